@@ -1,0 +1,206 @@
+// Package attention computes neural attention on the CPU: at each decoder
+// step it scores every encoder state against the decoder state, turns the
+// scores into weights with a numerically stable softmax, and blends the
+// values into a context vector.
+//
+// A Memory holds one source sequence (keys, values, mask) and whatever the
+// chosen Scorer can precompute from it; Memory.Attend runs one decoder step
+// with fresh weights, allocating nothing when given a Workspace.
+//
+// The package also exports the float32 kernels the engine is built from
+// (Dot, Axpy, Exp, Softmax). Each runs the fastest implementation the CPU
+// supports; see Implementation.
+package attention
+
+import "math"
+
+// Memory is the encoder side of attention for one source sequence of T
+// states: keys (T×dk), values (T×dv), an optional keep-mask and valid
+// length, and the scorer's encoder-side projections, computed once here.
+//
+// Keys and values are views, not copies: the caller must not change their
+// data while the Memory is in use. A Memory is read-only after NewMemory, so
+// any number of goroutines may call Attend on it at once, each with its own
+// Workspace.
+type Memory struct {
+	scorer   Scorer
+	keys     Matrix
+	values   Matrix
+	proj     []float32 // encoder-side projections, T rows of projCols
+	projCols int
+	keep     []bool // nil: every key within valid is attended
+	valid    int    // keys [valid, T) are masked
+	dq       int    // query dimension
+	scratch  int    // scorer workspace, in float32
+}
+
+// MemoryOption configures NewMemory.
+type MemoryOption func(*memoryConfig)
+
+type memoryConfig struct {
+	keep     []bool
+	valid    int
+	hasValid bool
+}
+
+// WithKeepMask attends only to keys whose entry is true ("true = attend");
+// the mask has one entry per key and is copied.
+func WithKeepMask(keep []bool) MemoryOption {
+	return func(c *memoryConfig) { c.keep = keep }
+}
+
+// WithValidLength attends only to the first n keys, as for a padded batch
+// entry whose real length is n.
+func WithValidLength(n int) MemoryOption {
+	return func(c *memoryConfig) { c.valid, c.hasValid = n, true }
+}
+
+// NewMemory binds a scorer to one source sequence: keys has a row per
+// encoder state (T×dk) and values the matching rows (T×dv). It checks every
+// dimension, returning an error wrapping ErrShape or ErrArgument, and
+// computes the scorer's encoder-side projections.
+func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memory, error) {
+	const op = "NewMemory"
+	if scorer == nil {
+		return nil, argErr(op, "nil Scorer")
+	}
+	if values.rows != keys.rows {
+		return nil, shapeErr(op, "values.Rows", values.rows, keys.rows, "one value per key")
+	}
+	var cfg memoryConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m := &Memory{scorer: scorer, keys: keys, values: values, valid: keys.rows}
+	if cfg.hasValid {
+		if cfg.valid < 0 || cfg.valid > keys.rows {
+			return nil, argErr(op, "valid length %d outside [0, %d]", cfg.valid, keys.rows)
+		}
+		m.valid = cfg.valid
+	}
+	if cfg.keep != nil {
+		if len(cfg.keep) != keys.rows {
+			return nil, shapeErr(op, "len(keep)", len(cfg.keep), keys.rows, "one entry per key")
+		}
+		m.keep = append([]bool(nil), cfg.keep...)
+	}
+	dq, proj, projCols, err := scorer.bind(op, keys)
+	if err != nil {
+		return nil, err
+	}
+	m.dq, m.proj, m.projCols = dq, proj, projCols
+	m.scratch = scorer.scratch(m)
+	return m, nil
+}
+
+// Len returns T, the number of encoder states.
+func (m *Memory) Len() int { return m.keys.rows }
+
+// QueryDim returns the length Attend needs for the query.
+func (m *Memory) QueryDim() int { return m.dq }
+
+// ValueDim returns the length of the context Attend writes.
+func (m *Memory) ValueDim() int { return m.values.cols }
+
+// Scorer returns the score function the Memory was built with.
+func (m *Memory) Scorer() Scorer { return m.scorer }
+
+// Workspace is scratch memory for Attend. Reusing one across calls makes
+// Attend allocation-free; it grows to the largest Memory it has served. A
+// Workspace must not be used by two goroutines at once.
+type Workspace struct {
+	buf []float32
+}
+
+func (w *Workspace) floats(n int) []float32 {
+	if cap(w.buf) < n {
+		w.buf = make([]float32, n)
+	}
+	return w.buf[:n]
+}
+
+// Attend runs one decoder step for query (the decoder state): it scores
+// every key, turns the scores into weights with a stable softmax, and writes
+// the weighted sum of the values into ctx (length ValueDim). If weights is
+// not nil it must have length Len and receives the attention weights;
+// otherwise the weights are kept in the workspace. ws may be nil, in which
+// case Attend allocates its scratch.
+//
+// Semantics: masked keys (keep-mask false, or at or past the valid length)
+// get weight exactly 0, and their keys and values are never read. If no key
+// is attended, or every attended score is -Inf, ctx and weights are all
+// zeros. A NaN in the query or in an attended key or value propagates into
+// the result; a +Inf score makes every weight NaN.
+//
+// Attend returns an error wrapping ErrShape if a length does not match,
+// leaving ctx and weights untouched.
+func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
+	const op = "Attend"
+	if len(query) != m.dq {
+		return shapeErr(op, "len(query)", len(query), m.dq, "query dimension")
+	}
+	if len(ctx) != m.values.cols {
+		return shapeErr(op, "len(ctx)", len(ctx), m.values.cols, "value dimension")
+	}
+	T := m.keys.rows
+	if weights != nil && len(weights) != T {
+		return shapeErr(op, "len(weights)", len(weights), T, "number of keys")
+	}
+	if ws == nil {
+		ws = new(Workspace)
+	}
+	need := m.scratch
+	if weights == nil {
+		need += T
+	}
+	buf := ws.floats(need)
+	tmp := buf[:m.scratch]
+	if weights == nil {
+		weights = buf[m.scratch:]
+	}
+
+	n := m.valid
+	w := weights[:n]
+	clear(weights[n:])
+	clear(ctx)
+	m.scorer.score(w, m, query, tmp)
+	if m.keep != nil {
+		ninf := float32(math.Inf(-1))
+		for i, k := range m.keep[:n] {
+			if !k {
+				w[i] = ninf
+			}
+		}
+	}
+	if mx := softmax(w, w); math.IsInf(float64(mx), -1) {
+		return nil // nothing attended: zero weights, zero context
+	}
+	m.blend(ctx, w)
+	return nil
+}
+
+// blend adds the weighted values of the attended keys to ctx, one kernel
+// call per run of consecutive attended keys.
+func (m *Memory) blend(ctx, w []float32) {
+	if len(ctx) == 0 {
+		return
+	}
+	vs := m.values.stride
+	if m.keep == nil {
+		blendRows(ctx, w, m.values.data, vs)
+		return
+	}
+	keep := m.keep[:len(w)]
+	for i := 0; i < len(keep); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(keep) && keep[j] {
+			j++
+		}
+		blendRows(ctx, w[i:j], m.values.rowsFrom(i), vs)
+		i = j
+	}
+}

@@ -1,0 +1,151 @@
+package attention
+
+import "math"
+
+// Generic kernels: the pure-Go twin of every assembly kernel. They are always
+// compiled (no build tag) so tests can compare them with the assembly on any
+// machine. Callers have checked lengths; these assume them.
+//
+// Sums use four independent accumulators, which keeps the error within the
+// same γ_n bound as any other order and lets the CPU overlap the adds.
+
+// dotGeneric returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
+func dotGeneric(x, y []float32) float32 {
+	n := len(x)
+	y = y[:n]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i <= n-4; i += 4 {
+		s0 += float32(x[i] * y[i])
+		s1 += float32(x[i+1] * y[i+1])
+		s2 += float32(x[i+2] * y[i+2])
+		s3 += float32(x[i+3] * y[i+3])
+	}
+	for ; i < n; i++ {
+		s0 += float32(x[i] * y[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// scoreRowsGeneric sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst),
+// j < len(q): the scores of a block of keys against one query.
+func scoreRowsGeneric(dst, k []float32, stride int, q []float32) {
+	for i := range dst {
+		dst[i] = dotGeneric(q, k[i*stride:i*stride+len(q)])
+	}
+}
+
+// axpyGeneric sets y[i] += alpha*x[i] for i < len(x).
+func axpyGeneric(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += float32(alpha * v)
+	}
+}
+
+// blendRowsGeneric sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w),
+// j < len(acc): the weighted sum of a block of value rows. Rows are added
+// in order, so acc[j] sees the same rounding as repeated axpy.
+func blendRowsGeneric(acc, w, v []float32, stride int) {
+	d := len(acc)
+	for i, wi := range w {
+		axpyGeneric(wi, v[i*stride:i*stride+d], acc)
+	}
+}
+
+// maxGeneric returns the largest element of x, NaN if any element is NaN,
+// and -Inf for an empty x.
+func maxGeneric(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > m {
+			m = v
+		} else if v != v {
+			return v
+		}
+	}
+	return m
+}
+
+// expGeneric sets dst[i] = e^x[i] for i < len(x).
+func expGeneric(dst, x []float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = exp32(v)
+	}
+}
+
+// expSumGeneric sets dst[i] = e^(x[i]-m) for i < len(x) and returns the sum
+// of the dst[i]: the fused middle pass of a stable softmax.
+func expSumGeneric(dst, x []float32, m float32) float32 {
+	dst = dst[:len(x)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i <= len(x)-4; i += 4 {
+		e0 := exp32(x[i] - m)
+		e1 := exp32(x[i+1] - m)
+		e2 := exp32(x[i+2] - m)
+		e3 := exp32(x[i+3] - m)
+		dst[i], dst[i+1], dst[i+2], dst[i+3] = e0, e1, e2, e3
+		s0 += e0
+		s1 += e1
+		s2 += e2
+		s3 += e3
+	}
+	for ; i < len(x); i++ {
+		e := exp32(x[i] - m)
+		dst[i] = e
+		s0 += e
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// scaleGeneric sets x[i] *= s.
+func scaleGeneric(s float32, x []float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+// tanh32 returns tanh(x) with absolute error below 2^-22 (measured densely
+// in tests): 1 - 2/(e^{2|x|}+1) with the sign restored. Below 2^-4 the
+// odd Taylor polynomial is used instead, because the subtraction would
+// cancel there.
+func tanh32(x float32) float32 {
+	a := x
+	if a < 0 {
+		a = -a
+	}
+	var t float32
+	if a < 0x1p-4 {
+		a2 := float32(a * a)
+		// x - x³/3 + 2x⁵/15 - 17x⁷/315: truncation < 2^-33 relative at 2^-4.
+		t = a + float32(a*float32(a2*float32(-1.0/3+float32(a2*float32(2.0/15-float32(a2*(17.0/315)))))))
+	} else {
+		t = 1 - 2/(exp32(2*a)+1)
+	}
+	if x < 0 {
+		return -t
+	}
+	if x != x {
+		return x
+	}
+	return t
+}
+
+// additiveScoresGeneric sets dst[i] = Σ_j v[j]*tanh(s[j] + u[i*stride+j])
+// for i < len(dst), j < len(v): additive (Bahdanau) scores of a block of
+// keys whose projections U·h are the rows of u, against the projected query
+// s = W·q.
+func additiveScoresGeneric(dst, u []float32, stride int, s, v []float32) {
+	d := len(v)
+	s = s[:d]
+	for i := range dst {
+		row := u[i*stride : i*stride+d]
+		var acc float32
+		for j, vj := range v {
+			acc += float32(vj * tanh32(s[j]+row[j]))
+		}
+		dst[i] = acc
+	}
+}

@@ -1,0 +1,41 @@
+package attention
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, for errors.Is. Every error the engine returns wraps one
+// of them.
+var (
+	// ErrShape reports dimensions that do not fit together.
+	ErrShape = errors.New("attention: shape mismatch")
+	// ErrArgument reports a value outside its domain, such as a negative
+	// length or a non-finite scale.
+	ErrArgument = errors.New("attention: invalid argument")
+)
+
+// ShapeError names the dimension that did not fit: in Op, What had size Got
+// where Want was required. It matches ErrShape under errors.Is.
+type ShapeError struct {
+	Op   string // the call that failed, e.g. "Attend"
+	What string // the operand, e.g. "len(query)"
+	Got  int
+	Want int
+	Why  string // what Want is, e.g. "key dimension"
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("attention: %s: %s = %d, want %d (%s)", e.Op, e.What, e.Got, e.Want, e.Why)
+}
+
+// Is reports whether target is ErrShape.
+func (e *ShapeError) Is(target error) bool { return target == ErrShape }
+
+func shapeErr(op, what string, got, want int, why string) error {
+	return &ShapeError{Op: op, What: what, Got: got, Want: want, Why: why}
+}
+
+func argErr(op, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrArgument, op, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,100 @@
+// Package testutil holds helpers shared by the tests, fuzzers and
+// benchmarks: running a test once per kernel implementation, special
+// float32 values, random data, and float comparison.
+package testutil
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glancelab/attention/internal/impl"
+)
+
+// ForEachImpl runs f as a subtest named impl=NAME once for every
+// implementation this CPU supports, with that implementation selected.
+func ForEachImpl(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	defer impl.Reset()
+	for _, name := range impl.List() {
+		if !impl.Select(name) {
+			t.Fatalf("implementation %s listed but not selectable", name)
+		}
+		t.Run("impl="+name, f)
+	}
+}
+
+// ForEachImplB is ForEachImpl for benchmarks.
+func ForEachImplB(b *testing.B, f func(b *testing.B)) {
+	defer impl.Reset()
+	for _, name := range impl.List() {
+		impl.Select(name)
+		b.Run("impl="+name, f)
+	}
+}
+
+// Specials are the float32 values every kernel is tested on.
+var Specials = []float32{
+	0, float32(math.Copysign(0, -1)), 1, -1,
+	float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+	math.MaxFloat32, -math.MaxFloat32, 0x1p100, -0x1p100,
+	math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 0x1p-130, 0x1p-126,
+	88.72283, 88.72284, -87.33654, -103.97, -104, 1e-7, -1e-7,
+}
+
+// Rand returns a deterministic generator for a test, seeded by seed.
+func Rand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
+
+// Floats returns n values uniform in [-scale, scale).
+func Floats(r *rand.Rand, n int, scale float32) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = (2*r.Float32() - 1) * scale
+	}
+	return x
+}
+
+// Offset returns a slice of length n that starts off elements into a fresh
+// buffer, so the kernels see starts that are not 32-byte aligned. The
+// elements before it and the guard elements after it hold sentinel values
+// checked by CheckGuards.
+func Offset(n, off int) (x, whole []float32) {
+	whole = make([]float32, off+n+GuardLen)
+	for i := range whole {
+		whole[i] = Sentinel
+	}
+	return whole[off : off+n : off+n], whole
+}
+
+// GuardLen is the number of sentinel elements after a slice from Offset.
+const GuardLen = 16
+
+// Sentinel fills the guard elements; a kernel writing past its slice
+// changes them.
+const Sentinel = float32(-7.75e33)
+
+// CheckGuards reports whether whole outside [off, off+n) still holds
+// sentinels.
+func CheckGuards(t testing.TB, whole []float32, off, n int) {
+	t.Helper()
+	for i, v := range whole {
+		if (i < off || i >= off+n) && math.Float32bits(v) != math.Float32bits(Sentinel) {
+			t.Fatalf("element %d outside the slice [%d,%d) was overwritten: %v", i, off, off+n, v)
+		}
+	}
+}
+
+// Close reports whether got is within bound of want, treating NaN as equal
+// only to NaN and infinities as equal only to themselves.
+func Close(got float32, want, bound float64) bool {
+	g := float64(got)
+	switch {
+	case math.IsNaN(want):
+		return math.IsNaN(g)
+	case math.IsInf(want, 0):
+		return g == want
+	case math.IsNaN(g) || math.IsInf(g, 0):
+		return false
+	}
+	return math.Abs(g-want) <= bound
+}
