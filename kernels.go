@@ -20,7 +20,8 @@ import (
 //
 // The summation order is unspecified (several partial sums are kept), so the
 // result may differ from the loop above in the last bits; it is always within
-// γ_n·Σ|x[i]·y[i]| of the exact dot product, γ_n = n·u/(1−n·u), u = 2^-24.
+// γ_n·Σ|x[i]·y[i]| of the exact dot product, γ_n = n·u/(1−n·u), u = 2^-24
+// (plus n·2^-149 where products fall in the subnormal range).
 // NaN in either input gives NaN; Inf gives ±Inf or NaN as IEEE arithmetic
 // does. Dot panics if len(x) != len(y).
 func Dot(x, y []float32) float32 {
@@ -37,7 +38,8 @@ func Dot(x, y []float32) float32 {
 //	}
 //
 // Each element is rounded at most twice (product, sum) or once where the
-// implementation fuses them, so |error| ≤ 2u·(|alpha·x[i]| + |y[i]|).
+// implementation fuses them, so |error| ≤ 2u·(|alpha·x[i]| + |y[i]|)
+// (plus 2^-149 in the subnormal range).
 // Axpy panics if len(x) != len(y).
 func Axpy(alpha float32, x, y []float32) {
 	if len(x) != len(y) {

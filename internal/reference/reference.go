@@ -40,8 +40,9 @@ func Dot(x, y []float32) (dot, abs float64) {
 }
 
 // DotBound is the error bound of a float32 dot product of length n whose
-// terms have absolute sum abs.
-func DotBound(n int, abs float64) float64 { return Gamma(n) * abs }
+// terms have absolute sum abs: γ_n·abs, plus half a subnormal spacing for
+// each of the 2n roundings, which γ_n does not cover when results underflow.
+func DotBound(n int, abs float64) float64 { return Gamma(n)*abs + float64(n)*0x1p-149 }
 
 // Exp returns e^x in float64.
 func Exp(x float32) float64 { return math.Exp(float64(x)) }
@@ -92,6 +93,9 @@ func Softmax(x []float32) (w, bound []float64) {
 	}
 	n := float64(len(x))
 	for i, v := range x {
+		if math.IsInf(float64(v), -1) {
+			continue // exactly 0
+		}
 		w[i] /= s
 		bound[i] = w[i]*(math.Abs(float64(v)-m)+2*n+8)*U + Tiny
 	}

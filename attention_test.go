@@ -1,0 +1,463 @@
+package attention
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// The worked examples of the seed texts, exactly.
+func TestSeedExamples(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		w := make([]float32, 3)
+		Softmax(w, []float32{2, 1, 0})
+		for i, want := range []string{"0.665", "0.245", "0.090"} {
+			if got := fmt.Sprintf("%.3f", w[i]); got != want {
+				t.Errorf("softmax([2 1 0])[%d] = %s, want %s", i, got, want)
+			}
+		}
+		if s := w[0] + w[1] + w[2]; math.Abs(float64(s)-1) > 3*reference.U {
+			t.Errorf("weights sum to %v", s)
+		}
+
+		// Scores [2,1,0] from a dot scorer, values [4,2,0]: context 3.15.
+		keys := mustMatrix(t, 3, 1, []float32{2, 1, 0})
+		vals := mustMatrix(t, 3, 1, []float32{4, 2, 0})
+		mem, err := NewMemory(ScoreDot(), keys, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, weights := make([]float32, 1), make([]float32, 3)
+		if err := mem.Attend(ctx, weights, []float32{1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%.2f", ctx[0]); got != "3.15" {
+			t.Errorf("context = %s, want 3.15", got)
+		}
+		if got := fmt.Sprintf("%.3f %.3f %.3f", weights[0], weights[1], weights[2]); got != "0.665 0.245 0.090" {
+			t.Errorf("weights = %s", got)
+		}
+
+		Softmax(w, []float32{0.3, 2.1, 0.5})
+		if got := fmt.Sprintf("%.2f %.2f %.2f", w[0], w[1], w[2]); got != "0.12 0.73 0.15" {
+			t.Errorf("softmax([0.3 2.1 0.5]) = %s, want 0.12 0.73 0.15", got)
+		}
+	})
+}
+
+func mustMatrix(t testing.TB, rows, cols int, data []float32) Matrix {
+	t.Helper()
+	m, err := NewMatrix(rows, cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// problem is a random decoder step for one scorer kind, in both the
+// engine's form and the oracle's.
+type problem struct {
+	ref    reference.Problem
+	scorer Scorer
+	keys   Matrix
+	values Matrix
+	opts   []MemoryOption
+}
+
+var kinds = []reference.Kind{
+	reference.KindDot, reference.KindScaledDot, reference.KindDotScale,
+	reference.KindGeneral, reference.KindAdditive, reference.KindConcat,
+}
+
+// strided lays rows out with padding pad after each row and returns the
+// matrix and the rows as the oracle sees them.
+func strided(t testing.TB, r *rand.Rand, rows, cols, pad int, scale float32) (Matrix, [][]float32) {
+	stride := cols + pad
+	data := testutil.Floats(r, rows*stride, scale)
+	m, err := NewMatrixStride(rows, cols, stride, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]float32, rows)
+	for i := range out {
+		out[i] = data[i*stride : i*stride+cols]
+	}
+	return m, out
+}
+
+func newProblem(t testing.TB, r *rand.Rand, kind reference.Kind, T, dq, dk, dv, da int) problem {
+	var p problem
+	p.ref.Kind = kind
+	pad := r.IntN(3)
+	p.keys, p.ref.Keys = strided(t, r, T, dk, pad, 1)
+	p.values, p.ref.Values = strided(t, r, T, dv, r.IntN(3), 2)
+	p.ref.Valid = T
+	var err error
+	switch kind {
+	case reference.KindDot:
+		dq = dk
+		p.scorer = ScoreDot()
+	case reference.KindScaledDot:
+		dq = dk
+		p.scorer = ScoreScaledDot()
+	case reference.KindDotScale:
+		dq = dk
+		p.ref.Scale = 0.375
+		p.scorer, err = ScoreDotWithScale(0.375)
+	case reference.KindGeneral:
+		var w Matrix
+		w, p.ref.W = strided(t, r, dq, dk, pad, 0.5)
+		p.scorer, err = ScoreGeneral(w)
+	case reference.KindAdditive:
+		var w, u Matrix
+		w, p.ref.W = strided(t, r, da, dq, 1, 0.5)
+		u, p.ref.U = strided(t, r, da, dk, 0, 0.5)
+		p.ref.V = testutil.Floats(r, da, 1)
+		p.scorer, err = ScoreAdditive(w, u, p.ref.V)
+	case reference.KindConcat:
+		var w Matrix
+		w, p.ref.W = strided(t, r, da, dq+dk, 2, 0.5)
+		p.ref.V = testutil.Floats(r, da, 1)
+		p.scorer, err = ScoreConcat(w, p.ref.V)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ref.Query = testutil.Floats(r, dq, 3)
+	return p
+}
+
+func (p *problem) withKeep(keep []bool) {
+	p.ref.Keep = keep
+	p.opts = append(p.opts, WithKeepMask(keep))
+}
+
+func (p *problem) withValid(n int) {
+	p.ref.Valid = n
+	p.opts = append(p.opts, WithValidLength(n))
+}
+
+// check runs the problem through the engine and compares with the oracle.
+func (p problem) check(t *testing.T, name string) {
+	t.Helper()
+	mem, err := NewMemory(p.scorer, p.keys, p.values, p.opts...)
+	if err != nil {
+		t.Fatalf("%s: NewMemory: %v", name, err)
+	}
+	want := reference.Attend(p.ref)
+	ctx, weights := make([]float32, p.values.Cols()), make([]float32, p.keys.Rows())
+	for pass, wbuf := range [][]float32{weights, nil} {
+		if err := mem.Attend(ctx, wbuf, p.ref.Query, new(Workspace)); err != nil {
+			t.Fatalf("%s: Attend: %v", name, err)
+		}
+		if pass == 0 {
+			for i := range weights {
+				if !testutil.Close(weights[i], want.Weights[i], want.WeightBound[i]) {
+					t.Fatalf("%s: weight[%d] = %v, want %v ± %g", name, i, weights[i], want.Weights[i], want.WeightBound[i])
+				}
+				if want.Weights[i] == 0 && weights[i] != 0 {
+					t.Fatalf("%s: masked weight[%d] = %v, want exactly 0", name, i, weights[i])
+				}
+			}
+		}
+		for j := range ctx {
+			if !testutil.Close(ctx[j], want.Context[j], want.CtxBound[j]) {
+				t.Fatalf("%s (weights buffer %v): ctx[%d] = %v, want %v ± %g", name, wbuf != nil, j, ctx[j], want.Context[j], want.CtxBound[j])
+			}
+		}
+	}
+}
+
+func TestAttendMatchesReference(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(11)
+		Ts := []int{1, 2, 3, 7, 8, 9, 31, 64, 100, 257, 300}
+		for _, kind := range kinds {
+			for _, T := range Ts {
+				dq, dk, dv, da := 1+r.IntN(20), 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(40)
+				p := newProblem(t, r, kind, T, dq, dk, dv, da)
+				p.check(t, fmt.Sprintf("%s T=%d dk=%d dv=%d", p.scorer, T, dk, dv))
+			}
+		}
+	})
+}
+
+func TestAttendMasks(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(12)
+		for _, kind := range kinds {
+			for _, T := range []int{1, 5, 17, 100} {
+				p := newProblem(t, r, kind, T, 6, 9, 13, 5)
+				keep := make([]bool, T)
+				for i := range keep {
+					keep[i] = r.IntN(3) > 0
+				}
+				p.withKeep(keep)
+				p.withValid(r.IntN(T + 1))
+				// Masked keys and values may hold anything: they are never read.
+				for i := range keep {
+					if !keep[i] || i >= p.ref.Valid {
+						p.ref.Keys[i][0] = float32(math.NaN())
+						p.ref.Values[i][0] = float32(math.Inf(1))
+					}
+				}
+				p.check(t, fmt.Sprintf("%s T=%d masked", p.scorer, T))
+			}
+		}
+	})
+}
+
+func TestAttendFullyMasked(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(13)
+		for _, kind := range kinds {
+			cases := map[string]func(p *problem){
+				"keep all false": func(p *problem) { p.withKeep(make([]bool, 4)) },
+				"valid 0":        func(p *problem) { p.withValid(0) },
+				"scores -Inf": func(p *problem) {
+					for i := range p.ref.Keys {
+						p.ref.Keys[i][0] = float32(math.Inf(-1))
+					}
+					p.ref.Query[0] = 1
+					if kind != reference.KindDot && kind != reference.KindScaledDot && kind != reference.KindDotScale {
+						p.withValid(0) // -Inf keys give NaN under tanh/W; mask instead
+					}
+				},
+			}
+			for name, setup := range cases {
+				p := newProblem(t, r, kind, 4, 3, 3, 5, 2)
+				for i := range p.ref.Keys[0] {
+					p.ref.Keys[0][i] = 1 // nonzero first column for the -Inf case
+				}
+				setup(&p)
+				mem, err := NewMemory(p.scorer, p.keys, p.values, p.opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := []float32{9, 9, 9, 9, 9}
+				w := []float32{9, 9, 9, 9}
+				if err := mem.Attend(ctx, w, p.ref.Query, nil); err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range append(ctx, w...) {
+					if v != 0 || math.Signbit(float64(v)) {
+						t.Fatalf("%s %s: ctx=%v weights=%v, want all +0", p.scorer, name, ctx, w)
+					}
+				}
+			}
+		}
+		// No keys at all.
+		mem, err := NewMemory(ScoreDot(), Matrix{}, mustMatrix(t, 0, 2, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := []float32{1, 1}
+		if err := mem.Attend(ctx, nil, nil, nil); err != nil || ctx[0] != 0 || ctx[1] != 0 {
+			t.Fatalf("T=0: ctx=%v err=%v", ctx, err)
+		}
+	})
+}
+
+func TestAttendNaNPropagates(t *testing.T) {
+	nan := float32(math.NaN())
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(14)
+		for _, kind := range kinds {
+			for where := range 3 {
+				p := newProblem(t, r, kind, 6, 4, 4, 3, 3)
+				switch where {
+				case 0:
+					p.ref.Query[1] = nan
+				case 1:
+					p.ref.Keys[2][1] = nan
+				case 2:
+					p.ref.Values[4][2] = nan
+				}
+				mem, err := NewMemory(p.scorer, p.keys, p.values, p.opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := make([]float32, 3)
+				if err := mem.Attend(ctx, nil, p.ref.Query, nil); err != nil {
+					t.Fatal(err)
+				}
+				nans := 0
+				for _, v := range ctx {
+					if v != v {
+						nans++
+					}
+				}
+				if want := map[int]int{0: 3, 1: 3, 2: 1}[where]; nans < want {
+					t.Fatalf("%s NaN in %s: ctx = %v, want NaN to propagate", p.scorer, []string{"query", "key", "value"}[where], ctx)
+				}
+			}
+		}
+	})
+}
+
+// Fresh weights every step: a call depends only on its own query, never on
+// the previous one.
+func TestAttendIsStateless(t *testing.T) {
+	r := testutil.Rand(15)
+	for _, kind := range kinds {
+		p := newProblem(t, r, kind, 20, 5, 5, 4, 3)
+		mem, err := NewMemory(p.scorer, p.keys, p.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := new(Workspace)
+		q1, q2 := p.ref.Query, testutil.Floats(r, len(p.ref.Query), 3)
+		a, b := make([]float32, 4), make([]float32, 4)
+		wa, wb := make([]float32, 20), make([]float32, 20)
+		mem.Attend(a, wa, q1, ws)
+		mem.Attend(b, wb, q2, ws)
+		mem.Attend(b, wb, q1, ws)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s: second call with the same query differs: %v vs %v", p.scorer, a, b)
+			}
+		}
+	}
+}
+
+func TestAttendAllocatesNothing(t *testing.T) {
+	r := testutil.Rand(16)
+	for _, kind := range kinds {
+		p := newProblem(t, r, kind, 128, 32, 64, 48, 16)
+		keep := make([]bool, 128)
+		for i := range keep {
+			keep[i] = i%5 != 0
+		}
+		p.withKeep(keep)
+		mem, err := NewMemory(p.scorer, p.keys, p.values, p.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := new(Workspace)
+		ctx, w := make([]float32, 48), make([]float32, 128)
+		for _, wbuf := range [][]float32{w, nil} {
+			mem.Attend(ctx, wbuf, p.ref.Query, ws)
+			if n := testing.AllocsPerRun(100, func() { mem.Attend(ctx, wbuf, p.ref.Query, ws) }); n != 0 {
+				t.Errorf("%s (weights buffer %v): %v allocations per Attend, want 0", p.scorer, wbuf != nil, n)
+			}
+		}
+	}
+}
+
+func TestAttendShapeErrors(t *testing.T) {
+	keys := mustMatrix(t, 3, 4, make([]float32, 12))
+	vals := mustMatrix(t, 3, 2, make([]float32, 6))
+	mem, err := NewMemory(ScoreDot(), keys, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, ctx, w := make([]float32, 4), make([]float32, 2), make([]float32, 3)
+	cases := []struct {
+		name          string
+		ctx, w, q     []float32
+		what          string
+		got, wantSize int
+	}{
+		{"query", ctx, w, q[:3], "len(query)", 3, 4},
+		{"ctx", ctx[:1], w, q, "len(ctx)", 1, 2},
+		{"weights", ctx, w[:2], q, "len(weights)", 2, 3},
+	}
+	for _, c := range cases {
+		before := append([]float32{}, c.ctx...)
+		err := mem.Attend(c.ctx, c.w, c.q, nil)
+		var se *ShapeError
+		if !errors.Is(err, ErrShape) || !errors.As(err, &se) || se.What != c.what || se.Got != c.got || se.Want != c.wantSize {
+			t.Errorf("%s: err = %v, want a ShapeError on %s %d vs %d", c.name, err, c.what, c.got, c.wantSize)
+		}
+		for i := range before {
+			if before[i] != c.ctx[i] {
+				t.Errorf("%s: ctx changed on error", c.name)
+			}
+		}
+	}
+
+	w34 := mustMatrix(t, 3, 4, make([]float32, 12))
+	w35 := mustMatrix(t, 3, 5, make([]float32, 15))
+	gen5, _ := ScoreGeneral(w35)
+	add, _ := ScoreAdditive(w34, w35, make([]float32, 3))
+	cat, _ := ScoreConcat(w34, make([]float32, 3))
+	for name, c := range map[string]struct {
+		s          Scorer
+		keys, vals Matrix
+		opts       []MemoryOption
+		want       error
+	}{
+		"values rows":     {ScoreDot(), keys, mustMatrix(t, 2, 2, make([]float32, 4)), nil, ErrShape},
+		"general W cols":  {gen5, keys, vals, nil, ErrShape},
+		"additive U cols": {add, keys, vals, nil, ErrShape},
+		"concat W cols":   {cat, keys, vals, nil, ErrShape},
+		"mask length":     {ScoreDot(), keys, vals, []MemoryOption{WithKeepMask(make([]bool, 2))}, ErrShape},
+		"valid length":    {ScoreDot(), keys, vals, []MemoryOption{WithValidLength(4)}, ErrArgument},
+		"negative valid":  {ScoreDot(), keys, vals, []MemoryOption{WithValidLength(-1)}, ErrArgument},
+		"nil scorer":      {nil, keys, vals, nil, ErrArgument},
+	} {
+		if _, err := NewMemory(c.s, c.keys, c.vals, c.opts...); !errors.Is(err, c.want) {
+			t.Errorf("%s: NewMemory err = %v, want %v", name, err, c.want)
+		}
+	}
+
+	if _, err := ScoreAdditive(w34, w35, make([]float32, 2)); !errors.Is(err, ErrShape) {
+		t.Errorf("ScoreAdditive with short v: %v", err)
+	}
+	if _, err := ScoreConcat(w34, nil); !errors.Is(err, ErrArgument) {
+		t.Errorf("ScoreConcat with empty v: %v", err)
+	}
+	if _, err := ScoreDotWithScale(float32(math.NaN())); !errors.Is(err, ErrArgument) {
+		t.Errorf("ScoreDotWithScale(NaN): %v", err)
+	}
+	if _, err := ScoreGeneral(Matrix{}); !errors.Is(err, ErrArgument) {
+		t.Errorf("ScoreGeneral(empty): %v", err)
+	}
+}
+
+func TestMatrix(t *testing.T) {
+	data := make([]float32, 20)
+	for i := range data {
+		data[i] = float32(i)
+	}
+	m, err := NewMatrixStride(3, 4, 7, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Rows() != 3 || m.Cols() != 4 || m.Stride() != 7 || m.At(2, 3) != 17 || len(m.Row(1)) != 4 || m.Row(1)[0] != 7 {
+		t.Fatalf("bad view: %+v", m)
+	}
+	for _, c := range []struct {
+		rows, cols, stride, n int
+		want                  error
+	}{
+		{-1, 2, 2, 10, ErrArgument},
+		{2, -1, 2, 10, ErrArgument},
+		{2, 3, 2, 10, ErrShape},
+		{3, 4, 7, 17, ErrShape},
+		{2, 2, math.MaxInt, 10, ErrArgument},
+	} {
+		if _, err := NewMatrixStride(c.rows, c.cols, c.stride, make([]float32, c.n)); !errors.Is(err, c.want) {
+			t.Errorf("NewMatrixStride(%d, %d, %d, len %d): err = %v, want %v", c.rows, c.cols, c.stride, c.n, err, c.want)
+		}
+	}
+	if _, err := NewMatrix(3, 4, make([]float32, 12)); err != nil {
+		t.Error(err)
+	}
+	if _, err := NewMatrix(0, 0, nil); err != nil {
+		t.Error(err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Row(3) of a 3-row matrix did not panic")
+			}
+		}()
+		m.Row(3)
+	}()
+}

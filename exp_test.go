@@ -1,0 +1,211 @@
+package attention
+
+import (
+	"flag"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+var exhaustive = flag.Bool("exhaustive", os.Getenv("ATTENTION_EXHAUSTIVE") != "",
+	"check Exp on all 2^32 float32 inputs (minutes; also ATTENTION_EXHAUSTIVE=1)")
+
+// expMaxULP is the accuracy Exp promises wherever e^x is a normal float32.
+const expMaxULP = 1.0
+
+// expError returns the error of got = Exp(x) in ulps of the exact result
+// and whether got is acceptable: within expMaxULP where e^x is normal,
+// within 2^-149 (one subnormal spacing) where it is subnormal, +Inf exactly
+// where e^x overflows float32, and the exact special results.
+func expError(x, got float32) (ulps float64, ok bool) {
+	switch {
+	case x != x:
+		return 0, got != got
+	case math.IsInf(float64(x), -1):
+		return 0, got == 0 && !math.Signbit(float64(got))
+	}
+	want := reference.Exp(x)
+	// The largest float32 rounds from values below MaxFloat32 + half an ulp.
+	if want >= math.MaxFloat32+0x1p103 {
+		return 0, math.IsInf(float64(got), 1)
+	}
+	if math.IsInf(float64(got), 0) || got != got || got < 0 {
+		return math.Inf(1), false
+	}
+	err := math.Abs(float64(got) - want)
+	if want < 0x1p-126 {
+		return err / 0x1p-149, err <= 0x1p-149
+	}
+	ulps = err / reference.ULP32(want)
+	return ulps, ulps <= expMaxULP
+}
+
+// expScan checks Exp on inputs lo, lo+step, … below hi (as uint32 bit
+// patterns) with every implementation's vector kernel, split over the CPUs,
+// and returns the largest ulp error seen in the normal range and a failing
+// input if any.
+func expScan(t *testing.T, lo, hi, step uint64) (maxULP float64, worst uint32) {
+	t.Helper()
+	workers := runtime.GOMAXPROCS(0)
+	type result struct {
+		max          float64
+		worst        uint32
+		bad          bool
+		badX, badGot float32
+	}
+	res := make([]result, workers)
+	var wg sync.WaitGroup
+	const batch = 4096
+	for w := range workers {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			x := make([]float32, batch)
+			y := make([]float32, batch)
+			r := &res[w]
+			for b := lo + uint64(w)*batch*step; b < hi; b += uint64(workers) * batch * step {
+				n := 0
+				for v := b; v < hi && n < batch; v += step {
+					x[n] = math.Float32frombits(uint32(v))
+					n++
+				}
+				Exp(y[:n], x[:n])
+				for i := range n {
+					u, ok := expError(x[i], y[i])
+					if !ok && !r.bad {
+						r.bad, r.badX, r.badGot = true, x[i], y[i]
+					}
+					if u > r.max && reference.Exp(x[i]) >= 0x1p-126 {
+						r.max, r.worst = u, math.Float32bits(x[i])
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, r := range res {
+		if r.bad {
+			t.Fatalf("Exp(%v) [bits %#08x] = %v, want %v", r.badX, math.Float32bits(r.badX), r.badGot, reference.Exp(r.badX))
+		}
+		if r.max > maxULP {
+			maxULP, worst = r.max, r.worst
+		}
+	}
+	return maxULP, worst
+}
+
+// TestExpDense samples 2^25 inputs spread evenly over all bit patterns
+// (both signs, every exponent), plus every input where e^x is finite and
+// nonzero at a finer step, plus the special classes.
+func TestExpDense(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		step := uint64(1 << 7)
+		if testing.Short() {
+			step = 1 << 9
+		}
+		maxAll, worst := expScan(t, 3, 1<<32, step)
+		// Where the result is neither 1, 0 nor Inf: |x| in [2^-25, 104].
+		for _, r := range [][2]uint32{{0x33000000, 0x42d00000}, {0xb3000000, 0xc2d00000}} {
+			m, w := expScan(t, uint64(r[0])+1, uint64(r[1]), step/2+1)
+			if m > maxAll {
+				maxAll, worst = m, w
+			}
+		}
+		t.Logf("max error %.4f ulp at x = %v", maxAll, math.Float32frombits(worst))
+		for _, x := range append(testutil.Specials, -88.0, 88.0, 0x1p-30, -0x1p-30) {
+			y := make([]float32, 1)
+			Exp(y, []float32{x})
+			if _, ok := expError(x, y[0]); !ok {
+				t.Errorf("Exp(%v) = %v, want %v", x, y[0], reference.Exp(x))
+			}
+		}
+	})
+}
+
+func TestExpSpecialValues(t *testing.T) {
+	inf := float32(math.Inf(1))
+	cases := []struct{ x, want float32 }{
+		{float32(math.Inf(-1)), 0},
+		{inf, inf},
+		{0, 1},
+		{float32(math.Copysign(0, -1)), 1},
+		{88.72284, inf},
+		{1000, inf},
+		{math.MaxFloat32, inf},
+		{-1000, 0},
+		{-math.MaxFloat32, 0},
+		{-104, 0},
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for n := 1; n <= 19; n++ { // the special lane anywhere in a block
+			for _, c := range cases {
+				x := make([]float32, n)
+				x[n-1] = c.x
+				y := make([]float32, n)
+				Exp(y, x)
+				if math.Float32bits(y[n-1]) != math.Float32bits(c.want) {
+					t.Fatalf("n=%d: Exp(%v) = %v, want %v", n, c.x, y[n-1], c.want)
+				}
+				if y[0] != 1 && n > 1 {
+					t.Fatalf("n=%d: Exp(0) beside Exp(%v) = %v", n, c.x, y[0])
+				}
+			}
+			x := make([]float32, n)
+			x[n/2] = float32(math.NaN())
+			y := make([]float32, n)
+			Exp(y, x)
+			if y[n/2] == y[n/2] {
+				t.Fatalf("n=%d: Exp(NaN) = %v", n, y[n/2])
+			}
+		}
+	})
+}
+
+// TestExpExhaustive checks every float32 input. Run with -exhaustive or
+// ATTENTION_EXHAUSTIVE=1 (about three minutes per implementation on two
+// cores).
+func TestExpExhaustive(t *testing.T) {
+	if !*exhaustive {
+		t.Skip("needs -exhaustive or ATTENTION_EXHAUSTIVE=1")
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		m, w := expScan(t, 0, 1<<32, 1)
+		t.Logf("all 2^32 inputs: max error %.4f ulp at x = %v (bits %#08x)", m, math.Float32frombits(w), w)
+	})
+}
+
+func TestTanh32(t *testing.T) {
+	var worst float64
+	var at float32
+	step := uint32(61)
+	if testing.Short() {
+		step = 409
+	}
+	for b := uint32(0); b < 0x41300000; b += step { // [0, 11): beyond, tanh rounds to 1
+		for _, x := range []float32{math.Float32frombits(b), -math.Float32frombits(b)} {
+			e := math.Abs(float64(tanh32(x)) - math.Tanh(float64(x)))
+			if e > worst {
+				worst, at = e, x
+			}
+		}
+	}
+	t.Logf("tanh32: max abs error 2^%.2f at %v", math.Log2(worst), at)
+	if worst > reference.TanhAbsErr {
+		t.Fatalf("tanh32 error %g at %v exceeds %g", worst, at, reference.TanhAbsErr)
+	}
+	for _, c := range []struct{ x, want float32 }{
+		{float32(math.Inf(1)), 1}, {float32(math.Inf(-1)), -1}, {0, 0}, {100, 1}, {-100, -1},
+	} {
+		if got := tanh32(c.x); got != c.want {
+			t.Errorf("tanh32(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	if got := tanh32(float32(math.NaN())); got == got {
+		t.Errorf("tanh32(NaN) = %v", got)
+	}
+}

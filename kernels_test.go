@@ -1,0 +1,320 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// lengths covers empty, every tail up to well past one unrolled SIMD block,
+// and sizes where blocking and accumulator order matter.
+var lengths = func() []int {
+	var n []int
+	for i := 0; i <= 67; i++ {
+		n = append(n, i)
+	}
+	return append(n, 1000, 4099)
+}()
+
+// offsets start slices off 32-byte alignment (Go guarantees only 4).
+var offsets = []int{0, 1, 2, 3, 4, 5, 6, 7}
+
+// fill returns a slice of length n at offset off holding data drawn from
+// kind: random values, or random values salted with special values.
+func fill(seed uint64, n, off int, scale float32, specials bool) (x, whole []float32) {
+	x, whole = testutil.Offset(n, off)
+	r := testutil.Rand(seed)
+	copy(x, testutil.Floats(r, n, scale))
+	if specials && n > 0 {
+		for k := 0; k < 1+n/16; k++ {
+			x[r.IntN(n)] = testutil.Specials[r.IntN(len(testutil.Specials))]
+		}
+	}
+	return x, whole
+}
+
+func TestDot(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, n := range lengths {
+			for _, off := range offsets {
+				for _, sp := range []bool{false, true} {
+					seed := uint64(n*100 + off)
+					x, _ := fill(seed, n, off, 4, sp)
+					y, _ := fill(seed+1, n, (off+3)%8, 4, false)
+					got := Dot(x, y)
+					want, abs := reference.Dot(x, y)
+					if !testutil.Close(got, want, reference.DotBound(n, abs)) && !(sp && overflowed(want, abs)) {
+						t.Fatalf("n=%d off=%d specials=%v: Dot = %v, want %v ± %g", n, off, sp, got, want, reference.DotBound(n, abs))
+					}
+				}
+			}
+		}
+	})
+}
+
+// overflowed reports whether a float32 computation of a sum with these
+// exact and absolute values may legitimately give Inf or NaN instead: an
+// intermediate beyond MaxFloat32, or Inf/NaN operands (∞−∞).
+func overflowed(want, abs float64) bool {
+	return math.IsNaN(want) || math.IsInf(abs, 0) || math.IsNaN(abs) || abs > math.MaxFloat32/2
+}
+
+func TestScoreRows(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, d := range []int{0, 1, 3, 7, 8, 9, 16, 31, 64, 67, 128} {
+			for _, rows := range []int{0, 1, 2, 3, 5, 8, 9, 17} {
+				for _, pad := range []int{0, 1, 5} {
+					stride := d + pad
+					off := (d + rows) % 8
+					k, whole := fill(uint64(d*1000+rows), max(0, (rows-1)*stride+d), off, 2, false)
+					q, _ := fill(uint64(d+7), d, 3, 2, false)
+					dst, dwhole := testutil.Offset(rows, 5)
+					scoreRows(dst, k, stride, q)
+					testutil.CheckGuards(t, dwhole, 5, rows)
+					testutil.CheckGuards(t, whole, off, len(k))
+					for i := range rows {
+						want, abs := reference.Dot(k[i*stride:i*stride+d], q)
+						if !testutil.Close(dst[i], want, reference.DotBound(d, abs)) {
+							t.Fatalf("d=%d rows=%d stride=%d: row %d = %v, want %v", d, rows, stride, i, dst[i], want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestAxpy(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, n := range lengths {
+			for _, off := range offsets {
+				for _, alpha := range []float32{0, 1, -0.5, 3.25} {
+					x, _ := fill(uint64(n+off), n, off, 8, true)
+					y, whole := fill(uint64(n+off+1), n, (off+5)%8, 8, false)
+					y0 := append([]float32(nil), y...)
+					Axpy(alpha, x, y)
+					testutil.CheckGuards(t, whole, (off+5)%8, n)
+					for i := range x {
+						want := float64(y0[i]) + float64(alpha)*float64(x[i])
+						bound := 2*reference.U*(math.Abs(float64(alpha)*float64(x[i]))+math.Abs(float64(y0[i]))) + 0x1p-149
+						if !testutil.Close(y[i], want, bound) && !overflowed(want, math.Abs(float64(alpha)*float64(x[i]))) {
+							t.Fatalf("n=%d off=%d alpha=%v: y[%d] = %v, want %v", n, off, alpha, i, y[i], want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestBlendRows(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, d := range []int{0, 1, 3, 7, 8, 9, 16, 31, 64, 67, 128} {
+			for _, rows := range []int{0, 1, 2, 3, 5, 8, 9, 17} {
+				stride := d + rows%3
+				v, _ := fill(uint64(d*31+rows), max(0, (rows-1)*stride+d), rows%8, 3, false)
+				w, _ := fill(uint64(d*37+rows), rows, 1, 1, false)
+				acc, whole := fill(uint64(d*41+rows), d, 6, 1, false)
+				acc0 := append([]float32(nil), acc...)
+				blendRows(acc, w, v, stride)
+				testutil.CheckGuards(t, whole, 6, d)
+				for j := range d {
+					want, abs := float64(acc0[j]), math.Abs(float64(acc0[j]))
+					for i := range rows {
+						p := float64(w[i]) * float64(v[i*stride+j])
+						want += p
+						abs += math.Abs(p)
+					}
+					if !testutil.Close(acc[j], want, reference.Gamma(rows+1)*abs) {
+						t.Fatalf("d=%d rows=%d: acc[%d] = %v, want %v", d, rows, j, acc[j], want)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestMax(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, n := range lengths {
+			for _, off := range offsets {
+				x, _ := fill(uint64(n*8+off), n, off, 100, true)
+				want := math.Inf(-1)
+				for _, v := range x {
+					if v != v {
+						want = math.NaN()
+						break
+					}
+					want = math.Max(want, float64(v))
+				}
+				if got := maxf(x); !testutil.Close(got, want, 0) {
+					t.Fatalf("n=%d off=%d: max = %v, want %v", n, off, got, want)
+				}
+			}
+		}
+		// The NaN may sit in any lane and any position of the tail.
+		for n := 1; n <= 40; n++ {
+			for at := 0; at < n; at++ {
+				x := make([]float32, n)
+				x[at] = float32(math.NaN())
+				if got := maxf(x); got == got {
+					t.Fatalf("n=%d NaN at %d: max = %v, want NaN", n, at, got)
+				}
+			}
+		}
+	})
+}
+
+func TestExpSumAndScale(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, n := range lengths {
+			for _, off := range offsets {
+				x, _ := fill(uint64(n*9+off), n, off, 20, false)
+				dst, whole := testutil.Offset(n, (off+2)%8)
+				m := float32(3)
+				sum := expSum(dst, x, m)
+				testutil.CheckGuards(t, whole, (off+2)%8, n)
+				var want float64
+				for i, v := range x {
+					e := reference.Exp(v - m) // the argument is rounded in float32 first
+					want += e
+					if !testutil.Close(dst[i], e, reference.ULP32(e)) {
+						t.Fatalf("n=%d: exp(%v-%v) = %v, want %v", n, v, m, dst[i], e)
+					}
+				}
+				if !testutil.Close(sum, want, (reference.Gamma(n)+2*reference.U)*want+reference.Tiny) {
+					t.Fatalf("n=%d off=%d: sum = %v, want %v", n, off, sum, want)
+				}
+				scale(0.25, dst)
+				for i, v := range x {
+					if e := reference.Exp(v-m) / 4; !testutil.Close(dst[i], e, reference.ULP32(e)) {
+						t.Fatalf("n=%d: scaled dst[%d] = %v, want %v", n, i, dst[i], e)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestSoftmax(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, n := range lengths {
+			for _, off := range offsets {
+				for _, sc := range []float32{1, 30, 1e4} {
+					x, _ := fill(uint64(n*11+off), n, off, sc, false)
+					checkSoftmax(t, fmt.Sprintf("n=%d off=%d scale=%v", n, off, sc), x)
+				}
+			}
+		}
+	})
+}
+
+func checkSoftmax(t *testing.T, name string, x []float32) {
+	t.Helper()
+	dst := make([]float32, len(x))
+	Softmax(dst, x)
+	want, bound := reference.Softmax(x)
+	for i := range x {
+		if !testutil.Close(dst[i], want[i], bound[i]) {
+			t.Fatalf("%s: softmax[%d] = %v, want %v ± %g (x=%v)", name, i, dst[i], want[i], bound[i], x[i])
+		}
+	}
+	// In place gives the same bits.
+	in := append([]float32(nil), x...)
+	Softmax(in, in)
+	for i := range in {
+		if math.Float32bits(in[i]) != math.Float32bits(dst[i]) {
+			t.Fatalf("%s: in-place softmax differs at %d: %v vs %v", name, i, in[i], dst[i])
+		}
+	}
+}
+
+func TestSoftmaxSpecials(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		cases := []struct {
+			name string
+			x    []float32
+		}{
+			{"empty", nil},
+			{"single", []float32{-5}},
+			{"masked", []float32{1, -inf, 2, -inf}},
+			{"all masked", []float32{-inf, -inf, -inf}},
+			{"NaN", []float32{1, nan, 2}},
+			{"NaN among masked", []float32{-inf, nan}},
+			{"+Inf", []float32{inf, 1}},
+			{"huge", []float32{math.MaxFloat32, -math.MaxFloat32, 0}},
+			{"subnormal", []float32{0x1p-149, -0x1p-149, 0}},
+			{"signed zeros", []float32{0, float32(math.Copysign(0, -1))}},
+			{"seed", []float32{2, 1, 0}},
+		}
+		for _, c := range cases {
+			checkSoftmax(t, c.name, c.x)
+		}
+		// Masked entries are exactly zero, not merely small.
+		dst := make([]float32, 4)
+		Softmax(dst, []float32{1, -inf, 2, -inf})
+		if dst[1] != 0 || dst[3] != 0 || math.Signbit(float64(dst[1])) {
+			t.Fatalf("masked weights = %v, want exact +0", dst)
+		}
+	})
+}
+
+// Softmax(x + c) = Softmax(x): subtracting the max makes the computation
+// itself shift-invariant whenever the shift is exact.
+func TestSoftmaxShiftInvariance(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(5)
+		for n := 1; n < 100; n++ {
+			x := testutil.Floats(r, n, 8)
+			for i := range x {
+				x[i] = float32(math.Round(float64(x[i])*256) / 256) // exact after shifting by 1000
+			}
+			y := make([]float32, n)
+			for i := range x {
+				y[i] = x[i] + 1000
+			}
+			a, b := make([]float32, n), make([]float32, n)
+			Softmax(a, x)
+			Softmax(b, y)
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("n=%d: softmax(x)[%d] = %v but softmax(x+1000)[%d] = %v", n, i, a[i], i, b[i])
+				}
+			}
+		}
+	})
+}
+
+func TestKernelsPanicOnLengthMismatch(t *testing.T) {
+	calls := map[string]func(){
+		"Dot":     func() { Dot(make([]float32, 3), make([]float32, 4)) },
+		"Axpy":    func() { Axpy(1, make([]float32, 3), make([]float32, 4)) },
+		"Exp":     func() { Exp(make([]float32, 3), make([]float32, 4)) },
+		"Softmax": func() { Softmax(make([]float32, 3), make([]float32, 4)) },
+	}
+	for name, call := range calls {
+		func() {
+			defer func() {
+				r := recover()
+				msg, _ := r.(string)
+				if msg == "" || !contains(msg, name) || !contains(msg, "3") || !contains(msg, "4") {
+					t.Errorf("%s: panic %v, want a message naming the call and both lengths", name, r)
+				}
+			}()
+			call()
+		}()
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
