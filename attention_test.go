@@ -97,6 +97,7 @@ func newProblem(t testing.TB, r *rand.Rand, kind reference.Kind, T, dq, dk, dv, 
 	p.keys, p.ref.Keys = strided(t, r, T, dk, pad, 1)
 	p.values, p.ref.Values = strided(t, r, T, dv, r.IntN(3), 2)
 	p.ref.Valid = T
+	p.ref.DV = dv
 	var err error
 	switch kind {
 	case reference.KindDot:

@@ -22,7 +22,8 @@ const EnvVar = "ATTENTION_IMPL"
 
 type entry struct {
 	name      string
-	available bool
+	available bool // the CPU supports it
+	initial   bool // enabled at init: available and not excluded by EnvVar
 	toggle    *bool
 }
 
@@ -33,6 +34,7 @@ var registry []entry
 // If EnvVar names another implementation (or generic), the toggle is
 // cleared so that path stays off.
 func Register(name string, toggle *bool) {
+	available := *toggle
 	if name == Generic || strings.ContainsAny(name, " /=") {
 		panic("impl: invalid implementation name " + name)
 	}
@@ -41,10 +43,10 @@ func Register(name string, toggle *bool) {
 			panic("impl: duplicate implementation " + name)
 		}
 	}
-	registry = append(registry, entry{name: name, available: *toggle, toggle: toggle})
 	if want := os.Getenv(EnvVar); want != "" && want != name {
 		*toggle = false
 	}
+	registry = append(registry, entry{name: name, available: available, initial: *toggle, toggle: toggle})
 }
 
 // List returns the names of every available implementation, generic last.
@@ -80,10 +82,9 @@ func Select(name string) bool {
 	return found
 }
 
-// Reset restores every implementation to its availability, the state
-// without EnvVar.
+// Reset restores the selection made at init (honouring EnvVar).
 func Reset() {
 	for _, e := range registry {
-		*e.toggle = e.available
+		*e.toggle = e.initial
 	}
 }

@@ -26,6 +26,7 @@ type Problem struct {
 	Keep   []bool      // nil: all
 	Valid  int         // keys at or past Valid are masked
 	Query  []float32
+	DV     int // value dimension, needed when there are no keys
 }
 
 // Result is the oracle's answer with per-entry error bounds.
@@ -41,10 +42,7 @@ type Result struct {
 // scores make every weight NaN.
 func Attend(p Problem) Result {
 	T := len(p.Keys)
-	dv := 0
-	if T > 0 {
-		dv = len(p.Values[0])
-	}
+	dv := p.DV
 	r := Result{
 		Scores: make([]float64, T), ScoreBound: make([]float64, T),
 		Weights: make([]float64, T), WeightBound: make([]float64, T),
@@ -114,7 +112,9 @@ func Attend(p Problem) Result {
 		for j, v := range p.Values[i] {
 			av := math.Abs(float64(v))
 			r.Context[j] += w * float64(v)
-			r.CtxBound[j] += av * (wb + g*(w+wb))
+			// Plus two roundings that may land in the subnormal range,
+			// where relative bounds do not hold.
+			r.CtxBound[j] += av*(wb+g*(w+wb)) + 0x1p-149
 		}
 	}
 	return r
@@ -145,10 +145,13 @@ func score(p Problem, h []float32) (float64, float64) {
 		var sc, ab float64
 		for a, wa := range p.W {
 			wh, whAbs := Dot(wa, h)
+			if math.IsInf(DotBound(len(h), whAbs), 1) {
+				return sc, math.Inf(1) // W·h itself may overflow
+			}
 			sc += float64(s[a]) * wh
 			ab += math.Abs(float64(s[a])) * whAbs
 		}
-		return sc, Gamma(len(s)+len(h)) * ab
+		return sc, DotBound(len(s)+len(h), ab)
 	case KindAdditive, KindConcat:
 		return additive(p, s, h)
 	}

@@ -42,7 +42,13 @@ func Dot(x, y []float32) (dot, abs float64) {
 // DotBound is the error bound of a float32 dot product of length n whose
 // terms have absolute sum abs: γ_n·abs, plus half a subnormal spacing for
 // each of the 2n roundings, which γ_n does not cover when results underflow.
-func DotBound(n int, abs float64) float64 { return Gamma(n)*abs + float64(n)*0x1p-149 }
+// It is +Inf when a partial sum may overflow float32, where no bound holds.
+func DotBound(n int, abs float64) float64 {
+	if !(abs <= math.MaxFloat32/2) {
+		return math.Inf(1)
+	}
+	return Gamma(n)*abs + float64(n)*0x1p-149
+}
 
 // Exp returns e^x in float64.
 func Exp(x float32) float64 { return math.Exp(float64(x)) }

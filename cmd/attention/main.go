@@ -1,0 +1,124 @@
+// Command attention shows what the attention library does: by default it
+// walks through one decoder step by hand, attends over a toy translation and
+// draws the weights, and compares the speed of the kernel implementations.
+//
+// Usage:
+//
+//	attention [command]
+//
+// Commands are listed in the commands table; "help" prints them.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/glancelab/attention/internal/impl"
+)
+
+// A command is one subcommand. New ones (bench, heatmap) are a line in
+// commands plus a file with their run function; dispatch, usage and exit
+// codes need no change.
+type command struct {
+	name    string
+	summary string
+	run     func(stdout io.Writer, args []string) error
+}
+
+// commands is in the order usage lists them; the first is the default.
+var commands = []command{
+	{"demo", "walk through one attention step, a toy translation and a speed check", runDemo},
+}
+
+// usageError is a mistake on the command line: it gets usage and exit 2,
+// whereas any other error is a failure at run time (exit 1).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code, so tests can
+// drive every path with buffers.
+func run(args []string, stdout, stderr io.Writer) int {
+	name := commands[0].name
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if err := usage(stdout); err != nil {
+			fmt.Fprintln(stderr, "attention:", err)
+			return 1
+		}
+		return 0
+	}
+	cmd, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "attention: unknown command %q\n\n", name)
+		usage(stderr)
+		return 2
+	}
+	err := cmd.run(stdout, args)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "attention %s: %v\n\n", cmd.name, err)
+		usage(stderr)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "attention %s: %v\n", cmd.name, err)
+		return 1
+	}
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func usage(w io.Writer) error {
+	p := &printer{w: w}
+	p.printf("usage: attention [command]\n\ncommands:\n")
+	for i, c := range commands {
+		def := ""
+		if i == 0 {
+			def = " (default)"
+		}
+		p.printf("  %-8s %s%s\n", c.name, c.summary, def)
+	}
+	p.printf("  %-8s %s\n", "help", "print this message")
+	p.printf("\n%s=%s in the environment forces the pure-Go kernels.\n", impl.EnvVar, impl.Generic)
+	return p.err
+}
+
+// noArgs rejects arguments for commands that take none.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", args[0])}
+	}
+	return nil
+}
+
+// printer keeps the first write error, as bufio.Writer does, so the output
+// code reads as a sequence of prints with one check at the end.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}

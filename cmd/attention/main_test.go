@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/glancelab/attention"
+)
+
+func TestDemo(t *testing.T) {
+	for _, args := range [][]string{nil, {"demo"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("run(%q) = %d, stderr:\n%s", args, code, stderr.String())
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("run(%q) wrote to stderr:\n%s", args, stderr.String())
+		}
+		out := stdout.String()
+		for _, want := range []string{
+			"implementation  " + attention.Implementation(),
+			"e^2 ≈ 7.389", "e^1 ≈ 2.718", "e^0 = 1.000", "= 11.107",
+			"[0.665 0.245 0.090]", "= 3.15", "context 3.15",
+			"e^2.1 ≈ 8.166", "= 11.165", "0.12 / 0.73 / 0.15",
+			"the      black    cat      sat",
+			"  le  ", "  chat  ", "  noir  ", "  était  ", "  assis  ",
+			"legend:",
+			"speed (T=1024, d=64): ",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("run(%q) output lacks %q; got:\n%s", args, want, out)
+			}
+		}
+	}
+}
+
+// TestTranslationAlignment checks the point of the grid: every target word
+// attends mostly to the source word it translates, reordering included.
+func TestTranslationAlignment(t *testing.T) {
+	want := []string{"the", "cat", "black", "sat", "sat"}
+	grid, _, err := translate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(grid.cols)
+	for i, target := range grid.rows {
+		row := grid.weights[i*n : (i+1)*n]
+		best := 0
+		for j, w := range row {
+			if w > row[best] {
+				best = j
+			}
+		}
+		if grid.cols[best] != want[i] || row[best] < 0.5 {
+			t.Errorf("%s attends most to %s (%.2f), want %s above 0.5", target, grid.cols[best], row[best], want[i])
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	render := func() string {
+		var out bytes.Buffer
+		p := &printer{w: &out}
+		for _, section := range []func(*printer) error{writeWorkedExample, writeSecondExample, writeTranslation} {
+			if err := section(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out.String()
+	}
+	if a, b := render(), render(); a != b {
+		t.Errorf("demo output differs between runs:\n%s\n---\n%s", a, b)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteErrorExitsOne(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := run(nil, failingWriter{}, &stderr); code != 1 {
+		t.Errorf("run with a failing stdout = %d, want 1", code)
+	}
+	if !strings.Contains(stderr.String(), "disk full") {
+		t.Errorf("stderr = %q, want the write error", stderr.String())
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"help", "-h", "--help"} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{arg}, &stdout, &stderr); code != 0 {
+			t.Errorf("run(%q) = %d, want 0", arg, code)
+		}
+		if !strings.HasPrefix(stdout.String(), "usage: attention") || !strings.Contains(stdout.String(), "demo") {
+			t.Errorf("run(%q) stdout = %q, want usage", arg, stdout.String())
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("run(%q) wrote to stderr: %q", arg, stderr.String())
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"frobnicate"}, {"demo", "extra"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 {
+			t.Errorf("run(%q) = %d, want 2", args, code)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("run(%q) wrote to stdout: %q", args, stdout.String())
+		}
+		if !strings.Contains(stderr.String(), "usage: attention") {
+			t.Errorf("run(%q) stderr = %q, want usage", args, stderr.String())
+		}
+	}
+}

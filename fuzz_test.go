@@ -1,0 +1,226 @@
+package attention
+
+import (
+	"math"
+	"testing"
+
+	"github.com/glancelab/attention/internal/impl"
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// The fuzz targets decode their bytes into float32 data, run every
+// implementation this CPU supports on it, and compare each with the float64
+// oracle under the same error bounds as the unit tests. The committed
+// corpus in testdata/fuzz runs as ordinary tests everywhere.
+
+// decodeFloats turns each byte into a value: mostly small multiples of
+// 1/16 in [-7.8, 8], with the top byte values reserved for the special
+// values every kernel must survive.
+func decodeFloats(b []byte) []float32 {
+	specials := []float32{
+		float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.Copysign(0, -1)), 0x1p-140, 3e38,
+	}
+	x := make([]float32, len(b))
+	for i, v := range b {
+		if k := int(v) - (256 - len(specials)); k >= 0 {
+			x[i] = specials[k]
+		} else {
+			x[i] = float32(int(v)-125) / 16
+		}
+	}
+	return x
+}
+
+// eachImpl runs f under every available implementation.
+func eachImpl(f func(name string)) {
+	defer impl.Reset()
+	for _, name := range impl.List() {
+		impl.Select(name)
+		f(name)
+	}
+}
+
+func FuzzDot(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, false)
+	f.Add([]byte{255, 130, 0, 250}, true)
+	f.Fuzz(func(t *testing.T, data []byte, raw bool) {
+		var x, y []float32
+		if raw { // arbitrary bit patterns, 8 bytes per pair
+			n := len(data) / 8
+			x, y = make([]float32, n), make([]float32, n)
+			for i := range n {
+				x[i] = math.Float32frombits(le32(data[8*i:]))
+				y[i] = math.Float32frombits(le32(data[8*i+4:]))
+			}
+		} else {
+			v := decodeFloats(data)
+			x, y = v[:len(v)/2], v[len(v)/2:len(v)/2*2]
+		}
+		want, abs := reference.Dot(x, y)
+		eachImpl(func(name string) {
+			got := Dot(x, y)
+			if !testutil.Close(got, want, reference.DotBound(len(x), abs)) && !overflowed(want, abs) {
+				t.Fatalf("%s: Dot(%v, %v) = %v, want %v", name, x, y, got, want)
+			}
+		})
+	})
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+func FuzzExp(f *testing.F) {
+	for _, x := range testutil.Specials {
+		f.Add(x, uint8(1))
+	}
+	f.Add(float32(-15.601058), uint8(17))
+	f.Fuzz(func(t *testing.T, x float32, lane uint8) {
+		// Put x in lane `lane` of a vector of ones, so every lane position
+		// and tail length is exercised.
+		n := int(lane%40) + 1
+		in := make([]float32, n)
+		for i := range in {
+			in[i] = 1
+		}
+		in[n-1] = x
+		eachImpl(func(name string) {
+			out := make([]float32, n)
+			Exp(out, in)
+			if u, ok := expError(x, out[n-1]); !ok {
+				t.Fatalf("%s: Exp(%v) = %v (%.3g ulp), want %v", name, x, out[n-1], u, reference.Exp(x))
+			}
+			if n > 1 && out[0] != float32(math.E) {
+				t.Fatalf("%s: Exp(1) beside %v = %v", name, x, out[0])
+			}
+		})
+	})
+}
+
+func FuzzSoftmax(f *testing.F) {
+	f.Add([]byte{2, 1, 0}, float32(1))
+	f.Add([]byte{250, 251, 252, 100}, float32(1))
+	f.Add([]byte{0, 255, 3}, float32(1000))
+	f.Fuzz(func(t *testing.T, data []byte, scale float32) {
+		if scale != scale || math.IsInf(float64(scale), 0) || math.Abs(float64(scale)) > 1e6 {
+			return
+		}
+		x := decodeFloats(data)
+		for i := range x {
+			x[i] *= scale
+		}
+		want, bound := reference.Softmax(x)
+		eachImpl(func(name string) {
+			got := make([]float32, len(x))
+			Softmax(got, x)
+			for i := range got {
+				if !testutil.Close(got[i], want[i], bound[i]) {
+					t.Fatalf("%s: Softmax(%v)[%d] = %v, want %v ± %g", name, x, i, got[i], want[i], bound[i])
+				}
+			}
+		})
+	})
+}
+
+// FuzzAttend builds a decoder step from the fuzzer's bytes: the score kind,
+// the shapes, a keep-mask and valid length, and all the data.
+func FuzzAttend(f *testing.F) {
+	f.Add(uint8(0), uint8(3), uint8(1), uint8(1), uint8(2), []byte{141, 157, 125, 189, 157, 125, 141})
+	f.Add(uint8(4), uint8(5), uint8(3), uint8(2), uint8(9), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
+	f.Add(uint8(5), uint8(17), uint8(9), uint8(7), uint8(33), []byte{77, 3, 199, 255, 0, 44})
+	f.Add(uint8(3), uint8(8), uint8(8), uint8(3), uint8(0), []byte{})
+	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB uint8, data []byte) {
+		kind := kinds[int(kindB)%len(kinds)]
+		T, dk, dv := int(tB)%70, 1+int(dkB)%40, 1+int(dvB)%20
+		dq, da := 1+int(dkB/7)%9, 1+int(dvB/5)%9
+		if kind == reference.KindDot || kind == reference.KindScaledDot || kind == reference.KindDotScale {
+			dq = dk
+		}
+		// Every value comes from the data, cycled (zeros if there is none).
+		next := 0
+		vals := decodeFloats(data)
+		take := func(n int) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				if len(vals) > 0 {
+					x[i] = vals[next%len(vals)]
+					next++
+				}
+			}
+			return x
+		}
+		rows := func(r, c int) (Matrix, [][]float32) {
+			d := take(r * c)
+			m, err := NewMatrix(r, c, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([][]float32, r)
+			for i := range out {
+				out[i] = d[i*c : (i+1)*c]
+			}
+			return m, out
+		}
+		var p problem
+		p.ref.Kind = kind
+		p.keys, p.ref.Keys = rows(T, dk)
+		p.values, p.ref.Values = rows(T, dv)
+		p.ref.Query = take(dq)
+		p.ref.Valid, p.ref.DV = T, dv
+		var err error
+		switch kind {
+		case reference.KindDot:
+			p.scorer = ScoreDot()
+		case reference.KindScaledDot:
+			p.scorer = ScoreScaledDot()
+		case reference.KindDotScale:
+			p.ref.Scale = 0.25
+			p.scorer, err = ScoreDotWithScale(0.25)
+		case reference.KindGeneral:
+			var w Matrix
+			w, p.ref.W = rows(dq, dk)
+			p.scorer, err = ScoreGeneral(w)
+		case reference.KindAdditive:
+			var w, u Matrix
+			w, p.ref.W = rows(da, dq)
+			u, p.ref.U = rows(da, dk)
+			p.ref.V = take(da)
+			p.scorer, err = ScoreAdditive(w, u, p.ref.V)
+		case reference.KindConcat:
+			var w Matrix
+			w, p.ref.W = rows(da, dq+dk)
+			p.ref.V = take(da)
+			p.scorer, err = ScoreConcat(w, p.ref.V)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if maskB&1 != 0 && T > 0 {
+			keep := make([]bool, T)
+			for i := range keep {
+				keep[i] = (int(maskB)>>(1+i%7))&1 == 0 || i%5 == 0
+			}
+			p.withKeep(keep)
+		}
+		if maskB&0x80 != 0 {
+			p.withValid(int(maskB) % (T + 1))
+		}
+		// Values beyond float32 range in intermediate sums can overflow
+		// in float32 where the float64 oracle does not; compare only where
+		// the oracle's bounds say no intermediate can.
+		want := reference.Attend(p.ref)
+		for i := range want.Scores {
+			if math.IsInf(want.ScoreBound[i], 0) || want.ScoreBound[i] > 1e30 || math.IsNaN(want.ScoreBound[i]) {
+				return
+			}
+		}
+		for _, b := range want.CtxBound {
+			if b > 1e30 || math.IsNaN(b) {
+				return
+			}
+		}
+		eachImpl(func(name string) { p.check(t, name+" "+p.scorer.String()) })
+	})
+}
