@@ -1,0 +1,130 @@
+package attention
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// Benchmarks run once per implementation (impl=NAME), so generic and SIMD
+// are compared in the same run; names are benchstat-friendly. Each reports
+// its throughput: GB/s through b.SetBytes, plus GFLOP/s or ns/elem.
+
+// report adds GFLOP/s for flops floating-point operations per iteration
+// and ns per element for elems elements per iteration.
+func report(b *testing.B, flops, elems float64) {
+	sec := b.Elapsed().Seconds()
+	if sec == 0 {
+		return
+	}
+	if flops > 0 {
+		b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
+	}
+	if elems > 0 {
+		b.ReportMetric(sec*1e9/(elems*float64(b.N)), "ns/elem")
+	}
+}
+
+func BenchmarkDot(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, n := range []int{64, 1024, 4096, 65536} {
+			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+				r := testutil.Rand(1)
+				x, y := testutil.Floats(r, n, 1), testutil.Floats(r, n, 1)
+				b.SetBytes(int64(8 * n))
+				var s float32
+				for b.Loop() {
+					s += Dot(x, y)
+				}
+				sink = s
+				report(b, 2*float64(n), float64(n))
+			})
+		}
+	})
+}
+
+func BenchmarkAxpy(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, n := range []int{64, 1024, 4096, 65536} {
+			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+				r := testutil.Rand(2)
+				x, y := testutil.Floats(r, n, 1), testutil.Floats(r, n, 1)
+				b.SetBytes(int64(12 * n)) // read x and y, write y
+				for b.Loop() {
+					Axpy(1e-3, x, y)
+				}
+				report(b, 2*float64(n), float64(n))
+			})
+		}
+	})
+}
+
+func BenchmarkExp(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, n := range []int{64, 4096} {
+			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+				x := testutil.Floats(testutil.Rand(3), n, 80)
+				dst := make([]float32, n)
+				b.SetBytes(int64(8 * n))
+				for b.Loop() {
+					Exp(dst, x)
+				}
+				report(b, 0, float64(n))
+			})
+		}
+	})
+}
+
+func BenchmarkSoftmax(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, n := range []int{128, 1024, 8192} {
+			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+				x := testutil.Floats(testutil.Rand(4), n, 10)
+				dst := make([]float32, n)
+				b.SetBytes(int64(8 * n))
+				for b.Loop() {
+					Softmax(dst, x)
+				}
+				report(b, 0, float64(n))
+			})
+		}
+	})
+}
+
+// BenchmarkAttend times one decoder step over T keys of dimension d (values
+// of the same dimension) for each scorer. FLOPs count the score and blend
+// passes, 4·T·d, plus the additive scorers' tanh row (counted as 2 per
+// element), so scorers compare by time per step, not by GFLOP/s alone.
+func BenchmarkAttend(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, kind := range kinds {
+			for _, d := range []int{64, 128} {
+				for _, T := range []int{128, 1024, 8192} {
+					name := fmt.Sprintf("score=%s/d=%d/T=%d", kindName(kind), d, T)
+					b.Run(name, func(b *testing.B) {
+						r := testutil.Rand(5)
+						p := newProblem(b, r, kind, T, d, d, d, d)
+						mem, err := NewMemory(p.scorer, p.keys, p.values)
+						if err != nil {
+							b.Fatal(err)
+						}
+						ctx, ws := make([]float32, d), new(Workspace)
+						b.SetBytes(int64(8 * T * d)) // K (or its projection) and V
+						for b.Loop() {
+							mem.Attend(ctx, nil, p.ref.Query, ws)
+						}
+						report(b, float64(4*T*d), float64(T))
+					})
+				}
+			}
+		}
+	})
+}
+
+func kindName(k reference.Kind) string {
+	return [...]string{"dot", "scaled-dot", "dot-scale", "general", "additive", "concat"}[k]
+}
+
+var sink float32

@@ -1,0 +1,137 @@
+package attention_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/glancelab/attention"
+)
+
+// The seed example: scores [2, 1, 0] become weights that sum to one.
+func ExampleSoftmax() {
+	scores := []float32{2, 1, 0}
+	weights := make([]float32, len(scores))
+	attention.Softmax(weights, scores)
+	fmt.Printf("%.3f\n", weights)
+
+	// -Inf masks a position: its weight is exactly zero.
+	attention.Softmax(weights, []float32{2, float32(math.Inf(-1)), 0})
+	fmt.Printf("%.3f\n", weights)
+	// Output:
+	// [0.665 0.245 0.090]
+	// [0.881 0.000 0.119]
+}
+
+// One decoder step with dot-product scores: keys chosen so the scores are
+// [2, 1, 0], values [4, 2, 0], so the context is 0.665·4 + 0.245·2 = 3.15.
+func ExampleMemory_Attend() {
+	keys, _ := attention.NewMatrix(3, 1, []float32{2, 1, 0})
+	values, _ := attention.NewMatrix(3, 1, []float32{4, 2, 0})
+	mem, err := attention.NewMemory(attention.ScoreDot(), keys, values)
+	if err != nil {
+		panic(err)
+	}
+	var ws attention.Workspace // reuse across steps: no allocations
+	ctx := make([]float32, mem.ValueDim())
+	weights := make([]float32, mem.Len())
+	if err := mem.Attend(ctx, weights, []float32{1}, &ws); err != nil {
+		panic(err)
+	}
+	fmt.Printf("weights %.3f context %.2f\n", weights, ctx)
+	// Output: weights [0.665 0.245 0.090] context [3.15]
+}
+
+// encoder returns three encoder states of dimension 2 and their values.
+func encoder() (keys, values attention.Matrix) {
+	keys, _ = attention.NewMatrix(3, 2, []float32{
+		1, 0, // "the"
+		0, 1, // "cat"
+		1, 1, // "sat"
+	})
+	values, _ = attention.NewMatrix(3, 2, []float32{
+		1, 0,
+		0, 1,
+		0.5, 0.5,
+	})
+	return keys, values
+}
+
+func step(mem *attention.Memory, query []float32) {
+	ctx := make([]float32, mem.ValueDim())
+	weights := make([]float32, mem.Len())
+	if err := mem.Attend(ctx, weights, query, nil); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: weights %.3f context %.3f\n", mem.Scorer(), weights, ctx)
+}
+
+// Scaled dot-product scores, sᵀh/√d, with a keep-mask that hides "the".
+func ExampleScoreScaledDot() {
+	keys, values := encoder()
+	mem, err := attention.NewMemory(attention.ScoreScaledDot(), keys, values,
+		attention.WithKeepMask([]bool{false, true, true}))
+	if err != nil {
+		panic(err)
+	}
+	step(mem, []float32{2, 0})
+	// Output: scaled-dot: weights [0.000 0.196 0.804] context [0.402 0.598]
+}
+
+// The bilinear ("general") score sᵀ W h; W·h is computed once per key in
+// NewMemory.
+func ExampleScoreGeneral() {
+	keys, values := encoder()
+	W, _ := attention.NewMatrix(2, 2, []float32{
+		0, 1, // a query along x looks for keys along y
+		1, 0,
+	})
+	general, err := attention.ScoreGeneral(W)
+	if err != nil {
+		panic(err)
+	}
+	mem, err := attention.NewMemory(general, keys, values)
+	if err != nil {
+		panic(err)
+	}
+	step(mem, []float32{2, 0})
+	// Output: general: weights [0.063 0.468 0.468] context [0.298 0.702]
+}
+
+// The additive (Bahdanau) score vᵀ tanh(W s + U h), with a 3-dimensional
+// attention layer; U·h is computed once per key in NewMemory.
+func ExampleScoreAdditive() {
+	keys, values := encoder()
+	W, _ := attention.NewMatrix(3, 2, []float32{1, 0, 0, 1, 1, 1})
+	U, _ := attention.NewMatrix(3, 2, []float32{1, 0, 0, 1, -1, 1})
+	v := []float32{1, -1, 0.5}
+	additive, err := attention.ScoreAdditive(W, U, v)
+	if err != nil {
+		panic(err)
+	}
+	mem, err := attention.NewMemory(additive, keys, values)
+	if err != nil {
+		panic(err)
+	}
+	step(mem, []float32{0.5, -0.5})
+	// Output: additive: weights [0.470 0.257 0.273] context [0.607 0.393]
+}
+
+// Luong's concat score vᵀ tanh(W [s; h]): W's first columns take the query,
+// the rest the key. Only the first two keys are valid here.
+func ExampleScoreConcat() {
+	keys, values := encoder()
+	W, _ := attention.NewMatrix(2, 4, []float32{
+		1, 0, 1, 0,
+		0, 1, 0, -1,
+	})
+	concat, err := attention.ScoreConcat(W, []float32{1, 1})
+	if err != nil {
+		panic(err)
+	}
+	mem, err := attention.NewMemory(concat, keys, values, attention.WithValidLength(2))
+	if err != nil {
+		panic(err)
+	}
+	step(mem, []float32{1, 1})
+	// Output: concat: weights [0.724 0.276 0.000] context [0.724 0.276]
+}
