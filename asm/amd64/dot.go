@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// genDot: Σ x[i]*y[i]. Eight accumulators hide the 4-cycle FMA latency;
+// each FMA needs two loads (one fused), so the loop runs at the load ports'
+// rate.
+func genDot() {
+	TEXT("dotAVX2", NOSPLIT, "func(x, y []float32) float32")
+	Pragma("noescape")
+	Doc("dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).")
+	x := Load(Param("x").Base(), GP64())
+	y := Load(Param("y").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	acc := zeros(8)
+
+	Label("dot_loop64")
+	CMPQ(n, U8(64))
+	JL(LabelRef("dot_loop8"))
+	for i := range 8 {
+		t := YMM()
+		VMOVUPS(Mem{Base: x, Disp: 32 * i}, t)
+		VFMADD231PS(Mem{Base: y, Disp: 32 * i}, t, acc[i])
+	}
+	ADDQ(U32(256), x)
+	ADDQ(U32(256), y)
+	SUBQ(U8(64), n)
+	JMP(LabelRef("dot_loop64"))
+
+	Label("dot_loop8")
+	CMPQ(n, U8(8))
+	JL(LabelRef("dot_tail"))
+	t := YMM()
+	VMOVUPS(Mem{Base: x}, t)
+	VFMADD231PS(Mem{Base: y}, t, acc[0])
+	ADDQ(U8(32), x)
+	ADDQ(U8(32), y)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("dot_loop8"))
+
+	Label("dot_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("dot_reduce"))
+	mask := tailMask(n)
+	a, b := YMM(), YMM()
+	VMASKMOVPS(Mem{Base: x}, mask, a)
+	VMASKMOVPS(Mem{Base: y}, mask, b)
+	VFMADD231PS(b, a, acc[1])
+
+	Label("dot_reduce")
+	sumTree(acc)
+	Store(hsum(acc[0]), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// genScoreRows: dst[i] = K[i]·q for a block of rows. Eight rows are scored
+// together so that each 8-float chunk of q is loaded once for eight FMAs
+// (one fused load per FMA), with one accumulator per row; then blocks of
+// four rows, then single rows.
+func genScoreRows() {
+	TEXT("scoreRowsAVX2", NOSPLIT, "func(dst, k []float32, stride int, q []float32)")
+	Pragma("noescape")
+	Doc("scoreRowsAVX2 sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).")
+	dst := Load(Param("dst").Base(), GP64())
+	rows := Load(Param("dst").Len(), GP64())
+	k := Load(Param("k").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	q := Load(Param("q").Base(), GP64())
+	d := Load(Param("q").Len(), GP64())
+	SHLQ(U8(2), stride) // bytes
+
+	// Column tail: d%8 lanes, handled with masked loads after the full chunks.
+	rem := GP64()
+	MOVQ(d, rem)
+	ANDQ(U8(7), rem)
+	full := GP64() // bytes of full chunks
+	MOVQ(d, full)
+	SHRQ(U8(3), full)
+	SHLQ(U8(5), full)
+
+	for _, R := range []int{8, 4, 1} {
+		scoreBlock(R, dst, rows, k, stride, q, full, rem)
+	}
+	Label("score_done")
+	VZEROUPPER()
+	RET()
+}
+
+// scoreBlock emits the loop that scores R rows at a time while at least R
+// rows remain.
+func scoreBlock(R int, dst, rows, k, stride, q, full, rem Register) {
+	loop := fmt.Sprintf("score%d_loop", R)
+	next := fmt.Sprintf("score%d_next", R)
+	Label(loop)
+	CMPQ(rows, U8(R))
+	JL(LabelRef(next))
+
+	// Row r of the block: with s = stride and s3 = 3s, rows 0..3 are at
+	// k, k+s, k+2s, k+s3 and rows 4..7 the same from k4 = k+4s. The bases
+	// walk along the columns with q and are rewound after the block.
+	s3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+	k4 := GP64()
+	if R == 8 {
+		LEAQ(Mem{Base: k, Index: stride, Scale: 4}, k4)
+	}
+	row := func(r int) Mem {
+		base := k
+		if r >= 4 {
+			base, r = k4, r-4
+		}
+		switch r {
+		case 1:
+			return Mem{Base: base, Index: stride, Scale: 1}
+		case 2:
+			return Mem{Base: base, Index: stride, Scale: 2}
+		case 3:
+			return Mem{Base: base, Index: s3, Scale: 1}
+		}
+		return Mem{Base: base}
+	}
+
+	acc := zeros(R)
+	cnt := GP64()
+	MOVQ(full, cnt)
+	chunk := fmt.Sprintf("score%d_chunk", R)
+	tail := fmt.Sprintf("score%d_tail", R)
+	Label(chunk)
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(tail))
+	qv := YMM()
+	VMOVUPS(Mem{Base: q}, qv)
+	for r := range R {
+		VFMADD231PS(row(r), qv, acc[r])
+	}
+	ADDQ(U8(32), q)
+	ADDQ(U8(32), k)
+	if R == 8 {
+		ADDQ(U8(32), k4)
+	}
+	SUBQ(U8(32), cnt)
+	JMP(LabelRef(chunk))
+
+	Label(tail)
+	reduce := fmt.Sprintf("score%d_reduce", R)
+	TESTQ(rem, rem)
+	JZ(LabelRef(reduce))
+	mask := tailMask(rem)
+	qt := YMM()
+	VMASKMOVPS(Mem{Base: q}, mask, qt)
+	for r := range R {
+		kt := YMM()
+		VMASKMOVPS(row(r), mask, kt)
+		VFMADD231PS(kt, qt, acc[r])
+	}
+
+	Label(reduce)
+	storeSums(acc, dst)
+	// Rewind the column walk, then step to the next block of rows.
+	SUBQ(full, q)
+	SUBQ(full, k)
+	blk := GP64()
+	MOVQ(stride, blk)
+	if R > 1 {
+		IMUL3Q(U8(R), blk, blk)
+	}
+	ADDQ(blk, k)
+	ADDQ(U8(4*R), dst)
+	SUBQ(U8(R), rows)
+	JMP(LabelRef(loop))
+	Label(next)
+}
+
+// storeSums writes the horizontal sum of each accumulator to dst[0..len).
+func storeSums(acc []VecVirtual, dst Register) {
+	switch len(acc) {
+	case 1:
+		VMOVSS(hsum(acc[0]), Mem{Base: dst})
+	case 4, 8:
+		// Pairwise horizontal adds leave, per 128-bit lane, the partial sums
+		// of four accumulators side by side.
+		h := make([]VecVirtual, len(acc)/2)
+		for i := range h {
+			h[i] = YMM()
+			VHADDPS(acc[2*i+1], acc[2*i], h[i])
+		}
+		g := make([]VecVirtual, len(h)/2)
+		for i := range g {
+			g[i] = YMM()
+			VHADDPS(h[2*i+1], h[2*i], g[i])
+		}
+		if len(acc) == 4 {
+			hi := XMM()
+			VEXTRACTF128(U8(1), g[0], hi)
+			lo := g[0].AsX()
+			VADDPS(hi, lo, lo)
+			VMOVUPS(lo, Mem{Base: dst})
+			return
+		}
+		lo, hi := YMM(), YMM()
+		VPERM2F128(U8(0x20), g[1], g[0], lo)
+		VPERM2F128(U8(0x31), g[1], g[0], hi)
+		VADDPS(hi, lo, lo)
+		VMOVUPS(lo, Mem{Base: dst})
+	default:
+		panic("storeSums: unsupported block")
+	}
+}

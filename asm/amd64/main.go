@@ -1,0 +1,121 @@
+// Command amd64 generates the AVX2+FMA kernels of package attention with
+// avo. Run it through go generate in the root package; see attention.go.
+//
+// Every kernel mirrors a generic one in dot_generic.go and has the same
+// contract (written there as a Go loop). Loads are unaligned (Go guarantees
+// only 4-byte alignment), tails use VMASKMOVPS so no byte outside the slices
+// is read or written, and every function ends with VZEROUPPER.
+package main
+
+import (
+	"fmt"
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("!purego")
+
+	genDot()
+	genScoreRows()
+	genAxpy()
+	genBlendRows()
+	genMax()
+	genScale()
+	genExp()
+	genExpSum()
+
+	Generate()
+}
+
+// consts holds the 32-byte broadcast constants already emitted, by name.
+var consts = map[string]Mem{}
+
+// vec32 returns a read-only 32-byte global holding bits in all 8 lanes, so
+// it can be a memory operand of a 256-bit instruction (AVX2 has no embedded
+// broadcast).
+func vec32(name string, bits uint32) Mem {
+	if m, ok := consts[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := range 8 {
+		DATA(4*i, U32(bits))
+	}
+	consts[name] = m
+	return m
+}
+
+// vecF returns vec32 for a float32 constant.
+func vecF(name string, f float64) Mem {
+	if float64(float32(f)) != f {
+		panic(fmt.Sprintf("%s = %v is not a float32", name, f))
+	}
+	return vec32(name, math.Float32bits(float32(f)))
+}
+
+// tailMask loads into a new register the mask whose first n lanes are set
+// (1 <= n <= 7): the 8 lanes of maskTable starting at entry 8-n.
+func tailMask(n Register) VecVirtual {
+	if _, ok := consts["masktable"]; !ok {
+		m := GLOBL("masktable", RODATA|NOPTR)
+		for i := range 16 {
+			v := uint32(0)
+			if i < 8 {
+				v = 0xffffffff
+			}
+			DATA(4*i, U32(v))
+		}
+		consts["masktable"] = m
+	}
+	base := GP64()
+	LEAQ(consts["masktable"], base)
+	off := GP64()
+	MOVQ(U32(8), off)
+	SUBQ(n, off)
+	mask := YMM()
+	VMOVDQU(Mem{Base: base, Index: off, Scale: 4}, mask)
+	return mask
+}
+
+// paramAddr returns the stack address of a scalar argument, for
+// instructions that read it straight from memory (VBROADCASTSS).
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// hsum adds the 8 lanes of v and returns the sum in the low lane of an XMM.
+func hsum(v VecVirtual) VecVirtual {
+	hi := XMM()
+	VEXTRACTF128(U8(1), v, hi)
+	lo := v.AsX()
+	VADDPS(hi, lo, lo)
+	VHADDPS(lo, lo, lo)
+	VHADDPS(lo, lo, lo)
+	return lo.(VecVirtual)
+}
+
+// sumTree adds the registers pairwise into v[0].
+func sumTree(v []VecVirtual) {
+	for step := 1; step < len(v); step *= 2 {
+		for i := 0; i+step < len(v); i += 2 * step {
+			VADDPS(v[i+step], v[i], v[i])
+		}
+	}
+}
+
+func zeros(n int) []VecVirtual {
+	v := make([]VecVirtual, n)
+	for i := range v {
+		v[i] = YMM()
+		VXORPS(v[i], v[i], v[i])
+	}
+	return v
+}

@@ -1,0 +1,24 @@
+//go:build purego || !amd64
+
+package attention
+
+// Without assembly for this architecture (or with the purego tag) every
+// kernel runs the generic code.
+
+func dot(x, y []float32) float32 { return dotGeneric(x, y) }
+
+func scoreRows(dst, k []float32, stride int, q []float32) {
+	scoreRowsGeneric(dst, k, stride, q)
+}
+
+func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+func blendRows(acc, w, v []float32, stride int) { blendRowsGeneric(acc, w, v, stride) }
+
+func maxf(x []float32) float32 { return maxGeneric(x) }
+
+func expv(dst, x []float32) { expGeneric(dst, x) }
+
+func expSum(dst, x []float32, m float32) float32 { return expSumGeneric(dst, x, m) }
+
+func scale(s float32, x []float32) { scaleGeneric(s, x) }
