@@ -1,0 +1,51 @@
+package attention
+
+import (
+	"testing"
+
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// TestKernelsStayInBounds runs every kernel of every implementation on
+// slices that end exactly at an inaccessible page, and on slices that
+// start exactly after one: a single element read or written outside the
+// slices crashes the test binary.
+func TestKernelsStayInBounds(t *testing.T) {
+	if !testutil.GuardSupported {
+		t.Skip("guard pages need mmap (unix)")
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, after := range []bool{true, false} {
+			for n := 0; n <= 67; n++ {
+				g := func() []float32 {
+					x := testutil.Guarded(t, n, after)
+					for i := range x {
+						x[i] = float32(i%7) - 3
+					}
+					return x
+				}
+				x, y, dst := g(), g(), g()
+				_ = Dot(x, y)
+				Axpy(0.5, x, y)
+				Exp(dst, x)
+				Softmax(dst, x)
+				_ = maxf(x)
+				_ = expSum(dst, x, 1)
+				scale(2, dst)
+
+				// Row kernels: rows of d = n columns packed (stride d) and
+				// padded (stride d+3), the last row ending at the guard.
+				for _, pad := range []int{0, 3} {
+					for _, rows := range []int{1, 3, 8, 9, 13} {
+						stride := n + pad
+						k := testutil.Guarded(t, (rows-1)*stride+n, after)
+						out := testutil.Guarded(t, rows, after)
+						scoreRows(out, k, stride, x)
+						w := testutil.Guarded(t, rows, after)
+						blendRows(dst, w, k, stride)
+					}
+				}
+			}
+		}
+	})
+}
