@@ -3,6 +3,8 @@
 package attention
 
 import (
+	"math"
+
 	"golang.org/x/sys/cpu"
 
 	"github.com/glancelab/attention/internal/impl"
@@ -34,63 +36,114 @@ func allTrue(m map[string]bool) bool {
 
 func init() { impl.Register("avx2", &useAVX2) }
 
+// maxCall bounds the elements one assembly call processes: Go cannot
+// preempt a goroutine inside assembly, so a long call would delay the
+// garbage collector and the scheduler. 64Ki elements take ~10–30 µs.
+const maxCall = 1 << 16
+
+// rowsPerCall is how many rows of d columns fit in one call's budget.
+func rowsPerCall(d int) int { return max(1, maxCall/max(d, 1)) }
+
 func dot(x, y []float32) float32 {
-	if useAVX2 {
-		return dotAVX2(x, y)
+	if !useAVX2 {
+		return dotGeneric(x, y)
 	}
-	return dotGeneric(x, y)
+	var s float32
+	for len(x) > maxCall {
+		s += dotAVX2(x[:maxCall], y)
+		x, y = x[maxCall:], y[maxCall:]
+	}
+	return s + dotAVX2(x, y)
 }
 
 func scoreRows(dst, k []float32, stride int, q []float32) {
-	if useAVX2 {
-		scoreRowsAVX2(dst, k, stride, q)
+	if !useAVX2 {
+		scoreRowsGeneric(dst, k, stride, q)
 		return
 	}
-	scoreRowsGeneric(dst, k, stride, q)
+	for r := rowsPerCall(len(q)); len(dst) > r; {
+		scoreRowsAVX2(dst[:r], k, stride, q)
+		dst, k = dst[r:], k[r*stride:]
+	}
+	scoreRowsAVX2(dst, k, stride, q)
 }
 
 func axpy(alpha float32, x, y []float32) {
-	if useAVX2 {
-		axpyAVX2(alpha, x, y)
+	if !useAVX2 {
+		axpyGeneric(alpha, x, y)
 		return
 	}
-	axpyGeneric(alpha, x, y)
+	for len(x) > maxCall {
+		axpyAVX2(alpha, x[:maxCall], y)
+		x, y = x[maxCall:], y[maxCall:]
+	}
+	axpyAVX2(alpha, x, y)
 }
 
 func blendRows(acc, w, v []float32, stride int) {
-	if useAVX2 {
-		blendRowsAVX2(acc, w, v, stride)
+	if !useAVX2 {
+		blendRowsGeneric(acc, w, v, stride)
 		return
 	}
-	blendRowsGeneric(acc, w, v, stride)
+	for r := rowsPerCall(len(acc)); len(w) > r; {
+		blendRowsAVX2(acc, w[:r], v, stride)
+		w, v = w[r:], v[r*stride:]
+	}
+	blendRowsAVX2(acc, w, v, stride)
 }
 
 func maxf(x []float32) float32 {
-	if useAVX2 {
-		return maxAVX2(x)
+	if !useAVX2 {
+		return maxGeneric(x)
 	}
-	return maxGeneric(x)
+	m := float32(math.Inf(-1))
+	for len(x) > maxCall {
+		c := maxAVX2(x[:maxCall])
+		if c != c {
+			return c
+		}
+		m = max(m, c)
+		x = x[maxCall:]
+	}
+	c := maxAVX2(x)
+	if c != c {
+		return c
+	}
+	return max(m, c)
 }
 
 func expv(dst, x []float32) {
-	if useAVX2 {
-		expAVX2(dst, x)
+	if !useAVX2 {
+		expGeneric(dst, x)
 		return
 	}
-	expGeneric(dst, x)
+	for len(x) > maxCall {
+		expAVX2(dst[:maxCall], x[:maxCall])
+		dst, x = dst[maxCall:], x[maxCall:]
+	}
+	expAVX2(dst, x)
 }
 
 func expSum(dst, x []float32, m float32) float32 {
-	if useAVX2 {
-		return expSumAVX2(dst, x, m)
+	if !useAVX2 {
+		return expSumGeneric(dst, x, m)
 	}
-	return expSumGeneric(dst, x, m)
+	var s float32
+	for len(x) > maxCall {
+		s += expSumAVX2(dst[:maxCall], x[:maxCall], m)
+		dst, x = dst[maxCall:], x[maxCall:]
+	}
+	return s + expSumAVX2(dst, x, m)
 }
 
 func scale(s float32, x []float32) {
-	if useAVX2 {
-		scaleAVX2(s, x)
+	if !useAVX2 {
+		scaleGeneric(s, x)
 		return
 	}
-	scaleGeneric(s, x)
+	for len(x) > maxCall {
+		scaleAVX2(s, x[:maxCall])
+		x = x[maxCall:]
+	}
+	scaleAVX2(s, x)
 }

@@ -318,3 +318,78 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// Large inputs cross the per-call limit of the assembly wrappers (which
+// split long slices so a goroutine is never stuck in one call for long).
+func TestKernelsLarge(t *testing.T) {
+	const n = 3<<16 + 5
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(99)
+		x, y := testutil.Floats(r, n, 2), testutil.Floats(r, n, 2)
+		want, abs := reference.Dot(x, y)
+		if got := Dot(x, y); !testutil.Close(got, want, reference.DotBound(n, abs)) {
+			t.Errorf("Dot: %v, want %v", got, want)
+		}
+		checkSoftmax(t, "large", x)
+
+		x[n-3] = 50
+		if got := maxf(x); got != 50 {
+			t.Errorf("max = %v, want 50 (in the last call)", got)
+		}
+		x[1<<16+7] = float32(math.NaN())
+		if got := maxf(x); got == got {
+			t.Errorf("max with NaN in the second call = %v", got)
+		}
+		x[1<<16+7] = 0
+
+		dst := make([]float32, n)
+		Exp(dst, x)
+		s := expSum(dst, x, 50)
+		var ws float64
+		for i, v := range x {
+			e := reference.Exp(v - 50)
+			ws += e
+			if !testutil.Close(dst[i], e, reference.ULP32(e)) {
+				t.Fatalf("expSum dst[%d] = %v, want %v", i, dst[i], e)
+			}
+		}
+		if !testutil.Close(s, ws, (reference.Gamma(n)+2*reference.U)*ws) {
+			t.Errorf("expSum = %v, want %v", s, ws)
+		}
+		scale(2, dst)
+		y0 := append([]float32(nil), y...)
+		Axpy(-1, x, y)
+		for i := range y {
+			if y[i] != y0[i]-x[i] {
+				t.Fatalf("Axpy y[%d] = %v, want %v", i, y[i], y0[i]-x[i])
+			}
+		}
+
+		// Row kernels: 2500 rows of 64 cross the row budget twice.
+		const rows, d, stride = 2500, 64, 67
+		k := testutil.Floats(r, rows*stride, 1)
+		q := testutil.Floats(r, d, 1)
+		out := make([]float32, rows)
+		scoreRows(out, k, stride, q)
+		for i := range rows {
+			want, abs := reference.Dot(k[i*stride:i*stride+d], q)
+			if !testutil.Close(out[i], want, reference.DotBound(d, abs)) {
+				t.Fatalf("scoreRows row %d = %v, want %v", i, out[i], want)
+			}
+		}
+		w := testutil.Floats(r, rows, 1)
+		acc := make([]float32, d)
+		blendRows(acc, w, k, stride)
+		for j := range d {
+			var want, abs float64
+			for i := range rows {
+				p := float64(w[i]) * float64(k[i*stride+j])
+				want += p
+				abs += math.Abs(p)
+			}
+			if !testutil.Close(acc[j], want, reference.Gamma(rows+1)*abs) {
+				t.Fatalf("blendRows acc[%d] = %v, want %v", j, acc[j], want)
+			}
+		}
+	})
+}
