@@ -112,16 +112,22 @@ func maxf(x []float32) float32 {
 	return max(m, c)
 }
 
+// The exp kernels come in pairs: the fast one stops at the first block
+// holding a large, infinite or NaN input, the special one takes over until
+// the inputs are ordinary again. Both always make progress.
 func expv(dst, x []float32) {
 	if !useAVX2 {
 		expGeneric(dst, x)
 		return
 	}
-	for len(x) > maxCall {
-		expAVX2(dst[:maxCall], x[:maxCall])
-		dst, x = dst[maxCall:], x[maxCall:]
+	for len(x) > 0 {
+		c := min(len(x), maxCall)
+		k := expAVX2(dst[:c], x[:c])
+		if k < c {
+			k += expSpecialAVX2(dst[k:c], x[k:c])
+		}
+		dst, x = dst[k:], x[k:]
 	}
-	expAVX2(dst, x)
 }
 
 func expSum(dst, x []float32, m float32) float32 {
@@ -129,11 +135,18 @@ func expSum(dst, x []float32, m float32) float32 {
 		return expSumGeneric(dst, x, m)
 	}
 	var s float32
-	for len(x) > maxCall {
-		s += expSumAVX2(dst[:maxCall], x[:maxCall], m)
-		dst, x = dst[maxCall:], x[maxCall:]
+	for len(x) > 0 {
+		c := min(len(x), maxCall)
+		part, k := expSumAVX2(dst[:c], x[:c], m)
+		s += part
+		if k < c {
+			part, k2 := expSumSpecialAVX2(dst[k:c], x[k:c], m)
+			s += part
+			k += k2
+		}
+		dst, x = dst[k:], x[k:]
 	}
-	return s + expSumAVX2(dst, x, m)
+	return s
 }
 
 func scale(s float32, x []float32) {

@@ -34,12 +34,22 @@ func maxAVX2(x []float32) float32
 //go:noescape
 func scaleAVX2(s float32, x []float32)
 
-// expAVX2 sets dst[i] = e^x[i] for i < len(x), bit-identical to exp32.
+// expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 87; it returns how many elements it did.
 //
 //go:noescape
-func expAVX2(dst []float32, x []float32)
+func expAVX2(dst []float32, x []float32) int
 
-// expSumAVX2 sets dst[i] = e^(x[i]-m) for i < len(x) and returns their sum.
+// expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector on until a vector expAVX2 can take; it returns how many elements it did.
 //
 //go:noescape
-func expSumAVX2(dst []float32, x []float32, m float32) float32
+func expSpecialAVX2(dst []float32, x []float32) int
+
+// expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 87 and returns the sum of what it wrote and how many elements it did.
+//
+//go:noescape
+func expSumAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
+
+// expSumSpecialAVX2 is expSumAVX2 for any input, from the first vector on until a vector expSumAVX2 can take.
+//
+//go:noescape
+func expSumSpecialAVX2(dst []float32, x []float32, m float32) (sum float32, done int)

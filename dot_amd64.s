@@ -670,274 +670,136 @@ scale_done:
 	VZEROUPPER
 	RET
 
-// func expAVX2(dst []float32, x []float32)
+// func expAVX2(dst []float32, x []float32) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·expAVX2(SB), NOSPLIT, $0-48
-	MOVQ dst_base+0(FP), AX
-	MOVQ x_base+24(FP), CX
-	MOVQ x_len+32(FP), DX
+TEXT ·expAVX2(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    x_base+24(FP), CX
+	MOVQ    x_len+32(FP), DX
+	XORQ    BX, BX
+	VMOVUPS exp_shift<>+0(SB), Y0
+	VMOVUPS exp_invln2<>+0(SB), Y1
+	VMOVUPS exp_ln2hi<>+0(SB), Y2
+	VMOVUPS exp_c6<>+0(SB), Y3
+	VMOVUPS exp_one<>+0(SB), Y4
+	VMOVUPS exp_c5<>+0(SB), Y5
+	VMOVUPS exp_c4<>+0(SB), Y6
+	VMOVUPS exp_c3<>+0(SB), Y7
+	VMOVUPS exp_c2<>+0(SB), Y8
 
-exp_loop16:
-	CMPQ         DX, $0x10
-	JL           exp_loop8
-	VMOVUPS      (CX), Y2
-	VMOVUPS      exp_invln2<>+0(SB), Y1
-	VFMADD213PS  exp_shift<>+0(SB), Y2, Y1
-	VSUBPS       exp_shift<>+0(SB), Y1, Y0
-	VMOVAPS      Y2, Y3
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y0, Y3
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y0, Y3
-	VPSLLD       $0x17, Y1, Y1
-	VPADDD       exp_bias<>+0(SB), Y1, Y1
-	VMOVUPS      exp_c6<>+0(SB), Y2
-	VFMADD213PS  exp_c5<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_c4<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_c3<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_c2<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y2
-	VANDPS       exp_absmask<>+0(SB), Y0, Y0
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y0, Y0
-	VMULPS       Y1, Y2, Y1
-	VMOVAPS      Y0, Y0
-	VMOVUPS      32(CX), Y2
-	VMOVUPS      exp_invln2<>+0(SB), Y3
-	VFMADD213PS  exp_shift<>+0(SB), Y2, Y3
-	VSUBPS       exp_shift<>+0(SB), Y3, Y4
-	VMOVAPS      Y2, Y2
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y2
-	VPSLLD       $0x17, Y3, Y3
-	VPADDD       exp_bias<>+0(SB), Y3, Y3
-	VMOVUPS      exp_c6<>+0(SB), Y5
-	VFMADD213PS  exp_c5<>+0(SB), Y2, Y5
-	VFMADD213PS  exp_c4<>+0(SB), Y2, Y5
-	VFMADD213PS  exp_c3<>+0(SB), Y2, Y5
-	VFMADD213PS  exp_c2<>+0(SB), Y2, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y2, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y2, Y5
-	VANDPS       exp_absmask<>+0(SB), Y4, Y2
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y2, Y2
-	VMULPS       Y3, Y5, Y3
-	VORPS        Y2, Y0, Y0
-	VPTEST       Y0, Y0
-	JZ           exp_b2_ok
-	VMOVUPS      (CX), Y0
-	VMOVUPS      exp_invln2<>+0(SB), Y1
-	VFMADD213PS  exp_shift<>+0(SB), Y0, Y1
-	VSUBPS       exp_shift<>+0(SB), Y1, Y2
-	VMOVAPS      Y0, Y0
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y0
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y0
-	VPSLLD       $0x17, Y1, Y1
-	VPADDD       exp_bias<>+0(SB), Y1, Y3
-	VMOVUPS      exp_c6<>+0(SB), Y4
-	VFMADD213PS  exp_c5<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_c4<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_c3<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_c2<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y4
-	VANDPS       exp_absmask<>+0(SB), Y2, Y0
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y0, Y0
-	VMULPS       Y3, Y4, Y3
-	VXORPS       Y5, Y5, Y5
-	VCMPPS       $0x12, Y5, Y2, Y5
-	VANDPS       exp_specialoffset<>+0(SB), Y5, Y5
-	VPADDD       exp_specialbias<>+0(SB), Y5, Y6
-	VPSUBD       Y5, Y1, Y1
-	VMULPS       Y6, Y4, Y4
-	VMULPS       Y1, Y4, Y4
-	VMULPS       Y6, Y6, Y1
-	VANDPS       exp_absmask<>+0(SB), Y2, Y2
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y2, Y2
-	VBLENDVPS    Y2, Y1, Y4, Y4
-	VBLENDVPS    Y0, Y4, Y3, Y3
-	VMOVAPS      Y3, Y1
-	VMOVUPS      32(CX), Y0
-	VMOVUPS      exp_invln2<>+0(SB), Y2
-	VFMADD213PS  exp_shift<>+0(SB), Y0, Y2
-	VSUBPS       exp_shift<>+0(SB), Y2, Y3
-	VMOVAPS      Y0, Y0
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y0
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y0
-	VPSLLD       $0x17, Y2, Y2
-	VPADDD       exp_bias<>+0(SB), Y2, Y4
-	VMOVUPS      exp_c6<>+0(SB), Y5
-	VFMADD213PS  exp_c5<>+0(SB), Y0, Y5
-	VFMADD213PS  exp_c4<>+0(SB), Y0, Y5
-	VFMADD213PS  exp_c3<>+0(SB), Y0, Y5
-	VFMADD213PS  exp_c2<>+0(SB), Y0, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y5
-	VANDPS       exp_absmask<>+0(SB), Y3, Y0
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y0, Y0
-	VMULPS       Y4, Y5, Y4
-	VXORPS       Y6, Y6, Y6
-	VCMPPS       $0x12, Y6, Y3, Y6
-	VANDPS       exp_specialoffset<>+0(SB), Y6, Y6
-	VPADDD       exp_specialbias<>+0(SB), Y6, Y7
-	VPSUBD       Y6, Y2, Y2
-	VMULPS       Y7, Y5, Y5
-	VMULPS       Y2, Y5, Y5
-	VMULPS       Y7, Y7, Y2
-	VANDPS       exp_absmask<>+0(SB), Y3, Y3
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y3, Y3
-	VBLENDVPS    Y3, Y2, Y5, Y5
-	VBLENDVPS    Y0, Y5, Y4, Y4
-	VMOVAPS      Y4, Y3
+expAVX2_loop:
+	MOVQ         DX, SI
+	SUBQ         BX, SI
+	CMPQ         SI, $0x10
+	JL           expAVX2_single
+	VMOVUPS      (CX), Y9
+	VMOVUPS      32(CX), Y10
+	VPAND        exp_absmask<>+0(SB), Y9, Y11
+	VPAND        exp_absmask<>+0(SB), Y10, Y12
+	VPMAXUD      Y12, Y11, Y11
+	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
+	VPTEST       Y11, Y11
+	JNZ          expAVX2_ret
+	VMOVAPS      Y0, Y11
+	VFMADD231PS  Y1, Y9, Y11
+	VMOVAPS      Y0, Y12
+	VFMADD231PS  Y1, Y10, Y12
+	VSUBPS       Y0, Y11, Y13
+	VSUBPS       Y0, Y12, Y14
+	VFNMADD231PS Y2, Y13, Y9
+	VFNMADD231PS Y2, Y14, Y10
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
+	VPSLLD       $0x17, Y11, Y11
+	VPADDD       exp_bias<>+0(SB), Y11, Y11
+	VPSLLD       $0x17, Y12, Y12
+	VPADDD       exp_bias<>+0(SB), Y12, Y12
+	VMOVAPS      Y3, Y13
+	VMOVAPS      Y3, Y14
+	VFMADD213PS  Y5, Y9, Y13
+	VFMADD213PS  Y5, Y10, Y14
+	VFMADD213PS  Y6, Y9, Y13
+	VFMADD213PS  Y6, Y10, Y14
+	VFMADD213PS  Y7, Y9, Y13
+	VFMADD213PS  Y7, Y10, Y14
+	VFMADD213PS  Y8, Y9, Y13
+	VFMADD213PS  Y8, Y10, Y14
+	VFMADD213PS  Y4, Y9, Y13
+	VFMADD213PS  Y4, Y10, Y14
+	VFMADD213PS  Y4, Y9, Y13
+	VFMADD213PS  Y4, Y10, Y14
+	VMULPS       Y11, Y13, Y13
+	VMULPS       Y12, Y14, Y14
+	VMOVUPS      Y13, (AX)
+	VMOVUPS      Y14, 32(AX)
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x10, BX
+	JMP          expAVX2_loop
 
-exp_b2_ok:
-	VMOVUPS Y1, (AX)
-	VMOVUPS Y3, 32(AX)
-	ADDQ    $0x40, CX
-	ADDQ    $0x40, AX
-	SUBQ    $0x10, DX
-	JMP     exp_loop16
+expAVX2_single:
+	CMPQ         SI, $0x08
+	JL           expAVX2_tail
+	VMOVUPS      (CX), Y9
+	VPAND        exp_absmask<>+0(SB), Y9, Y10
+	VPCMPGTD     exp_fastbound<>+0(SB), Y10, Y10
+	VPTEST       Y10, Y10
+	JNZ          expAVX2_ret
+	VMOVAPS      Y0, Y10
+	VFMADD231PS  Y1, Y9, Y10
+	VSUBPS       Y0, Y10, Y11
+	VFNMADD231PS Y2, Y11, Y9
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y9
+	VPSLLD       $0x17, Y10, Y10
+	VPADDD       exp_bias<>+0(SB), Y10, Y10
+	VMOVAPS      Y3, Y11
+	VFMADD213PS  Y5, Y9, Y11
+	VFMADD213PS  Y6, Y9, Y11
+	VFMADD213PS  Y7, Y9, Y11
+	VFMADD213PS  Y8, Y9, Y11
+	VFMADD213PS  Y4, Y9, Y11
+	VFMADD213PS  Y4, Y9, Y11
+	VMULPS       Y10, Y11, Y11
+	VMOVUPS      Y11, (AX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, AX
+	ADDQ         $0x08, BX
+	SUBQ         $0x08, SI
 
-exp_loop8:
-	CMPQ         DX, $0x08
-	JL           exp_tail
-	VMOVUPS      (CX), Y2
-	VMOVUPS      exp_invln2<>+0(SB), Y1
-	VFMADD213PS  exp_shift<>+0(SB), Y2, Y1
-	VSUBPS       exp_shift<>+0(SB), Y1, Y0
-	VMOVAPS      Y2, Y3
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y0, Y3
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y0, Y3
-	VPSLLD       $0x17, Y1, Y1
-	VPADDD       exp_bias<>+0(SB), Y1, Y1
-	VMOVUPS      exp_c6<>+0(SB), Y2
-	VFMADD213PS  exp_c5<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_c4<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_c3<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_c2<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y2
-	VANDPS       exp_absmask<>+0(SB), Y0, Y0
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y0, Y0
-	VMULPS       Y1, Y2, Y1
-	VMOVAPS      Y0, Y0
-	VPTEST       Y0, Y0
-	JZ           exp_b1_ok
-	VMOVUPS      (CX), Y0
-	VMOVUPS      exp_invln2<>+0(SB), Y1
-	VFMADD213PS  exp_shift<>+0(SB), Y0, Y1
-	VSUBPS       exp_shift<>+0(SB), Y1, Y2
-	VMOVAPS      Y0, Y0
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y0
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y0
-	VPSLLD       $0x17, Y1, Y1
-	VPADDD       exp_bias<>+0(SB), Y1, Y3
-	VMOVUPS      exp_c6<>+0(SB), Y4
-	VFMADD213PS  exp_c5<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_c4<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_c3<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_c2<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y4
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y4
-	VANDPS       exp_absmask<>+0(SB), Y2, Y0
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y0, Y0
-	VMULPS       Y3, Y4, Y3
-	VXORPS       Y5, Y5, Y5
-	VCMPPS       $0x12, Y5, Y2, Y5
-	VANDPS       exp_specialoffset<>+0(SB), Y5, Y5
-	VPADDD       exp_specialbias<>+0(SB), Y5, Y6
-	VPSUBD       Y5, Y1, Y1
-	VMULPS       Y6, Y4, Y4
-	VMULPS       Y1, Y4, Y4
-	VMULPS       Y6, Y6, Y1
-	VANDPS       exp_absmask<>+0(SB), Y2, Y2
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y2, Y2
-	VBLENDVPS    Y2, Y1, Y4, Y4
-	VBLENDVPS    Y0, Y4, Y3, Y3
-	VMOVAPS      Y3, Y1
+expAVX2_tail:
+	TESTQ        SI, SI
+	JZ           expAVX2_ret
+	LEAQ         masktable<>+0(SB), DI
+	MOVQ         $0x00000008, R8
+	SUBQ         SI, R8
+	VMOVDQU      (DI)(R8*4), Y9
+	VMASKMOVPS   (CX), Y9, Y10
+	VPAND        exp_absmask<>+0(SB), Y10, Y11
+	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
+	VPTEST       Y11, Y11
+	JNZ          expAVX2_ret
+	VMOVAPS      Y0, Y11
+	VFMADD231PS  Y1, Y10, Y11
+	VSUBPS       Y0, Y11, Y0
+	VFNMADD231PS Y2, Y0, Y10
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y0, Y10
+	VPSLLD       $0x17, Y11, Y11
+	VPADDD       exp_bias<>+0(SB), Y11, Y11
+	VMOVAPS      Y3, Y0
+	VFMADD213PS  Y5, Y10, Y0
+	VFMADD213PS  Y6, Y10, Y0
+	VFMADD213PS  Y7, Y10, Y0
+	VFMADD213PS  Y8, Y10, Y0
+	VFMADD213PS  Y4, Y10, Y0
+	VFMADD213PS  Y4, Y10, Y0
+	VMULPS       Y11, Y0, Y0
+	VMASKMOVPS   Y0, Y9, (AX)
+	MOVQ         DX, BX
 
-exp_b1_ok:
-	VMOVUPS Y1, (AX)
-	ADDQ    $0x20, CX
-	ADDQ    $0x20, AX
-	SUBQ    $0x08, DX
-	JMP     exp_loop8
-
-exp_tail:
-	TESTQ        DX, DX
-	JZ           exp_done
-	LEAQ         masktable<>+0(SB), BX
-	MOVQ         $0x00000008, SI
-	SUBQ         DX, SI
-	VMOVDQU      (BX)(SI*4), Y0
-	VMASKMOVPS   (CX), Y0, Y3
-	VMOVUPS      exp_invln2<>+0(SB), Y2
-	VFMADD213PS  exp_shift<>+0(SB), Y3, Y2
-	VSUBPS       exp_shift<>+0(SB), Y2, Y1
-	VMOVAPS      Y3, Y4
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y1, Y4
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y1, Y4
-	VPSLLD       $0x17, Y2, Y2
-	VPADDD       exp_bias<>+0(SB), Y2, Y2
-	VMOVUPS      exp_c6<>+0(SB), Y3
-	VFMADD213PS  exp_c5<>+0(SB), Y4, Y3
-	VFMADD213PS  exp_c4<>+0(SB), Y4, Y3
-	VFMADD213PS  exp_c3<>+0(SB), Y4, Y3
-	VFMADD213PS  exp_c2<>+0(SB), Y4, Y3
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y3
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y3
-	VANDPS       exp_absmask<>+0(SB), Y1, Y1
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y1, Y1
-	VMULPS       Y2, Y3, Y2
-	VMOVAPS      Y1, Y1
-	VPTEST       Y1, Y1
-	JZ           exp_bt_ok
-	VMASKMOVPS   (CX), Y0, Y1
-	VMOVUPS      exp_invln2<>+0(SB), Y2
-	VFMADD213PS  exp_shift<>+0(SB), Y1, Y2
-	VSUBPS       exp_shift<>+0(SB), Y2, Y3
-	VMOVAPS      Y1, Y1
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y1
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y1
-	VPSLLD       $0x17, Y2, Y2
-	VPADDD       exp_bias<>+0(SB), Y2, Y4
-	VMOVUPS      exp_c6<>+0(SB), Y5
-	VFMADD213PS  exp_c5<>+0(SB), Y1, Y5
-	VFMADD213PS  exp_c4<>+0(SB), Y1, Y5
-	VFMADD213PS  exp_c3<>+0(SB), Y1, Y5
-	VFMADD213PS  exp_c2<>+0(SB), Y1, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y1, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y1, Y5
-	VANDPS       exp_absmask<>+0(SB), Y3, Y1
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y1, Y1
-	VMULPS       Y4, Y5, Y4
-	VXORPS       Y6, Y6, Y6
-	VCMPPS       $0x12, Y6, Y3, Y6
-	VANDPS       exp_specialoffset<>+0(SB), Y6, Y6
-	VPADDD       exp_specialbias<>+0(SB), Y6, Y7
-	VPSUBD       Y6, Y2, Y2
-	VMULPS       Y7, Y5, Y5
-	VMULPS       Y2, Y5, Y5
-	VMULPS       Y7, Y7, Y2
-	VANDPS       exp_absmask<>+0(SB), Y3, Y3
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y3, Y3
-	VBLENDVPS    Y3, Y2, Y5, Y5
-	VBLENDVPS    Y1, Y5, Y4, Y4
-	VMOVAPS      Y4, Y2
-
-exp_bt_ok:
-	VMASKMOVPS Y2, Y0, (AX)
-
-exp_done:
+expAVX2_ret:
+	MOVQ BX, ret+48(FP)
 	VZEROUPPER
 	RET
-
-DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+8(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+12(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+16(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+20(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+24(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+28(SB)/4, $0x3fb8aa3b
-GLOBL exp_invln2<>(SB), RODATA|NOPTR, $32
 
 DATA exp_shift<>+0(SB)/4, $0x4b400000
 DATA exp_shift<>+4(SB)/4, $0x4b400000
@@ -948,6 +810,16 @@ DATA exp_shift<>+20(SB)/4, $0x4b400000
 DATA exp_shift<>+24(SB)/4, $0x4b400000
 DATA exp_shift<>+28(SB)/4, $0x4b400000
 GLOBL exp_shift<>(SB), RODATA|NOPTR, $32
+
+DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+8(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+12(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+16(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+20(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+24(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+28(SB)/4, $0x3fb8aa3b
+GLOBL exp_invln2<>(SB), RODATA|NOPTR, $32
 
 DATA exp_ln2hi<>+0(SB)/4, $0x3f317200
 DATA exp_ln2hi<>+4(SB)/4, $0x3f317200
@@ -989,6 +861,26 @@ DATA exp_c6<>+24(SB)/4, $0x3ab53000
 DATA exp_c6<>+28(SB)/4, $0x3ab53000
 GLOBL exp_c6<>(SB), RODATA|NOPTR, $32
 
+DATA exp_absmask<>+0(SB)/4, $0x7fffffff
+DATA exp_absmask<>+4(SB)/4, $0x7fffffff
+DATA exp_absmask<>+8(SB)/4, $0x7fffffff
+DATA exp_absmask<>+12(SB)/4, $0x7fffffff
+DATA exp_absmask<>+16(SB)/4, $0x7fffffff
+DATA exp_absmask<>+20(SB)/4, $0x7fffffff
+DATA exp_absmask<>+24(SB)/4, $0x7fffffff
+DATA exp_absmask<>+28(SB)/4, $0x7fffffff
+GLOBL exp_absmask<>(SB), RODATA|NOPTR, $32
+
+DATA exp_one<>+0(SB)/4, $0x3f800000
+DATA exp_one<>+4(SB)/4, $0x3f800000
+DATA exp_one<>+8(SB)/4, $0x3f800000
+DATA exp_one<>+12(SB)/4, $0x3f800000
+DATA exp_one<>+16(SB)/4, $0x3f800000
+DATA exp_one<>+20(SB)/4, $0x3f800000
+DATA exp_one<>+24(SB)/4, $0x3f800000
+DATA exp_one<>+28(SB)/4, $0x3f800000
+GLOBL exp_one<>(SB), RODATA|NOPTR, $32
+
 DATA exp_c5<>+0(SB)/4, $0x3c0938c7
 DATA exp_c5<>+4(SB)/4, $0x3c0938c7
 DATA exp_c5<>+8(SB)/4, $0x3c0938c7
@@ -1029,35 +921,127 @@ DATA exp_c2<>+24(SB)/4, $0x3efffffa
 DATA exp_c2<>+28(SB)/4, $0x3efffffa
 GLOBL exp_c2<>(SB), RODATA|NOPTR, $32
 
-DATA exp_one<>+0(SB)/4, $0x3f800000
-DATA exp_one<>+4(SB)/4, $0x3f800000
-DATA exp_one<>+8(SB)/4, $0x3f800000
-DATA exp_one<>+12(SB)/4, $0x3f800000
-DATA exp_one<>+16(SB)/4, $0x3f800000
-DATA exp_one<>+20(SB)/4, $0x3f800000
-DATA exp_one<>+24(SB)/4, $0x3f800000
-DATA exp_one<>+28(SB)/4, $0x3f800000
-GLOBL exp_one<>(SB), RODATA|NOPTR, $32
+DATA exp_fastbound<>+0(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+4(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+8(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+12(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+16(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+20(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+24(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+28(SB)/4, $0x42ae0000
+GLOBL exp_fastbound<>(SB), RODATA|NOPTR, $32
 
-DATA exp_absmask<>+0(SB)/4, $0x7fffffff
-DATA exp_absmask<>+4(SB)/4, $0x7fffffff
-DATA exp_absmask<>+8(SB)/4, $0x7fffffff
-DATA exp_absmask<>+12(SB)/4, $0x7fffffff
-DATA exp_absmask<>+16(SB)/4, $0x7fffffff
-DATA exp_absmask<>+20(SB)/4, $0x7fffffff
-DATA exp_absmask<>+24(SB)/4, $0x7fffffff
-DATA exp_absmask<>+28(SB)/4, $0x7fffffff
-GLOBL exp_absmask<>(SB), RODATA|NOPTR, $32
+// func expSpecialAVX2(dst []float32, x []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·expSpecialAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ x_len+32(FP), DX
+	XORQ BX, BX
 
-DATA exp_specialn<>+0(SB)/4, $0x42fc0000
-DATA exp_specialn<>+4(SB)/4, $0x42fc0000
-DATA exp_specialn<>+8(SB)/4, $0x42fc0000
-DATA exp_specialn<>+12(SB)/4, $0x42fc0000
-DATA exp_specialn<>+16(SB)/4, $0x42fc0000
-DATA exp_specialn<>+20(SB)/4, $0x42fc0000
-DATA exp_specialn<>+24(SB)/4, $0x42fc0000
-DATA exp_specialn<>+28(SB)/4, $0x42fc0000
-GLOBL exp_specialn<>(SB), RODATA|NOPTR, $32
+expSpecialAVX2_loop:
+	MOVQ     DX, SI
+	SUBQ     BX, SI
+	CMPQ     SI, $0x08
+	JL       expSpecialAVX2_single
+	VMOVUPS  (CX), Y0
+	TESTQ    BX, BX
+	JZ       expSpecialAVX2_u_go
+	VPAND    exp_absmask<>+0(SB), Y0, Y1
+	VPCMPGTD exp_fastbound<>+0(SB), Y1, Y1
+	VPTEST   Y1, Y1
+	JZ       expSpecialAVX2_ret
+
+expSpecialAVX2_u_go:
+	VMOVUPS      exp_shift<>+0(SB), Y1
+	VFMADD231PS  exp_invln2<>+0(SB), Y0, Y1
+	VSUBPS       exp_shift<>+0(SB), Y1, Y2
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y0
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y0
+	VPSLLD       $0x17, Y1, Y1
+	VMOVAPS      Y1, Y3
+	VPADDD       exp_bias<>+0(SB), Y1, Y1
+	VMOVUPS      exp_c6<>+0(SB), Y4
+	VFMADD213PS  exp_c5<>+0(SB), Y0, Y4
+	VFMADD213PS  exp_c4<>+0(SB), Y0, Y4
+	VFMADD213PS  exp_c3<>+0(SB), Y0, Y4
+	VFMADD213PS  exp_c2<>+0(SB), Y0, Y4
+	VFMADD213PS  exp_one<>+0(SB), Y0, Y4
+	VFMADD213PS  exp_one<>+0(SB), Y0, Y4
+	VMULPS       Y1, Y4, Y1
+	VMOVAPS      Y4, Y0
+	VXORPS       Y4, Y4, Y4
+	VCMPPS       $0x12, Y4, Y2, Y4
+	VANDPS       exp_specialoffset<>+0(SB), Y4, Y4
+	VPADDD       exp_specialbias<>+0(SB), Y4, Y5
+	VPSUBD       Y4, Y3, Y3
+	VMULPS       Y5, Y0, Y0
+	VMULPS       Y3, Y0, Y0
+	VMULPS       Y5, Y5, Y5
+	VANDPS       exp_absmask<>+0(SB), Y2, Y2
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y2, Y3
+	VBLENDVPS    Y3, Y5, Y0, Y0
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y2, Y2
+	VBLENDVPS    Y2, Y0, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x08, BX
+	JMP          expSpecialAVX2_loop
+
+expSpecialAVX2_single:
+	TESTQ      SI, SI
+	JZ         expSpecialAVX2_ret
+	LEAQ       masktable<>+0(SB), DI
+	MOVQ       $0x00000008, R8
+	SUBQ       SI, R8
+	VMOVDQU    (DI)(R8*4), Y0
+	VMASKMOVPS (CX), Y0, Y1
+	TESTQ      BX, BX
+	JZ         expSpecialAVX2_t_go
+	VPAND      exp_absmask<>+0(SB), Y1, Y2
+	VPCMPGTD   exp_fastbound<>+0(SB), Y2, Y2
+	VPTEST     Y2, Y2
+	JZ         expSpecialAVX2_ret
+
+expSpecialAVX2_t_go:
+	VMOVUPS      exp_shift<>+0(SB), Y2
+	VFMADD231PS  exp_invln2<>+0(SB), Y1, Y2
+	VSUBPS       exp_shift<>+0(SB), Y2, Y3
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y1
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y1
+	VPSLLD       $0x17, Y2, Y2
+	VMOVAPS      Y2, Y4
+	VPADDD       exp_bias<>+0(SB), Y2, Y2
+	VMOVUPS      exp_c6<>+0(SB), Y5
+	VFMADD213PS  exp_c5<>+0(SB), Y1, Y5
+	VFMADD213PS  exp_c4<>+0(SB), Y1, Y5
+	VFMADD213PS  exp_c3<>+0(SB), Y1, Y5
+	VFMADD213PS  exp_c2<>+0(SB), Y1, Y5
+	VFMADD213PS  exp_one<>+0(SB), Y1, Y5
+	VFMADD213PS  exp_one<>+0(SB), Y1, Y5
+	VMULPS       Y2, Y5, Y2
+	VMOVAPS      Y5, Y1
+	VXORPS       Y5, Y5, Y5
+	VCMPPS       $0x12, Y5, Y3, Y5
+	VANDPS       exp_specialoffset<>+0(SB), Y5, Y5
+	VPADDD       exp_specialbias<>+0(SB), Y5, Y6
+	VPSUBD       Y5, Y4, Y4
+	VMULPS       Y6, Y1, Y1
+	VMULPS       Y4, Y1, Y1
+	VMULPS       Y6, Y6, Y6
+	VANDPS       exp_absmask<>+0(SB), Y3, Y3
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y3, Y4
+	VBLENDVPS    Y4, Y6, Y1, Y1
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y3, Y3
+	VBLENDVPS    Y3, Y1, Y2, Y2
+	VMASKMOVPS   Y2, Y0, (AX)
+	MOVQ         DX, BX
+
+expSpecialAVX2_ret:
+	MOVQ BX, ret+48(FP)
+	VZEROUPPER
+	RET
 
 DATA exp_specialoffset<>+0(SB)/4, $0x83000000
 DATA exp_specialoffset<>+4(SB)/4, $0x83000000
@@ -1089,283 +1073,283 @@ DATA exp_saturaten<>+24(SB)/4, $0x43400000
 DATA exp_saturaten<>+28(SB)/4, $0x43400000
 GLOBL exp_saturaten<>(SB), RODATA|NOPTR, $32
 
-// func expSumAVX2(dst []float32, x []float32, m float32) float32
+DATA exp_specialn<>+0(SB)/4, $0x42fc0000
+DATA exp_specialn<>+4(SB)/4, $0x42fc0000
+DATA exp_specialn<>+8(SB)/4, $0x42fc0000
+DATA exp_specialn<>+12(SB)/4, $0x42fc0000
+DATA exp_specialn<>+16(SB)/4, $0x42fc0000
+DATA exp_specialn<>+20(SB)/4, $0x42fc0000
+DATA exp_specialn<>+24(SB)/4, $0x42fc0000
+DATA exp_specialn<>+28(SB)/4, $0x42fc0000
+GLOBL exp_specialn<>(SB), RODATA|NOPTR, $32
+
+// func expSumAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
 // Requires: AVX, AVX2, FMA3, SSE
-TEXT ·expSumAVX2(SB), NOSPLIT, $0-60
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         x_base+24(FP), CX
 	MOVQ         x_len+32(FP), DX
+	XORQ         BX, BX
 	VBROADCASTSS m+48(FP), Y0
 	VXORPS       Y1, Y1, Y1
-	VXORPS       Y2, Y2, Y2
+	VMOVUPS      exp_shift<>+0(SB), Y2
+	VMOVUPS      exp_invln2<>+0(SB), Y3
+	VMOVUPS      exp_one<>+0(SB), Y4
+	VMOVUPS      exp_c5<>+0(SB), Y5
+	VMOVUPS      exp_c4<>+0(SB), Y6
+	VMOVUPS      exp_c3<>+0(SB), Y7
+	VMOVUPS      exp_c2<>+0(SB), Y8
 
-expsum_loop16:
-	CMPQ         DX, $0x10
-	JL           expsum_loop8
-	VMOVUPS      (CX), Y5
-	VSUBPS       Y0, Y5, Y5
-	VMOVUPS      exp_invln2<>+0(SB), Y4
-	VFMADD213PS  exp_shift<>+0(SB), Y5, Y4
-	VSUBPS       exp_shift<>+0(SB), Y4, Y3
-	VMOVAPS      Y5, Y6
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y6
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y6
-	VPSLLD       $0x17, Y4, Y4
-	VPADDD       exp_bias<>+0(SB), Y4, Y4
-	VMOVUPS      exp_c6<>+0(SB), Y5
-	VFMADD213PS  exp_c5<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_c4<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_c3<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_c2<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y6, Y5
-	VANDPS       exp_absmask<>+0(SB), Y3, Y3
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y3, Y3
-	VMULPS       Y4, Y5, Y4
-	VMOVAPS      Y3, Y3
-	VMOVUPS      32(CX), Y5
-	VSUBPS       Y0, Y5, Y5
-	VMOVUPS      exp_invln2<>+0(SB), Y6
-	VFMADD213PS  exp_shift<>+0(SB), Y5, Y6
-	VSUBPS       exp_shift<>+0(SB), Y6, Y7
-	VMOVAPS      Y5, Y5
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y7, Y5
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y7, Y5
-	VPSLLD       $0x17, Y6, Y6
-	VPADDD       exp_bias<>+0(SB), Y6, Y6
-	VMOVUPS      exp_c6<>+0(SB), Y8
-	VFMADD213PS  exp_c5<>+0(SB), Y5, Y8
-	VFMADD213PS  exp_c4<>+0(SB), Y5, Y8
-	VFMADD213PS  exp_c3<>+0(SB), Y5, Y8
-	VFMADD213PS  exp_c2<>+0(SB), Y5, Y8
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y8
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y8
-	VANDPS       exp_absmask<>+0(SB), Y7, Y5
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y5, Y5
-	VMULPS       Y6, Y8, Y6
-	VORPS        Y5, Y3, Y3
-	VPTEST       Y3, Y3
-	JZ           expsum_b2_ok
-	VMOVUPS      (CX), Y3
-	VSUBPS       Y0, Y3, Y3
-	VMOVUPS      exp_invln2<>+0(SB), Y4
-	VFMADD213PS  exp_shift<>+0(SB), Y3, Y4
-	VSUBPS       exp_shift<>+0(SB), Y4, Y5
-	VMOVAPS      Y3, Y3
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y5, Y3
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y5, Y3
-	VPSLLD       $0x17, Y4, Y4
-	VPADDD       exp_bias<>+0(SB), Y4, Y6
-	VMOVUPS      exp_c6<>+0(SB), Y7
-	VFMADD213PS  exp_c5<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_c4<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_c3<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_c2<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y7
-	VANDPS       exp_absmask<>+0(SB), Y5, Y3
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y3, Y3
-	VMULPS       Y6, Y7, Y6
-	VXORPS       Y8, Y8, Y8
-	VCMPPS       $0x12, Y8, Y5, Y8
-	VANDPS       exp_specialoffset<>+0(SB), Y8, Y8
-	VPADDD       exp_specialbias<>+0(SB), Y8, Y9
-	VPSUBD       Y8, Y4, Y4
-	VMULPS       Y9, Y7, Y7
-	VMULPS       Y4, Y7, Y7
-	VMULPS       Y9, Y9, Y4
-	VANDPS       exp_absmask<>+0(SB), Y5, Y5
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y5, Y5
-	VBLENDVPS    Y5, Y4, Y7, Y7
-	VBLENDVPS    Y3, Y7, Y6, Y6
-	VMOVAPS      Y6, Y4
-	VMOVUPS      32(CX), Y3
-	VSUBPS       Y0, Y3, Y3
-	VMOVUPS      exp_invln2<>+0(SB), Y5
-	VFMADD213PS  exp_shift<>+0(SB), Y3, Y5
-	VSUBPS       exp_shift<>+0(SB), Y5, Y6
-	VMOVAPS      Y3, Y3
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y3
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y3
-	VPSLLD       $0x17, Y5, Y5
-	VPADDD       exp_bias<>+0(SB), Y5, Y7
-	VMOVUPS      exp_c6<>+0(SB), Y8
-	VFMADD213PS  exp_c5<>+0(SB), Y3, Y8
-	VFMADD213PS  exp_c4<>+0(SB), Y3, Y8
-	VFMADD213PS  exp_c3<>+0(SB), Y3, Y8
-	VFMADD213PS  exp_c2<>+0(SB), Y3, Y8
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y8
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y8
-	VANDPS       exp_absmask<>+0(SB), Y6, Y3
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y3, Y3
-	VMULPS       Y7, Y8, Y7
-	VXORPS       Y9, Y9, Y9
-	VCMPPS       $0x12, Y9, Y6, Y9
-	VANDPS       exp_specialoffset<>+0(SB), Y9, Y9
-	VPADDD       exp_specialbias<>+0(SB), Y9, Y10
-	VPSUBD       Y9, Y5, Y5
-	VMULPS       Y10, Y8, Y8
-	VMULPS       Y5, Y8, Y8
-	VMULPS       Y10, Y10, Y5
-	VANDPS       exp_absmask<>+0(SB), Y6, Y6
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y6, Y6
-	VBLENDVPS    Y6, Y5, Y8, Y8
-	VBLENDVPS    Y3, Y8, Y7, Y7
-	VMOVAPS      Y7, Y6
+expSumAVX2_loop:
+	MOVQ         DX, SI
+	SUBQ         BX, SI
+	CMPQ         SI, $0x10
+	JL           expSumAVX2_single
+	VMOVUPS      (CX), Y9
+	VSUBPS       Y0, Y9, Y9
+	VMOVUPS      32(CX), Y10
+	VSUBPS       Y0, Y10, Y10
+	VPAND        exp_absmask<>+0(SB), Y9, Y11
+	VPAND        exp_absmask<>+0(SB), Y10, Y12
+	VPMAXUD      Y12, Y11, Y11
+	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
+	VPTEST       Y11, Y11
+	JNZ          expSumAVX2_ret
+	VMOVAPS      Y2, Y11
+	VFMADD231PS  Y3, Y9, Y11
+	VMOVAPS      Y2, Y12
+	VFMADD231PS  Y3, Y10, Y12
+	VSUBPS       Y2, Y11, Y13
+	VSUBPS       Y2, Y12, Y14
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y9
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y10
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
+	VPSLLD       $0x17, Y11, Y11
+	VPADDD       exp_bias<>+0(SB), Y11, Y11
+	VPSLLD       $0x17, Y12, Y12
+	VPADDD       exp_bias<>+0(SB), Y12, Y12
+	VMOVUPS      exp_c6<>+0(SB), Y13
+	VMOVUPS      exp_c6<>+0(SB), Y14
+	VFMADD213PS  Y5, Y9, Y13
+	VFMADD213PS  Y5, Y10, Y14
+	VFMADD213PS  Y6, Y9, Y13
+	VFMADD213PS  Y6, Y10, Y14
+	VFMADD213PS  Y7, Y9, Y13
+	VFMADD213PS  Y7, Y10, Y14
+	VFMADD213PS  Y8, Y9, Y13
+	VFMADD213PS  Y8, Y10, Y14
+	VFMADD213PS  Y4, Y9, Y13
+	VFMADD213PS  Y4, Y10, Y14
+	VFMADD213PS  Y4, Y9, Y13
+	VFMADD213PS  Y4, Y10, Y14
+	VMULPS       Y11, Y13, Y13
+	VMULPS       Y12, Y14, Y14
+	VMOVUPS      Y13, (AX)
+	VADDPS       Y13, Y1, Y1
+	VMOVUPS      Y14, 32(AX)
+	VADDPS       Y14, Y1, Y1
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x10, BX
+	JMP          expSumAVX2_loop
 
-expsum_b2_ok:
-	VMOVUPS Y4, (AX)
-	VMOVUPS Y6, 32(AX)
-	VADDPS  Y4, Y1, Y1
-	VADDPS  Y6, Y2, Y2
-	ADDQ    $0x40, CX
-	ADDQ    $0x40, AX
-	SUBQ    $0x10, DX
-	JMP     expsum_loop16
+expSumAVX2_single:
+	CMPQ         SI, $0x08
+	JL           expSumAVX2_tail
+	VMOVUPS      (CX), Y9
+	VSUBPS       Y0, Y9, Y9
+	VPAND        exp_absmask<>+0(SB), Y9, Y10
+	VPCMPGTD     exp_fastbound<>+0(SB), Y10, Y10
+	VPTEST       Y10, Y10
+	JNZ          expSumAVX2_ret
+	VMOVAPS      Y2, Y10
+	VFMADD231PS  Y3, Y9, Y10
+	VSUBPS       Y2, Y10, Y11
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y11, Y9
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y9
+	VPSLLD       $0x17, Y10, Y10
+	VPADDD       exp_bias<>+0(SB), Y10, Y10
+	VMOVUPS      exp_c6<>+0(SB), Y11
+	VFMADD213PS  Y5, Y9, Y11
+	VFMADD213PS  Y6, Y9, Y11
+	VFMADD213PS  Y7, Y9, Y11
+	VFMADD213PS  Y8, Y9, Y11
+	VFMADD213PS  Y4, Y9, Y11
+	VFMADD213PS  Y4, Y9, Y11
+	VMULPS       Y10, Y11, Y11
+	VMOVUPS      Y11, (AX)
+	VADDPS       Y11, Y1, Y1
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, AX
+	ADDQ         $0x08, BX
+	SUBQ         $0x08, SI
 
-expsum_loop8:
-	CMPQ         DX, $0x08
-	JL           expsum_tail
-	VMOVUPS      (CX), Y5
-	VSUBPS       Y0, Y5, Y5
-	VMOVUPS      exp_invln2<>+0(SB), Y4
-	VFMADD213PS  exp_shift<>+0(SB), Y5, Y4
-	VSUBPS       exp_shift<>+0(SB), Y4, Y3
-	VMOVAPS      Y5, Y6
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y6
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y6
-	VPSLLD       $0x17, Y4, Y4
-	VPADDD       exp_bias<>+0(SB), Y4, Y4
-	VMOVUPS      exp_c6<>+0(SB), Y5
-	VFMADD213PS  exp_c5<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_c4<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_c3<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_c2<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y6, Y5
-	VFMADD213PS  exp_one<>+0(SB), Y6, Y5
-	VANDPS       exp_absmask<>+0(SB), Y3, Y3
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y3, Y3
-	VMULPS       Y4, Y5, Y4
-	VMOVAPS      Y3, Y3
-	VPTEST       Y3, Y3
-	JZ           expsum_b1_ok
-	VMOVUPS      (CX), Y3
-	VSUBPS       Y0, Y3, Y3
-	VMOVUPS      exp_invln2<>+0(SB), Y4
-	VFMADD213PS  exp_shift<>+0(SB), Y3, Y4
-	VSUBPS       exp_shift<>+0(SB), Y4, Y5
-	VMOVAPS      Y3, Y3
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y5, Y3
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y5, Y3
-	VPSLLD       $0x17, Y4, Y4
-	VPADDD       exp_bias<>+0(SB), Y4, Y6
-	VMOVUPS      exp_c6<>+0(SB), Y7
-	VFMADD213PS  exp_c5<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_c4<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_c3<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_c2<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y7
-	VANDPS       exp_absmask<>+0(SB), Y5, Y3
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y3, Y3
-	VMULPS       Y6, Y7, Y6
-	VXORPS       Y8, Y8, Y8
-	VCMPPS       $0x12, Y8, Y5, Y8
-	VANDPS       exp_specialoffset<>+0(SB), Y8, Y8
-	VPADDD       exp_specialbias<>+0(SB), Y8, Y9
-	VPSUBD       Y8, Y4, Y4
-	VMULPS       Y9, Y7, Y7
-	VMULPS       Y4, Y7, Y7
-	VMULPS       Y9, Y9, Y4
-	VANDPS       exp_absmask<>+0(SB), Y5, Y5
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y5, Y5
-	VBLENDVPS    Y5, Y4, Y7, Y7
-	VBLENDVPS    Y3, Y7, Y6, Y6
-	VMOVAPS      Y6, Y4
-
-expsum_b1_ok:
-	VMOVUPS Y4, (AX)
-	VADDPS  Y4, Y1, Y1
-	ADDQ    $0x20, CX
-	ADDQ    $0x20, AX
-	SUBQ    $0x08, DX
-	JMP     expsum_loop8
-
-expsum_tail:
-	TESTQ        DX, DX
-	JZ           expsum_done
-	LEAQ         masktable<>+0(SB), BX
-	MOVQ         $0x00000008, SI
-	SUBQ         DX, SI
-	VMOVDQU      (BX)(SI*4), Y3
-	VMASKMOVPS   (CX), Y3, Y6
-	VSUBPS       Y0, Y6, Y6
-	VMOVUPS      exp_invln2<>+0(SB), Y5
-	VFMADD213PS  exp_shift<>+0(SB), Y6, Y5
-	VSUBPS       exp_shift<>+0(SB), Y5, Y4
-	VMOVAPS      Y6, Y7
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y7
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y7
-	VPSLLD       $0x17, Y5, Y5
-	VPADDD       exp_bias<>+0(SB), Y5, Y5
-	VMOVUPS      exp_c6<>+0(SB), Y6
-	VFMADD213PS  exp_c5<>+0(SB), Y7, Y6
-	VFMADD213PS  exp_c4<>+0(SB), Y7, Y6
-	VFMADD213PS  exp_c3<>+0(SB), Y7, Y6
-	VFMADD213PS  exp_c2<>+0(SB), Y7, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y7, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y7, Y6
-	VANDPS       exp_absmask<>+0(SB), Y4, Y4
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
-	VMULPS       Y5, Y6, Y5
-	VMOVAPS      Y4, Y4
-	VPTEST       Y4, Y4
-	JZ           expsum_bt_ok
-	VMASKMOVPS   (CX), Y3, Y4
-	VSUBPS       Y0, Y4, Y4
-	VMOVUPS      exp_invln2<>+0(SB), Y0
-	VFMADD213PS  exp_shift<>+0(SB), Y4, Y0
-	VSUBPS       exp_shift<>+0(SB), Y0, Y5
-	VMOVAPS      Y4, Y4
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y5, Y4
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y5, Y4
+expSumAVX2_tail:
+	TESTQ        SI, SI
+	JZ           expSumAVX2_ret
+	LEAQ         masktable<>+0(SB), DI
+	MOVQ         $0x00000008, R8
+	SUBQ         SI, R8
+	VMOVDQU      (DI)(R8*4), Y9
+	VMASKMOVPS   (CX), Y9, Y10
+	VSUBPS       Y0, Y10, Y10
+	VANDPS       Y9, Y10, Y10
+	VPAND        exp_absmask<>+0(SB), Y10, Y0
+	VPCMPGTD     exp_fastbound<>+0(SB), Y0, Y0
+	VPTEST       Y0, Y0
+	JNZ          expSumAVX2_ret
+	VMOVAPS      Y2, Y0
+	VFMADD231PS  Y3, Y10, Y0
+	VSUBPS       Y2, Y0, Y2
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y10
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y10
 	VPSLLD       $0x17, Y0, Y0
-	VPADDD       exp_bias<>+0(SB), Y0, Y6
-	VMOVUPS      exp_c6<>+0(SB), Y7
-	VFMADD213PS  exp_c5<>+0(SB), Y4, Y7
-	VFMADD213PS  exp_c4<>+0(SB), Y4, Y7
-	VFMADD213PS  exp_c3<>+0(SB), Y4, Y7
-	VFMADD213PS  exp_c2<>+0(SB), Y4, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y7
-	VANDPS       exp_absmask<>+0(SB), Y5, Y4
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
-	VMULPS       Y6, Y7, Y6
-	VXORPS       Y8, Y8, Y8
-	VCMPPS       $0x12, Y8, Y5, Y8
-	VANDPS       exp_specialoffset<>+0(SB), Y8, Y8
-	VPADDD       exp_specialbias<>+0(SB), Y8, Y9
-	VPSUBD       Y8, Y0, Y0
-	VMULPS       Y9, Y7, Y7
-	VMULPS       Y0, Y7, Y7
-	VMULPS       Y9, Y9, Y0
-	VANDPS       exp_absmask<>+0(SB), Y5, Y5
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y5, Y5
-	VBLENDVPS    Y5, Y0, Y7, Y7
-	VBLENDVPS    Y4, Y7, Y6, Y6
-	VMOVAPS      Y6, Y5
-
-expsum_bt_ok:
-	VMASKMOVPS Y5, Y3, (AX)
-	VANDPS     Y3, Y5, Y5
-	VADDPS     Y5, Y1, Y1
-
-expsum_done:
+	VPADDD       exp_bias<>+0(SB), Y0, Y0
+	VMOVUPS      exp_c6<>+0(SB), Y2
+	VFMADD213PS  Y5, Y10, Y2
+	VFMADD213PS  Y6, Y10, Y2
+	VFMADD213PS  Y7, Y10, Y2
+	VFMADD213PS  Y8, Y10, Y2
+	VFMADD213PS  Y4, Y10, Y2
+	VFMADD213PS  Y4, Y10, Y2
+	VMULPS       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y9, (AX)
+	VANDPS       Y9, Y2, Y2
 	VADDPS       Y2, Y1, Y1
+	MOVQ         DX, BX
+
+expSumAVX2_ret:
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VHADDPS      X1, X1, X1
 	VHADDPS      X1, X1, X1
-	MOVSS        X1, ret+56(FP)
+	MOVSS        X1, sum+56(FP)
+	MOVQ         BX, done+64(FP)
+	VZEROUPPER
+	RET
+
+// func expSumSpecialAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·expSumSpecialAVX2(SB), NOSPLIT, $0-72
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	XORQ         BX, BX
+	VBROADCASTSS m+48(FP), Y0
+	VXORPS       Y1, Y1, Y1
+
+expSumSpecialAVX2_loop:
+	MOVQ     DX, SI
+	SUBQ     BX, SI
+	CMPQ     SI, $0x08
+	JL       expSumSpecialAVX2_single
+	VMOVUPS  (CX), Y2
+	VSUBPS   Y0, Y2, Y2
+	TESTQ    BX, BX
+	JZ       expSumSpecialAVX2_u_go
+	VPAND    exp_absmask<>+0(SB), Y2, Y3
+	VPCMPGTD exp_fastbound<>+0(SB), Y3, Y3
+	VPTEST   Y3, Y3
+	JZ       expSumSpecialAVX2_ret
+
+expSumSpecialAVX2_u_go:
+	VMOVUPS      exp_shift<>+0(SB), Y3
+	VFMADD231PS  exp_invln2<>+0(SB), Y2, Y3
+	VSUBPS       exp_shift<>+0(SB), Y3, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y2
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y2
+	VPSLLD       $0x17, Y3, Y3
+	VMOVAPS      Y3, Y5
+	VPADDD       exp_bias<>+0(SB), Y3, Y3
+	VMOVUPS      exp_c6<>+0(SB), Y6
+	VFMADD213PS  exp_c5<>+0(SB), Y2, Y6
+	VFMADD213PS  exp_c4<>+0(SB), Y2, Y6
+	VFMADD213PS  exp_c3<>+0(SB), Y2, Y6
+	VFMADD213PS  exp_c2<>+0(SB), Y2, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y2, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y2, Y6
+	VMULPS       Y3, Y6, Y3
+	VMOVAPS      Y6, Y2
+	VXORPS       Y6, Y6, Y6
+	VCMPPS       $0x12, Y6, Y4, Y6
+	VANDPS       exp_specialoffset<>+0(SB), Y6, Y6
+	VPADDD       exp_specialbias<>+0(SB), Y6, Y7
+	VPSUBD       Y6, Y5, Y5
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y5, Y2, Y2
+	VMULPS       Y7, Y7, Y7
+	VANDPS       exp_absmask<>+0(SB), Y4, Y4
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y4, Y5
+	VBLENDVPS    Y5, Y7, Y2, Y2
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
+	VBLENDVPS    Y4, Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
+	VADDPS       Y3, Y1, Y1
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, AX
+	ADDQ         $0x08, BX
+	JMP          expSumSpecialAVX2_loop
+
+expSumSpecialAVX2_single:
+	TESTQ      SI, SI
+	JZ         expSumSpecialAVX2_ret
+	LEAQ       masktable<>+0(SB), DI
+	MOVQ       $0x00000008, R8
+	SUBQ       SI, R8
+	VMOVDQU    (DI)(R8*4), Y2
+	VMASKMOVPS (CX), Y2, Y3
+	VSUBPS     Y0, Y3, Y3
+	VANDPS     Y2, Y3, Y3
+	TESTQ      BX, BX
+	JZ         expSumSpecialAVX2_t_go
+	VPAND      exp_absmask<>+0(SB), Y3, Y0
+	VPCMPGTD   exp_fastbound<>+0(SB), Y0, Y0
+	VPTEST     Y0, Y0
+	JZ         expSumSpecialAVX2_ret
+
+expSumSpecialAVX2_t_go:
+	VMOVUPS      exp_shift<>+0(SB), Y0
+	VFMADD231PS  exp_invln2<>+0(SB), Y3, Y0
+	VSUBPS       exp_shift<>+0(SB), Y0, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y3
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y3
+	VPSLLD       $0x17, Y0, Y0
+	VMOVAPS      Y0, Y5
+	VPADDD       exp_bias<>+0(SB), Y0, Y0
+	VMOVUPS      exp_c6<>+0(SB), Y6
+	VFMADD213PS  exp_c5<>+0(SB), Y3, Y6
+	VFMADD213PS  exp_c4<>+0(SB), Y3, Y6
+	VFMADD213PS  exp_c3<>+0(SB), Y3, Y6
+	VFMADD213PS  exp_c2<>+0(SB), Y3, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y6
+	VMULPS       Y0, Y6, Y0
+	VMOVAPS      Y6, Y3
+	VXORPS       Y6, Y6, Y6
+	VCMPPS       $0x12, Y6, Y4, Y6
+	VANDPS       exp_specialoffset<>+0(SB), Y6, Y6
+	VPADDD       exp_specialbias<>+0(SB), Y6, Y7
+	VPSUBD       Y6, Y5, Y5
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y5, Y3, Y3
+	VMULPS       Y7, Y7, Y7
+	VANDPS       exp_absmask<>+0(SB), Y4, Y4
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y4, Y5
+	VBLENDVPS    Y5, Y7, Y3, Y3
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
+	VBLENDVPS    Y4, Y3, Y0, Y0
+	VMASKMOVPS   Y0, Y2, (AX)
+	VANDPS       Y2, Y0, Y0
+	VADDPS       Y0, Y1, Y1
+	MOVQ         DX, BX
+
+expSumSpecialAVX2_ret:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VHADDPS      X1, X1, X1
+	VHADDPS      X1, X1, X1
+	MOVSS        X1, sum+56(FP)
+	MOVQ         BX, done+64(FP)
 	VZEROUPPER
 	RET

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+
 	"github.com/glancelab/attention/internal/expconst"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -10,187 +12,321 @@ import (
 
 // The exp kernels evaluate the scheme of internal/expconst lane by lane with
 // the same operations as the generic exp32, so every lane's result is
-// bit-identical to it. Constants are 32-byte memory operands: the scheme
-// needs more of them than there are YMM registers to spare.
+// bit-identical to it.
+//
+// Each kernel comes in two parts. The fast kernel keeps most constants in
+// registers (memory operands would make the loop load-bound: the scheme has
+// a dozen constants) and handles inputs with |x| <= expFastBound, where 2^n
+// is a normal float32. When a block holds anything else (large |x|, ±Inf,
+// NaN) it returns how far it got, and the Go wrapper hands the next vectors
+// to the special kernel, which handles every input with the split-scale
+// code of expSpecial and returns once it meets a vector the fast kernel can
+// take again.
 
-// expLanes computes e^x of the 8 lanes of x into a new register. It also
-// returns the "special" compare (|n| > SpecialN); fast-path results are
-// wrong in those lanes and expFixup must finish them.
-type expParts struct {
-	res, n, p, e, special VecVirtual
+// expFastBound: for |x| <= 87, |n| = |round(x/ln2)| <= 126.
+const expFastBound = 87.0
+
+// expUnroll is the number of vectors the fast kernels interleave, stage by
+// stage, so their 6-FMA Horner chains overlap.
+const expUnroll = 2
+
+// expK holds the scheme's constants, each a register or a memory operand.
+type expK struct {
+	shift, invLn2, ln2Hi, ln2Lo, bias, c6, absMask Op
+	horner                                         []Op // C5, C4, C3, C2, 1, 1
 }
 
-func expFast(x VecVirtual) expParts {
-	var t expParts
-	z := YMM()
-	VMOVUPS(vecF("exp_invln2", expconst.InvLn2), z)
-	VFMADD213PS(vecF("exp_shift", expconst.Shift), x, z) // z = x*InvLn2 + Shift
-	t.n = YMM()
-	VSUBPS(vecF("exp_shift", expconst.Shift), z, t.n) // n = z - Shift
-	r := YMM()
-	VMOVAPS(x, r)
-	VFNMADD231PS(vecF("exp_ln2hi", expconst.Ln2Hi), t.n, r) // r = x - n*Ln2Hi
-	VFNMADD231PS(vecF("exp_ln2lo", expconst.Ln2Lo), t.n, r) // r -= n*Ln2Lo
-	t.e = YMM()
-	VPSLLD(U8(23), z, t.e)
-	scale := YMM()
-	VPADDD(vec32("exp_bias", expconst.ExpBias), t.e, scale)
-
-	t.p = YMM()
-	VMOVUPS(vecF("exp_c6", expconst.C6), t.p)
-	VFMADD213PS(vecF("exp_c5", expconst.C5), r, t.p) // p = p*r + C5
-	VFMADD213PS(vecF("exp_c4", expconst.C4), r, t.p)
-	VFMADD213PS(vecF("exp_c3", expconst.C3), r, t.p)
-	VFMADD213PS(vecF("exp_c2", expconst.C2), r, t.p)
-	VFMADD213PS(vecF("exp_one", 1), r, t.p)
-	VFMADD213PS(vecF("exp_one", 1), r, t.p)
-
-	t.special = YMM()
-	VANDPS(vec32("exp_absmask", 0x7fffffff), t.n, t.special)
-	VCMPPS(U8(0x1e), vecF("exp_specialn", expconst.SpecialN), t.special, t.special) // |n| > SpecialN (GT_OQ)
-	t.res = YMM()
-	VMULPS(scale, t.p, t.res)
-	return t
+// loadExpK preloads the constants named in regs into registers; the others
+// stay in memory.
+func loadExpK(regs ...string) expK {
+	get := func(name string, m Mem) Op {
+		for _, r := range regs {
+			if r == name {
+				v := YMM()
+				VMOVUPS(m, v)
+				return v
+			}
+		}
+		return m
+	}
+	k := expK{
+		shift:   get("shift", vecF("exp_shift", expconst.Shift)),
+		invLn2:  get("invln2", vecF("exp_invln2", expconst.InvLn2)),
+		ln2Hi:   get("ln2hi", vecF("exp_ln2hi", expconst.Ln2Hi)),
+		ln2Lo:   get("ln2lo", vecF("exp_ln2lo", expconst.Ln2Lo)),
+		bias:    get("bias", vec32("exp_bias", expconst.ExpBias)),
+		c6:      get("c6", vecF("exp_c6", expconst.C6)),
+		absMask: get("absmask", vec32("exp_absmask", 0x7fffffff)),
+	}
+	one := get("one", vecF("exp_one", 1))
+	k.horner = []Op{
+		get("c5", vecF("exp_c5", expconst.C5)), get("c4", vecF("exp_c4", expconst.C4)),
+		get("c3", vecF("exp_c3", expconst.C3)), get("c2", vecF("exp_c2", expconst.C2)),
+		one, one,
+	}
+	return k
 }
 
-// expFixup replaces the special lanes of t.res: 2^n is split as s1·s2
-// (both normal) so the product rounds once, and past SaturateN the result
-// is s1·s1 (+Inf or +0), as in the generic expSpecial.
-func expFixup(t expParts) {
-	zero := YMM()
-	VXORPS(zero, zero, zero)
+// mov copies a register or memory operand into a new register.
+func mov(src Op) VecVirtual {
+	v := YMM()
+	if m, ok := src.(Mem); ok {
+		VMOVUPS(m, v)
+	} else {
+		VMOVAPS(src, v)
+	}
+	return v
+}
+
+// expCore computes e^x of each register of x, stage by stage across them,
+// and returns the results in new registers; x is overwritten. With scale
+// set it also returns the 2^n bit patterns before biasing (e = n << 23) and
+// n itself, which the special-case code needs.
+func expCore(k expK, x []VecVirtual, keep bool) (res, n, e []VecVirtual) {
+	U := len(x)
+	z := make([]VecVirtual, U)
+	for u := range U {
+		z[u] = mov(k.shift)
+		VFMADD231PS(k.invLn2, x[u], z[u]) // z = x*InvLn2 + Shift
+	}
+	n = make([]VecVirtual, U)
+	for u := range U {
+		n[u] = YMM()
+		VSUBPS(k.shift, z[u], n[u]) // n = z - Shift
+	}
+	for u := range U {
+		VFNMADD231PS(k.ln2Hi, n[u], x[u]) // r = x - n*Ln2Hi
+	}
+	for u := range U {
+		VFNMADD231PS(k.ln2Lo, n[u], x[u]) // r -= n*Ln2Lo
+	}
+	if keep {
+		e = make([]VecVirtual, U)
+	}
+	for u := range U {
+		VPSLLD(U8(23), z[u], z[u])
+		if keep {
+			e[u] = mov(z[u])
+		}
+		VPADDD(k.bias, z[u], z[u]) // z = 2^n
+	}
+	p := make([]VecVirtual, U)
+	for u := range U {
+		p[u] = mov(k.c6)
+	}
+	for _, c := range k.horner {
+		for u := range U {
+			VFMADD213PS(c, x[u], p[u]) // p = p*r + c
+		}
+	}
+	if keep {
+		res = make([]VecVirtual, U)
+		for u := range U {
+			res[u] = YMM()
+			VMULPS(z[u], p[u], res[u])
+		}
+		// The special-case code needs p as well: hand it back in x.
+		for u := range U {
+			VMOVAPS(p[u], x[u])
+		}
+		return res, n, e
+	}
+	for u := range U {
+		VMULPS(z[u], p[u], p[u])
+	}
+	return p, nil, nil
+}
+
+// expSpecialLanes finishes res where |n| > SpecialN: 2^n is split as s1·s2
+// (both normal) so the product rounds once, and past SaturateN the result is
+// s1·s1 (+Inf or +0), exactly as the generic expSpecial. p is the
+// polynomial, e = n << 23.
+func expSpecialLanes(res, n, p, e VecVirtual) {
 	b := YMM()
-	VCMPPS(U8(0x12), zero, t.n, b) // n <= 0 (LE_OQ)
+	VXORPS(b, b, b)
+	VCMPPS(U8(0x12), b, n, b) // n <= 0 (LE_OQ)
 	VANDPS(vec32("exp_specialoffset", expconst.SpecialOffset), b, b)
 	s1 := YMM()
 	VPADDD(vec32("exp_specialbias", expconst.SpecialBias), b, s1)
-	s2 := YMM()
-	VPSUBD(b, t.e, s2) // s2 = e - b
-	r0 := YMM()
-	VMULPS(s1, t.p, r0)
-	VMULPS(s2, r0, r0) // (p*s1)*s2
-	r1 := YMM()
-	VMULPS(s1, s1, r1)
+	VPSUBD(b, e, e) // s2 = e - b
+	VMULPS(s1, p, p)
+	VMULPS(e, p, p) // r0 = (p*s1)*s2
+	VMULPS(s1, s1, s1)
+	absn := YMM()
+	VANDPS(vec32("exp_absmask", 0x7fffffff), n, absn)
 	sat := YMM()
-	VANDPS(vec32("exp_absmask", 0x7fffffff), t.n, sat)
-	VCMPPS(U8(0x1e), vecF("exp_saturaten", expconst.SaturateN), sat, sat)
-	VBLENDVPS(sat, r1, r0, r0)             // saturated lanes take s1*s1
-	VBLENDVPS(t.special, r0, t.res, t.res) // special lanes take the split result
+	VCMPPS(U8(0x1e), vecF("exp_saturaten", expconst.SaturateN), absn, sat) // GT_OQ
+	VBLENDVPS(sat, s1, p, p)                                               // saturated lanes: s1*s1
+	VCMPPS(U8(0x1e), vecF("exp_specialn", expconst.SpecialN), absn, absn)
+	VBLENDVPS(absn, p, res, res) // special lanes take the split result
 }
 
-// expBlock emits e^(x - m) for the U vectors at src into the registers it
-// returns (m nil: e^x). If any lane needs the special path it recomputes
-// the block with it: the common case costs one VPTEST, and only the result
-// registers stay live across the check (there are just 16 YMM registers).
-func expBlock(name string, U int, src Register, m VecVirtual, mask VecVirtual) []VecVirtual {
-	load := func(u int) VecVirtual {
-		x := YMM()
-		if mask != nil {
-			VMASKMOVPS(Mem{Base: src, Disp: 32 * u}, mask, x)
-		} else {
-			VMOVUPS(Mem{Base: src, Disp: 32 * u}, x)
-		}
-		if m != nil {
-			VSUBPS(m, x, x)
-		}
-		return x
-	}
-	res := make([]VecVirtual, U)
-	any := YMM()
-	for u := range U {
-		parts := expFast(load(u))
-		res[u] = parts.res
-		if u == 0 {
-			VMOVAPS(parts.special, any)
-		} else {
-			VORPS(parts.special, any, any)
-		}
-	}
-	VPTEST(any, any)
-	JZ(LabelRef(name + "_ok"))
-	for u := range U {
-		parts := expFast(load(u))
-		expFixup(parts)
-		VMOVAPS(parts.res, res[u])
-	}
-	Label(name + "_ok")
-	return res
+// expSource loads the vectors of one block, subtracting m if it is set.
+type expSource struct {
+	x    Register   // base pointer
+	m    VecVirtual // nil for plain exp
+	mask VecVirtual // nil for full vectors
 }
 
-// genExp: dst[i] = e^x[i], two vectors per iteration.
-func genExp() {
-	TEXT("expAVX2", NOSPLIT, "func(dst, x []float32)")
+func (s expSource) load(u int) VecVirtual {
+	v := YMM()
+	if s.mask != nil {
+		VMASKMOVPS(Mem{Base: s.x, Disp: 32 * u}, s.mask, v)
+	} else {
+		VMOVUPS(Mem{Base: s.x, Disp: 32 * u}, v)
+	}
+	if s.m != nil {
+		VSUBPS(s.m, v, v)
+		if s.mask != nil {
+			VANDPS(s.mask, v, v) // lanes past the end: 0, in range
+		}
+	}
+	return v
+}
+
+// outOfRange sets the flags for JNZ: nonzero if any lane of x has |x| above
+// expFastBound or is NaN. Masked-off lanes load as 0 and pass.
+func outOfRange(k expK, x []VecVirtual) {
+	chk := YMM()
+	VPAND(k.absMask, x[0], chk)
+	for _, v := range x[1:] {
+		t := YMM()
+		VPAND(k.absMask, v, t)
+		VPMAXUD(t, chk, chk)
+	}
+	VPCMPGTD(vec32("exp_fastbound", math.Float32bits(expFastBound)), chk, chk)
+	VPTEST(chk, chk)
+}
+
+// expKernel is the shape shared by the four exp kernels: walk x in blocks,
+// write dst, optionally sum (expSum), and return how many elements were
+// done (and the sum).
+type expKernel struct {
+	name    string
+	sum     bool // exp(x-m) and its sum
+	special bool // the special kernel: every input, until a fast vector
+	doc     string
+}
+
+func (g expKernel) generate() {
+	sig := "func(dst, x []float32) int"
+	if g.sum {
+		sig = "func(dst, x []float32, m float32) (sum float32, done int)"
+	}
+	TEXT(g.name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc("expAVX2 sets dst[i] = e^x[i] for i < len(x), bit-identical to exp32.")
+	Doc(g.doc)
 	dst := Load(Param("dst").Base(), GP64())
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
-	expLoops("exp", dst, x, n, nil, nil)
-	VZEROUPPER()
-	RET()
-}
-
-// genExpSum: dst[i] = e^(x[i]-m), returning Σ dst[i].
-func genExpSum() {
-	TEXT("expSumAVX2", NOSPLIT, "func(dst, x []float32, m float32) float32")
-	Pragma("noescape")
-	Doc("expSumAVX2 sets dst[i] = e^(x[i]-m) for i < len(x) and returns their sum.")
-	dst := Load(Param("dst").Base(), GP64())
-	x := Load(Param("x").Base(), GP64())
-	n := Load(Param("x").Len(), GP64())
-	m := YMM()
-	VBROADCASTSS(paramAddr("m"), m)
-	sums := zeros(2)
-	expLoops("expsum", dst, x, n, m, sums)
-	sumTree(sums)
-	Store(hsum(sums[0]), ReturnIndex(0))
-	VZEROUPPER()
-	RET()
-}
-
-// expLoops emits the main loop (2 vectors), the single-vector loop and the
-// masked tail, storing to dst and, if sums is not nil, accumulating.
-func expLoops(name string, dst, x, n Register, m VecVirtual, sums []VecVirtual) {
-	accumulate := func(res []VecVirtual) {
-		if sums != nil {
-			for u, r := range res {
-				VADDPS(r, sums[u%len(sums)], sums[u%len(sums)])
+	done := GP64()
+	XORQ(done, done)
+	var m, sum VecVirtual
+	if g.sum {
+		m = YMM()
+		VBROADCASTSS(paramAddr("m"), m)
+		sum = zeros(1)[0]
+	}
+	var k expK
+	U := expUnroll
+	if g.special {
+		k = loadExpK() // all in memory: the special code needs the registers
+		U = 1
+	} else if g.sum {
+		k = loadExpK("shift", "invln2", "c5", "c4", "c3", "c2", "one")
+	} else {
+		k = loadExpK("shift", "invln2", "c5", "c4", "c3", "c2", "one", "ln2hi", "c6")
+	}
+	src := expSource{x: x, m: m}
+	store := func(res []VecVirtual, mask VecVirtual) {
+		for u, r := range res {
+			if mask != nil {
+				VMASKMOVPS(r, mask, Mem{Base: dst, Disp: 32 * u})
+				if g.sum {
+					VANDPS(mask, r, r) // lanes past the end add nothing
+				}
+			} else {
+				VMOVUPS(r, Mem{Base: dst, Disp: 32 * u})
+			}
+			if g.sum {
+				VADDPS(r, sum, sum)
 			}
 		}
 	}
-	Label(name + "_loop16")
-	CMPQ(n, U8(16))
-	JL(LabelRef(name + "_loop8"))
-	res := expBlock(name+"_b2", 2, x, m, nil)
-	for u, r := range res {
-		VMOVUPS(r, Mem{Base: dst, Disp: 32 * u})
+	block := func(U int, mask VecVirtual, label string) {
+		s := src
+		s.mask = mask
+		xs := make([]VecVirtual, U)
+		for u := range U {
+			xs[u] = s.load(u)
+		}
+		if !g.special {
+			outOfRange(k, xs)
+			JNZ(LabelRef(g.name + "_ret"))
+			res, _, _ := expCore(k, xs, false)
+			store(res, mask)
+			return
+		}
+		// Special kernel: once at least one vector is done, stop at a
+		// vector the fast kernel can take.
+		TESTQ(done, done)
+		JZ(LabelRef(g.name + "_" + label + "_go"))
+		outOfRange(k, xs)
+		JZ(LabelRef(g.name + "_ret"))
+		Label(g.name + "_" + label + "_go")
+		res, nv, ev := expCore(k, xs, true)
+		for u := range U {
+			expSpecialLanes(res[u], nv[u], xs[u], ev[u])
+		}
+		store(res, mask)
 	}
-	accumulate(res)
-	ADDQ(U8(64), x)
-	ADDQ(U8(64), dst)
-	SUBQ(U8(16), n)
-	JMP(LabelRef(name + "_loop16"))
 
-	Label(name + "_loop8")
-	CMPQ(n, U8(8))
-	JL(LabelRef(name + "_tail"))
-	res = expBlock(name+"_b1", 1, x, m, nil)
-	VMOVUPS(res[0], Mem{Base: dst})
-	accumulate(res)
-	ADDQ(U8(32), x)
-	ADDQ(U8(32), dst)
-	SUBQ(U8(8), n)
-	JMP(LabelRef(name + "_loop8"))
+	Label(g.name + "_loop")
+	rem := GP64()
+	MOVQ(n, rem)
+	SUBQ(done, rem)
+	CMPQ(rem, U8(8*U))
+	JL(LabelRef(g.name + "_single"))
+	block(U, nil, "u")
+	ADDQ(U32(32*U), x)
+	ADDQ(U32(32*U), dst)
+	ADDQ(U8(8*U), done)
+	JMP(LabelRef(g.name + "_loop"))
 
-	Label(name + "_tail")
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_done"))
-	mask := tailMask(n)
-	res = expBlock(name+"_bt", 1, x, m, mask)
-	VMASKMOVPS(res[0], mask, Mem{Base: dst})
-	if sums != nil {
-		VANDPS(mask, res[0], res[0]) // lanes past the end add nothing
+	Label(g.name + "_single")
+	if U > 1 {
+		CMPQ(rem, U8(8))
+		JL(LabelRef(g.name + "_tail"))
+		block(1, nil, "s")
+		ADDQ(U8(32), x)
+		ADDQ(U8(32), dst)
+		ADDQ(U8(8), done)
+		SUBQ(U8(8), rem)
 	}
-	accumulate(res)
-	Label(name + "_done")
+
+	Label(g.name + "_tail")
+	TESTQ(rem, rem)
+	JZ(LabelRef(g.name + "_ret"))
+	block(1, tailMask(rem), "t")
+	MOVQ(n, done)
+
+	Label(g.name + "_ret")
+	if g.sum {
+		Store(hsum(sum), Return("sum"))
+		Store(done, Return("done"))
+	} else {
+		Store(done, ReturnIndex(0))
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func genExp() {
+	expKernel{name: "expAVX2", doc: "expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 87; it returns how many elements it did."}.generate()
+	expKernel{name: "expSpecialAVX2", special: true, doc: "expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector on until a vector expAVX2 can take; it returns how many elements it did."}.generate()
+}
+
+func genExpSum() {
+	expKernel{name: "expSumAVX2", sum: true, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 87 and returns the sum of what it wrote and how many elements it did."}.generate()
+	expKernel{name: "expSumSpecialAVX2", sum: true, special: true, doc: "expSumSpecialAVX2 is expSumAVX2 for any input, from the first vector on until a vector expSumAVX2 can take."}.generate()
 }
