@@ -18,50 +18,55 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-52
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	XORQ   BX, BX
+	MOVQ   DX, SI
+	ANDQ   $-64, SI
+	SHLQ   $0x02, SI
+	JZ     dot_loop8
 
 dot_loop64:
-	CMPQ        DX, $0x40
-	JL          dot_loop8
-	VMOVUPS     (AX), Y8
-	VFMADD231PS (CX), Y8, Y0
-	VMOVUPS     32(AX), Y8
-	VFMADD231PS 32(CX), Y8, Y1
-	VMOVUPS     64(AX), Y8
-	VFMADD231PS 64(CX), Y8, Y2
-	VMOVUPS     96(AX), Y8
-	VFMADD231PS 96(CX), Y8, Y3
-	VMOVUPS     128(AX), Y8
-	VFMADD231PS 128(CX), Y8, Y4
-	VMOVUPS     160(AX), Y8
-	VFMADD231PS 160(CX), Y8, Y5
-	VMOVUPS     192(AX), Y8
-	VFMADD231PS 192(CX), Y8, Y6
-	VMOVUPS     224(AX), Y8
-	VFMADD231PS 224(CX), Y8, Y7
-	ADDQ        $0x00000100, AX
-	ADDQ        $0x00000100, CX
-	SUBQ        $0x40, DX
-	JMP         dot_loop64
+	VMOVUPS     (AX)(BX*1), Y8
+	VFMADD231PS (CX)(BX*1), Y8, Y0
+	VMOVUPS     32(AX)(BX*1), Y8
+	VFMADD231PS 32(CX)(BX*1), Y8, Y1
+	VMOVUPS     64(AX)(BX*1), Y8
+	VFMADD231PS 64(CX)(BX*1), Y8, Y2
+	VMOVUPS     96(AX)(BX*1), Y8
+	VFMADD231PS 96(CX)(BX*1), Y8, Y3
+	VMOVUPS     128(AX)(BX*1), Y8
+	VFMADD231PS 128(CX)(BX*1), Y8, Y4
+	VMOVUPS     160(AX)(BX*1), Y8
+	VFMADD231PS 160(CX)(BX*1), Y8, Y5
+	VMOVUPS     192(AX)(BX*1), Y8
+	VFMADD231PS 192(CX)(BX*1), Y8, Y6
+	VMOVUPS     224(AX)(BX*1), Y8
+	VFMADD231PS 224(CX)(BX*1), Y8, Y7
+	ADDQ        $0x00000100, BX
+	CMPQ        BX, SI
+	JB          dot_loop64
 
 dot_loop8:
-	CMPQ        DX, $0x08
-	JL          dot_tail
-	VMOVUPS     (AX), Y8
-	VFMADD231PS (CX), Y8, Y0
-	ADDQ        $0x20, AX
-	ADDQ        $0x20, CX
-	SUBQ        $0x08, DX
-	JMP         dot_loop8
+	MOVQ DX, SI
+	ANDQ $-8, SI
+	SHLQ $0x02, SI
+
+dot_loop8b:
+	CMPQ        BX, SI
+	JAE         dot_tail
+	VMOVUPS     (AX)(BX*1), Y8
+	VFMADD231PS (CX)(BX*1), Y8, Y0
+	ADDQ        $0x20, BX
+	JMP         dot_loop8b
 
 dot_tail:
-	TESTQ       DX, DX
+	ANDQ        $0x07, DX
 	JZ          dot_reduce
-	LEAQ        masktable<>+0(SB), BX
-	MOVQ        $0x00000008, SI
-	SUBQ        DX, SI
-	VMOVDQU     (BX)(SI*4), Y8
-	VMASKMOVPS  (AX), Y8, Y9
-	VMASKMOVPS  (CX), Y8, Y8
+	LEAQ        masktable<>+0(SB), SI
+	MOVQ        $0x00000008, DI
+	SUBQ        DX, DI
+	VMOVDQU     (SI)(DI*4), Y8
+	VMASKMOVPS  (AX)(BX*1), Y8, Y9
+	VMASKMOVPS  (CX)(BX*1), Y8, Y8
 	VFMADD231PS Y8, Y9, Y1
 
 dot_reduce:
@@ -74,8 +79,10 @@ dot_reduce:
 	VADDPS       Y4, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
 	MOVSS        X0, ret+48(FP)
 	VZEROUPPER
 	RET
@@ -280,8 +287,10 @@ score1_tail:
 score1_reduce:
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
 	VMOVSS       X0, (AX)
 	SUBQ         DI, SI
 	SUBQ         DI, DX
@@ -1222,8 +1231,10 @@ expSumAVX2_tail:
 expSumAVX2_ret:
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
 	MOVSS        X1, sum+56(FP)
 	MOVQ         BX, done+64(FP)
 	VZEROUPPER
@@ -1347,8 +1358,10 @@ expSumSpecialAVX2_t_go:
 expSumSpecialAVX2_ret:
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
-	VHADDPS      X1, X1, X1
-	VHADDPS      X1, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
 	MOVSS        X1, sum+56(FP)
 	MOVQ         BX, done+64(FP)
 	VZEROUPPER

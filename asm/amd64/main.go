@@ -91,14 +91,18 @@ func paramAddr(name string) Mem {
 	return b.Addr
 }
 
-// hsum adds the 8 lanes of v and returns the sum in the low lane of an XMM.
+// hsum adds the 8 lanes of v and returns the sum in the low lane of an XMM,
+// with shuffles that cost less latency than two VHADDPS.
 func hsum(v VecVirtual) VecVirtual {
 	hi := XMM()
 	VEXTRACTF128(U8(1), v, hi)
 	lo := v.AsX()
 	VADDPS(hi, lo, lo)
-	VHADDPS(lo, lo, lo)
-	VHADDPS(lo, lo, lo)
+	t := XMM()
+	VMOVSHDUP(lo, t)
+	VADDPS(t, lo, lo) // lanes 0 and 2 hold pair sums
+	VMOVHLPS(lo, t, t)
+	VADDSS(t, lo, lo)
 	return lo.(VecVirtual)
 }
 
