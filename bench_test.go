@@ -29,7 +29,7 @@ func report(b *testing.B, flops, elems float64) {
 
 func BenchmarkDot(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
-		for _, n := range []int{64, 1024, 4096, 65536} {
+		for _, n := range []int{128, 1024, 4096, 65536} {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 				r := testutil.Rand(1)
 				x, y := testutil.Floats(r, n, 1), testutil.Floats(r, n, 1)
@@ -79,7 +79,7 @@ func BenchmarkExp(b *testing.B) {
 
 func BenchmarkSoftmax(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
-		for _, n := range []int{128, 1024, 8192} {
+		for _, n := range []int{128, 1024, 4096, 8192} {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 				x := testutil.Floats(testutil.Rand(4), n, 10)
 				dst := make([]float32, n)
@@ -89,6 +89,47 @@ func BenchmarkSoftmax(b *testing.B) {
 				}
 				report(b, 0, float64(n))
 			})
+		}
+	})
+}
+
+// BenchmarkScoreRows times the score kernel alone: T keys of dimension d
+// against one query, the keys streamed from L1 (T=128, d=64), L2 or L3.
+func BenchmarkScoreRows(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, d := range []int{64, 128} {
+			for _, T := range []int{128, 1024, 8192} {
+				b.Run(fmt.Sprintf("d=%d/T=%d", d, T), func(b *testing.B) {
+					r := testutil.Rand(6)
+					k, q := testutil.Floats(r, T*d, 1), testutil.Floats(r, d, 1)
+					out := make([]float32, T)
+					b.SetBytes(int64(4 * T * d))
+					for b.Loop() {
+						scoreRows(out, k, d, q)
+					}
+					report(b, float64(2*T*d), float64(T))
+				})
+			}
+		}
+	})
+}
+
+// BenchmarkBlendRows times the blend kernel alone: acc += Σ w[i]·V[i].
+func BenchmarkBlendRows(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, d := range []int{64, 128} {
+			for _, T := range []int{128, 1024, 8192} {
+				b.Run(fmt.Sprintf("d=%d/T=%d", d, T), func(b *testing.B) {
+					r := testutil.Rand(7)
+					v, w := testutil.Floats(r, T*d, 1), testutil.Floats(r, T, 1e-3)
+					acc := make([]float32, d)
+					b.SetBytes(int64(4 * T * d))
+					for b.Loop() {
+						blendRows(acc, w, v, d)
+					}
+					report(b, float64(2*T*d), float64(T))
+				})
+			}
 		}
 	})
 }
@@ -111,6 +152,7 @@ func BenchmarkAttend(b *testing.B) {
 							b.Fatal(err)
 						}
 						ctx, ws := make([]float32, d), new(Workspace)
+						b.ReportAllocs()
 						b.SetBytes(int64(8 * T * d)) // K (or its projection) and V
 						for b.Loop() {
 							mem.Attend(ctx, nil, p.ref.Query, ws)
