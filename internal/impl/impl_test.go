@@ -44,3 +44,23 @@ func TestRegisterRejectsBadNames(t *testing.T) {
 		}()
 	}
 }
+
+func TestEnvVarDisablesOtherPaths(t *testing.T) {
+	saved := registry
+	defer func() { registry = saved }()
+	registry = nil
+	t.Setenv(EnvVar, Generic)
+	fast := true
+	Register("fast", &fast)
+	if fast || Active() != Generic {
+		t.Fatalf("%s=generic: fast=%v, Active()=%q", EnvVar, fast, Active())
+	}
+	if got := List(); len(got) != 2 {
+		t.Fatalf("List() = %v: an env choice must not hide what the CPU can run", got)
+	}
+	Select("fast")
+	Reset()
+	if fast {
+		t.Fatal("Reset re-enabled a path the environment turned off")
+	}
+}
