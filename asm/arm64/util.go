@@ -1,0 +1,69 @@
+package main
+
+// Shared pieces of the kernels.
+
+// zero clears vector registers.
+func zero(a *Asm, vs ...V) {
+	for _, v := range vs {
+		a.Op("VEOR %s, %s, %s", v.B16(), v.B16(), v.B16())
+	}
+}
+
+// laneLoad clears v and loads cnt (1–3) floats from p into its first lanes;
+// tmp is clobbered.
+func laneLoad(a *Asm, v V, p, cnt, tmp R) {
+	done := a.NewLabel("ll")
+	zero(a, v)
+	a.Op("VLD1 (%s), %s", p, v.Lane(0))
+	for i := 1; i < 3; i++ {
+		a.Op("CMP $%d, %s", i+1, cnt)
+		a.Op("BLT %s", done)
+		a.Op("ADD $%d, %s, %s", 4*i, p, tmp)
+		a.Op("VLD1 (%s), %s", tmp, v.Lane(i))
+	}
+	a.Label(done)
+}
+
+// laneStore stores the first cnt (1–3) lanes of v to p; tmp is clobbered.
+func laneStore(a *Asm, v V, p, cnt, tmp R) {
+	done := a.NewLabel("ls")
+	a.Op("VST1 %s, (%s)", v.Lane(0), p)
+	for i := 1; i < 3; i++ {
+		a.Op("CMP $%d, %s", i+1, cnt)
+		a.Op("BLT %s", done)
+		a.Op("ADD $%d, %s, %s", 4*i, p, tmp)
+		a.Op("VST1 %s, (%s)", v.Lane(i), tmp)
+	}
+	a.Label(done)
+}
+
+// tailMask loads into v the mask whose first cnt (1–3) lanes are set.
+func tailMask(a *Asm, v V, cnt, tmp R) {
+	a.Op("MOVD $·neonTailMask<>(SB), %s", tmp)
+	a.Op("ADD $16, %s, %s", tmp, tmp)
+	a.Op("SUB %s<<2, %s, %s", cnt, tmp, tmp)
+	a.Op("VLD1 (%s), [%s]", tmp, v.S4())
+}
+
+// hsum leaves the sum of the 4 lanes of v in lane 0 of v (scalar F(v)).
+func hsum(a *Asm, v V) {
+	a.W(FADDP(v, v, v))
+	a.W(FADDPS(v, v))
+}
+
+// addTree adds vs pairwise into vs[0].
+func addTree(a *Asm, vs []V) {
+	for step := 1; step < len(vs); step *= 2 {
+		for i := 0; i+step < len(vs); i += 2 * step {
+			a.W(FADD(vs[i], vs[i], vs[i+step]))
+		}
+	}
+}
+
+func regs(first V, n int) []V {
+	vs := make([]V, n)
+	for i := range vs {
+		vs[i] = first + V(i)
+	}
+	return vs
+}
