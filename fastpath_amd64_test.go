@@ -12,7 +12,7 @@ import (
 // special kernel would still be correct, only slower, so only this test
 // notices it.
 func TestExpFastPathCoversOrdinaryInputs(t *testing.T) {
-	if !useAVX2 {
+	if !useAsm {
 		t.Skip("no AVX2+FMA on this CPU")
 	}
 	r := testutil.Rand(8)

@@ -26,7 +26,7 @@ import (
 // does. Dot panics if len(x) != len(y).
 func Dot(x, y []float32) float32 {
 	if len(x) != len(y) {
-		panic(fmt.Sprintf("attention: Dot: len(x)=%d != len(y)=%d", len(x), len(y)))
+		panicLengths("Dot", "x", "y", len(x), len(y))
 	}
 	return dot(x, y)
 }
@@ -43,7 +43,7 @@ func Dot(x, y []float32) float32 {
 // Axpy panics if len(x) != len(y).
 func Axpy(alpha float32, x, y []float32) {
 	if len(x) != len(y) {
-		panic(fmt.Sprintf("attention: Axpy: len(x)=%d != len(y)=%d", len(x), len(y)))
+		panicLengths("Axpy", "x", "y", len(x), len(y))
 	}
 	axpy(alpha, x, y)
 }
@@ -64,7 +64,7 @@ func Axpy(alpha float32, x, y []float32) {
 // len(dst) != len(x).
 func Exp(dst, x []float32) {
 	if len(dst) != len(x) {
-		panic(fmt.Sprintf("attention: Exp: len(dst)=%d != len(x)=%d", len(dst), len(x)))
+		panicLengths("Exp", "dst", "x", len(dst), len(x))
 	}
 	expv(dst, x)
 }
@@ -95,9 +95,17 @@ func Exp(dst, x []float32) {
 // len(dst) != len(x).
 func Softmax(dst, x []float32) {
 	if len(dst) != len(x) {
-		panic(fmt.Sprintf("attention: Softmax: len(dst)=%d != len(x)=%d", len(dst), len(x)))
+		panicLengths("Softmax", "dst", "x", len(dst), len(x))
 	}
 	softmax(dst, x)
+}
+
+// panicLengths reports mismatched slice lengths; kept out of line so the
+// kernels stay small enough to inline.
+//
+//go:noinline
+func panicLengths(op, a, b string, la, lb int) {
+	panic(fmt.Sprintf("attention: %s: len(%s)=%d != len(%s)=%d", op, a, la, b, lb))
 }
 
 // softmax is Softmax without the length check; the engine calls it with a

@@ -1,0 +1,69 @@
+//go:build !purego
+
+package attention
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/glancelab/attention/internal/impl"
+)
+
+// avx2Features are the CPU features the generated kernels use, by the names
+// their "// Requires:" lines give (a test checks every such line against
+// this table). SSE and SSE2 are part of the amd64 baseline.
+var avx2Features = map[string]bool{
+	"SSE":  true,
+	"SSE2": true,
+	"AVX":  cpu.X86.HasAVX,
+	"AVX2": cpu.X86.HasAVX2,
+	"FMA3": cpu.X86.HasFMA,
+}
+
+// useAsm selects the AVX2+FMA kernels.
+var useAsm = allTrue(avx2Features)
+
+func allTrue(m map[string]bool) bool {
+	for _, ok := range m {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func init() { impl.Register("avx2", &useAsm) }
+
+func dotAsm(x, y []float32) float32                          { return dotAVX2(x, y) }
+func scoreRowsAsm(dst, k []float32, stride int, q []float32) { scoreRowsAVX2(dst, k, stride, q) }
+func axpyAsm(alpha float32, x, y []float32)                  { axpyAVX2(alpha, x, y) }
+func blendRowsAsm(acc, w, v []float32, stride int)           { blendRowsAVX2(acc, w, v, stride) }
+func maxAsm(x []float32) float32                             { return maxAVX2(x) }
+func scaleAsm(s float32, x []float32)                        { scaleAVX2(s, x) }
+
+// The exp kernels come in pairs: the fast one stops at the first block
+// holding a large, infinite or NaN input, the special one takes over until
+// the inputs are ordinary again. Both always make progress.
+func expAsm(dst, x []float32) {
+	for len(x) > 0 {
+		k := expAVX2(dst, x)
+		if k < len(x) {
+			k += expSpecialAVX2(dst[k:], x[k:])
+		}
+		dst, x = dst[k:], x[k:]
+	}
+}
+
+func expSumAsm(dst, x []float32, m float32) float32 {
+	var s float32
+	for len(x) > 0 {
+		part, k := expSumAVX2(dst, x, m)
+		s += part
+		if k < len(x) {
+			part, k2 := expSumSpecialAVX2(dst[k:], x[k:], m)
+			s += part
+			k += k2
+		}
+		dst, x = dst[k:], x[k:]
+	}
+	return s
+}

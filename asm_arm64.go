@@ -1,0 +1,24 @@
+//go:build !purego
+
+package attention
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/glancelab/attention/internal/impl"
+)
+
+// useAsm selects the NEON kernels. Advanced SIMD is part of every ARMv8-A
+// core Go supports, but the check keeps the registry honest.
+var useAsm = cpu.ARM64.HasASIMD
+
+func init() { impl.Register("neon", &useAsm) }
+
+func dotAsm(x, y []float32) float32                          { return dotNEON(x, y) }
+func scoreRowsAsm(dst, k []float32, stride int, q []float32) { scoreRowsNEON(dst, k, stride, q) }
+func axpyAsm(alpha float32, x, y []float32)                  { axpyNEON(alpha, x, y) }
+func blendRowsAsm(acc, w, v []float32, stride int)           { blendRowsNEON(acc, w, v, stride) }
+func maxAsm(x []float32) float32                             { return maxNEON(x) }
+func scaleAsm(s float32, x []float32)                        { scaleNEON(s, x) }
+func expAsm(dst, x []float32)                                { expNEON(dst, x) }
+func expSumAsm(dst, x []float32, m float32) float32          { return expSumNEON(dst, x, m) }
