@@ -15,16 +15,7 @@ const maxCall = 1 << 16
 // rowsPerCall is how many rows of d columns fit in one call's budget.
 func rowsPerCall(d int) int { return max(1, maxCall/max(d, 1)) }
 
-// dot is small enough to inline, so a short Dot costs one call into the
-// assembly; long or generic work goes through dotLong.
 func dot(x, y []float32) float32 {
-	if useAsm && len(x) <= maxCall {
-		return dotAsm(x, y)
-	}
-	return dotLong(x, y)
-}
-
-func dotLong(x, y []float32) float32 {
 	if !useAsm {
 		return dotGeneric(x, y)
 	}

@@ -100,10 +100,7 @@ func Softmax(dst, x []float32) {
 	softmax(dst, x)
 }
 
-// panicLengths reports mismatched slice lengths; kept out of line so the
-// kernels stay small enough to inline.
-//
-//go:noinline
+// panicLengths reports mismatched slice lengths.
 func panicLengths(op, a, b string, la, lb int) {
 	panic(fmt.Sprintf("attention: %s: len(%s)=%d != len(%s)=%d", op, a, la, b, lb))
 }
