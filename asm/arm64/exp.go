@@ -121,7 +121,7 @@ func expSlow(a *Asm, u int, tmp R) {
 	a.Op("VADD %s, %s, %s", b.S4(), s1.S4(), s1.S4()) // s1 = SpecialBias + b
 	a.Op("VSUB %s, %s, %s", b.S4(), e.S4(), e.S4())   // s2 = e - b
 	a.W(FMUL(p, p, s1))
-	a.W(FMUL(p, p, e))   // r0 = (p*s1)*s2
+	a.W(FMUL(p, p, e))    // r0 = (p*s1)*s2
 	a.W(FMUL(s1, s1, s1)) // r1 = s1*s1
 	a.W(FABS(ab, n))
 	dup(m2, math.Float32bits(expconst.SaturateN))
