@@ -185,28 +185,11 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	return nil
 }
 
-// blend adds the weighted values of the attended keys to ctx, one kernel
-// call per run of consecutive attended keys.
+// blend adds the weighted values of the attended keys to ctx.
 func (m *Memory) blend(ctx, w []float32) {
-	if len(ctx) == 0 {
-		return
+	var keep []bool
+	if m.keep != nil {
+		keep = m.keep[:len(w)]
 	}
-	vs := m.values.stride
-	if m.keep == nil {
-		blendRows(ctx, w, m.values.data, vs)
-		return
-	}
-	keep := m.keep[:len(w)]
-	for i := 0; i < len(keep); {
-		if !keep[i] {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(keep) && keep[j] {
-			j++
-		}
-		blendRows(ctx, w[i:j], m.values.rowsFrom(i), vs)
-		i = j
-	}
+	blendKept(ctx, w, m.values.rowsFrom(0), m.values.stride, keep)
 }

@@ -170,3 +170,49 @@ func kindName(k reference.Kind) string {
 }
 
 var sink float32
+
+// BenchmarkBatched times multi-head attention over [1][heads][Tq][d] with
+// Tk keys, for 1 and 2 workers. FLOPs count 4·d per attended (query, key)
+// pair (two for Q·Kᵀ, two for P·V), so a causal run reports the work it
+// actually does.
+func BenchmarkBatched(b *testing.B) {
+	shapes := []struct {
+		name             string
+		heads, Tq, Tk, d int
+		causal           bool
+	}{
+		{"prefill", 8, 512, 512, 64, false},
+		{"prefill-causal", 8, 512, 512, 64, true},
+		{"decode", 8, 1, 4096, 128, false},
+		{"chunked", 8, 64, 2048, 128, true},
+	}
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, s := range shapes {
+			for _, workers := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/h=%d/Tq=%d/Tk=%d/d=%d/workers=%d", s.name, s.heads, s.Tq, s.Tk, s.d, workers), func(b *testing.B) {
+					r := testutil.Rand(9)
+					q := tensor(b, r, 1, s.heads, s.Tq, s.d, false, 1)
+					k := tensor(b, r, 1, s.heads, s.Tk, s.d, false, 1)
+					v := tensor(b, r, 1, s.heads, s.Tk, s.d, false, 1)
+					out := tensor(b, r, 1, s.heads, s.Tq, s.d, false, 1)
+					opt := &BatchOptions{Causal: s.causal}
+					e := NewBatched(workers)
+					defer e.Close()
+					pairs := 0
+					for i := range s.Tq {
+						if s.causal {
+							pairs += min(s.Tk, i+s.Tk-s.Tq+1)
+						} else {
+							pairs += s.Tk
+						}
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						e.Attend(out, q, k, v, opt)
+					}
+					report(b, float64(4*s.heads*pairs*s.d), 0)
+				})
+			}
+		}
+	})
+}

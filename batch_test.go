@@ -1,0 +1,364 @@
+package attention
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+type batchCase struct {
+	B, H, Hkv, Tq, Tk, dk, dv int
+	causal                    bool
+	shift                     int
+	valid, keep, weights      bool
+	strided                   bool
+}
+
+func (c batchCase) String() string {
+	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v",
+		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided)
+}
+
+// tensor fills a [B][H][T][d] tensor with random data, packed or with
+// padding after every row and head (a view into a larger buffer).
+func tensor(t testing.TB, r *rand.Rand, B, H, T, d int, strided bool, scale float32) Tensor {
+	rs, hs := d, T*d
+	if strided {
+		rs = d + 3
+		hs = T*rs + 5
+	}
+	bs := H * hs
+	data := testutil.Floats(r, max(1, B*bs), scale)
+	x, err := NewTensorStrided(data, B, H, T, d, bs, hs, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+type batchProblem struct {
+	c       batchCase
+	q, k, v Tensor
+	out, w  Tensor
+	opt     BatchOptions
+}
+
+func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
+	p := &batchProblem{c: c}
+	p.q = tensor(t, r, c.B, c.H, c.Tq, c.dk, c.strided, 2)
+	p.k = tensor(t, r, c.B, c.Hkv, c.Tk, c.dk, c.strided, 2)
+	p.v = tensor(t, r, c.B, c.Hkv, c.Tk, c.dv, c.strided, 3)
+	p.out = tensor(t, r, c.B, c.H, c.Tq, c.dv, c.strided, 1)
+	p.opt = BatchOptions{Causal: c.causal, CausalShift: c.shift}
+	if c.valid {
+		p.opt.ValidLen = make([]int, c.B)
+		for b := range p.opt.ValidLen {
+			p.opt.ValidLen[b] = r.IntN(c.Tk + 1)
+		}
+	}
+	if c.keep {
+		p.opt.Keep = make([]bool, c.Tq*c.Tk)
+		for i := range p.opt.Keep {
+			p.opt.Keep[i] = r.IntN(4) > 0
+		}
+	}
+	if c.weights {
+		p.w = tensor(t, r, c.B, c.H, c.Tq, c.Tk, false, 1)
+		p.opt.Weights = &p.w
+	}
+	return p
+}
+
+// check compares every output row (and weights row) with the oracle.
+func (p *batchProblem) check(t *testing.T) {
+	t.Helper()
+	c := p.c
+	scale := float32(1 / math.Sqrt(float64(c.dk)))
+	for b := range c.B {
+		for h := range c.H {
+			kh := h / (c.H / c.Hkv)
+			for i := range c.Tq {
+				rp := reference.Problem{Kind: reference.KindDotScale, Scale: scale, Query: p.q.Row(b, h, i), Valid: c.Tk, DV: c.dv}
+				rp.Keep = make([]bool, c.Tk)
+				for j := range c.Tk {
+					rp.Keys = append(rp.Keys, p.k.Row(b, kh, j))
+					rp.Values = append(rp.Values, p.v.Row(b, kh, j))
+					ok := true
+					if p.opt.ValidLen != nil && j >= p.opt.ValidLen[b] {
+						ok = false
+					}
+					if c.causal && j > i+c.Tk-c.Tq+c.shift {
+						ok = false
+					}
+					if p.opt.Keep != nil && !p.opt.Keep[i*c.Tk+j] {
+						ok = false
+					}
+					rp.Keep[j] = ok
+				}
+				want := reference.Attend(rp)
+				extra := 0.0
+				if !c.weights {
+					// The online softmax rescales the partial output once
+					// per key tile: per tile an exp (≤ 2u), two products and
+					// the rounding of the max difference, which is bounded
+					// by the spread of the scores.
+					lo, hi := math.Inf(1), math.Inf(-1)
+					for j, s := range want.Scores {
+						if rp.Keep[j] && !math.IsInf(s, 0) {
+							lo, hi = math.Min(lo, s), math.Max(hi, s)
+						}
+					}
+					tiles := float64((c.Tk + batchKeyTile - 1) / batchKeyTile)
+					if hi >= lo {
+						extra = (4*tiles + (hi - lo) + 2) * reference.U
+					}
+				}
+				o := p.out.Row(b, h, i)
+				for col := range c.dv {
+					bound := want.CtxBound[col]
+					for j, w := range want.Weights {
+						if rp.Keep[j] {
+							bound += w * math.Abs(float64(rp.Values[j][col])) * extra
+						}
+					}
+					if !testutil.Close(o[col], want.Context[col], bound) {
+						t.Fatalf("%v: out[%d][%d][%d][%d] = %v, want %v ± %g", c, b, h, i, col, o[col], want.Context[col], bound)
+					}
+				}
+				if c.weights {
+					w := p.w.Row(b, h, i)
+					for j := range c.Tk {
+						if !testutil.Close(w[j], want.Weights[j], want.WeightBound[j]) || (!rp.Keep[j] && w[j] != 0) {
+							t.Fatalf("%v: weight[%d][%d][%d][%d] = %v, want %v", c, b, h, i, j, w[j], want.Weights[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func batchCases(short bool) []batchCase {
+	cs := []batchCase{
+		{B: 1, H: 1, Hkv: 1, Tq: 1, Tk: 1, dk: 1, dv: 1},
+		{B: 2, H: 8, Hkv: 2, Tq: 17, Tk: 33, dk: 7, dv: 5, causal: true},
+		{B: 2, H: 8, Hkv: 1, Tq: 33, Tk: 17, dk: 64, dv: 80, causal: true, valid: true},
+		{B: 1, H: 8, Hkv: 8, Tq: 40, Tk: 300, dk: 80, dv: 64, keep: true},
+		{B: 3, H: 4, Hkv: 2, Tq: 20, Tk: 20, dk: 128, dv: 128, causal: true, weights: true, strided: true},
+		{B: 2, H: 2, Hkv: 1, Tq: 9, Tk: 270, dk: 7, dv: 1, valid: true, keep: true, strided: true},
+		{B: 1, H: 2, Hkv: 2, Tq: 5, Tk: 9, dk: 3, dv: 4, causal: true, shift: -3},
+		{B: 1, H: 2, Hkv: 2, Tq: 5, Tk: 9, dk: 3, dv: 4, causal: true, shift: 2, weights: true},
+		{B: 2, H: 8, Hkv: 2, Tq: 70, Tk: 300, dk: 64, dv: 64, causal: true, valid: true, keep: true, weights: true},
+	}
+	if !short {
+		cs = append(cs,
+			batchCase{B: 1, H: 8, Hkv: 1, Tq: 300, Tk: 300, dk: 128, dv: 128, causal: true},
+			batchCase{B: 2, H: 8, Hkv: 2, Tq: 129, Tk: 513, dk: 80, dv: 64, valid: true, strided: true},
+		)
+	}
+	return cs
+}
+
+func TestBatchedMatchesReference(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(21)
+		for _, workers := range []int{1, 2} {
+			e := NewBatched(workers)
+			for _, c := range batchCases(testing.Short()) {
+				p := newBatchProblem(t, r, c)
+				if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+					t.Fatalf("%v: %v", c, err)
+				}
+				p.check(t)
+			}
+			e.Close()
+		}
+	})
+}
+
+// Random shapes and masks, including ragged tile edges.
+func TestBatchedRandomShapes(t *testing.T) {
+	n := 40
+	if testing.Short() {
+		n = 12
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(22)
+		e := NewBatched(2)
+		defer e.Close()
+		for range n {
+			hkv := []int{1, 2, 4}[r.IntN(3)]
+			c := batchCase{
+				B: 1 + r.IntN(2), H: hkv * (1 + r.IntN(3)), Hkv: hkv,
+				Tq: 1 + r.IntN(60), Tk: 1 + r.IntN(300), dk: []int{1, 7, 64, 80, 128}[r.IntN(5)], dv: 1 + r.IntN(70),
+				causal: r.IntN(2) == 0, shift: r.IntN(7) - 3, valid: r.IntN(3) == 0, keep: r.IntN(3) == 0,
+				weights: r.IntN(4) == 0, strided: r.IntN(2) == 0,
+			}
+			p := newBatchProblem(t, r, c)
+			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+				t.Fatalf("%v: %v", c, err)
+			}
+			p.check(t)
+		}
+	})
+}
+
+// Each output row is computed by exactly one worker in a fixed order, so
+// the results are the same bits whatever the number of workers.
+func TestBatchedBitIdenticalAcrossWorkers(t *testing.T) {
+	r := testutil.Rand(23)
+	c := batchCase{B: 2, H: 8, Hkv: 2, Tq: 77, Tk: 301, dk: 64, dv: 48, causal: true, valid: true}
+	p := newBatchProblem(t, r, c)
+	var first []float32
+	for _, workers := range []int{1, 2, 3, 8} {
+		e := NewBatched(workers)
+		if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		var got []float32
+		for b := range c.B {
+			for h := range c.H {
+				for i := range c.Tq {
+					got = append(got, p.out.Row(b, h, i)...)
+				}
+			}
+		}
+		if first == nil {
+			first = got
+			continue
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
+				t.Fatalf("workers=%d: element %d = %v, with one worker %v", workers, i, got[i], first[i])
+			}
+		}
+	}
+}
+
+// With Tq = 1 the batched engine agrees with Memory.Attend: bit for bit on
+// the path that forms the weights (the same kernels in the same order), and
+// within the error bounds on the online path.
+func TestBatchedAgreesWithMemory(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(24)
+		for _, T := range []int{1, 5, 256, 257, 700} {
+			c := batchCase{B: 1, H: 1, Hkv: 1, Tq: 1, Tk: T, dk: 24, dv: 9, weights: true}
+			p := newBatchProblem(t, r, c)
+			e := NewBatched(1)
+			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+				t.Fatal(err)
+			}
+			keys, _ := NewMatrixStride(T, 24, p.k.rs, p.k.rowsFrom(0, 0, 0))
+			vals, _ := NewMatrixStride(T, 9, p.v.rs, p.v.rowsFrom(0, 0, 0))
+			sc, _ := ScoreDotWithScale(float32(1 / math.Sqrt(24)))
+			mem, err := NewMemory(sc, keys, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, w := make([]float32, 9), make([]float32, T)
+			if err := mem.Attend(ctx, w, p.q.Row(0, 0, 0), nil); err != nil {
+				t.Fatal(err)
+			}
+			o := p.out.Row(0, 0, 0)
+			for i := range ctx {
+				if math.Float32bits(ctx[i]) != math.Float32bits(o[i]) {
+					t.Fatalf("T=%d: batched %v, Memory %v", T, o, ctx)
+				}
+			}
+			p.c.weights, p.opt.Weights = false, nil
+			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+				t.Fatal(err)
+			}
+			p.check(t)
+			e.Close()
+		}
+	})
+}
+
+func TestBatchedFullyMaskedAndNaN(t *testing.T) {
+	r := testutil.Rand(25)
+	c := batchCase{B: 2, H: 2, Hkv: 1, Tq: 3, Tk: 5, dk: 4, dv: 3, valid: true}
+	for _, weights := range []bool{false, true} {
+		c.weights = weights
+		p := newBatchProblem(t, r, c)
+		p.opt.ValidLen = []int{0, 5}
+		p.k.Row(1, 0, 2)[1] = float32(math.NaN())
+		e := NewBatched(1)
+		if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			t.Fatal(err)
+		}
+		for h := range 2 {
+			for i := range 3 {
+				for _, x := range p.out.Row(0, h, i) {
+					if x != 0 || math.Signbit(float64(x)) {
+						t.Fatalf("weights=%v: fully masked row gives %v", weights, p.out.Row(0, h, i))
+					}
+				}
+				for _, x := range p.out.Row(1, h, i) {
+					if x == x {
+						t.Fatalf("weights=%v: NaN key did not propagate: %v", weights, p.out.Row(1, h, i))
+					}
+				}
+			}
+		}
+		e.Close()
+	}
+}
+
+func TestBatchedAllocatesNothing(t *testing.T) {
+	r := testutil.Rand(26)
+	for _, workers := range []int{1, 2} {
+		for _, weights := range []bool{false, true} {
+			c := batchCase{B: 2, H: 4, Hkv: 2, Tq: 40, Tk: 300, dk: 64, dv: 64, causal: true, keep: true, weights: weights}
+			p := newBatchProblem(t, r, c)
+			e := NewBatched(workers)
+			e.Attend(p.out, p.q, p.k, p.v, &p.opt)
+			if n := testing.AllocsPerRun(20, func() { e.Attend(p.out, p.q, p.k, p.v, &p.opt) }); n != 0 {
+				t.Errorf("workers=%d weights=%v: %v allocations per Attend, want 0", workers, weights, n)
+			}
+			e.Close()
+		}
+	}
+}
+
+func TestBatchedShapeErrors(t *testing.T) {
+	r := testutil.Rand(27)
+	q := tensor(t, r, 2, 4, 3, 8, false, 1)
+	k := tensor(t, r, 2, 2, 5, 8, false, 1)
+	v := tensor(t, r, 2, 2, 5, 6, false, 1)
+	out := tensor(t, r, 2, 4, 3, 6, false, 1)
+	e := NewBatched(1)
+	defer e.Close()
+	bad := map[string]func() error{
+		"k dim":     func() error { return e.Attend(out, q, tensor(t, r, 2, 2, 5, 7, false, 1), v, nil) },
+		"heads":     func() error { return e.Attend(out, tensor(t, r, 2, 3, 3, 8, false, 1), k, v, nil) },
+		"v rows":    func() error { return e.Attend(out, q, k, tensor(t, r, 2, 2, 4, 6, false, 1), nil) },
+		"out dim":   func() error { return e.Attend(tensor(t, r, 2, 4, 3, 5, false, 1), q, k, v, nil) },
+		"batch":     func() error { return e.Attend(out, q, tensor(t, r, 1, 2, 5, 8, false, 1), v, nil) },
+		"valid len": func() error { return e.Attend(out, q, k, v, &BatchOptions{ValidLen: []int{1}}) },
+		"keep len":  func() error { return e.Attend(out, q, k, v, &BatchOptions{Keep: make([]bool, 14)}) },
+		"weights": func() error {
+			w := tensor(t, r, 2, 4, 3, 4, false, 1)
+			return e.Attend(out, q, k, v, &BatchOptions{Weights: &w})
+		},
+		"valid >= T": func() error { return e.Attend(out, q, k, v, &BatchOptions{ValidLen: []int{1, 6}}) },
+	}
+	for name, f := range bad {
+		err := f()
+		if !errors.Is(err, ErrShape) && !errors.Is(err, ErrArgument) {
+			t.Errorf("%s: err = %v, want ErrShape or ErrArgument", name, err)
+		}
+	}
+	if _, err := NewTensor(make([]float32, 10), 1, 1, 3, 4); !errors.Is(err, ErrShape) {
+		t.Errorf("short tensor data: %v", err)
+	}
+	if _, err := NewTensorStrided(make([]float32, 100), 1, 1, 3, 4, 0, 0, 2); !errors.Is(err, ErrShape) {
+		t.Errorf("row stride below cols: %v", err)
+	}
+}
