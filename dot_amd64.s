@@ -314,7 +314,7 @@ TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
 
 axpy_loop32:
 	CMPQ        DX, $0x20
-	JL          axpy_loop8
+	JL          axpy_next32
 	VMOVUPS     (CX), Y1
 	VFMADD231PS (AX), Y0, Y1
 	VMOVUPS     Y1, (CX)
@@ -332,28 +332,29 @@ axpy_loop32:
 	SUBQ        $0x20, DX
 	JMP         axpy_loop32
 
+axpy_next32:
 axpy_loop8:
 	CMPQ        DX, $0x08
-	JL          axpy_tail
+	JL          axpy_next8
 	VMOVUPS     (CX), Y1
 	VFMADD231PS (AX), Y0, Y1
 	VMOVUPS     Y1, (CX)
-	ADDQ        $0x20, AX
-	ADDQ        $0x20, CX
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
 	SUBQ        $0x08, DX
 	JMP         axpy_loop8
 
-axpy_tail:
+axpy_next8:
 	TESTQ       DX, DX
 	JZ          axpy_done
 	LEAQ        masktable<>+0(SB), BX
 	MOVQ        $0x00000008, SI
 	SUBQ        DX, SI
 	VMOVDQU     (BX)(SI*4), Y1
-	VMASKMOVPS  (AX), Y1, Y2
-	VMASKMOVPS  (CX), Y1, Y3
-	VFMADD231PS Y2, Y0, Y3
-	VMASKMOVPS  Y3, Y1, (CX)
+	VMASKMOVPS  (AX), Y1, Y3
+	VMASKMOVPS  (CX), Y1, Y2
+	VFMADD231PS Y3, Y0, Y2
+	VMASKMOVPS  Y2, Y1, (CX)
 
 axpy_done:
 	VZEROUPPER
@@ -548,7 +549,7 @@ TEXT ·maxAVX2(SB), NOSPLIT, $0-28
 
 max_loop32:
 	CMPQ    CX, $0x20
-	JL      max_loop8
+	JL      max_next32
 	VMOVUPS (AX), Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
@@ -569,32 +570,33 @@ max_loop32:
 	SUBQ    $0x20, CX
 	JMP     max_loop32
 
+max_next32:
 max_loop8:
 	CMPQ    CX, $0x08
-	JL      max_tail
+	JL      max_next8
 	VMOVUPS (AX), Y5
 	VCMPPS  $0x03, Y5, Y5, Y6
 	VORPS   Y6, Y4, Y4
 	VMAXPS  Y5, Y0, Y0
-	ADDQ    $0x20, AX
+	ADDQ    $0x00000020, AX
 	SUBQ    $0x08, CX
 	JMP     max_loop8
 
-max_tail:
+max_next8:
 	TESTQ      CX, CX
-	JZ         max_reduce
+	JZ         max_done
 	LEAQ       masktable<>+0(SB), DX
 	MOVQ       $0x00000008, BX
 	SUBQ       CX, BX
 	VMOVDQU    (DX)(BX*4), Y5
-	VMASKMOVPS (AX), Y5, Y6
-	VMOVUPS    neginf<>+0(SB), Y7
-	VBLENDVPS  Y5, Y6, Y7, Y7
-	VCMPPS     $0x03, Y7, Y7, Y5
+	VMASKMOVPS (AX), Y5, Y7
+	VMOVUPS    neginf<>+0(SB), Y6
+	VBLENDVPS  Y5, Y7, Y6, Y6
+	VCMPPS     $0x03, Y6, Y6, Y5
 	VORPS      Y5, Y4, Y4
-	VMAXPS     Y7, Y1, Y1
+	VMAXPS     Y6, Y0, Y0
 
-max_reduce:
+max_done:
 	VMAXPS       Y1, Y0, Y0
 	VMAXPS       Y3, Y2, Y2
 	VMAXPS       Y2, Y0, Y0
@@ -642,7 +644,7 @@ TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
 
 scale_loop32:
 	CMPQ    CX, $0x20
-	JL      scale_loop8
+	JL      scale_next32
 	VMULPS  (AX), Y0, Y1
 	VMOVUPS Y1, (AX)
 	VMULPS  32(AX), Y0, Y1
@@ -655,16 +657,17 @@ scale_loop32:
 	SUBQ    $0x20, CX
 	JMP     scale_loop32
 
+scale_next32:
 scale_loop8:
 	CMPQ    CX, $0x08
-	JL      scale_tail
+	JL      scale_next8
 	VMULPS  (AX), Y0, Y1
 	VMOVUPS Y1, (AX)
-	ADDQ    $0x20, AX
+	ADDQ    $0x00000020, AX
 	SUBQ    $0x08, CX
 	JMP     scale_loop8
 
-scale_tail:
+scale_next8:
 	TESTQ      CX, CX
 	JZ         scale_done
 	LEAQ       masktable<>+0(SB), DX

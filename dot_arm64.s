@@ -68,14 +68,14 @@ dotNEON_vloop3:
 	CBNZ R3, dotNEON_vloop3
 dotNEON_scalar4:
 	AND $3, R2, R3
-	CBZ R3, dotNEON_reduce6
+	CBZ R3, dotNEON_done6
 dotNEON_sloop5:
 	FMOVS.P 4(R0), F16
 	FMOVS.P 4(R1), F17
 	FMADDS F17, F8, F16, F8
 	SUB $1, R3, R3
 	CBNZ R3, dotNEON_sloop5
-dotNEON_reduce6:
+dotNEON_done6:
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
 	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s

@@ -18,43 +18,21 @@ func genAxpy() {
 	x := Load(Param("x").Base(), GP64())
 	y := Load(Param("y").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
-
-	Label("axpy_loop32")
-	CMPQ(n, U8(32))
-	JL(LabelRef("axpy_loop8"))
-	for i := range 4 {
+	stream("axpy", n, []Register{x, y}, func(u int, mask VecVirtual) {
+		xm, ym := Mem{Base: x, Disp: 32 * u}, Mem{Base: y, Disp: 32 * u}
 		t := YMM()
-		VMOVUPS(Mem{Base: y, Disp: 32 * i}, t)
-		VFMADD231PS(Mem{Base: x, Disp: 32 * i}, a, t)
-		VMOVUPS(t, Mem{Base: y, Disp: 32 * i})
-	}
-	ADDQ(U32(128), x)
-	ADDQ(U32(128), y)
-	SUBQ(U8(32), n)
-	JMP(LabelRef("axpy_loop32"))
-
-	Label("axpy_loop8")
-	CMPQ(n, U8(8))
-	JL(LabelRef("axpy_tail"))
-	t := YMM()
-	VMOVUPS(Mem{Base: y}, t)
-	VFMADD231PS(Mem{Base: x}, a, t)
-	VMOVUPS(t, Mem{Base: y})
-	ADDQ(U8(32), x)
-	ADDQ(U8(32), y)
-	SUBQ(U8(8), n)
-	JMP(LabelRef("axpy_loop8"))
-
-	Label("axpy_tail")
-	TESTQ(n, n)
-	JZ(LabelRef("axpy_done"))
-	mask := tailMask(n)
-	xt, yt := YMM(), YMM()
-	VMASKMOVPS(Mem{Base: x}, mask, xt)
-	VMASKMOVPS(Mem{Base: y}, mask, yt)
-	VFMADD231PS(xt, a, yt)
-	VMASKMOVPS(yt, mask, Mem{Base: y})
-	Label("axpy_done")
+		if mask == nil {
+			VMOVUPS(ym, t)
+			VFMADD231PS(xm, a, t)
+			VMOVUPS(t, ym)
+			return
+		}
+		xt := YMM()
+		VMASKMOVPS(xm, mask, xt)
+		VMASKMOVPS(ym, mask, t)
+		VFMADD231PS(xt, a, t)
+		VMASKMOVPS(t, mask, ym)
+	})
 	VZEROUPPER()
 	RET()
 }

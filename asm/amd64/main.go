@@ -115,6 +115,32 @@ func sumTree(v []VecVirtual) {
 	}
 }
 
+// stream emits the usual walk over n elements: blocks of four vectors, then
+// single vectors, then a masked tail. body(u, mask) emits the work on vector
+// u of the block at the current pointers (mask is nil but for the tail);
+// the pointers in ptrs then advance together.
+func stream(name string, n Register, ptrs []Register, body func(u int, mask VecVirtual)) {
+	for _, U := range []int{4, 1} {
+		loop, next := fmt.Sprintf("%s_loop%d", name, 8*U), fmt.Sprintf("%s_next%d", name, 8*U)
+		Label(loop)
+		CMPQ(n, U8(8*U))
+		JL(LabelRef(next))
+		for u := range U {
+			body(u, nil)
+		}
+		for _, p := range ptrs {
+			ADDQ(U32(32*U), p)
+		}
+		SUBQ(U8(8*U), n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	body(0, tailMask(n))
+	Label(name + "_done")
+}
+
 func zeros(n int) []VecVirtual {
 	v := make([]VecVirtual, n)
 	for i := range v {

@@ -31,37 +31,18 @@ func genMax() {
 		VMAXPS(t, m[i], m[i])
 	}
 
-	Label("max_loop32")
-	CMPQ(n, U8(32))
-	JL(LabelRef("max_loop8"))
-	for i := range 4 {
+	stream("max", n, []Register{x}, func(u int, mask VecVirtual) {
 		t := YMM()
-		VMOVUPS(Mem{Base: x, Disp: 32 * i}, t)
-		step(t, i)
-	}
-	ADDQ(U32(128), x)
-	SUBQ(U8(32), n)
-	JMP(LabelRef("max_loop32"))
-
-	Label("max_loop8")
-	CMPQ(n, U8(8))
-	JL(LabelRef("max_tail"))
-	t := YMM()
-	VMOVUPS(Mem{Base: x}, t)
-	step(t, 0)
-	ADDQ(U8(32), x)
-	SUBQ(U8(8), n)
-	JMP(LabelRef("max_loop8"))
-
-	Label("max_tail")
-	TESTQ(n, n)
-	JZ(LabelRef("max_reduce"))
-	mask := tailMask(n)
-	lt, tt := YMM(), YMM()
-	VMASKMOVPS(Mem{Base: x}, mask, lt)
-	VMOVUPS(ninf, tt)
-	VBLENDVPS(mask, lt, tt, tt) // lanes past the end count as -Inf
-	step(tt, 1)
+		if mask == nil {
+			VMOVUPS(Mem{Base: x, Disp: 32 * u}, t)
+		} else {
+			lt := YMM()
+			VMASKMOVPS(Mem{Base: x}, mask, lt)
+			VMOVUPS(ninf, t)
+			VBLENDVPS(mask, lt, t, t) // lanes past the end count as -Inf
+		}
+		step(t, u)
+	})
 
 	Label("max_reduce")
 	VMAXPS(m[1], m[0], m[0])
@@ -95,37 +76,18 @@ func genScale() {
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
 
-	Label("scale_loop32")
-	CMPQ(n, U8(32))
-	JL(LabelRef("scale_loop8"))
-	for i := range 4 {
+	stream("scale", n, []Register{x}, func(u int, mask VecVirtual) {
+		m := Mem{Base: x, Disp: 32 * u}
 		t := YMM()
-		VMULPS(Mem{Base: x, Disp: 32 * i}, s, t)
-		VMOVUPS(t, Mem{Base: x, Disp: 32 * i})
-	}
-	ADDQ(U32(128), x)
-	SUBQ(U8(32), n)
-	JMP(LabelRef("scale_loop32"))
-
-	Label("scale_loop8")
-	CMPQ(n, U8(8))
-	JL(LabelRef("scale_tail"))
-	t := YMM()
-	VMULPS(Mem{Base: x}, s, t)
-	VMOVUPS(t, Mem{Base: x})
-	ADDQ(U8(32), x)
-	SUBQ(U8(8), n)
-	JMP(LabelRef("scale_loop8"))
-
-	Label("scale_tail")
-	TESTQ(n, n)
-	JZ(LabelRef("scale_done"))
-	mask := tailMask(n)
-	xt := YMM()
-	VMASKMOVPS(Mem{Base: x}, mask, xt)
-	VMULPS(xt, s, xt)
-	VMASKMOVPS(xt, mask, Mem{Base: x})
-	Label("scale_done")
+		if mask == nil {
+			VMULPS(m, s, t)
+			VMOVUPS(t, m)
+			return
+		}
+		VMASKMOVPS(m, mask, t)
+		VMULPS(t, s, t)
+		VMASKMOVPS(t, mask, m)
+	})
 	VZEROUPPER()
 	RET()
 }

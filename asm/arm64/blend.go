@@ -9,40 +9,25 @@ func genAxpy(a *Asm) {
 	a.Op("MOVD x_base+8(FP), %s", x)
 	a.Op("MOVD y_base+32(FP), %s", y)
 	a.Op("MOVD x_len+16(FP), %s", n)
-	loop, vec, vloop, scalar, sloop, done := a.NewLabel("loop"), a.NewLabel("vec"), a.NewLabel("vloop"), a.NewLabel("scalar"), a.NewLabel("sloop"), a.NewLabel("done")
-	a.Op("LSR $4, %s, %s", n, cnt)
-	a.Op("CBZ %s, %s", cnt, vec)
-	a.Label(loop)
-	a.Op("VLD1.P 64(%s), %s", x, list(0, 4))
-	a.Op("MOVD %s, %s", y, yw)
-	a.Op("VLD1.P 64(%s), %s", y, list(4, 4))
-	for i := range 4 {
-		a.Op("VFMLA %s, %s, %s", V(30).S4(), V(i).S4(), V(4+i).S4())
-	}
-	a.Op("VST1 %s, (%s)", list(4, 4), yw)
-	a.Op("SUB $1, %s, %s", cnt, cnt)
-	a.Op("CBNZ %s, %s", cnt, loop)
-	a.Label(vec)
-	a.Op("UBFX $2, %s, $2, %s", n, cnt)
-	a.Op("CBZ %s, %s", cnt, scalar)
-	a.Label(vloop)
-	a.Op("VLD1.P 16(%s), [%s]", x, V(0).S4())
-	a.Op("VLD1 (%s), [%s]", y, V(4).S4())
-	a.Op("VFMLA %s, %s, %s", V(30).S4(), V(0).S4(), V(4).S4())
-	a.Op("VST1.P [%s], 16(%s)", V(4).S4(), y)
-	a.Op("SUB $1, %s, %s", cnt, cnt)
-	a.Op("CBNZ %s, %s", cnt, vloop)
-	a.Label(scalar)
-	a.Op("AND $3, %s, %s", n, cnt)
-	a.Op("CBZ %s, %s", cnt, done)
-	a.Label(sloop)
-	a.Op("FMOVS.P 4(%s), F0", x)
-	a.Op("FMOVS (%s), F1", y)
-	a.Op("FMADDS F31, F1, F0, F1") // F1 += F0*alpha
-	a.Op("FMOVS.P F1, 4(%s)", y)
-	a.Op("SUB $1, %s, %s", cnt, cnt)
-	a.Op("CBNZ %s, %s", cnt, sloop)
-	a.Label(done)
+	stream(a, n, cnt, 16, func() {
+		a.Op("VLD1.P 64(%s), %s", x, list(0, 4))
+		a.Op("MOVD %s, %s", y, yw)
+		a.Op("VLD1.P 64(%s), %s", y, list(4, 4))
+		for i := range 4 {
+			a.Op("VFMLA %s, %s, %s", V(30).S4(), V(i).S4(), V(4+i).S4())
+		}
+		a.Op("VST1 %s, (%s)", list(4, 4), yw)
+	}, func() {
+		a.Op("VLD1.P 16(%s), [%s]", x, V(0).S4())
+		a.Op("VLD1 (%s), [%s]", y, V(4).S4())
+		a.Op("VFMLA %s, %s, %s", V(30).S4(), V(0).S4(), V(4).S4())
+		a.Op("VST1.P [%s], 16(%s)", V(4).S4(), y)
+	}, nil, func() {
+		a.Op("FMOVS.P 4(%s), F0", x)
+		a.Op("FMOVS (%s), F1", y)
+		a.Op("FMADDS F31, F1, F0, F1") // F1 += F0*alpha
+		a.Op("FMOVS.P F1, 4(%s)", y)
+	})
 	a.Op("RET")
 }
 

@@ -10,41 +10,23 @@ func genDot(a *Asm) {
 	a.Op("MOVD x_len+8(FP), %s", n)
 	acc := regs(0, 8)
 	zero(a, append(acc, 8)...)
-	a.Op("LSR $5, %s, %s", n, cnt)
-	loop, vec, vloop, scalar, sloop, reduce := a.NewLabel("loop"), a.NewLabel("vec"), a.NewLabel("vloop"), a.NewLabel("scalar"), a.NewLabel("sloop"), a.NewLabel("reduce")
-	a.Op("CBZ %s, %s", cnt, vec)
-	a.Label(loop)
-	a.Op("VLD1.P 64(%s), %s", x, list(16, 4))
-	a.Op("VLD1.P 64(%s), %s", x, list(20, 4))
-	a.Op("VLD1.P 64(%s), %s", y, list(24, 4))
-	a.Op("VLD1.P 64(%s), %s", y, list(28, 4))
-	for i := range 8 {
-		a.Op("VFMLA %s, %s, %s", V(16+i).S4(), V(24+i).S4(), acc[i].S4())
-	}
-	a.Op("SUB $1, %s, %s", cnt, cnt)
-	a.Op("CBNZ %s, %s", cnt, loop)
-
-	a.Label(vec)
-	a.Op("UBFX $2, %s, $3, %s", n, cnt) // (n >> 2) & 7 whole vectors left
-	a.Op("CBZ %s, %s", cnt, scalar)
-	a.Label(vloop)
-	a.Op("VLD1.P 16(%s), [%s]", x, V(16).S4())
-	a.Op("VLD1.P 16(%s), [%s]", y, V(24).S4())
-	a.Op("VFMLA %s, %s, %s", V(16).S4(), V(24).S4(), acc[0].S4())
-	a.Op("SUB $1, %s, %s", cnt, cnt)
-	a.Op("CBNZ %s, %s", cnt, vloop)
-
-	a.Label(scalar)
-	a.Op("AND $3, %s, %s", n, cnt)
-	a.Op("CBZ %s, %s", cnt, reduce)
-	a.Label(sloop)
-	a.Op("FMOVS.P 4(%s), F16", x)
-	a.Op("FMOVS.P 4(%s), F17", y)
-	a.Op("FMADDS F17, F8, F16, F8") // F8 += F16*F17
-	a.Op("SUB $1, %s, %s", cnt, cnt)
-	a.Op("CBNZ %s, %s", cnt, sloop)
-
-	a.Label(reduce)
+	stream(a, n, cnt, 32, func() {
+		a.Op("VLD1.P 64(%s), %s", x, list(16, 4))
+		a.Op("VLD1.P 64(%s), %s", x, list(20, 4))
+		a.Op("VLD1.P 64(%s), %s", y, list(24, 4))
+		a.Op("VLD1.P 64(%s), %s", y, list(28, 4))
+		for i := range 8 {
+			a.Op("VFMLA %s, %s, %s", V(16+i).S4(), V(24+i).S4(), acc[i].S4())
+		}
+	}, func() {
+		a.Op("VLD1.P 16(%s), [%s]", x, V(16).S4())
+		a.Op("VLD1.P 16(%s), [%s]", y, V(24).S4())
+		a.Op("VFMLA %s, %s, %s", V(16).S4(), V(24).S4(), acc[0].S4())
+	}, nil, func() {
+		a.Op("FMOVS.P 4(%s), F16", x)
+		a.Op("FMOVS.P 4(%s), F17", y)
+		a.Op("FMADDS F17, F8, F16, F8") // F8 += F16*F17
+	})
 	addTree(a, acc)
 	hsum(a, 0)
 	a.Op("FADDS F8, F0, F0")

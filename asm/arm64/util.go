@@ -67,3 +67,36 @@ func regs(first V, n int) []V {
 	}
 	return vs
 }
+
+// stream emits the usual walk over n elements: blocks of `block` floats
+// (several vectors), then single vectors, then single floats. big, vec and
+// scalar emit one step of each loop; between the vector and scalar loops
+// runs between (nil for nothing). cnt is clobbered.
+func stream(a *Asm, n, cnt R, block int, big, vec, between, scalar func()) {
+	loop, vstart, vloop, sstart, sloop, done := a.NewLabel("loop"), a.NewLabel("vec"), a.NewLabel("vloop"), a.NewLabel("scalar"), a.NewLabel("sloop"), a.NewLabel("done")
+	shift := map[int]int{16: 4, 32: 5}[block]
+	a.Op("LSR $%d, %s, %s", shift, n, cnt)
+	a.Op("CBZ %s, %s", cnt, vstart)
+	a.Label(loop)
+	big()
+	a.Op("SUB $1, %s, %s", cnt, cnt)
+	a.Op("CBNZ %s, %s", cnt, loop)
+	a.Label(vstart)
+	a.Op("UBFX $2, %s, $%d, %s", n, shift-2, cnt) // whole vectors left
+	a.Op("CBZ %s, %s", cnt, sstart)
+	a.Label(vloop)
+	vec()
+	a.Op("SUB $1, %s, %s", cnt, cnt)
+	a.Op("CBNZ %s, %s", cnt, vloop)
+	a.Label(sstart)
+	if between != nil {
+		between()
+	}
+	a.Op("AND $3, %s, %s", n, cnt)
+	a.Op("CBZ %s, %s", cnt, done)
+	a.Label(sloop)
+	scalar()
+	a.Op("SUB $1, %s, %s", cnt, cnt)
+	a.Op("CBNZ %s, %s", cnt, sloop)
+	a.Label(done)
+}
