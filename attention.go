@@ -7,6 +7,10 @@
 // chosen Scorer can precompute from it; Memory.Attend runs one decoder step
 // with fresh weights, allocating nothing when given a Workspace.
 //
+// Batched runs many queries at once (prefill, encoders, batched requests):
+// scaled dot-product attention over [batch][heads][T][d] tensors with causal
+// and padding masks, grouped-query heads and a pool of workers.
+//
 // The package also exports the float32 kernels the engine is built from
 // (Dot, Axpy, Exp, Softmax). Each runs the fastest implementation the CPU
 // supports; see Implementation.
