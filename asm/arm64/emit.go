@@ -99,7 +99,6 @@ func FMAX(d, n, m V) Word  { return vec3(0x4e20f400, "fmax", d, n, m) }
 func FADDP(d, n, m V) Word { return vec3(0x6e20d400, "faddp", d, n, m) }
 func FMAXP(d, n, m V) Word { return vec3(0x6e20f400, "fmaxp", d, n, m) }
 func FCMGT(d, n, m V) Word { return vec3(0x6ea0e400, "fcmgt", d, n, m) }
-func CMHI(d, n, m V) Word  { return vec3(0x6ea03400, "cmhi", d, n, m) }
 func FABS(d, n V) Word     { return vec2(0x4ea0f800, "fabs", d, n) }
 
 // FCMLEZ is "fcmle Vd.4S, Vn.4S, #0.0": all ones where n <= 0.
@@ -132,7 +131,6 @@ var wordOps = map[string]func(d, n, m V) Word{
 	"faddp":  FADDP,
 	"fmaxp":  FMAXP,
 	"fcmgt":  FCMGT,
-	"cmhi":   CMHI,
 	"fabs":   func(d, n, _ V) Word { return FABS(d, n) },
 	"fcmle0": func(d, n, _ V) Word { return FCMLEZ(d, n) },
 	"umaxv":  func(d, n, _ V) Word { return UMAXV(d, n) },
