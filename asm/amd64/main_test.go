@@ -1,47 +1,19 @@
 package main
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/glancelab/attention/asm/internal/gentest"
 )
 
-// generate runs this program into a temporary directory and returns the
-// assembly and the stubs.
-func generate(t *testing.T) (asm, stubs []byte) {
-	t.Helper()
-	dir := t.TempDir()
-	s, g := filepath.Join(dir, "dot_amd64.s"), filepath.Join(dir, "dot_amd64.go")
-	cmd := exec.Command("go", "run", ".", "-out", s, "-stubs", g, "-pkg", "attention")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("generator failed: %v\n%s", err, out)
-	}
-	asm, err := os.ReadFile(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stubs, err = os.ReadFile(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return asm, stubs
-}
-
 func TestGeneratedCode(t *testing.T) {
-	asm, stubs := generate(t)
+	asm, stubs := gentest.Generate(t, "dot_amd64.s", "dot_amd64.go")
 	text := string(asm)
 
 	for _, f := range [][]byte{asm, stubs} {
-		if !bytes.HasPrefix(f, []byte("// Code generated")) || !bytes.Contains(f, []byte("DO NOT EDIT.")) {
-			t.Error("generated file lacks the Code generated … DO NOT EDIT. header")
-		}
-		if !bytes.Contains(f, []byte("//go:build !purego")) {
-			t.Error("generated file lacks //go:build !purego")
-		}
+		gentest.CheckHeader(t, f)
 	}
 
 	// Only the 16 registers AVX2 can encode: X16–X31/Y16–Y31 would need
@@ -76,22 +48,6 @@ func TestGeneratedCode(t *testing.T) {
 
 // The committed files are what the generator produces now.
 func TestCommittedFilesAreCurrent(t *testing.T) {
-	asm, stubs := generate(t)
-	for name, want := range map[string][]byte{"../../dot_amd64.s": asm, "../../dot_amd64.go": stubs} {
-		got, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The header names the output paths, which differ; the rest must not.
-		if !bytes.Equal(afterHeader(got), afterHeader(want)) {
-			t.Errorf("%s differs from the generator's output: run go generate in the root package", name)
-		}
-	}
-}
-
-func afterHeader(b []byte) []byte {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[i:]
-	}
-	return b
+	asm, stubs := gentest.Generate(t, "dot_amd64.s", "dot_amd64.go")
+	gentest.CheckCommitted(t, map[string][]byte{"../../dot_amd64.s": asm, "../../dot_amd64.go": stubs})
 }

@@ -1,41 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/glancelab/attention/asm/internal/gentest"
 )
 
-func generateFiles(t *testing.T) (asm, stubs []byte) {
-	t.Helper()
-	dir := t.TempDir()
-	s, g := filepath.Join(dir, "dot_arm64.s"), filepath.Join(dir, "dot_arm64.go")
-	if out, err := exec.Command("go", "run", ".", "-out", s, "-stubs", g, "-pkg", "attention").CombinedOutput(); err != nil {
-		t.Fatalf("generator failed: %v\n%s", err, out)
-	}
-	asm, err := os.ReadFile(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stubs, err = os.ReadFile(g); err != nil {
-		t.Fatal(err)
-	}
-	return asm, stubs
-}
-
 func TestGeneratedCode(t *testing.T) {
-	asm, stubs := generateFiles(t)
+	asm, stubs := gentest.Generate(t, "dot_arm64.s", "dot_arm64.go")
 	for _, f := range [][]byte{asm, stubs} {
-		if !bytes.HasPrefix(f, []byte("// Code generated")) || !bytes.Contains(f, []byte("DO NOT EDIT.")) {
-			t.Error("generated file lacks the Code generated … DO NOT EDIT. header")
-		}
-		if !bytes.Contains(f, []byte("//go:build !purego")) {
-			t.Error("generated file lacks //go:build !purego")
-		}
+		gentest.CheckHeader(t, f)
 	}
 	text := string(asm)
 	// Registers Go's arm64 ABI reserves: platform, closure context,
@@ -68,7 +44,7 @@ func TestGeneratedCode(t *testing.T) {
 // Every WORD in the generated file is one the encoding tests cover: its
 // mnemonic is produced by an entry of wordOps.
 func TestGeneratedWordsAreTested(t *testing.T) {
-	asm, _ := generateFiles(t)
+	asm, _ := gentest.Generate(t, "dot_arm64.s", "dot_arm64.go")
 	known := map[string]bool{}
 	for _, w := range allWords() {
 		known[strings.Fields(w.GNU)[0]] = true
@@ -82,21 +58,6 @@ func TestGeneratedWordsAreTested(t *testing.T) {
 
 // The committed files are what the generator produces now.
 func TestCommittedFilesAreCurrent(t *testing.T) {
-	asm, stubs := generateFiles(t)
-	for name, want := range map[string][]byte{"../../dot_arm64.s": asm, "../../dot_arm64.go": stubs} {
-		got, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(afterHeader(got), afterHeader(want)) {
-			t.Errorf("%s differs from the generator's output: run go generate in the root package", name)
-		}
-	}
-}
-
-func afterHeader(b []byte) []byte {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[i:]
-	}
-	return b
+	asm, stubs := gentest.Generate(t, "dot_arm64.s", "dot_arm64.go")
+	gentest.CheckCommitted(t, map[string][]byte{"../../dot_arm64.s": asm, "../../dot_arm64.go": stubs})
 }
