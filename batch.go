@@ -88,9 +88,16 @@ func (e *Batched) work(w int) {
 // order, so results do not depend on the number of workers.
 const batchQueryBlock = 16
 
-// batchKeyTile is the number of keys scored at a time by the online
-// softmax; its scores stay in L1.
-const batchKeyTile = 256
+// keyTile is the number of keys the online softmax takes at a time. With
+// several query rows per block, small enough that the tile of K and V
+// (about 24 KiB) stays in L1 while every row of the block reads it; for a
+// single row nothing is reused and larger tiles mean fewer kernel calls.
+func keyTile(rows, dk, dv int) int {
+	if rows < 4 {
+		return 256
+	}
+	return min(256, max(16, 6144/max(1, dk+dv)/8*8))
+}
 
 // batchJob is one Attend call: shapes, options and derived values.
 type batchJob struct {
@@ -100,6 +107,7 @@ type batchJob struct {
 	scale        float32
 	group        int // query heads per key/value head
 	blocks       int // query blocks per (batch, head)
+	tile         int // keys per tile of the online softmax
 }
 
 // Attend computes out = softmax(scale·Q·Kᵀ + masks)·V for every batch entry
@@ -194,7 +202,7 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 		}
 	}
 	j := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, opt: opt, scale: scale,
-		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock}
+		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
 	if k.heads > 0 {
 		j.group = H / k.heads
 	}
@@ -202,81 +210,108 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 }
 
 // run computes task t: query rows [blk·16, blk·16+16) of one (batch, head).
+// Without weights the rows advance together, tile by tile, so each tile of
+// K and V is read from L1 by all of them.
 func (j *batchJob) run(t int, scratch *[]float32) {
 	blk := t % j.blocks
 	bh := t / j.blocks
 	b, h := bh/j.q.heads, bh%j.q.heads
 	kh := h / j.group
-	Tq, Tk, dk := j.q.rows, j.k.rows, j.q.cols
-	need := dk + batchKeyTile
+	Tq, dk := j.q.rows, j.q.cols
+	i0, i1 := blk*batchQueryBlock, min(Tq, (blk+1)*batchQueryBlock)
+	R := i1 - i0
+	need := R*dk + j.tile + 2*R
 	if cap(*scratch) < need {
 		*scratch = make([]float32, need)
 	}
 	buf := (*scratch)[:need]
-	qs, s := buf[:dk], buf[dk:]
-	for i := blk * batchQueryBlock; i < min(Tq, (blk+1)*batchQueryBlock); i++ {
-		// Keys [0, end) can be attended: the valid length and, for a causal
-		// mask, the query's own position cut the row short.
-		end := Tk
-		if j.opt.ValidLen != nil {
-			end = j.opt.ValidLen[b]
-		}
-		if j.opt.Causal {
-			end = min(end, max(0, i+Tk-Tq+j.opt.CausalShift+1))
-		}
-		qrow := j.q.Row(b, h, i)
-		for c, x := range qrow {
-			qs[c] = j.scale * x
-		}
-		o := j.out.Row(b, h, i)
-		var keep []bool
-		if j.opt.Keep != nil {
-			keep = j.opt.Keep[i*Tk : (i+1)*Tk]
+	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:]
+	m, l := ml[:R], ml[R:]
+	last := 0
+	for r := range R {
+		i := i0 + r
+		q := qs[r*dk : (r+1)*dk]
+		for c, x := range j.q.Row(b, h, i) {
+			q[c] = j.scale * x
 		}
 		if j.w != nil {
-			j.rowWithWeights(o, j.w.Row(b, h, i), qs, keep, b, kh, end)
-		} else {
-			j.rowOnline(o, qs, s, keep, b, kh, end)
+			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), q, j.keep(i), b, kh, j.end(b, i))
+			continue
+		}
+		clear(j.out.Row(b, h, i))
+		m[r], l[r] = float32(math.Inf(-1)), 0
+		last = max(last, j.end(b, i))
+	}
+	if j.w != nil {
+		return
+	}
+	for j0 := 0; j0 < last; j0 += j.tile {
+		for r := range R {
+			if n := min(j.tile, j.end(b, i0+r)-j0); n > 0 && l[r] == l[r] {
+				m[r], l[r] = j.tileOnline(j.out.Row(b, h, i0+r), qs[r*dk:(r+1)*dk], s[:n], j.keep(i0+r), b, kh, j0, m[r], l[r])
+			}
+		}
+	}
+	for r := range R {
+		o := j.out.Row(b, h, i0+r)
+		switch {
+		case l[r] != l[r]:
+			fillNaN(o)
+		case !math.IsInf(float64(m[r]), -1):
+			scale(1/l[r], o)
 		}
 	}
 }
 
-// rowOnline is the flash-style path: keys in tiles, a running maximum m and
-// sum l, and the partial output rescaled whenever m grows, so no row of
-// Tk scores is ever stored.
-func (j *batchJob) rowOnline(o, qs, s []float32, keep []bool, b, kh, end int) {
-	clear(o)
-	m, l := float32(math.Inf(-1)), float32(0)
-	for j0 := 0; j0 < end; j0 += batchKeyTile {
-		n := min(batchKeyTile, end-j0)
-		t := s[:n]
-		scoreRows(t, j.k.rowsFrom(b, kh, j0), j.k.rs, qs)
-		if keep != nil {
-			maskScores(t, keep[j0:j0+n])
-		}
-		mt := maxf(t)
-		switch {
-		case mt != mt || math.IsInf(float64(mt), 1):
-			fillNaN(o)
-			return
-		case math.IsInf(float64(mt), -1):
-			continue // every key of the tile masked
-		}
-		if mt > m {
-			// The exp of a non-positive difference: 0 while nothing was
-			// attended yet (m = -Inf), else at most 1.
-			c := exp32(m - mt)
-			l *= c
-			scale(c, o)
-			m = mt
-		}
-		l += expSum(t, t, m)
-		blendKept(o, t, j.v.rowsFrom(b, kh, j0), j.v.rs, maybe(keep, j0, n))
+// end returns how many keys query row i of batch entry b can attend: the
+// valid length and, for a causal mask, the row's own position cut it short.
+func (j *batchJob) end(b, i int) int {
+	e := j.k.rows
+	if j.opt.ValidLen != nil {
+		e = j.opt.ValidLen[b]
 	}
-	if math.IsInf(float64(m), -1) {
-		return // nothing attended: zeros
+	if j.opt.Causal {
+		e = min(e, max(0, i+j.k.rows-j.q.rows+j.opt.CausalShift+1))
 	}
-	scale(1/l, o)
+	return e
+}
+
+func (j *batchJob) keep(i int) []bool {
+	if j.opt.Keep == nil {
+		return nil
+	}
+	Tk := j.k.rows
+	return j.opt.Keep[i*Tk : (i+1)*Tk]
+}
+
+// tileOnline adds keys [j0, j0+len(s)) to one row of the flash-style
+// online softmax: o holds the unnormalised partial output, m the running
+// maximum and l the running sum; o is rescaled whenever m grows. A NaN or
+// +Inf score makes l NaN, which marks the row.
+func (j *batchJob) tileOnline(o, qs, s []float32, keep []bool, b, kh, j0 int, m, l float32) (float32, float32) {
+	n := len(s)
+	scoreRows(s, j.k.rowsFrom(b, kh, j0), j.k.rs, qs)
+	if keep != nil {
+		maskScores(s, keep[j0:j0+n])
+	}
+	mt := maxf(s)
+	switch {
+	case mt != mt || math.IsInf(float64(mt), 1):
+		return m, float32(math.NaN())
+	case math.IsInf(float64(mt), -1):
+		return m, l // every key of the tile masked
+	}
+	if mt > m {
+		// The exp of a non-positive difference: 0 while nothing was
+		// attended yet (m = -Inf), else at most 1.
+		c := exp32(m - mt)
+		l *= c
+		scale(c, o)
+		m = mt
+	}
+	l += expSum(s, s, m)
+	blendKept(o, s, j.v.rowsFrom(b, kh, j0), j.v.rs, maybe(keep, j0, n))
+	return m, l
 }
 
 // rowWithWeights is the path for callers who want the weights: the whole

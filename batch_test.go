@@ -113,7 +113,8 @@ func (p *batchProblem) check(t *testing.T) {
 							lo, hi = math.Min(lo, s), math.Max(hi, s)
 						}
 					}
-					tiles := float64((c.Tk + batchKeyTile - 1) / batchKeyTile)
+					tile := keyTile(c.Tq, c.dk, c.dv)
+					tiles := float64((c.Tk + tile - 1) / tile)
 					if hi >= lo {
 						extra = (4*tiles + (hi - lo) + 2) * reference.U
 					}
