@@ -116,13 +116,23 @@ func tanh32(x float32) float32 {
 	if a < 0 {
 		a = -a
 	}
+	return tanhFinish(x, exp32(2*a))
+}
+
+// tanhFinish completes tanh32(x) given e = e^{2|x|}; the SIMD paths compute
+// e for many x at once.
+func tanhFinish(x, e float32) float32 {
+	a := x
+	if a < 0 {
+		a = -a
+	}
 	var t float32
 	if a < 0x1p-4 {
 		a2 := float32(a * a)
 		// x - x³/3 + 2x⁵/15 - 17x⁷/315: truncation < 2^-33 relative at 2^-4.
 		t = a + float32(a*float32(a2*float32(-1.0/3+float32(a2*float32(2.0/15-float32(a2*(17.0/315)))))))
 	} else {
-		t = 1 - 2/(exp32(2*a)+1)
+		t = 1 - 2/(e+1)
 	}
 	if x < 0 {
 		return -t
@@ -131,21 +141,4 @@ func tanh32(x float32) float32 {
 		return x
 	}
 	return t
-}
-
-// additiveScoresGeneric sets dst[i] = Σ_j v[j]*tanh(s[j] + u[i*stride+j])
-// for i < len(dst), j < len(v): additive (Bahdanau) scores of a block of
-// keys whose projections U·h are the rows of u, against the projected query
-// s = W·q.
-func additiveScoresGeneric(dst, u []float32, stride int, s, v []float32) {
-	d := len(v)
-	s = s[:d]
-	for i := range dst {
-		row := u[i*stride : i*stride+d]
-		var acc float32
-		for j, vj := range v {
-			acc += float32(vj * tanh32(s[j]+row[j]))
-		}
-		dst[i] = acc
-	}
 }

@@ -170,13 +170,13 @@ func (s additiveScorer) bind(op string, keys Matrix) (int, []float32, int, error
 	return w.cols, project(u, keys), len(s.v), nil
 }
 
-func (s additiveScorer) scratch(*Memory) int { return len(s.v) }
+func (s additiveScorer) scratch(*Memory) int { return (1 + additiveBlock) * len(s.v) }
 
 func (s additiveScorer) score(dst []float32, m *Memory, q, tmp []float32) {
 	w, _ := s.split(m.keys.cols)
 	ws := tmp[:len(s.v)]
 	scoreRows(ws, w.rowsFrom(0), w.stride, q)
-	additiveScores(dst, m.proj, m.projCols, ws, s.v)
+	additiveScores(dst, m.proj, m.projCols, ws, s.v, tmp[len(s.v):])
 }
 
 // project returns P = K·Aᵀ packed (T rows of A.Rows): row i is A·K[i].
