@@ -175,12 +175,7 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	clear(ctx)
 	m.scorer.score(w, m, query, tmp)
 	if m.keep != nil {
-		ninf := float32(math.Inf(-1))
-		for i, k := range m.keep[:n] {
-			if !k {
-				w[i] = ninf
-			}
-		}
+		maskScores(w, m.keep[:n])
 	}
 	if mx := softmax(w, w); math.IsInf(float64(mx), -1) {
 		return nil // nothing attended: zero weights, zero context

@@ -111,10 +111,7 @@ func softmax(dst, x []float32) float32 {
 	m := maxf(x)
 	switch {
 	case m != m || math.IsInf(float64(m), 1):
-		nan := float32(math.NaN())
-		for i := range dst {
-			dst[i] = nan
-		}
+		fillNaN(dst)
 		return m
 	case math.IsInf(float64(m), -1):
 		clear(dst)

@@ -107,6 +107,3 @@ func Softmax(x []float32) (w, bound []float64) {
 	}
 	return w, bound
 }
-
-// Tanh returns tanh(x) in float64.
-func Tanh(x float64) float64 { return math.Tanh(x) }
