@@ -330,6 +330,9 @@ func (j *batchJob) rowWithWeights(o, w, qs []float32, keep []bool, b, kh, end in
 	}
 	if mx != mx || math.IsInf(float64(mx), 1) {
 		fillNaN(o)
+		if keep != nil {
+			zeroMasked(r, keep[:end])
+		}
 		return
 	}
 	blendKept(o, r, j.v.rowsFrom(b, kh, 0), j.v.rs, maybe(keep, 0, end))
@@ -348,6 +351,15 @@ func maskScores(s []float32, keep []bool) {
 	for i, k := range keep[:len(s)] {
 		if !k {
 			s[i] = ninf
+		}
+	}
+}
+
+// zeroMasked sets the weights of keys not kept to +0.
+func zeroMasked(w []float32, keep []bool) {
+	for i, k := range keep[:len(w)] {
+		if !k {
+			w[i] = 0
 		}
 	}
 }

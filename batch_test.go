@@ -46,6 +46,9 @@ type batchProblem struct {
 	q, k, v Tensor
 	out, w  Tensor
 	opt     BatchOptions
+	// lenient skips the rows where float32 may overflow while the float64
+	// oracle does not (the fuzzer's huge values).
+	lenient bool
 }
 
 func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
@@ -101,6 +104,9 @@ func (p *batchProblem) check(t *testing.T) {
 					rp.Keep[j] = ok
 				}
 				want := reference.Attend(rp)
+				if p.lenient && overflowRisk(want) {
+					continue
+				}
 				extra := 0.0
 				if !c.weights {
 					// The online softmax rescales the partial output once
@@ -142,6 +148,19 @@ func (p *batchProblem) check(t *testing.T) {
 			}
 		}
 	}
+}
+
+// overflowRisk reports whether any oracle bound says a float32
+// intermediate could overflow.
+func overflowRisk(want reference.Result) bool {
+	for _, bs := range [][]float64{want.ScoreBound, want.CtxBound, want.WeightBound} {
+		for _, b := range bs {
+			if math.IsInf(b, 0) || b > 1e30 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func batchCases(short bool) []batchCase {
