@@ -93,11 +93,25 @@ const batchQueryBlock = 16
 // (about 24 KiB) stays in L1 while every row of the block reads it; for a
 // single row nothing is reused and larger tiles mean fewer kernel calls.
 func keyTile(rows, dk, dv int) int {
+	if useBlock(rows, dk, dv) {
+		return min(blockTile, max(1, blockBudget/max(dk, dv)))
+	}
 	if rows < 4 {
 		return 256
 	}
 	return min(256, max(16, 6144/max(1, dk+dv)/8*8))
 }
+
+// The block kernels pay off from about half a block of query rows; one
+// call works on blockTile keys, fewer for long rows so that no call runs
+// longer than the per-row kernels' budget (Go cannot preempt assembly).
+const (
+	blockMinRows = 8
+	blockTile    = 128
+	blockBudget  = 1 << 16
+)
+
+func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv) <= blockBudget }
 
 // batchJob is one Attend call: shapes, options and derived values.
 type batchJob struct {
@@ -108,6 +122,7 @@ type batchJob struct {
 	group        int // query heads per key/value head
 	blocks       int // query blocks per (batch, head)
 	tile         int // keys per tile of the online softmax
+	block        bool
 }
 
 // Attend computes out = softmax(scale·Q·Kᵀ + masks)·V for every batch entry
@@ -202,7 +217,8 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 		}
 	}
 	j := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, opt: opt, scale: scale,
-		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
+		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols),
+		block: useBlock(Tq, dk, v.cols) && opt.Keep == nil && opt.Weights == nil}
 	if k.heads > 0 {
 		j.group = H / k.heads
 	}
@@ -217,15 +233,18 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	bh := t / j.blocks
 	b, h := bh/j.q.heads, bh%j.q.heads
 	kh := h / j.group
-	Tq, dk := j.q.rows, j.q.cols
+	Tq, dk, dv := j.q.rows, j.q.cols, j.v.cols
 	i0, i1 := blk*batchQueryBlock, min(Tq, (blk+1)*batchQueryBlock)
 	R := i1 - i0
 	need := R*dk + j.tile + 2*R
+	if j.block {
+		need += blockRows * (dk + j.tile + dv + 4)
+	}
 	if cap(*scratch) < need {
 		*scratch = make([]float32, need)
 	}
 	buf := (*scratch)[:need]
-	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:]
+	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:R*dk+j.tile+2*R]
 	m, l := ml[:R], ml[R:]
 	last := 0
 	for r := range R {
@@ -245,7 +264,19 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	if j.w != nil {
 		return
 	}
-	for j0 := 0; j0 < last; j0 += j.tile {
+	// The keys every row of the block attends go through the block
+	// kernels; the rest (the causal diagonal) row by row.
+	first := 0
+	if j.block {
+		first = j.end(b, i0)
+		for r := 1; r < R; r++ {
+			first = min(first, j.end(b, i0+r))
+		}
+		if first > 0 {
+			j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, b, h, kh, i0, first)
+		}
+	}
+	for j0 := first; j0 < last; j0 += j.tile {
 		for r := range R {
 			if n := min(j.tile, j.end(b, i0+r)-j0); n > 0 && l[r] == l[r] {
 				m[r], l[r] = j.tileOnline(j.out.Row(b, h, i0+r), qs[r*dk:(r+1)*dk], s[:n], j.keep(i0+r), b, kh, j0, m[r], l[r])
@@ -260,6 +291,39 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		case !math.IsInf(float64(m[r]), -1):
 			scale(1/l[r], o)
 		}
+	}
+}
+
+// runBlock runs keys [0, n) for the rows of a query block at once, with
+// the rows across SIMD lanes (see block_generic.go), and leaves each row's
+// unnormalised output, running max and running sum as tileOnline would.
+func (j *batchJob) runBlock(buf, qs, m, l []float32, b, h, kh, i0, n int) {
+	R, dk, dv := len(m), j.q.cols, j.v.cols
+	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
+	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
+	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
+	clear(qt)
+	for r := range R {
+		for c, x := range qs[r*dk : (r+1)*dk] {
+			qt[c*blockRows+r] = x
+		}
+	}
+	clear(ot)
+	for r := range blockRows {
+		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
+	}
+	for j0 := 0; j0 < n; j0 += j.tile {
+		s := st[:blockRows*min(j.tile, n-j0)]
+		blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
+		blockSoftmax(s, ml)
+		blockBlend(ot, s, j.v.rowsFrom(b, kh, j0), j.v.rs, ml[2*blockRows:3*blockRows])
+	}
+	for r := range R {
+		o := j.out.Row(b, h, i0+r)
+		for c := range o {
+			o[c] = ot[c*blockRows+r]
+		}
+		m[r], l[r] = ml[r], ml[blockRows+r]
 	}
 }
 

@@ -120,7 +120,7 @@ func (p *batchProblem) check(t *testing.T) {
 						}
 					}
 					tile := keyTile(c.Tq, c.dk, c.dv)
-					tiles := float64((c.Tk + tile - 1) / tile)
+					tiles := float64((c.Tk+tile-1)/tile + 1) // + the causal diagonal, row by row
 					if hi >= lo {
 						extra = (4*tiles + (hi - lo) + 2) * reference.U
 					}

@@ -22,3 +22,14 @@ func expv(dst, x []float32) { expGeneric(dst, x) }
 func expSum(dst, x []float32, m float32) float32 { return expSumGeneric(dst, x, m) }
 
 func scale(s float32, x []float32) { scaleGeneric(s, x) }
+
+func blockScores(st, qt, k []float32, stride int) { blockScoresGeneric(st, qt, k, stride) }
+
+func blockSoftmax(st, ml []float32) {
+	blockMaxGeneric(st, ml)
+	blockExpSumGeneric(st, ml)
+}
+
+func blockBlend(ot, st, v []float32, stride int, c []float32) {
+	blockBlendGeneric(ot, st, v, stride, c)
+}

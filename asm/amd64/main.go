@@ -27,6 +27,11 @@ func main() {
 	genScale()
 	genExp()
 	genExpSum()
+	genBlockScores()
+	genBlockMax()
+	genBlockExpSum(false)
+	genBlockExpSum(true)
+	genBlockBlend()
 
 	Generate()
 }
