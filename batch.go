@@ -109,7 +109,10 @@ const (
 	blockMinRows = 8
 	blockTile    = 128
 	blockBudget  = 1 << 16
+	blendRun     = 32
 )
+
+var ones = [blockRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
 
 func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv) <= blockBudget }
 
@@ -302,11 +305,12 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, b, h, kh, i0, n int) {
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
 	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
-	clear(qt)
-	for r := range R {
-		for c, x := range qs[r*dk : (r+1)*dk] {
-			qt[c*blockRows+r] = x
+	for c := range dk {
+		t := qt[c*blockRows : (c+1)*blockRows]
+		for r := range R {
+			t[r] = qs[r*dk+c]
 		}
+		clear(t[R:])
 	}
 	clear(ot)
 	for r := range blockRows {
@@ -316,14 +320,25 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, b, h, kh, i0, n int) {
 		s := st[:blockRows*min(j.tile, n-j0)]
 		blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
 		blockSoftmax(s, ml)
-		blockBlend(ot, s, j.v.rowsFrom(b, kh, j0), j.v.rs, ml[2*blockRows:3*blockRows])
+		// The blend walks the tile's value rows once per group of
+		// columns: in runs of blendRun keys those rows stay in L1 (a whole
+		// tile of rows a power-of-two apart would fight over cache sets).
+		c := ml[2*blockRows : 3*blockRows]
+		for k0 := 0; k0 < len(s); k0 += blockRows * blendRun {
+			blockBlend(ot, s[k0:min(len(s), k0+blockRows*blendRun)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
+			c = ones[:]
+		}
 	}
 	for r := range R {
-		o := j.out.Row(b, h, i0+r)
-		for c := range o {
-			o[c] = ot[c*blockRows+r]
-		}
 		m[r], l[r] = ml[r], ml[blockRows+r]
+	}
+	o := j.out.rowsFrom(b, h, i0)
+	rs := j.out.rs
+	for c := range dv {
+		t := ot[c*blockRows : (c+1)*blockRows]
+		for r := range R {
+			o[r*rs+c] = t[r]
+		}
 	}
 }
 
