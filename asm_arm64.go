@@ -23,13 +23,12 @@ func scaleAsm(s float32, x []float32)                        { scaleNEON(s, x) }
 func expAsm(dst, x []float32)                                { expNEON(dst, x) }
 func expSumAsm(dst, x []float32, m float32) float32          { return expSumNEON(dst, x, m) }
 
-// The batched engine's block kernels run the generic code on arm64.
-func blockScoresAsm(st, qt, k []float32, stride int) { blockScoresGeneric(st, qt, k, stride) }
+func blockScoresAsm(st, qt, k []float32, stride int) { blockScoresNEON(st, qt, k, stride) }
 func blockBlendAsm(ot, st, v []float32, stride int, c []float32) {
-	blockBlendGeneric(ot, st, v, stride, c)
+	blockBlendNEON(ot, st, v, stride, c)
 }
 
 func blockSoftmaxAsm(st, ml []float32) {
-	blockMaxGeneric(st, ml)
-	blockExpSumGeneric(st, ml)
+	blockMaxNEON(st, ml)
+	blockExpSumNEON(st, ml)
 }
