@@ -249,35 +249,38 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	buf := (*scratch)[:need]
 	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:R*dk+j.tile+2*R]
 	m, l := ml[:R], ml[R:]
-	last := 0
+	// The keys every row of the block attends (first of them) go through
+	// the block kernels; the rest, the causal diagonal, row by row.
+	first, last := j.k.rows, 0
+	for r := range R {
+		e := j.end(b, i0+r)
+		first, last = min(first, e), max(last, e)
+	}
+	if !j.block || j.w != nil {
+		first = 0
+	}
 	for r := range R {
 		i := i0 + r
-		q := qs[r*dk : (r+1)*dk]
-		for c, x := range j.q.Row(b, h, i) {
-			q[c] = j.scale * x
+		if first == 0 || last > first {
+			q := qs[r*dk : (r+1)*dk]
+			for c, x := range j.q.Row(b, h, i) {
+				q[c] = j.scale * x
+			}
 		}
 		if j.w != nil {
-			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), q, j.keep(i), b, kh, j.end(b, i))
+			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), qs[r*dk:(r+1)*dk], j.keep(i), b, kh, j.end(b, i))
 			continue
 		}
-		clear(j.out.Row(b, h, i))
-		m[r], l[r] = float32(math.Inf(-1)), 0
-		last = max(last, j.end(b, i))
+		if first == 0 {
+			clear(j.out.Row(b, h, i))
+			m[r], l[r] = float32(math.Inf(-1)), 0
+		}
 	}
 	if j.w != nil {
 		return
 	}
-	// The keys every row of the block attends go through the block
-	// kernels; the rest (the causal diagonal) row by row.
-	first := 0
-	if j.block {
-		first = j.end(b, i0)
-		for r := 1; r < R; r++ {
-			first = min(first, j.end(b, i0+r))
-		}
-		if first > 0 {
-			j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, b, h, kh, i0, first)
-		}
+	if first > 0 {
+		j.runBlock(buf[R*dk+j.tile+2*R:], m, l, b, h, kh, i0, first)
 	}
 	for j0 := first; j0 < last; j0 += j.tile {
 		for r := range R {
@@ -300,17 +303,18 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 // runBlock runs keys [0, n) for the rows of a query block at once, with
 // the rows across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
-func (j *batchJob) runBlock(buf, qs, m, l []float32, b, h, kh, i0, n int) {
+func (j *batchJob) runBlock(buf, m, l []float32, b, h, kh, i0, n int) {
 	R, dk, dv := len(m), j.q.cols, j.v.cols
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
 	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
-	for c := range dk {
-		t := qt[c*blockRows : (c+1)*blockRows]
-		for r := range R {
-			t[r] = qs[r*dk+c]
+	if R < blockRows {
+		clear(qt)
+	}
+	for r := range R {
+		for c, x := range j.q.Row(b, h, i0+r) {
+			qt[c*blockRows+r] = j.scale * x
 		}
-		clear(t[R:])
 	}
 	clear(ot)
 	for r := range blockRows {
@@ -334,10 +338,10 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, b, h, kh, i0, n int) {
 	}
 	o := j.out.rowsFrom(b, h, i0)
 	rs := j.out.rs
-	for c := range dv {
-		t := ot[c*blockRows : (c+1)*blockRows]
-		for r := range R {
-			o[r*rs+c] = t[r]
+	for r := range R {
+		row := o[r*rs : r*rs+dv]
+		for c := range row {
+			row[c] = ot[c*blockRows+r]
 		}
 	}
 }
