@@ -109,7 +109,7 @@ const (
 	blockMinRows = 8
 	blockTile    = 128
 	blockBudget  = 1 << 16
-	blendRun     = 32
+	blendRun     = 64
 )
 
 var ones = [blockRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
@@ -249,29 +249,37 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	buf := (*scratch)[:need]
 	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:R*dk+j.tile+2*R]
 	m, l := ml[:R], ml[R:]
-	// The keys every row of the block attends (first of them) go through
-	// the block kernels; the rest, the causal diagonal, row by row.
+	// The block kernels take keys [0, cut): every key if they can, else
+	// those every row of the block attends; the rest go row by row.
+	var ends [blockRows]int
 	first, last := j.k.rows, 0
 	for r := range R {
-		e := j.end(b, i0+r)
-		first, last = min(first, e), max(last, e)
+		ends[r] = j.end(b, i0+r)
+		first, last = min(first, ends[r]), max(last, ends[r])
 	}
-	if !j.block || j.w != nil {
-		first = 0
+	cut := 0
+	if j.block && j.w == nil {
+		cut = first
+		// Keys past some row's end (the causal diagonal) are masked per
+		// lane, which gives them weight 0; a value row of them that is not
+		// finite would still turn 0·v into NaN, so those go row by row.
+		if j.finiteValues(b, kh, first, last) {
+			cut = last
+		}
 	}
 	for r := range R {
 		i := i0 + r
-		if first == 0 || last > first {
+		if cut == 0 { // else runBlock fills qs
 			q := qs[r*dk : (r+1)*dk]
 			for c, x := range j.q.Row(b, h, i) {
 				q[c] = j.scale * x
 			}
 		}
 		if j.w != nil {
-			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), qs[r*dk:(r+1)*dk], j.keep(i), b, kh, j.end(b, i))
+			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), qs[r*dk:(r+1)*dk], j.keep(i), b, kh, ends[r])
 			continue
 		}
-		if first == 0 {
+		if cut == 0 {
 			clear(j.out.Row(b, h, i))
 			m[r], l[r] = float32(math.Inf(-1)), 0
 		}
@@ -279,12 +287,12 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	if j.w != nil {
 		return
 	}
-	if first > 0 {
-		j.runBlock(buf[R*dk+j.tile+2*R:], m, l, b, h, kh, i0, first)
+	if cut > 0 {
+		j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, ends[:R], b, h, kh, i0, cut)
 	}
-	for j0 := first; j0 < last; j0 += j.tile {
+	for j0 := cut; j0 < last; j0 += j.tile {
 		for r := range R {
-			if n := min(j.tile, j.end(b, i0+r)-j0); n > 0 && l[r] == l[r] {
+			if n := min(j.tile, ends[r]-j0); n > 0 && l[r] == l[r] {
 				m[r], l[r] = j.tileOnline(j.out.Row(b, h, i0+r), qs[r*dk:(r+1)*dk], s[:n], j.keep(i0+r), b, kh, j0, m[r], l[r])
 			}
 		}
@@ -300,10 +308,24 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	}
 }
 
+// finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
+// finite numbers (a row's dot with itself is finite; a huge but finite row
+// may say no, which only costs speed).
+func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+	for i := j0; i < j1; i++ {
+		v := j.v.Row(b, kh, i)
+		if d := dot(v, v); d-d != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // runBlock runs keys [0, n) for the rows of a query block at once, with
 // the rows across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
-func (j *batchJob) runBlock(buf, m, l []float32, b, h, kh, i0, n int) {
+// Row r attends keys below ends[r]; the others get a -Inf score.
+func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n int) {
 	R, dk, dv := len(m), j.q.cols, j.v.cols
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
@@ -311,9 +333,15 @@ func (j *batchJob) runBlock(buf, m, l []float32, b, h, kh, i0, n int) {
 	if R < blockRows {
 		clear(qt)
 	}
+	// The rows are copied first: the copy's wide loads keep many cache
+	// misses in flight, where the transpose's single loads would wait for
+	// each line of the (usually uncached) queries in turn.
 	for r := range R {
-		for c, x := range j.q.Row(b, h, i0+r) {
-			qt[c*blockRows+r] = j.scale * x
+		q := qs[r*dk : (r+1)*dk]
+		copy(q, j.q.Row(b, h, i0+r))
+		for c, x := range q {
+			q[c] = j.scale * x
+			qt[c*blockRows+r] = q[c]
 		}
 	}
 	clear(ot)
@@ -323,6 +351,11 @@ func (j *batchJob) runBlock(buf, m, l []float32, b, h, kh, i0, n int) {
 	for j0 := 0; j0 < n; j0 += j.tile {
 		s := st[:blockRows*min(j.tile, n-j0)]
 		blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
+		for r, e := range ends {
+			for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
+				s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
+			}
+		}
 		blockSoftmax(s, ml)
 		// The blend walks the tile's value rows once per group of
 		// columns: in runs of blendRun keys those rows stay in L1 (a whole
@@ -336,13 +369,18 @@ func (j *batchJob) runBlock(buf, m, l []float32, b, h, kh, i0, n int) {
 	for r := range R {
 		m[r], l[r] = ml[r], ml[blockRows+r]
 	}
-	o := j.out.rowsFrom(b, h, i0)
-	rs := j.out.rs
+	// Rows are gathered in scratch and copied out whole, for the same
+	// reason as the queries are copied in.
 	for r := range R {
-		row := o[r*rs : r*rs+dv]
+		o := j.out.Row(b, h, i0+r)
+		row := o
+		if len(st) >= dv {
+			row = st[:dv]
+		}
 		for c := range row {
 			row[c] = ot[c*blockRows+r]
 		}
+		copy(o, row)
 	}
 }
 
