@@ -241,7 +241,7 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	R := i1 - i0
 	need := R*dk + j.tile + 2*R
 	if j.block {
-		need += blockRows * (dk + j.tile + dv + 4)
+		need += blockRows * (dk + j.tile + 2*dv + 4)
 	}
 	if cap(*scratch) < need {
 		*scratch = make([]float32, need)
@@ -330,6 +330,7 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
 	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
+	rows := buf[blockRows*(dv+4) : blockRows*(2*dv+4)]
 	if R < blockRows {
 		clear(qt)
 	}
@@ -371,16 +372,13 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n
 	}
 	// Rows are gathered in scratch and copied out whole, for the same
 	// reason as the queries are copied in.
+	for c := range dv {
+		for r, x := range ot[c*blockRows : c*blockRows+R] {
+			rows[r*dv+c] = x
+		}
+	}
 	for r := range R {
-		o := j.out.Row(b, h, i0+r)
-		row := o
-		if len(st) >= dv {
-			row = st[:dv]
-		}
-		for c := range row {
-			row[c] = ot[c*blockRows+r]
-		}
-		copy(o, row)
+		copy(j.out.Row(b, h, i0+r), rows[r*dv:(r+1)*dv])
 	}
 }
 
