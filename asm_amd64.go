@@ -83,3 +83,8 @@ func blockSoftmaxAsm(st, ml []float32) {
 		st = st[k:]
 	}
 }
+
+func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
+	blockInAVX2(qt, q, stride, rows, scale)
+}
+func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutAVX2(o, stride, rows, ot) }

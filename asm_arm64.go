@@ -32,3 +32,9 @@ func blockSoftmaxAsm(st, ml []float32) {
 	blockMaxNEON(st, ml)
 	blockExpSumNEON(st, ml)
 }
+
+// The transposes into and out of the lanes run the generic code on arm64.
+func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
+	blockInGeneric(qt, q, stride, rows, scale)
+}
+func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }

@@ -331,20 +331,15 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
 	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
 	rows := buf[blockRows*(dv+4) : blockRows*(2*dv+4)]
-	if R < blockRows {
-		clear(qt)
-	}
 	// The rows are copied first: the copy's wide loads keep many cache
-	// misses in flight, where the transpose's single loads would wait for
-	// each line of the (usually uncached) queries in turn.
+	// misses in flight (queries are usually not cached yet). qs keeps the
+	// scaled rows for the keys that go row by row.
 	for r := range R {
 		q := qs[r*dk : (r+1)*dk]
 		copy(q, j.q.Row(b, h, i0+r))
-		for c, x := range q {
-			q[c] = j.scale * x
-			qt[c*blockRows+r] = q[c]
-		}
 	}
+	blockIn(qt, qs, dk, R, j.scale)
+	scale(j.scale, qs)
 	clear(ot)
 	for r := range blockRows {
 		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
@@ -372,11 +367,7 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n
 	}
 	// Rows are gathered in scratch and copied out whole, for the same
 	// reason as the queries are copied in.
-	for c := range dv {
-		for r, x := range ot[c*blockRows : c*blockRows+R] {
-			rows[r*dv+c] = x
-		}
-	}
+	blockOut(rows, dv, R, ot)
 	for r := range R {
 		copy(j.out.Row(b, h, i0+r), rows[r*dv:(r+1)*dv])
 	}

@@ -90,3 +90,30 @@ func blockBlendGeneric(ot, st, v []float32, stride int, c []float32) {
 		}
 	}
 }
+
+// blockInGeneric sets qt[c*16+r] = scale·q[r*stride+c] for r < rows and 0
+// for rows <= r < 16, c < len(qt)/16: a block's queries, scaled, into the
+// lanes.
+func blockInGeneric(qt, q []float32, stride, rows int, scale float32) {
+	d := len(qt) / blockRows
+	if rows < blockRows {
+		clear(qt)
+	}
+	for r := range rows {
+		for c, x := range q[r*stride : r*stride+d] {
+			qt[c*blockRows+r] = scale * x
+		}
+	}
+}
+
+// blockOutGeneric sets o[r*stride+c] = ot[c*16+r] for r < rows,
+// c < len(ot)/16: a block's output lanes back into rows.
+func blockOutGeneric(o []float32, stride, rows int, ot []float32) {
+	d := len(ot) / blockRows
+	for r := range rows {
+		row := o[r*stride : r*stride+d]
+		for c := range row {
+			row[c] = ot[c*blockRows+r]
+		}
+	}
+}

@@ -230,7 +230,49 @@ func TestBlockKernelsStayInBounds(t *testing.T) {
 							blockScores(st, qt, k, stride)
 							blockSoftmax(st, ml)
 							blockBlend(ot, st, k, stride, c)
+							for _, rows := range []int{1, 8, 16} {
+								q := testutil.Guarded(t, (rows-1)*stride+d, after)
+								blockIn(qt, q, stride, rows, 2)
+								blockOut(q, stride, rows, qt)
+							}
 						})
+					}
+				}
+			}
+		}
+	})
+}
+
+// The transposes move values exactly: every implementation gives the
+// generic result bit for bit (the scaling is one product either way).
+func TestBlockTransposes(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, d := range blockDs {
+			for _, rows := range []int{1, 3, 7, 8, 9, 15, 16} {
+				for _, pad := range []int{0, 3} {
+					stride := d + pad
+					seed := uint64(d*100 + rows*10 + pad)
+					q, qw := fill(seed, max(0, (rows-1)*stride+d), 3, 4, true)
+					qt, tw := testutil.Offset(blockRows*d, 1)
+					want := make([]float32, blockRows*d)
+					blockIn(qt, q, stride, rows, 0.375)
+					blockInGeneric(want, q, stride, rows, 0.375)
+					testutil.CheckGuards(t, tw, 1, len(qt))
+					testutil.CheckGuards(t, qw, 3, len(q))
+					for i := range qt {
+						if math.Float32bits(qt[i]) != math.Float32bits(want[i]) && !(qt[i] != qt[i] && want[i] != want[i]) {
+							t.Fatalf("in d=%d rows=%d stride=%d: qt[%d] = %v, want %v", d, rows, stride, i, qt[i], want[i])
+						}
+					}
+					o, ow := fill(seed+1, max(0, (rows-1)*stride+d), 5, 1, false)
+					o2 := append([]float32(nil), o...)
+					blockOut(o, stride, rows, qt)
+					blockOutGeneric(o2, stride, rows, qt)
+					testutil.CheckGuards(t, ow, 5, len(o))
+					for i := range o {
+						if math.Float32bits(o[i]) != math.Float32bits(o2[i]) && !(o[i] != o[i] && o2[i] != o2[i]) {
+							t.Fatalf("out d=%d rows=%d stride=%d: o[%d] = %v, want %v", d, rows, stride, i, o[i], o2[i])
+						}
 					}
 				}
 			}

@@ -142,3 +142,19 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	}
 	blockBlendAsm(ot, st, v, stride, c)
 }
+
+func blockIn(qt, q []float32, stride, rows int, scale float32) {
+	if !useAsm {
+		blockInGeneric(qt, q, stride, rows, scale)
+		return
+	}
+	blockInAsm(qt, q, stride, rows, scale)
+}
+
+func blockOut(o []float32, stride, rows int, ot []float32) {
+	if !useAsm {
+		blockOutGeneric(o, stride, rows, ot)
+		return
+	}
+	blockOutAsm(o, stride, rows, ot)
+}

@@ -33,3 +33,9 @@ func blockSoftmax(st, ml []float32) {
 func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	blockBlendGeneric(ot, st, v, stride, c)
 }
+
+func blockIn(qt, q []float32, stride, rows int, scale float32) {
+	blockInGeneric(qt, q, stride, rows, scale)
+}
+
+func blockOut(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }

@@ -32,6 +32,8 @@ func main() {
 	genBlockExpSum(false)
 	genBlockExpSum(true)
 	genBlockBlend()
+	genBlockIn()
+	genBlockOut()
 
 	Generate()
 }
