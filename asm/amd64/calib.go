@@ -3,6 +3,7 @@ package main
 import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
 )
 
 // The calibration kernels of package internal/calib (generated with
@@ -14,11 +15,6 @@ import (
 // cycles, so at least 10 chains in flight keep both pipes busy. 12
 // accumulators and the two operands fit the 16 YMM registers.
 const calibFMAChains = 12
-
-// calibReadBlock is the number of floats readAVX2 sums per loop iteration:
-// eight 32-byte loads feeding eight accumulators (VADDPS latency 3, two
-// adders), so two loads per cycle can issue.
-const calibReadBlock = 64
 
 func genCalib() {
 	genCalibFMA()
@@ -52,9 +48,12 @@ func genCalibFMA() {
 	RET()
 }
 
-// genCalibRead: the sum of a buffer streamed through eight accumulators,
-// one 32-byte load per add, so the loop runs at the load ports' (or the
-// memory hierarchy's) rate.
+// genCalibRead: the sum of a buffer read as four streams at once, one per
+// quarter, as the attention kernels read several rows: a single stream
+// leaves the hardware prefetchers idle and understates what the caches and
+// DRAM deliver. Each stream feeds two accumulators from one 64-byte line
+// an iteration, one 32-byte load per add, so the loop runs at the load
+// ports' (or the memory hierarchy's) rate.
 func genCalibRead() {
 	TEXT("readAVX2", NOSPLIT, "func(x []float32) float32")
 	Pragma("noescape")
@@ -62,14 +61,23 @@ func genCalibRead() {
 		"multiple of 64; the order of the additions is unspecified.")
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
-	acc := zeros(calibReadBlock / 8)
-	SHRQ(U8(6), n) // whole blocks
+	acc := zeros(8)
+	SHRQ(U8(6), n) // whole blocks: lines per quarter
 	JZ(LabelRef("read_done"))
+	quarter := GP64() // bytes in a quarter: n lines of 64 bytes
+	MOVQ(n, quarter)
+	SHLQ(U8(6), quarter)
+	p := []Register{x, GP64(), GP64(), GP64()}
+	for i := 1; i < 4; i++ {
+		LEAQ(Mem{Base: p[i-1], Index: quarter, Scale: 1}, p[i])
+	}
 	Label("read_loop")
 	for k, r := range acc {
-		VADDPS(Mem{Base: x, Disp: 32 * k}, r, r)
+		VADDPS(Mem{Base: p[k/2], Disp: 32 * (k % 2)}, r, r)
 	}
-	ADDQ(U32(4*calibReadBlock), x)
+	for _, r := range p {
+		ADDQ(U8(64), r)
+	}
 	DECQ(n)
 	JNZ(LabelRef("read_loop"))
 	Label("read_done")

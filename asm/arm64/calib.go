@@ -14,16 +14,12 @@ import (
 // (V0–V15, the operands in V16–V17) keep every pipe busy.
 const calibFMAChains = 16
 
-// calibReadBlock is the number of floats readNEON sums per loop iteration:
-// two 64-byte VLD1 loads feeding eight accumulators.
-const calibReadBlock = 32
-
 var calibKernels = []kernel{
 	{"fmaNEON", "iters int, a, b float32", "float32",
 		"fmaNEON runs iters rounds of acc += a*b on 16 independent chains of 4\n// lanes (128 FLOPs a round) and returns the sum of the 64 accumulators,\n// which start at 0.",
 		20, genCalibFMA},
 	{"readNEON", "x []float32", "float32",
-		"readNEON returns the sum of x[i] for i < len(x) rounded down to a\n// multiple of 32; the order of the additions is unspecified.",
+		"readNEON returns the sum of x[i] for i < len(x) rounded down to a\n// multiple of 64; the order of the additions is unspecified.",
 		28, genCalibRead},
 }
 
@@ -72,24 +68,33 @@ func genCalibFMA(a *Asm) {
 	a.Op("RET")
 }
 
-// genCalibRead: the sum of a buffer streamed through eight accumulators.
+// genCalibRead: the sum of a buffer read as four streams at once, one per
+// quarter, as the attention kernels read several rows (a single stream
+// leaves the hardware prefetchers idle): 64 bytes from each stream an
+// iteration, into eight accumulators.
 func genCalibRead(a *Asm) {
-	x, n, cnt := R(0), R(1), R(2)
+	x, n, quarter := R(0), R(1), R(2)
+	p := []R{x, 3, 4, 5}
 	a.Op("MOVD x_base+0(FP), %s", x)
 	a.Op("MOVD x_len+8(FP), %s", n)
 	acc := regs(0, 8)
 	zero(a, acc...)
 	loop, done := a.NewLabel("loop"), a.NewLabel("done")
-	a.Op("LSR $5, %s, %s", n, cnt) // whole blocks of calibReadBlock floats
-	a.Op("CBZ %s, %s", cnt, done)
-	a.Label(loop)
-	a.Op("VLD1.P 64(%s), %s", x, list(16, 4))
-	a.Op("VLD1.P 64(%s), %s", x, list(20, 4))
-	for i, v := range acc {
-		a.W(FADD(v, v, 16+V(i)))
+	a.Op("LSR $6, %s, %s", n, n) // whole blocks: 64-byte pieces per quarter
+	a.Op("CBZ %s, %s", n, done)
+	a.Op("LSL $6, %s, %s", n, quarter) // bytes in a quarter
+	for i := 1; i < 4; i++ {
+		a.Op("ADD %s, %s, %s", quarter, p[i-1], p[i])
 	}
-	a.Op("SUB $1, %s, %s", cnt, cnt)
-	a.Op("CBNZ %s, %s", cnt, loop)
+	a.Label(loop)
+	for i, r := range p {
+		a.Op("VLD1.P 64(%s), %s", r, list(16+4*V(i), 4))
+	}
+	for i := range 16 {
+		a.W(FADD(acc[i%8], acc[i%8], 16+V(i)))
+	}
+	a.Op("SUB $1, %s, %s", n, n)
+	a.Op("CBNZ %s, %s", n, loop)
 	a.Label(done)
 	addTree(a, acc)
 	hsum(a, 0)

@@ -12,7 +12,7 @@ package calib
 func fmaNEON(iters int, a, b float32) float32
 
 // readNEON returns the sum of x[i] for i < len(x) rounded down to a
-// multiple of 32; the order of the additions is unspecified.
+// multiple of 64; the order of the additions is unspecified.
 //
 //go:noescape
 func readNEON(x []float32) float32

@@ -81,11 +81,17 @@ TEXT ·readNEON(SB), NOSPLIT, $0-28
 	VEOR V5.B16, V5.B16, V5.B16
 	VEOR V6.B16, V6.B16, V6.B16
 	VEOR V7.B16, V7.B16, V7.B16
-	LSR $5, R1, R2
-	CBZ R2, readNEON_done4
+	LSR $6, R1, R1
+	CBZ R1, readNEON_done4
+	LSL $6, R1, R2
+	ADD R2, R0, R3
+	ADD R2, R3, R4
+	ADD R2, R4, R5
 readNEON_loop3:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1.P 64(R0), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R3), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R4), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1.P 64(R5), [V28.S4, V29.S4, V30.S4, V31.S4]
 	WORD $0x4e30d400 // fadd v0.4s, v0.4s, v16.4s
 	WORD $0x4e31d421 // fadd v1.4s, v1.4s, v17.4s
 	WORD $0x4e32d442 // fadd v2.4s, v2.4s, v18.4s
@@ -94,8 +100,16 @@ readNEON_loop3:
 	WORD $0x4e35d4a5 // fadd v5.4s, v5.4s, v21.4s
 	WORD $0x4e36d4c6 // fadd v6.4s, v6.4s, v22.4s
 	WORD $0x4e37d4e7 // fadd v7.4s, v7.4s, v23.4s
-	SUB $1, R2, R2
-	CBNZ R2, readNEON_loop3
+	WORD $0x4e38d400 // fadd v0.4s, v0.4s, v24.4s
+	WORD $0x4e39d421 // fadd v1.4s, v1.4s, v25.4s
+	WORD $0x4e3ad442 // fadd v2.4s, v2.4s, v26.4s
+	WORD $0x4e3bd463 // fadd v3.4s, v3.4s, v27.4s
+	WORD $0x4e3cd484 // fadd v4.4s, v4.4s, v28.4s
+	WORD $0x4e3dd4a5 // fadd v5.4s, v5.4s, v29.4s
+	WORD $0x4e3ed4c6 // fadd v6.4s, v6.4s, v30.4s
+	WORD $0x4e3fd4e7 // fadd v7.4s, v7.4s, v31.4s
+	SUB $1, R1, R1
+	CBNZ R1, readNEON_loop3
 readNEON_done4:
 	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
 	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s

@@ -12,7 +12,7 @@ var path, chains, lanes, readBlock = "generic", genericChains, 1, 1
 
 func init() {
 	if useAsm {
-		path, chains, lanes, readBlock = "neon", 16, 4, 32
+		path, chains, lanes, readBlock = "neon", 16, 4, 64
 	}
 }
 
