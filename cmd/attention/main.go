@@ -34,6 +34,7 @@ type command struct {
 var commands = []command{
 	{"demo", "walk through one attention step, a toy translation and a speed check", runDemo},
 	{"bench", "measure this machine's limits, then time every kernel and attention shape", runBench},
+	{"heatmap", "draw the attention weights as an SVG and PNG heatmap", runHeatmap},
 }
 
 // usageError is a mistake on the command line: it gets usage and exit 2,
@@ -131,8 +132,24 @@ func (p *printer) printf(format string, args ...any) {
 // to stdout and returns errHelp, which the command returns as success; a
 // bad flag is a usageError carrying that usage.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	_, err := parseFlagsArgs(fs, args, stdout, 0)
+	return err
+}
+
+// parseFlagsArgs is parseFlags for a command that takes up to maxArgs
+// arguments besides its flags, which may come before or after them.
+func parseFlagsArgs(fs *flag.FlagSet, args []string, stdout io.Writer, maxArgs int) ([]string, error) {
 	fs.SetOutput(io.Discard)
+	var rest []string
 	err := fs.Parse(args)
+	for err == nil && fs.NArg() > 0 && len(rest) < maxArgs {
+		rest = append(rest, fs.Arg(0))
+		err = fs.Parse(fs.Args()[1:])
+	}
+	return rest, flagError(fs, err, stdout)
+}
+
+func flagError(fs *flag.FlagSet, err error, stdout io.Writer) error {
 	show := usageOf(fs)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
