@@ -224,11 +224,11 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 			if !impl.Select(name) {
 				return nil, fmt.Errorf("implementation %q is not available", name)
 			}
-			med, err := timeCase(c, cfg)
+			med, runs, err := timeCase(c, cfg)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
 			}
-			rep.Results = append(rep.Results, newResult(rep, c, name, med, cfg.runs))
+			rep.Results = append(rep.Results, newResult(rep, c, name, med, runs))
 		}
 	}
 	impl.Reset()
@@ -244,18 +244,26 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 	return rep, nil
 }
 
-// timeCase returns the median time of one operation. The number of
-// operations per run is first doubled until a run lasts cfg.runTime.
-func timeCase(c benchCase, cfg benchConfig) (time.Duration, error) {
+// timeCase returns the median time of one operation and the number of
+// runs it is the median of. The number of operations per run is first
+// doubled until a run lasts cfg.runTime. An operation that alone takes
+// longer than all the runs together should (4·runs·runTime: generic
+// batched attention in --quick mode, or anything on a slow or emulated
+// CPU) is timed once, by the call that warms the caches.
+func timeCase(c benchCase, cfg benchConfig) (time.Duration, int, error) {
 	op, closeFn, err := c.setup()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if closeFn != nil {
 		defer closeFn()
 	}
+	start := time.Now()
 	if err := op(); err != nil { // warm the caches, check the shapes
-		return 0, err
+		return 0, 0, err
+	}
+	if first := time.Since(start); first > 4*time.Duration(cfg.runs)*cfg.runTime {
+		return first, 1, nil
 	}
 	timeRun := func(k int) (time.Duration, error) {
 		start := time.Now()
@@ -270,7 +278,7 @@ func timeCase(c benchCase, cfg benchConfig) (time.Duration, error) {
 	for {
 		d, err := timeRun(k)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if d >= cfg.runTime {
 			break
@@ -282,12 +290,12 @@ func timeCase(c benchCase, cfg benchConfig) (time.Duration, error) {
 	for i := range per {
 		d, err := timeRun(k)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		per[i] = d / time.Duration(k)
 	}
 	slices.Sort(per)
-	return per[len(per)/2], nil
+	return per[len(per)/2], len(per), nil
 }
 
 // machine describes where the benchmark ran.

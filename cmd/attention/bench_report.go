@@ -128,7 +128,7 @@ func writeBenchTable(p *printer, rep *benchReport) {
 	if rep.Quick {
 		mode = ", --quick"
 	}
-	p.printf("implementations: %s; median of %d runs%s\n\n", strings.Join(m.Implementations, ", "), rep.Runs, mode)
+	p.printf("implementations: %s; median of %d runs%s (one for an operation longer than all of them should take)\n\n", strings.Join(m.Implementations, ", "), rep.Runs, mode)
 
 	p.printf("machine limits (calibration kernels: %s; best of the runs)\n", m.CalibKernels)
 	p.printf("  %-22s", "")

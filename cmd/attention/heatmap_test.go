@@ -377,3 +377,28 @@ func TestHeatmapInChromium(t *testing.T) {
 		}
 	}
 }
+
+// The README's example input holds the toy translation's states: the
+// engine run on it gives the demo's weights.
+func TestHeatmapExampleFile(t *testing.T) {
+	data, err := os.ReadFile("../../docs/heatmap-input.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, desc, err := parseHeatmap(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := translate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc != "score scaled-dot" || strings.Join(got.rows, " ") != strings.Join(want.rows, " ") || strings.Join(got.cols, " ") != strings.Join(want.cols, " ") {
+		t.Fatalf("got %q, %v × %v", desc, got.rows, got.cols)
+	}
+	for i := range want.weights {
+		if got.weights[i] != want.weights[i] {
+			t.Fatalf("weight %d = %v, want %v", i, got.weights[i], want.weights[i])
+		}
+	}
+}
