@@ -96,8 +96,8 @@ type benchCase struct {
 	causal  bool
 	workers int     // threads the operation uses
 	flops   float64 // per operation; 0 where FLOPs are not the measure
-	bytes   float64 // read and written per operation
-	ws      int     // working set per thread, bytes
+	bytes   float64 // the fewest bytes the operation must read: the roofline's traffic
+	ws      int     // working set per thread (read and written), bytes
 	// setup builds the operation with the selected implementation; close
 	// (maybe nil) releases what it holds.
 	setup func() (op func() error, close func(), err error)
@@ -117,18 +117,18 @@ func benchCases(cfg benchConfig) []benchCase {
 	// The exported kernels, from L1 and from L3.
 	for _, n := range []int{2048, 1 << 20} {
 		x, y, dst := fill(n), fill(n), make([]float32, n)
-		kernel := func(name string, flops, bytes float64, op func()) {
+		kernel := func(name string, flops, bytes float64, ws int, op func()) {
 			cs = append(cs, benchCase{
 				group: "kernel", name: name, shape: fmt.Sprintf("n=%d", n), n: n, workers: 1,
-				flops: flops, bytes: bytes, ws: int(bytes),
+				flops: flops, bytes: bytes, ws: ws,
 				setup: func() (func() error, func(), error) { return func() error { op(); return nil }, nil, nil },
 			})
 		}
 		var s float32
-		kernel("Dot", 2*float64(n), 8*float64(n), func() { s += attention.Dot(x, y) })
-		kernel("Axpy", 2*float64(n), 12*float64(n), func() { attention.Axpy(1e-7, x, dst) })
-		kernel("Exp", 0, 8*float64(n), func() { attention.Exp(dst, x) })
-		kernel("Softmax", 0, 8*float64(n), func() { attention.Softmax(dst, x) })
+		kernel("Dot", 2*float64(n), 8*float64(n), 8*n, func() { s += attention.Dot(x, y) })
+		kernel("Axpy", 2*float64(n), 8*float64(n), 8*n, func() { attention.Axpy(1e-7, x, dst) })
+		kernel("Exp", 0, 4*float64(n), 8*n, func() { attention.Exp(dst, x) })
+		kernel("Softmax", 0, 4*float64(n), 8*n, func() { attention.Softmax(dst, x) })
 	}
 
 	// One decoder step: K and V streamed once each.
@@ -166,7 +166,7 @@ func benchCases(cfg benchConfig) []benchCase {
 			pairs = T * (T + 1) / 2
 		}
 		for _, w := range workers {
-			tensorBytes := 4 * heads * T * d * 4 // Q, K, V and the output
+			tensorBytes := 4 * heads * T * d * 4 // Q, K, V and the output; Q, K and V are read
 			kind := "full"
 			if causal {
 				kind = "causal"
@@ -174,7 +174,7 @@ func benchCases(cfg benchConfig) []benchCase {
 			cs = append(cs, benchCase{
 				group: "batched", name: "Batched", shape: fmt.Sprintf("%s %d×%d×%d×%d workers=%d", kind, heads, T, T, d, w),
 				t: T, d: d, heads: heads, causal: causal, workers: w,
-				flops: 4 * float64(heads*pairs*d), bytes: float64(tensorBytes), ws: tensorBytes / w,
+				flops: 4 * float64(heads*pairs*d), bytes: float64(tensorBytes) * 3 / 4, ws: tensorBytes / w,
 				setup: func() (func() error, func(), error) {
 					tq, _ := attention.NewTensor(q, 1, heads, T, d)
 					tk, _ := attention.NewTensor(k, 1, heads, T, d)

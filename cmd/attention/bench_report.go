@@ -77,7 +77,7 @@ type resultJSON struct {
 	Runs            int     `json:"runs"`
 	MedianNs        float64 `json:"median_ns"`
 	GFLOPS          float64 `json:"gflops"` // 0 where FLOPs are not counted
-	GBps            float64 `json:"gbps"`
+	GBps            float64 `json:"gbps"`   // the bytes the operation must read, per second
 	// The limit for this working set: "FMA peak" or "<level> read".
 	Bound            string  `json:"bound"`
 	Limit            float64 `json:"limit"`
@@ -149,7 +149,7 @@ func writeBenchTable(p *printer, rep *benchReport) {
 	}
 	p.printf("\n")
 
-	header := []string{"what", "shape", "impl", "working set", "median", "GFLOP/s", "GB/s", "limit", "of limit", "vs generic"}
+	header := []string{"what", "shape", "impl", "working set", "median", "GFLOP/s", "read GB/s", "limit", "of limit", "vs generic"}
 	rows := [][]string{header}
 	for _, r := range rep.Results {
 		gflops := "-"
@@ -166,9 +166,10 @@ func writeBenchTable(p *printer, rep *benchReport) {
 		})
 	}
 	writeColumns(p, rows, map[int]bool{4: true, 5: true, 6: true, 8: true, 9: true})
-	p.printf("\nlimit: the roofline for the working set, the lower of the FMA peak and the read\n" +
-		"bandwidth of the level it lives in times the FLOPs per byte (GB/s alone where\n" +
-		"FLOPs are not counted); limits for as many threads as the operation uses.\n")
+	p.printf("\nread GB/s: the bytes the operation must read (its inputs, once) per second.\n" +
+		"limit: the roofline for the working set, the lower of the FMA peak and the read\n" +
+		"bandwidth of the level it lives in times the FLOPs per byte read (that bandwidth\n" +
+		"alone where FLOPs are not counted), for as many threads as the operation uses.\n")
 }
 
 // writeColumns prints rows as aligned columns; right aligns those marked.

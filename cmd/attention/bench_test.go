@@ -200,8 +200,8 @@ func TestBenchTable(t *testing.T) {
 		"machine: Test CPU, 2 cores",
 		"FP32 FMA peak            100.0 GFLOP/s",
 		"L2 read (256 KiB)           100.0 GB/s",
-		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4  104.9  L2 read 50.0 GFLOP/s      105%       10.0×",
-		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2   10.5  L2 read 50.0 GFLOP/s       10%        1.0×",
+		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4      104.9  L2 read 50.0 GFLOP/s      105%       10.0×",
+		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2       10.5  L2 read 50.0 GFLOP/s       10%        1.0×",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())

@@ -41,6 +41,9 @@ func FMA(rounds int) float32 { return fma(rounds, fmaA, fmaB) }
 // additions is unspecified.
 func Sum(x []float32) float32 {
 	n := len(x) - len(x)%readBlock
+	if n == len(x) {
+		return readSum(x)
+	}
 	s := readSum(x[:n])
 	for _, v := range x[n:] {
 		s += v
