@@ -36,8 +36,8 @@ func writeBenchSVG(w io.Writer, rep *benchReport) error {
 	slices.Sort(ts)
 	top = niceCeil(top * 1.05)
 
-	const panelW, panelH, left, right, topM, bottom = 380.0, 300.0, 64.0, 16.0, 56.0, 96.0
-	width := left + float64(len(ds))*(panelW+right)
+	const panelW, panelH, left, gap, topM, bottom = 380.0, 300.0, 64.0, 56.0, 76.0, 96.0
+	width := left + float64(len(ds))*(panelW+gap) - gap + 24
 	height := topM + panelH + bottom
 	s := &svgWriter{w: w}
 	title := "attention bench: one decoder step, throughput against T"
@@ -65,7 +65,7 @@ func writeBenchSVG(w io.Writer, rep *benchReport) error {
 	yOf := func(v float64) float64 { return topM + panelH - v/top*panelH }
 
 	for pi, d := range ds {
-		x0 := left + float64(pi)*(panelW+right)
+		x0 := left + float64(pi)*(panelW+gap)
 		s.printf(`<g class="panel" data-d="%d">`+"\n", d)
 		s.printf(`<rect x="%.1f" y="%.1f" width="%g" height="%g" fill="none" stroke="#888888"/>`+"\n", x0, topM, panelW, panelH)
 		s.text(x0+panelW/2, topM-6, 12, "middle", "", fmt.Sprintf("d = %d", d))
