@@ -38,7 +38,7 @@ type benchConfig struct {
 }
 
 func runBench(stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("bench", "[--quick] [--json] [--svg FILE]", benchDescription)
+	fs := newFlagSet("bench", "[--quick] [--json] [--svg FILE] [--runs N]", benchDescription)
 	jsonOut := fs.Bool("json", false, "print the results as JSON instead of a table")
 	svgFile := fs.String("svg", "", "also write a plot of attention throughput against T to `FILE` (SVG)")
 	quick := fs.Bool("quick", false, "fewer and shorter runs: a few seconds in all, for a first look")

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/glancelab/attention/internal/impl"
 )
@@ -180,8 +181,13 @@ func newFlagSet(name, synopsis, description string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: attention %s %s\n\n%s\n\nflags:\n", name, synopsis, description)
-		fs.PrintDefaults()
+		fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("attention "+name+" "+synopsis), description)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintf(w, "\nflags:\n")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
 }
