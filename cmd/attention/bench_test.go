@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -98,7 +99,7 @@ func TestBenchQuickJSON(t *testing.T) {
 
 	results, _ := rep["results"].([]any)
 	impls := attention.Implementations()
-	want := len(benchCases(benchConfig{workers: 2})) * len(impls)
+	want := len(benchCases(benchConfig{workers: runtime.GOMAXPROCS(0)})) * len(impls)
 	if testing.Short() {
 		want = 7 * len(impls)
 	}

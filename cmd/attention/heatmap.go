@@ -60,6 +60,10 @@ func runHeatmap(stdout, _ io.Writer, args []string) error {
 	if *title == "" {
 		*title = "Attention weights (" + desc + ")"
 	}
+	if l := layoutHeatmap(grid, *title); l.width > maxPicture || l.height > maxPicture {
+		return fmt.Errorf("%d target × %d source tokens make a %d×%d picture, more than %d pixels a side: draw a part of the grid",
+			len(grid.rows), len(grid.cols), l.width, l.height, maxPicture)
+	}
 	if *svgPath == "" && *pngPath == "" {
 		return &usageError{msg: "--svg and --png are both empty: nothing to write", usage: usageOf(fs)}
 	}
@@ -127,6 +131,10 @@ func inkOn(w float32) color.RGBA {
 }
 
 func hex(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+
+// maxPicture bounds the picture's width and height in pixels (a PNG that
+// size takes 1 GiB of memory); a cell is at least 64×44.
+const maxPicture = 16384
 
 // Font sizes in pixels, shared by the SVG and the PNG.
 const (

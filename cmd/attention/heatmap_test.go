@@ -328,6 +328,24 @@ func TestHeatmapFlags(t *testing.T) {
 			t.Errorf("run(%q) = %d, stderr %q", args, code, stderr.String())
 		}
 	}
+	// A grid too large to draw is refused before anything is written.
+	var big strings.Builder
+	big.WriteString(`{"source": [`)
+	for i := range 300 {
+		if i > 0 {
+			big.WriteString(",")
+		}
+		big.WriteString(`"t` + strconv.Itoa(i) + `"`)
+	}
+	big.WriteString(`], "target": ["x"], "weights": [[1` + strings.Repeat(",0", 299) + `]]}`)
+	stderr.Reset()
+	dir := t.TempDir()
+	if code := run([]string{"heatmap", "--svg", filepath.Join(dir, "a.svg"), writeInput(t, big.String())}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "1 target × 300 source tokens make a") {
+		t.Errorf("oversized grid: %d, %q", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.svg")); err == nil {
+		t.Error("oversized grid: wrote the SVG")
+	}
 	stderr.Reset()
 	if code := run([]string{"heatmap", filepath.Join(t.TempDir(), "missing.json")}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "missing.json") {
 		t.Errorf("missing file: %d, %q", code, stderr.String())
