@@ -57,19 +57,27 @@ func runBench(stdout, stderr io.Writer, args []string) error {
 		cfg.runs = *runs
 	}
 
+	// The plot's file is created first, so a bad path fails at once rather
+	// than after the measurements.
+	var svg *os.File
+	if *svgFile != "" {
+		f, err := os.Create(*svgFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		svg = f
+	}
+
 	prog := newProgress(stderr)
 	rep, err := bench(cfg, prog)
 	prog.done()
 	if err != nil {
 		return err
 	}
-	if *svgFile != "" {
-		f, err := os.Create(*svgFile)
-		if err != nil {
-			return err
-		}
-		err = writeBenchSVG(f, rep)
-		if cerr := f.Close(); err == nil {
+	if svg != nil {
+		err := writeBenchSVG(svg, rep)
+		if cerr := svg.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {

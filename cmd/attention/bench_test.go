@@ -220,6 +220,11 @@ func TestBenchFlags(t *testing.T) {
 			t.Errorf("bench --help lacks %s:\n%s", f, stdout.String())
 		}
 	}
+	// An unwritable plot fails before any measuring.
+	stderr.Reset()
+	if code := run([]string{"bench", "--svg", filepath.Join(t.TempDir(), "no", "such", "dir.svg")}, io.Discard, &stderr); code != 1 || strings.Contains(stderr.String(), "measuring") {
+		t.Errorf("bench --svg into a missing directory: %d, %q", code, stderr.String())
+	}
 	for _, args := range [][]string{{"bench", "--frob"}, {"bench", "--runs", "-1"}, {"bench", "extra"}} {
 		stdout.Reset()
 		stderr.Reset()
