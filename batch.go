@@ -106,10 +106,10 @@ func keyTile(rows, dk, dv int) int {
 // call works on blockTile keys, fewer for long rows so that no call runs
 // longer than the per-row kernels' budget (Go cannot preempt assembly).
 const (
-	blockMinRows = 8
-	blockTile    = 128
-	blockBudget  = 1 << 16
-	blendRun     = 64
+	blockMinRows  = 8
+	blockTile     = 128
+	blockBudget   = 1 << 16
+	blendRunBytes = 8 << 10
 )
 
 var ones = [blockRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
@@ -354,11 +354,12 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n
 		}
 		blockSoftmax(s, ml)
 		// The blend walks the tile's value rows once per group of
-		// columns: in runs of blendRun keys those rows stay in L1 (a whole
+		// columns: in runs of about 8 KiB of keys those rows stay in L1 (a whole
 		// tile of rows a power-of-two apart would fight over cache sets).
 		c := ml[2*blockRows : 3*blockRows]
-		for k0 := 0; k0 < len(s); k0 += blockRows * blendRun {
-			blockBlend(ot, s[k0:min(len(s), k0+blockRows*blendRun)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
+		run := blockRows * max(8, blendRunBytes/(4*dv))
+		for k0 := 0; k0 < len(s); k0 += run {
+			blockBlend(ot, s[k0:min(len(s), k0+run)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
 			c = ones[:]
 		}
 	}

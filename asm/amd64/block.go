@@ -48,6 +48,9 @@ func genBlockScores() {
 	k := Load(Param("k").Base(), GP64())
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)
+	dbytes := GP64()
+	MOVQ(d, dbytes)
+	SHLQ(U8(2), dbytes)
 
 	for _, W := range []int{blockGroup, 1} {
 		loop, next := fmt.Sprintf("scores%d_loop", W), fmt.Sprintf("scores%d_next", W)
@@ -55,6 +58,14 @@ func genBlockScores() {
 		CMPQ(n, U8(W))
 		JL(LabelRef(next))
 
+		if W == blockGroup {
+			// The rows two groups ahead.
+			ahead := GP64()
+			MOVQ(stride, ahead)
+			IMUL3Q(U8(2*W), ahead, ahead)
+			ADDQ(k, ahead)
+			prefetchRows("scores_pf", ahead, stride, dbytes, U32(W), true)
+		}
 		p0, p3, qp, cnt := GP64(), GP64(), GP64(), GP64()
 		MOVQ(k, p0)
 		if W > 3 {
@@ -134,6 +145,17 @@ func genBlockBlend() {
 	c := Load(Param("c").Base(), GP64())
 	s3 := GP64()
 	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+	// The engine blends a tile in runs of keys: fetch the next run's value
+	// rows into L2 while this one computes.
+	{
+		next, bytes := GP64(), GP64()
+		MOVQ(stride, next)
+		IMULQ(n, next)
+		ADDQ(v, next)
+		MOVQ(dv, bytes)
+		SHLQ(U8(2), bytes)
+		prefetchRows("blend_pf", next, stride, bytes, n, false)
+	}
 
 	for _, W := range []int{blockGroup, 1} {
 		loop, next := fmt.Sprintf("blend%d_loop", W), fmt.Sprintf("blend%d_next", W)
@@ -327,4 +349,34 @@ func genBlockExpSum(special bool) {
 	Store(done, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
+}
+
+// prefetchRows emits a loop that prefetches rows lines of length bytes,
+// stride bytes apart, from p on; prefetch is a hint that never faults, so
+// rows past the data are harmless. Long key and value rows (a head that
+// does not fit in L2) otherwise reach the kernels as a demand miss per
+// cache line: each row is too short a stream for the hardware prefetcher.
+func prefetchRows(name string, p, stride, bytes Register, rows Op, t0 bool) {
+	q, r, off := GP64(), GP64(), GP64()
+	MOVQ(p, q)
+	MOVQ(rows, r)
+	Label(name + "_row")
+	TESTQ(r, r)
+	JZ(LabelRef(name + "_done"))
+	XORQ(off, off)
+	Label(name + "_line")
+	CMPQ(off, bytes)
+	JAE(LabelRef(name + "_next"))
+	if t0 {
+		PREFETCHT0(Mem{Base: q, Index: off, Scale: 1})
+	} else {
+		PREFETCHT1(Mem{Base: q, Index: off, Scale: 1})
+	}
+	ADDQ(U8(64), off)
+	JMP(LabelRef(name + "_line"))
+	Label(name + "_next")
+	ADDQ(stride, q)
+	DECQ(r)
+	JMP(LabelRef(name + "_row"))
+	Label(name + "_done")
 }
