@@ -14,6 +14,9 @@ import (
 var avx2Features = map[string]bool{
 	"SSE":  true,
 	"SSE2": true,
+	// avo's name for the prefetch instructions' extension, which came
+	// with SSE: part of the amd64 baseline.
+	"MMX+": true,
 	"AVX":  cpu.X86.HasAVX,
 	"AVX2": cpu.X86.HasAVX2,
 	"FMA3": cpu.X86.HasFMA,
