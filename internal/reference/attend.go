@@ -109,6 +109,11 @@ func Attend(p Problem) Result {
 		spread := math.Abs(r.Scores[i]-m) + r.ScoreBound[i] + maxDelta
 		rel := math.Expm1(r.ScoreBound[i]+maxDelta) + (spread+2*float64(n)+8)*U
 		r.WeightBound[i] = r.Weights[i]*rel*(1+rel) + Tiny
+		if math.IsNaN(r.WeightBound[i]) {
+			// 0·Inf: a weight that underflowed next to a score whose
+			// error is unbounded (a biased score near the float32 limit).
+			r.WeightBound[i] = math.Inf(1)
+		}
 	}
 	// Context: Σ w_i v_i accumulated over n rows, each weight off by its
 	// bound.
@@ -129,6 +134,10 @@ func Attend(p Problem) Result {
 			r.Context[j] += w * float64(v)
 			// Plus two roundings that may land in the subnormal range,
 			// where relative bounds do not hold.
+			if math.IsInf(wb, 1) {
+				r.CtxBound[j] = math.Inf(1) // nothing is known
+				continue
+			}
 			r.CtxBound[j] += av*(wb+g*(w+wb)) + 0x1p-149
 		}
 	}
