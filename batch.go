@@ -140,7 +140,9 @@ type batchJob struct {
 }
 
 // Attend computes out = softmax(scale·Q·Kᵀ + masks)·V for every batch entry
-// and head. Shapes: q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
+// and head; with Softcap and Bias the softmax input is
+// Softcap·tanh(scale·Q·Kᵀ/Softcap) + Bias, then masked. Shapes:
+// q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
 // out [B][H][Tq][dv], with H a multiple of Hkv. It follows Memory.Attend's
 // semantics row by row: masked keys get weight exactly 0 and are never read,
 // a query row with no key attended gets a zero output (and zero weights),

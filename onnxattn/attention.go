@@ -42,7 +42,11 @@ type Attributes struct {
 	QNumHeads, KVNumHeads int
 	// QKMatmulOutputMode selects what the qk_matmul_output output holds:
 	// 0 scale·Q·Kᵀ, 1 after softcap, 2 after softcap and the mask (the
-	// softmax input, −Inf where masked), 3 the softmax weights.
+	// softmax input, −Inf where masked), 3 the softmax weights (zero in
+	// fully masked rows). Mode 0 is the raw scaled product even with
+	// softcap, as the specification's text and function body say (ONNX's
+	// Python reference returns the softcapped scores there; no ONNX test
+	// case covers that combination).
 	QKMatmulOutputMode int
 	// Scale multiplies Q·Kᵀ; 0 means 1/√head_size.
 	Scale float32
