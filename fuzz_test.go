@@ -225,12 +225,12 @@ func FuzzAttend(f *testing.F) {
 	})
 }
 
-// FuzzBatched runs Batched.Attend with the score-stage options (Bias,
+// FuzzBatchedScores runs Batched.Attend with the score-stage options (Bias,
 // Softcap, CausalToValidLen, Logits) under every implementation and
 // compares it with the oracle. The shape and option bits choose the case;
 // the data bytes become bias entries at random places, special values
 // (NaN, ±Inf, huge, tiny) included.
-func FuzzBatched(f *testing.F) {
+func FuzzBatchedScores(f *testing.F) {
 	f.Add(uint64(1), uint8(0x5a), uint8(0x3f), []byte{255, 250, 0, 130})
 	f.Add(uint64(2), uint8(0xc7), uint8(0xa1), []byte{252, 253, 141})
 	f.Add(uint64(3), uint8(0x01), uint8(0xf6), []byte{})
