@@ -67,3 +67,24 @@ func expSumAsm(dst, x []float32, m float32) float32 {
 	}
 	return s
 }
+
+func blockScoresAsm(st, qt, k []float32, stride int) { blockScoresAVX2(st, qt, k, stride) }
+func blockBlendAsm(ot, st, v []float32, stride int, c []float32) {
+	blockBlendAVX2(ot, st, v, stride, c)
+}
+
+func blockSoftmaxAsm(st, ml []float32) {
+	blockMaxAVX2(st, ml)
+	for len(st) > 0 {
+		k := blockExpSumAVX2(st, ml)
+		if k < len(st) {
+			k += blockExpSumSpecialAVX2(st[k:], ml)
+		}
+		st = st[k:]
+	}
+}
+
+func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
+	blockInAVX2(qt, q, stride, rows, scale)
+}
+func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutAVX2(o, stride, rows, ot) }

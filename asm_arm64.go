@@ -22,3 +22,19 @@ func maxAsm(x []float32) float32                             { return maxNEON(x)
 func scaleAsm(s float32, x []float32)                        { scaleNEON(s, x) }
 func expAsm(dst, x []float32)                                { expNEON(dst, x) }
 func expSumAsm(dst, x []float32, m float32) float32          { return expSumNEON(dst, x, m) }
+
+func blockScoresAsm(st, qt, k []float32, stride int) { blockScoresNEON(st, qt, k, stride) }
+func blockBlendAsm(ot, st, v []float32, stride int, c []float32) {
+	blockBlendNEON(ot, st, v, stride, c)
+}
+
+func blockSoftmaxAsm(st, ml []float32) {
+	blockMaxNEON(st, ml)
+	blockExpSumNEON(st, ml)
+}
+
+// The transposes into and out of the lanes run the generic code on arm64.
+func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
+	blockInGeneric(qt, q, stride, rows, scale)
+}
+func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }

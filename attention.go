@@ -177,8 +177,12 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	if m.keep != nil {
 		maskScores(w, m.keep[:n])
 	}
-	if mx := softmax(w, w); math.IsInf(float64(mx), -1) {
+	mx := softmax(w, w)
+	if math.IsInf(float64(mx), -1) {
 		return nil // nothing attended: zero weights, zero context
+	}
+	if m.keep != nil && (mx != mx || math.IsInf(float64(mx), 1)) {
+		zeroMasked(w, m.keep[:n]) // a NaN row: masked keys still weigh 0
 	}
 	m.blend(ctx, w)
 	return nil

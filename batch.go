@@ -120,11 +120,28 @@ const batchQueryBlock = 16
 // (about 24 KiB) stays in L1 while every row of the block reads it; for a
 // single row nothing is reused and larger tiles mean fewer kernel calls.
 func keyTile(rows, dk, dv int) int {
+	if useBlock(rows, dk, dv) {
+		return min(blockTile, max(1, blockBudget/max(dk, dv)))
+	}
 	if rows < 4 {
 		return 256
 	}
 	return min(256, max(16, 6144/max(1, dk+dv)/8*8))
 }
+
+// The block kernels pay off from about half a block of query rows; one
+// call works on blockTile keys, fewer for long rows so that no call runs
+// longer than the per-row kernels' budget (Go cannot preempt assembly).
+const (
+	blockMinRows = 8
+	blockTile    = 128
+	blockBudget  = 1 << 16
+	blendRun     = 64
+)
+
+var ones = [blockRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+
+func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv) <= blockBudget }
 
 // batchJob is one Attend call: shapes, options and derived values.
 type batchJob struct {
@@ -137,6 +154,7 @@ type batchJob struct {
 	group        int // query heads per key/value head
 	blocks       int // query blocks per (batch, head)
 	tile         int // keys per tile of the online softmax
+	block        bool
 }
 
 // Attend computes out = softmax(scale·Q·Kᵀ + masks)·V for every batch entry
@@ -239,6 +257,9 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
 	j.rowPath = j.w != nil || j.logits != nil
 	j.adjust = opt.Softcap > 0 || opt.Bias != nil
+	// The block kernels take no keep-mask and no score-stage option: such
+	// calls go row by row.
+	j.block = useBlock(Tq, dk, v.cols) && opt.Keep == nil && !j.rowPath && !j.adjust
 	if k.heads > 0 {
 		j.group = H / k.heads
 	}
@@ -253,42 +274,68 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	bh := t / j.blocks
 	b, h := bh/j.q.heads, bh%j.q.heads
 	kh := h / j.group
-	Tq, dk := j.q.rows, j.q.cols
+	Tq, dk, dv := j.q.rows, j.q.cols, j.v.cols
 	i0, i1 := blk*batchQueryBlock, min(Tq, (blk+1)*batchQueryBlock)
 	R := i1 - i0
 	need := R*dk + j.tile + 2*R
+	if j.block {
+		need += blockRows * (dk + j.tile + 2*dv + 4)
+	}
 	extra := j.extraScratch()
 	if cap(*scratch) < need+extra {
 		*scratch = make([]float32, need+extra)
 	}
 	buf := (*scratch)[:need]
-	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:]
+	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:R*dk+j.tile+2*R]
 	m, l := ml[:R], ml[R:]
 	tmp, row := j.scratchSplit((*scratch)[need : need+extra])
-	last := 0
+	// The block kernels take keys [0, cut): every key if they can, else
+	// those every row of the block attends; the rest go row by row.
+	var ends [blockRows]int
+	first, last := j.k.rows, 0
+	for r := range R {
+		ends[r] = j.end(b, i0+r)
+		first, last = min(first, ends[r]), max(last, ends[r])
+	}
+	cut := 0
+	if j.block && j.w == nil {
+		cut = first
+		// Keys past some row's end (the causal diagonal) are masked per
+		// lane, which gives them weight 0; a value row of them that is not
+		// finite would still turn 0·v into NaN, so those go row by row.
+		if j.finiteValues(b, kh, first, last) {
+			cut = last
+		}
+	}
 	for r := range R {
 		i := i0 + r
-		q := qs[r*dk : (r+1)*dk]
-		for c, x := range j.q.Row(b, h, i) {
-			q[c] = j.scale * x
+		if cut == 0 { // else runBlock fills qs
+			q := qs[r*dk : (r+1)*dk]
+			for c, x := range j.q.Row(b, h, i) {
+				q[c] = j.scale * x
+			}
 		}
 		if j.rowPath {
 			if j.w != nil {
 				row = j.w.Row(b, h, i)
 			}
-			j.rowWithWeights(j.out.Row(b, h, i), row, q, tmp, j.keep(i), b, h, i, kh, j.end(b, i))
+			j.rowWithWeights(j.out.Row(b, h, i), row, qs[r*dk:(r+1)*dk], tmp, j.keep(i), b, h, i, kh, ends[r])
 			continue
 		}
-		clear(j.out.Row(b, h, i))
-		m[r], l[r] = float32(math.Inf(-1)), 0
-		last = max(last, j.end(b, i))
+		if cut == 0 {
+			clear(j.out.Row(b, h, i))
+			m[r], l[r] = float32(math.Inf(-1)), 0
+		}
 	}
 	if j.rowPath {
 		return
 	}
-	for j0 := 0; j0 < last; j0 += j.tile {
+	if cut > 0 {
+		j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, ends[:R], b, h, kh, i0, cut)
+	}
+	for j0 := cut; j0 < last; j0 += j.tile {
 		for r := range R {
-			if n := min(j.tile, j.end(b, i0+r)-j0); n > 0 && l[r] == l[r] {
+			if n := min(j.tile, ends[r]-j0); n > 0 && l[r] == l[r] {
 				m[r], l[r] = j.tileOnline(j.out.Row(b, h, i0+r), qs[r*dk:(r+1)*dk], s[:n], tmp, j.keep(i0+r), b, h, i0+r, kh, j0, m[r], l[r])
 			}
 		}
@@ -301,6 +348,71 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		case !math.IsInf(float64(m[r]), -1):
 			scale(1/l[r], o)
 		}
+	}
+}
+
+// finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
+// finite numbers (a row's dot with itself is finite; a huge but finite row
+// may say no, which only costs speed).
+func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+	for i := j0; i < j1; i++ {
+		v := j.v.Row(b, kh, i)
+		if d := dot(v, v); d-d != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// runBlock runs keys [0, n) for the rows of a query block at once, with
+// the rows across SIMD lanes (see block_generic.go), and leaves each row's
+// unnormalised output, running max and running sum as tileOnline would.
+// Row r attends keys below ends[r]; the others get a -Inf score.
+func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n int) {
+	R, dk, dv := len(m), j.q.cols, j.v.cols
+	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
+	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
+	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
+	rows := buf[blockRows*(dv+4) : blockRows*(2*dv+4)]
+	// The rows are copied first: the copy's wide loads keep many cache
+	// misses in flight (queries are usually not cached yet). qs keeps the
+	// scaled rows for the keys that go row by row.
+	for r := range R {
+		q := qs[r*dk : (r+1)*dk]
+		copy(q, j.q.Row(b, h, i0+r))
+	}
+	blockIn(qt, qs, dk, R, j.scale)
+	scale(j.scale, qs)
+	clear(ot)
+	for r := range blockRows {
+		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
+	}
+	for j0 := 0; j0 < n; j0 += j.tile {
+		s := st[:blockRows*min(j.tile, n-j0)]
+		blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
+		for r, e := range ends {
+			for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
+				s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
+			}
+		}
+		blockSoftmax(s, ml)
+		// The blend walks the tile's value rows once per group of
+		// columns: in runs of blendRun keys those rows stay in L1 (a whole
+		// tile of rows a power-of-two apart would fight over cache sets).
+		c := ml[2*blockRows : 3*blockRows]
+		for k0 := 0; k0 < len(s); k0 += blockRows * blendRun {
+			blockBlend(ot, s[k0:min(len(s), k0+blockRows*blendRun)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
+			c = ones[:]
+		}
+	}
+	for r := range R {
+		m[r], l[r] = ml[r], ml[blockRows+r]
+	}
+	// Rows are gathered in scratch and copied out whole, for the same
+	// reason as the queries are copied in.
+	blockOut(rows, dv, R, ot)
+	for r := range R {
+		copy(j.out.Row(b, h, i0+r), rows[r*dv:(r+1)*dv])
 	}
 }
 
@@ -390,6 +502,9 @@ func (j *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i,
 	}
 	if mx != mx || math.IsInf(float64(mx), 1) {
 		fillNaN(o)
+		if keep != nil {
+			zeroMasked(r, keep[:end])
+		}
 		return
 	}
 	blendKept(o, r, j.v.rowsFrom(b, kh, 0), j.v.rs, maybe(keep, 0, end))
@@ -408,6 +523,15 @@ func maskScores(s []float32, keep []bool) {
 	for i, k := range keep[:len(s)] {
 		if !k {
 			s[i] = ninf
+		}
+	}
+}
+
+// zeroMasked sets the weights of keys not kept to +0.
+func zeroMasked(w []float32, keep []bool) {
+	for i, k := range keep[:len(w)] {
+		if !k {
+			w[i] = 0
 		}
 	}
 }

@@ -217,6 +217,41 @@ func BenchmarkBatched(b *testing.B) {
 	})
 }
 
+// BenchmarkBlockKernels times the batched engine's block kernels on one
+// tile from L1: sixteen query rows against n keys of d dimensions.
+func BenchmarkBlockKernels(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, d := range []int{64, 128} {
+			const n = 128
+			r := testutil.Rand(10)
+			qt, k := testutil.Floats(r, blockRows*d, 1), testutil.Floats(r, n*d, 1)
+			st, ot := make([]float32, blockRows*n), make([]float32, blockRows*d)
+			ml := make([]float32, 4*blockRows)
+			b.Run(fmt.Sprintf("scores/d=%d/n=%d", d, n), func(b *testing.B) {
+				for b.Loop() {
+					blockScores(st, qt, k, d)
+				}
+				report(b, float64(2*blockRows*n*d), 0)
+			})
+			b.Run(fmt.Sprintf("softmax/n=%d", n), func(b *testing.B) {
+				for b.Loop() {
+					for i := range ml {
+						ml[i] = 0
+					}
+					blockSoftmax(st, ml)
+				}
+				report(b, 0, float64(blockRows*n))
+			})
+			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
+				for b.Loop() {
+					blockBlend(ot, st, k, d, ml[2*blockRows:3*blockRows])
+				}
+				report(b, float64(2*blockRows*n*d), 0)
+			})
+		}
+	})
+}
+
 // BenchmarkBatchedScoreStage measures what Softcap and Bias add to a
 // prefill; "none" is the plain fast path for comparison.
 func BenchmarkBatchedScoreStage(b *testing.B) {

@@ -114,3 +114,47 @@ func scale(s float32, x []float32) {
 	}
 	scaleAsm(s, x)
 }
+
+// The block kernels are not split: the engine sizes each call (keys per
+// tile times the row length) within the same budget.
+
+func blockScores(st, qt, k []float32, stride int) {
+	if !useAsm {
+		blockScoresGeneric(st, qt, k, stride)
+		return
+	}
+	blockScoresAsm(st, qt, k, stride)
+}
+
+func blockSoftmax(st, ml []float32) {
+	if !useAsm {
+		blockMaxGeneric(st, ml)
+		blockExpSumGeneric(st, ml)
+		return
+	}
+	blockSoftmaxAsm(st, ml)
+}
+
+func blockBlend(ot, st, v []float32, stride int, c []float32) {
+	if !useAsm {
+		blockBlendGeneric(ot, st, v, stride, c)
+		return
+	}
+	blockBlendAsm(ot, st, v, stride, c)
+}
+
+func blockIn(qt, q []float32, stride, rows int, scale float32) {
+	if !useAsm {
+		blockInGeneric(qt, q, stride, rows, scale)
+		return
+	}
+	blockInAsm(qt, q, stride, rows, scale)
+}
+
+func blockOut(o []float32, stride, rows int, ot []float32) {
+	if !useAsm {
+		blockOutGeneric(o, stride, rows, ot)
+		return
+	}
+	blockOutAsm(o, stride, rows, ot)
+}

@@ -22,3 +22,20 @@ func expv(dst, x []float32) { expGeneric(dst, x) }
 func expSum(dst, x []float32, m float32) float32 { return expSumGeneric(dst, x, m) }
 
 func scale(s float32, x []float32) { scaleGeneric(s, x) }
+
+func blockScores(st, qt, k []float32, stride int) { blockScoresGeneric(st, qt, k, stride) }
+
+func blockSoftmax(st, ml []float32) {
+	blockMaxGeneric(st, ml)
+	blockExpSumGeneric(st, ml)
+}
+
+func blockBlend(ot, st, v []float32, stride int, c []float32) {
+	blockBlendGeneric(ot, st, v, stride, c)
+}
+
+func blockIn(qt, q []float32, stride, rows int, scale float32) {
+	blockInGeneric(qt, q, stride, rows, scale)
+}
+
+func blockOut(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }

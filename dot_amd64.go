@@ -53,3 +53,38 @@ func expSumAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
 //
 //go:noescape
 func expSumSpecialAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
+
+// blockScoresAVX2 sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.
+//
+//go:noescape
+func blockScoresAVX2(st []float32, qt []float32, k []float32, stride int)
+
+// blockMaxAVX2 starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
+//
+//go:noescape
+func blockMaxAVX2(st []float32, ml []float32)
+
+// blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 87; it returns how many floats it did.
+//
+//go:noescape
+func blockExpSumAVX2(st []float32, ml []float32) int
+
+// blockExpSumSpecialAVX2 is blockExpSumAVX2 for any input, from the first group on until a group blockExpSumAVX2 can take.
+//
+//go:noescape
+func blockExpSumSpecialAVX2(st []float32, ml []float32) int
+
+// blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16.
+//
+//go:noescape
+func blockBlendAVX2(ot []float32, st []float32, v []float32, stride int, c []float32)
+
+// blockInAVX2 sets qt[c*16+r] = scale*q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.
+//
+//go:noescape
+func blockInAVX2(qt []float32, q []float32, stride int, rows int, scale float32)
+
+// blockOutAVX2 sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.
+//
+//go:noescape
+func blockOutAVX2(o []float32, stride int, rows int, ot []float32)

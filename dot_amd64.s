@@ -1369,3 +1369,1500 @@ expSumSpecialAVX2_ret:
 	MOVQ         BX, done+64(FP)
 	VZEROUPPER
 	RET
+
+// func blockScoresAVX2(st []float32, qt []float32, k []float32, stride int)
+// Requires: AVX, FMA3
+TEXT ·blockScoresAVX2(SB), NOSPLIT, $0-80
+	MOVQ st_base+0(FP), AX
+	MOVQ st_len+8(FP), CX
+	SHRQ $0x04, CX
+	MOVQ qt_base+24(FP), DX
+	MOVQ qt_len+32(FP), BX
+	SHRQ $0x04, BX
+	MOVQ k_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+
+scores6_loop:
+	CMPQ   CX, $0x06
+	JL     scores6_next
+	MOVQ   SI, R8
+	LEAQ   (SI)(DI*2), R9
+	ADDQ   DI, R9
+	MOVQ   DX, R10
+	MOVQ   BX, R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+scores6_inner4:
+	CMPQ         R11, $0x04
+	JL           scores6_after4
+	VMOVUPS      (R10), Y12
+	VMOVUPS      32(R10), Y13
+	VBROADCASTSS (R8), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS (R8)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS (R8)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS (R9), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (R9)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(R10), Y12
+	VMOVUPS      96(R10), Y13
+	VBROADCASTSS 4(R8), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 4(R8)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 4(R8)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 4(R9), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 4(R9)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 4(R9)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(R10), Y12
+	VMOVUPS      160(R10), Y13
+	VBROADCASTSS 8(R8), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 8(R8)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 8(R8)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 8(R9), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 8(R9)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 8(R9)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(R10), Y12
+	VMOVUPS      224(R10), Y13
+	VBROADCASTSS 12(R8), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 12(R8)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 12(R8)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 12(R9), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 12(R9)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 12(R9)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, R10
+	ADDQ         $0x10, R8
+	ADDQ         $0x10, R9
+	SUBQ         $0x04, R11
+	JMP          scores6_inner4
+
+scores6_after4:
+scores6_inner1:
+	CMPQ         R11, $0x01
+	JL           scores6_after1
+	VMOVUPS      (R10), Y12
+	VMOVUPS      32(R10), Y13
+	VBROADCASTSS (R8), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS (R8)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS (R8)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS (R9), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS (R9)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS (R9)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, R10
+	ADDQ         $0x04, R8
+	ADDQ         $0x04, R9
+	SUBQ         $0x01, R11
+	JMP          scores6_inner1
+
+scores6_after1:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	VMOVUPS Y8, 256(AX)
+	VMOVUPS Y9, 288(AX)
+	VMOVUPS Y10, 320(AX)
+	VMOVUPS Y11, 352(AX)
+	ADDQ    $0x00000180, AX
+	MOVQ    DI, R8
+	IMUL3Q  $0x06, R8, R8
+	ADDQ    R8, SI
+	SUBQ    $0x06, CX
+	JMP     scores6_loop
+
+scores6_next:
+scores1_loop:
+	CMPQ   CX, $0x01
+	JL     scores1_next
+	MOVQ   SI, R8
+	MOVQ   DX, R9
+	MOVQ   BX, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+scores1_inner4:
+	CMPQ         R10, $0x04
+	JL           scores1_after4
+	VMOVUPS      (R9), Y2
+	VMOVUPS      32(R9), Y3
+	VBROADCASTSS (R8), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      64(R9), Y2
+	VMOVUPS      96(R9), Y3
+	VBROADCASTSS 4(R8), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      128(R9), Y2
+	VMOVUPS      160(R9), Y3
+	VBROADCASTSS 8(R8), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      192(R9), Y2
+	VMOVUPS      224(R9), Y3
+	VBROADCASTSS 12(R8), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x00000100, R9
+	ADDQ         $0x10, R8
+	SUBQ         $0x04, R10
+	JMP          scores1_inner4
+
+scores1_after4:
+scores1_inner1:
+	CMPQ         R10, $0x01
+	JL           scores1_after1
+	VMOVUPS      (R9), Y2
+	VMOVUPS      32(R9), Y3
+	VBROADCASTSS (R8), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x00000040, R9
+	ADDQ         $0x04, R8
+	SUBQ         $0x01, R10
+	JMP          scores1_inner1
+
+scores1_after1:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x00000040, AX
+	MOVQ    DI, R8
+	ADDQ    R8, SI
+	SUBQ    $0x01, CX
+	JMP     scores1_loop
+
+scores1_next:
+	VZEROUPPER
+	RET
+
+// func blockMaxAVX2(st []float32, ml []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blockMaxAVX2(SB), NOSPLIT, $0-48
+	MOVQ    st_base+0(FP), AX
+	MOVQ    st_len+8(FP), CX
+	SHRQ    $0x04, CX
+	MOVQ    ml_base+24(FP), DX
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+
+max_loop:
+	TESTQ  CX, CX
+	JZ     max_done
+	VMAXPS (AX), Y0, Y0
+	VMAXPS 32(AX), Y1, Y1
+	ADDQ   $0x40, AX
+	DECQ   CX
+	JMP    max_loop
+
+max_done:
+	VCMPPS       $0x00, ninf<>+0(SB), Y0, Y2
+	VANDNPS      Y0, Y2, Y2
+	VMOVUPS      Y2, 192(DX)
+	VMOVUPS      (DX), Y3
+	VSUBPS       Y2, Y3, Y3
+	VMOVUPS      Y0, (DX)
+	VCMPPS       $0x00, ninf<>+0(SB), Y1, Y0
+	VANDNPS      Y1, Y0, Y0
+	VMOVUPS      Y0, 224(DX)
+	VMOVUPS      32(DX), Y2
+	VSUBPS       Y0, Y2, Y2
+	VMOVUPS      Y1, 32(DX)
+	VMOVUPS      exp_shift<>+0(SB), Y0
+	VFMADD231PS  exp_invln2<>+0(SB), Y3, Y0
+	VMOVUPS      exp_shift<>+0(SB), Y1
+	VFMADD231PS  exp_invln2<>+0(SB), Y2, Y1
+	VSUBPS       exp_shift<>+0(SB), Y0, Y4
+	VSUBPS       exp_shift<>+0(SB), Y1, Y5
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y3
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y5, Y2
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y3
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y5, Y2
+	VPSLLD       $0x17, Y0, Y0
+	VMOVAPS      Y0, Y6
+	VPADDD       exp_bias<>+0(SB), Y0, Y0
+	VPSLLD       $0x17, Y1, Y1
+	VMOVAPS      Y1, Y7
+	VPADDD       exp_bias<>+0(SB), Y1, Y1
+	VMOVUPS      exp_c6<>+0(SB), Y8
+	VMOVUPS      exp_c6<>+0(SB), Y9
+	VFMADD213PS  exp_c5<>+0(SB), Y3, Y8
+	VFMADD213PS  exp_c5<>+0(SB), Y2, Y9
+	VFMADD213PS  exp_c4<>+0(SB), Y3, Y8
+	VFMADD213PS  exp_c4<>+0(SB), Y2, Y9
+	VFMADD213PS  exp_c3<>+0(SB), Y3, Y8
+	VFMADD213PS  exp_c3<>+0(SB), Y2, Y9
+	VFMADD213PS  exp_c2<>+0(SB), Y3, Y8
+	VFMADD213PS  exp_c2<>+0(SB), Y2, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y2, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y2, Y9
+	VMULPS       Y0, Y8, Y0
+	VMULPS       Y1, Y9, Y1
+	VMOVAPS      Y8, Y3
+	VMOVAPS      Y9, Y2
+	VXORPS       Y8, Y8, Y8
+	VCMPPS       $0x12, Y8, Y4, Y8
+	VANDPS       exp_specialoffset<>+0(SB), Y8, Y8
+	VPADDD       exp_specialbias<>+0(SB), Y8, Y9
+	VPSUBD       Y8, Y6, Y6
+	VMULPS       Y9, Y3, Y3
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y9, Y9, Y9
+	VANDPS       exp_absmask<>+0(SB), Y4, Y4
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y4, Y6
+	VBLENDVPS    Y6, Y9, Y3, Y3
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
+	VBLENDVPS    Y4, Y3, Y0, Y0
+	VMOVUPS      Y0, 128(DX)
+	VMULPS       64(DX), Y0, Y0
+	VMOVUPS      Y0, 64(DX)
+	VXORPS       Y0, Y0, Y0
+	VCMPPS       $0x12, Y0, Y5, Y0
+	VANDPS       exp_specialoffset<>+0(SB), Y0, Y0
+	VPADDD       exp_specialbias<>+0(SB), Y0, Y3
+	VPSUBD       Y0, Y7, Y7
+	VMULPS       Y3, Y2, Y2
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y3, Y3, Y3
+	VANDPS       exp_absmask<>+0(SB), Y5, Y0
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y0, Y4
+	VBLENDVPS    Y4, Y3, Y2, Y2
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y0, Y0
+	VBLENDVPS    Y0, Y2, Y1, Y1
+	VMOVUPS      Y1, 160(DX)
+	VMULPS       96(DX), Y1, Y1
+	VMOVUPS      Y1, 96(DX)
+	VZEROUPPER
+	RET
+
+DATA ninf<>+0(SB)/4, $0xff800000
+DATA ninf<>+4(SB)/4, $0xff800000
+DATA ninf<>+8(SB)/4, $0xff800000
+DATA ninf<>+12(SB)/4, $0xff800000
+DATA ninf<>+16(SB)/4, $0xff800000
+DATA ninf<>+20(SB)/4, $0xff800000
+DATA ninf<>+24(SB)/4, $0xff800000
+DATA ninf<>+28(SB)/4, $0xff800000
+GLOBL ninf<>(SB), RODATA|NOPTR, $32
+
+// func blockExpSumAVX2(st []float32, ml []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
+	MOVQ    st_base+0(FP), AX
+	MOVQ    st_len+8(FP), CX
+	MOVQ    ml_base+24(FP), DX
+	XORQ    BX, BX
+	VMOVUPS exp_shift<>+0(SB), Y0
+	VMOVUPS exp_invln2<>+0(SB), Y1
+	VMOVUPS exp_c5<>+0(SB), Y2
+	VMOVUPS exp_c4<>+0(SB), Y3
+	VMOVUPS exp_c3<>+0(SB), Y4
+	VMOVUPS 192(DX), Y5
+	VMOVUPS 64(DX), Y7
+	VMOVUPS 224(DX), Y6
+	VMOVUPS 96(DX), Y8
+
+blockExpSumAVX2_loop:
+	CMPQ         BX, CX
+	JGE          blockExpSumAVX2_ret
+	VMOVUPS      (AX), Y9
+	VSUBPS       Y5, Y9, Y9
+	VMOVUPS      32(AX), Y10
+	VSUBPS       Y6, Y10, Y10
+	VPAND        exp_absmask<>+0(SB), Y9, Y11
+	VPAND        exp_absmask<>+0(SB), Y10, Y12
+	VPMAXUD      Y12, Y11, Y11
+	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
+	VPTEST       Y11, Y11
+	JNZ          blockExpSumAVX2_ret
+	VMOVAPS      Y0, Y11
+	VFMADD231PS  Y1, Y9, Y11
+	VMOVAPS      Y0, Y12
+	VFMADD231PS  Y1, Y10, Y12
+	VSUBPS       Y0, Y11, Y13
+	VSUBPS       Y0, Y12, Y14
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y9
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y10
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
+	VPSLLD       $0x17, Y11, Y11
+	VPADDD       exp_bias<>+0(SB), Y11, Y11
+	VPSLLD       $0x17, Y12, Y12
+	VPADDD       exp_bias<>+0(SB), Y12, Y12
+	VMOVUPS      exp_c6<>+0(SB), Y13
+	VMOVUPS      exp_c6<>+0(SB), Y14
+	VFMADD213PS  Y2, Y9, Y13
+	VFMADD213PS  Y2, Y10, Y14
+	VFMADD213PS  Y3, Y9, Y13
+	VFMADD213PS  Y3, Y10, Y14
+	VFMADD213PS  Y4, Y9, Y13
+	VFMADD213PS  Y4, Y10, Y14
+	VFMADD213PS  exp_c2<>+0(SB), Y9, Y13
+	VFMADD213PS  exp_c2<>+0(SB), Y10, Y14
+	VFMADD213PS  exp_one<>+0(SB), Y9, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y10, Y14
+	VFMADD213PS  exp_one<>+0(SB), Y9, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y10, Y14
+	VMULPS       Y11, Y13, Y13
+	VMULPS       Y12, Y14, Y14
+	VMOVUPS      Y13, (AX)
+	VADDPS       Y13, Y7, Y7
+	VMOVUPS      Y14, 32(AX)
+	VADDPS       Y14, Y8, Y8
+	ADDQ         $0x40, AX
+	ADDQ         $0x10, BX
+	JMP          blockExpSumAVX2_loop
+
+blockExpSumAVX2_ret:
+	VMOVUPS Y7, 64(DX)
+	VMOVUPS Y8, 96(DX)
+	MOVQ    BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func blockExpSumSpecialAVX2(st []float32, ml []float32) int
+// Requires: AVX, AVX2, FMA3
+TEXT ·blockExpSumSpecialAVX2(SB), NOSPLIT, $0-56
+	MOVQ    st_base+0(FP), AX
+	MOVQ    st_len+8(FP), CX
+	MOVQ    ml_base+24(FP), DX
+	XORQ    BX, BX
+	VMOVUPS 192(DX), Y0
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 224(DX), Y1
+	VMOVUPS 96(DX), Y3
+
+blockExpSumSpecialAVX2_loop:
+	CMPQ     BX, CX
+	JGE      blockExpSumSpecialAVX2_ret
+	VMOVUPS  (AX), Y4
+	VSUBPS   Y0, Y4, Y4
+	VMOVUPS  32(AX), Y5
+	VSUBPS   Y1, Y5, Y5
+	TESTQ    BX, BX
+	JZ       blockExpSumSpecialAVX2_go
+	VPAND    exp_absmask<>+0(SB), Y4, Y6
+	VPAND    exp_absmask<>+0(SB), Y5, Y7
+	VPMAXUD  Y7, Y6, Y6
+	VPCMPGTD exp_fastbound<>+0(SB), Y6, Y6
+	VPTEST   Y6, Y6
+	JZ       blockExpSumSpecialAVX2_ret
+
+blockExpSumSpecialAVX2_go:
+	VMOVUPS      exp_shift<>+0(SB), Y6
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y6
+	VMOVUPS      exp_shift<>+0(SB), Y7
+	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y7
+	VSUBPS       exp_shift<>+0(SB), Y6, Y8
+	VSUBPS       exp_shift<>+0(SB), Y7, Y9
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y9, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y9, Y5
+	VPSLLD       $0x17, Y6, Y6
+	VMOVAPS      Y6, Y10
+	VPADDD       exp_bias<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y7, Y7
+	VMOVAPS      Y7, Y11
+	VPADDD       exp_bias<>+0(SB), Y7, Y7
+	VMOVUPS      exp_c6<>+0(SB), Y12
+	VMOVUPS      exp_c6<>+0(SB), Y13
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y13
+	VMULPS       Y6, Y12, Y6
+	VMULPS       Y7, Y13, Y7
+	VMOVAPS      Y12, Y4
+	VMOVAPS      Y13, Y5
+	VXORPS       Y12, Y12, Y12
+	VCMPPS       $0x12, Y12, Y8, Y12
+	VANDPS       exp_specialoffset<>+0(SB), Y12, Y12
+	VPADDD       exp_specialbias<>+0(SB), Y12, Y13
+	VPSUBD       Y12, Y10, Y10
+	VMULPS       Y13, Y4, Y4
+	VMULPS       Y10, Y4, Y4
+	VMULPS       Y13, Y13, Y13
+	VANDPS       exp_absmask<>+0(SB), Y8, Y8
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y8, Y10
+	VBLENDVPS    Y10, Y13, Y4, Y4
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y8, Y8
+	VBLENDVPS    Y8, Y4, Y6, Y6
+	VXORPS       Y4, Y4, Y4
+	VCMPPS       $0x12, Y4, Y9, Y4
+	VANDPS       exp_specialoffset<>+0(SB), Y4, Y4
+	VPADDD       exp_specialbias<>+0(SB), Y4, Y8
+	VPSUBD       Y4, Y11, Y11
+	VMULPS       Y8, Y5, Y5
+	VMULPS       Y11, Y5, Y5
+	VMULPS       Y8, Y8, Y8
+	VANDPS       exp_absmask<>+0(SB), Y9, Y4
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y4, Y9
+	VBLENDVPS    Y9, Y8, Y5, Y5
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
+	VBLENDVPS    Y4, Y5, Y7, Y7
+	VMOVUPS      Y6, (AX)
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      Y7, 32(AX)
+	VADDPS       Y7, Y3, Y3
+	ADDQ         $0x40, AX
+	ADDQ         $0x10, BX
+	JMP          blockExpSumSpecialAVX2_loop
+
+blockExpSumSpecialAVX2_ret:
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	MOVQ    BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func blockBlendAVX2(ot []float32, st []float32, v []float32, stride int, c []float32)
+// Requires: AVX, FMA3
+TEXT ·blockBlendAVX2(SB), NOSPLIT, $0-104
+	MOVQ ot_base+0(FP), AX
+	MOVQ ot_len+8(FP), CX
+	SHRQ $0x04, CX
+	MOVQ st_base+24(FP), DX
+	MOVQ st_len+32(FP), BX
+	SHRQ $0x04, BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	MOVQ c_base+80(FP), R8
+	LEAQ (DI)(DI*2), R9
+
+blend6_loop:
+	CMPQ    CX, $0x06
+	JL      blend6_next
+	VMOVUPS (AX), Y0
+	VMULPS  (R8), Y0, Y0
+	VMOVUPS 32(AX), Y1
+	VMULPS  32(R8), Y1, Y1
+	VMOVUPS 64(AX), Y2
+	VMULPS  (R8), Y2, Y2
+	VMOVUPS 96(AX), Y3
+	VMULPS  32(R8), Y3, Y3
+	VMOVUPS 128(AX), Y4
+	VMULPS  (R8), Y4, Y4
+	VMOVUPS 160(AX), Y5
+	VMULPS  32(R8), Y5, Y5
+	VMOVUPS 192(AX), Y6
+	VMULPS  (R8), Y6, Y6
+	VMOVUPS 224(AX), Y7
+	VMULPS  32(R8), Y7, Y7
+	VMOVUPS 256(AX), Y8
+	VMULPS  (R8), Y8, Y8
+	VMOVUPS 288(AX), Y9
+	VMULPS  32(R8), Y9, Y9
+	VMOVUPS 320(AX), Y10
+	VMULPS  (R8), Y10, Y10
+	VMOVUPS 352(AX), Y11
+	VMULPS  32(R8), Y11, Y11
+	MOVQ    SI, R10
+	MOVQ    DX, R11
+	MOVQ    BX, R12
+
+blend6_inner4:
+	CMPQ         R12, $0x04
+	JL           blend6_after4
+	VMOVUPS      (R11), Y12
+	VMOVUPS      32(R11), Y13
+	VBROADCASTSS (R10), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 4(R10), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 8(R10), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 12(R10), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 16(R10), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 20(R10), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      64(R11), Y12
+	VMOVUPS      96(R11), Y13
+	VBROADCASTSS (R10)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 4(R10)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 8(R10)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 12(R10)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 16(R10)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 20(R10)(DI*1), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      128(R11), Y12
+	VMOVUPS      160(R11), Y13
+	VBROADCASTSS (R10)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 4(R10)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 8(R10)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 12(R10)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 16(R10)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 20(R10)(DI*2), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	VMOVUPS      192(R11), Y12
+	VMOVUPS      224(R11), Y13
+	VBROADCASTSS (R10)(R9*1), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 4(R10)(R9*1), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 8(R10)(R9*1), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 12(R10)(R9*1), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 16(R10)(R9*1), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 20(R10)(R9*1), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000100, R11
+	LEAQ         (R10)(DI*4), R10
+	SUBQ         $0x04, R12
+	JMP          blend6_inner4
+
+blend6_after4:
+blend6_inner1:
+	CMPQ         R12, $0x01
+	JL           blend6_after1
+	VMOVUPS      (R11), Y12
+	VMOVUPS      32(R11), Y13
+	VBROADCASTSS (R10), Y14
+	VFMADD231PS  Y14, Y12, Y0
+	VFMADD231PS  Y14, Y13, Y1
+	VBROADCASTSS 4(R10), Y14
+	VFMADD231PS  Y14, Y12, Y2
+	VFMADD231PS  Y14, Y13, Y3
+	VBROADCASTSS 8(R10), Y14
+	VFMADD231PS  Y14, Y12, Y4
+	VFMADD231PS  Y14, Y13, Y5
+	VBROADCASTSS 12(R10), Y14
+	VFMADD231PS  Y14, Y12, Y6
+	VFMADD231PS  Y14, Y13, Y7
+	VBROADCASTSS 16(R10), Y14
+	VFMADD231PS  Y14, Y12, Y8
+	VFMADD231PS  Y14, Y13, Y9
+	VBROADCASTSS 20(R10), Y14
+	VFMADD231PS  Y14, Y12, Y10
+	VFMADD231PS  Y14, Y13, Y11
+	ADDQ         $0x00000040, R11
+	ADDQ         DI, R10
+	SUBQ         $0x01, R12
+	JMP          blend6_inner1
+
+blend6_after1:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	VMOVUPS Y8, 256(AX)
+	VMOVUPS Y9, 288(AX)
+	VMOVUPS Y10, 320(AX)
+	VMOVUPS Y11, 352(AX)
+	ADDQ    $0x00000180, AX
+	ADDQ    $0x18, SI
+	SUBQ    $0x06, CX
+	JMP     blend6_loop
+
+blend6_next:
+blend1_loop:
+	CMPQ    CX, $0x01
+	JL      blend1_next
+	VMOVUPS (AX), Y0
+	VMULPS  (R8), Y0, Y0
+	VMOVUPS 32(AX), Y1
+	VMULPS  32(R8), Y1, Y1
+	MOVQ    SI, R10
+	MOVQ    DX, R11
+	MOVQ    BX, R12
+
+blend1_inner4:
+	CMPQ         R12, $0x04
+	JL           blend1_after4
+	VMOVUPS      (R11), Y2
+	VMOVUPS      32(R11), Y3
+	VBROADCASTSS (R10), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      64(R11), Y2
+	VMOVUPS      96(R11), Y3
+	VBROADCASTSS (R10)(DI*1), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      128(R11), Y2
+	VMOVUPS      160(R11), Y3
+	VBROADCASTSS (R10)(DI*2), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	VMOVUPS      192(R11), Y2
+	VMOVUPS      224(R11), Y3
+	VBROADCASTSS (R10)(R9*1), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x00000100, R11
+	LEAQ         (R10)(DI*4), R10
+	SUBQ         $0x04, R12
+	JMP          blend1_inner4
+
+blend1_after4:
+blend1_inner1:
+	CMPQ         R12, $0x01
+	JL           blend1_after1
+	VMOVUPS      (R11), Y2
+	VMOVUPS      32(R11), Y3
+	VBROADCASTSS (R10), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x00000040, R11
+	ADDQ         DI, R10
+	SUBQ         $0x01, R12
+	JMP          blend1_inner1
+
+blend1_after1:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x04, SI
+	SUBQ    $0x01, CX
+	JMP     blend1_loop
+
+blend1_next:
+	VZEROUPPER
+	RET
+
+// func blockInAVX2(qt []float32, q []float32, stride int, rows int, scale float32)
+// Requires: AVX
+TEXT ·blockInAVX2(SB), NOSPLIT, $0-68
+	MOVQ         qt_base+0(FP), AX
+	MOVQ         qt_len+8(FP), CX
+	SHRQ         $0x04, CX
+	MOVQ         q_base+24(FP), DX
+	MOVQ         stride+48(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         rows+56(FP), SI
+	VBROADCASTSS scale+64(FP), Y0
+	LEAQ         (BX)(BX*2), DI
+	MOVQ         SI, R8
+	MOVQ         DX, R9
+	LEAQ         (R9)(BX*4), R10
+	LEAQ         (AX), R13
+	MOVQ         CX, R11
+
+in0_loop:
+	TESTQ   R11, R11
+	JZ      in0_done
+	MOVQ    R11, R12
+	CMPQ    R12, $0x08
+	JGE     in0_full
+	LEAQ    masktable<>+0(SB), R14
+	MOVQ    $0x00000008, R15
+	SUBQ    R12, R15
+	VMOVDQU (R14)(R15*4), Y1
+
+in0_full:
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	CMPQ   R8, $0x01
+	JL     in0_r0
+	CMPQ   R12, $0x08
+	JL     in0_p0
+	VMULPS (R9), Y0, Y2
+	JMP    in0_r0
+
+in0_p0:
+	VMASKMOVPS (R9), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+
+in0_r0:
+	CMPQ   R8, $0x02
+	JL     in0_r1
+	CMPQ   R12, $0x08
+	JL     in0_p1
+	VMULPS (R9)(BX*1), Y0, Y3
+	JMP    in0_r1
+
+in0_p1:
+	VMASKMOVPS (R9)(BX*1), Y1, Y3
+	VMULPS     Y3, Y0, Y3
+
+in0_r1:
+	CMPQ   R8, $0x03
+	JL     in0_r2
+	CMPQ   R12, $0x08
+	JL     in0_p2
+	VMULPS (R9)(BX*2), Y0, Y4
+	JMP    in0_r2
+
+in0_p2:
+	VMASKMOVPS (R9)(BX*2), Y1, Y4
+	VMULPS     Y4, Y0, Y4
+
+in0_r2:
+	CMPQ   R8, $0x04
+	JL     in0_r3
+	CMPQ   R12, $0x08
+	JL     in0_p3
+	VMULPS (R9)(DI*1), Y0, Y5
+	JMP    in0_r3
+
+in0_p3:
+	VMASKMOVPS (R9)(DI*1), Y1, Y5
+	VMULPS     Y5, Y0, Y5
+
+in0_r3:
+	CMPQ   R8, $0x05
+	JL     in0_r4
+	CMPQ   R12, $0x08
+	JL     in0_p4
+	VMULPS (R10), Y0, Y6
+	JMP    in0_r4
+
+in0_p4:
+	VMASKMOVPS (R10), Y1, Y6
+	VMULPS     Y6, Y0, Y6
+
+in0_r4:
+	CMPQ   R8, $0x06
+	JL     in0_r5
+	CMPQ   R12, $0x08
+	JL     in0_p5
+	VMULPS (R10)(BX*1), Y0, Y7
+	JMP    in0_r5
+
+in0_p5:
+	VMASKMOVPS (R10)(BX*1), Y1, Y7
+	VMULPS     Y7, Y0, Y7
+
+in0_r5:
+	CMPQ   R8, $0x07
+	JL     in0_r6
+	CMPQ   R12, $0x08
+	JL     in0_p6
+	VMULPS (R10)(BX*2), Y0, Y8
+	JMP    in0_r6
+
+in0_p6:
+	VMASKMOVPS (R10)(BX*2), Y1, Y8
+	VMULPS     Y8, Y0, Y8
+
+in0_r6:
+	CMPQ   R8, $0x08
+	JL     in0_r7
+	CMPQ   R12, $0x08
+	JL     in0_p7
+	VMULPS (R10)(DI*1), Y0, Y9
+	JMP    in0_r7
+
+in0_p7:
+	VMASKMOVPS (R10)(DI*1), Y1, Y9
+	VMULPS     Y9, Y0, Y9
+
+in0_r7:
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VUNPCKLPS  Y9, Y8, Y7
+	VUNPCKHPS  Y9, Y8, Y8
+	VSHUFPS    $0x44, Y3, Y10, Y9
+	VSHUFPS    $0x44, Y4, Y2, Y12
+	VSHUFPS    $0xee, Y3, Y10, Y10
+	VSHUFPS    $0xee, Y4, Y2, Y13
+	VSHUFPS    $0x44, Y7, Y5, Y3
+	VSHUFPS    $0x44, Y8, Y6, Y14
+	VSHUFPS    $0xee, Y7, Y5, Y4
+	VSHUFPS    $0xee, Y8, Y6, Y15
+	VPERM2F128 $0x20, Y3, Y9, Y2
+	VPERM2F128 $0x31, Y3, Y9, Y6
+	VPERM2F128 $0x20, Y4, Y10, Y3
+	VPERM2F128 $0x31, Y4, Y10, Y7
+	VPERM2F128 $0x20, Y14, Y12, Y4
+	VPERM2F128 $0x31, Y14, Y12, Y8
+	VPERM2F128 $0x20, Y15, Y13, Y5
+	VPERM2F128 $0x31, Y15, Y13, Y9
+	VMOVUPS    Y2, (R13)
+	CMPQ       R12, $0x02
+	JL         in0_stored
+	VMOVUPS    Y3, 64(R13)
+	CMPQ       R12, $0x03
+	JL         in0_stored
+	VMOVUPS    Y4, 128(R13)
+	CMPQ       R12, $0x04
+	JL         in0_stored
+	VMOVUPS    Y5, 192(R13)
+	CMPQ       R12, $0x05
+	JL         in0_stored
+	VMOVUPS    Y6, 256(R13)
+	CMPQ       R12, $0x06
+	JL         in0_stored
+	VMOVUPS    Y7, 320(R13)
+	CMPQ       R12, $0x07
+	JL         in0_stored
+	VMOVUPS    Y8, 384(R13)
+	CMPQ       R12, $0x08
+	JL         in0_stored
+	VMOVUPS    Y9, 448(R13)
+
+in0_stored:
+	ADDQ $0x00000200, R13
+	ADDQ $0x20, R9
+	ADDQ $0x20, R10
+	SUBQ $0x08, R11
+	JGE  in0_loop
+
+in0_done:
+	SUBQ $0x08, SI
+	LEAQ (DX)(BX*8), DX
+	LEAQ (DX)(BX*4), R8
+	LEAQ 32(AX), AX
+
+in1_loop:
+	TESTQ   CX, CX
+	JZ      in1_done
+	MOVQ    CX, R9
+	CMPQ    R9, $0x08
+	JGE     in1_full
+	LEAQ    masktable<>+0(SB), R10
+	MOVQ    $0x00000008, R11
+	SUBQ    R9, R11
+	VMOVDQU (R10)(R11*4), Y11
+
+in1_full:
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	CMPQ   SI, $0x01
+	JL     in1_r0
+	CMPQ   R9, $0x08
+	JL     in1_p0
+	VMULPS (DX), Y0, Y1
+	JMP    in1_r0
+
+in1_p0:
+	VMASKMOVPS (DX), Y11, Y1
+	VMULPS     Y1, Y0, Y1
+
+in1_r0:
+	CMPQ   SI, $0x02
+	JL     in1_r1
+	CMPQ   R9, $0x08
+	JL     in1_p1
+	VMULPS (DX)(BX*1), Y0, Y2
+	JMP    in1_r1
+
+in1_p1:
+	VMASKMOVPS (DX)(BX*1), Y11, Y2
+	VMULPS     Y2, Y0, Y2
+
+in1_r1:
+	CMPQ   SI, $0x03
+	JL     in1_r2
+	CMPQ   R9, $0x08
+	JL     in1_p2
+	VMULPS (DX)(BX*2), Y0, Y3
+	JMP    in1_r2
+
+in1_p2:
+	VMASKMOVPS (DX)(BX*2), Y11, Y3
+	VMULPS     Y3, Y0, Y3
+
+in1_r2:
+	CMPQ   SI, $0x04
+	JL     in1_r3
+	CMPQ   R9, $0x08
+	JL     in1_p3
+	VMULPS (DX)(DI*1), Y0, Y4
+	JMP    in1_r3
+
+in1_p3:
+	VMASKMOVPS (DX)(DI*1), Y11, Y4
+	VMULPS     Y4, Y0, Y4
+
+in1_r3:
+	CMPQ   SI, $0x05
+	JL     in1_r4
+	CMPQ   R9, $0x08
+	JL     in1_p4
+	VMULPS (R8), Y0, Y5
+	JMP    in1_r4
+
+in1_p4:
+	VMASKMOVPS (R8), Y11, Y5
+	VMULPS     Y5, Y0, Y5
+
+in1_r4:
+	CMPQ   SI, $0x06
+	JL     in1_r5
+	CMPQ   R9, $0x08
+	JL     in1_p5
+	VMULPS (R8)(BX*1), Y0, Y6
+	JMP    in1_r5
+
+in1_p5:
+	VMASKMOVPS (R8)(BX*1), Y11, Y6
+	VMULPS     Y6, Y0, Y6
+
+in1_r5:
+	CMPQ   SI, $0x07
+	JL     in1_r6
+	CMPQ   R9, $0x08
+	JL     in1_p6
+	VMULPS (R8)(BX*2), Y0, Y7
+	JMP    in1_r6
+
+in1_p6:
+	VMASKMOVPS (R8)(BX*2), Y11, Y7
+	VMULPS     Y7, Y0, Y7
+
+in1_r6:
+	CMPQ   SI, $0x08
+	JL     in1_r7
+	CMPQ   R9, $0x08
+	JL     in1_p7
+	VMULPS (R8)(DI*1), Y0, Y8
+	JMP    in1_r7
+
+in1_p7:
+	VMASKMOVPS (R8)(DI*1), Y11, Y8
+	VMULPS     Y8, Y0, Y8
+
+in1_r7:
+	VUNPCKLPS  Y2, Y1, Y9
+	VUNPCKHPS  Y2, Y1, Y1
+	VUNPCKLPS  Y4, Y3, Y2
+	VUNPCKHPS  Y4, Y3, Y3
+	VUNPCKLPS  Y6, Y5, Y4
+	VUNPCKHPS  Y6, Y5, Y5
+	VUNPCKLPS  Y8, Y7, Y6
+	VUNPCKHPS  Y8, Y7, Y7
+	VSHUFPS    $0x44, Y2, Y9, Y8
+	VSHUFPS    $0x44, Y3, Y1, Y10
+	VSHUFPS    $0xee, Y2, Y9, Y9
+	VSHUFPS    $0xee, Y3, Y1, Y12
+	VSHUFPS    $0x44, Y6, Y4, Y2
+	VSHUFPS    $0x44, Y7, Y5, Y13
+	VSHUFPS    $0xee, Y6, Y4, Y3
+	VSHUFPS    $0xee, Y7, Y5, Y14
+	VPERM2F128 $0x20, Y2, Y8, Y1
+	VPERM2F128 $0x31, Y2, Y8, Y5
+	VPERM2F128 $0x20, Y3, Y9, Y2
+	VPERM2F128 $0x31, Y3, Y9, Y6
+	VPERM2F128 $0x20, Y13, Y10, Y3
+	VPERM2F128 $0x31, Y13, Y10, Y7
+	VPERM2F128 $0x20, Y14, Y12, Y4
+	VPERM2F128 $0x31, Y14, Y12, Y8
+	VMOVUPS    Y1, (AX)
+	CMPQ       R9, $0x02
+	JL         in1_stored
+	VMOVUPS    Y2, 64(AX)
+	CMPQ       R9, $0x03
+	JL         in1_stored
+	VMOVUPS    Y3, 128(AX)
+	CMPQ       R9, $0x04
+	JL         in1_stored
+	VMOVUPS    Y4, 192(AX)
+	CMPQ       R9, $0x05
+	JL         in1_stored
+	VMOVUPS    Y5, 256(AX)
+	CMPQ       R9, $0x06
+	JL         in1_stored
+	VMOVUPS    Y6, 320(AX)
+	CMPQ       R9, $0x07
+	JL         in1_stored
+	VMOVUPS    Y7, 384(AX)
+	CMPQ       R9, $0x08
+	JL         in1_stored
+	VMOVUPS    Y8, 448(AX)
+
+in1_stored:
+	ADDQ $0x00000200, AX
+	ADDQ $0x20, DX
+	ADDQ $0x20, R8
+	SUBQ $0x08, CX
+	JGE  in1_loop
+
+in1_done:
+	VZEROUPPER
+	RET
+
+// func blockOutAVX2(o []float32, stride int, rows int, ot []float32)
+// Requires: AVX
+TEXT ·blockOutAVX2(SB), NOSPLIT, $0-64
+	MOVQ o_base+0(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ rows+32(FP), DX
+	MOVQ ot_base+40(FP), BX
+	MOVQ ot_len+48(FP), SI
+	SHRQ $0x04, SI
+	LEAQ (CX)(CX*2), DI
+	MOVQ DX, R8
+	MOVQ AX, R9
+	LEAQ (R9)(CX*4), R10
+	LEAQ (BX), R13
+	MOVQ SI, R11
+
+out0_loop:
+	TESTQ   R11, R11
+	JZ      out0_done
+	MOVQ    R11, R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS (R13), Y0
+	CMPQ    R12, $0x02
+	JL      out0_loaded
+	VMOVUPS 64(R13), Y1
+	CMPQ    R12, $0x03
+	JL      out0_loaded
+	VMOVUPS 128(R13), Y2
+	CMPQ    R12, $0x04
+	JL      out0_loaded
+	VMOVUPS 192(R13), Y3
+	CMPQ    R12, $0x05
+	JL      out0_loaded
+	VMOVUPS 256(R13), Y4
+	CMPQ    R12, $0x06
+	JL      out0_loaded
+	VMOVUPS 320(R13), Y5
+	CMPQ    R12, $0x07
+	JL      out0_loaded
+	VMOVUPS 384(R13), Y6
+	CMPQ    R12, $0x08
+	JL      out0_loaded
+	VMOVUPS 448(R13), Y7
+
+out0_loaded:
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0x44, Y2, Y0, Y11
+	VSHUFPS    $0xee, Y1, Y8, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y12
+	VSHUFPS    $0x44, Y5, Y3, Y1
+	VSHUFPS    $0x44, Y6, Y4, Y13
+	VSHUFPS    $0xee, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y6, Y4, Y14
+	VPERM2F128 $0x20, Y1, Y7, Y0
+	VPERM2F128 $0x31, Y1, Y7, Y4
+	VPERM2F128 $0x20, Y2, Y8, Y1
+	VPERM2F128 $0x31, Y2, Y8, Y5
+	VPERM2F128 $0x20, Y13, Y11, Y2
+	VPERM2F128 $0x31, Y13, Y11, Y6
+	VPERM2F128 $0x20, Y14, Y12, Y3
+	VPERM2F128 $0x31, Y14, Y12, Y7
+	CMPQ       R12, $0x08
+	JGE        out0_full
+	LEAQ       masktable<>+0(SB), R14
+	MOVQ       $0x00000008, R15
+	SUBQ       R12, R15
+	VMOVDQU    (R14)(R15*4), Y9
+
+out0_full:
+	CMPQ    R8, $0x01
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p0
+	VMOVUPS Y0, (R9)
+	JMP     out0_n0
+
+out0_p0:
+	VMASKMOVPS Y0, Y9, (R9)
+
+out0_n0:
+	CMPQ    R8, $0x02
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p1
+	VMOVUPS Y1, (R9)(CX*1)
+	JMP     out0_n1
+
+out0_p1:
+	VMASKMOVPS Y1, Y9, (R9)(CX*1)
+
+out0_n1:
+	CMPQ    R8, $0x03
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p2
+	VMOVUPS Y2, (R9)(CX*2)
+	JMP     out0_n2
+
+out0_p2:
+	VMASKMOVPS Y2, Y9, (R9)(CX*2)
+
+out0_n2:
+	CMPQ    R8, $0x04
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p3
+	VMOVUPS Y3, (R9)(DI*1)
+	JMP     out0_n3
+
+out0_p3:
+	VMASKMOVPS Y3, Y9, (R9)(DI*1)
+
+out0_n3:
+	CMPQ    R8, $0x05
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p4
+	VMOVUPS Y4, (R10)
+	JMP     out0_n4
+
+out0_p4:
+	VMASKMOVPS Y4, Y9, (R10)
+
+out0_n4:
+	CMPQ    R8, $0x06
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p5
+	VMOVUPS Y5, (R10)(CX*1)
+	JMP     out0_n5
+
+out0_p5:
+	VMASKMOVPS Y5, Y9, (R10)(CX*1)
+
+out0_n5:
+	CMPQ    R8, $0x07
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p6
+	VMOVUPS Y6, (R10)(CX*2)
+	JMP     out0_n6
+
+out0_p6:
+	VMASKMOVPS Y6, Y9, (R10)(CX*2)
+
+out0_n6:
+	CMPQ    R8, $0x08
+	JL      out0_stored
+	CMPQ    R12, $0x08
+	JL      out0_p7
+	VMOVUPS Y7, (R10)(DI*1)
+	JMP     out0_n7
+
+out0_p7:
+	VMASKMOVPS Y7, Y9, (R10)(DI*1)
+
+out0_n7:
+out0_stored:
+	ADDQ $0x00000200, R13
+	ADDQ $0x20, R9
+	ADDQ $0x20, R10
+	SUBQ $0x08, R11
+	JGE  out0_loop
+
+out0_done:
+	SUBQ $0x08, DX
+	JLE  out1_done
+	LEAQ (AX)(CX*8), AX
+	LEAQ (AX)(CX*4), R8
+	LEAQ 32(BX), BX
+
+out1_loop:
+	TESTQ   SI, SI
+	JZ      out1_done
+	MOVQ    SI, R9
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VMOVUPS (BX), Y0
+	CMPQ    R9, $0x02
+	JL      out1_loaded
+	VMOVUPS 64(BX), Y1
+	CMPQ    R9, $0x03
+	JL      out1_loaded
+	VMOVUPS 128(BX), Y2
+	CMPQ    R9, $0x04
+	JL      out1_loaded
+	VMOVUPS 192(BX), Y3
+	CMPQ    R9, $0x05
+	JL      out1_loaded
+	VMOVUPS 256(BX), Y4
+	CMPQ    R9, $0x06
+	JL      out1_loaded
+	VMOVUPS 320(BX), Y5
+	CMPQ    R9, $0x07
+	JL      out1_loaded
+	VMOVUPS 384(BX), Y6
+	CMPQ    R9, $0x08
+	JL      out1_loaded
+	VMOVUPS 448(BX), Y7
+
+out1_loaded:
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0x44, Y2, Y0, Y9
+	VSHUFPS    $0xee, Y1, Y8, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y11
+	VSHUFPS    $0x44, Y5, Y3, Y1
+	VSHUFPS    $0x44, Y6, Y4, Y12
+	VSHUFPS    $0xee, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y6, Y4, Y13
+	VPERM2F128 $0x20, Y1, Y7, Y0
+	VPERM2F128 $0x31, Y1, Y7, Y4
+	VPERM2F128 $0x20, Y2, Y8, Y1
+	VPERM2F128 $0x31, Y2, Y8, Y5
+	VPERM2F128 $0x20, Y12, Y9, Y2
+	VPERM2F128 $0x31, Y12, Y9, Y6
+	VPERM2F128 $0x20, Y13, Y11, Y3
+	VPERM2F128 $0x31, Y13, Y11, Y7
+	CMPQ       R9, $0x08
+	JGE        out1_full
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       R9, R11
+	VMOVDQU    (R10)(R11*4), Y10
+
+out1_full:
+	CMPQ    DX, $0x01
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p0
+	VMOVUPS Y0, (AX)
+	JMP     out1_n0
+
+out1_p0:
+	VMASKMOVPS Y0, Y10, (AX)
+
+out1_n0:
+	CMPQ    DX, $0x02
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p1
+	VMOVUPS Y1, (AX)(CX*1)
+	JMP     out1_n1
+
+out1_p1:
+	VMASKMOVPS Y1, Y10, (AX)(CX*1)
+
+out1_n1:
+	CMPQ    DX, $0x03
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p2
+	VMOVUPS Y2, (AX)(CX*2)
+	JMP     out1_n2
+
+out1_p2:
+	VMASKMOVPS Y2, Y10, (AX)(CX*2)
+
+out1_n2:
+	CMPQ    DX, $0x04
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p3
+	VMOVUPS Y3, (AX)(DI*1)
+	JMP     out1_n3
+
+out1_p3:
+	VMASKMOVPS Y3, Y10, (AX)(DI*1)
+
+out1_n3:
+	CMPQ    DX, $0x05
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p4
+	VMOVUPS Y4, (R8)
+	JMP     out1_n4
+
+out1_p4:
+	VMASKMOVPS Y4, Y10, (R8)
+
+out1_n4:
+	CMPQ    DX, $0x06
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p5
+	VMOVUPS Y5, (R8)(CX*1)
+	JMP     out1_n5
+
+out1_p5:
+	VMASKMOVPS Y5, Y10, (R8)(CX*1)
+
+out1_n5:
+	CMPQ    DX, $0x07
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p6
+	VMOVUPS Y6, (R8)(CX*2)
+	JMP     out1_n6
+
+out1_p6:
+	VMASKMOVPS Y6, Y10, (R8)(CX*2)
+
+out1_n6:
+	CMPQ    DX, $0x08
+	JL      out1_stored
+	CMPQ    R9, $0x08
+	JL      out1_p7
+	VMOVUPS Y7, (R8)(DI*1)
+	JMP     out1_n7
+
+out1_p7:
+	VMASKMOVPS Y7, Y10, (R8)(DI*1)
+
+out1_n7:
+out1_stored:
+	ADDQ $0x00000200, BX
+	ADDQ $0x20, AX
+	ADDQ $0x20, R8
+	SUBQ $0x08, SI
+	JGE  out1_loop
+
+out1_done:
+	VZEROUPPER
+	RET

@@ -43,3 +43,23 @@ func expNEON(dst, x []float32)
 //
 //go:noescape
 func expSumNEON(dst, x []float32, m float32) float32
+
+// blockScoresNEON sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.
+//
+//go:noescape
+func blockScoresNEON(st, qt, k []float32, stride int)
+
+// blockMaxNEON starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
+//
+//go:noescape
+func blockMaxNEON(st, ml []float32)
+
+// blockExpSumNEON sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].
+//
+//go:noescape
+func blockExpSumNEON(st, ml []float32)
+
+// blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16.
+//
+//go:noescape
+func blockBlendNEON(ot, st, v []float32, stride int, c []float32)

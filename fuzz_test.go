@@ -225,6 +225,84 @@ func FuzzAttend(f *testing.F) {
 	})
 }
 
+// FuzzBatched builds a batched problem from the fuzzer's bytes: shapes,
+// grouped heads, causal shift, valid lengths, a keep-mask, strided views
+// and all the data. Row padding of strided views holds NaN, so a read
+// outside a row shows up in the output.
+func FuzzBatched(f *testing.F) {
+	f.Add(uint8(0), uint8(4), uint8(9), uint8(3), uint8(2), uint8(0), []byte{141, 157, 125, 189})
+	f.Add(uint8(13), uint8(33), uint8(200), uint8(16), uint8(7), uint8(0x5b), []byte{1, 2, 250, 77, 3, 199, 255, 0, 44})
+	f.Add(uint8(6), uint8(17), uint8(64), uint8(63), uint8(9), uint8(0x7f), []byte{9, 200, 31, 140, 252})
+	f.Fuzz(func(t *testing.T, hB, tqB, tkB, dkB, dvB, flags uint8, data []byte) {
+		hkv, group, B := 1+int(hB)%2, 1+int(hB/2)%3, 1+int(hB/8)%2
+		c := batchCase{
+			B: B, H: hkv * group, Hkv: hkv,
+			Tq: 1 + int(tqB)%40, Tk: 1 + int(tkB), dk: 1 + int(dkB)%24, dv: 1 + int(dvB)%12,
+			causal: flags&1 != 0, shift: int(flags>>1)%4 - 1, valid: flags&8 != 0,
+			keep: flags&16 != 0, weights: flags&32 != 0, strided: flags&64 != 0,
+		}
+		vals := decodeFloats(data)
+		next := 0
+		take := func() float32 {
+			if len(vals) == 0 {
+				return 0
+			}
+			next++
+			return vals[(next-1)%len(vals)]
+		}
+		build := func(H, T, d int) Tensor {
+			rs := d
+			if c.strided {
+				rs = d + 2
+			}
+			x := make([]float32, B*H*T*rs)
+			for i := range x {
+				if i%rs < d {
+					x[i] = take()
+				} else {
+					x[i] = float32(math.NaN())
+				}
+			}
+			ts, err := NewTensorStrided(x, B, H, T, d, H*T*rs, T*rs, rs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ts
+		}
+		p := &batchProblem{c: c, lenient: true}
+		p.q, p.k, p.v = build(c.H, c.Tq, c.dk), build(c.Hkv, c.Tk, c.dk), build(c.Hkv, c.Tk, c.dv)
+		p.out = build(c.H, c.Tq, c.dv)
+		p.opt = BatchOptions{Causal: c.causal, CausalShift: c.shift}
+		if c.valid {
+			p.opt.ValidLen = make([]int, B)
+			for b := range B {
+				p.opt.ValidLen[b] = (int(tkB) + 7*b + int(flags)) % (c.Tk + 1)
+			}
+		}
+		if c.keep {
+			p.opt.Keep = make([]bool, c.Tq*c.Tk)
+			for i := range p.opt.Keep {
+				p.opt.Keep[i] = (i*int(dvB|1)+int(tqB))%5 != 0
+			}
+		}
+		if c.weights {
+			p.w = build(c.H, c.Tq, c.Tk)
+			p.opt.Weights = &p.w
+		}
+		eachImpl(func(name string) {
+			for _, workers := range []int{1, 2} {
+				e := NewBatched(workers)
+				err := e.Attend(p.out, p.q, p.k, p.v, &p.opt)
+				e.Close()
+				if err != nil {
+					t.Fatalf("%s: %v: %v", name, c, err)
+				}
+				p.check(t)
+			}
+		})
+	})
+}
+
 // FuzzBatchedScores runs Batched.Attend with the score-stage options (Bias,
 // Softcap, CausalToValidLen, Logits) under every implementation and
 // compares it with the oracle. The shape and option bits choose the case;

@@ -27,6 +27,13 @@ func main() {
 	genScale()
 	genExp()
 	genExpSum()
+	genBlockScores()
+	genBlockMax()
+	genBlockExpSum(false)
+	genBlockExpSum(true)
+	genBlockBlend()
+	genBlockIn()
+	genBlockOut()
 
 	Generate()
 }

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The block kernels of the batched engine (see block_generic.go): sixteen
+// query rows across two YMM registers, so every kernel streams whole
+// 64-byte groups and needs no tails along the rows.
+
+// blockGroup is how many keys (scores) or value columns (blend) share one
+// pass: 6 × 2 accumulators, two row vectors and a broadcast fill 15 of the
+// 16 YMM registers, with 8 loads per 12 FMAs.
+const blockGroup = 6
+
+// stridedRows returns the address of row w (w < 6) of a group whose row 0
+// is at p0 and row 3 at p3, rows stride bytes apart.
+func stridedRows(p0, p3, stride Register) func(w int) Mem {
+	return func(w int) Mem {
+		base := p0
+		if w >= 3 {
+			base, w = p3, w-3
+		}
+		switch w {
+		case 1:
+			return Mem{Base: base, Index: stride, Scale: 1}
+		case 2:
+			return Mem{Base: base, Index: stride, Scale: 2}
+		}
+		return Mem{Base: base}
+	}
+}
+
+func genBlockScores() {
+	TEXT("blockScoresAVX2", NOSPLIT, "func(st, qt, k []float32, stride int)")
+	Pragma("noescape")
+	Doc("blockScoresAVX2 sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.")
+	st := Load(Param("st").Base(), GP64())
+	n := Load(Param("st").Len(), GP64())
+	SHRQ(U8(4), n)
+	qt := Load(Param("qt").Base(), GP64())
+	d := Load(Param("qt").Len(), GP64())
+	SHRQ(U8(4), d)
+	k := Load(Param("k").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+
+	for _, W := range []int{blockGroup, 1} {
+		loop, next := fmt.Sprintf("scores%d_loop", W), fmt.Sprintf("scores%d_next", W)
+		Label(loop)
+		CMPQ(n, U8(W))
+		JL(LabelRef(next))
+
+		p0, p3, qp, cnt := GP64(), GP64(), GP64(), GP64()
+		MOVQ(k, p0)
+		if W > 3 {
+			LEAQ(Mem{Base: k, Index: stride, Scale: 2}, p3)
+			ADDQ(stride, p3)
+		}
+		MOVQ(qt, qp)
+		MOVQ(d, cnt)
+		row := stridedRows(p0, p3, stride)
+		acc := zeros(2 * W)
+		done := fmt.Sprintf("scores%d_store", W)
+		// Dimension c of the group: unrolled by four, then one at a time.
+		step := func(u int) {
+			q0, q1 := YMM(), YMM()
+			VMOVUPS(Mem{Base: qp, Disp: 64 * u}, q0)
+			VMOVUPS(Mem{Base: qp, Disp: 64*u + 32}, q1)
+			for w := range W {
+				b := YMM()
+				m := row(w)
+				m.Disp += 4 * u
+				VBROADCASTSS(m, b)
+				VFMADD231PS(b, q0, acc[2*w])
+				VFMADD231PS(b, q1, acc[2*w+1])
+			}
+		}
+		for _, U := range []int{4, 1} {
+			inner, after := fmt.Sprintf("scores%d_inner%d", W, U), fmt.Sprintf("scores%d_after%d", W, U)
+			Label(inner)
+			CMPQ(cnt, U8(U))
+			JL(LabelRef(after))
+			for u := range U {
+				step(u)
+			}
+			ADDQ(U32(64*U), qp)
+			ADDQ(U8(4*U), p0)
+			if W > 3 {
+				ADDQ(U8(4*U), p3)
+			}
+			SUBQ(U8(U), cnt)
+			JMP(LabelRef(inner))
+			Label(after)
+		}
+		JMP(LabelRef(done))
+
+		Label(done)
+		for i, a := range acc {
+			VMOVUPS(a, Mem{Base: st, Disp: 32 * i})
+		}
+		ADDQ(U32(64*W), st)
+		adv := GP64()
+		MOVQ(stride, adv)
+		if W > 1 {
+			IMUL3Q(U8(W), adv, adv)
+		}
+		ADDQ(adv, k)
+		SUBQ(U8(W), n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func genBlockBlend() {
+	TEXT("blockBlendAVX2", NOSPLIT, "func(ot, st, v []float32, stride int, c []float32)")
+	Pragma("noescape")
+	Doc("blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16.")
+	ot := Load(Param("ot").Base(), GP64())
+	dv := Load(Param("ot").Len(), GP64())
+	SHRQ(U8(4), dv)
+	st := Load(Param("st").Base(), GP64())
+	n := Load(Param("st").Len(), GP64())
+	SHRQ(U8(4), n)
+	v := Load(Param("v").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	c := Load(Param("c").Base(), GP64())
+	s3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+
+	for _, W := range []int{blockGroup, 1} {
+		loop, next := fmt.Sprintf("blend%d_loop", W), fmt.Sprintf("blend%d_next", W)
+		Label(loop)
+		CMPQ(dv, U8(W))
+		JL(LabelRef(next))
+
+		acc := make([]VecVirtual, 2*W)
+		for i := range acc {
+			acc[i] = YMM()
+			VMOVUPS(Mem{Base: ot, Disp: 32 * i}, acc[i])
+			VMULPS(Mem{Base: c, Disp: 32 * (i % 2)}, acc[i], acc[i])
+		}
+		vp, sp, cnt := GP64(), GP64(), GP64()
+		MOVQ(v, vp)
+		MOVQ(st, sp)
+		MOVQ(n, cnt)
+		done := fmt.Sprintf("blend%d_store", W)
+		// Key j of the tile: unrolled by four (rows vp, vp+s, vp+2s,
+		// vp+3s), then one at a time.
+		step := func(u int) {
+			p0, p1 := YMM(), YMM()
+			VMOVUPS(Mem{Base: sp, Disp: 64 * u}, p0)
+			VMOVUPS(Mem{Base: sp, Disp: 64*u + 32}, p1)
+			row := Mem{Base: vp}
+			switch u {
+			case 1:
+				row = Mem{Base: vp, Index: stride, Scale: 1}
+			case 2:
+				row = Mem{Base: vp, Index: stride, Scale: 2}
+			case 3:
+				row = Mem{Base: vp, Index: s3, Scale: 1}
+			}
+			for w := range W {
+				b := YMM()
+				m := row
+				m.Disp = 4 * w
+				VBROADCASTSS(m, b)
+				VFMADD231PS(b, p0, acc[2*w])
+				VFMADD231PS(b, p1, acc[2*w+1])
+			}
+		}
+		for _, U := range []int{4, 1} {
+			inner, after := fmt.Sprintf("blend%d_inner%d", W, U), fmt.Sprintf("blend%d_after%d", W, U)
+			Label(inner)
+			CMPQ(cnt, U8(U))
+			JL(LabelRef(after))
+			for u := range U {
+				step(u)
+			}
+			ADDQ(U32(64*U), sp)
+			if U == 4 {
+				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
+			} else {
+				ADDQ(stride, vp)
+			}
+			SUBQ(U8(U), cnt)
+			JMP(LabelRef(inner))
+			Label(after)
+		}
+		JMP(LabelRef(done))
+
+		Label(done)
+		for i, a := range acc {
+			VMOVUPS(a, Mem{Base: ot, Disp: 32 * i})
+		}
+		ADDQ(U32(64*W), ot)
+		ADDQ(U8(4*W), v)
+		SUBQ(U8(W), dv)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func genBlockMax() {
+	TEXT("blockMaxAVX2", NOSPLIT, "func(st, ml []float32)")
+	Pragma("noescape")
+	Doc("blockMaxAVX2 starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.")
+	sp := Load(Param("st").Base(), GP64())
+	n := Load(Param("st").Len(), GP64())
+	SHRQ(U8(4), n)
+	ml := Load(Param("ml").Base(), GP64())
+	mt := []VecVirtual{YMM(), YMM()}
+	VMOVUPS(Mem{Base: ml}, mt[0])
+	VMOVUPS(Mem{Base: ml, Disp: 32}, mt[1])
+	Label("max_loop")
+	TESTQ(n, n)
+	JZ(LabelRef("max_done"))
+	VMAXPS(Mem{Base: sp}, mt[0], mt[0])
+	VMAXPS(Mem{Base: sp, Disp: 32}, mt[1], mt[1])
+	ADDQ(U8(64), sp)
+	DECQ(n)
+	JMP(LabelRef("max_loop"))
+
+	Label("max_done")
+	x := make([]VecVirtual, 2)
+	for u := range 2 {
+		mu := YMM()
+		VCMPPS(U8(0), vec32("ninf", 0xff800000), mt[u], mu) // EQ_OQ: mt == -Inf
+		VANDNPS(mt[u], mu, mu)                              // mu = mt, or 0 where -Inf
+		VMOVUPS(mu, Mem{Base: ml, Disp: 192 + 32*u})
+		x[u] = YMM()
+		VMOVUPS(Mem{Base: ml, Disp: 32 * u}, x[u])
+		VSUBPS(mu, x[u], x[u]) // m_old - mu
+		VMOVUPS(mt[u], Mem{Base: ml, Disp: 32 * u})
+	}
+	// m_old - mu is -Inf for a lane that attends its first keys: the
+	// special-case code gives every input its exact exp.
+	res, nv, ev := expCore(loadExpK(), x, true)
+	for u := range 2 {
+		expSpecialLanes(res[u], nv[u], x[u], ev[u])
+		VMOVUPS(res[u], Mem{Base: ml, Disp: 128 + 32*u})
+		VMULPS(Mem{Base: ml, Disp: 64 + 32*u}, res[u], res[u])
+		VMOVUPS(res[u], Mem{Base: ml, Disp: 64 + 32*u})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// genBlockExpSum emits the exp pass of a tile: st[j*16+r] = e^(st[j*16+r]-mu[r]),
+// added to l[r]. As with the other exp kernels, the fast kernel stops at
+// the first group with an input outside ±87 (or NaN) and the special one
+// takes over until the inputs are ordinary again; each returns how many
+// floats it did, a multiple of 16.
+func genBlockExpSum(special bool) {
+	name := "blockExpSumAVX2"
+	doc := "blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 87; it returns how many floats it did."
+	if special {
+		name = "blockExpSumSpecialAVX2"
+		doc = "blockExpSumSpecialAVX2 is blockExpSumAVX2 for any input, from the first group on until a group blockExpSumAVX2 can take."
+	}
+	TEXT(name, NOSPLIT, "func(st, ml []float32) int")
+	Pragma("noescape")
+	Doc(doc)
+	sp := Load(Param("st").Base(), GP64())
+	n := Load(Param("st").Len(), GP64())
+	ml := Load(Param("ml").Base(), GP64())
+	done := GP64()
+	XORQ(done, done)
+	var k expK
+	if special {
+		k = loadExpK()
+	} else {
+		k = loadExpK("shift", "invln2", "c5", "c4", "c3")
+	}
+	mu, l := []VecVirtual{YMM(), YMM()}, []VecVirtual{YMM(), YMM()}
+	for u := range 2 {
+		VMOVUPS(Mem{Base: ml, Disp: 192 + 32*u}, mu[u])
+		VMOVUPS(Mem{Base: ml, Disp: 64 + 32*u}, l[u])
+	}
+	Label(name + "_loop")
+	CMPQ(done, n)
+	JGE(LabelRef(name + "_ret"))
+	x := make([]VecVirtual, 2)
+	for u := range 2 {
+		x[u] = YMM()
+		VMOVUPS(Mem{Base: sp, Disp: 32 * u}, x[u])
+		VSUBPS(mu[u], x[u], x[u])
+	}
+	var res []VecVirtual
+	if special {
+		TESTQ(done, done)
+		JZ(LabelRef(name + "_go"))
+		outOfRange(k, x)
+		JZ(LabelRef(name + "_ret"))
+		Label(name + "_go")
+		var nv, ev []VecVirtual
+		res, nv, ev = expCore(k, x, true)
+		for u := range 2 {
+			expSpecialLanes(res[u], nv[u], x[u], ev[u])
+		}
+	} else {
+		outOfRange(k, x)
+		JNZ(LabelRef(name + "_ret"))
+		res, _, _ = expCore(k, x, false)
+	}
+	for u := range 2 {
+		VMOVUPS(res[u], Mem{Base: sp, Disp: 32 * u})
+		VADDPS(res[u], l[u], l[u])
+	}
+	ADDQ(U8(64), sp)
+	ADDQ(U8(16), done)
+	JMP(LabelRef(name + "_loop"))
+
+	Label(name + "_ret")
+	for u := range 2 {
+		VMOVUPS(l[u], Mem{Base: ml, Disp: 64 + 32*u})
+	}
+	Store(done, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}

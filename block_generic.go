@@ -1,0 +1,119 @@
+package attention
+
+import "math"
+
+// Block kernels: the batched engine's register-blocked path. A block is
+// blockRows query rows laid out across SIMD lanes ("transposed"): element
+// r of every 16-float group belongs to query row r. Scores, softmax state
+// and the partial output all keep that layout, so the online softmax of
+// sixteen rows is plain vertical arithmetic, with no horizontal sums.
+//
+//	qt [d][16]   the block's scaled queries, qt[c*16+r] = q_r[c]
+//	st [n][16]   scores of n keys, then their weights
+//	ot [dv][16]  the unnormalised output, ot[c*16+r] = o_r[c]
+//	ml [4][16]   running max m, running sum l, rescale factor c, and mu,
+//	             the max the weights are taken against
+const blockRows = 16
+
+// blockScoresGeneric sets st[j*16+r] = Σ_c qt[c*16+r]·k[j*stride+c] for
+// j < len(st)/16, c < len(qt)/16, summing over c in order.
+func blockScoresGeneric(st, qt, k []float32, stride int) {
+	d := len(qt) / blockRows
+	for j := range len(st) / blockRows {
+		var acc [blockRows]float32
+		for c, x := range k[j*stride : j*stride+d] {
+			q := qt[c*blockRows : (c+1)*blockRows]
+			for r := range acc {
+				acc[r] += float32(q[r] * x)
+			}
+		}
+		copy(st[j*blockRows:], acc[:])
+	}
+}
+
+// blockMaxGeneric starts a tile of the online softmax: per lane it raises
+// m to the largest score of st, sets mu to that max (0 while it is -Inf, so
+// that exp(-Inf - mu) is 0 rather than NaN), c = e^(m_old - mu), and l *= c.
+// A NaN score need not reach m: the exp pass turns it into a NaN in l.
+func blockMaxGeneric(st, ml []float32) {
+	m, l, c, mu := ml[:16], ml[16:32], ml[32:48], ml[48:64]
+	mt := [blockRows]float32(m)
+	for j := 0; j < len(st); j += blockRows {
+		for r, s := range st[j : j+blockRows] {
+			if s > mt[r] {
+				mt[r] = s
+			}
+		}
+	}
+	for r := range blockRows {
+		u := mt[r]
+		if math.IsInf(float64(u), -1) {
+			u = 0
+		}
+		c[r] = exp32(m[r] - u)
+		l[r] *= c[r]
+		m[r], mu[r] = mt[r], u
+	}
+}
+
+// blockExpSumGeneric sets st[j*16+r] = e^(st[j*16+r] - mu[r]) and adds it
+// to l[r], key by key in order.
+func blockExpSumGeneric(st, ml []float32) {
+	l, mu := ml[16:32], ml[48:64]
+	for j := 0; j < len(st); j += blockRows {
+		s := st[j : j+blockRows]
+		for r := range s {
+			s[r] = exp32(s[r] - mu[r])
+			l[r] += s[r]
+		}
+	}
+}
+
+// blockBlendGeneric sets ot[i*16+r] = ot[i*16+r]·c[r] + Σ_j st[j*16+r]·v[j*stride+i]
+// for i < len(ot)/16, j < len(st)/16, adding the keys in order.
+func blockBlendGeneric(ot, st, v []float32, stride int, c []float32) {
+	dv := len(ot) / blockRows
+	c = c[:blockRows]
+	for i := range dv {
+		o := ot[i*blockRows : (i+1)*blockRows]
+		for r := range o {
+			o[r] *= c[r]
+		}
+	}
+	for j := range len(st) / blockRows {
+		p := st[j*blockRows : (j+1)*blockRows]
+		for i, x := range v[j*stride : j*stride+dv] {
+			o := ot[i*blockRows : (i+1)*blockRows]
+			for r := range o {
+				o[r] += float32(p[r] * x)
+			}
+		}
+	}
+}
+
+// blockInGeneric sets qt[c*16+r] = scale·q[r*stride+c] for r < rows and 0
+// for rows <= r < 16, c < len(qt)/16: a block's queries, scaled, into the
+// lanes.
+func blockInGeneric(qt, q []float32, stride, rows int, scale float32) {
+	d := len(qt) / blockRows
+	if rows < blockRows {
+		clear(qt)
+	}
+	for r := range rows {
+		for c, x := range q[r*stride : r*stride+d] {
+			qt[c*blockRows+r] = scale * x
+		}
+	}
+}
+
+// blockOutGeneric sets o[r*stride+c] = ot[c*16+r] for r < rows,
+// c < len(ot)/16: a block's output lanes back into rows.
+func blockOutGeneric(o []float32, stride, rows int, ot []float32) {
+	d := len(ot) / blockRows
+	for r := range rows {
+		row := o[r*stride : r*stride+d]
+		for c := range row {
+			row[c] = ot[c*blockRows+r]
+		}
+	}
+}
