@@ -257,9 +257,7 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
 	j.rowPath = j.w != nil || j.logits != nil
 	j.adjust = opt.Softcap > 0 || opt.Bias != nil
-	// The block kernels take no keep-mask and no score-stage option: such
-	// calls go row by row.
-	j.block = useBlock(Tq, dk, v.cols) && opt.Keep == nil && !j.rowPath && !j.adjust
+	j.block = useBlock(Tq, dk, v.cols) && opt.Keep == nil && !j.rowPath
 	if k.heads > 0 {
 		j.group = H / k.heads
 	}
@@ -331,7 +329,7 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		return
 	}
 	if cut > 0 {
-		j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, ends[:R], b, h, kh, i0, cut)
+		j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, tmp, ends[:R], b, h, kh, i0, cut)
 	}
 	for j0 := cut; j0 < last; j0 += j.tile {
 		for r := range R {
@@ -368,7 +366,7 @@ func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // the rows across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
 // Row r attends keys below ends[r]; the others get a -Inf score.
-func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n int) {
+func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
 	R, dk, dv := len(m), j.q.cols, j.v.cols
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
@@ -390,6 +388,9 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n
 	for j0 := 0; j0 < n; j0 += j.tile {
 		s := st[:blockRows*min(j.tile, n-j0)]
 		blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
+		if j.adjust {
+			j.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
+		}
 		for r, e := range ends {
 			for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
 				s[(k-j0)*blockRows+r] = float32(math.Inf(-1))

@@ -71,6 +71,25 @@ func (j *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
 	}
 }
 
+// adjustBlock is adjustScores for the block path: s holds the scores of
+// keys [j0, j0+len(s)/16) for query rows [i0, i0+rows) across the lanes,
+// s[k*16+r] for row i0+r (see block_generic.go). Softcap works on every
+// lane alike (the unused lanes hold zeros); the bias is added lane by lane.
+func (j *batchJob) adjustBlock(s, tmp []float32, b, h, i0, rows, j0 int) {
+	if c := j.opt.Softcap; c > 0 {
+		softcapScores(s, tmp, c)
+	}
+	if x := j.opt.Bias; x != nil {
+		n := len(s) / blockRows
+		for r := range rows {
+			bias := x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i0+r, x.rows))[j0 : j0+n]
+			for k, v := range bias {
+				s[k*blockRows+r] += v
+			}
+		}
+	}
+}
+
 // broadcast maps index i to a dimension of size n that is either full or 1.
 func broadcast(i, n int) int {
 	if n == 1 {
