@@ -53,7 +53,7 @@ func genBlendRows() {
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)
 
-	for _, C := range []int{8, 4, 2, 1} {
+	for _, C := range []int{16, 8, 4, 2, 1} {
 		blendChunk(C, acc, d, w, rows, v, stride)
 	}
 	// Masked last chunk of d%8 columns.
@@ -92,7 +92,11 @@ func blendChunk(C int, acc, d, w, rows, v, stride Register) {
 	Label(loop)
 	CMPQ(d, U8(8*C))
 	JL(LabelRef(next))
-	a := make([]VecVirtual, C)
+	// A chunk of 16 vectors (128 columns) keeps half its accumulators in
+	// registers and half in acc itself (L1, through store forwarding), so
+	// each value row is read in one pass rather than two half-rows.
+	inRegs := min(C, 8)
+	a := make([]VecVirtual, inRegs)
 	for k := range a {
 		a[k] = YMM()
 		VMOVUPS(Mem{Base: acc, Disp: 32 * k}, a[k])
@@ -110,6 +114,12 @@ func blendChunk(C int, acc, d, w, rows, v, stride Register) {
 	VBROADCASTSS(Mem{Base: wp}, wb)
 	for k := range a {
 		VFMADD231PS(Mem{Base: vp, Disp: 32 * k}, wb, a[k])
+	}
+	for k := inRegs; k < C; k++ {
+		t := YMM()
+		VMOVUPS(Mem{Base: acc, Disp: 32 * k}, t)
+		VFMADD231PS(Mem{Base: vp, Disp: 32 * k}, wb, t)
+		VMOVUPS(t, Mem{Base: acc, Disp: 32 * k})
 	}
 	ADDQ(U8(4), wp)
 	ADDQ(stride, vp)

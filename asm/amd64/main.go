@@ -8,6 +8,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
 
@@ -16,8 +17,16 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+var calib = flag.Bool("calib", false, "generate the calibration kernels of internal/calib instead (see calib.go)")
+
 func main() {
+	flag.Parse()
 	ConstraintExpr("!purego")
+	if *calib {
+		genCalib()
+		Generate()
+		return
+	}
 
 	genDot()
 	genScoreRows()

@@ -10,8 +10,9 @@ import (
 	"github.com/glancelab/attention"
 )
 
-func runDemo(stdout io.Writer, args []string) error {
-	if err := noArgs(args); err != nil {
+func runDemo(stdout, _ io.Writer, args []string) error {
+	fs := newFlagSet("demo", "", "Walks through one attention step by hand, attends over a toy translation\nand draws its weights, and compares the speed of the kernel implementations.\nIt takes no flags.")
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	p := &printer{w: stdout}

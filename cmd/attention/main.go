@@ -11,9 +11,11 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/glancelab/attention/internal/impl"
 )
@@ -24,17 +26,24 @@ import (
 type command struct {
 	name    string
 	summary string
-	run     func(stdout io.Writer, args []string) error
+	// run gets the arguments after the command's name; stdout is for the
+	// results, stderr for progress.
+	run func(stdout, stderr io.Writer, args []string) error
 }
 
 // commands is in the order usage lists them; the first is the default.
 var commands = []command{
 	{"demo", "walk through one attention step, a toy translation and a speed check", runDemo},
+	{"bench", "measure this machine's limits, then time every kernel and attention shape", runBench},
+	{"heatmap", "draw the attention weights as an SVG and PNG heatmap", runHeatmap},
 }
 
 // usageError is a mistake on the command line: it gets usage and exit 2,
 // whereas any other error is a failure at run time (exit 1).
-type usageError struct{ msg string }
+type usageError struct {
+	msg   string
+	usage func(io.Writer) // the command's own usage; nil for the list of commands
+}
 
 func (e *usageError) Error() string { return e.msg }
 
@@ -63,14 +72,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	err := cmd.run(stdout, args)
+	err := cmd.run(stdout, stderr, args)
 	var ue *usageError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "attention %s: %v\n\n", cmd.name, err)
-		usage(stderr)
+		if ue.usage != nil {
+			ue.usage(stderr)
+		} else {
+			usage(stderr)
+		}
 		return 2
 	default:
 		fmt.Fprintf(stderr, "attention %s: %v\n", cmd.name, err)
@@ -98,16 +111,9 @@ func usage(w io.Writer) error {
 		p.printf("  %-8s %s%s\n", c.name, c.summary, def)
 	}
 	p.printf("  %-8s %s\n", "help", "print this message")
+	p.printf("\n\"attention COMMAND --help\" documents a command's flags.\n")
 	p.printf("\n%s=%s in the environment forces the pure-Go kernels.\n", impl.EnvVar, impl.Generic)
 	return p.err
-}
-
-// noArgs rejects arguments for commands that take none.
-func noArgs(args []string) error {
-	if len(args) > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", args[0])}
-	}
-	return nil
 }
 
 // printer keeps the first write error, as bufio.Writer does, so the output
@@ -121,4 +127,67 @@ func (p *printer) printf(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
+}
+
+// parseFlags parses a command's flags. --help prints the command's usage
+// to stdout and returns errHelp, which the command returns as success; a
+// bad flag is a usageError carrying that usage.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	_, err := parseFlagsArgs(fs, args, stdout, 0)
+	return err
+}
+
+// parseFlagsArgs is parseFlags for a command that takes up to maxArgs
+// arguments besides its flags, which may come before or after them.
+func parseFlagsArgs(fs *flag.FlagSet, args []string, stdout io.Writer, maxArgs int) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var rest []string
+	err := fs.Parse(args)
+	for err == nil && fs.NArg() > 0 && len(rest) < maxArgs {
+		rest = append(rest, fs.Arg(0))
+		err = fs.Parse(fs.Args()[1:])
+	}
+	return rest, flagError(fs, err, stdout)
+}
+
+func flagError(fs *flag.FlagSet, err error, stdout io.Writer) error {
+	show := usageOf(fs)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		show(stdout)
+		return errHelp
+	case err != nil:
+		return &usageError{msg: err.Error(), usage: show}
+	case fs.NArg() > 0:
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0)), usage: show}
+	}
+	return nil
+}
+
+// usageOf returns what prints a command's usage.
+func usageOf(fs *flag.FlagSet) func(io.Writer) {
+	return func(w io.Writer) {
+		fs.SetOutput(w)
+		fs.Usage()
+	}
+}
+
+// errHelp ends a command that printed its usage on request.
+var errHelp = errors.New("help requested")
+
+// newFlagSet returns a flag set whose usage starts with the synopsis and
+// description given, followed by the flags.
+func newFlagSet(name, synopsis, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s\n\n%s\n", strings.TrimSpace("attention "+name+" "+synopsis), description)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintf(w, "\nflags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
 }

@@ -118,3 +118,13 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDemoHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"demo", "--help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("demo --help = %d", code)
+	}
+	if out := stdout.String(); !strings.HasPrefix(out, "usage: attention demo\n") || strings.Contains(out, "flags:") {
+		t.Errorf("demo --help = %q", out)
+	}
+}

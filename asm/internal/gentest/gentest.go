@@ -14,9 +14,17 @@ import (
 // directory and returns the assembly and the Go declarations.
 func Generate(t *testing.T, asmName, stubsName string) (asm, stubs []byte) {
 	t.Helper()
+	return GenerateArgs(t, asmName, stubsName, "-pkg", "attention")
+}
+
+// GenerateArgs is Generate with other arguments for the generator, such as
+// -calib -pkg calib.
+func GenerateArgs(t *testing.T, asmName, stubsName string, args ...string) (asm, stubs []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	s, g := filepath.Join(dir, asmName), filepath.Join(dir, stubsName)
-	if out, err := exec.Command("go", "run", ".", "-out", s, "-stubs", g, "-pkg", "attention").CombinedOutput(); err != nil {
+	args = append([]string{"run", ".", "-out", s, "-stubs", g}, args...)
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		t.Fatalf("generator failed: %v\n%s", err, out)
 	}
 	var err error

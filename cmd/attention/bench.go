@@ -1,0 +1,336 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/glancelab/attention"
+	"github.com/glancelab/attention/internal/calib"
+	"github.com/glancelab/attention/internal/impl"
+)
+
+const benchDescription = `Measures this machine's limits first (peak FP32 FMA rate, read bandwidth at
+working sets sized for L1, L2, L3 and DRAM, with generated calibration
+kernels), then times the exported kernels, one decoder step of attention
+(T = 128, 1024, 8192; d = 64, 128) and batched attention (8 heads × 512
+queries × 512 keys × d 64, causal and not, 1 and all workers) with every
+implementation this CPU supports. Each figure is the median of several runs,
+shown as GFLOP/s or GB/s, as a fraction of the machine's limit for its
+working set (the roofline: the lower of the FMA peak and the bandwidth of
+the level it lives in times its FLOPs per byte) and as a speedup over the
+generic implementation. Progress goes to stderr.`
+
+type benchConfig struct {
+	quick   bool
+	runs    int
+	runTime time.Duration // the length of one run
+	workers int           // the "all workers" count
+	// keep, if set, chooses the cases to run (the tests' short mode runs
+	// a few).
+	keep func(benchCase) bool
+}
+
+func runBench(stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("bench", "[--quick] [--json] [--svg FILE] [--runs N]", benchDescription)
+	jsonOut := fs.Bool("json", false, "print the results as JSON instead of a table")
+	svgFile := fs.String("svg", "", "also write a plot of attention throughput against T to `FILE` (SVG)")
+	quick := fs.Bool("quick", false, "fewer and shorter runs: a few seconds in all, for a first look")
+	runs := fs.Int("runs", 0, "runs per figure, the median is reported (default 7, 3 with --quick)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	cfg := benchConfig{quick: *quick, runs: 7, runTime: 20 * time.Millisecond, workers: runtime.GOMAXPROCS(0)}
+	if cfg.quick {
+		cfg.runs, cfg.runTime = 3, 2*time.Millisecond
+	}
+	if *runs < 0 {
+		return &usageError{msg: fmt.Sprintf("--runs %d: want a positive count", *runs), usage: usageOf(fs)}
+	}
+	if *runs > 0 {
+		cfg.runs = *runs
+	}
+
+	// The plot's file is created first, so a bad path fails at once rather
+	// than after the measurements.
+	var svg *os.File
+	if *svgFile != "" {
+		f, err := os.Create(*svgFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		svg = f
+	}
+
+	prog := newProgress(stderr)
+	rep, err := bench(cfg, prog)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	if svg != nil {
+		err := writeBenchSVG(svg, rep)
+		if cerr := svg.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", *svgFile, err)
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	p := &printer{w: stdout}
+	writeBenchTable(p, rep)
+	return p.err
+}
+
+// benchCase is one timed operation, run once per implementation.
+type benchCase struct {
+	group   string // kernel, attend, batched
+	name    string // what runs: Dot, Attend, Batched, …
+	shape   string
+	n, t, d int
+	heads   int
+	causal  bool
+	workers int     // threads the operation uses
+	flops   float64 // per operation; 0 where FLOPs are not the measure
+	bytes   float64 // the fewest bytes the operation must read: the roofline's traffic
+	ws      int     // working set per thread (read and written), bytes
+	// setup builds the operation with the selected implementation; close
+	// (maybe nil) releases what it holds.
+	setup func() (op func() error, close func(), err error)
+}
+
+func benchCases(cfg benchConfig) []benchCase {
+	var cs []benchCase
+	rng := rand.New(rand.NewPCG(3, 4))
+	fill := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		return x
+	}
+
+	// The exported kernels, from L1 and from L3.
+	for _, n := range []int{2048, 1 << 20} {
+		x, y, dst := fill(n), fill(n), make([]float32, n)
+		kernel := func(name string, flops, bytes float64, ws int, op func()) {
+			cs = append(cs, benchCase{
+				group: "kernel", name: name, shape: fmt.Sprintf("n=%d", n), n: n, workers: 1,
+				flops: flops, bytes: bytes, ws: ws,
+				setup: func() (func() error, func(), error) { return func() error { op(); return nil }, nil, nil },
+			})
+		}
+		var s float32
+		kernel("Dot", 2*float64(n), 8*float64(n), 8*n, func() { s += attention.Dot(x, y) })
+		kernel("Axpy", 2*float64(n), 8*float64(n), 8*n, func() { attention.Axpy(1e-7, x, dst) })
+		kernel("Exp", 0, 4*float64(n), 8*n, func() { attention.Exp(dst, x) })
+		kernel("Softmax", 0, 4*float64(n), 8*n, func() { attention.Softmax(dst, x) })
+	}
+
+	// One decoder step: K and V streamed once each.
+	for _, d := range []int{64, 128} {
+		for _, T := range []int{128, 1024, 8192} {
+			keys, _ := attention.NewMatrix(T, d, fill(T*d))
+			values, _ := attention.NewMatrix(T, d, fill(T*d))
+			query := fill(d)
+			cs = append(cs, benchCase{
+				group: "attend", name: "Attend", shape: fmt.Sprintf("scaled-dot T=%d d=%d", T, d),
+				t: T, d: d, workers: 1, flops: 4 * float64(T*d), bytes: 8 * float64(T*d), ws: 8 * T * d,
+				setup: func() (func() error, func(), error) {
+					mem, err := attention.NewMemory(attention.ScoreScaledDot(), keys, values)
+					if err != nil {
+						return nil, nil, err
+					}
+					ctx, ws := make([]float32, d), new(attention.Workspace)
+					return func() error { return mem.Attend(ctx, nil, query, ws) }, nil, nil
+				},
+			})
+		}
+	}
+
+	// Batched prefill: [1][8][512][64], 1 and all workers.
+	const heads, T, d = 8, 512, 64
+	q, k, v := fill(heads*T*d), fill(heads*T*d), fill(heads*T*d)
+	out := make([]float32, heads*T*d)
+	workers := []int{1}
+	if cfg.workers > 1 {
+		workers = append(workers, cfg.workers)
+	}
+	for _, causal := range []bool{false, true} {
+		pairs := T * T
+		if causal {
+			pairs = T * (T + 1) / 2
+		}
+		for _, w := range workers {
+			tensorBytes := 4 * heads * T * d * 4 // Q, K, V and the output; Q, K and V are read
+			kind := "full"
+			if causal {
+				kind = "causal"
+			}
+			cs = append(cs, benchCase{
+				group: "batched", name: "Batched", shape: fmt.Sprintf("%s %d×%d×%d×%d workers=%d", kind, heads, T, T, d, w),
+				t: T, d: d, heads: heads, causal: causal, workers: w,
+				flops: 4 * float64(heads*pairs*d), bytes: float64(tensorBytes) * 3 / 4, ws: tensorBytes / w,
+				setup: func() (func() error, func(), error) {
+					tq, _ := attention.NewTensor(q, 1, heads, T, d)
+					tk, _ := attention.NewTensor(k, 1, heads, T, d)
+					tv, _ := attention.NewTensor(v, 1, heads, T, d)
+					to, _ := attention.NewTensor(out, 1, heads, T, d)
+					e := attention.NewBatched(w)
+					opt := &attention.BatchOptions{Causal: causal}
+					return func() error { return e.Attend(to, tq, tk, tv, opt) }, e.Close, nil
+				},
+			})
+		}
+	}
+	return cs
+}
+
+// bench measures the limits and times every case with every implementation.
+func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
+	rep := &benchReport{
+		Machine: machine(),
+		Quick:   cfg.quick,
+		Runs:    cfg.runs,
+	}
+	threads := []int{1}
+	if cfg.workers > 1 {
+		threads = append(threads, cfg.workers)
+	}
+	copt := calib.Options{Runs: max(cfg.runs, 5), RunTime: cfg.runTime / 2}
+	if cfg.quick {
+		copt.DRAM = 64 << 20
+	}
+	for _, t := range threads {
+		prog.step(fmt.Sprintf("measuring the machine's limits with %d thread(s)", t))
+		copt.Threads = t
+		rep.Limits = append(rep.Limits, limitsJSON(calib.Measure(copt)))
+	}
+
+	cases := benchCases(cfg)
+	if cfg.keep != nil {
+		cases = slices.DeleteFunc(cases, func(c benchCase) bool { return !cfg.keep(c) })
+	}
+	impls := attention.Implementations()
+	total := len(cases) * len(impls)
+	defer impl.Reset()
+	for ci, c := range cases {
+		for ii, name := range impls {
+			prog.count(ci*len(impls)+ii+1, total, fmt.Sprintf("%s %s (%s)", c.name, c.shape, name))
+			if !impl.Select(name) {
+				return nil, fmt.Errorf("implementation %q is not available", name)
+			}
+			med, runs, err := timeCase(c, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
+			}
+			rep.Results = append(rep.Results, newResult(rep, c, name, med, runs))
+		}
+	}
+	impl.Reset()
+	// Speedups over generic, now that every implementation has run.
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		for _, g := range rep.Results {
+			if g.Impl == impl.Generic && g.Name == r.Name && g.Shape == r.Shape {
+				r.SpeedupVsGeneric = g.MedianNs / r.MedianNs
+			}
+		}
+	}
+	return rep, nil
+}
+
+// timeCase returns the median time of one operation and the number of
+// runs it is the median of. The number of operations per run is first
+// doubled until a run lasts cfg.runTime. An operation that alone takes
+// longer than all the runs together should (4·runs·runTime: generic
+// batched attention in --quick mode, or anything on a slow or emulated
+// CPU) is timed once, by the call that warms the caches.
+func timeCase(c benchCase, cfg benchConfig) (time.Duration, int, error) {
+	op, closeFn, err := c.setup()
+	if err != nil {
+		return 0, 0, err
+	}
+	if closeFn != nil {
+		defer closeFn()
+	}
+	start := time.Now()
+	if err := op(); err != nil { // warm the caches, check the shapes
+		return 0, 0, err
+	}
+	if first := time.Since(start); first > 4*time.Duration(cfg.runs)*cfg.runTime {
+		return first, 1, nil
+	}
+	timeRun := func(k int) (time.Duration, error) {
+		start := time.Now()
+		for range k {
+			if err := op(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start), nil
+	}
+	k := 1
+	for {
+		d, err := timeRun(k)
+		if err != nil {
+			return 0, 0, err
+		}
+		if d >= cfg.runTime {
+			break
+		}
+		next := int(float64(k) * 1.2 * float64(cfg.runTime) / float64(max(d, time.Microsecond)))
+		k = min(max(next, 2*k), 100*k)
+	}
+	per := make([]time.Duration, cfg.runs)
+	for i := range per {
+		d, err := timeRun(k)
+		if err != nil {
+			return 0, 0, err
+		}
+		per[i] = d / time.Duration(k)
+	}
+	slices.Sort(per)
+	return per[len(per)/2], len(per), nil
+}
+
+// machine describes where the benchmark ran.
+func machine() machineJSON {
+	return machineJSON{
+		CPU:             cpuModel(),
+		Cores:           runtime.NumCPU(),
+		GOMAXPROCS:      runtime.GOMAXPROCS(0),
+		GOOS:            runtime.GOOS,
+		GOARCH:          runtime.GOARCH,
+		GoVersion:       runtime.Version(),
+		Implementations: attention.Implementations(),
+		CalibKernels:    calib.Path(),
+	}
+}
+
+// cpuModel reads the CPU's name from /proc/cpuinfo where there is one.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			return strings.TrimSpace(val)
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/glancelab/attention"
+)
+
+// jsonKeys lists the JSON names of a struct's fields.
+func jsonKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	var keys []string
+	for i := range t.NumField() {
+		keys = append(keys, strings.Split(t.Field(i).Tag.Get("json"), ",")[0])
+	}
+	return keys
+}
+
+func hasKeys(t *testing.T, what string, obj map[string]any, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("%s lacks %q", what, k)
+		}
+	}
+}
+
+// TestBenchQuickJSON runs `attention bench --quick --json --svg FILE` and
+// checks the JSON: every field present, limits above 0, each figure
+// consistent with its time and its limit. In -short mode (the race run)
+// it times a few cases through the same code.
+func TestBenchQuickJSON(t *testing.T) {
+	svgPath := filepath.Join(t.TempDir(), "bench.svg")
+	var stdout, stderr bytes.Buffer
+	if testing.Short() {
+		cfg := benchConfig{quick: true, runs: 1, runTime: 100e3, workers: 2,
+			keep: func(c benchCase) bool { return c.group == "attend" || (c.name == "Dot" && c.n < 4096) }}
+		rep, err := bench(cfg, newProgress(&stderr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.NewEncoder(&stdout).Encode(rep); err != nil {
+			t.Fatal(err)
+		}
+		var svg bytes.Buffer
+		if err := writeBenchSVG(&svg, rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(svgPath, svg.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if code := run([]string{"bench", "--quick", "--json", "--svg", svgPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("bench --quick = %d, stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "measuring the machine's limits") || !strings.Contains(stderr.String(), "[1/") {
+		t.Errorf("no progress on stderr: %q", stderr.String())
+	}
+
+	var rep map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
+	}
+	hasKeys(t, "report", rep, jsonKeys(benchReport{}))
+	machine, _ := rep["machine"].(map[string]any)
+	hasKeys(t, "machine", machine, jsonKeys(machineJSON{}))
+
+	limits, _ := rep["limits"].([]any)
+	if len(limits) == 0 {
+		t.Fatal("no limits")
+	}
+	for _, l := range limits {
+		lm, _ := l.(map[string]any)
+		hasKeys(t, "limits", lm, jsonKeys(limitsSet{}))
+		if !(lm["peak_gflops"].(float64) > 0) {
+			t.Errorf("peak_gflops = %v, want > 0", lm["peak_gflops"])
+		}
+		levels, _ := lm["levels"].([]any)
+		if len(levels) != 4 {
+			t.Errorf("%d levels, want L1, L2, L3, DRAM", len(levels))
+		}
+		for _, lv := range levels {
+			m, _ := lv.(map[string]any)
+			hasKeys(t, "level", m, jsonKeys(levelJSON{}))
+			if !(m["gbps"].(float64) > 0) || !(m["working_set_bytes"].(float64) > 0) {
+				t.Errorf("level %v: bandwidth and working set must be > 0", m)
+			}
+		}
+	}
+
+	results, _ := rep["results"].([]any)
+	impls := attention.Implementations()
+	want := len(benchCases(benchConfig{workers: runtime.GOMAXPROCS(0)})) * len(impls)
+	if testing.Short() {
+		want = 7 * len(impls)
+	}
+	if len(results) != want {
+		t.Errorf("%d results, want %d", len(results), want)
+	}
+	seen := map[string]bool{}
+	for _, r := range results {
+		m, _ := r.(map[string]any)
+		hasKeys(t, "result", m, jsonKeys(resultJSON{}))
+		var res resultJSON
+		b, _ := json.Marshal(m)
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		seen[res.Impl] = true
+		what := res.Name + " " + res.Shape + " " + res.Impl
+		if !(res.MedianNs > 0) || !(res.GBps > 0) || !(res.Limit > 0) || !(res.Fraction > 0) || !(res.SpeedupVsGeneric > 0) {
+			t.Errorf("%s: time, GB/s, limit, fraction and speedup must be > 0: %+v", what, res)
+		}
+		measure := res.GBps
+		if res.LimitUnit == "GFLOP/s" {
+			measure = res.GFLOPS
+		}
+		if math.Abs(res.Fraction-measure/res.Limit) > 1e-9*res.Fraction {
+			t.Errorf("%s: fraction %v, want %v / %v", what, res.Fraction, measure, res.Limit)
+		}
+		if res.Impl == "generic" && res.SpeedupVsGeneric != 1 {
+			t.Errorf("%s: speedup over itself %v", what, res.SpeedupVsGeneric)
+		}
+		if res.Level == "" || res.Bound == "" || res.Runs < 1 {
+			t.Errorf("%s: level %q, bound %q, runs %d", what, res.Level, res.Bound, res.Runs)
+		}
+	}
+	for _, name := range impls {
+		if !seen[name] {
+			t.Errorf("no results for %s", name)
+		}
+	}
+
+	// The plot parses as XML and draws a line per implementation and the
+	// limit in each panel (d = 64 and 128).
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := xmlCounts(t, svg)
+	if counts["svg"] != 1 || counts["g.panel"] != 2 || counts["polyline.limit"] != 2 || counts["polyline.impl"] != 2*len(impls) {
+		t.Errorf("plot elements: %v", counts)
+	}
+}
+
+// xmlCounts parses an XML document, failing on any error, and counts its
+// elements by name and by name.class.
+func xmlCounts(t *testing.T, doc []byte) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			counts[se.Name.Local]++
+			for _, a := range se.Attr {
+				if a.Name.Local == "class" {
+					counts[se.Name.Local+"."+a.Value]++
+				}
+			}
+		}
+	}
+	return counts
+}
+
+func TestBenchTable(t *testing.T) {
+	rep := &benchReport{
+		Machine: machineJSON{CPU: "Test CPU", Cores: 2, Implementations: []string{"fast", "generic"}, CalibKernels: "fast"},
+		Runs:    3,
+		Limits: []limitsSet{{Threads: 1, PeakGFLOPS: 100, Levels: []levelJSON{
+			{"L1", 32 << 10, 16 << 10, 200}, {"L2", 512 << 10, 256 << 10, 100}, {"L3", 32 << 20, 8 << 20, 50}, {"DRAM", 0, 64 << 20, 10}}}},
+	}
+	c := benchCase{name: "Attend", shape: "T=1024 d=64", workers: 1, flops: 4 * 1024 * 64, bytes: 8 * 1024 * 64, ws: 8 * 1024 * 64}
+	rep.Results = append(rep.Results, newResult(rep, c, "fast", 5000, 3), newResult(rep, c, "generic", 50000, 3))
+	rep.Results[0].SpeedupVsGeneric, rep.Results[1].SpeedupVsGeneric = 10, 1
+	// 512 KiB lives in L2: limit 100 GB/s × 0.5 FLOP/B = 50 GFLOP/s;
+	// 262144 FLOPs in 5 µs are 52.4 GFLOP/s, 105% of it.
+	r := rep.Results[0]
+	if r.Level != "L2" || r.Bound != "L2 read" || r.Limit != 50 || math.Abs(r.GFLOPS-52.4288) > 1e-9 {
+		t.Errorf("result %+v", r)
+	}
+	var out bytes.Buffer
+	p := &printer{w: &out}
+	writeBenchTable(p, rep)
+	for _, want := range []string{
+		"machine: Test CPU, 2 cores",
+		"FP32 FMA peak            100.0 GFLOP/s",
+		"L2 read (256 KiB)           100.0 GB/s",
+		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4      104.9  L2 read 50.0 GFLOP/s      105%       10.0×",
+		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2       10.5  L2 read 50.0 GFLOP/s       10%        1.0×",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestBenchFlags(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"bench", "--help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("bench --help = %d", code)
+	}
+	for _, f := range []string{"-json", "-svg", "-quick", "-runs"} {
+		if !strings.Contains(stdout.String(), f) {
+			t.Errorf("bench --help lacks %s:\n%s", f, stdout.String())
+		}
+	}
+	// An unwritable plot fails before any measuring.
+	stderr.Reset()
+	if code := run([]string{"bench", "--svg", filepath.Join(t.TempDir(), "no", "such", "dir.svg")}, io.Discard, &stderr); code != 1 || strings.Contains(stderr.String(), "measuring") {
+		t.Errorf("bench --svg into a missing directory: %d, %q", code, stderr.String())
+	}
+	for _, args := range [][]string{{"bench", "--frob"}, {"bench", "--runs", "-1"}, {"bench", "extra"}} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := run(args, &stdout, &stderr); code != 2 {
+			t.Errorf("run(%q) = %d, want 2", args, code)
+		}
+		if !strings.Contains(stderr.String(), "usage: attention bench") {
+			t.Errorf("run(%q) stderr lacks the bench usage: %q", args, stderr.String())
+		}
+	}
+}

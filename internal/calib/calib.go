@@ -1,0 +1,235 @@
+// Package calib measures this machine's own limits: the peak FP32 FMA rate
+// of a core and the read bandwidth at working sets sized for each cache
+// level and for DRAM. `attention bench` sets each figure it reports against
+// them, so a number says how close a kernel comes to what the hardware can
+// do, not only how fast it is.
+//
+// Both measurements run generated kernels (asm/amd64 and asm/arm64, run
+// with -calib): one with many independent FMA chains and no memory traffic,
+// one that streams a buffer through several accumulators. Without assembly
+// (purego, other architectures) they run a Go loop, which measures what Go
+// code can reach rather than the hardware.
+package calib
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:generate go run -C ../../asm ./amd64 -calib -out ../internal/calib/calib_amd64.s -stubs ../internal/calib/calib_amd64.go -pkg calib
+//go:generate go run -C ../../asm ./arm64 -calib -out ../internal/calib/calib_arm64.s -stubs ../internal/calib/calib_arm64.go -pkg calib
+
+// The FMA operands: their product 2^-40 is exact, and the accumulators stay
+// far from overflow and from subnormals however long the loop runs.
+var fmaA, fmaB float32 = 0x1p-20, 0x1p-20
+
+// Path names the kernels the measurements run: "avx2", "neon" or "generic".
+func Path() string { return path }
+
+// FLOPsPerRound is the number of floating-point operations (an FMA counts
+// two) one round of FMA performs.
+func FLOPsPerRound() int { return 2 * chains * lanes }
+
+// FMA runs rounds rounds of acc += a*b on every independent chain and
+// returns the sum of the accumulators, which start at zero.
+func FMA(rounds int) float32 { return fma(rounds, fmaA, fmaB) }
+
+// Sum returns Σ x[i], reading x once from start to end. The order of the
+// additions is unspecified.
+func Sum(x []float32) float32 {
+	n := len(x) - len(x)%readBlock
+	if n == len(x) {
+		return readSum(x)
+	}
+	s := readSum(x[:n])
+	for _, v := range x[n:] {
+		s += v
+	}
+	return s
+}
+
+// Level is a working-set class: a cache level or DRAM.
+type Level struct {
+	Name     string  // "L1", "L2", "L3" or "DRAM"
+	Capacity int     // bytes of the cache (per core for private levels); 0 for DRAM
+	Bytes    int     // the working set the bandwidth was measured with, per thread
+	GBps     float64 // read bandwidth over all threads, 1e9 bytes per second
+}
+
+// Limits are the machine's limits measured with Threads threads at once.
+type Limits struct {
+	Path    string  // kernels used: avx2, neon or generic
+	Threads int     // threads measured together
+	GFLOPS  float64 // peak FP32 rate over all threads, 1e9 FLOP per second
+	Levels  []Level // L1, L2, L3, DRAM
+}
+
+// LevelFor returns the level a working set of the given bytes (per thread)
+// lives in: the first whose capacity holds it, DRAM otherwise.
+func (l Limits) LevelFor(bytes int) Level {
+	for _, lv := range l.Levels {
+		if lv.Capacity == 0 || bytes <= lv.Capacity {
+			return lv
+		}
+	}
+	return l.Levels[len(l.Levels)-1]
+}
+
+// Options tune Measure.
+type Options struct {
+	Threads int           // measured together (at least 1)
+	Runs    int           // the best of Runs runs is kept (at least 1)
+	RunTime time.Duration // the length of one run
+	DRAM    int           // the DRAM working set per thread in bytes; 0 for the default
+}
+
+// Measure measures the limits. A limit is the best of the runs, since
+// anything else running on the machine can only slow a run down.
+func Measure(o Options) Limits {
+	o.Threads = max(o.Threads, 1)
+	o.Runs = max(o.Runs, 1)
+	if o.RunTime <= 0 {
+		o.RunTime = 10 * time.Millisecond
+	}
+	l1, l2, l3 := CacheSizes()
+	dram := o.DRAM
+	if dram <= 0 {
+		dram = max(4*l3, 64<<20)
+	}
+	lim := Limits{Path: path, Threads: o.Threads}
+	rounds := best(o, func(int) func(int) { return func(k int) { sink(FMA(k)) } })
+	lim.GFLOPS = rounds * float64(FLOPsPerRound()) / 1e9
+
+	// Half a private cache holds the buffer with room for everything else.
+	// The L3 is shared with other cores (and, on a virtual machine, with
+	// other tenants), so a quarter of it is split between the threads.
+	for _, lv := range []Level{
+		{Name: "L1", Capacity: l1, Bytes: l1 / 2},
+		{Name: "L2", Capacity: l2, Bytes: l2 / 2},
+		{Name: "L3", Capacity: l3, Bytes: l3 / 4 / o.Threads},
+		{Name: "DRAM", Bytes: dram},
+	} {
+		n := lv.Bytes / 4
+		bufs := make([][]float32, o.Threads)
+		passes := best(o, func(t int) func(int) {
+			if bufs[t] == nil {
+				bufs[t] = make([]float32, n)
+				for i := range bufs[t] {
+					bufs[t][i] = 1
+				}
+			}
+			b := bufs[t]
+			return func(k int) {
+				var s float32
+				for range k {
+					s += Sum(b)
+				}
+				sink(s)
+			}
+		})
+		lv.GBps = passes * float64(4*n) / 1e9
+		lim.Levels = append(lim.Levels, lv)
+	}
+	return lim
+}
+
+// best returns the highest rate, in units of work per second summed over
+// the threads, at which the threads run work(k) concurrently. work(t)
+// returns thread t's function, which does k units of work. k is first
+// doubled until a run lasts o.RunTime.
+func best(o Options, work func(t int) func(k int)) float64 {
+	fs := make([]func(int), o.Threads)
+	for t := range fs {
+		fs[t] = work(t)
+	}
+	runAll := func(k int) time.Duration {
+		var wg sync.WaitGroup
+		start := time.Now()
+		for _, f := range fs {
+			wg.Go(func() { f(k) })
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	k := 1
+	for {
+		d := runAll(k)
+		if d >= o.RunTime || k >= 1<<40 {
+			break
+		}
+		// Aim a little past the target from the time measured so far.
+		next := int(float64(k) * 1.2 * float64(o.RunTime) / float64(max(d, time.Microsecond)))
+		k = min(max(next, 2*k), 100*k)
+	}
+	rate := 0.0
+	for range o.Runs {
+		d := runAll(k)
+		rate = max(rate, float64(k)*float64(o.Threads)/d.Seconds())
+	}
+	return rate
+}
+
+var sinkMu sync.Mutex
+var sunk float32
+
+// sink keeps results alive so that no work is optimised away.
+func sink(x float32) {
+	sinkMu.Lock()
+	sunk += x
+	sinkMu.Unlock()
+}
+
+// CacheSizes returns the sizes in bytes of the L1 data cache, L2 and L3 of
+// CPU 0, from Linux's sysfs; where it cannot be read, common sizes (32 KiB,
+// 512 KiB, 8 MiB) stand in.
+func CacheSizes() (l1, l2, l3 int) {
+	l1, l2, l3 = 32<<10, 512<<10, 8<<20
+	for i := range 8 {
+		dir := "/sys/devices/system/cpu/cpu0/cache/index" + strconv.Itoa(i) + "/"
+		level, err1 := readString(dir + "level")
+		typ, err2 := readString(dir + "type")
+		size, err3 := readString(dir + "size")
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
+		}
+		b, ok := parseSize(size)
+		if !ok || typ == "Instruction" {
+			continue
+		}
+		switch level {
+		case "1":
+			l1 = b
+		case "2":
+			l2 = b
+		case "3":
+			l3 = b
+		}
+	}
+	return l1, l2, l3
+}
+
+func readString(name string) (string, error) {
+	b, err := os.ReadFile(name)
+	return strings.TrimSpace(string(b)), err
+}
+
+// parseSize reads sysfs sizes such as "32K", "1M" or "512".
+func parseSize(s string) (int, bool) {
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, s[:len(s)-1]
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n * mult, true
+}
