@@ -22,8 +22,35 @@ type BatchOptions struct {
 	// shared by every batch entry and head.
 	Keep []bool
 	// Weights, if not nil, receives the attention weights, shaped
-	// [batch][heads][Tq][Tk]. Without it the Tq×Tk grid is never formed.
+	// [batch][heads][Tq][Tk]. Without it (and without Logits) the Tq×Tk
+	// grid is never formed.
 	Weights *Tensor
+
+	// Softcap, if positive, bounds every scaled score s to (−Softcap,
+	// Softcap) through Softcap·tanh(s/Softcap), before Bias is added (so a
+	// −Inf bias still masks). The tanh is tanh32's (absolute error below
+	// 2^-22), its exponentials computed by the Exp kernel of the
+	// implementation in use. 0 means off.
+	Softcap float32
+	// Bias, if not nil, is added to the (softcapped) scores before the
+	// softmax: an additive mask (−Inf masks a key), a position bias, an
+	// attention mask imported from another framework. It is shaped
+	// [batch][heads][Tq][Tk], except that each of its first three
+	// dimensions may be 1 instead, which broadcasts (numpy-style): a
+	// [1][1][Tq][Tk] bias serves every batch entry and head. Keys masked by
+	// Bias alone are scored (then get weight exactly 0); a row whose every
+	// biased score is −Inf is fully masked (zero output).
+	Bias *Tensor
+	// CausalToValidLen aligns the causal frontier of batch entry b to its
+	// valid length instead of Tk: query i sees keys
+	// j <= i + ValidLen[b] − Tq + CausalShift, as when a batch of ragged
+	// sequences, right-padded to Tk keys, is decoded together. Without
+	// ValidLen it changes nothing.
+	CausalToValidLen bool
+	// Logits, if not nil, receives the softmax input, shaped
+	// [batch][heads][Tq][Tk]: the scaled, softcapped and biased scores,
+	// −Inf at keys masked by Keep, ValidLen or Causal.
+	Logits *Tensor
 }
 
 // Batched computes attention for many queries at once: every batch entry,
@@ -119,7 +146,9 @@ func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv
 // batchJob is one Attend call: shapes, options and derived values.
 type batchJob struct {
 	out, q, k, v Tensor
-	w            *Tensor
+	w, logits    *Tensor
+	rowPath      bool // weights or logits wanted: whole score rows are formed
+	adjust       bool // Softcap or Bias: adjustScores has work to do
 	opt          *BatchOptions
 	scale        float32
 	group        int // query heads per key/value head
@@ -129,7 +158,9 @@ type batchJob struct {
 }
 
 // Attend computes out = softmax(scale·Q·Kᵀ + masks)·V for every batch entry
-// and head. Shapes: q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
+// and head; with Softcap and Bias the softmax input is
+// Softcap·tanh(scale·Q·Kᵀ/Softcap) + Bias, then masked. Shapes:
+// q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
 // out [B][H][Tq][dv], with H a multiple of Hkv. It follows Memory.Attend's
 // semantics row by row: masked keys get weight exactly 0 and are never read,
 // a query row with no key attended gets a zero output (and zero weights),
@@ -209,6 +240,9 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 			return batchJob{}, shapeErr(op, "Weights elements", w.batch*w.heads*w.rows*w.cols, B*H*Tq*Tk, "[batch][heads][Tq][Tk]")
 		}
 	}
+	if err := checkScoreOptions(op, opt, B, H, Tq, Tk); err != nil {
+		return batchJob{}, err
+	}
 	scale := opt.Scale
 	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
 		return batchJob{}, argErr(op, "scale %v is not finite", scale)
@@ -219,9 +253,11 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 			scale = float32(1 / math.Sqrt(float64(dk)))
 		}
 	}
-	j := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, opt: opt, scale: scale,
-		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols),
-		block: useBlock(Tq, dk, v.cols) && opt.Keep == nil && opt.Weights == nil}
+	j := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, logits: opt.Logits, opt: opt, scale: scale,
+		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
+	j.rowPath = j.w != nil || j.logits != nil
+	j.adjust = opt.Softcap > 0 || opt.Bias != nil
+	j.block = useBlock(Tq, dk, v.cols) && opt.Keep == nil && !j.rowPath
 	if k.heads > 0 {
 		j.group = H / k.heads
 	}
@@ -243,12 +279,14 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	if j.block {
 		need += blockRows * (dk + j.tile + 2*dv + 4)
 	}
-	if cap(*scratch) < need {
-		*scratch = make([]float32, need)
+	extra := j.extraScratch()
+	if cap(*scratch) < need+extra {
+		*scratch = make([]float32, need+extra)
 	}
 	buf := (*scratch)[:need]
 	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+j.tile], buf[R*dk+j.tile:R*dk+j.tile+2*R]
 	m, l := ml[:R], ml[R:]
+	tmp, row := j.scratchSplit((*scratch)[need : need+extra])
 	// The block kernels take keys [0, cut): every key if they can, else
 	// those every row of the block attends; the rest go row by row.
 	var ends [blockRows]int
@@ -275,8 +313,11 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 				q[c] = j.scale * x
 			}
 		}
-		if j.w != nil {
-			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), qs[r*dk:(r+1)*dk], j.keep(i), b, kh, ends[r])
+		if j.rowPath {
+			if j.w != nil {
+				row = j.w.Row(b, h, i)
+			}
+			j.rowWithWeights(j.out.Row(b, h, i), row, qs[r*dk:(r+1)*dk], tmp, j.keep(i), b, h, i, kh, ends[r])
 			continue
 		}
 		if cut == 0 {
@@ -284,16 +325,16 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 			m[r], l[r] = float32(math.Inf(-1)), 0
 		}
 	}
-	if j.w != nil {
+	if j.rowPath {
 		return
 	}
 	if cut > 0 {
-		j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, ends[:R], b, h, kh, i0, cut)
+		j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, tmp, ends[:R], b, h, kh, i0, cut)
 	}
 	for j0 := cut; j0 < last; j0 += j.tile {
 		for r := range R {
 			if n := min(j.tile, ends[r]-j0); n > 0 && l[r] == l[r] {
-				m[r], l[r] = j.tileOnline(j.out.Row(b, h, i0+r), qs[r*dk:(r+1)*dk], s[:n], j.keep(i0+r), b, kh, j0, m[r], l[r])
+				m[r], l[r] = j.tileOnline(j.out.Row(b, h, i0+r), qs[r*dk:(r+1)*dk], s[:n], tmp, j.keep(i0+r), b, h, i0+r, kh, j0, m[r], l[r])
 			}
 		}
 	}
@@ -325,7 +366,7 @@ func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // the rows across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
 // Row r attends keys below ends[r]; the others get a -Inf score.
-func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n int) {
+func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
 	R, dk, dv := len(m), j.q.cols, j.v.cols
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
@@ -347,6 +388,9 @@ func (j *batchJob) runBlock(buf, qs, m, l []float32, ends []int, b, h, kh, i0, n
 	for j0 := 0; j0 < n; j0 += j.tile {
 		s := st[:blockRows*min(j.tile, n-j0)]
 		blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
+		if j.adjust {
+			j.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
+		}
 		for r, e := range ends {
 			for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
 				s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
@@ -382,7 +426,11 @@ func (j *batchJob) end(b, i int) int {
 		e = j.opt.ValidLen[b]
 	}
 	if j.opt.Causal {
-		e = min(e, max(0, i+j.k.rows-j.q.rows+j.opt.CausalShift+1))
+		base := j.k.rows
+		if j.opt.CausalToValidLen && j.opt.ValidLen != nil {
+			base = j.opt.ValidLen[b]
+		}
+		e = min(e, max(0, i+base-j.q.rows+j.opt.CausalShift+1))
 	}
 	return e
 }
@@ -399,9 +447,12 @@ func (j *batchJob) keep(i int) []bool {
 // online softmax: o holds the unnormalised partial output, m the running
 // maximum and l the running sum; o is rescaled whenever m grows. A NaN or
 // +Inf score makes l NaN, which marks the row.
-func (j *batchJob) tileOnline(o, qs, s []float32, keep []bool, b, kh, j0 int, m, l float32) (float32, float32) {
+func (j *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh, j0 int, m, l float32) (float32, float32) {
 	n := len(s)
 	scoreRows(s, j.k.rowsFrom(b, kh, j0), j.k.rs, qs)
+	if j.adjust {
+		j.adjustScores(s, tmp, b, h, i, j0)
+	}
 	if keep != nil {
 		maskScores(s, keep[j0:j0+n])
 	}
@@ -425,15 +476,27 @@ func (j *batchJob) tileOnline(o, qs, s []float32, keep []bool, b, kh, j0 int, m,
 	return m, l
 }
 
-// rowWithWeights is the path for callers who want the weights: the whole
-// score row is formed in the weights output, as in Memory.Attend.
-func (j *batchJob) rowWithWeights(o, w, qs []float32, keep []bool, b, kh, end int) {
+// rowWithWeights is the path for callers who want the weights or the
+// logits: the whole score row is formed in w (the weights output, or
+// scratch), as in Memory.Attend.
+func (j *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i, kh, end int) {
 	clear(o)
 	clear(w[end:])
 	r := w[:end]
 	scoreRows(r, j.k.rowsFrom(b, kh, 0), j.k.rs, qs)
+	if j.adjust {
+		j.adjustScores(r, tmp, b, h, i, 0)
+	}
 	if keep != nil {
 		maskScores(r, keep[:end])
+	}
+	if j.logits != nil {
+		lg := j.logits.Row(b, h, i)
+		copy(lg, r)
+		ninf := float32(math.Inf(-1))
+		for c := end; c < len(lg); c++ {
+			lg[c] = ninf
+		}
 	}
 	mx := softmax(r, r)
 	if math.IsInf(float64(mx), -1) {

@@ -17,11 +17,26 @@ type batchCase struct {
 	shift                     int
 	valid, keep, weights      bool
 	strided                   bool
+	// Score-stage options: softcap, a bias (biasNone, biasFull or a
+	// broadcast shape), the causal frontier aligned to ValidLen, logits.
+	softcap        float32
+	bias           biasKind
+	toValid, logit bool
 }
 
+type biasKind int
+
+const (
+	biasNone      biasKind = iota
+	biasFull               // [B][H][Tq][Tk]
+	biasRows               // [1][1][Tq][Tk]
+	biasBatchHead          // [B][1][1][Tk]
+	biasHeads              // [1][H][Tq][Tk]
+)
+
 func (c batchCase) String() string {
-	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v",
-		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided)
+	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v softcap=%v bias=%d toValid=%v logits=%v",
+		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided, c.softcap, c.bias, c.toValid, c.logit)
 }
 
 // tensor fills a [B][H][T][d] tensor with random data, packed or with
@@ -45,6 +60,8 @@ type batchProblem struct {
 	c       batchCase
 	q, k, v Tensor
 	out, w  Tensor
+	bias    Tensor
+	logits  Tensor
 	opt     BatchOptions
 	// lenient skips the rows where float32 may overflow while the float64
 	// oracle does not (the fuzzer's huge values).
@@ -76,7 +93,53 @@ func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
 		p.w = tensor(t, r, c.B, c.H, c.Tq, c.Tk, false, 1)
 		p.opt.Weights = &p.w
 	}
+	p.opt.Softcap = c.softcap
+	p.opt.CausalToValidLen = c.toValid
+	if c.bias != biasNone {
+		bb, bh, bq := c.B, c.H, c.Tq
+		switch c.bias {
+		case biasRows:
+			bb, bh = 1, 1
+		case biasBatchHead:
+			bh, bq = 1, 1
+		case biasHeads:
+			bb = 1
+		}
+		p.bias = tensor(t, r, bb, bh, bq, c.Tk, c.strided, 3)
+		ninf := float32(math.Inf(-1))
+		for b := range bb {
+			for h := range bh {
+				for i := range bq {
+					row := p.bias.Row(b, h, i)
+					if r.IntN(8) == 0 {
+						for j := range row {
+							row[j] = ninf // a row fully masked by the bias
+						}
+					}
+					for j := range row {
+						if r.IntN(6) == 0 {
+							row[j] = ninf
+						}
+					}
+				}
+			}
+		}
+		p.opt.Bias = &p.bias
+	}
+	if c.logit {
+		p.logits = tensor(t, r, c.B, c.H, c.Tq, c.Tk, false, 1)
+		p.opt.Logits = &p.logits
+	}
 	return p
+}
+
+// biasRow is the bias row query i of head h in batch entry b sees.
+func (p *batchProblem) biasRow(b, h, i int) []float32 {
+	if p.opt.Bias == nil {
+		return nil
+	}
+	x := p.opt.Bias
+	return x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i, x.rows))
 }
 
 // check compares every output row (and weights row) with the oracle.
@@ -91,7 +154,12 @@ func (p *batchProblem) check(t *testing.T) {
 				if p.rows > 0 && i >= p.rows {
 					continue
 				}
-				rp := reference.Problem{Kind: reference.KindDotScale, Scale: scale, Query: p.q.Row(b, h, i), Valid: c.Tk, DV: c.dv}
+				rp := reference.Problem{Kind: reference.KindDotScale, Scale: scale, Query: p.q.Row(b, h, i), Valid: c.Tk, DV: c.dv,
+					Softcap: c.softcap, Bias: p.biasRow(b, h, i)}
+				base := c.Tk
+				if c.toValid && p.opt.ValidLen != nil {
+					base = p.opt.ValidLen[b]
+				}
 				rp.Keep = make([]bool, c.Tk)
 				for j := range c.Tk {
 					rp.Keys = append(rp.Keys, p.k.Row(b, kh, j))
@@ -100,7 +168,7 @@ func (p *batchProblem) check(t *testing.T) {
 					if p.opt.ValidLen != nil && j >= p.opt.ValidLen[b] {
 						ok = false
 					}
-					if c.causal && j > i+c.Tk-c.Tq+c.shift {
+					if c.causal && j > i+base-c.Tq+c.shift {
 						ok = false
 					}
 					if p.opt.Keep != nil && !p.opt.Keep[i*c.Tk+j] {
@@ -113,7 +181,19 @@ func (p *batchProblem) check(t *testing.T) {
 					continue
 				}
 				extra := 0.0
-				if !c.weights {
+				if c.logit {
+					lg := p.logits.Row(b, h, i)
+					for j := range c.Tk {
+						ws, bound := math.Inf(-1), 0.0
+						if rp.Keep[j] {
+							ws, bound = want.Scores[j], want.ScoreBound[j]
+						}
+						if !testutil.Close(lg[j], ws, bound) {
+							t.Fatalf("%v: logits[%d][%d][%d][%d] = %v, want %v ± %g", c, b, h, i, j, lg[j], ws, bound)
+						}
+					}
+				}
+				if !c.weights && !c.logit {
 					// The online softmax rescales the partial output once
 					// per key tile: per tile an exp (≤ 2u), two products and
 					// the rounding of the max difference, which is bounded
@@ -179,6 +259,12 @@ func batchCases(short bool) []batchCase {
 		{B: 1, H: 2, Hkv: 2, Tq: 5, Tk: 9, dk: 3, dv: 4, causal: true, shift: -3},
 		{B: 1, H: 2, Hkv: 2, Tq: 5, Tk: 9, dk: 3, dv: 4, causal: true, shift: 2, weights: true},
 		{B: 2, H: 8, Hkv: 2, Tq: 70, Tk: 300, dk: 64, dv: 64, causal: true, valid: true, keep: true, weights: true},
+		{B: 2, H: 4, Hkv: 2, Tq: 17, Tk: 300, dk: 64, dv: 32, causal: true, softcap: 5, bias: biasFull},
+		{B: 2, H: 4, Hkv: 1, Tq: 5, Tk: 40, dk: 8, dv: 8, keep: true, softcap: 2, bias: biasRows, logit: true},
+		{B: 3, H: 2, Hkv: 2, Tq: 20, Tk: 33, dk: 16, dv: 8, causal: true, valid: true, toValid: true, bias: biasBatchHead, weights: true, logit: true},
+		{B: 3, H: 2, Hkv: 2, Tq: 20, Tk: 33, dk: 16, dv: 8, causal: true, shift: -4, valid: true, toValid: true},
+		{B: 1, H: 4, Hkv: 2, Tq: 4, Tk: 6, dk: 8, dv: 4, causal: true, shift: -2, softcap: 1, bias: biasHeads, strided: true},
+		{B: 2, H: 2, Hkv: 1, Tq: 3, Tk: 600, dk: 8, dv: 4, softcap: 0.5, logit: true},
 	}
 	if !short {
 		cs = append(cs,
@@ -223,6 +309,7 @@ func TestBatchedRandomShapes(t *testing.T) {
 				Tq: 1 + r.IntN(60), Tk: 1 + r.IntN(300), dk: []int{1, 7, 64, 80, 128}[r.IntN(5)], dv: 1 + r.IntN(70),
 				causal: r.IntN(2) == 0, shift: r.IntN(7) - 3, valid: r.IntN(3) == 0, keep: r.IntN(3) == 0,
 				weights: r.IntN(4) == 0, strided: r.IntN(2) == 0,
+				softcap: []float32{0, 0, 1, 30}[r.IntN(4)], bias: biasKind(r.IntN(5)), toValid: r.IntN(3) == 0, logit: r.IntN(4) == 0,
 			}
 			p := newBatchProblem(t, r, c)
 			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
@@ -340,7 +427,8 @@ func TestBatchedAllocatesNothing(t *testing.T) {
 	r := testutil.Rand(26)
 	for _, workers := range []int{1, 2} {
 		for _, weights := range []bool{false, true} {
-			c := batchCase{B: 2, H: 4, Hkv: 2, Tq: 20, Tk: 100, dk: 32, dv: 32, causal: true, keep: true, weights: weights}
+			c := batchCase{B: 2, H: 4, Hkv: 2, Tq: 20, Tk: 100, dk: 32, dv: 32, causal: true, keep: true, weights: weights,
+				softcap: 3, bias: biasRows, logit: weights}
 			p := newBatchProblem(t, r, c)
 			e := NewBatched(workers)
 			e.Attend(p.out, p.q, p.k, p.v, &p.opt)
@@ -372,7 +460,30 @@ func TestBatchedShapeErrors(t *testing.T) {
 			w := tensor(t, r, 2, 4, 3, 4, false, 1)
 			return e.Attend(out, q, k, v, &BatchOptions{Weights: &w})
 		},
-		"valid >= T": func() error { return e.Attend(out, q, k, v, &BatchOptions{ValidLen: []int{1, 6}}) },
+		"valid >= T":  func() error { return e.Attend(out, q, k, v, &BatchOptions{ValidLen: []int{1, 6}}) },
+		"softcap < 0": func() error { return e.Attend(out, q, k, v, &BatchOptions{Softcap: -1}) },
+		"softcap NaN": func() error { return e.Attend(out, q, k, v, &BatchOptions{Softcap: float32(math.NaN())}) },
+		"softcap Inf": func() error { return e.Attend(out, q, k, v, &BatchOptions{Softcap: float32(math.Inf(1))}) },
+		"bias cols": func() error {
+			x := tensor(t, r, 1, 1, 3, 4, false, 1)
+			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+		},
+		"bias heads": func() error {
+			x := tensor(t, r, 1, 2, 3, 5, false, 1)
+			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+		},
+		"bias batch": func() error {
+			x := tensor(t, r, 3, 1, 3, 5, false, 1)
+			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+		},
+		"bias rows": func() error {
+			x := tensor(t, r, 1, 1, 2, 5, false, 1)
+			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+		},
+		"logits": func() error {
+			x := tensor(t, r, 2, 4, 3, 4, false, 1)
+			return e.Attend(out, q, k, v, &BatchOptions{Logits: &x})
+		},
 	}
 	for name, f := range bad {
 		err := f()

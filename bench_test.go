@@ -251,3 +251,36 @@ func BenchmarkBlockKernels(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBatchedScoreStage measures what Softcap and Bias add to a
+// prefill; "none" is the plain fast path for comparison.
+func BenchmarkBatchedScoreStage(b *testing.B) {
+	const heads, T, d = 8, 512, 64
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		r := testutil.Rand(9)
+		q := tensor(b, r, 1, heads, T, d, false, 1)
+		k := tensor(b, r, 1, heads, T, d, false, 1)
+		v := tensor(b, r, 1, heads, T, d, false, 1)
+		out := tensor(b, r, 1, heads, T, d, false, 1)
+		bias := tensor(b, r, 1, 1, T, T, false, 1)
+		for _, c := range []struct {
+			name string
+			opt  BatchOptions
+		}{
+			{"none", BatchOptions{}},
+			{"softcap", BatchOptions{Softcap: 30}},
+			{"bias", BatchOptions{Bias: &bias}},
+			{"softcap+bias", BatchOptions{Softcap: 30, Bias: &bias}},
+		} {
+			b.Run(fmt.Sprintf("%s/h=%d/T=%d/d=%d", c.name, heads, T, d), func(b *testing.B) {
+				e := NewBatched(1)
+				defer e.Close()
+				b.ReportAllocs()
+				for b.Loop() {
+					e.Attend(out, q, k, v, &c.opt)
+				}
+				report(b, float64(4*heads*T*T*d), 0)
+			})
+		}
+	})
+}

@@ -302,3 +302,41 @@ func FuzzBatched(f *testing.F) {
 		})
 	})
 }
+
+// FuzzBatchedScores runs Batched.Attend with the score-stage options (Bias,
+// Softcap, CausalToValidLen, Logits) under every implementation and
+// compares it with the oracle. The shape and option bits choose the case;
+// the data bytes become bias entries at random places, special values
+// (NaN, ±Inf, huge, tiny) included.
+func FuzzBatchedScores(f *testing.F) {
+	f.Add(uint64(1), uint8(0x5a), uint8(0x3f), []byte{255, 250, 0, 130})
+	f.Add(uint64(2), uint8(0xc7), uint8(0xa1), []byte{252, 253, 141})
+	f.Add(uint64(3), uint8(0x01), uint8(0xf6), []byte{})
+	f.Add(uint64(4), uint8(0x7e), uint8(0x9b), []byte{251, 251, 251, 251, 251, 251, 251, 251})
+	f.Fuzz(func(t *testing.T, seed uint64, shape, opts uint8, data []byte) {
+		r := testutil.Rand(seed)
+		hkv := 1 + int(shape&1)
+		c := batchCase{
+			B: 1 + int(shape>>1&1), H: hkv * (1 + int(shape>>2&1)), Hkv: hkv,
+			Tq: 1 + 3*int(shape>>3&7), Tk: 1 + 90*int(shape>>6) + r.IntN(40), dk: 1 + r.IntN(20), dv: 1 + r.IntN(10),
+			causal: opts&1 != 0, valid: opts&2 != 0, toValid: opts&4 != 0, weights: opts&8 != 0, logit: opts&16 != 0,
+			bias: biasKind(1 + int(opts>>5&3)), shift: r.IntN(5) - 2,
+		}
+		if opts&0x80 != 0 {
+			c.softcap = []float32{0.5, 3, 50}[seed%3]
+		}
+		p := newBatchProblem(t, r, c)
+		bb, bh, bq, _ := p.bias.Shape()
+		for _, x := range decodeFloats(data) {
+			p.bias.Row(r.IntN(bb), r.IntN(bh), r.IntN(bq))[r.IntN(c.Tk)] = x
+		}
+		e := NewBatched(1)
+		defer e.Close()
+		eachImpl(func(name string) {
+			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+				t.Fatalf("%s %v: %v", name, c, err)
+			}
+			p.check(t)
+		})
+	})
+}

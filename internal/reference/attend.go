@@ -27,6 +27,13 @@ type Problem struct {
 	Valid  int         // keys at or past Valid are masked
 	Query  []float32
 	DV     int // value dimension, needed when there are no keys
+	// Score-stage options of the batched engine, applied in this order
+	// after the score: Softcap > 0 gives Softcap·tanh(s/Softcap); Bias
+	// (one entry per key, nil for none) is then added. A key whose final
+	// score is -Inf gets weight exactly 0 (its value still multiplied
+	// by 0).
+	Softcap float32
+	Bias    []float32
 }
 
 // Result is the oracle's answer with per-entry error bounds.
@@ -57,6 +64,7 @@ func Attend(p Problem) Result {
 			continue
 		}
 		r.Scores[i], r.ScoreBound[i] = score(p, p.Keys[i])
+		r.Scores[i], r.ScoreBound[i] = adjust(p, i, r.Scores[i], r.ScoreBound[i])
 		if math.IsNaN(r.Scores[i]) || math.IsNaN(m) {
 			m = math.NaN()
 		} else {
@@ -83,8 +91,9 @@ func Attend(p Problem) Result {
 	// δ_i + max_j δ_j. On top comes the softmax's own rounding.
 	var sum, maxDelta float64
 	n := 0
+	dead := func(i int) bool { return math.IsInf(r.Scores[i], -1) }
 	for i := range p.Keys {
-		if attended(i) {
+		if attended(i) && !dead(i) {
 			r.Weights[i] = math.Exp(r.Scores[i] - m)
 			sum += r.Weights[i]
 			maxDelta = math.Max(maxDelta, r.ScoreBound[i])
@@ -92,7 +101,7 @@ func Attend(p Problem) Result {
 		}
 	}
 	for i := range p.Keys {
-		if !attended(i) {
+		if !attended(i) || dead(i) {
 			continue
 		}
 		r.Weights[i] /= sum
@@ -100,6 +109,11 @@ func Attend(p Problem) Result {
 		spread := math.Abs(r.Scores[i]-m) + r.ScoreBound[i] + maxDelta
 		rel := math.Expm1(r.ScoreBound[i]+maxDelta) + (spread+2*float64(n)+8)*U
 		r.WeightBound[i] = r.Weights[i]*rel*(1+rel) + Tiny
+		if math.IsNaN(r.WeightBound[i]) {
+			// 0·Inf: a weight that underflowed next to a score whose
+			// error is unbounded (a biased score near the float32 limit).
+			r.WeightBound[i] = math.Inf(1)
+		}
 	}
 	// Context: Σ w_i v_i accumulated over n rows, each weight off by its
 	// bound.
@@ -108,16 +122,57 @@ func Attend(p Problem) Result {
 		if !attended(i) {
 			continue
 		}
+		if dead(i) {
+			for j, v := range p.Values[i] {
+				r.Context[j] += 0 * float64(v) // NaN for a non-finite value
+			}
+			continue
+		}
 		w, wb := r.Weights[i], r.WeightBound[i]
 		for j, v := range p.Values[i] {
 			av := math.Abs(float64(v))
 			r.Context[j] += w * float64(v)
 			// Plus two roundings that may land in the subnormal range,
 			// where relative bounds do not hold.
+			if math.IsInf(wb, 1) {
+				r.CtxBound[j] = math.Inf(1) // nothing is known
+				continue
+			}
 			r.CtxBound[j] += av*(wb+g*(w+wb)) + 0x1p-149
 		}
 	}
 	return r
+}
+
+// adjust applies Softcap and Bias to the exact score s of key i, whose
+// float32 error bound is e, and returns the new score and bound. c·tanh(s/c)
+// is 1-Lipschitz in s; on top come the rounding of s/c (computed as
+// s·(1/c), 2u relative), the float32 tanh's error and the rounding of the
+// product by c. Adding the bias rounds once more.
+func adjust(p Problem, i int, s, e float64) (float64, float64) {
+	if c := float64(p.Softcap); c > 0 {
+		x := s / c
+		if math.IsNaN(x) {
+			return x, e
+		}
+		t := c * math.Tanh(x)
+		// The result lies in [-c, c] whatever the error, and ±Inf map
+		// to ±c exactly.
+		e = math.Min(e+2*U*math.Abs(s)+c*TanhAbsErr+U*math.Abs(t)+Tiny, 2*c)
+		if math.IsInf(s, 0) {
+			e = 0
+		}
+		s = t
+	}
+	if p.Bias != nil {
+		b := float64(p.Bias[i])
+		s += b
+		if math.IsInf(b, 0) {
+			return s, 0 // exact: ±Inf (or NaN) whatever the score's error
+		}
+		e += U*(math.Abs(s)+e) + 0x1p-149
+	}
+	return s, e
 }
 
 // score returns the exact score of key h and the bound on a float32

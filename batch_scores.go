@@ -1,0 +1,120 @@
+package attention
+
+import "math"
+
+// The score-stage options of Batched.Attend (Softcap, Bias, Logits,
+// CausalToValidLen): their checks, their scratch memory, and the one step
+// that transforms a block of scores between the score kernel and the
+// softmax.
+
+// checkScoreOptions validates Softcap, Bias and Logits against the shapes
+// of the call.
+func checkScoreOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
+	if c := opt.Softcap; !(c >= 0) || math.IsInf(float64(c), 1) {
+		return argErr(op, "Softcap %v is not a finite value >= 0", c)
+	}
+	if x := opt.Bias; x != nil {
+		switch {
+		case x.batch != B && x.batch != 1:
+			return shapeErr(op, "Bias batch", x.batch, B, "the batch or 1 (broadcast)")
+		case x.heads != H && x.heads != 1:
+			return shapeErr(op, "Bias heads", x.heads, H, "the query heads or 1 (broadcast)")
+		case x.rows != Tq && x.rows != 1:
+			return shapeErr(op, "Bias rows", x.rows, Tq, "Tq or 1 (broadcast)")
+		case x.cols != Tk:
+			return shapeErr(op, "Bias cols", x.cols, Tk, "Tk")
+		}
+	}
+	if x := opt.Logits; x != nil {
+		if x.batch != B || x.heads != H || x.rows != Tq || x.cols != Tk {
+			return shapeErr(op, "Logits elements", x.batch*x.heads*x.rows*x.cols, B*H*Tq*Tk, "[batch][heads][Tq][Tk]")
+		}
+	}
+	return nil
+}
+
+// extraScratch is the scratch a task needs beyond the online softmax's:
+// a tile of exponentials for Softcap, and a score row when logits are
+// wanted without the weights.
+func (j *batchJob) extraScratch() int {
+	n := 0
+	if j.opt.Softcap > 0 {
+		n += j.tile
+	}
+	if j.logits != nil && j.w == nil {
+		n += j.k.rows
+	}
+	return n
+}
+
+// scratchSplit divides the extra scratch into the Softcap tile and the
+// score row (either may be empty).
+func (j *batchJob) scratchSplit(x []float32) (tmp, row []float32) {
+	if j.opt.Softcap > 0 {
+		tmp, x = x[:j.tile], x[j.tile:]
+	}
+	return tmp, x
+}
+
+// adjustScores applies the score-stage options to s, the scores of keys
+// [j0, j0+len(s)) for query row i of head h in batch entry b: Softcap,
+// then Bias. tmp holds at least one tile of floats when Softcap is on.
+// Called right after the scores are computed, before any masking, on
+// every path.
+func (j *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
+	if c := j.opt.Softcap; c > 0 {
+		softcapScores(s, tmp, c)
+	}
+	if x := j.opt.Bias; x != nil {
+		bias := x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i, x.rows))
+		axpy(1, bias[j0:j0+len(s)], s)
+	}
+}
+
+// adjustBlock is adjustScores for the block path: s holds the scores of
+// keys [j0, j0+len(s)/16) for query rows [i0, i0+rows) across the lanes,
+// s[k*16+r] for row i0+r (see block_generic.go). Softcap works on every
+// lane alike (the unused lanes hold zeros); the bias is added lane by lane.
+func (j *batchJob) adjustBlock(s, tmp []float32, b, h, i0, rows, j0 int) {
+	if c := j.opt.Softcap; c > 0 {
+		softcapScores(s, tmp, c)
+	}
+	if x := j.opt.Bias; x != nil {
+		n := len(s) / blockRows
+		for r := range rows {
+			bias := x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i0+r, x.rows))[j0 : j0+n]
+			for k, v := range bias {
+				s[k*blockRows+r] += v
+			}
+		}
+	}
+}
+
+// broadcast maps index i to a dimension of size n that is either full or 1.
+func broadcast(i, n int) int {
+	if n == 1 {
+		return 0
+	}
+	return i
+}
+
+// softcapScores sets s[i] = c·tanh(s[i]/c), with tanh32's accuracy: the
+// exponentials of len(tmp) scores at a time go through one call of the Exp
+// kernel, as in additiveScores. ±Inf map to ±c, NaN stays NaN.
+func softcapScores(s, tmp []float32, c float32) {
+	inv := 1 / c
+	for len(s) > 0 {
+		n := min(len(s), len(tmp))
+		x, z := s[:n], tmp[:n]
+		for k, v := range x {
+			v *= inv
+			x[k] = v
+			z[k] = 2 * float32(math.Abs(float64(v)))
+		}
+		expv(z, z)
+		for k, e := range z {
+			x[k] = c * tanhFinish(x[k], e)
+		}
+		s = s[n:]
+	}
+}

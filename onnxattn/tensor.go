@@ -1,0 +1,119 @@
+package onnxattn
+
+import (
+	"fmt"
+	"math"
+)
+
+// DType is the element type of a Tensor.
+type DType int
+
+// The element types the operator reads and writes.
+const (
+	Undefined DType = iota
+	Float32
+	Float16
+	Bool
+	Int64
+)
+
+func (d DType) String() string {
+	switch d {
+	case Float32:
+		return "float32"
+	case Float16:
+		return "float16"
+	case Bool:
+		return "bool"
+	case Int64:
+		return "int64"
+	}
+	return fmt.Sprintf("DType(%d)", int(d))
+}
+
+// Tensor is a dense ONNX tensor in row-major order. Exactly one data slice,
+// the one of its DType, is used: F32 for Float32, F16 (IEEE half-precision
+// bits, see Float16ToFloat32) for Float16, Bool for Bool, I64 for Int64.
+type Tensor struct {
+	DType DType
+	Shape []int
+	F32   []float32
+	F16   []uint16
+	Bool  []bool
+	I64   []int64
+}
+
+// NewFloat32 returns a float32 tensor of the given shape over data.
+func NewFloat32(data []float32, shape ...int) *Tensor {
+	return &Tensor{DType: Float32, Shape: shape, F32: data}
+}
+
+// NewFloat16 returns a float16 tensor of the given shape over data.
+func NewFloat16(data []uint16, shape ...int) *Tensor {
+	return &Tensor{DType: Float16, Shape: shape, F16: data}
+}
+
+// NewBool returns a bool tensor of the given shape over data.
+func NewBool(data []bool, shape ...int) *Tensor {
+	return &Tensor{DType: Bool, Shape: shape, Bool: data}
+}
+
+// NewInt64 returns an int64 tensor of the given shape over data.
+func NewInt64(data []int64, shape ...int) *Tensor {
+	return &Tensor{DType: Int64, Shape: shape, I64: data}
+}
+
+// Len returns the number of elements its shape calls for.
+func (t *Tensor) Len() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// dataLen is the length of the slice of its DType.
+func (t *Tensor) dataLen() int {
+	switch t.DType {
+	case Float32:
+		return len(t.F32)
+	case Float16:
+		return len(t.F16)
+	case Bool:
+		return len(t.Bool)
+	case Int64:
+		return len(t.I64)
+	}
+	return -1
+}
+
+// Floats returns the elements of a Float32 or Float16 tensor as float32:
+// the data itself for Float32, a converted copy for Float16.
+func (t *Tensor) Floats() []float32 {
+	switch t.DType {
+	case Float32:
+		return t.F32
+	case Float16:
+		x := make([]float32, len(t.F16))
+		for i, h := range t.F16 {
+			x[i] = Float16ToFloat32(h)
+		}
+		return x
+	}
+	return nil
+}
+
+// floatTensor returns a tensor of type d holding x (rounded to the
+// nearest float16 for Float16).
+func floatTensor(d DType, x []float32, shape ...int) *Tensor {
+	if d == Float16 {
+		h := make([]uint16, len(x))
+		for i, v := range x {
+			h[i] = Float32ToFloat16(v)
+		}
+		return NewFloat16(h, shape...)
+	}
+	return NewFloat32(x, shape...)
+}
+
+var negInf = float32(math.Inf(-1))
