@@ -37,10 +37,7 @@ func checkScoreOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 // a tile of exponentials for Softcap, and a score row when logits are
 // wanted without the weights.
 func (j *batchJob) extraScratch() int {
-	n := 0
-	if j.opt.Softcap > 0 {
-		n += j.tile
-	}
+	n := j.tmpLen()
 	if j.logits != nil && j.w == nil {
 		n += j.k.rows
 	}
@@ -50,10 +47,21 @@ func (j *batchJob) extraScratch() int {
 // scratchSplit divides the extra scratch into the Softcap tile and the
 // score row (either may be empty).
 func (j *batchJob) scratchSplit(x []float32) (tmp, row []float32) {
-	if j.opt.Softcap > 0 {
-		tmp, x = x[:j.tile], x[j.tile:]
+	n := j.tmpLen()
+	return x[:n], x[n:]
+}
+
+// tmpLen is the size of the score-stage scratch: a tile of exponentials
+// for Softcap, and on the block path a tile of all sixteen lanes (Softcap
+// runs on the whole lane tile, the bias is transposed into it).
+func (j *batchJob) tmpLen() int {
+	switch {
+	case j.block && (j.opt.Softcap > 0 || j.opt.Bias != nil):
+		return blockRows * j.tile
+	case j.opt.Softcap > 0:
+		return j.tile
 	}
-	return tmp, x
+	return 0
 }
 
 // adjustScores applies the score-stage options to s, the scores of keys
@@ -80,13 +88,15 @@ func (j *batchJob) adjustBlock(s, tmp []float32, b, h, i0, rows, j0 int) {
 		softcapScores(s, tmp, c)
 	}
 	if x := j.opt.Bias; x != nil {
-		n := len(s) / blockRows
-		for r := range rows {
-			bias := x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i0+r, x.rows))[j0 : j0+n]
-			for k, v := range bias {
-				s[k*blockRows+r] += v
-			}
+		// The bias rows go into the lanes through the query transpose
+		// (scale 1 is exact), then one vector add.
+		stride := x.rs
+		if x.rows == 1 {
+			stride = 0
 		}
+		t := tmp[:len(s)]
+		blockIn(t, x.rowsFrom(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i0, x.rows))[j0:], stride, rows, 1)
+		axpy(1, t, s)
 	}
 }
 
