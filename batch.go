@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // BatchOptions configure Batched.Attend. The zero value is plain scaled
@@ -66,24 +67,26 @@ type BatchOptions struct {
 type Batched struct {
 	mu      sync.Mutex
 	workers int
-	scratch [][]float32 // per worker
-	tasks   chan int
+	scratch [][]float32 // per worker; the caller's goroutine is worker 0
+	wake    chan struct{}
+	next    atomic.Int64 // the next task to take
+	tasks   int64        // tasks in the call in progress
 	wg      sync.WaitGroup
 	job     batchJob // the call in progress, read-only while workers run
 	closed  bool
 }
 
 // NewBatched starts a Batched with the given number of workers (0 or less:
-// GOMAXPROCS). With one worker, no goroutine is started: calls run on the
-// caller's goroutine.
+// GOMAXPROCS). The caller's goroutine is one of them, so with one worker
+// no goroutine is started.
 func NewBatched(workers int) *Batched {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	e := &Batched{workers: workers, scratch: make([][]float32, workers)}
 	if workers > 1 {
-		e.tasks = make(chan int)
-		for w := range workers {
+		e.wake = make(chan struct{}, workers-1)
+		for w := 1; w < workers; w++ {
 			go e.work(w)
 		}
 	}
@@ -97,16 +100,28 @@ func (e *Batched) Workers() int { return e.workers }
 func (e *Batched) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.closed && e.tasks != nil {
-		close(e.tasks)
+	if !e.closed && e.wake != nil {
+		close(e.wake)
 	}
 	e.closed = true
 }
 
 func (e *Batched) work(w int) {
-	for t := range e.tasks {
-		e.job.run(t, &e.scratch[w])
+	for range e.wake {
+		e.take(w)
 		e.wg.Done()
+	}
+}
+
+// take runs tasks until none is left. Tasks are handed out by an atomic
+// counter: which worker computes a task never changes its result.
+func (e *Batched) take(w int) {
+	for {
+		t := e.next.Add(1) - 1
+		if t >= e.tasks {
+			return
+		}
+		e.job.run(int(t), &e.scratch[w])
 	}
 }
 
@@ -180,17 +195,20 @@ func (e *Batched) Attend(out, q, k, v Tensor, opt *BatchOptions) error {
 		return argErr("Batched.Attend", "Batched is closed")
 	}
 	n := q.batch * q.heads * job.blocks
-	if e.tasks == nil || n == 1 {
+	if e.wake == nil || n == 1 {
 		for t := range n {
 			job.run(t, &e.scratch[0])
 		}
 		return nil
 	}
-	e.job = job
-	e.wg.Add(n)
-	for t := range n {
-		e.tasks <- t
+	e.job, e.tasks = job, int64(n)
+	e.next.Store(0)
+	helpers := min(e.workers, n) - 1
+	e.wg.Add(helpers)
+	for range helpers {
+		e.wake <- struct{}{}
 	}
+	e.take(0)
 	e.wg.Wait()
 	e.job = batchJob{}
 	return nil
