@@ -154,8 +154,6 @@ const (
 	blendRunBytes = 8 << 10
 )
 
-var ones = [blockRows]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
-
 func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv) <= blockBudget }
 
 // batchJob is one Attend call: shapes, options and derived values.
@@ -422,7 +420,7 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, 
 		run := blockRows * max(8, blendRunBytes/(4*dv))
 		for k0 := 0; k0 < len(s); k0 += run {
 			blockBlend(ot, s[k0:min(len(s), k0+run)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
-			c = ones[:]
+			c = nil
 		}
 	}
 	for r := range R {

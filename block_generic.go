@@ -70,14 +70,14 @@ func blockExpSumGeneric(st, ml []float32) {
 }
 
 // blockBlendGeneric sets ot[i*16+r] = ot[i*16+r]·c[r] + Σ_j st[j*16+r]·v[j*stride+i]
-// for i < len(ot)/16, j < len(st)/16, adding the keys in order.
+// for i < len(ot)/16, j < len(st)/16, adding the keys in order. An empty c
+// means no rescale.
 func blockBlendGeneric(ot, st, v []float32, stride int, c []float32) {
 	dv := len(ot) / blockRows
-	c = c[:blockRows]
-	for i := range dv {
+	for i := range dv * min(1, len(c)) {
 		o := ot[i*blockRows : (i+1)*blockRows]
-		for r := range o {
-			o[r] *= c[r]
+		for r, f := range c[:blockRows] {
+			o[r] *= f
 		}
 	}
 	for j := range len(st) / blockRows {

@@ -74,7 +74,7 @@ func blockExpSumAVX2(st []float32, ml []float32) int
 //go:noescape
 func blockExpSumSpecialAVX2(st []float32, ml []float32) int
 
-// blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16.
+// blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.
 //
 //go:noescape
 func blockBlendAVX2(ot []float32, st []float32, v []float32, stride int, c []float32)

@@ -59,7 +59,7 @@ func blockMaxNEON(st, ml []float32)
 //go:noescape
 func blockExpSumNEON(st, ml []float32)
 
-// blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16.
+// blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.
 //
 //go:noescape
 func blockBlendNEON(ot, st, v []float32, stride int, c []float32)

@@ -2194,10 +2194,20 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
+	MOVD c_len+88(FP), R10
+	CBZ R10, blockBlendNEON_noc101
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-blockBlendNEON_cols101:
+	B blockBlendNEON_havec102
+blockBlendNEON_noc101:
+	MOVW $0x3f800000, R10
+	VDUP R10, V24.S4
+	VDUP R10, V25.S4
+	VDUP R10, V26.S4
+	VDUP R10, V27.S4
+blockBlendNEON_havec102:
+blockBlendNEON_cols103:
 	CMP $4, R1
-	BLT blockBlendNEON_next102
+	BLT blockBlendNEON_next104
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -2221,9 +2231,9 @@ blockBlendNEON_cols101:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store104
+	CBZ R3, blockBlendNEON_store106
 	MOVD R3, R7
-blockBlendNEON_key103:
+blockBlendNEON_key105:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -2250,19 +2260,19 @@ blockBlendNEON_key103:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key103
-blockBlendNEON_store104:
+	CBNZ R7, blockBlendNEON_key105
+blockBlendNEON_store106:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols101
-blockBlendNEON_next102:
-blockBlendNEON_cols105:
+	B blockBlendNEON_cols103
+blockBlendNEON_next104:
+blockBlendNEON_cols107:
 	CMP $1, R1
-	BLT blockBlendNEON_next106
+	BLT blockBlendNEON_next108
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -2271,9 +2281,9 @@ blockBlendNEON_cols105:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store108
+	CBZ R3, blockBlendNEON_store110
 	MOVD R3, R7
-blockBlendNEON_key107:
+blockBlendNEON_key109:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -2282,11 +2292,11 @@ blockBlendNEON_key107:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key107
-blockBlendNEON_store108:
+	CBNZ R7, blockBlendNEON_key109
+blockBlendNEON_store110:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols105
-blockBlendNEON_next106:
+	B blockBlendNEON_cols107
+blockBlendNEON_next108:
 	RET

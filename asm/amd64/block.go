@@ -52,7 +52,7 @@ func genBlockScores() {
 	MOVQ(d, dbytes)
 	SHLQ(U8(2), dbytes)
 
-	for _, W := range []int{blockGroup, 1} {
+	for _, W := range []int{blockGroup, 4, 2, 1} {
 		loop, next := fmt.Sprintf("scores%d_loop", W), fmt.Sprintf("scores%d_next", W)
 		Label(loop)
 		CMPQ(n, U8(W))
@@ -132,7 +132,7 @@ func genBlockScores() {
 func genBlockBlend() {
 	TEXT("blockBlendAVX2", NOSPLIT, "func(ot, st, v []float32, stride int, c []float32)")
 	Pragma("noescape")
-	Doc("blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16.")
+	Doc("blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.")
 	ot := Load(Param("ot").Base(), GP64())
 	dv := Load(Param("ot").Len(), GP64())
 	SHRQ(U8(4), dv)
@@ -143,6 +143,7 @@ func genBlockBlend() {
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)
 	c := Load(Param("c").Base(), GP64())
+	clen := Load(Param("c").Len(), GP64())
 	s3 := GP64()
 	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
 	// The engine blends a tile in runs of keys: fetch the next run's value
@@ -157,7 +158,7 @@ func genBlockBlend() {
 		prefetchRows("blend_pf", next, stride, bytes, n, false)
 	}
 
-	for _, W := range []int{blockGroup, 1} {
+	for _, W := range []int{blockGroup, 4, 2, 1} {
 		loop, next := fmt.Sprintf("blend%d_loop", W), fmt.Sprintf("blend%d_next", W)
 		Label(loop)
 		CMPQ(dv, U8(W))
@@ -167,8 +168,15 @@ func genBlockBlend() {
 		for i := range acc {
 			acc[i] = YMM()
 			VMOVUPS(Mem{Base: ot, Disp: 32 * i}, acc[i])
+		}
+		// An empty c means no rescale (a later run of the same tile).
+		scaled := fmt.Sprintf("blend%d_scaled", W)
+		TESTQ(clen, clen)
+		JZ(LabelRef(scaled))
+		for i := range acc {
 			VMULPS(Mem{Base: c, Disp: 32 * (i % 2)}, acc[i], acc[i])
 		}
+		Label(scaled)
 		vp, sp, cnt := GP64(), GP64(), GP64()
 		MOVQ(v, vp)
 		MOVQ(st, sp)

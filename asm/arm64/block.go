@@ -80,7 +80,18 @@ func genBlockBlend(a *Asm) {
 	a.Op("MOVD stride+72(FP), %s", stride)
 	a.Op("LSL $2, %s, %s", stride, stride)
 	a.Op("MOVD c_base+80(FP), %s", c)
+	// An empty c means no rescale: multiply by ones.
+	noC, haveC := a.NewLabel("noc"), a.NewLabel("havec")
+	a.Op("MOVD c_len+88(FP), %s", tmp)
+	a.Op("CBZ %s, %s", tmp, noC)
 	a.Op("VLD1 (%s), %s", c, list(24, 4))
+	a.Op("B %s", haveC)
+	a.Label(noC)
+	a.Op("MOVW $0x3f800000, %s", tmp)
+	for i := range 4 {
+		a.Op("VDUP %s, %s", tmp, V(24+i).S4())
+	}
+	a.Label(haveC)
 	for _, W := range []int{4, 1} {
 		loop, next := a.NewLabel("cols"), a.NewLabel("next")
 		a.Label(loop)

@@ -64,7 +64,7 @@ var kernels = []kernel{
 	{"blockScoresNEON", "st, qt, k []float32, stride int", "", "blockScoresNEON sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.", 80, genBlockScores},
 	{"blockMaxNEON", "st, ml []float32", "", "blockMaxNEON starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.", 48, genBlockMax},
 	{"blockExpSumNEON", "st, ml []float32", "", "blockExpSumNEON sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].", 48, genBlockExpSum},
-	{"blockBlendNEON", "ot, st, v []float32, stride int, c []float32", "", "blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16.", 104, genBlockBlend},
+	{"blockBlendNEON", "ot, st, v []float32, stride int, c []float32", "", "blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.", 104, genBlockBlend},
 }
 
 func generate() (asm, decls string) {
