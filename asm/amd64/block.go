@@ -91,23 +91,13 @@ func genBlockScores() {
 				VFMADD231PS(b, q1, acc[2*w+1])
 			}
 		}
-		for _, U := range []int{4, 1} {
-			inner, after := fmt.Sprintf("scores%d_inner%d", W, U), fmt.Sprintf("scores%d_after%d", W, U)
-			Label(inner)
-			CMPQ(cnt, U8(U))
-			JL(LabelRef(after))
-			for u := range U {
-				step(u)
-			}
+		unrolled(fmt.Sprintf("scores%d", W), cnt, step, func(U int) {
 			ADDQ(U32(64*U), qp)
 			ADDQ(U8(4*U), p0)
 			if W > 3 {
 				ADDQ(U8(4*U), p3)
 			}
-			SUBQ(U8(U), cnt)
-			JMP(LabelRef(inner))
-			Label(after)
-		}
+		})
 		JMP(LabelRef(done))
 
 		Label(done)
@@ -206,24 +196,14 @@ func genBlockBlend() {
 				VFMADD231PS(b, p1, acc[2*w+1])
 			}
 		}
-		for _, U := range []int{4, 1} {
-			inner, after := fmt.Sprintf("blend%d_inner%d", W, U), fmt.Sprintf("blend%d_after%d", W, U)
-			Label(inner)
-			CMPQ(cnt, U8(U))
-			JL(LabelRef(after))
-			for u := range U {
-				step(u)
-			}
+		unrolled(fmt.Sprintf("blend%d", W), cnt, step, func(U int) {
 			ADDQ(U32(64*U), sp)
 			if U == 4 {
 				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
 			} else {
 				ADDQ(stride, vp)
 			}
-			SUBQ(U8(U), cnt)
-			JMP(LabelRef(inner))
-			Label(after)
-		}
+		})
 		JMP(LabelRef(done))
 
 		Label(done)
@@ -387,4 +367,23 @@ func prefetchRows(name string, p, stride, bytes Register, rows Op, t0 bool) {
 	DECQ(r)
 	JMP(LabelRef(name + "_row"))
 	Label(name + "_done")
+}
+
+// unrolled emits the loop over cnt steps: four at a time while four
+// remain, then one at a time. step(u) emits step u of a block at the
+// current pointers; advance(U) moves them past a block of U steps.
+func unrolled(name string, cnt Register, step func(u int), advance func(U int)) {
+	for _, U := range []int{4, 1} {
+		inner, after := fmt.Sprintf("%s_inner%d", name, U), fmt.Sprintf("%s_after%d", name, U)
+		Label(inner)
+		CMPQ(cnt, U8(U))
+		JL(LabelRef(after))
+		for u := range U {
+			step(u)
+		}
+		advance(U)
+		SUBQ(U8(U), cnt)
+		JMP(LabelRef(inner))
+		Label(after)
+	}
 }
