@@ -91,3 +91,6 @@ func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
 	blockInAVX2(qt, q, stride, rows, scale)
 }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutAVX2(o, stride, rows, ot) }
+
+func softcapPrepAsm(x, z []float32, inv float32) { softcapPrepAVX2(x, z, inv) }
+func softcapFinishAsm(x, e []float32, c float32) { softcapFinishAVX2(x, e, c) }

@@ -38,3 +38,7 @@ func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
 	blockInGeneric(qt, q, stride, rows, scale)
 }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
+
+// The softcap's steps around the Exp kernel run the generic code on arm64.
+func softcapPrepAsm(x, z []float32, inv float32) { softcapPrepGeneric(x, z, inv) }
+func softcapFinishAsm(x, e []float32, c float32) { softcapFinishGeneric(x, e, c) }

@@ -116,15 +116,9 @@ func softcapScores(s, tmp []float32, c float32) {
 	for len(s) > 0 {
 		n := min(len(s), len(tmp))
 		x, z := s[:n], tmp[:n]
-		for k, v := range x {
-			v *= inv
-			x[k] = v
-			z[k] = 2 * float32(math.Abs(float64(v)))
-		}
+		softcapPrep(x, z, inv)
 		expv(z, z)
-		for k, e := range z {
-			x[k] = c * tanhFinish(x[k], e)
-		}
+		softcapFinish(x, z, c)
 		s = s[n:]
 	}
 }

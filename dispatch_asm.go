@@ -158,3 +158,21 @@ func blockOut(o []float32, stride, rows int, ot []float32) {
 	}
 	blockOutAsm(o, stride, rows, ot)
 }
+
+// The softcap kernels work on one tile of scratch at a time.
+
+func softcapPrep(x, z []float32, inv float32) {
+	if !useAsm {
+		softcapPrepGeneric(x, z, inv)
+		return
+	}
+	softcapPrepAsm(x, z, inv)
+}
+
+func softcapFinish(x, e []float32, c float32) {
+	if !useAsm {
+		softcapFinishGeneric(x, e, c)
+		return
+	}
+	softcapFinishAsm(x, e, c)
+}

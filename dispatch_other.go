@@ -39,3 +39,7 @@ func blockIn(qt, q []float32, stride, rows int, scale float32) {
 }
 
 func blockOut(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
+
+func softcapPrep(x, z []float32, inv float32) { softcapPrepGeneric(x, z, inv) }
+
+func softcapFinish(x, e []float32, c float32) { softcapFinishGeneric(x, e, c) }

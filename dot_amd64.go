@@ -88,3 +88,13 @@ func blockInAVX2(qt []float32, q []float32, stride int, rows int, scale float32)
 //
 //go:noescape
 func blockOutAVX2(o []float32, stride int, rows int, ot []float32)
+
+// softcapPrepAVX2 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
+//
+//go:noescape
+func softcapPrepAVX2(x []float32, z []float32, inv float32)
+
+// softcapFinishAVX2 sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).
+//
+//go:noescape
+func softcapFinishAVX2(x []float32, e []float32, c float32)

@@ -3415,3 +3415,330 @@ out1_stored:
 out1_done:
 	VZEROUPPER
 	RET
+
+// func softcapPrepAVX2(x []float32, z []float32, inv float32)
+// Requires: AVX
+TEXT ·softcapPrepAVX2(SB), NOSPLIT, $0-52
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         z_base+24(FP), DX
+	VBROADCASTSS inv+48(FP), Y0
+
+prep_loop32:
+	CMPQ    CX, $0x20
+	JL      prep_next32
+	VMULPS  (AX), Y0, Y1
+	VMOVUPS Y1, (AX)
+	VANDPS  exp_absmask<>+0(SB), Y1, Y1
+	VADDPS  Y1, Y1, Y1
+	VMOVUPS Y1, (DX)
+	VMULPS  32(AX), Y0, Y1
+	VMOVUPS Y1, 32(AX)
+	VANDPS  exp_absmask<>+0(SB), Y1, Y1
+	VADDPS  Y1, Y1, Y1
+	VMOVUPS Y1, 32(DX)
+	VMULPS  64(AX), Y0, Y1
+	VMOVUPS Y1, 64(AX)
+	VANDPS  exp_absmask<>+0(SB), Y1, Y1
+	VADDPS  Y1, Y1, Y1
+	VMOVUPS Y1, 64(DX)
+	VMULPS  96(AX), Y0, Y1
+	VMOVUPS Y1, 96(AX)
+	VANDPS  exp_absmask<>+0(SB), Y1, Y1
+	VADDPS  Y1, Y1, Y1
+	VMOVUPS Y1, 96(DX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x20, CX
+	JMP     prep_loop32
+
+prep_next32:
+prep_loop8:
+	CMPQ    CX, $0x08
+	JL      prep_next8
+	VMULPS  (AX), Y0, Y1
+	VMOVUPS Y1, (AX)
+	VANDPS  exp_absmask<>+0(SB), Y1, Y1
+	VADDPS  Y1, Y1, Y1
+	VMOVUPS Y1, (DX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x08, CX
+	JMP     prep_loop8
+
+prep_next8:
+	TESTQ      CX, CX
+	JZ         prep_done
+	LEAQ       masktable<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       CX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (AX), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+	VANDPS     exp_absmask<>+0(SB), Y2, Y0
+	VADDPS     Y0, Y0, Y0
+	VMASKMOVPS Y0, Y1, (DX)
+
+prep_done:
+	VZEROUPPER
+	RET
+
+// func softcapFinishAVX2(x []float32, e []float32, c float32)
+// Requires: AVX
+TEXT ·softcapFinishAVX2(SB), NOSPLIT, $0-52
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         e_base+24(FP), DX
+	VBROADCASTSS c+48(FP), Y0
+
+finish_loop32:
+	CMPQ      CX, $0x20
+	JL        finish_next32
+	VMOVUPS   (AX), Y1
+	VMOVUPS   (DX), Y2
+	VANDPS    exp_absmask<>+0(SB), Y1, Y3
+	VMULPS    Y3, Y3, Y4
+	VMULPS    tanh_c7<>+0(SB), Y4, Y5
+	VMOVUPS   tanh_c5<>+0(SB), Y6
+	VSUBPS    Y5, Y6, Y5
+	VMULPS    Y5, Y4, Y5
+	VADDPS    tanh_c3<>+0(SB), Y5, Y5
+	VMULPS    Y5, Y4, Y5
+	VMULPS    Y5, Y3, Y5
+	VADDPS    Y5, Y3, Y5
+	VADDPS    exp_one<>+0(SB), Y2, Y2
+	VMOVUPS   tanh_two<>+0(SB), Y4
+	VDIVPS    Y2, Y4, Y4
+	VMOVUPS   exp_one<>+0(SB), Y2
+	VSUBPS    Y4, Y2, Y4
+	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
+	VBLENDVPS Y2, Y5, Y4, Y4
+	VXORPS    Y2, Y2, Y2
+	VCMPPS    $0x11, Y2, Y1, Y2
+	VANDPS    tanh_sign<>+0(SB), Y2, Y2
+	VXORPS    Y2, Y4, Y4
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   Y4, (AX)
+	VMOVUPS   32(AX), Y1
+	VMOVUPS   32(DX), Y2
+	VANDPS    exp_absmask<>+0(SB), Y1, Y3
+	VMULPS    Y3, Y3, Y4
+	VMULPS    tanh_c7<>+0(SB), Y4, Y5
+	VMOVUPS   tanh_c5<>+0(SB), Y6
+	VSUBPS    Y5, Y6, Y5
+	VMULPS    Y5, Y4, Y5
+	VADDPS    tanh_c3<>+0(SB), Y5, Y5
+	VMULPS    Y5, Y4, Y5
+	VMULPS    Y5, Y3, Y5
+	VADDPS    Y5, Y3, Y5
+	VADDPS    exp_one<>+0(SB), Y2, Y2
+	VMOVUPS   tanh_two<>+0(SB), Y4
+	VDIVPS    Y2, Y4, Y4
+	VMOVUPS   exp_one<>+0(SB), Y2
+	VSUBPS    Y4, Y2, Y4
+	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
+	VBLENDVPS Y2, Y5, Y4, Y4
+	VXORPS    Y2, Y2, Y2
+	VCMPPS    $0x11, Y2, Y1, Y2
+	VANDPS    tanh_sign<>+0(SB), Y2, Y2
+	VXORPS    Y2, Y4, Y4
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   Y4, 32(AX)
+	VMOVUPS   64(AX), Y1
+	VMOVUPS   64(DX), Y2
+	VANDPS    exp_absmask<>+0(SB), Y1, Y3
+	VMULPS    Y3, Y3, Y4
+	VMULPS    tanh_c7<>+0(SB), Y4, Y5
+	VMOVUPS   tanh_c5<>+0(SB), Y6
+	VSUBPS    Y5, Y6, Y5
+	VMULPS    Y5, Y4, Y5
+	VADDPS    tanh_c3<>+0(SB), Y5, Y5
+	VMULPS    Y5, Y4, Y5
+	VMULPS    Y5, Y3, Y5
+	VADDPS    Y5, Y3, Y5
+	VADDPS    exp_one<>+0(SB), Y2, Y2
+	VMOVUPS   tanh_two<>+0(SB), Y4
+	VDIVPS    Y2, Y4, Y4
+	VMOVUPS   exp_one<>+0(SB), Y2
+	VSUBPS    Y4, Y2, Y4
+	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
+	VBLENDVPS Y2, Y5, Y4, Y4
+	VXORPS    Y2, Y2, Y2
+	VCMPPS    $0x11, Y2, Y1, Y2
+	VANDPS    tanh_sign<>+0(SB), Y2, Y2
+	VXORPS    Y2, Y4, Y4
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   Y4, 64(AX)
+	VMOVUPS   96(AX), Y1
+	VMOVUPS   96(DX), Y2
+	VANDPS    exp_absmask<>+0(SB), Y1, Y3
+	VMULPS    Y3, Y3, Y4
+	VMULPS    tanh_c7<>+0(SB), Y4, Y5
+	VMOVUPS   tanh_c5<>+0(SB), Y6
+	VSUBPS    Y5, Y6, Y5
+	VMULPS    Y5, Y4, Y5
+	VADDPS    tanh_c3<>+0(SB), Y5, Y5
+	VMULPS    Y5, Y4, Y5
+	VMULPS    Y5, Y3, Y5
+	VADDPS    Y5, Y3, Y5
+	VADDPS    exp_one<>+0(SB), Y2, Y2
+	VMOVUPS   tanh_two<>+0(SB), Y4
+	VDIVPS    Y2, Y4, Y4
+	VMOVUPS   exp_one<>+0(SB), Y2
+	VSUBPS    Y4, Y2, Y4
+	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
+	VBLENDVPS Y2, Y5, Y4, Y4
+	VXORPS    Y2, Y2, Y2
+	VCMPPS    $0x11, Y2, Y1, Y2
+	VANDPS    tanh_sign<>+0(SB), Y2, Y2
+	VXORPS    Y2, Y4, Y4
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   Y4, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x20, CX
+	JMP       finish_loop32
+
+finish_next32:
+finish_loop8:
+	CMPQ      CX, $0x08
+	JL        finish_next8
+	VMOVUPS   (AX), Y1
+	VMOVUPS   (DX), Y2
+	VANDPS    exp_absmask<>+0(SB), Y1, Y3
+	VMULPS    Y3, Y3, Y4
+	VMULPS    tanh_c7<>+0(SB), Y4, Y5
+	VMOVUPS   tanh_c5<>+0(SB), Y6
+	VSUBPS    Y5, Y6, Y5
+	VMULPS    Y5, Y4, Y5
+	VADDPS    tanh_c3<>+0(SB), Y5, Y5
+	VMULPS    Y5, Y4, Y5
+	VMULPS    Y5, Y3, Y5
+	VADDPS    Y5, Y3, Y5
+	VADDPS    exp_one<>+0(SB), Y2, Y2
+	VMOVUPS   tanh_two<>+0(SB), Y4
+	VDIVPS    Y2, Y4, Y4
+	VMOVUPS   exp_one<>+0(SB), Y2
+	VSUBPS    Y4, Y2, Y4
+	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
+	VBLENDVPS Y2, Y5, Y4, Y4
+	VXORPS    Y2, Y2, Y2
+	VCMPPS    $0x11, Y2, Y1, Y2
+	VANDPS    tanh_sign<>+0(SB), Y2, Y2
+	VXORPS    Y2, Y4, Y4
+	VCMPPS    $0x03, Y1, Y1, Y2
+	VBLENDVPS Y2, Y1, Y4, Y4
+	VMULPS    Y0, Y4, Y4
+	VMOVUPS   Y4, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x08, CX
+	JMP       finish_loop8
+
+finish_next8:
+	TESTQ      CX, CX
+	JZ         finish_done
+	LEAQ       masktable<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       CX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (AX), Y1, Y2
+	VMASKMOVPS (DX), Y1, Y3
+	VANDPS     exp_absmask<>+0(SB), Y2, Y4
+	VMULPS     Y4, Y4, Y5
+	VMULPS     tanh_c7<>+0(SB), Y5, Y6
+	VMOVUPS    tanh_c5<>+0(SB), Y7
+	VSUBPS     Y6, Y7, Y6
+	VMULPS     Y6, Y5, Y6
+	VADDPS     tanh_c3<>+0(SB), Y6, Y6
+	VMULPS     Y6, Y5, Y6
+	VMULPS     Y6, Y4, Y6
+	VADDPS     Y6, Y4, Y6
+	VADDPS     exp_one<>+0(SB), Y3, Y3
+	VMOVUPS    tanh_two<>+0(SB), Y5
+	VDIVPS     Y3, Y5, Y5
+	VMOVUPS    exp_one<>+0(SB), Y3
+	VSUBPS     Y5, Y3, Y5
+	VCMPPS     $0x11, tanh_small<>+0(SB), Y4, Y3
+	VBLENDVPS  Y3, Y6, Y5, Y5
+	VXORPS     Y3, Y3, Y3
+	VCMPPS     $0x11, Y3, Y2, Y3
+	VANDPS     tanh_sign<>+0(SB), Y3, Y3
+	VXORPS     Y3, Y5, Y5
+	VCMPPS     $0x03, Y2, Y2, Y3
+	VBLENDVPS  Y3, Y2, Y5, Y5
+	VMULPS     Y0, Y5, Y5
+	VMASKMOVPS Y5, Y1, (AX)
+
+finish_done:
+	VZEROUPPER
+	RET
+
+DATA tanh_c7<>+0(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+4(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+8(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+12(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+16(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+20(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+24(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+28(SB)/4, $0x3d5d0dd1
+GLOBL tanh_c7<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_c5<>+0(SB)/4, $0x3e088889
+DATA tanh_c5<>+4(SB)/4, $0x3e088889
+DATA tanh_c5<>+8(SB)/4, $0x3e088889
+DATA tanh_c5<>+12(SB)/4, $0x3e088889
+DATA tanh_c5<>+16(SB)/4, $0x3e088889
+DATA tanh_c5<>+20(SB)/4, $0x3e088889
+DATA tanh_c5<>+24(SB)/4, $0x3e088889
+DATA tanh_c5<>+28(SB)/4, $0x3e088889
+GLOBL tanh_c5<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_c3<>+0(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+4(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+8(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+12(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+16(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+20(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+24(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+28(SB)/4, $0xbeaaaaab
+GLOBL tanh_c3<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_two<>+0(SB)/4, $0x40000000
+DATA tanh_two<>+4(SB)/4, $0x40000000
+DATA tanh_two<>+8(SB)/4, $0x40000000
+DATA tanh_two<>+12(SB)/4, $0x40000000
+DATA tanh_two<>+16(SB)/4, $0x40000000
+DATA tanh_two<>+20(SB)/4, $0x40000000
+DATA tanh_two<>+24(SB)/4, $0x40000000
+DATA tanh_two<>+28(SB)/4, $0x40000000
+GLOBL tanh_two<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_small<>+0(SB)/4, $0x3d800000
+DATA tanh_small<>+4(SB)/4, $0x3d800000
+DATA tanh_small<>+8(SB)/4, $0x3d800000
+DATA tanh_small<>+12(SB)/4, $0x3d800000
+DATA tanh_small<>+16(SB)/4, $0x3d800000
+DATA tanh_small<>+20(SB)/4, $0x3d800000
+DATA tanh_small<>+24(SB)/4, $0x3d800000
+DATA tanh_small<>+28(SB)/4, $0x3d800000
+GLOBL tanh_small<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_sign<>+0(SB)/4, $0x80000000
+DATA tanh_sign<>+4(SB)/4, $0x80000000
+DATA tanh_sign<>+8(SB)/4, $0x80000000
+DATA tanh_sign<>+12(SB)/4, $0x80000000
+DATA tanh_sign<>+16(SB)/4, $0x80000000
+DATA tanh_sign<>+20(SB)/4, $0x80000000
+DATA tanh_sign<>+24(SB)/4, $0x80000000
+DATA tanh_sign<>+28(SB)/4, $0x80000000
+GLOBL tanh_sign<>(SB), RODATA|NOPTR, $32

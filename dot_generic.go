@@ -142,3 +142,22 @@ func tanhFinish(x, e float32) float32 {
 	}
 	return t
 }
+
+// softcapPrepGeneric sets x[i] *= inv and z[i] = 2|x[i]| for i < len(x):
+// the scaled scores of a softcap and the arguments of their exponentials.
+func softcapPrepGeneric(x, z []float32, inv float32) {
+	z = z[:len(x)]
+	for k, v := range x {
+		v *= inv
+		x[k] = v
+		z[k] = 2 * float32(math.Abs(float64(v)))
+	}
+}
+
+// softcapFinishGeneric sets x[i] = c·tanhFinish(x[i], e[i]) for i < len(x).
+func softcapFinishGeneric(x, e []float32, c float32) {
+	e = e[:len(x)]
+	for k, v := range x {
+		x[k] = c * tanhFinish(v, e[k])
+	}
+}

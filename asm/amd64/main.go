@@ -43,6 +43,8 @@ func main() {
 	genBlockBlend()
 	genBlockIn()
 	genBlockOut()
+	genSoftcapPrep()
+	genSoftcapFinish()
 
 	Generate()
 }

@@ -1,0 +1,110 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The softcap c·tanh(s/c) of the batched engine around the Exp kernel:
+// softcapPrep scales the scores and forms 2|x| for the exponentials,
+// softcapFinish completes tanh as tanhFinish does, operation for
+// operation (no FMA: the generic code rounds every product), so both give
+// the same bits.
+
+func genSoftcapPrep() {
+	TEXT("softcapPrepAVX2", NOSPLIT, "func(x, z []float32, inv float32)")
+	Pragma("noescape")
+	Doc("softcapPrepAVX2 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	z := Load(Param("z").Base(), GP64())
+	inv := YMM()
+	VBROADCASTSS(paramAddr("inv"), inv)
+	abs := vec32("exp_absmask", 0x7fffffff)
+	stream("prep", n, []Register{x, z}, func(u int, mask VecVirtual) {
+		v := YMM()
+		if mask == nil {
+			VMULPS(Mem{Base: x, Disp: 32 * u}, inv, v)
+			VMOVUPS(v, Mem{Base: x, Disp: 32 * u})
+		} else {
+			VMASKMOVPS(Mem{Base: x}, mask, v)
+			VMULPS(v, inv, v)
+			VMASKMOVPS(v, mask, Mem{Base: x})
+		}
+		a := YMM()
+		VANDPS(abs, v, a)
+		VADDPS(a, a, a)
+		if mask == nil {
+			VMOVUPS(a, Mem{Base: z, Disp: 32 * u})
+		} else {
+			VMASKMOVPS(a, mask, Mem{Base: z})
+		}
+	})
+	VZEROUPPER()
+	RET()
+}
+
+func genSoftcapFinish() {
+	TEXT("softcapFinishAVX2", NOSPLIT, "func(x, e []float32, c float32)")
+	Pragma("noescape")
+	Doc("softcapFinishAVX2 sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	e := Load(Param("e").Base(), GP64())
+	c := YMM()
+	VBROADCASTSS(paramAddr("c"), c)
+	f32 := func(name string, v float64) Mem { return vecF(name, float64(float32(v))) }
+	stream("finish", n, []Register{x, e}, func(u int, mask VecVirtual) {
+		xv, ev := YMM(), YMM()
+		if mask == nil {
+			VMOVUPS(Mem{Base: x, Disp: 32 * u}, xv)
+			VMOVUPS(Mem{Base: e, Disp: 32 * u}, ev)
+		} else {
+			VMASKMOVPS(Mem{Base: x}, mask, xv)
+			VMASKMOVPS(Mem{Base: e}, mask, ev)
+		}
+		a := YMM()
+		VANDPS(vec32("exp_absmask", 0x7fffffff), xv, a)
+		// Small |x|: a + a·(a²·(−1/3 + a²·(2/15 − a²·17/315))).
+		a2, p := YMM(), YMM()
+		VMULPS(a, a, a2)
+		VMULPS(f32("tanh_c7", 17.0/315), a2, p)
+		q := YMM()
+		VMOVUPS(f32("tanh_c5", 2.0/15), q)
+		VSUBPS(p, q, p)
+		VMULPS(p, a2, p)
+		VADDPS(f32("tanh_c3", -1.0/3), p, p)
+		VMULPS(p, a2, p)
+		VMULPS(p, a, p)
+		VADDPS(p, a, p)
+		// Otherwise 1 − 2/(e+1).
+		t := YMM()
+		VADDPS(vecF("exp_one", 1), ev, ev)
+		VMOVUPS(vecF("tanh_two", 2), t)
+		VDIVPS(ev, t, t)
+		one := YMM()
+		VMOVUPS(vecF("exp_one", 1), one)
+		VSUBPS(t, one, t)
+		small := YMM()
+		VCMPPS(U8(0x11), vecF("tanh_small", 0x1p-4), a, small) // LT_OQ: a < 2^-4
+		VBLENDVPS(small, p, t, t)
+		// Negative x: −t (x < 0, so −0 keeps +t as tanhFinish does).
+		neg := YMM()
+		VXORPS(neg, neg, neg)
+		VCMPPS(U8(0x11), neg, xv, neg) // x < 0
+		VANDPS(vec32("tanh_sign", 0x80000000), neg, neg)
+		VXORPS(neg, t, t)
+		nan := YMM()
+		VCMPPS(U8(3), xv, xv, nan) // unordered: x is NaN
+		VBLENDVPS(nan, xv, t, t)
+		VMULPS(c, t, t)
+		if mask == nil {
+			VMOVUPS(t, Mem{Base: x, Disp: 32 * u})
+		} else {
+			VMASKMOVPS(t, mask, Mem{Base: x})
+		}
+	})
+	VZEROUPPER()
+	RET()
+}
