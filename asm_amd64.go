@@ -87,9 +87,7 @@ func blockSoftmaxAsm(st, ml []float32) {
 	}
 }
 
-func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
-	blockInAVX2(qt, q, stride, rows, scale)
-}
+func blockInAsm(qt, q []float32, stride, rows int)            { blockInAVX2(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutAVX2(o, stride, rows, ot) }
 
 func softcapPrepAsm(x, z []float32, inv float32) { softcapPrepAVX2(x, z, inv) }

@@ -34,9 +34,7 @@ func blockSoftmaxAsm(st, ml []float32) {
 }
 
 // The transposes into and out of the lanes run the generic code on arm64.
-func blockInAsm(qt, q []float32, stride, rows int, scale float32) {
-	blockInGeneric(qt, q, stride, rows, scale)
-}
+func blockInAsm(qt, q []float32, stride, rows int)            { blockInGeneric(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
 
 // The softcap's steps around the Exp kernel run the generic code on arm64.

@@ -312,7 +312,7 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		first, last = min(first, ends[r]), max(last, ends[r])
 	}
 	cut := 0
-	if j.block && j.w == nil {
+	if j.block {
 		cut = first
 		// Keys past some row's end (the causal diagonal) are masked per
 		// lane, which gives them weight 0; a value row of them that is not
@@ -321,14 +321,15 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 			cut = last
 		}
 	}
+	// The query rows are copied, then scaled in place: the copy's wide
+	// loads keep many cache misses in flight (queries are usually not
+	// cached yet).
+	for r := range R {
+		copy(qs[r*dk:(r+1)*dk], j.q.Row(b, h, i0+r))
+	}
+	scale(j.scale, qs)
 	for r := range R {
 		i := i0 + r
-		if cut == 0 { // else runBlock fills qs
-			q := qs[r*dk : (r+1)*dk]
-			for c, x := range j.q.Row(b, h, i) {
-				q[c] = j.scale * x
-			}
-		}
 		if j.rowPath {
 			if j.w != nil {
 				row = j.w.Row(b, h, i)
@@ -381,22 +382,15 @@ func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // runBlock runs keys [0, n) for the rows of a query block at once, with
 // the rows across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
-// Row r attends keys below ends[r]; the others get a -Inf score.
+// Row r attends keys below ends[r]; the others get a -Inf score. qs holds
+// the block's scaled queries, row by row.
 func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
 	R, dk, dv := len(m), j.q.cols, j.v.cols
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
 	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
 	rows := buf[blockRows*(dv+4) : blockRows*(2*dv+4)]
-	// The rows are copied first: the copy's wide loads keep many cache
-	// misses in flight (queries are usually not cached yet). qs keeps the
-	// scaled rows for the keys that go row by row.
-	for r := range R {
-		q := qs[r*dk : (r+1)*dk]
-		copy(q, j.q.Row(b, h, i0+r))
-	}
-	blockIn(qt, qs, dk, R, j.scale)
-	scale(j.scale, qs)
+	blockIn(qt, qs, dk, R)
 	clear(ot)
 	for r := range blockRows {
 		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0

@@ -88,14 +88,14 @@ func (j *batchJob) adjustBlock(s, tmp []float32, b, h, i0, rows, j0 int) {
 		softcapScores(s, tmp, c)
 	}
 	if x := j.opt.Bias; x != nil {
-		// The bias rows go into the lanes through the query transpose
-		// (scale 1 is exact), then one vector add.
+		// The bias rows go into the lanes through the query transpose,
+		// then one vector add.
 		stride := x.rs
 		if x.rows == 1 {
 			stride = 0
 		}
 		t := tmp[:len(s)]
-		blockIn(t, x.rowsFrom(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i0, x.rows))[j0:], stride, rows, 1)
+		blockIn(t, x.rowsFrom(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i0, x.rows))[j0:], stride, rows)
 		axpy(1, t, s)
 	}
 }

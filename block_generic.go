@@ -91,17 +91,17 @@ func blockBlendGeneric(ot, st, v []float32, stride int, c []float32) {
 	}
 }
 
-// blockInGeneric sets qt[c*16+r] = scale·q[r*stride+c] for r < rows and 0
-// for rows <= r < 16, c < len(qt)/16: a block's queries, scaled, into the
+// blockInGeneric sets qt[c*16+r] = q[r*stride+c] for r < rows and 0
+// for rows <= r < 16, c < len(qt)/16: a block's queries into the
 // lanes.
-func blockInGeneric(qt, q []float32, stride, rows int, scale float32) {
+func blockInGeneric(qt, q []float32, stride, rows int) {
 	d := len(qt) / blockRows
 	if rows < blockRows {
 		clear(qt)
 	}
 	for r := range rows {
 		for c, x := range q[r*stride : r*stride+d] {
-			qt[c*blockRows+r] = scale * x
+			qt[c*blockRows+r] = x
 		}
 	}
 }

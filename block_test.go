@@ -238,7 +238,7 @@ func TestBlockKernelsStayInBounds(t *testing.T) {
 							blockBlend(ot, st, k, stride, c)
 							for _, rows := range []int{1, 8, 16} {
 								q := testutil.Guarded(t, (rows-1)*stride+d, after)
-								blockIn(qt, q, stride, rows, 2)
+								blockIn(qt, q, stride, rows)
 								blockOut(q, stride, rows, qt)
 							}
 						})
@@ -250,7 +250,7 @@ func TestBlockKernelsStayInBounds(t *testing.T) {
 }
 
 // The transposes move values exactly: every implementation gives the
-// generic result bit for bit (the scaling is one product either way).
+// generic result bit for bit.
 func TestBlockTransposes(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, d := range blockDs {
@@ -261,8 +261,8 @@ func TestBlockTransposes(t *testing.T) {
 					q, qw := fill(seed, max(0, (rows-1)*stride+d), 3, 4, true)
 					qt, tw := testutil.Offset(blockRows*d, 1)
 					want := make([]float32, blockRows*d)
-					blockIn(qt, q, stride, rows, 0.375)
-					blockInGeneric(want, q, stride, rows, 0.375)
+					blockIn(qt, q, stride, rows)
+					blockInGeneric(want, q, stride, rows)
 					testutil.CheckGuards(t, tw, 1, len(qt))
 					testutil.CheckGuards(t, qw, 3, len(q))
 					for i := range qt {

@@ -143,12 +143,12 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	blockBlendAsm(ot, st, v, stride, c)
 }
 
-func blockIn(qt, q []float32, stride, rows int, scale float32) {
+func blockIn(qt, q []float32, stride, rows int) {
 	if !useAsm {
-		blockInGeneric(qt, q, stride, rows, scale)
+		blockInGeneric(qt, q, stride, rows)
 		return
 	}
-	blockInAsm(qt, q, stride, rows, scale)
+	blockInAsm(qt, q, stride, rows)
 }
 
 func blockOut(o []float32, stride, rows int, ot []float32) {

@@ -34,9 +34,7 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	blockBlendGeneric(ot, st, v, stride, c)
 }
 
-func blockIn(qt, q []float32, stride, rows int, scale float32) {
-	blockInGeneric(qt, q, stride, rows, scale)
-}
+func blockIn(qt, q []float32, stride, rows int) { blockInGeneric(qt, q, stride, rows) }
 
 func blockOut(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
 

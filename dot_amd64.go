@@ -79,10 +79,10 @@ func blockExpSumSpecialAVX2(st []float32, ml []float32) int
 //go:noescape
 func blockBlendAVX2(ot []float32, st []float32, v []float32, stride int, c []float32)
 
-// blockInAVX2 sets qt[c*16+r] = scale*q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.
+// blockInAVX2 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.
 //
 //go:noescape
-func blockInAVX2(qt []float32, q []float32, stride int, rows int, scale float32)
+func blockInAVX2(qt []float32, q []float32, stride int, rows int)
 
 // blockOutAVX2 sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.
 //

@@ -2694,23 +2694,22 @@ blend1_next:
 	VZEROUPPER
 	RET
 
-// func blockInAVX2(qt []float32, q []float32, stride int, rows int, scale float32)
+// func blockInAVX2(qt []float32, q []float32, stride int, rows int)
 // Requires: AVX
-TEXT ·blockInAVX2(SB), NOSPLIT, $0-68
-	MOVQ         qt_base+0(FP), AX
-	MOVQ         qt_len+8(FP), CX
-	SHRQ         $0x04, CX
-	MOVQ         q_base+24(FP), DX
-	MOVQ         stride+48(FP), BX
-	SHLQ         $0x02, BX
-	MOVQ         rows+56(FP), SI
-	VBROADCASTSS scale+64(FP), Y0
-	LEAQ         (BX)(BX*2), DI
-	MOVQ         SI, R8
-	MOVQ         DX, R9
-	LEAQ         (R9)(BX*4), R10
-	LEAQ         (AX), R13
-	MOVQ         CX, R11
+TEXT ·blockInAVX2(SB), NOSPLIT, $0-64
+	MOVQ qt_base+0(FP), AX
+	MOVQ qt_len+8(FP), CX
+	SHRQ $0x04, CX
+	MOVQ q_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	SHLQ $0x02, BX
+	MOVQ rows+56(FP), SI
+	LEAQ (BX)(BX*2), DI
+	MOVQ SI, R8
+	MOVQ DX, R9
+	LEAQ (R9)(BX*4), R10
+	LEAQ (AX), R13
+	MOVQ CX, R11
 
 in0_loop:
 	TESTQ   R11, R11
@@ -2721,159 +2720,151 @@ in0_loop:
 	LEAQ    masktable<>+0(SB), R14
 	MOVQ    $0x00000008, R15
 	SUBQ    R12, R15
-	VMOVDQU (R14)(R15*4), Y1
+	VMOVDQU (R14)(R15*4), Y0
 
 in0_full:
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	CMPQ   R8, $0x01
-	JL     in0_r0
-	CMPQ   R12, $0x08
-	JL     in0_p0
-	VMULPS (R9), Y0, Y2
-	JMP    in0_r0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	CMPQ    R8, $0x01
+	JL      in0_r0
+	CMPQ    R12, $0x08
+	JL      in0_p0
+	VMOVUPS (R9), Y1
+	JMP     in0_r0
 
 in0_p0:
-	VMASKMOVPS (R9), Y1, Y2
-	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS (R9), Y0, Y1
 
 in0_r0:
-	CMPQ   R8, $0x02
-	JL     in0_r1
-	CMPQ   R12, $0x08
-	JL     in0_p1
-	VMULPS (R9)(BX*1), Y0, Y3
-	JMP    in0_r1
+	CMPQ    R8, $0x02
+	JL      in0_r1
+	CMPQ    R12, $0x08
+	JL      in0_p1
+	VMOVUPS (R9)(BX*1), Y2
+	JMP     in0_r1
 
 in0_p1:
-	VMASKMOVPS (R9)(BX*1), Y1, Y3
-	VMULPS     Y3, Y0, Y3
+	VMASKMOVPS (R9)(BX*1), Y0, Y2
 
 in0_r1:
-	CMPQ   R8, $0x03
-	JL     in0_r2
-	CMPQ   R12, $0x08
-	JL     in0_p2
-	VMULPS (R9)(BX*2), Y0, Y4
-	JMP    in0_r2
+	CMPQ    R8, $0x03
+	JL      in0_r2
+	CMPQ    R12, $0x08
+	JL      in0_p2
+	VMOVUPS (R9)(BX*2), Y3
+	JMP     in0_r2
 
 in0_p2:
-	VMASKMOVPS (R9)(BX*2), Y1, Y4
-	VMULPS     Y4, Y0, Y4
+	VMASKMOVPS (R9)(BX*2), Y0, Y3
 
 in0_r2:
-	CMPQ   R8, $0x04
-	JL     in0_r3
-	CMPQ   R12, $0x08
-	JL     in0_p3
-	VMULPS (R9)(DI*1), Y0, Y5
-	JMP    in0_r3
+	CMPQ    R8, $0x04
+	JL      in0_r3
+	CMPQ    R12, $0x08
+	JL      in0_p3
+	VMOVUPS (R9)(DI*1), Y4
+	JMP     in0_r3
 
 in0_p3:
-	VMASKMOVPS (R9)(DI*1), Y1, Y5
-	VMULPS     Y5, Y0, Y5
+	VMASKMOVPS (R9)(DI*1), Y0, Y4
 
 in0_r3:
-	CMPQ   R8, $0x05
-	JL     in0_r4
-	CMPQ   R12, $0x08
-	JL     in0_p4
-	VMULPS (R10), Y0, Y6
-	JMP    in0_r4
+	CMPQ    R8, $0x05
+	JL      in0_r4
+	CMPQ    R12, $0x08
+	JL      in0_p4
+	VMOVUPS (R10), Y5
+	JMP     in0_r4
 
 in0_p4:
-	VMASKMOVPS (R10), Y1, Y6
-	VMULPS     Y6, Y0, Y6
+	VMASKMOVPS (R10), Y0, Y5
 
 in0_r4:
-	CMPQ   R8, $0x06
-	JL     in0_r5
-	CMPQ   R12, $0x08
-	JL     in0_p5
-	VMULPS (R10)(BX*1), Y0, Y7
-	JMP    in0_r5
+	CMPQ    R8, $0x06
+	JL      in0_r5
+	CMPQ    R12, $0x08
+	JL      in0_p5
+	VMOVUPS (R10)(BX*1), Y6
+	JMP     in0_r5
 
 in0_p5:
-	VMASKMOVPS (R10)(BX*1), Y1, Y7
-	VMULPS     Y7, Y0, Y7
+	VMASKMOVPS (R10)(BX*1), Y0, Y6
 
 in0_r5:
-	CMPQ   R8, $0x07
-	JL     in0_r6
-	CMPQ   R12, $0x08
-	JL     in0_p6
-	VMULPS (R10)(BX*2), Y0, Y8
-	JMP    in0_r6
+	CMPQ    R8, $0x07
+	JL      in0_r6
+	CMPQ    R12, $0x08
+	JL      in0_p6
+	VMOVUPS (R10)(BX*2), Y7
+	JMP     in0_r6
 
 in0_p6:
-	VMASKMOVPS (R10)(BX*2), Y1, Y8
-	VMULPS     Y8, Y0, Y8
+	VMASKMOVPS (R10)(BX*2), Y0, Y7
 
 in0_r6:
-	CMPQ   R8, $0x08
-	JL     in0_r7
-	CMPQ   R12, $0x08
-	JL     in0_p7
-	VMULPS (R10)(DI*1), Y0, Y9
-	JMP    in0_r7
+	CMPQ    R8, $0x08
+	JL      in0_r7
+	CMPQ    R12, $0x08
+	JL      in0_p7
+	VMOVUPS (R10)(DI*1), Y8
+	JMP     in0_r7
 
 in0_p7:
-	VMASKMOVPS (R10)(DI*1), Y1, Y9
-	VMULPS     Y9, Y0, Y9
+	VMASKMOVPS (R10)(DI*1), Y0, Y8
 
 in0_r7:
-	VUNPCKLPS  Y3, Y2, Y10
-	VUNPCKHPS  Y3, Y2, Y2
-	VUNPCKLPS  Y5, Y4, Y3
-	VUNPCKHPS  Y5, Y4, Y4
-	VUNPCKLPS  Y7, Y6, Y5
-	VUNPCKHPS  Y7, Y6, Y6
-	VUNPCKLPS  Y9, Y8, Y7
-	VUNPCKHPS  Y9, Y8, Y8
-	VSHUFPS    $0x44, Y3, Y10, Y9
-	VSHUFPS    $0x44, Y4, Y2, Y12
-	VSHUFPS    $0xee, Y3, Y10, Y10
-	VSHUFPS    $0xee, Y4, Y2, Y13
-	VSHUFPS    $0x44, Y7, Y5, Y3
-	VSHUFPS    $0x44, Y8, Y6, Y14
-	VSHUFPS    $0xee, Y7, Y5, Y4
-	VSHUFPS    $0xee, Y8, Y6, Y15
+	VUNPCKLPS  Y2, Y1, Y9
+	VUNPCKHPS  Y2, Y1, Y1
+	VUNPCKLPS  Y4, Y3, Y2
+	VUNPCKHPS  Y4, Y3, Y3
+	VUNPCKLPS  Y6, Y5, Y4
+	VUNPCKHPS  Y6, Y5, Y5
+	VUNPCKLPS  Y8, Y7, Y6
+	VUNPCKHPS  Y8, Y7, Y7
+	VSHUFPS    $0x44, Y2, Y9, Y8
+	VSHUFPS    $0x44, Y3, Y1, Y11
+	VSHUFPS    $0xee, Y2, Y9, Y9
+	VSHUFPS    $0xee, Y3, Y1, Y12
+	VSHUFPS    $0x44, Y6, Y4, Y2
+	VSHUFPS    $0x44, Y7, Y5, Y13
+	VSHUFPS    $0xee, Y6, Y4, Y3
+	VSHUFPS    $0xee, Y7, Y5, Y14
+	VPERM2F128 $0x20, Y2, Y8, Y1
+	VPERM2F128 $0x31, Y2, Y8, Y5
 	VPERM2F128 $0x20, Y3, Y9, Y2
 	VPERM2F128 $0x31, Y3, Y9, Y6
-	VPERM2F128 $0x20, Y4, Y10, Y3
-	VPERM2F128 $0x31, Y4, Y10, Y7
+	VPERM2F128 $0x20, Y13, Y11, Y3
+	VPERM2F128 $0x31, Y13, Y11, Y7
 	VPERM2F128 $0x20, Y14, Y12, Y4
 	VPERM2F128 $0x31, Y14, Y12, Y8
-	VPERM2F128 $0x20, Y15, Y13, Y5
-	VPERM2F128 $0x31, Y15, Y13, Y9
-	VMOVUPS    Y2, (R13)
+	VMOVUPS    Y1, (R13)
 	CMPQ       R12, $0x02
 	JL         in0_stored
-	VMOVUPS    Y3, 64(R13)
+	VMOVUPS    Y2, 64(R13)
 	CMPQ       R12, $0x03
 	JL         in0_stored
-	VMOVUPS    Y4, 128(R13)
+	VMOVUPS    Y3, 128(R13)
 	CMPQ       R12, $0x04
 	JL         in0_stored
-	VMOVUPS    Y5, 192(R13)
+	VMOVUPS    Y4, 192(R13)
 	CMPQ       R12, $0x05
 	JL         in0_stored
-	VMOVUPS    Y6, 256(R13)
+	VMOVUPS    Y5, 256(R13)
 	CMPQ       R12, $0x06
 	JL         in0_stored
-	VMOVUPS    Y7, 320(R13)
+	VMOVUPS    Y6, 320(R13)
 	CMPQ       R12, $0x07
 	JL         in0_stored
-	VMOVUPS    Y8, 384(R13)
+	VMOVUPS    Y7, 384(R13)
 	CMPQ       R12, $0x08
 	JL         in0_stored
-	VMOVUPS    Y9, 448(R13)
+	VMOVUPS    Y8, 448(R13)
 
 in0_stored:
 	ADDQ $0x00000200, R13
@@ -2897,159 +2888,151 @@ in1_loop:
 	LEAQ    masktable<>+0(SB), R10
 	MOVQ    $0x00000008, R11
 	SUBQ    R9, R11
-	VMOVDQU (R10)(R11*4), Y11
+	VMOVDQU (R10)(R11*4), Y10
 
 in1_full:
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	CMPQ   SI, $0x01
-	JL     in1_r0
-	CMPQ   R9, $0x08
-	JL     in1_p0
-	VMULPS (DX), Y0, Y1
-	JMP    in1_r0
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	CMPQ    SI, $0x01
+	JL      in1_r0
+	CMPQ    R9, $0x08
+	JL      in1_p0
+	VMOVUPS (DX), Y0
+	JMP     in1_r0
 
 in1_p0:
-	VMASKMOVPS (DX), Y11, Y1
-	VMULPS     Y1, Y0, Y1
+	VMASKMOVPS (DX), Y10, Y0
 
 in1_r0:
-	CMPQ   SI, $0x02
-	JL     in1_r1
-	CMPQ   R9, $0x08
-	JL     in1_p1
-	VMULPS (DX)(BX*1), Y0, Y2
-	JMP    in1_r1
+	CMPQ    SI, $0x02
+	JL      in1_r1
+	CMPQ    R9, $0x08
+	JL      in1_p1
+	VMOVUPS (DX)(BX*1), Y1
+	JMP     in1_r1
 
 in1_p1:
-	VMASKMOVPS (DX)(BX*1), Y11, Y2
-	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS (DX)(BX*1), Y10, Y1
 
 in1_r1:
-	CMPQ   SI, $0x03
-	JL     in1_r2
-	CMPQ   R9, $0x08
-	JL     in1_p2
-	VMULPS (DX)(BX*2), Y0, Y3
-	JMP    in1_r2
+	CMPQ    SI, $0x03
+	JL      in1_r2
+	CMPQ    R9, $0x08
+	JL      in1_p2
+	VMOVUPS (DX)(BX*2), Y2
+	JMP     in1_r2
 
 in1_p2:
-	VMASKMOVPS (DX)(BX*2), Y11, Y3
-	VMULPS     Y3, Y0, Y3
+	VMASKMOVPS (DX)(BX*2), Y10, Y2
 
 in1_r2:
-	CMPQ   SI, $0x04
-	JL     in1_r3
-	CMPQ   R9, $0x08
-	JL     in1_p3
-	VMULPS (DX)(DI*1), Y0, Y4
-	JMP    in1_r3
+	CMPQ    SI, $0x04
+	JL      in1_r3
+	CMPQ    R9, $0x08
+	JL      in1_p3
+	VMOVUPS (DX)(DI*1), Y3
+	JMP     in1_r3
 
 in1_p3:
-	VMASKMOVPS (DX)(DI*1), Y11, Y4
-	VMULPS     Y4, Y0, Y4
+	VMASKMOVPS (DX)(DI*1), Y10, Y3
 
 in1_r3:
-	CMPQ   SI, $0x05
-	JL     in1_r4
-	CMPQ   R9, $0x08
-	JL     in1_p4
-	VMULPS (R8), Y0, Y5
-	JMP    in1_r4
+	CMPQ    SI, $0x05
+	JL      in1_r4
+	CMPQ    R9, $0x08
+	JL      in1_p4
+	VMOVUPS (R8), Y4
+	JMP     in1_r4
 
 in1_p4:
-	VMASKMOVPS (R8), Y11, Y5
-	VMULPS     Y5, Y0, Y5
+	VMASKMOVPS (R8), Y10, Y4
 
 in1_r4:
-	CMPQ   SI, $0x06
-	JL     in1_r5
-	CMPQ   R9, $0x08
-	JL     in1_p5
-	VMULPS (R8)(BX*1), Y0, Y6
-	JMP    in1_r5
+	CMPQ    SI, $0x06
+	JL      in1_r5
+	CMPQ    R9, $0x08
+	JL      in1_p5
+	VMOVUPS (R8)(BX*1), Y5
+	JMP     in1_r5
 
 in1_p5:
-	VMASKMOVPS (R8)(BX*1), Y11, Y6
-	VMULPS     Y6, Y0, Y6
+	VMASKMOVPS (R8)(BX*1), Y10, Y5
 
 in1_r5:
-	CMPQ   SI, $0x07
-	JL     in1_r6
-	CMPQ   R9, $0x08
-	JL     in1_p6
-	VMULPS (R8)(BX*2), Y0, Y7
-	JMP    in1_r6
+	CMPQ    SI, $0x07
+	JL      in1_r6
+	CMPQ    R9, $0x08
+	JL      in1_p6
+	VMOVUPS (R8)(BX*2), Y6
+	JMP     in1_r6
 
 in1_p6:
-	VMASKMOVPS (R8)(BX*2), Y11, Y7
-	VMULPS     Y7, Y0, Y7
+	VMASKMOVPS (R8)(BX*2), Y10, Y6
 
 in1_r6:
-	CMPQ   SI, $0x08
-	JL     in1_r7
-	CMPQ   R9, $0x08
-	JL     in1_p7
-	VMULPS (R8)(DI*1), Y0, Y8
-	JMP    in1_r7
+	CMPQ    SI, $0x08
+	JL      in1_r7
+	CMPQ    R9, $0x08
+	JL      in1_p7
+	VMOVUPS (R8)(DI*1), Y7
+	JMP     in1_r7
 
 in1_p7:
-	VMASKMOVPS (R8)(DI*1), Y11, Y8
-	VMULPS     Y8, Y0, Y8
+	VMASKMOVPS (R8)(DI*1), Y10, Y7
 
 in1_r7:
-	VUNPCKLPS  Y2, Y1, Y9
-	VUNPCKHPS  Y2, Y1, Y1
-	VUNPCKLPS  Y4, Y3, Y2
-	VUNPCKHPS  Y4, Y3, Y3
-	VUNPCKLPS  Y6, Y5, Y4
-	VUNPCKHPS  Y6, Y5, Y5
-	VUNPCKLPS  Y8, Y7, Y6
-	VUNPCKHPS  Y8, Y7, Y7
-	VSHUFPS    $0x44, Y2, Y9, Y8
-	VSHUFPS    $0x44, Y3, Y1, Y10
-	VSHUFPS    $0xee, Y2, Y9, Y9
-	VSHUFPS    $0xee, Y3, Y1, Y12
-	VSHUFPS    $0x44, Y6, Y4, Y2
-	VSHUFPS    $0x44, Y7, Y5, Y13
-	VSHUFPS    $0xee, Y6, Y4, Y3
-	VSHUFPS    $0xee, Y7, Y5, Y14
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0x44, Y2, Y0, Y9
+	VSHUFPS    $0xee, Y1, Y8, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y11
+	VSHUFPS    $0x44, Y5, Y3, Y1
+	VSHUFPS    $0x44, Y6, Y4, Y12
+	VSHUFPS    $0xee, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y6, Y4, Y13
+	VPERM2F128 $0x20, Y1, Y7, Y0
+	VPERM2F128 $0x31, Y1, Y7, Y4
 	VPERM2F128 $0x20, Y2, Y8, Y1
 	VPERM2F128 $0x31, Y2, Y8, Y5
-	VPERM2F128 $0x20, Y3, Y9, Y2
-	VPERM2F128 $0x31, Y3, Y9, Y6
-	VPERM2F128 $0x20, Y13, Y10, Y3
-	VPERM2F128 $0x31, Y13, Y10, Y7
-	VPERM2F128 $0x20, Y14, Y12, Y4
-	VPERM2F128 $0x31, Y14, Y12, Y8
-	VMOVUPS    Y1, (AX)
+	VPERM2F128 $0x20, Y12, Y9, Y2
+	VPERM2F128 $0x31, Y12, Y9, Y6
+	VPERM2F128 $0x20, Y13, Y11, Y3
+	VPERM2F128 $0x31, Y13, Y11, Y7
+	VMOVUPS    Y0, (AX)
 	CMPQ       R9, $0x02
 	JL         in1_stored
-	VMOVUPS    Y2, 64(AX)
+	VMOVUPS    Y1, 64(AX)
 	CMPQ       R9, $0x03
 	JL         in1_stored
-	VMOVUPS    Y3, 128(AX)
+	VMOVUPS    Y2, 128(AX)
 	CMPQ       R9, $0x04
 	JL         in1_stored
-	VMOVUPS    Y4, 192(AX)
+	VMOVUPS    Y3, 192(AX)
 	CMPQ       R9, $0x05
 	JL         in1_stored
-	VMOVUPS    Y5, 256(AX)
+	VMOVUPS    Y4, 256(AX)
 	CMPQ       R9, $0x06
 	JL         in1_stored
-	VMOVUPS    Y6, 320(AX)
+	VMOVUPS    Y5, 320(AX)
 	CMPQ       R9, $0x07
 	JL         in1_stored
-	VMOVUPS    Y7, 384(AX)
+	VMOVUPS    Y6, 384(AX)
 	CMPQ       R9, $0x08
 	JL         in1_stored
-	VMOVUPS    Y8, 448(AX)
+	VMOVUPS    Y7, 448(AX)
 
 in1_stored:
 	ADDQ $0x00000200, AX

@@ -118,21 +118,7 @@ func scoreBlock(R int, dst, rows, k, stride, q, full, rem Register) {
 	if R == 8 {
 		LEAQ(Mem{Base: k, Index: stride, Scale: 4}, k4)
 	}
-	row := func(r int) Mem {
-		base := k
-		if r >= 4 {
-			base, r = k4, r-4
-		}
-		switch r {
-		case 1:
-			return Mem{Base: base, Index: stride, Scale: 1}
-		case 2:
-			return Mem{Base: base, Index: stride, Scale: 2}
-		case 3:
-			return Mem{Base: base, Index: s3, Scale: 1}
-		}
-		return Mem{Base: base}
-	}
+	row := func(r int) Mem { return rowAddr(k, k4, stride, s3, r) }
 
 	acc := zeros(R)
 	cnt := GP64()

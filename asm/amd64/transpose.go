@@ -61,9 +61,9 @@ func skipUnless(count Register, i int, label string) {
 }
 
 func genBlockIn() {
-	TEXT("blockInAVX2", NOSPLIT, "func(qt, q []float32, stride, rows int, scale float32)")
+	TEXT("blockInAVX2", NOSPLIT, "func(qt, q []float32, stride, rows int)")
 	Pragma("noescape")
-	Doc("blockInAVX2 sets qt[c*16+r] = scale*q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.")
+	Doc("blockInAVX2 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.")
 	qt := Load(Param("qt").Base(), GP64())
 	d := Load(Param("qt").Len(), GP64())
 	SHRQ(U8(4), d)
@@ -71,8 +71,6 @@ func genBlockIn() {
 	s := Load(Param("stride"), GP64())
 	SHLQ(U8(2), s)
 	rows := Load(Param("rows"), GP64())
-	sc := YMM()
-	VBROADCASTSS(paramAddr("scale"), sc)
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
 
@@ -116,11 +114,10 @@ func genBlockIn() {
 			partial := fmt.Sprintf("%s_p%d", name, i)
 			CMPQ(rem, U8(8))
 			JL(LabelRef(partial))
-			VMULPS(rowAddr(p, p4, s, s3, i), sc, v[i])
+			VMOVUPS(rowAddr(p, p4, s, s3, i), v[i])
 			JMP(LabelRef(skip))
 			Label(partial)
 			VMASKMOVPS(rowAddr(p, p4, s, s3, i), mask, v[i])
-			VMULPS(v[i], sc, v[i])
 			Label(skip)
 		}
 		transpose8(v)
