@@ -760,7 +760,7 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-56
 	MOVQ    x_base+24(FP), CX
 	MOVQ    x_len+32(FP), DX
 	XORQ    BX, BX
-	VMOVUPS exp_shift<>+0(SB), Y0
+	VMOVUPS exp_shiftbias<>+0(SB), Y0
 	VMOVUPS exp_invln2<>+0(SB), Y1
 	VMOVUPS exp_ln2hi<>+0(SB), Y2
 	VMOVUPS exp_c6<>+0(SB), Y3
@@ -794,9 +794,7 @@ expAVX2_loop:
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
 	VPSLLD       $0x17, Y11, Y11
-	VPADDD       exp_bias<>+0(SB), Y11, Y11
 	VPSLLD       $0x17, Y12, Y12
-	VPADDD       exp_bias<>+0(SB), Y12, Y12
 	VMOVAPS      Y3, Y13
 	VMOVAPS      Y3, Y14
 	VFMADD213PS  Y5, Y9, Y13
@@ -834,7 +832,6 @@ expAVX2_single:
 	VFNMADD231PS Y2, Y11, Y9
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y9
 	VPSLLD       $0x17, Y10, Y10
-	VPADDD       exp_bias<>+0(SB), Y10, Y10
 	VMOVAPS      Y3, Y11
 	VFMADD213PS  Y5, Y9, Y11
 	VFMADD213PS  Y6, Y9, Y11
@@ -867,7 +864,6 @@ expAVX2_tail:
 	VFNMADD231PS Y2, Y0, Y10
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y0, Y10
 	VPSLLD       $0x17, Y11, Y11
-	VPADDD       exp_bias<>+0(SB), Y11, Y11
 	VMOVAPS      Y3, Y0
 	VFMADD213PS  Y5, Y10, Y0
 	VFMADD213PS  Y6, Y10, Y0
@@ -893,6 +889,16 @@ DATA exp_shift<>+20(SB)/4, $0x4b400000
 DATA exp_shift<>+24(SB)/4, $0x4b400000
 DATA exp_shift<>+28(SB)/4, $0x4b400000
 GLOBL exp_shift<>(SB), RODATA|NOPTR, $32
+
+DATA exp_shiftbias<>+0(SB)/4, $0x4b40007f
+DATA exp_shiftbias<>+4(SB)/4, $0x4b40007f
+DATA exp_shiftbias<>+8(SB)/4, $0x4b40007f
+DATA exp_shiftbias<>+12(SB)/4, $0x4b40007f
+DATA exp_shiftbias<>+16(SB)/4, $0x4b40007f
+DATA exp_shiftbias<>+20(SB)/4, $0x4b40007f
+DATA exp_shiftbias<>+24(SB)/4, $0x4b40007f
+DATA exp_shiftbias<>+28(SB)/4, $0x4b40007f
+GLOBL exp_shiftbias<>(SB), RODATA|NOPTR, $32
 
 DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
 DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
@@ -1175,7 +1181,7 @@ TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
 	XORQ         BX, BX
 	VBROADCASTSS m+48(FP), Y0
 	VXORPS       Y1, Y1, Y1
-	VMOVUPS      exp_shift<>+0(SB), Y2
+	VMOVUPS      exp_shiftbias<>+0(SB), Y2
 	VMOVUPS      exp_invln2<>+0(SB), Y3
 	VMOVUPS      exp_one<>+0(SB), Y4
 	VMOVUPS      exp_c5<>+0(SB), Y5
@@ -1209,9 +1215,7 @@ expSumAVX2_loop:
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
 	VPSLLD       $0x17, Y11, Y11
-	VPADDD       exp_bias<>+0(SB), Y11, Y11
 	VPSLLD       $0x17, Y12, Y12
-	VPADDD       exp_bias<>+0(SB), Y12, Y12
 	VMOVUPS      exp_c6<>+0(SB), Y13
 	VMOVUPS      exp_c6<>+0(SB), Y14
 	VFMADD213PS  Y5, Y9, Y13
@@ -1252,7 +1256,6 @@ expSumAVX2_single:
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y11, Y9
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y9
 	VPSLLD       $0x17, Y10, Y10
-	VPADDD       exp_bias<>+0(SB), Y10, Y10
 	VMOVUPS      exp_c6<>+0(SB), Y11
 	VFMADD213PS  Y5, Y9, Y11
 	VFMADD213PS  Y6, Y9, Y11
@@ -1288,7 +1291,6 @@ expSumAVX2_tail:
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y10
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y10
 	VPSLLD       $0x17, Y0, Y0
-	VPADDD       exp_bias<>+0(SB), Y0, Y0
 	VMOVUPS      exp_c6<>+0(SB), Y2
 	VFMADD213PS  Y5, Y10, Y2
 	VFMADD213PS  Y6, Y10, Y2
@@ -2023,7 +2025,7 @@ TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
 	MOVQ    st_len+8(FP), CX
 	MOVQ    ml_base+24(FP), DX
 	XORQ    BX, BX
-	VMOVUPS exp_shift<>+0(SB), Y0
+	VMOVUPS exp_shiftbias<>+0(SB), Y0
 	VMOVUPS exp_invln2<>+0(SB), Y1
 	VMOVUPS exp_c5<>+0(SB), Y2
 	VMOVUPS exp_c4<>+0(SB), Y3
@@ -2057,9 +2059,7 @@ blockExpSumAVX2_loop:
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
 	VPSLLD       $0x17, Y11, Y11
-	VPADDD       exp_bias<>+0(SB), Y11, Y11
 	VPSLLD       $0x17, Y12, Y12
-	VPADDD       exp_bias<>+0(SB), Y12, Y12
 	VMOVUPS      exp_c6<>+0(SB), Y13
 	VMOVUPS      exp_c6<>+0(SB), Y14
 	VFMADD213PS  Y2, Y9, Y13

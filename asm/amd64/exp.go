@@ -33,6 +33,9 @@ const expUnroll = 2
 // expK holds the scheme's constants, each a register or a memory operand.
 type expK struct {
 	shift, invLn2, ln2Hi, ln2Lo, bias, c6, absMask Op
+	// shiftBias replaces shift and bias on the fast path (see
+	// expconst.ShiftBias): one integer add fewer per vector.
+	shiftBias Op
 	horner                                         []Op // C5, C4, C3, C2, 1, 1
 }
 
@@ -50,7 +53,8 @@ func loadExpK(regs ...string) expK {
 		return m
 	}
 	k := expK{
-		shift:   get("shift", vecF("exp_shift", expconst.Shift)),
+		shift:     get("shift", vecF("exp_shift", expconst.Shift)),
+		shiftBias: get("shiftbias", vecF("exp_shiftbias", expconst.ShiftBias)),
 		invLn2:  get("invln2", vecF("exp_invln2", expconst.InvLn2)),
 		ln2Hi:   get("ln2hi", vecF("exp_ln2hi", expconst.Ln2Hi)),
 		ln2Lo:   get("ln2lo", vecF("exp_ln2lo", expconst.Ln2Lo)),
@@ -79,20 +83,25 @@ func mov(src Op) VecVirtual {
 }
 
 // expCore computes e^x of each register of x, stage by stage across them,
-// and returns the results in new registers; x is overwritten. With scale
+// and returns the results in new registers; x is overwritten. With keep
 // set it also returns the 2^n bit patterns before biasing (e = n << 23) and
-// n itself, which the special-case code needs.
+// n itself, which the special-case code needs; without it (|n| <= SpecialN)
+// the shift carries the bias, so z << 23 is 2^n already.
 func expCore(k expK, x []VecVirtual, keep bool) (res, n, e []VecVirtual) {
 	U := len(x)
+	shift := k.shiftBias
+	if keep {
+		shift = k.shift
+	}
 	z := make([]VecVirtual, U)
 	for u := range U {
-		z[u] = mov(k.shift)
+		z[u] = mov(shift)
 		VFMADD231PS(k.invLn2, x[u], z[u]) // z = x*InvLn2 + Shift
 	}
 	n = make([]VecVirtual, U)
 	for u := range U {
 		n[u] = YMM()
-		VSUBPS(k.shift, z[u], n[u]) // n = z - Shift
+		VSUBPS(shift, z[u], n[u]) // n = z - Shift
 	}
 	for u := range U {
 		VFNMADD231PS(k.ln2Hi, n[u], x[u]) // r = x - n*Ln2Hi
@@ -107,8 +116,8 @@ func expCore(k expK, x []VecVirtual, keep bool) (res, n, e []VecVirtual) {
 		VPSLLD(U8(23), z[u], z[u])
 		if keep {
 			e[u] = mov(z[u])
+			VPADDD(k.bias, z[u], z[u]) // z = 2^n
 		}
-		VPADDD(k.bias, z[u], z[u]) // z = 2^n
 	}
 	p := make([]VecVirtual, U)
 	for u := range U {
@@ -233,9 +242,9 @@ func (g expKernel) generate() {
 		k = loadExpK() // all in memory: the special code needs the registers
 		U = 1
 	} else if g.sum {
-		k = loadExpK("shift", "invln2", "c5", "c4", "c3", "c2", "one")
+		k = loadExpK("shiftbias", "invln2", "c5", "c4", "c3", "c2", "one")
 	} else {
-		k = loadExpK("shift", "invln2", "c5", "c4", "c3", "c2", "one", "ln2hi", "c6")
+		k = loadExpK("shiftbias", "invln2", "c5", "c4", "c3", "c2", "one", "ln2hi", "c6")
 	}
 	src := expSource{x: x, m: m}
 	store := func(res []VecVirtual, mask VecVirtual) {

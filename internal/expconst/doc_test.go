@@ -5,7 +5,7 @@ import "testing"
 // The coefficients must be exactly representable as float32: the generic
 // code converts them implicitly and the generators emit their bits.
 func TestConstantsAreFloat32(t *testing.T) {
-	for _, c := range []float64{InvLn2, Shift, Ln2Hi, Ln2Lo, C2, C3, C4, C5, C6} {
+	for _, c := range []float64{InvLn2, Shift, ShiftBias, Ln2Hi, Ln2Lo, C2, C3, C4, C5, C6} {
 		if float64(float32(c)) != c {
 			t.Errorf("%v (%x) is not a float32", c, c)
 		}
