@@ -36,7 +36,7 @@ type expK struct {
 	// shiftBias replaces shift and bias on the fast path (see
 	// expconst.ShiftBias): one integer add fewer per vector.
 	shiftBias Op
-	horner                                         []Op // C5, C4, C3, C2, 1, 1
+	horner    []Op // C5, C4, C3, C2, 1, 1
 }
 
 // loadExpK preloads the constants named in regs into registers; the others
@@ -55,12 +55,12 @@ func loadExpK(regs ...string) expK {
 	k := expK{
 		shift:     get("shift", vecF("exp_shift", expconst.Shift)),
 		shiftBias: get("shiftbias", vecF("exp_shiftbias", expconst.ShiftBias)),
-		invLn2:  get("invln2", vecF("exp_invln2", expconst.InvLn2)),
-		ln2Hi:   get("ln2hi", vecF("exp_ln2hi", expconst.Ln2Hi)),
-		ln2Lo:   get("ln2lo", vecF("exp_ln2lo", expconst.Ln2Lo)),
-		bias:    get("bias", vec32("exp_bias", expconst.ExpBias)),
-		c6:      get("c6", vecF("exp_c6", expconst.C6)),
-		absMask: get("absmask", vec32("exp_absmask", 0x7fffffff)),
+		invLn2:    get("invln2", vecF("exp_invln2", expconst.InvLn2)),
+		ln2Hi:     get("ln2hi", vecF("exp_ln2hi", expconst.Ln2Hi)),
+		ln2Lo:     get("ln2lo", vecF("exp_ln2lo", expconst.Ln2Lo)),
+		bias:      get("bias", vec32("exp_bias", expconst.ExpBias)),
+		c6:        get("c6", vecF("exp_c6", expconst.C6)),
+		absMask:   get("absmask", vec32("exp_absmask", 0x7fffffff)),
 	}
 	one := get("one", vecF("exp_one", 1))
 	k.horner = []Op{
