@@ -33,10 +33,10 @@ const (
 	// ShiftBias is Shift + 127: z = x·InvLn2 + ShiftBias holds n + 127 in
 	// its low mantissa bits, so while |n| <= SpecialN, z << 23 is already
 	// 2^n and the bias add is saved. n = z - ShiftBias is the same n:
-	// x·InvLn2 (exact inside the FMA) is never halfway between integers
-	// for |x| < 2^8, since InvLn2's 24-bit odd significand would have to
-	// divide an odd number below 2^9, so the parity that round-to-even
-	// sees never decides.
+	// where |n| <= SpecialN, x·InvLn2 (exact inside the FMA) is never
+	// halfway between integers k and k+1, since InvLn2's odd 24-bit
+	// significand would have to divide the odd number |2k+1| < 2^8, so
+	// the parity that round-to-even sees never decides.
 	ShiftBias = Shift + 127
 	// Ln2Hi + Ln2Lo ≈ ln2 with Ln2Hi·n exact for |n| < 2^9.
 	Ln2Hi = 0x1.62e4p-1
