@@ -15,7 +15,20 @@ const maxCall = 1 << 16
 // rowsPerCall is how many rows of d columns fit in one call's budget.
 func rowsPerCall(d int) int { return max(1, maxCall/max(d, 1)) }
 
+// Each kernel has a small inlinable front that calls the assembly directly
+// for the common case (assembly available, input within one call's budget)
+// and an out-of-line rest for the generic path and the splitting: on short
+// rows the extra call and the splitting loop's frame cost as much as the
+// kernel (Dot of 128 elements: about 20 vs 14 ns).
+
 func dot(x, y []float32) float32 {
+	if useAsm && len(x) <= maxCall {
+		return dotAsm(x, y)
+	}
+	return dotSplit(x, y)
+}
+
+func dotSplit(x, y []float32) float32 {
 	if !useAsm {
 		return dotGeneric(x, y)
 	}
@@ -40,6 +53,14 @@ func scoreRows(dst, k []float32, stride int, q []float32) {
 }
 
 func axpy(alpha float32, x, y []float32) {
+	if useAsm && len(x) <= maxCall {
+		axpyAsm(alpha, x, y)
+		return
+	}
+	axpySplit(alpha, x, y)
+}
+
+func axpySplit(alpha float32, x, y []float32) {
 	if !useAsm {
 		axpyGeneric(alpha, x, y)
 		return
@@ -64,6 +85,13 @@ func blendRows(acc, w, v []float32, stride int) {
 }
 
 func maxf(x []float32) float32 {
+	if useAsm && len(x) <= maxCall {
+		return maxAsm(x)
+	}
+	return maxSplit(x)
+}
+
+func maxSplit(x []float32) float32 {
 	if !useAsm {
 		return maxGeneric(x)
 	}
@@ -92,6 +120,13 @@ func expv(dst, x []float32) {
 }
 
 func expSum(dst, x []float32, m float32) float32 {
+	if useAsm && len(x) <= maxCall {
+		return expSumAsm(dst, x, m)
+	}
+	return expSumSplit(dst, x, m)
+}
+
+func expSumSplit(dst, x []float32, m float32) float32 {
 	if !useAsm {
 		return expSumGeneric(dst, x, m)
 	}
@@ -104,6 +139,14 @@ func expSum(dst, x []float32, m float32) float32 {
 }
 
 func scale(s float32, x []float32) {
+	if useAsm && len(x) <= maxCall {
+		scaleAsm(s, x)
+		return
+	}
+	scaleSplit(s, x)
+}
+
+func scaleSplit(s float32, x []float32) {
 	if !useAsm {
 		scaleGeneric(s, x)
 		return

@@ -6,9 +6,10 @@ import (
 )
 
 // The exported kernels check lengths and then run the fastest available
-// implementation (see Implementation). They panic on mismatched lengths, as
-// gonum's BLAS does: a length mismatch there is a programming error, not a
-// data condition. The engine API (Memory, Attend) returns errors instead.
+// implementation (see Implementation). They panic on mismatched lengths, with
+// an error naming the call and both lengths, as gonum's BLAS does: a length
+// mismatch there is a programming error, not a data condition. The engine
+// API (Memory, Attend) returns errors instead.
 
 // Dot returns the dot product of x and y:
 //
@@ -26,7 +27,7 @@ import (
 // does. Dot panics if len(x) != len(y).
 func Dot(x, y []float32) float32 {
 	if len(x) != len(y) {
-		panicLengths("Dot", "x", "y", len(x), len(y))
+		panic(lengthError{"Dot", len(x), len(y)})
 	}
 	return dot(x, y)
 }
@@ -43,7 +44,7 @@ func Dot(x, y []float32) float32 {
 // Axpy panics if len(x) != len(y).
 func Axpy(alpha float32, x, y []float32) {
 	if len(x) != len(y) {
-		panicLengths("Axpy", "x", "y", len(x), len(y))
+		panic(lengthError{"Axpy", len(x), len(y)})
 	}
 	axpy(alpha, x, y)
 }
@@ -64,7 +65,7 @@ func Axpy(alpha float32, x, y []float32) {
 // len(dst) != len(x).
 func Exp(dst, x []float32) {
 	if len(dst) != len(x) {
-		panicLengths("Exp", "dst", "x", len(dst), len(x))
+		panic(lengthError{"Exp", len(dst), len(x)})
 	}
 	expv(dst, x)
 }
@@ -95,14 +96,25 @@ func Exp(dst, x []float32) {
 // len(dst) != len(x).
 func Softmax(dst, x []float32) {
 	if len(dst) != len(x) {
-		panicLengths("Softmax", "dst", "x", len(dst), len(x))
+		panic(lengthError{"Softmax", len(dst), len(x)})
 	}
 	softmax(dst, x)
 }
 
-// panicLengths reports mismatched slice lengths.
-func panicLengths(op, a, b string, la, lb int) {
-	panic(fmt.Sprintf("attention: %s: len(%s)=%d != len(%s)=%d", op, a, la, b, lb))
+// lengthError is the panic value of the exported kernels on mismatched
+// lengths. It formats its message only when asked, which keeps the kernels'
+// length check small enough for them to be inlined into their callers.
+type lengthError struct {
+	op     string
+	la, lb int
+}
+
+func (e lengthError) Error() string {
+	a, b := "dst", "x"
+	if e.op == "Dot" || e.op == "Axpy" {
+		a, b = "x", "y"
+	}
+	return fmt.Sprintf("attention: %s: len(%s)=%d != len(%s)=%d", e.op, a, e.la, b, e.lb)
 }
 
 // softmax is Softmax without the length check; the engine calls it with a

@@ -300,7 +300,11 @@ func TestKernelsPanicOnLengthMismatch(t *testing.T) {
 		func() {
 			defer func() {
 				r := recover()
-				msg, _ := r.(string)
+				err, _ := r.(error)
+				var msg string
+				if err != nil {
+					msg = err.Error()
+				}
 				if msg == "" || !contains(msg, name) || !contains(msg, "3") || !contains(msg, "4") {
 					t.Errorf("%s: panic %v, want a message naming the call and both lengths", name, r)
 				}
