@@ -102,8 +102,9 @@ func Softmax(dst, x []float32) {
 }
 
 // lengthError is the panic value of the exported kernels on mismatched
-// lengths. It formats its message only when asked, which keeps the kernels'
-// length check small enough for them to be inlined into their callers.
+// lengths; it matches ErrShape under errors.Is. It formats its message only
+// when asked, which keeps the kernels' length check small enough for them
+// to be inlined into their callers.
 type lengthError struct {
 	op     string
 	la, lb int
@@ -116,6 +117,9 @@ func (e lengthError) Error() string {
 	}
 	return fmt.Sprintf("attention: %s: len(%s)=%d != len(%s)=%d", e.op, a, e.la, b, e.lb)
 }
+
+// Is reports whether target is ErrShape.
+func (e lengthError) Is(target error) bool { return target == ErrShape }
 
 // softmax is Softmax without the length check; the engine calls it with a
 // score row. It returns the row's maximum, -Inf when nothing is attended.

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -307,6 +308,9 @@ func TestKernelsPanicOnLengthMismatch(t *testing.T) {
 				}
 				if msg == "" || !contains(msg, name) || !contains(msg, "3") || !contains(msg, "4") {
 					t.Errorf("%s: panic %v, want a message naming the call and both lengths", name, r)
+				}
+				if !errors.Is(err, ErrShape) {
+					t.Errorf("%s: panic %v does not match ErrShape", name, r)
 				}
 			}()
 			call()
