@@ -327,6 +327,47 @@ func contains(s, sub string) bool {
 	return false
 }
 
+// The kernels take the one-call path up to 1<<16 elements (the assembly
+// wrappers' per-call limit) and split beyond it: both sides of the edge.
+func TestKernelsCallLimitEdge(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(98)
+		for _, n := range []int{1<<16 - 1, 1 << 16, 1<<16 + 1} {
+			x, y := testutil.Floats(r, n, 2), testutil.Floats(r, n, 2)
+			want, abs := reference.Dot(x, y)
+			if got := Dot(x, y); !testutil.Close(got, want, reference.DotBound(n, abs)) {
+				t.Errorf("n=%d: Dot = %v, want %v", n, got, want)
+			}
+			x[n-1] = 40
+			if got := maxf(x); got != 40 {
+				t.Errorf("n=%d: max = %v, want 40 (the last element)", n, got)
+			}
+			dst := make([]float32, n)
+			s := expSum(dst, x, 40)
+			var ws float64
+			for i, v := range x {
+				e := reference.Exp(v - 40)
+				ws += e
+				if !testutil.Close(dst[i], e, reference.ULP32(e)) {
+					t.Fatalf("n=%d: expSum dst[%d] = %v, want %v", n, i, dst[i], e)
+				}
+			}
+			if !testutil.Close(s, ws, (reference.Gamma(n)+2*reference.U)*ws) {
+				t.Errorf("n=%d: expSum = %v, want %v", n, s, ws)
+			}
+			scale(0.5, dst)
+			if dst[n-1] != 0.5 {
+				t.Errorf("n=%d: scale left the last element at %v, want 0.5", n, dst[n-1])
+			}
+			y0 := append([]float32(nil), y...)
+			Axpy(-1, x, y)
+			if i := n - 1; y[i] != y0[i]-x[i] {
+				t.Errorf("n=%d: Axpy y[%d] = %v, want %v", n, i, y[i], y0[i]-x[i])
+			}
+		}
+	})
+}
+
 // Large inputs cross the per-call limit of the assembly wrappers (which
 // split long slices so a goroutine is never stuck in one call for long).
 func TestKernelsLarge(t *testing.T) {
