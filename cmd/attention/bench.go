@@ -24,8 +24,10 @@ queries × 512 keys × d 64, causal and not, 1 and all workers) with every
 implementation this CPU supports. Each figure is the median of several runs,
 shown as GFLOP/s or GB/s, as a fraction of the machine's limit for its
 working set (the roofline: the lower of the FMA peak and the bandwidth of
-the level it lives in times its FLOPs per byte) and as a speedup over the
-generic implementation. Progress goes to stderr.`
+the level it lives in times its FLOPs per byte), as the median fraction of
+that limit re-measured right after each run ("paired", which on a shared
+machine compares like with like) and as a speedup over the generic
+implementation. Progress goes to stderr.`
 
 type benchConfig struct {
 	quick   bool
@@ -232,11 +234,14 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 			if !impl.Select(name) {
 				return nil, fmt.Errorf("implementation %q is not available", name)
 			}
-			med, runs, err := timeCase(c, cfg)
+			rf := roofline(rep, c)
+			med, runs, paired, err := timeCase(c, cfg, rf)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
 			}
-			rep.Results = append(rep.Results, newResult(rep, c, name, med, runs))
+			r := newResult(c, name, rf, med, runs)
+			r.PairedFraction = paired
+			rep.Results = append(rep.Results, r)
 		}
 	}
 	impl.Reset()
@@ -252,26 +257,30 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 	return rep, nil
 }
 
-// timeCase returns the median time of one operation and the number of
-// runs it is the median of. The number of operations per run is first
-// doubled until a run lasts cfg.runTime. An operation that alone takes
-// longer than all the runs together should (4·runs·runTime: generic
-// batched attention in --quick mode, or anything on a slow or emulated
-// CPU) is timed once, by the call that warms the caches.
-func timeCase(c benchCase, cfg benchConfig) (time.Duration, int, error) {
+// timeCase returns the median time of one operation, the number of runs
+// it is the median of, and the median over the runs of the operation's
+// fraction of its limit re-measured by a probe run right after that run
+// (see roofline). The number of operations per run is first doubled until
+// a run lasts cfg.runTime. An operation that alone takes longer than all
+// the runs together should (4·runs·runTime: generic batched attention in
+// --quick mode, or anything on a slow or emulated CPU) is timed once, by
+// the call that warms the caches, and paired with one probe run.
+func timeCase(c benchCase, cfg benchConfig, rf bound) (time.Duration, int, float64, error) {
 	op, closeFn, err := c.setup()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if closeFn != nil {
 		defer closeFn()
 	}
+	probe := rf.probe(c.workers)
+	probeTime := cfg.runTime / 2
 	start := time.Now()
 	if err := op(); err != nil { // warm the caches, check the shapes
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if first := time.Since(start); first > 4*time.Duration(cfg.runs)*cfg.runTime {
-		return first, 1, nil
+		return first, 1, rf.fraction(c, first, probe.Rate(probeTime)), nil
 	}
 	timeRun := func(k int) (time.Duration, error) {
 		start := time.Now()
@@ -286,7 +295,7 @@ func timeCase(c benchCase, cfg benchConfig) (time.Duration, int, error) {
 	for {
 		d, err := timeRun(k)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if d >= cfg.runTime {
 			break
@@ -295,15 +304,18 @@ func timeCase(c benchCase, cfg benchConfig) (time.Duration, int, error) {
 		k = min(max(next, 2*k), 100*k)
 	}
 	per := make([]time.Duration, cfg.runs)
+	fr := make([]float64, cfg.runs)
 	for i := range per {
 		d, err := timeRun(k)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		per[i] = d / time.Duration(k)
+		fr[i] = rf.fraction(c, per[i], probe.Rate(probeTime))
 	}
 	slices.Sort(per)
-	return per[len(per)/2], len(per), nil
+	slices.Sort(fr)
+	return per[len(per)/2], len(per), fr[len(fr)/2], nil
 }
 
 // machine describes where the benchmark ran.

@@ -79,18 +79,30 @@ type resultJSON struct {
 	GFLOPS          float64 `json:"gflops"` // 0 where FLOPs are not counted
 	GBps            float64 `json:"gbps"`   // the bytes the operation must read, per second
 	// The limit for this working set: "FMA peak" or "<level> read".
-	Bound            string  `json:"bound"`
-	Limit            float64 `json:"limit"`
-	LimitUnit        string  `json:"limit_unit"` // GFLOP/s or GB/s
-	Fraction         float64 `json:"fraction"`   // of the limit
+	Bound     string  `json:"bound"`
+	Limit     float64 `json:"limit"`
+	LimitUnit string  `json:"limit_unit"` // GFLOP/s or GB/s
+	Fraction  float64 `json:"fraction"`   // of the limit
+	// The median over the runs of the figure over the same limit
+	// re-measured right after that run: on a shared machine this sets like
+	// against like, where Fraction sets a median against a best.
+	PairedFraction   float64 `json:"paired_fraction"`
 	SpeedupVsGeneric float64 `json:"speedup_vs_generic"`
 }
 
-// newResult sets a measured case against the roofline of its working set:
-// with FLOPs counted, the attainable rate is the lower of the FMA peak and
-// the level's bandwidth times the FLOPs per byte; without, the bandwidth.
-// Limits measured with as many threads as the case uses apply.
-func newResult(rep *benchReport, c benchCase, impl string, med time.Duration, runs int) resultJSON {
+// bound is the roofline of a case's working set: with FLOPs counted, the
+// attainable rate is the lower of the FMA peak and the level's bandwidth
+// times the FLOPs per byte; without, the bandwidth. Limits measured with as
+// many threads as the case uses apply.
+type bound struct {
+	name  string  // "FMA peak" or "<level> read"
+	limit float64 // in unit
+	unit  string  // GFLOP/s or GB/s
+	level calib.Level
+	fma   bool // the FMA peak bounds it; otherwise the level's bandwidth
+}
+
+func roofline(rep *benchReport, c benchCase) bound {
 	lims := rep.Limits[0]
 	for _, l := range rep.Limits {
 		if l.Threads == c.workers {
@@ -98,24 +110,56 @@ func newResult(rep *benchReport, c benchCase, impl string, med time.Duration, ru
 		}
 	}
 	lv := lims.calibLimits().LevelFor(c.ws)
+	if c.flops > 0 {
+		if memBound := lv.GBps * c.flops / c.bytes; memBound < lims.PeakGFLOPS {
+			return bound{name: lv.Name + " read", limit: memBound, unit: "GFLOP/s", level: lv}
+		}
+		return bound{name: "FMA peak", limit: lims.PeakGFLOPS, unit: "GFLOP/s", level: lv, fma: true}
+	}
+	return bound{name: lv.Name + " read", limit: lv.GBps, unit: "GB/s", level: lv}
+}
+
+// probe returns the calibration kernel that measures this bound.
+func (b bound) probe(threads int) *calib.Probe {
+	if b.fma {
+		return calib.FMAProbe(threads)
+	}
+	return calib.ReadProbe(b.level.Bytes, threads)
+}
+
+// rate is the case's figure (GFLOP/s, or GB/s where FLOPs are not counted)
+// at per time per operation.
+func (b bound) rate(c benchCase, per time.Duration) float64 {
+	if b.unit == "GFLOP/s" {
+		return c.flops / per.Seconds() / 1e9
+	}
+	return c.bytes / per.Seconds() / 1e9
+}
+
+// fraction is the case's figure at per time per operation over the bound
+// computed from a probe's rate (GFLOP/s or GB/s) instead of the limits.
+func (b bound) fraction(c benchCase, per time.Duration, probeRate float64) float64 {
+	limit := probeRate
+	if !b.fma && b.unit == "GFLOP/s" {
+		limit = probeRate * c.flops / c.bytes
+	}
+	return b.rate(c, per) / limit
+}
+
+// newResult sets a measured case against its roofline.
+func newResult(c benchCase, impl string, b bound, med time.Duration, runs int) resultJSON {
 	sec := med.Seconds()
 	r := resultJSON{
 		Group: c.group, Name: c.name, Shape: c.shape, Impl: impl,
 		N: c.n, T: c.t, D: c.d, Heads: c.heads, Causal: c.causal, Workers: c.workers,
-		WorkingSetBytes: c.ws, Level: lv.Name, Runs: runs,
+		WorkingSetBytes: c.ws, Level: b.level.Name, Runs: runs,
 		MedianNs: float64(med.Nanoseconds()),
 		GBps:     c.bytes / sec / 1e9,
+		Bound:    b.name, Limit: b.limit, LimitUnit: b.unit,
+		Fraction: b.rate(c, med) / b.limit,
 	}
 	if c.flops > 0 {
 		r.GFLOPS = c.flops / sec / 1e9
-		r.Bound, r.Limit = "FMA peak", lims.PeakGFLOPS
-		if memBound := lv.GBps * c.flops / c.bytes; memBound < r.Limit {
-			r.Bound, r.Limit = lv.Name+" read", memBound
-		}
-		r.LimitUnit, r.Fraction = "GFLOP/s", r.GFLOPS/r.Limit
-	} else {
-		r.Bound, r.Limit, r.LimitUnit = lv.Name+" read", lv.GBps, "GB/s"
-		r.Fraction = r.GBps / r.Limit
 	}
 	return r
 }
@@ -149,7 +193,7 @@ func writeBenchTable(p *printer, rep *benchReport) {
 	}
 	p.printf("\n")
 
-	header := []string{"what", "shape", "impl", "working set", "median", "GFLOP/s", "read GB/s", "limit", "of limit", "vs generic"}
+	header := []string{"what", "shape", "impl", "working set", "median", "GFLOP/s", "read GB/s", "limit", "of limit", "paired", "vs generic"}
 	rows := [][]string{header}
 	for _, r := range rep.Results {
 		gflops := "-"
@@ -162,14 +206,18 @@ func writeBenchTable(p *printer, rep *benchReport) {
 			duration(r.MedianNs), gflops, fmt.Sprintf("%.1f", r.GBps),
 			fmt.Sprintf("%s %.1f %s", r.Bound, r.Limit, r.LimitUnit),
 			fmt.Sprintf("%.0f%%", 100*r.Fraction),
+			fmt.Sprintf("%.0f%%", 100*r.PairedFraction),
 			fmt.Sprintf("%.1f×", r.SpeedupVsGeneric),
 		})
 	}
-	writeColumns(p, rows, map[int]bool{4: true, 5: true, 6: true, 8: true, 9: true})
+	writeColumns(p, rows, map[int]bool{4: true, 5: true, 6: true, 8: true, 9: true, 10: true})
 	p.printf("\nread GB/s: the bytes the operation must read (its inputs, once) per second.\n" +
 		"limit: the roofline for the working set, the lower of the FMA peak and the read\n" +
 		"bandwidth of the level it lives in times the FLOPs per byte read (that bandwidth\n" +
-		"alone where FLOPs are not counted), for as many threads as the operation uses.\n")
+		"alone where FLOPs are not counted), for as many threads as the operation uses.\n" +
+		"of limit: the median against the best calibration run (the stricter figure).\n" +
+		"paired: the median over the runs of each run against the same limit re-measured\n" +
+		"right after it, so both meet the same load from the rest of the machine.\n")
 }
 
 // writeColumns prints rows as aligned columns; right aligns those marked.

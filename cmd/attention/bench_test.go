@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glancelab/attention"
 )
@@ -117,8 +118,11 @@ func TestBenchQuickJSON(t *testing.T) {
 		}
 		seen[res.Impl] = true
 		what := res.Name + " " + res.Shape + " " + res.Impl
-		if !(res.MedianNs > 0) || !(res.GBps > 0) || !(res.Limit > 0) || !(res.Fraction > 0) || !(res.SpeedupVsGeneric > 0) {
-			t.Errorf("%s: time, GB/s, limit, fraction and speedup must be > 0: %+v", what, res)
+		if !(res.MedianNs > 0) || !(res.GBps > 0) || !(res.Limit > 0) || !(res.Fraction > 0) || !(res.PairedFraction > 0) || !(res.SpeedupVsGeneric > 0) {
+			t.Errorf("%s: time, GB/s, limit, fractions and speedup must be > 0: %+v", what, res)
+		}
+		if math.IsInf(res.PairedFraction, 0) {
+			t.Errorf("%s: paired fraction %v", what, res.PairedFraction)
 		}
 		measure := res.GBps
 		if res.LimitUnit == "GFLOP/s" {
@@ -186,8 +190,24 @@ func TestBenchTable(t *testing.T) {
 			{"L1", 32 << 10, 16 << 10, 200}, {"L2", 512 << 10, 256 << 10, 100}, {"L3", 32 << 20, 8 << 20, 50}, {"DRAM", 0, 64 << 20, 10}}}},
 	}
 	c := benchCase{name: "Attend", shape: "T=1024 d=64", workers: 1, flops: 4 * 1024 * 64, bytes: 8 * 1024 * 64, ws: 8 * 1024 * 64}
-	rep.Results = append(rep.Results, newResult(rep, c, "fast", 5000, 3), newResult(rep, c, "generic", 50000, 3))
+	rf := roofline(rep, c)
+	rep.Results = append(rep.Results, newResult(c, "fast", rf, 5000, 3), newResult(c, "generic", rf, 50000, 3))
 	rep.Results[0].SpeedupVsGeneric, rep.Results[1].SpeedupVsGeneric = 10, 1
+	rep.Results[0].PairedFraction, rep.Results[1].PairedFraction = 1.31, 0.131
+	// A probe run of the L2 read at 80 GB/s bounds the pair at 40 GFLOP/s.
+	if got := rf.fraction(c, 5000, 80); math.Abs(got-52.4288/40) > 1e-9 {
+		t.Errorf("paired fraction against an 80 GB/s probe = %v, want %v", got, 52.4288/40)
+	}
+	// A case bound by the FMA peak is paired with the FMA probe's rate.
+	big := benchCase{name: "Batched", shape: "s", workers: 1, flops: 1e9, bytes: 1e6, ws: 1 << 20}
+	if rb := roofline(rep, big); !rb.fma || rb.limit != 100 || math.Abs(rb.fraction(big, 20*time.Millisecond, 80)-50.0/80) > 1e-12 {
+		t.Errorf("FMA-bound roofline %+v, paired fraction %v", rb, rb.fraction(big, 20*time.Millisecond, 80))
+	}
+	// Without FLOPs the figure and the probe are both GB/s.
+	exp := benchCase{name: "Exp", shape: "n", workers: 1, bytes: 1e6, ws: 16 << 10}
+	if re := roofline(rep, exp); re.fma || re.unit != "GB/s" || re.limit != 200 || math.Abs(re.fraction(exp, 10*time.Microsecond, 125)-0.8) > 1e-12 {
+		t.Errorf("byte-bound roofline %+v", re)
+	}
 	// 512 KiB lives in L2: limit 100 GB/s × 0.5 FLOP/B = 50 GFLOP/s;
 	// 262144 FLOPs in 5 µs are 52.4 GFLOP/s, 105% of it.
 	r := rep.Results[0]
@@ -201,8 +221,8 @@ func TestBenchTable(t *testing.T) {
 		"machine: Test CPU, 2 cores",
 		"FP32 FMA peak            100.0 GFLOP/s",
 		"L2 read (256 KiB)           100.0 GB/s",
-		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4      104.9  L2 read 50.0 GFLOP/s      105%       10.0×",
-		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2       10.5  L2 read 50.0 GFLOP/s       10%        1.0×",
+		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4      104.9  L2 read 50.0 GFLOP/s      105%    131%       10.0×",
+		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2       10.5  L2 read 50.0 GFLOP/s       10%     13%        1.0×",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())

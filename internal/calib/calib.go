@@ -100,8 +100,7 @@ func Measure(o Options) Limits {
 		dram = max(4*l3, 64<<20)
 	}
 	lim := Limits{Path: path, Threads: o.Threads}
-	rounds := best(o, func(int) func(int) { return func(k int) { sink(FMA(k)) } })
-	lim.GFLOPS = rounds * float64(FLOPsPerRound()) / 1e9
+	lim.GFLOPS = FMAProbe(o.Threads).Best(o.Runs, o.RunTime)
 
 	// Half a private cache holds the buffer with room for everything else.
 	// The L3 is shared with other cores (and, on a virtual machine, with
@@ -112,64 +111,100 @@ func Measure(o Options) Limits {
 		{Name: "L3", Capacity: l3, Bytes: l3 / 4 / o.Threads},
 		{Name: "DRAM", Bytes: dram},
 	} {
-		n := lv.Bytes / 4
-		bufs := make([][]float32, o.Threads)
-		passes := best(o, func(t int) func(int) {
-			if bufs[t] == nil {
-				bufs[t] = make([]float32, n)
-				for i := range bufs[t] {
-					bufs[t][i] = 1
-				}
-			}
-			b := bufs[t]
-			return func(k int) {
-				var s float32
-				for range k {
-					s += Sum(b)
-				}
-				sink(s)
-			}
-		})
-		lv.GBps = passes * float64(4*n) / 1e9
+		lv.GBps = ReadProbe(lv.Bytes, o.Threads).Best(o.Runs, o.RunTime)
 		lim.Levels = append(lim.Levels, lv)
 	}
 	return lim
 }
 
-// best returns the highest rate, in units of work per second summed over
-// the threads, at which the threads run work(k) concurrently. work(t)
-// returns thread t's function, which does k units of work. k is first
-// doubled until a run lasts o.RunTime.
-func best(o Options, work func(t int) func(k int)) float64 {
-	fs := make([]func(int), o.Threads)
-	for t := range fs {
-		fs[t] = work(t)
+// A Probe runs one of Measure's kernels on demand, on some threads at
+// once. Measure keeps the best of its runs; a caller can also run a probe
+// right beside the work it times, so that the two share the machine's
+// state: on a shared machine (other tenants, a busy SMT sibling) a limit
+// measured minutes apart may not be the limit the work met.
+type Probe struct {
+	fs   []func(k int) // one per thread: k units of work
+	unit float64       // FLOPs or bytes in a unit
+	k    int           // units per run, once sized
+	d    time.Duration // the run length k was sized for
+}
+
+// FMAProbe probes the peak FMA rate on threads threads; its rates are in
+// GFLOP/s.
+func FMAProbe(threads int) *Probe {
+	p := &Probe{unit: float64(FLOPsPerRound())}
+	for range max(threads, 1) {
+		p.fs = append(p.fs, func(k int) { sink(FMA(k)) })
 	}
-	runAll := func(k int) time.Duration {
-		var wg sync.WaitGroup
-		start := time.Now()
-		for _, f := range fs {
-			wg.Go(func() { f(k) })
+	return p
+}
+
+// ReadProbe probes the read bandwidth with a buffer of bytes per thread
+// (sized for a cache level, as Measure does); its rates are in GB/s. Each
+// thread's buffer is allocated and filled here.
+func ReadProbe(bytes, threads int) *Probe {
+	n := max(bytes/4, 1)
+	p := &Probe{unit: float64(4 * n)}
+	for range max(threads, 1) {
+		b := make([]float32, n)
+		for i := range b {
+			b[i] = 1
 		}
-		wg.Wait()
-		return time.Since(start)
+		p.fs = append(p.fs, func(k int) {
+			var s float32
+			for range k {
+				s += Sum(b)
+			}
+			sink(s)
+		})
 	}
+	return p
+}
+
+// Rate runs the probe once for about d and returns the rate over all its
+// threads, in 1e9 units (FLOPs or bytes) per second. The first call for a
+// given d sizes the run, doubling the work until a run lasts d.
+func (p *Probe) Rate(d time.Duration) float64 {
+	if p.k == 0 || p.d != d {
+		p.size(d)
+	}
+	t := p.run(p.k)
+	return float64(p.k) * float64(len(p.fs)) * p.unit / max(t.Seconds(), 1e-9) / 1e9
+}
+
+// Best returns the highest of runs rates, each from a run of about d.
+func (p *Probe) Best(runs int, d time.Duration) float64 {
+	best := 0.0
+	for range max(runs, 1) {
+		best = max(best, p.Rate(d))
+	}
+	return best
+}
+
+func (p *Probe) size(d time.Duration) {
 	k := 1
 	for {
-		d := runAll(k)
-		if d >= o.RunTime || k >= 1<<40 {
+		t := p.run(k)
+		if t >= d || k >= 1<<40 {
 			break
 		}
 		// Aim a little past the target from the time measured so far.
-		next := int(float64(k) * 1.2 * float64(o.RunTime) / float64(max(d, time.Microsecond)))
+		next := int(float64(k) * 1.2 * float64(d) / float64(max(t, time.Microsecond)))
 		k = min(max(next, 2*k), 100*k)
 	}
-	rate := 0.0
-	for range o.Runs {
-		d := runAll(k)
-		rate = max(rate, float64(k)*float64(o.Threads)/d.Seconds())
+	p.k, p.d = k, d
+}
+
+// run does k units on every thread at once and returns how long the
+// slowest took.
+func (p *Probe) run(k int) time.Duration {
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, f := range p.fs {
+		wg.Go(func() { f(k) })
 	}
-	return rate
+	wg.Wait()
+	return time.Since(start)
 }
 
 var sinkMu sync.Mutex

@@ -100,3 +100,19 @@ func TestParseSize(t *testing.T) {
 		t.Errorf("CacheSizes() = %d, %d, %d", l1, l2, l3)
 	}
 }
+
+func TestProbe(t *testing.T) {
+	for _, p := range []*Probe{FMAProbe(1), FMAProbe(2), ReadProbe(16<<10, 1), ReadProbe(100, 2)} {
+		r := p.Rate(time.Millisecond)
+		if !(r > 0) || math.IsInf(r, 0) {
+			t.Errorf("Rate = %v, want > 0", r)
+		}
+		k := p.k
+		if p.Rate(time.Millisecond); p.k != k {
+			t.Errorf("a second run of the same length resized the work: %d, then %d", k, p.k)
+		}
+		if b := p.Best(2, 4*time.Millisecond); !(b > 0) || p.d != 4*time.Millisecond {
+			t.Errorf("Best = %v, sized for %v", b, p.d)
+		}
+	}
+}
