@@ -227,6 +227,7 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 	}
 	impls := attention.Implementations()
 	total := len(cases) * len(impls)
+	probes := probeCache{}
 	defer impl.Reset()
 	for ci, c := range cases {
 		for ii, name := range impls {
@@ -235,7 +236,7 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 				return nil, fmt.Errorf("implementation %q is not available", name)
 			}
 			rf := roofline(rep, c)
-			med, runs, paired, err := timeCase(c, cfg, rf)
+			med, runs, paired, err := timeCase(c, cfg, rf, probes.get(rf, c.workers))
 			if err != nil {
 				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
 			}
@@ -265,7 +266,7 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 // the runs together should (4·runs·runTime: generic batched attention in
 // --quick mode, or anything on a slow or emulated CPU) is timed once, by
 // the call that warms the caches, and paired with one probe run.
-func timeCase(c benchCase, cfg benchConfig, rf bound) (time.Duration, int, float64, error) {
+func timeCase(c benchCase, cfg benchConfig, rf bound, probe *calib.Probe) (time.Duration, int, float64, error) {
 	op, closeFn, err := c.setup()
 	if err != nil {
 		return 0, 0, 0, err
@@ -273,7 +274,6 @@ func timeCase(c benchCase, cfg benchConfig, rf bound) (time.Duration, int, float
 	if closeFn != nil {
 		defer closeFn()
 	}
-	probe := rf.probe(c.workers)
 	probeTime := cfg.runTime / 2
 	start := time.Now()
 	if err := op(); err != nil { // warm the caches, check the shapes
@@ -316,6 +316,26 @@ func timeCase(c benchCase, cfg benchConfig, rf bound) (time.Duration, int, float
 	slices.Sort(per)
 	slices.Sort(fr)
 	return per[len(per)/2], len(per), fr[len(fr)/2], nil
+}
+
+// probeCache shares probes between the cases with the same bound: a read
+// probe holds a buffer of the level's working set per thread.
+type probeCache map[probeKey]*calib.Probe
+
+type probeKey struct {
+	fma            bool
+	bytes, threads int
+}
+
+func (pc probeCache) get(b bound, threads int) *calib.Probe {
+	k := probeKey{b.fma, b.level.Bytes, threads}
+	if b.fma {
+		k.bytes = 0
+	}
+	if pc[k] == nil {
+		pc[k] = b.probe(threads)
+	}
+	return pc[k]
 }
 
 // machine describes where the benchmark ran.
