@@ -15,11 +15,12 @@ const maxCall = 1 << 16
 // rowsPerCall is how many rows of d columns fit in one call's budget.
 func rowsPerCall(d int) int { return max(1, maxCall/max(d, 1)) }
 
-// Each kernel has a small inlinable front that calls the assembly directly
-// for the common case (assembly available, input within one call's budget)
-// and an out-of-line rest for the generic path and the splitting: on short
-// rows the extra call and the splitting loop's frame cost as much as the
-// kernel (Dot of 128 elements: about 20 vs 14 ns).
+// Each kernel has a small front that calls the assembly directly in the
+// common case (assembly available, input within one call's budget) and an
+// out-of-line rest for the generic path and the splitting, whose loop would
+// otherwise give every call a larger frame. With the exported kernels
+// inlined into their callers, Dot of 128 elements went from 12.1 to 11.1 ns
+// (best of an interleaved run; the bare assembly call took 10.4).
 
 func dot(x, y []float32) float32 {
 	if useAsm && len(x) <= maxCall {
