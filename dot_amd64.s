@@ -760,7 +760,7 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-56
 	MOVQ    x_base+24(FP), CX
 	MOVQ    x_len+32(FP), DX
 	XORQ    BX, BX
-	VMOVUPS exp_shiftbias<>+0(SB), Y0
+	VMOVUPS exp_shift<>+0(SB), Y0
 	VMOVUPS exp_invln2<>+0(SB), Y1
 	VMOVUPS exp_ln2hi<>+0(SB), Y2
 	VMOVUPS exp_c6<>+0(SB), Y3
@@ -809,8 +809,8 @@ expAVX2_loop:
 	VFMADD213PS  Y4, Y10, Y14
 	VFMADD213PS  Y4, Y9, Y13
 	VFMADD213PS  Y4, Y10, Y14
-	VMULPS       Y11, Y13, Y13
-	VMULPS       Y12, Y14, Y14
+	VPADDD       Y11, Y13, Y13
+	VPADDD       Y12, Y14, Y14
 	VMOVUPS      Y13, (AX)
 	VMOVUPS      Y14, 32(AX)
 	ADDQ         $0x00000040, CX
@@ -839,7 +839,7 @@ expAVX2_single:
 	VFMADD213PS  Y8, Y9, Y11
 	VFMADD213PS  Y4, Y9, Y11
 	VFMADD213PS  Y4, Y9, Y11
-	VMULPS       Y10, Y11, Y11
+	VPADDD       Y10, Y11, Y11
 	VMOVUPS      Y11, (AX)
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
@@ -871,7 +871,7 @@ expAVX2_tail:
 	VFMADD213PS  Y8, Y10, Y0
 	VFMADD213PS  Y4, Y10, Y0
 	VFMADD213PS  Y4, Y10, Y0
-	VMULPS       Y11, Y0, Y0
+	VPADDD       Y11, Y0, Y0
 	VMASKMOVPS   Y0, Y9, (AX)
 	MOVQ         DX, BX
 
@@ -889,16 +889,6 @@ DATA exp_shift<>+20(SB)/4, $0x4b400000
 DATA exp_shift<>+24(SB)/4, $0x4b400000
 DATA exp_shift<>+28(SB)/4, $0x4b400000
 GLOBL exp_shift<>(SB), RODATA|NOPTR, $32
-
-DATA exp_shiftbias<>+0(SB)/4, $0x4b40007f
-DATA exp_shiftbias<>+4(SB)/4, $0x4b40007f
-DATA exp_shiftbias<>+8(SB)/4, $0x4b40007f
-DATA exp_shiftbias<>+12(SB)/4, $0x4b40007f
-DATA exp_shiftbias<>+16(SB)/4, $0x4b40007f
-DATA exp_shiftbias<>+20(SB)/4, $0x4b40007f
-DATA exp_shiftbias<>+24(SB)/4, $0x4b40007f
-DATA exp_shiftbias<>+28(SB)/4, $0x4b40007f
-GLOBL exp_shiftbias<>(SB), RODATA|NOPTR, $32
 
 DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
 DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
@@ -1010,14 +1000,14 @@ DATA exp_c2<>+24(SB)/4, $0x3efffffa
 DATA exp_c2<>+28(SB)/4, $0x3efffffa
 GLOBL exp_c2<>(SB), RODATA|NOPTR, $32
 
-DATA exp_fastbound<>+0(SB)/4, $0x42ae0000
-DATA exp_fastbound<>+4(SB)/4, $0x42ae0000
-DATA exp_fastbound<>+8(SB)/4, $0x42ae0000
-DATA exp_fastbound<>+12(SB)/4, $0x42ae0000
-DATA exp_fastbound<>+16(SB)/4, $0x42ae0000
-DATA exp_fastbound<>+20(SB)/4, $0x42ae0000
-DATA exp_fastbound<>+24(SB)/4, $0x42ae0000
-DATA exp_fastbound<>+28(SB)/4, $0x42ae0000
+DATA exp_fastbound<>+0(SB)/4, $0x42ad0000
+DATA exp_fastbound<>+4(SB)/4, $0x42ad0000
+DATA exp_fastbound<>+8(SB)/4, $0x42ad0000
+DATA exp_fastbound<>+12(SB)/4, $0x42ad0000
+DATA exp_fastbound<>+16(SB)/4, $0x42ad0000
+DATA exp_fastbound<>+20(SB)/4, $0x42ad0000
+DATA exp_fastbound<>+24(SB)/4, $0x42ad0000
+DATA exp_fastbound<>+28(SB)/4, $0x42ad0000
 GLOBL exp_fastbound<>(SB), RODATA|NOPTR, $32
 
 // func expSpecialAVX2(dst []float32, x []float32) int
@@ -1181,7 +1171,7 @@ TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
 	XORQ         BX, BX
 	VBROADCASTSS m+48(FP), Y0
 	VXORPS       Y1, Y1, Y1
-	VMOVUPS      exp_shiftbias<>+0(SB), Y2
+	VMOVUPS      exp_shift<>+0(SB), Y2
 	VMOVUPS      exp_invln2<>+0(SB), Y3
 	VMOVUPS      exp_one<>+0(SB), Y4
 	VMOVUPS      exp_c5<>+0(SB), Y5
@@ -1230,8 +1220,8 @@ expSumAVX2_loop:
 	VFMADD213PS  Y4, Y10, Y14
 	VFMADD213PS  Y4, Y9, Y13
 	VFMADD213PS  Y4, Y10, Y14
-	VMULPS       Y11, Y13, Y13
-	VMULPS       Y12, Y14, Y14
+	VPADDD       Y11, Y13, Y13
+	VPADDD       Y12, Y14, Y14
 	VMOVUPS      Y13, (AX)
 	VADDPS       Y13, Y1, Y1
 	VMOVUPS      Y14, 32(AX)
@@ -1263,7 +1253,7 @@ expSumAVX2_single:
 	VFMADD213PS  Y8, Y9, Y11
 	VFMADD213PS  Y4, Y9, Y11
 	VFMADD213PS  Y4, Y9, Y11
-	VMULPS       Y10, Y11, Y11
+	VPADDD       Y10, Y11, Y11
 	VMOVUPS      Y11, (AX)
 	VADDPS       Y11, Y1, Y1
 	ADDQ         $0x20, CX
@@ -1298,7 +1288,7 @@ expSumAVX2_tail:
 	VFMADD213PS  Y8, Y10, Y2
 	VFMADD213PS  Y4, Y10, Y2
 	VFMADD213PS  Y4, Y10, Y2
-	VMULPS       Y0, Y2, Y2
+	VPADDD       Y0, Y2, Y2
 	VMASKMOVPS   Y2, Y9, (AX)
 	VANDPS       Y9, Y2, Y2
 	VADDPS       Y2, Y1, Y1
@@ -2025,7 +2015,7 @@ TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
 	MOVQ    st_len+8(FP), CX
 	MOVQ    ml_base+24(FP), DX
 	XORQ    BX, BX
-	VMOVUPS exp_shiftbias<>+0(SB), Y0
+	VMOVUPS exp_shift<>+0(SB), Y0
 	VMOVUPS exp_invln2<>+0(SB), Y1
 	VMOVUPS exp_c5<>+0(SB), Y2
 	VMOVUPS exp_c4<>+0(SB), Y3
@@ -2074,8 +2064,8 @@ blockExpSumAVX2_loop:
 	VFMADD213PS  exp_one<>+0(SB), Y10, Y14
 	VFMADD213PS  exp_one<>+0(SB), Y9, Y13
 	VFMADD213PS  exp_one<>+0(SB), Y10, Y14
-	VMULPS       Y11, Y13, Y13
-	VMULPS       Y12, Y14, Y14
+	VPADDD       Y11, Y13, Y13
+	VPADDD       Y12, Y14, Y14
 	VMOVUPS      Y13, (AX)
 	VADDPS       Y13, Y7, Y7
 	VMOVUPS      Y14, 32(AX)

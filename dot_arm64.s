@@ -12,7 +12,7 @@ DATA ·neonTailMask<>+20(SB)/4, $0x00000000
 DATA ·neonTailMask<>+24(SB)/4, $0x00000000
 DATA ·neonTailMask<>+28(SB)/4, $0x00000000
 GLOBL ·neonTailMask<>(SB), RODATA|NOPTR, $32
-DATA ·neonExpConsts<>+0(SB)/4, $0x4b40007f // shiftbias
+DATA ·neonExpConsts<>+0(SB)/4, $0x4b400000 // shift
 DATA ·neonExpConsts<>+4(SB)/4, $0x3fb8aa3b // invln2
 DATA ·neonExpConsts<>+8(SB)/4, $0x3f317200 // ln2hi
 DATA ·neonExpConsts<>+12(SB)/4, $0x35bfbe8e // ln2lo
@@ -637,22 +637,20 @@ expNEON_loop66:
 	VFMLA V14.S4, V2.S4, V10.S4
 	VMOV V26.B16, V11.B16
 	VFMLA V15.S4, V3.S4, V11.S4
-	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD $0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD $0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD $0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VADD V8.S4, V4.S4, V4.S4
+	VADD V9.S4, V5.S4, V5.S4
+	VADD V10.S4, V6.S4, V6.S4
+	VADD V11.S4, V7.S4, V7.S4
 	WORD $0x6eb0abff // umaxv s31, v31.4s
 	VMOV V31.S[0], R4
-	MOVW $0x42ae0000, R16
+	MOVW $0x42ad0000, R16
 	CMPW R16, R4
 	BLS expNEON_ok68
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -693,11 +691,9 @@ expNEON_loop66:
 	VBIT V12.B16, V9.B16, V4.B16
 	ADD $16, R1, R6
 	VLD1 (R6), [V1.S4]
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V5.B16
+	VMOV V16.B16, V5.B16
 	VFMLA V17.S4, V1.S4, V5.S4
-	WORD $0x4eafd4a8 // fsub v8.4s, v5.4s, v15.4s
+	WORD $0x4eb0d4a8 // fsub v8.4s, v5.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V1.S4
 	VFMLS V19.S4, V8.S4, V1.S4
 	VSHL $23, V5.S4, V11.S4
@@ -738,11 +734,9 @@ expNEON_loop66:
 	VBIT V12.B16, V9.B16, V5.B16
 	ADD $32, R1, R6
 	VLD1 (R6), [V2.S4]
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V6.B16
+	VMOV V16.B16, V6.B16
 	VFMLA V17.S4, V2.S4, V6.S4
-	WORD $0x4eafd4c8 // fsub v8.4s, v6.4s, v15.4s
+	WORD $0x4eb0d4c8 // fsub v8.4s, v6.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V2.S4
 	VFMLS V19.S4, V8.S4, V2.S4
 	VSHL $23, V6.S4, V11.S4
@@ -783,11 +777,9 @@ expNEON_loop66:
 	VBIT V12.B16, V9.B16, V6.B16
 	ADD $48, R1, R6
 	VLD1 (R6), [V3.S4]
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V7.B16
+	VMOV V16.B16, V7.B16
 	VFMLA V17.S4, V3.S4, V7.S4
-	WORD $0x4eafd4e8 // fsub v8.4s, v7.4s, v15.4s
+	WORD $0x4eb0d4e8 // fsub v8.4s, v7.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V3.S4
 	VFMLS V19.S4, V8.S4, V3.S4
 	VSHL $23, V7.S4, V11.S4
@@ -856,19 +848,17 @@ expNEON_loop69:
 	VFMLA V8.S4, V0.S4, V12.S4
 	VMOV V26.B16, V8.B16
 	VFMLA V12.S4, V0.S4, V8.S4
-	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	VADD V8.S4, V4.S4, V4.S4
 	WORD $0x6eb0abff // umaxv s31, v31.4s
 	VMOV V31.S[0], R4
-	MOVW $0x42ae0000, R16
+	MOVW $0x42ad0000, R16
 	CMPW R16, R4
 	BLS expNEON_ok71
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -946,10 +936,10 @@ expNEON_ll73:
 	VFMLA V8.S4, V0.S4, V12.S4
 	VMOV V26.B16, V8.B16
 	VFMLA V12.S4, V0.S4, V8.S4
-	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	VADD V8.S4, V4.S4, V4.S4
 	WORD $0x6eb0abff // umaxv s31, v31.4s
 	VMOV V31.S[0], R4
-	MOVW $0x42ae0000, R16
+	MOVW $0x42ad0000, R16
 	CMPW R16, R4
 	BLS expNEON_ok74
 	VEOR V0.B16, V0.B16, V0.B16
@@ -963,11 +953,9 @@ expNEON_ll73:
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
 expNEON_ll75:
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -1132,23 +1120,21 @@ expSumNEON_loop77:
 	VFMLA V14.S4, V2.S4, V10.S4
 	VMOV V26.B16, V11.B16
 	VFMLA V15.S4, V3.S4, V11.S4
-	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD $0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD $0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD $0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VADD V8.S4, V4.S4, V4.S4
+	VADD V9.S4, V5.S4, V5.S4
+	VADD V10.S4, V6.S4, V6.S4
+	VADD V11.S4, V7.S4, V7.S4
 	WORD $0x6eb0abff // umaxv s31, v31.4s
 	VMOV V31.S[0], R4
-	MOVW $0x42ae0000, R16
+	MOVW $0x42ad0000, R16
 	CMPW R16, R4
 	BLS expSumNEON_ok79
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -1190,11 +1176,9 @@ expSumNEON_loop77:
 	ADD $16, R1, R6
 	VLD1 (R6), [V1.S4]
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V5.B16
+	VMOV V16.B16, V5.B16
 	VFMLA V17.S4, V1.S4, V5.S4
-	WORD $0x4eafd4a8 // fsub v8.4s, v5.4s, v15.4s
+	WORD $0x4eb0d4a8 // fsub v8.4s, v5.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V1.S4
 	VFMLS V19.S4, V8.S4, V1.S4
 	VSHL $23, V5.S4, V11.S4
@@ -1236,11 +1220,9 @@ expSumNEON_loop77:
 	ADD $32, R1, R6
 	VLD1 (R6), [V2.S4]
 	WORD $0x4ebdd442 // fsub v2.4s, v2.4s, v29.4s
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V6.B16
+	VMOV V16.B16, V6.B16
 	VFMLA V17.S4, V2.S4, V6.S4
-	WORD $0x4eafd4c8 // fsub v8.4s, v6.4s, v15.4s
+	WORD $0x4eb0d4c8 // fsub v8.4s, v6.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V2.S4
 	VFMLS V19.S4, V8.S4, V2.S4
 	VSHL $23, V6.S4, V11.S4
@@ -1282,11 +1264,9 @@ expSumNEON_loop77:
 	ADD $48, R1, R6
 	VLD1 (R6), [V3.S4]
 	WORD $0x4ebdd463 // fsub v3.4s, v3.4s, v29.4s
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V7.B16
+	VMOV V16.B16, V7.B16
 	VFMLA V17.S4, V3.S4, V7.S4
-	WORD $0x4eafd4e8 // fsub v8.4s, v7.4s, v15.4s
+	WORD $0x4eb0d4e8 // fsub v8.4s, v7.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V3.S4
 	VFMLS V19.S4, V8.S4, V3.S4
 	VSHL $23, V7.S4, V11.S4
@@ -1360,20 +1340,18 @@ expSumNEON_loop80:
 	VFMLA V8.S4, V0.S4, V12.S4
 	VMOV V26.B16, V8.B16
 	VFMLA V12.S4, V0.S4, V8.S4
-	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	VADD V8.S4, V4.S4, V4.S4
 	WORD $0x6eb0abff // umaxv s31, v31.4s
 	VMOV V31.S[0], R4
-	MOVW $0x42ae0000, R16
+	MOVW $0x42ad0000, R16
 	CMPW R16, R4
 	BLS expSumNEON_ok82
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -1458,10 +1436,10 @@ expSumNEON_ll84:
 	VFMLA V8.S4, V0.S4, V12.S4
 	VMOV V26.B16, V8.B16
 	VFMLA V12.S4, V0.S4, V8.S4
-	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
+	VADD V8.S4, V4.S4, V4.S4
 	WORD $0x6eb0abff // umaxv s31, v31.4s
 	VMOV V31.S[0], R4
-	MOVW $0x42ae0000, R16
+	MOVW $0x42ad0000, R16
 	CMPW R16, R4
 	BLS expSumNEON_ok85
 	VEOR V0.B16, V0.B16, V0.B16
@@ -1481,11 +1459,9 @@ expSumNEON_ll86:
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V0.B16, V0.B16
-	MOVW $0x4b400000, R4
-	VDUP R4, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -1697,11 +1673,9 @@ blockMaxNEON_maxdone97:
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -1740,11 +1714,9 @@ blockMaxNEON_maxdone97:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V5.B16
+	VMOV V16.B16, V5.B16
 	VFMLA V17.S4, V1.S4, V5.S4
-	WORD $0x4eafd4a8 // fsub v8.4s, v5.4s, v15.4s
+	WORD $0x4eb0d4a8 // fsub v8.4s, v5.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V1.S4
 	VFMLS V19.S4, V8.S4, V1.S4
 	VSHL $23, V5.S4, V11.S4
@@ -1783,11 +1755,9 @@ blockMaxNEON_maxdone97:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V5.B16
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V6.B16
+	VMOV V16.B16, V6.B16
 	VFMLA V17.S4, V2.S4, V6.S4
-	WORD $0x4eafd4c8 // fsub v8.4s, v6.4s, v15.4s
+	WORD $0x4eb0d4c8 // fsub v8.4s, v6.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V2.S4
 	VFMLS V19.S4, V8.S4, V2.S4
 	VSHL $23, V6.S4, V11.S4
@@ -1826,11 +1796,9 @@ blockMaxNEON_maxdone97:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V6.B16
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V7.B16
+	VMOV V16.B16, V7.B16
 	VFMLA V17.S4, V3.S4, V7.S4
-	WORD $0x4eafd4e8 // fsub v8.4s, v7.4s, v15.4s
+	WORD $0x4eb0d4e8 // fsub v8.4s, v7.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V3.S4
 	VFMLS V19.S4, V8.S4, V3.S4
 	VSHL $23, V7.S4, V11.S4
@@ -1992,13 +1960,13 @@ blockExpSumNEON_row98:
 	VFMLA V14.S4, V2.S4, V10.S4
 	VMOV V26.B16, V11.B16
 	VFMLA V15.S4, V3.S4, V11.S4
-	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
-	WORD $0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD $0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD $0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
+	VADD V8.S4, V4.S4, V4.S4
+	VADD V9.S4, V5.S4, V5.S4
+	VADD V10.S4, V6.S4, V6.S4
+	VADD V11.S4, V7.S4, V7.S4
 	WORD $0x6eb0abff // umaxv s31, v31.4s
 	VMOV V31.S[0], R3
-	MOVW $0x42ae0000, R16
+	MOVW $0x42ad0000, R16
 	CMPW R16, R3
 	BLS blockExpSumNEON_ok100
 	ADD $0, R0, R6
@@ -2006,11 +1974,9 @@ blockExpSumNEON_row98:
 	ADD $0, R4, R6
 	VLD1 (R6), [V28.S4]
 	WORD $0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V4.B16
+	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eafd488 // fsub v8.4s, v4.4s, v15.4s
+	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V0.S4
 	VFMLS V19.S4, V8.S4, V0.S4
 	VSHL $23, V4.S4, V11.S4
@@ -2054,11 +2020,9 @@ blockExpSumNEON_row98:
 	ADD $16, R4, R6
 	VLD1 (R6), [V28.S4]
 	WORD $0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V5.B16
+	VMOV V16.B16, V5.B16
 	VFMLA V17.S4, V1.S4, V5.S4
-	WORD $0x4eafd4a8 // fsub v8.4s, v5.4s, v15.4s
+	WORD $0x4eb0d4a8 // fsub v8.4s, v5.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V1.S4
 	VFMLS V19.S4, V8.S4, V1.S4
 	VSHL $23, V5.S4, V11.S4
@@ -2102,11 +2066,9 @@ blockExpSumNEON_row98:
 	ADD $32, R4, R6
 	VLD1 (R6), [V28.S4]
 	WORD $0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V6.B16
+	VMOV V16.B16, V6.B16
 	VFMLA V17.S4, V2.S4, V6.S4
-	WORD $0x4eafd4c8 // fsub v8.4s, v6.4s, v15.4s
+	WORD $0x4eb0d4c8 // fsub v8.4s, v6.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V2.S4
 	VFMLS V19.S4, V8.S4, V2.S4
 	VSHL $23, V6.S4, V11.S4
@@ -2150,11 +2112,9 @@ blockExpSumNEON_row98:
 	ADD $48, R4, R6
 	VLD1 (R6), [V28.S4]
 	WORD $0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	MOVW $0x4b400000, R3
-	VDUP R3, V15.S4
-	VMOV V15.B16, V7.B16
+	VMOV V16.B16, V7.B16
 	VFMLA V17.S4, V3.S4, V7.S4
-	WORD $0x4eafd4e8 // fsub v8.4s, v7.4s, v15.4s
+	WORD $0x4eb0d4e8 // fsub v8.4s, v7.4s, v16.4s
 	VFMLS V18.S4, V8.S4, V3.S4
 	VFMLS V19.S4, V8.S4, V3.S4
 	VSHL $23, V7.S4, V11.S4

@@ -308,7 +308,7 @@ func genBlockExpSum(special bool) {
 	if special {
 		k = loadExpK()
 	} else {
-		k = loadExpK("shiftbias", "invln2", "c5", "c4", "c3")
+		k = loadExpK("shift", "invln2", "c5", "c4", "c3")
 	}
 	mu, l := []VecVirtual{YMM(), YMM()}, []VecVirtual{YMM(), YMM()}
 	for u := range 2 {

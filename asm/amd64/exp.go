@@ -12,19 +12,20 @@ import (
 
 // The exp kernels evaluate the scheme of internal/expconst lane by lane with
 // the same operations as the generic exp32, so every lane's result is
-// bit-identical to it.
+// bit-identical to it (the fast path scales p by an integer add onto its
+// exponent field, which is the same exact product; see expconst.FastN).
 //
 // Each kernel comes in two parts. The fast kernel keeps most constants in
 // registers (memory operands would make the loop load-bound: the scheme has
-// a dozen constants) and handles inputs with |x| <= expFastBound, where 2^n
-// is a normal float32. When a block holds anything else (large |x|, ±Inf,
+// a dozen constants) and handles inputs with |x| <= expFastBound, where
+// p·2^n is a normal float32. When a block holds anything else (large |x|, ±Inf,
 // NaN) it returns how far it got, and the Go wrapper hands the next vectors
 // to the special kernel, which handles every input with the split-scale
 // code of expSpecial and returns once it meets a vector the fast kernel can
 // take again.
 
-// expFastBound: for |x| <= 87, |n| = |round(x/ln2)| <= 126.
-const expFastBound = 87.0
+// expFastBound: for |x| <= 86.5, |n| = |round(x/ln2)| <= 125 = FastN.
+const expFastBound = 86.5
 
 // expUnroll is the number of vectors the fast kernels interleave, stage by
 // stage, so their 6-FMA Horner chains overlap.
@@ -33,10 +34,7 @@ const expUnroll = 2
 // expK holds the scheme's constants, each a register or a memory operand.
 type expK struct {
 	shift, invLn2, ln2Hi, ln2Lo, bias, c6, absMask Op
-	// shiftBias replaces shift and bias on the fast path (see
-	// expconst.ShiftBias): one integer add fewer per vector.
-	shiftBias Op
-	horner    []Op // C5, C4, C3, C2, 1, 1
+	horner                                         []Op // C5, C4, C3, C2, 1, 1
 }
 
 // loadExpK preloads the constants named in regs into registers; the others
@@ -53,14 +51,13 @@ func loadExpK(regs ...string) expK {
 		return m
 	}
 	k := expK{
-		shift:     get("shift", vecF("exp_shift", expconst.Shift)),
-		shiftBias: get("shiftbias", vecF("exp_shiftbias", expconst.ShiftBias)),
-		invLn2:    get("invln2", vecF("exp_invln2", expconst.InvLn2)),
-		ln2Hi:     get("ln2hi", vecF("exp_ln2hi", expconst.Ln2Hi)),
-		ln2Lo:     get("ln2lo", vecF("exp_ln2lo", expconst.Ln2Lo)),
-		bias:      get("bias", vec32("exp_bias", expconst.ExpBias)),
-		c6:        get("c6", vecF("exp_c6", expconst.C6)),
-		absMask:   get("absmask", vec32("exp_absmask", 0x7fffffff)),
+		shift:   get("shift", vecF("exp_shift", expconst.Shift)),
+		invLn2:  get("invln2", vecF("exp_invln2", expconst.InvLn2)),
+		ln2Hi:   get("ln2hi", vecF("exp_ln2hi", expconst.Ln2Hi)),
+		ln2Lo:   get("ln2lo", vecF("exp_ln2lo", expconst.Ln2Lo)),
+		bias:    get("bias", vec32("exp_bias", expconst.ExpBias)),
+		c6:      get("c6", vecF("exp_c6", expconst.C6)),
+		absMask: get("absmask", vec32("exp_absmask", 0x7fffffff)),
 	}
 	one := get("one", vecF("exp_one", 1))
 	k.horner = []Op{
@@ -85,23 +82,20 @@ func mov(src Op) VecVirtual {
 // expCore computes e^x of each register of x, stage by stage across them,
 // and returns the results in new registers; x is overwritten. With keep
 // set it also returns the 2^n bit patterns before biasing (e = n << 23) and
-// n itself, which the special-case code needs; without it (|n| <= SpecialN)
-// the shift carries the bias, so z << 23 is 2^n already.
+// n itself, which the special-case code needs; without it (|n| <= FastN)
+// the result is p with n added to its exponent field, which spares the
+// FMA pipes the final multiply.
 func expCore(k expK, x []VecVirtual, keep bool) (res, n, e []VecVirtual) {
 	U := len(x)
-	shift := k.shiftBias
-	if keep {
-		shift = k.shift
-	}
 	z := make([]VecVirtual, U)
 	for u := range U {
-		z[u] = mov(shift)
+		z[u] = mov(k.shift)
 		VFMADD231PS(k.invLn2, x[u], z[u]) // z = x*InvLn2 + Shift
 	}
 	n = make([]VecVirtual, U)
 	for u := range U {
 		n[u] = YMM()
-		VSUBPS(shift, z[u], n[u]) // n = z - Shift
+		VSUBPS(k.shift, z[u], n[u]) // n = z - Shift
 	}
 	for u := range U {
 		VFNMADD231PS(k.ln2Hi, n[u], x[u]) // r = x - n*Ln2Hi
@@ -141,7 +135,7 @@ func expCore(k expK, x []VecVirtual, keep bool) (res, n, e []VecVirtual) {
 		return res, n, e
 	}
 	for u := range U {
-		VMULPS(z[u], p[u], p[u])
+		VPADDD(z[u], p[u], p[u]) // bits(p) + (n << 23) = p·2^n
 	}
 	return p, nil, nil
 }
@@ -242,9 +236,9 @@ func (g expKernel) generate() {
 		k = loadExpK() // all in memory: the special code needs the registers
 		U = 1
 	} else if g.sum {
-		k = loadExpK("shiftbias", "invln2", "c5", "c4", "c3", "c2", "one")
+		k = loadExpK("shift", "invln2", "c5", "c4", "c3", "c2", "one")
 	} else {
-		k = loadExpK("shiftbias", "invln2", "c5", "c4", "c3", "c2", "one", "ln2hi", "c6")
+		k = loadExpK("shift", "invln2", "c5", "c4", "c3", "c2", "one", "ln2hi", "c6")
 	}
 	src := expSource{x: x, m: m}
 	store := func(res []VecVirtual, mask VecVirtual) {

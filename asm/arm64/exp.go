@@ -15,21 +15,18 @@ import (
 // |x| <= expFastBound takes the fast path; otherwise it is recomputed vector
 // by vector with the split-scale code for 2^n out of range.
 
-// The fast path adds ShiftBias (see expconst.ShiftBias): z << 23 is 2^n
-// with no bias to add. The special-case code needs Shift and the bias
-// apart; it makes Shift itself in V15, which only the fast path's Horner
-// steps use.
 const (
-	vShiftBias, vInvLn2, vLn2Hi, vLn2Lo, vBias, vC6 V = 16, 17, 18, 19, 20, 21
-	vAbsMask                                        V = 27
-	vM, vSum, vChk                                  V = 29, 30, 31
+	vShift, vInvLn2, vLn2Hi, vLn2Lo, vBias, vC6 V = 16, 17, 18, 19, 20, 21
+	vAbsMask                                    V = 27
+	vM, vSum, vChk                              V = 29, 30, 31
 )
 
 // vHorner are C5, C4, C3, C2, 1, 1 (V22–V26, "one" used twice).
 var vHorner = []V{22, 23, 24, 25, 26, 26}
 
-// expFastBound: for |x| <= 87, |n| = |round(x/ln2)| <= 126.
-const expFastBound = 87.0
+// expFastBound: for |x| <= 86.5, |n| = |round(x/ln2)| <= 125 = FastN, where
+// the fast path may scale p by an integer add onto its exponent field.
+const expFastBound = 86.5
 
 // loadExpConsts fills V16–V27 from the constant table.
 func loadExpConsts(a *Asm, tmp R) {
@@ -53,11 +50,11 @@ func expFast(a *Asm, U int) {
 	}
 	for u := range U {
 		z := V(4 + u)
-		a.Op("VMOV %s, %s", vShiftBias.B16(), z.B16())
-		a.Op("VFMLA %s, %s, %s", vInvLn2.S4(), V(u).S4(), z.S4()) // z = ShiftBias + x*InvLn2
+		a.Op("VMOV %s, %s", vShift.B16(), z.B16())
+		a.Op("VFMLA %s, %s, %s", vInvLn2.S4(), V(u).S4(), z.S4()) // z = Shift + x*InvLn2
 	}
 	for u := range U {
-		a.W(FSUB(V(8+u), V(4+u), vShiftBias)) // n = z - ShiftBias
+		a.W(FSUB(V(8+u), V(4+u), vShift)) // n = z - Shift
 	}
 	for u := range U {
 		a.Op("VFMLS %s, %s, %s", vLn2Hi.S4(), V(8+u).S4(), V(u).S4()) // r = x - n*Ln2Hi
@@ -66,11 +63,13 @@ func expFast(a *Asm, U int) {
 		a.Op("VFMLS %s, %s, %s", vLn2Lo.S4(), V(8+u).S4(), V(u).S4()) // r -= n*Ln2Lo
 	}
 	for u := range U {
-		a.Op("VSHL $23, %s, %s", V(4+u).S4(), V(4+u).S4()) // z = 2^n
+		a.Op("VSHL $23, %s, %s", V(4+u).S4(), V(4+u).S4()) // z = n << 23
 	}
 	horner(a, U, 8)
 	for u := range U {
-		a.W(FMUL(V(4+u), V(4+u), V(8+u)))
+		// bits(p) + (n << 23) = p·2^n, exact for |n| <= FastN (see
+		// expconst.FastN): an integer add in place of the multiply.
+		a.Op("VADD %s, %s, %s", V(8+u).S4(), V(4+u).S4(), V(4+u).S4())
 	}
 }
 
@@ -97,15 +96,10 @@ func horner(a *Asm, U int, pBase V) {
 // (+Inf or +0) past SaturateN. Scratch: V8–V15, V28.
 func expSlow(a *Asm, u int, tmp R) {
 	x, z := V(u), V(4+u)
-	n, p, t, e, b, s1, ab, m2, shift := V(8), V(9), V(10), V(11), V(12), V(13), V(14), V(28), V(15)
-	dup := func(v V, bits uint32) {
-		a.Op("MOVW $0x%08x, %s", bits, tmp)
-		a.Op("VDUP %s, %s", tmp, v.S4())
-	}
-	dup(shift, math.Float32bits(expconst.Shift))
-	a.Op("VMOV %s, %s", shift.B16(), z.B16())
+	n, p, t, e, b, s1, ab, m2 := V(8), V(9), V(10), V(11), V(12), V(13), V(14), V(28)
+	a.Op("VMOV %s, %s", vShift.B16(), z.B16())
 	a.Op("VFMLA %s, %s, %s", vInvLn2.S4(), x.S4(), z.S4())
-	a.W(FSUB(n, z, shift))
+	a.W(FSUB(n, z, vShift))
 	a.Op("VFMLS %s, %s, %s", vLn2Hi.S4(), n.S4(), x.S4())
 	a.Op("VFMLS %s, %s, %s", vLn2Lo.S4(), n.S4(), x.S4())
 	a.Op("VSHL $23, %s, %s", z.S4(), e.S4()) // e = n << 23
@@ -118,7 +112,11 @@ func expSlow(a *Asm, u int, tmp R) {
 		p, t = t, p
 	}
 	a.W(FMUL(z, z, p)) // the ordinary result
-	a.W(FCMLEZ(b, n))  // n <= 0
+	dup := func(v V, bits uint32) {
+		a.Op("MOVW $0x%08x, %s", bits, tmp)
+		a.Op("VDUP %s, %s", tmp, v.S4())
+	}
+	a.W(FCMLEZ(b, n)) // n <= 0
 	dup(m2, expconst.SpecialOffset)
 	a.Op("VAND %s, %s, %s", m2.B16(), b.B16(), b.B16())
 	dup(s1, expconst.SpecialBias)

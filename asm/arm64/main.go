@@ -90,7 +90,7 @@ var expConsts = []struct {
 	name string
 	bits uint32
 }{
-	{"shiftbias", f32(expconst.ShiftBias)}, {"invln2", f32(expconst.InvLn2)},
+	{"shift", f32(expconst.Shift)}, {"invln2", f32(expconst.InvLn2)},
 	{"ln2hi", f32(expconst.Ln2Hi)}, {"ln2lo", f32(expconst.Ln2Lo)},
 	{"bias", expconst.ExpBias}, {"c6", f32(expconst.C6)},
 	{"c5", f32(expconst.C5)}, {"c4", f32(expconst.C4)}, {"c3", f32(expconst.C3)},

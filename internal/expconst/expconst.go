@@ -30,14 +30,6 @@ const (
 	// Shift is 1.5·2^23: adding it rounds to an integer held in the low
 	// mantissa bits (round-to-nearest-even, like FRINTN/VROUNDPS mode 0).
 	Shift = 0x1.8p23
-	// ShiftBias is Shift + 127: z = x·InvLn2 + ShiftBias holds n + 127 in
-	// its low mantissa bits, so while |n| <= SpecialN, z << 23 is already
-	// 2^n and the bias add is saved. n = z - ShiftBias is the same n:
-	// where |n| <= SpecialN, x·InvLn2 (exact inside the FMA) is never
-	// halfway between integers k and k+1, since InvLn2's odd 24-bit
-	// significand would have to divide the odd number |2k+1| < 2^8, so
-	// the parity that round-to-even sees never decides.
-	ShiftBias = Shift + 127
 	// Ln2Hi + Ln2Lo ≈ ln2 with Ln2Hi·n exact for |n| < 2^9.
 	Ln2Hi = 0x1.62e4p-1
 	Ln2Lo = 0x1.7f7d1cp-20
@@ -51,6 +43,14 @@ const (
 
 	// ExpBias is the bit pattern of 1.0f: (n << 23) + ExpBias is 2^n.
 	ExpBias = 0x3f800000
+	// FastN bounds the SIMD kernels' fast path, which forms scale * p as
+	// bits(p) + (n << 23): an integer add onto p's exponent field in place
+	// of the multiply (z << 23 is n << 23 modulo 2^32, with z from Shift).
+	// p ≈ e^r lies in [0.70, 1.42], whose exponent field is 126 or 127, so
+	// for |n| <= FastN the sum's field stays in [1, 252]: p·2^n is normal,
+	// the multiply would be exact, and the two agree bit for bit. At n = -126
+	// the product can be subnormal, which only the multiply rounds right.
+	FastN = 125
 	// SpecialN: for |n| above it 2^n is not a normal float32.
 	SpecialN = 126
 	// SaturateN: for |n| above it e^x is +Inf (n > 0) or +0 (n < 0),
