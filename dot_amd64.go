@@ -34,7 +34,7 @@ func maxAVX2(x []float32) float32
 //go:noescape
 func scaleAVX2(s float32, x []float32)
 
-// expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 87; it returns how many elements it did.
+// expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did.
 //
 //go:noescape
 func expAVX2(dst []float32, x []float32) int
@@ -44,7 +44,7 @@ func expAVX2(dst []float32, x []float32) int
 //go:noescape
 func expSpecialAVX2(dst []float32, x []float32) int
 
-// expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 87 and returns the sum of what it wrote and how many elements it did.
+// expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 86.5 and returns the sum of what it wrote and how many elements it did.
 //
 //go:noescape
 func expSumAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
@@ -64,7 +64,7 @@ func blockScoresAVX2(st []float32, qt []float32, k []float32, stride int)
 //go:noescape
 func blockMaxAVX2(st []float32, ml []float32)
 
-// blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 87; it returns how many floats it did.
+// blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did.
 //
 //go:noescape
 func blockExpSumAVX2(st []float32, ml []float32) int

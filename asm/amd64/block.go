@@ -286,12 +286,12 @@ func genBlockMax() {
 
 // genBlockExpSum emits the exp pass of a tile: st[j*16+r] = e^(st[j*16+r]-mu[r]),
 // added to l[r]. As with the other exp kernels, the fast kernel stops at
-// the first group with an input outside ±87 (or NaN) and the special one
+// the first group with an input outside ±86.5 (or NaN) and the special one
 // takes over until the inputs are ordinary again; each returns how many
 // floats it did, a multiple of 16.
 func genBlockExpSum(special bool) {
 	name := "blockExpSumAVX2"
-	doc := "blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 87; it returns how many floats it did."
+	doc := "blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did."
 	if special {
 		name = "blockExpSumSpecialAVX2"
 		doc = "blockExpSumSpecialAVX2 is blockExpSumAVX2 for any input, from the first group on until a group blockExpSumAVX2 can take."

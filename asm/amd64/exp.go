@@ -325,11 +325,11 @@ func (g expKernel) generate() {
 }
 
 func genExp() {
-	expKernel{name: "expAVX2", doc: "expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 87; it returns how many elements it did."}.generate()
+	expKernel{name: "expAVX2", doc: "expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did."}.generate()
 	expKernel{name: "expSpecialAVX2", special: true, doc: "expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector on until a vector expAVX2 can take; it returns how many elements it did."}.generate()
 }
 
 func genExpSum() {
-	expKernel{name: "expSumAVX2", sum: true, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 87 and returns the sum of what it wrote and how many elements it did."}.generate()
+	expKernel{name: "expSumAVX2", sum: true, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 86.5 and returns the sum of what it wrote and how many elements it did."}.generate()
 	expKernel{name: "expSumSpecialAVX2", sum: true, special: true, doc: "expSumSpecialAVX2 is expSumAVX2 for any input, from the first vector on until a vector expSumAVX2 can take."}.generate()
 }

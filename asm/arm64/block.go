@@ -194,7 +194,7 @@ func genBlockMax(a *Asm) {
 // genBlockExpSum: st[j*16+r] = e^(st[j*16+r]-mu[r]), added to l[r], one
 // row of 16 (four vectors) at a time through the exp kernels' fast path,
 // falling back to the special-case code for a row with an input outside
-// ±87 or NaN. mu is reloaded from ml for each row (the exp code needs
+// ±86.5 or NaN. mu is reloaded from ml for each row (the exp code needs
 // V0–V15 and the constants V16–V27), and l is updated in memory.
 func genBlockExpSum(a *Asm) {
 	sp, n, ml, tmp, mu, lp, p := R(0), R(1), R(2), R(3), R(4), R(5), R(6)
