@@ -327,6 +327,24 @@ func contains(s, sub string) bool {
 	return false
 }
 
+// checkExpSum runs expSum(dst, x, m) and checks every element within an ulp
+// of e^(x[i]-m) and the sum within its bound.
+func checkExpSum(t *testing.T, what string, dst, x []float32, m float32) {
+	t.Helper()
+	s := expSum(dst, x, m)
+	var ws float64
+	for i, v := range x {
+		e := reference.Exp(v - m)
+		ws += e
+		if !testutil.Close(dst[i], e, reference.ULP32(e)) {
+			t.Fatalf("%s: expSum dst[%d] = %v, want %v", what, i, dst[i], e)
+		}
+	}
+	if !testutil.Close(s, ws, (reference.Gamma(len(x))+2*reference.U)*ws) {
+		t.Errorf("%s: expSum = %v, want %v", what, s, ws)
+	}
+}
+
 // The kernels take the one-call path up to 1<<16 elements (the assembly
 // wrappers' per-call limit) and split beyond it: both sides of the edge.
 func TestKernelsCallLimitEdge(t *testing.T) {
@@ -343,18 +361,7 @@ func TestKernelsCallLimitEdge(t *testing.T) {
 				t.Errorf("n=%d: max = %v, want 40 (the last element)", n, got)
 			}
 			dst := make([]float32, n)
-			s := expSum(dst, x, 40)
-			var ws float64
-			for i, v := range x {
-				e := reference.Exp(v - 40)
-				ws += e
-				if !testutil.Close(dst[i], e, reference.ULP32(e)) {
-					t.Fatalf("n=%d: expSum dst[%d] = %v, want %v", n, i, dst[i], e)
-				}
-			}
-			if !testutil.Close(s, ws, (reference.Gamma(n)+2*reference.U)*ws) {
-				t.Errorf("n=%d: expSum = %v, want %v", n, s, ws)
-			}
+			checkExpSum(t, fmt.Sprintf("n=%d", n), dst, x, 40)
 			scale(0.5, dst)
 			if dst[n-1] != 0.5 {
 				t.Errorf("n=%d: scale left the last element at %v, want 0.5", n, dst[n-1])
@@ -393,18 +400,7 @@ func TestKernelsLarge(t *testing.T) {
 
 		dst := make([]float32, n)
 		Exp(dst, x)
-		s := expSum(dst, x, 50)
-		var ws float64
-		for i, v := range x {
-			e := reference.Exp(v - 50)
-			ws += e
-			if !testutil.Close(dst[i], e, reference.ULP32(e)) {
-				t.Fatalf("expSum dst[%d] = %v, want %v", i, dst[i], e)
-			}
-		}
-		if !testutil.Close(s, ws, (reference.Gamma(n)+2*reference.U)*ws) {
-			t.Errorf("expSum = %v, want %v", s, ws)
-		}
+		checkExpSum(t, "large", dst, x, 50)
 		scale(2, dst)
 		y0 := append([]float32(nil), y...)
 		Axpy(-1, x, y)
