@@ -762,89 +762,121 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-56
 	XORQ    BX, BX
 	VMOVUPS exp_shift<>+0(SB), Y0
 	VMOVUPS exp_invln2<>+0(SB), Y1
-	VMOVUPS exp_ln2hi<>+0(SB), Y2
-	VMOVUPS exp_c6<>+0(SB), Y3
-	VMOVUPS exp_one<>+0(SB), Y4
-	VMOVUPS exp_c5<>+0(SB), Y5
-	VMOVUPS exp_c4<>+0(SB), Y6
-	VMOVUPS exp_c3<>+0(SB), Y7
-	VMOVUPS exp_c2<>+0(SB), Y8
+	VMOVUPS exp_one<>+0(SB), Y2
+	VMOVUPS exp_c2<>+0(SB), Y3
 
 expAVX2_loop:
 	MOVQ         DX, SI
 	SUBQ         BX, SI
-	CMPQ         SI, $0x10
+	CMPQ         SI, $0x20
 	JL           expAVX2_single
-	VMOVUPS      (CX), Y9
-	VMOVUPS      32(CX), Y10
-	VPAND        exp_absmask<>+0(SB), Y9, Y11
-	VPAND        exp_absmask<>+0(SB), Y10, Y12
-	VPMAXUD      Y12, Y11, Y11
-	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
-	VPTEST       Y11, Y11
+	VMOVUPS      (CX), Y4
+	VMOVUPS      32(CX), Y5
+	VMOVUPS      64(CX), Y6
+	VMOVUPS      96(CX), Y7
+	VPAND        exp_absmask<>+0(SB), Y4, Y8
+	VPAND        exp_absmask<>+0(SB), Y5, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y6, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y7, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
+	VPTEST       Y8, Y8
 	JNZ          expAVX2_ret
+	VMOVAPS      Y0, Y8
+	VFMADD231PS  Y1, Y4, Y8
+	VMOVAPS      Y0, Y9
+	VFMADD231PS  Y1, Y5, Y9
+	VMOVAPS      Y0, Y10
+	VFMADD231PS  Y1, Y6, Y10
 	VMOVAPS      Y0, Y11
-	VFMADD231PS  Y1, Y9, Y11
-	VMOVAPS      Y0, Y12
-	VFMADD231PS  Y1, Y10, Y12
-	VSUBPS       Y0, Y11, Y13
-	VSUBPS       Y0, Y12, Y14
-	VFNMADD231PS Y2, Y13, Y9
-	VFNMADD231PS Y2, Y14, Y10
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
+	VFMADD231PS  Y1, Y7, Y11
+	VSUBPS       Y0, Y8, Y12
+	VSUBPS       Y0, Y9, Y13
+	VSUBPS       Y0, Y10, Y14
+	VSUBPS       Y0, Y11, Y15
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y12, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y5
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y15, Y7
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y12, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y6
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y15, Y7
+	VPSLLD       $0x17, Y8, Y8
+	VPSLLD       $0x17, Y9, Y9
+	VPSLLD       $0x17, Y10, Y10
 	VPSLLD       $0x17, Y11, Y11
-	VPSLLD       $0x17, Y12, Y12
-	VMOVAPS      Y3, Y13
-	VMOVAPS      Y3, Y14
-	VFMADD213PS  Y5, Y9, Y13
-	VFMADD213PS  Y5, Y10, Y14
-	VFMADD213PS  Y6, Y9, Y13
-	VFMADD213PS  Y6, Y10, Y14
-	VFMADD213PS  Y7, Y9, Y13
-	VFMADD213PS  Y7, Y10, Y14
-	VFMADD213PS  Y8, Y9, Y13
-	VFMADD213PS  Y8, Y10, Y14
-	VFMADD213PS  Y4, Y9, Y13
-	VFMADD213PS  Y4, Y10, Y14
-	VFMADD213PS  Y4, Y9, Y13
-	VFMADD213PS  Y4, Y10, Y14
-	VPADDD       Y11, Y13, Y13
-	VPADDD       Y12, Y14, Y14
-	VMOVUPS      Y13, (AX)
-	VMOVUPS      Y14, 32(AX)
-	ADDQ         $0x00000040, CX
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x10, BX
+	VMOVUPS      exp_c6<>+0(SB), Y12
+	VMOVUPS      exp_c6<>+0(SB), Y13
+	VMOVUPS      exp_c6<>+0(SB), Y14
+	VMOVUPS      exp_c6<>+0(SB), Y15
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c5<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c5<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c4<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c4<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c3<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c3<>+0(SB), Y7, Y15
+	VFMADD213PS  Y3, Y4, Y12
+	VFMADD213PS  Y3, Y5, Y13
+	VFMADD213PS  Y3, Y6, Y14
+	VFMADD213PS  Y3, Y7, Y15
+	VFMADD213PS  Y2, Y4, Y12
+	VFMADD213PS  Y2, Y5, Y13
+	VFMADD213PS  Y2, Y6, Y14
+	VFMADD213PS  Y2, Y7, Y15
+	VFMADD213PS  Y2, Y4, Y12
+	VFMADD213PS  Y2, Y5, Y13
+	VFMADD213PS  Y2, Y6, Y14
+	VFMADD213PS  Y2, Y7, Y15
+	VPADDD       Y8, Y12, Y12
+	VPADDD       Y9, Y13, Y13
+	VPADDD       Y10, Y14, Y14
+	VPADDD       Y11, Y15, Y15
+	VMOVUPS      Y12, (AX)
+	VMOVUPS      Y13, 32(AX)
+	VMOVUPS      Y14, 64(AX)
+	VMOVUPS      Y15, 96(AX)
+	ADDQ         $0x00000080, CX
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x20, BX
 	JMP          expAVX2_loop
 
 expAVX2_single:
 	CMPQ         SI, $0x08
 	JL           expAVX2_tail
-	VMOVUPS      (CX), Y9
-	VPAND        exp_absmask<>+0(SB), Y9, Y10
-	VPCMPGTD     exp_fastbound<>+0(SB), Y10, Y10
-	VPTEST       Y10, Y10
+	VMOVUPS      (CX), Y4
+	VPAND        exp_absmask<>+0(SB), Y4, Y5
+	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
+	VPTEST       Y5, Y5
 	JNZ          expAVX2_ret
-	VMOVAPS      Y0, Y10
-	VFMADD231PS  Y1, Y9, Y10
-	VSUBPS       Y0, Y10, Y11
-	VFNMADD231PS Y2, Y11, Y9
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y9
-	VPSLLD       $0x17, Y10, Y10
-	VMOVAPS      Y3, Y11
-	VFMADD213PS  Y5, Y9, Y11
-	VFMADD213PS  Y6, Y9, Y11
-	VFMADD213PS  Y7, Y9, Y11
-	VFMADD213PS  Y8, Y9, Y11
-	VFMADD213PS  Y4, Y9, Y11
-	VFMADD213PS  Y4, Y9, Y11
-	VPADDD       Y10, Y11, Y11
-	VMOVUPS      Y11, (AX)
+	VMOVAPS      Y0, Y5
+	VFMADD231PS  Y1, Y4, Y5
+	VSUBPS       Y0, Y5, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y6
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y6
+	VFMADD213PS  Y3, Y4, Y6
+	VFMADD213PS  Y2, Y4, Y6
+	VFMADD213PS  Y2, Y4, Y6
+	VPADDD       Y5, Y6, Y6
+	VMOVUPS      Y6, (AX)
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
 	ADDQ         $0x08, BX
 	SUBQ         $0x08, SI
+	JMP          expAVX2_single
 
 expAVX2_tail:
 	TESTQ        SI, SI
@@ -852,27 +884,27 @@ expAVX2_tail:
 	LEAQ         masktable<>+0(SB), DI
 	MOVQ         $0x00000008, R8
 	SUBQ         SI, R8
-	VMOVDQU      (DI)(R8*4), Y9
-	VMASKMOVPS   (CX), Y9, Y10
-	VPAND        exp_absmask<>+0(SB), Y10, Y11
-	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
-	VPTEST       Y11, Y11
+	VMOVDQU      (DI)(R8*4), Y4
+	VMASKMOVPS   (CX), Y4, Y5
+	VPAND        exp_absmask<>+0(SB), Y5, Y6
+	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
+	VPTEST       Y6, Y6
 	JNZ          expAVX2_ret
-	VMOVAPS      Y0, Y11
-	VFMADD231PS  Y1, Y10, Y11
-	VSUBPS       Y0, Y11, Y0
-	VFNMADD231PS Y2, Y0, Y10
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y0, Y10
-	VPSLLD       $0x17, Y11, Y11
-	VMOVAPS      Y3, Y0
-	VFMADD213PS  Y5, Y10, Y0
-	VFMADD213PS  Y6, Y10, Y0
-	VFMADD213PS  Y7, Y10, Y0
-	VFMADD213PS  Y8, Y10, Y0
-	VFMADD213PS  Y4, Y10, Y0
-	VFMADD213PS  Y4, Y10, Y0
-	VPADDD       Y11, Y0, Y0
-	VMASKMOVPS   Y0, Y9, (AX)
+	VMOVAPS      Y0, Y6
+	VFMADD231PS  Y1, Y5, Y6
+	VSUBPS       Y0, Y6, Y0
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y0, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y0, Y5
+	VPSLLD       $0x17, Y6, Y6
+	VMOVUPS      exp_c6<>+0(SB), Y0
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y0
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y0
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y0
+	VFMADD213PS  Y3, Y5, Y0
+	VFMADD213PS  Y2, Y5, Y0
+	VFMADD213PS  Y2, Y5, Y0
+	VPADDD       Y6, Y0, Y0
+	VMASKMOVPS   Y0, Y4, (AX)
 	MOVQ         DX, BX
 
 expAVX2_ret:
@@ -1173,93 +1205,129 @@ TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
 	VXORPS       Y1, Y1, Y1
 	VMOVUPS      exp_shift<>+0(SB), Y2
 	VMOVUPS      exp_invln2<>+0(SB), Y3
-	VMOVUPS      exp_one<>+0(SB), Y4
-	VMOVUPS      exp_c5<>+0(SB), Y5
-	VMOVUPS      exp_c4<>+0(SB), Y6
-	VMOVUPS      exp_c3<>+0(SB), Y7
-	VMOVUPS      exp_c2<>+0(SB), Y8
 
 expSumAVX2_loop:
 	MOVQ         DX, SI
 	SUBQ         BX, SI
-	CMPQ         SI, $0x10
+	CMPQ         SI, $0x20
 	JL           expSumAVX2_single
-	VMOVUPS      (CX), Y9
-	VSUBPS       Y0, Y9, Y9
-	VMOVUPS      32(CX), Y10
-	VSUBPS       Y0, Y10, Y10
-	VPAND        exp_absmask<>+0(SB), Y9, Y11
-	VPAND        exp_absmask<>+0(SB), Y10, Y12
-	VPMAXUD      Y12, Y11, Y11
-	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
-	VPTEST       Y11, Y11
+	VMOVUPS      (CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VMOVUPS      32(CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VMOVUPS      64(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMOVUPS      96(CX), Y7
+	VSUBPS       Y0, Y7, Y7
+	VPAND        exp_absmask<>+0(SB), Y4, Y8
+	VPAND        exp_absmask<>+0(SB), Y5, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y6, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y7, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
+	VPTEST       Y8, Y8
 	JNZ          expSumAVX2_ret
+	VMOVAPS      Y2, Y8
+	VFMADD231PS  Y3, Y4, Y8
+	VMOVAPS      Y2, Y9
+	VFMADD231PS  Y3, Y5, Y9
+	VMOVAPS      Y2, Y10
+	VFMADD231PS  Y3, Y6, Y10
 	VMOVAPS      Y2, Y11
-	VFMADD231PS  Y3, Y9, Y11
-	VMOVAPS      Y2, Y12
-	VFMADD231PS  Y3, Y10, Y12
-	VSUBPS       Y2, Y11, Y13
-	VSUBPS       Y2, Y12, Y14
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y9
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y10
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
+	VFMADD231PS  Y3, Y7, Y11
+	VSUBPS       Y2, Y8, Y12
+	VSUBPS       Y2, Y9, Y13
+	VSUBPS       Y2, Y10, Y14
+	VSUBPS       Y2, Y11, Y15
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y12, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y5
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y15, Y7
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y12, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y6
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y15, Y7
+	VPSLLD       $0x17, Y8, Y8
+	VPSLLD       $0x17, Y9, Y9
+	VPSLLD       $0x17, Y10, Y10
 	VPSLLD       $0x17, Y11, Y11
-	VPSLLD       $0x17, Y12, Y12
+	VMOVUPS      exp_c6<>+0(SB), Y12
 	VMOVUPS      exp_c6<>+0(SB), Y13
 	VMOVUPS      exp_c6<>+0(SB), Y14
-	VFMADD213PS  Y5, Y9, Y13
-	VFMADD213PS  Y5, Y10, Y14
-	VFMADD213PS  Y6, Y9, Y13
-	VFMADD213PS  Y6, Y10, Y14
-	VFMADD213PS  Y7, Y9, Y13
-	VFMADD213PS  Y7, Y10, Y14
-	VFMADD213PS  Y8, Y9, Y13
-	VFMADD213PS  Y8, Y10, Y14
-	VFMADD213PS  Y4, Y9, Y13
-	VFMADD213PS  Y4, Y10, Y14
-	VFMADD213PS  Y4, Y9, Y13
-	VFMADD213PS  Y4, Y10, Y14
-	VPADDD       Y11, Y13, Y13
-	VPADDD       Y12, Y14, Y14
-	VMOVUPS      Y13, (AX)
+	VMOVUPS      exp_c6<>+0(SB), Y15
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c5<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c5<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c4<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c4<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c3<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c3<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c2<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c2<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y15
+	VPADDD       Y8, Y12, Y12
+	VPADDD       Y9, Y13, Y13
+	VPADDD       Y10, Y14, Y14
+	VPADDD       Y11, Y15, Y15
+	VMOVUPS      Y12, (AX)
+	VADDPS       Y12, Y1, Y1
+	VMOVUPS      Y13, 32(AX)
 	VADDPS       Y13, Y1, Y1
-	VMOVUPS      Y14, 32(AX)
+	VMOVUPS      Y14, 64(AX)
 	VADDPS       Y14, Y1, Y1
-	ADDQ         $0x00000040, CX
-	ADDQ         $0x00000040, AX
-	ADDQ         $0x10, BX
+	VMOVUPS      Y15, 96(AX)
+	VADDPS       Y15, Y1, Y1
+	ADDQ         $0x00000080, CX
+	ADDQ         $0x00000080, AX
+	ADDQ         $0x20, BX
 	JMP          expSumAVX2_loop
 
 expSumAVX2_single:
 	CMPQ         SI, $0x08
 	JL           expSumAVX2_tail
-	VMOVUPS      (CX), Y9
-	VSUBPS       Y0, Y9, Y9
-	VPAND        exp_absmask<>+0(SB), Y9, Y10
-	VPCMPGTD     exp_fastbound<>+0(SB), Y10, Y10
-	VPTEST       Y10, Y10
+	VMOVUPS      (CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VPAND        exp_absmask<>+0(SB), Y4, Y5
+	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
+	VPTEST       Y5, Y5
 	JNZ          expSumAVX2_ret
-	VMOVAPS      Y2, Y10
-	VFMADD231PS  Y3, Y9, Y10
-	VSUBPS       Y2, Y10, Y11
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y11, Y9
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y9
-	VPSLLD       $0x17, Y10, Y10
-	VMOVUPS      exp_c6<>+0(SB), Y11
-	VFMADD213PS  Y5, Y9, Y11
-	VFMADD213PS  Y6, Y9, Y11
-	VFMADD213PS  Y7, Y9, Y11
-	VFMADD213PS  Y8, Y9, Y11
-	VFMADD213PS  Y4, Y9, Y11
-	VFMADD213PS  Y4, Y9, Y11
-	VPADDD       Y10, Y11, Y11
-	VMOVUPS      Y11, (AX)
-	VADDPS       Y11, Y1, Y1
+	VMOVAPS      Y2, Y5
+	VFMADD231PS  Y3, Y4, Y5
+	VSUBPS       Y2, Y5, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y6
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
+	VPADDD       Y5, Y6, Y6
+	VMOVUPS      Y6, (AX)
+	VADDPS       Y6, Y1, Y1
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
 	ADDQ         $0x08, BX
 	SUBQ         $0x08, SI
+	JMP          expSumAVX2_single
 
 expSumAVX2_tail:
 	TESTQ        SI, SI
@@ -1267,30 +1335,30 @@ expSumAVX2_tail:
 	LEAQ         masktable<>+0(SB), DI
 	MOVQ         $0x00000008, R8
 	SUBQ         SI, R8
-	VMOVDQU      (DI)(R8*4), Y9
-	VMASKMOVPS   (CX), Y9, Y10
-	VSUBPS       Y0, Y10, Y10
-	VANDPS       Y9, Y10, Y10
-	VPAND        exp_absmask<>+0(SB), Y10, Y0
+	VMOVDQU      (DI)(R8*4), Y4
+	VMASKMOVPS   (CX), Y4, Y5
+	VSUBPS       Y0, Y5, Y5
+	VANDPS       Y4, Y5, Y5
+	VPAND        exp_absmask<>+0(SB), Y5, Y0
 	VPCMPGTD     exp_fastbound<>+0(SB), Y0, Y0
 	VPTEST       Y0, Y0
 	JNZ          expSumAVX2_ret
 	VMOVAPS      Y2, Y0
-	VFMADD231PS  Y3, Y10, Y0
+	VFMADD231PS  Y3, Y5, Y0
 	VSUBPS       Y2, Y0, Y2
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y10
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y10
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y5
 	VPSLLD       $0x17, Y0, Y0
 	VMOVUPS      exp_c6<>+0(SB), Y2
-	VFMADD213PS  Y5, Y10, Y2
-	VFMADD213PS  Y6, Y10, Y2
-	VFMADD213PS  Y7, Y10, Y2
-	VFMADD213PS  Y8, Y10, Y2
-	VFMADD213PS  Y4, Y10, Y2
-	VFMADD213PS  Y4, Y10, Y2
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
 	VPADDD       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y9, (AX)
-	VANDPS       Y9, Y2, Y2
+	VMASKMOVPS   Y2, Y4, (AX)
+	VANDPS       Y4, Y2, Y2
 	VADDPS       Y2, Y1, Y1
 	MOVQ         DX, BX
 
@@ -2015,68 +2083,153 @@ TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
 	MOVQ    st_len+8(FP), CX
 	MOVQ    ml_base+24(FP), DX
 	XORQ    BX, BX
-	VMOVUPS exp_shift<>+0(SB), Y0
-	VMOVUPS exp_invln2<>+0(SB), Y1
-	VMOVUPS exp_c5<>+0(SB), Y2
-	VMOVUPS exp_c4<>+0(SB), Y3
-	VMOVUPS exp_c3<>+0(SB), Y4
-	VMOVUPS 192(DX), Y5
-	VMOVUPS 64(DX), Y7
-	VMOVUPS 224(DX), Y6
-	VMOVUPS 96(DX), Y8
+	VMOVUPS 192(DX), Y0
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 224(DX), Y1
+	VMOVUPS 96(DX), Y3
+	MOVQ    CX, SI
+	SUBQ    $0x10, SI
 
-blockExpSumAVX2_loop:
-	CMPQ         BX, CX
-	JGE          blockExpSumAVX2_ret
-	VMOVUPS      (AX), Y9
-	VSUBPS       Y5, Y9, Y9
-	VMOVUPS      32(AX), Y10
-	VSUBPS       Y6, Y10, Y10
-	VPAND        exp_absmask<>+0(SB), Y9, Y11
-	VPAND        exp_absmask<>+0(SB), Y10, Y12
-	VPMAXUD      Y12, Y11, Y11
-	VPCMPGTD     exp_fastbound<>+0(SB), Y11, Y11
-	VPTEST       Y11, Y11
+blockExpSumAVX2_pairs:
+	CMPQ         BX, SI
+	JGE          blockExpSumAVX2_one
+	VMOVUPS      (AX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VMOVUPS      32(AX), Y5
+	VSUBPS       Y1, Y5, Y5
+	VMOVUPS      64(AX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VMOVUPS      96(AX), Y7
+	VSUBPS       Y1, Y7, Y7
+	VPAND        exp_absmask<>+0(SB), Y4, Y8
+	VPAND        exp_absmask<>+0(SB), Y5, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y6, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y7, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
+	VPTEST       Y8, Y8
 	JNZ          blockExpSumAVX2_ret
-	VMOVAPS      Y0, Y11
-	VFMADD231PS  Y1, Y9, Y11
-	VMOVAPS      Y0, Y12
-	VFMADD231PS  Y1, Y10, Y12
-	VSUBPS       Y0, Y11, Y13
-	VSUBPS       Y0, Y12, Y14
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y9
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y10
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y9
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y10
+	VMOVUPS      exp_shift<>+0(SB), Y8
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y8
+	VMOVUPS      exp_shift<>+0(SB), Y9
+	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y9
+	VMOVUPS      exp_shift<>+0(SB), Y10
+	VFMADD231PS  exp_invln2<>+0(SB), Y6, Y10
+	VMOVUPS      exp_shift<>+0(SB), Y11
+	VFMADD231PS  exp_invln2<>+0(SB), Y7, Y11
+	VSUBPS       exp_shift<>+0(SB), Y8, Y12
+	VSUBPS       exp_shift<>+0(SB), Y9, Y13
+	VSUBPS       exp_shift<>+0(SB), Y10, Y14
+	VSUBPS       exp_shift<>+0(SB), Y11, Y15
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y12, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y5
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y15, Y7
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y12, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y13, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y14, Y6
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y15, Y7
+	VPSLLD       $0x17, Y8, Y8
+	VPSLLD       $0x17, Y9, Y9
+	VPSLLD       $0x17, Y10, Y10
 	VPSLLD       $0x17, Y11, Y11
-	VPSLLD       $0x17, Y12, Y12
+	VMOVUPS      exp_c6<>+0(SB), Y12
 	VMOVUPS      exp_c6<>+0(SB), Y13
 	VMOVUPS      exp_c6<>+0(SB), Y14
-	VFMADD213PS  Y2, Y9, Y13
-	VFMADD213PS  Y2, Y10, Y14
-	VFMADD213PS  Y3, Y9, Y13
-	VFMADD213PS  Y3, Y10, Y14
-	VFMADD213PS  Y4, Y9, Y13
-	VFMADD213PS  Y4, Y10, Y14
-	VFMADD213PS  exp_c2<>+0(SB), Y9, Y13
-	VFMADD213PS  exp_c2<>+0(SB), Y10, Y14
-	VFMADD213PS  exp_one<>+0(SB), Y9, Y13
-	VFMADD213PS  exp_one<>+0(SB), Y10, Y14
-	VFMADD213PS  exp_one<>+0(SB), Y9, Y13
-	VFMADD213PS  exp_one<>+0(SB), Y10, Y14
-	VPADDD       Y11, Y13, Y13
-	VPADDD       Y12, Y14, Y14
-	VMOVUPS      Y13, (AX)
-	VADDPS       Y13, Y7, Y7
-	VMOVUPS      Y14, 32(AX)
-	VADDPS       Y14, Y8, Y8
+	VMOVUPS      exp_c6<>+0(SB), Y15
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c5<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c5<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c4<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c4<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c3<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c3<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_c2<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_c2<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y15
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y13
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y14
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y15
+	VPADDD       Y8, Y12, Y12
+	VPADDD       Y9, Y13, Y13
+	VPADDD       Y10, Y14, Y14
+	VPADDD       Y11, Y15, Y15
+	VMOVUPS      Y12, (AX)
+	VADDPS       Y12, Y2, Y2
+	VMOVUPS      Y13, 32(AX)
+	VADDPS       Y13, Y3, Y3
+	VMOVUPS      Y14, 64(AX)
+	VADDPS       Y14, Y2, Y2
+	VMOVUPS      Y15, 96(AX)
+	VADDPS       Y15, Y3, Y3
+	ADDQ         $0x80, AX
+	ADDQ         $0x20, BX
+	JMP          blockExpSumAVX2_pairs
+
+blockExpSumAVX2_one:
+	CMPQ         BX, CX
+	JGE          blockExpSumAVX2_ret
+	VMOVUPS      (AX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VMOVUPS      32(AX), Y0
+	VSUBPS       Y1, Y0, Y0
+	VPAND        exp_absmask<>+0(SB), Y4, Y1
+	VPAND        exp_absmask<>+0(SB), Y0, Y5
+	VPMAXUD      Y5, Y1, Y1
+	VPCMPGTD     exp_fastbound<>+0(SB), Y1, Y1
+	VPTEST       Y1, Y1
+	JNZ          blockExpSumAVX2_ret
+	VMOVUPS      exp_shift<>+0(SB), Y1
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y1
+	VMOVUPS      exp_shift<>+0(SB), Y5
+	VFMADD231PS  exp_invln2<>+0(SB), Y0, Y5
+	VSUBPS       exp_shift<>+0(SB), Y1, Y6
+	VSUBPS       exp_shift<>+0(SB), Y5, Y7
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y7, Y0
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y7, Y0
+	VPSLLD       $0x17, Y1, Y1
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y6
+	VMOVUPS      exp_c6<>+0(SB), Y7
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c5<>+0(SB), Y0, Y7
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c4<>+0(SB), Y0, Y7
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c3<>+0(SB), Y0, Y7
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c2<>+0(SB), Y0, Y7
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y0, Y7
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y0, Y7
+	VPADDD       Y1, Y6, Y6
+	VPADDD       Y5, Y7, Y7
+	VMOVUPS      Y6, (AX)
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      Y7, 32(AX)
+	VADDPS       Y7, Y3, Y3
 	ADDQ         $0x40, AX
 	ADDQ         $0x10, BX
-	JMP          blockExpSumAVX2_loop
 
 blockExpSumAVX2_ret:
-	VMOVUPS Y7, 64(DX)
-	VMOVUPS Y8, 96(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
 	MOVQ    BX, ret+48(FP)
 	VZEROUPPER
 	RET

@@ -304,50 +304,67 @@ func genBlockExpSum(special bool) {
 	ml := Load(Param("ml").Base(), GP64())
 	done := GP64()
 	XORQ(done, done)
-	var k expK
-	if special {
-		k = loadExpK()
-	} else {
-		k = loadExpK("shift", "invln2", "c5", "c4", "c3")
-	}
 	mu, l := []VecVirtual{YMM(), YMM()}, []VecVirtual{YMM(), YMM()}
 	for u := range 2 {
 		VMOVUPS(Mem{Base: ml, Disp: 192 + 32*u}, mu[u])
 		VMOVUPS(Mem{Base: ml, Disp: 64 + 32*u}, l[u])
 	}
-	Label(name + "_loop")
-	CMPQ(done, n)
-	JGE(LabelRef(name + "_ret"))
-	x := make([]VecVirtual, 2)
-	for u := range 2 {
-		x[u] = YMM()
-		VMOVUPS(Mem{Base: sp, Disp: 32 * u}, x[u])
-		VSUBPS(mu[u], x[u], x[u])
-	}
-	var res []VecVirtual
-	if special {
-		TESTQ(done, done)
-		JZ(LabelRef(name + "_go"))
-		outOfRange(k, x)
-		JZ(LabelRef(name + "_ret"))
-		Label(name + "_go")
-		var nv, ev []VecVirtual
-		res, nv, ev = expCore(k, x, true)
-		for u := range 2 {
-			expSpecialLanes(res[u], nv[u], x[u], ev[u])
+	// groups emits the work on G consecutive groups (keys) at sp. The fast
+	// kernel takes two at a time, as the other exp kernels interleave four
+	// vectors, with every constant a memory operand: mu, l and the 12
+	// registers of four vectors in flight fill the 16.
+	groups := func(G int, k expK) {
+		x := make([]VecVirtual, 2*G)
+		for v := range x {
+			x[v] = YMM()
+			VMOVUPS(Mem{Base: sp, Disp: 32 * v}, x[v])
+			VSUBPS(mu[v%2], x[v], x[v])
 		}
+		var res []VecVirtual
+		if special {
+			TESTQ(done, done)
+			JZ(LabelRef(name + "_go"))
+			outOfRange(k, x)
+			JZ(LabelRef(name + "_ret"))
+			Label(name + "_go")
+			var nv, ev []VecVirtual
+			res, nv, ev = expCore(k, x, true)
+			for v := range x {
+				expSpecialLanes(res[v], nv[v], x[v], ev[v])
+			}
+		} else {
+			outOfRange(k, x)
+			JNZ(LabelRef(name + "_ret"))
+			res, _, _ = expCore(k, x, false)
+		}
+		for v := range x {
+			VMOVUPS(res[v], Mem{Base: sp, Disp: 32 * v})
+			VADDPS(res[v], l[v%2], l[v%2]) // keys in order, as the generic loop
+		}
+		ADDQ(U8(64*G), sp)
+		ADDQ(U8(16*G), done)
+	}
+	if special {
+		Label(name + "_loop")
+		CMPQ(done, n)
+		JGE(LabelRef(name + "_ret"))
+		groups(1, loadExpK())
+		JMP(LabelRef(name + "_loop"))
 	} else {
-		outOfRange(k, x)
-		JNZ(LabelRef(name + "_ret"))
-		res, _, _ = expCore(k, x, false)
+		k := loadExpK()
+		last := GP64()
+		MOVQ(n, last)
+		SUBQ(U8(16), last) // a pair fits while done < n-16
+		Label(name + "_pairs")
+		CMPQ(done, last)
+		JGE(LabelRef(name + "_one"))
+		groups(2, k)
+		JMP(LabelRef(name + "_pairs"))
+		Label(name + "_one")
+		CMPQ(done, n)
+		JGE(LabelRef(name + "_ret"))
+		groups(1, k)
 	}
-	for u := range 2 {
-		VMOVUPS(res[u], Mem{Base: sp, Disp: 32 * u})
-		VADDPS(res[u], l[u], l[u])
-	}
-	ADDQ(U8(64), sp)
-	ADDQ(U8(16), done)
-	JMP(LabelRef(name + "_loop"))
 
 	Label(name + "_ret")
 	for u := range 2 {
