@@ -2083,24 +2083,24 @@ TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
 	MOVQ    st_len+8(FP), CX
 	MOVQ    ml_base+24(FP), DX
 	XORQ    BX, BX
-	VMOVUPS 192(DX), Y0
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 224(DX), Y1
-	VMOVUPS 96(DX), Y3
+	VMOVUPS 64(DX), Y0
+	VMOVUPS 96(DX), Y1
+	VMOVUPS exp_shift<>+0(SB), Y2
+	VMOVUPS exp_invln2<>+0(SB), Y3
 	MOVQ    CX, SI
 	SUBQ    $0x10, SI
 
-blockExpSumAVX2_pairs:
+blockExpSumAVX2_blocks:
 	CMPQ         BX, SI
 	JGE          blockExpSumAVX2_one
 	VMOVUPS      (AX), Y4
-	VSUBPS       Y0, Y4, Y4
+	VSUBPS       192(DX), Y4, Y4
 	VMOVUPS      32(AX), Y5
-	VSUBPS       Y1, Y5, Y5
+	VSUBPS       224(DX), Y5, Y5
 	VMOVUPS      64(AX), Y6
-	VSUBPS       Y0, Y6, Y6
+	VSUBPS       192(DX), Y6, Y6
 	VMOVUPS      96(AX), Y7
-	VSUBPS       Y1, Y7, Y7
+	VSUBPS       224(DX), Y7, Y7
 	VPAND        exp_absmask<>+0(SB), Y4, Y8
 	VPAND        exp_absmask<>+0(SB), Y5, Y9
 	VPMAXUD      Y9, Y8, Y8
@@ -2111,18 +2111,18 @@ blockExpSumAVX2_pairs:
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
 	JNZ          blockExpSumAVX2_ret
-	VMOVUPS      exp_shift<>+0(SB), Y8
-	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y8
-	VMOVUPS      exp_shift<>+0(SB), Y9
-	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y9
-	VMOVUPS      exp_shift<>+0(SB), Y10
-	VFMADD231PS  exp_invln2<>+0(SB), Y6, Y10
-	VMOVUPS      exp_shift<>+0(SB), Y11
-	VFMADD231PS  exp_invln2<>+0(SB), Y7, Y11
-	VSUBPS       exp_shift<>+0(SB), Y8, Y12
-	VSUBPS       exp_shift<>+0(SB), Y9, Y13
-	VSUBPS       exp_shift<>+0(SB), Y10, Y14
-	VSUBPS       exp_shift<>+0(SB), Y11, Y15
+	VMOVAPS      Y2, Y8
+	VFMADD231PS  Y3, Y4, Y8
+	VMOVAPS      Y2, Y9
+	VFMADD231PS  Y3, Y5, Y9
+	VMOVAPS      Y2, Y10
+	VFMADD231PS  Y3, Y6, Y10
+	VMOVAPS      Y2, Y11
+	VFMADD231PS  Y3, Y7, Y11
+	VSUBPS       Y2, Y8, Y12
+	VSUBPS       Y2, Y9, Y13
+	VSUBPS       Y2, Y10, Y14
+	VSUBPS       Y2, Y11, Y15
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y12, Y4
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y5
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y6
@@ -2168,68 +2168,69 @@ blockExpSumAVX2_pairs:
 	VPADDD       Y10, Y14, Y14
 	VPADDD       Y11, Y15, Y15
 	VMOVUPS      Y12, (AX)
-	VADDPS       Y12, Y2, Y2
+	VADDPS       Y12, Y0, Y0
 	VMOVUPS      Y13, 32(AX)
-	VADDPS       Y13, Y3, Y3
+	VADDPS       Y13, Y1, Y1
 	VMOVUPS      Y14, 64(AX)
-	VADDPS       Y14, Y2, Y2
+	VADDPS       Y14, Y0, Y0
 	VMOVUPS      Y15, 96(AX)
-	VADDPS       Y15, Y3, Y3
+	VADDPS       Y15, Y1, Y1
 	ADDQ         $0x80, AX
 	ADDQ         $0x20, BX
-	JMP          blockExpSumAVX2_pairs
+	JMP          blockExpSumAVX2_blocks
 
 blockExpSumAVX2_one:
 	CMPQ         BX, CX
 	JGE          blockExpSumAVX2_ret
 	VMOVUPS      (AX), Y4
-	VSUBPS       Y0, Y4, Y4
-	VMOVUPS      32(AX), Y0
-	VSUBPS       Y1, Y0, Y0
-	VPAND        exp_absmask<>+0(SB), Y4, Y1
-	VPAND        exp_absmask<>+0(SB), Y0, Y5
-	VPMAXUD      Y5, Y1, Y1
-	VPCMPGTD     exp_fastbound<>+0(SB), Y1, Y1
-	VPTEST       Y1, Y1
+	VSUBPS       192(DX), Y4, Y4
+	VMOVUPS      32(AX), Y5
+	VSUBPS       224(DX), Y5, Y5
+	VPAND        exp_absmask<>+0(SB), Y4, Y6
+	VPAND        exp_absmask<>+0(SB), Y5, Y7
+	VPMAXUD      Y7, Y6, Y6
+	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
+	VPTEST       Y6, Y6
 	JNZ          blockExpSumAVX2_ret
-	VMOVUPS      exp_shift<>+0(SB), Y1
-	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y1
-	VMOVUPS      exp_shift<>+0(SB), Y5
-	VFMADD231PS  exp_invln2<>+0(SB), Y0, Y5
-	VSUBPS       exp_shift<>+0(SB), Y1, Y6
-	VSUBPS       exp_shift<>+0(SB), Y5, Y7
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y7, Y0
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y7, Y0
-	VPSLLD       $0x17, Y1, Y1
-	VPSLLD       $0x17, Y5, Y5
-	VMOVUPS      exp_c6<>+0(SB), Y6
-	VMOVUPS      exp_c6<>+0(SB), Y7
-	VFMADD213PS  exp_c5<>+0(SB), Y4, Y6
-	VFMADD213PS  exp_c5<>+0(SB), Y0, Y7
-	VFMADD213PS  exp_c4<>+0(SB), Y4, Y6
-	VFMADD213PS  exp_c4<>+0(SB), Y0, Y7
-	VFMADD213PS  exp_c3<>+0(SB), Y4, Y6
-	VFMADD213PS  exp_c3<>+0(SB), Y0, Y7
-	VFMADD213PS  exp_c2<>+0(SB), Y4, Y6
-	VFMADD213PS  exp_c2<>+0(SB), Y0, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y7
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y0, Y7
-	VPADDD       Y1, Y6, Y6
-	VPADDD       Y5, Y7, Y7
-	VMOVUPS      Y6, (AX)
-	VADDPS       Y6, Y2, Y2
-	VMOVUPS      Y7, 32(AX)
-	VADDPS       Y7, Y3, Y3
+	VMOVAPS      Y2, Y6
+	VFMADD231PS  Y3, Y4, Y6
+	VMOVAPS      Y2, Y7
+	VFMADD231PS  Y3, Y5, Y7
+	VSUBPS       Y2, Y6, Y8
+	VSUBPS       Y2, Y7, Y9
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y9, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y9, Y5
+	VPSLLD       $0x17, Y6, Y6
+	VPSLLD       $0x17, Y7, Y7
+	VMOVUPS      exp_c6<>+0(SB), Y8
+	VMOVUPS      exp_c6<>+0(SB), Y9
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y8
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y9
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y8
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y9
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y8
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y9
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y8
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y9
+	VPADDD       Y6, Y8, Y8
+	VPADDD       Y7, Y9, Y9
+	VMOVUPS      Y8, (AX)
+	VADDPS       Y8, Y0, Y0
+	VMOVUPS      Y9, 32(AX)
+	VADDPS       Y9, Y1, Y1
 	ADDQ         $0x40, AX
 	ADDQ         $0x10, BX
+	JMP          blockExpSumAVX2_one
 
 blockExpSumAVX2_ret:
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y0, 64(DX)
+	VMOVUPS Y1, 96(DX)
 	MOVQ    BX, ret+48(FP)
 	VZEROUPPER
 	RET
@@ -2241,18 +2242,18 @@ TEXT ·blockExpSumSpecialAVX2(SB), NOSPLIT, $0-56
 	MOVQ    st_len+8(FP), CX
 	MOVQ    ml_base+24(FP), DX
 	XORQ    BX, BX
-	VMOVUPS 192(DX), Y0
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 224(DX), Y1
-	VMOVUPS 96(DX), Y3
+	VMOVUPS 192(DX), Y2
+	VMOVUPS 64(DX), Y0
+	VMOVUPS 224(DX), Y3
+	VMOVUPS 96(DX), Y1
 
 blockExpSumSpecialAVX2_loop:
 	CMPQ     BX, CX
 	JGE      blockExpSumSpecialAVX2_ret
 	VMOVUPS  (AX), Y4
-	VSUBPS   Y0, Y4, Y4
+	VSUBPS   Y2, Y4, Y4
 	VMOVUPS  32(AX), Y5
-	VSUBPS   Y1, Y5, Y5
+	VSUBPS   Y3, Y5, Y5
 	TESTQ    BX, BX
 	JZ       blockExpSumSpecialAVX2_go
 	VPAND    exp_absmask<>+0(SB), Y4, Y6
@@ -2324,16 +2325,16 @@ blockExpSumSpecialAVX2_go:
 	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
 	VBLENDVPS    Y4, Y5, Y7, Y7
 	VMOVUPS      Y6, (AX)
-	VADDPS       Y6, Y2, Y2
+	VADDPS       Y6, Y0, Y0
 	VMOVUPS      Y7, 32(AX)
-	VADDPS       Y7, Y3, Y3
+	VADDPS       Y7, Y1, Y1
 	ADDQ         $0x40, AX
 	ADDQ         $0x10, BX
 	JMP          blockExpSumSpecialAVX2_loop
 
 blockExpSumSpecialAVX2_ret:
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y0, 64(DX)
+	VMOVUPS Y1, 96(DX)
 	MOVQ    BX, ret+48(FP)
 	VZEROUPPER
 	RET

@@ -92,7 +92,16 @@ func mov(src Op) VecVirtual {
 func expCore(k expK, x []VecVirtual, keep bool) (res, n, e []VecVirtual) {
 	U := len(x)
 	z := make([]VecVirtual, U)
+	_, shiftInMem := k.shift.(Mem)
+	_, invInMem := k.invLn2.(Mem)
 	for u := range U {
+		if shiftInMem && !invInMem {
+			// A register copy of x costs no load (the rename stage
+			// does it), where a copy of Shift would.
+			z[u] = mov(x[u])
+			VFMADD213PS(k.shift, k.invLn2, z[u]) // z = x*InvLn2 + Shift
+			continue
+		}
 		z[u] = mov(k.shift)
 		VFMADD231PS(k.invLn2, x[u], z[u]) // z = x*InvLn2 + Shift
 	}
