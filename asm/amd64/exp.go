@@ -15,9 +15,9 @@ import (
 // bit-identical to it (the fast path scales p by an integer add onto its
 // exponent field, which is the same exact product; see expconst.FastN).
 //
-// Each kernel comes in two parts. The fast kernel keeps most constants in
-// registers (memory operands would make the loop load-bound: the scheme has
-// a dozen constants) and handles inputs with |x| <= expFastBound, where
+// Each kernel comes in two parts. The fast kernel interleaves several
+// vectors (see expUnroll), keeps what constants fit in registers, and
+// handles inputs with |x| <= expFastBound, where
 // p·2^n is a normal float32. When a block holds anything else (large |x|, ±Inf,
 // NaN) it returns how far it got, and the Go wrapper hands the next vectors
 // to the special kernel, which handles every input with the split-scale
@@ -30,9 +30,14 @@ const expFastBound = 86.5
 // expUnroll is the number of vectors the fast kernels interleave, stage by
 // stage, so their 6-FMA Horner chains overlap. Four vectors need twelve
 // registers between them (x, z and n of each), which leaves room for only
-// a few constants in registers; the rest become memory operands, which the
-// three load ports absorb. Measured here against two vectors with all
-// constants in registers: about 7% less time for exp and expSum at n = 4096.
+// a few constants in registers; the rest become memory operands. More
+// loads cost less than idle FMA pipes: against two vectors with every
+// constant in a register, four took about 7% less time for exp and expSum
+// at n = 4096 (best and 25th percentile of alternating runs), 12% at the
+// median of the Exp benchmark. Three vectors with more constants in
+// registers, or five with none, were slower; a software-pipelined loop
+// (the reduction of the next vectors beside the polynomial of these) gained
+// nothing.
 const expUnroll = 4
 
 // expK holds the scheme's constants, each a register or a memory operand.
