@@ -2090,7 +2090,7 @@ TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
 	MOVQ    CX, SI
 	SUBQ    $0x10, SI
 
-blockExpSumAVX2_blocks:
+blockExpSumAVX2_pairs:
 	CMPQ         BX, SI
 	JGE          blockExpSumAVX2_one
 	VMOVUPS      (AX), Y4
@@ -2177,7 +2177,7 @@ blockExpSumAVX2_blocks:
 	VADDPS       Y15, Y1, Y1
 	ADDQ         $0x80, AX
 	ADDQ         $0x20, BX
-	JMP          blockExpSumAVX2_blocks
+	JMP          blockExpSumAVX2_pairs
 
 blockExpSumAVX2_one:
 	CMPQ         BX, CX
@@ -2196,37 +2196,36 @@ blockExpSumAVX2_one:
 	VFMADD231PS  Y3, Y4, Y6
 	VMOVAPS      Y2, Y7
 	VFMADD231PS  Y3, Y5, Y7
-	VSUBPS       Y2, Y6, Y8
-	VSUBPS       Y2, Y7, Y9
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y4
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y9, Y5
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y4
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y9, Y5
+	VSUBPS       Y2, Y6, Y3
+	VSUBPS       Y2, Y7, Y2
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y5
 	VPSLLD       $0x17, Y6, Y6
 	VPSLLD       $0x17, Y7, Y7
-	VMOVUPS      exp_c6<>+0(SB), Y8
-	VMOVUPS      exp_c6<>+0(SB), Y9
-	VFMADD213PS  exp_c5<>+0(SB), Y4, Y8
-	VFMADD213PS  exp_c5<>+0(SB), Y5, Y9
-	VFMADD213PS  exp_c4<>+0(SB), Y4, Y8
-	VFMADD213PS  exp_c4<>+0(SB), Y5, Y9
-	VFMADD213PS  exp_c3<>+0(SB), Y4, Y8
-	VFMADD213PS  exp_c3<>+0(SB), Y5, Y9
-	VFMADD213PS  exp_c2<>+0(SB), Y4, Y8
-	VFMADD213PS  exp_c2<>+0(SB), Y5, Y9
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y8
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y9
-	VFMADD213PS  exp_one<>+0(SB), Y4, Y8
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y9
-	VPADDD       Y6, Y8, Y8
-	VPADDD       Y7, Y9, Y9
-	VMOVUPS      Y8, (AX)
-	VADDPS       Y8, Y0, Y0
-	VMOVUPS      Y9, 32(AX)
-	VADDPS       Y9, Y1, Y1
+	VMOVUPS      exp_c6<>+0(SB), Y2
+	VMOVUPS      exp_c6<>+0(SB), Y3
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VPADDD       Y6, Y2, Y2
+	VPADDD       Y7, Y3, Y3
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y0, Y0
+	VMOVUPS      Y3, 32(AX)
+	VADDPS       Y3, Y1, Y1
 	ADDQ         $0x40, AX
 	ADDQ         $0x10, BX
-	JMP          blockExpSumAVX2_one
 
 blockExpSumAVX2_ret:
 	VMOVUPS Y0, 64(DX)

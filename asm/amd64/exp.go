@@ -97,16 +97,7 @@ func mov(src Op) VecVirtual {
 func expCore(k expK, x []VecVirtual, keep bool) (res, n, e []VecVirtual) {
 	U := len(x)
 	z := make([]VecVirtual, U)
-	_, shiftInMem := k.shift.(Mem)
-	_, invInMem := k.invLn2.(Mem)
 	for u := range U {
-		if shiftInMem && !invInMem {
-			// A register copy of x costs no load (the rename stage
-			// does it), where a copy of Shift would.
-			z[u] = mov(x[u])
-			VFMADD213PS(k.shift, k.invLn2, z[u]) // z = x*InvLn2 + Shift
-			continue
-		}
 		z[u] = mov(k.shift)
 		VFMADD231PS(k.invLn2, x[u], z[u]) // z = x*InvLn2 + Shift
 	}
@@ -227,7 +218,6 @@ type expKernel struct {
 	sum     bool // exp(x-m) and its sum
 	special bool // the special kernel: every input, until a fast vector
 	doc     string
-	unroll  int      // vectors per block of the fast kernel
 	regs    []string // constants the fast kernel keeps in registers
 }
 
@@ -251,7 +241,7 @@ func (g expKernel) generate() {
 		sum = zeros(1)[0]
 	}
 	var k expK
-	U := g.unroll
+	U := expUnroll
 	if g.special {
 		k = loadExpK() // all in memory: the special code needs the registers
 		U = 1
@@ -344,11 +334,11 @@ func (g expKernel) generate() {
 }
 
 func genExp() {
-	expKernel{name: "expAVX2", unroll: expUnroll, regs: []string{"shift", "invln2", "one", "c2"}, doc: "expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did."}.generate()
+	expKernel{name: "expAVX2", regs: []string{"shift", "invln2", "one", "c2"}, doc: "expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did."}.generate()
 	expKernel{name: "expSpecialAVX2", special: true, doc: "expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector on until a vector expAVX2 can take; it returns how many elements it did."}.generate()
 }
 
 func genExpSum() {
-	expKernel{name: "expSumAVX2", sum: true, unroll: expUnroll, regs: []string{"shift", "invln2"}, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 86.5 and returns the sum of what it wrote and how many elements it did."}.generate()
+	expKernel{name: "expSumAVX2", sum: true, regs: []string{"shift", "invln2"}, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 86.5 and returns the sum of what it wrote and how many elements it did."}.generate()
 	expKernel{name: "expSumSpecialAVX2", sum: true, special: true, doc: "expSumSpecialAVX2 is expSumAVX2 for any input, from the first vector on until a vector expSumAVX2 can take."}.generate()
 }
