@@ -106,25 +106,36 @@ DATA masktable<>+60(SB)/4, $0x00000000
 GLOBL masktable<>(SB), RODATA|NOPTR, $64
 
 // func scoreRowsAVX2(dst []float32, k []float32, stride int, q []float32)
-// Requires: AVX, FMA3
+// Requires: AVX, FMA3, MMX+
 TEXT ·scoreRowsAVX2(SB), NOSPLIT, $0-80
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ k_base+24(FP), DX
-	MOVQ stride+48(FP), BX
-	MOVQ q_base+56(FP), SI
-	MOVQ q_len+64(FP), DI
-	SHLQ $0x02, BX
-	MOVQ DI, R8
-	ANDQ $0x07, R8
-	SHRQ $0x03, DI
-	SHLQ $0x05, DI
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  k_base+24(FP), DX
+	MOVQ  stride+48(FP), BX
+	MOVQ  q_base+56(FP), SI
+	MOVQ  q_len+64(FP), DI
+	SHLQ  $0x02, BX
+	MOVQ  DI, R8
+	ANDQ  $0x07, R8
+	MOVQ  DI, R9
+	SHRQ  $0x03, R9
+	SHLQ  $0x05, R9
+	XORQ  R10, R10
+	SHLQ  $0x02, DI
+	CMPQ  DI, BX
+	JNE   score_setup
+	MOVQ  CX, DI
+	IMULQ BX, DI
+	CMPQ  DI, $0x00020000
+	JL    score_setup
+	INCQ  R10
 
+score_setup:
 score8_loop:
 	CMPQ   CX, $0x08
 	JL     score8_next
-	LEAQ   (BX)(BX*2), R9
-	LEAQ   (DX)(BX*4), R10
+	LEAQ   (BX)(BX*2), DI
+	LEAQ   (DX)(BX*4), R11
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -133,33 +144,72 @@ score8_loop:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   DI, R11
+	MOVQ   R9, R12
+	TESTQ  R10, R10
+	JZ     score8_chunk
+	LEAQ   (DX)(BX*8), R13
+
+score8_stream:
+	CMPQ        R12, $0x40
+	JL          score8_chunk
+	VMOVUPS     (SI), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS (DX)(BX*1), Y8, Y1
+	PREFETCHT0  (R13)
+	VFMADD231PS (DX)(BX*2), Y8, Y2
+	VFMADD231PS (DX)(DI*1), Y8, Y3
+	PREFETCHT0  64(R13)
+	VFMADD231PS (R11), Y8, Y4
+	VFMADD231PS (R11)(BX*1), Y8, Y5
+	PREFETCHT0  128(R13)
+	VFMADD231PS (R11)(BX*2), Y8, Y6
+	VFMADD231PS (R11)(DI*1), Y8, Y7
+	PREFETCHT0  192(R13)
+	VMOVUPS     32(SI), Y8
+	VFMADD231PS 32(DX), Y8, Y0
+	VFMADD231PS 32(DX)(BX*1), Y8, Y1
+	PREFETCHT0  256(R13)
+	VFMADD231PS 32(DX)(BX*2), Y8, Y2
+	VFMADD231PS 32(DX)(DI*1), Y8, Y3
+	PREFETCHT0  320(R13)
+	VFMADD231PS 32(R11), Y8, Y4
+	VFMADD231PS 32(R11)(BX*1), Y8, Y5
+	PREFETCHT0  384(R13)
+	VFMADD231PS 32(R11)(BX*2), Y8, Y6
+	VFMADD231PS 32(R11)(DI*1), Y8, Y7
+	PREFETCHT0  448(R13)
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, R11
+	ADDQ        $0x00000200, R13
+	SUBQ        $0x40, R12
+	JMP         score8_stream
 
 score8_chunk:
-	TESTQ       R11, R11
+	TESTQ       R12, R12
 	JZ          score8_tail
 	VMOVUPS     (SI), Y8
 	VFMADD231PS (DX), Y8, Y0
 	VFMADD231PS (DX)(BX*1), Y8, Y1
 	VFMADD231PS (DX)(BX*2), Y8, Y2
-	VFMADD231PS (DX)(R9*1), Y8, Y3
-	VFMADD231PS (R10), Y8, Y4
-	VFMADD231PS (R10)(BX*1), Y8, Y5
-	VFMADD231PS (R10)(BX*2), Y8, Y6
-	VFMADD231PS (R10)(R9*1), Y8, Y7
+	VFMADD231PS (DX)(DI*1), Y8, Y3
+	VFMADD231PS (R11), Y8, Y4
+	VFMADD231PS (R11)(BX*1), Y8, Y5
+	VFMADD231PS (R11)(BX*2), Y8, Y6
+	VFMADD231PS (R11)(DI*1), Y8, Y7
 	ADDQ        $0x20, SI
 	ADDQ        $0x20, DX
-	ADDQ        $0x20, R10
-	SUBQ        $0x20, R11
+	ADDQ        $0x20, R11
+	SUBQ        $0x20, R12
 	JMP         score8_chunk
 
 score8_tail:
 	TESTQ       R8, R8
 	JZ          score8_reduce
-	LEAQ        masktable<>+0(SB), R11
-	MOVQ        $0x00000008, R12
-	SUBQ        R8, R12
-	VMOVDQU     (R11)(R12*4), Y8
+	LEAQ        masktable<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R8, R13
+	VMOVDQU     (R12)(R13*4), Y8
 	VMASKMOVPS  (SI), Y8, Y9
 	VMASKMOVPS  (DX), Y8, Y10
 	VFMADD231PS Y10, Y9, Y0
@@ -167,15 +217,15 @@ score8_tail:
 	VFMADD231PS Y10, Y9, Y1
 	VMASKMOVPS  (DX)(BX*2), Y8, Y10
 	VFMADD231PS Y10, Y9, Y2
-	VMASKMOVPS  (DX)(R9*1), Y8, Y10
+	VMASKMOVPS  (DX)(DI*1), Y8, Y10
 	VFMADD231PS Y10, Y9, Y3
-	VMASKMOVPS  (R10), Y8, Y10
+	VMASKMOVPS  (R11), Y8, Y10
 	VFMADD231PS Y10, Y9, Y4
-	VMASKMOVPS  (R10)(BX*1), Y8, Y10
+	VMASKMOVPS  (R11)(BX*1), Y8, Y10
 	VFMADD231PS Y10, Y9, Y5
-	VMASKMOVPS  (R10)(BX*2), Y8, Y10
+	VMASKMOVPS  (R11)(BX*2), Y8, Y10
 	VFMADD231PS Y10, Y9, Y6
-	VMASKMOVPS  (R10)(R9*1), Y8, Y8
+	VMASKMOVPS  (R11)(DI*1), Y8, Y8
 	VFMADD231PS Y8, Y9, Y7
 
 score8_reduce:
@@ -189,11 +239,11 @@ score8_reduce:
 	VPERM2F128 $0x31, Y1, Y0, Y0
 	VADDPS     Y0, Y2, Y2
 	VMOVUPS    Y2, (AX)
-	SUBQ       DI, SI
-	SUBQ       DI, DX
-	MOVQ       BX, R9
-	IMUL3Q     $0x08, R9, R9
-	ADDQ       R9, DX
+	SUBQ       R9, SI
+	SUBQ       R9, DX
+	MOVQ       BX, DI
+	IMUL3Q     $0x08, DI, DI
+	ADDQ       DI, DX
 	ADDQ       $0x20, AX
 	SUBQ       $0x08, CX
 	JMP        score8_loop
@@ -202,12 +252,12 @@ score8_next:
 score4_loop:
 	CMPQ   CX, $0x04
 	JL     score4_next
-	LEAQ   (BX)(BX*2), R9
+	LEAQ   (BX)(BX*2), DI
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	MOVQ   DI, R10
+	MOVQ   R9, R10
 
 score4_chunk:
 	TESTQ       R10, R10
@@ -216,7 +266,7 @@ score4_chunk:
 	VFMADD231PS (DX), Y4, Y0
 	VFMADD231PS (DX)(BX*1), Y4, Y1
 	VFMADD231PS (DX)(BX*2), Y4, Y2
-	VFMADD231PS (DX)(R9*1), Y4, Y3
+	VFMADD231PS (DX)(DI*1), Y4, Y3
 	ADDQ        $0x20, SI
 	ADDQ        $0x20, DX
 	SUBQ        $0x20, R10
@@ -236,7 +286,7 @@ score4_tail:
 	VFMADD231PS Y6, Y5, Y1
 	VMASKMOVPS  (DX)(BX*2), Y4, Y6
 	VFMADD231PS Y6, Y5, Y2
-	VMASKMOVPS  (DX)(R9*1), Y4, Y4
+	VMASKMOVPS  (DX)(DI*1), Y4, Y4
 	VFMADD231PS Y4, Y5, Y3
 
 score4_reduce:
@@ -246,11 +296,11 @@ score4_reduce:
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVUPS      X0, (AX)
-	SUBQ         DI, SI
-	SUBQ         DI, DX
-	MOVQ         BX, R9
-	IMUL3Q       $0x04, R9, R9
-	ADDQ         R9, DX
+	SUBQ         R9, SI
+	SUBQ         R9, DX
+	MOVQ         BX, DI
+	IMUL3Q       $0x04, DI, DI
+	ADDQ         DI, DX
 	ADDQ         $0x10, AX
 	SUBQ         $0x04, CX
 	JMP          score4_loop
@@ -259,27 +309,27 @@ score4_next:
 score1_loop:
 	CMPQ   CX, $0x01
 	JL     score1_next
-	LEAQ   (BX)(BX*2), R9
+	LEAQ   (BX)(BX*2), DI
 	VXORPS Y0, Y0, Y0
-	MOVQ   DI, R9
+	MOVQ   R9, DI
 
 score1_chunk:
-	TESTQ       R9, R9
+	TESTQ       DI, DI
 	JZ          score1_tail
 	VMOVUPS     (SI), Y1
 	VFMADD231PS (DX), Y1, Y0
 	ADDQ        $0x20, SI
 	ADDQ        $0x20, DX
-	SUBQ        $0x20, R9
+	SUBQ        $0x20, DI
 	JMP         score1_chunk
 
 score1_tail:
 	TESTQ       R8, R8
 	JZ          score1_reduce
-	LEAQ        masktable<>+0(SB), R9
+	LEAQ        masktable<>+0(SB), DI
 	MOVQ        $0x00000008, R10
 	SUBQ        R8, R10
-	VMOVDQU     (R9)(R10*4), Y1
+	VMOVDQU     (DI)(R10*4), Y1
 	VMASKMOVPS  (SI), Y1, Y2
 	VMASKMOVPS  (DX), Y1, Y1
 	VFMADD231PS Y1, Y2, Y0
@@ -292,10 +342,10 @@ score1_reduce:
 	VMOVHLPS     X0, X1, X1
 	VADDSS       X1, X0, X0
 	VMOVSS       X0, (AX)
-	SUBQ         DI, SI
-	SUBQ         DI, DX
-	MOVQ         BX, R9
-	ADDQ         R9, DX
+	SUBQ         R9, SI
+	SUBQ         R9, DX
+	MOVQ         BX, DI
+	ADDQ         DI, DX
 	ADDQ         $0x04, AX
 	SUBQ         $0x01, CX
 	JMP          score1_loop
