@@ -85,20 +85,22 @@ func TestScoreRows(t *testing.T) {
 				}
 			}
 		}
-		// A large K with contiguous rows takes the AVX2 kernel's
-		// prefetching loop; rows that are not a multiple of eight end
-		// in the four- and one-row loops.
+		// A large K takes the AVX2 kernel's prefetching loops (one for
+		// contiguous rows, one for rows further apart); rows that are
+		// not a multiple of eight end in the four- and one-row loops.
 		for _, d := range []int{1, 8, 15, 16, 67, 128, 131} {
-			rows := (128<<10)/(4*d) + 13
-			k, whole := fill(uint64(d), rows*d, 3, 2, false)
-			q, _ := fill(uint64(d+7), d, 1, 2, false)
-			dst := make([]float32, rows)
-			scoreRows(dst, k, d, q)
-			testutil.CheckGuards(t, whole, 3, len(k))
-			for i := range rows {
-				want, abs := reference.Dot(k[i*d:(i+1)*d], q)
-				if !testutil.Close(dst[i], want, reference.DotBound(d, abs)) {
-					t.Fatalf("d=%d rows=%d contiguous: row %d = %v, want %v", d, rows, i, dst[i], want)
+			for _, pad := range []int{0, 3, 2 * d} {
+				rows, stride := (128<<10)/(4*d)+13, d+pad
+				k, whole := fill(uint64(d+pad), (rows-1)*stride+d, 3, 2, false)
+				q, _ := fill(uint64(d+7), d, 1, 2, false)
+				dst := make([]float32, rows)
+				scoreRows(dst, k, stride, q)
+				testutil.CheckGuards(t, whole, 3, len(k))
+				for i := range rows {
+					want, abs := reference.Dot(k[i*stride:i*stride+d], q)
+					if !testutil.Close(dst[i], want, reference.DotBound(d, abs)) {
+						t.Fatalf("d=%d rows=%d stride=%d: row %d = %v, want %v", d, rows, stride, i, dst[i], want)
+					}
 				}
 			}
 		}

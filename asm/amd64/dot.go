@@ -92,20 +92,23 @@ func genScoreRows() {
 	SHRQ(U8(3), full)
 	SHLQ(U8(5), full)
 
-	// Prefetch the next block of rows (see scoreStream) only when K is
-	// large and its rows are contiguous.
+	// stream: 0 for a small K, 1 for a large K with contiguous rows, 2
+	// for a large K with rows further apart (see scoreStream).
 	stream := GP64()
-	XORQ(stream, stream)
 	t := GP64()
 	MOVQ(d, t)
 	SHLQ(U8(2), t)
+	MOVQ(rows, stream)
+	IMULQ(t, stream)
+	CMPQ(stream, U32(scoreStreamBytes))
+	JL(LabelRef("score_small"))
+	MOVQ(U32(1), stream)
 	CMPQ(t, stride)
-	JNE(LabelRef("score_setup"))
-	MOVQ(rows, t)
-	IMULQ(stride, t)
-	CMPQ(t, U32(scoreStreamBytes))
-	JL(LabelRef("score_setup"))
+	JE(LabelRef("score_setup"))
 	INCQ(stream)
+	JMP(LabelRef("score_setup"))
+	Label("score_small")
+	XORQ(stream, stream)
 	Label("score_setup")
 
 	for _, R := range []int{8, 4, 1} {
@@ -142,9 +145,12 @@ func scoreBlock(R int, dst, rows, k, stride, q, full, rem, stream Register) {
 	chunk := fmt.Sprintf("score%d_chunk", R)
 	tail := fmt.Sprintf("score%d_tail", R)
 	if R == 8 {
-		TESTQ(stream, stream)
-		JZ(LabelRef(chunk))
+		CMPQ(stream, U8(1))
+		JL(LabelRef(chunk))
+		JG(LabelRef("score8_strided"))
 		scoreStream(acc, q, k, k4, stride, s3, cnt)
+		Label("score8_strided")
+		scoreStreamStrided(acc, q, k, k4, stride, s3, cnt)
 	}
 	Label(chunk)
 	TESTQ(cnt, cnt)
@@ -192,9 +198,9 @@ func scoreBlock(R int, dst, rows, k, stride, q, full, rem, stream Register) {
 	Label(next)
 }
 
-// scoreStreamBytes is the size of K (rows times stride, in bytes) from
-// which scoreRowsAVX2 prefetches: below it K is usually in L1 or L2, where
-// the prefetches only cost issue slots (10-15% at 16-32 KiB).
+// scoreStreamBytes is the size of K's rows (rows times d floats, in bytes)
+// from which scoreRowsAVX2 prefetches: below it K is usually in L1 or L2,
+// where the prefetches only cost issue slots (10-15% at 16-32 KiB).
 const scoreStreamBytes = 128 << 10
 
 // scoreStream emits the eight-row block's loop for a large K with
@@ -203,12 +209,12 @@ const scoreStreamBytes = 128 << 10
 // is all requested by the time this block is done. The eight rows are read
 // side by side, each only d floats long, and the hardware prefetchers lose
 // track of them at every jump to the next block. Alone, with K in L3, the
-// kernel took 10-12% less time at d = 64 and 128 (T = 1024 to 8192,
-// median of alternating runs), and a decoder step at T = 1024, d = 128
-// about 12% less; prefetching two or four blocks ahead, or one line of
-// each next row at the same column (which would also serve strided rows),
-// gained less. The loop leaves fewer than 64 bytes of each row to the
-// single-chunk loop, and prefetches past the end of k never fault.
+// kernel took 9-12% less time at d = 64 and 128 (T = 1024 to 8192,
+// median of alternating runs), a decoder step at T = 1024, d = 128 about
+// 12% less; prefetching two or four blocks ahead gained less, and so did
+// scoreStreamStrided's order on contiguous rows. The loop leaves fewer
+// than 64 bytes of each row to the single-chunk loop, and prefetches past
+// the end of k never fault.
 func scoreStream(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	next := GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, next)
@@ -233,6 +239,37 @@ func scoreStream(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	ADDQ(U32(512), next)
 	SUBQ(U8(64), cnt)
 	JMP(LabelRef("score8_stream"))
+}
+
+// scoreStreamStrided is scoreStream for rows further apart than d floats
+// (K a view into a wider projection output): each step prefetches, for
+// every row of the next block, the line at the column this step reads.
+// With rows 3d apart the kernel took 10-24% less time (d = 64 and 128,
+// T = 1024 to 8192); scoreStream's address order would fetch the gaps.
+func scoreStreamStrided(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
+	kn, kn4 := GP64(), GP64()
+	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, kn)
+	LEAQ(Mem{Base: k4, Index: stride, Scale: 8}, kn4)
+	Label("score8_strided_step")
+	CMPQ(cnt, U8(64))
+	JL(LabelRef("score8_chunk"))
+	for half := range 2 {
+		qv := YMM()
+		VMOVUPS(Mem{Base: q, Disp: 32 * half}, qv)
+		for r := range acc {
+			m := rowAddr(k, k4, stride, s3, r)
+			m.Disp += 32 * half
+			VFMADD231PS(m, qv, acc[r])
+			if half == 0 {
+				PREFETCHT0(rowAddr(kn, kn4, stride, s3, r))
+			}
+		}
+	}
+	for _, p := range []Register{q, k, k4, kn, kn4} {
+		ADDQ(U8(64), p)
+	}
+	SUBQ(U8(64), cnt)
+	JMP(LabelRef("score8_strided_step"))
 }
 
 // storeSums writes the horizontal sum of each accumulator to dst[0..len).
