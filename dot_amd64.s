@@ -460,13 +460,18 @@ axpy_done:
 // func blendRowsAVX2(acc []float32, w []float32, v []float32, stride int)
 // Requires: AVX, FMA3
 TEXT ·blendRowsAVX2(SB), NOSPLIT, $0-80
-	MOVQ acc_base+0(FP), AX
-	MOVQ acc_len+8(FP), CX
-	MOVQ w_base+24(FP), DX
-	MOVQ w_len+32(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x02, DI
+	MOVQ  acc_base+0(FP), AX
+	MOVQ  acc_len+8(FP), CX
+	MOVQ  w_base+24(FP), DX
+	MOVQ  w_len+32(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x02, DI
+	XORQ  R8, R8
+	SHRQ  $0x01, BX
+	ADCQ  $0x00, R8
+	MOVQ  BX, R9
+	IMULQ DI, R9
 
 blend16_chunk:
 	CMPQ    CX, $0x80
@@ -479,52 +484,110 @@ blend16_chunk:
 	VMOVUPS 160(AX), Y5
 	VMOVUPS 192(AX), Y6
 	VMOVUPS 224(AX), Y7
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
 
-blend16_row:
-	TESTQ        R10, R10
-	JZ           blend16_store
-	VBROADCASTSS (R8), Y8
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y1
-	VFMADD231PS  64(R9), Y8, Y2
-	VFMADD231PS  96(R9), Y8, Y3
-	VFMADD231PS  128(R9), Y8, Y4
-	VFMADD231PS  160(R9), Y8, Y5
-	VFMADD231PS  192(R9), Y8, Y6
-	VFMADD231PS  224(R9), Y8, Y7
+blend16_pair:
+	TESTQ        R14, R14
+	JZ           blend16_odd
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R11), Y9
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	VFMADD231PS  (R13), Y9, Y0
+	VFMADD231PS  32(R13), Y9, Y1
+	VFMADD231PS  64(R13), Y9, Y2
+	VFMADD231PS  96(R13), Y9, Y3
+	VFMADD231PS  128(R13), Y9, Y4
+	VFMADD231PS  160(R13), Y9, Y5
+	VFMADD231PS  192(R13), Y9, Y6
+	VFMADD231PS  224(R13), Y9, Y7
+	VMOVUPS      256(AX), Y10
+	VFMADD231PS  256(R12), Y8, Y10
+	VFMADD231PS  256(R13), Y9, Y10
+	VMOVUPS      Y10, 256(AX)
+	VMOVUPS      288(AX), Y10
+	VFMADD231PS  288(R12), Y8, Y10
+	VFMADD231PS  288(R13), Y9, Y10
+	VMOVUPS      Y10, 288(AX)
+	VMOVUPS      320(AX), Y10
+	VFMADD231PS  320(R12), Y8, Y10
+	VFMADD231PS  320(R13), Y9, Y10
+	VMOVUPS      Y10, 320(AX)
+	VMOVUPS      352(AX), Y10
+	VFMADD231PS  352(R12), Y8, Y10
+	VFMADD231PS  352(R13), Y9, Y10
+	VMOVUPS      Y10, 352(AX)
+	VMOVUPS      384(AX), Y10
+	VFMADD231PS  384(R12), Y8, Y10
+	VFMADD231PS  384(R13), Y9, Y10
+	VMOVUPS      Y10, 384(AX)
+	VMOVUPS      416(AX), Y10
+	VFMADD231PS  416(R12), Y8, Y10
+	VFMADD231PS  416(R13), Y9, Y10
+	VMOVUPS      Y10, 416(AX)
+	VMOVUPS      448(AX), Y10
+	VFMADD231PS  448(R12), Y8, Y10
+	VFMADD231PS  448(R13), Y9, Y10
+	VMOVUPS      Y10, 448(AX)
+	VMOVUPS      480(AX), Y10
+	VFMADD231PS  480(R12), Y8, Y10
+	VFMADD231PS  480(R13), Y9, Y10
+	VMOVUPS      Y10, 480(AX)
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blend16_pair
+
+blend16_odd:
+	TESTQ        R8, R8
+	JZ           blend16_end
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R13), Y8, Y0
+	VFMADD231PS  32(R13), Y8, Y1
+	VFMADD231PS  64(R13), Y8, Y2
+	VFMADD231PS  96(R13), Y8, Y3
+	VFMADD231PS  128(R13), Y8, Y4
+	VFMADD231PS  160(R13), Y8, Y5
+	VFMADD231PS  192(R13), Y8, Y6
+	VFMADD231PS  224(R13), Y8, Y7
 	VMOVUPS      256(AX), Y9
-	VFMADD231PS  256(R9), Y8, Y9
+	VFMADD231PS  256(R13), Y8, Y9
 	VMOVUPS      Y9, 256(AX)
 	VMOVUPS      288(AX), Y9
-	VFMADD231PS  288(R9), Y8, Y9
+	VFMADD231PS  288(R13), Y8, Y9
 	VMOVUPS      Y9, 288(AX)
 	VMOVUPS      320(AX), Y9
-	VFMADD231PS  320(R9), Y8, Y9
+	VFMADD231PS  320(R13), Y8, Y9
 	VMOVUPS      Y9, 320(AX)
 	VMOVUPS      352(AX), Y9
-	VFMADD231PS  352(R9), Y8, Y9
+	VFMADD231PS  352(R13), Y8, Y9
 	VMOVUPS      Y9, 352(AX)
 	VMOVUPS      384(AX), Y9
-	VFMADD231PS  384(R9), Y8, Y9
+	VFMADD231PS  384(R13), Y8, Y9
 	VMOVUPS      Y9, 384(AX)
 	VMOVUPS      416(AX), Y9
-	VFMADD231PS  416(R9), Y8, Y9
+	VFMADD231PS  416(R13), Y8, Y9
 	VMOVUPS      Y9, 416(AX)
 	VMOVUPS      448(AX), Y9
-	VFMADD231PS  448(R9), Y8, Y9
+	VFMADD231PS  448(R13), Y8, Y9
 	VMOVUPS      Y9, 448(AX)
 	VMOVUPS      480(AX), Y9
-	VFMADD231PS  480(R9), Y8, Y9
+	VFMADD231PS  480(R13), Y8, Y9
 	VMOVUPS      Y9, 480(AX)
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blend16_row
 
-blend16_store:
+blend16_end:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
@@ -550,28 +613,54 @@ blend8_chunk:
 	VMOVUPS 160(AX), Y5
 	VMOVUPS 192(AX), Y6
 	VMOVUPS 224(AX), Y7
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
 
-blend8_row:
-	TESTQ        R10, R10
-	JZ           blend8_store
-	VBROADCASTSS (R8), Y8
-	VFMADD231PS  (R9), Y8, Y0
-	VFMADD231PS  32(R9), Y8, Y1
-	VFMADD231PS  64(R9), Y8, Y2
-	VFMADD231PS  96(R9), Y8, Y3
-	VFMADD231PS  128(R9), Y8, Y4
-	VFMADD231PS  160(R9), Y8, Y5
-	VFMADD231PS  192(R9), Y8, Y6
-	VFMADD231PS  224(R9), Y8, Y7
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blend8_row
+blend8_pair:
+	TESTQ        R14, R14
+	JZ           blend8_odd
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R11), Y9
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	VFMADD231PS  (R13), Y9, Y0
+	VFMADD231PS  32(R13), Y9, Y1
+	VFMADD231PS  64(R13), Y9, Y2
+	VFMADD231PS  96(R13), Y9, Y3
+	VFMADD231PS  128(R13), Y9, Y4
+	VFMADD231PS  160(R13), Y9, Y5
+	VFMADD231PS  192(R13), Y9, Y6
+	VFMADD231PS  224(R13), Y9, Y7
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blend8_pair
 
-blend8_store:
+blend8_odd:
+	TESTQ        R8, R8
+	JZ           blend8_end
+	VBROADCASTSS (R11), Y8
+	VFMADD231PS  (R13), Y8, Y0
+	VFMADD231PS  32(R13), Y8, Y1
+	VFMADD231PS  64(R13), Y8, Y2
+	VFMADD231PS  96(R13), Y8, Y3
+	VFMADD231PS  128(R13), Y8, Y4
+	VFMADD231PS  160(R13), Y8, Y5
+	VFMADD231PS  192(R13), Y8, Y6
+	VFMADD231PS  224(R13), Y8, Y7
+
+blend8_end:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
@@ -593,24 +682,42 @@ blend4_chunk:
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
 	VMOVUPS 96(AX), Y3
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
 
-blend4_row:
-	TESTQ        R10, R10
-	JZ           blend4_store
-	VBROADCASTSS (R8), Y4
-	VFMADD231PS  (R9), Y4, Y0
-	VFMADD231PS  32(R9), Y4, Y1
-	VFMADD231PS  64(R9), Y4, Y2
-	VFMADD231PS  96(R9), Y4, Y3
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blend4_row
+blend4_pair:
+	TESTQ        R14, R14
+	JZ           blend4_odd
+	VBROADCASTSS (R10), Y4
+	VBROADCASTSS (R11), Y5
+	VFMADD231PS  (R12), Y4, Y0
+	VFMADD231PS  32(R12), Y4, Y1
+	VFMADD231PS  64(R12), Y4, Y2
+	VFMADD231PS  96(R12), Y4, Y3
+	VFMADD231PS  (R13), Y5, Y0
+	VFMADD231PS  32(R13), Y5, Y1
+	VFMADD231PS  64(R13), Y5, Y2
+	VFMADD231PS  96(R13), Y5, Y3
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blend4_pair
 
-blend4_store:
+blend4_odd:
+	TESTQ        R8, R8
+	JZ           blend4_end
+	VBROADCASTSS (R11), Y4
+	VFMADD231PS  (R13), Y4, Y0
+	VFMADD231PS  32(R13), Y4, Y1
+	VFMADD231PS  64(R13), Y4, Y2
+	VFMADD231PS  96(R13), Y4, Y3
+
+blend4_end:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)
@@ -626,22 +733,36 @@ blend2_chunk:
 	JL      blend2_next
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
 
-blend2_row:
-	TESTQ        R10, R10
-	JZ           blend2_store
-	VBROADCASTSS (R8), Y2
-	VFMADD231PS  (R9), Y2, Y0
-	VFMADD231PS  32(R9), Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blend2_row
+blend2_pair:
+	TESTQ        R14, R14
+	JZ           blend2_odd
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS (R11), Y3
+	VFMADD231PS  (R12), Y2, Y0
+	VFMADD231PS  32(R12), Y2, Y1
+	VFMADD231PS  (R13), Y3, Y0
+	VFMADD231PS  32(R13), Y3, Y1
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blend2_pair
 
-blend2_store:
+blend2_odd:
+	TESTQ        R8, R8
+	JZ           blend2_end
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R13), Y2, Y0
+	VFMADD231PS  32(R13), Y2, Y1
+
+blend2_end:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	ADDQ    $0x00000040, AX
@@ -654,21 +775,33 @@ blend1_chunk:
 	CMPQ    CX, $0x08
 	JL      blend1_next
 	VMOVUPS (AX), Y0
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
 
-blend1_row:
-	TESTQ        R10, R10
-	JZ           blend1_store
-	VBROADCASTSS (R8), Y1
-	VFMADD231PS  (R9), Y1, Y0
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blend1_row
+blend1_pair:
+	TESTQ        R14, R14
+	JZ           blend1_odd
+	VBROADCASTSS (R10), Y1
+	VBROADCASTSS (R11), Y2
+	VFMADD231PS  (R12), Y1, Y0
+	VFMADD231PS  (R13), Y2, Y0
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blend1_pair
 
-blend1_store:
+blend1_odd:
+	TESTQ        R8, R8
+	JZ           blend1_end
+	VBROADCASTSS (R11), Y1
+	VFMADD231PS  (R13), Y1, Y0
+
+blend1_end:
 	VMOVUPS Y0, (AX)
 	ADDQ    $0x00000020, AX
 	ADDQ    $0x00000020, SI
@@ -678,26 +811,40 @@ blend1_store:
 blend1_next:
 	TESTQ      CX, CX
 	JZ         blend_done
-	LEAQ       masktable<>+0(SB), R8
-	MOVQ       $0x00000008, R9
-	SUBQ       CX, R9
-	VMOVDQU    (R8)(R9*4), Y0
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       CX, R11
+	VMOVDQU    (R10)(R11*4), Y0
 	VMASKMOVPS (AX), Y0, Y1
 	MOVQ       DX, CX
-	MOVQ       SI, DX
+	LEAQ       (DX)(BX*4), DX
+	MOVQ       SI, R10
+	LEAQ       (SI)(R9*1), SI
 
-blendm_row:
+blendm_pair:
 	TESTQ        BX, BX
-	JZ           blendm_store
+	JZ           blendm_odd
 	VBROADCASTSS (CX), Y2
-	VMASKMOVPS   (DX), Y0, Y3
+	VMASKMOVPS   (R10), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	VBROADCASTSS (DX), Y2
+	VMASKMOVPS   (SI), Y0, Y3
 	VFMADD231PS  Y3, Y2, Y1
 	ADDQ         $0x04, CX
-	ADDQ         DI, DX
+	ADDQ         $0x04, DX
+	ADDQ         DI, R10
+	ADDQ         DI, SI
 	DECQ         BX
-	JMP          blendm_row
+	JMP          blendm_pair
 
-blendm_store:
+blendm_odd:
+	TESTQ        R8, R8
+	JZ           blendm_end
+	VBROADCASTSS (DX), Y2
+	VMASKMOVPS   (SI), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+
+blendm_end:
 	VMASKMOVPS Y1, Y0, (AX)
 
 blend_done:

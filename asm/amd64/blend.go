@@ -38,9 +38,17 @@ func genAxpy() {
 }
 
 // genBlendRows: acc[j] += Σ_i w[i]*v[i*stride+j]. The columns are walked in
-// chunks of up to eight vectors held in registers while every row streams
+// chunks of up to eight vectors held in registers while the rows stream
 // past, so acc is loaded and stored once per chunk and each value element
 // costs one fused load per FMA.
+//
+// The rows are read as two streams, row i beside row i+h (h = len(w)/2),
+// then the odd last row: two sequential streams keep more cache misses in
+// flight than one, and a value matrix is usually too large for L1. Against
+// a single stream, the kernel alone took 8-11% less time with V in L1 or
+// L2 (d = 64 and 128), 8-15% in L3 and 22% from DRAM (median of
+// alternating runs). Each acc[j] still sums every product once, in a
+// different order from the generic kernel.
 func genBlendRows() {
 	TEXT("blendRowsAVX2", NOSPLIT, "func(acc, w, v []float32, stride int)")
 	Pragma("noescape")
@@ -52,9 +60,20 @@ func genBlendRows() {
 	v := Load(Param("v").Base(), GP64())
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)
+	// rows becomes h = len(w)/2; the carry flag of the shift is the odd
+	// last row, kept as 0 or 1 in odd. vh = h*stride is the byte offset
+	// of the second stream.
+	odd := GP64()
+	XORQ(odd, odd)
+	SHRQ(U8(1), rows)
+	ADCQ(U8(0), odd)
+	vh := GP64()
+	MOVQ(rows, vh)
+	IMULQ(stride, vh)
+	b := blendRowsRegs{acc: acc, w: w, v: v, stride: stride, h: rows, vh: vh, odd: odd}
 
 	for _, C := range []int{16, 8, 4, 2, 1} {
-		blendChunk(C, acc, d, w, rows, v, stride)
+		b.chunk(C, d)
 	}
 	// Masked last chunk of d%8 columns.
 	TESTQ(d, d)
@@ -62,31 +81,57 @@ func genBlendRows() {
 	mask := tailMask(d)
 	a := YMM()
 	VMASKMOVPS(Mem{Base: acc}, mask, a)
-	wp, vp, r := GP64(), GP64(), GP64()
-	MOVQ(w, wp)
-	MOVQ(v, vp)
-	MOVQ(rows, r)
-	Label("blendm_row")
-	TESTQ(r, r)
-	JZ(LabelRef("blendm_store"))
-	wb, t := YMM(), YMM()
-	VBROADCASTSS(Mem{Base: wp}, wb)
-	VMASKMOVPS(Mem{Base: vp}, mask, t)
-	VFMADD231PS(t, wb, a)
-	ADDQ(U8(4), wp)
-	ADDQ(stride, vp)
-	DECQ(r)
-	JMP(LabelRef("blendm_row"))
-	Label("blendm_store")
+	one := func(wm, vm Mem) {
+		wb, t := YMM(), YMM()
+		VBROADCASTSS(wm, wb)
+		VMASKMOVPS(vm, mask, t)
+		VFMADD231PS(t, wb, a)
+	}
+	b.rows("blendm", func(w0, v0, w1, v1 Mem) { one(w0, v0); one(w1, v1) }, one)
 	VMASKMOVPS(a, mask, Mem{Base: acc})
 	Label("blend_done")
 	VZEROUPPER()
 	RET()
 }
 
-// blendChunk emits the loop over column chunks of C vectors while at least
-// 8C columns remain; acc and v advance past each chunk.
-func blendChunk(C int, acc, d, w, rows, v, stride Register) {
+// blendRowsRegs holds blendRowsAVX2's arguments: the row pointers of
+// every chunk start from w and v, h is the number of row pairs, vh the
+// second stream's offset in bytes, odd 1 if a last row follows the pairs.
+type blendRowsRegs struct {
+	acc, w, v, stride, h, vh, odd Register
+}
+
+// rows emits the walk over the rows for one chunk: pair adds the products
+// of row r and row h+r (given as weight and row addresses), one the
+// products of the odd last row.
+func (b blendRowsRegs) rows(name string, pair func(w0, v0, w1, v1 Mem), one func(w, v Mem)) {
+	w0, w1, v0, v1, r := GP64(), GP64(), GP64(), GP64(), GP64()
+	MOVQ(b.w, w0)
+	LEAQ(Mem{Base: b.w, Index: b.h, Scale: 4}, w1)
+	MOVQ(b.v, v0)
+	LEAQ(Mem{Base: b.v, Index: b.vh, Scale: 1}, v1)
+	MOVQ(b.h, r)
+	Label(name + "_pair")
+	TESTQ(r, r)
+	JZ(LabelRef(name + "_odd"))
+	pair(Mem{Base: w0}, Mem{Base: v0}, Mem{Base: w1}, Mem{Base: v1})
+	ADDQ(U8(4), w0)
+	ADDQ(U8(4), w1)
+	ADDQ(b.stride, v0)
+	ADDQ(b.stride, v1)
+	DECQ(r)
+	JMP(LabelRef(name + "_pair"))
+	// After h pairs the second stream points at row 2h, the last.
+	Label(name + "_odd")
+	TESTQ(b.odd, b.odd)
+	JZ(LabelRef(name + "_end"))
+	one(Mem{Base: w1}, Mem{Base: v1})
+	Label(name + "_end")
+}
+
+// chunk emits the loop over column chunks of C vectors while at least 8C
+// columns remain; acc and v advance past each chunk.
+func (b blendRowsRegs) chunk(C int, d Register) {
 	loop := fmt.Sprintf("blend%d_chunk", C)
 	next := fmt.Sprintf("blend%d_next", C)
 	Label(loop)
@@ -99,38 +144,42 @@ func blendChunk(C int, acc, d, w, rows, v, stride Register) {
 	a := make([]VecVirtual, inRegs)
 	for k := range a {
 		a[k] = YMM()
-		VMOVUPS(Mem{Base: acc, Disp: 32 * k}, a[k])
+		VMOVUPS(Mem{Base: b.acc, Disp: 32 * k}, a[k])
 	}
-	wp, vp, r := GP64(), GP64(), GP64()
-	MOVQ(w, wp)
-	MOVQ(v, vp)
-	MOVQ(rows, r)
-	row := fmt.Sprintf("blend%d_row", C)
-	store := fmt.Sprintf("blend%d_store", C)
-	Label(row)
-	TESTQ(r, r)
-	JZ(LabelRef(store))
-	wb := YMM()
-	VBROADCASTSS(Mem{Base: wp}, wb)
+	col := func(row Mem, k int) Mem {
+		row.Disp = 32 * k
+		return row
+	}
+	// Rows given as (weight, row) address pairs, added in order; the
+	// accumulators kept in acc are loaded and stored once for all of them.
+	add := func(rows ...Mem) {
+		wb := make([]VecVirtual, len(rows)/2)
+		for i := range wb {
+			wb[i] = YMM()
+			VBROADCASTSS(rows[2*i], wb[i])
+		}
+		for i := range wb {
+			for k := range a {
+				VFMADD231PS(col(rows[2*i+1], k), wb[i], a[k])
+			}
+		}
+		for k := inRegs; k < C; k++ {
+			t := YMM()
+			VMOVUPS(Mem{Base: b.acc, Disp: 32 * k}, t)
+			for i := range wb {
+				VFMADD231PS(col(rows[2*i+1], k), wb[i], t)
+			}
+			VMOVUPS(t, Mem{Base: b.acc, Disp: 32 * k})
+		}
+	}
+	b.rows(fmt.Sprintf("blend%d", C),
+		func(w0, v0, w1, v1 Mem) { add(w0, v0, w1, v1) },
+		func(w, v Mem) { add(w, v) })
 	for k := range a {
-		VFMADD231PS(Mem{Base: vp, Disp: 32 * k}, wb, a[k])
+		VMOVUPS(a[k], Mem{Base: b.acc, Disp: 32 * k})
 	}
-	for k := inRegs; k < C; k++ {
-		t := YMM()
-		VMOVUPS(Mem{Base: acc, Disp: 32 * k}, t)
-		VFMADD231PS(Mem{Base: vp, Disp: 32 * k}, wb, t)
-		VMOVUPS(t, Mem{Base: acc, Disp: 32 * k})
-	}
-	ADDQ(U8(4), wp)
-	ADDQ(stride, vp)
-	DECQ(r)
-	JMP(LabelRef(row))
-	Label(store)
-	for k := range a {
-		VMOVUPS(a[k], Mem{Base: acc, Disp: 32 * k})
-	}
-	ADDQ(U32(32*C), acc)
-	ADDQ(U32(32*C), v)
+	ADDQ(U32(32*C), b.acc)
+	ADDQ(U32(32*C), b.v)
 	SUBQ(U8(8*C), d)
 	JMP(LabelRef(loop))
 	Label(next)
