@@ -95,10 +95,13 @@ func BenchmarkSoftmax(b *testing.B) {
 
 // BenchmarkScoreRows times the score kernel alone: T keys of dimension d
 // against one query, the keys streamed from L1 (T=128, d=64), L2 or L3.
+// With a 512 KiB L2, T=512 at d=128 (256 KiB) is the largest K here that
+// stays in L2 between calls; T=1024 at d=128 fills L2 entirely and is
+// read partly from L3.
 func BenchmarkScoreRows(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, d := range []int{64, 128} {
-			for _, T := range []int{128, 1024, 8192} {
+			for _, T := range []int{128, 512, 1024, 8192} {
 				b.Run(fmt.Sprintf("d=%d/T=%d", d, T), func(b *testing.B) {
 					r := testutil.Rand(6)
 					k, q := testutil.Floats(r, T*d, 1), testutil.Floats(r, d, 1)
