@@ -46,6 +46,22 @@ func TestKernelsStayInBounds(t *testing.T) {
 					}
 				}
 			}
+			// A K of 128 KiB or more takes the AVX2 score kernel's
+			// prefetching loops, which prefetch past the end of k; with a
+			// multiple of eight rows the last row read by those loops
+			// ends at the guard.
+			for _, d := range []int{67, 128} {
+				for _, shape := range [][2]int{{0, 0}, {0, 5}, {3, 0}, {3, 5}} {
+					pad, extra := shape[0], shape[1]
+					rows, stride := ((128<<10)/(4*d)+7)/8*8+extra, d+pad
+					k := testutil.Guarded(t, (rows-1)*stride+d, after)
+					q := testutil.Guarded(t, d, after)
+					out := testutil.Guarded(t, rows, after)
+					scoreRows(out, k, stride, q)
+					acc := testutil.Guarded(t, d, after)
+					blendRows(acc, out, k, stride)
+				}
+			}
 		}
 	})
 }
