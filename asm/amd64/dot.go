@@ -218,27 +218,13 @@ const scoreStreamBytes = 128 << 10
 func scoreStream(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	next := GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, next)
-	Label("score8_stream")
-	CMPQ(cnt, U8(64))
-	JL(LabelRef("score8_chunk"))
-	for half := range 2 {
-		qv := YMM()
-		VMOVUPS(Mem{Base: q, Disp: 32 * half}, qv)
-		for r := range acc {
-			m := rowAddr(k, k4, stride, s3, r)
-			m.Disp += 32 * half
-			VFMADD231PS(m, qv, acc[r])
+	scorePairs("score8_stream", acc, q, k, k4, stride, s3, cnt,
+		func(half, r int) {
 			if r%2 == 1 {
 				PREFETCHT0(Mem{Base: next, Disp: 256*half + 64*(r/2)})
 			}
-		}
-	}
-	for _, p := range []Register{q, k, k4} {
-		ADDQ(U8(64), p)
-	}
-	ADDQ(U32(512), next)
-	SUBQ(U8(64), cnt)
-	JMP(LabelRef("score8_stream"))
+		},
+		func() { ADDQ(U32(512), next) })
 }
 
 // scoreStreamStrided is scoreStream for rows further apart than d floats
@@ -250,7 +236,24 @@ func scoreStreamStrided(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	kn, kn4 := GP64(), GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, kn)
 	LEAQ(Mem{Base: k4, Index: stride, Scale: 8}, kn4)
-	Label("score8_strided_step")
+	scorePairs("score8_strided_step", acc, q, k, k4, stride, s3, cnt,
+		func(half, r int) {
+			if half == 0 {
+				PREFETCHT0(rowAddr(kn, kn4, stride, s3, r))
+			}
+		},
+		func() {
+			ADDQ(U8(64), kn)
+			ADDQ(U8(64), kn4)
+		})
+}
+
+// scorePairs emits the eight-row block's loop over two 8-float chunks of
+// every row per step, while 64 bytes or more of each row remain, then
+// goes on to the single-chunk loop. prefetch(half, r) follows the FMA of
+// row r in each half; advance moves the prefetch pointers on by a step.
+func scorePairs(label string, acc []VecVirtual, q, k, k4, stride, s3, cnt Register, prefetch func(half, r int), advance func()) {
+	Label(label)
 	CMPQ(cnt, U8(64))
 	JL(LabelRef("score8_chunk"))
 	for half := range 2 {
@@ -260,16 +263,15 @@ func scoreStreamStrided(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 			m := rowAddr(k, k4, stride, s3, r)
 			m.Disp += 32 * half
 			VFMADD231PS(m, qv, acc[r])
-			if half == 0 {
-				PREFETCHT0(rowAddr(kn, kn4, stride, s3, r))
-			}
+			prefetch(half, r)
 		}
 	}
-	for _, p := range []Register{q, k, k4, kn, kn4} {
+	for _, p := range []Register{q, k, k4} {
 		ADDQ(U8(64), p)
 	}
+	advance()
 	SUBQ(U8(64), cnt)
-	JMP(LabelRef("score8_strided_step"))
+	JMP(LabelRef(label))
 }
 
 // storeSums writes the horizontal sum of each accumulator to dst[0..len).
