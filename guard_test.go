@@ -53,7 +53,7 @@ func TestKernelsStayInBounds(t *testing.T) {
 			for _, d := range []int{67, 128} {
 				for _, shape := range [][2]int{{0, 0}, {0, 5}, {3, 0}, {3, 5}} {
 					pad, extra := shape[0], shape[1]
-					rows, stride := ((128<<10)/(4*d)+7)/8*8+extra, d+pad
+					rows, stride := (scoreStreamBytes/(4*d)+7)/8*8+extra, d+pad
 					k := testutil.Guarded(t, (rows-1)*stride+d, after)
 					q := testutil.Guarded(t, d, after)
 					out := testutil.Guarded(t, rows, after)

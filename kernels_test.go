@@ -90,7 +90,7 @@ func TestScoreRows(t *testing.T) {
 		// not a multiple of eight end in the four- and one-row loops.
 		for _, d := range []int{1, 8, 15, 16, 67, 128, 131} {
 			for _, pad := range []int{0, 3, 2 * d} {
-				rows, stride := (128<<10)/(4*d)+13, d+pad
+				rows, stride := scoreStreamBytes/(4*d)+13, d+pad
 				k, whole := fill(uint64(d+pad), (rows-1)*stride+d, 3, 2, false)
 				q, _ := fill(uint64(d+7), d, 1, 2, false)
 				dst := make([]float32, rows)
@@ -345,6 +345,11 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// scoreStreamBytes is the size of K's rows from which the AVX2 score
+// kernel takes its prefetching loops (the generator's constant of the same
+// name); tests use it to reach those loops.
+const scoreStreamBytes = 128 << 10
 
 // checkExpSum runs expSum(dst, x, m) and checks every element within an ulp
 // of e^(x[i]-m) and the sum within its bound.

@@ -81,13 +81,14 @@ func genBlendRows() {
 	mask := tailMask(d)
 	a := YMM()
 	VMASKMOVPS(Mem{Base: acc}, mask, a)
-	one := func(wm, vm Mem) {
-		wb, t := YMM(), YMM()
-		VBROADCASTSS(wm, wb)
-		VMASKMOVPS(vm, mask, t)
-		VFMADD231PS(t, wb, a)
-	}
-	b.rows("blendm", func(w0, v0, w1, v1 Mem) { one(w0, v0); one(w1, v1) }, one)
+	b.rows("blendm", func(rows ...Mem) {
+		for i := 0; i < len(rows); i += 2 {
+			wb, t := YMM(), YMM()
+			VBROADCASTSS(rows[i], wb)
+			VMASKMOVPS(rows[i+1], mask, t)
+			VFMADD231PS(t, wb, a)
+		}
+	})
 	VMASKMOVPS(a, mask, Mem{Base: acc})
 	Label("blend_done")
 	VZEROUPPER()
@@ -101,10 +102,10 @@ type blendRowsRegs struct {
 	acc, w, v, stride, h, vh, odd Register
 }
 
-// rows emits the walk over the rows for one chunk: pair adds the products
-// of row r and row h+r (given as weight and row addresses), one the
-// products of the odd last row.
-func (b blendRowsRegs) rows(name string, pair func(w0, v0, w1, v1 Mem), one func(w, v Mem)) {
+// rows emits the walk over the rows for one chunk: add gets the rows to
+// add as (weight, row) address pairs, row r and row h+r of each pair, then
+// the odd last row alone.
+func (b blendRowsRegs) rows(name string, add func(rows ...Mem)) {
 	w0, w1, v0, v1, r := GP64(), GP64(), GP64(), GP64(), GP64()
 	MOVQ(b.w, w0)
 	LEAQ(Mem{Base: b.w, Index: b.h, Scale: 4}, w1)
@@ -114,7 +115,7 @@ func (b blendRowsRegs) rows(name string, pair func(w0, v0, w1, v1 Mem), one func
 	Label(name + "_pair")
 	TESTQ(r, r)
 	JZ(LabelRef(name + "_odd"))
-	pair(Mem{Base: w0}, Mem{Base: v0}, Mem{Base: w1}, Mem{Base: v1})
+	add(Mem{Base: w0}, Mem{Base: v0}, Mem{Base: w1}, Mem{Base: v1})
 	ADDQ(U8(4), w0)
 	ADDQ(U8(4), w1)
 	ADDQ(b.stride, v0)
@@ -125,7 +126,7 @@ func (b blendRowsRegs) rows(name string, pair func(w0, v0, w1, v1 Mem), one func
 	Label(name + "_odd")
 	TESTQ(b.odd, b.odd)
 	JZ(LabelRef(name + "_end"))
-	one(Mem{Base: w1}, Mem{Base: v1})
+	add(Mem{Base: w1}, Mem{Base: v1})
 	Label(name + "_end")
 }
 
@@ -172,9 +173,7 @@ func (b blendRowsRegs) chunk(C int, d Register) {
 			VMOVUPS(t, Mem{Base: b.acc, Disp: 32 * k})
 		}
 	}
-	b.rows(fmt.Sprintf("blend%d", C),
-		func(w0, v0, w1, v1 Mem) { add(w0, v0, w1, v1) },
-		func(w, v Mem) { add(w, v) })
+	b.rows(fmt.Sprintf("blend%d", C), add)
 	for k := range a {
 		VMOVUPS(a[k], Mem{Base: b.acc, Disp: 32 * k})
 	}
