@@ -864,54 +864,49 @@ TEXT ·maxAVX2(SB), NOSPLIT, $0-28
 
 max_loop32:
 	CMPQ    CX, $0x20
-	JL      max_next32
+	JL      max_loop8
 	VMOVUPS (AX), Y5
-	VCMPPS  $0x03, Y5, Y5, Y6
-	VORPS   Y6, Y4, Y4
 	VMAXPS  Y5, Y0, Y0
-	VMOVUPS 32(AX), Y5
-	VCMPPS  $0x03, Y5, Y5, Y6
-	VORPS   Y6, Y4, Y4
-	VMAXPS  Y5, Y1, Y1
-	VMOVUPS 64(AX), Y5
-	VCMPPS  $0x03, Y5, Y5, Y6
-	VORPS   Y6, Y4, Y4
-	VMAXPS  Y5, Y2, Y2
-	VMOVUPS 96(AX), Y5
-	VCMPPS  $0x03, Y5, Y5, Y6
-	VORPS   Y6, Y4, Y4
-	VMAXPS  Y5, Y3, Y3
+	VMOVUPS 32(AX), Y6
+	VMAXPS  Y6, Y1, Y1
+	VMOVUPS 64(AX), Y7
+	VMAXPS  Y7, Y2, Y2
+	VMOVUPS 96(AX), Y8
+	VMAXPS  Y8, Y3, Y3
+	VCMPPS  $0x03, Y5, Y6, Y5
+	VORPS   Y5, Y4, Y4
+	VCMPPS  $0x03, Y7, Y8, Y5
+	VORPS   Y5, Y4, Y4
 	ADDQ    $0x00000080, AX
 	SUBQ    $0x20, CX
 	JMP     max_loop32
 
-max_next32:
 max_loop8:
 	CMPQ    CX, $0x08
-	JL      max_next8
+	JL      max_tail
 	VMOVUPS (AX), Y5
-	VCMPPS  $0x03, Y5, Y5, Y6
-	VORPS   Y6, Y4, Y4
 	VMAXPS  Y5, Y0, Y0
-	ADDQ    $0x00000020, AX
+	VCMPPS  $0x03, Y5, Y5, Y5
+	VORPS   Y5, Y4, Y4
+	ADDQ    $0x20, AX
 	SUBQ    $0x08, CX
 	JMP     max_loop8
 
-max_next8:
+max_tail:
 	TESTQ      CX, CX
-	JZ         max_done
+	JZ         max_reduce
 	LEAQ       masktable<>+0(SB), DX
 	MOVQ       $0x00000008, BX
 	SUBQ       CX, BX
 	VMOVDQU    (DX)(BX*4), Y5
-	VMASKMOVPS (AX), Y5, Y7
-	VMOVUPS    neginf<>+0(SB), Y6
-	VBLENDVPS  Y5, Y7, Y6, Y6
-	VCMPPS     $0x03, Y6, Y6, Y5
+	VMASKMOVPS (AX), Y5, Y6
+	VMOVUPS    neginf<>+0(SB), Y7
+	VBLENDVPS  Y5, Y6, Y7, Y7
+	VMAXPS     Y7, Y0, Y0
+	VCMPPS     $0x03, Y7, Y7, Y5
 	VORPS      Y5, Y4, Y4
-	VMAXPS     Y6, Y0, Y0
 
-max_done:
+max_reduce:
 	VMAXPS       Y1, Y0, Y0
 	VMAXPS       Y3, Y2, Y2
 	VMAXPS       Y2, Y0, Y0

@@ -23,26 +23,55 @@ func genMax() {
 		m[i] = YMM()
 		VMOVUPS(ninf, m[i])
 	}
+	// A NaN is looked for two vectors at a time: an unordered compare is
+	// true where either operand is NaN, so the test costs half an
+	// instruction per vector instead of one (VMAXPS itself drops a NaN
+	// held in its first source).
 	nan := zeros(1)[0]
-	step := func(t VecVirtual, i int) {
+	unordered := func(a, b VecVirtual) {
 		u := YMM()
-		VCMPPS(U8(3), t, t, u) // unordered: t is NaN
+		VCMPPS(U8(3), a, b, u)
 		VORPS(u, nan, nan)
-		VMAXPS(t, m[i], m[i])
 	}
-
-	stream("max", n, []Register{x}, func(u int, mask VecVirtual) {
+	load := func(u int) VecVirtual {
 		t := YMM()
-		if mask == nil {
-			VMOVUPS(Mem{Base: x, Disp: 32 * u}, t)
-		} else {
-			lt := YMM()
-			VMASKMOVPS(Mem{Base: x}, mask, lt)
-			VMOVUPS(ninf, t)
-			VBLENDVPS(mask, lt, t, t) // lanes past the end count as -Inf
-		}
-		step(t, u)
-	})
+		VMOVUPS(Mem{Base: x, Disp: 32 * u}, t)
+		return t
+	}
+	Label("max_loop32")
+	CMPQ(n, U8(32))
+	JL(LabelRef("max_loop8"))
+	t := make([]VecVirtual, 4)
+	for u := range t {
+		t[u] = load(u)
+		VMAXPS(t[u], m[u], m[u])
+	}
+	unordered(t[0], t[1])
+	unordered(t[2], t[3])
+	ADDQ(U32(128), x)
+	SUBQ(U8(32), n)
+	JMP(LabelRef("max_loop32"))
+
+	Label("max_loop8")
+	CMPQ(n, U8(8))
+	JL(LabelRef("max_tail"))
+	t1 := load(0)
+	VMAXPS(t1, m[0], m[0])
+	unordered(t1, t1)
+	ADDQ(U8(32), x)
+	SUBQ(U8(8), n)
+	JMP(LabelRef("max_loop8"))
+
+	Label("max_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("max_reduce"))
+	mask := tailMask(n)
+	lt, tt := YMM(), YMM()
+	VMASKMOVPS(Mem{Base: x}, mask, lt)
+	VMOVUPS(ninf, tt)
+	VBLENDVPS(mask, lt, tt, tt) // lanes past the end count as -Inf
+	VMAXPS(tt, m[0], m[0])
+	unordered(tt, tt)
 
 	Label("max_reduce")
 	VMAXPS(m[1], m[0], m[0])
