@@ -497,6 +497,15 @@ func TestBatchedShapeErrors(t *testing.T) {
 	if _, err := NewTensorStrided(make([]float32, 100), 1, 1, 3, 4, 0, 0, 2); !errors.Is(err, ErrShape) {
 		t.Errorf("row stride below cols: %v", err)
 	}
+	// A reach past 2^64 must not wrap around to a small one (on 64-bit
+	// ints (n−1)·n is about 2^78 here).
+	n := math.MaxInt>>24 + 1
+	if _, err := NewTensorStrided(make([]float32, 10), n, 1, 1, 1, n, 1, 1); !errors.Is(err, ErrShape) {
+		t.Errorf("batch and batch stride %d: %v", n, err)
+	}
+	if _, err := NewTensorStrided(make([]float32, 10), 2, n, n, 1, 1, n, n); !errors.Is(err, ErrShape) {
+		t.Errorf("heads, rows and strides %d: %v", n, err)
+	}
 }
 
 // A value row that is not finite must not reach the rows that cannot see

@@ -1,5 +1,10 @@
 package attention
 
+import (
+	"math"
+	"math/bits"
+)
+
 // Tensor is a read-only strided view of float32 data laid out as
 // [batch][heads][rows][cols]: element (b, h, i, j) is
 // Data[b*BatchStride + h*HeadStride + i*RowStride + j]. Strides let Q, K and
@@ -32,17 +37,29 @@ func NewTensorStrided(data []float32, batch, heads, rows, cols, batchStride, hea
 		t.data = nil
 		return t, nil
 	}
-	// The last element must be in range; strides are bounded so the
-	// arithmetic cannot overflow for any slice Go can allocate.
-	const big = 1 << 40
-	if batch > big || heads > big || rows > big || cols > big || batchStride > big || headStride > big || rowStride > big {
-		return Tensor{}, argErr(op, "shape or stride beyond 2^40")
-	}
-	last := (batch-1)*batchStride + (heads-1)*headStride + (rows-1)*rowStride + cols
-	if len(data) < last {
-		return Tensor{}, shapeErr(op, "len(data)", len(data), last, "reach of the last element")
+	// The last element must be in range. Its offset is computed in 64 bits
+	// with the overflow checked, so no shape can wrap around to a small
+	// reach (and the check compiles where int has 32 bits).
+	last, ok := reach(cols, [3]int{batch, heads, rows}, [3]int{batchStride, headStride, rowStride})
+	if !ok || last > uint64(len(data)) {
+		return Tensor{}, shapeErr(op, "len(data)", len(data), int(min(last, math.MaxInt)), "reach of the last element")
 	}
 	return t, nil
+}
+
+// reach returns cols + Σ (dims[i]−1)·strides[i] for dims of at least 1 and
+// non-negative strides, and false if the sum does not fit in 64 bits.
+func reach(cols int, dims, strides [3]int) (uint64, bool) {
+	total := uint64(cols)
+	for i, n := range dims {
+		hi, lo := bits.Mul64(uint64(n-1), uint64(strides[i]))
+		var carry uint64
+		total, carry = bits.Add64(total, lo, 0)
+		if hi != 0 || carry != 0 {
+			return math.MaxUint64, false
+		}
+	}
+	return total, true
 }
 
 // Shape returns the four dimensions.
