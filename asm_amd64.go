@@ -92,3 +92,6 @@ func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutAVX2(o, 
 
 func softcapPrepAsm(x, z []float32, inv float32) { softcapPrepAVX2(x, z, inv) }
 func softcapFinishAsm(x, e []float32, c float32) { softcapFinishAVX2(x, e, c) }
+func additivePrepAsm(x, z, u []float32, stride int, s []float32) {
+	additivePrepAVX2(x, z, u, stride, s)
+}

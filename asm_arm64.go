@@ -37,6 +37,10 @@ func blockSoftmaxAsm(st, ml []float32) {
 func blockInAsm(qt, q []float32, stride, rows int)            { blockInGeneric(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
 
-// The softcap's steps around the Exp kernel run the generic code on arm64.
+// The tanh steps around the Exp kernel (softcap, additive scores) run the
+// generic code on arm64.
 func softcapPrepAsm(x, z []float32, inv float32) { softcapPrepGeneric(x, z, inv) }
 func softcapFinishAsm(x, e []float32, c float32) { softcapFinishGeneric(x, e, c) }
+func additivePrepAsm(x, z, u []float32, stride int, s []float32) {
+	additivePrepGeneric(x, z, u, stride, s)
+}

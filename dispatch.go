@@ -1,10 +1,6 @@
 package attention
 
-import (
-	"math"
-
-	"github.com/glancelab/attention/internal/impl"
-)
+import "github.com/glancelab/attention/internal/impl"
 
 // Implementation returns the name of the kernel implementation in use:
 // "generic" (pure Go) or the name of an accelerated path such as "avx2".
@@ -16,37 +12,31 @@ func Implementation() string { return impl.Active() }
 // first and "generic" last.
 func Implementations() []string { return impl.List() }
 
-// additiveBlock is how many keys additiveScores puts through one Exp call.
-const additiveBlock = 16
+// additiveElems is about how many tanh arguments additiveScores takes
+// through its kernels at a time: a block of keys whose arguments and
+// exponentials (16 KiB each) stay in L1 between the kernels.
+const additiveElems = 4096
+
+// additiveRows is how many keys of dimension da make one block.
+func additiveRows(da int) int { return max(1, additiveElems/max(da, 1)) }
 
 // additiveScores sets dst[i] = Σ_j v[j]*tanh(s[j] + u[i*stride+j]) for
 // i < len(dst), j < len(v): additive (Bahdanau) scores of a block of keys
 // whose projections U·h are the rows of u, against the projected query
-// s = W·q. The exponentials of a block of keys (the expensive part of tanh)
-// go through one call of the Exp kernel, so every implementation's Exp
-// serves; each tanh is bit-identical to tanh32. tmp needs
-// additiveBlock*len(v) floats.
+// s = W·q. A block of keys goes through four kernel calls: the tanh
+// arguments, their exponentials (the Exp kernel), the tanh itself and one
+// score-rows pass against v. Each tanh is bit-identical to tanh32. tmp
+// needs 2*additiveRows(len(v))*len(v) floats.
 func additiveScores(dst, u []float32, stride int, s, v, tmp []float32) {
 	da := len(v)
-	for i0 := 0; i0 < len(dst); i0 += additiveBlock {
-		n := min(additiveBlock, len(dst)-i0)
-		z := tmp[:n*da]
-		for r := range n {
-			row := u[(i0+r)*stride : (i0+r)*stride+da]
-			zr := z[r*da : (r+1)*da]
-			for j := range zr {
-				x := s[j] + row[j]
-				zr[j] = 2 * float32(math.Abs(float64(x)))
-			}
-		}
-		expv(z, z)
-		for r := range n {
-			row := u[(i0+r)*stride : (i0+r)*stride+da]
-			zr := z[r*da : (r+1)*da]
-			for j, e := range zr {
-				zr[j] = tanhFinish(s[j]+row[j], e)
-			}
-			dst[i0+r] = dot(v, zr)
-		}
+	n := additiveRows(da)
+	x, z := tmp[:n*da], tmp[n*da:2*n*da]
+	for i0 := 0; i0 < len(dst); i0 += n {
+		k := min(n, len(dst)-i0)
+		xb, zb := x[:k*da], z[:k*da]
+		additivePrep(xb, zb, u[i0*stride:], stride, s)
+		expv(zb, zb)
+		softcapFinish(xb, zb, 1)
+		scoreRows(dst[i0:i0+k], xb, da, v)
 	}
 }

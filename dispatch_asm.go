@@ -203,7 +203,16 @@ func blockOut(o []float32, stride, rows int, ot []float32) {
 	blockOutAsm(o, stride, rows, ot)
 }
 
-// The softcap kernels work on one tile of scratch at a time.
+// The softcap kernels and additivePrep work on one tile of scratch at a
+// time.
+
+func additivePrep(x, z, u []float32, stride int, s []float32) {
+	if !useAsm {
+		additivePrepGeneric(x, z, u, stride, s)
+		return
+	}
+	additivePrepAsm(x, z, u, stride, s)
+}
 
 func softcapPrep(x, z []float32, inv float32) {
 	if !useAsm {

@@ -40,4 +40,8 @@ func blockOut(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, 
 
 func softcapPrep(x, z []float32, inv float32) { softcapPrepGeneric(x, z, inv) }
 
+func additivePrep(x, z, u []float32, stride int, s []float32) {
+	additivePrepGeneric(x, z, u, stride, s)
+}
+
 func softcapFinish(x, e []float32, c float32) { softcapFinishGeneric(x, e, c) }

@@ -98,3 +98,8 @@ func softcapPrepAVX2(x []float32, z []float32, inv float32)
 //
 //go:noescape
 func softcapFinishAVX2(x []float32, e []float32, c float32)
+
+// additivePrepAVX2 sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] = 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
+//
+//go:noescape
+func additivePrepAVX2(x []float32, z []float32, u []float32, stride int, s []float32)

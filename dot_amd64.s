@@ -4114,3 +4114,106 @@ DATA tanh_sign<>+20(SB)/4, $0x80000000
 DATA tanh_sign<>+24(SB)/4, $0x80000000
 DATA tanh_sign<>+28(SB)/4, $0x80000000
 GLOBL tanh_sign<>(SB), RODATA|NOPTR, $32
+
+// func additivePrepAVX2(x []float32, z []float32, u []float32, stride int, s []float32)
+// Requires: AVX
+TEXT ·additivePrepAVX2(SB), NOSPLIT, $0-104
+	MOVQ  s_len+88(FP), CX
+	TESTQ CX, CX
+	JZ    addprep_ret
+	MOVQ  x_len+8(FP), AX
+	XORQ  DX, DX
+	DIVQ  CX
+	TESTQ AX, AX
+	JZ    addprep_ret
+	MOVQ  x_base+0(FP), DX
+	MOVQ  z_base+24(FP), BX
+	MOVQ  u_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  s_base+80(FP), R8
+	MOVQ  CX, R9
+	ANDQ  $0x07, R9
+	SHLQ  $0x02, R9
+
+addprep_row:
+	MOVQ SI, R10
+	MOVQ R8, R11
+	MOVQ CX, R12
+
+addprep_loop32:
+	CMPQ    R12, $0x20
+	JL      addprep_next32
+	VMOVUPS (R10), Y0
+	VADDPS  (R11), Y0, Y0
+	VMOVUPS Y0, (DX)
+	VANDPS  exp_absmask<>+0(SB), Y0, Y0
+	VADDPS  Y0, Y0, Y0
+	VMOVUPS Y0, (BX)
+	VMOVUPS 32(R10), Y0
+	VADDPS  32(R11), Y0, Y0
+	VMOVUPS Y0, 32(DX)
+	VANDPS  exp_absmask<>+0(SB), Y0, Y0
+	VADDPS  Y0, Y0, Y0
+	VMOVUPS Y0, 32(BX)
+	VMOVUPS 64(R10), Y0
+	VADDPS  64(R11), Y0, Y0
+	VMOVUPS Y0, 64(DX)
+	VANDPS  exp_absmask<>+0(SB), Y0, Y0
+	VADDPS  Y0, Y0, Y0
+	VMOVUPS Y0, 64(BX)
+	VMOVUPS 96(R10), Y0
+	VADDPS  96(R11), Y0, Y0
+	VMOVUPS Y0, 96(DX)
+	VANDPS  exp_absmask<>+0(SB), Y0, Y0
+	VADDPS  Y0, Y0, Y0
+	VMOVUPS Y0, 96(BX)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, BX
+	ADDQ    $0x00000080, R10
+	ADDQ    $0x00000080, R11
+	SUBQ    $0x20, R12
+	JMP     addprep_loop32
+
+addprep_next32:
+addprep_loop8:
+	CMPQ    R12, $0x08
+	JL      addprep_next8
+	VMOVUPS (R10), Y0
+	VADDPS  (R11), Y0, Y0
+	VMOVUPS Y0, (DX)
+	VANDPS  exp_absmask<>+0(SB), Y0, Y0
+	VADDPS  Y0, Y0, Y0
+	VMOVUPS Y0, (BX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, BX
+	ADDQ    $0x00000020, R10
+	ADDQ    $0x00000020, R11
+	SUBQ    $0x08, R12
+	JMP     addprep_loop8
+
+addprep_next8:
+	TESTQ      R12, R12
+	JZ         addprep_done
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y0
+	VMASKMOVPS (R10), Y0, Y1
+	VMASKMOVPS (R11), Y0, Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (DX)
+	VANDPS     exp_absmask<>+0(SB), Y1, Y1
+	VADDPS     Y1, Y1, Y1
+	VMASKMOVPS Y1, Y0, (BX)
+
+addprep_done:
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ DI, SI
+	DECQ AX
+	JNZ  addprep_row
+
+addprep_ret:
+	VZEROUPPER
+	RET

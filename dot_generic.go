@@ -154,6 +154,25 @@ func softcapPrepGeneric(x, z []float32, inv float32) {
 	}
 }
 
+// additivePrepGeneric sets x[r*d+j] = s[j] + u[r*stride+j] and
+// z[r*d+j] = 2|x[r*d+j]| for r < len(x)/d, j < d, d = len(s): the tanh
+// arguments of a block of additive scores and the arguments of their
+// exponentials.
+func additivePrepGeneric(x, z, u []float32, stride int, s []float32) {
+	d := len(s)
+	if d == 0 {
+		return
+	}
+	for r := range len(x) / d {
+		xr, zr, ur := x[r*d:(r+1)*d], z[r*d:(r+1)*d], u[r*stride:r*stride+d]
+		for j, a := range s {
+			v := a + ur[j]
+			xr[j] = v
+			zr[j] = 2 * float32(math.Abs(float64(v)))
+		}
+	}
+}
+
 // softcapFinishGeneric sets x[i] = c·tanhFinish(x[i], e[i]) for i < len(x).
 func softcapFinishGeneric(x, e []float32, c float32) {
 	e = e[:len(x)]

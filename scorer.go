@@ -170,7 +170,9 @@ func (s additiveScorer) bind(op string, keys Matrix) (int, []float32, int, error
 	return w.cols, project(u, keys), len(s.v), nil
 }
 
-func (s additiveScorer) scratch(*Memory) int { return (1 + additiveBlock) * len(s.v) }
+func (s additiveScorer) scratch(*Memory) int {
+	return (1 + 2*additiveRows(len(s.v))) * len(s.v)
+}
 
 func (s additiveScorer) score(dst []float32, m *Memory, q, tmp []float32) {
 	w, _ := s.split(m.keys.cols)

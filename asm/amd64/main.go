@@ -45,6 +45,7 @@ func main() {
 	genBlockOut()
 	genSoftcapPrep()
 	genSoftcapFinish()
+	genAdditivePrep()
 
 	Generate()
 }

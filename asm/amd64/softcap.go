@@ -108,3 +108,69 @@ func genSoftcapFinish() {
 	VZEROUPPER()
 	RET()
 }
+
+// genAdditivePrep: the tanh arguments of a block of additive scores, one
+// key row at a time (the query row s repeats along each row).
+func genAdditivePrep() {
+	TEXT("additivePrepAVX2", NOSPLIT, "func(x, z, u []float32, stride int, s []float32)")
+	Pragma("noescape")
+	Doc("additivePrepAVX2 sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] = 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).")
+	d := Load(Param("s").Len(), GP64())
+	TESTQ(d, d)
+	JZ(LabelRef("addprep_ret"))
+	rows := Load(Param("x").Len(), GP64())
+	// rows = len(x) / d: DIVQ takes the dividend in DX:AX.
+	XORQ(RDX, RDX)
+	MOVQ(rows, RAX)
+	DIVQ(d)
+	MOVQ(RAX, rows)
+	TESTQ(rows, rows)
+	JZ(LabelRef("addprep_ret"))
+	x := Load(Param("x").Base(), GP64())
+	z := Load(Param("z").Base(), GP64())
+	ur := Load(Param("u").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	s := Load(Param("s").Base(), GP64())
+	// The stream loop leaves x and z short of the row's end by its tail.
+	tail := GP64()
+	MOVQ(d, tail)
+	ANDQ(U8(7), tail)
+	SHLQ(U8(2), tail)
+	abs := vec32("exp_absmask", 0x7fffffff)
+	up, sp, cnt := GP64(), GP64(), GP64()
+	Label("addprep_row")
+	MOVQ(ur, up)
+	MOVQ(s, sp)
+	MOVQ(d, cnt)
+	stream("addprep", cnt, []Register{x, z, up, sp}, func(u int, mask VecVirtual) {
+		v := YMM()
+		if mask == nil {
+			VMOVUPS(Mem{Base: up, Disp: 32 * u}, v)
+			VADDPS(Mem{Base: sp, Disp: 32 * u}, v, v)
+			VMOVUPS(v, Mem{Base: x, Disp: 32 * u})
+		} else {
+			w := YMM()
+			VMASKMOVPS(Mem{Base: up}, mask, v)
+			VMASKMOVPS(Mem{Base: sp}, mask, w)
+			VADDPS(w, v, v)
+			VMASKMOVPS(v, mask, Mem{Base: x})
+		}
+		a := YMM()
+		VANDPS(abs, v, a)
+		VADDPS(a, a, a)
+		if mask == nil {
+			VMOVUPS(a, Mem{Base: z, Disp: 32 * u})
+		} else {
+			VMASKMOVPS(a, mask, Mem{Base: z})
+		}
+	})
+	ADDQ(tail, x)
+	ADDQ(tail, z)
+	ADDQ(stride, ur)
+	DECQ(rows)
+	JNZ(LabelRef("addprep_row"))
+	Label("addprep_ret")
+	VZEROUPPER()
+	RET()
+}
