@@ -12,6 +12,7 @@
 package calib
 
 import (
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -185,7 +186,7 @@ func (p *Probe) size(d time.Duration) {
 	k := 1
 	for {
 		t := p.run(k)
-		if t >= d || k >= 1<<40 {
+		if t >= d || k > math.MaxInt/200 { // 100·k must not overflow
 			break
 		}
 		// Aim a little past the target from the time measured so far.
@@ -263,7 +264,7 @@ func parseSize(s string) (int, bool) {
 		mult, s = 1<<30, s[:len(s)-1]
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
+	if err != nil || n <= 0 || n > math.MaxInt/mult {
 		return 0, false
 	}
 	return n * mult, true
