@@ -3886,12 +3886,8 @@ finish_loop32:
 	VSUBPS    Y4, Y2, Y4
 	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
 	VBLENDVPS Y2, Y5, Y4, Y4
-	VXORPS    Y2, Y2, Y2
-	VCMPPS    $0x11, Y2, Y1, Y2
-	VANDPS    tanh_sign<>+0(SB), Y2, Y2
-	VXORPS    Y2, Y4, Y4
-	VCMPPS    $0x03, Y1, Y1, Y2
-	VBLENDVPS Y2, Y1, Y4, Y4
+	VANDPS    tanh_sign<>+0(SB), Y1, Y1
+	VORPS     Y1, Y4, Y4
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   Y4, (AX)
 	VMOVUPS   32(AX), Y1
@@ -3913,12 +3909,8 @@ finish_loop32:
 	VSUBPS    Y4, Y2, Y4
 	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
 	VBLENDVPS Y2, Y5, Y4, Y4
-	VXORPS    Y2, Y2, Y2
-	VCMPPS    $0x11, Y2, Y1, Y2
-	VANDPS    tanh_sign<>+0(SB), Y2, Y2
-	VXORPS    Y2, Y4, Y4
-	VCMPPS    $0x03, Y1, Y1, Y2
-	VBLENDVPS Y2, Y1, Y4, Y4
+	VANDPS    tanh_sign<>+0(SB), Y1, Y1
+	VORPS     Y1, Y4, Y4
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   Y4, 32(AX)
 	VMOVUPS   64(AX), Y1
@@ -3940,12 +3932,8 @@ finish_loop32:
 	VSUBPS    Y4, Y2, Y4
 	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
 	VBLENDVPS Y2, Y5, Y4, Y4
-	VXORPS    Y2, Y2, Y2
-	VCMPPS    $0x11, Y2, Y1, Y2
-	VANDPS    tanh_sign<>+0(SB), Y2, Y2
-	VXORPS    Y2, Y4, Y4
-	VCMPPS    $0x03, Y1, Y1, Y2
-	VBLENDVPS Y2, Y1, Y4, Y4
+	VANDPS    tanh_sign<>+0(SB), Y1, Y1
+	VORPS     Y1, Y4, Y4
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   Y4, 64(AX)
 	VMOVUPS   96(AX), Y1
@@ -3967,12 +3955,8 @@ finish_loop32:
 	VSUBPS    Y4, Y2, Y4
 	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
 	VBLENDVPS Y2, Y5, Y4, Y4
-	VXORPS    Y2, Y2, Y2
-	VCMPPS    $0x11, Y2, Y1, Y2
-	VANDPS    tanh_sign<>+0(SB), Y2, Y2
-	VXORPS    Y2, Y4, Y4
-	VCMPPS    $0x03, Y1, Y1, Y2
-	VBLENDVPS Y2, Y1, Y4, Y4
+	VANDPS    tanh_sign<>+0(SB), Y1, Y1
+	VORPS     Y1, Y4, Y4
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   Y4, 96(AX)
 	ADDQ      $0x00000080, AX
@@ -4003,12 +3987,8 @@ finish_loop8:
 	VSUBPS    Y4, Y2, Y4
 	VCMPPS    $0x11, tanh_small<>+0(SB), Y3, Y2
 	VBLENDVPS Y2, Y5, Y4, Y4
-	VXORPS    Y2, Y2, Y2
-	VCMPPS    $0x11, Y2, Y1, Y2
-	VANDPS    tanh_sign<>+0(SB), Y2, Y2
-	VXORPS    Y2, Y4, Y4
-	VCMPPS    $0x03, Y1, Y1, Y2
-	VBLENDVPS Y2, Y1, Y4, Y4
+	VANDPS    tanh_sign<>+0(SB), Y1, Y1
+	VORPS     Y1, Y4, Y4
 	VMULPS    Y0, Y4, Y4
 	VMOVUPS   Y4, (AX)
 	ADDQ      $0x00000020, AX
@@ -4042,12 +4022,8 @@ finish_next8:
 	VSUBPS     Y5, Y3, Y5
 	VCMPPS     $0x11, tanh_small<>+0(SB), Y4, Y3
 	VBLENDVPS  Y3, Y6, Y5, Y5
-	VXORPS     Y3, Y3, Y3
-	VCMPPS     $0x11, Y3, Y2, Y3
-	VANDPS     tanh_sign<>+0(SB), Y3, Y3
-	VXORPS     Y3, Y5, Y5
-	VCMPPS     $0x03, Y2, Y2, Y3
-	VBLENDVPS  Y3, Y2, Y5, Y5
+	VANDPS     tanh_sign<>+0(SB), Y2, Y2
+	VORPS      Y2, Y5, Y5
 	VMULPS     Y0, Y5, Y5
 	VMASKMOVPS Y5, Y1, (AX)
 

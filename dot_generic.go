@@ -134,13 +134,9 @@ func tanhFinish(x, e float32) float32 {
 	} else {
 		t = 1 - 2/(e+1)
 	}
-	if x < 0 {
-		return -t
-	}
-	if x != x {
-		return x
-	}
-	return t
+	// t >= 0, or NaN when x is (e is then NaN too): x's sign bit makes it
+	// the odd function, tanh(-0) = -0 included.
+	return math.Float32frombits(math.Float32bits(t) | math.Float32bits(x)&(1<<31))
 }
 
 // softcapPrepGeneric sets x[i] *= inv and z[i] = 2|x[i]| for i < len(x):

@@ -89,15 +89,11 @@ func genSoftcapFinish() {
 		small := YMM()
 		VCMPPS(U8(0x11), vecF("tanh_small", 0x1p-4), a, small) // LT_OQ: a < 2^-4
 		VBLENDVPS(small, p, t, t)
-		// Negative x: −t (x < 0, so −0 keeps +t as tanhFinish does).
-		neg := YMM()
-		VXORPS(neg, neg, neg)
-		VCMPPS(U8(0x11), neg, xv, neg) // x < 0
-		VANDPS(vec32("tanh_sign", 0x80000000), neg, neg)
-		VXORPS(neg, t, t)
-		nan := YMM()
-		VCMPPS(U8(3), xv, xv, nan) // unordered: x is NaN
-		VBLENDVPS(nan, xv, t, t)
+		// t >= 0 (or NaN, which a NaN x gives by itself): x's sign bit
+		// makes it tanh's odd half, -0 included.
+		sign := YMM()
+		VANDPS(vec32("tanh_sign", 0x80000000), xv, sign)
+		VORPS(sign, t, t)
 		VMULPS(c, t, t)
 		if mask == nil {
 			VMOVUPS(t, Mem{Base: x, Disp: 32 * u})
