@@ -2,6 +2,7 @@ package attention
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/glancelab/attention/internal/reference"
@@ -82,6 +83,32 @@ func BenchmarkSoftmax(b *testing.B) {
 		for _, n := range []int{128, 1024, 4096, 8192} {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 				x := testutil.Floats(testutil.Rand(4), n, 10)
+				dst := make([]float32, n)
+				b.SetBytes(int64(8 * n))
+				for b.Loop() {
+					Softmax(dst, x)
+				}
+				report(b, 0, float64(n))
+			})
+		}
+	})
+}
+
+// BenchmarkSoftmaxMasked times Softmax over n=4096 scores of which a
+// fraction, scattered, is masked (-Inf), as a keep-mask or padding inside
+// a packed batch gives.
+func BenchmarkSoftmaxMasked(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		const n = 4096
+		for _, pct := range []int{10, 50} {
+			b.Run(fmt.Sprintf("n=%d/masked=%d%%", n, pct), func(b *testing.B) {
+				r := testutil.Rand(4)
+				x := testutil.Floats(r, n, 10)
+				for i := range x {
+					if r.IntN(100) < pct {
+						x[i] = float32(math.Inf(-1))
+					}
+				}
 				dst := make([]float32, n)
 				b.SetBytes(int64(8 * n))
 				for b.Loop() {

@@ -1022,7 +1022,7 @@ expAVX2_loop:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          expAVX2_ret
+	JNZ          expAVX2_u_zeros
 	VMOVAPS      Y0, Y8
 	VFMADD231PS  Y1, Y4, Y8
 	VMOVAPS      Y0, Y9
@@ -1083,15 +1083,181 @@ expAVX2_loop:
 	VMOVUPS      Y13, 32(AX)
 	VMOVUPS      Y14, 64(AX)
 	VMOVUPS      Y15, 96(AX)
-	ADDQ         $0x00000080, CX
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x20, BX
-	JMP          expAVX2_loop
+
+expAVX2_u_next:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, AX
+	ADDQ $0x20, BX
+	JMP  expAVX2_loop
 
 expAVX2_single:
 	CMPQ         SI, $0x08
 	JL           expAVX2_tail
 	VMOVUPS      (CX), Y4
+	VPAND        exp_absmask<>+0(SB), Y4, Y5
+	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
+	VPTEST       Y5, Y5
+	JNZ          expAVX2_s_zeros
+	VMOVAPS      Y0, Y5
+	VFMADD231PS  Y1, Y4, Y5
+	VSUBPS       Y0, Y5, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y6
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y6
+	VFMADD213PS  Y3, Y4, Y6
+	VFMADD213PS  Y2, Y4, Y6
+	VFMADD213PS  Y2, Y4, Y6
+	VPADDD       Y5, Y6, Y6
+	VMOVUPS      Y6, (AX)
+
+expAVX2_s_next:
+	ADDQ $0x20, CX
+	ADDQ $0x20, AX
+	ADDQ $0x08, BX
+	SUBQ $0x08, SI
+	JMP  expAVX2_single
+
+expAVX2_tail:
+	TESTQ        SI, SI
+	JZ           expAVX2_ret
+	LEAQ         masktable<>+0(SB), DI
+	MOVQ         $0x00000008, R8
+	SUBQ         SI, R8
+	VMOVDQU      (DI)(R8*4), Y4
+	VMASKMOVPS   (CX), Y4, Y5
+	VPAND        exp_absmask<>+0(SB), Y5, Y6
+	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
+	VPTEST       Y6, Y6
+	JNZ          expAVX2_t_zeros
+	VMOVAPS      Y0, Y6
+	VFMADD231PS  Y1, Y5, Y6
+	VSUBPS       Y0, Y6, Y0
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y0, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y0, Y5
+	VPSLLD       $0x17, Y6, Y6
+	VMOVUPS      exp_c6<>+0(SB), Y0
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y0
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y0
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y0
+	VFMADD213PS  Y3, Y5, Y0
+	VFMADD213PS  Y2, Y5, Y0
+	VFMADD213PS  Y2, Y5, Y0
+	VPADDD       Y6, Y0, Y0
+	VMASKMOVPS   Y0, Y4, (AX)
+
+expAVX2_t_next:
+	MOVQ DX, BX
+
+expAVX2_ret:
+	MOVQ BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+expAVX2_u_zeros:
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
+	VANDNPS      Y4, Y5, Y4
+	VMOVUPS      32(CX), Y5
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y6
+	VANDNPS      Y5, Y6, Y5
+	VMOVUPS      64(CX), Y6
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y6, Y7
+	VANDNPS      Y6, Y7, Y6
+	VMOVUPS      96(CX), Y7
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y7, Y8
+	VANDNPS      Y7, Y8, Y7
+	VPAND        exp_absmask<>+0(SB), Y4, Y8
+	VPAND        exp_absmask<>+0(SB), Y5, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y6, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y7, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
+	VPTEST       Y8, Y8
+	JNZ          expAVX2_ret
+	VMOVAPS      Y0, Y8
+	VFMADD231PS  Y1, Y4, Y8
+	VMOVAPS      Y0, Y9
+	VFMADD231PS  Y1, Y5, Y9
+	VSUBPS       Y0, Y8, Y10
+	VSUBPS       Y0, Y9, Y11
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y10, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y11, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y10, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y5
+	VPSLLD       $0x17, Y8, Y8
+	VPSLLD       $0x17, Y9, Y9
+	VMOVUPS      exp_c6<>+0(SB), Y10
+	VMOVUPS      exp_c6<>+0(SB), Y11
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y11
+	VFMADD213PS  Y3, Y4, Y10
+	VFMADD213PS  Y3, Y5, Y11
+	VFMADD213PS  Y2, Y4, Y10
+	VFMADD213PS  Y2, Y5, Y11
+	VFMADD213PS  Y2, Y4, Y10
+	VFMADD213PS  Y2, Y5, Y11
+	VPADDD       Y8, Y10, Y10
+	VPADDD       Y9, Y11, Y11
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y10, Y4, Y10
+	VMOVUPS      32(CX), Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y11, Y4, Y11
+	VMOVUPS      Y10, (AX)
+	VMOVUPS      Y11, 32(AX)
+	VMOVAPS      Y0, Y4
+	VFMADD231PS  Y1, Y6, Y4
+	VMOVAPS      Y0, Y5
+	VFMADD231PS  Y1, Y7, Y5
+	VSUBPS       Y0, Y4, Y8
+	VSUBPS       Y0, Y5, Y9
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y6
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y9, Y7
+	VPSLLD       $0x17, Y4, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y8
+	VMOVUPS      exp_c6<>+0(SB), Y9
+	VFMADD213PS  exp_c5<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c5<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c4<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c4<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c3<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c3<>+0(SB), Y7, Y9
+	VFMADD213PS  Y3, Y6, Y8
+	VFMADD213PS  Y3, Y7, Y9
+	VFMADD213PS  Y2, Y6, Y8
+	VFMADD213PS  Y2, Y7, Y9
+	VFMADD213PS  Y2, Y6, Y8
+	VFMADD213PS  Y2, Y7, Y9
+	VPADDD       Y4, Y8, Y8
+	VPADDD       Y5, Y9, Y9
+	VMOVUPS      64(CX), Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y8, Y4, Y8
+	VMOVUPS      96(CX), Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y9, Y4, Y9
+	VMOVUPS      Y8, 64(AX)
+	VMOVUPS      Y9, 96(AX)
+	JMP          expAVX2_u_next
+
+expAVX2_s_zeros:
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
+	VANDNPS      Y4, Y5, Y4
 	VPAND        exp_absmask<>+0(SB), Y4, Y5
 	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
@@ -1110,21 +1276,16 @@ expAVX2_single:
 	VFMADD213PS  Y2, Y4, Y6
 	VFMADD213PS  Y2, Y4, Y6
 	VPADDD       Y5, Y6, Y6
+	VMOVUPS      (CX), Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y6, Y4, Y6
 	VMOVUPS      Y6, (AX)
-	ADDQ         $0x20, CX
-	ADDQ         $0x20, AX
-	ADDQ         $0x08, BX
-	SUBQ         $0x08, SI
-	JMP          expAVX2_single
+	JMP          expAVX2_s_next
 
-expAVX2_tail:
-	TESTQ        SI, SI
-	JZ           expAVX2_ret
-	LEAQ         masktable<>+0(SB), DI
-	MOVQ         $0x00000008, R8
-	SUBQ         SI, R8
-	VMOVDQU      (DI)(R8*4), Y4
+expAVX2_t_zeros:
 	VMASKMOVPS   (CX), Y4, Y5
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y6
+	VANDNPS      Y5, Y6, Y5
 	VPAND        exp_absmask<>+0(SB), Y5, Y6
 	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
@@ -1143,13 +1304,11 @@ expAVX2_tail:
 	VFMADD213PS  Y2, Y5, Y0
 	VFMADD213PS  Y2, Y5, Y0
 	VPADDD       Y6, Y0, Y0
+	VMASKMOVPS   (CX), Y4, Y1
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y1, Y1
+	VANDNPS      Y0, Y1, Y0
 	VMASKMOVPS   Y0, Y4, (AX)
-	MOVQ         DX, BX
-
-expAVX2_ret:
-	MOVQ BX, ret+48(FP)
-	VZEROUPPER
-	RET
+	JMP          expAVX2_t_next
 
 DATA exp_shift<>+0(SB)/4, $0x4b400000
 DATA exp_shift<>+4(SB)/4, $0x4b400000
@@ -1281,6 +1440,16 @@ DATA exp_fastbound<>+24(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+28(SB)/4, $0x42ad0000
 GLOBL exp_fastbound<>(SB), RODATA|NOPTR, $32
 
+DATA exp_zerobelow<>+0(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+4(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+8(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+12(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+16(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+20(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+24(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+28(SB)/4, $0xc2d00000
+GLOBL exp_zerobelow<>(SB), RODATA|NOPTR, $32
+
 // func expSpecialAVX2(dst []float32, x []float32) int
 // Requires: AVX, AVX2, FMA3
 TEXT ·expSpecialAVX2(SB), NOSPLIT, $0-56
@@ -1292,17 +1461,105 @@ TEXT ·expSpecialAVX2(SB), NOSPLIT, $0-56
 expSpecialAVX2_loop:
 	MOVQ     DX, SI
 	SUBQ     BX, SI
-	CMPQ     SI, $0x08
+	CMPQ     SI, $0x10
 	JL       expSpecialAVX2_single
 	VMOVUPS  (CX), Y0
+	VMOVUPS  32(CX), Y1
 	TESTQ    BX, BX
 	JZ       expSpecialAVX2_u_go
-	VPAND    exp_absmask<>+0(SB), Y0, Y1
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y0, Y2
+	VANDNPS  Y0, Y2, Y2
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y1, Y3
+	VANDNPS  Y1, Y3, Y3
+	VPAND    exp_absmask<>+0(SB), Y2, Y2
+	VPAND    exp_absmask<>+0(SB), Y3, Y3
+	VPMAXUD  Y3, Y2, Y2
+	VPCMPGTD exp_fastbound<>+0(SB), Y2, Y2
+	VPTEST   Y2, Y2
+	JZ       expSpecialAVX2_ret
+
+expSpecialAVX2_u_go:
+	VMOVUPS      exp_shift<>+0(SB), Y2
+	VFMADD231PS  exp_invln2<>+0(SB), Y0, Y2
+	VMOVUPS      exp_shift<>+0(SB), Y3
+	VFMADD231PS  exp_invln2<>+0(SB), Y1, Y3
+	VSUBPS       exp_shift<>+0(SB), Y2, Y4
+	VSUBPS       exp_shift<>+0(SB), Y3, Y5
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y0
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y5, Y1
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y0
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y5, Y1
+	VPSLLD       $0x17, Y2, Y2
+	VMOVAPS      Y2, Y6
+	VPADDD       exp_bias<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y3, Y3
+	VMOVAPS      Y3, Y7
+	VPADDD       exp_bias<>+0(SB), Y3, Y3
+	VMOVUPS      exp_c6<>+0(SB), Y8
+	VMOVUPS      exp_c6<>+0(SB), Y9
+	VFMADD213PS  exp_c5<>+0(SB), Y0, Y8
+	VFMADD213PS  exp_c5<>+0(SB), Y1, Y9
+	VFMADD213PS  exp_c4<>+0(SB), Y0, Y8
+	VFMADD213PS  exp_c4<>+0(SB), Y1, Y9
+	VFMADD213PS  exp_c3<>+0(SB), Y0, Y8
+	VFMADD213PS  exp_c3<>+0(SB), Y1, Y9
+	VFMADD213PS  exp_c2<>+0(SB), Y0, Y8
+	VFMADD213PS  exp_c2<>+0(SB), Y1, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y0, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y1, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y0, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y1, Y9
+	VMULPS       Y2, Y8, Y2
+	VMULPS       Y3, Y9, Y3
+	VMOVAPS      Y8, Y0
+	VMOVAPS      Y9, Y1
+	VXORPS       Y8, Y8, Y8
+	VCMPPS       $0x12, Y8, Y4, Y8
+	VANDPS       exp_specialoffset<>+0(SB), Y8, Y8
+	VPADDD       exp_specialbias<>+0(SB), Y8, Y9
+	VPSUBD       Y8, Y6, Y6
+	VMULPS       Y9, Y0, Y0
+	VMULPS       Y6, Y0, Y0
+	VMULPS       Y9, Y9, Y9
+	VANDPS       exp_absmask<>+0(SB), Y4, Y4
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y4, Y6
+	VBLENDVPS    Y6, Y9, Y0, Y0
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
+	VBLENDVPS    Y4, Y0, Y2, Y2
+	VXORPS       Y0, Y0, Y0
+	VCMPPS       $0x12, Y0, Y5, Y0
+	VANDPS       exp_specialoffset<>+0(SB), Y0, Y0
+	VPADDD       exp_specialbias<>+0(SB), Y0, Y4
+	VPSUBD       Y0, Y7, Y7
+	VMULPS       Y4, Y1, Y1
+	VMULPS       Y7, Y1, Y1
+	VMULPS       Y4, Y4, Y4
+	VANDPS       exp_absmask<>+0(SB), Y5, Y0
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y0, Y5
+	VBLENDVPS    Y5, Y4, Y1, Y1
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y0, Y0
+	VBLENDVPS    Y0, Y1, Y3, Y3
+	VMOVUPS      Y2, (AX)
+	VMOVUPS      Y3, 32(AX)
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x10, BX
+	JMP          expSpecialAVX2_loop
+
+expSpecialAVX2_single:
+	CMPQ     SI, $0x08
+	JL       expSpecialAVX2_tail
+	VMOVUPS  (CX), Y0
+	TESTQ    BX, BX
+	JZ       expSpecialAVX2_s_go
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y0, Y1
+	VANDNPS  Y0, Y1, Y1
+	VPAND    exp_absmask<>+0(SB), Y1, Y1
 	VPCMPGTD exp_fastbound<>+0(SB), Y1, Y1
 	VPTEST   Y1, Y1
 	JZ       expSpecialAVX2_ret
 
-expSpecialAVX2_u_go:
+expSpecialAVX2_s_go:
 	VMOVUPS      exp_shift<>+0(SB), Y1
 	VFMADD231PS  exp_invln2<>+0(SB), Y0, Y1
 	VSUBPS       exp_shift<>+0(SB), Y1, Y2
@@ -1334,12 +1591,13 @@ expSpecialAVX2_u_go:
 	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y2, Y2
 	VBLENDVPS    Y2, Y0, Y1, Y1
 	VMOVUPS      Y1, (AX)
-	ADDQ         $0x00000020, CX
-	ADDQ         $0x00000020, AX
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, AX
 	ADDQ         $0x08, BX
-	JMP          expSpecialAVX2_loop
+	SUBQ         $0x08, SI
+	JMP          expSpecialAVX2_single
 
-expSpecialAVX2_single:
+expSpecialAVX2_tail:
 	TESTQ      SI, SI
 	JZ         expSpecialAVX2_ret
 	LEAQ       masktable<>+0(SB), DI
@@ -1349,7 +1607,9 @@ expSpecialAVX2_single:
 	VMASKMOVPS (CX), Y0, Y1
 	TESTQ      BX, BX
 	JZ         expSpecialAVX2_t_go
-	VPAND      exp_absmask<>+0(SB), Y1, Y2
+	VCMPPS     $0x12, exp_zerobelow<>+0(SB), Y1, Y2
+	VANDNPS    Y1, Y2, Y2
+	VPAND      exp_absmask<>+0(SB), Y2, Y2
 	VPCMPGTD   exp_fastbound<>+0(SB), Y2, Y2
 	VPTEST     Y2, Y2
 	JZ         expSpecialAVX2_ret
@@ -1467,7 +1727,7 @@ expSumAVX2_loop:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          expSumAVX2_ret
+	JNZ          expSumAVX2_u_zeros
 	VMOVAPS      Y2, Y8
 	VFMADD231PS  Y3, Y4, Y8
 	VMOVAPS      Y2, Y9
@@ -1532,16 +1792,207 @@ expSumAVX2_loop:
 	VADDPS       Y14, Y1, Y1
 	VMOVUPS      Y15, 96(AX)
 	VADDPS       Y15, Y1, Y1
-	ADDQ         $0x00000080, CX
-	ADDQ         $0x00000080, AX
-	ADDQ         $0x20, BX
-	JMP          expSumAVX2_loop
+
+expSumAVX2_u_next:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, AX
+	ADDQ $0x20, BX
+	JMP  expSumAVX2_loop
 
 expSumAVX2_single:
 	CMPQ         SI, $0x08
 	JL           expSumAVX2_tail
 	VMOVUPS      (CX), Y4
 	VSUBPS       Y0, Y4, Y4
+	VPAND        exp_absmask<>+0(SB), Y4, Y5
+	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
+	VPTEST       Y5, Y5
+	JNZ          expSumAVX2_s_zeros
+	VMOVAPS      Y2, Y5
+	VFMADD231PS  Y3, Y4, Y5
+	VSUBPS       Y2, Y5, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y6
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
+	VPADDD       Y5, Y6, Y6
+	VMOVUPS      Y6, (AX)
+	VADDPS       Y6, Y1, Y1
+
+expSumAVX2_s_next:
+	ADDQ $0x20, CX
+	ADDQ $0x20, AX
+	ADDQ $0x08, BX
+	SUBQ $0x08, SI
+	JMP  expSumAVX2_single
+
+expSumAVX2_tail:
+	TESTQ        SI, SI
+	JZ           expSumAVX2_ret
+	LEAQ         masktable<>+0(SB), DI
+	MOVQ         $0x00000008, R8
+	SUBQ         SI, R8
+	VMOVDQU      (DI)(R8*4), Y4
+	VMASKMOVPS   (CX), Y4, Y5
+	VSUBPS       Y0, Y5, Y5
+	VANDPS       Y4, Y5, Y5
+	VPAND        exp_absmask<>+0(SB), Y5, Y6
+	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
+	VPTEST       Y6, Y6
+	JNZ          expSumAVX2_t_zeros
+	VMOVAPS      Y2, Y0
+	VFMADD231PS  Y3, Y5, Y0
+	VSUBPS       Y2, Y0, Y2
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y5
+	VPSLLD       $0x17, Y0, Y0
+	VMOVUPS      exp_c6<>+0(SB), Y2
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
+	VPADDD       Y0, Y2, Y2
+	VMASKMOVPS   Y2, Y4, (AX)
+	VANDPS       Y4, Y2, Y2
+	VADDPS       Y2, Y1, Y1
+
+expSumAVX2_t_next:
+	MOVQ DX, BX
+
+expSumAVX2_ret:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	MOVSS        X1, sum+56(FP)
+	MOVQ         BX, done+64(FP)
+	VZEROUPPER
+	RET
+
+expSumAVX2_u_zeros:
+	VMOVUPS      (CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
+	VANDNPS      Y4, Y5, Y4
+	VMOVUPS      32(CX), Y5
+	VSUBPS       Y0, Y5, Y5
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y6
+	VANDNPS      Y5, Y6, Y5
+	VMOVUPS      64(CX), Y6
+	VSUBPS       Y0, Y6, Y6
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y6, Y7
+	VANDNPS      Y6, Y7, Y6
+	VMOVUPS      96(CX), Y7
+	VSUBPS       Y0, Y7, Y7
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y7, Y8
+	VANDNPS      Y7, Y8, Y7
+	VPAND        exp_absmask<>+0(SB), Y4, Y8
+	VPAND        exp_absmask<>+0(SB), Y5, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y6, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y7, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
+	VPTEST       Y8, Y8
+	JNZ          expSumAVX2_ret
+	VMOVAPS      Y2, Y8
+	VFMADD231PS  Y3, Y4, Y8
+	VMOVAPS      Y2, Y9
+	VFMADD231PS  Y3, Y5, Y9
+	VSUBPS       Y2, Y8, Y10
+	VSUBPS       Y2, Y9, Y11
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y10, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y11, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y10, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y5
+	VPSLLD       $0x17, Y8, Y8
+	VPSLLD       $0x17, Y9, Y9
+	VMOVUPS      exp_c6<>+0(SB), Y10
+	VMOVUPS      exp_c6<>+0(SB), Y11
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y11
+	VPADDD       Y8, Y10, Y10
+	VPADDD       Y9, Y11, Y11
+	VMOVUPS      (CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y10, Y4, Y10
+	VMOVUPS      32(CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y11, Y4, Y11
+	VMOVUPS      Y10, (AX)
+	VADDPS       Y10, Y1, Y1
+	VMOVUPS      Y11, 32(AX)
+	VADDPS       Y11, Y1, Y1
+	VMOVAPS      Y2, Y4
+	VFMADD231PS  Y3, Y6, Y4
+	VMOVAPS      Y2, Y5
+	VFMADD231PS  Y3, Y7, Y5
+	VSUBPS       Y2, Y4, Y8
+	VSUBPS       Y2, Y5, Y9
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y6
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y9, Y7
+	VPSLLD       $0x17, Y4, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y8
+	VMOVUPS      exp_c6<>+0(SB), Y9
+	VFMADD213PS  exp_c5<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c5<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c4<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c4<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c3<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c3<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c2<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c2<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y9
+	VPADDD       Y4, Y8, Y8
+	VPADDD       Y5, Y9, Y9
+	VMOVUPS      64(CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y8, Y4, Y8
+	VMOVUPS      96(CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y9, Y4, Y9
+	VMOVUPS      Y8, 64(AX)
+	VADDPS       Y8, Y1, Y1
+	VMOVUPS      Y9, 96(AX)
+	VADDPS       Y9, Y1, Y1
+	JMP          expSumAVX2_u_next
+
+expSumAVX2_s_zeros:
+	VMOVUPS      (CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
+	VANDNPS      Y4, Y5, Y4
 	VPAND        exp_absmask<>+0(SB), Y4, Y5
 	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
@@ -1560,34 +2011,30 @@ expSumAVX2_single:
 	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
 	VFMADD213PS  exp_one<>+0(SB), Y4, Y6
 	VPADDD       Y5, Y6, Y6
+	VMOVUPS      (CX), Y4
+	VSUBPS       Y0, Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y6, Y4, Y6
 	VMOVUPS      Y6, (AX)
 	VADDPS       Y6, Y1, Y1
-	ADDQ         $0x20, CX
-	ADDQ         $0x20, AX
-	ADDQ         $0x08, BX
-	SUBQ         $0x08, SI
-	JMP          expSumAVX2_single
+	JMP          expSumAVX2_s_next
 
-expSumAVX2_tail:
-	TESTQ        SI, SI
-	JZ           expSumAVX2_ret
-	LEAQ         masktable<>+0(SB), DI
-	MOVQ         $0x00000008, R8
-	SUBQ         SI, R8
-	VMOVDQU      (DI)(R8*4), Y4
+expSumAVX2_t_zeros:
 	VMASKMOVPS   (CX), Y4, Y5
 	VSUBPS       Y0, Y5, Y5
 	VANDPS       Y4, Y5, Y5
-	VPAND        exp_absmask<>+0(SB), Y5, Y0
-	VPCMPGTD     exp_fastbound<>+0(SB), Y0, Y0
-	VPTEST       Y0, Y0
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y6
+	VANDNPS      Y5, Y6, Y5
+	VPAND        exp_absmask<>+0(SB), Y5, Y6
+	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
+	VPTEST       Y6, Y6
 	JNZ          expSumAVX2_ret
-	VMOVAPS      Y2, Y0
-	VFMADD231PS  Y3, Y5, Y0
-	VSUBPS       Y2, Y0, Y2
+	VMOVAPS      Y2, Y6
+	VFMADD231PS  Y3, Y5, Y6
+	VSUBPS       Y2, Y6, Y2
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y5
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y5
-	VPSLLD       $0x17, Y0, Y0
+	VPSLLD       $0x17, Y6, Y6
 	VMOVUPS      exp_c6<>+0(SB), Y2
 	VFMADD213PS  exp_c5<>+0(SB), Y5, Y2
 	VFMADD213PS  exp_c4<>+0(SB), Y5, Y2
@@ -1595,23 +2042,16 @@ expSumAVX2_tail:
 	VFMADD213PS  exp_c2<>+0(SB), Y5, Y2
 	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
 	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
-	VPADDD       Y0, Y2, Y2
+	VPADDD       Y6, Y2, Y2
+	VMASKMOVPS   (CX), Y4, Y3
+	VSUBPS       Y0, Y3, Y3
+	VANDPS       Y4, Y3, Y3
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y3, Y0
+	VANDNPS      Y2, Y0, Y2
 	VMASKMOVPS   Y2, Y4, (AX)
 	VANDPS       Y4, Y2, Y2
 	VADDPS       Y2, Y1, Y1
-	MOVQ         DX, BX
-
-expSumAVX2_ret:
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VADDPS       X0, X1, X1
-	VMOVHLPS     X1, X0, X0
-	VADDSS       X0, X1, X1
-	MOVSS        X1, sum+56(FP)
-	MOVQ         BX, done+64(FP)
-	VZEROUPPER
-	RET
+	JMP          expSumAVX2_t_next
 
 // func expSumSpecialAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
 // Requires: AVX, AVX2, FMA3, SSE
@@ -1626,18 +2066,110 @@ TEXT ·expSumSpecialAVX2(SB), NOSPLIT, $0-72
 expSumSpecialAVX2_loop:
 	MOVQ     DX, SI
 	SUBQ     BX, SI
-	CMPQ     SI, $0x08
+	CMPQ     SI, $0x10
 	JL       expSumSpecialAVX2_single
 	VMOVUPS  (CX), Y2
 	VSUBPS   Y0, Y2, Y2
+	VMOVUPS  32(CX), Y3
+	VSUBPS   Y0, Y3, Y3
 	TESTQ    BX, BX
 	JZ       expSumSpecialAVX2_u_go
-	VPAND    exp_absmask<>+0(SB), Y2, Y3
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y2, Y4
+	VANDNPS  Y2, Y4, Y4
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y3, Y5
+	VANDNPS  Y3, Y5, Y5
+	VPAND    exp_absmask<>+0(SB), Y4, Y4
+	VPAND    exp_absmask<>+0(SB), Y5, Y5
+	VPMAXUD  Y5, Y4, Y4
+	VPCMPGTD exp_fastbound<>+0(SB), Y4, Y4
+	VPTEST   Y4, Y4
+	JZ       expSumSpecialAVX2_ret
+
+expSumSpecialAVX2_u_go:
+	VMOVUPS      exp_shift<>+0(SB), Y4
+	VFMADD231PS  exp_invln2<>+0(SB), Y2, Y4
+	VMOVUPS      exp_shift<>+0(SB), Y5
+	VFMADD231PS  exp_invln2<>+0(SB), Y3, Y5
+	VSUBPS       exp_shift<>+0(SB), Y4, Y6
+	VSUBPS       exp_shift<>+0(SB), Y5, Y7
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y2
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y7, Y3
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y2
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y7, Y3
+	VPSLLD       $0x17, Y4, Y4
+	VMOVAPS      Y4, Y8
+	VPADDD       exp_bias<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVAPS      Y5, Y9
+	VPADDD       exp_bias<>+0(SB), Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y10
+	VMOVUPS      exp_c6<>+0(SB), Y11
+	VFMADD213PS  exp_c5<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c5<>+0(SB), Y3, Y11
+	VFMADD213PS  exp_c4<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c4<>+0(SB), Y3, Y11
+	VFMADD213PS  exp_c3<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c3<>+0(SB), Y3, Y11
+	VFMADD213PS  exp_c2<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c2<>+0(SB), Y3, Y11
+	VFMADD213PS  exp_one<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y11
+	VFMADD213PS  exp_one<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y11
+	VMULPS       Y4, Y10, Y4
+	VMULPS       Y5, Y11, Y5
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y11, Y3
+	VXORPS       Y10, Y10, Y10
+	VCMPPS       $0x12, Y10, Y6, Y10
+	VANDPS       exp_specialoffset<>+0(SB), Y10, Y10
+	VPADDD       exp_specialbias<>+0(SB), Y10, Y11
+	VPSUBD       Y10, Y8, Y8
+	VMULPS       Y11, Y2, Y2
+	VMULPS       Y8, Y2, Y2
+	VMULPS       Y11, Y11, Y11
+	VANDPS       exp_absmask<>+0(SB), Y6, Y6
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y6, Y8
+	VBLENDVPS    Y8, Y11, Y2, Y2
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y6, Y6
+	VBLENDVPS    Y6, Y2, Y4, Y4
+	VXORPS       Y2, Y2, Y2
+	VCMPPS       $0x12, Y2, Y7, Y2
+	VANDPS       exp_specialoffset<>+0(SB), Y2, Y2
+	VPADDD       exp_specialbias<>+0(SB), Y2, Y6
+	VPSUBD       Y2, Y9, Y9
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y9, Y3, Y3
+	VMULPS       Y6, Y6, Y6
+	VANDPS       exp_absmask<>+0(SB), Y7, Y2
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y2, Y7
+	VBLENDVPS    Y7, Y6, Y3, Y3
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y2, Y2
+	VBLENDVPS    Y2, Y3, Y5, Y5
+	VMOVUPS      Y4, (AX)
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      Y5, 32(AX)
+	VADDPS       Y5, Y1, Y1
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	ADDQ         $0x10, BX
+	JMP          expSumSpecialAVX2_loop
+
+expSumSpecialAVX2_single:
+	CMPQ     SI, $0x08
+	JL       expSumSpecialAVX2_tail
+	VMOVUPS  (CX), Y2
+	VSUBPS   Y0, Y2, Y2
+	TESTQ    BX, BX
+	JZ       expSumSpecialAVX2_s_go
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y2, Y3
+	VANDNPS  Y2, Y3, Y3
+	VPAND    exp_absmask<>+0(SB), Y3, Y3
 	VPCMPGTD exp_fastbound<>+0(SB), Y3, Y3
 	VPTEST   Y3, Y3
 	JZ       expSumSpecialAVX2_ret
 
-expSumSpecialAVX2_u_go:
+expSumSpecialAVX2_s_go:
 	VMOVUPS      exp_shift<>+0(SB), Y3
 	VFMADD231PS  exp_invln2<>+0(SB), Y2, Y3
 	VSUBPS       exp_shift<>+0(SB), Y3, Y4
@@ -1670,12 +2202,13 @@ expSumSpecialAVX2_u_go:
 	VBLENDVPS    Y4, Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
 	VADDPS       Y3, Y1, Y1
-	ADDQ         $0x00000020, CX
-	ADDQ         $0x00000020, AX
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, AX
 	ADDQ         $0x08, BX
-	JMP          expSumSpecialAVX2_loop
+	SUBQ         $0x08, SI
+	JMP          expSumSpecialAVX2_single
 
-expSumSpecialAVX2_single:
+expSumSpecialAVX2_tail:
 	TESTQ      SI, SI
 	JZ         expSumSpecialAVX2_ret
 	LEAQ       masktable<>+0(SB), DI
@@ -1687,7 +2220,9 @@ expSumSpecialAVX2_single:
 	VANDPS     Y2, Y3, Y3
 	TESTQ      BX, BX
 	JZ         expSumSpecialAVX2_t_go
-	VPAND      exp_absmask<>+0(SB), Y3, Y0
+	VCMPPS     $0x12, exp_zerobelow<>+0(SB), Y3, Y0
+	VANDNPS    Y3, Y0, Y0
+	VPAND      exp_absmask<>+0(SB), Y0, Y0
 	VPCMPGTD   exp_fastbound<>+0(SB), Y0, Y0
 	VPTEST     Y0, Y0
 	JZ         expSumSpecialAVX2_ret
@@ -2349,7 +2884,7 @@ blockExpSumAVX2_pairs:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          blockExpSumAVX2_ret
+	JNZ          blockExpSumAVX2_zeros2
 	VMOVAPS      Y2, Y8
 	VFMADD231PS  Y3, Y4, Y8
 	VMOVAPS      Y2, Y9
@@ -2414,9 +2949,11 @@ blockExpSumAVX2_pairs:
 	VADDPS       Y14, Y0, Y0
 	VMOVUPS      Y15, 96(AX)
 	VADDPS       Y15, Y1, Y1
-	ADDQ         $0x80, AX
-	ADDQ         $0x20, BX
-	JMP          blockExpSumAVX2_pairs
+
+blockExpSumAVX2_next2:
+	ADDQ $0x80, AX
+	ADDQ $0x20, BX
+	JMP  blockExpSumAVX2_pairs
 
 blockExpSumAVX2_one:
 	CMPQ         BX, CX
@@ -2425,6 +2962,174 @@ blockExpSumAVX2_one:
 	VSUBPS       192(DX), Y4, Y4
 	VMOVUPS      32(AX), Y5
 	VSUBPS       224(DX), Y5, Y5
+	VPAND        exp_absmask<>+0(SB), Y4, Y6
+	VPAND        exp_absmask<>+0(SB), Y5, Y7
+	VPMAXUD      Y7, Y6, Y6
+	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
+	VPTEST       Y6, Y6
+	JNZ          blockExpSumAVX2_zeros1
+	VMOVAPS      Y2, Y6
+	VFMADD231PS  Y3, Y4, Y6
+	VMOVAPS      Y2, Y7
+	VFMADD231PS  Y3, Y5, Y7
+	VSUBPS       Y2, Y6, Y3
+	VSUBPS       Y2, Y7, Y2
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y5
+	VPSLLD       $0x17, Y6, Y6
+	VPSLLD       $0x17, Y7, Y7
+	VMOVUPS      exp_c6<>+0(SB), Y2
+	VMOVUPS      exp_c6<>+0(SB), Y3
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y2
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VPADDD       Y6, Y2, Y2
+	VPADDD       Y7, Y3, Y3
+	VMOVUPS      Y2, (AX)
+	VADDPS       Y2, Y0, Y0
+	VMOVUPS      Y3, 32(AX)
+	VADDPS       Y3, Y1, Y1
+
+blockExpSumAVX2_next1:
+	ADDQ $0x40, AX
+	ADDQ $0x10, BX
+
+blockExpSumAVX2_ret:
+	VMOVUPS Y0, 64(DX)
+	VMOVUPS Y1, 96(DX)
+	MOVQ    BX, ret+48(FP)
+	VZEROUPPER
+	RET
+
+blockExpSumAVX2_zeros2:
+	VMOVUPS      (AX), Y4
+	VSUBPS       192(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
+	VANDNPS      Y4, Y5, Y4
+	VMOVUPS      32(AX), Y5
+	VSUBPS       224(DX), Y5, Y5
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y6
+	VANDNPS      Y5, Y6, Y5
+	VMOVUPS      64(AX), Y6
+	VSUBPS       192(DX), Y6, Y6
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y6, Y7
+	VANDNPS      Y6, Y7, Y6
+	VMOVUPS      96(AX), Y7
+	VSUBPS       224(DX), Y7, Y7
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y7, Y8
+	VANDNPS      Y7, Y8, Y7
+	VPAND        exp_absmask<>+0(SB), Y4, Y8
+	VPAND        exp_absmask<>+0(SB), Y5, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y6, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPAND        exp_absmask<>+0(SB), Y7, Y9
+	VPMAXUD      Y9, Y8, Y8
+	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
+	VPTEST       Y8, Y8
+	JNZ          blockExpSumAVX2_ret
+	VMOVAPS      Y2, Y8
+	VFMADD231PS  Y3, Y4, Y8
+	VMOVAPS      Y2, Y9
+	VFMADD231PS  Y3, Y5, Y9
+	VSUBPS       Y2, Y8, Y10
+	VSUBPS       Y2, Y9, Y11
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y10, Y4
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y11, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y10, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y11, Y5
+	VPSLLD       $0x17, Y8, Y8
+	VPSLLD       $0x17, Y9, Y9
+	VMOVUPS      exp_c6<>+0(SB), Y10
+	VMOVUPS      exp_c6<>+0(SB), Y11
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y11
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y10
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y11
+	VPADDD       Y8, Y10, Y10
+	VPADDD       Y9, Y11, Y11
+	VMOVUPS      (AX), Y4
+	VSUBPS       192(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y10, Y4, Y10
+	VMOVUPS      32(AX), Y4
+	VSUBPS       224(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y11, Y4, Y11
+	VMOVUPS      Y10, (AX)
+	VADDPS       Y10, Y0, Y0
+	VMOVUPS      Y11, 32(AX)
+	VADDPS       Y11, Y1, Y1
+	VMOVAPS      Y2, Y4
+	VFMADD231PS  Y3, Y6, Y4
+	VMOVAPS      Y2, Y5
+	VFMADD231PS  Y3, Y7, Y5
+	VSUBPS       Y2, Y4, Y8
+	VSUBPS       Y2, Y5, Y9
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y6
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y6
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y9, Y7
+	VPSLLD       $0x17, Y4, Y4
+	VPSLLD       $0x17, Y5, Y5
+	VMOVUPS      exp_c6<>+0(SB), Y8
+	VMOVUPS      exp_c6<>+0(SB), Y9
+	VFMADD213PS  exp_c5<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c5<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c4<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c4<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c3<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c3<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_c2<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_c2<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y9
+	VFMADD213PS  exp_one<>+0(SB), Y6, Y8
+	VFMADD213PS  exp_one<>+0(SB), Y7, Y9
+	VPADDD       Y4, Y8, Y8
+	VPADDD       Y5, Y9, Y9
+	VMOVUPS      64(AX), Y4
+	VSUBPS       192(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y8, Y4, Y8
+	VMOVUPS      96(AX), Y4
+	VSUBPS       224(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y9, Y4, Y9
+	VMOVUPS      Y8, 64(AX)
+	VADDPS       Y8, Y0, Y0
+	VMOVUPS      Y9, 96(AX)
+	VADDPS       Y9, Y1, Y1
+	JMP          blockExpSumAVX2_next2
+
+blockExpSumAVX2_zeros1:
+	VMOVUPS      (AX), Y4
+	VSUBPS       192(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
+	VANDNPS      Y4, Y5, Y4
+	VMOVUPS      32(AX), Y5
+	VSUBPS       224(DX), Y5, Y5
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y6
+	VANDNPS      Y5, Y6, Y5
 	VPAND        exp_absmask<>+0(SB), Y4, Y6
 	VPAND        exp_absmask<>+0(SB), Y5, Y7
 	VPMAXUD      Y7, Y6, Y6
@@ -2459,19 +3164,19 @@ blockExpSumAVX2_one:
 	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
 	VPADDD       Y6, Y2, Y2
 	VPADDD       Y7, Y3, Y3
+	VMOVUPS      (AX), Y4
+	VSUBPS       192(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y2, Y4, Y2
+	VMOVUPS      32(AX), Y4
+	VSUBPS       224(DX), Y4, Y4
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
+	VANDNPS      Y3, Y4, Y3
 	VMOVUPS      Y2, (AX)
 	VADDPS       Y2, Y0, Y0
 	VMOVUPS      Y3, 32(AX)
 	VADDPS       Y3, Y1, Y1
-	ADDQ         $0x40, AX
-	ADDQ         $0x10, BX
-
-blockExpSumAVX2_ret:
-	VMOVUPS Y0, 64(DX)
-	VMOVUPS Y1, 96(DX)
-	MOVQ    BX, ret+48(FP)
-	VZEROUPPER
-	RET
+	JMP          blockExpSumAVX2_next1
 
 // func blockExpSumSpecialAVX2(st []float32, ml []float32) int
 // Requires: AVX, AVX2, FMA3
@@ -2494,8 +3199,12 @@ blockExpSumSpecialAVX2_loop:
 	VSUBPS   Y3, Y5, Y5
 	TESTQ    BX, BX
 	JZ       blockExpSumSpecialAVX2_go
-	VPAND    exp_absmask<>+0(SB), Y4, Y6
-	VPAND    exp_absmask<>+0(SB), Y5, Y7
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y4, Y6
+	VANDNPS  Y4, Y6, Y6
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y5, Y7
+	VANDNPS  Y5, Y7, Y7
+	VPAND    exp_absmask<>+0(SB), Y6, Y6
+	VPAND    exp_absmask<>+0(SB), Y7, Y7
 	VPMAXUD  Y7, Y6, Y6
 	VPCMPGTD exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST   Y6, Y6

@@ -2,6 +2,7 @@ package attention
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -238,6 +239,75 @@ func TestExpImplementationsAgree(t *testing.T) {
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 					t.Fatalf("Exp(%v) = %v (%#08x), scalar scheme gives %v (%#08x)", x[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	})
+}
+
+// The AVX2 exp kernels give lanes at or below -104 (masked scores, -Inf)
+// the exact +0 of exp32 without leaving their fast loop; that rests on
+// exp32 being +0 there (e^-104 is below 2^-150, half the least subnormal).
+func TestExpIsZeroFromMinus104(t *testing.T) {
+	if float64(-104) > -150*math.Ln2 {
+		t.Fatal("-104 is not below -150·ln2")
+	}
+	for x := float32(-104); x > -110; x = math.Nextafter32(x, -200) {
+		if e := exp32(x); math.Float32bits(e) != 0 {
+			t.Fatalf("exp32(%v) = %v, want +0", x, e)
+		}
+	}
+	if e := exp32(float32(math.Inf(-1))); math.Float32bits(e) != 0 {
+		t.Fatalf("exp32(-Inf) = %v", e)
+	}
+}
+
+// Blocks whose only large inputs are very negative (masks), alone or beside
+// inputs whose exponential is subnormal, give exp32's bits on every
+// implementation, in Exp, the fused exp-and-sum and Softmax.
+func TestExpMaskedLanes(t *testing.T) {
+	pool := []float32{float32(math.Inf(-1)), -math.MaxFloat32, -1e4, -200, -104,
+		math.Nextafter32(-104, -200), math.Nextafter32(-104, 0), -103.9, -95, -87.5, -86.6}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, n := range append(lengths[1:68:68], 1000) {
+			for _, off := range []int{0, 3} {
+				for di, every := range []int{16, 3, 1} {
+					r := testutil.Rand(uint64(n*100 + off*10 + di))
+					x, _ := testutil.Offset(n, off)
+					copy(x, testutil.Floats(r, n, 20))
+					// Most runs keep to the masks; some add the subnormal band.
+					band := len(pool)
+					if di == 1 {
+						band = 5
+					}
+					for i := range x {
+						if r.IntN(every) == 0 {
+							x[i] = pool[r.IntN(band)]
+						}
+					}
+					name := fmt.Sprintf("n=%d off=%d every=%d", n, off, every)
+					dst, whole := testutil.Offset(n, (off+5)%8)
+					Exp(dst, x)
+					testutil.CheckGuards(t, whole, (off+5)%8, n)
+					for i, v := range x {
+						if want := exp32(v); !sameBits(dst[i], want) {
+							t.Fatalf("%s: Exp(%v) = %v, exp32 %v", name, v, dst[i], want)
+						}
+					}
+					const m = 25
+					sum := expSum(dst, x, m)
+					var want float64
+					for i, v := range x {
+						e := exp32(v - m)
+						want += float64(e)
+						if !sameBits(dst[i], e) {
+							t.Fatalf("%s: exp(%v-%v) = %v, exp32 %v", name, v, float32(m), dst[i], e)
+						}
+					}
+					if !testutil.Close(sum, want, (reference.Gamma(n)+2*reference.U)*want+reference.Tiny) {
+						t.Fatalf("%s: sum = %v, want %v", name, sum, want)
+					}
+					checkSoftmax(t, name, x)
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"math"
 	"testing"
 
 	"github.com/glancelab/attention/internal/testutil"
@@ -32,6 +33,18 @@ func TestKernelsStayInBounds(t *testing.T) {
 				_ = maxf(x)
 				_ = expSum(dst, x, 1)
 				scale(2, dst)
+				// Masked lanes take the exp kernels' second try (every
+				// third), and the special kernel where nothing else is.
+				for _, every := range []int{3, 1} {
+					for i := range x {
+						if i%every == 0 {
+							x[i] = float32(math.Inf(-1))
+						}
+					}
+					Exp(dst, x)
+					Softmax(dst, x)
+					_ = expSum(dst, x, 1)
+				}
 
 				// Row kernels: rows of d = n columns packed (stride d) and
 				// padded (stride d+3), the last row ending at the guard.

@@ -286,9 +286,10 @@ func genBlockMax() {
 
 // genBlockExpSum emits the exp pass of a tile: st[j*16+r] = e^(st[j*16+r]-mu[r]),
 // added to l[r]. As with the other exp kernels, the fast kernel stops at
-// the first group with an input outside ±86.5 (or NaN) and the special one
-// takes over until the inputs are ordinary again; each returns how many
-// floats it did, a multiple of 16.
+// the first group with an input outside ±86.5 (or NaN) that is not simply
+// at or below expZeroBelow (a masked key), and the special one takes over
+// until the inputs are ordinary again; each returns how many floats it
+// did, a multiple of 16.
 func genBlockExpSum(special bool) {
 	name := "blockExpSumAVX2"
 	doc := "blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did."
@@ -321,33 +322,51 @@ func genBlockExpSum(special bool) {
 		VMOVUPS(Mem{Base: ml, Disp: 64 + 32*u}, l[u])
 	}
 	// groups emits the work on G consecutive groups (keys) at sp.
+	var cold []func()
 	groups := func(G int, k expK) {
+		load := func(v int) VecVirtual {
+			r := YMM()
+			VMOVUPS(Mem{Base: sp, Disp: 32 * v}, r)
+			VSUBPS(mu[v%2], r, r)
+			return r
+		}
 		x := make([]VecVirtual, 2*G)
 		for v := range x {
-			x[v] = YMM()
-			VMOVUPS(Mem{Base: sp, Disp: 32 * v}, x[v])
-			VSUBPS(mu[v%2], x[v], x[v])
+			x[v] = load(v)
 		}
-		var res []VecVirtual
+		storeAt := func(res []VecVirtual, first int) {
+			for i, r := range res {
+				v := first + i
+				VMOVUPS(r, Mem{Base: sp, Disp: 32 * v})
+				VADDPS(r, l[v%2], l[v%2]) // keys in order, as the generic loop
+			}
+		}
 		if special {
 			TESTQ(done, done)
 			JZ(LabelRef(name + "_go"))
-			outOfRange(k, x)
+			outOfRange(k, withoutZeros(x))
 			JZ(LabelRef(name + "_ret"))
 			Label(name + "_go")
-			var nv, ev []VecVirtual
-			res, nv, ev = expCore(k, x, true)
+			res, nv, ev := expCore(k, x, true)
 			for v := range x {
 				expSpecialLanes(res[v], nv[v], x[v], ev[v])
 			}
+			storeAt(res, 0)
 		} else {
+			// Masked keys (-Inf, on the causal diagonal) take the second
+			// try of expZeroLanes rather than the special kernel.
+			zeros, next := fmt.Sprintf("%s_zeros%d", name, G), fmt.Sprintf("%s_next%d", name, G)
 			outOfRange(k, x)
-			JNZ(LabelRef(name + "_ret"))
-			res, _, _ = expCore(k, x, false)
-		}
-		for v := range x {
-			VMOVUPS(res[v], Mem{Base: sp, Disp: 32 * v})
-			VADDPS(res[v], l[v%2], l[v%2]) // keys in order, as the generic loop
+			JNZ(LabelRef(zeros))
+			res, _, _ := expCore(k, x, false)
+			storeAt(res, 0)
+			Label(next)
+			// The second try sits after the return, out of the fast loop.
+			cold = append(cold, func() {
+				Label(zeros)
+				expZeroLanes(k, 2*G, load, name+"_ret", storeAt)
+				JMP(LabelRef(next))
+			})
 		}
 		ADDQ(U8(64*G), sp)
 		ADDQ(U8(16*G), done)
@@ -381,6 +400,9 @@ func genBlockExpSum(special bool) {
 	Store(done, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
+	for _, c := range cold {
+		c()
+	}
 }
 
 // unrolled emits the loop over cnt steps: four at a time while four

@@ -18,11 +18,13 @@ import (
 // Each kernel comes in two parts. The fast kernel interleaves several
 // vectors (see expUnroll), keeps what constants fit in registers, and
 // handles inputs with |x| <= expFastBound, where
-// p·2^n is a normal float32. When a block holds anything else (large |x|, ±Inf,
-// NaN) it returns how far it got, and the Go wrapper hands the next vectors
-// to the special kernel, which handles every input with the split-scale
-// code of expSpecial and returns once it meets a vector the fast kernel can
-// take again.
+// p·2^n is a normal float32, plus lanes at or below expZeroBelow (-Inf
+// among them), whose result is +0 (see expZeroLanes). When a block holds
+// anything else (large |x|, +Inf, NaN, or a result that is subnormal) it
+// returns how far it got, and the Go wrapper hands the next vectors to the
+// special kernel, which handles every input with the split-scale code of
+// expSpecial and returns once it meets a vector the fast kernel can take
+// again.
 
 // expFastBound: for |x| <= 86.5, |n| = |round(x/ln2)| <= 125 = FastN.
 const expFastBound = 86.5
@@ -173,6 +175,57 @@ func expSpecialLanes(res, n, p, e VecVirtual) {
 	VBLENDVPS(absn, p, res, res) // special lanes take the split result
 }
 
+// expZeroBelow: e^x rounds to +0 for every x at or below it (e^-104 is
+// below half the least subnormal, 2^-150), so lanes there need no
+// exponential at all. Masks (-Inf) and very negative scores minus their
+// max land here.
+const expZeroBelow = -104
+
+// expZeroLanes is the fast kernels' second try at a block that failed
+// outOfRange: lanes at or below expZeroBelow (-Inf included) become 0
+// before the range check and get +0, exactly the exponential's value; if
+// the block passes, it is done here, two vectors at a time, instead of
+// returning to the special kernel. A block that still fails (large, NaN
+// or in the band where the result is subnormal) jumps to ret with nothing
+// written. load(u) reloads vector u of the block; store(res, first)
+// writes (and sums) res as vectors first, first+1, ....
+func expZeroLanes(k expK, U int, load func(u int) VecVirtual, ret string, store func(res []VecVirtual, first int)) {
+	floor := vecF("exp_zerobelow", expZeroBelow)
+	low := func(v VecVirtual) VecVirtual {
+		m := YMM()
+		VCMPPS(U8(0x12), floor, v, m) // LE_OQ: v <= floor (-Inf too; not NaN)
+		return m
+	}
+	xs := make([]VecVirtual, U)
+	for u := range U {
+		xs[u] = load(u)
+		VANDNPS(xs[u], low(xs[u]), xs[u]) // those lanes: 0, in range
+	}
+	outOfRange(k, xs)
+	JNZ(LabelRef(ret))
+	for first := 0; first < U; first += 2 {
+		part := xs[first:min(first+2, U)]
+		res, _, _ := expCore(k, part, false)
+		for i, r := range res {
+			VANDNPS(r, low(load(first+i)), r) // e^0 = 1 there: make it +0
+		}
+		store(res, first)
+	}
+}
+
+// withoutZeros returns copies of xs with the lanes at or below expZeroBelow
+// set to 0: what the fast kernels' range check sees on their second try.
+func withoutZeros(xs []VecVirtual) []VecVirtual {
+	out := make([]VecVirtual, len(xs))
+	for i, v := range xs {
+		m := YMM()
+		VCMPPS(U8(0x12), vecF("exp_zerobelow", expZeroBelow), v, m)
+		out[i] = YMM()
+		VANDNPS(v, m, out[i])
+	}
+	return out
+}
+
 // expSource loads the vectors of one block, subtracting m if it is set.
 type expSource struct {
 	x    Register   // base pointer
@@ -243,14 +296,18 @@ func (g expKernel) generate() {
 	var k expK
 	U := expUnroll
 	if g.special {
-		k = loadExpK() // all in memory: the special code needs the registers
-		U = 1
+		// Every constant in memory: the special code needs the registers.
+		// Two vectors at a time overlap their latency chains: about a
+		// quarter less time than one on all-special input.
+		k = loadExpK()
+		U = 2
 	} else {
 		k = loadExpK(g.regs...)
 	}
 	src := expSource{x: x, m: m}
-	store := func(res []VecVirtual, mask VecVirtual) {
-		for u, r := range res {
+	storeAt := func(res []VecVirtual, first int, mask VecVirtual) {
+		for i, r := range res {
+			u := first + i
 			if mask != nil {
 				VMASKMOVPS(r, mask, Mem{Base: dst, Disp: 32 * u})
 				if g.sum {
@@ -264,6 +321,7 @@ func (g expKernel) generate() {
 			}
 		}
 	}
+	var cold []func()
 	block := func(U int, mask VecVirtual, label string) {
 		s := src
 		s.mask = mask
@@ -272,24 +330,33 @@ func (g expKernel) generate() {
 			xs[u] = s.load(u)
 		}
 		if !g.special {
+			zeros, next := g.name+"_"+label+"_zeros", g.name+"_"+label+"_next"
 			outOfRange(k, xs)
-			JNZ(LabelRef(g.name + "_ret"))
+			JNZ(LabelRef(zeros))
 			res, _, _ := expCore(k, xs, false)
-			store(res, mask)
+			storeAt(res, 0, mask)
+			Label(next)
+			// The second try sits after the return, out of the fast loop.
+			cold = append(cold, func() {
+				Label(zeros)
+				expZeroLanes(k, U, s.load, g.name+"_ret", func(res []VecVirtual, first int) { storeAt(res, first, mask) })
+				JMP(LabelRef(next))
+			})
 			return
 		}
 		// Special kernel: once at least one vector is done, stop at a
-		// vector the fast kernel can take.
+		// vector the fast kernel can take (lanes at or below expZeroBelow
+		// included, see expZeroLanes).
 		TESTQ(done, done)
 		JZ(LabelRef(g.name + "_" + label + "_go"))
-		outOfRange(k, xs)
+		outOfRange(k, withoutZeros(xs))
 		JZ(LabelRef(g.name + "_ret"))
 		Label(g.name + "_" + label + "_go")
 		res, nv, ev := expCore(k, xs, true)
 		for u := range U {
 			expSpecialLanes(res[u], nv[u], xs[u], ev[u])
 		}
-		store(res, mask)
+		storeAt(res, 0, mask)
 	}
 
 	Label(g.name + "_loop")
@@ -331,6 +398,9 @@ func (g expKernel) generate() {
 	}
 	VZEROUPPER()
 	RET()
+	for _, c := range cold {
+		c()
+	}
 }
 
 func genExp() {
