@@ -120,6 +120,11 @@ func expv(dst, x []float32) {
 	expAsm(dst, x)
 }
 
+// expSum sets dst[i] = e^(x[i]-m) and returns their sum. The caller must
+// pass an m with x[i]-m <= 86.5 for every i and an x without NaN, as a
+// softmax's maximum is: the AVX2 kernel checks only the lower end of its
+// fast range, which keeps Softmax within its budget. (The generic and NEON
+// kernels take any input.)
 func expSum(dst, x []float32, m float32) float32 {
 	if useAsm && len(x) <= maxCall {
 		return expSumAsm(dst, x, m)

@@ -19,6 +19,8 @@ func maxf(x []float32) float32 { return maxGeneric(x) }
 
 func expv(dst, x []float32) { expGeneric(dst, x) }
 
+// expSum sets dst[i] = e^(x[i]-m) and returns their sum; see the asm
+// version for what callers guarantee.
 func expSum(dst, x []float32, m float32) float32 { return expSumGeneric(dst, x, m) }
 
 func scale(s float32, x []float32) { scaleGeneric(s, x) }

@@ -1702,8 +1702,8 @@ TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
 	XORQ         BX, BX
 	VBROADCASTSS m+48(FP), Y0
 	VXORPS       Y1, Y1, Y1
-	VMOVUPS      exp_shift<>+0(SB), Y2
-	VMOVUPS      exp_invln2<>+0(SB), Y3
+	VXORPS       Y2, Y2, Y2
+	VMOVUPS      exp_shift<>+0(SB), Y3
 
 expSumAVX2_loop:
 	MOVQ         DX, SI
@@ -1718,28 +1718,24 @@ expSumAVX2_loop:
 	VSUBPS       Y0, Y6, Y6
 	VMOVUPS      96(CX), Y7
 	VSUBPS       Y0, Y7, Y7
-	VPAND        exp_absmask<>+0(SB), Y4, Y8
-	VPAND        exp_absmask<>+0(SB), Y5, Y9
-	VPMAXUD      Y9, Y8, Y8
-	VPAND        exp_absmask<>+0(SB), Y6, Y9
-	VPMAXUD      Y9, Y8, Y8
-	VPAND        exp_absmask<>+0(SB), Y7, Y9
-	VPMAXUD      Y9, Y8, Y8
-	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
+	VMINPS       Y4, Y5, Y8
+	VMINPS       Y6, Y8, Y8
+	VMINPS       Y7, Y8, Y8
+	VCMPPS       $0x11, exp_negfastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
 	JNZ          expSumAVX2_u_zeros
-	VMOVAPS      Y2, Y8
-	VFMADD231PS  Y3, Y4, Y8
-	VMOVAPS      Y2, Y9
-	VFMADD231PS  Y3, Y5, Y9
-	VMOVAPS      Y2, Y10
-	VFMADD231PS  Y3, Y6, Y10
-	VMOVAPS      Y2, Y11
-	VFMADD231PS  Y3, Y7, Y11
-	VSUBPS       Y2, Y8, Y12
-	VSUBPS       Y2, Y9, Y13
-	VSUBPS       Y2, Y10, Y14
-	VSUBPS       Y2, Y11, Y15
+	VMOVAPS      Y3, Y8
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y8
+	VMOVAPS      Y3, Y9
+	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y9
+	VMOVAPS      Y3, Y10
+	VFMADD231PS  exp_invln2<>+0(SB), Y6, Y10
+	VMOVAPS      Y3, Y11
+	VFMADD231PS  exp_invln2<>+0(SB), Y7, Y11
+	VSUBPS       Y3, Y8, Y12
+	VSUBPS       Y3, Y9, Y13
+	VSUBPS       Y3, Y10, Y14
+	VSUBPS       Y3, Y11, Y15
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y12, Y4
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y13, Y5
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y14, Y6
@@ -1787,11 +1783,11 @@ expSumAVX2_loop:
 	VMOVUPS      Y12, (AX)
 	VADDPS       Y12, Y1, Y1
 	VMOVUPS      Y13, 32(AX)
-	VADDPS       Y13, Y1, Y1
+	VADDPS       Y13, Y2, Y2
 	VMOVUPS      Y14, 64(AX)
 	VADDPS       Y14, Y1, Y1
 	VMOVUPS      Y15, 96(AX)
-	VADDPS       Y15, Y1, Y1
+	VADDPS       Y15, Y2, Y2
 
 expSumAVX2_u_next:
 	ADDQ $0x00000080, CX
@@ -1804,13 +1800,13 @@ expSumAVX2_single:
 	JL           expSumAVX2_tail
 	VMOVUPS      (CX), Y4
 	VSUBPS       Y0, Y4, Y4
-	VPAND        exp_absmask<>+0(SB), Y4, Y5
-	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
+	VMINPS       Y4, Y4, Y5
+	VCMPPS       $0x11, exp_negfastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
 	JNZ          expSumAVX2_s_zeros
-	VMOVAPS      Y2, Y5
-	VFMADD231PS  Y3, Y4, Y5
-	VSUBPS       Y2, Y5, Y6
+	VMOVAPS      Y3, Y5
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y5
+	VSUBPS       Y3, Y5, Y6
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
 	VPSLLD       $0x17, Y5, Y5
@@ -1842,32 +1838,33 @@ expSumAVX2_tail:
 	VMASKMOVPS   (CX), Y4, Y5
 	VSUBPS       Y0, Y5, Y5
 	VANDPS       Y4, Y5, Y5
-	VPAND        exp_absmask<>+0(SB), Y5, Y6
-	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
+	VMINPS       Y5, Y5, Y6
+	VCMPPS       $0x11, exp_negfastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
 	JNZ          expSumAVX2_t_zeros
-	VMOVAPS      Y2, Y0
-	VFMADD231PS  Y3, Y5, Y0
-	VSUBPS       Y2, Y0, Y2
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y5
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y5
+	VMOVAPS      Y3, Y0
+	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y0
+	VSUBPS       Y3, Y0, Y3
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y5
 	VPSLLD       $0x17, Y0, Y0
-	VMOVUPS      exp_c6<>+0(SB), Y2
-	VFMADD213PS  exp_c5<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_c4<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_c3<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_c2<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
-	VPADDD       Y0, Y2, Y2
-	VMASKMOVPS   Y2, Y4, (AX)
-	VANDPS       Y4, Y2, Y2
-	VADDPS       Y2, Y1, Y1
+	VMOVUPS      exp_c6<>+0(SB), Y3
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VPADDD       Y0, Y3, Y3
+	VMASKMOVPS   Y3, Y4, (AX)
+	VANDPS       Y4, Y3, Y3
+	VADDPS       Y3, Y1, Y1
 
 expSumAVX2_t_next:
 	MOVQ DX, BX
 
 expSumAVX2_ret:
+	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VMOVSHDUP    X1, X0
@@ -1906,12 +1903,12 @@ expSumAVX2_u_zeros:
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
 	JNZ          expSumAVX2_ret
-	VMOVAPS      Y2, Y8
-	VFMADD231PS  Y3, Y4, Y8
-	VMOVAPS      Y2, Y9
-	VFMADD231PS  Y3, Y5, Y9
-	VSUBPS       Y2, Y8, Y10
-	VSUBPS       Y2, Y9, Y11
+	VMOVAPS      Y3, Y8
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y8
+	VMOVAPS      Y3, Y9
+	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y9
+	VSUBPS       Y3, Y8, Y10
+	VSUBPS       Y3, Y9, Y11
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y10, Y4
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y11, Y5
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y10, Y4
@@ -1945,13 +1942,13 @@ expSumAVX2_u_zeros:
 	VMOVUPS      Y10, (AX)
 	VADDPS       Y10, Y1, Y1
 	VMOVUPS      Y11, 32(AX)
-	VADDPS       Y11, Y1, Y1
-	VMOVAPS      Y2, Y4
-	VFMADD231PS  Y3, Y6, Y4
-	VMOVAPS      Y2, Y5
-	VFMADD231PS  Y3, Y7, Y5
-	VSUBPS       Y2, Y4, Y8
-	VSUBPS       Y2, Y5, Y9
+	VADDPS       Y11, Y2, Y2
+	VMOVAPS      Y3, Y4
+	VFMADD231PS  exp_invln2<>+0(SB), Y6, Y4
+	VMOVAPS      Y3, Y5
+	VFMADD231PS  exp_invln2<>+0(SB), Y7, Y5
+	VSUBPS       Y3, Y4, Y8
+	VSUBPS       Y3, Y5, Y9
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y6
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y9, Y7
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y6
@@ -1985,7 +1982,7 @@ expSumAVX2_u_zeros:
 	VMOVUPS      Y8, 64(AX)
 	VADDPS       Y8, Y1, Y1
 	VMOVUPS      Y9, 96(AX)
-	VADDPS       Y9, Y1, Y1
+	VADDPS       Y9, Y2, Y2
 	JMP          expSumAVX2_u_next
 
 expSumAVX2_s_zeros:
@@ -1997,9 +1994,9 @@ expSumAVX2_s_zeros:
 	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
 	JNZ          expSumAVX2_ret
-	VMOVAPS      Y2, Y5
-	VFMADD231PS  Y3, Y4, Y5
-	VSUBPS       Y2, Y5, Y6
+	VMOVAPS      Y3, Y5
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y5
+	VSUBPS       Y3, Y5, Y6
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y4
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y4
 	VPSLLD       $0x17, Y5, Y5
@@ -2029,29 +2026,39 @@ expSumAVX2_t_zeros:
 	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
 	JNZ          expSumAVX2_ret
-	VMOVAPS      Y2, Y6
-	VFMADD231PS  Y3, Y5, Y6
-	VSUBPS       Y2, Y6, Y2
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y2, Y5
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y2, Y5
+	VMOVAPS      Y3, Y6
+	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y6
+	VSUBPS       Y3, Y6, Y3
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y3, Y5
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y3, Y5
 	VPSLLD       $0x17, Y6, Y6
-	VMOVUPS      exp_c6<>+0(SB), Y2
-	VFMADD213PS  exp_c5<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_c4<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_c3<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_c2<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
-	VFMADD213PS  exp_one<>+0(SB), Y5, Y2
-	VPADDD       Y6, Y2, Y2
-	VMASKMOVPS   (CX), Y4, Y3
-	VSUBPS       Y0, Y3, Y3
+	VMOVUPS      exp_c6<>+0(SB), Y3
+	VFMADD213PS  exp_c5<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c4<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c3<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_c2<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VFMADD213PS  exp_one<>+0(SB), Y5, Y3
+	VPADDD       Y6, Y3, Y3
+	VMASKMOVPS   (CX), Y4, Y5
+	VSUBPS       Y0, Y5, Y5
+	VANDPS       Y4, Y5, Y5
+	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y0
+	VANDNPS      Y3, Y0, Y3
+	VMASKMOVPS   Y3, Y4, (AX)
 	VANDPS       Y4, Y3, Y3
-	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y3, Y0
-	VANDNPS      Y2, Y0, Y2
-	VMASKMOVPS   Y2, Y4, (AX)
-	VANDPS       Y4, Y2, Y2
-	VADDPS       Y2, Y1, Y1
+	VADDPS       Y3, Y1, Y1
 	JMP          expSumAVX2_t_next
+
+DATA exp_negfastbound<>+0(SB)/4, $0xc2ad0000
+DATA exp_negfastbound<>+4(SB)/4, $0xc2ad0000
+DATA exp_negfastbound<>+8(SB)/4, $0xc2ad0000
+DATA exp_negfastbound<>+12(SB)/4, $0xc2ad0000
+DATA exp_negfastbound<>+16(SB)/4, $0xc2ad0000
+DATA exp_negfastbound<>+20(SB)/4, $0xc2ad0000
+DATA exp_negfastbound<>+24(SB)/4, $0xc2ad0000
+DATA exp_negfastbound<>+28(SB)/4, $0xc2ad0000
+GLOBL exp_negfastbound<>(SB), RODATA|NOPTR, $32
 
 // func expSumSpecialAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
 // Requires: AVX, AVX2, FMA3, SSE
@@ -2062,94 +2069,95 @@ TEXT ·expSumSpecialAVX2(SB), NOSPLIT, $0-72
 	XORQ         BX, BX
 	VBROADCASTSS m+48(FP), Y0
 	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
 
 expSumSpecialAVX2_loop:
 	MOVQ     DX, SI
 	SUBQ     BX, SI
 	CMPQ     SI, $0x10
 	JL       expSumSpecialAVX2_single
-	VMOVUPS  (CX), Y2
-	VSUBPS   Y0, Y2, Y2
-	VMOVUPS  32(CX), Y3
+	VMOVUPS  (CX), Y3
 	VSUBPS   Y0, Y3, Y3
+	VMOVUPS  32(CX), Y4
+	VSUBPS   Y0, Y4, Y4
 	TESTQ    BX, BX
 	JZ       expSumSpecialAVX2_u_go
-	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y2, Y4
-	VANDNPS  Y2, Y4, Y4
 	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y3, Y5
 	VANDNPS  Y3, Y5, Y5
-	VPAND    exp_absmask<>+0(SB), Y4, Y4
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y4, Y6
+	VANDNPS  Y4, Y6, Y6
 	VPAND    exp_absmask<>+0(SB), Y5, Y5
-	VPMAXUD  Y5, Y4, Y4
-	VPCMPGTD exp_fastbound<>+0(SB), Y4, Y4
-	VPTEST   Y4, Y4
+	VPAND    exp_absmask<>+0(SB), Y6, Y6
+	VPMAXUD  Y6, Y5, Y5
+	VPCMPGTD exp_fastbound<>+0(SB), Y5, Y5
+	VPTEST   Y5, Y5
 	JZ       expSumSpecialAVX2_ret
 
 expSumSpecialAVX2_u_go:
-	VMOVUPS      exp_shift<>+0(SB), Y4
-	VFMADD231PS  exp_invln2<>+0(SB), Y2, Y4
 	VMOVUPS      exp_shift<>+0(SB), Y5
 	VFMADD231PS  exp_invln2<>+0(SB), Y3, Y5
-	VSUBPS       exp_shift<>+0(SB), Y4, Y6
+	VMOVUPS      exp_shift<>+0(SB), Y6
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y6
 	VSUBPS       exp_shift<>+0(SB), Y5, Y7
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y6, Y2
+	VSUBPS       exp_shift<>+0(SB), Y6, Y8
 	VFNMADD231PS exp_ln2hi<>+0(SB), Y7, Y3
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y6, Y2
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y8, Y4
 	VFNMADD231PS exp_ln2lo<>+0(SB), Y7, Y3
-	VPSLLD       $0x17, Y4, Y4
-	VMOVAPS      Y4, Y8
-	VPADDD       exp_bias<>+0(SB), Y4, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y8, Y4
 	VPSLLD       $0x17, Y5, Y5
 	VMOVAPS      Y5, Y9
 	VPADDD       exp_bias<>+0(SB), Y5, Y5
-	VMOVUPS      exp_c6<>+0(SB), Y10
+	VPSLLD       $0x17, Y6, Y6
+	VMOVAPS      Y6, Y10
+	VPADDD       exp_bias<>+0(SB), Y6, Y6
 	VMOVUPS      exp_c6<>+0(SB), Y11
-	VFMADD213PS  exp_c5<>+0(SB), Y2, Y10
+	VMOVUPS      exp_c6<>+0(SB), Y12
 	VFMADD213PS  exp_c5<>+0(SB), Y3, Y11
-	VFMADD213PS  exp_c4<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y12
 	VFMADD213PS  exp_c4<>+0(SB), Y3, Y11
-	VFMADD213PS  exp_c3<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y12
 	VFMADD213PS  exp_c3<>+0(SB), Y3, Y11
-	VFMADD213PS  exp_c2<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y12
 	VFMADD213PS  exp_c2<>+0(SB), Y3, Y11
-	VFMADD213PS  exp_one<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y12
 	VFMADD213PS  exp_one<>+0(SB), Y3, Y11
-	VFMADD213PS  exp_one<>+0(SB), Y2, Y10
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
 	VFMADD213PS  exp_one<>+0(SB), Y3, Y11
-	VMULPS       Y4, Y10, Y4
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y12
 	VMULPS       Y5, Y11, Y5
-	VMOVAPS      Y10, Y2
+	VMULPS       Y6, Y12, Y6
 	VMOVAPS      Y11, Y3
-	VXORPS       Y10, Y10, Y10
-	VCMPPS       $0x12, Y10, Y6, Y10
-	VANDPS       exp_specialoffset<>+0(SB), Y10, Y10
-	VPADDD       exp_specialbias<>+0(SB), Y10, Y11
-	VPSUBD       Y10, Y8, Y8
-	VMULPS       Y11, Y2, Y2
-	VMULPS       Y8, Y2, Y2
-	VMULPS       Y11, Y11, Y11
-	VANDPS       exp_absmask<>+0(SB), Y6, Y6
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y6, Y8
-	VBLENDVPS    Y8, Y11, Y2, Y2
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y6, Y6
-	VBLENDVPS    Y6, Y2, Y4, Y4
-	VXORPS       Y2, Y2, Y2
-	VCMPPS       $0x12, Y2, Y7, Y2
-	VANDPS       exp_specialoffset<>+0(SB), Y2, Y2
-	VPADDD       exp_specialbias<>+0(SB), Y2, Y6
-	VPSUBD       Y2, Y9, Y9
-	VMULPS       Y6, Y3, Y3
+	VMOVAPS      Y12, Y4
+	VXORPS       Y11, Y11, Y11
+	VCMPPS       $0x12, Y11, Y7, Y11
+	VANDPS       exp_specialoffset<>+0(SB), Y11, Y11
+	VPADDD       exp_specialbias<>+0(SB), Y11, Y12
+	VPSUBD       Y11, Y9, Y9
+	VMULPS       Y12, Y3, Y3
 	VMULPS       Y9, Y3, Y3
-	VMULPS       Y6, Y6, Y6
-	VANDPS       exp_absmask<>+0(SB), Y7, Y2
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y2, Y7
-	VBLENDVPS    Y7, Y6, Y3, Y3
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y2, Y2
-	VBLENDVPS    Y2, Y3, Y5, Y5
-	VMOVUPS      Y4, (AX)
-	VADDPS       Y4, Y1, Y1
-	VMOVUPS      Y5, 32(AX)
+	VMULPS       Y12, Y12, Y12
+	VANDPS       exp_absmask<>+0(SB), Y7, Y7
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y7, Y9
+	VBLENDVPS    Y9, Y12, Y3, Y3
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y7, Y7
+	VBLENDVPS    Y7, Y3, Y5, Y5
+	VXORPS       Y3, Y3, Y3
+	VCMPPS       $0x12, Y3, Y8, Y3
+	VANDPS       exp_specialoffset<>+0(SB), Y3, Y3
+	VPADDD       exp_specialbias<>+0(SB), Y3, Y7
+	VPSUBD       Y3, Y10, Y10
+	VMULPS       Y7, Y4, Y4
+	VMULPS       Y10, Y4, Y4
+	VMULPS       Y7, Y7, Y7
+	VANDPS       exp_absmask<>+0(SB), Y8, Y3
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y3, Y8
+	VBLENDVPS    Y8, Y7, Y4, Y4
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y3, Y3
+	VBLENDVPS    Y3, Y4, Y6, Y6
+	VMOVUPS      Y5, (AX)
 	VADDPS       Y5, Y1, Y1
+	VMOVUPS      Y6, 32(AX)
+	VADDPS       Y6, Y2, Y2
 	ADDQ         $0x00000040, CX
 	ADDQ         $0x00000040, AX
 	ADDQ         $0x10, BX
@@ -2158,50 +2166,50 @@ expSumSpecialAVX2_u_go:
 expSumSpecialAVX2_single:
 	CMPQ     SI, $0x08
 	JL       expSumSpecialAVX2_tail
-	VMOVUPS  (CX), Y2
-	VSUBPS   Y0, Y2, Y2
+	VMOVUPS  (CX), Y3
+	VSUBPS   Y0, Y3, Y3
 	TESTQ    BX, BX
 	JZ       expSumSpecialAVX2_s_go
-	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y2, Y3
-	VANDNPS  Y2, Y3, Y3
-	VPAND    exp_absmask<>+0(SB), Y3, Y3
-	VPCMPGTD exp_fastbound<>+0(SB), Y3, Y3
-	VPTEST   Y3, Y3
+	VCMPPS   $0x12, exp_zerobelow<>+0(SB), Y3, Y4
+	VANDNPS  Y3, Y4, Y4
+	VPAND    exp_absmask<>+0(SB), Y4, Y4
+	VPCMPGTD exp_fastbound<>+0(SB), Y4, Y4
+	VPTEST   Y4, Y4
 	JZ       expSumSpecialAVX2_ret
 
 expSumSpecialAVX2_s_go:
-	VMOVUPS      exp_shift<>+0(SB), Y3
-	VFMADD231PS  exp_invln2<>+0(SB), Y2, Y3
-	VSUBPS       exp_shift<>+0(SB), Y3, Y4
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y2
-	VPSLLD       $0x17, Y3, Y3
-	VMOVAPS      Y3, Y5
-	VPADDD       exp_bias<>+0(SB), Y3, Y3
-	VMOVUPS      exp_c6<>+0(SB), Y6
-	VFMADD213PS  exp_c5<>+0(SB), Y2, Y6
-	VFMADD213PS  exp_c4<>+0(SB), Y2, Y6
-	VFMADD213PS  exp_c3<>+0(SB), Y2, Y6
-	VFMADD213PS  exp_c2<>+0(SB), Y2, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y2, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y2, Y6
-	VMULPS       Y3, Y6, Y3
-	VMOVAPS      Y6, Y2
-	VXORPS       Y6, Y6, Y6
-	VCMPPS       $0x12, Y6, Y4, Y6
-	VANDPS       exp_specialoffset<>+0(SB), Y6, Y6
-	VPADDD       exp_specialbias<>+0(SB), Y6, Y7
-	VPSUBD       Y6, Y5, Y5
-	VMULPS       Y7, Y2, Y2
-	VMULPS       Y5, Y2, Y2
-	VMULPS       Y7, Y7, Y7
-	VANDPS       exp_absmask<>+0(SB), Y4, Y4
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y4, Y5
-	VBLENDVPS    Y5, Y7, Y2, Y2
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
-	VBLENDVPS    Y4, Y2, Y3, Y3
-	VMOVUPS      Y3, (AX)
-	VADDPS       Y3, Y1, Y1
+	VMOVUPS      exp_shift<>+0(SB), Y4
+	VFMADD231PS  exp_invln2<>+0(SB), Y3, Y4
+	VSUBPS       exp_shift<>+0(SB), Y4, Y5
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y5, Y3
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y5, Y3
+	VPSLLD       $0x17, Y4, Y4
+	VMOVAPS      Y4, Y6
+	VPADDD       exp_bias<>+0(SB), Y4, Y4
+	VMOVUPS      exp_c6<>+0(SB), Y7
+	VFMADD213PS  exp_c5<>+0(SB), Y3, Y7
+	VFMADD213PS  exp_c4<>+0(SB), Y3, Y7
+	VFMADD213PS  exp_c3<>+0(SB), Y3, Y7
+	VFMADD213PS  exp_c2<>+0(SB), Y3, Y7
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y7
+	VFMADD213PS  exp_one<>+0(SB), Y3, Y7
+	VMULPS       Y4, Y7, Y4
+	VMOVAPS      Y7, Y3
+	VXORPS       Y7, Y7, Y7
+	VCMPPS       $0x12, Y7, Y5, Y7
+	VANDPS       exp_specialoffset<>+0(SB), Y7, Y7
+	VPADDD       exp_specialbias<>+0(SB), Y7, Y8
+	VPSUBD       Y7, Y6, Y6
+	VMULPS       Y8, Y3, Y3
+	VMULPS       Y6, Y3, Y3
+	VMULPS       Y8, Y8, Y8
+	VANDPS       exp_absmask<>+0(SB), Y5, Y5
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y5, Y6
+	VBLENDVPS    Y6, Y8, Y3, Y3
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y5, Y5
+	VBLENDVPS    Y5, Y3, Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VADDPS       Y4, Y1, Y1
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
 	ADDQ         $0x08, BX
@@ -2214,14 +2222,14 @@ expSumSpecialAVX2_tail:
 	LEAQ       masktable<>+0(SB), DI
 	MOVQ       $0x00000008, R8
 	SUBQ       SI, R8
-	VMOVDQU    (DI)(R8*4), Y2
-	VMASKMOVPS (CX), Y2, Y3
-	VSUBPS     Y0, Y3, Y3
-	VANDPS     Y2, Y3, Y3
+	VMOVDQU    (DI)(R8*4), Y3
+	VMASKMOVPS (CX), Y3, Y4
+	VSUBPS     Y0, Y4, Y4
+	VANDPS     Y3, Y4, Y4
 	TESTQ      BX, BX
 	JZ         expSumSpecialAVX2_t_go
-	VCMPPS     $0x12, exp_zerobelow<>+0(SB), Y3, Y0
-	VANDNPS    Y3, Y0, Y0
+	VCMPPS     $0x12, exp_zerobelow<>+0(SB), Y4, Y0
+	VANDNPS    Y4, Y0, Y0
 	VPAND      exp_absmask<>+0(SB), Y0, Y0
 	VPCMPGTD   exp_fastbound<>+0(SB), Y0, Y0
 	VPTEST     Y0, Y0
@@ -2229,41 +2237,42 @@ expSumSpecialAVX2_tail:
 
 expSumSpecialAVX2_t_go:
 	VMOVUPS      exp_shift<>+0(SB), Y0
-	VFMADD231PS  exp_invln2<>+0(SB), Y3, Y0
-	VSUBPS       exp_shift<>+0(SB), Y0, Y4
-	VFNMADD231PS exp_ln2hi<>+0(SB), Y4, Y3
-	VFNMADD231PS exp_ln2lo<>+0(SB), Y4, Y3
+	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y0
+	VSUBPS       exp_shift<>+0(SB), Y0, Y5
+	VFNMADD231PS exp_ln2hi<>+0(SB), Y5, Y4
+	VFNMADD231PS exp_ln2lo<>+0(SB), Y5, Y4
 	VPSLLD       $0x17, Y0, Y0
-	VMOVAPS      Y0, Y5
+	VMOVAPS      Y0, Y6
 	VPADDD       exp_bias<>+0(SB), Y0, Y0
-	VMOVUPS      exp_c6<>+0(SB), Y6
-	VFMADD213PS  exp_c5<>+0(SB), Y3, Y6
-	VFMADD213PS  exp_c4<>+0(SB), Y3, Y6
-	VFMADD213PS  exp_c3<>+0(SB), Y3, Y6
-	VFMADD213PS  exp_c2<>+0(SB), Y3, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y6
-	VFMADD213PS  exp_one<>+0(SB), Y3, Y6
-	VMULPS       Y0, Y6, Y0
-	VMOVAPS      Y6, Y3
-	VXORPS       Y6, Y6, Y6
-	VCMPPS       $0x12, Y6, Y4, Y6
-	VANDPS       exp_specialoffset<>+0(SB), Y6, Y6
-	VPADDD       exp_specialbias<>+0(SB), Y6, Y7
-	VPSUBD       Y6, Y5, Y5
-	VMULPS       Y7, Y3, Y3
-	VMULPS       Y5, Y3, Y3
-	VMULPS       Y7, Y7, Y7
-	VANDPS       exp_absmask<>+0(SB), Y4, Y4
-	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y4, Y5
-	VBLENDVPS    Y5, Y7, Y3, Y3
-	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y4, Y4
-	VBLENDVPS    Y4, Y3, Y0, Y0
-	VMASKMOVPS   Y0, Y2, (AX)
-	VANDPS       Y2, Y0, Y0
+	VMOVUPS      exp_c6<>+0(SB), Y7
+	VFMADD213PS  exp_c5<>+0(SB), Y4, Y7
+	VFMADD213PS  exp_c4<>+0(SB), Y4, Y7
+	VFMADD213PS  exp_c3<>+0(SB), Y4, Y7
+	VFMADD213PS  exp_c2<>+0(SB), Y4, Y7
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y7
+	VFMADD213PS  exp_one<>+0(SB), Y4, Y7
+	VMULPS       Y0, Y7, Y0
+	VMOVAPS      Y7, Y4
+	VXORPS       Y7, Y7, Y7
+	VCMPPS       $0x12, Y7, Y5, Y7
+	VANDPS       exp_specialoffset<>+0(SB), Y7, Y7
+	VPADDD       exp_specialbias<>+0(SB), Y7, Y8
+	VPSUBD       Y7, Y6, Y6
+	VMULPS       Y8, Y4, Y4
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y8, Y8, Y8
+	VANDPS       exp_absmask<>+0(SB), Y5, Y5
+	VCMPPS       $0x1e, exp_saturaten<>+0(SB), Y5, Y6
+	VBLENDVPS    Y6, Y8, Y4, Y4
+	VCMPPS       $0x1e, exp_specialn<>+0(SB), Y5, Y5
+	VBLENDVPS    Y5, Y4, Y0, Y0
+	VMASKMOVPS   Y0, Y3, (AX)
+	VANDPS       Y3, Y0, Y0
 	VADDPS       Y0, Y1, Y1
 	MOVQ         DX, BX
 
 expSumSpecialAVX2_ret:
+	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
 	VMOVSHDUP    X1, X0

@@ -213,6 +213,19 @@ func expZeroLanes(k expK, U int, load func(u int) VecVirtual, ret string, store 
 	}
 }
 
+// belowRange sets the flags for JNZ: nonzero if any lane of x is below
+// -expFastBound. It is the fused exp-and-sum's check, whose callers
+// guarantee x <= 86.5 and no NaN (x is a score minus the maximum).
+func belowRange(x []VecVirtual) {
+	lo := YMM()
+	VMINPS(x[0], x[min(1, len(x)-1)], lo)
+	for _, v := range x[min(2, len(x)):] {
+		VMINPS(v, lo, lo)
+	}
+	VCMPPS(U8(0x11), vecF("exp_negfastbound", -expFastBound), lo, lo) // LT_OQ
+	VPTEST(lo, lo)
+}
+
 // withoutZeros returns copies of xs with the lanes at or below expZeroBelow
 // set to 0: what the fast kernels' range check sees on their second try.
 func withoutZeros(xs []VecVirtual) []VecVirtual {
@@ -287,11 +300,12 @@ func (g expKernel) generate() {
 	n := Load(Param("x").Len(), GP64())
 	done := GP64()
 	XORQ(done, done)
-	var m, sum VecVirtual
+	var m, sum, sum2 VecVirtual
 	if g.sum {
 		m = YMM()
 		VBROADCASTSS(paramAddr("m"), m)
-		sum = zeros(1)[0]
+		sums := zeros(2)
+		sum, sum2 = sums[0], sums[1]
 	}
 	var k expK
 	U := expUnroll
@@ -317,7 +331,11 @@ func (g expKernel) generate() {
 				VMOVUPS(r, Mem{Base: dst, Disp: 32 * u})
 			}
 			if g.sum {
-				VADDPS(r, sum, sum)
+				if u%2 == 1 {
+					VADDPS(r, sum2, sum2)
+				} else {
+					VADDPS(r, sum, sum)
+				}
 			}
 		}
 	}
@@ -331,7 +349,11 @@ func (g expKernel) generate() {
 		}
 		if !g.special {
 			zeros, next := g.name+"_"+label+"_zeros", g.name+"_"+label+"_next"
-			outOfRange(k, xs)
+			if g.sum {
+				belowRange(xs) // see genExpSum
+			} else {
+				outOfRange(k, xs)
+			}
 			JNZ(LabelRef(zeros))
 			res, _, _ := expCore(k, xs, false)
 			storeAt(res, 0, mask)
@@ -391,6 +413,7 @@ func (g expKernel) generate() {
 
 	Label(g.name + "_ret")
 	if g.sum {
+		VADDPS(sum2, sum, sum)
 		Store(hsum(sum), Return("sum"))
 		Store(done, Return("done"))
 	} else {
@@ -408,7 +431,14 @@ func genExp() {
 	expKernel{name: "expSpecialAVX2", special: true, doc: "expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector on until a vector expAVX2 can take; it returns how many elements it did."}.generate()
 }
 
+// The fused exp-and-sum serves Softmax, whose m is the maximum of an x
+// without NaN, so the fast kernel checks only the lower end of its range
+// (belowRange: three VMINPS for four vectors against the AND and VPMAXUD of
+// each). It keeps two sums, for alternate vectors, and only Shift in a
+// register (the second sum needs it). Measured at n=4096 against the
+// two-sided check, one sum and Shift and 1/ln2 in registers, in one
+// process on a quiet host: expSum 1150 -> 1070 ns, Softmax 1480 -> 1400.
 func genExpSum() {
-	expKernel{name: "expSumAVX2", sum: true, regs: []string{"shift", "invln2"}, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 86.5 and returns the sum of what it wrote and how many elements it did."}.generate()
+	expKernel{name: "expSumAVX2", sum: true, regs: []string{"shift"}, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes are at or below -104), for x without NaN and x[i]-m <= 86.5, and returns the sum of what it wrote and how many elements it did."}.generate()
 	expKernel{name: "expSumSpecialAVX2", sum: true, special: true, doc: "expSumSpecialAVX2 is expSumAVX2 for any input, from the first vector on until a vector expSumAVX2 can take."}.generate()
 }
