@@ -44,7 +44,7 @@ func expAVX2(dst []float32, x []float32) int
 //go:noescape
 func expSpecialAVX2(dst []float32, x []float32) int
 
-// expSumAVX2 sets dst[i] = e^(x[i]-m) while |x[i]-m| <= 86.5 and returns the sum of what it wrote and how many elements it did.
+// expSumAVX2 sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes are at or below -104), for x without NaN and x[i]-m <= 86.5, and returns the sum of what it wrote and how many elements it did.
 //
 //go:noescape
 func expSumAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
