@@ -190,16 +190,10 @@ const expZeroBelow = -104
 // written. load(u) reloads vector u of the block; store(res, first)
 // writes (and sums) res as vectors first, first+1, ....
 func expZeroLanes(k expK, U int, load func(u int) VecVirtual, ret string, store func(res []VecVirtual, first int)) {
-	floor := vecF("exp_zerobelow", expZeroBelow)
-	low := func(v VecVirtual) VecVirtual {
-		m := YMM()
-		VCMPPS(U8(0x12), floor, v, m) // LE_OQ: v <= floor (-Inf too; not NaN)
-		return m
-	}
 	xs := make([]VecVirtual, U)
 	for u := range U {
 		xs[u] = load(u)
-		VANDNPS(xs[u], low(xs[u]), xs[u]) // those lanes: 0, in range
+		VANDNPS(xs[u], zeroLanes(xs[u]), xs[u]) // those lanes: 0, in range
 	}
 	outOfRange(k, xs)
 	JNZ(LabelRef(ret))
@@ -207,7 +201,7 @@ func expZeroLanes(k expK, U int, load func(u int) VecVirtual, ret string, store 
 		part := xs[first:min(first+2, U)]
 		res, _, _ := expCore(k, part, false)
 		for i, r := range res {
-			VANDNPS(r, low(load(first+i)), r) // e^0 = 1 there: make it +0
+			VANDNPS(r, zeroLanes(load(first+i)), r) // e^0 = 1 there: make it +0
 		}
 		store(res, first)
 	}
@@ -226,13 +220,20 @@ func belowRange(x []VecVirtual) {
 	VPTEST(lo, lo)
 }
 
+// zeroLanes returns the mask of v's lanes at or below expZeroBelow (-Inf
+// too; never NaN).
+func zeroLanes(v VecVirtual) VecVirtual {
+	m := YMM()
+	VCMPPS(U8(0x12), vecF("exp_zerobelow", expZeroBelow), v, m) // LE_OQ
+	return m
+}
+
 // withoutZeros returns copies of xs with the lanes at or below expZeroBelow
 // set to 0: what the fast kernels' range check sees on their second try.
 func withoutZeros(xs []VecVirtual) []VecVirtual {
 	out := make([]VecVirtual, len(xs))
 	for i, v := range xs {
-		m := YMM()
-		VCMPPS(U8(0x12), vecF("exp_zerobelow", expZeroBelow), v, m)
+		m := zeroLanes(v)
 		out[i] = YMM()
 		VANDNPS(v, m, out[i])
 	}

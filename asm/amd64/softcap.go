@@ -21,7 +21,6 @@ func genSoftcapPrep() {
 	z := Load(Param("z").Base(), GP64())
 	inv := YMM()
 	VBROADCASTSS(paramAddr("inv"), inv)
-	abs := vec32("exp_absmask", 0x7fffffff)
 	stream("prep", n, []Register{x, z}, func(u int, mask VecVirtual) {
 		v := YMM()
 		if mask == nil {
@@ -32,14 +31,7 @@ func genSoftcapPrep() {
 			VMULPS(v, inv, v)
 			VMASKMOVPS(v, mask, Mem{Base: x})
 		}
-		a := YMM()
-		VANDPS(abs, v, a)
-		VADDPS(a, a, a)
-		if mask == nil {
-			VMOVUPS(a, Mem{Base: z, Disp: 32 * u})
-		} else {
-			VMASKMOVPS(a, mask, Mem{Base: z})
-		}
+		storeTwiceAbs(v, z, u, mask)
 	})
 	VZEROUPPER()
 	RET()
@@ -133,7 +125,6 @@ func genAdditivePrep() {
 	MOVQ(d, tail)
 	ANDQ(U8(7), tail)
 	SHLQ(U8(2), tail)
-	abs := vec32("exp_absmask", 0x7fffffff)
 	up, sp, cnt := GP64(), GP64(), GP64()
 	Label("addprep_row")
 	MOVQ(ur, up)
@@ -152,14 +143,7 @@ func genAdditivePrep() {
 			VADDPS(w, v, v)
 			VMASKMOVPS(v, mask, Mem{Base: x})
 		}
-		a := YMM()
-		VANDPS(abs, v, a)
-		VADDPS(a, a, a)
-		if mask == nil {
-			VMOVUPS(a, Mem{Base: z, Disp: 32 * u})
-		} else {
-			VMASKMOVPS(a, mask, Mem{Base: z})
-		}
+		storeTwiceAbs(v, z, u, mask)
 	})
 	ADDQ(tail, x)
 	ADDQ(tail, z)
@@ -169,4 +153,17 @@ func genAdditivePrep() {
 	Label("addprep_ret")
 	VZEROUPPER()
 	RET()
+}
+
+// storeTwiceAbs stores 2|v|, the argument of tanh's exponential, as vector
+// u at z (or its first lanes under mask).
+func storeTwiceAbs(v VecVirtual, z Register, u int, mask VecVirtual) {
+	a := YMM()
+	VANDPS(vec32("exp_absmask", 0x7fffffff), v, a)
+	VADDPS(a, a, a)
+	if mask == nil {
+		VMOVUPS(a, Mem{Base: z, Disp: 32 * u})
+	} else {
+		VMASKMOVPS(a, mask, Mem{Base: z})
+	}
 }
