@@ -135,3 +135,34 @@ func ExampleScoreConcat() {
 	step(mem, []float32{1, 1})
 	// Output: concat: weights [0.724 0.276 0.000] context [0.724 0.276]
 }
+
+// Batched attention over views into one fused projection output: each
+// token's row holds [q head 0 | q head 1 | k | v] (d = 1), and both query
+// heads share the single key/value head (multi-query attention). Head 0
+// asks with q = 1, so its scores are the keys [2, 1, 0]; head 1 asks with
+// q = 0 and weighs the keys it sees alike. Causal: token i sees keys 0..i,
+// and token 2 of head 0 is the seed example again, 3.15.
+func ExampleBatched_Attend() {
+	const T = 3
+	qkv := []float32{
+		1, 0, 2, 4, // token 0
+		1, 0, 1, 2, // token 1
+		1, 0, 0, 0, // token 2
+	}
+	const row = 4 // floats per token
+	q, _ := attention.NewTensorStrided(qkv, 1, 2, T, 1, T*row, 1, row)
+	k, _ := attention.NewTensorStrided(qkv[2:], 1, 1, T, 1, T*row, 0, row)
+	v, _ := attention.NewTensorStrided(qkv[3:], 1, 1, T, 1, T*row, 0, row)
+	outData := make([]float32, 2*T)
+	out, _ := attention.NewTensor(outData, 1, 2, T, 1)
+
+	e := attention.NewBatched(1) // long-lived: its scratch is reused
+	defer e.Close()
+	if err := e.Attend(out, q, k, v, &attention.BatchOptions{Scale: 1, Causal: true}); err != nil {
+		panic(err)
+	}
+	fmt.Printf("head 0: %.3f\nhead 1: %.3f\n", outData[:T], outData[T:])
+	// Output:
+	// head 0: [4.000 3.462 3.150]
+	// head 1: [4.000 3.000 2.000]
+}
