@@ -273,7 +273,7 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
 	j.rowPath = j.w != nil || j.logits != nil
 	j.adjust = opt.Softcap > 0 || opt.Bias != nil
-	j.block = useBlock(Tq, dk, v.cols) && opt.Keep == nil && !j.rowPath
+	j.block = useBlock(Tq, dk, v.cols) && !j.rowPath
 	if k.heads > 0 {
 		j.group = H / k.heads
 	}
@@ -294,6 +294,9 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	need := R*dk + j.tile + 2*R
 	if j.block {
 		need += blockRows * (dk + j.tile + 2*dv + 4)
+		if j.opt.Keep != nil {
+			need += j.k.rows
+		}
 	}
 	extra := j.extraScratch()
 	if cap(*scratch) < need+extra {
@@ -304,7 +307,9 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	m, l := ml[:R], ml[R:]
 	tmp, row := j.scratchSplit((*scratch)[need : need+extra])
 	// The block kernels take keys [0, cut): every key if they can, else
-	// those every row of the block attends; the rest go row by row.
+	// those every row of the block attends (and, under a keep-mask, those
+	// before a masked key whose value row is not finite); the rest go row
+	// by row.
 	var ends [blockRows]int
 	first, last := j.k.rows, 0
 	for r := range R {
@@ -319,6 +324,9 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		// finite would still turn 0·v into NaN, so those go row by row.
 		if j.finiteValues(b, kh, first, last) {
 			cut = last
+		}
+		if j.opt.Keep != nil && cut > 0 {
+			cut = j.keepCut(b, kh, i0, R, cut, buf[len(buf)-j.k.rows:])
 		}
 	}
 	// The query rows are copied, then scaled in place: the copy's wide
@@ -370,6 +378,16 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 // finite numbers (a row's dot with itself is finite; a huge but finite row
 // may say no, which only costs speed).
 func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+	if j1 <= j0 {
+		return true
+	}
+	if j.v.rs == j.v.cols {
+		// Packed rows: one dot over all of them.
+		v := j.v.rowsFrom(b, kh, j0)[:(j1-j0)*j.v.cols]
+		if d := dot(v, v); d-d == 0 {
+			return true
+		}
+	}
 	for i := j0; i < j1; i++ {
 		v := j.v.Row(b, kh, i)
 		if d := dot(v, v); d-d != 0 {
@@ -382,8 +400,8 @@ func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // runBlock runs keys [0, n) for the rows of a query block at once, with
 // the rows across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
-// Row r attends keys below ends[r]; the others get a -Inf score. qs holds
-// the block's scaled queries, row by row.
+// Row r attends keys below ends[r] that the keep-mask keeps; the others get
+// a -Inf score. qs holds the block's scaled queries, row by row.
 func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
 	R, dk, dv := len(m), j.q.cols, j.v.cols
 	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
@@ -405,6 +423,9 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, 
 			for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
 				s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
 			}
+		}
+		if j.opt.Keep != nil {
+			j.keepTile(s, i0, R, j0)
 		}
 		blockSoftmax(s, ml)
 		// The blend walks the tile's value rows once per group of

@@ -529,3 +529,34 @@ func TestBatchedCausalDiagonalNonFinite(t *testing.T) {
 		}
 	})
 }
+
+// Keys masked by Keep are never read on the block path either: a NaN key
+// gets a -Inf score there, and a tile whose masked keys have a value row
+// that is not finite goes row by row (0·Inf would be NaN). The bad key
+// sits in the first tile, in the second (the block runs the first, then
+// stops), or is kept by some rows (whose outputs are then NaN, as the
+// oracle says).
+func TestBatchedKeepNonFinite(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(29)
+		for _, bad := range []float32{float32(math.Inf(1)), float32(math.NaN())} {
+			for _, key := range []int{5, 200} {
+				for _, keptBy := range []int{-1, 3} {
+					c := batchCase{B: 1, H: 2, Hkv: 1, Tq: 24, Tk: 300, dk: 4, dv: 3, keep: true}
+					p := newBatchProblem(t, r, c)
+					for i := range c.Tq {
+						p.opt.Keep[i*c.Tk+key] = i == keptBy
+					}
+					p.v.Row(0, 0, key)[1] = bad
+					p.k.Row(0, 0, key)[2] = bad
+					e := NewBatched(1)
+					if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+						t.Fatal(err)
+					}
+					e.Close()
+					p.check(t)
+				}
+			}
+		}
+	})
+}

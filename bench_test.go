@@ -203,18 +203,20 @@ var sink float32
 
 // BenchmarkBatched times multi-head attention over [1][heads][Tq][d] with
 // Tk keys, for 1 and 2 workers. FLOPs count 4·d per attended (query, key)
-// pair (two for Q·Kᵀ, two for P·V), so a causal run reports the work it
-// actually does.
+// pair (two for Q·Kᵀ, two for P·V), so a causal or masked run reports the
+// work it actually does. The keep-mask shape drops every key with
+// probability 1/10, independently per query.
 func BenchmarkBatched(b *testing.B) {
 	shapes := []struct {
 		name             string
 		heads, Tq, Tk, d int
-		causal           bool
+		causal, keep     bool
 	}{
-		{"prefill", 8, 512, 512, 64, false},
-		{"prefill-causal", 8, 512, 512, 64, true},
-		{"decode", 8, 1, 4096, 128, false},
-		{"chunked", 8, 64, 2048, 128, true},
+		{"prefill", 8, 512, 512, 64, false, false},
+		{"prefill-causal", 8, 512, 512, 64, true, false},
+		{"prefill-keep", 8, 512, 512, 64, false, true},
+		{"decode", 8, 1, 4096, 128, false, false},
+		{"chunked", 8, 64, 2048, 128, true, false},
 	}
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, s := range shapes {
@@ -226,13 +228,26 @@ func BenchmarkBatched(b *testing.B) {
 					v := tensor(b, r, 1, s.heads, s.Tk, s.d, false, 1)
 					out := tensor(b, r, 1, s.heads, s.Tq, s.d, false, 1)
 					opt := &BatchOptions{Causal: s.causal}
+					if s.keep {
+						opt.Keep = make([]bool, s.Tq*s.Tk)
+						for i := range opt.Keep {
+							opt.Keep[i] = r.IntN(10) > 0
+						}
+					}
 					e := NewBatched(workers)
 					defer e.Close()
 					pairs := 0
 					for i := range s.Tq {
-						if s.causal {
+						switch {
+						case s.causal:
 							pairs += min(s.Tk, i+s.Tk-s.Tq+1)
-						} else {
+						case s.keep:
+							for _, k := range opt.Keep[i*s.Tk : (i+1)*s.Tk] {
+								if k {
+									pairs++
+								}
+							}
+						default:
 							pairs += s.Tk
 						}
 					}

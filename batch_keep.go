@@ -1,0 +1,98 @@
+package attention
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"unsafe"
+)
+
+// The keep-mask on the block path. Keys a row does not keep get a -Inf
+// score in that row's lane, as past a causal frontier, so their weight is
+// exactly 0; their value rows are still read by the blend (0·v), which is
+// only right while those rows are finite. So the block takes the keys
+// before the first masked key whose value row is not finite, and the row
+// path, which never reads masked keys, takes the rest.
+
+// allKept is eight true flags read as one little-endian word.
+const allKept = 0x0101010101010101
+
+// keepBytes views a keep-mask as bytes (a Go bool is one byte, 0 or 1), so
+// eight flags can be tested at once.
+func keepBytes(keep []bool) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(keep))), len(keep))
+}
+
+// nextMasked returns the first k' >= k with keep[k'] == 0, or len(keep):
+// 32 flags a step while all are kept (the AND of four words is allKept
+// only then), then a word at a time, where the first zero byte is the
+// first set byte of w XOR allKept.
+func nextMasked(keep []byte, k int) int {
+	for ; k+32 <= len(keep); k += 32 {
+		b := keep[k : k+32]
+		le := binary.LittleEndian
+		if le.Uint64(b)&le.Uint64(b[8:])&le.Uint64(b[16:])&le.Uint64(b[24:]) != allKept {
+			break
+		}
+	}
+	for ; k+8 <= len(keep); k += 8 {
+		if w := binary.LittleEndian.Uint64(keep[k:]) ^ allKept; w != 0 {
+			return k + bits.TrailingZeros64(w)/8
+		}
+	}
+	for ; k < len(keep); k++ {
+		if keep[k] == 0 {
+			return k
+		}
+	}
+	return len(keep)
+}
+
+// keepCut returns how many keys, from key 0, the block path can take for
+// the rows [i0, i0+R) under the keep-mask: n, or the first key below n
+// that some row masks and whose value row is not finite. The mask rows are
+// read in order, whole, which also brings them into cache for keepTile.
+// seen holds at least n floats of scratch.
+func (j *batchJob) keepCut(b, kh, i0, R, n int, seen []float32) int {
+	if j.finiteValues(b, kh, 0, n) {
+		return n
+	}
+	seen = seen[:n]
+	clear(seen)
+	cut := n
+	for r := range R {
+		kr := keepBytes(j.keep(i0 + r)[:n])
+		for k := nextMasked(kr, 0); k < cut; k = nextMasked(kr, k+1) {
+			if seen[k] != 0 {
+				continue
+			}
+			seen[k] = 1
+			if v := j.v.Row(b, kh, k); dot(v, v)-dot(v, v) != 0 {
+				cut = k
+			}
+		}
+	}
+	return cut
+}
+
+// keepTile sets s[k*16+r] = -Inf where row i0+r does not keep key j0+k,
+// for the tile of block scores s: eight flags a step, and in a step with
+// masked keys each one's byte is a set bit of w XOR allKept.
+func (j *batchJob) keepTile(s []float32, i0, R, j0 int) {
+	n := len(s) / blockRows
+	ninf := float32(math.Inf(-1))
+	for r := range R {
+		kr := keepBytes(j.keep(i0 + r)[j0 : j0+n])
+		k := 0
+		for ; k+8 <= n; k += 8 {
+			for w := binary.LittleEndian.Uint64(kr[k:]) ^ allKept; w != 0; w &= w - 1 {
+				s[(k+bits.TrailingZeros64(w)/8)*blockRows+r] = ninf
+			}
+		}
+		for ; k < n; k++ {
+			if kr[k] == 0 {
+				s[k*blockRows+r] = ninf
+			}
+		}
+	}
+}
