@@ -90,6 +90,18 @@ func blockSoftmaxAsm(st, ml []float32) {
 func blockInAsm(qt, q []float32, stride, rows int)            { blockInAVX2(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutAVX2(o, stride, rows, ot) }
 
+// blockKeepAsm runs the AVX2 kernel on whole blocks of sixteen rows, in
+// groups of sixteen keys; the last keys and partial blocks run the generic
+// code.
+func blockKeepAsm(st []float32, keep []byte, stride, rows int) {
+	if rows == blockRows {
+		n := len(st) / blockRows &^ 15
+		blockKeepAVX2(st[:n*blockRows], keep, stride)
+		st, keep = st[n*blockRows:], keep[n:]
+	}
+	blockKeepGeneric(st, keep, stride, rows)
+}
+
 func softcapPrepAsm(x, z []float32, inv float32) { softcapPrepAVX2(x, z, inv) }
 func softcapFinishAsm(x, e []float32, c float32) { softcapFinishAVX2(x, e, c) }
 func additivePrepAsm(x, z, u []float32, stride int, s []float32) {

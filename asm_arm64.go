@@ -36,6 +36,9 @@ func blockSoftmaxAsm(st, ml []float32) {
 // The transposes into and out of the lanes run the generic code on arm64.
 func blockInAsm(qt, q []float32, stride, rows int)            { blockInGeneric(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
+func blockKeepAsm(st []float32, keep []byte, stride, rows int) {
+	blockKeepGeneric(st, keep, stride, rows)
+}
 
 // The tanh steps around the Exp kernel (softcap, additive scores) run the
 // generic code on arm64.

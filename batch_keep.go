@@ -2,7 +2,6 @@ package attention
 
 import (
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"unsafe"
 )
@@ -76,23 +75,8 @@ func (j *batchJob) keepCut(b, kh, i0, R, n int, seen []float32) int {
 }
 
 // keepTile sets s[k*16+r] = -Inf where row i0+r does not keep key j0+k,
-// for the tile of block scores s: eight flags a step, and in a step with
-// masked keys each one's byte is a set bit of w XOR allKept.
+// for the tile of block scores s.
 func (j *batchJob) keepTile(s []float32, i0, R, j0 int) {
-	n := len(s) / blockRows
-	ninf := float32(math.Inf(-1))
-	for r := range R {
-		kr := keepBytes(j.keep(i0 + r)[j0 : j0+n])
-		k := 0
-		for ; k+8 <= n; k += 8 {
-			for w := binary.LittleEndian.Uint64(kr[k:]) ^ allKept; w != 0; w &= w - 1 {
-				s[(k+bits.TrailingZeros64(w)/8)*blockRows+r] = ninf
-			}
-		}
-		for ; k < n; k++ {
-			if kr[k] == 0 {
-				s[k*blockRows+r] = ninf
-			}
-		}
-	}
+	Tk := j.k.rows
+	blockKeep(s, keepBytes(j.opt.Keep)[i0*Tk+j0:], Tk, R)
 }

@@ -1,6 +1,10 @@
 package attention
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+)
 
 // Block kernels: the batched engine's register-blocked path. A block is
 // blockRows query rows laid out across SIMD lanes ("transposed"): element
@@ -114,6 +118,29 @@ func blockOutGeneric(o []float32, stride, rows int, ot []float32) {
 		row := o[r*stride : r*stride+d]
 		for c := range row {
 			row[c] = ot[c*blockRows+r]
+		}
+	}
+}
+
+// blockKeepGeneric sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for
+// r < rows and k < len(st)/16: a keep-mask into the lanes. Eight flags a
+// step: with flags 0 or 1, each masked key is one set bit of the word
+// XOR allKept, at the bottom of its byte.
+func blockKeepGeneric(st []float32, keep []byte, stride, rows int) {
+	n := len(st) / blockRows
+	ninf := float32(math.Inf(-1))
+	for r := range rows {
+		kr := keep[r*stride : r*stride+n]
+		k := 0
+		for ; k+8 <= n; k += 8 {
+			for w := binary.LittleEndian.Uint64(kr[k:]) ^ allKept; w != 0; w &= w - 1 {
+				st[(k+bits.TrailingZeros64(w)/8)*blockRows+r] = ninf
+			}
+		}
+		for ; k < n; k++ {
+			if kr[k] == 0 {
+				st[k*blockRows+r] = ninf
+			}
 		}
 	}
 }

@@ -208,6 +208,14 @@ func blockOut(o []float32, stride, rows int, ot []float32) {
 	blockOutAsm(o, stride, rows, ot)
 }
 
+func blockKeep(st []float32, keep []byte, stride, rows int) {
+	if !useAsm {
+		blockKeepGeneric(st, keep, stride, rows)
+		return
+	}
+	blockKeepAsm(st, keep, stride, rows)
+}
+
 // The softcap kernels and additivePrep work on one tile of scratch at a
 // time.
 

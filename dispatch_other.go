@@ -40,6 +40,10 @@ func blockIn(qt, q []float32, stride, rows int) { blockInGeneric(qt, q, stride, 
 
 func blockOut(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
 
+func blockKeep(st []float32, keep []byte, stride, rows int) {
+	blockKeepGeneric(st, keep, stride, rows)
+}
+
 func softcapPrep(x, z []float32, inv float32) { softcapPrepGeneric(x, z, inv) }
 
 func additivePrep(x, z, u []float32, stride int, s []float32) {

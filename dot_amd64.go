@@ -89,6 +89,11 @@ func blockInAVX2(qt []float32, q []float32, stride int, rows int)
 //go:noescape
 func blockOutAVX2(o []float32, stride int, rows int, ot []float32)
 
+// blockKeepAVX2 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < 16 and k < len(st)/16 rounded down to a multiple of 16.
+//
+//go:noescape
+func blockKeepAVX2(st []float32, keep []byte, stride int)
+
 // softcapPrepAVX2 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
 //
 //go:noescape

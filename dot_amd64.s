@@ -4506,6 +4506,251 @@ out1_done:
 	VZEROUPPER
 	RET
 
+// func blockKeepAVX2(st []float32, keep []byte, stride int)
+// Requires: AVX, AVX2
+TEXT ·blockKeepAVX2(SB), NOSPLIT, $0-56
+	MOVQ st_base+0(FP), AX
+	MOVQ st_len+8(FP), CX
+	SHRQ $0x08, CX
+	MOVQ keep_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	LEAQ (BX)(BX*2), SI
+
+keep_loop:
+	TESTQ        CX, CX
+	JZ           keep_done
+	LEAQ         (DX)(BX*4), DI
+	LEAQ         (DX)(BX*8), R8
+	LEAQ         (DI)(BX*8), R9
+	VMOVDQU      (DX), X0
+	VINSERTI128  $0x01, (R8), Y0, Y0
+	VPCMPEQB     keep_zero<>+0(SB), Y0, Y0
+	VMOVDQU      (DX)(BX*1), X1
+	VINSERTI128  $0x01, (R8)(BX*1), Y1, Y1
+	VPCMPEQB     keep_zero<>+0(SB), Y1, Y1
+	VMOVDQU      (DX)(BX*2), X2
+	VINSERTI128  $0x01, (R8)(BX*2), Y2, Y2
+	VPCMPEQB     keep_zero<>+0(SB), Y2, Y2
+	VMOVDQU      (DX)(SI*1), X3
+	VINSERTI128  $0x01, (R8)(SI*1), Y3, Y3
+	VPCMPEQB     keep_zero<>+0(SB), Y3, Y3
+	VPUNPCKLBW   Y1, Y0, Y4
+	VPUNPCKLBW   Y3, Y2, Y5
+	VPUNPCKLWD   Y5, Y4, Y8
+	VPUNPCKHWD   Y5, Y4, Y9
+	VPUNPCKHBW   Y1, Y0, Y4
+	VPUNPCKHBW   Y3, Y2, Y5
+	VPUNPCKLWD   Y5, Y4, Y10
+	VPUNPCKHWD   Y5, Y4, Y11
+	VMOVDQU      (DI), X0
+	VINSERTI128  $0x01, (R9), Y0, Y0
+	VPCMPEQB     keep_zero<>+0(SB), Y0, Y0
+	VMOVDQU      (DI)(BX*1), X1
+	VINSERTI128  $0x01, (R9)(BX*1), Y1, Y1
+	VPCMPEQB     keep_zero<>+0(SB), Y1, Y1
+	VMOVDQU      (DI)(BX*2), X2
+	VINSERTI128  $0x01, (R9)(BX*2), Y2, Y2
+	VPCMPEQB     keep_zero<>+0(SB), Y2, Y2
+	VMOVDQU      (DI)(SI*1), X3
+	VINSERTI128  $0x01, (R9)(SI*1), Y3, Y3
+	VPCMPEQB     keep_zero<>+0(SB), Y3, Y3
+	VPUNPCKLBW   Y1, Y0, Y4
+	VPUNPCKLBW   Y3, Y2, Y5
+	VPUNPCKLWD   Y5, Y4, Y12
+	VPUNPCKHWD   Y5, Y4, Y13
+	VPUNPCKHBW   Y1, Y0, Y4
+	VPUNPCKHBW   Y3, Y2, Y5
+	VPUNPCKLWD   Y5, Y4, Y14
+	VPUNPCKHWD   Y5, Y4, Y15
+	VPUNPCKLDQ   Y12, Y8, Y0
+	VPUNPCKHDQ   Y12, Y8, Y1
+	VEXTRACTI128 $0x01, Y0, X2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      (AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, (AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      32(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 32(AX)
+	VPSRLDQ      $0x08, Y0, Y0
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      64(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 64(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      96(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	VEXTRACTI128 $0x01, Y1, X2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      128(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 128(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      160(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 160(AX)
+	VPSRLDQ      $0x08, Y1, Y1
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      192(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 192(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      224(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 224(AX)
+	VPUNPCKLDQ   Y13, Y9, Y0
+	VPUNPCKHDQ   Y13, Y9, Y1
+	VEXTRACTI128 $0x01, Y0, X2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      256(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 256(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      288(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 288(AX)
+	VPSRLDQ      $0x08, Y0, Y0
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      320(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 320(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      352(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 352(AX)
+	VEXTRACTI128 $0x01, Y1, X2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      384(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 384(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      416(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 416(AX)
+	VPSRLDQ      $0x08, Y1, Y1
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      448(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 448(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      480(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 480(AX)
+	VPUNPCKLDQ   Y14, Y10, Y0
+	VPUNPCKHDQ   Y14, Y10, Y1
+	VEXTRACTI128 $0x01, Y0, X2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      512(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 512(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      544(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 544(AX)
+	VPSRLDQ      $0x08, Y0, Y0
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      576(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 576(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      608(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 608(AX)
+	VEXTRACTI128 $0x01, Y1, X2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      640(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 640(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      672(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 672(AX)
+	VPSRLDQ      $0x08, Y1, Y1
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      704(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 704(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      736(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 736(AX)
+	VPUNPCKLDQ   Y15, Y11, Y0
+	VPUNPCKHDQ   Y15, Y11, Y1
+	VEXTRACTI128 $0x01, Y0, X2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      768(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 768(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      800(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 800(AX)
+	VPSRLDQ      $0x08, Y0, Y0
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X0, Y3
+	VMOVUPS      832(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 832(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      864(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 864(AX)
+	VEXTRACTI128 $0x01, Y1, X2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      896(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 896(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      928(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 928(AX)
+	VPSRLDQ      $0x08, Y1, Y1
+	VPSRLDQ      $0x08, Y2, Y2
+	VPMOVSXBD    X1, Y3
+	VMOVUPS      960(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 960(AX)
+	VPMOVSXBD    X2, Y3
+	VMOVUPS      992(AX), Y4
+	VBLENDVPS    Y3, keep_ninf<>+0(SB), Y4, Y4
+	VMOVUPS      Y4, 992(AX)
+	ADDQ         $0x00000400, AX
+	ADDQ         $0x10, DX
+	DECQ         CX
+	JMP          keep_loop
+
+keep_done:
+	VZEROUPPER
+	RET
+
+DATA keep_ninf<>+0(SB)/4, $0xff800000
+DATA keep_ninf<>+4(SB)/4, $0xff800000
+DATA keep_ninf<>+8(SB)/4, $0xff800000
+DATA keep_ninf<>+12(SB)/4, $0xff800000
+DATA keep_ninf<>+16(SB)/4, $0xff800000
+DATA keep_ninf<>+20(SB)/4, $0xff800000
+DATA keep_ninf<>+24(SB)/4, $0xff800000
+DATA keep_ninf<>+28(SB)/4, $0xff800000
+GLOBL keep_ninf<>(SB), RODATA|NOPTR, $32
+
+DATA keep_zero<>+0(SB)/4, $0x00000000
+DATA keep_zero<>+4(SB)/4, $0x00000000
+DATA keep_zero<>+8(SB)/4, $0x00000000
+DATA keep_zero<>+12(SB)/4, $0x00000000
+DATA keep_zero<>+16(SB)/4, $0x00000000
+DATA keep_zero<>+20(SB)/4, $0x00000000
+DATA keep_zero<>+24(SB)/4, $0x00000000
+DATA keep_zero<>+28(SB)/4, $0x00000000
+GLOBL keep_zero<>(SB), RODATA|NOPTR, $32
+
 // func softcapPrepAVX2(x []float32, z []float32, inv float32)
 // Requires: AVX
 TEXT ·softcapPrepAVX2(SB), NOSPLIT, $0-52

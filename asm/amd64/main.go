@@ -43,6 +43,7 @@ func main() {
 	genBlockBlend()
 	genBlockIn()
 	genBlockOut()
+	genBlockKeep()
 	genSoftcapPrep()
 	genSoftcapFinish()
 	genAdditivePrep()
