@@ -260,6 +260,7 @@ func batchCases(short bool) []batchCase {
 		{B: 1, H: 2, Hkv: 2, Tq: 5, Tk: 9, dk: 3, dv: 4, causal: true, shift: 2, weights: true},
 		{B: 2, H: 8, Hkv: 2, Tq: 70, Tk: 300, dk: 64, dv: 64, causal: true, valid: true, keep: true, weights: true},
 		{B: 2, H: 4, Hkv: 2, Tq: 17, Tk: 300, dk: 64, dv: 32, causal: true, softcap: 5, bias: biasFull},
+		{B: 2, H: 4, Hkv: 2, Tq: 35, Tk: 290, dk: 64, dv: 24, causal: true, valid: true, keep: true, softcap: 3, bias: biasRows, strided: true},
 		{B: 2, H: 4, Hkv: 1, Tq: 5, Tk: 40, dk: 8, dv: 8, keep: true, softcap: 2, bias: biasRows, logit: true},
 		{B: 3, H: 2, Hkv: 2, Tq: 20, Tk: 33, dk: 16, dv: 8, causal: true, valid: true, toValid: true, bias: biasBatchHead, weights: true, logit: true},
 		{B: 3, H: 2, Hkv: 2, Tq: 20, Tk: 33, dk: 16, dv: 8, causal: true, shift: -4, valid: true, toValid: true},
@@ -324,8 +325,14 @@ func TestBatchedRandomShapes(t *testing.T) {
 // the results are the same bits whatever the number of workers.
 func TestBatchedBitIdenticalAcrossWorkers(t *testing.T) {
 	r := testutil.Rand(23)
-	c := batchCase{B: 2, H: 8, Hkv: 2, Tq: 77, Tk: 301, dk: 64, dv: 48, causal: true, valid: true}
-	p := newBatchProblem(t, r, c)
+	for _, keep := range []bool{false, true} {
+		c := batchCase{B: 2, H: 8, Hkv: 2, Tq: 77, Tk: 301, dk: 64, dv: 48, causal: true, valid: true, keep: keep}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+	}
+}
+
+func sameForAnyWorkers(t *testing.T, p *batchProblem) {
+	c := p.c
 	var first []float32
 	for _, workers := range []int{1, 2, 3, 8} {
 		e := NewBatched(workers)
@@ -347,7 +354,7 @@ func TestBatchedBitIdenticalAcrossWorkers(t *testing.T) {
 		}
 		for i := range got {
 			if math.Float32bits(got[i]) != math.Float32bits(first[i]) {
-				t.Fatalf("workers=%d: element %d = %v, with one worker %v", workers, i, got[i], first[i])
+				t.Fatalf("%v workers=%d: element %d = %v, with one worker %v", c, workers, i, got[i], first[i])
 			}
 		}
 	}
