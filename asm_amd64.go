@@ -78,6 +78,10 @@ func blockBlendAsm(ot, st, v []float32, stride int, c []float32) {
 
 func blockSoftmaxAsm(st, ml []float32) {
 	blockMaxAVX2(st, ml)
+	blockExpAsm(st, ml)
+}
+
+func blockExpAsm(st, ml []float32) {
 	for len(st) > 0 {
 		k := blockExpSumAVX2(st, ml)
 		if k < len(st) {

@@ -33,6 +33,8 @@ func blockSoftmaxAsm(st, ml []float32) {
 	blockExpSumNEON(st, ml)
 }
 
+func blockExpAsm(st, ml []float32) { blockExpSumNEON(st, ml) }
+
 // The transposes into and out of the lanes run the generic code on arm64.
 func blockInAsm(qt, q []float32, stride, rows int)            { blockInGeneric(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }

@@ -273,7 +273,7 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
 	j.rowPath = j.w != nil || j.logits != nil
 	j.adjust = opt.Softcap > 0 || opt.Bias != nil
-	j.block = useBlock(Tq, dk, v.cols) && !j.rowPath
+	j.block = useBlock(Tq, dk, v.cols)
 	if k.heads > 0 {
 		j.group = H / k.heads
 	}
@@ -336,9 +336,12 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		copy(qs[r*dk:(r+1)*dk], j.q.Row(b, h, i0+r))
 	}
 	scale(j.scale, qs)
+	// Weights and logits come from the block path when it takes every key
+	// the rows attend, else from whole rows.
+	rowPath := j.rowPath && (cut == 0 || cut < last)
 	for r := range R {
 		i := i0 + r
-		if j.rowPath {
+		if rowPath {
 			if j.w != nil {
 				row = j.w.Row(b, h, i)
 			}
@@ -350,7 +353,7 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 			m[r], l[r] = float32(math.Inf(-1)), 0
 		}
 	}
-	if j.rowPath {
+	if rowPath {
 		return
 	}
 	if cut > 0 {
@@ -371,6 +374,9 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		case !math.IsInf(float64(m[r]), -1):
 			scale(1/l[r], o)
 		}
+	}
+	if j.rowPath {
+		j.blockOutputs(buf, qs, m, l, tmp, row, ends[:R], b, h, kh, i0, cut)
 	}
 }
 
@@ -415,17 +421,9 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, 
 	}
 	for j0 := 0; j0 < n; j0 += j.tile {
 		s := st[:blockRows*min(j.tile, n-j0)]
-		blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
-		if j.adjust {
-			j.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
-		}
-		for r, e := range ends {
-			for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
-				s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
-			}
-		}
-		if j.opt.Keep != nil {
-			j.keepTile(s, i0, R, j0)
+		j.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
+		if j.logits != nil {
+			blockOut(j.logits.rowsFrom(b, h, i0)[j0:], j.logits.rs, R, s)
 		}
 		blockSoftmax(s, ml)
 		// The blend walks the tile's value rows once per group of
@@ -446,6 +444,25 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, 
 	blockOut(rows, dv, R, ot)
 	for r := range R {
 		copy(j.out.Row(b, h, i0+r), rows[r*dv:(r+1)*dv])
+	}
+}
+
+// blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the
+// block's rows, in the lanes: scaled (qt holds the scaled queries), then
+// softcapped and biased, then -Inf where a row does not attend the key
+// (past its end, or not kept).
+func (j *batchJob) blockTileScores(s, qt, tmp []float32, ends []int, b, h, kh, i0, j0 int) {
+	blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
+	if j.adjust {
+		j.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
+	}
+	for r, e := range ends {
+		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
+			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
+		}
+	}
+	if j.opt.Keep != nil {
+		j.keepTile(s, i0, len(ends), j0)
 	}
 }
 

@@ -193,7 +193,10 @@ func (p *batchProblem) check(t *testing.T) {
 						}
 					}
 				}
-				if !c.weights && !c.logit {
+				// The online softmax runs unless the weights or logits are
+				// wanted and the block kernels cannot take the rows (then
+				// whole rows are formed).
+				if (!c.weights && !c.logit) || useBlock(c.Tq, c.dk, c.dv) {
 					// The online softmax rescales the partial output once
 					// per key tile: per tile an exp (≤ 2u), two products and
 					// the rounding of the max difference, which is bounded
@@ -225,7 +228,11 @@ func (p *batchProblem) check(t *testing.T) {
 				if c.weights {
 					w := p.w.Row(b, h, i)
 					for j := range c.Tk {
-						if !testutil.Close(w[j], want.Weights[j], want.WeightBound[j]) || (!rp.Keep[j] && w[j] != 0) {
+						// On the block path the weights divide by the
+						// online sum: its rescales add the same relative
+						// error as they do to the output.
+						bound := want.WeightBound[j] + want.Weights[j]*extra
+						if !testutil.Close(w[j], want.Weights[j], bound) || (!rp.Keep[j] && w[j] != 0) {
 							t.Fatalf("%v: weight[%d][%d][%d][%d] = %v, want %v", c, b, h, i, j, w[j], want.Weights[j])
 						}
 					}
@@ -402,32 +409,50 @@ func TestBatchedAgreesWithMemory(t *testing.T) {
 
 func TestBatchedFullyMaskedAndNaN(t *testing.T) {
 	r := testutil.Rand(25)
-	c := batchCase{B: 2, H: 2, Hkv: 1, Tq: 3, Tk: 5, dk: 4, dv: 3, valid: true}
-	for _, weights := range []bool{false, true} {
-		c.weights = weights
-		p := newBatchProblem(t, r, c)
-		p.opt.ValidLen = []int{0, 5}
-		p.k.Row(1, 0, 2)[1] = float32(math.NaN())
-		e := NewBatched(1)
-		if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
-			t.Fatal(err)
+	// Three query rows go row by row, twenty through the block kernels.
+	for _, Tq := range []int{3, 20} {
+		for _, weights := range []bool{false, true} {
+			fullyMaskedAndNaN(t, r, batchCase{B: 2, H: 2, Hkv: 1, Tq: Tq, Tk: 5, dk: 4, dv: 3, valid: true, keep: true, weights: weights, logit: weights})
 		}
-		for h := range 2 {
-			for i := range 3 {
-				for _, x := range p.out.Row(0, h, i) {
-					if x != 0 || math.Signbit(float64(x)) {
-						t.Fatalf("weights=%v: fully masked row gives %v", weights, p.out.Row(0, h, i))
-					}
+	}
+}
+
+func fullyMaskedAndNaN(t *testing.T, r *rand.Rand, c batchCase) {
+	p := newBatchProblem(t, r, c)
+	p.opt.ValidLen = []int{0, 5}
+	p.k.Row(1, 0, 2)[1] = float32(math.NaN())
+	for i := range c.Tq {
+		// Every row attends the NaN key, and not every other key: the
+		// weights of the keys a NaN row masks are still exactly 0.
+		p.opt.Keep[i*c.Tk+2], p.opt.Keep[i*c.Tk+(i%2)*4] = true, false
+	}
+	e := NewBatched(1)
+	defer e.Close()
+	if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+		t.Fatal(err)
+	}
+	for h := range 2 {
+		for i := range c.Tq {
+			for _, x := range p.out.Row(0, h, i) {
+				if x != 0 || math.Signbit(float64(x)) {
+					t.Fatalf("%v: fully masked row gives %v", c, p.out.Row(0, h, i))
 				}
-				for _, x := range p.out.Row(1, h, i) {
-					if x == x {
-						t.Fatalf("weights=%v: NaN key did not propagate: %v", weights, p.out.Row(1, h, i))
+			}
+			if c.weights {
+				for _, x := range p.w.Row(0, h, i) {
+					if x != 0 || math.Signbit(float64(x)) {
+						t.Fatalf("%v: fully masked row has weights %v", c, p.w.Row(0, h, i))
 					}
 				}
 			}
+			for _, x := range p.out.Row(1, h, i) {
+				if x == x {
+					t.Fatalf("%v: NaN key did not propagate: %v", c, p.out.Row(1, h, i))
+				}
+			}
 		}
-		e.Close()
 	}
+	p.check(t)
 }
 
 func TestBatchedAllocatesNothing(t *testing.T) {

@@ -205,18 +205,20 @@ var sink float32
 // Tk keys, for 1 and 2 workers. FLOPs count 4·d per attended (query, key)
 // pair (two for Q·Kᵀ, two for P·V), so a causal or masked run reports the
 // work it actually does. The keep-mask shape drops every key with
-// probability 1/10, independently per query.
+// probability 1/10, independently per query; the weights shape also writes
+// the [heads][Tq][Tk] weights.
 func BenchmarkBatched(b *testing.B) {
 	shapes := []struct {
-		name             string
-		heads, Tq, Tk, d int
-		causal, keep     bool
+		name                  string
+		heads, Tq, Tk, d      int
+		causal, keep, weights bool
 	}{
-		{"prefill", 8, 512, 512, 64, false, false},
-		{"prefill-causal", 8, 512, 512, 64, true, false},
-		{"prefill-keep", 8, 512, 512, 64, false, true},
-		{"decode", 8, 1, 4096, 128, false, false},
-		{"chunked", 8, 64, 2048, 128, true, false},
+		{"prefill", 8, 512, 512, 64, false, false, false},
+		{"prefill-causal", 8, 512, 512, 64, true, false, false},
+		{"prefill-keep", 8, 512, 512, 64, false, true, false},
+		{"prefill-weights", 8, 512, 512, 64, false, false, true},
+		{"decode", 8, 1, 4096, 128, false, false, false},
+		{"chunked", 8, 64, 2048, 128, true, false, false},
 	}
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, s := range shapes {
@@ -228,6 +230,10 @@ func BenchmarkBatched(b *testing.B) {
 					v := tensor(b, r, 1, s.heads, s.Tk, s.d, false, 1)
 					out := tensor(b, r, 1, s.heads, s.Tq, s.d, false, 1)
 					opt := &BatchOptions{Causal: s.causal}
+					if s.weights {
+						w := tensor(b, r, 1, s.heads, s.Tq, s.Tk, false, 1)
+						opt.Weights = &w
+					}
 					if s.keep {
 						opt.Keep = make([]bool, s.Tq*s.Tk)
 						for i := range opt.Keep {

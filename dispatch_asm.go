@@ -184,6 +184,16 @@ func blockSoftmax(st, ml []float32) {
 	blockSoftmaxAsm(st, ml)
 }
 
+// blockExp sets st[j*16+r] = e^(st[j*16+r] - mu[r]), adding them to l as
+// the exp pass of blockSoftmax does.
+func blockExp(st, ml []float32) {
+	if !useAsm {
+		blockExpSumGeneric(st, ml)
+		return
+	}
+	blockExpAsm(st, ml)
+}
+
 func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	if !useAsm {
 		blockBlendGeneric(ot, st, v, stride, c)

@@ -32,6 +32,8 @@ func blockSoftmax(st, ml []float32) {
 	blockExpSumGeneric(st, ml)
 }
 
+func blockExp(st, ml []float32) { blockExpSumGeneric(st, ml) }
+
 func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	blockBlendGeneric(ot, st, v, stride, c)
 }

@@ -1,0 +1,56 @@
+package attention
+
+import "math"
+
+// blockOutputs finishes the weights and logits of a query block whose
+// attended keys all went through the block kernels, [0, n) (runBlock wrote
+// the logits of those). Keys from n on get logit -Inf and weight 0. The
+// weights of keys [0, n) are exp(s - m)/l with each row's final max and
+// sum, the scores formed again tile by tile: a second pass of the score
+// kernel costs less than the row path, which forms and blends whole rows
+// one at a time. A row whose sum is NaN (a NaN or +Inf score) is redone by
+// the row path, which sets its output, weights and logits as
+// Memory.Attend does.
+func (j *batchJob) blockOutputs(buf, qs, m, l, tmp, row []float32, ends []int, b, h, kh, i0, n int) {
+	R, dk, dv := len(ends), j.q.cols, j.v.cols
+	if j.logits != nil {
+		ninf := float32(math.Inf(-1))
+		for r := range R {
+			lg := j.logits.Row(b, h, i0+r)[n:]
+			for c := range lg {
+				lg[c] = ninf
+			}
+		}
+	}
+	if j.w == nil {
+		return
+	}
+	// The block's scratch as runBlock left it: the queries are still in
+	// the lanes; the output lanes are free.
+	blk := buf[R*dk+j.tile+2*R:]
+	qt, st := blk[:blockRows*dk], blk[blockRows*dk:blockRows*(dk+j.tile)]
+	f := blk[blockRows*(dk+j.tile) : blockRows*(dk+j.tile+1)]
+	ml := blk[blockRows*(dk+j.tile+dv) : blockRows*(dk+j.tile+dv+4)]
+	clear(ml)
+	clear(f)
+	mu := ml[3*blockRows:]
+	for r := range R {
+		if !math.IsInf(float64(m[r]), -1) {
+			mu[r], f[r] = m[r], 1/l[r]
+		}
+	}
+	for j0 := 0; j0 < n; j0 += j.tile {
+		s := st[:blockRows*min(j.tile, n-j0)]
+		j.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
+		blockExp(s, ml)
+		blockBlend(s, nil, nil, 0, f)
+		blockOut(j.w.rowsFrom(b, h, i0)[j0:], j.w.rs, R, s)
+	}
+	for r := range R {
+		i := i0 + r
+		clear(j.w.Row(b, h, i)[n:])
+		if l[r] != l[r] {
+			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), qs[r*dk:(r+1)*dk], tmp, j.keep(i), b, h, i, kh, ends[r])
+		}
+	}
+}
