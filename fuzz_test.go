@@ -313,6 +313,10 @@ func FuzzBatchedScores(f *testing.F) {
 	f.Add(uint64(2), uint8(0xc7), uint8(0xa1), []byte{252, 253, 141})
 	f.Add(uint64(3), uint8(0x01), uint8(0xf6), []byte{})
 	f.Add(uint64(4), uint8(0x7e), uint8(0x9b), []byte{251, 251, 251, 251, 251, 251, 251, 251})
+	// Bit 3 of the seed adds a keep-mask: with weights and logits, and
+	// with softcap and bias on the block path.
+	f.Add(uint64(9), uint8(0x5a), uint8(0x3f), []byte{255, 250, 0, 130})
+	f.Add(uint64(10), uint8(0xda), uint8(0xa5), []byte{251, 252})
 	f.Fuzz(func(t *testing.T, seed uint64, shape, opts uint8, data []byte) {
 		r := testutil.Rand(seed)
 		hkv := 1 + int(shape&1)
@@ -320,7 +324,7 @@ func FuzzBatchedScores(f *testing.F) {
 			B: 1 + int(shape>>1&1), H: hkv * (1 + int(shape>>2&1)), Hkv: hkv,
 			Tq: 1 + 3*int(shape>>3&7), Tk: 1 + 90*int(shape>>6) + r.IntN(40), dk: 1 + r.IntN(20), dv: 1 + r.IntN(10),
 			causal: opts&1 != 0, valid: opts&2 != 0, toValid: opts&4 != 0, weights: opts&8 != 0, logit: opts&16 != 0,
-			bias: biasKind(1 + int(opts>>5&3)), shift: r.IntN(5) - 2,
+			bias: biasKind(1 + int(opts>>5&3)), shift: r.IntN(5) - 2, keep: seed>>3&1 != 0,
 		}
 		if opts&0x80 != 0 {
 			c.softcap = []float32{0.5, 3, 50}[seed%3]
