@@ -356,8 +356,9 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	if rowPath {
 		return
 	}
+	lanes := buf[R*dk+j.tile+2*R:]
 	if cut > 0 {
-		j.runBlock(buf[R*dk+j.tile+2*R:], qs, m, l, tmp, ends[:R], b, h, kh, i0, cut)
+		j.runBlock(lanes, qs, m, l, tmp, ends[:R], b, h, kh, i0, cut)
 	}
 	for j0 := cut; j0 < last; j0 += j.tile {
 		for r := range R {
@@ -376,7 +377,7 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		}
 	}
 	if j.rowPath {
-		j.blockOutputs(buf, qs, m, l, tmp, row, ends[:R], b, h, kh, i0, cut)
+		j.blockOutputs(lanes, qs, m, l, tmp, ends[:R], b, h, kh, i0, cut)
 	}
 }
 
@@ -410,10 +411,7 @@ func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // a -Inf score. qs holds the block's scaled queries, row by row.
 func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
 	R, dk, dv := len(m), j.q.cols, j.v.cols
-	qt, buf := buf[:blockRows*dk], buf[blockRows*dk:]
-	st, buf := buf[:blockRows*j.tile], buf[blockRows*j.tile:]
-	ot, ml := buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
-	rows := buf[blockRows*(dv+4) : blockRows*(2*dv+4)]
+	qt, st, ot, ml, rows := j.blockScratch(buf)
 	blockIn(qt, qs, dk, R)
 	clear(ot)
 	for r := range blockRows {
@@ -445,6 +443,18 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, 
 	for r := range R {
 		copy(j.out.Row(b, h, i0+r), rows[r*dv:(r+1)*dv])
 	}
+}
+
+// blockScratch divides the block path's scratch: the queries, the scores
+// of a tile and the output in the lanes, the softmax state (see
+// block_generic.go) and the output rows.
+func (j *batchJob) blockScratch(buf []float32) (qt, st, ot, ml, rows []float32) {
+	dk, dv := j.q.cols, j.v.cols
+	qt, buf = buf[:blockRows*dk], buf[blockRows*dk:]
+	st, buf = buf[:blockRows*j.tile], buf[blockRows*j.tile:]
+	ot, ml = buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
+	rows = buf[blockRows*(dv+4) : blockRows*(2*dv+4)]
+	return qt, st, ot, ml, rows
 }
 
 // blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the

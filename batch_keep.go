@@ -49,9 +49,9 @@ func nextMasked(keep []byte, k int) int {
 
 // keepCut returns how many keys, from key 0, the block path can take for
 // the rows [i0, i0+R) under the keep-mask: n, or the first key below n
-// that some row masks and whose value row is not finite. The mask rows are
-// read in order, whole, which also brings them into cache for keepTile.
-// seen holds at least n floats of scratch.
+// that some row masks and whose value row is not finite. Only when the
+// value rows are not all finite are the mask rows read, in order, each
+// masked key's row checked once. seen holds at least n floats of scratch.
 func (j *batchJob) keepCut(b, kh, i0, R, n int, seen []float32) int {
 	if j.finiteValues(b, kh, 0, n) {
 		return n
@@ -66,7 +66,7 @@ func (j *batchJob) keepCut(b, kh, i0, R, n int, seen []float32) int {
 				continue
 			}
 			seen[k] = 1
-			if v := j.v.Row(b, kh, k); dot(v, v)-dot(v, v) != 0 {
+			if !j.finiteValues(b, kh, k, k+1) {
 				cut = k
 			}
 		}

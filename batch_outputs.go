@@ -11,8 +11,8 @@ import "math"
 // one at a time. A row whose sum is NaN (a NaN or +Inf score) is redone by
 // the row path, which sets its output, weights and logits as
 // Memory.Attend does.
-func (j *batchJob) blockOutputs(buf, qs, m, l, tmp, row []float32, ends []int, b, h, kh, i0, n int) {
-	R, dk, dv := len(ends), j.q.cols, j.v.cols
+func (j *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
+	R, dk := len(ends), j.q.cols
 	if j.logits != nil {
 		ninf := float32(math.Inf(-1))
 		for r := range R {
@@ -27,10 +27,8 @@ func (j *batchJob) blockOutputs(buf, qs, m, l, tmp, row []float32, ends []int, b
 	}
 	// The block's scratch as runBlock left it: the queries are still in
 	// the lanes; the output lanes are free.
-	blk := buf[R*dk+j.tile+2*R:]
-	qt, st := blk[:blockRows*dk], blk[blockRows*dk:blockRows*(dk+j.tile)]
-	f := blk[blockRows*(dk+j.tile) : blockRows*(dk+j.tile+1)]
-	ml := blk[blockRows*(dk+j.tile+dv) : blockRows*(dk+j.tile+dv+4)]
+	qt, st, ot, ml, _ := j.blockScratch(buf)
+	f := ot[:blockRows]
 	clear(ml)
 	clear(f)
 	mu := ml[3*blockRows:]
