@@ -93,6 +93,7 @@ func blockExpAsm(st, ml []float32) {
 
 func blockInAsm(qt, q []float32, stride, rows int)            { blockInAVX2(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutAVX2(o, stride, rows, ot) }
+func prefetchRowsAsm(x []float32, stride, rows, cols int)     { prefetchRowsAVX2(x, stride, rows, cols) }
 
 // blockKeepAsm runs the AVX2 kernel on whole blocks of sixteen rows, in
 // groups of sixteen keys; the last keys and partial blocks run the generic

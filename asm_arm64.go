@@ -38,6 +38,11 @@ func blockExpAsm(st, ml []float32) { blockExpSumNEON(st, ml) }
 // The transposes into and out of the lanes run the generic code on arm64.
 func blockInAsm(qt, q []float32, stride, rows int)            { blockInGeneric(qt, q, stride, rows) }
 func blockOutAsm(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
+
+// Without arm64 hardware to measure it on, the engine's prefetch hint is a
+// no-op there.
+func prefetchRowsAsm(x []float32, stride, rows, cols int) {}
+
 func blockKeepAsm(st []float32, keep []byte, stride, rows int) {
 	blockKeepGeneric(st, keep, stride, rows)
 }

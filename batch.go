@@ -284,16 +284,12 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 // Without weights the rows advance together, tile by tile, so each tile of
 // K and V is read from L1 by all of them.
 func (j *batchJob) run(t int, scratch *[]float32) {
-	blk := t % j.blocks
-	bh := t / j.blocks
-	b, h := bh/j.q.heads, bh%j.q.heads
+	b, h, i0, R := j.task(t)
 	kh := h / j.group
-	Tq, dk, dv := j.q.rows, j.q.cols, j.v.cols
-	i0, i1 := blk*batchQueryBlock, min(Tq, (blk+1)*batchQueryBlock)
-	R := i1 - i0
+	dk, dv := j.q.cols, j.v.cols
 	need := R*dk + j.tile + 2*R
 	if j.block {
-		need += blockRows * (dk + j.tile + 2*dv + 4)
+		need += blockRows * (dk + j.tile + dv + 4)
 		if j.opt.Keep != nil {
 			need += j.k.rows
 		}
@@ -329,13 +325,17 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 			cut = j.keepCut(b, kh, i0, R, cut, buf[len(buf)-j.k.rows:])
 		}
 	}
-	// The query rows are copied, then scaled in place: the copy's wide
-	// loads keep many cache misses in flight (queries are usually not
-	// cached yet).
-	for r := range R {
-		copy(qs[r*dk:(r+1)*dk], j.q.Row(b, h, i0+r))
+	// When the block kernels take every key and no weights or logits are
+	// wanted, the queries go from the tensor straight into the lanes and
+	// the outputs straight back, normalised; otherwise the row path needs
+	// the scaled queries as rows.
+	direct := !j.rowPath && cut > 0 && cut == last
+	if !direct {
+		for r := range R {
+			copy(qs[r*dk:(r+1)*dk], j.q.Row(b, h, i0+r))
+		}
+		scale(j.scale, qs)
 	}
-	scale(j.scale, qs)
 	// Weights and logits come from the block path when it takes every key
 	// the rows attend, else from whole rows.
 	rowPath := j.rowPath && (cut == 0 || cut < last)
@@ -358,7 +358,10 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 	}
 	lanes := buf[R*dk+j.tile+2*R:]
 	if cut > 0 {
-		j.runBlock(lanes, qs, m, l, tmp, ends[:R], b, h, kh, i0, cut)
+		j.runBlock(lanes, qs, m, l, tmp, ends[:R], t, cut, direct)
+	}
+	if direct {
+		return
 	}
 	for j0 := cut; j0 < last; j0 += j.tile {
 		for r := range R {
@@ -404,20 +407,31 @@ func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 	return true
 }
 
-// runBlock runs keys [0, n) for the rows of a query block at once, with
-// the rows across SIMD lanes (see block_generic.go), and leaves each row's
+// runBlock runs keys [0, n) for the rows of task t at once, with the rows
+// across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
 // Row r attends keys below ends[r] that the keep-mask keeps; the others get
-// a -Inf score. qs holds the block's scaled queries, row by row.
-func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
-	R, dk, dv := len(m), j.q.cols, j.v.cols
-	qt, st, ot, ml, rows := j.blockScratch(buf)
-	blockIn(qt, qs, dk, R)
+// a -Inf score. qs holds the block's scaled queries, row by row; with
+// direct the queries are read from the tensor instead and the outputs are
+// left normalised (see run).
+func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, direct bool) {
+	b, h, i0, R := j.task(t)
+	kh, dk, dv := h/j.group, j.q.cols, j.v.cols
+	qt, st, ot, ml := j.blockScratch(buf)
+	if direct {
+		blockIn(qt, j.q.rowsFrom(b, h, i0), j.q.rs, R)
+		scale(j.scale, qt)
+	} else {
+		blockIn(qt, qs, dk, R)
+	}
 	clear(ot)
 	for r := range blockRows {
 		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
 	}
 	for j0 := 0; j0 < n; j0 += j.tile {
+		if j0+j.tile >= n {
+			j.prefetch(t, i0, R)
+		}
 		s := st[:blockRows*min(j.tile, n-j0)]
 		j.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
 		if j.logits != nil {
@@ -437,24 +451,53 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, 
 	for r := range R {
 		m[r], l[r] = ml[r], ml[blockRows+r]
 	}
-	// Rows are gathered in scratch and copied out whole, for the same
-	// reason as the queries are copied in.
-	blockOut(rows, dv, R, ot)
-	for r := range R {
-		copy(j.out.Row(b, h, i0+r), rows[r*dv:(r+1)*dv])
+	if direct {
+		// Each lane times 1/l, as run's scale of a row would. Rows with
+		// nothing attended keep their zero lanes. A NaN sum comes from a
+		// NaN weight, which the blend has already spread over the row's
+		// lanes (the values are finite).
+		f := ml[2*blockRows : 3*blockRows]
+		for r := range f {
+			f[r] = 1
+			if r < R && !math.IsInf(float64(m[r]), -1) {
+				f[r] = 1 / l[r]
+			}
+		}
+		blockBlend(ot, nil, nil, 0, f)
+	}
+	blockOut(j.out.rowsFrom(b, h, i0), j.out.rs, R, ot)
+}
+
+// prefetch asks for the rows task t writes and the queries of the next
+// task, a tile before the end of task t: neither is usually cached, and a
+// miss per cache line would otherwise stall the start of the next task and
+// the end of this one. With several workers the next task may be another
+// worker's; the hint then costs a few cache lines.
+func (j *batchJob) prefetch(t, i0, R int) {
+	b, h, _, _ := j.task(t)
+	prefetchRows(j.out.rowsFrom(b, h, i0), j.out.rs, R, j.out.cols)
+	if t+1 < j.q.batch*j.q.heads*j.blocks {
+		b, h, i0, R := j.task(t + 1)
+		prefetchRows(j.q.rowsFrom(b, h, i0), j.q.rs, R, j.q.cols)
 	}
 }
 
+// task returns the batch entry, head, first query row and number of rows
+// of task t.
+func (j *batchJob) task(t int) (b, h, i0, R int) {
+	blk, bh := t%j.blocks, t/j.blocks
+	i0 = blk * batchQueryBlock
+	return bh / j.q.heads, bh % j.q.heads, i0, min(j.q.rows, i0+batchQueryBlock) - i0
+}
+
 // blockScratch divides the block path's scratch: the queries, the scores
-// of a tile and the output in the lanes, the softmax state (see
-// block_generic.go) and the output rows.
-func (j *batchJob) blockScratch(buf []float32) (qt, st, ot, ml, rows []float32) {
+// of a tile and the output in the lanes, and the softmax state (see
+// block_generic.go).
+func (j *batchJob) blockScratch(buf []float32) (qt, st, ot, ml []float32) {
 	dk, dv := j.q.cols, j.v.cols
 	qt, buf = buf[:blockRows*dk], buf[blockRows*dk:]
 	st, buf = buf[:blockRows*j.tile], buf[blockRows*j.tile:]
-	ot, ml = buf[:blockRows*dv], buf[blockRows*dv:blockRows*(dv+4)]
-	rows = buf[blockRows*(dv+4) : blockRows*(2*dv+4)]
-	return qt, st, ot, ml, rows
+	return qt, st, buf[:blockRows*dv], buf[blockRows*dv : blockRows*(dv+4)]
 }
 
 // blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the

@@ -27,7 +27,7 @@ func (j *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, 
 	}
 	// The block's scratch as runBlock left it: the queries are still in
 	// the lanes; the output lanes are free.
-	qt, st, ot, ml, _ := j.blockScratch(buf)
+	qt, st, ot, ml := j.blockScratch(buf)
 	f := ot[:blockRows]
 	clear(ml)
 	clear(f)

@@ -285,3 +285,27 @@ func TestBlockTransposes(t *testing.T) {
 		}
 	})
 }
+
+// prefetchRows is only a hint: whatever the shape, even rows that do not
+// fit in x, it must leave x as it was and not fault.
+func TestPrefetchRows(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 15, 16, 17, 100, 1000} {
+			x, xw := fill(uint64(n), n, 3, 2, true)
+			want := append([]float32(nil), x...)
+			for _, stride := range []int{0, 1, 16, 19, 64} {
+				for _, rows := range []int{0, 1, 2, 16, 100} {
+					for _, cols := range []int{-1, 0, 1, 15, 16, 17, 64, n} {
+						prefetchRows(x, stride, rows, cols)
+					}
+				}
+			}
+			testutil.CheckGuards(t, xw, 3, len(x))
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
+				}
+			}
+		}
+	})
+}

@@ -218,6 +218,21 @@ func blockOut(o []float32, stride, rows int, ot []float32) {
 	blockOutAsm(o, stride, rows, ot)
 }
 
+// prefetchRows asks for rows [0, rows) of x, cols floats each, stride
+// apart, to be brought into cache; it changes nothing else. Rows past the
+// end of x are not asked for.
+func prefetchRows(x []float32, stride, rows, cols int) {
+	if cols <= 0 || !useAsm {
+		return
+	}
+	if stride > 0 {
+		rows = min(rows, (len(x)-cols)/stride+1)
+	}
+	if rows > 0 && cols <= len(x) {
+		prefetchRowsAsm(x, stride, rows, cols)
+	}
+}
+
 func blockKeep(st []float32, keep []byte, stride, rows int) {
 	if !useAsm {
 		blockKeepGeneric(st, keep, stride, rows)

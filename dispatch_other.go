@@ -42,6 +42,8 @@ func blockIn(qt, q []float32, stride, rows int) { blockInGeneric(qt, q, stride, 
 
 func blockOut(o []float32, stride, rows int, ot []float32) { blockOutGeneric(o, stride, rows, ot) }
 
+func prefetchRows(x []float32, stride, rows, cols int) {}
+
 func blockKeep(st []float32, keep []byte, stride, rows int) {
 	blockKeepGeneric(st, keep, stride, rows)
 }

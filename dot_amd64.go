@@ -94,6 +94,11 @@ func blockOutAVX2(o []float32, stride int, rows int, ot []float32)
 //go:noescape
 func blockKeepAVX2(st []float32, keep []byte, stride int)
 
+// prefetchRowsAVX2 asks for the cache lines of x[r*stride : r*stride+cols] for r < rows; cols > 0.
+//
+//go:noescape
+func prefetchRowsAVX2(x []float32, stride int, rows int, cols int)
+
 // softcapPrepAVX2 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
 //
 //go:noescape

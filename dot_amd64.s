@@ -4751,6 +4751,36 @@ DATA keep_zero<>+24(SB)/4, $0x00000000
 DATA keep_zero<>+28(SB)/4, $0x00000000
 GLOBL keep_zero<>(SB), RODATA|NOPTR, $32
 
+// func prefetchRowsAVX2(x []float32, stride int, rows int, cols int)
+// Requires: AVX, MMX+
+TEXT ·prefetchRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ x_base+0(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ rows+32(FP), DX
+	MOVQ cols+40(FP), BX
+	SHLQ $0x02, BX
+
+rows:
+	TESTQ DX, DX
+	JZ    done
+	MOVQ  AX, SI
+	LEAQ  (AX)(BX*1), DI
+
+lines:
+	PREFETCHT0 (SI)
+	ADDQ       $0x40, SI
+	CMPQ       SI, DI
+	JB         lines
+	PREFETCHT0 -4(DI)
+	ADDQ       CX, AX
+	DECQ       DX
+	JMP        rows
+
+done:
+	VZEROUPPER
+	RET
+
 // func softcapPrepAVX2(x []float32, z []float32, inv float32)
 // Requires: AVX
 TEXT ·softcapPrepAVX2(SB), NOSPLIT, $0-52

@@ -44,6 +44,7 @@ func main() {
 	genBlockIn()
 	genBlockOut()
 	genBlockKeep()
+	genPrefetchRows()
 	genSoftcapPrep()
 	genSoftcapFinish()
 	genAdditivePrep()
