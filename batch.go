@@ -430,7 +430,7 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 	}
 	for j0 := 0; j0 < n; j0 += j.tile {
 		if j0+j.tile >= n {
-			j.prefetch(t, i0, R)
+			j.prefetch(t)
 		}
 		s := st[:blockRows*min(j.tile, n-j0)]
 		j.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
@@ -473,8 +473,8 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 // miss per cache line would otherwise stall the start of the next task and
 // the end of this one. With several workers the next task may be another
 // worker's; the hint then costs a few cache lines.
-func (j *batchJob) prefetch(t, i0, R int) {
-	b, h, _, _ := j.task(t)
+func (j *batchJob) prefetch(t int) {
+	b, h, i0, R := j.task(t)
 	prefetchRows(j.out.rowsFrom(b, h, i0), j.out.rs, R, j.out.cols)
 	if t+1 < j.q.batch*j.q.heads*j.blocks {
 		b, h, i0, R := j.task(t + 1)
@@ -594,10 +594,7 @@ func (j *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i,
 	if j.logits != nil {
 		lg := j.logits.Row(b, h, i)
 		copy(lg, r)
-		ninf := float32(math.Inf(-1))
-		for c := end; c < len(lg); c++ {
-			lg[c] = ninf
-		}
+		fillWith(lg[end:], float32(math.Inf(-1)))
 	}
 	mx := softmax(r, r)
 	if math.IsInf(float64(mx), -1) {
@@ -639,10 +636,11 @@ func zeroMasked(w []float32, keep []bool) {
 	}
 }
 
-func fillNaN(x []float32) {
-	nan := float32(math.NaN())
+func fillNaN(x []float32) { fillWith(x, float32(math.NaN())) }
+
+func fillWith(x []float32, v float32) {
 	for i := range x {
-		x[i] = nan
+		x[i] = v
 	}
 }
 

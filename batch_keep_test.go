@@ -60,7 +60,7 @@ func TestBlockKeep(t *testing.T) {
 									keep[i] = 1
 								}
 							}
-							st := guardedFloats(t, blockRows*n, a)
+							st := testutil.Guarded(t, blockRows*n, a)
 							for i := range st {
 								st[i] = testutil.Specials[r.IntN(len(testutil.Specials))]
 							}
@@ -87,20 +87,8 @@ func TestBlockKeep(t *testing.T) {
 	})
 }
 
-// guardedFloats returns n floats that end at (after) or start after an
-// inaccessible page where guard pages exist, else a plain slice.
-func guardedFloats(t *testing.T, n int, after bool) []float32 {
-	if !testutil.GuardSupported {
-		return make([]float32, n)
-	}
-	return testutil.Guarded(t, n, after)
-}
-
-// guardedBytes is guardedFloats for n bytes, zeroed.
+// guardedBytes is testutil.Guarded for n bytes, zeroed.
 func guardedBytes(t *testing.T, n int, after bool) []byte {
-	if !testutil.GuardSupported {
-		return make([]byte, n)
-	}
 	f := testutil.Guarded(t, (n+3)/4, after)
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
 	if after {

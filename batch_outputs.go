@@ -14,12 +14,8 @@ import "math"
 func (j *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
 	R, dk := len(ends), j.q.cols
 	if j.logits != nil {
-		ninf := float32(math.Inf(-1))
 		for r := range R {
-			lg := j.logits.Row(b, h, i0+r)[n:]
-			for c := range lg {
-				lg[c] = ninf
-			}
+			fillWith(j.logits.Row(b, h, i0+r)[n:], float32(math.Inf(-1)))
 		}
 	}
 	if j.w == nil {
