@@ -63,7 +63,8 @@ type BatchOptions struct {
 // A Batched owns a pool of worker goroutines and their scratch memory, so
 // steady-state calls allocate nothing. Attend may be called from several
 // goroutines; calls on one Batched run one at a time. Close stops the
-// workers.
+// workers. The zero Batched is a valid engine with one worker (the
+// caller's goroutine).
 type Batched struct {
 	mu      sync.Mutex
 	workers int
@@ -94,9 +95,10 @@ func NewBatched(workers int) *Batched {
 }
 
 // Workers returns the number of workers.
-func (e *Batched) Workers() int { return e.workers }
+func (e *Batched) Workers() int { return max(1, e.workers) }
 
-// Close stops the workers. The Batched must not be used afterwards.
+// Close stops the workers. Attend returns ErrClosed afterwards; Close may
+// be called more than once.
 func (e *Batched) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -136,7 +138,7 @@ const batchQueryBlock = 16
 // single row nothing is reused and larger tiles mean fewer kernel calls.
 func keyTile(rows, dk, dv int) int {
 	if useBlock(rows, dk, dv) {
-		return min(blockTile, max(1, blockBudget/max(dk, dv)))
+		return min(blockTile, max(1, blockBudget/max(1, dk, dv)))
 	}
 	if rows < 4 {
 		return 256
@@ -190,9 +192,15 @@ func (e *Batched) Attend(out, q, k, v Tensor, opt *BatchOptions) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return argErr("Batched.Attend", "Batched is closed")
+		return ErrClosed
 	}
-	n := q.batch * q.heads * job.blocks
+	n := job.tasks()
+	if n == 0 {
+		return nil
+	}
+	if e.scratch == nil {
+		e.scratch = make([][]float32, 1) // the zero Batched: one worker
+	}
 	if e.wake == nil || n == 1 {
 		for t := range n {
 			job.run(t, &e.scratch[0])
@@ -248,15 +256,20 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 			}
 		}
 	}
-	if opt.Keep != nil && len(opt.Keep) != Tq*Tk {
-		return batchJob{}, shapeErr(op, "len(Keep)", len(opt.Keep), Tq*Tk, "Tq·Tk")
+	if opt.Keep != nil {
+		if n, ok := mulInt(Tq, Tk); !ok || len(opt.Keep) != n {
+			return batchJob{}, shapeErr(op, "len(Keep)", len(opt.Keep), n, "Tq·Tk")
+		}
 	}
 	if w := opt.Weights; w != nil {
 		if w.batch != B || w.heads != H || w.rows != Tq || w.cols != Tk {
-			return batchJob{}, shapeErr(op, "Weights elements", w.batch*w.heads*w.rows*w.cols, B*H*Tq*Tk, "[batch][heads][Tq][Tk]")
+			return batchJob{}, shapeErr(op, "Weights shape", w.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
 		}
 	}
 	if err := checkScoreOptions(op, opt, B, H, Tq, Tk); err != nil {
+		return batchJob{}, err
+	}
+	if err := checkOutputs(op, out, q, k, v, opt); err != nil {
 		return batchJob{}, err
 	}
 	scale := opt.Scale
@@ -278,6 +291,17 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 		j.group = H / k.heads
 	}
 	return j, nil
+}
+
+// tasks returns the number of tasks of the call: none when no output has
+// an element, so a dimension that only empty tensors have never sizes any
+// work or scratch. Otherwise every dimension that counts tasks is one of a
+// non-empty output, whose elements back it: the count fits in an int.
+func (j *batchJob) tasks() int {
+	if j.out.empty() && (j.w == nil || j.w.empty()) && (j.logits == nil || j.logits.empty()) {
+		return 0
+	}
+	return j.q.batch * j.q.heads * j.blocks
 }
 
 // run computes task t: query rows [blk·16, blk·16+16) of one (batch, head).
@@ -375,7 +399,11 @@ func (j *batchJob) run(t int, scratch *[]float32) {
 		switch {
 		case l[r] != l[r]:
 			fillNaN(o)
-		case !math.IsInf(float64(m[r]), -1):
+		case math.IsInf(float64(m[r]), -1):
+			// Nothing attended: zeros, also where the block blend met a
+			// value row that is not finite (0·Inf).
+			clear(o)
+		default:
 			scale(1/l[r], o)
 		}
 	}
@@ -442,7 +470,7 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 		// columns: in runs of about 8 KiB of keys those rows stay in L1 (a whole
 		// tile of rows a power-of-two apart would fight over cache sets).
 		c := ml[2*blockRows : 3*blockRows]
-		run := blockRows * max(8, blendRunBytes/(4*dv))
+		run := blockRows * max(8, blendRunBytes/(4*max(1, dv)))
 		for k0 := 0; k0 < len(s); k0 += run {
 			blockBlend(ot, s[k0:min(len(s), k0+run)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
 			c = nil
@@ -464,6 +492,16 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 			}
 		}
 		blockBlend(ot, nil, nil, 0, f)
+		// A row with nothing attended (and no NaN score) is zero even
+		// where its lanes met a value row that is not finite (0·Inf is
+		// NaN): rare, so a lane at a time.
+		for r := range R {
+			if math.IsInf(float64(m[r]), -1) && l[r] == l[r] {
+				for c := r; c < len(ot); c += blockRows {
+					ot[c] = 0
+				}
+			}
+		}
 	}
 	blockOut(j.out.rowsFrom(b, h, i0), j.out.rs, R, ot)
 }
@@ -531,9 +569,22 @@ func (j *batchJob) end(b, i int) int {
 		if j.opt.CausalToValidLen && j.opt.ValidLen != nil {
 			base = j.opt.ValidLen[b]
 		}
-		e = min(e, max(0, i+base-j.q.rows+j.opt.CausalShift+1))
+		// i < Tq, so the frontier before the shift is in [base−Tq+1, base]:
+		// no overflow; the shift, any int, saturates.
+		e = min(e, max(0, addSat(base-(j.q.rows-1-i), j.opt.CausalShift)))
 	}
 	return e
+}
+
+// addSat returns a + b, saturated to the range of int.
+func addSat(a, b int) int {
+	switch {
+	case b > 0 && a > math.MaxInt-b:
+		return math.MaxInt
+	case b < 0 && a < math.MinInt-b:
+		return math.MinInt
+	}
+	return a + b
 }
 
 func (j *batchJob) keep(i int) []bool {
@@ -562,7 +613,14 @@ func (j *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh,
 	case mt != mt || math.IsInf(float64(mt), 1):
 		return m, float32(math.NaN())
 	case math.IsInf(float64(mt), -1):
-		return m, l // every key of the tile masked
+		// Every score of the tile -Inf: the weights are 0, and the value
+		// rows of the keys that are not masked (scored -Inf by a bias or
+		// by their data) are still multiplied by them, as on the block
+		// path: a value row that is not finite makes the row NaN, unless
+		// nothing is attended at all.
+		clear(s)
+		blendKept(o, s, j.v.rowsFrom(b, kh, j0), j.v.rs, maybe(keep, j0, n))
+		return m, l
 	}
 	if mt > m {
 		// The exp of a non-positive difference: 0 while nothing was

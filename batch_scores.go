@@ -13,6 +13,11 @@ func checkScoreOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 	if c := opt.Softcap; !(c >= 0) || math.IsInf(float64(c), 1) {
 		return argErr(op, "Softcap %v is not a finite value >= 0", c)
 	}
+	if c := opt.Softcap; c > 0 && math.IsInf(float64(1/c), 1) {
+		// The scores are multiplied by 1/c, which must be finite (0·Inf
+		// would be NaN).
+		return argErr(op, "Softcap %v is below 1/MaxFloat32, its reciprocal is not a float32", c)
+	}
 	if x := opt.Bias; x != nil {
 		switch {
 		case x.batch != B && x.batch != 1:
@@ -27,7 +32,7 @@ func checkScoreOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 	}
 	if x := opt.Logits; x != nil {
 		if x.batch != B || x.heads != H || x.rows != Tq || x.cols != Tk {
-			return shapeErr(op, "Logits elements", x.batch*x.heads*x.rows*x.cols, B*H*Tq*Tk, "[batch][heads][Tq][Tk]")
+			return shapeErr(op, "Logits shape", x.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
 		}
 	}
 	return nil

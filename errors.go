@@ -13,6 +13,8 @@ var (
 	// ErrArgument reports a value outside its domain, such as a negative
 	// length or a non-finite scale.
 	ErrArgument = errors.New("attention: invalid argument")
+	// ErrClosed reports a call on a Batched after Close.
+	ErrClosed = errors.New("attention: Batched is closed")
 )
 
 // ShapeError names the dimension that did not fit: in Op, What had size Got

@@ -3,6 +3,7 @@ package attention
 import (
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // Tensor is a read-only strided view of float32 data laid out as
@@ -24,18 +25,22 @@ func NewTensor(data []float32, batch, heads, rows, cols int) (Tensor, error) {
 // NewTensorStrided returns a view with explicit batch, head and row strides
 // (in elements; columns are contiguous). Views may overlap only if they are
 // read-only; the engine never writes to Q, K or V.
+//
+// The reach of the last element, cols + Σ (dim−1)·stride, is computed with
+// overflow checks and must not exceed len(data). A view with a zero-size
+// dimension has no elements: its strides are irrelevant (only their signs
+// are checked) and it holds no data, and the engine never derives work or
+// memory from the other dimensions of such a view.
 func NewTensorStrided(data []float32, batch, heads, rows, cols, batchStride, headStride, rowStride int) (Tensor, error) {
 	const op = "NewTensor"
 	if batch < 0 || heads < 0 || rows < 0 || cols < 0 || batchStride < 0 || headStride < 0 || rowStride < 0 {
 		return Tensor{}, argErr(op, "negative shape or stride [%d %d %d %d] / (%d %d %d)", batch, heads, rows, cols, batchStride, headStride, rowStride)
 	}
+	if batch == 0 || heads == 0 || rows == 0 || cols == 0 {
+		return Tensor{batch: batch, heads: heads, rows: rows, cols: cols}, nil
+	}
 	if rowStride < cols && rows > 1 {
 		return Tensor{}, shapeErr(op, "row stride", rowStride, cols, "at least the column count")
-	}
-	t := Tensor{data: data, batch: batch, heads: heads, rows: rows, cols: cols, bs: batchStride, hs: headStride, rs: rowStride}
-	if batch == 0 || heads == 0 || rows == 0 || cols == 0 {
-		t.data = nil
-		return t, nil
 	}
 	// The last element must be in range. Its offset is computed in 64 bits
 	// with the overflow checked, so no shape can wrap around to a small
@@ -44,7 +49,7 @@ func NewTensorStrided(data []float32, batch, heads, rows, cols, batchStride, hea
 	if !ok || last > uint64(len(data)) {
 		return Tensor{}, shapeErr(op, "len(data)", len(data), int(min(last, math.MaxInt)), "reach of the last element")
 	}
-	return t, nil
+	return Tensor{data: data[:last:last], batch: batch, heads: heads, rows: rows, cols: cols, bs: batchStride, hs: headStride, rs: rowStride}, nil
 }
 
 // reach returns cols + Σ (dims[i]−1)·strides[i] for dims of at least 1 and
@@ -75,9 +80,50 @@ func (t Tensor) Row(b, h, i int) []float32 {
 }
 
 // rowsFrom returns the data from row i of (b, h) on, for the row kernels.
+// A view without elements has zero strides, so this is nil[0:].
 func (t Tensor) rowsFrom(b, h, i int) []float32 {
-	if t.cols == 0 {
-		return nil
-	}
 	return t.data[b*t.bs+h*t.hs+i*t.rs:]
+}
+
+// empty reports whether the view has no elements.
+func (t Tensor) empty() bool { return len(t.data) == 0 }
+
+// distinctRows reports whether no two elements of the view share memory:
+// ordered by stride, each dimension must step past everything the
+// dimensions inside it cover (a sufficient test, exact for the layouts of
+// permuted dimensions). Outputs need it: two tasks writing one element
+// would race.
+func (t Tensor) distinctRows() bool {
+	if t.empty() {
+		return true
+	}
+	dims := [3][2]int{{t.batch, t.bs}, {t.heads, t.hs}, {t.rows, t.rs}}
+	// Three elements: a fixed sorting network by stride.
+	for _, p := range [3][2]int{{0, 1}, {1, 2}, {0, 1}} {
+		if dims[p[1]][1] < dims[p[0]][1] {
+			dims[p[0]], dims[p[1]] = dims[p[1]], dims[p[0]]
+		}
+	}
+	extent := t.cols // elements spanned by the dimensions inside, from the first
+	for _, d := range dims {
+		if d[0] == 1 {
+			continue
+		}
+		if d[1] < extent {
+			return false
+		}
+		extent = d[1]*(d[0]-1) + extent // at most the reach, which fits
+	}
+	return true
+}
+
+// overlaps reports whether the memory spans of a and b, from their first
+// to their last element, intersect.
+func overlaps(a, b Tensor) bool {
+	if a.empty() || b.empty() {
+		return false
+	}
+	a0, b0 := unsafe.Pointer(&a.data[0]), unsafe.Pointer(&b.data[0])
+	a1, b1 := unsafe.Add(a0, 4*len(a.data)), unsafe.Add(b0, 4*len(b.data))
+	return uintptr(a0) < uintptr(b1) && uintptr(b0) < uintptr(a1)
 }
