@@ -65,6 +65,12 @@ func parseHeatmap(data []byte) (weightGrid, string, error) {
 	if err := tokens("target", in.Target); err != nil {
 		return weightGrid{}, "", err
 	}
+	// The tokens alone fix the picture's size, so a grid too large to draw
+	// is refused before its weights are read or computed: memory and work
+	// stay in proportion to what can be drawn, not to the token counts.
+	if err := checkPicture(weightGrid{rows: in.Target, cols: in.Source}, ""); err != nil {
+		return weightGrid{}, "", err
+	}
 	vectors := in.Queries != nil || in.Keys != nil || in.Values != nil || in.Scorer != ""
 	switch {
 	case in.Weights != nil && vectors:
