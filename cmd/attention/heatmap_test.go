@@ -432,7 +432,8 @@ func TestHeatmapExampleFile(t *testing.T) {
 }
 
 // hostileInputs are small files that ask for far more than they hold: a
-// grid of 100,000 × 100,000 tokens (40 GB of weights, as many queries).
+// grid of 100,000 × 100,000 tokens (40 GB of weights, as many queries), and
+// a ragged matrix whose first row is long and whose other rows are many.
 func hostileInputs() []struct{ name, doc, msg string } {
 	const n = 100_000
 	var toks, ones strings.Builder
@@ -445,10 +446,14 @@ func hostileInputs() []struct{ name, doc, msg string } {
 		ones.WriteString("[1]")
 	}
 	grid := `"source": [` + toks.String() + `], "target": [` + toks.String() + `]`
+	const m = 200_000
+	ragged := "[[0" + strings.Repeat(",0", m-1) + "]" + strings.Repeat(",[0]", m-1) + "]"
 	tooLarge := "too large to draw: 100000 target × 100000 source tokens make a picture"
 	return []struct{ name, doc, msg string }{
 		{"queries and keys", `{` + grid + `, "queries": [` + ones.String() + `], "keys": [` + ones.String() + `]}`, tooLarge},
 		{"weights", `{` + grid + `, "weights": [` + ones.String() + `]}`, tooLarge},
+		{"ragged W", `{"source": ["a"], "target": ["x"], "scorer": "general", "queries": [[1]], "keys": [[1]], "W": ` + ragged + `}`,
+			`"W" is ragged: row 1 has 1 numbers, want 200000`},
 	}
 }
 
