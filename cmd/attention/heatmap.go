@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"unicode/utf8"
 )
 
 const heatmapDescription = `Draws attention weights as a heatmap, one row per output (target) token and
@@ -148,12 +150,28 @@ var errTooLarge = errors.New("too large to draw")
 
 // checkPicture refuses the picture of g titled title if it would be more
 // than maxPicture pixels a side. The token counts alone refuse a huge grid
-// before any token is measured, which keeps the layout's sums far inside
-// a 32-bit int.
+// before any token is measured, and the label lengths a label too long to
+// measure: font.MeasureString sums in 26.6 fixed point, which wraps past
+// 2²⁵ pixels, so such a label could pass for a narrow one. Both keep the
+// layout's sums far inside a 32-bit int.
 func checkPicture(g weightGrid, title string) error {
 	if len(g.cols) > maxPicture/minCellW || len(g.rows) > maxPicture/cellH {
 		return fmt.Errorf("%w: %d target × %d source tokens make a picture at least %d×%d, more than %d pixels a side: draw a part of the grid",
 			errTooLarge, len(g.rows), len(g.cols), int64(len(g.cols))*minCellW, int64(len(g.rows))*cellH, maxPicture)
+	}
+	const long = "%w: %s is %d characters long, more than a picture %d pixels wide holds"
+	for _, labels := range []struct {
+		field string
+		ss    []string
+	}{{"target", g.rows}, {"source", g.cols}} {
+		for i, s := range labels.ss {
+			if n := utf8.RuneCountInString(s); n > maxPicture {
+				return fmt.Errorf(long, errTooLarge, labels.field+"["+strconv.Itoa(i)+"]", n, maxPicture)
+			}
+		}
+	}
+	if n := utf8.RuneCountInString(title); n > maxPicture {
+		return fmt.Errorf(long, errTooLarge, "the title", n, maxPicture)
 	}
 	l := layoutHeatmap(g, title)
 	if l.width <= maxPicture && l.height <= maxPicture {

@@ -501,3 +501,26 @@ func TestHeatmapHugeInput(t *testing.T) {
 		})
 	}
 }
+
+// A token too long to measure is refused, not drawn: font.MeasureString
+// sums advances in 26.6 fixed point, which wraps, so this one (a little
+// over 2³² units of advance) would measure a few pixels wide and pass for
+// a narrow column.
+func TestHeatmapLongToken(t *testing.T) {
+	adv, ok := face(labelSize, false).GlyphAdvance('W')
+	if !ok || adv <= 0 {
+		t.Fatalf("advance of W: %v, %v", adv, ok)
+	}
+	n := int((1<<32)/int64(adv)) + 1
+	long := strings.Repeat("W", n)
+	dir := t.TempDir()
+	in := writeInput(t, `{"source": ["a", "`+long+`"], "target": ["x"], "weights": [[0.5, 0.5]]}`)
+	var stderr bytes.Buffer
+	code := run([]string{"heatmap", "--svg", filepath.Join(dir, "h.svg"), "--png", "", in}, io.Discard, &stderr)
+	if want := "source[1] is " + strconv.Itoa(n) + " characters long"; code != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, want 1 with %q; stderr %.300q", code, want, stderr.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("wrote %d files", len(entries))
+	}
+}
