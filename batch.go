@@ -13,7 +13,9 @@ type BatchOptions struct {
 	// Scale multiplies every score; 0 means 1/√d with d the key dimension.
 	Scale float32
 	// Causal masks keys after each query's position, aligned bottom-right:
-	// query i (of Tq) sees keys j <= i + Tk − Tq + CausalShift.
+	// query i (of Tq) sees keys j <= i + Tk − Tq + CausalShift, computed
+	// without overflow for any CausalShift (math.MaxInt unmasks every key,
+	// math.MinInt masks every key).
 	Causal      bool
 	CausalShift int
 	// ValidLen, if not nil, has one entry per batch entry: keys at or past
@@ -31,7 +33,9 @@ type BatchOptions struct {
 	// Softcap) through Softcap·tanh(s/Softcap), before Bias is added (so a
 	// −Inf bias still masks). The tanh is tanh32's (absolute error below
 	// 2^-22), its exponentials computed by the Exp kernel of the
-	// implementation in use. 0 means off.
+	// implementation in use. 0 means off. A Softcap below 1/MaxFloat32
+	// (about 2.9e-39), whose reciprocal the scores are multiplied by is not
+	// a float32, is refused with ErrArgument.
 	Softcap float32
 	// Bias, if not nil, is added to the (softcapped) scores before the
 	// softmax: an additive mask (−Inf masks a key), a position bias, an
