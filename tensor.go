@@ -123,7 +123,8 @@ func overlaps(a, b Tensor) bool {
 	if a.empty() || b.empty() {
 		return false
 	}
-	a0, b0 := unsafe.Pointer(&a.data[0]), unsafe.Pointer(&b.data[0])
-	a1, b1 := unsafe.Add(a0, 4*len(a.data)), unsafe.Add(b0, 4*len(b.data))
-	return uintptr(a0) < uintptr(b1) && uintptr(b0) < uintptr(a1)
+	// Addresses as integers: a pointer one past the end would not be a
+	// valid unsafe.Pointer (checkptr rejects it).
+	a0, b0 := uintptr(unsafe.Pointer(&a.data[0])), uintptr(unsafe.Pointer(&b.data[0]))
+	return a0 < b0+4*uintptr(len(b.data)) && b0 < a0+4*uintptr(len(a.data))
 }
