@@ -54,7 +54,7 @@ func check(a Attributes, in Inputs) (dims, error) {
 			return d, shapeErr("Q", Q, "a hidden size divisible by q_num_heads = %d", qh)
 		}
 		d.B, d.Sq, d.Hq, d.D = Q[0], Q[1], qh, Q[2]/qh
-		if K[2] != kvh*d.D {
+		if n, ok := mulInt(kvh, d.D); !ok || K[2] != n {
 			return d, shapeErr("K", K, "hidden size kv_num_heads·head_size = %d·%d", kvh, d.D)
 		}
 		if V[2]%kvh != 0 {
@@ -103,7 +103,10 @@ func check(a Attributes, in Inputs) (dims, error) {
 			return d, shapeErr("past_value", pv, "[%d, %d, %d, %d] (past_key is %v, v_head_size %d)", d.B, d.Hkv, d.P, d.Dv, pk, d.Dv)
 		}
 	}
-	d.T = d.P + d.Skv
+	var ok bool
+	if d.T, ok = addInt(d.P, d.Skv); !ok {
+		return d, shapeErr("K", K, "a kv_sequence_length that, after past_sequence_length %d, leaves total_sequence_length an int", d.P)
+	}
 
 	maxValid := 0 // the columns a mask must have: it may be short (opset 24)
 	if n := in.NonpadKVSeqlen; n != nil {
@@ -155,6 +158,9 @@ func checkData(name string, t *Tensor, types ...DType) error {
 		if x < 0 {
 			return shapeErr(name, t.Shape, "no negative dimension")
 		}
+	}
+	if _, ok := extent(t.Shape...); !ok {
+		return shapeErr(name, t.Shape, "dimensions whose product fits in an int")
 	}
 	if n := t.dataLen(); n != t.Len() {
 		return shapeErr(name, t.Shape, "%d elements to match the shape, got %d", t.Len(), n)
