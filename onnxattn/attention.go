@@ -3,17 +3,18 @@
 // attention, so attention exported from ONNX models runs through the same
 // kernels as everything else.
 //
-// Everything the operator does is one call of attention.Batched.Attend:
+// Everything the operator computes, attention.Batched.Attend computes:
 // the attention mask becomes the engine's Bias (bool false and the padded
 // columns of a short mask become −Inf), is_causal its causal frontier with
 // the operator's own offset (the past length with a KV cache, the valid
 // length minus Sq with nonpad_kv_seqlen, 0 otherwise: top-left aligned,
 // not bottom-right), nonpad_kv_seqlen its ValidLen, softcap its Softcap,
-// and the qk_matmul_output modes its Logits (modes 1 and 2; mode 0 is a
-// second call without softcap or masks) and Weights (mode 3). 3D inputs
-// are strided views, never transposed copies; only past_key/past_value
-// are concatenated (into present_key/present_value, which the engine then
-// reads) and float16 inputs are widened.
+// and the qk_matmul_output modes its Logits (mode 2) and Weights (mode 3);
+// modes 0 and 1 are the Logits of one more call without masks (and
+// without softcap for mode 0). 3D inputs are strided views, never
+// transposed copies; only past_key/past_value are concatenated (into
+// present_key/present_value, which the engine then reads) and float16
+// inputs are widened.
 //
 // Numerics: everything is computed in float32, whatever the input type and
 // softmax_precision (float32 is at least as precise as float16 and
@@ -21,6 +22,22 @@
 // float32). Float16 outputs are rounded to nearest, ties to even. A query
 // row with no key left (every bias −Inf) gets a zero output and zero
 // weights, as the 1.23 errata require.
+//
+// Shapes come from model files, which a service may not control, so no
+// shape can make Run panic or allocate what its data does not justify.
+// Every product of dimensions is overflow-checked. A dimension is backed
+// when an input that has it holds at least one element (it is then at
+// most that input's length); in every buffer Run allocates (Y,
+// present_key/present_value, qk_matmul_output, the bias of a bool,
+// float16 or short mask), the dimensions that no element backs must
+// multiply to at most 65536, so each buffer is a product of backed
+// dimensions (which may be quadratic, as qk_matmul_output is) times at
+// most 65536: a v_head_size with V and past_value empty, say, gives Y
+// at most 65536 zeros per query row. Shapes beyond that, or whose nonzero
+// dimensions multiply beyond an int, return a *ShapeError naming the
+// input; attribute and value problems return errors wrapping
+// attention.ErrArgument; a closed engine returns attention.ErrClosed.
+// Nothing else is returned.
 package onnxattn
 
 import "github.com/glancelab/attention"
@@ -76,39 +93,45 @@ type Outputs struct {
 	Y, PresentKey, PresentValue, QKMatmulOutput *Tensor
 }
 
-// dims are the sizes of one call.
+// dims are the sizes of one call. Once check has passed, the extent of
+// every tensor and buffer of the call fits in an int (see sizes.fit), so
+// products of these dimensions within one of them cannot overflow.
 type dims struct {
 	threeD                    bool
 	B, Hq, Hkv, Sq, Skv, P, T int
 	D, Dv                     int
+	nY, nQK                   int // elements of Y and of qk_matmul_output (0 if not wanted)
 }
 
 // Run evaluates the Attention operator on e (nil: a single-worker engine
 // for this call). Inputs that do not fit return a *ShapeError naming the
 // input and its shape (errors.Is attention.ErrShape), bad attributes or
-// values an error wrapping attention.ErrArgument.
+// values an error wrapping attention.ErrArgument; a closed e returns
+// attention.ErrClosed. No other error is returned, and no shape panics.
+//
+// Shapes are checked before anything is allocated: every product of
+// dimensions must fit in an int, and in every buffer Run allocates (the
+// outputs, present_key/present_value, the bias of a bool, float16 or
+// short mask) the dimensions that no element of an input backs must
+// multiply to at most 65536 (see the package documentation). The engine
+// runs only when Y or qk_matmul_output has an element to compute and
+// there is a key: without keys every row is fully masked and Y is zero.
 func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, error) {
-	d, err := check(a, in)
+	d, err := check(a, in, want)
 	if err != nil {
 		return Outputs{}, err
 	}
-	if e == nil {
-		e = attention.NewBatched(1)
-		defer e.Close()
-	}
-	B, Hq, Hkv, Sq, Skv, P, T, D, Dv := d.B, d.Hq, d.Hkv, d.Sq, d.Skv, d.P, d.T, d.D, d.Dv
-
-	q, err := view(in.Q.Floats(), d.threeD, B, Hq, Sq, D)
+	q, err := view(in.Q.Floats(), d.threeD, d.B, d.Hq, d.Sq, d.D)
 	if err != nil {
-		return Outputs{}, err
+		return Outputs{}, viewErr(err, "Q", in.Q)
 	}
-	k, err := view(in.K.Floats(), d.threeD, B, Hkv, Skv, D)
+	k, err := view(in.K.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.D)
 	if err != nil {
-		return Outputs{}, err
+		return Outputs{}, viewErr(err, "K", in.K)
 	}
-	v, err := view(in.V.Floats(), d.threeD, B, Hkv, Skv, Dv)
+	v, err := view(in.V.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.Dv)
 	if err != nil {
-		return Outputs{}, err
+		return Outputs{}, viewErr(err, "V", in.V)
 	}
 	var out Outputs
 	if in.PastKey != nil || want.Present {
@@ -116,18 +139,91 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 		if in.PastKey != nil {
 			pk, pv = in.PastKey.Floats(), in.PastValue.Floats()
 		}
-		kc, kData := concat(pk, k, B, Hkv, P, Skv, D)
-		vc, vData := concat(pv, v, B, Hkv, P, Skv, Dv)
-		k, v = kc, vc
+		var kData, vData []float32
+		if k, kData, err = concat(pk, k, d.P); err != nil {
+			return Outputs{}, viewErr(err, "K", in.K)
+		}
+		if v, vData, err = concat(pv, v, d.P); err != nil {
+			return Outputs{}, viewErr(err, "V", in.V)
+		}
 		if want.Present {
-			out.PresentKey = floatTensor(in.K.DType, kData, B, Hkv, T, D)
-			out.PresentValue = floatTensor(in.V.DType, vData, B, Hkv, T, Dv)
+			out.PresentKey = floatTensor(in.K.DType, kData, d.B, d.Hkv, d.T, d.D)
+			out.PresentValue = floatTensor(in.V.DType, vData, d.B, d.Hkv, d.T, d.Dv)
 		}
 	}
+	yData := make([]float32, d.nY)
+	var qkData []float32
+	if want.QKMatmulOutput {
+		qkData = make([]float32, d.nQK)
+	}
+	if d.T > 0 && (len(yData) > 0 || len(qkData) > 0) {
+		if e == nil {
+			e = attention.NewBatched(1)
+			defer e.Close()
+		}
+		if err := attend(e, a, in, d, q, k, v, yData, qkData); err != nil {
+			return Outputs{}, err
+		}
+	}
+	if d.threeD {
+		out.Y = floatTensor(in.Q.DType, yData, d.B, d.Sq, d.Hq*d.Dv)
+	} else {
+		out.Y = floatTensor(in.Q.DType, yData, d.B, d.Hq, d.Sq, d.Dv)
+	}
+	if want.QKMatmulOutput {
+		out.QKMatmulOutput = floatTensor(in.Q.DType, qkData, d.B, d.Hq, d.Sq, d.T)
+	}
+	return out, nil
+}
 
+// attend computes Y into yData and, if qkData is not nil, the
+// qk_matmul_output: modes 2 and 3 come from the call that computes Y, with
+// every mask; modes 0 and 1 from a call before it without masks (and
+// without softcap for mode 0), with Y as its scratch.
+func attend(e *attention.Batched, a Attributes, in Inputs, d dims, q, k, v attention.Tensor, yData, qkData []float32) error {
+	y, err := view(yData, d.threeD, d.B, d.Hq, d.Sq, d.Dv)
+	if err != nil {
+		return viewErr(err, "Q", in.Q)
+	}
+	var qk attention.Tensor
+	if qkData != nil {
+		if qk, err = attention.NewTensor(qkData, d.B, d.Hq, d.Sq, d.T); err != nil {
+			return viewErr(err, "Q", in.Q)
+		}
+	}
+	mode := a.QKMatmulOutputMode
+	if len(qkData) > 0 && mode < 2 {
+		raw := attention.BatchOptions{Scale: a.Scale, Logits: &qk}
+		if mode == 1 {
+			raw.Softcap = a.Softcap
+		}
+		if err := e.Attend(y, q, k, v, &raw); err != nil {
+			return engineErr(err, in)
+		}
+	}
+	if len(yData) == 0 && (mode < 2 || len(qkData) == 0) {
+		return nil
+	}
+	opt, err := options(a, in, d)
+	if err != nil {
+		return err
+	}
+	if qkData != nil {
+		switch mode {
+		case 2:
+			opt.Logits = &qk
+		case 3:
+			opt.Weights = &qk
+		}
+	}
+	return engineErr(e.Attend(y, q, k, v, &opt), in)
+}
+
+// options translates the masks and attributes into the engine's options.
+func options(a Attributes, in Inputs, d dims) (attention.BatchOptions, error) {
 	opt := attention.BatchOptions{Scale: a.Scale, Softcap: a.Softcap, Causal: a.IsCausal}
 	if in.NonpadKVSeqlen != nil {
-		opt.ValidLen = make([]int, B)
+		opt.ValidLen = make([]int, d.B)
 		for b, n := range in.NonpadKVSeqlen.I64 {
 			opt.ValidLen[b] = int(n)
 		}
@@ -135,127 +231,18 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 	switch {
 	case !a.IsCausal:
 	case in.PastKey != nil: // offset P: j <= i + T − Sq + (Sq − Skv)
-		opt.CausalShift = Sq - Skv
+		opt.CausalShift = d.Sq - d.Skv
 	case in.NonpadKVSeqlen != nil: // offset ValidLen[b] − Sq
 		opt.CausalToValidLen = true
 	default: // offset 0
-		opt.CausalShift = Sq - T
+		opt.CausalShift = d.Sq - d.T
 	}
 	if in.AttnMask != nil {
 		bias, err := maskBias(in.AttnMask, d)
 		if err != nil {
-			return Outputs{}, err
+			return opt, viewErr(err, "attn_mask", in.AttnMask)
 		}
 		opt.Bias = &bias
 	}
-
-	yData := make([]float32, B*Hq*Sq*Dv)
-	y, err := view(yData, d.threeD, B, Hq, Sq, Dv)
-	if err != nil {
-		return Outputs{}, err
-	}
-	var qk attention.Tensor
-	var qkData []float32
-	if want.QKMatmulOutput {
-		qkData = make([]float32, B*Hq*Sq*T)
-		if qk, err = attention.NewTensor(qkData, B, Hq, Sq, T); err != nil {
-			return Outputs{}, err
-		}
-		switch a.QKMatmulOutputMode {
-		case 2:
-			opt.Logits = &qk
-		case 3:
-			opt.Weights = &qk
-		}
-	}
-	if err := e.Attend(y, q, k, v, &opt); err != nil {
-		return Outputs{}, err
-	}
-	if want.QKMatmulOutput && a.QKMatmulOutputMode < 2 {
-		// The scores before the mask: the same engine, without masks, and
-		// without softcap for mode 0.
-		raw := attention.BatchOptions{Scale: a.Scale, Logits: &qk}
-		if a.QKMatmulOutputMode == 1 {
-			raw.Softcap = a.Softcap
-		}
-		scratch, err := attention.NewTensor(make([]float32, B*Hq*Sq*Dv), B, Hq, Sq, Dv)
-		if err != nil {
-			return Outputs{}, err
-		}
-		if err := e.Attend(scratch, q, k, v, &raw); err != nil {
-			return Outputs{}, err
-		}
-	}
-	if d.threeD {
-		out.Y = floatTensor(in.Q.DType, yData, B, Sq, Hq*Dv)
-	} else {
-		out.Y = floatTensor(in.Q.DType, yData, B, Hq, Sq, Dv)
-	}
-	if want.QKMatmulOutput {
-		out.QKMatmulOutput = floatTensor(in.Q.DType, qkData, B, Hq, Sq, T)
-	}
-	return out, nil
-}
-
-// view returns data as a [B][H][S][hd] engine tensor: packed for 4D
-// inputs, a strided view of [B][S][H·hd] for 3D ones.
-func view(data []float32, threeD bool, B, H, S, hd int) (attention.Tensor, error) {
-	if threeD {
-		return attention.NewTensorStrided(data, B, H, S, hd, S*H*hd, hd, H*hd)
-	}
-	return attention.NewTensor(data, B, H, S, hd)
-}
-
-// concat returns past (packed [B][H][P][hd], nil if P = 0) followed by the
-// rows of x along the sequence axis, as a packed tensor and its data.
-func concat(past []float32, x attention.Tensor, B, H, P, S, hd int) (attention.Tensor, []float32) {
-	T := P + S
-	data := make([]float32, B*H*T*hd)
-	for b := range B {
-		for h := range H {
-			dst := data[(b*H+h)*T*hd:]
-			copy(dst[:P*hd], past[(b*H+h)*P*hd:])
-			for s := range S {
-				copy(dst[(P+s)*hd:(P+s+1)*hd], x.Row(b, h, s))
-			}
-		}
-	}
-	t, err := attention.NewTensor(data, B, H, T, hd)
-	if err != nil {
-		panic("onnxattn: concat: " + err.Error()) // sizes computed above
-	}
-	return t, data
-}
-
-// maskBias turns attn_mask into the engine's bias: right-aligned to
-// [B][Hq][Sq][T], with size-1 dimensions left for the engine to broadcast;
-// bool false and the columns a short mask lacks (opset 24) become −Inf.
-func maskBias(m *Tensor, d dims) (attention.Tensor, error) {
-	r := len(m.Shape)
-	s4 := [4]int{1, 1, 1, 1}
-	copy(s4[4-r:], m.Shape)
-	n := s4[0] * s4[1] * s4[2]
-	cols := s4[3]
-	if m.DType == Float32 && cols == d.T {
-		return attention.NewTensor(m.F32, s4[0], s4[1], s4[2], d.T)
-	}
-	bias := make([]float32, n*d.T)
-	for row := range n {
-		dst := bias[row*d.T : (row+1)*d.T]
-		for j := range dst {
-			switch {
-			case j >= cols:
-				dst[j] = negInf
-			case m.DType == Bool:
-				if !m.Bool[row*cols+j] {
-					dst[j] = negInf
-				}
-			case m.DType == Float16:
-				dst[j] = Float16ToFloat32(m.F16[row*cols+j])
-			default:
-				dst[j] = m.F32[row*cols+j]
-			}
-		}
-	}
-	return attention.NewTensor(bias, s4[0], s4[1], s4[2], d.T)
+	return opt, nil
 }

@@ -3,14 +3,18 @@ package onnxattn
 import "math"
 
 // check validates the attributes and every input's type and shape, and
-// returns the sizes of the call.
-func check(a Attributes, in Inputs) (dims, error) {
+// returns the sizes of the call, every buffer of which fits (see
+// sizes.fit).
+func check(a Attributes, in Inputs, want Want) (dims, error) {
 	var d dims
 	switch {
 	case a.QKMatmulOutputMode < 0 || a.QKMatmulOutputMode > 3:
 		return d, argErr("qk_matmul_output_mode %d not in 0..3", a.QKMatmulOutputMode)
 	case !(a.Softcap >= 0) || math.IsInf(float64(a.Softcap), 0):
 		return d, argErr("softcap %v is not a finite value >= 0", a.Softcap)
+	case a.Softcap > 0 && math.IsInf(float64(1/a.Softcap), 0):
+		// The engine divides the scores by softcap through its reciprocal.
+		return d, argErr("softcap %v is so small that its reciprocal is not a float32", a.Softcap)
 	case math.IsNaN(float64(a.Scale)) || math.IsInf(float64(a.Scale), 0):
 		return d, argErr("scale %v is not finite", a.Scale)
 	case a.QNumHeads < 0 || a.KVNumHeads < 0:
@@ -141,7 +145,46 @@ func check(a Attributes, in Inputs) (dims, error) {
 			return d, shapeErr("attn_mask", m.Shape, "a last dimension between %d (the valid keys) and %d (total_sequence_length)", maxValid, d.T)
 		}
 	}
-	return d, nil
+	return d, d.fit(in, want)
+}
+
+// fit checks every tensor the call views and every buffer it allocates
+// (see sizes.fit), and records the sizes of the outputs.
+func (d *dims) fit(in Inputs, want Want) error {
+	s := newSizes(*d, in)
+	type buffer struct {
+		name string
+		axes []axis
+		n    *int // where its element count goes, if needed
+	}
+	bufs := []buffer{
+		{"Q", []axis{axBatch, axQHeads, axQLen, axHeadSize}, nil},
+		{"K", []axis{axBatch, axKVHeads, axKVLen, axHeadSize}, nil},
+		{"V", []axis{axBatch, axKVHeads, axKVLen, axVHeadSize}, nil},
+		{"Y", []axis{axBatch, axQHeads, axQLen, axVHeadSize}, &d.nY},
+	}
+	if in.PastKey != nil || want.Present {
+		bufs = append(bufs,
+			buffer{"present_key", []axis{axBatch, axKVHeads, axTotalLen, axHeadSize}, nil},
+			buffer{"present_value", []axis{axBatch, axKVHeads, axTotalLen, axVHeadSize}, nil})
+	}
+	if want.QKMatmulOutput {
+		bufs = append(bufs, buffer{"qk_matmul_output", []axis{axBatch, axQHeads, axQLen, axTotalLen}, &d.nQK})
+	}
+	if m := in.AttnMask; m != nil {
+		axes := s.maskAxes(m)
+		bufs = append(bufs, buffer{"the bias attn_mask becomes", axes[:], nil})
+	}
+	for _, b := range bufs {
+		n, err := s.fit(b.name, b.axes...)
+		if err != nil {
+			return err
+		}
+		if b.n != nil {
+			*b.n = n
+		}
+	}
+	return nil
 }
 
 // checkData checks that t has one of the types and as many elements as its
