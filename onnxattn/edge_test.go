@@ -33,27 +33,43 @@ func TestEmptyQueriesSharedEngine(t *testing.T) {
 				t.Fatalf("%s: Y %v qk %v", name, got.Y.Shape, got.QKMatmulOutput.Shape)
 			}
 			rc := randomCase{a: a, in: in, f: Float32}
-			pk, pv := concatRef(in.PastKey, in.K), concatRef(in.PastValue, in.V)
+			pk, pv := concatRef(in.PastKey, in.K, 2), concatRef(in.PastValue, in.V, 2)
 			near(t, rc, "present_key", got.PresentKey, pk)
 			near(t, rc, "present_value", got.PresentValue, pv)
 		}
 	}
 }
 
-// concatRef is the [B][H][P+S][hd] concatenation of two 4D tensors, in
-// float64.
-func concatRef(past, x *Tensor) []float64 {
-	B, H, P, hd := past.Shape[0], past.Shape[1], past.Shape[2], past.Shape[3]
-	S := x.Shape[2]
-	p, s := past.Floats(), x.Floats()
+// concatRef is present_key or present_value in float64: the
+// [B][H][P][hd] past (nil: P = 0) followed by x, 4D [B][H][S][hd] or 3D
+// [B][S][H·hd].
+func concatRef(past, x *Tensor, H int) []float64 {
+	B, S, hd := x.Shape[0], x.Shape[len(x.Shape)-2], 0
+	if len(x.Shape) == 3 {
+		hd = x.Shape[2] / H
+	} else {
+		hd = x.Shape[3]
+	}
+	var p []float32
+	P := 0
+	if past != nil {
+		p, P = past.Floats(), past.Shape[2]
+	}
+	s := x.Floats()
 	out := make([]float64, 0, B*H*(P+S)*hd)
 	for b := range B {
 		for h := range H {
 			for _, v := range p[(b*H+h)*P*hd : (b*H+h+1)*P*hd] {
 				out = append(out, float64(v))
 			}
-			for _, v := range s[(b*H+h)*S*hd : (b*H+h+1)*S*hd] {
-				out = append(out, float64(v))
+			for i := range S {
+				o := ((b*H+h)*S + i) * hd
+				if len(x.Shape) == 3 {
+					o = (b*S+i)*H*hd + h*hd
+				}
+				for _, v := range s[o : o+hd] {
+					out = append(out, float64(v))
+				}
 			}
 		}
 	}
