@@ -13,7 +13,9 @@ type BatchOptions struct {
 	// Scale multiplies every score; 0 means 1/√d with d the key dimension.
 	Scale float32
 	// Causal masks keys after each query's position, aligned bottom-right:
-	// query i (of Tq) sees keys j <= i + Tk − Tq + CausalShift.
+	// query i (of Tq) sees keys j <= i + Tk − Tq + CausalShift, computed
+	// without overflow for any CausalShift (math.MaxInt unmasks every key,
+	// math.MinInt masks every key).
 	Causal      bool
 	CausalShift int
 	// ValidLen, if not nil, has one entry per batch entry: keys at or past
@@ -31,7 +33,9 @@ type BatchOptions struct {
 	// Softcap) through Softcap·tanh(s/Softcap), before Bias is added (so a
 	// −Inf bias still masks). The tanh is tanh32's (absolute error below
 	// 2^-22), its exponentials computed by the Exp kernel of the
-	// implementation in use. 0 means off.
+	// implementation in use. 0 means off. A Softcap below 1/MaxFloat32
+	// (about 2.9e-39) is refused with ErrArgument: the scores are
+	// multiplied by its reciprocal, which would not be a float32.
 	Softcap float32
 	// Bias, if not nil, is added to the (softcapped) scores before the
 	// softmax: an additive mask (−Inf masks a key), a position bias, an
@@ -177,10 +181,30 @@ type batchJob struct {
 // Softcap·tanh(scale·Q·Kᵀ/Softcap) + Bias, then masked. Shapes:
 // q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
 // out [B][H][Tq][dv], with H a multiple of Hkv. It follows Memory.Attend's
-// semantics row by row: masked keys get weight exactly 0 and are never read,
-// a query row with no key attended gets a zero output (and zero weights),
-// NaN propagates, a +Inf score makes the row NaN. Shape mismatches return an
-// error wrapping ErrShape and change nothing.
+// semantics row by row: masked keys get weight exactly 0, a query row with
+// no key attended gets a zero output (and zero weights), NaN propagates, a
+// +Inf score makes the row NaN. Shape mismatches return an error wrapping
+// ErrShape and change nothing.
+//
+// What is read: keys at or past ValidLen[b], or past every query row's
+// causal frontier, are never read (neither K nor V rows). Keys masked by
+// Keep have their K row read (every key of a tile is scored, then masked)
+// and, on the block path (8 or more query rows), their V row read too (to
+// check it is finite, and multiplied by a zero weight when it is); their
+// weight is exactly 0 and a value row of theirs that is not finite never
+// reaches the output. Keys masked by a −Inf Bias are read and their value
+// rows multiplied by 0, so a NaN or Inf there makes the row NaN unless the
+// row attends nothing.
+//
+// Zero sizes: any dimension may be 0. A call whose outputs (out, Weights,
+// Logits) have no element computes nothing and returns nil; a query row
+// with no key (Tk = 0) gets a zero output; keys of dimension 0 all score 0.
+//
+// Aliasing: Q, K, V and Bias may overlap one another (views into one fused
+// buffer). Out, Weights and Logits must not: no two of their elements may
+// share memory, and none may touch the memory span (first to last element)
+// of another operand; such calls return an error wrapping ErrArgument.
+// After Close, Attend returns ErrClosed.
 func (e *Batched) Attend(out, q, k, v Tensor, opt *BatchOptions) error {
 	if opt == nil {
 		opt = &BatchOptions{}

@@ -225,19 +225,28 @@ func FuzzAttend(f *testing.F) {
 	})
 }
 
-// FuzzBatched builds a batched problem from the fuzzer's bytes: shapes,
-// grouped heads, causal shift, valid lengths, a keep-mask, strided views
-// and all the data. Row padding of strided views holds NaN, so a read
-// outside a row shows up in the output.
+// FuzzBatched builds a batched problem from the fuzzer's bytes: shapes
+// (every dimension may be 0), grouped heads, causal shift, valid lengths, a
+// keep-mask, strided views and all the data. Row padding of strided views
+// holds NaN, so a read outside a row shows up in the output.
 func FuzzBatched(f *testing.F) {
 	f.Add(uint8(0), uint8(4), uint8(9), uint8(3), uint8(2), uint8(0), []byte{141, 157, 125, 189})
 	f.Add(uint8(13), uint8(33), uint8(200), uint8(16), uint8(7), uint8(0x5b), []byte{1, 2, 250, 77, 3, 199, 255, 0, 44})
 	f.Add(uint8(6), uint8(17), uint8(64), uint8(63), uint8(9), uint8(0x7f), []byte{9, 200, 31, 140, 252})
+	// Zero sizes: no query rows on two workers; keys and values of
+	// dimension 0 on the block path; no keys with strided weights; no heads.
+	f.Add(uint8(9), uint8(0), uint8(5), uint8(3), uint8(2), uint8(0), []byte{141})
+	f.Add(uint8(8), uint8(20), uint8(7), uint8(0), uint8(0), uint8(0x01), []byte{141, 157})
+	f.Add(uint8(9), uint8(3), uint8(0), uint8(4), uint8(3), uint8(0x60), []byte{})
+	f.Add(uint8(0xf3), uint8(4), uint8(4), uint8(4), uint8(4), uint8(0), []byte{1})
 	f.Fuzz(func(t *testing.T, hB, tqB, tkB, dkB, dvB, flags uint8, data []byte) {
-		hkv, group, B := 1+int(hB)%2, 1+int(hB/2)%3, 1+int(hB/8)%2
+		hkv, group, B := 1+int(hB)%2, 1+int(hB/2)%3, int(hB/8)%3
+		if hB >= 0xf0 { // no query heads, and for some no key/value heads either
+			hkv, group = int(hB)%2, 0
+		}
 		c := batchCase{
 			B: B, H: hkv * group, Hkv: hkv,
-			Tq: 1 + int(tqB)%40, Tk: 1 + int(tkB), dk: 1 + int(dkB)%24, dv: 1 + int(dvB)%12,
+			Tq: int(tqB) % 41, Tk: int(tkB), dk: int(dkB) % 25, dv: int(dvB) % 13,
 			causal: flags&1 != 0, shift: int(flags>>1)%4 - 1, valid: flags&8 != 0,
 			keep: flags&16 != 0, weights: flags&32 != 0, strided: flags&64 != 0,
 		}
@@ -320,9 +329,18 @@ func FuzzBatchedScores(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64, shape, opts uint8, data []byte) {
 		r := testutil.Rand(seed)
 		hkv := 1 + int(shape&1)
+		// Every dimension may be 0: the batch and the query rows now and
+		// then, the others at random.
+		B, Tq := 1+int(shape>>1&1), 1+3*int(shape>>3&7)
+		if seed%11 == 0 {
+			B = 0
+		}
+		if seed%13 == 0 {
+			Tq = 0
+		}
 		c := batchCase{
-			B: 1 + int(shape>>1&1), H: hkv * (1 + int(shape>>2&1)), Hkv: hkv,
-			Tq: 1 + 3*int(shape>>3&7), Tk: 1 + 90*int(shape>>6) + r.IntN(40), dk: 1 + r.IntN(20), dv: 1 + r.IntN(10),
+			B: B, H: hkv * (1 + int(shape>>2&1)), Hkv: hkv,
+			Tq: Tq, Tk: 90*int(shape>>6) + r.IntN(41), dk: r.IntN(21), dv: r.IntN(11),
 			causal: opts&1 != 0, valid: opts&2 != 0, toValid: opts&4 != 0, weights: opts&8 != 0, logit: opts&16 != 0,
 			bias: biasKind(1 + int(opts>>5&3)), shift: r.IntN(5) - 2, keep: seed>>3&1 != 0,
 		}
@@ -332,6 +350,9 @@ func FuzzBatchedScores(f *testing.F) {
 		p := newBatchProblem(t, r, c)
 		bb, bh, bq, _ := p.bias.Shape()
 		for _, x := range decodeFloats(data) {
+			if p.bias.empty() {
+				break
+			}
 			p.bias.Row(r.IntN(bb), r.IntN(bh), r.IntN(bq))[r.IntN(c.Tk)] = x
 		}
 		e := NewBatched(1)

@@ -40,7 +40,8 @@ func Dot(x, y []float32) float32 {
 //
 // Each element is rounded at most twice (product, sum) or once where the
 // implementation fuses them, so |error| ≤ 2u·(|alpha·x[i]| + |y[i]|)
-// (plus 2^-149 in the subnormal range).
+// (plus 2^-149 in the subnormal range). x and y may be the same slice; if
+// they overlap otherwise the result is unspecified.
 // Axpy panics if len(x) != len(y).
 func Axpy(alpha float32, x, y []float32) {
 	if len(x) != len(y) {
@@ -61,8 +62,8 @@ func Axpy(alpha float32, x, y []float32) {
 // it is subnormal the absolute error is below 2^-149. Special values:
 // Exp(-Inf) = +0, Exp(+Inf) = +Inf, Exp(NaN) = NaN, Exp(±0) = 1, inputs
 // above 88.72283 (ln of the largest float32) give +Inf and inputs below
-// -103.97 give +0. dst and x may be the same slice. Exp panics if
-// len(dst) != len(x).
+// -103.97 give +0. dst and x may be the same slice; if they overlap
+// otherwise the result is unspecified. Exp panics if len(dst) != len(x).
 func Exp(dst, x []float32) {
 	if len(dst) != len(x) {
 		panic(lengthError{"Exp", len(dst), len(x)})
@@ -92,8 +93,8 @@ func Exp(dst, x []float32) {
 // relatively, u = 2^-24, n = len(x) (the rounding of x[i]−m, the exp, the sum
 // of n terms and the final scaling), plus 2^-126 absolutely where
 // e^(x[i]−m) is subnormal; the tests check that bound against a float64
-// reference. dst and x may be the same slice. Softmax panics if
-// len(dst) != len(x).
+// reference. dst and x may be the same slice; if they overlap otherwise
+// the result is unspecified. Softmax panics if len(dst) != len(x).
 func Softmax(dst, x []float32) {
 	if len(dst) != len(x) {
 		panic(lengthError{"Softmax", len(dst), len(x)})

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"unicode/utf8"
 )
 
 const heatmapDescription = `Draws attention weights as a heatmap, one row per output (target) token and
@@ -60,9 +63,8 @@ func runHeatmap(stdout, _ io.Writer, args []string) error {
 	if *title == "" {
 		*title = "Attention weights (" + desc + ")"
 	}
-	if l := layoutHeatmap(grid, *title); l.width > maxPicture || l.height > maxPicture {
-		return fmt.Errorf("%d target × %d source tokens make a %d×%d picture, more than %d pixels a side: draw a part of the grid",
-			len(grid.rows), len(grid.cols), l.width, l.height, maxPicture)
+	if err := checkPicture(grid, *title); err != nil {
+		return err
 	}
 	if *svgPath == "" && *pngPath == "" {
 		return &usageError{msg: "--svg and --png are both empty: nothing to write", usage: usageOf(fs)}
@@ -133,8 +135,54 @@ func inkOn(w float32) color.RGBA {
 func hex(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
 
 // maxPicture bounds the picture's width and height in pixels (a PNG that
-// size takes 1 GiB of memory); a cell is at least 64×44.
+// size takes 1 GiB of memory).
 const maxPicture = 16384
+
+// A cell is at least minCellW pixels wide and always cellH high.
+const (
+	minCellW = 64
+	cellH    = 44
+)
+
+// errTooLarge marks a grid, or a title, whose picture would be more than
+// maxPicture pixels a side.
+var errTooLarge = errors.New("too large to draw")
+
+// checkPicture refuses the picture of g titled title if it would be more
+// than maxPicture pixels a side. The token counts alone refuse a huge grid
+// before any token is measured, and the label lengths a label too long to
+// measure: font.MeasureString sums in 26.6 fixed point, which wraps past
+// 2²⁵ pixels, so such a label could pass for a narrow one. Both keep the
+// layout's sums far inside a 32-bit int.
+func checkPicture(g weightGrid, title string) error {
+	if len(g.cols) > maxPicture/minCellW || len(g.rows) > maxPicture/cellH {
+		return fmt.Errorf("%w: %d target × %d source tokens make a picture at least %d×%d, more than %d pixels a side: draw a part of the grid",
+			errTooLarge, len(g.rows), len(g.cols), int64(len(g.cols))*minCellW, int64(len(g.rows))*cellH, maxPicture)
+	}
+	const long = "%w: %s is %d characters long, more than a picture %d pixels wide holds"
+	for _, labels := range []struct {
+		field string
+		ss    []string
+	}{{"target", g.rows}, {"source", g.cols}} {
+		for i, s := range labels.ss {
+			if n := utf8.RuneCountInString(s); n > maxPicture {
+				return fmt.Errorf(long, errTooLarge, labels.field+"["+strconv.Itoa(i)+"]", n, maxPicture)
+			}
+		}
+	}
+	if n := utf8.RuneCountInString(title); n > maxPicture {
+		return fmt.Errorf(long, errTooLarge, "the title", n, maxPicture)
+	}
+	l := layoutHeatmap(g, title)
+	if l.width <= maxPicture && l.height <= maxPicture {
+		return nil
+	}
+	if bare := layoutHeatmap(g, ""); bare.width <= maxPicture && bare.height <= maxPicture {
+		return fmt.Errorf("%w: the title makes the picture %d pixels wide, more than %d: shorten it", errTooLarge, l.width, maxPicture)
+	}
+	return fmt.Errorf("%w: %d target × %d source tokens make a %d×%d picture, more than %d pixels a side: draw a part of the grid",
+		errTooLarge, len(g.rows), len(g.cols), l.width, l.height, maxPicture)
+}
 
 // Font sizes in pixels, shared by the SVG and the PNG.
 const (
@@ -169,8 +217,8 @@ func layoutHeatmap(g weightGrid, title string) heatLayout {
 		return n
 	}
 	var l heatLayout
-	l.cellW = max(64, widest(g.cols, labelSize)+24, textWidth("0.00", valueSize, false)+24)
-	l.cellH = 44
+	l.cellW = max(minCellW, widest(g.cols, labelSize)+24, textWidth("0.00", valueSize, false)+24)
+	l.cellH = cellH
 	l.titleY = margin + titleSize
 	l.axisY = l.titleY + 32
 	l.colLabelY = l.axisY + 28

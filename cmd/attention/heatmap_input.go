@@ -65,6 +65,12 @@ func parseHeatmap(data []byte) (weightGrid, string, error) {
 	if err := tokens("target", in.Target); err != nil {
 		return weightGrid{}, "", err
 	}
+	// The tokens alone fix the picture's size, so a grid too large to draw
+	// is refused before its weights are read or computed: memory and work
+	// stay in proportion to what can be drawn, not to the token counts.
+	if err := checkPicture(weightGrid{rows: in.Target, cols: in.Source}, ""); err != nil {
+		return weightGrid{}, "", err
+	}
 	vectors := in.Queries != nil || in.Keys != nil || in.Values != nil || in.Scorer != ""
 	switch {
 	case in.Weights != nil && vectors:
@@ -161,11 +167,16 @@ func matrix(field string, m [][]float64, rows, cols int) (attention.Matrix, erro
 	if cols == 0 {
 		return attention.Matrix{}, fmt.Errorf("%w: %q has empty rows", errShape, field)
 	}
-	flat := make([]float32, 0, len(m)*cols)
+	// Every row is checked before the copy is allocated, whose size would
+	// otherwise be the row count times the first row's length, however
+	// short the other rows are.
 	for i, row := range m {
 		if len(row) != cols {
 			return attention.Matrix{}, fmt.Errorf("%w: %q is ragged: row %d has %d numbers, want %d", errShape, field, i, len(row), cols)
 		}
+	}
+	flat := make([]float32, 0, len(m)*cols)
+	for i, row := range m {
 		for j, x := range row {
 			f := float32(x)
 			if math.IsNaN(x) || math.IsInf(float64(f), 0) {

@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // svgElement is what the heatmap tests read from the SVG.
@@ -346,6 +348,14 @@ func TestHeatmapFlags(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "a.svg")); err == nil {
 		t.Error("oversized grid: wrote the SVG")
 	}
+	// A title too wide is named as the cause, not the grid.
+	stderr.Reset()
+	if code := run([]string{"heatmap", "--svg", filepath.Join(dir, "a.svg"), "--title", strings.Repeat("W", 1000)}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "the title makes the picture") {
+		t.Errorf("title too wide: %d, %q", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.svg")); err == nil {
+		t.Error("title too wide: wrote the SVG")
+	}
 	stderr.Reset()
 	if code := run([]string{"heatmap", filepath.Join(t.TempDir(), "missing.json")}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "missing.json") {
 		t.Errorf("missing file: %d, %q", code, stderr.String())
@@ -418,5 +428,99 @@ func TestHeatmapExampleFile(t *testing.T) {
 		if got.weights[i] != want.weights[i] {
 			t.Fatalf("weight %d = %v, want %v", i, got.weights[i], want.weights[i])
 		}
+	}
+}
+
+// hostileInputs are small files that ask for far more than they hold: a
+// grid of 100,000 × 100,000 tokens (40 GB of weights, as many queries), and
+// a ragged matrix whose first row is long and whose other rows are many.
+func hostileInputs() []struct{ name, doc, msg string } {
+	const n = 100_000
+	var toks, ones strings.Builder
+	for i := range n {
+		if i > 0 {
+			toks.WriteString(",")
+			ones.WriteString(",")
+		}
+		toks.WriteString(`"t` + strconv.Itoa(i) + `"`)
+		ones.WriteString("[1]")
+	}
+	grid := `"source": [` + toks.String() + `], "target": [` + toks.String() + `]`
+	const m = 200_000
+	ragged := "[[0" + strings.Repeat(",0", m-1) + "]" + strings.Repeat(",[0]", m-1) + "]"
+	tooLarge := "too large to draw: 100000 target × 100000 source tokens make a picture"
+	return []struct{ name, doc, msg string }{
+		{"queries and keys", `{` + grid + `, "queries": [` + ones.String() + `], "keys": [` + ones.String() + `]}`, tooLarge},
+		{"weights", `{` + grid + `, "weights": [` + ones.String() + `]}`, tooLarge},
+		{"ragged W", `{"source": ["a"], "target": ["x"], "scorer": "general", "queries": [[1]], "keys": [[1]], "W": ` + ragged + `}`,
+			`"W" is ragged: row 1 has 1 numbers, want 200000`},
+	}
+}
+
+// An input that asks for a huge grid or matrix is refused before anything
+// in proportion to it is allocated or computed. Each runs first in a child
+// process with its memory limited, so an unbounded allocation fails the
+// test instead of ending the tests; once that is refused, the same input
+// runs here, where it must allocate little more than its own size.
+func TestHeatmapHugeInput(t *testing.T) {
+	// Ample for the runtime's reservations and the input, a fraction of
+	// what the inputs ask for.
+	const limit = 2 << 30
+	// encoding/json alone allocates some 20 bytes per byte of these inputs.
+	const maxAlloc = 100 << 20
+	for _, c := range hostileInputs() {
+		t.Run(c.name, func(t *testing.T) {
+			in := writeInput(t, c.doc)
+			dir := t.TempDir()
+			args := []string{"heatmap", "--svg", filepath.Join(dir, "h.svg"), "--png", filepath.Join(dir, "h.png"), in}
+			code, stderr := runLimited(t, limit, args...)
+			if code != 1 || !strings.Contains(stderr, c.msg) || !strings.Contains(stderr, in) {
+				if len(stderr) > 2000 {
+					stderr = stderr[:2000] + "…"
+				}
+				t.Fatalf("exit %d, want 1 with an error containing %q; stderr:\n%s", code, c.msg, stderr)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			var errOut bytes.Buffer
+			code = run(args, io.Discard, &errOut)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			if code != 1 || !strings.Contains(errOut.String(), c.msg) {
+				t.Fatalf("in process: exit %d, stderr %q", code, errOut.String())
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAlloc {
+				t.Errorf("allocated %d MB for a %d MB input, want at most %d MB", alloc>>20, len(c.doc)>>20, maxAlloc>>20)
+			}
+			t.Logf("%d MB input: refused in %v, %d MB allocated", len(c.doc)>>20, took, (after.TotalAlloc-before.TotalAlloc)>>20)
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("wrote %d files", len(entries))
+			}
+		})
+	}
+}
+
+// A token too long to measure is refused, not drawn: font.MeasureString
+// sums advances in 26.6 fixed point, which wraps, so this one (a little
+// over 2³² units of advance) would measure a few pixels wide and pass for
+// a narrow column.
+func TestHeatmapLongToken(t *testing.T) {
+	adv, ok := face(labelSize, false).GlyphAdvance('W')
+	if !ok || adv <= 0 {
+		t.Fatalf("advance of W: %v, %v", adv, ok)
+	}
+	n := int((1<<32)/int64(adv)) + 1
+	long := strings.Repeat("W", n)
+	dir := t.TempDir()
+	in := writeInput(t, `{"source": ["a", "`+long+`"], "target": ["x"], "weights": [[0.5, 0.5]]}`)
+	var stderr bytes.Buffer
+	code := run([]string{"heatmap", "--svg", filepath.Join(dir, "h.svg"), "--png", "", in}, io.Discard, &stderr)
+	if want := "source[1] is " + strconv.Itoa(n) + " characters long"; code != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, want 1 with %q; stderr %.300q", code, want, stderr.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("wrote %d files", len(entries))
 	}
 }

@@ -2,12 +2,69 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/glancelab/attention"
 )
+
+// childEnv, set in the environment, makes the test binary run the command
+// itself instead of the tests: see runLimited.
+const childEnv = "ATTENTION_TEST_RUN_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// runLimited runs the command with args in a child process whose address
+// space bash limits to limit bytes, so that an input which makes the
+// command allocate without bound ends that process, with a failed test,
+// rather than the tests. It returns the exit code and stderr, and skips
+// the test where bash cannot set the limit.
+func runLimited(t *testing.T, limit int64, args ...string) (int, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to limit the child's memory")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const cannotLimit = 125
+	script := "ulimit -v " + strconv.FormatInt(limit>>10, 10) + " || exit " + strconv.Itoa(cannotLimit) + `; exec "$0" "$@"`
+	cmd := exec.CommandContext(ctx, bash, append([]string{"-c", script, exe}, args...)...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("attention %q: still running after a minute", args)
+	}
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	if code == cannotLimit {
+		t.Skipf("bash cannot limit the address space: %s", stderr.String())
+	}
+	return code, stderr.String()
+}
 
 func TestDemo(t *testing.T) {
 	for _, args := range [][]string{nil, {"demo"}} {
