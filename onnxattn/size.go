@@ -175,41 +175,51 @@ func (s *sizes) source(a axis) (string, []int) {
 	return "Q", s.in.Q.Shape
 }
 
-// fit checks one buffer of the call, named buf, with the given axes: its
-// nonzero dimensions must multiply to an int (so its strides do too), and
-// if it has elements, those of its dimensions no element backs to at most
-// maxUnbacked. It returns the buffer's element count. An error names the
-// input that declares the largest dimension no element backs (the one
-// that asked for the size), or else the largest dimension.
+// fit checks one buffer of the call, named buf, with the given axes (at
+// most 4): its nonzero dimensions must multiply to an int (so its strides
+// do too), and if it has elements, those of its dimensions no element
+// backs to at most maxUnbacked. It returns the buffer's element count. An
+// error names the input that declares the largest dimension no element
+// backs (the one that asked for the size), or else the largest dimension.
 func (s *sizes) fit(buf string, axes ...axis) (int, error) {
-	shape := make([]int, len(axes))
-	names := make([]string, len(axes))
+	var dims [4]int
+	shape := dims[:len(axes)]
 	culprit, w := axes[0], 1
 	for i, a := range axes {
-		shape[i], names[i] = s.n[a], axisNames[a]
+		shape[i] = s.n[a]
 		if x, c := s.weight(a), s.weight(culprit); x > c || x == c && s.n[a] > s.n[culprit] {
 			culprit = a
 		}
 		w, _ = mulInt(w, s.weight(a))
 	}
-	desc := fmt.Sprintf("%s of [%s] = %v", buf, strings.Join(names, ", "), shape)
-	input, ishape := s.source(culprit)
 	n, ok := extent(shape...)
-	if !ok {
-		return 0, shapeErr(input, ishape, "%s %d to leave the size of %s within an int", axisNames[culprit], s.n[culprit], desc)
-	}
-	if c, _ := count(shape...); c == 0 {
+	switch {
+	case !ok:
+		return 0, s.fitErr(buf, axes, culprit, "%s %d to leave the size of %s within an int", axisNames[culprit], s.n[culprit])
+	case slices.Contains(shape, 0):
 		return 0, nil
-	}
-	if w > maxUnbacked {
+	case w > maxUnbacked:
 		var unbacked []string
 		for _, a := range axes {
 			if s.weight(a) > 1 {
 				unbacked = append(unbacked, fmt.Sprintf("%s %d", axisNames[a], s.n[a]))
 			}
 		}
-		return 0, shapeErr(input, ishape, "the dimensions that no element of an input backs (%s) to multiply to at most %d in %s",
-			strings.Join(unbacked, ", "), maxUnbacked, desc)
+		return 0, s.fitErr(buf, axes, culprit, "the dimensions that no element of an input backs (%s) to multiply to at most %d in %s",
+			strings.Join(unbacked, ", "), maxUnbacked)
 	}
 	return n, nil
+}
+
+// fitErr is the *ShapeError of fit: format, with args and then a
+// description of the buffer, is what was wanted of the culprit's input.
+func (s *sizes) fitErr(buf string, axes []axis, culprit axis, format string, args ...any) error {
+	names := make([]string, len(axes))
+	shape := make([]int, len(axes))
+	for i, a := range axes {
+		names[i], shape[i] = axisNames[a], s.n[a]
+	}
+	desc := fmt.Sprintf("%s of [%s] = %v", buf, strings.Join(names, ", "), shape)
+	input, ishape := s.source(culprit)
+	return shapeErr(input, ishape, format, append(args, desc)...)
 }
