@@ -107,7 +107,8 @@ type dims struct {
 // for this call). Inputs that do not fit return a *ShapeError naming the
 // input and its shape (errors.Is attention.ErrShape), bad attributes or
 // values an error wrapping attention.ErrArgument; a closed e returns
-// attention.ErrClosed. No other error is returned, and no shape panics.
+// attention.ErrClosed once it has something to compute. No other error is
+// returned, and no shape panics.
 //
 // Shapes are checked before anything is allocated: every product of
 // dimensions must fit in an int, and in every buffer Run allocates (the
