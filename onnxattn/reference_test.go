@@ -54,7 +54,9 @@ func naive(a Attributes, in Inputs) (y, qk []float64) {
 		return at(x, b, h, t-P, d, Hkv, Skv, hd)
 	}
 	scale := float64(a.Scale)
-	if scale == 0 {
+	if scale == 0 && D > 0 {
+		// With head_size 0 every score is 0: ONNX scales Q and K before
+		// their product, so the infinite default scale never meets it.
 		scale = 1 / math.Sqrt(float64(D))
 	}
 	ninf := math.Inf(-1)

@@ -63,11 +63,13 @@ func NewInt64(data []int64, shape ...int) *Tensor {
 	return &Tensor{DType: Int64, Shape: shape, I64: data}
 }
 
-// Len returns the number of elements its shape calls for.
+// Len returns the number of elements its shape calls for, or -1 if a
+// dimension is negative or the number does not fit in an int (a count
+// that wrapped around could pass for the length of a short slice).
 func (t *Tensor) Len() int {
-	n := 1
-	for _, d := range t.Shape {
-		n *= d
+	n, ok := count(t.Shape...)
+	if !ok {
+		return -1
 	}
 	return n
 }
