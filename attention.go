@@ -69,6 +69,12 @@ func WithValidLength(n int) MemoryOption {
 // encoder state (T×dk) and values the matching rows (T×dv). It checks every
 // dimension, returning an error wrapping ErrShape or ErrArgument, and
 // computes the scorer's encoder-side projections.
+//
+// Keys of dimension 0 make every projection zero and every score the same,
+// so nothing is stored per key; any number of rows of zero-width keys and
+// values costs nothing. A projection too large for memory (T·d floats that
+// overflow, or exceed what a Go heap can hold) is an error wrapping
+// ErrArgument.
 func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memory, error) {
 	const op = "NewMemory"
 	if scorer == nil {
@@ -94,13 +100,46 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 		}
 		m.keep = append([]bool(nil), cfg.keep...)
 	}
-	dq, proj, projCols, err := scorer.bind(op, keys)
+	dq, a, err := scorer.bind(op, keys)
 	if err != nil {
 		return nil, err
 	}
-	m.dq, m.proj, m.projCols = dq, proj, projCols
+	m.dq = dq
+	if keys.cols > 0 && a.rows > 0 {
+		// Both factors are backed by elements: the keys have columns, so
+		// rows; a has a row per projection of a key, and keys.cols columns.
+		n, ok := floatsFor(keys.rows, a.rows)
+		if !ok {
+			return nil, argErr(op, "projections of %d keys by %d rows do not fit in memory", keys.rows, a.rows)
+		}
+		m.proj, m.projCols = make([]float32, n), a.rows
+		m.project(a)
+	}
 	m.scratch = scorer.scratch(m)
 	return m, nil
+}
+
+// maxFloats bounds every buffer the engine sizes from its inputs: its byte
+// size fits in an int, and in the 2^48 bytes that a Go heap spans at most
+// on the 64-bit platforms; asking for more would panic in make.
+const maxFloats = min(math.MaxInt/4, 1<<46)
+
+// floatsFor returns a·b, and false if that many floats cannot be
+// allocated. a and b are not negative.
+func floatsFor(a, b int) (int, bool) {
+	if b != 0 && a > maxFloats/b {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// project sets projection row i to a·K[i] for every key: one kernel call
+// per key, once per source sequence.
+func (m *Memory) project(a Matrix) {
+	c := m.projCols
+	for i := range m.keys.rows {
+		scoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, m.keys.Row(i))
+	}
 }
 
 // Len returns T, the number of encoder states.
@@ -140,7 +179,11 @@ func (w *Workspace) floats(n int) []float32 {
 // get weight exactly 0, and their keys and values are never read. If no key
 // is attended, or every attended score is -Inf, ctx and weights are all
 // zeros. A NaN in the query or in an attended key or value propagates into
-// the result; a +Inf score makes every weight NaN.
+// the result; a +Inf score makes every weight NaN. With keys of dimension 0 every key scores
+// the same: 0 for the dot scorers; sᵀW·0 for general, which is 0, or NaN
+// if the query holds a NaN or an infinity; vᵀtanh(W s) for additive and
+// concat. When ctx is empty and weights is nil no output depends on the
+// scores, and Attend computes nothing.
 //
 // Attend returns an error wrapping ErrShape if a length does not match,
 // leaving ctx and weights untouched.
@@ -155,6 +198,12 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	T := m.keys.rows
 	if weights != nil && len(weights) != T {
 		return shapeErr(op, "len(weights)", len(weights), T, "number of keys")
+	}
+	if weights == nil && len(ctx) == 0 {
+		// Nothing to write. This also keeps T from sizing anything when
+		// no element backs it (keys and values of no columns): past here
+		// the weights, or value rows of len(ctx) > 0 columns, back T.
+		return nil
 	}
 	if ws == nil {
 		ws = new(Workspace)
@@ -173,7 +222,8 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	w := weights[:n]
 	clear(weights[n:])
 	clear(ctx)
-	m.scorer.score(w, m, query, tmp)
+	pq, tmp := m.scorer.prepare(m, query, tmp)
+	m.scorer.score(w, m, 0, pq, tmp)
 	if m.keep != nil {
 		maskScores(w, m.keep[:n])
 	}

@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
 )
 
 // noPanic runs f and fails the test, instead of crashing it, if f panics.
@@ -69,5 +73,189 @@ func TestMatrixZeroSizeViews(t *testing.T) {
 	}
 	if _, err := NewMatrixStride(3, 2, math.MaxInt/2, make([]float32, 8)); !errors.Is(err, ErrArgument) {
 		t.Errorf("three rows of stride MaxInt/2: err = %v, want ErrArgument (overflow)", err)
+	}
+}
+
+// sizedProblem is newProblem with every dimension chosen, zero included,
+// and pad floats of padding after every row of every matrix.
+func sizedProblem(t *testing.T, r *rand.Rand, kind reference.Kind, T, dq, dk, dv, da, pad int) (problem, error) {
+	var p problem
+	p.ref.Kind = kind
+	p.keys, p.ref.Keys = strided(t, r, T, dk, pad, 1)
+	p.values, p.ref.Values = strided(t, r, T, dv, pad, 2)
+	p.ref.Valid, p.ref.DV = T, dv
+	var err error
+	switch kind {
+	case reference.KindDot:
+		p.scorer = ScoreDot()
+	case reference.KindScaledDot:
+		p.scorer = ScoreScaledDot()
+	case reference.KindDotScale:
+		p.ref.Scale = 0.375
+		p.scorer, err = ScoreDotWithScale(0.375)
+	case reference.KindGeneral:
+		var w Matrix
+		w, p.ref.W = strided(t, r, dq, dk, pad, 0.5)
+		p.scorer, err = ScoreGeneral(w)
+	case reference.KindAdditive:
+		var w, u Matrix
+		w, p.ref.W = strided(t, r, da, dq, pad, 0.5)
+		u, p.ref.U = strided(t, r, da, dk, pad, 0.5)
+		p.ref.V = testutil.Floats(r, da, 1)
+		p.scorer, err = ScoreAdditive(w, u, p.ref.V)
+	case reference.KindConcat:
+		var w Matrix
+		w, p.ref.W = strided(t, r, da, dq+dk, pad, 0.5)
+		p.ref.V = testutil.Floats(r, da, 1)
+		p.scorer, err = ScoreConcat(w, p.ref.V)
+	}
+	p.ref.Query = testutil.Floats(r, dq, 3)
+	return p, err
+}
+
+func isDot(k reference.Kind) bool {
+	return k == reference.KindDot || k == reference.KindScaledDot || k == reference.KindDotScale
+}
+
+// Zero key, value, query and score dimensions, in padded views, through
+// every scorer: each either works and matches the oracle or, where the
+// scorer cannot exist, returns its typed error; none panics.
+func TestMemoryZeroSizes(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(31)
+		for _, kind := range kinds {
+			for _, T := range []int{0, 1, 3, 9} {
+				for _, dk := range []int{0, 3} {
+					for _, dv := range []int{0, 2} {
+						for _, dq := range []int{0, 2} {
+							for _, da := range []int{0, 2} {
+								if isDot(kind) && (dq != dk || da != 0) || kind == reference.KindGeneral && da != 0 {
+									continue // dq and da do not apply
+								}
+								for _, pad := range []int{0, 3} {
+									for _, masked := range []bool{false, true} {
+										name := fmt.Sprintf("%s T=%d dq=%d dk=%d dv=%d da=%d pad=%d masked=%v", kindName(kind), T, dq, dk, dv, da, pad, masked)
+										noPanic(t, name, func() { zeroSizeCase(t, r, name, kind, T, dq, dk, dv, da, pad, masked) })
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func zeroSizeCase(t *testing.T, r *rand.Rand, name string, kind reference.Kind, T, dq, dk, dv, da, pad int, masked bool) {
+	p, err := sizedProblem(t, r, kind, T, dq, dk, dv, da, pad)
+	// Which sizes have no scorer: general needs a query dimension (W has
+	// a row per query component), additive and concat a score dimension
+	// (v is not empty); concat needs query columns besides the key ones.
+	wantErr := error(nil)
+	switch {
+	case kind == reference.KindGeneral && dq == 0,
+		(kind == reference.KindAdditive || kind == reference.KindConcat) && da == 0:
+		wantErr = ErrArgument
+	}
+	if wantErr != nil || err != nil {
+		if !errors.Is(err, wantErr) || wantErr == nil {
+			t.Fatalf("%s: scorer err = %v, want %v", name, err, wantErr)
+		}
+		return
+	}
+	if masked && T > 0 {
+		keep := make([]bool, T)
+		for i := range keep {
+			keep[i] = i%3 != 1
+		}
+		p.withKeep(keep)
+		p.withValid(T - T/3)
+	}
+	if kind == reference.KindConcat && dq == 0 {
+		if _, err := NewMemory(p.scorer, p.keys, p.values, p.opts...); !errors.Is(err, ErrShape) {
+			t.Fatalf("%s: NewMemory err = %v, want ErrShape (no query columns)", name, err)
+		}
+		return
+	}
+	p.check(t, name)
+}
+
+// Dimensions that no element backs (any number of rows of no columns) are
+// accepted, and neither NewMemory nor Attend allocates or loops in
+// proportion to them.
+func TestMemoryHugeEmptyDims(t *testing.T) {
+	const big = math.MaxInt
+	empty := mustMatrix(t, big, 0, nil)
+	few, _ := NewMatrixStride(5, 0, 3, make([]float32, 4))
+	w23 := mustMatrix(t, 2, 3, []float32{1, 2, 3, 4, 5, 6})
+	u20 := mustMatrix(t, 2, 0, nil)
+	v := []float32{0.5, -1}
+	wide := mustMatrix(t, big, 0, nil)
+	gen3, _ := ScoreGeneral(mustMatrix(t, 3, 0, nil))
+	genBig, _ := ScoreGeneral(wide)
+	add, _ := ScoreAdditive(w23, u20, v)
+	cat, _ := ScoreConcat(w23, v)
+	cases := []struct {
+		name       string
+		s          Scorer
+		keys, vals Matrix
+		dq         int
+		opts       []MemoryOption
+	}{
+		{"dot, MaxInt empty keys", ScoreDot(), empty, empty, 0, nil},
+		{"scaled dot, MaxInt empty keys, valid 7", ScoreScaledDot(), empty, empty, 0, []MemoryOption{WithValidLength(7)}},
+		{"general 3×0, MaxInt empty keys", gen3, empty, empty, 3, nil},
+		{"additive, MaxInt empty keys", add, empty, empty, 3, nil},
+		{"concat, MaxInt empty keys", cat, empty, empty, 3, nil},
+		{"general MaxInt×0, 5 empty keys", genBig, few, few, big, nil},
+	}
+	for _, c := range cases {
+		noPanic(t, c.name, func() {
+			allocs := testing.AllocsPerRun(1, func() {
+				mem, err := NewMemory(c.s, c.keys, c.vals, c.opts...)
+				if err != nil {
+					t.Fatalf("%s: NewMemory: %v", c.name, err)
+				}
+				if c.dq == big {
+					var se *ShapeError
+					if err := mem.Attend([]float32{}, nil, make([]float32, 2), nil); !errors.As(err, &se) || se.Want != big {
+						t.Fatalf("%s: Attend with a short query: err = %v, want a ShapeError wanting %d", c.name, err, big)
+					}
+					return
+				}
+				q := make([]float32, c.dq)
+				if err := mem.Attend([]float32{}, nil, q, nil); err != nil {
+					t.Fatalf("%s: Attend: %v", c.name, err)
+				}
+			})
+			// The Memory, its keep-mask and options, the Workspace: a
+			// handful of small objects, none sized by the rows.
+			if allocs > 8 {
+				t.Errorf("%s: %v allocations", c.name, allocs)
+			}
+		})
+	}
+}
+
+// Projections whose size overflows, or exceeds what any Go heap can hold,
+// are an error, not a panic or a wrapped size. The rows are backed, but
+// untouched: make of zeros maps pages lazily.
+func TestMemoryProjectionTooLarge(t *testing.T) {
+	T, R := 1<<24, 1<<23 // 2^47 floats of projections
+	if math.MaxInt == math.MaxInt32 {
+		T, R = 1<<15, 1<<16 // 2^31 floats: overflows int
+	}
+	keys := mustMatrix(t, T, 1, make([]float32, T))
+	vals := mustMatrix(t, T, 0, nil)
+	w := mustMatrix(t, R, 1, make([]float32, R))
+	gen, _ := ScoreGeneral(w)
+	add, _ := ScoreAdditive(mustMatrix(t, R, 0, nil), w, make([]float32, R))
+	for _, s := range []Scorer{gen, add} {
+		noPanic(t, s.String(), func() {
+			if _, err := NewMemory(s, keys, vals); !errors.Is(err, ErrArgument) {
+				t.Errorf("%s: %d keys × %d projections: err = %v, want ErrArgument", s, T, R, err)
+			}
+		})
 	}
 }
