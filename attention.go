@@ -36,7 +36,7 @@ type Memory struct {
 	scorer   Scorer
 	keys     Matrix
 	values   Matrix
-	proj     []float32 // encoder-side projections, T rows of projCols
+	proj     []float32 // encoder-side projections: rows [0, valid) of projCols, masked rows unset
 	projCols int
 	keep     []bool // nil: every key within valid is attended
 	valid    int    // keys [valid, T) are masked
@@ -68,7 +68,9 @@ func WithValidLength(n int) MemoryOption {
 // NewMemory binds a scorer to one source sequence: keys has a row per
 // encoder state (T×dk) and values the matching rows (T×dv). It checks every
 // dimension, returning an error wrapping ErrShape or ErrArgument, and
-// computes the scorer's encoder-side projections.
+// computes the scorer's encoder-side projections of the keys it may ever
+// attend: those below the valid length and kept by the mask. It reads no
+// other key, and no value.
 //
 // Keys of dimension 0 make every projection zero and every score the same,
 // so nothing is stored per key; any number of rows of zero-width keys and
@@ -108,9 +110,9 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 	if keys.cols > 0 && a.rows > 0 {
 		// Both factors are backed by elements: the keys have columns, so
 		// rows; a has a row per projection of a key, and keys.cols columns.
-		n, ok := floatsFor(keys.rows, a.rows)
+		n, ok := floatsFor(m.valid, a.rows)
 		if !ok {
-			return nil, argErr(op, "projections of %d keys by %d rows do not fit in memory", keys.rows, a.rows)
+			return nil, argErr(op, "projections of %d keys by %d rows do not fit in memory", m.valid, a.rows)
 		}
 		m.proj, m.projCols = make([]float32, n), a.rows
 		m.project(a)
@@ -133,12 +135,14 @@ func floatsFor(a, b int) (int, bool) {
 	return a * b, true
 }
 
-// project sets projection row i to a·K[i] for every key: one kernel call
-// per key, once per source sequence.
+// project sets the projection rows of the keys the Memory may attend, each
+// a·K[i]: one kernel call per key, once per source sequence.
 func (m *Memory) project(a Matrix) {
 	c := m.projCols
-	for i := range m.keys.rows {
-		scoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, m.keys.Row(i))
+	for i := range m.valid {
+		if m.keep == nil || m.keep[i] {
+			scoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, m.keys.Row(i))
+		}
 	}
 }
 
@@ -169,17 +173,19 @@ func (w *Workspace) floats(n int) []float32 {
 }
 
 // Attend runs one decoder step for query (the decoder state): it scores
-// every key, turns the scores into weights with a stable softmax, and writes
-// the weighted sum of the values into ctx (length ValueDim). If weights is
-// not nil it must have length Len and receives the attention weights;
-// otherwise the weights are kept in the workspace. ws may be nil, in which
-// case Attend allocates its scratch.
+// every attended key, turns the scores into weights with a stable softmax,
+// and writes the weighted sum of the values into ctx (length ValueDim). If
+// weights is not nil it must have length Len and receives the attention
+// weights; otherwise the weights are kept in the workspace. ws may be nil,
+// in which case Attend allocates its scratch.
 //
 // Semantics: masked keys (keep-mask false, or at or past the valid length)
-// get weight exactly 0, and their keys and values are never read. If no key
-// is attended, or every attended score is -Inf, ctx and weights are all
-// zeros. A NaN in the query or in an attended key or value propagates into
-// the result; a +Inf score makes every weight NaN. With keys of dimension 0 every key scores
+// get weight exactly 0, and their keys and values are never read: Attend
+// scores each run of consecutive attended keys with one pass of the
+// kernels and blends only their values. If no key is attended, or every
+// attended score is -Inf, ctx and weights are all zeros. A NaN in the
+// query or in an attended key or value propagates into the result; a +Inf
+// score makes every weight NaN. With keys of dimension 0 every key scores
 // the same: 0 for the dot scorers; sᵀW·0 for general, which is 0, or NaN
 // if the query holds a NaN or an infinity; vᵀtanh(W s) for additive and
 // concat. When ctx is empty and weights is nil no output depends on the
@@ -223,9 +229,10 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	clear(weights[n:])
 	clear(ctx)
 	pq, tmp := m.scorer.prepare(m, query, tmp)
-	m.scorer.score(w, m, 0, pq, tmp)
-	if m.keep != nil {
-		maskScores(w, m.keep[:n])
+	if m.keep == nil {
+		m.scorer.score(w, m, 0, pq, tmp)
+	} else {
+		m.scoreKept(w, pq, tmp)
 	}
 	mx := softmax(w, w)
 	if math.IsInf(float64(mx), -1) {
@@ -236,6 +243,31 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	}
 	m.blend(ctx, w)
 	return nil
+}
+
+// scoreKept sets w[i] to the score of key i where the mask keeps it and to
+// -Inf where it does not, scoring each run of kept keys with one call of
+// the scorer's kernels, so that no masked key is read.
+func (m *Memory) scoreKept(w, pq, tmp []float32) {
+	keep := m.keep[:len(w)]
+	for i := 0; i < len(w); {
+		lo, hi := keptRun(keep, i)
+		fillWith(w[i:lo], float32(math.Inf(-1)))
+		if lo < hi {
+			m.scorer.score(w[lo:hi], m, lo, pq, tmp)
+		}
+		i = hi
+	}
+}
+
+// keptRun returns the first run [lo, hi) of kept entries at or after i:
+// keep[lo:hi] are all true and keep[hi] is false, or hi = len(keep);
+// lo = hi = len(keep) if no entry from i on is kept.
+func keptRun(keep []bool, i int) (lo, hi int) {
+	for i < len(keep) && !keep[i] {
+		i++
+	}
+	return i, nextMasked(keepBytes(keep), i)
 }
 
 // blend adds the weighted values of the attended keys to ctx.
