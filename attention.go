@@ -16,7 +16,10 @@
 // supports; see Implementation.
 package attention
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // The assembly is generated in asm/, a separate module so that its
 // dependencies (avo) never become ours: asm/amd64 is an avo program for
@@ -38,10 +41,17 @@ type Memory struct {
 	values   Matrix
 	proj     []float32 // encoder-side projections: rows [0, valid) of projCols, masked rows unset
 	projCols int
-	keep     []bool // nil: every key within valid is attended
-	valid    int    // keys [valid, T) are masked
-	dq       int    // query dimension
-	scratch  int    // scorer workspace, in float32
+	keep     []bool     // nil: every key within valid is attended
+	valid    int        // keys [valid, T) are masked
+	dq       int        // query dimension
+	scratch  int        // scorer workspace, in float32
+	views    [5]operand // keys, values and the scorer's: what Attend must not write
+}
+
+// An operand names a view a Memory reads, for Attend's overlap check.
+type operand struct {
+	name string
+	m    Matrix
 }
 
 // MemoryOption configures NewMemory.
@@ -118,6 +128,8 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 		m.project(a)
 	}
 	m.scratch = scorer.scratch(m)
+	ops := scorer.operands()
+	m.views = [5]operand{{"keys", keys}, {"values", values}, ops[0], ops[1], ops[2]}
 	return m, nil
 }
 
@@ -191,8 +203,16 @@ func (w *Workspace) floats(n int) []float32 {
 // concat. When ctx is empty and weights is nil no output depends on the
 // scores, and Attend computes nothing.
 //
-// Attend returns an error wrapping ErrShape if a length does not match,
-// leaving ctx and weights untouched.
+// Aliasing: ctx and weights must not share an element with each other,
+// with the query, or with any view the Memory holds (its keys and values,
+// and the scorer's matrices and vector); the query may share elements with
+// any input (it may be a key row). Attend checks this on every call, with
+// a few pointer comparisons, and returns an error wrapping ErrArgument
+// naming the two operands that meet. A slice that only lies in the padding
+// between the rows of a strided view meets none of its elements.
+//
+// Attend returns an error wrapping ErrShape if a length does not match.
+// On any error ctx and weights are left untouched.
 func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	const op = "Attend"
 	if len(query) != m.dq {
@@ -204,6 +224,9 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	T := m.keys.rows
 	if weights != nil && len(weights) != T {
 		return shapeErr(op, "len(weights)", len(weights), T, "number of keys")
+	}
+	if err := m.checkOverlap(ctx, weights, query); err != nil {
+		return err
 	}
 	if weights == nil && len(ctx) == 0 {
 		// Nothing to write. This also keeps T from sizing anything when
@@ -278,3 +301,44 @@ func (m *Memory) blend(ctx, w []float32) {
 	}
 	blendKept(ctx, w, m.values.rowsFrom(0), m.values.stride, keep)
 }
+
+// checkOverlap returns an error naming the first two operands found to
+// share an element: ctx or weights against each other, the query and the
+// Memory's views.
+func (m *Memory) checkOverlap(ctx, weights, query []float32) error {
+	if overlaps(ctx, weights) {
+		return argErr("Attend", "ctx and weights overlap")
+	}
+	for _, out := range [2]struct {
+		name string
+		x    []float32
+	}{{"ctx", ctx}, {"weights", weights}} {
+		if len(out.x) == 0 {
+			continue
+		}
+		if overlaps(out.x, query) {
+			return argErr("Attend", "%s and query overlap", out.name)
+		}
+		for _, v := range &m.views {
+			if v.m.meets(out.x) {
+				return argErr("Attend", "%s and %s overlap", out.name, v.name)
+			}
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether a and b share an element.
+func overlaps(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := addr(a), addr(b)
+	return a0 < b0+uintptr(len(b))*4 && b0 < a0+uintptr(len(a))*4
+}
+
+// addr is the address of x's first element, for comparisons only. Go's
+// heap does not move; a stack may, when it grows at a call, so addresses
+// are taken and compared within one function with no call in between
+// (addr and overlaps are inlined).
+func addr(x []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(x))) }

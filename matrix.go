@@ -94,3 +94,30 @@ func (m Matrix) colsFrom(j, n int) Matrix {
 	need := (m.rows-1)*m.stride + n
 	return Matrix{rows: m.rows, cols: n, stride: m.stride, data: m.data[j : j+need]}
 }
+
+// meets reports whether x shares an element with the view: a slice in the
+// padding between rows meets no row. It costs a few comparisons, and a
+// division only when x lies within the span of a padded view.
+func (m Matrix) meets(x []float32) bool {
+	if !overlaps(x, m.data) {
+		return false
+	}
+	if m.stride == m.cols {
+		return true // no padding: the span is all elements
+	}
+	// Byte offsets from the first row; x starts at or after it, or it
+	// covers row 0's first element.
+	base, x0 := addr(m.data), addr(x)
+	if x0 <= base {
+		return true
+	}
+	s, c := uintptr(m.stride)*4, uintptr(m.cols)*4
+	off := x0 - base
+	i := off / s
+	if off-i*s < c {
+		return true // x starts inside row i
+	}
+	// x starts in the padding after row i: it meets row i+1 if it reaches
+	// it (the span ends with a row, so row i+1 exists).
+	return base+(i+1)*s < x0+uintptr(len(x))*4
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/glancelab/attention/internal/reference"
@@ -257,5 +258,86 @@ func TestMemoryProjectionTooLarge(t *testing.T) {
 				t.Errorf("%s: %d keys × %d projections: err = %v, want ErrArgument", s, T, R, err)
 			}
 		})
+	}
+}
+
+// Attend's outputs may not share memory with its inputs or with each
+// other: it says which two meet and writes nothing. Slices that only
+// touch, an output in the padding between the rows of a view, and a query
+// that is a key row are fine.
+func TestAttendRejectsOverlap(t *testing.T) {
+	r := testutil.Rand(33)
+	const T, d = 4, 3
+	kdata := testutil.Floats(r, (T-1)*5+d, 1) // stride 5: two floats of padding a row
+	vdata := testutil.Floats(r, T*d, 1)
+	keys, _ := NewMatrixStride(T, d, 5, kdata)
+	vals := mustMatrix(t, T, d, vdata)
+	wdata, udata := testutil.Floats(r, 2*d, 0.5), testutil.Floats(r, 2*d, 0.5)
+	vbuf := testutil.Floats(r, 8, 1)
+	add, _ := ScoreAdditive(mustMatrix(t, 2, d, wdata), mustMatrix(t, 2, d, udata), vbuf[2:4])
+	dot, _ := NewMemory(ScoreDot(), keys, vals)
+	additive, _ := NewMemory(add, keys, vals)
+	narrow, _ := NewMemory(ScoreDot(), keys, mustMatrix(t, T, 2, testutil.Floats(r, 2*T, 1)))
+
+	buf := testutil.Floats(r, 32, 1)
+	fresh := func(n int) []float32 { return testutil.Floats(r, n, 1) }
+	cases := []struct {
+		name      string
+		mem       *Memory
+		ctx, w, q []float32
+		want      []string // the two operands named, nil for no error
+	}{
+		{"ctx is query", dot, buf[0:3], nil, buf[0:3], []string{"ctx", "query"}},
+		{"ctx meets query", dot, buf[0:3], fresh(T), buf[2:5], []string{"ctx", "query"}},
+		{"weights meet query", dot, fresh(d), buf[3:7], buf[6:9], []string{"weights", "query"}},
+		{"ctx meets weights", dot, buf[0:3], buf[2:6], fresh(d), []string{"ctx", "weights"}},
+		{"ctx on a key row", dot, kdata[5:8], nil, fresh(d), []string{"ctx", "keys"}},
+		{"ctx from a key row into the padding", dot, kdata[7:10], nil, fresh(d), []string{"ctx", "keys"}},
+		{"ctx from the padding into a key row", dot, kdata[3:6], nil, fresh(d), []string{"ctx", "keys"}},
+		{"weights on value rows", dot, fresh(d), vdata[4:8], fresh(d), []string{"weights", "values"}},
+		{"ctx on the scorer's W", additive, wdata[1:4], nil, fresh(d), []string{"ctx", "W"}},
+		{"ctx on the scorer's U", additive, udata[3:6], nil, fresh(d), []string{"ctx", "U"}},
+		{"weights on the scorer's v", additive, fresh(d), vbuf[3:7], fresh(d), []string{"weights", "v"}},
+		{"ctx touches query", dot, buf[0:3], nil, buf[3:6], nil},
+		{"ctx touches weights", dot, buf[0:3], buf[3:7], fresh(d), nil},
+		{"query is a key row", dot, fresh(d), nil, kdata[5:8], nil},
+		{"ctx in the padding of the keys", narrow, kdata[8:10], fresh(T), fresh(d), nil},
+	}
+	for _, c := range cases {
+		ctxBefore, wBefore, qBefore := append([]float32{}, c.ctx...), append([]float32{}, c.w...), append([]float32{}, c.q...)
+		err := c.mem.Attend(c.ctx, c.w, c.q, nil)
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			// The same step into fresh outputs gives the same bits.
+			ctx, w := make([]float32, len(c.ctx)), make([]float32, c.mem.Len())
+			if err := c.mem.Attend(ctx, w, qBefore, nil); err != nil {
+				t.Fatal(err)
+			}
+			identical(t, c.name+": ctx", c.ctx, ctx)
+			if c.w != nil {
+				identical(t, c.name+": weights", c.w, w)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrArgument) || !strings.Contains(err.Error(), c.want[0]) || !strings.Contains(err.Error(), c.want[1]) {
+			t.Errorf("%s: err = %v, want ErrArgument naming %s and %s", c.name, err, c.want[0], c.want[1])
+			continue
+		}
+		identical(t, c.name+": ctx on error", c.ctx, ctxBefore)
+		identical(t, c.name+": weights on error", c.w, wBefore)
+		identical(t, c.name+": query on error", c.q, qBefore)
+	}
+}
+
+// identical fails unless got and want hold the same bits.
+func identical(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v (%#x), want %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
 	}
 }

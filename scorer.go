@@ -26,6 +26,8 @@ type Scorer interface {
 	prepare(m *Memory, q, tmp []float32) (pq, rest []float32)
 	// score writes the scores of keys [i, i+len(dst)) given prepare's pq.
 	score(dst []float32, m *Memory, i int, pq, tmp []float32)
+	// operands returns the views the scorer holds (zero Matrix for none).
+	operands() [3]operand
 }
 
 // ScoreDot is the dot-product score sᵀh (Luong "dot"). Query and keys must
@@ -93,6 +95,8 @@ func (s dotScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
 	scoreRows(dst, m.keys.rowsFrom(i), m.keys.stride, q)
 }
 
+func (s dotScorer) operands() [3]operand { return [3]operand{} }
+
 // ScoreGeneral is the bilinear ("general") score sᵀ W h. W has one row per
 // query dimension and one column per key dimension. NewMemory computes W·h
 // for every key once, so a step is one pass of dot products.
@@ -138,6 +142,8 @@ func (s generalScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
 	}
 	scoreRows(dst, m.proj[i*m.projCols:], m.projCols, q)
 }
+
+func (s generalScorer) operands() [3]operand { return [3]operand{{"the scorer's W", s.w}} }
 
 // zeroDot returns qᵀ0 as a dot product kernel computes it: +0, or NaN if q
 // holds a NaN or an infinity.
@@ -243,4 +249,12 @@ func (s additiveScorer) score(dst []float32, m *Memory, i int, ws, tmp []float32
 		return
 	}
 	additiveScores(dst, m.proj[i*m.projCols:], m.projCols, ws, s.v, tmp)
+}
+
+func (s additiveScorer) operands() [3]operand {
+	v := Matrix{rows: 1, cols: len(s.v), stride: len(s.v), data: s.v}
+	if s.concat {
+		return [3]operand{{"the scorer's W", s.w}, {"the scorer's v", v}}
+	}
+	return [3]operand{{"the scorer's W", s.w}, {"the scorer's U", s.u}, {"the scorer's v", v}}
 }
