@@ -304,25 +304,25 @@ func (m *Memory) blend(ctx, w []float32) {
 
 // checkOverlap returns an error naming the first two operands found to
 // share an element: ctx or weights against each other, the query and the
-// Memory's views.
+// Memory's views. Each check is an inlined comparison of spans; only a
+// view whose span an output meets takes the row-by-row test.
 func (m *Memory) checkOverlap(ctx, weights, query []float32) error {
-	if overlaps(ctx, weights) {
-		return argErr("Attend", "ctx and weights overlap")
+	const op = "Attend"
+	switch {
+	case overlaps(ctx, weights):
+		return argErr(op, "ctx and weights overlap")
+	case overlaps(ctx, query):
+		return argErr(op, "ctx and query overlap")
+	case overlaps(weights, query):
+		return argErr(op, "weights and query overlap")
 	}
-	for _, out := range [2]struct {
-		name string
-		x    []float32
-	}{{"ctx", ctx}, {"weights", weights}} {
-		if len(out.x) == 0 {
-			continue
+	for i := range m.views {
+		v := &m.views[i]
+		if overlaps(ctx, v.m.data) && v.m.meets(ctx) {
+			return argErr(op, "ctx and %s overlap", v.name)
 		}
-		if overlaps(out.x, query) {
-			return argErr("Attend", "%s and query overlap", out.name)
-		}
-		for _, v := range &m.views {
-			if v.m.meets(out.x) {
-				return argErr("Attend", "%s and %s overlap", out.name, v.name)
-			}
+		if overlaps(weights, v.m.data) && v.m.meets(weights) {
+			return argErr(op, "weights and %s overlap", v.name)
 		}
 	}
 	return nil

@@ -98,7 +98,7 @@ func (m Matrix) colsFrom(j, n int) Matrix {
 // meets reports whether x shares an element with the view: a slice in the
 // padding between rows meets no row. It costs a few comparisons, and a
 // division only when x lies within the span of a padded view.
-func (m Matrix) meets(x []float32) bool {
+func (m *Matrix) meets(x []float32) bool {
 	if !overlaps(x, m.data) {
 		return false
 	}
