@@ -46,6 +46,7 @@ type Memory struct {
 	dq       int        // query dimension
 	scratch  int        // scorer workspace, in float32
 	views    [5]operand // keys, values and the scorer's: what Attend must not write
+	nviews   int        // the views with elements come first
 }
 
 // An operand names a view a Memory reads, for Attend's overlap check.
@@ -129,7 +130,12 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 	}
 	m.scratch = scorer.scratch(m)
 	ops := scorer.operands()
-	m.views = [5]operand{{"keys", keys}, {"values", values}, ops[0], ops[1], ops[2]}
+	for _, v := range [5]operand{{"keys", keys}, {"values", values}, ops[0], ops[1], ops[2]} {
+		if len(v.m.data) > 0 {
+			m.views[m.nviews] = v
+			m.nviews++
+		}
+	}
 	return m, nil
 }
 
@@ -316,7 +322,7 @@ func (m *Memory) checkOverlap(ctx, weights, query []float32) error {
 	case overlaps(weights, query):
 		return argErr(op, "weights and query overlap")
 	}
-	for i := range m.views {
+	for i := range m.nviews {
 		v := &m.views[i]
 		if overlaps(ctx, v.m.data) && v.m.meets(ctx) {
 			return argErr(op, "ctx and %s overlap", v.name)
