@@ -16,7 +16,10 @@
 // supports; see Implementation.
 package attention
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // The assembly is generated in asm/, a separate module so that its
 // dependencies (avo) never become ours: asm/amd64 is an avo program for
@@ -36,12 +39,20 @@ type Memory struct {
 	scorer   Scorer
 	keys     Matrix
 	values   Matrix
-	proj     []float32 // encoder-side projections, T rows of projCols
+	proj     []float32 // encoder-side projections: rows [0, valid) of projCols, masked rows unset
 	projCols int
-	keep     []bool // nil: every key within valid is attended
-	valid    int    // keys [valid, T) are masked
-	dq       int    // query dimension
-	scratch  int    // scorer workspace, in float32
+	keep     []bool     // nil: every key within valid is attended
+	valid    int        // keys [valid, T) are masked
+	dq       int        // query dimension
+	scratch  int        // scorer workspace, in float32
+	views    [5]operand // keys, values and the scorer's: what Attend must not write
+	nviews   int        // the views with elements come first
+}
+
+// An operand names a view a Memory reads, for Attend's overlap check.
+type operand struct {
+	name string
+	m    Matrix
 }
 
 // MemoryOption configures NewMemory.
@@ -68,7 +79,15 @@ func WithValidLength(n int) MemoryOption {
 // NewMemory binds a scorer to one source sequence: keys has a row per
 // encoder state (T×dk) and values the matching rows (T×dv). It checks every
 // dimension, returning an error wrapping ErrShape or ErrArgument, and
-// computes the scorer's encoder-side projections.
+// computes the scorer's encoder-side projections of the keys it may ever
+// attend: those below the valid length and kept by the mask. It reads no
+// other key, and no value.
+//
+// Keys of dimension 0 make every projection zero and every score the same,
+// so nothing is stored per key; any number of rows of zero-width keys and
+// values costs nothing. A projection too large for memory (T·d floats that
+// overflow, or exceed what a Go heap can hold) is an error wrapping
+// ErrArgument.
 func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memory, error) {
 	const op = "NewMemory"
 	if scorer == nil {
@@ -94,13 +113,55 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 		}
 		m.keep = append([]bool(nil), cfg.keep...)
 	}
-	dq, proj, projCols, err := scorer.bind(op, keys)
+	dq, a, err := scorer.bind(op, keys)
 	if err != nil {
 		return nil, err
 	}
-	m.dq, m.proj, m.projCols = dq, proj, projCols
+	m.dq = dq
+	if keys.cols > 0 && a.rows > 0 {
+		// Both factors are backed by elements: the keys have columns, so
+		// rows; a has a row per projection of a key, and keys.cols columns.
+		n, ok := floatsFor(m.valid, a.rows)
+		if !ok {
+			return nil, argErr(op, "projections of %d keys by %d rows do not fit in memory", m.valid, a.rows)
+		}
+		m.proj, m.projCols = make([]float32, n), a.rows
+		m.project(a)
+	}
 	m.scratch = scorer.scratch(m)
+	ops := scorer.operands()
+	for _, v := range [5]operand{{"keys", keys}, {"values", values}, ops[0], ops[1], ops[2]} {
+		if len(v.m.data) > 0 {
+			m.views[m.nviews] = v
+			m.nviews++
+		}
+	}
 	return m, nil
+}
+
+// maxFloats bounds every buffer the engine sizes from its inputs: its byte
+// size fits in an int, and in the 2^48 bytes that a Go heap spans at most
+// on the 64-bit platforms; asking for more would panic in make.
+const maxFloats = min(math.MaxInt/4, 1<<46)
+
+// floatsFor returns a·b, and false if that many floats cannot be
+// allocated. a and b are not negative.
+func floatsFor(a, b int) (int, bool) {
+	if b != 0 && a > maxFloats/b {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// project sets the projection rows of the keys the Memory may attend, each
+// a·K[i]: one kernel call per key, once per source sequence.
+func (m *Memory) project(a Matrix) {
+	c := m.projCols
+	for i := range m.valid {
+		if m.keep == nil || m.keep[i] {
+			scoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, m.keys.Row(i))
+		}
+	}
 }
 
 // Len returns T, the number of encoder states.
@@ -130,20 +191,34 @@ func (w *Workspace) floats(n int) []float32 {
 }
 
 // Attend runs one decoder step for query (the decoder state): it scores
-// every key, turns the scores into weights with a stable softmax, and writes
-// the weighted sum of the values into ctx (length ValueDim). If weights is
-// not nil it must have length Len and receives the attention weights;
-// otherwise the weights are kept in the workspace. ws may be nil, in which
-// case Attend allocates its scratch.
+// every attended key, turns the scores into weights with a stable softmax,
+// and writes the weighted sum of the values into ctx (length ValueDim). If
+// weights is not nil it must have length Len and receives the attention
+// weights; otherwise the weights are kept in the workspace. ws may be nil,
+// in which case Attend allocates its scratch.
 //
 // Semantics: masked keys (keep-mask false, or at or past the valid length)
-// get weight exactly 0, and their keys and values are never read. If no key
-// is attended, or every attended score is -Inf, ctx and weights are all
-// zeros. A NaN in the query or in an attended key or value propagates into
-// the result; a +Inf score makes every weight NaN.
+// get weight exactly 0, and their keys and values are never read: Attend
+// scores each run of consecutive attended keys with one pass of the
+// kernels and blends only their values. If no key is attended, or every
+// attended score is -Inf, ctx and weights are all zeros. A NaN in the
+// query or in an attended key or value propagates into the result; a +Inf
+// score makes every weight NaN. With keys of dimension 0 every key scores
+// the same: 0 for the dot scorers; sᵀW·0 for general, which is 0, or NaN
+// if the query holds a NaN or an infinity; vᵀtanh(W s) for additive and
+// concat. When ctx is empty and weights is nil no output depends on the
+// scores, and Attend computes nothing.
 //
-// Attend returns an error wrapping ErrShape if a length does not match,
-// leaving ctx and weights untouched.
+// Aliasing: ctx and weights must not share an element with each other,
+// with the query, or with any view the Memory holds (its keys and values,
+// and the scorer's matrices and vector); the query may share elements with
+// any input (it may be a key row). Attend checks this on every call, with
+// a few pointer comparisons, and returns an error wrapping ErrArgument
+// naming the two operands that meet. A slice that only lies in the padding
+// between the rows of a strided view meets none of its elements.
+//
+// Attend returns an error wrapping ErrShape if a length does not match.
+// On any error ctx and weights are left untouched.
 func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	const op = "Attend"
 	if len(query) != m.dq {
@@ -155,6 +230,15 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	T := m.keys.rows
 	if weights != nil && len(weights) != T {
 		return shapeErr(op, "len(weights)", len(weights), T, "number of keys")
+	}
+	if err := m.checkOverlap(ctx, weights, query); err != nil {
+		return err
+	}
+	if weights == nil && len(ctx) == 0 {
+		// Nothing to write. This also keeps T from sizing anything when
+		// no element backs it (keys and values of no columns): past here
+		// the weights, or value rows of len(ctx) > 0 columns, back T.
+		return nil
 	}
 	if ws == nil {
 		ws = new(Workspace)
@@ -173,9 +257,11 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	w := weights[:n]
 	clear(weights[n:])
 	clear(ctx)
-	m.scorer.score(w, m, query, tmp)
-	if m.keep != nil {
-		maskScores(w, m.keep[:n])
+	pq, tmp := m.scorer.prepare(m, query, tmp)
+	if m.keep == nil {
+		m.scorer.score(w, m, 0, pq, tmp)
+	} else {
+		m.scoreKept(w, pq, tmp)
 	}
 	mx := softmax(w, w)
 	if math.IsInf(float64(mx), -1) {
@@ -188,6 +274,31 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	return nil
 }
 
+// scoreKept sets w[i] to the score of key i where the mask keeps it and to
+// -Inf where it does not, scoring each run of kept keys with one call of
+// the scorer's kernels, so that no masked key is read.
+func (m *Memory) scoreKept(w, pq, tmp []float32) {
+	keep := m.keep[:len(w)]
+	for i := 0; i < len(w); {
+		lo, hi := keptRun(keep, i)
+		fillWith(w[i:lo], float32(math.Inf(-1)))
+		if lo < hi {
+			m.scorer.score(w[lo:hi], m, lo, pq, tmp)
+		}
+		i = hi
+	}
+}
+
+// keptRun returns the first run [lo, hi) of kept entries at or after i:
+// keep[lo:hi] are all true and keep[hi] is false, or hi = len(keep);
+// lo = hi = len(keep) if no entry from i on is kept.
+func keptRun(keep []bool, i int) (lo, hi int) {
+	for i < len(keep) && !keep[i] {
+		i++
+	}
+	return i, nextMasked(keepBytes(keep), i)
+}
+
 // blend adds the weighted values of the attended keys to ctx.
 func (m *Memory) blend(ctx, w []float32) {
 	var keep []bool
@@ -196,3 +307,44 @@ func (m *Memory) blend(ctx, w []float32) {
 	}
 	blendKept(ctx, w, m.values.rowsFrom(0), m.values.stride, keep)
 }
+
+// checkOverlap returns an error naming the first two operands found to
+// share an element: ctx or weights against each other, the query and the
+// Memory's views. Each check is an inlined comparison of spans; only a
+// view whose span an output meets takes the row-by-row test.
+func (m *Memory) checkOverlap(ctx, weights, query []float32) error {
+	const op = "Attend"
+	switch {
+	case overlaps(ctx, weights):
+		return argErr(op, "ctx and weights overlap")
+	case overlaps(ctx, query):
+		return argErr(op, "ctx and query overlap")
+	case overlaps(weights, query):
+		return argErr(op, "weights and query overlap")
+	}
+	for i := range m.nviews {
+		v := &m.views[i]
+		if overlaps(ctx, v.m.data) && v.m.meets(ctx) {
+			return argErr(op, "ctx and %s overlap", v.name)
+		}
+		if overlaps(weights, v.m.data) && v.m.meets(weights) {
+			return argErr(op, "weights and %s overlap", v.name)
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether a and b share an element.
+func overlaps(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	a0, b0 := addr(a), addr(b)
+	return a0 < b0+uintptr(len(b))*4 && b0 < a0+uintptr(len(a))*4
+}
+
+// addr is the address of x's first element, for comparisons only. Go's
+// heap does not move; a stack may, when it grows at a call, so addresses
+// are taken and compared within one function with no call in between
+// (addr and overlaps are inlined).
+func addr(x []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(x))) }

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -125,16 +126,28 @@ func FuzzSoftmax(f *testing.F) {
 }
 
 // FuzzAttend builds a decoder step from the fuzzer's bytes: the score kind,
-// the shapes, a keep-mask and valid length, and all the data.
+// the shapes, a keep-mask and valid length, and all the data. The shape
+// byte widens the step: bit 0 draws every dimension (keys, values, query,
+// score) from a range that starts at 0, bits 1-2 pad every row of every
+// matrix with that many NaN, so a read outside a row shows, and bit 3 puts
+// NaN in the keys and +Inf in the values of masked keys, which are never
+// read. Sizes no scorer takes must give its typed error. A shape of 0 is
+// the step the earlier corpus entries were found with.
 func FuzzAttend(f *testing.F) {
-	f.Add(uint8(0), uint8(3), uint8(1), uint8(1), uint8(2), []byte{141, 157, 125, 189, 157, 125, 141})
-	f.Add(uint8(4), uint8(5), uint8(3), uint8(2), uint8(9), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
-	f.Add(uint8(5), uint8(17), uint8(9), uint8(7), uint8(33), []byte{77, 3, 199, 255, 0, 44})
-	f.Add(uint8(3), uint8(8), uint8(8), uint8(3), uint8(0), []byte{})
-	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB uint8, data []byte) {
+	f.Add(uint8(0), uint8(3), uint8(1), uint8(1), uint8(2), uint8(0), []byte{141, 157, 125, 189, 157, 125, 141})
+	f.Add(uint8(4), uint8(5), uint8(3), uint8(2), uint8(9), uint8(0), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
+	f.Add(uint8(5), uint8(17), uint8(9), uint8(7), uint8(33), uint8(0), []byte{77, 3, 199, 255, 0, 44})
+	f.Add(uint8(3), uint8(8), uint8(8), uint8(3), uint8(0), uint8(0), []byte{})
+	f.Add(uint8(1), uint8(6), uint8(0), uint8(0), uint8(0x83), uint8(0x0b), []byte{1, 200, 141})
+	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB, shapeB uint8, data []byte) {
 		kind := kinds[int(kindB)%len(kinds)]
 		T, dk, dv := int(tB)%70, 1+int(dkB)%40, 1+int(dvB)%20
 		dq, da := 1+int(dkB/7)%9, 1+int(dvB/5)%9
+		if shapeB&1 != 0 {
+			T, dk, dv = int(tB)%70, int(dkB)%41, int(dvB)%21
+			dq, da = int(dkB/7)%10, int(dvB/5)%10
+		}
+		pad := int(shapeB>>1) & 3
 		if kind == reference.KindDot || kind == reference.KindScaledDot || kind == reference.KindDotScale {
 			dq = dk
 		}
@@ -152,14 +165,19 @@ func FuzzAttend(f *testing.F) {
 			return x
 		}
 		rows := func(r, c int) (Matrix, [][]float32) {
-			d := take(r * c)
-			m, err := NewMatrix(r, c, d)
-			if err != nil {
-				t.Fatal(err)
-			}
+			stride := c + pad
+			d := make([]float32, r*stride)
 			out := make([][]float32, r)
 			for i := range out {
-				out[i] = d[i*c : (i+1)*c]
+				out[i] = d[i*stride : i*stride+c]
+				copy(out[i], take(c))
+				for j := c; j < stride; j++ {
+					d[i*stride+j] = float32(math.NaN())
+				}
+			}
+			m, err := NewMatrixStride(r, c, stride, d)
+			if err != nil {
+				t.Fatal(err)
 			}
 			return m, out
 		}
@@ -194,6 +212,14 @@ func FuzzAttend(f *testing.F) {
 			p.ref.V = take(da)
 			p.scorer, err = ScoreConcat(w, p.ref.V)
 		}
+		// General needs a row of W per query component, additive and
+		// concat a nonempty v.
+		if kind == reference.KindGeneral && dq == 0 || (kind == reference.KindAdditive || kind == reference.KindConcat) && da == 0 {
+			if !errors.Is(err, ErrArgument) {
+				t.Fatalf("%s dq=%d da=%d: scorer err = %v, want ErrArgument", kindName(kind), dq, da, err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,6 +232,21 @@ func FuzzAttend(f *testing.F) {
 		}
 		if maskB&0x80 != 0 {
 			p.withValid(int(maskB) % (T + 1))
+		}
+		if shapeB&8 != 0 {
+			for i := range T {
+				if i >= p.ref.Valid || p.ref.Keep != nil && !p.ref.Keep[i] {
+					fillWith(p.ref.Keys[i], float32(math.NaN()))
+					fillWith(p.ref.Values[i], float32(math.Inf(1)))
+				}
+			}
+		}
+		// Concat needs query columns besides the key ones.
+		if kind == reference.KindConcat && dq == 0 {
+			if _, err := NewMemory(p.scorer, p.keys, p.values, p.opts...); !errors.Is(err, ErrShape) {
+				t.Fatalf("concat dq=0 dk=%d: NewMemory err = %v, want ErrShape", dk, err)
+			}
+			return
 		}
 		// Values beyond float32 range in intermediate sums can overflow
 		// in float32 where the float64 oracle does not; compare only where

@@ -15,13 +15,19 @@ import (
 // step then costs O(T·d) for T keys.
 type Scorer interface {
 	fmt.Stringer
-	// bind checks the scorer against key dimension dk and returns the
-	// query dimension and the encoder-side projection (nil if none).
-	bind(op string, keys Matrix) (dq int, proj []float32, projCols int, err error)
-	// scratch returns how many float32 of workspace score needs.
+	// bind checks the scorer against the keys and returns the query
+	// dimension and the matrix a whose products a·K[i] with the keys
+	// NewMemory stores as projections (a zero Matrix if none).
+	bind(op string, keys Matrix) (dq int, a Matrix, err error)
+	// scratch returns how many float32 of workspace prepare and score need.
 	scratch(m *Memory) int
-	// score writes the scores of keys [0, len(dst)) against q.
-	score(dst []float32, m *Memory, q, tmp []float32)
+	// prepare computes, once a step, what score needs from query q, in
+	// the head of tmp, and returns it with the rest of tmp.
+	prepare(m *Memory, q, tmp []float32) (pq, rest []float32)
+	// score writes the scores of keys [i, i+len(dst)) given prepare's pq.
+	score(dst []float32, m *Memory, i int, pq, tmp []float32)
+	// operands returns the views the scorer holds (zero Matrix for none).
+	operands() [3]operand
 }
 
 // ScoreDot is the dot-product score sᵀh (Luong "dot"). Query and keys must
@@ -48,8 +54,8 @@ type dotScorer struct {
 
 func (s dotScorer) String() string { return s.name }
 
-func (s dotScorer) bind(op string, keys Matrix) (int, []float32, int, error) {
-	return keys.cols, nil, 0, nil
+func (s dotScorer) bind(op string, keys Matrix) (int, Matrix, error) {
+	return keys.cols, Matrix{}, nil
 }
 
 func (s dotScorer) factor(d int) float32 {
@@ -69,18 +75,27 @@ func (s dotScorer) scratch(m *Memory) int {
 	return m.keys.cols
 }
 
-func (s dotScorer) score(dst []float32, m *Memory, q, tmp []float32) {
-	if f := s.factor(m.keys.cols); f != 1 {
-		// Scaling the query (d products) instead of the scores (T products)
-		// costs less whenever T > d, and is exact for powers of two.
-		tmp = tmp[:len(q)]
-		for j, v := range q {
-			tmp[j] = f * v
-		}
-		q = tmp
+func (s dotScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
+	f := s.factor(m.keys.cols)
+	if f == 1 {
+		return q, tmp
 	}
-	scoreRows(dst, m.keys.rowsFrom(0), m.keys.stride, q)
+	// Scaling the query (d products) instead of the scores (T products)
+	// costs less whenever T > d, and is exact for powers of two.
+	sq := tmp[:len(q)]
+	for j, v := range q {
+		sq[j] = f * v
+	}
+	return sq, tmp[len(q):]
 }
+
+// score needs no special case for keys of dimension 0: the rows have
+// stride 0 and every dot product is 0.
+func (s dotScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
+	scoreRows(dst, m.keys.rowsFrom(i), m.keys.stride, q)
+}
+
+func (s dotScorer) operands() [3]operand { return [3]operand{} }
 
 // ScoreGeneral is the bilinear ("general") score sᵀ W h. W has one row per
 // query dimension and one column per key dimension. NewMemory computes W·h
@@ -96,17 +111,48 @@ type generalScorer struct{ w Matrix }
 
 func (s generalScorer) String() string { return "general" }
 
-func (s generalScorer) bind(op string, keys Matrix) (int, []float32, int, error) {
+func (s generalScorer) bind(op string, keys Matrix) (int, Matrix, error) {
 	if s.w.cols != keys.cols {
-		return 0, nil, 0, shapeErr(op, "W.Cols", s.w.cols, keys.cols, "key dimension")
+		return 0, Matrix{}, shapeErr(op, "W.Cols", s.w.cols, keys.cols, "key dimension")
 	}
-	return s.w.rows, project(s.w, keys), s.w.rows, nil
+	return s.w.rows, s.w, nil
 }
 
-func (s generalScorer) scratch(*Memory) int { return 0 }
+// With keys of dimension 0 every projection W·h is the zero vector, stored
+// nowhere, and every score is qᵀ0: one float of scratch holds it.
+func (s generalScorer) scratch(m *Memory) int {
+	if m.keys.cols == 0 {
+		return 1
+	}
+	return 0
+}
 
-func (s generalScorer) score(dst []float32, m *Memory, q, _ []float32) {
-	scoreRows(dst, m.proj, m.projCols, q)
+func (s generalScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
+	if m.keys.cols == 0 {
+		tmp[0] = zeroDot(q)
+		return tmp[:1], tmp[1:]
+	}
+	return q, tmp
+}
+
+func (s generalScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
+	if m.keys.cols == 0 {
+		fillWith(dst, q[0])
+		return
+	}
+	scoreRows(dst, m.proj[i*m.projCols:], m.projCols, q)
+}
+
+func (s generalScorer) operands() [3]operand { return [3]operand{{"the scorer's W", s.w}} }
+
+// zeroDot returns qᵀ0 as a dot product kernel computes it: +0, or NaN if q
+// holds a NaN or an infinity.
+func zeroDot(q []float32) float32 {
+	var z float32
+	for _, v := range q {
+		z += v * 0
+	}
+	return z
 }
 
 // ScoreAdditive is the additive (Bahdanau) score vᵀ tanh(W s + U h). W is
@@ -159,34 +205,56 @@ func (s additiveScorer) split(dk int) (w, u Matrix) {
 	return s.w.colsFrom(0, ds), s.w.colsFrom(ds, dk)
 }
 
-func (s additiveScorer) bind(op string, keys Matrix) (int, []float32, int, error) {
+func (s additiveScorer) bind(op string, keys Matrix) (int, Matrix, error) {
 	if s.concat && s.w.cols <= keys.cols {
-		return 0, nil, 0, shapeErr(op, "W.Cols", s.w.cols, keys.cols+1, "more than the key dimension: query columns then key columns")
+		return 0, Matrix{}, shapeErr(op, "W.Cols", s.w.cols, keys.cols+1, "more than the key dimension: query columns then key columns")
 	}
 	w, u := s.split(keys.cols)
 	if u.cols != keys.cols {
-		return 0, nil, 0, shapeErr(op, "U.Cols", u.cols, keys.cols, "key dimension")
+		return 0, Matrix{}, shapeErr(op, "U.Cols", u.cols, keys.cols, "key dimension")
 	}
-	return w.cols, project(u, keys), len(s.v), nil
+	return w.cols, u, nil
 }
 
-func (s additiveScorer) scratch(*Memory) int {
-	return (1 + 2*additiveRows(len(s.v))) * len(s.v)
+// The workspace holds W·s (da floats), then additiveScores' blocks; with
+// keys of dimension 0, where every U·h is the zero vector and every score
+// vᵀtanh(W·s), one float for that score instead.
+func (s additiveScorer) scratch(m *Memory) int {
+	da := len(s.v)
+	if m.keys.cols == 0 {
+		return da + 1
+	}
+	return (1 + 2*additiveRows(da)) * da
 }
 
-func (s additiveScorer) score(dst []float32, m *Memory, q, tmp []float32) {
+func (s additiveScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 	w, _ := s.split(m.keys.cols)
-	ws := tmp[:len(s.v)]
+	da := len(s.v)
+	ws := tmp[:da]
 	scoreRows(ws, w.rowsFrom(0), w.stride, q)
-	additiveScores(dst, m.proj, m.projCols, ws, s.v, tmp[len(s.v):])
+	if m.keys.cols == 0 {
+		var c float32
+		for j, v := range s.v {
+			c += v * tanh32(ws[j])
+		}
+		tmp[da] = c
+		return tmp[da : da+1], nil
+	}
+	return ws, tmp[da:]
 }
 
-// project returns P = K·Aᵀ packed (T rows of A.Rows): row i is A·K[i].
-// It runs once per source sequence.
-func project(a, keys Matrix) []float32 {
-	p := make([]float32, keys.rows*a.rows)
-	for i := 0; i < keys.rows; i++ {
-		scoreRows(p[i*a.rows:(i+1)*a.rows], a.rowsFrom(0), a.stride, keys.Row(i))
+func (s additiveScorer) score(dst []float32, m *Memory, i int, ws, tmp []float32) {
+	if m.keys.cols == 0 {
+		fillWith(dst, ws[0])
+		return
 	}
-	return p
+	additiveScores(dst, m.proj[i*m.projCols:], m.projCols, ws, s.v, tmp)
+}
+
+func (s additiveScorer) operands() [3]operand {
+	v := Matrix{rows: 1, cols: len(s.v), stride: len(s.v), data: s.v}
+	if s.concat {
+		return [3]operand{{"the scorer's W", s.w}, {"the scorer's v", v}}
+	}
+	return [3]operand{{"the scorer's W", s.w}, {"the scorer's U", s.u}, {"the scorer's v", v}}
 }
