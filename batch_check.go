@@ -5,8 +5,8 @@ import (
 	"math/bits"
 )
 
-// operand is one tensor of a call, for the aliasing checks.
-type operand struct {
+// tensorOperand is one tensor of a call, for the aliasing checks.
+type tensorOperand struct {
 	name string
 	t    Tensor
 }
@@ -18,14 +18,14 @@ type operand struct {
 // input would be read after it was written, by this task or another.
 func checkOutputs(op string, out, q, k, v Tensor, opt *BatchOptions) error {
 	// Absent options are empty views, which overlap nothing.
-	all := [...]operand{{"out", out}, {"Weights", deref(opt.Weights)}, {"Logits", deref(opt.Logits)},
+	all := [...]tensorOperand{{"out", out}, {"Weights", deref(opt.Weights)}, {"Logits", deref(opt.Logits)},
 		{"q", q}, {"k", k}, {"v", v}, {"Bias", deref(opt.Bias)}}
 	for i, o := range all[:3] {
 		if !o.t.distinctRows() {
 			return argErr(op, "%s has elements that share memory (its strides overlap)", o.name)
 		}
 		for _, x := range all[i+1:] {
-			if overlaps(o.t, x.t) {
+			if overlaps(o.t.data, x.t.data) { // a view's data ends at its last element
 				return argErr(op, "%s overlaps %s in memory", o.name, x.name)
 			}
 		}

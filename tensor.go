@@ -3,7 +3,6 @@ package attention
 import (
 	"math"
 	"math/bits"
-	"unsafe"
 )
 
 // Tensor is a read-only strided view of float32 data laid out as
@@ -115,16 +114,4 @@ func (t Tensor) distinctRows() bool {
 		extent = d[1]*(d[0]-1) + extent // at most the reach, which fits
 	}
 	return true
-}
-
-// overlaps reports whether the memory spans of a and b, from their first
-// to their last element, intersect.
-func overlaps(a, b Tensor) bool {
-	if a.empty() || b.empty() {
-		return false
-	}
-	// Addresses as integers: a pointer one past the end would not be a
-	// valid unsafe.Pointer (checkptr rejects it).
-	a0, b0 := uintptr(unsafe.Pointer(&a.data[0])), uintptr(unsafe.Pointer(&b.data[0]))
-	return a0 < b0+4*uintptr(len(b.data)) && b0 < a0+4*uintptr(len(a.data))
 }
