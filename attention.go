@@ -279,6 +279,14 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 // the scorer's kernels, so that no masked key is read.
 func (m *Memory) scoreKept(w, pq, tmp []float32) {
 	keep := m.keep[:len(w)]
+	if _, ok := m.scorer.(generalScorer); ok && m.keys.cols > 0 {
+		// The general scorer reads only the Memory's own projections
+		// (zeros for masked keys): one call over every key, then the
+		// mask, costs less than a call per run when the runs are short.
+		m.scorer.score(w, m, 0, pq, tmp)
+		maskScores(w, keep)
+		return
+	}
 	for i := 0; i < len(w); {
 		lo, hi := keptRun(keep, i)
 		fillWith(w[i:lo], float32(math.Inf(-1)))
