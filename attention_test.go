@@ -98,39 +98,52 @@ func newProblem(t testing.TB, r *rand.Rand, kind reference.Kind, T, dq, dk, dv, 
 	p.values, p.ref.Values = strided(t, r, T, dv, r.IntN(3), 2)
 	p.ref.Valid = T
 	p.ref.DV = dv
-	var err error
-	switch kind {
-	case reference.KindDot:
+	if isDot(kind) {
 		dq = dk
-		p.scorer = ScoreDot()
-	case reference.KindScaledDot:
-		dq = dk
-		p.scorer = ScoreScaledDot()
-	case reference.KindDotScale:
-		dq = dk
-		p.ref.Scale = 0.375
-		p.scorer, err = ScoreDotWithScale(0.375)
-	case reference.KindGeneral:
-		var w Matrix
-		w, p.ref.W = strided(t, r, dq, dk, pad, 0.5)
-		p.scorer, err = ScoreGeneral(w)
-	case reference.KindAdditive:
-		var w, u Matrix
-		w, p.ref.W = strided(t, r, da, dq, 1, 0.5)
-		u, p.ref.U = strided(t, r, da, dk, 0, 0.5)
-		p.ref.V = testutil.Floats(r, da, 1)
-		p.scorer, err = ScoreAdditive(w, u, p.ref.V)
-	case reference.KindConcat:
-		var w Matrix
-		w, p.ref.W = strided(t, r, da, dq+dk, 2, 0.5)
-		p.ref.V = testutil.Floats(r, da, 1)
-		p.scorer, err = ScoreConcat(w, p.ref.V)
 	}
+	pads := []int{pad, 1, 0, 2}
+	mat := func(rows, cols int) (Matrix, [][]float32) {
+		pad, pads = pads[0], pads[1:]
+		return strided(t, r, rows, cols, pad, 0.5)
+	}
+	err := p.withScorer(kind, dq, dk, da, mat, func(n int) []float32 { return testutil.Floats(r, n, 1) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.ref.Query = testutil.Floats(r, dq, 3)
 	return p
+}
+
+// withScorer sets the scorer of the given kind, with the matrices (made by
+// mat) and the vector v (made by vec) it needs, in both forms. The dot
+// scorers need dq = dk.
+func (p *problem) withScorer(kind reference.Kind, dq, dk, da int, mat func(rows, cols int) (Matrix, [][]float32), vec func(n int) []float32) error {
+	var err error
+	switch kind {
+	case reference.KindDot:
+		p.scorer = ScoreDot()
+	case reference.KindScaledDot:
+		p.scorer = ScoreScaledDot()
+	case reference.KindDotScale:
+		p.ref.Scale = 0.375
+		p.scorer, err = ScoreDotWithScale(0.375)
+	case reference.KindGeneral:
+		var w Matrix
+		w, p.ref.W = mat(dq, dk)
+		p.scorer, err = ScoreGeneral(w)
+	case reference.KindAdditive:
+		var w, u Matrix
+		w, p.ref.W = mat(da, dq)
+		u, p.ref.U = mat(da, dk)
+		p.ref.V = vec(da)
+		p.scorer, err = ScoreAdditive(w, u, p.ref.V)
+	case reference.KindConcat:
+		var w Matrix
+		w, p.ref.W = mat(da, dq+dk)
+		p.ref.V = vec(da)
+		p.scorer, err = ScoreConcat(w, p.ref.V)
+	}
+	return err
 }
 
 func (p *problem) withKeep(keep []bool) {

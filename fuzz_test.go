@@ -148,7 +148,7 @@ func FuzzAttend(f *testing.F) {
 			dq, da = int(dkB/7)%10, int(dvB/5)%10
 		}
 		pad := int(shapeB>>1) & 3
-		if kind == reference.KindDot || kind == reference.KindScaledDot || kind == reference.KindDotScale {
+		if isDot(kind) {
 			dq = dk
 		}
 		// Every value comes from the data, cycled (zeros if there is none).
@@ -187,40 +187,7 @@ func FuzzAttend(f *testing.F) {
 		p.values, p.ref.Values = rows(T, dv)
 		p.ref.Query = take(dq)
 		p.ref.Valid, p.ref.DV = T, dv
-		var err error
-		switch kind {
-		case reference.KindDot:
-			p.scorer = ScoreDot()
-		case reference.KindScaledDot:
-			p.scorer = ScoreScaledDot()
-		case reference.KindDotScale:
-			p.ref.Scale = 0.25
-			p.scorer, err = ScoreDotWithScale(0.25)
-		case reference.KindGeneral:
-			var w Matrix
-			w, p.ref.W = rows(dq, dk)
-			p.scorer, err = ScoreGeneral(w)
-		case reference.KindAdditive:
-			var w, u Matrix
-			w, p.ref.W = rows(da, dq)
-			u, p.ref.U = rows(da, dk)
-			p.ref.V = take(da)
-			p.scorer, err = ScoreAdditive(w, u, p.ref.V)
-		case reference.KindConcat:
-			var w Matrix
-			w, p.ref.W = rows(da, dq+dk)
-			p.ref.V = take(da)
-			p.scorer, err = ScoreConcat(w, p.ref.V)
-		}
-		// General needs a row of W per query component, additive and
-		// concat a nonempty v.
-		if kind == reference.KindGeneral && dq == 0 || (kind == reference.KindAdditive || kind == reference.KindConcat) && da == 0 {
-			if !errors.Is(err, ErrArgument) {
-				t.Fatalf("%s dq=%d da=%d: scorer err = %v, want ErrArgument", kindName(kind), dq, da, err)
-			}
-			return
-		}
-		if err != nil {
+		if err := p.withScorer(kind, dq, dk, da, rows, take); err != nil {
 			t.Fatal(err)
 		}
 		if maskB&1 != 0 && T > 0 {

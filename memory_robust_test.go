@@ -85,31 +85,8 @@ func sizedProblem(t *testing.T, r *rand.Rand, kind reference.Kind, T, dq, dk, dv
 	p.keys, p.ref.Keys = strided(t, r, T, dk, pad, 1)
 	p.values, p.ref.Values = strided(t, r, T, dv, pad, 2)
 	p.ref.Valid, p.ref.DV = T, dv
-	var err error
-	switch kind {
-	case reference.KindDot:
-		p.scorer = ScoreDot()
-	case reference.KindScaledDot:
-		p.scorer = ScoreScaledDot()
-	case reference.KindDotScale:
-		p.ref.Scale = 0.375
-		p.scorer, err = ScoreDotWithScale(0.375)
-	case reference.KindGeneral:
-		var w Matrix
-		w, p.ref.W = strided(t, r, dq, dk, pad, 0.5)
-		p.scorer, err = ScoreGeneral(w)
-	case reference.KindAdditive:
-		var w, u Matrix
-		w, p.ref.W = strided(t, r, da, dq, pad, 0.5)
-		u, p.ref.U = strided(t, r, da, dk, pad, 0.5)
-		p.ref.V = testutil.Floats(r, da, 1)
-		p.scorer, err = ScoreAdditive(w, u, p.ref.V)
-	case reference.KindConcat:
-		var w Matrix
-		w, p.ref.W = strided(t, r, da, dq+dk, pad, 0.5)
-		p.ref.V = testutil.Floats(r, da, 1)
-		p.scorer, err = ScoreConcat(w, p.ref.V)
-	}
+	mat := func(rows, cols int) (Matrix, [][]float32) { return strided(t, r, rows, cols, pad, 0.5) }
+	err := p.withScorer(kind, dq, dk, da, mat, func(n int) []float32 { return testutil.Floats(r, n, 1) })
 	p.ref.Query = testutil.Floats(r, dq, 3)
 	return p, err
 }
