@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // command allocate without bound ends that process, with a failed test,
 // rather than the tests. It returns the exit code and stderr, and skips
 // the test where bash cannot set the limit.
-func runLimited(t *testing.T, limit int64, args ...string) (int, string) {
+func runLimited(t *testing.T, limit int64, args ...string) (code int, stderr string, ran bool) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -46,13 +46,12 @@ func runLimited(t *testing.T, limit int64, args ...string) (int, string) {
 	script := "ulimit -v " + strconv.FormatInt(limit>>10, 10) + " || exit " + strconv.Itoa(cannotLimit) + `; exec "$0" "$@"`
 	cmd := exec.CommandContext(ctx, bash, append([]string{"-c", script, exe}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
 	err = cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("attention %q: still running after a minute", args)
 	}
-	code := 0
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -60,11 +59,21 @@ func runLimited(t *testing.T, limit int64, args ...string) (int, string) {
 	case err != nil:
 		t.Fatal(err)
 	}
-	if code == cannotLimit {
-		t.Skipf("bash cannot limit the address space: %s", stderr.String())
+	switch code {
+	case cannotLimit:
+		t.Skipf("bash cannot limit the address space: %s", errOut.String())
+	case cannotExecute:
+		// A test binary for another architecture, run by an emulator:
+		// the shell cannot start it again.
+		t.Logf("no child process: the shell cannot execute %s (%s)", exe, strings.TrimSpace(errOut.String()))
+		return code, errOut.String(), false
 	}
-	return code, stderr.String()
+	return code, errOut.String(), true
 }
+
+// cannotExecute is the shell's exit status for a file it found but cannot
+// execute.
+const cannotExecute = 126
 
 func TestDemo(t *testing.T) {
 	for _, args := range [][]string{nil, {"demo"}} {
