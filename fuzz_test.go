@@ -187,7 +187,16 @@ func FuzzAttend(f *testing.F) {
 		p.values, p.ref.Values = rows(T, dv)
 		p.ref.Query = take(dq)
 		p.ref.Valid, p.ref.DV = T, dv
-		if err := p.withScorer(kind, dq, dk, da, rows, take); err != nil {
+		err := p.withScorer(kind, dq, dk, da, rows, take)
+		// General needs a row of W per query component, additive and
+		// concat a nonempty v.
+		if kind == reference.KindGeneral && dq == 0 || (kind == reference.KindAdditive || kind == reference.KindConcat) && da == 0 {
+			if !errors.Is(err, ErrArgument) {
+				t.Fatalf("%s dq=%d da=%d: scorer err = %v, want ErrArgument", kindName(kind), dq, da, err)
+			}
+			return
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		if maskB&1 != 0 && T > 0 {
