@@ -5,7 +5,6 @@ package attention
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"testing"
@@ -19,9 +18,9 @@ func TestExportedKernelsInline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the package with -gcflags=-m; not run with -short")
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		t.Skipf("no go command at %s to ask the compiler: %v", goTool, err)
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command on PATH to ask the compiler: %v", err)
 	}
 	cmd := exec.Command(goTool, "build", "-gcflags=-m", "-o", os.DevNull, ".")
 	cmd.Env = append(os.Environ(), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")

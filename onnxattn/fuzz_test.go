@@ -54,7 +54,7 @@ func FuzzRun(f *testing.F) {
 		if c.nilEngine {
 			e = nil
 		}
-		out, err, alloc := runTimed(t, c, e)
+		out, alloc, err := runTimed(t, c, e)
 		if err != nil {
 			checkRefusal(t, c, err)
 			if alloc > 64<<10 {
@@ -150,9 +150,9 @@ func checkFullyMasked(t *testing.T, c fuzzCase, dm callSizes, out Outputs) {
 const runDeadline = 5 * time.Second
 
 // runTimed runs the call in a goroutine, fails the test on a panic or a
-// call that outlives runDeadline, and returns the outputs, the error and
-// the bytes allocated meanwhile.
-func runTimed(t *testing.T, c fuzzCase, e *attention.Batched) (Outputs, error, uint64) {
+// call that outlives runDeadline, and returns the outputs, the bytes
+// allocated meanwhile and the error.
+func runTimed(t *testing.T, c fuzzCase, e *attention.Batched) (Outputs, uint64, error) {
 	t.Helper()
 	type result struct {
 		out   Outputs
@@ -185,7 +185,7 @@ func runTimed(t *testing.T, c fuzzCase, e *attention.Batched) (Outputs, error, u
 	if r.panic != nil {
 		t.Fatalf("%v: panic: %v\n%s", c, r.panic, r.stack)
 	}
-	return r.out, r.err, after.TotalAlloc - before.TotalAlloc
+	return r.out, after.TotalAlloc - before.TotalAlloc, r.err
 }
 
 // checkRefusal fails unless err is a *ShapeError naming an input of the
