@@ -297,3 +297,42 @@ func TestBatchedAliasing(t *testing.T) {
 		}
 	}
 }
+
+// Tensor's accessors report the view as built; a view with no element has
+// zero strides.
+func TestTensorAccessors(t *testing.T) {
+	data := make([]float32, 200)
+	for i := range data {
+		data[i] = float32(i)
+	}
+	x, err := NewTensorStrided(data, 2, 3, 4, 5, 90, 30, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, h, r, c := x.Shape(); b != 2 || h != 3 || r != 4 || c != 5 {
+		t.Errorf("Shape = %d %d %d %d", b, h, r, c)
+	}
+	if bs, hs, rs := x.Strides(); bs != 90 || hs != 30 || rs != 7 {
+		t.Errorf("Strides = %d %d %d", bs, hs, rs)
+	}
+	if got := x.At(1, 2, 3, 4); got != 90+60+21+4 {
+		t.Errorf("At(1, 2, 3, 4) = %v", got)
+	}
+	e, err := NewTensorStrided(nil, 0, 3, 4, 5, 90, 30, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs, hs, rs := e.Strides(); bs != 0 || hs != 0 || rs != 0 {
+		t.Errorf("empty view: Strides = %d %d %d, want zeros", bs, hs, rs)
+	}
+	for _, f := range []func(){func() { x.At(0, 0, 0, 5) }, func() { x.At(2, 0, 0, 0) }, func() { e.At(0, 0, 0, 0) }} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("At out of range did not panic")
+				}
+			}()
+			f()
+		}()
+	}
+}

@@ -69,6 +69,18 @@ func reach(cols int, dims, strides [3]int) (uint64, bool) {
 // Shape returns the four dimensions.
 func (t Tensor) Shape() (batch, heads, rows, cols int) { return t.batch, t.heads, t.rows, t.cols }
 
+// Strides returns the batch, head and row strides, in elements (all 0 for
+// a view with no element, whose strides are irrelevant).
+func (t Tensor) Strides() (batch, head, row int) { return t.bs, t.hs, t.rs }
+
+// At returns element (b, h, i, j). It panics if an index is out of range.
+func (t Tensor) At(b, h, i, j int) float32 {
+	if j < 0 || j >= t.cols {
+		panic("attention: Tensor.At: column out of range")
+	}
+	return t.Row(b, h, i)[j]
+}
+
 // Row returns row i of head h of batch entry b, aliasing the data.
 func (t Tensor) Row(b, h, i int) []float32 {
 	if b < 0 || b >= t.batch || h < 0 || h >= t.heads || i < 0 || i >= t.rows {
