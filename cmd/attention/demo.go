@@ -33,7 +33,7 @@ func writeSetup(p *printer) error {
 	p.printf("attention demo\n")
 	p.printf("  implementation  %s\n", attention.Implementation())
 	p.printf("  available       %s\n", strings.Join(attention.Implementations(), ", "))
-	p.printf("  cpu             %s\n\n", attention.CPUFeatures())
+	p.printf("  cpu             %s\n\n", cpuFeatures())
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package attention
+package main
 
 import (
 	"runtime"
@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// CPUFeatures describes the processor features the kernel dispatch looks at,
-// for reports and benchmarks, e.g. "amd64: avx2 fma f16c".
-func CPUFeatures() string {
+// cpuFeatures describes the processor features the kernel dispatch looks at,
+// for the demo's report, e.g. "amd64: avx2 fma f16c".
+func cpuFeatures() string {
 	var f []string
 	add := func(ok bool, name string) {
 		if ok {
