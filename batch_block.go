@@ -1,0 +1,140 @@
+package attention
+
+import "math"
+
+// finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
+// finite numbers (a row's dot with itself is finite; a huge but finite row
+// may say no, which only costs speed).
+func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+	if j1 <= j0 {
+		return true
+	}
+	if j.v.rs == j.v.cols {
+		// Packed rows: one dot over all of them.
+		v := j.v.rowsFrom(b, kh, j0)[:(j1-j0)*j.v.cols]
+		if d := dot(v, v); d-d == 0 {
+			return true
+		}
+	}
+	for i := j0; i < j1; i++ {
+		v := j.v.Row(b, kh, i)
+		if d := dot(v, v); d-d != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// runBlock runs keys [0, n) for the rows of task t at once, with the rows
+// across SIMD lanes (see block_generic.go), and leaves each row's
+// unnormalised output, running max and running sum as tileOnline would.
+// Row r attends keys below ends[r] that the keep-mask keeps; the others get
+// a -Inf score. qs holds the block's scaled queries, row by row; with
+// direct the queries are read from the tensor instead and the outputs are
+// left normalised (see run).
+func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, direct bool) {
+	b, h, i0, R := j.task(t)
+	kh, dk, dv := h/j.group, j.q.cols, j.v.cols
+	qt, st, ot, ml := j.blockScratch(buf)
+	if direct {
+		blockIn(qt, j.q.rowsFrom(b, h, i0), j.q.rs, R)
+		scale(j.scale, qt)
+	} else {
+		blockIn(qt, qs, dk, R)
+	}
+	clear(ot)
+	for r := range blockRows {
+		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
+	}
+	for j0 := 0; j0 < n; j0 += j.tile {
+		if j0+j.tile >= n {
+			j.prefetch(t)
+		}
+		s := st[:blockRows*min(j.tile, n-j0)]
+		j.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
+		if j.logits != nil {
+			blockOut(j.logits.rowsFrom(b, h, i0)[j0:], j.logits.rs, R, s)
+		}
+		blockSoftmax(s, ml)
+		// The blend walks the tile's value rows once per group of
+		// columns: in runs of about 8 KiB of keys those rows stay in L1 (a whole
+		// tile of rows a power-of-two apart would fight over cache sets).
+		c := ml[2*blockRows : 3*blockRows]
+		run := blockRows * max(8, blendRunBytes/(4*max(1, dv)))
+		for k0 := 0; k0 < len(s); k0 += run {
+			blockBlend(ot, s[k0:min(len(s), k0+run)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
+			c = nil
+		}
+	}
+	for r := range R {
+		m[r], l[r] = ml[r], ml[blockRows+r]
+	}
+	if direct {
+		// Each lane times 1/l, as run's scale of a row would. Rows with
+		// nothing attended keep their zero lanes. A NaN sum comes from a
+		// NaN weight, which the blend has already spread over the row's
+		// lanes (the values are finite).
+		f := ml[2*blockRows : 3*blockRows]
+		for r := range f {
+			f[r] = 1
+			if r < R && !math.IsInf(float64(m[r]), -1) {
+				f[r] = 1 / l[r]
+			}
+		}
+		blockBlend(ot, nil, nil, 0, f)
+		// A row with nothing attended (and no NaN score) is zero even
+		// where its lanes met a value row that is not finite (0·Inf is
+		// NaN): rare, so a lane at a time.
+		for r := range R {
+			if math.IsInf(float64(m[r]), -1) && l[r] == l[r] {
+				for c := r; c < len(ot); c += blockRows {
+					ot[c] = 0
+				}
+			}
+		}
+	}
+	blockOut(j.out.rowsFrom(b, h, i0), j.out.rs, R, ot)
+}
+
+// prefetch asks for the rows task t writes and the queries of the next
+// task, a tile before the end of task t: neither is usually cached, and a
+// miss per cache line would otherwise stall the start of the next task and
+// the end of this one. With several workers the next task may be another
+// worker's; the hint then costs a few cache lines.
+func (j *batchJob) prefetch(t int) {
+	b, h, i0, R := j.task(t)
+	prefetchRows(j.out.rowsFrom(b, h, i0), j.out.rs, R, j.out.cols)
+	if t+1 < j.q.batch*j.q.heads*j.blocks {
+		b, h, i0, R := j.task(t + 1)
+		prefetchRows(j.q.rowsFrom(b, h, i0), j.q.rs, R, j.q.cols)
+	}
+}
+
+// blockScratch divides the block path's scratch: the queries, the scores
+// of a tile and the output in the lanes, and the softmax state (see
+// block_generic.go).
+func (j *batchJob) blockScratch(buf []float32) (qt, st, ot, ml []float32) {
+	dk, dv := j.q.cols, j.v.cols
+	qt, buf = buf[:blockRows*dk], buf[blockRows*dk:]
+	st, buf = buf[:blockRows*j.tile], buf[blockRows*j.tile:]
+	return qt, st, buf[:blockRows*dv], buf[blockRows*dv : blockRows*(dv+4)]
+}
+
+// blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the
+// block's rows, in the lanes: scaled (qt holds the scaled queries), then
+// softcapped and biased, then -Inf where a row does not attend the key
+// (past its end, or not kept).
+func (j *batchJob) blockTileScores(s, qt, tmp []float32, ends []int, b, h, kh, i0, j0 int) {
+	blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
+	if j.adjust {
+		j.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
+	}
+	for r, e := range ends {
+		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
+			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
+		}
+	}
+	if j.opt.Keep != nil {
+		j.keepTile(s, i0, len(ends), j0)
+	}
+}

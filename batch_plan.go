@@ -1,0 +1,178 @@
+package attention
+
+import "math"
+
+// batchQueryBlock is the number of query rows one task handles: the unit of
+// parallel work. Each output row is computed by exactly one task, in a fixed
+// order, so results do not depend on the number of workers.
+const batchQueryBlock = 16
+
+// keyTile is the number of keys the online softmax takes at a time. With
+// several query rows per block, small enough that the tile of K and V
+// (about 24 KiB) stays in L1 while every row of the block reads it; for a
+// single row nothing is reused and larger tiles mean fewer kernel calls.
+func keyTile(rows, dk, dv int) int {
+	if useBlock(rows, dk, dv) {
+		return min(blockTile, max(1, blockBudget/max(1, dk, dv)))
+	}
+	if rows < 4 {
+		return 256
+	}
+	return min(256, max(16, 6144/max(1, dk+dv)/8*8))
+}
+
+// The block kernels pay off from about half a block of query rows; one
+// call works on blockTile keys, fewer for long rows so that no call runs
+// longer than the per-row kernels' budget (Go cannot preempt assembly).
+const (
+	blockMinRows  = 8
+	blockTile     = 128
+	blockBudget   = 1 << 16
+	blendRunBytes = 8 << 10
+)
+
+func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv) <= blockBudget }
+
+// batchJob is one Attend call: shapes, options and derived values.
+type batchJob struct {
+	out, q, k, v Tensor
+	w, logits    *Tensor
+	rowPath      bool // weights or logits wanted: whole score rows are formed
+	adjust       bool // Softcap or Bias: adjustScores has work to do
+	opt          *BatchOptions
+	scale        float32
+	group        int // query heads per key/value head
+	blocks       int // query blocks per (batch, head)
+	tile         int // keys per tile of the online softmax
+	block        bool
+}
+
+func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
+	const op = "Batched.Attend"
+	B, H, Tq, dk := q.Shape()
+	Tk := k.rows
+	switch {
+	case k.batch != B:
+		return batchJob{}, shapeErr(op, "k batch", k.batch, B, "q batch")
+	case v.batch != B:
+		return batchJob{}, shapeErr(op, "v batch", v.batch, B, "q batch")
+	case out.batch != B:
+		return batchJob{}, shapeErr(op, "out batch", out.batch, B, "q batch")
+	case k.cols != dk:
+		return batchJob{}, shapeErr(op, "k dim", k.cols, dk, "q dim")
+	case v.heads != k.heads:
+		return batchJob{}, shapeErr(op, "v heads", v.heads, k.heads, "k heads")
+	case v.rows != Tk:
+		return batchJob{}, shapeErr(op, "v rows", v.rows, Tk, "k rows")
+	case out.heads != H:
+		return batchJob{}, shapeErr(op, "out heads", out.heads, H, "q heads")
+	case out.rows != Tq:
+		return batchJob{}, shapeErr(op, "out rows", out.rows, Tq, "q rows")
+	case out.cols != v.cols:
+		return batchJob{}, shapeErr(op, "out dim", out.cols, v.cols, "v dim")
+	case k.heads == 0 && H > 0, k.heads > 0 && H%k.heads != 0:
+		return batchJob{}, shapeErr(op, "q heads", H, k.heads, "a multiple of the key/value heads")
+	}
+	if opt.ValidLen != nil {
+		if len(opt.ValidLen) != B {
+			return batchJob{}, shapeErr(op, "len(ValidLen)", len(opt.ValidLen), B, "batch")
+		}
+		for b, n := range opt.ValidLen {
+			if n < 0 || n > Tk {
+				return batchJob{}, argErr(op, "ValidLen[%d] = %d outside [0, %d]", b, n, Tk)
+			}
+		}
+	}
+	if opt.Keep != nil {
+		if n, ok := mulInt(Tq, Tk); !ok || len(opt.Keep) != n {
+			return batchJob{}, shapeErr(op, "len(Keep)", len(opt.Keep), n, "Tq·Tk")
+		}
+	}
+	if w := opt.Weights; w != nil {
+		if w.batch != B || w.heads != H || w.rows != Tq || w.cols != Tk {
+			return batchJob{}, shapeErr(op, "Weights shape", w.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
+		}
+	}
+	if err := checkScoreOptions(op, opt, B, H, Tq, Tk); err != nil {
+		return batchJob{}, err
+	}
+	if err := checkOutputs(op, out, q, k, v, opt); err != nil {
+		return batchJob{}, err
+	}
+	scale := opt.Scale
+	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+		return batchJob{}, argErr(op, "scale %v is not finite", scale)
+	}
+	if scale == 0 {
+		scale = 1
+		if dk > 0 {
+			scale = float32(1 / math.Sqrt(float64(dk)))
+		}
+	}
+	j := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, logits: opt.Logits, opt: opt, scale: scale,
+		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
+	j.rowPath = j.w != nil || j.logits != nil
+	j.adjust = opt.Softcap > 0 || opt.Bias != nil
+	j.block = useBlock(Tq, dk, v.cols)
+	if k.heads > 0 {
+		j.group = H / k.heads
+	}
+	return j, nil
+}
+
+// tasks returns the number of tasks of the call: none when no output has
+// an element, so a dimension that only empty tensors have never sizes any
+// work or scratch. Otherwise every dimension that counts tasks is one of a
+// non-empty output, whose elements back it: the count fits in an int.
+func (j *batchJob) tasks() int {
+	if j.out.empty() && (j.w == nil || j.w.empty()) && (j.logits == nil || j.logits.empty()) {
+		return 0
+	}
+	return j.q.batch * j.q.heads * j.blocks
+}
+
+// task returns the batch entry, head, first query row and number of rows
+// of task t.
+func (j *batchJob) task(t int) (b, h, i0, R int) {
+	blk, bh := t%j.blocks, t/j.blocks
+	i0 = blk * batchQueryBlock
+	return bh / j.q.heads, bh % j.q.heads, i0, min(j.q.rows, i0+batchQueryBlock) - i0
+}
+
+// end returns how many keys query row i of batch entry b can attend: the
+// valid length and, for a causal mask, the row's own position cut it short.
+func (j *batchJob) end(b, i int) int {
+	e := j.k.rows
+	if j.opt.ValidLen != nil {
+		e = j.opt.ValidLen[b]
+	}
+	if j.opt.Causal {
+		base := j.k.rows
+		if j.opt.CausalToValidLen && j.opt.ValidLen != nil {
+			base = j.opt.ValidLen[b]
+		}
+		// i < Tq, so the frontier before the shift is in [base−Tq+1, base]:
+		// no overflow; the shift, any int, saturates.
+		e = min(e, max(0, addSat(base-(j.q.rows-1-i), j.opt.CausalShift)))
+	}
+	return e
+}
+
+// addSat returns a + b, saturated to the range of int.
+func addSat(a, b int) int {
+	switch {
+	case b > 0 && a > math.MaxInt-b:
+		return math.MaxInt
+	case b < 0 && a < math.MinInt-b:
+		return math.MinInt
+	}
+	return a + b
+}
+
+func (j *batchJob) keep(i int) []bool {
+	if j.opt.Keep == nil {
+		return nil
+	}
+	Tk := j.k.rows
+	return j.opt.Keep[i*Tk : (i+1)*Tk]
+}

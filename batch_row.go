@@ -1,0 +1,135 @@
+package attention
+
+import "math"
+
+// tileOnline adds keys [j0, j0+len(s)) to one row of the flash-style
+// online softmax: o holds the unnormalised partial output, m the running
+// maximum and l the running sum; o is rescaled whenever m grows. A NaN or
+// +Inf score makes l NaN, which marks the row.
+func (j *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh, j0 int, m, l float32) (float32, float32) {
+	n := len(s)
+	scoreRows(s, j.k.rowsFrom(b, kh, j0), j.k.rs, qs)
+	if j.adjust {
+		j.adjustScores(s, tmp, b, h, i, j0)
+	}
+	if keep != nil {
+		maskScores(s, keep[j0:j0+n])
+	}
+	mt := maxf(s)
+	switch {
+	case mt != mt || math.IsInf(float64(mt), 1):
+		return m, float32(math.NaN())
+	case math.IsInf(float64(mt), -1):
+		// Every score of the tile -Inf: the weights are 0, and the value
+		// rows of the keys that are not masked (scored -Inf by a bias or
+		// by their data) are still multiplied by them, as on the block
+		// path: a value row that is not finite makes the row NaN, unless
+		// nothing is attended at all.
+		clear(s)
+		blendKept(o, s, j.v.rowsFrom(b, kh, j0), j.v.rs, maybe(keep, j0, n))
+		return m, l
+	}
+	if mt > m {
+		// The exp of a non-positive difference: 0 while nothing was
+		// attended yet (m = -Inf), else at most 1.
+		c := exp32(m - mt)
+		l *= c
+		scale(c, o)
+		m = mt
+	}
+	l += expSum(s, s, m)
+	blendKept(o, s, j.v.rowsFrom(b, kh, j0), j.v.rs, maybe(keep, j0, n))
+	return m, l
+}
+
+// rowWithWeights is the path for callers who want the weights or the
+// logits: the whole score row is formed in w (the weights output, or
+// scratch), as in Memory.Attend.
+func (j *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i, kh, end int) {
+	clear(o)
+	clear(w[end:])
+	r := w[:end]
+	scoreRows(r, j.k.rowsFrom(b, kh, 0), j.k.rs, qs)
+	if j.adjust {
+		j.adjustScores(r, tmp, b, h, i, 0)
+	}
+	if keep != nil {
+		maskScores(r, keep[:end])
+	}
+	if j.logits != nil {
+		lg := j.logits.Row(b, h, i)
+		copy(lg, r)
+		fillWith(lg[end:], float32(math.Inf(-1)))
+	}
+	mx := softmax(r, r)
+	if math.IsInf(float64(mx), -1) {
+		return
+	}
+	if mx != mx || math.IsInf(float64(mx), 1) {
+		fillNaN(o)
+		if keep != nil {
+			zeroMasked(r, keep[:end])
+		}
+		return
+	}
+	blendKept(o, r, j.v.rowsFrom(b, kh, 0), j.v.rs, maybe(keep, 0, end))
+}
+
+func maybe(keep []bool, j0, n int) []bool {
+	if keep == nil {
+		return nil
+	}
+	return keep[j0 : j0+n]
+}
+
+// maskScores sets the scores of keys not kept to -Inf.
+func maskScores(s []float32, keep []bool) {
+	ninf := float32(math.Inf(-1))
+	for i, k := range keep[:len(s)] {
+		if !k {
+			s[i] = ninf
+		}
+	}
+}
+
+// zeroMasked sets the weights of keys not kept to +0.
+func zeroMasked(w []float32, keep []bool) {
+	for i, k := range keep[:len(w)] {
+		if !k {
+			w[i] = 0
+		}
+	}
+}
+
+func fillNaN(x []float32) { fillWith(x, float32(math.NaN())) }
+
+func fillWith(x []float32, v float32) {
+	for i := range x {
+		x[i] = v
+	}
+}
+
+// blendKept adds Σ w[i]·v[i] to acc over the kept rows (all if keep is
+// nil), one kernel call per run of consecutive kept rows: masked rows are
+// never read.
+func blendKept(acc, w, v []float32, stride int, keep []bool) {
+	if len(acc) == 0 {
+		return
+	}
+	if keep == nil {
+		blendRows(acc, w, v, stride)
+		return
+	}
+	for i := 0; i < len(keep); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		k := i + 1
+		for k < len(keep) && keep[k] {
+			k++
+		}
+		blendRows(acc, w[i:k], v[i*stride:], stride)
+		i = k
+	}
+}
