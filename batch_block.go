@@ -5,19 +5,19 @@ import "math"
 // finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
 // finite numbers (a row's dot with itself is finite; a huge but finite row
 // may say no, which only costs speed).
-func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 	if j1 <= j0 {
 		return true
 	}
-	if j.v.rs == j.v.cols {
+	if p.v.rs == p.v.cols {
 		// Packed rows: one dot over all of them.
-		v := j.v.rowsFrom(b, kh, j0)[:(j1-j0)*j.v.cols]
+		v := p.v.rowsFrom(b, kh, j0)[:(j1-j0)*p.v.cols]
 		if d := dot(v, v); d-d == 0 {
 			return true
 		}
 	}
 	for i := j0; i < j1; i++ {
-		v := j.v.Row(b, kh, i)
+		v := p.v.Row(b, kh, i)
 		if d := dot(v, v); d-d != 0 {
 			return false
 		}
@@ -32,13 +32,13 @@ func (j *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // a -Inf score. qs holds the block's scaled queries, row by row; with
 // direct the queries are read from the tensor instead and the outputs are
 // left normalised (see run).
-func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, direct bool) {
-	b, h, i0, R := j.task(t)
-	kh, dk, dv := h/j.group, j.q.cols, j.v.cols
-	qt, st, ot, ml := j.blockScratch(buf)
+func (p *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, direct bool) {
+	b, h, i0, R := p.task(t)
+	kh, dk, dv := h/p.group, p.q.cols, p.v.cols
+	qt, st, ot, ml := p.blockScratch(buf)
 	if direct {
-		blockIn(qt, j.q.rowsFrom(b, h, i0), j.q.rs, R)
-		scale(j.scale, qt)
+		blockIn(qt, p.q.rowsFrom(b, h, i0), p.q.rs, R)
+		scale(p.scale, qt)
 	} else {
 		blockIn(qt, qs, dk, R)
 	}
@@ -46,14 +46,14 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 	for r := range blockRows {
 		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
 	}
-	for j0 := 0; j0 < n; j0 += j.tile {
-		if j0+j.tile >= n {
-			j.prefetch(t)
+	for j0 := 0; j0 < n; j0 += p.tile {
+		if j0+p.tile >= n {
+			p.prefetch(t)
 		}
-		s := st[:blockRows*min(j.tile, n-j0)]
-		j.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
-		if j.logits != nil {
-			blockOut(j.logits.rowsFrom(b, h, i0)[j0:], j.logits.rs, R, s)
+		s := st[:blockRows*min(p.tile, n-j0)]
+		p.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
+		if p.logits != nil {
+			blockOut(p.logits.rowsFrom(b, h, i0)[j0:], p.logits.rs, R, s)
 		}
 		blockSoftmax(s, ml)
 		// The blend walks the tile's value rows once per group of
@@ -62,7 +62,7 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 		c := ml[2*blockRows : 3*blockRows]
 		run := blockRows * max(8, blendRunBytes/(4*max(1, dv)))
 		for k0 := 0; k0 < len(s); k0 += run {
-			blockBlend(ot, s[k0:min(len(s), k0+run)], j.v.rowsFrom(b, kh, j0+k0/blockRows), j.v.rs, c)
+			blockBlend(ot, s[k0:min(len(s), k0+run)], p.v.rowsFrom(b, kh, j0+k0/blockRows), p.v.rs, c)
 			c = nil
 		}
 	}
@@ -93,7 +93,7 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 			}
 		}
 	}
-	blockOut(j.out.rowsFrom(b, h, i0), j.out.rs, R, ot)
+	blockOut(p.out.rowsFrom(b, h, i0), p.out.rs, R, ot)
 }
 
 // prefetch asks for the rows task t writes and the queries of the next
@@ -101,22 +101,22 @@ func (j *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 // miss per cache line would otherwise stall the start of the next task and
 // the end of this one. With several workers the next task may be another
 // worker's; the hint then costs a few cache lines.
-func (j *batchJob) prefetch(t int) {
-	b, h, i0, R := j.task(t)
-	prefetchRows(j.out.rowsFrom(b, h, i0), j.out.rs, R, j.out.cols)
-	if t+1 < j.q.batch*j.q.heads*j.blocks {
-		b, h, i0, R := j.task(t + 1)
-		prefetchRows(j.q.rowsFrom(b, h, i0), j.q.rs, R, j.q.cols)
+func (p *batchJob) prefetch(t int) {
+	b, h, i0, R := p.task(t)
+	prefetchRows(p.out.rowsFrom(b, h, i0), p.out.rs, R, p.out.cols)
+	if t+1 < p.q.batch*p.q.heads*p.blocks {
+		b, h, i0, R := p.task(t + 1)
+		prefetchRows(p.q.rowsFrom(b, h, i0), p.q.rs, R, p.q.cols)
 	}
 }
 
 // blockScratch divides the block path's scratch: the queries, the scores
 // of a tile and the output in the lanes, and the softmax state (see
 // block_generic.go).
-func (j *batchJob) blockScratch(buf []float32) (qt, st, ot, ml []float32) {
-	dk, dv := j.q.cols, j.v.cols
+func (p *batchJob) blockScratch(buf []float32) (qt, st, ot, ml []float32) {
+	dk, dv := p.q.cols, p.v.cols
 	qt, buf = buf[:blockRows*dk], buf[blockRows*dk:]
-	st, buf = buf[:blockRows*j.tile], buf[blockRows*j.tile:]
+	st, buf = buf[:blockRows*p.tile], buf[blockRows*p.tile:]
 	return qt, st, buf[:blockRows*dv], buf[blockRows*dv : blockRows*(dv+4)]
 }
 
@@ -124,17 +124,17 @@ func (j *batchJob) blockScratch(buf []float32) (qt, st, ot, ml []float32) {
 // block's rows, in the lanes: scaled (qt holds the scaled queries), then
 // softcapped and biased, then -Inf where a row does not attend the key
 // (past its end, or not kept).
-func (j *batchJob) blockTileScores(s, qt, tmp []float32, ends []int, b, h, kh, i0, j0 int) {
-	blockScores(s, qt, j.k.rowsFrom(b, kh, j0), j.k.rs)
-	if j.adjust {
-		j.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
+func (p *batchJob) blockTileScores(s, qt, tmp []float32, ends []int, b, h, kh, i0, j0 int) {
+	blockScores(s, qt, p.k.rowsFrom(b, kh, j0), p.k.rs)
+	if p.adjust {
+		p.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
 	}
 	for r, e := range ends {
 		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
 			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
 		}
 	}
-	if j.opt.Keep != nil {
-		j.keepTile(s, i0, len(ends), j0)
+	if p.opt.Keep != nil {
+		p.keepTile(s, i0, len(ends), j0)
 	}
 }

@@ -109,51 +109,51 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 			scale = float32(1 / math.Sqrt(float64(dk)))
 		}
 	}
-	j := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, logits: opt.Logits, opt: opt, scale: scale,
+	p := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, logits: opt.Logits, opt: opt, scale: scale,
 		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
-	j.rowPath = j.w != nil || j.logits != nil
-	j.adjust = opt.Softcap > 0 || opt.Bias != nil
-	j.block = useBlock(Tq, dk, v.cols)
+	p.rowPath = p.w != nil || p.logits != nil
+	p.adjust = opt.Softcap > 0 || opt.Bias != nil
+	p.block = useBlock(Tq, dk, v.cols)
 	if k.heads > 0 {
-		j.group = H / k.heads
+		p.group = H / k.heads
 	}
-	return j, nil
+	return p, nil
 }
 
 // tasks returns the number of tasks of the call: none when no output has
 // an element, so a dimension that only empty tensors have never sizes any
 // work or scratch. Otherwise every dimension that counts tasks is one of a
 // non-empty output, whose elements back it: the count fits in an int.
-func (j *batchJob) tasks() int {
-	if j.out.empty() && (j.w == nil || j.w.empty()) && (j.logits == nil || j.logits.empty()) {
+func (p *batchJob) tasks() int {
+	if p.out.empty() && (p.w == nil || p.w.empty()) && (p.logits == nil || p.logits.empty()) {
 		return 0
 	}
-	return j.q.batch * j.q.heads * j.blocks
+	return p.q.batch * p.q.heads * p.blocks
 }
 
 // task returns the batch entry, head, first query row and number of rows
 // of task t.
-func (j *batchJob) task(t int) (b, h, i0, R int) {
-	blk, bh := t%j.blocks, t/j.blocks
+func (p *batchJob) task(t int) (b, h, i0, R int) {
+	blk, bh := t%p.blocks, t/p.blocks
 	i0 = blk * batchQueryBlock
-	return bh / j.q.heads, bh % j.q.heads, i0, min(j.q.rows, i0+batchQueryBlock) - i0
+	return bh / p.q.heads, bh % p.q.heads, i0, min(p.q.rows, i0+batchQueryBlock) - i0
 }
 
 // end returns how many keys query row i of batch entry b can attend: the
 // valid length and, for a causal mask, the row's own position cut it short.
-func (j *batchJob) end(b, i int) int {
-	e := j.k.rows
-	if j.opt.ValidLen != nil {
-		e = j.opt.ValidLen[b]
+func (p *batchJob) end(b, i int) int {
+	e := p.k.rows
+	if p.opt.ValidLen != nil {
+		e = p.opt.ValidLen[b]
 	}
-	if j.opt.Causal {
-		base := j.k.rows
-		if j.opt.CausalToValidLen && j.opt.ValidLen != nil {
-			base = j.opt.ValidLen[b]
+	if p.opt.Causal {
+		base := p.k.rows
+		if p.opt.CausalToValidLen && p.opt.ValidLen != nil {
+			base = p.opt.ValidLen[b]
 		}
 		// i < Tq, so the frontier before the shift is in [base−Tq+1, base]:
 		// no overflow; the shift, any int, saturates.
-		e = min(e, max(0, addSat(base-(j.q.rows-1-i), j.opt.CausalShift)))
+		e = min(e, max(0, addSat(base-(p.q.rows-1-i), p.opt.CausalShift)))
 	}
 	return e
 }
@@ -169,10 +169,10 @@ func addSat(a, b int) int {
 	return a + b
 }
 
-func (j *batchJob) keep(i int) []bool {
-	if j.opt.Keep == nil {
+func (p *batchJob) keep(i int) []bool {
+	if p.opt.Keep == nil {
 		return nil
 	}
-	Tk := j.k.rows
-	return j.opt.Keep[i*Tk : (i+1)*Tk]
+	Tk := p.k.rows
+	return p.opt.Keep[i*Tk : (i+1)*Tk]
 }

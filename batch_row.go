@@ -6,11 +6,11 @@ import "math"
 // online softmax: o holds the unnormalised partial output, m the running
 // maximum and l the running sum; o is rescaled whenever m grows. A NaN or
 // +Inf score makes l NaN, which marks the row.
-func (j *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh, j0 int, m, l float32) (float32, float32) {
+func (p *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh, j0 int, m, l float32) (float32, float32) {
 	n := len(s)
-	scoreRows(s, j.k.rowsFrom(b, kh, j0), j.k.rs, qs)
-	if j.adjust {
-		j.adjustScores(s, tmp, b, h, i, j0)
+	scoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, qs)
+	if p.adjust {
+		p.adjustScores(s, tmp, b, h, i, j0)
 	}
 	if keep != nil {
 		maskScores(s, keep[j0:j0+n])
@@ -26,7 +26,7 @@ func (j *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh,
 		// path: a value row that is not finite makes the row NaN, unless
 		// nothing is attended at all.
 		clear(s)
-		blendKept(o, s, j.v.rowsFrom(b, kh, j0), j.v.rs, maybe(keep, j0, n))
+		blendKept(o, s, p.v.rowsFrom(b, kh, j0), p.v.rs, maybe(keep, j0, n))
 		return m, l
 	}
 	if mt > m {
@@ -38,26 +38,26 @@ func (j *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh,
 		m = mt
 	}
 	l += expSum(s, s, m)
-	blendKept(o, s, j.v.rowsFrom(b, kh, j0), j.v.rs, maybe(keep, j0, n))
+	blendKept(o, s, p.v.rowsFrom(b, kh, j0), p.v.rs, maybe(keep, j0, n))
 	return m, l
 }
 
 // rowWithWeights is the path for callers who want the weights or the
 // logits: the whole score row is formed in w (the weights output, or
 // scratch), as in Memory.Attend.
-func (j *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i, kh, end int) {
+func (p *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i, kh, end int) {
 	clear(o)
 	clear(w[end:])
 	r := w[:end]
-	scoreRows(r, j.k.rowsFrom(b, kh, 0), j.k.rs, qs)
-	if j.adjust {
-		j.adjustScores(r, tmp, b, h, i, 0)
+	scoreRows(r, p.k.rowsFrom(b, kh, 0), p.k.rs, qs)
+	if p.adjust {
+		p.adjustScores(r, tmp, b, h, i, 0)
 	}
 	if keep != nil {
 		maskScores(r, keep[:end])
 	}
-	if j.logits != nil {
-		lg := j.logits.Row(b, h, i)
+	if p.logits != nil {
+		lg := p.logits.Row(b, h, i)
 		copy(lg, r)
 		fillWith(lg[end:], float32(math.Inf(-1)))
 	}
@@ -72,7 +72,7 @@ func (j *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i,
 		}
 		return
 	}
-	blendKept(o, r, j.v.rowsFrom(b, kh, 0), j.v.rs, maybe(keep, 0, end))
+	blendKept(o, r, p.v.rowsFrom(b, kh, 0), p.v.rs, maybe(keep, 0, end))
 }
 
 func maybe(keep []bool, j0, n int) []bool {
