@@ -25,17 +25,17 @@ func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 	return true
 }
 
-// runBlock runs keys [0, n) for the rows of task t at once, with the rows
+// runBlock runs keys [0, n) for the rows of task tk at once, with the rows
 // across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
-// Row r attends keys below ends[r] that the keep-mask keeps; the others get
-// a -Inf score. qs holds the block's scaled queries, row by row; with
+// Row r attends keys below tk.ends[r] that the keep-mask keeps; the others
+// get a -Inf score. sc.qs holds the block's scaled queries, row by row; with
 // direct the queries are read from the tensor instead and the outputs are
 // left normalised (see run).
-func (p *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, direct bool) {
-	b, h, i0, R := p.task(t)
-	kh, dk, dv := h/p.group, p.q.cols, p.v.cols
-	qt, st, ot, ml := p.blockScratch(buf)
+func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) {
+	b, h, kh, i0, R := tk.b, tk.h, tk.kh, tk.i0, tk.R
+	dk, dv := p.q.cols, p.v.cols
+	qs, m, l, qt, st, ot, ml := sc.qs, sc.m, sc.l, sc.qt, sc.st, sc.ot, sc.ml
 	if direct {
 		blockIn(qt, p.q.rowsFrom(b, h, i0), p.q.rs, R)
 		scale(p.scale, qt)
@@ -48,10 +48,10 @@ func (p *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 	}
 	for j0 := 0; j0 < n; j0 += p.tile {
 		if j0+p.tile >= n {
-			p.prefetch(t)
+			p.prefetch(tk)
 		}
 		s := st[:blockRows*min(p.tile, n-j0)]
-		p.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
+		p.blockTileScores(s, tk, sc, j0)
 		if p.logits != nil {
 			blockOut(p.logits.rowsFrom(b, h, i0)[j0:], p.logits.rs, R, s)
 		}
@@ -96,45 +96,34 @@ func (p *batchJob) runBlock(buf, qs, m, l, tmp []float32, ends []int, t, n int, 
 	blockOut(p.out.rowsFrom(b, h, i0), p.out.rs, R, ot)
 }
 
-// prefetch asks for the rows task t writes and the queries of the next
-// task, a tile before the end of task t: neither is usually cached, and a
+// prefetch asks for the rows task tk writes and the queries of the next
+// task, a tile before the end of task tk: neither is usually cached, and a
 // miss per cache line would otherwise stall the start of the next task and
 // the end of this one. With several workers the next task may be another
 // worker's; the hint then costs a few cache lines.
-func (p *batchJob) prefetch(t int) {
-	b, h, i0, R := p.task(t)
-	prefetchRows(p.out.rowsFrom(b, h, i0), p.out.rs, R, p.out.cols)
-	if t+1 < p.q.batch*p.q.heads*p.blocks {
-		b, h, i0, R := p.task(t + 1)
-		prefetchRows(p.q.rowsFrom(b, h, i0), p.q.rs, R, p.q.cols)
+func (p *batchJob) prefetch(tk *batchTask) {
+	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.R, p.out.cols)
+	if tk.t+1 < p.q.batch*p.q.heads*p.blocks {
+		nx := p.task(tk.t + 1)
+		prefetchRows(p.q.rowsFrom(nx.b, nx.h, nx.i0), p.q.rs, nx.R, p.q.cols)
 	}
-}
-
-// blockScratch divides the block path's scratch: the queries, the scores
-// of a tile and the output in the lanes, and the softmax state (see
-// block_generic.go).
-func (p *batchJob) blockScratch(buf []float32) (qt, st, ot, ml []float32) {
-	dk, dv := p.q.cols, p.v.cols
-	qt, buf = buf[:blockRows*dk], buf[blockRows*dk:]
-	st, buf = buf[:blockRows*p.tile], buf[blockRows*p.tile:]
-	return qt, st, buf[:blockRows*dv], buf[blockRows*dv : blockRows*(dv+4)]
 }
 
 // blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the
-// block's rows, in the lanes: scaled (qt holds the scaled queries), then
-// softcapped and biased, then -Inf where a row does not attend the key
+// rows of task tk, in the lanes: scaled (sc.qt holds the scaled queries),
+// then softcapped and biased, then -Inf where a row does not attend the key
 // (past its end, or not kept).
-func (p *batchJob) blockTileScores(s, qt, tmp []float32, ends []int, b, h, kh, i0, j0 int) {
-	blockScores(s, qt, p.k.rowsFrom(b, kh, j0), p.k.rs)
+func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
+	blockScores(s, sc.qt, p.k.rowsFrom(tk.b, tk.kh, j0), p.k.rs)
 	if p.adjust {
-		p.adjustBlock(s, tmp, b, h, i0, len(ends), j0)
+		p.adjustBlock(s, sc.tmp, tk, j0)
 	}
-	for r, e := range ends {
+	for r, e := range tk.endsOf() {
 		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
 			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
 		}
 	}
 	if p.opt.Keep != nil {
-		p.keepTile(s, i0, len(ends), j0)
+		p.keepTile(s, tk.i0, tk.R, j0)
 	}
 }

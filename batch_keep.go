@@ -48,19 +48,20 @@ func nextMasked(keep []byte, k int) int {
 }
 
 // keepCut returns how many keys, from key 0, the block path can take for
-// the rows [i0, i0+R) under the keep-mask: n, or the first key below n
+// the rows of task tk under the keep-mask: n, or the first key below n
 // that some row masks and whose value row is not finite. Only when the
 // value rows are not all finite are the mask rows read, in order, each
 // masked key's row checked once. seen holds at least n floats of scratch.
-func (p *batchJob) keepCut(b, kh, i0, R, n int, seen []float32) int {
+func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
+	b, kh := tk.b, tk.kh
 	if p.finiteValues(b, kh, 0, n) {
 		return n
 	}
 	seen = seen[:n]
 	clear(seen)
 	cut := n
-	for r := range R {
-		kr := keepBytes(p.keep(i0 + r)[:n])
+	for r := range tk.R {
+		kr := keepBytes(p.keep(tk.i0 + r)[:n])
 		for k := nextMasked(kr, 0); k < cut; k = nextMasked(kr, k+1) {
 			if seen[k] != 0 {
 				continue

@@ -11,8 +11,9 @@ import "math"
 // one at a time. A row whose sum is NaN (a NaN or +Inf score) is redone by
 // the row path, which sets its output, weights and logits as
 // Memory.Attend does.
-func (p *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
-	R, dk := len(ends), p.q.cols
+func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
+	b, h, i0, R := tk.b, tk.h, tk.i0, tk.R
+	m, l := sc.m, sc.l
 	if p.logits != nil {
 		for r := range R {
 			fillWith(p.logits.Row(b, h, i0+r)[n:], float32(math.Inf(-1)))
@@ -23,7 +24,7 @@ func (p *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, 
 	}
 	// The block's scratch as runBlock left it: the queries are still in
 	// the lanes; the output lanes are free.
-	qt, st, ot, ml := p.blockScratch(buf)
+	st, ot, ml := sc.st, sc.ot, sc.ml
 	f := ot[:blockRows]
 	clear(ml)
 	clear(f)
@@ -35,7 +36,7 @@ func (p *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, 
 	}
 	for j0 := 0; j0 < n; j0 += p.tile {
 		s := st[:blockRows*min(p.tile, n-j0)]
-		p.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
+		p.blockTileScores(s, tk, sc, j0)
 		blockExp(s, ml)
 		blockBlend(s, nil, nil, 0, f)
 		blockOut(p.w.rowsFrom(b, h, i0)[j0:], p.w.rs, R, s)
@@ -44,7 +45,7 @@ func (p *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, 
 		i := i0 + r
 		clear(p.w.Row(b, h, i)[n:])
 		if l[r] != l[r] {
-			p.rowWithWeights(p.out.Row(b, h, i), p.w.Row(b, h, i), qs[r*dk:(r+1)*dk], tmp, p.keep(i), b, h, i, kh, ends[r])
+			p.rowWithWeights(tk, r, p.w.Row(b, h, i), sc)
 		}
 	}
 }

@@ -131,13 +131,34 @@ func (p *batchJob) tasks() int {
 	return p.q.batch * p.q.heads * p.blocks
 }
 
-// task returns the batch entry, head, first query row and number of rows
-// of task t.
-func (p *batchJob) task(t int) (b, h, i0, R int) {
-	blk, bh := t%p.blocks, t/p.blocks
-	i0 = blk * batchQueryBlock
-	return bh / p.q.heads, bh % p.q.heads, i0, min(p.q.rows, i0+batchQueryBlock) - i0
+// batchTask is one task: query rows [i0, i0+R) of head h of batch entry b,
+// which read key/value head kh. rowEnds fills in each row's end and their
+// range, which every phase of the task reads.
+type batchTask struct {
+	t, b, h, kh, i0, R int
+	first, last        int // the least and the greatest of ends[:R]
+	ends               [blockRows]int
 }
+
+// task returns task t's rows; their ends are left for rowEnds.
+func (p *batchJob) task(t int) batchTask {
+	blk, bh := t%p.blocks, t/p.blocks
+	i0 := blk * batchQueryBlock
+	h := bh % p.q.heads
+	return batchTask{t: t, b: bh / p.q.heads, h: h, kh: h / p.group, i0: i0, R: min(p.q.rows, i0+batchQueryBlock) - i0}
+}
+
+// rowEnds sets the key end of each row of tk (see end), and their range.
+func (p *batchJob) rowEnds(tk *batchTask) {
+	tk.first, tk.last = p.k.rows, 0
+	for r := range tk.R {
+		tk.ends[r] = p.end(tk.b, tk.i0+r)
+		tk.first, tk.last = min(tk.first, tk.ends[r]), max(tk.last, tk.ends[r])
+	}
+}
+
+// endsOf returns the key ends of tk's rows.
+func (tk *batchTask) endsOf() []int { return tk.ends[:tk.R] }
 
 // end returns how many keys query row i of batch entry b can attend: the
 // valid length and, for a causal mask, the row's own position cut it short.

@@ -2,12 +2,15 @@ package attention
 
 import "math"
 
-// tileOnline adds keys [j0, j0+len(s)) to one row of the flash-style
-// online softmax: o holds the unnormalised partial output, m the running
-// maximum and l the running sum; o is rescaled whenever m grows. A NaN or
-// +Inf score makes l NaN, which marks the row.
-func (p *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh, j0 int, m, l float32) (float32, float32) {
-	n := len(s)
+// tileOnline adds keys [j0, j0+n) to row r of task tk in the flash-style
+// online softmax, and returns the row's new running maximum and running
+// sum (sc.m[r] and sc.l[r] hold the old ones). The row's output holds the
+// unnormalised partial output, rescaled whenever the maximum grows. A NaN
+// or +Inf score makes the sum NaN, which marks the row.
+func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) (float32, float32) {
+	b, h, kh, i := tk.b, tk.h, tk.kh, tk.i0+r
+	o, qs, s, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.s[:n], sc.tmp, p.keep(i)
+	m, l := sc.m[r], sc.l[r]
 	scoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, qs)
 	if p.adjust {
 		p.adjustScores(s, tmp, b, h, i, j0)
@@ -43,36 +46,38 @@ func (p *batchJob) tileOnline(o, qs, s, tmp []float32, keep []bool, b, h, i, kh,
 }
 
 // rowWithWeights is the path for callers who want the weights or the
-// logits: the whole score row is formed in w (the weights output, or
-// scratch), as in Memory.Attend.
-func (p *batchJob) rowWithWeights(o, w, qs, tmp []float32, keep []bool, b, h, i, kh, end int) {
+// logits: the whole score row of row r of task tk is formed in w (the
+// weights output, or scratch), as in Memory.Attend.
+func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScratch) {
+	b, h, kh, i, end := tk.b, tk.h, tk.kh, tk.i0+r, tk.ends[r]
+	o, qs, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.tmp, p.keep(i)
 	clear(o)
 	clear(w[end:])
-	r := w[:end]
-	scoreRows(r, p.k.rowsFrom(b, kh, 0), p.k.rs, qs)
+	sw := w[:end]
+	scoreRows(sw, p.k.rowsFrom(b, kh, 0), p.k.rs, qs)
 	if p.adjust {
-		p.adjustScores(r, tmp, b, h, i, 0)
+		p.adjustScores(sw, tmp, b, h, i, 0)
 	}
 	if keep != nil {
-		maskScores(r, keep[:end])
+		maskScores(sw, keep[:end])
 	}
 	if p.logits != nil {
 		lg := p.logits.Row(b, h, i)
-		copy(lg, r)
+		copy(lg, sw)
 		fillWith(lg[end:], float32(math.Inf(-1)))
 	}
-	mx := softmax(r, r)
+	mx := softmax(sw, sw)
 	if math.IsInf(float64(mx), -1) {
 		return
 	}
 	if mx != mx || math.IsInf(float64(mx), 1) {
 		fillNaN(o)
 		if keep != nil {
-			zeroMasked(r, keep[:end])
+			zeroMasked(sw, keep[:end])
 		}
 		return
 	}
-	blendKept(o, r, p.v.rowsFrom(b, kh, 0), p.v.rs, maybe(keep, 0, end))
+	blendKept(o, sw, p.v.rowsFrom(b, kh, 0), p.v.rs, maybe(keep, 0, end))
 }
 
 func maybe(keep []bool, j0, n int) []bool {

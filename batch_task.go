@@ -2,12 +2,25 @@ package attention
 
 import "math"
 
-// run computes task t: query rows [blk·16, blk·16+16) of one (batch, head).
-// Without weights the rows advance together, tile by tile, so each tile of
-// K and V is read from L1 by all of them.
-func (p *batchJob) run(t int, scratch *[]float32) {
-	b, h, i0, R := p.task(t)
-	kh := h / p.group
+// taskScratch is a worker's scratch memory as one task uses it, carved by
+// scratchFor.
+type taskScratch struct {
+	qs   []float32 // the task's scaled queries, row by row
+	s    []float32 // a tile of one row's scores
+	m, l []float32 // each row's running max and running sum
+	// The block path's lanes (see block_generic.go): the queries, the
+	// scores of a tile, the output, and the softmax state.
+	qt, st, ot, ml []float32
+	seen           []float32 // keepCut's marks of the keys it checked
+	tmp            []float32 // the score stage's tile (see tmpLen)
+	row            []float32 // a score row when logits are wanted without the weights
+}
+
+// scratchFor carves the worker's scratch for a task of R rows, growing it
+// first if it is too small. Beyond the online softmax's state a task needs
+// a tile of exponentials for Softcap, and a score row when logits are
+// wanted without the weights.
+func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	dk, dv := p.q.cols, p.v.cols
 	need := R*dk + p.tile + 2*R
 	if p.block {
@@ -16,96 +29,116 @@ func (p *batchJob) run(t int, scratch *[]float32) {
 			need += p.k.rows
 		}
 	}
-	extra := p.extraScratch()
+	extra := p.tmpLen()
+	if p.logits != nil && p.w == nil {
+		extra += p.k.rows
+	}
 	if cap(*scratch) < need+extra {
 		*scratch = make([]float32, need+extra)
 	}
-	buf := (*scratch)[:need]
-	qs, s, ml := buf[:R*dk], buf[R*dk:R*dk+p.tile], buf[R*dk+p.tile:R*dk+p.tile+2*R]
-	m, l := ml[:R], ml[R:]
-	tmp, row := p.scratchSplit((*scratch)[need : need+extra])
+	x := (*scratch)[:need+extra]
+	var sc taskScratch
+	sc.qs, x = x[:R*dk], x[R*dk:]
+	sc.s, x = x[:p.tile], x[p.tile:]
+	sc.m, sc.l, x = x[:R], x[R:2*R], x[2*R:]
+	if p.block {
+		sc.qt, x = x[:blockRows*dk], x[blockRows*dk:]
+		sc.st, x = x[:blockRows*p.tile], x[blockRows*p.tile:]
+		sc.ot, x = x[:blockRows*dv], x[blockRows*dv:]
+		sc.ml, x = x[:4*blockRows], x[4*blockRows:]
+		if p.opt.Keep != nil {
+			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
+		}
+	}
+	n := p.tmpLen()
+	sc.tmp, sc.row = x[:n], x[n:]
+	return sc
+}
+
+// run computes task t: query rows [blk·16, blk·16+16) of one (batch, head).
+// Without weights the rows advance together, tile by tile, so each tile of
+// K and V is read from L1 by all of them.
+func (p *batchJob) run(t int, scratch *[]float32) {
+	tk := p.task(t)
+	p.rowEnds(&tk)
+	sc := p.scratchFor(scratch, tk.R)
+	dk := p.q.cols
 	// The block kernels take keys [0, cut): every key if they can, else
 	// those every row of the block attends (and, under a keep-mask, those
 	// before a masked key whose value row is not finite); the rest go row
 	// by row.
-	var ends [blockRows]int
-	first, last := p.k.rows, 0
-	for r := range R {
-		ends[r] = p.end(b, i0+r)
-		first, last = min(first, ends[r]), max(last, ends[r])
-	}
 	cut := 0
 	if p.block {
-		cut = first
+		cut = tk.first
 		// Keys past some row's end (the causal diagonal) are masked per
 		// lane, which gives them weight 0; a value row of them that is not
 		// finite would still turn 0·v into NaN, so those go row by row.
-		if p.finiteValues(b, kh, first, last) {
-			cut = last
+		if p.finiteValues(tk.b, tk.kh, tk.first, tk.last) {
+			cut = tk.last
 		}
 		if p.opt.Keep != nil && cut > 0 {
-			cut = p.keepCut(b, kh, i0, R, cut, buf[len(buf)-p.k.rows:])
+			cut = p.keepCut(&tk, cut, sc.seen)
 		}
 	}
 	// When the block kernels take every key and no weights or logits are
 	// wanted, the queries go from the tensor straight into the lanes and
 	// the outputs straight back, normalised; otherwise the row path needs
 	// the scaled queries as rows.
-	direct := !p.rowPath && cut > 0 && cut == last
+	direct := !p.rowPath && cut > 0 && cut == tk.last
 	if !direct {
-		for r := range R {
-			copy(qs[r*dk:(r+1)*dk], p.q.Row(b, h, i0+r))
+		for r := range tk.R {
+			copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.h, tk.i0+r))
 		}
-		scale(p.scale, qs)
+		scale(p.scale, sc.qs)
 	}
 	// Weights and logits come from the block path when it takes every key
 	// the rows attend, else from whole rows.
-	rowPath := p.rowPath && (cut == 0 || cut < last)
-	for r := range R {
-		i := i0 + r
+	rowPath := p.rowPath && (cut == 0 || cut < tk.last)
+	for r := range tk.R {
+		i := tk.i0 + r
 		if rowPath {
+			w := sc.row
 			if p.w != nil {
-				row = p.w.Row(b, h, i)
+				w = p.w.Row(tk.b, tk.h, i)
 			}
-			p.rowWithWeights(p.out.Row(b, h, i), row, qs[r*dk:(r+1)*dk], tmp, p.keep(i), b, h, i, kh, ends[r])
+			p.rowWithWeights(&tk, r, w, &sc)
 			continue
 		}
 		if cut == 0 {
-			clear(p.out.Row(b, h, i))
-			m[r], l[r] = float32(math.Inf(-1)), 0
+			clear(p.out.Row(tk.b, tk.h, i))
+			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
 		}
 	}
 	if rowPath {
 		return
 	}
-	lanes := buf[R*dk+p.tile+2*R:]
 	if cut > 0 {
-		p.runBlock(lanes, qs, m, l, tmp, ends[:R], t, cut, direct)
+		p.runBlock(&tk, &sc, cut, direct)
 	}
 	if direct {
 		return
 	}
-	for j0 := cut; j0 < last; j0 += p.tile {
-		for r := range R {
-			if n := min(p.tile, ends[r]-j0); n > 0 && l[r] == l[r] {
-				m[r], l[r] = p.tileOnline(p.out.Row(b, h, i0+r), qs[r*dk:(r+1)*dk], s[:n], tmp, p.keep(i0+r), b, h, i0+r, kh, j0, m[r], l[r])
+	for j0 := cut; j0 < tk.last; j0 += p.tile {
+		for r := range tk.R {
+			if n := min(p.tile, tk.ends[r]-j0); n > 0 && sc.l[r] == sc.l[r] {
+				sc.m[r], sc.l[r] = p.tileOnline(&tk, r, &sc, j0, n)
 			}
 		}
 	}
-	for r := range R {
-		o := p.out.Row(b, h, i0+r)
+	for r := range tk.R {
+		o := p.out.Row(tk.b, tk.h, tk.i0+r)
 		switch {
-		case l[r] != l[r]:
+		case sc.l[r] != sc.l[r]:
 			fillNaN(o)
-		case math.IsInf(float64(m[r]), -1):
+		case math.IsInf(float64(sc.m[r]), -1):
 			// Nothing attended: zeros, also where the block blend met a
 			// value row that is not finite (0·Inf).
 			clear(o)
 		default:
-			scale(1/l[r], o)
+			scale(1/sc.l[r], o)
 		}
 	}
 	if p.rowPath {
-		p.blockOutputs(lanes, qs, m, l, tmp, ends[:R], b, h, kh, i0, cut)
+		p.blockOutputs(&tk, &sc, cut)
 	}
 }
