@@ -70,30 +70,37 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 		m[r], l[r] = ml[r], ml[blockRows+r]
 	}
 	if direct {
-		// Each lane times 1/l, as run's scale of a row would. Rows with
-		// nothing attended keep their zero lanes. A NaN sum comes from a
-		// NaN weight, which the blend has already spread over the row's
-		// lanes (the values are finite).
-		f := ml[2*blockRows : 3*blockRows]
-		for r := range f {
-			f[r] = 1
-			if r < R && !math.IsInf(float64(m[r]), -1) {
-				f[r] = 1 / l[r]
-			}
+		normalizeLanes(sc, R)
+	}
+	blockOut(p.out.rowsFrom(b, h, i0), p.out.rs, R, ot)
+}
+
+// normalizeLanes divides the output lanes of the first R rows by their
+// sums, for runBlock's direct path, which skips run's per-row finish.
+func normalizeLanes(sc *taskScratch, R int) {
+	m, l, ot, ml := sc.m, sc.l, sc.ot, sc.ml
+	// Each lane times 1/l, as run's scale of a row would. Rows with
+	// nothing attended keep their zero lanes. A NaN sum comes from a
+	// NaN weight, which the blend has already spread over the row's
+	// lanes (the values are finite).
+	f := ml[2*blockRows : 3*blockRows]
+	for r := range f {
+		f[r] = 1
+		if r < R && !math.IsInf(float64(m[r]), -1) {
+			f[r] = 1 / l[r]
 		}
-		blockBlend(ot, nil, nil, 0, f)
-		// A row with nothing attended (and no NaN score) is zero even
-		// where its lanes met a value row that is not finite (0·Inf is
-		// NaN): rare, so a lane at a time.
-		for r := range R {
-			if math.IsInf(float64(m[r]), -1) && l[r] == l[r] {
-				for c := r; c < len(ot); c += blockRows {
-					ot[c] = 0
-				}
+	}
+	blockBlend(ot, nil, nil, 0, f)
+	// A row with nothing attended (and no NaN score) is zero even
+	// where its lanes met a value row that is not finite (0·Inf is
+	// NaN): rare, so a lane at a time.
+	for r := range R {
+		if math.IsInf(float64(m[r]), -1) && l[r] == l[r] {
+			for c := r; c < len(ot); c += blockRows {
+				ot[c] = 0
 			}
 		}
 	}
-	blockOut(p.out.rowsFrom(b, h, i0), p.out.rs, R, ot)
 }
 
 // prefetch asks for the rows task tk writes and the queries of the next

@@ -56,6 +56,79 @@ type BatchOptions struct {
 	Logits *Tensor
 }
 
+// checkBatch validates a call of Batched.Attend, in the order its errors
+// are reported: shapes, then options, then aliasing, then the scale.
+func checkBatch(op string, out, q, k, v Tensor, opt *BatchOptions) error {
+	if err := checkShapes(op, out, q, k, v); err != nil {
+		return err
+	}
+	if err := checkOptions(op, opt, q.batch, q.heads, q.rows, k.rows); err != nil {
+		return err
+	}
+	if err := checkOutputs(op, out, q, k, v, opt); err != nil {
+		return err
+	}
+	if scale := opt.Scale; math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
+		return argErr(op, "scale %v is not finite", scale)
+	}
+	return nil
+}
+
+// checkShapes matches the shapes of out, k and v against q's.
+func checkShapes(op string, out, q, k, v Tensor) error {
+	B, H, Tq, dk := q.Shape()
+	Tk := k.rows
+	switch {
+	case k.batch != B:
+		return shapeErr(op, "k batch", k.batch, B, "q batch")
+	case v.batch != B:
+		return shapeErr(op, "v batch", v.batch, B, "q batch")
+	case out.batch != B:
+		return shapeErr(op, "out batch", out.batch, B, "q batch")
+	case k.cols != dk:
+		return shapeErr(op, "k dim", k.cols, dk, "q dim")
+	case v.heads != k.heads:
+		return shapeErr(op, "v heads", v.heads, k.heads, "k heads")
+	case v.rows != Tk:
+		return shapeErr(op, "v rows", v.rows, Tk, "k rows")
+	case out.heads != H:
+		return shapeErr(op, "out heads", out.heads, H, "q heads")
+	case out.rows != Tq:
+		return shapeErr(op, "out rows", out.rows, Tq, "q rows")
+	case out.cols != v.cols:
+		return shapeErr(op, "out dim", out.cols, v.cols, "v dim")
+	case k.heads == 0 && H > 0, k.heads > 0 && H%k.heads != 0:
+		return shapeErr(op, "q heads", H, k.heads, "a multiple of the key/value heads")
+	}
+	return nil
+}
+
+// checkOptions checks the masks and the score options against the shapes
+// of the call.
+func checkOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
+	if opt.ValidLen != nil {
+		if len(opt.ValidLen) != B {
+			return shapeErr(op, "len(ValidLen)", len(opt.ValidLen), B, "batch")
+		}
+		for b, n := range opt.ValidLen {
+			if n < 0 || n > Tk {
+				return argErr(op, "ValidLen[%d] = %d outside [0, %d]", b, n, Tk)
+			}
+		}
+	}
+	if opt.Keep != nil {
+		if n, ok := mulInt(Tq, Tk); !ok || len(opt.Keep) != n {
+			return shapeErr(op, "len(Keep)", len(opt.Keep), n, "Tq·Tk")
+		}
+	}
+	if w := opt.Weights; w != nil {
+		if w.batch != B || w.heads != H || w.rows != Tq || w.cols != Tk {
+			return shapeErr(op, "Weights shape", w.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
+		}
+	}
+	return checkScoreOptions(op, opt, B, H, Tq, Tk)
+}
+
 // tensorOperand is one tensor of a call, for the aliasing checks.
 type tensorOperand struct {
 	name string

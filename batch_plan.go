@@ -48,61 +48,11 @@ type batchJob struct {
 }
 
 func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
-	const op = "Batched.Attend"
-	B, H, Tq, dk := q.Shape()
-	Tk := k.rows
-	switch {
-	case k.batch != B:
-		return batchJob{}, shapeErr(op, "k batch", k.batch, B, "q batch")
-	case v.batch != B:
-		return batchJob{}, shapeErr(op, "v batch", v.batch, B, "q batch")
-	case out.batch != B:
-		return batchJob{}, shapeErr(op, "out batch", out.batch, B, "q batch")
-	case k.cols != dk:
-		return batchJob{}, shapeErr(op, "k dim", k.cols, dk, "q dim")
-	case v.heads != k.heads:
-		return batchJob{}, shapeErr(op, "v heads", v.heads, k.heads, "k heads")
-	case v.rows != Tk:
-		return batchJob{}, shapeErr(op, "v rows", v.rows, Tk, "k rows")
-	case out.heads != H:
-		return batchJob{}, shapeErr(op, "out heads", out.heads, H, "q heads")
-	case out.rows != Tq:
-		return batchJob{}, shapeErr(op, "out rows", out.rows, Tq, "q rows")
-	case out.cols != v.cols:
-		return batchJob{}, shapeErr(op, "out dim", out.cols, v.cols, "v dim")
-	case k.heads == 0 && H > 0, k.heads > 0 && H%k.heads != 0:
-		return batchJob{}, shapeErr(op, "q heads", H, k.heads, "a multiple of the key/value heads")
-	}
-	if opt.ValidLen != nil {
-		if len(opt.ValidLen) != B {
-			return batchJob{}, shapeErr(op, "len(ValidLen)", len(opt.ValidLen), B, "batch")
-		}
-		for b, n := range opt.ValidLen {
-			if n < 0 || n > Tk {
-				return batchJob{}, argErr(op, "ValidLen[%d] = %d outside [0, %d]", b, n, Tk)
-			}
-		}
-	}
-	if opt.Keep != nil {
-		if n, ok := mulInt(Tq, Tk); !ok || len(opt.Keep) != n {
-			return batchJob{}, shapeErr(op, "len(Keep)", len(opt.Keep), n, "Tq·Tk")
-		}
-	}
-	if w := opt.Weights; w != nil {
-		if w.batch != B || w.heads != H || w.rows != Tq || w.cols != Tk {
-			return batchJob{}, shapeErr(op, "Weights shape", w.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
-		}
-	}
-	if err := checkScoreOptions(op, opt, B, H, Tq, Tk); err != nil {
+	if err := checkBatch("Batched.Attend", out, q, k, v, opt); err != nil {
 		return batchJob{}, err
 	}
-	if err := checkOutputs(op, out, q, k, v, opt); err != nil {
-		return batchJob{}, err
-	}
+	H, Tq, dk := q.heads, q.rows, q.cols
 	scale := opt.Scale
-	if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
-		return batchJob{}, argErr(op, "scale %v is not finite", scale)
-	}
 	if scale == 0 {
 		scale = 1
 		if dk > 0 {

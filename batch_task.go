@@ -62,55 +62,26 @@ func (p *batchJob) run(t int, scratch *[]float32) {
 	tk := p.task(t)
 	p.rowEnds(&tk)
 	sc := p.scratchFor(scratch, tk.R)
-	dk := p.q.cols
-	// The block kernels take keys [0, cut): every key if they can, else
-	// those every row of the block attends (and, under a keep-mask, those
-	// before a masked key whose value row is not finite); the rest go row
-	// by row.
-	cut := 0
-	if p.block {
-		cut = tk.first
-		// Keys past some row's end (the causal diagonal) are masked per
-		// lane, which gives them weight 0; a value row of them that is not
-		// finite would still turn 0·v into NaN, so those go row by row.
-		if p.finiteValues(tk.b, tk.kh, tk.first, tk.last) {
-			cut = tk.last
-		}
-		if p.opt.Keep != nil && cut > 0 {
-			cut = p.keepCut(&tk, cut, sc.seen)
-		}
-	}
+	cut := p.blockCut(&tk, &sc)
 	// When the block kernels take every key and no weights or logits are
 	// wanted, the queries go from the tensor straight into the lanes and
 	// the outputs straight back, normalised; otherwise the row path needs
 	// the scaled queries as rows.
 	direct := !p.rowPath && cut > 0 && cut == tk.last
 	if !direct {
-		for r := range tk.R {
-			copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.h, tk.i0+r))
-		}
-		scale(p.scale, sc.qs)
+		p.scaledQueries(&tk, &sc)
 	}
 	// Weights and logits come from the block path when it takes every key
 	// the rows attend, else from whole rows.
-	rowPath := p.rowPath && (cut == 0 || cut < tk.last)
-	for r := range tk.R {
-		i := tk.i0 + r
-		if rowPath {
-			w := sc.row
-			if p.w != nil {
-				w = p.w.Row(tk.b, tk.h, i)
-			}
-			p.rowWithWeights(&tk, r, w, &sc)
-			continue
-		}
-		if cut == 0 {
-			clear(p.out.Row(tk.b, tk.h, i))
+	if p.rowPath && (cut == 0 || cut < tk.last) {
+		p.wholeRows(&tk, &sc)
+		return
+	}
+	if cut == 0 {
+		for r := range tk.R {
+			clear(p.out.Row(tk.b, tk.h, tk.i0+r))
 			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
 		}
-	}
-	if rowPath {
-		return
 	}
 	if cut > 0 {
 		p.runBlock(&tk, &sc, cut, direct)
@@ -118,13 +89,71 @@ func (p *batchJob) run(t int, scratch *[]float32) {
 	if direct {
 		return
 	}
+	p.tailTiles(&tk, &sc, cut)
+	p.finishRows(&tk, &sc)
+	if p.rowPath {
+		p.blockOutputs(&tk, &sc, cut)
+	}
+}
+
+// blockCut returns how many keys, from key 0, the block kernels take for
+// task tk: every key if they can, else those every row of the block
+// attends (and, under a keep-mask, those before a masked key whose value
+// row is not finite); the rest go row by row. 0 when the rows are too few
+// for the block kernels.
+func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
+	if !p.block {
+		return 0
+	}
+	cut := tk.first
+	// Keys past some row's end (the causal diagonal) are masked per
+	// lane, which gives them weight 0; a value row of them that is not
+	// finite would still turn 0·v into NaN, so those go row by row.
+	if p.finiteValues(tk.b, tk.kh, tk.first, tk.last) {
+		cut = tk.last
+	}
+	if p.opt.Keep != nil && cut > 0 {
+		cut = p.keepCut(tk, cut, sc.seen)
+	}
+	return cut
+}
+
+// scaledQueries copies the queries of task tk into sc.qs, scaled.
+func (p *batchJob) scaledQueries(tk *batchTask, sc *taskScratch) {
+	dk := p.q.cols
+	for r := range tk.R {
+		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.h, tk.i0+r))
+	}
+	scale(p.scale, sc.qs)
+}
+
+// wholeRows computes every row of task tk by rowWithWeights, its score row
+// formed in the weights output, or in scratch when only logits are wanted.
+func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
+	for r := range tk.R {
+		w := sc.row
+		if p.w != nil {
+			w = p.w.Row(tk.b, tk.h, tk.i0+r)
+		}
+		p.rowWithWeights(tk, r, w, sc)
+	}
+}
+
+// tailTiles runs the keys from cut on through the online softmax, a tile
+// at a time for every row of task tk, each row up to its end. A row whose
+// sum is NaN is done with.
+func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 	for j0 := cut; j0 < tk.last; j0 += p.tile {
 		for r := range tk.R {
 			if n := min(p.tile, tk.ends[r]-j0); n > 0 && sc.l[r] == sc.l[r] {
-				sc.m[r], sc.l[r] = p.tileOnline(&tk, r, &sc, j0, n)
+				sc.m[r], sc.l[r] = p.tileOnline(tk, r, sc, j0, n)
 			}
 		}
 	}
+}
+
+// finishRows normalises the outputs of task tk by their sums.
+func (p *batchJob) finishRows(tk *batchTask, sc *taskScratch) {
 	for r := range tk.R {
 		o := p.out.Row(tk.b, tk.h, tk.i0+r)
 		switch {
@@ -137,8 +166,5 @@ func (p *batchJob) run(t int, scratch *[]float32) {
 		default:
 			scale(1/sc.l[r], o)
 		}
-	}
-	if p.rowPath {
-		p.blockOutputs(&tk, &sc, cut)
 	}
 }
