@@ -48,25 +48,26 @@ func nextMasked(keep []byte, k int) int {
 }
 
 // keepCut returns how many keys, from key 0, the block path can take for
-// the rows [i0, i0+R) under the keep-mask: n, or the first key below n
+// the rows of task tk under the keep-mask: n, or the first key below n
 // that some row masks and whose value row is not finite. Only when the
 // value rows are not all finite are the mask rows read, in order, each
 // masked key's row checked once. seen holds at least n floats of scratch.
-func (j *batchJob) keepCut(b, kh, i0, R, n int, seen []float32) int {
-	if j.finiteValues(b, kh, 0, n) {
+func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
+	b, kh := tk.b, tk.kh
+	if p.finiteValues(b, kh, 0, n) {
 		return n
 	}
 	seen = seen[:n]
 	clear(seen)
 	cut := n
-	for r := range R {
-		kr := keepBytes(j.keep(i0 + r)[:n])
+	for r := range tk.R {
+		kr := keepBytes(p.keep(tk.i0 + r)[:n])
 		for k := nextMasked(kr, 0); k < cut; k = nextMasked(kr, k+1) {
 			if seen[k] != 0 {
 				continue
 			}
 			seen[k] = 1
-			if !j.finiteValues(b, kh, k, k+1) {
+			if !p.finiteValues(b, kh, k, k+1) {
 				cut = k
 			}
 		}
@@ -76,7 +77,7 @@ func (j *batchJob) keepCut(b, kh, i0, R, n int, seen []float32) int {
 
 // keepTile sets s[k*16+r] = -Inf where row i0+r does not keep key j0+k,
 // for the tile of block scores s.
-func (j *batchJob) keepTile(s []float32, i0, R, j0 int) {
-	Tk := j.k.rows
-	blockKeep(s, keepBytes(j.opt.Keep)[i0*Tk+j0:], Tk, R)
+func (p *batchJob) keepTile(s []float32, i0, R, j0 int) {
+	Tk := p.k.rows
+	blockKeep(s, keepBytes(p.opt.Keep)[i0*Tk+j0:], Tk, R)
 }

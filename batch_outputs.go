@@ -11,19 +11,20 @@ import "math"
 // one at a time. A row whose sum is NaN (a NaN or +Inf score) is redone by
 // the row path, which sets its output, weights and logits as
 // Memory.Attend does.
-func (j *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, kh, i0, n int) {
-	R, dk := len(ends), j.q.cols
-	if j.logits != nil {
+func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
+	b, h, i0, R := tk.b, tk.h, tk.i0, tk.R
+	m, l := sc.m, sc.l
+	if p.logits != nil {
 		for r := range R {
-			fillWith(j.logits.Row(b, h, i0+r)[n:], float32(math.Inf(-1)))
+			fillWith(p.logits.Row(b, h, i0+r)[n:], float32(math.Inf(-1)))
 		}
 	}
-	if j.w == nil {
+	if p.w == nil {
 		return
 	}
 	// The block's scratch as runBlock left it: the queries are still in
 	// the lanes; the output lanes are free.
-	qt, st, ot, ml := j.blockScratch(buf)
+	st, ot, ml := sc.st, sc.ot, sc.ml
 	f := ot[:blockRows]
 	clear(ml)
 	clear(f)
@@ -33,18 +34,18 @@ func (j *batchJob) blockOutputs(buf, qs, m, l, tmp []float32, ends []int, b, h, 
 			mu[r], f[r] = m[r], 1/l[r]
 		}
 	}
-	for j0 := 0; j0 < n; j0 += j.tile {
-		s := st[:blockRows*min(j.tile, n-j0)]
-		j.blockTileScores(s, qt, tmp, ends, b, h, kh, i0, j0)
+	for j0 := 0; j0 < n; j0 += p.tile {
+		s := st[:blockRows*min(p.tile, n-j0)]
+		p.blockTileScores(s, tk, sc, j0)
 		blockExp(s, ml)
 		blockBlend(s, nil, nil, 0, f)
-		blockOut(j.w.rowsFrom(b, h, i0)[j0:], j.w.rs, R, s)
+		blockOut(p.w.rowsFrom(b, h, i0)[j0:], p.w.rs, R, s)
 	}
 	for r := range R {
 		i := i0 + r
-		clear(j.w.Row(b, h, i)[n:])
+		clear(p.w.Row(b, h, i)[n:])
 		if l[r] != l[r] {
-			j.rowWithWeights(j.out.Row(b, h, i), j.w.Row(b, h, i), qs[r*dk:(r+1)*dk], tmp, j.keep(i), b, h, i, kh, ends[r])
+			p.rowWithWeights(tk, r, p.w.Row(b, h, i), sc)
 		}
 	}
 }

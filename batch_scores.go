@@ -38,33 +38,15 @@ func checkScoreOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 	return nil
 }
 
-// extraScratch is the scratch a task needs beyond the online softmax's:
-// a tile of exponentials for Softcap, and a score row when logits are
-// wanted without the weights.
-func (j *batchJob) extraScratch() int {
-	n := j.tmpLen()
-	if j.logits != nil && j.w == nil {
-		n += j.k.rows
-	}
-	return n
-}
-
-// scratchSplit divides the extra scratch into the Softcap tile and the
-// score row (either may be empty).
-func (j *batchJob) scratchSplit(x []float32) (tmp, row []float32) {
-	n := j.tmpLen()
-	return x[:n], x[n:]
-}
-
 // tmpLen is the size of the score-stage scratch: a tile of exponentials
 // for Softcap, and on the block path a tile of all sixteen lanes (Softcap
 // runs on the whole lane tile, the bias is transposed into it).
-func (j *batchJob) tmpLen() int {
+func (p *batchJob) tmpLen() int {
 	switch {
-	case j.block && (j.opt.Softcap > 0 || j.opt.Bias != nil):
-		return blockRows * j.tile
-	case j.opt.Softcap > 0:
-		return j.tile
+	case p.block && (p.opt.Softcap > 0 || p.opt.Bias != nil):
+		return blockRows * p.tile
+	case p.opt.Softcap > 0:
+		return p.tile
 	}
 	return 0
 }
@@ -74,25 +56,25 @@ func (j *batchJob) tmpLen() int {
 // then Bias. tmp holds at least one tile of floats when Softcap is on.
 // Called right after the scores are computed, before any masking, on
 // every path.
-func (j *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
-	if c := j.opt.Softcap; c > 0 {
+func (p *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
+	if c := p.opt.Softcap; c > 0 {
 		softcapScores(s, tmp, c)
 	}
-	if x := j.opt.Bias; x != nil {
+	if x := p.opt.Bias; x != nil {
 		bias := x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i, x.rows))
 		axpy(1, bias[j0:j0+len(s)], s)
 	}
 }
 
 // adjustBlock is adjustScores for the block path: s holds the scores of
-// keys [j0, j0+len(s)/16) for query rows [i0, i0+rows) across the lanes,
-// s[k*16+r] for row i0+r (see block_generic.go). Softcap works on every
+// keys [j0, j0+len(s)/16) for the rows of task tk across the lanes,
+// s[k*16+r] for row tk.i0+r (see block_generic.go). Softcap works on every
 // lane alike (the unused lanes hold zeros); the bias is added lane by lane.
-func (j *batchJob) adjustBlock(s, tmp []float32, b, h, i0, rows, j0 int) {
-	if c := j.opt.Softcap; c > 0 {
+func (p *batchJob) adjustBlock(s, tmp []float32, tk *batchTask, j0 int) {
+	if c := p.opt.Softcap; c > 0 {
 		softcapScores(s, tmp, c)
 	}
-	if x := j.opt.Bias; x != nil {
+	if x := p.opt.Bias; x != nil {
 		// The bias rows go into the lanes through the query transpose,
 		// then one vector add.
 		stride := x.rs
@@ -100,7 +82,7 @@ func (j *batchJob) adjustBlock(s, tmp []float32, b, h, i0, rows, j0 int) {
 			stride = 0
 		}
 		t := tmp[:len(s)]
-		blockIn(t, x.rowsFrom(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i0, x.rows))[j0:], stride, rows)
+		blockIn(t, x.rowsFrom(broadcast(tk.b, x.batch), broadcast(tk.h, x.heads), broadcast(tk.i0, x.rows))[j0:], stride, tk.R)
 		axpy(1, t, s)
 	}
 }

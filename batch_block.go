@@ -1,0 +1,136 @@
+package attention
+
+import "math"
+
+// finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
+// finite numbers (a row's dot with itself is finite; a huge but finite row
+// may say no, which only costs speed).
+func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+	if j1 <= j0 {
+		return true
+	}
+	if p.v.rs == p.v.cols {
+		// Packed rows: one dot over all of them.
+		v := p.v.rowsFrom(b, kh, j0)[:(j1-j0)*p.v.cols]
+		if d := dot(v, v); d-d == 0 {
+			return true
+		}
+	}
+	for i := j0; i < j1; i++ {
+		v := p.v.Row(b, kh, i)
+		if d := dot(v, v); d-d != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// runBlock runs keys [0, n) for the rows of task tk at once, with the rows
+// across SIMD lanes (see block_generic.go), and leaves each row's
+// unnormalised output, running max and running sum as tileOnline would.
+// Row r attends keys below tk.ends[r] that the keep-mask keeps; the others
+// get a -Inf score. sc.qs holds the block's scaled queries, row by row; with
+// direct the queries are read from the tensor instead and the outputs are
+// left normalised (see run).
+func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) {
+	b, h, kh, i0, R := tk.b, tk.h, tk.kh, tk.i0, tk.R
+	dk, dv := p.q.cols, p.v.cols
+	qs, m, l, qt, st, ot, ml := sc.qs, sc.m, sc.l, sc.qt, sc.st, sc.ot, sc.ml
+	if direct {
+		blockIn(qt, p.q.rowsFrom(b, h, i0), p.q.rs, R)
+		scale(p.scale, qt)
+	} else {
+		blockIn(qt, qs, dk, R)
+	}
+	clear(ot)
+	for r := range blockRows {
+		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
+	}
+	for j0 := 0; j0 < n; j0 += p.tile {
+		if j0+p.tile >= n {
+			p.prefetch(tk)
+		}
+		s := st[:blockRows*min(p.tile, n-j0)]
+		p.blockTileScores(s, tk, sc, j0)
+		if p.logits != nil {
+			blockOut(p.logits.rowsFrom(b, h, i0)[j0:], p.logits.rs, R, s)
+		}
+		blockSoftmax(s, ml)
+		// The blend walks the tile's value rows once per group of
+		// columns: in runs of about 8 KiB of keys those rows stay in L1 (a whole
+		// tile of rows a power-of-two apart would fight over cache sets).
+		c := ml[2*blockRows : 3*blockRows]
+		run := blockRows * max(8, blendRunBytes/(4*max(1, dv)))
+		for k0 := 0; k0 < len(s); k0 += run {
+			blockBlend(ot, s[k0:min(len(s), k0+run)], p.v.rowsFrom(b, kh, j0+k0/blockRows), p.v.rs, c)
+			c = nil
+		}
+	}
+	for r := range R {
+		m[r], l[r] = ml[r], ml[blockRows+r]
+	}
+	if direct {
+		normalizeLanes(sc, R)
+	}
+	blockOut(p.out.rowsFrom(b, h, i0), p.out.rs, R, ot)
+}
+
+// normalizeLanes divides the output lanes of the first R rows by their
+// sums, for runBlock's direct path, which skips run's per-row finish.
+func normalizeLanes(sc *taskScratch, R int) {
+	m, l, ot, ml := sc.m, sc.l, sc.ot, sc.ml
+	// Each lane times 1/l, as run's scale of a row would. Rows with
+	// nothing attended keep their zero lanes. A NaN sum comes from a
+	// NaN weight, which the blend has already spread over the row's
+	// lanes (the values are finite).
+	f := ml[2*blockRows : 3*blockRows]
+	for r := range f {
+		f[r] = 1
+		if r < R && !math.IsInf(float64(m[r]), -1) {
+			f[r] = 1 / l[r]
+		}
+	}
+	blockBlend(ot, nil, nil, 0, f)
+	// A row with nothing attended (and no NaN score) is zero even
+	// where its lanes met a value row that is not finite (0·Inf is
+	// NaN): rare, so a lane at a time.
+	for r := range R {
+		if math.IsInf(float64(m[r]), -1) && l[r] == l[r] {
+			for c := r; c < len(ot); c += blockRows {
+				ot[c] = 0
+			}
+		}
+	}
+}
+
+// prefetch asks for the rows task tk writes and the queries of the next
+// task, a tile before the end of task tk: neither is usually cached, and a
+// miss per cache line would otherwise stall the start of the next task and
+// the end of this one. With several workers the next task may be another
+// worker's; the hint then costs a few cache lines.
+func (p *batchJob) prefetch(tk *batchTask) {
+	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.R, p.out.cols)
+	if tk.t+1 < p.q.batch*p.q.heads*p.blocks {
+		nx := p.task(tk.t + 1)
+		prefetchRows(p.q.rowsFrom(nx.b, nx.h, nx.i0), p.q.rs, nx.R, p.q.cols)
+	}
+}
+
+// blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the
+// rows of task tk, in the lanes: scaled (sc.qt holds the scaled queries),
+// then softcapped and biased, then -Inf where a row does not attend the key
+// (past its end, or not kept).
+func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
+	blockScores(s, sc.qt, p.k.rowsFrom(tk.b, tk.kh, j0), p.k.rs)
+	if p.adjust {
+		p.adjustBlock(s, sc.tmp, tk, j0)
+	}
+	for r, e := range tk.endsOf() {
+		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
+			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
+		}
+	}
+	if p.opt.Keep != nil {
+		p.keepTile(s, tk.i0, tk.R, j0)
+	}
+}

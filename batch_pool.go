@@ -1,0 +1,148 @@
+package attention
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Batched computes attention for many queries at once: every batch entry,
+// every head and every query row, over [batch][heads][T][d] tensors. Query
+// heads may outnumber key/value heads (grouped-query and multi-query
+// attention): query head h reads key/value head h/(heads/kvHeads), without
+// copies.
+//
+// A Batched owns a pool of worker goroutines and their scratch memory, so
+// steady-state calls allocate nothing. Attend may be called from several
+// goroutines; calls on one Batched run one at a time. Close stops the
+// workers. The zero Batched is a valid engine with one worker (the
+// caller's goroutine).
+type Batched struct {
+	mu      sync.Mutex
+	workers int
+	scratch [][]float32 // per worker; the caller's goroutine is worker 0
+	wake    chan struct{}
+	next    atomic.Int64 // the next task to take
+	tasks   int64        // tasks in the call in progress
+	wg      sync.WaitGroup
+	job     batchJob // the call in progress, read-only while workers run
+	closed  bool
+}
+
+// NewBatched starts a Batched with the given number of workers (0 or less:
+// GOMAXPROCS). The caller's goroutine is one of them, so with one worker
+// no goroutine is started.
+func NewBatched(workers int) *Batched {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	e := &Batched{workers: workers, scratch: make([][]float32, workers)}
+	if workers > 1 {
+		e.wake = make(chan struct{}, workers-1)
+		for w := 1; w < workers; w++ {
+			go e.work(w)
+		}
+	}
+	return e
+}
+
+// Workers returns the number of workers.
+func (e *Batched) Workers() int { return max(1, e.workers) }
+
+// Close stops the workers. Attend returns ErrClosed afterwards; Close may
+// be called more than once.
+func (e *Batched) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed && e.wake != nil {
+		close(e.wake)
+	}
+	e.closed = true
+}
+
+func (e *Batched) work(w int) {
+	for range e.wake {
+		e.take(w)
+		e.wg.Done()
+	}
+}
+
+// take runs tasks until none is left. Tasks are handed out by an atomic
+// counter: which worker computes a task never changes its result.
+func (e *Batched) take(w int) {
+	for {
+		t := e.next.Add(1) - 1
+		if t >= e.tasks {
+			return
+		}
+		e.job.run(int(t), &e.scratch[w])
+	}
+}
+
+// Attend computes out = softmax(scale·Q·Kᵀ + masks)·V for every batch entry
+// and head; with Softcap and Bias the softmax input is
+// Softcap·tanh(scale·Q·Kᵀ/Softcap) + Bias, then masked. Shapes:
+// q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
+// out [B][H][Tq][dv], with H a multiple of Hkv. It follows Memory.Attend's
+// semantics row by row: masked keys get weight exactly 0, a query row with
+// no key attended gets a zero output (and zero weights), NaN propagates, a
+// +Inf score makes the row NaN. Shape mismatches return an error wrapping
+// ErrShape and change nothing.
+//
+// What is read: keys at or past ValidLen[b], or past every query row's
+// causal frontier, are never read (neither K nor V rows). Keys masked by
+// Keep have their K row read (every key of a tile is scored, then masked)
+// and, on the block path (8 or more query rows), their V row read too (to
+// check it is finite, and multiplied by a zero weight when it is); their
+// weight is exactly 0 and a value row of theirs that is not finite never
+// reaches the output. Keys masked by a −Inf Bias are read and their value
+// rows multiplied by 0, so a NaN or Inf there makes the row NaN unless the
+// row attends nothing.
+//
+// Zero sizes: any dimension may be 0. A call whose outputs (out, Weights,
+// Logits) have no element computes nothing and returns nil; a query row
+// with no key (Tk = 0) gets a zero output; keys of dimension 0 all score 0.
+//
+// Aliasing: Q, K, V and Bias may overlap one another (views into one fused
+// buffer). Out, Weights and Logits must not: no two of their elements may
+// share memory, and none may touch the memory span (first to last element)
+// of another operand; such calls return an error wrapping ErrArgument.
+// After Close, Attend returns ErrClosed.
+func (e *Batched) Attend(out, q, k, v Tensor, opt *BatchOptions) error {
+	if opt == nil {
+		opt = &BatchOptions{}
+	}
+	job, err := newBatchJob(out, q, k, v, opt)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	n := job.tasks()
+	if n == 0 {
+		return nil
+	}
+	if e.scratch == nil {
+		e.scratch = make([][]float32, 1) // the zero Batched: one worker
+	}
+	if e.wake == nil || n == 1 {
+		for t := range n {
+			job.run(t, &e.scratch[0])
+		}
+		return nil
+	}
+	e.job, e.tasks = job, int64(n)
+	e.next.Store(0)
+	helpers := min(e.workers, n) - 1
+	e.wg.Add(helpers)
+	for range helpers {
+		e.wake <- struct{}{}
+	}
+	e.take(0)
+	e.wg.Wait()
+	e.job = batchJob{}
+	return nil
+}

@@ -1,0 +1,170 @@
+package attention
+
+import "math"
+
+// taskScratch is a worker's scratch memory as one task uses it, carved by
+// scratchFor.
+type taskScratch struct {
+	qs   []float32 // the task's scaled queries, row by row
+	s    []float32 // a tile of one row's scores
+	m, l []float32 // each row's running max and running sum
+	// The block path's lanes (see block_generic.go): the queries, the
+	// scores of a tile, the output, and the softmax state.
+	qt, st, ot, ml []float32
+	seen           []float32 // keepCut's marks of the keys it checked
+	tmp            []float32 // the score stage's tile (see tmpLen)
+	row            []float32 // a score row when logits are wanted without the weights
+}
+
+// scratchFor carves the worker's scratch for a task of R rows, growing it
+// first if it is too small. Beyond the online softmax's state a task needs
+// a tile of exponentials for Softcap, and a score row when logits are
+// wanted without the weights.
+func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
+	dk, dv := p.q.cols, p.v.cols
+	need := R*dk + p.tile + 2*R
+	if p.block {
+		need += blockRows * (dk + p.tile + dv + 4)
+		if p.opt.Keep != nil {
+			need += p.k.rows
+		}
+	}
+	extra := p.tmpLen()
+	if p.logits != nil && p.w == nil {
+		extra += p.k.rows
+	}
+	if cap(*scratch) < need+extra {
+		*scratch = make([]float32, need+extra)
+	}
+	x := (*scratch)[:need+extra]
+	var sc taskScratch
+	sc.qs, x = x[:R*dk], x[R*dk:]
+	sc.s, x = x[:p.tile], x[p.tile:]
+	sc.m, sc.l, x = x[:R], x[R:2*R], x[2*R:]
+	if p.block {
+		sc.qt, x = x[:blockRows*dk], x[blockRows*dk:]
+		sc.st, x = x[:blockRows*p.tile], x[blockRows*p.tile:]
+		sc.ot, x = x[:blockRows*dv], x[blockRows*dv:]
+		sc.ml, x = x[:4*blockRows], x[4*blockRows:]
+		if p.opt.Keep != nil {
+			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
+		}
+	}
+	n := p.tmpLen()
+	sc.tmp, sc.row = x[:n], x[n:]
+	return sc
+}
+
+// run computes task t: query rows [blk·16, blk·16+16) of one (batch, head).
+// Without weights the rows advance together, tile by tile, so each tile of
+// K and V is read from L1 by all of them.
+func (p *batchJob) run(t int, scratch *[]float32) {
+	tk := p.task(t)
+	p.rowEnds(&tk)
+	sc := p.scratchFor(scratch, tk.R)
+	cut := p.blockCut(&tk, &sc)
+	// When the block kernels take every key and no weights or logits are
+	// wanted, the queries go from the tensor straight into the lanes and
+	// the outputs straight back, normalised; otherwise the row path needs
+	// the scaled queries as rows.
+	direct := !p.rowPath && cut > 0 && cut == tk.last
+	if !direct {
+		p.scaledQueries(&tk, &sc)
+	}
+	// Weights and logits come from the block path when it takes every key
+	// the rows attend, else from whole rows.
+	if p.rowPath && (cut == 0 || cut < tk.last) {
+		p.wholeRows(&tk, &sc)
+		return
+	}
+	if cut == 0 {
+		for r := range tk.R {
+			clear(p.out.Row(tk.b, tk.h, tk.i0+r))
+			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
+		}
+	}
+	if cut > 0 {
+		p.runBlock(&tk, &sc, cut, direct)
+	}
+	if direct {
+		return
+	}
+	p.tailTiles(&tk, &sc, cut)
+	p.finishRows(&tk, &sc)
+	if p.rowPath {
+		p.blockOutputs(&tk, &sc, cut)
+	}
+}
+
+// blockCut returns how many keys, from key 0, the block kernels take for
+// task tk: every key if they can, else those every row of the block
+// attends (and, under a keep-mask, those before a masked key whose value
+// row is not finite); the rest go row by row. 0 when the rows are too few
+// for the block kernels.
+func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
+	if !p.block {
+		return 0
+	}
+	cut := tk.first
+	// Keys past some row's end (the causal diagonal) are masked per
+	// lane, which gives them weight 0; a value row of them that is not
+	// finite would still turn 0·v into NaN, so those go row by row.
+	if p.finiteValues(tk.b, tk.kh, tk.first, tk.last) {
+		cut = tk.last
+	}
+	if p.opt.Keep != nil && cut > 0 {
+		cut = p.keepCut(tk, cut, sc.seen)
+	}
+	return cut
+}
+
+// scaledQueries copies the queries of task tk into sc.qs, scaled.
+func (p *batchJob) scaledQueries(tk *batchTask, sc *taskScratch) {
+	dk := p.q.cols
+	for r := range tk.R {
+		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.h, tk.i0+r))
+	}
+	scale(p.scale, sc.qs)
+}
+
+// wholeRows computes every row of task tk by rowWithWeights, its score row
+// formed in the weights output, or in scratch when only logits are wanted.
+func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
+	for r := range tk.R {
+		w := sc.row
+		if p.w != nil {
+			w = p.w.Row(tk.b, tk.h, tk.i0+r)
+		}
+		p.rowWithWeights(tk, r, w, sc)
+	}
+}
+
+// tailTiles runs the keys from cut on through the online softmax, a tile
+// at a time for every row of task tk, each row up to its end. A row whose
+// sum is NaN is done with.
+func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
+	for j0 := cut; j0 < tk.last; j0 += p.tile {
+		for r := range tk.R {
+			if n := min(p.tile, tk.ends[r]-j0); n > 0 && sc.l[r] == sc.l[r] {
+				sc.m[r], sc.l[r] = p.tileOnline(tk, r, sc, j0, n)
+			}
+		}
+	}
+}
+
+// finishRows normalises the outputs of task tk by their sums.
+func (p *batchJob) finishRows(tk *batchTask, sc *taskScratch) {
+	for r := range tk.R {
+		o := p.out.Row(tk.b, tk.h, tk.i0+r)
+		switch {
+		case sc.l[r] != sc.l[r]:
+			fillNaN(o)
+		case math.IsInf(float64(sc.m[r]), -1):
+			// Nothing attended: zeros, also where the block blend met a
+			// value row that is not finite (0·Inf).
+			clear(o)
+		default:
+			scale(1/sc.l[r], o)
+		}
+	}
+}
