@@ -110,7 +110,7 @@ func normalizeLanes(sc *taskScratch, R int) {
 // worker's; the hint then costs a few cache lines.
 func (p *batchJob) prefetch(tk *batchTask) {
 	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.R, p.out.cols)
-	if tk.t+1 < p.q.batch*p.q.heads*p.blocks {
+	if tk.t+1 < p.tasks() {
 		nx := p.task(tk.t + 1)
 		prefetchRows(p.q.rowsFrom(nx.b, nx.h, nx.i0), p.q.rs, nx.R, p.q.cols)
 	}
