@@ -21,11 +21,14 @@ import (
 	"unsafe"
 )
 
-// The assembly is generated in asm/, a separate module so that its
+// The kernels are described once, in the table of internal/kernels; the
+// code is generated from it in asm/, a separate module so that its
 // dependencies (avo) never become ours: asm/amd64 is an avo program for
-// AVX2+FMA, asm/arm64 our own NEON emitter.
+// AVX2+FMA, asm/arm64 our own NEON emitter, asm/dispatch writes the Go
+// fronts that choose among the implementations.
 //go:generate go run -C asm ./amd64 -out ../dot_amd64.s -stubs ../dot_amd64.go -pkg attention
 //go:generate go run -C asm ./arm64 -out ../dot_arm64.s -stubs ../dot_arm64.go -pkg attention
+//go:generate go run -C asm ./dispatch -dir ..
 
 // Memory is the encoder side of attention for one source sequence of T
 // states: keys (T×dk), values (T×dv), an optional keep-mask and valid

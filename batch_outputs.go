@@ -37,7 +37,7 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	for j0 := 0; j0 < n; j0 += p.tile {
 		s := st[:blockRows*min(p.tile, n-j0)]
 		p.blockTileScores(s, tk, sc, j0)
-		blockExp(s, ml)
+		blockExpSum(s, ml)
 		blockBlend(s, nil, nil, 0, f)
 		blockOut(p.w.rowsFrom(b, h, i0)[j0:], p.w.rs, R, s)
 	}

@@ -144,3 +144,10 @@ func blockKeepGeneric(st []float32, keep []byte, stride, rows int) {
 		}
 	}
 }
+
+// blockKeep16Generic is blockKeepGeneric for a whole block of rows, on the
+// keys of whole groups of sixteen, as the assembly kernels take them.
+func blockKeep16Generic(st []float32, keep []byte, stride int) {
+	n := len(st) / blockRows &^ 15
+	blockKeepGeneric(st[:n*blockRows], keep, stride, blockRows)
+}

@@ -12,6 +12,57 @@ func Implementation() string { return impl.Active() }
 // first and "generic" last.
 func Implementations() []string { return impl.List() }
 
+// The kernels' fronts (dispatch_GOARCH.go, generated from the kernel table
+// in internal/kernels) switch on active, which internal/impl sets at init
+// to the fastest implementation the CPU supports: a compare and a direct
+// call into the assembly, with no function value (and its ABI wrapper) on
+// the hot path.
+var active uint8
+
+// No single assembly call processes more than maxCall elements: Go cannot
+// preempt a goroutine inside assembly, so a long call would hold up the
+// garbage collector and the scheduler. 64Ki elements take some 10–30 µs.
+// The fronts of the element-wise and row kernels cut longer calls; the
+// engine sizes its calls of the block kernels within the same budget.
+const maxCall = 1 << 16
+
+// rowsPerCall is how many rows of d columns fit in one call's budget.
+func rowsPerCall(d int) int { return max(1, maxCall/max(d, 1)) }
+
+// blockSoftmax starts a tile of the online softmax: blockMax, then the
+// exponentials and their sums.
+func blockSoftmax(st, ml []float32) {
+	blockMax(st, ml)
+	blockExpSum(st, ml)
+}
+
+// blockKeep sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < rows
+// and k < len(st)/16: a whole block's groups of sixteen keys through the
+// kernel, the rest through the generic code.
+func blockKeep(st []float32, keep []byte, stride, rows int) {
+	if rows == blockRows {
+		n := len(st) / blockRows &^ 15
+		blockKeep16(st[:n*blockRows], keep, stride)
+		st, keep = st[n*blockRows:], keep[n:]
+	}
+	blockKeepGeneric(st, keep, stride, rows)
+}
+
+// prefetchRows asks for rows [0, rows) of x, cols floats each, stride
+// apart, to be brought into cache; it changes nothing else. Rows past the
+// end of x are not asked for.
+func prefetchRows(x []float32, stride, rows, cols int) {
+	if cols <= 0 || cols > len(x) {
+		return
+	}
+	if stride > 0 {
+		rows = min(rows, (len(x)-cols)/stride+1)
+	}
+	if rows > 0 {
+		prefetch(x, stride, rows, cols)
+	}
+}
+
 // additiveElems is about how many tanh arguments additiveScores takes
 // through its kernels at a time: a block of keys whose arguments and
 // exponentials (16 KiB each) stay in L1 between the kernels.

@@ -9,7 +9,8 @@ package attention
 //go:noescape
 func dotAVX2(x []float32, y []float32) float32
 
-// scoreRowsAVX2 sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).
+// scoreRowsAVX2 sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j <
+// len(q).
 //
 //go:noescape
 func scoreRowsAVX2(dst []float32, k []float32, stride int, q []float32)
@@ -19,7 +20,8 @@ func scoreRowsAVX2(dst []float32, k []float32, stride int, q []float32)
 //go:noescape
 func axpyAVX2(alpha float32, x []float32, y []float32)
 
-// blendRowsAVX2 sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j < len(acc).
+// blendRowsAVX2 sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j <
+// len(acc).
 //
 //go:noescape
 func blendRowsAVX2(acc []float32, w []float32, v []float32, stride int)
@@ -34,70 +36,86 @@ func maxAVX2(x []float32) float32
 //go:noescape
 func scaleAVX2(s float32, x []float32)
 
-// expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did.
+// expFastAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <=
+// 86.5; it returns how many elements it did.
 //
 //go:noescape
-func expAVX2(dst []float32, x []float32) int
+func expFastAVX2(dst []float32, x []float32) int
 
-// expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector on until a vector expAVX2 can take; it returns how many elements it did.
+// expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector
+// on until a vector the fast half can take; it returns how many elements it
+// did.
 //
 //go:noescape
 func expSpecialAVX2(dst []float32, x []float32) int
 
-// expSumAVX2 sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes are at or below -104), for x without NaN and x[i]-m <= 86.5, and returns the sum of what it wrote and how many elements it did.
+// expSumFastAVX2 sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes
+// are at or below -104), and returns the sum of what it wrote and how many
+// elements it did.
 //
 //go:noescape
-func expSumAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
+func expSumFastAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
 
-// expSumSpecialAVX2 is expSumAVX2 for any input, from the first vector on until a vector expSumAVX2 can take.
+// expSumSpecialAVX2 is the fast half for any input, from the first vector
+// on until a vector the fast half can take.
 //
 //go:noescape
 func expSumSpecialAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
 
-// blockScoresAVX2 sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.
+// blockScoresAVX2 sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j <
+// len(st)/16, c < len(qt)/16.
 //
 //go:noescape
 func blockScoresAVX2(st []float32, qt []float32, k []float32, stride int)
 
-// blockMaxAVX2 starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
+// blockMaxAVX2 starts a tile of the online softmax as blockMaxGeneric does:
+// m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 //
 //go:noescape
 func blockMaxAVX2(st []float32, ml []float32)
 
-// blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did.
+// blockExpSumFastAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to
+// l[r] while |st-mu| <= 86.5; it returns how many floats it did.
 //
 //go:noescape
-func blockExpSumAVX2(st []float32, ml []float32) int
+func blockExpSumFastAVX2(st []float32, ml []float32) int
 
-// blockExpSumSpecialAVX2 is blockExpSumAVX2 for any input, from the first group on until a group blockExpSumAVX2 can take.
+// blockExpSumSpecialAVX2 is the fast half for any input, from the first
+// group on until a group the fast half can take.
 //
 //go:noescape
 func blockExpSumSpecialAVX2(st []float32, ml []float32) int
 
-// blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.
+// blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j
+// st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c
+// leaves ot unscaled.
 //
 //go:noescape
 func blockBlendAVX2(ot []float32, st []float32, v []float32, stride int, c []float32)
 
-// blockInAVX2 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.
+// blockInAVX2 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows
+// <= r < 16, c < len(qt)/16.
 //
 //go:noescape
 func blockInAVX2(qt []float32, q []float32, stride int, rows int)
 
-// blockOutAVX2 sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.
+// blockOutAVX2 sets o[r*stride+c] = ot[c*16+r] for r < rows, c <
+// len(ot)/16.
 //
 //go:noescape
 func blockOutAVX2(o []float32, stride int, rows int, ot []float32)
 
-// blockKeepAVX2 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < 16 and k < len(st)/16 rounded down to a multiple of 16.
+// blockKeep16AVX2 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r
+// < 16 and k < len(st)/16 rounded down to a multiple of 16.
 //
 //go:noescape
-func blockKeepAVX2(st []float32, keep []byte, stride int)
+func blockKeep16AVX2(st []float32, keep []byte, stride int)
 
-// prefetchRowsAVX2 asks for the cache lines of x[r*stride : r*stride+cols] for r < rows; cols > 0.
+// prefetchAVX2 asks for the cache lines of x[r*stride : r*stride+cols] for
+// r < rows, and changes nothing; cols > 0 and every such row lies within x.
 //
 //go:noescape
-func prefetchRowsAVX2(x []float32, stride int, rows int, cols int)
+func prefetchAVX2(x []float32, stride int, rows int, cols int)
 
 // softcapPrepAVX2 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
 //
@@ -109,7 +127,8 @@ func softcapPrepAVX2(x []float32, z []float32, inv float32)
 //go:noescape
 func softcapFinishAVX2(x []float32, e []float32, c float32)
 
-// additivePrepAVX2 sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] = 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
+// additivePrepAVX2 sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] =
+// 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
 //
 //go:noescape
 func additivePrepAVX2(x []float32, z []float32, u []float32, stride int, s []float32)

@@ -992,9 +992,9 @@ scale_done:
 	VZEROUPPER
 	RET
 
-// func expAVX2(dst []float32, x []float32) int
+// func expFastAVX2(dst []float32, x []float32) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·expAVX2(SB), NOSPLIT, $0-56
+TEXT ·expFastAVX2(SB), NOSPLIT, $0-56
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    x_base+24(FP), CX
 	MOVQ    x_len+32(FP), DX
@@ -1004,11 +1004,11 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-56
 	VMOVUPS exp_one<>+0(SB), Y2
 	VMOVUPS exp_c2<>+0(SB), Y3
 
-expAVX2_loop:
+expFastAVX2_loop:
 	MOVQ         DX, SI
 	SUBQ         BX, SI
 	CMPQ         SI, $0x20
-	JL           expAVX2_single
+	JL           expFastAVX2_single
 	VMOVUPS      (CX), Y4
 	VMOVUPS      32(CX), Y5
 	VMOVUPS      64(CX), Y6
@@ -1022,7 +1022,7 @@ expAVX2_loop:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          expAVX2_u_zeros
+	JNZ          expFastAVX2_u_zeros
 	VMOVAPS      Y0, Y8
 	VFMADD231PS  Y1, Y4, Y8
 	VMOVAPS      Y0, Y9
@@ -1084,20 +1084,20 @@ expAVX2_loop:
 	VMOVUPS      Y14, 64(AX)
 	VMOVUPS      Y15, 96(AX)
 
-expAVX2_u_next:
+expFastAVX2_u_next:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, AX
 	ADDQ $0x20, BX
-	JMP  expAVX2_loop
+	JMP  expFastAVX2_loop
 
-expAVX2_single:
+expFastAVX2_single:
 	CMPQ         SI, $0x08
-	JL           expAVX2_tail
+	JL           expFastAVX2_tail
 	VMOVUPS      (CX), Y4
 	VPAND        exp_absmask<>+0(SB), Y4, Y5
 	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
-	JNZ          expAVX2_s_zeros
+	JNZ          expFastAVX2_s_zeros
 	VMOVAPS      Y0, Y5
 	VFMADD231PS  Y1, Y4, Y5
 	VSUBPS       Y0, Y5, Y6
@@ -1114,16 +1114,16 @@ expAVX2_single:
 	VPADDD       Y5, Y6, Y6
 	VMOVUPS      Y6, (AX)
 
-expAVX2_s_next:
+expFastAVX2_s_next:
 	ADDQ $0x20, CX
 	ADDQ $0x20, AX
 	ADDQ $0x08, BX
 	SUBQ $0x08, SI
-	JMP  expAVX2_single
+	JMP  expFastAVX2_single
 
-expAVX2_tail:
+expFastAVX2_tail:
 	TESTQ        SI, SI
-	JZ           expAVX2_ret
+	JZ           expFastAVX2_ret
 	LEAQ         masktable<>+0(SB), DI
 	MOVQ         $0x00000008, R8
 	SUBQ         SI, R8
@@ -1132,7 +1132,7 @@ expAVX2_tail:
 	VPAND        exp_absmask<>+0(SB), Y5, Y6
 	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
-	JNZ          expAVX2_t_zeros
+	JNZ          expFastAVX2_t_zeros
 	VMOVAPS      Y0, Y6
 	VFMADD231PS  Y1, Y5, Y6
 	VSUBPS       Y0, Y6, Y0
@@ -1149,15 +1149,15 @@ expAVX2_tail:
 	VPADDD       Y6, Y0, Y0
 	VMASKMOVPS   Y0, Y4, (AX)
 
-expAVX2_t_next:
+expFastAVX2_t_next:
 	MOVQ DX, BX
 
-expAVX2_ret:
+expFastAVX2_ret:
 	MOVQ BX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-expAVX2_u_zeros:
+expFastAVX2_u_zeros:
 	VMOVUPS      (CX), Y4
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
 	VANDNPS      Y4, Y5, Y4
@@ -1179,7 +1179,7 @@ expAVX2_u_zeros:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          expAVX2_ret
+	JNZ          expFastAVX2_ret
 	VMOVAPS      Y0, Y8
 	VFMADD231PS  Y1, Y4, Y8
 	VMOVAPS      Y0, Y9
@@ -1252,16 +1252,16 @@ expAVX2_u_zeros:
 	VANDNPS      Y9, Y4, Y9
 	VMOVUPS      Y8, 64(AX)
 	VMOVUPS      Y9, 96(AX)
-	JMP          expAVX2_u_next
+	JMP          expFastAVX2_u_next
 
-expAVX2_s_zeros:
+expFastAVX2_s_zeros:
 	VMOVUPS      (CX), Y4
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
 	VANDNPS      Y4, Y5, Y4
 	VPAND        exp_absmask<>+0(SB), Y4, Y5
 	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
-	JNZ          expAVX2_ret
+	JNZ          expFastAVX2_ret
 	VMOVAPS      Y0, Y5
 	VFMADD231PS  Y1, Y4, Y5
 	VSUBPS       Y0, Y5, Y6
@@ -1280,16 +1280,16 @@ expAVX2_s_zeros:
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y4
 	VANDNPS      Y6, Y4, Y6
 	VMOVUPS      Y6, (AX)
-	JMP          expAVX2_s_next
+	JMP          expFastAVX2_s_next
 
-expAVX2_t_zeros:
+expFastAVX2_t_zeros:
 	VMASKMOVPS   (CX), Y4, Y5
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y5, Y6
 	VANDNPS      Y5, Y6, Y5
 	VPAND        exp_absmask<>+0(SB), Y5, Y6
 	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
-	JNZ          expAVX2_ret
+	JNZ          expFastAVX2_ret
 	VMOVAPS      Y0, Y6
 	VFMADD231PS  Y1, Y5, Y6
 	VSUBPS       Y0, Y6, Y0
@@ -1308,7 +1308,7 @@ expAVX2_t_zeros:
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y1, Y1
 	VANDNPS      Y0, Y1, Y0
 	VMASKMOVPS   Y0, Y4, (AX)
-	JMP          expAVX2_t_next
+	JMP          expFastAVX2_t_next
 
 DATA exp_shift<>+0(SB)/4, $0x4b400000
 DATA exp_shift<>+4(SB)/4, $0x4b400000
@@ -1693,9 +1693,9 @@ DATA exp_specialn<>+24(SB)/4, $0x42fc0000
 DATA exp_specialn<>+28(SB)/4, $0x42fc0000
 GLOBL exp_specialn<>(SB), RODATA|NOPTR, $32
 
-// func expSumAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
+// func expSumFastAVX2(dst []float32, x []float32, m float32) (sum float32, done int)
 // Requires: AVX, AVX2, FMA3, SSE
-TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
+TEXT ·expSumFastAVX2(SB), NOSPLIT, $0-72
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         x_base+24(FP), CX
 	MOVQ         x_len+32(FP), DX
@@ -1705,11 +1705,11 @@ TEXT ·expSumAVX2(SB), NOSPLIT, $0-72
 	VXORPS       Y2, Y2, Y2
 	VMOVUPS      exp_shift<>+0(SB), Y3
 
-expSumAVX2_loop:
+expSumFastAVX2_loop:
 	MOVQ         DX, SI
 	SUBQ         BX, SI
 	CMPQ         SI, $0x20
-	JL           expSumAVX2_single
+	JL           expSumFastAVX2_single
 	VMOVUPS      (CX), Y4
 	VSUBPS       Y0, Y4, Y4
 	VMOVUPS      32(CX), Y5
@@ -1723,7 +1723,7 @@ expSumAVX2_loop:
 	VMINPS       Y7, Y8, Y8
 	VCMPPS       $0x11, exp_negfastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          expSumAVX2_u_zeros
+	JNZ          expSumFastAVX2_u_zeros
 	VMOVAPS      Y3, Y8
 	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y8
 	VMOVAPS      Y3, Y9
@@ -1789,21 +1789,21 @@ expSumAVX2_loop:
 	VMOVUPS      Y15, 96(AX)
 	VADDPS       Y15, Y2, Y2
 
-expSumAVX2_u_next:
+expSumFastAVX2_u_next:
 	ADDQ $0x00000080, CX
 	ADDQ $0x00000080, AX
 	ADDQ $0x20, BX
-	JMP  expSumAVX2_loop
+	JMP  expSumFastAVX2_loop
 
-expSumAVX2_single:
+expSumFastAVX2_single:
 	CMPQ         SI, $0x08
-	JL           expSumAVX2_tail
+	JL           expSumFastAVX2_tail
 	VMOVUPS      (CX), Y4
 	VSUBPS       Y0, Y4, Y4
 	VMINPS       Y4, Y4, Y5
 	VCMPPS       $0x11, exp_negfastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
-	JNZ          expSumAVX2_s_zeros
+	JNZ          expSumFastAVX2_s_zeros
 	VMOVAPS      Y3, Y5
 	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y5
 	VSUBPS       Y3, Y5, Y6
@@ -1821,16 +1821,16 @@ expSumAVX2_single:
 	VMOVUPS      Y6, (AX)
 	VADDPS       Y6, Y1, Y1
 
-expSumAVX2_s_next:
+expSumFastAVX2_s_next:
 	ADDQ $0x20, CX
 	ADDQ $0x20, AX
 	ADDQ $0x08, BX
 	SUBQ $0x08, SI
-	JMP  expSumAVX2_single
+	JMP  expSumFastAVX2_single
 
-expSumAVX2_tail:
+expSumFastAVX2_tail:
 	TESTQ        SI, SI
-	JZ           expSumAVX2_ret
+	JZ           expSumFastAVX2_ret
 	LEAQ         masktable<>+0(SB), DI
 	MOVQ         $0x00000008, R8
 	SUBQ         SI, R8
@@ -1841,7 +1841,7 @@ expSumAVX2_tail:
 	VMINPS       Y5, Y5, Y6
 	VCMPPS       $0x11, exp_negfastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
-	JNZ          expSumAVX2_t_zeros
+	JNZ          expSumFastAVX2_t_zeros
 	VMOVAPS      Y3, Y0
 	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y0
 	VSUBPS       Y3, Y0, Y3
@@ -1860,10 +1860,10 @@ expSumAVX2_tail:
 	VANDPS       Y4, Y3, Y3
 	VADDPS       Y3, Y1, Y1
 
-expSumAVX2_t_next:
+expSumFastAVX2_t_next:
 	MOVQ DX, BX
 
-expSumAVX2_ret:
+expSumFastAVX2_ret:
 	VADDPS       Y2, Y1, Y1
 	VEXTRACTF128 $0x01, Y1, X0
 	VADDPS       X0, X1, X1
@@ -1876,7 +1876,7 @@ expSumAVX2_ret:
 	VZEROUPPER
 	RET
 
-expSumAVX2_u_zeros:
+expSumFastAVX2_u_zeros:
 	VMOVUPS      (CX), Y4
 	VSUBPS       Y0, Y4, Y4
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
@@ -1902,7 +1902,7 @@ expSumAVX2_u_zeros:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          expSumAVX2_ret
+	JNZ          expSumFastAVX2_ret
 	VMOVAPS      Y3, Y8
 	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y8
 	VMOVAPS      Y3, Y9
@@ -1983,9 +1983,9 @@ expSumAVX2_u_zeros:
 	VADDPS       Y8, Y1, Y1
 	VMOVUPS      Y9, 96(AX)
 	VADDPS       Y9, Y2, Y2
-	JMP          expSumAVX2_u_next
+	JMP          expSumFastAVX2_u_next
 
-expSumAVX2_s_zeros:
+expSumFastAVX2_s_zeros:
 	VMOVUPS      (CX), Y4
 	VSUBPS       Y0, Y4, Y4
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
@@ -1993,7 +1993,7 @@ expSumAVX2_s_zeros:
 	VPAND        exp_absmask<>+0(SB), Y4, Y5
 	VPCMPGTD     exp_fastbound<>+0(SB), Y5, Y5
 	VPTEST       Y5, Y5
-	JNZ          expSumAVX2_ret
+	JNZ          expSumFastAVX2_ret
 	VMOVAPS      Y3, Y5
 	VFMADD231PS  exp_invln2<>+0(SB), Y4, Y5
 	VSUBPS       Y3, Y5, Y6
@@ -2014,9 +2014,9 @@ expSumAVX2_s_zeros:
 	VANDNPS      Y6, Y4, Y6
 	VMOVUPS      Y6, (AX)
 	VADDPS       Y6, Y1, Y1
-	JMP          expSumAVX2_s_next
+	JMP          expSumFastAVX2_s_next
 
-expSumAVX2_t_zeros:
+expSumFastAVX2_t_zeros:
 	VMASKMOVPS   (CX), Y4, Y5
 	VSUBPS       Y0, Y5, Y5
 	VANDPS       Y4, Y5, Y5
@@ -2025,7 +2025,7 @@ expSumAVX2_t_zeros:
 	VPAND        exp_absmask<>+0(SB), Y5, Y6
 	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
-	JNZ          expSumAVX2_ret
+	JNZ          expSumFastAVX2_ret
 	VMOVAPS      Y3, Y6
 	VFMADD231PS  exp_invln2<>+0(SB), Y5, Y6
 	VSUBPS       Y3, Y6, Y3
@@ -2048,7 +2048,7 @@ expSumAVX2_t_zeros:
 	VMASKMOVPS   Y3, Y4, (AX)
 	VANDPS       Y4, Y3, Y3
 	VADDPS       Y3, Y1, Y1
-	JMP          expSumAVX2_t_next
+	JMP          expSumFastAVX2_t_next
 
 DATA exp_negfastbound<>+0(SB)/4, $0xc2ad0000
 DATA exp_negfastbound<>+4(SB)/4, $0xc2ad0000
@@ -2859,9 +2859,9 @@ DATA ninf<>+24(SB)/4, $0xff800000
 DATA ninf<>+28(SB)/4, $0xff800000
 GLOBL ninf<>(SB), RODATA|NOPTR, $32
 
-// func blockExpSumAVX2(st []float32, ml []float32) int
+// func blockExpSumFastAVX2(st []float32, ml []float32) int
 // Requires: AVX, AVX2, FMA3
-TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
+TEXT ·blockExpSumFastAVX2(SB), NOSPLIT, $0-56
 	MOVQ    st_base+0(FP), AX
 	MOVQ    st_len+8(FP), CX
 	MOVQ    ml_base+24(FP), DX
@@ -2873,9 +2873,9 @@ TEXT ·blockExpSumAVX2(SB), NOSPLIT, $0-56
 	MOVQ    CX, SI
 	SUBQ    $0x10, SI
 
-blockExpSumAVX2_pairs:
+blockExpSumFastAVX2_pairs:
 	CMPQ         BX, SI
-	JGE          blockExpSumAVX2_one
+	JGE          blockExpSumFastAVX2_one
 	VMOVUPS      (AX), Y4
 	VSUBPS       192(DX), Y4, Y4
 	VMOVUPS      32(AX), Y5
@@ -2893,7 +2893,7 @@ blockExpSumAVX2_pairs:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          blockExpSumAVX2_zeros2
+	JNZ          blockExpSumFastAVX2_zeros2
 	VMOVAPS      Y2, Y8
 	VFMADD231PS  Y3, Y4, Y8
 	VMOVAPS      Y2, Y9
@@ -2959,14 +2959,14 @@ blockExpSumAVX2_pairs:
 	VMOVUPS      Y15, 96(AX)
 	VADDPS       Y15, Y1, Y1
 
-blockExpSumAVX2_next2:
+blockExpSumFastAVX2_next2:
 	ADDQ $0x80, AX
 	ADDQ $0x20, BX
-	JMP  blockExpSumAVX2_pairs
+	JMP  blockExpSumFastAVX2_pairs
 
-blockExpSumAVX2_one:
+blockExpSumFastAVX2_one:
 	CMPQ         BX, CX
-	JGE          blockExpSumAVX2_ret
+	JGE          blockExpSumFastAVX2_ret
 	VMOVUPS      (AX), Y4
 	VSUBPS       192(DX), Y4, Y4
 	VMOVUPS      32(AX), Y5
@@ -2976,7 +2976,7 @@ blockExpSumAVX2_one:
 	VPMAXUD      Y7, Y6, Y6
 	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
-	JNZ          blockExpSumAVX2_zeros1
+	JNZ          blockExpSumFastAVX2_zeros1
 	VMOVAPS      Y2, Y6
 	VFMADD231PS  Y3, Y4, Y6
 	VMOVAPS      Y2, Y7
@@ -3010,18 +3010,18 @@ blockExpSumAVX2_one:
 	VMOVUPS      Y3, 32(AX)
 	VADDPS       Y3, Y1, Y1
 
-blockExpSumAVX2_next1:
+blockExpSumFastAVX2_next1:
 	ADDQ $0x40, AX
 	ADDQ $0x10, BX
 
-blockExpSumAVX2_ret:
+blockExpSumFastAVX2_ret:
 	VMOVUPS Y0, 64(DX)
 	VMOVUPS Y1, 96(DX)
 	MOVQ    BX, ret+48(FP)
 	VZEROUPPER
 	RET
 
-blockExpSumAVX2_zeros2:
+blockExpSumFastAVX2_zeros2:
 	VMOVUPS      (AX), Y4
 	VSUBPS       192(DX), Y4, Y4
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
@@ -3047,7 +3047,7 @@ blockExpSumAVX2_zeros2:
 	VPMAXUD      Y9, Y8, Y8
 	VPCMPGTD     exp_fastbound<>+0(SB), Y8, Y8
 	VPTEST       Y8, Y8
-	JNZ          blockExpSumAVX2_ret
+	JNZ          blockExpSumFastAVX2_ret
 	VMOVAPS      Y2, Y8
 	VFMADD231PS  Y3, Y4, Y8
 	VMOVAPS      Y2, Y9
@@ -3128,9 +3128,9 @@ blockExpSumAVX2_zeros2:
 	VADDPS       Y8, Y0, Y0
 	VMOVUPS      Y9, 96(AX)
 	VADDPS       Y9, Y1, Y1
-	JMP          blockExpSumAVX2_next2
+	JMP          blockExpSumFastAVX2_next2
 
-blockExpSumAVX2_zeros1:
+blockExpSumFastAVX2_zeros1:
 	VMOVUPS      (AX), Y4
 	VSUBPS       192(DX), Y4, Y4
 	VCMPPS       $0x12, exp_zerobelow<>+0(SB), Y4, Y5
@@ -3144,7 +3144,7 @@ blockExpSumAVX2_zeros1:
 	VPMAXUD      Y7, Y6, Y6
 	VPCMPGTD     exp_fastbound<>+0(SB), Y6, Y6
 	VPTEST       Y6, Y6
-	JNZ          blockExpSumAVX2_ret
+	JNZ          blockExpSumFastAVX2_ret
 	VMOVAPS      Y2, Y6
 	VFMADD231PS  Y3, Y4, Y6
 	VMOVAPS      Y2, Y7
@@ -3185,7 +3185,7 @@ blockExpSumAVX2_zeros1:
 	VADDPS       Y2, Y0, Y0
 	VMOVUPS      Y3, 32(AX)
 	VADDPS       Y3, Y1, Y1
-	JMP          blockExpSumAVX2_next1
+	JMP          blockExpSumFastAVX2_next1
 
 // func blockExpSumSpecialAVX2(st []float32, ml []float32) int
 // Requires: AVX, AVX2, FMA3
@@ -4506,9 +4506,9 @@ out1_done:
 	VZEROUPPER
 	RET
 
-// func blockKeepAVX2(st []float32, keep []byte, stride int)
+// func blockKeep16AVX2(st []float32, keep []byte, stride int)
 // Requires: AVX, AVX2
-TEXT ·blockKeepAVX2(SB), NOSPLIT, $0-56
+TEXT ·blockKeep16AVX2(SB), NOSPLIT, $0-56
 	MOVQ st_base+0(FP), AX
 	MOVQ st_len+8(FP), CX
 	SHRQ $0x08, CX
@@ -4751,9 +4751,9 @@ DATA keep_zero<>+24(SB)/4, $0x00000000
 DATA keep_zero<>+28(SB)/4, $0x00000000
 GLOBL keep_zero<>(SB), RODATA|NOPTR, $32
 
-// func prefetchRowsAVX2(x []float32, stride int, rows int, cols int)
+// func prefetchAVX2(x []float32, stride int, rows int, cols int)
 // Requires: AVX, MMX+
-TEXT ·prefetchRowsAVX2(SB), NOSPLIT, $0-48
+TEXT ·prefetchAVX2(SB), NOSPLIT, $0-48
 	MOVQ x_base+0(FP), AX
 	MOVQ stride+24(FP), CX
 	SHLQ $0x02, CX

@@ -9,7 +9,8 @@ package attention
 //go:noescape
 func dotNEON(x, y []float32) float32
 
-// scoreRowsNEON sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).
+// scoreRowsNEON sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j <
+// len(q).
 //
 //go:noescape
 func scoreRowsNEON(dst, k []float32, stride int, q []float32)
@@ -19,7 +20,8 @@ func scoreRowsNEON(dst, k []float32, stride int, q []float32)
 //go:noescape
 func axpyNEON(alpha float32, x, y []float32)
 
-// blendRowsNEON sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j < len(acc).
+// blendRowsNEON sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j <
+// len(acc).
 //
 //go:noescape
 func blendRowsNEON(acc, w, v []float32, stride int)
@@ -40,26 +42,33 @@ func scaleNEON(s float32, x []float32)
 func expNEON(dst, x []float32)
 
 // expSumNEON sets dst[i] = e^(x[i]-m) for i < len(x) and returns their sum.
+// The caller passes an x without NaN and an m with x[i]-m <= 86.5, as a
+// softmax's maximum is.
 //
 //go:noescape
 func expSumNEON(dst, x []float32, m float32) float32
 
-// blockScoresNEON sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.
+// blockScoresNEON sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j <
+// len(st)/16, c < len(qt)/16.
 //
 //go:noescape
 func blockScoresNEON(st, qt, k []float32, stride int)
 
-// blockMaxNEON starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
+// blockMaxNEON starts a tile of the online softmax as blockMaxGeneric does:
+// m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 //
 //go:noescape
 func blockMaxNEON(st, ml []float32)
 
-// blockExpSumNEON sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].
+// blockExpSumNEON sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to
+// l[r].
 //
 //go:noescape
 func blockExpSumNEON(st, ml []float32)
 
-// blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.
+// blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j
+// st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c
+// leaves ot unscaled.
 //
 //go:noescape
 func blockBlendNEON(ot, st, v []float32, stride int, c []float32)

@@ -8,11 +8,13 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+func init() {
+	avx2["axpy"] = genAxpy
+	avx2["blendRows"] = genBlendRows
+}
+
 // genAxpy: y[i] += alpha*x[i], four vectors per iteration.
 func genAxpy() {
-	TEXT("axpyAVX2", NOSPLIT, "func(alpha float32, x, y []float32)")
-	Pragma("noescape")
-	Doc("axpyAVX2 sets y[i] += alpha*x[i] for i < len(x).")
 	a := YMM()
 	VBROADCASTSS(paramAddr("alpha"), a)
 	x := Load(Param("x").Base(), GP64())
@@ -50,9 +52,6 @@ func genAxpy() {
 // alternating runs). Each acc[j] still sums every product once, in a
 // different order from the generic kernel.
 func genBlendRows() {
-	TEXT("blendRowsAVX2", NOSPLIT, "func(acc, w, v []float32, stride int)")
-	Pragma("noescape")
-	Doc("blendRowsAVX2 sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j < len(acc).")
 	acc := Load(Param("acc").Base(), GP64())
 	d := Load(Param("acc").Len(), GP64())
 	w := Load(Param("w").Base(), GP64())

@@ -8,6 +8,14 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+func init() {
+	avx2["blockScores"] = genBlockScores
+	avx2["blockBlend"] = genBlockBlend
+	avx2["blockMax"] = genBlockMax
+	avx2["blockExpSumFast"] = func() { genBlockExpSum(false) }
+	avx2["blockExpSumSpecial"] = func() { genBlockExpSum(true) }
+}
+
 // The block kernels of the batched engine (see block_generic.go): sixteen
 // query rows across two YMM registers, so every kernel streams whole
 // 64-byte groups and needs no tails along the rows.
@@ -36,9 +44,6 @@ func stridedRows(p0, p3, stride Register) func(w int) Mem {
 }
 
 func genBlockScores() {
-	TEXT("blockScoresAVX2", NOSPLIT, "func(st, qt, k []float32, stride int)")
-	Pragma("noescape")
-	Doc("blockScoresAVX2 sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.")
 	st := Load(Param("st").Base(), GP64())
 	n := Load(Param("st").Len(), GP64())
 	SHRQ(U8(4), n)
@@ -137,9 +142,6 @@ func genBlockScores() {
 }
 
 func genBlockBlend() {
-	TEXT("blockBlendAVX2", NOSPLIT, "func(ot, st, v []float32, stride int, c []float32)")
-	Pragma("noescape")
-	Doc("blockBlendAVX2 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.")
 	ot := Load(Param("ot").Base(), GP64())
 	dv := Load(Param("ot").Len(), GP64())
 	SHRQ(U8(4), dv)
@@ -240,9 +242,6 @@ func genBlockBlend() {
 }
 
 func genBlockMax() {
-	TEXT("blockMaxAVX2", NOSPLIT, "func(st, ml []float32)")
-	Pragma("noescape")
-	Doc("blockMaxAVX2 starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.")
 	sp := Load(Param("st").Base(), GP64())
 	n := Load(Param("st").Len(), GP64())
 	SHRQ(U8(4), n)
@@ -291,15 +290,7 @@ func genBlockMax() {
 // until the inputs are ordinary again; each returns how many floats it
 // did, a multiple of 16.
 func genBlockExpSum(special bool) {
-	name := "blockExpSumAVX2"
-	doc := "blockExpSumAVX2 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did."
-	if special {
-		name = "blockExpSumSpecialAVX2"
-		doc = "blockExpSumSpecialAVX2 is blockExpSumAVX2 for any input, from the first group on until a group blockExpSumAVX2 can take."
-	}
-	TEXT(name, NOSPLIT, "func(st, ml []float32) int")
-	Pragma("noescape")
-	Doc(doc)
+	name := fn
 	sp := Load(Param("st").Base(), GP64())
 	n := Load(Param("st").Len(), GP64())
 	ml := Load(Param("ml").Base(), GP64())

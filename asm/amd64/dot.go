@@ -8,14 +8,16 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+func init() {
+	avx2["dot"] = genDot
+	avx2["scoreRows"] = genScoreRows
+}
+
 // genDot: Σ x[i]*y[i]. Eight accumulators hide the 4-cycle FMA latency;
 // each FMA needs two loads (one fused), so the loop runs at the load ports'
 // rate. One index register walks both slices and the loop is tested at the
 // bottom, so its overhead is one add and one fused compare-and-branch.
 func genDot() {
-	TEXT("dotAVX2", NOSPLIT, "func(x, y []float32) float32")
-	Pragma("noescape")
-	Doc("dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).")
 	x := Load(Param("x").Base(), GP64())
 	y := Load(Param("y").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
@@ -72,9 +74,6 @@ func genDot() {
 // (one fused load per FMA), with one accumulator per row; then blocks of
 // four rows, then single rows.
 func genScoreRows() {
-	TEXT("scoreRowsAVX2", NOSPLIT, "func(dst, k []float32, stride int, q []float32)")
-	Pragma("noescape")
-	Doc("scoreRowsAVX2 sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).")
 	dst := Load(Param("dst").Base(), GP64())
 	rows := Load(Param("dst").Len(), GP64())
 	k := Load(Param("k").Base(), GP64())

@@ -281,21 +281,12 @@ func outOfRange(k expK, x []VecVirtual) {
 // write dst, optionally sum (expSum), and return how many elements were
 // done (and the sum).
 type expKernel struct {
-	name    string
-	sum     bool // exp(x-m) and its sum
-	special bool // the special kernel: every input, until a fast vector
-	doc     string
+	sum     bool     // exp(x-m) and its sum
+	special bool     // the special kernel: every input, until a fast vector
 	regs    []string // constants the fast kernel keeps in registers
 }
 
 func (g expKernel) generate() {
-	sig := "func(dst, x []float32) int"
-	if g.sum {
-		sig = "func(dst, x []float32, m float32) (sum float32, done int)"
-	}
-	TEXT(g.name, NOSPLIT, sig)
-	Pragma("noescape")
-	Doc(g.doc)
 	dst := Load(Param("dst").Base(), GP64())
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
@@ -349,7 +340,7 @@ func (g expKernel) generate() {
 			xs[u] = s.load(u)
 		}
 		if !g.special {
-			zeros, next := g.name+"_"+label+"_zeros", g.name+"_"+label+"_next"
+			zeros, next := fn+"_"+label+"_zeros", fn+"_"+label+"_next"
 			if g.sum {
 				belowRange(xs) // see genExpSum
 			} else {
@@ -362,7 +353,7 @@ func (g expKernel) generate() {
 			// The second try sits after the return, out of the fast loop.
 			cold = append(cold, func() {
 				Label(zeros)
-				expZeroLanes(k, U, s.load, g.name+"_ret", func(res []VecVirtual, first int) { storeAt(res, first, mask) })
+				expZeroLanes(k, U, s.load, fn+"_ret", func(res []VecVirtual, first int) { storeAt(res, first, mask) })
 				JMP(LabelRef(next))
 			})
 			return
@@ -371,10 +362,10 @@ func (g expKernel) generate() {
 		// vector the fast kernel can take (lanes at or below expZeroBelow
 		// included, see expZeroLanes).
 		TESTQ(done, done)
-		JZ(LabelRef(g.name + "_" + label + "_go"))
+		JZ(LabelRef(fn + "_" + label + "_go"))
 		outOfRange(k, withoutZeros(xs))
-		JZ(LabelRef(g.name + "_ret"))
-		Label(g.name + "_" + label + "_go")
+		JZ(LabelRef(fn + "_ret"))
+		Label(fn + "_" + label + "_go")
 		res, nv, ev := expCore(k, xs, true)
 		for u := range U {
 			expSpecialLanes(res[u], nv[u], xs[u], ev[u])
@@ -382,37 +373,37 @@ func (g expKernel) generate() {
 		storeAt(res, 0, mask)
 	}
 
-	Label(g.name + "_loop")
+	Label(fn + "_loop")
 	rem := GP64()
 	MOVQ(n, rem)
 	SUBQ(done, rem)
 	CMPQ(rem, U8(8*U))
-	JL(LabelRef(g.name + "_single"))
+	JL(LabelRef(fn + "_single"))
 	block(U, nil, "u")
 	ADDQ(U32(32*U), x)
 	ADDQ(U32(32*U), dst)
 	ADDQ(U8(8*U), done)
-	JMP(LabelRef(g.name + "_loop"))
+	JMP(LabelRef(fn + "_loop"))
 
-	Label(g.name + "_single")
+	Label(fn + "_single")
 	if U > 1 {
 		CMPQ(rem, U8(8))
-		JL(LabelRef(g.name + "_tail"))
+		JL(LabelRef(fn + "_tail"))
 		block(1, nil, "s")
 		ADDQ(U8(32), x)
 		ADDQ(U8(32), dst)
 		ADDQ(U8(8), done)
 		SUBQ(U8(8), rem)
-		JMP(LabelRef(g.name + "_single"))
+		JMP(LabelRef(fn + "_single"))
 	}
 
-	Label(g.name + "_tail")
+	Label(fn + "_tail")
 	TESTQ(rem, rem)
-	JZ(LabelRef(g.name + "_ret"))
+	JZ(LabelRef(fn + "_ret"))
 	block(1, tailMask(rem), "t")
 	MOVQ(n, done)
 
-	Label(g.name + "_ret")
+	Label(fn + "_ret")
 	if g.sum {
 		VADDPS(sum2, sum, sum)
 		Store(hsum(sum), Return("sum"))
@@ -427,19 +418,16 @@ func (g expKernel) generate() {
 	}
 }
 
-func genExp() {
-	expKernel{name: "expAVX2", regs: []string{"shift", "invln2", "one", "c2"}, doc: "expAVX2 sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did."}.generate()
-	expKernel{name: "expSpecialAVX2", special: true, doc: "expSpecialAVX2 sets dst[i] = e^x[i] for any input, from the first vector on until a vector expAVX2 can take; it returns how many elements it did."}.generate()
-}
-
-// The fused exp-and-sum serves Softmax, whose m is the maximum of an x
-// without NaN, so the fast kernel checks only the lower end of its range
-// (belowRange: three VMINPS for four vectors against the AND and VPMAXUD of
-// each). It keeps two sums, for alternate vectors, and only Shift in a
-// register (the second sum needs it). Measured at n=4096 against the
-// two-sided check, one sum and Shift and 1/ln2 in registers, in one
-// process on a quiet host: expSum 1150 -> 1070 ns, Softmax 1480 -> 1400.
-func genExpSum() {
-	expKernel{name: "expSumAVX2", sum: true, regs: []string{"shift"}, doc: "expSumAVX2 sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes are at or below -104), for x without NaN and x[i]-m <= 86.5, and returns the sum of what it wrote and how many elements it did."}.generate()
-	expKernel{name: "expSumSpecialAVX2", sum: true, special: true, doc: "expSumSpecialAVX2 is expSumAVX2 for any input, from the first vector on until a vector expSumAVX2 can take."}.generate()
+func init() {
+	avx2["expFast"] = expKernel{regs: []string{"shift", "invln2", "one", "c2"}}.generate
+	avx2["expSpecial"] = expKernel{special: true}.generate
+	// The fused exp-and-sum serves Softmax, whose m is the maximum of an x
+	// without NaN, so the fast kernel checks only the lower end of its range
+	// (belowRange: three VMINPS for four vectors against the AND and VPMAXUD of
+	// each). It keeps two sums, for alternate vectors, and only Shift in a
+	// register (the second sum needs it). Measured at n=4096 against the
+	// two-sided check, one sum and Shift and 1/ln2 in registers, in one
+	// process on a quiet host: expSum 1150 -> 1070 ns, Softmax 1480 -> 1400.
+	avx2["expSumFast"] = expKernel{sum: true, regs: []string{"shift"}}.generate
+	avx2["expSumSpecial"] = expKernel{sum: true, special: true}.generate
 }

@@ -6,6 +6,10 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+func init() {
+	avx2["blockKeep16"] = genBlockKeep
+}
+
 // genBlockKeep emits the keep-mask step of the block path: sixteen rows of
 // flags (bytes, 0 = masked) become -Inf scores in the lanes of st, sixteen
 // keys at a time. Rows r and r+8 share a YMM register (one per 128-bit
@@ -14,9 +18,6 @@ import (
 // two keys, rows 0–7 in the low lane and 8–15 in the high one. Each key's
 // eight flags then sign-extend to the lane mask of a blend.
 func genBlockKeep() {
-	TEXT("blockKeepAVX2", NOSPLIT, "func(st []float32, keep []byte, stride int)")
-	Pragma("noescape")
-	Doc("blockKeepAVX2 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < 16 and k < len(st)/16 rounded down to a multiple of 16.")
 	st := Load(Param("st").Base(), GP64())
 	n := Load(Param("st").Len(), GP64())
 	SHRQ(U8(8), n) // groups of 16 keys (256 floats)

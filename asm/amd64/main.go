@@ -1,8 +1,9 @@
 // Command amd64 generates the AVX2+FMA kernels of package attention with
 // avo. Run it through go generate in the root package; see attention.go.
 //
-// Every kernel mirrors a generic one in dot_generic.go and has the same
-// contract (written there as a Go loop). Loads are unaligned (Go guarantees
+// Every function is one of the kernel table in internal/kernels, which
+// gives its name, signature and contract; its body mirrors the generic twin
+// (dot_generic.go and beside it). Loads are unaligned (Go guarantees
 // only 4-byte alignment), tails use VMASKMOVPS so no byte outside the slices
 // is read or written, and every function ends with VZEROUPPER.
 package main
@@ -10,7 +11,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"log"
 	"math"
+	"strings"
+
+	"github.com/glancelab/attention/internal/kernels"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -27,29 +32,63 @@ func main() {
 		Generate()
 		return
 	}
-
-	genDot()
-	genScoreRows()
-	genAxpy()
-	genBlendRows()
-	genMax()
-	genScale()
-	genExp()
-	genExpSum()
-	genBlockScores()
-	genBlockMax()
-	genBlockExpSum(false)
-	genBlockExpSum(true)
-	genBlockBlend()
-	genBlockIn()
-	genBlockOut()
-	genBlockKeep()
-	genPrefetchRows()
-	genSoftcapPrep()
-	genSoftcapFinish()
-	genAdditivePrep()
-
+	for _, im := range kernels.For("amd64") {
+		generate(im, generators[im.Name])
+	}
 	Generate()
+}
+
+// generators holds, by implementation and then by the stem of a function
+// (see kernels.Func), what emits the function's body; each kernel file
+// registers its own.
+var generators = map[string]map[string]func(){"avx2": avx2}
+
+var avx2 = map[string]func(){}
+
+// fn is the name of the function being generated, for its labels.
+var fn string
+
+// generate emits every function of the table that im provides, with the
+// signature and contract the table gives, and fails on a function without
+// a generator or a generator without a function.
+func generate(im kernels.Impl, gens map[string]func()) {
+	used := map[string]bool{}
+	for _, k := range kernels.All {
+		for _, f := range k.Funcs(k.Use(im.Name)) {
+			body, ok := gens[f.Stem]
+			if !ok {
+				log.Fatalf("%s: no generator for %s%s (kernel %s)", im.Name, f.Stem, im.Suffix, k.Name)
+			}
+			used[f.Stem] = true
+			fn = f.Stem + im.Suffix
+			TEXT(fn, NOSPLIT, f.Sig())
+			Pragma("noescape")
+			Doc(wrap(fn + " " + f.Doc)...)
+			body()
+		}
+	}
+	for stem := range gens {
+		if !used[stem] {
+			log.Fatalf("%s: generator %s matches no function of the kernel table", im.Name, stem)
+		}
+	}
+}
+
+// wrap cuts a contract into comment lines of at most 76 columns.
+func wrap(text string) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(w) > 73 {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
 }
 
 // consts holds the 32-byte broadcast constants already emitted, by name.

@@ -5,14 +5,15 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 )
 
+func init() {
+	avx2["prefetch"] = genPrefetchRows
+}
+
 // genPrefetchRows emits a loop of PREFETCHT0 over the cache lines of a
 // block of rows. The batched engine asks for a block's rows a tile before
 // it reads the queries or writes the outputs: rows that are not yet cached
 // otherwise cost a miss per line with the FMA pipes idle.
 func genPrefetchRows() {
-	TEXT("prefetchRowsAVX2", NOSPLIT, "func(x []float32, stride, rows, cols int)")
-	Pragma("noescape")
-	Doc("prefetchRowsAVX2 asks for the cache lines of x[r*stride : r*stride+cols] for r < rows; cols > 0.")
 	p := Load(Param("x").Base(), GP64())
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)

@@ -8,13 +8,15 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+func init() {
+	avx2["max"] = genMax
+	avx2["scale"] = genScale
+}
+
 // genMax: the largest element, NaN if any element is NaN, -Inf if empty.
 // VMAXPS drops a NaN in one operand or the other depending on position, so
 // NaNs are tracked apart: an unordered self-compare ORed into a flag.
 func genMax() {
-	TEXT("maxAVX2", NOSPLIT, "func(x []float32) float32")
-	Pragma("noescape")
-	Doc("maxAVX2 returns the largest x[i], NaN if any is NaN, -Inf if x is empty.")
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
 	ninf := vec32("neginf", math.Float32bits(float32(math.Inf(-1))))
@@ -97,9 +99,6 @@ func genMax() {
 
 // genScale: x[i] *= s.
 func genScale() {
-	TEXT("scaleAVX2", NOSPLIT, "func(s float32, x []float32)")
-	Pragma("noescape")
-	Doc("scaleAVX2 sets x[i] *= s.")
 	s := YMM()
 	VBROADCASTSS(paramAddr("s"), s)
 	x := Load(Param("x").Base(), GP64())

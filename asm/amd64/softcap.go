@@ -6,6 +6,12 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+func init() {
+	avx2["softcapPrep"] = genSoftcapPrep
+	avx2["softcapFinish"] = genSoftcapFinish
+	avx2["additivePrep"] = genAdditivePrep
+}
+
 // The softcap c·tanh(s/c) of the batched engine around the Exp kernel:
 // softcapPrep scales the scores and forms 2|x| for the exponentials,
 // softcapFinish completes tanh as tanhFinish does, operation for
@@ -13,9 +19,6 @@ import (
 // the same bits.
 
 func genSoftcapPrep() {
-	TEXT("softcapPrepAVX2", NOSPLIT, "func(x, z []float32, inv float32)")
-	Pragma("noescape")
-	Doc("softcapPrepAVX2 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).")
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
 	z := Load(Param("z").Base(), GP64())
@@ -38,9 +41,6 @@ func genSoftcapPrep() {
 }
 
 func genSoftcapFinish() {
-	TEXT("softcapFinishAVX2", NOSPLIT, "func(x, e []float32, c float32)")
-	Pragma("noescape")
-	Doc("softcapFinishAVX2 sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).")
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
 	e := Load(Param("e").Base(), GP64())
@@ -100,9 +100,6 @@ func genSoftcapFinish() {
 // genAdditivePrep: the tanh arguments of a block of additive scores, one
 // key row at a time (the query row s repeats along each row).
 func genAdditivePrep() {
-	TEXT("additivePrepAVX2", NOSPLIT, "func(x, z, u []float32, stride int, s []float32)")
-	Pragma("noescape")
-	Doc("additivePrepAVX2 sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] = 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).")
 	d := Load(Param("s").Len(), GP64())
 	TESTQ(d, d)
 	JZ(LabelRef("addprep_ret"))

@@ -8,6 +8,11 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+func init() {
+	avx2["blockIn"] = genBlockIn
+	avx2["blockOut"] = genBlockOut
+}
+
 // The block path's transposes between row-major rows (queries in, outputs
 // out) and the lane layout of block_generic.go, in 8×8 tiles: eight
 // unpacks, eight shuffles and eight lane permutes per 64 floats.
@@ -61,9 +66,6 @@ func skipUnless(count Register, i int, label string) {
 }
 
 func genBlockIn() {
-	TEXT("blockInAVX2", NOSPLIT, "func(qt, q []float32, stride, rows int)")
-	Pragma("noescape")
-	Doc("blockInAVX2 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.")
 	qt := Load(Param("qt").Base(), GP64())
 	d := Load(Param("qt").Len(), GP64())
 	SHRQ(U8(4), d)
@@ -140,9 +142,6 @@ func genBlockIn() {
 }
 
 func genBlockOut() {
-	TEXT("blockOutAVX2", NOSPLIT, "func(o []float32, stride, rows int, ot []float32)")
-	Pragma("noescape")
-	Doc("blockOutAVX2 sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.")
 	o := Load(Param("o").Base(), GP64())
 	s := Load(Param("stride"), GP64())
 	SHLQ(U8(2), s)

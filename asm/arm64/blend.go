@@ -1,5 +1,10 @@
 package main
 
+func init() {
+	neon["axpy"] = genAxpy
+	neon["blendRows"] = genBlendRows
+}
+
 // genAxpy: y += alpha*x, 16 floats per iteration, then whole vectors, then
 // scalars.
 func genAxpy(a *Asm) {

@@ -2,6 +2,13 @@ package main
 
 import "math"
 
+func init() {
+	neon["blockScores"] = genBlockScores
+	neon["blockBlend"] = genBlockBlend
+	neon["blockMax"] = genBlockMax
+	neon["blockExpSum"] = genBlockExpSum
+}
+
 // The block kernels of the batched engine (see block_generic.go): sixteen
 // query rows across four vectors, so every kernel moves whole 64-byte
 // groups and needs no lane tails.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 )
 
 // The calibration kernels of package internal/calib (generated with
@@ -16,11 +15,11 @@ const calibFMAChains = 16
 
 var calibKernels = []kernel{
 	{"fmaNEON", "iters int, a, b float32", "float32",
-		"fmaNEON runs iters rounds of acc += a*b on 16 independent chains of 4\n// lanes (128 FLOPs a round) and returns the sum of the 64 accumulators,\n// which start at 0.",
-		20, genCalibFMA},
+		"runs iters rounds of acc += a*b on 16 independent chains of 4 lanes (128 FLOPs a round) and returns the sum of the 64 accumulators, which start at 0.",
+		genCalibFMA},
 	{"readNEON", "x []float32", "float32",
-		"readNEON returns the sum of x[i] for i < len(x) rounded down to a\n// multiple of 64; the order of the additions is unspecified.",
-		28, genCalibRead},
+		"returns the sum of x[i] for i < len(x) rounded down to a multiple of 64; the order of the additions is unspecified.",
+		genCalibRead},
 }
 
 // generateCalib is generate for the calibration kernels, which need no
@@ -30,13 +29,7 @@ func generateCalib() (asm, decls string) {
 	a.b.WriteString("#include \"textflag.h\"\n")
 	var d bytes.Buffer
 	for _, k := range calibKernels {
-		sig := "(" + k.params + ")"
-		if k.results != "" {
-			sig += " " + k.results
-		}
-		a.TEXT(k.name, sig, k.args)
-		k.body(a)
-		fmt.Fprintf(&d, "\n// %s\n//\n//go:noescape\nfunc %s%s\n", k.doc, k.name, sig)
+		emit(a, &d, k)
 	}
 	return a.b.String(), d.String()
 }

@@ -1,5 +1,10 @@
 package main
 
+func init() {
+	neon["dot"] = genDot
+	neon["scoreRows"] = genScoreRows
+}
+
 // genDot: eight accumulators V0–V7 over blocks of 32 floats (NEON FMLA has
 // a 4-cycle latency and two or more pipes), then whole vectors, then a
 // scalar tail into F8.

@@ -6,6 +6,11 @@ import (
 	"github.com/glancelab/attention/internal/expconst"
 )
 
+func init() {
+	neon["exp"] = genExp
+	neon["expSum"] = genExpSum
+}
+
 // The exp kernels evaluate the scheme of internal/expconst lane by lane with
 // the same operations as the generic exp32, so every lane is bit-identical
 // to it. With 32 registers, all constants stay in V16–V27 and four vectors

@@ -5,8 +5,9 @@
 // (with their GNU spelling as a comment) for the rest. Run it through go
 // generate in the root package; see attention.go.
 //
-// Every kernel mirrors a generic one in dot_generic.go with the same
-// contract. Tails are loaded and stored lane by lane, so no byte outside the
+// Every function is one of the kernel table in internal/kernels, which
+// gives its name, signature and contract; its body mirrors the generic twin
+// (dot_generic.go and beside it). Tails are loaded and stored lane by lane, so no byte outside the
 // slices is touched.
 package main
 
@@ -20,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/glancelab/attention/internal/expconst"
+	"github.com/glancelab/attention/internal/kernels"
 )
 
 func main() {
@@ -45,43 +47,71 @@ func main() {
 	}
 }
 
-// kernel is one generated function with its Go declaration.
+// kernel is one generated function of the calibration kernels, which are
+// not in the kernel table.
 type kernel struct {
 	name, params, results, doc string
-	args                       int // bytes of arguments and results
 	body                       func(a *Asm)
 }
 
-var kernels = []kernel{
-	{"dotNEON", "x, y []float32", "float32", "dotNEON returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).", 52, genDot},
-	{"scoreRowsNEON", "dst, k []float32, stride int, q []float32", "", "scoreRowsNEON sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).", 80, genScoreRows},
-	{"axpyNEON", "alpha float32, x, y []float32", "", "axpyNEON sets y[i] += alpha*x[i] for i < len(x).", 56, genAxpy},
-	{"blendRowsNEON", "acc, w, v []float32, stride int", "", "blendRowsNEON sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j < len(acc).", 80, genBlendRows},
-	{"maxNEON", "x []float32", "float32", "maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.", 28, genMax},
-	{"scaleNEON", "s float32, x []float32", "", "scaleNEON sets x[i] *= s.", 32, genScale},
-	{"expNEON", "dst, x []float32", "", "expNEON sets dst[i] = e^x[i] for i < len(x), bit-identical to exp32.", 48, genExp},
-	{"expSumNEON", "dst, x []float32, m float32", "float32", "expSumNEON sets dst[i] = e^(x[i]-m) for i < len(x) and returns their sum.", 60, genExpSum},
-	{"blockScoresNEON", "st, qt, k []float32, stride int", "", "blockScoresNEON sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.", 80, genBlockScores},
-	{"blockMaxNEON", "st, ml []float32", "", "blockMaxNEON starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.", 48, genBlockMax},
-	{"blockExpSumNEON", "st, ml []float32", "", "blockExpSumNEON sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].", 48, genBlockExpSum},
-	{"blockBlendNEON", "ot, st, v []float32, stride int, c []float32", "", "blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.", 104, genBlockBlend},
-}
+// neon holds, by the stem of a function (see kernels.Func), what emits
+// its body; each kernel file registers its own.
+var neon = map[string]func(a *Asm){}
 
+// generate emits every function of the kernel table that the NEON
+// implementation provides, with the signature and contract the table
+// gives, and fails on a function without a generator or a generator
+// without a function.
 func generate() (asm, decls string) {
 	a := &Asm{}
 	a.b.WriteString("#include \"textflag.h\"\n")
 	data(a)
 	var d bytes.Buffer
-	for _, k := range kernels {
-		sig := "(" + k.params + ")"
-		if k.results != "" {
-			sig += " " + k.results
+	for _, im := range kernels.For("arm64") {
+		used := map[string]bool{}
+		for _, k := range kernels.All {
+			for _, f := range k.Funcs(k.Use(im.Name)) {
+				body, ok := neon[f.Stem]
+				if !ok {
+					log.Fatalf("%s: no generator for %s%s (kernel %s)", im.Name, f.Stem, im.Suffix, k.Name)
+				}
+				used[f.Stem] = true
+				emit(a, &d, kernel{f.Stem + im.Suffix, f.Params, f.Results, f.Doc, body})
+			}
 		}
-		a.TEXT(k.name, sig, k.args)
-		k.body(a)
-		fmt.Fprintf(&d, "\n// %s\n//\n//go:noescape\nfunc %s%s\n", k.doc, k.name, sig)
+		for stem := range neon {
+			if !used[stem] {
+				log.Fatalf("%s: generator %s matches no function of the kernel table", im.Name, stem)
+			}
+		}
 	}
 	return a.b.String(), d.String()
+}
+
+// emit writes one function and its Go declaration, its frame size
+// computed from its signature.
+func emit(a *Asm, decls *bytes.Buffer, k kernel) {
+	sig := "(" + k.params + ")"
+	if k.results != "" {
+		sig += " " + k.results
+	}
+	a.TEXT(k.name, sig, frame(k.params, k.results))
+	k.body(a)
+	fmt.Fprintf(decls, "\n%s//\n//go:noescape\nfunc %s%s\n", comment(k.name+" "+k.doc), k.name, sig)
+}
+
+// comment returns text as a Go comment, wrapped at 76 columns.
+func comment(text string) string {
+	var b strings.Builder
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line) > 2 && len(line)+1+len(w) > 76 {
+			b.WriteString(line + "\n")
+			line = "//"
+		}
+		line += " " + w
+	}
+	return b.String() + line + "\n"
 }
 
 // Read-only data: the tail lane masks and the exp constants, loaded into

@@ -20,8 +20,8 @@ func TestGeneratedCode(t *testing.T) {
 		t.Errorf("generated code touches reserved register %s", m)
 	}
 	funcs := strings.Split(text, "\nTEXT ")[1:]
-	if len(funcs) != len(kernels) {
-		t.Fatalf("found %d functions, want %d", len(funcs), len(kernels))
+	if len(funcs) != len(neon) {
+		t.Fatalf("found %d functions, want %d", len(funcs), len(neon))
 	}
 	frame := regexp.MustCompile(`^·\w+\(SB\), NOSPLIT, \$0-\d+\n`)
 	for _, f := range funcs {

@@ -1,5 +1,10 @@
 package main
 
+func init() {
+	neon["max"] = genMax
+	neon["scale"] = genScale
+}
+
 // genMax: four FMAX accumulators from -Inf. FMAX returns NaN when either
 // operand is NaN (unlike FMAXNM), so NaN propagates with no extra work.
 func genMax(a *Asm) {

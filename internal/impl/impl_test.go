@@ -1,66 +1,147 @@
 package impl
 
-import "testing"
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/cpu"
+)
+
+// fake swaps in an empty registry and two made-up features, one present.
+func fake(t *testing.T) {
+	saved, savedActive, savedInitial := registry, active, initial
+	yes, no := true, false
+	Features["TESTYES"], Features["TESTNO"] = flag(&yes), flag(&no)
+	t.Cleanup(func() {
+		registry, active, initial = saved, savedActive, savedInitial
+		delete(Features, "TESTYES")
+		delete(Features, "TESTNO")
+	})
+	registry, active, initial = nil, nil, 0
+}
 
 func TestRegistry(t *testing.T) {
-	saved := registry
-	defer func() { registry = saved }()
-	registry = nil
+	fake(t)
+	var sel uint8
+	Register(&sel, 1, "wide", "TESTYES", "TESTNO")
+	Register(&sel, 2, "fast", "TESTYES", "SSE2")
+	Register(&sel, 3, "slow", "TESTYES")
 
-	fast, missing := true, false
-	Register("fast", &fast)
-	Register("missing", &missing)
-
-	if got := List(); len(got) != 2 || got[0] != "fast" || got[1] != Generic {
-		t.Fatalf("List() = %v, want [fast generic]", got)
+	if got := List(); !slices.Equal(got, []string{"fast", "slow", Generic}) {
+		t.Fatalf("List() = %v, want [fast slow generic]", got)
 	}
-	if Active() != "fast" {
-		t.Fatalf("Active() = %q, want fast", Active())
+	all := All()
+	if len(all) != 4 || all[0].Name != "wide" || !slices.Equal(all[0].Missing, []string{"TESTNO"}) || all[3].Name != Generic {
+		t.Fatalf("All() = %v", all)
 	}
-	if !Select(Generic) || fast || Active() != Generic {
-		t.Fatalf("Select(generic): fast=%v active=%q", fast, Active())
+	if Active() != "fast" || sel != 2 {
+		t.Fatalf("Active() = %q (sel %d), want the first available, fast", Active(), sel)
 	}
-	if Select("missing") || missing {
-		t.Fatal("Select(missing) enabled an unavailable path")
+	if !Select(Generic) || sel != 0 || Active() != Generic {
+		t.Fatalf("Select(generic): sel=%d active=%q", sel, Active())
+	}
+	if Select("wide") || sel != 0 {
+		t.Fatal("Select(wide) enabled an unavailable path")
+	}
+	if !Select("slow") || Active() != "slow" {
+		t.Fatalf("Select(slow): active=%q", Active())
 	}
 	Reset()
-	if !fast || missing || Active() != "fast" {
-		t.Fatalf("Reset: fast=%v missing=%v", fast, missing)
+	if Active() != "fast" {
+		t.Fatalf("Reset: active=%q", Active())
 	}
 }
 
-func TestRegisterRejectsBadNames(t *testing.T) {
-	for _, name := range []string{Generic, "a b", "x/y", "k=v"} {
+func TestRegisterRejectsBadEntries(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		id   uint8
+	}{{Generic, 1}, {"a b", 1}, {"x/y", 1}, {"k=v", 1}, {"", 1}, {"zero", 0}, {"dup", 1}} {
 		func() {
+			fake(t)
+			var sel uint8
+			if c.name == "dup" {
+				Register(&sel, 1, "first")
+			}
 			defer func() {
 				if recover() == nil {
-					t.Errorf("Register(%q) did not panic", name)
+					t.Errorf("Register(%q, id %d) did not panic", c.name, c.id)
 				}
 			}()
-			b := true
-			saved := registry
-			defer func() { registry = saved }()
-			Register(name, &b)
+			Register(&sel, c.id, c.name)
 		}()
 	}
 }
 
-func TestEnvVarDisablesOtherPaths(t *testing.T) {
-	saved := registry
-	defer func() { registry = saved }()
-	registry = nil
+func TestEnvVarChoosesPath(t *testing.T) {
+	fake(t)
 	t.Setenv(EnvVar, Generic)
-	fast := true
-	Register("fast", &fast)
-	if fast || Active() != Generic {
-		t.Fatalf("%s=generic: fast=%v, Active()=%q", EnvVar, fast, Active())
+	var sel uint8
+	Register(&sel, 1, "fast", "TESTYES")
+	if sel != 0 || Active() != Generic {
+		t.Fatalf("%s=generic: sel=%d, Active()=%q", EnvVar, sel, Active())
 	}
 	if got := List(); len(got) != 2 {
 		t.Fatalf("List() = %v: an env choice must not hide what the CPU can run", got)
 	}
 	Select("fast")
 	Reset()
-	if fast {
+	if sel != 0 {
 		t.Fatal("Reset re-enabled a path the environment turned off")
+	}
+
+	fake(t)
+	t.Setenv(EnvVar, "slow")
+	sel = 0
+	Register(&sel, 1, "fast", "TESTYES")
+	Register(&sel, 2, "slow", "TESTYES")
+	if Active() != "slow" {
+		t.Fatalf("%s=slow: Active()=%q", EnvVar, Active())
+	}
+}
+
+func TestFeatures(t *testing.T) {
+	if has, ok := Has("SSE2"); !has || !ok {
+		t.Error("SSE2 is baseline")
+	}
+	if _, ok := Has("SHA"); ok {
+		t.Error("SHA has no x/sys/cpu flag, so dispatch cannot check it")
+	}
+	if _, ok := Has("NOSUCH"); ok {
+		t.Error("an unknown feature is checkable")
+	}
+	if m := Missing([]string{"SSE2", "NOSUCH"}); !slices.Equal(m, []string{"NOSUCH"}) {
+		t.Errorf("Missing = %v, want [NOSUCH]", m)
+	}
+}
+
+// Each feature's flag is the x/sys/cpu field of that name (FMA3 is HasFMA,
+// BMI HasBMI1, SSE4.1 HasSSE41): a flag wired to the wrong field would
+// enable code on CPUs without its instructions.
+func TestFeatureFlagsAreTheirFields(t *testing.T) {
+	fields := map[*bool]string{}
+	for _, s := range []any{&cpu.X86, &cpu.ARM64} {
+		v := reflect.ValueOf(s).Elem()
+		for i := range v.NumField() {
+			if f := v.Field(i); f.Kind() == reflect.Bool {
+				fields[f.Addr().Interface().(*bool)] = v.Type().Field(i).Name
+			}
+		}
+	}
+	rename := map[string]string{"FMA3": "FMA", "BMI": "BMI1"}
+	for name, f := range Features {
+		if f.has == nil {
+			continue
+		}
+		want := name
+		if r, ok := rename[name]; ok {
+			want = r
+		}
+		want = "Has" + strings.ReplaceAll(want, ".", "")
+		if got := fields[f.has]; got != want {
+			t.Errorf("feature %s reads cpu field %q, want %s", name, got, want)
+		}
 	}
 }

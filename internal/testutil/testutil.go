@@ -6,30 +6,51 @@ package testutil
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/glancelab/attention/internal/impl"
 )
 
 // ForEachImpl runs f as a subtest named impl=NAME once for every
-// implementation this CPU supports, with that implementation selected.
+// registered implementation, with that implementation selected; one the
+// CPU cannot run is a skipped subtest that names the features it lacks, so
+// a run shows what it did not test.
 func ForEachImpl(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	defer impl.Reset()
-	for _, name := range impl.List() {
-		if !impl.Select(name) {
-			t.Fatalf("implementation %s listed but not selectable", name)
-		}
-		t.Run("impl="+name, f)
+	for _, in := range impl.All() {
+		t.Run("impl="+in.Name, func(t *testing.T) {
+			UseImpl(t, in.Name)
+			f(t)
+		})
 	}
+}
+
+// UseImpl selects the named implementation for the rest of the test, or
+// skips the test, naming the CPU features the implementation needs and
+// this CPU lacks.
+func UseImpl(t testing.TB, name string) {
+	t.Helper()
+	for _, in := range impl.All() {
+		if in.Name == name && in.Missing != nil {
+			t.Skipf("implementation %s not tested: this CPU lacks %s", name, strings.Join(in.Missing, ", "))
+		}
+	}
+	if !impl.Select(name) {
+		t.Fatalf("implementation %s is not registered on this architecture", name)
+	}
+	t.Cleanup(impl.Reset)
 }
 
 // ForEachImplB is ForEachImpl for benchmarks.
 func ForEachImplB(b *testing.B, f func(b *testing.B)) {
 	defer impl.Reset()
-	for _, name := range impl.List() {
-		impl.Select(name)
-		b.Run("impl="+name, f)
+	for _, in := range impl.All() {
+		b.Run("impl="+in.Name, func(b *testing.B) {
+			UseImpl(b, in.Name)
+			f(b)
+		})
 	}
 }
 

@@ -1,0 +1,177 @@
+// Package kernels describes, once, every kernel of package attention: its
+// Go signature, its contract, how its front splits long calls, and what
+// each implementation provides for it. The generators in asm/ emit from
+// this table the assembly and its stubs, the dispatch fronts and the
+// fallback for builds without assembly; the tests of package attention
+// check every kernel of it on every implementation.
+//
+// Names follow from the table: a kernel's front is Name, its generic twin
+// Base+"Generic" (written by hand beside the other generic kernels) and an
+// implementation's function Base+Impl.Suffix.
+package kernels
+
+import "slices"
+
+// Use says what an implementation provides for a kernel.
+type Use uint8
+
+const (
+	// Generic: the implementation runs the generic twin.
+	Generic Use = iota
+	// Asm: one generated function, Base+Suffix, with the kernel's
+	// signature, called directly by the front.
+	Asm
+	// Pair: two generated functions, Base+"Fast"+Suffix and
+	// Base+"Special"+Suffix, each doing a prefix of the input and
+	// returning how many elements it did (and, for a kernel with a
+	// float32 result, the sum of that prefix). A generated Go adapter
+	// named Base+Suffix alternates them until the input is done.
+	Pair
+	// NoOp: nothing; only for hint kernels whose contract allows it.
+	NoOp
+)
+
+func (u Use) String() string {
+	switch u {
+	case Generic:
+		return "generic"
+	case Asm:
+		return "asm"
+	case Pair:
+		return "pair"
+	case NoOp:
+		return "no-op"
+	}
+	return "Use(?)"
+}
+
+// Kernel is one row of the table.
+type Kernel struct {
+	Name    string // the front, as package attention calls it
+	Base    string // the stem of the implementations' names; Name if empty
+	Params  string // Go parameter list
+	Results string // Go result list; empty for none
+	// Doc is the contract, a sentence without its subject: the
+	// generators prefix the function's name ("dot" + " returns ...").
+	Doc string
+	// Split, if not nil, says how the front cuts a call into calls of at
+	// most one call's budget (Go cannot preempt assembly). A nil Split
+	// means the callers size each call within that budget themselves.
+	Split *Split
+	// Pair describes the two halves of implementations that use Pair.
+	Pair *PairDoc
+	// Generic is Generic, or NoOp for a hint kernel without a generic
+	// twin.
+	Generic Use
+	// Impls gives, by implementation name, what each provides; an
+	// implementation the map does not name runs the generic twin.
+	Impls map[string]Use
+}
+
+// Split describes a front's cutting of a long call. The generated front
+// calls the kernel on units [lo, hi) of N, at most Per at a time, and
+// combines the results with Reduce.
+type Split struct {
+	N    string // Go expression: how many units the call covers
+	Per  string // Go expression: how many units one call may take
+	Args string // Go expression list: the arguments for units [lo, hi)
+	// Reduce combines the results of a kernel with one: "+" adds them,
+	// "max" keeps the largest (NaN if any is NaN).
+	Reduce string
+}
+
+// PairDoc holds what the halves of a Pair do.
+type PairDoc struct {
+	// Advance lists the parameters that move on by the elements done; the
+	// last of them bounds the loop.
+	Advance []string
+	Fast    string // contract of the fast half, without its subject
+	Special string // contract of the special half, without its subject
+}
+
+// Stem returns the stem of the implementations' names.
+func (k Kernel) Stem() string {
+	if k.Base != "" {
+		return k.Base
+	}
+	return k.Name
+}
+
+// Func is one generated assembly function of a kernel, before the
+// implementation's suffix is added to its Stem.
+type Func struct {
+	Stem, Params, Results, Doc string
+}
+
+// Sig returns the function's signature as avo and the stubs spell it.
+func (f Func) Sig() string {
+	s := "func(" + f.Params + ")"
+	if f.Results != "" {
+		s += " " + f.Results
+	}
+	return s
+}
+
+// Funcs returns the assembly functions an implementation that uses u for
+// k provides.
+func (k Kernel) Funcs(u Use) []Func {
+	switch u {
+	case Asm:
+		return []Func{{k.Stem(), k.Params, k.Results, k.Doc}}
+	case Pair:
+		res := "int"
+		if k.Results != "" {
+			res = "(sum " + k.Results + ", done int)"
+		}
+		return []Func{
+			{k.Stem() + "Fast", k.Params, res, k.Pair.Fast},
+			{k.Stem() + "Special", k.Params, res, k.Pair.Special},
+		}
+	}
+	return nil
+}
+
+// Impl is an implementation of the kernels for one architecture.
+type Impl struct {
+	Name   string // as attention.Implementation reports it
+	Arch   string // GOARCH
+	Suffix string // of its functions' names
+	// Requires lists the CPU features, by the names of avo's
+	// "// Requires:" lines, that its code may use beyond the
+	// architecture's baseline; dispatch enables it only where the CPU
+	// has all of them (see internal/impl).
+	Requires []string
+}
+
+// Impls lists the implementations; within an architecture the first one
+// the CPU supports is the default.
+var Impls = []Impl{
+	{Name: "avx2", Arch: "amd64", Suffix: "AVX2", Requires: []string{"AVX", "AVX2", "FMA3"}},
+	{Name: "neon", Arch: "arm64", Suffix: "NEON", Requires: []string{"ASIMD"}},
+}
+
+// Arches returns the architectures that have an implementation, in the
+// order of Impls.
+func Arches() []string {
+	var a []string
+	for _, im := range Impls {
+		if !slices.Contains(a, im.Arch) {
+			a = append(a, im.Arch)
+		}
+	}
+	return a
+}
+
+// For returns the implementations of an architecture, default first.
+func For(arch string) []Impl {
+	var r []Impl
+	for _, im := range Impls {
+		if im.Arch == arch {
+			r = append(r, im)
+		}
+	}
+	return r
+}
+
+// Use returns what implementation name provides for k.
+func (k Kernel) Use(name string) Use { return k.Impls[name] }
