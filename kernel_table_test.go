@@ -1,0 +1,415 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/glancelab/attention/internal/impl"
+	"github.com/glancelab/attention/internal/kernels"
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// Every kernel of the table, on every implementation, agrees with its
+// generic twin on every size 0..67 and two large ones, with every input
+// starting off alignment or against an inaccessible page on either side.
+// A kernel of the table without a case here fails the test.
+func TestKernelTable(t *testing.T) {
+	for name := range kernelCases {
+		if !inTable(name) {
+			t.Errorf("kernelCases has %s, which is no kernel of the table", name)
+		}
+	}
+	for _, k := range kernels.All {
+		c, ok := kernelCases[k.Name]
+		if !ok {
+			t.Errorf("kernel %s of the table has no case in kernelCases", k.Name)
+			continue
+		}
+		t.Run(k.Name, func(t *testing.T) {
+			testutil.ForEachImpl(t, func(t *testing.T) {
+				for _, n := range tableSizes {
+					for _, pl := range placementsFor(n) {
+						checkAgainstGeneric(t, c, n, pl)
+					}
+				}
+			})
+		})
+	}
+}
+
+func inTable(name string) bool {
+	for _, k := range kernels.All {
+		if k.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// tableSizes are the sizes each case is run on: every tail up to well past
+// one unrolled block of every kernel, and two large sizes.
+var tableSizes = func() []int {
+	var n []int
+	for i := 0; i <= 67; i++ {
+		n = append(n, i)
+	}
+	return append(n, 1000, 4099)
+}()
+
+// placement says where a case's slices live: off elements past an aligned
+// start (guarded by sentinels), or against an inaccessible page.
+type placement struct {
+	off   int
+	guard int // 0: none, 1: the slice ends at a guard page, -1: starts after one
+}
+
+func (p placement) String() string {
+	switch p.guard {
+	case 1:
+		return "guard-after"
+	case -1:
+		return "guard-before"
+	}
+	return fmt.Sprintf("offset=%d", p.off)
+}
+
+func placementsFor(n int) []placement {
+	var p []placement
+	for off := range 8 {
+		if n <= 67 || off%5 == 0 {
+			p = append(p, placement{off: off})
+		}
+	}
+	if testutil.GuardSupported {
+		p = append(p, placement{guard: 1}, placement{guard: -1})
+	}
+	return p
+}
+
+// checkAgainstGeneric runs c at size n with its slices placed by pl on the
+// selected implementation, and again with the same values on the generic
+// one, and compares what the two wrote.
+func checkAgainstGeneric(t *testing.T, c kernelCase, n int, pl placement) {
+	t.Helper()
+	name := impl.Active()
+	a := &kernelArgs{t: t, r: testutil.Rand(uint64(n)), pl: pl}
+	got := c(a, n)
+	for _, check := range a.checks {
+		check()
+	}
+	impl.Select(impl.Generic)
+	want := c(&kernelArgs{t: t, r: testutil.Rand(uint64(n))}, n)
+	impl.Select(name)
+	for i, w := range want {
+		g := got[i]
+		for j := range w.got {
+			if !agree(g.got[j], w.got[j], w.bound, j) {
+				t.Fatalf("n=%d %v: %s[%d] = %v (%#x), generic %v (%#x), bound %v", n, pl, w.name, j,
+					g.got[j], math.Float32bits(g.got[j]), w.got[j], math.Float32bits(w.got[j]), boundAt(w.bound, j))
+			}
+		}
+	}
+}
+
+// agree reports whether two results agree: bit for bit (any NaN matching
+// any NaN) without a bound, else within twice the bound each is within of
+// the exact value.
+func agree(got, want float32, bound []float64, j int) bool {
+	if got != got || want != want {
+		return got != got && want != want
+	}
+	if bound == nil || math.IsInf(float64(want), 0) {
+		return math.Float32bits(got) == math.Float32bits(want)
+	}
+	return math.Abs(float64(got)-float64(want)) <= 2*bound[j]
+}
+
+func boundAt(b []float64, j int) any {
+	if b == nil {
+		return "exact"
+	}
+	return b[j]
+}
+
+// A kernelCase builds a kernel's inputs for size n from a, calls the
+// kernel's front, and returns what it wrote.
+type kernelCase func(a *kernelArgs, n int) []result
+
+// result is one output of a case, with the bound on each element's error
+// (nil: the implementations must agree bit for bit).
+type result struct {
+	name  string
+	got   []float32
+	bound []float64
+}
+
+// kernelArgs makes a case's slices: placed as pl says, filled from r, so
+// that the run under test and the generic run see the same values.
+type kernelArgs struct {
+	t      *testing.T
+	r      *rand.Rand
+	pl     placement
+	slices int
+	checks []func()
+}
+
+// place returns a slice of n floats where the placement says.
+func (a *kernelArgs) place(n int) []float32 {
+	a.slices++
+	switch a.pl.guard {
+	case 1, -1:
+		return testutil.Guarded(a.t, n, a.pl.guard == 1)
+	}
+	off := (a.pl.off + 3*a.slices) % 8
+	x, whole := testutil.Offset(n, off)
+	a.checks = append(a.checks, func() { testutil.CheckGuards(a.t, whole, off, n) })
+	return x
+}
+
+// floats returns n values uniform in ±scale.
+func (a *kernelArgs) floats(n int, scale float32) []float32 {
+	x := a.place(n)
+	copy(x, testutil.Floats(a.r, n, scale))
+	return x
+}
+
+// salted returns floats with about one in eight replaced by a special
+// value that keep accepts.
+func (a *kernelArgs) salted(n int, scale float32, keep func(float32) bool) []float32 {
+	x := a.floats(n, scale)
+	for i := range x {
+		if s := testutil.Specials[a.r.IntN(len(testutil.Specials))]; a.r.IntN(8) == 0 && keep(s) {
+			x[i] = s
+		}
+	}
+	return x
+}
+
+// flags returns n keep flags, one in three 0.
+func (a *kernelArgs) flags(n int) []byte {
+	var b []byte
+	switch a.pl.guard {
+	case 1, -1:
+		b = guardedBytes(a.t, n, a.pl.guard == 1)
+	default:
+		b = make([]byte, n)
+	}
+	for i := range b {
+		b[i] = byte(min(1, a.r.IntN(3)))
+	}
+	return b
+}
+
+func any32(float32) bool { return true }
+
+func noNaN(x float32) bool { return x == x }
+
+// finiteOrNegInf keeps what a softmax's input may hold once its maximum is
+// finite: no NaN, no +Inf.
+func finiteOrNegInf(x float32) bool { return x == x && !math.IsInf(float64(x), 1) }
+
+// rowsLen is the length of rows rows of d floats, stride apart.
+func rowsLen(rows, stride, d int) int {
+	if rows == 0 {
+		return 0
+	}
+	return (rows-1)*stride + d
+}
+
+// absDot returns Σ|x[i]·y[i]|, the scale of a dot product's error.
+func absDot(x, y []float32) float64 {
+	var s float64
+	for i := range x {
+		s += math.Abs(float64(x[i]) * float64(y[i]))
+	}
+	return s
+}
+
+// Block kernels run on n keys, a head size of blockD (a few vectors and a
+// tail) and rows blockStride apart.
+const blockD, blockStride = 13, 16
+
+var kernelCases = map[string]kernelCase{
+	"dot": func(a *kernelArgs, n int) []result {
+		x, y := a.floats(n, 4), a.floats(n, 4)
+		return []result{{"dot", []float32{dot(x, y)}, []float64{reference.DotBound(n, absDot(x, y))}}}
+	},
+	"scoreRows": func(a *kernelArgs, n int) []result {
+		rows, stride := 5, n+3
+		k, q, dst := a.floats(rowsLen(rows, stride, n), 2), a.floats(n, 2), a.floats(rows, 1)
+		scoreRows(dst, k, stride, q)
+		bound := make([]float64, rows)
+		for i := range bound {
+			bound[i] = reference.DotBound(n, absDot(k[i*stride:i*stride+n], q))
+		}
+		return []result{{"dst", dst, bound}}
+	},
+	"axpy": func(a *kernelArgs, n int) []result {
+		x, y := a.floats(n, 8), a.floats(n, 8)
+		bound := make([]float64, n)
+		for i := range bound {
+			bound[i] = 2*reference.U*(math.Abs(0.75*float64(x[i]))+math.Abs(float64(y[i]))) + 0x1p-149
+		}
+		axpy(0.75, x, y)
+		return []result{{"y", y, bound}}
+	},
+	"blendRows": func(a *kernelArgs, n int) []result {
+		rows, stride := 5, n+2
+		acc, w, v := a.floats(n, 2), a.floats(rows, 1), a.floats(rowsLen(rows, stride, n), 3)
+		bound := make([]float64, n)
+		for j := range bound {
+			abs := math.Abs(float64(acc[j]))
+			for i := range rows {
+				abs += math.Abs(float64(w[i]) * float64(v[i*stride+j]))
+			}
+			bound[j] = reference.Gamma(rows+1)*abs + float64(rows+1)*0x1p-149
+		}
+		blendRows(acc, w, v, stride)
+		return []result{{"acc", acc, bound}}
+	},
+	"maxf": func(a *kernelArgs, n int) []result {
+		return []result{{"max", []float32{maxf(a.salted(n, 50, any32))}, nil}}
+	},
+	"scale": func(a *kernelArgs, n int) []result {
+		x := a.salted(n, 50, any32)
+		scale(-1.5, x)
+		return []result{{"x", x, nil}}
+	},
+	"expv": func(a *kernelArgs, n int) []result {
+		x, dst := a.salted(n, 90, any32), a.floats(n, 1)
+		expv(dst, x)
+		return []result{{"dst", dst, nil}}
+	},
+	"expSum": func(a *kernelArgs, n int) []result {
+		x, dst := a.salted(n, 90, finiteOrNegInf), a.floats(n, 1)
+		m := float32(0)
+		if mx := maxGeneric(x); !math.IsInf(float64(mx), -1) {
+			m = mx
+		}
+		sum := expSum(dst, x, m)
+		var exact float64
+		for _, e := range dst {
+			exact += float64(e)
+		}
+		return []result{{"dst", dst, nil}, {"sum", []float32{sum}, []float64{reference.Gamma(n) * exact}}}
+	},
+	"blockScores": func(a *kernelArgs, n int) []result {
+		qt, k, st := a.floats(blockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(blockRows*n, 1)
+		blockScores(st, qt, k, blockStride)
+		bound := make([]float64, len(st))
+		q := make([]float32, blockD)
+		for j := range n {
+			for r := range blockRows {
+				for c := range q {
+					q[c] = qt[c*blockRows+r]
+				}
+				bound[j*blockRows+r] = reference.DotBound(blockD, absDot(q, k[j*blockStride:j*blockStride+blockD]))
+			}
+		}
+		return []result{{"st", st, bound}}
+	},
+	"blockMax": func(a *kernelArgs, n int) []result {
+		st, ml := softmaxTile(a, n), a.salted(4*blockRows, 30, finiteOrNegInf)
+		for r := range blockRows {
+			ml[blockRows+r] = float32(math.Abs(float64(ml[blockRows+r])))
+		}
+		blockMax(st, ml)
+		return []result{{"ml", ml, nil}}
+	},
+	"blockExpSum": func(a *kernelArgs, n int) []result {
+		st, ml := softmaxTile(a, n), a.floats(4*blockRows, 30)
+		mu := ml[3*blockRows:]
+		for r := range blockRows {
+			ml[blockRows+r] = float32(math.Abs(float64(ml[blockRows+r])))
+			mu[r] = 0
+			for j := range n {
+				if s := st[j*blockRows+r]; s > mu[r] {
+					mu[r] = s
+				}
+			}
+		}
+		blockExpSum(st, ml)
+		return []result{{"st", st, nil}, {"ml", ml, nil}}
+	},
+	"blockBlend": func(a *kernelArgs, n int) []result {
+		dv := 11
+		ot, st, v := a.floats(blockRows*dv, 2), a.floats(blockRows*n, 1), a.floats(rowsLen(n, blockStride, dv), 3)
+		c := a.floats(blockRows*(n%2), 1) // odd n rescale, even n do not
+		bound := make([]float64, len(ot))
+		for i := range dv {
+			for r := range blockRows {
+				o := ot[i*blockRows+r]
+				if len(c) > 0 {
+					o *= c[r]
+				}
+				abs := math.Abs(float64(o))
+				for j := range n {
+					abs += math.Abs(float64(st[j*blockRows+r]) * float64(v[j*blockStride+i]))
+				}
+				bound[i*blockRows+r] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
+			}
+		}
+		blockBlend(ot, st, v, blockStride, c)
+		return []result{{"ot", ot, bound}}
+	},
+	"blockIn": func(a *kernelArgs, n int) []result {
+		rows, stride := 16-5*(n%2), n+1
+		qt, q := a.floats(blockRows*n, 1), a.salted(rowsLen(rows, stride, n), 3, any32)
+		blockIn(qt, q, stride, rows)
+		return []result{{"qt", qt, nil}}
+	},
+	"blockOut": func(a *kernelArgs, n int) []result {
+		rows, stride := 16-5*(n%2), n+2
+		o, ot := a.floats(rowsLen(rows, stride, n), 1), a.salted(blockRows*n, 3, any32)
+		blockOut(o, stride, rows, ot)
+		return []result{{"o", o, nil}}
+	},
+	"blockKeep16": func(a *kernelArgs, n int) []result {
+		stride := n + 3
+		st, keep := a.floats(blockRows*n, 5), a.flags(rowsLen(blockRows, stride, n))
+		blockKeep16(st, keep, stride)
+		return []result{{"st", st, nil}}
+	},
+	"prefetch": func(a *kernelArgs, n int) []result {
+		rows, stride := 5, n+3
+		x := a.floats(rowsLen(rows, stride, n), 1)
+		if n > 0 {
+			prefetch(x, stride, rows, n)
+		}
+		return []result{{"x", x, nil}}
+	},
+	"softcapPrep": func(a *kernelArgs, n int) []result {
+		x, z := a.salted(n, 50, any32), a.floats(n, 1)
+		softcapPrep(x, z, 0.25)
+		return []result{{"x", x, nil}, {"z", z, nil}}
+	},
+	"softcapFinish": func(a *kernelArgs, n int) []result {
+		x, e := a.salted(n, 20, any32), a.floats(n, 1)
+		expGeneric(e, e)
+		softcapFinish(x, e, 3)
+		return []result{{"x", x, nil}}
+	},
+	"additivePrep": func(a *kernelArgs, n int) []result {
+		rows, stride := 3, n+4
+		x, z := a.floats(rows*n, 1), a.floats(rows*n, 1)
+		u, s := a.salted(rowsLen(rows, stride, n), 4, any32), a.floats(n, 4)
+		additivePrep(x, z, u, stride, s)
+		return []result{{"x", x, nil}, {"z", z, nil}}
+	},
+}
+
+// softmaxTile returns a tile of n keys' scores for the softmax kernels:
+// ordinary values, masked (-Inf) keys, wide spreads that take the special
+// exp code, but no NaN or +Inf (in whose lanes only the NaN matters).
+func softmaxTile(a *kernelArgs, n int) []float32 {
+	st := a.salted(blockRows*n, 20, finiteOrNegInf)
+	for i := range st {
+		if a.r.IntN(5) == 0 {
+			st[i] = -200 + 150*a.r.Float32()
+		}
+	}
+	return st
+}
