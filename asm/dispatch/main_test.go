@@ -38,12 +38,15 @@ func TestTableIsValid(t *testing.T) {
 func TestCheckRefusesBadEntries(t *testing.T) {
 	good := kernels.Kernel{Name: "k", Params: "x []float32", Impls: map[string]kernels.Use{"avx2": kernels.Asm}}
 	for name, edit := range map[string]func(k *kernels.Kernel){
-		"bad params":     func(k *kernels.Kernel) { k.Params = "x []float32," + "(" },
-		"reserved name":  func(k *kernels.Kernel) { k.Params = "lo []float32" },
-		"unknown impl":   func(k *kernels.Kernel) { k.Impls = map[string]kernels.Use{"sse9": kernels.Asm} },
-		"pair no doc":    func(k *kernels.Kernel) { k.Impls = map[string]kernels.Use{"avx2": kernels.Pair} },
-		"noop result":    func(k *kernels.Kernel) { k.Results = "float32"; k.Generic = kernels.NoOp },
-		"split, no sum":  func(k *kernels.Kernel) { k.Results = "float32"; k.Split = &kernels.Split{N: "len(x)", Per: "maxCall", Args: "x[lo:hi]"} },
+		"bad params":    func(k *kernels.Kernel) { k.Params = "x []float32," + "(" },
+		"reserved name": func(k *kernels.Kernel) { k.Params = "lo []float32" },
+		"unknown impl":  func(k *kernels.Kernel) { k.Impls = map[string]kernels.Use{"sse9": kernels.Asm} },
+		"pair no doc":   func(k *kernels.Kernel) { k.Impls = map[string]kernels.Use{"avx2": kernels.Pair} },
+		"noop result":   func(k *kernels.Kernel) { k.Results = "float32"; k.Generic = kernels.NoOp },
+		"split, no sum": func(k *kernels.Kernel) {
+			k.Results = "float32"
+			k.Split = &kernels.Split{N: "len(x)", Per: "maxCall", Args: "x[lo:hi]"}
+		},
 		"named result":   func(k *kernels.Kernel) { k.Results = "(s float32)" },
 		"generic is asm": func(k *kernels.Kernel) { k.Generic = kernels.Asm },
 	} {
