@@ -52,9 +52,9 @@ func TestBatchedZeroSizes(t *testing.T) {
 func TestBatchedHugeEmptyDims(t *testing.T) {
 	huge := math.MaxInt/4 + 1 // 2^61 on 64-bit ints, 2^29 on 32-bit
 	mk := func(b, h, rows, cols int) Tensor {
-		x, err := NewTensor(nil, b, h, rows, cols)
+		x, err := NewTensor(b, h, rows, cols, nil)
 		if err != nil {
-			t.Fatalf("NewTensor(nil, %d, %d, %d, %d): %v", b, h, rows, cols, err)
+			t.Fatalf("NewTensor(%d, %d, %d, %d, nil): %v", b, h, rows, cols, err)
 		}
 		return x
 	}
@@ -253,7 +253,7 @@ func TestBatchedAliasing(t *testing.T) {
 	defer e.Close()
 	buf := testutil.Floats(r, 4096, 1)
 	view := func(off, B, H, T, d, bs, hs, rs int) Tensor {
-		x, err := NewTensorStrided(buf[off:], B, H, T, d, bs, hs, rs)
+		x, err := NewTensorStrided(B, H, T, d, bs, hs, rs, buf[off:])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestTensorAccessors(t *testing.T) {
 	for i := range data {
 		data[i] = float32(i)
 	}
-	x, err := NewTensorStrided(data, 2, 3, 4, 5, 90, 30, 7)
+	x, err := NewTensorStrided(2, 3, 4, 5, 90, 30, 7, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestTensorAccessors(t *testing.T) {
 	if got := x.At(1, 2, 3, 4); got != 90+60+21+4 {
 		t.Errorf("At(1, 2, 3, 4) = %v", got)
 	}
-	e, err := NewTensorStrided(nil, 0, 3, 4, 5, 90, 30, 7)
+	e, err := NewTensorStrided(0, 3, 4, 5, 90, 30, 7, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func tensor(t testing.TB, r *rand.Rand, B, H, T, d int, strided bool, scale floa
 	}
 	bs := H * hs
 	data := testutil.Floats(r, max(1, B*bs), scale)
-	x, err := NewTensorStrided(data, B, H, T, d, bs, hs, rs)
+	x, err := NewTensorStrided(B, H, T, d, bs, hs, rs, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,19 +526,19 @@ func TestBatchedShapeErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrShape or ErrArgument", name, err)
 		}
 	}
-	if _, err := NewTensor(make([]float32, 10), 1, 1, 3, 4); !errors.Is(err, ErrShape) {
+	if _, err := NewTensor(1, 1, 3, 4, make([]float32, 10)); !errors.Is(err, ErrShape) {
 		t.Errorf("short tensor data: %v", err)
 	}
-	if _, err := NewTensorStrided(make([]float32, 100), 1, 1, 3, 4, 0, 0, 2); !errors.Is(err, ErrShape) {
+	if _, err := NewTensorStrided(1, 1, 3, 4, 0, 0, 2, make([]float32, 100)); !errors.Is(err, ErrShape) {
 		t.Errorf("row stride below cols: %v", err)
 	}
 	// A reach past 2^64 must not wrap around to a small one (on 64-bit
 	// ints (n−1)·n is about 2^78 here).
 	n := math.MaxInt>>24 + 1
-	if _, err := NewTensorStrided(make([]float32, 10), n, 1, 1, 1, n, 1, 1); !errors.Is(err, ErrShape) {
+	if _, err := NewTensorStrided(n, 1, 1, 1, n, 1, 1, make([]float32, 10)); !errors.Is(err, ErrShape) {
 		t.Errorf("batch and batch stride %d: %v", n, err)
 	}
-	if _, err := NewTensorStrided(make([]float32, 10), 2, n, n, 1, 1, n, n); !errors.Is(err, ErrShape) {
+	if _, err := NewTensorStrided(2, n, n, 1, 1, n, n, make([]float32, 10)); !errors.Is(err, ErrShape) {
 		t.Errorf("heads, rows and strides %d: %v", n, err)
 	}
 }

@@ -150,11 +150,11 @@ func ExampleBatched_Attend() {
 		1, 0, 0, 0, // token 2
 	}
 	const row = 4 // floats per token
-	q, _ := attention.NewTensorStrided(qkv, 1, 2, T, 1, T*row, 1, row)
-	k, _ := attention.NewTensorStrided(qkv[2:], 1, 1, T, 1, T*row, 0, row)
-	v, _ := attention.NewTensorStrided(qkv[3:], 1, 1, T, 1, T*row, 0, row)
+	q, _ := attention.NewTensorStrided(1, 2, T, 1, T*row, 1, row, qkv)
+	k, _ := attention.NewTensorStrided(1, 1, T, 1, T*row, 0, row, qkv[2:])
+	v, _ := attention.NewTensorStrided(1, 1, T, 1, T*row, 0, row, qkv[3:])
 	outData := make([]float32, 2*T)
-	out, _ := attention.NewTensor(outData, 1, 2, T, 1)
+	out, _ := attention.NewTensor(1, 2, T, 1, outData)
 
 	e := attention.NewBatched(1) // long-lived: its scratch is reused
 	defer e.Close()

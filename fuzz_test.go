@@ -289,7 +289,7 @@ func FuzzBatched(f *testing.F) {
 					x[i] = float32(math.NaN())
 				}
 			}
-			ts, err := NewTensorStrided(x, B, H, T, d, H*T*rs, T*rs, rs)
+			ts, err := NewTensorStrided(B, H, T, d, H*T*rs, T*rs, rs, x)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -188,7 +188,7 @@ func attend(e *attention.Batched, a Attributes, in Inputs, d dims, q, k, v atten
 	}
 	var qk attention.Tensor
 	if qkData != nil {
-		if qk, err = attention.NewTensor(qkData, d.B, d.Hq, d.Sq, d.T); err != nil {
+		if qk, err = attention.NewTensor(d.B, d.Hq, d.Sq, d.T, qkData); err != nil {
 			return viewErr(err, "Q", in.Q)
 		}
 	}
