@@ -79,7 +79,7 @@ var kinds = []reference.Kind{
 func strided(t testing.TB, r *rand.Rand, rows, cols, pad int, scale float32) (Matrix, [][]float32) {
 	stride := cols + pad
 	data := testutil.Floats(r, rows*stride, scale)
-	m, err := NewMatrixStride(rows, cols, stride, data)
+	m, err := NewMatrixStrided(rows, cols, stride, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +439,7 @@ func TestMatrix(t *testing.T) {
 	for i := range data {
 		data[i] = float32(i)
 	}
-	m, err := NewMatrixStride(3, 4, 7, data)
+	m, err := NewMatrixStrided(3, 4, 7, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,8 +456,8 @@ func TestMatrix(t *testing.T) {
 		{3, 4, 7, 17, ErrShape},
 		{2, 2, math.MaxInt, 10, ErrArgument},
 	} {
-		if _, err := NewMatrixStride(c.rows, c.cols, c.stride, make([]float32, c.n)); !errors.Is(err, c.want) {
-			t.Errorf("NewMatrixStride(%d, %d, %d, len %d): err = %v, want %v", c.rows, c.cols, c.stride, c.n, err, c.want)
+		if _, err := NewMatrixStrided(c.rows, c.cols, c.stride, make([]float32, c.n)); !errors.Is(err, c.want) {
+			t.Errorf("NewMatrixStrided(%d, %d, %d, len %d): err = %v, want %v", c.rows, c.cols, c.stride, c.n, err, c.want)
 		}
 	}
 	if _, err := NewMatrix(3, 4, make([]float32, 12)); err != nil {

@@ -383,8 +383,8 @@ func TestBatchedAgreesWithMemory(t *testing.T) {
 			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatal(err)
 			}
-			keys, _ := NewMatrixStride(T, 24, p.k.rs, p.k.rowsFrom(0, 0, 0))
-			vals, _ := NewMatrixStride(T, 9, p.v.rs, p.v.rowsFrom(0, 0, 0))
+			keys, _ := NewMatrixStrided(T, 24, p.k.rs, p.k.rowsFrom(0, 0, 0))
+			vals, _ := NewMatrixStrided(T, 9, p.v.rs, p.v.rowsFrom(0, 0, 0))
 			sc, _ := ScoreDotWithScale(float32(1 / math.Sqrt(24)))
 			mem, err := NewMemory(sc, keys, vals)
 			if err != nil {

@@ -175,7 +175,7 @@ func FuzzAttend(f *testing.F) {
 					d[i*stride+j] = float32(math.NaN())
 				}
 			}
-			m, err := NewMatrixStride(r, c, stride, d)
+			m, err := NewMatrixStrided(r, c, stride, d)
 			if err != nil {
 				t.Fatal(err)
 			}
