@@ -55,25 +55,39 @@ type operand struct {
 	m    Matrix
 }
 
-// MemoryOption configures NewMemory.
-type MemoryOption func(*memoryConfig)
-
-type memoryConfig struct {
-	keep     []bool
-	valid    int
-	hasValid bool
+// A MemoryOption configures NewMemory; WithKeepMask and WithValidLength
+// make them. Options apply in order, a later one of a kind replacing an
+// earlier one. The zero MemoryOption changes nothing.
+type MemoryOption struct {
+	keep              []bool
+	valid             int
+	setKeep, setValid bool // which of the settings the option makes
 }
 
 // WithKeepMask attends only to keys whose entry is true ("true = attend");
 // the mask has one entry per key and is copied.
 func WithKeepMask(keep []bool) MemoryOption {
-	return func(c *memoryConfig) { c.keep = keep }
+	return MemoryOption{keep: keep, setKeep: true}
 }
 
 // WithValidLength attends only to the first n keys, as for a padded batch
 // entry whose real length is n.
 func WithValidLength(n int) MemoryOption {
-	return func(c *memoryConfig) { c.valid, c.hasValid = n, true }
+	return MemoryOption{valid: n, setValid: true}
+}
+
+// mergeOptions returns the settings opts make, applied in order.
+func mergeOptions(opts []MemoryOption) MemoryOption {
+	var c MemoryOption
+	for _, o := range opts {
+		if o.setKeep {
+			c.keep, c.setKeep = o.keep, true
+		}
+		if o.setValid {
+			c.valid, c.setValid = o.valid, true
+		}
+	}
+	return c
 }
 
 // NewMemory binds a scorer to one source sequence: keys has a row per
@@ -96,12 +110,9 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 	if values.rows != keys.rows {
 		return nil, shapeErr(op, "values.Rows", values.rows, keys.rows, "one value per key")
 	}
-	var cfg memoryConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+	cfg := mergeOptions(opts)
 	m := &Memory{scorer: scorer, keys: keys, values: values, valid: keys.rows}
-	if cfg.hasValid {
+	if cfg.setValid {
 		if cfg.valid < 0 || cfg.valid > keys.rows {
 			return nil, argErr(op, "valid length %d outside [0, %d]", cfg.valid, keys.rows)
 		}

@@ -434,6 +434,55 @@ func TestAttendShapeErrors(t *testing.T) {
 	}
 }
 
+// Options apply in order, a later one of a kind replacing an earlier one;
+// the zero MemoryOption changes nothing, and the keep-mask is copied.
+func TestMemoryOptions(t *testing.T) {
+	keys := mustMatrix(t, 3, 1, []float32{2, 1, 0})
+	vals := mustMatrix(t, 3, 1, []float32{4, 2, 0})
+	weights := func(opts ...MemoryOption) string {
+		t.Helper()
+		mem, err := NewMemory(ScoreDot(), keys, vals, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, w := make([]float32, 1), make([]float32, 3)
+		if err := mem.Attend(ctx, w, []float32{1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%.3f", w)
+	}
+	keep := []bool{true, false, true}
+	kept := weights(WithKeepMask(keep))
+	for name, c := range map[string]struct {
+		opts []MemoryOption
+		want string
+	}{
+		"zero option":       {[]MemoryOption{{}}, weights()},
+		"valid replaced":    {[]MemoryOption{WithValidLength(1), WithValidLength(3)}, weights()},
+		"valid kept":        {[]MemoryOption{WithValidLength(2), {}, WithKeepMask(nil)}, weights(WithValidLength(2))},
+		"mask replaced":     {[]MemoryOption{WithKeepMask([]bool{false, true, true}), WithKeepMask(keep)}, kept},
+		"mask removed":      {[]MemoryOption{WithKeepMask(keep), WithKeepMask(nil)}, weights()},
+		"mask and valid":    {[]MemoryOption{WithKeepMask(keep), WithValidLength(2)}, "[1.000 0.000 0.000]"},
+		"valid before mask": {[]MemoryOption{WithValidLength(2), WithKeepMask(keep)}, "[1.000 0.000 0.000]"},
+	} {
+		if got := weights(c.opts...); got != c.want {
+			t.Errorf("%s: weights %s, want %s", name, got, c.want)
+		}
+	}
+	mem, err := NewMemory(ScoreDot(), keys, vals, WithKeepMask(keep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep[1] = true
+	w := make([]float32, 3)
+	if err := mem.Attend(make([]float32, 1), w, []float32{1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%.3f", w); got != kept {
+		t.Errorf("after the mask changed: weights %s, want %s", got, kept)
+	}
+}
+
 func TestMatrix(t *testing.T) {
 	data := make([]float32, 20)
 	for i := range data {
