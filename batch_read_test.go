@@ -68,7 +68,7 @@ func TestBatchedNeverReadsMaskedKeys(t *testing.T) {
 						}
 					}
 					e := NewBatched(2)
-					if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 						t.Fatal(err)
 					}
 					e.Close()

@@ -162,7 +162,7 @@ func newBatch(q, k, v []float32, heads, T, d int) *batch {
 func (b *batch) close() { b.engine.Close() }
 
 func (b *batch) attention() {
-	if err := b.engine.Attend(b.to, b.tq, b.tk, b.tv, nil); err != nil {
+	if err := b.engine.Attend(attention.BatchOutputs{Out: b.to}, b.tq, b.tk, b.tv, nil); err != nil {
 		panic(err)
 	}
 }

@@ -192,7 +192,7 @@ func benchCases(cfg benchConfig) []benchCase {
 					to, _ := attention.NewTensor(1, heads, T, d, out)
 					e := attention.NewBatched(w)
 					opt := &attention.BatchOptions{Causal: causal}
-					return func() error { return e.Attend(to, tq, tk, tv, opt) }, e.Close, nil
+					return func() error { return e.Attend(attention.BatchOutputs{Out: to}, tq, tk, tv, opt) }, e.Close, nil
 				},
 			})
 		}
