@@ -95,40 +95,47 @@ func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
 	p.opt.Softcap = c.softcap
 	p.opt.CausalToValidLen = c.toValid
 	if c.bias != biasNone {
-		bb, bh, bq := c.B, c.H, c.Tq
-		switch c.bias {
-		case biasRows:
-			bb, bh = 1, 1
-		case biasBatchHead:
-			bh, bq = 1, 1
-		case biasHeads:
-			bb = 1
-		}
-		p.bias = tensor(t, r, bb, bh, bq, c.Tk, c.strided, 3)
-		ninf := float32(math.Inf(-1))
-		for b := range bb {
-			for h := range bh {
-				for i := range bq {
-					row := p.bias.Row(b, h, i)
-					if r.IntN(8) == 0 {
-						for j := range row {
-							row[j] = ninf // a row fully masked by the bias
-						}
-					}
-					for j := range row {
-						if r.IntN(6) == 0 {
-							row[j] = ninf
-						}
-					}
-				}
-			}
-		}
+		p.bias = randomBias(t, r, c)
 		p.opt.Bias = &p.bias
 	}
 	if c.logit {
 		p.logits = tensor(t, r, c.B, c.H, c.Tq, c.Tk, false, 1)
 	}
 	return p
+}
+
+// randomBias returns a bias of the case's shape with random entries, a
+// sixth of them −Inf, and an eighth of its rows all −Inf.
+func randomBias(t testing.TB, r *rand.Rand, c batchCase) Tensor {
+	bb, bh, bq := c.B, c.H, c.Tq
+	switch c.bias {
+	case biasRows:
+		bb, bh = 1, 1
+	case biasBatchHead:
+		bh, bq = 1, 1
+	case biasHeads:
+		bb = 1
+	}
+	bias := tensor(t, r, bb, bh, bq, c.Tk, c.strided, 3)
+	ninf := float32(math.Inf(-1))
+	for b := range bb {
+		for h := range bh {
+			for i := range bq {
+				row := bias.Row(b, h, i)
+				if r.IntN(8) == 0 {
+					for j := range row {
+						row[j] = ninf // a row fully masked by the bias
+					}
+				}
+				for j := range row {
+					if r.IntN(6) == 0 {
+						row[j] = ninf
+					}
+				}
+			}
+		}
+	}
+	return bias
 }
 
 // outputs returns what the problem asks Batched.Attend to write: out, and
