@@ -58,25 +58,39 @@ type operand struct {
 	m    Matrix
 }
 
-// MemoryOption configures NewMemory.
-type MemoryOption func(*memoryConfig)
-
-type memoryConfig struct {
-	keep     []bool
-	valid    int
-	hasValid bool
+// A MemoryOption configures NewMemory; WithKeepMask and WithValidLength
+// make them. Options apply in order, a later one of a kind replacing an
+// earlier one. The zero MemoryOption changes nothing.
+type MemoryOption struct {
+	keep              []bool
+	valid             int
+	setKeep, setValid bool // which of the settings the option makes
 }
 
 // WithKeepMask attends only to keys whose entry is true ("true = attend");
 // the mask has one entry per key and is copied.
 func WithKeepMask(keep []bool) MemoryOption {
-	return func(c *memoryConfig) { c.keep = keep }
+	return MemoryOption{keep: keep, setKeep: true}
 }
 
 // WithValidLength attends only to the first n keys, as for a padded batch
 // entry whose real length is n.
 func WithValidLength(n int) MemoryOption {
-	return func(c *memoryConfig) { c.valid, c.hasValid = n, true }
+	return MemoryOption{valid: n, setValid: true}
+}
+
+// mergeOptions returns the settings opts make, applied in order.
+func mergeOptions(opts []MemoryOption) MemoryOption {
+	var c MemoryOption
+	for _, o := range opts {
+		if o.setKeep {
+			c.keep, c.setKeep = o.keep, true
+		}
+		if o.setValid {
+			c.valid, c.setValid = o.valid, true
+		}
+	}
+	return c
 }
 
 // NewMemory binds a scorer to one source sequence: keys has a row per
@@ -99,47 +113,70 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 	if values.rows != keys.rows {
 		return nil, shapeErr(op, "values.Rows", values.rows, keys.rows, "one value per key")
 	}
-	var cfg memoryConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
 	m := &Memory{scorer: scorer, keys: keys, values: values, valid: keys.rows}
-	if cfg.hasValid {
-		if cfg.valid < 0 || cfg.valid > keys.rows {
-			return nil, argErr(op, "valid length %d outside [0, %d]", cfg.valid, keys.rows)
-		}
-		m.valid = cfg.valid
-	}
-	if cfg.keep != nil {
-		if len(cfg.keep) != keys.rows {
-			return nil, shapeErr(op, "len(keep)", len(cfg.keep), keys.rows, "one entry per key")
-		}
-		m.keep = append([]bool(nil), cfg.keep...)
+	if err := m.setMask(op, mergeOptions(opts)); err != nil {
+		return nil, err
 	}
 	dq, a, err := scorer.bind(op, keys)
 	if err != nil {
 		return nil, err
 	}
 	m.dq = dq
-	if keys.cols > 0 && a.rows > 0 {
-		// Both factors are backed by elements: the keys have columns, so
-		// rows; a has a row per projection of a key, and keys.cols columns.
-		n, ok := floatsFor(m.valid, a.rows)
-		if !ok {
-			return nil, argErr(op, "projections of %d keys by %d rows do not fit in memory", m.valid, a.rows)
-		}
-		m.proj, m.projCols = make([]float32, n), a.rows
-		m.project(a)
+	if err := m.projectKeys(op, a); err != nil {
+		return nil, err
 	}
 	m.scratch = scorer.scratch(m)
-	ops := scorer.operands()
-	for _, v := range [5]operand{{"keys", keys}, {"values", values}, ops[0], ops[1], ops[2]} {
+	m.setViews()
+	return m, nil
+}
+
+// setMask checks the valid length and keep-mask of cfg against the keys
+// and sets them, the mask as a copy.
+func (m *Memory) setMask(op string, cfg MemoryOption) error {
+	T := m.keys.rows
+	if cfg.setValid {
+		if cfg.valid < 0 || cfg.valid > T {
+			return argErr(op, "valid length %d outside [0, %d]", cfg.valid, T)
+		}
+		m.valid = cfg.valid
+	}
+	if cfg.keep != nil {
+		if len(cfg.keep) != T {
+			return shapeErr(op, "len(keep)", len(cfg.keep), T, "one entry per key")
+		}
+		m.keep = append([]bool(nil), cfg.keep...)
+	}
+	return nil
+}
+
+// projectKeys sizes the projections by a of the keys the Memory may
+// attend and computes them (see project). There are none when the keys
+// have no columns or a no rows.
+func (m *Memory) projectKeys(op string, a Matrix) error {
+	if m.keys.cols == 0 || a.rows == 0 {
+		return nil
+	}
+	// Both factors are backed by elements: the keys have columns, so
+	// rows; a has a row per projection of a key, and keys.cols columns.
+	n, ok := floatsFor(m.valid, a.rows)
+	if !ok {
+		return argErr(op, "projections of %d keys by %d rows do not fit in memory", m.valid, a.rows)
+	}
+	m.proj, m.projCols = make([]float32, n), a.rows
+	m.project(a)
+	return nil
+}
+
+// setViews records the views with elements that Attend must not write:
+// the keys, the values and the scorer's operands.
+func (m *Memory) setViews() {
+	ops := m.scorer.operands()
+	for _, v := range [5]operand{{"keys", m.keys}, {"values", m.values}, ops[0], ops[1], ops[2]} {
 		if len(v.m.data) > 0 {
 			m.views[m.nviews] = v
 			m.nviews++
 		}
 	}
-	return m, nil
 }
 
 // maxFloats bounds every buffer the engine sizes from its inputs: its byte
@@ -223,18 +260,7 @@ func (w *Workspace) floats(n int) []float32 {
 // Attend returns an error wrapping ErrShape if a length does not match.
 // On any error ctx and weights are left untouched.
 func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
-	const op = "Attend"
-	if len(query) != m.dq {
-		return shapeErr(op, "len(query)", len(query), m.dq, "query dimension")
-	}
-	if len(ctx) != m.values.cols {
-		return shapeErr(op, "len(ctx)", len(ctx), m.values.cols, "value dimension")
-	}
-	T := m.keys.rows
-	if weights != nil && len(weights) != T {
-		return shapeErr(op, "len(weights)", len(weights), T, "number of keys")
-	}
-	if err := m.checkOverlap(ctx, weights, query); err != nil {
+	if err := m.checkAttend(ctx, weights, query); err != nil {
 		return err
 	}
 	if weights == nil && len(ctx) == 0 {
@@ -246,16 +272,46 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	if ws == nil {
 		ws = new(Workspace)
 	}
-	need := m.scratch
+	tmp, weights := ws.buffers(m.scratch, m.keys.rows, weights)
+	m.attend(ctx, weights, query, tmp)
+	return nil
+}
+
+// checkAttend checks the lengths of Attend's slices, then that the
+// outputs share no element with the other slices or the Memory's views.
+func (m *Memory) checkAttend(ctx, weights, query []float32) error {
+	const op = "Attend"
+	if len(query) != m.dq {
+		return shapeErr(op, "len(query)", len(query), m.dq, "query dimension")
+	}
+	if len(ctx) != m.values.cols {
+		return shapeErr(op, "len(ctx)", len(ctx), m.values.cols, "value dimension")
+	}
+	T := m.keys.rows
+	if weights != nil && len(weights) != T {
+		return shapeErr(op, "len(weights)", len(weights), T, "number of keys")
+	}
+	return m.checkOverlap(ctx, weights, query)
+}
+
+// buffers returns n floats of scratch for the scorer, and the weights
+// row: weights itself, or if it is nil T more floats of the workspace.
+func (w *Workspace) buffers(n, T int, weights []float32) (tmp, row []float32) {
+	need := n
 	if weights == nil {
 		need += T
 	}
-	buf := ws.floats(need)
-	tmp := buf[:m.scratch]
+	buf := w.floats(need)
 	if weights == nil {
-		weights = buf[m.scratch:]
+		weights = buf[n:]
 	}
+	return buf[:n], weights
+}
 
+// attend runs one decoder step on checked operands: it scores the keys
+// below the valid length (those the mask keeps), takes the softmax into
+// weights and blends the values into ctx. tmp is the scorer's scratch.
+func (m *Memory) attend(ctx, weights, query, tmp []float32) {
 	n := m.valid
 	w := weights[:n]
 	clear(weights[n:])
@@ -268,13 +324,12 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	}
 	mx := softmax(w, w)
 	if math.IsInf(float64(mx), -1) {
-		return nil // nothing attended: zero weights, zero context
+		return // nothing attended: zero weights, zero context
 	}
 	if m.keep != nil && (mx != mx || math.IsInf(float64(mx), 1)) {
 		zeroMasked(w, m.keep[:n]) // a NaN row: masked keys still weigh 0
 	}
 	m.blend(ctx, w)
-	return nil
 }
 
 // scoreKept sets w[i] to the score of key i where the mask keeps it and to

@@ -79,7 +79,7 @@ var kinds = []reference.Kind{
 func strided(t testing.TB, r *rand.Rand, rows, cols, pad int, scale float32) (Matrix, [][]float32) {
 	stride := cols + pad
 	data := testutil.Floats(r, rows*stride, scale)
-	m, err := NewMatrixStride(rows, cols, stride, data)
+	m, err := NewMatrixStrided(rows, cols, stride, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,12 +434,61 @@ func TestAttendShapeErrors(t *testing.T) {
 	}
 }
 
+// Options apply in order, a later one of a kind replacing an earlier one;
+// the zero MemoryOption changes nothing, and the keep-mask is copied.
+func TestMemoryOptions(t *testing.T) {
+	keys := mustMatrix(t, 3, 1, []float32{2, 1, 0})
+	vals := mustMatrix(t, 3, 1, []float32{4, 2, 0})
+	weights := func(opts ...MemoryOption) string {
+		t.Helper()
+		mem, err := NewMemory(ScoreDot(), keys, vals, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, w := make([]float32, 1), make([]float32, 3)
+		if err := mem.Attend(ctx, w, []float32{1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%.3f", w)
+	}
+	keep := []bool{true, false, true}
+	kept := weights(WithKeepMask(keep))
+	for name, c := range map[string]struct {
+		opts []MemoryOption
+		want string
+	}{
+		"zero option":       {[]MemoryOption{{}}, weights()},
+		"valid replaced":    {[]MemoryOption{WithValidLength(1), WithValidLength(3)}, weights()},
+		"valid kept":        {[]MemoryOption{WithValidLength(2), {}, WithKeepMask(nil)}, weights(WithValidLength(2))},
+		"mask replaced":     {[]MemoryOption{WithKeepMask([]bool{false, true, true}), WithKeepMask(keep)}, kept},
+		"mask removed":      {[]MemoryOption{WithKeepMask(keep), WithKeepMask(nil)}, weights()},
+		"mask and valid":    {[]MemoryOption{WithKeepMask(keep), WithValidLength(2)}, "[1.000 0.000 0.000]"},
+		"valid before mask": {[]MemoryOption{WithValidLength(2), WithKeepMask(keep)}, "[1.000 0.000 0.000]"},
+	} {
+		if got := weights(c.opts...); got != c.want {
+			t.Errorf("%s: weights %s, want %s", name, got, c.want)
+		}
+	}
+	mem, err := NewMemory(ScoreDot(), keys, vals, WithKeepMask(keep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep[1] = true
+	w := make([]float32, 3)
+	if err := mem.Attend(make([]float32, 1), w, []float32{1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%.3f", w); got != kept {
+		t.Errorf("after the mask changed: weights %s, want %s", got, kept)
+	}
+}
+
 func TestMatrix(t *testing.T) {
 	data := make([]float32, 20)
 	for i := range data {
 		data[i] = float32(i)
 	}
-	m, err := NewMatrixStride(3, 4, 7, data)
+	m, err := NewMatrixStrided(3, 4, 7, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,8 +505,8 @@ func TestMatrix(t *testing.T) {
 		{3, 4, 7, 17, ErrShape},
 		{2, 2, math.MaxInt, 10, ErrArgument},
 	} {
-		if _, err := NewMatrixStride(c.rows, c.cols, c.stride, make([]float32, c.n)); !errors.Is(err, c.want) {
-			t.Errorf("NewMatrixStride(%d, %d, %d, len %d): err = %v, want %v", c.rows, c.cols, c.stride, c.n, err, c.want)
+		if _, err := NewMatrixStrided(c.rows, c.cols, c.stride, make([]float32, c.n)); !errors.Is(err, c.want) {
+			t.Errorf("NewMatrixStrided(%d, %d, %d, len %d): err = %v, want %v", c.rows, c.cols, c.stride, c.n, err, c.want)
 		}
 	}
 	if _, err := NewMatrix(3, 4, make([]float32, 12)); err != nil {

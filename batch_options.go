@@ -5,8 +5,9 @@ import (
 	"math/bits"
 )
 
-// BatchOptions configure Batched.Attend. The zero value is plain scaled
-// dot-product attention with scale 1/√d and no mask.
+// BatchOptions configure Batched.Attend; what it writes is in
+// BatchOutputs. The zero value is plain scaled dot-product attention with
+// scale 1/√d and no mask.
 type BatchOptions struct {
 	// Scale multiplies every score; 0 means 1/√d with d the key dimension.
 	Scale float32
@@ -22,11 +23,6 @@ type BatchOptions struct {
 	// Keep, if not nil, is a [Tq][Tk] row-major keep-mask (true = attend)
 	// shared by every batch entry and head.
 	Keep []bool
-	// Weights, if not nil, receives the attention weights, shaped
-	// [batch][heads][Tq][Tk]. Without it (and without Logits) the Tq×Tk
-	// grid is never formed.
-	Weights *Tensor
-
 	// Softcap, if positive, bounds every scaled score s to (−Softcap,
 	// Softcap) through Softcap·tanh(s/Softcap), before Bias is added (so a
 	// −Inf bias still masks). The tanh is tanh32's (absolute error below
@@ -50,22 +46,22 @@ type BatchOptions struct {
 	// sequences, right-padded to Tk keys, is decoded together. Without
 	// ValidLen it changes nothing.
 	CausalToValidLen bool
-	// Logits, if not nil, receives the softmax input, shaped
-	// [batch][heads][Tq][Tk]: the scaled, softcapped and biased scores,
-	// −Inf at keys masked by Keep, ValidLen or Causal.
-	Logits *Tensor
 }
 
 // checkBatch validates a call of Batched.Attend, in the order its errors
-// are reported: shapes, then options, then aliasing, then the scale.
-func checkBatch(op string, out, q, k, v Tensor, opt *BatchOptions) error {
-	if err := checkShapes(op, out, q, k, v); err != nil {
+// are reported: shapes (out's, then the other outputs'), then options, then
+// aliasing, then the scale.
+func checkBatch(op string, dst *BatchOutputs, q, k, v Tensor, opt *BatchOptions) error {
+	if err := checkShapes(op, dst.Out, q, k, v); err != nil {
+		return err
+	}
+	if err := checkOutputShapes(op, dst, q.batch, q.heads, q.rows, k.rows); err != nil {
 		return err
 	}
 	if err := checkOptions(op, opt, q.batch, q.heads, q.rows, k.rows); err != nil {
 		return err
 	}
-	if err := checkOutputs(op, out, q, k, v, opt); err != nil {
+	if err := checkOutputs(op, dst, q, k, v, opt); err != nil {
 		return err
 	}
 	if scale := opt.Scale; math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) {
@@ -121,11 +117,6 @@ func checkOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 			return shapeErr(op, "len(Keep)", len(opt.Keep), n, "Tq·Tk")
 		}
 	}
-	if w := opt.Weights; w != nil {
-		if w.batch != B || w.heads != H || w.rows != Tq || w.cols != Tk {
-			return shapeErr(op, "Weights shape", w.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
-		}
-	}
 	return checkScoreOptions(op, opt, B, H, Tq, Tk)
 }
 
@@ -136,20 +127,26 @@ type tensorOperand struct {
 }
 
 // checkOutputs enforces the aliasing rule of Batched.Attend: no two
-// elements of out, Weights or Logits share memory, and none of them
-// touches the span of another operand. The inputs may overlap one another
-// freely (views into one fused QKV buffer); an output that overlaps an
-// input would be read after it was written, by this task or another.
-func checkOutputs(op string, out, q, k, v Tensor, opt *BatchOptions) error {
-	// Absent options are empty views, which overlap nothing.
-	all := [...]tensorOperand{{"out", out}, {"Weights", deref(opt.Weights)}, {"Logits", deref(opt.Logits)},
-		{"q", q}, {"k", k}, {"v", v}, {"Bias", deref(opt.Bias)}}
-	for i, o := range all[:3] {
+// elements of the outputs (out, Weights, Logits) share memory, and none of
+// them touches the span of another operand. The inputs may overlap one
+// another freely (views into one fused QKV buffer); an output that
+// overlaps an input would be read after it was written, by this task or
+// another.
+func checkOutputs(op string, dst *BatchOutputs, q, k, v Tensor, opt *BatchOptions) error {
+	// Absent outputs and options are empty views, which overlap nothing.
+	outs := dst.operands()
+	ins := [...]tensorOperand{{"q", q}, {"k", k}, {"v", v}, {"Bias", deref(opt.Bias)}}
+	for i, o := range outs {
 		if !o.t.distinctRows() {
 			return argErr(op, "%s has elements that share memory (its strides overlap)", o.name)
 		}
-		for _, x := range all[i+1:] {
+		for _, x := range outs[i+1:] {
 			if overlaps(o.t.data, x.t.data) { // a view's data ends at its last element
+				return argErr(op, "%s overlaps %s in memory", o.name, x.name)
+			}
+		}
+		for _, x := range ins {
+			if overlaps(o.t.data, x.t.data) {
 				return argErr(op, "%s overlaps %s in memory", o.name, x.name)
 			}
 		}

@@ -2,6 +2,56 @@ package attention
 
 import "math"
 
+// BatchOutputs are what Batched.Attend writes: Out, and each further
+// output that is not nil. No two of their elements may share memory, nor
+// touch the memory span of an input (see Batched.Attend).
+type BatchOutputs struct {
+	// Out receives the attention output, shaped [batch][heads][Tq][dv].
+	// It is required: its shape must match the call's, as the inputs' do.
+	Out Tensor
+	// Weights, if not nil, receives the attention weights, shaped
+	// [batch][heads][Tq][Tk]. Without it (and without Logits) the Tq×Tk
+	// grid is never formed.
+	Weights *Tensor
+	// Logits, if not nil, receives the softmax input, shaped
+	// [batch][heads][Tq][Tk]: the scaled, softcapped and biased scores,
+	// −Inf at keys masked by Keep, ValidLen or Causal.
+	Logits *Tensor
+}
+
+// numOutputs is the number of outputs in a BatchOutputs.
+const numOutputs = 3
+
+// operands returns every output under the name errors give it, Out first;
+// an absent output is an empty view, which overlaps nothing.
+func (d *BatchOutputs) operands() [numOutputs]tensorOperand {
+	return [numOutputs]tensorOperand{{"out", d.Out}, {"Weights", deref(d.Weights)}, {"Logits", deref(d.Logits)}}
+}
+
+// empty reports whether no output has an element.
+func (d *BatchOutputs) empty() bool {
+	for _, o := range d.operands() {
+		if !o.t.empty() {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOutputShapes checks the outputs other than Out (which checkShapes
+// matches against the inputs) against the shapes of the call.
+func checkOutputShapes(op string, dst *BatchOutputs, B, H, Tq, Tk int) error {
+	for _, o := range [...]struct {
+		name string
+		t    *Tensor
+	}{{"Weights shape", dst.Weights}, {"Logits shape", dst.Logits}} {
+		if x := o.t; x != nil && (x.batch != B || x.heads != H || x.rows != Tq || x.cols != Tk) {
+			return shapeErr(op, o.name, x.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
+		}
+	}
+	return nil
+}
+
 // blockOutputs finishes the weights and logits of a query block whose
 // attended keys all went through the block kernels, [0, n) (runBlock wrote
 // the logits of those). Keys from n on get logit -Inf and weight 0. The

@@ -38,6 +38,7 @@ type batchJob struct {
 	out, q, k, v Tensor
 	w, logits    *Tensor
 	rowPath      bool // weights or logits wanted: whole score rows are formed
+	idle         bool // no output has an element: the call has no task
 	adjust       bool // Softcap or Bias: adjustScores has work to do
 	opt          *BatchOptions
 	scale        float32
@@ -47,8 +48,8 @@ type batchJob struct {
 	block        bool
 }
 
-func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
-	if err := checkBatch("Batched.Attend", out, q, k, v, opt); err != nil {
+func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
+	if err := checkBatch("Batched.Attend", &dst, q, k, v, opt); err != nil {
 		return batchJob{}, err
 	}
 	H, Tq, dk := q.heads, q.rows, q.cols
@@ -59,9 +60,10 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 			scale = float32(1 / math.Sqrt(float64(dk)))
 		}
 	}
-	p := batchJob{out: out, q: q, k: k, v: v, w: opt.Weights, logits: opt.Logits, opt: opt, scale: scale,
+	p := batchJob{out: dst.Out, q: q, k: k, v: v, w: dst.Weights, logits: dst.Logits, opt: opt, scale: scale,
 		blocks: (Tq + batchQueryBlock - 1) / batchQueryBlock, tile: keyTile(Tq, dk, v.cols)}
 	p.rowPath = p.w != nil || p.logits != nil
+	p.idle = dst.empty()
 	p.adjust = opt.Softcap > 0 || opt.Bias != nil
 	p.block = useBlock(Tq, dk, v.cols)
 	if k.heads > 0 {
@@ -75,7 +77,7 @@ func newBatchJob(out, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 // work or scratch. Otherwise every dimension that counts tasks is one of a
 // non-empty output, whose elements back it: the count fits in an int.
 func (p *batchJob) tasks() int {
-	if p.out.empty() && (p.w == nil || p.w.empty()) && (p.logits == nil || p.logits.empty()) {
+	if p.idle {
 		return 0
 	}
 	return p.q.batch * p.q.heads * p.blocks

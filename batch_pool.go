@@ -79,15 +79,16 @@ func (e *Batched) take(w int) {
 	}
 }
 
-// Attend computes out = softmax(scale·Q·Kᵀ + masks)·V for every batch entry
-// and head; with Softcap and Bias the softmax input is
+// Attend computes dst.Out = softmax(scale·Q·Kᵀ + masks)·V for every batch
+// entry and head, and the other outputs dst asks for (the weights, the
+// logits); with Softcap and Bias the softmax input is
 // Softcap·tanh(scale·Q·Kᵀ/Softcap) + Bias, then masked. Shapes:
 // q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
-// out [B][H][Tq][dv], with H a multiple of Hkv. It follows Memory.Attend's
-// semantics row by row: masked keys get weight exactly 0, a query row with
-// no key attended gets a zero output (and zero weights), NaN propagates, a
-// +Inf score makes the row NaN. Shape mismatches return an error wrapping
-// ErrShape and change nothing.
+// dst.Out [B][H][Tq][dv], with H a multiple of Hkv. It follows
+// Memory.Attend's semantics row by row: masked keys get weight exactly 0,
+// a query row with no key attended gets a zero output (and zero weights),
+// NaN propagates, a +Inf score makes the row NaN. Shape mismatches return
+// an error wrapping ErrShape and change nothing.
 //
 // What is read: keys at or past ValidLen[b], or past every query row's
 // causal frontier, are never read (neither K nor V rows). Keys masked by
@@ -99,20 +100,20 @@ func (e *Batched) take(w int) {
 // rows multiplied by 0, so a NaN or Inf there makes the row NaN unless the
 // row attends nothing.
 //
-// Zero sizes: any dimension may be 0. A call whose outputs (out, Weights,
+// Zero sizes: any dimension may be 0. A call whose outputs (Out, Weights,
 // Logits) have no element computes nothing and returns nil; a query row
 // with no key (Tk = 0) gets a zero output; keys of dimension 0 all score 0.
 //
 // Aliasing: Q, K, V and Bias may overlap one another (views into one fused
-// buffer). Out, Weights and Logits must not: no two of their elements may
-// share memory, and none may touch the memory span (first to last element)
-// of another operand; such calls return an error wrapping ErrArgument.
+// buffer). The outputs must not: no two of their elements may share
+// memory, and none may touch the memory span (first to last element) of
+// another operand; such calls return an error wrapping ErrArgument.
 // After Close, Attend returns ErrClosed.
-func (e *Batched) Attend(out, q, k, v Tensor, opt *BatchOptions) error {
+func (e *Batched) Attend(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) error {
 	if opt == nil {
 		opt = &BatchOptions{}
 	}
-	job, err := newBatchJob(out, q, k, v, opt)
+	job, err := newBatchJob(dst, q, k, v, opt)
 	if err != nil {
 		return err
 	}

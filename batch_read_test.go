@@ -55,7 +55,7 @@ func TestBatchedNeverReadsMaskedKeys(t *testing.T) {
 						n := (B*Hkv*Tk - (Tk - valid)) * d
 						data := unreadable(t, n, (Tk-valid)*d)
 						copy(data[:n], x.data)
-						y, err := NewTensor(data, B, Hkv, Tk, d)
+						y, err := NewTensor(B, Hkv, Tk, d, data)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -68,7 +68,7 @@ func TestBatchedNeverReadsMaskedKeys(t *testing.T) {
 						}
 					}
 					e := NewBatched(2)
-					if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 						t.Fatal(err)
 					}
 					e.Close()
@@ -88,6 +88,6 @@ func copyTensor(x Tensor, valid int) Tensor {
 	n := (B*H*T - (T - valid)) * d
 	data := make([]float32, B*H*T*d)
 	copy(data, x.data[:n])
-	y, _ := NewTensor(data, B, H, T, d)
+	y, _ := NewTensor(B, H, T, d, data)
 	return y
 }

@@ -3,6 +3,7 @@ package attention
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func TestBatchedZeroSizes(t *testing.T) {
 									strided: flags&1 != 0, weights: flags&2 != 0, logit: flags&4 != 0, causal: flags == 5}
 								for _, e := range engines {
 									p := newBatchProblem(t, r, c)
-									if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+									if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 										t.Fatalf("%v workers=%d: %v", c, e.Workers(), err)
 									}
 									p.check(t)
@@ -52,9 +53,9 @@ func TestBatchedZeroSizes(t *testing.T) {
 func TestBatchedHugeEmptyDims(t *testing.T) {
 	huge := math.MaxInt/4 + 1 // 2^61 on 64-bit ints, 2^29 on 32-bit
 	mk := func(b, h, rows, cols int) Tensor {
-		x, err := NewTensor(nil, b, h, rows, cols)
+		x, err := NewTensor(b, h, rows, cols, nil)
 		if err != nil {
-			t.Fatalf("NewTensor(nil, %d, %d, %d, %d): %v", b, h, rows, cols, err)
+			t.Fatalf("NewTensor(%d, %d, %d, %d, nil): %v", b, h, rows, cols, err)
 		}
 		return x
 	}
@@ -74,12 +75,13 @@ func TestBatchedHugeEmptyDims(t *testing.T) {
 		for _, workers := range []int{1, 2} {
 			e := NewBatched(workers)
 			opt := &BatchOptions{Causal: true}
+			dst := BatchOutputs{Out: c.out}
 			if c.weights {
 				w := mk(1, 1, 0, huge)
-				opt.Weights = &w
+				dst.Weights = &w
 			}
 			done := make(chan error, 1)
-			go func() { done <- e.Attend(c.out, c.q, c.k, c.v, opt) }()
+			go func() { done <- e.Attend(dst, c.q, c.k, c.v, opt) }()
 			select {
 			case err := <-done:
 				if err != nil {
@@ -96,7 +98,7 @@ func TestBatchedHugeEmptyDims(t *testing.T) {
 	e := NewBatched(1)
 	defer e.Close()
 	for _, keep := range [][]bool{{}, make([]bool, 8)} {
-		if err := e.Attend(q, q, k, k, &BatchOptions{Keep: keep}); !errors.Is(err, ErrShape) {
+		if err := e.Attend(BatchOutputs{Out: q}, q, k, k, &BatchOptions{Keep: keep}); !errors.Is(err, ErrShape) {
 			t.Errorf("keep-mask of %d for Tq = Tk = %d: %v, want ErrShape", len(keep), huge, err)
 		}
 	}
@@ -133,7 +135,7 @@ func TestBatchedFullyMaskedNonFiniteValues(t *testing.T) {
 						}
 					}
 					e := NewBatched(1)
-					if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 						t.Fatal(err)
 					}
 					e.Close()
@@ -164,7 +166,7 @@ func TestBatchedCausalShiftExtremes(t *testing.T) {
 					c := batchCase{B: 2, H: 2, Hkv: 1, Tq: Tq, Tk: 30, dk: 4, dv: 3, causal: true, shift: shift, valid: toValid, toValid: toValid}
 					p := newBatchProblem(t, r, c)
 					e := NewBatched(2)
-					if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 						t.Fatal(err)
 					}
 					e.Close()
@@ -189,7 +191,7 @@ func TestBatchedTinySoftcap(t *testing.T) {
 	defer e.Close()
 	for _, c := range []float32{0x1p-128, math.SmallestNonzeroFloat32, 2.9e-39} {
 		p.opt.Softcap = c
-		if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); !errors.Is(err, ErrArgument) {
+		if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); !errors.Is(err, ErrArgument) {
 			t.Errorf("Softcap %g: %v, want ErrArgument", c, err)
 		}
 	}
@@ -199,7 +201,7 @@ func TestBatchedTinySoftcap(t *testing.T) {
 	p.opt.Softcap = c
 	p.c.softcap = c
 	clear(p.q.Row(0, 0, 0))
-	if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+	if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 		t.Fatal(err)
 	}
 	p.check(t)
@@ -215,13 +217,13 @@ func TestBatchedZeroValue(t *testing.T) {
 		}
 		for _, Tq := range []int{3, 20} {
 			p := newBatchProblem(t, r, batchCase{B: 2, H: 2, Hkv: 1, Tq: Tq, Tk: 9, dk: 4, dv: 3, causal: true})
-			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatal(err)
 			}
 			p.check(t)
 		}
 		e.Close()
-		if err := e.Attend(Tensor{}, Tensor{}, Tensor{}, Tensor{}, nil); !errors.Is(err, ErrClosed) {
+		if err := e.Attend(BatchOutputs{}, Tensor{}, Tensor{}, Tensor{}, nil); !errors.Is(err, ErrClosed) {
 			t.Errorf("after Close: %v, want ErrClosed", err)
 		}
 	})
@@ -236,10 +238,10 @@ func TestBatchedClosed(t *testing.T) {
 		e.Close()
 		e.Close()
 		p := newBatchProblem(t, r, batchCase{B: 1, H: 1, Hkv: 1, Tq: 2, Tk: 3, dk: 2, dv: 2})
-		if err := e.Attend(p.out, p.q, p.k, p.v, nil); !errors.Is(err, ErrClosed) || errors.Is(err, ErrArgument) {
+		if err := e.Attend(p.outputs(), p.q, p.k, p.v, nil); !errors.Is(err, ErrClosed) || errors.Is(err, ErrArgument) {
 			t.Errorf("%d workers: %v, want ErrClosed", workers, err)
 		}
-		if err := e.Attend(Tensor{}, Tensor{}, Tensor{}, Tensor{}, nil); !errors.Is(err, ErrClosed) {
+		if err := e.Attend(BatchOutputs{}, Tensor{}, Tensor{}, Tensor{}, nil); !errors.Is(err, ErrClosed) {
 			t.Errorf("%d workers, empty problem: %v, want ErrClosed", workers, err)
 		}
 	}
@@ -253,7 +255,7 @@ func TestBatchedAliasing(t *testing.T) {
 	defer e.Close()
 	buf := testutil.Floats(r, 4096, 1)
 	view := func(off, B, H, T, d, bs, hs, rs int) Tensor {
-		x, err := NewTensorStrided(buf[off:], B, H, T, d, bs, hs, rs)
+		x, err := NewTensorStrided(B, H, T, d, bs, hs, rs, buf[off:])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,37 +265,83 @@ func TestBatchedAliasing(t *testing.T) {
 	k := view(0, 1, 1, 4, 8, 32, 32, 8) // overlaps q: fine
 	v := view(16, 1, 1, 4, 8, 32, 32, 8)
 	good := view(1000, 1, 2, 4, 8, 64, 32, 8)
-	if err := e.Attend(good, q, k, v, nil); err != nil {
+	if err := e.Attend(BatchOutputs{Out: good}, q, k, v, nil); err != nil {
 		t.Fatalf("inputs overlapping one another: %v", err)
 	}
 	// The [B][T][H][d] layout interleaves heads without sharing elements.
-	if err := e.Attend(view(1000, 1, 2, 4, 8, 64, 8, 16), q, k, v, nil); err != nil {
+	if err := e.Attend(BatchOutputs{Out: view(1000, 1, 2, 4, 8, 64, 8, 16)}, q, k, v, nil); err != nil {
 		t.Fatalf("interleaved output heads: %v", err)
 	}
 	w := view(2000, 1, 2, 4, 4, 32, 16, 4)
 	for name, f := range map[string]func() error{
-		"out over q": func() error { return e.Attend(view(40, 1, 2, 4, 8, 64, 32, 8), q, k, v, nil) },
+		"out over q": func() error { return e.Attend(BatchOutputs{Out: view(40, 1, 2, 4, 8, 64, 32, 8)}, q, k, v, nil) },
 		"out over v": func() error {
-			return e.Attend(view(200, 1, 2, 4, 8, 64, 32, 8), q, k, view(210, 1, 1, 4, 8, 32, 32, 8), nil)
+			return e.Attend(BatchOutputs{Out: view(200, 1, 2, 4, 8, 64, 32, 8)}, q, k, view(210, 1, 1, 4, 8, 32, 32, 8), nil)
 		},
-		"out heads repeated": func() error { return e.Attend(view(1000, 1, 2, 4, 8, 0, 0, 8), q, k, v, nil) },
-		"out heads overlap":  func() error { return e.Attend(view(1000, 1, 2, 4, 8, 64, 16, 8), q, k, v, nil) },
+		"out heads repeated": func() error { return e.Attend(BatchOutputs{Out: view(1000, 1, 2, 4, 8, 0, 0, 8)}, q, k, v, nil) },
+		"out heads overlap":  func() error { return e.Attend(BatchOutputs{Out: view(1000, 1, 2, 4, 8, 64, 16, 8)}, q, k, v, nil) },
 		"weights over out": func() error {
 			x := view(1010, 1, 2, 4, 4, 32, 16, 4)
-			return e.Attend(good, q, k, v, &BatchOptions{Weights: &x})
+			return e.Attend(BatchOutputs{Out: good, Weights: &x}, q, k, v, nil)
 		},
 		"logits over weights": func() error {
 			x := view(2010, 1, 2, 4, 4, 32, 16, 4)
-			return e.Attend(good, q, k, v, &BatchOptions{Weights: &w, Logits: &x})
+			return e.Attend(BatchOutputs{Out: good, Weights: &w, Logits: &x}, q, k, v, nil)
 		},
 		"logits over bias": func() error {
 			x := view(3000, 1, 2, 4, 4, 32, 16, 4)
 			b := view(3000, 1, 1, 4, 4, 16, 16, 4)
-			return e.Attend(good, q, k, v, &BatchOptions{Bias: &b, Logits: &x})
+			return e.Attend(BatchOutputs{Out: good, Logits: &x}, q, k, v, &BatchOptions{Bias: &b})
 		},
 	} {
 		if err := f(); !errors.Is(err, ErrArgument) {
 			t.Errorf("%s: %v, want ErrArgument", name, err)
+		}
+	}
+}
+
+// The errors about the outputs name them as the operands of the call:
+// "out", "Weights", "Logits".
+func TestBatchedOutputErrorMessages(t *testing.T) {
+	r := testutil.Rand(48)
+	e := NewBatched(1)
+	defer e.Close()
+	buf := testutil.Floats(r, 4096, 1)
+	view := func(off, B, H, T, d, bs, hs, rs int) Tensor {
+		x, err := NewTensorStrided(B, H, T, d, bs, hs, rs, buf[off:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	q := view(0, 1, 2, 4, 8, 64, 32, 8)
+	k := view(0, 1, 1, 4, 8, 32, 32, 8)
+	v := view(16, 1, 1, 4, 8, 32, 32, 8)
+	out := view(1000, 1, 2, 4, 8, 64, 32, 8)
+	grid := func(off int) *Tensor {
+		x := view(off, 1, 2, 4, 4, 32, 16, 4)
+		return &x
+	}
+	short := view(2000, 1, 2, 4, 3, 24, 12, 3)
+	repeated := view(2000, 1, 2, 4, 4, 0, 0, 4)
+	bias := view(3000, 1, 1, 4, 4, 16, 16, 4)
+	for _, c := range []struct {
+		dst  BatchOutputs
+		opt  *BatchOptions
+		want string
+	}{
+		{BatchOutputs{Out: view(1000, 1, 2, 4, 7, 56, 28, 7)}, nil, "out dim = 7, want 8 (v dim)"},
+		{BatchOutputs{Out: out, Weights: &short}, nil, "Weights shape = 24, want 32 ([batch][heads][Tq][Tk] elements)"},
+		{BatchOutputs{Out: out, Logits: &short}, nil, "Logits shape = 24, want 32 ([batch][heads][Tq][Tk] elements)"},
+		{BatchOutputs{Out: out, Weights: grid(1010)}, nil, "out overlaps Weights in memory"},
+		{BatchOutputs{Out: out, Weights: grid(2000), Logits: grid(2010)}, nil, "Weights overlaps Logits in memory"},
+		{BatchOutputs{Out: out, Logits: grid(3000)}, &BatchOptions{Bias: &bias}, "Logits overlaps Bias in memory"},
+		{BatchOutputs{Out: out, Logits: &repeated}, nil, "Logits has elements that share memory (its strides overlap)"},
+		{BatchOutputs{Out: out, Logits: grid(10)}, nil, "Logits overlaps q in memory"},
+	} {
+		err := e.Attend(c.dst, q, k, v, c.opt)
+		if err == nil || !strings.HasSuffix(err.Error(), ": Batched.Attend: "+c.want) {
+			t.Errorf("err = %v, want one ending in %q", err, c.want)
 		}
 	}
 }
@@ -305,7 +353,7 @@ func TestTensorAccessors(t *testing.T) {
 	for i := range data {
 		data[i] = float32(i)
 	}
-	x, err := NewTensorStrided(data, 2, 3, 4, 5, 90, 30, 7)
+	x, err := NewTensorStrided(2, 3, 4, 5, 90, 30, 7, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +366,7 @@ func TestTensorAccessors(t *testing.T) {
 	if got := x.At(1, 2, 3, 4); got != 90+60+21+4 {
 		t.Errorf("At(1, 2, 3, 4) = %v", got)
 	}
-	e, err := NewTensorStrided(nil, 0, 3, 4, 5, 90, 30, 7)
+	e, err := NewTensorStrided(0, 3, 4, 5, 90, 30, 7, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,13 @@ package attention
 
 import "math"
 
-// The score-stage options of Batched.Attend (Softcap, Bias, Logits,
-// CausalToValidLen): their checks, their scratch memory, and the one step
-// that transforms a block of scores between the score kernel and the
-// softmax.
+// The score-stage options of Batched.Attend (Softcap, Bias,
+// CausalToValidLen) and its Logits output: the options' checks, their
+// scratch memory, and the one step that transforms a block of scores
+// between the score kernel and the softmax.
 
-// checkScoreOptions validates Softcap, Bias and Logits against the shapes
-// of the call.
+// checkScoreOptions validates Softcap and Bias against the shapes of the
+// call.
 func checkScoreOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 	if c := opt.Softcap; !(c >= 0) || math.IsInf(float64(c), 1) {
 		return argErr(op, "Softcap %v is not a finite value >= 0", c)
@@ -28,11 +28,6 @@ func checkScoreOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 			return shapeErr(op, "Bias rows", x.rows, Tq, "Tq or 1 (broadcast)")
 		case x.cols != Tk:
 			return shapeErr(op, "Bias cols", x.cols, Tk, "Tk")
-		}
-	}
-	if x := opt.Logits; x != nil {
-		if x.batch != B || x.heads != H || x.rows != Tq || x.cols != Tk {
-			return shapeErr(op, "Logits shape", x.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
 		}
 	}
 	return nil

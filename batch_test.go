@@ -49,7 +49,7 @@ func tensor(t testing.TB, r *rand.Rand, B, H, T, d int, strided bool, scale floa
 	}
 	bs := H * hs
 	data := testutil.Floats(r, max(1, B*bs), scale)
-	x, err := NewTensorStrided(data, B, H, T, d, bs, hs, rs)
+	x, err := NewTensorStrided(B, H, T, d, bs, hs, rs, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,46 +91,64 @@ func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
 	}
 	if c.weights {
 		p.w = tensor(t, r, c.B, c.H, c.Tq, c.Tk, false, 1)
-		p.opt.Weights = &p.w
 	}
 	p.opt.Softcap = c.softcap
 	p.opt.CausalToValidLen = c.toValid
 	if c.bias != biasNone {
-		bb, bh, bq := c.B, c.H, c.Tq
-		switch c.bias {
-		case biasRows:
-			bb, bh = 1, 1
-		case biasBatchHead:
-			bh, bq = 1, 1
-		case biasHeads:
-			bb = 1
-		}
-		p.bias = tensor(t, r, bb, bh, bq, c.Tk, c.strided, 3)
-		ninf := float32(math.Inf(-1))
-		for b := range bb {
-			for h := range bh {
-				for i := range bq {
-					row := p.bias.Row(b, h, i)
-					if r.IntN(8) == 0 {
-						for j := range row {
-							row[j] = ninf // a row fully masked by the bias
-						}
-					}
-					for j := range row {
-						if r.IntN(6) == 0 {
-							row[j] = ninf
-						}
-					}
-				}
-			}
-		}
+		p.bias = randomBias(t, r, c)
 		p.opt.Bias = &p.bias
 	}
 	if c.logit {
 		p.logits = tensor(t, r, c.B, c.H, c.Tq, c.Tk, false, 1)
-		p.opt.Logits = &p.logits
 	}
 	return p
+}
+
+// randomBias returns a bias of the case's shape with random entries, a
+// sixth of them −Inf, and an eighth of its rows all −Inf.
+func randomBias(t testing.TB, r *rand.Rand, c batchCase) Tensor {
+	bb, bh, bq := c.B, c.H, c.Tq
+	switch c.bias {
+	case biasRows:
+		bb, bh = 1, 1
+	case biasBatchHead:
+		bh, bq = 1, 1
+	case biasHeads:
+		bb = 1
+	}
+	bias := tensor(t, r, bb, bh, bq, c.Tk, c.strided, 3)
+	ninf := float32(math.Inf(-1))
+	for b := range bb {
+		for h := range bh {
+			for i := range bq {
+				row := bias.Row(b, h, i)
+				if r.IntN(8) == 0 {
+					for j := range row {
+						row[j] = ninf // a row fully masked by the bias
+					}
+				}
+				for j := range row {
+					if r.IntN(6) == 0 {
+						row[j] = ninf
+					}
+				}
+			}
+		}
+	}
+	return bias
+}
+
+// outputs returns what the problem asks Batched.Attend to write: out, and
+// the weights and logits if its case wants them.
+func (p *batchProblem) outputs() BatchOutputs {
+	dst := BatchOutputs{Out: p.out}
+	if p.c.weights {
+		dst.Weights = &p.w
+	}
+	if p.c.logit {
+		dst.Logits = &p.logits
+	}
+	return dst
 }
 
 // biasRow is the bias row query i of head h in batch entry b sees.
@@ -293,7 +311,7 @@ func TestBatchedMatchesReference(t *testing.T) {
 			e := NewBatched(workers)
 			for _, c := range batchCases(testing.Short()) {
 				p := newBatchProblem(t, r, c)
-				if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+				if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 					t.Fatalf("%v: %v", c, err)
 				}
 				p.check(t)
@@ -323,7 +341,7 @@ func TestBatchedRandomShapes(t *testing.T) {
 				softcap: []float32{0, 0, 1, 30}[r.IntN(4)], bias: biasKind(r.IntN(5)), toValid: r.IntN(3) == 0, logit: r.IntN(4) == 0,
 			}
 			p := newBatchProblem(t, r, c)
-			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatalf("%v: %v", c, err)
 			}
 			p.check(t)
@@ -346,7 +364,7 @@ func sameForAnyWorkers(t *testing.T, p *batchProblem) {
 	var first []float32
 	for _, workers := range []int{1, 2, 3, 8} {
 		e := NewBatched(workers)
-		if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+		if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 			t.Fatal(err)
 		}
 		e.Close()
@@ -380,11 +398,11 @@ func TestBatchedAgreesWithMemory(t *testing.T) {
 			c := batchCase{B: 1, H: 1, Hkv: 1, Tq: 1, Tk: T, dk: 24, dv: 9, weights: true}
 			p := newBatchProblem(t, r, c)
 			e := NewBatched(1)
-			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatal(err)
 			}
-			keys, _ := NewMatrixStride(T, 24, p.k.rs, p.k.rowsFrom(0, 0, 0))
-			vals, _ := NewMatrixStride(T, 9, p.v.rs, p.v.rowsFrom(0, 0, 0))
+			keys, _ := NewMatrixStrided(T, 24, p.k.rs, p.k.rowsFrom(0, 0, 0))
+			vals, _ := NewMatrixStrided(T, 9, p.v.rs, p.v.rowsFrom(0, 0, 0))
 			sc, _ := ScoreDotWithScale(float32(1 / math.Sqrt(24)))
 			mem, err := NewMemory(sc, keys, vals)
 			if err != nil {
@@ -400,8 +418,8 @@ func TestBatchedAgreesWithMemory(t *testing.T) {
 					t.Fatalf("T=%d: batched %v, Memory %v", T, o, ctx)
 				}
 			}
-			p.c.weights, p.opt.Weights = false, nil
-			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			p.c.weights = false
+			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatal(err)
 			}
 			p.check(t)
@@ -431,7 +449,7 @@ func fullyMaskedAndNaN(t *testing.T, r *rand.Rand, c batchCase) {
 	}
 	e := NewBatched(1)
 	defer e.Close()
-	if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+	if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 		t.Fatal(err)
 	}
 	for h := range 2 {
@@ -466,8 +484,8 @@ func TestBatchedAllocatesNothing(t *testing.T) {
 				softcap: 3, bias: biasRows, logit: weights}
 			p := newBatchProblem(t, r, c)
 			e := NewBatched(workers)
-			e.Attend(p.out, p.q, p.k, p.v, &p.opt)
-			if n := testing.AllocsPerRun(5, func() { e.Attend(p.out, p.q, p.k, p.v, &p.opt) }); n != 0 {
+			e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
+			if n := testing.AllocsPerRun(5, func() { e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt) }); n != 0 {
 				t.Errorf("workers=%d weights=%v: %v allocations per Attend, want 0", workers, weights, n)
 			}
 			e.Close()
@@ -481,43 +499,44 @@ func TestBatchedShapeErrors(t *testing.T) {
 	k := tensor(t, r, 2, 2, 5, 8, false, 1)
 	v := tensor(t, r, 2, 2, 5, 6, false, 1)
 	out := tensor(t, r, 2, 4, 3, 6, false, 1)
+	dst := BatchOutputs{Out: out}
 	e := NewBatched(1)
 	defer e.Close()
 	bad := map[string]func() error{
-		"k dim":     func() error { return e.Attend(out, q, tensor(t, r, 2, 2, 5, 7, false, 1), v, nil) },
-		"heads":     func() error { return e.Attend(out, tensor(t, r, 2, 3, 3, 8, false, 1), k, v, nil) },
-		"v rows":    func() error { return e.Attend(out, q, k, tensor(t, r, 2, 2, 4, 6, false, 1), nil) },
-		"out dim":   func() error { return e.Attend(tensor(t, r, 2, 4, 3, 5, false, 1), q, k, v, nil) },
-		"batch":     func() error { return e.Attend(out, q, tensor(t, r, 1, 2, 5, 8, false, 1), v, nil) },
-		"valid len": func() error { return e.Attend(out, q, k, v, &BatchOptions{ValidLen: []int{1}}) },
-		"keep len":  func() error { return e.Attend(out, q, k, v, &BatchOptions{Keep: make([]bool, 14)}) },
+		"k dim":     func() error { return e.Attend(dst, q, tensor(t, r, 2, 2, 5, 7, false, 1), v, nil) },
+		"heads":     func() error { return e.Attend(dst, tensor(t, r, 2, 3, 3, 8, false, 1), k, v, nil) },
+		"v rows":    func() error { return e.Attend(dst, q, k, tensor(t, r, 2, 2, 4, 6, false, 1), nil) },
+		"out dim":   func() error { return e.Attend(BatchOutputs{Out: tensor(t, r, 2, 4, 3, 5, false, 1)}, q, k, v, nil) },
+		"batch":     func() error { return e.Attend(dst, q, tensor(t, r, 1, 2, 5, 8, false, 1), v, nil) },
+		"valid len": func() error { return e.Attend(dst, q, k, v, &BatchOptions{ValidLen: []int{1}}) },
+		"keep len":  func() error { return e.Attend(dst, q, k, v, &BatchOptions{Keep: make([]bool, 14)}) },
 		"weights": func() error {
 			w := tensor(t, r, 2, 4, 3, 4, false, 1)
-			return e.Attend(out, q, k, v, &BatchOptions{Weights: &w})
+			return e.Attend(BatchOutputs{Out: out, Weights: &w}, q, k, v, nil)
 		},
-		"valid >= T":  func() error { return e.Attend(out, q, k, v, &BatchOptions{ValidLen: []int{1, 6}}) },
-		"softcap < 0": func() error { return e.Attend(out, q, k, v, &BatchOptions{Softcap: -1}) },
-		"softcap NaN": func() error { return e.Attend(out, q, k, v, &BatchOptions{Softcap: float32(math.NaN())}) },
-		"softcap Inf": func() error { return e.Attend(out, q, k, v, &BatchOptions{Softcap: float32(math.Inf(1))}) },
+		"valid >= T":  func() error { return e.Attend(dst, q, k, v, &BatchOptions{ValidLen: []int{1, 6}}) },
+		"softcap < 0": func() error { return e.Attend(dst, q, k, v, &BatchOptions{Softcap: -1}) },
+		"softcap NaN": func() error { return e.Attend(dst, q, k, v, &BatchOptions{Softcap: float32(math.NaN())}) },
+		"softcap Inf": func() error { return e.Attend(dst, q, k, v, &BatchOptions{Softcap: float32(math.Inf(1))}) },
 		"bias cols": func() error {
 			x := tensor(t, r, 1, 1, 3, 4, false, 1)
-			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+			return e.Attend(dst, q, k, v, &BatchOptions{Bias: &x})
 		},
 		"bias heads": func() error {
 			x := tensor(t, r, 1, 2, 3, 5, false, 1)
-			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+			return e.Attend(dst, q, k, v, &BatchOptions{Bias: &x})
 		},
 		"bias batch": func() error {
 			x := tensor(t, r, 3, 1, 3, 5, false, 1)
-			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+			return e.Attend(dst, q, k, v, &BatchOptions{Bias: &x})
 		},
 		"bias rows": func() error {
 			x := tensor(t, r, 1, 1, 2, 5, false, 1)
-			return e.Attend(out, q, k, v, &BatchOptions{Bias: &x})
+			return e.Attend(dst, q, k, v, &BatchOptions{Bias: &x})
 		},
 		"logits": func() error {
 			x := tensor(t, r, 2, 4, 3, 4, false, 1)
-			return e.Attend(out, q, k, v, &BatchOptions{Logits: &x})
+			return e.Attend(BatchOutputs{Out: out, Logits: &x}, q, k, v, nil)
 		},
 	}
 	for name, f := range bad {
@@ -526,19 +545,19 @@ func TestBatchedShapeErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrShape or ErrArgument", name, err)
 		}
 	}
-	if _, err := NewTensor(make([]float32, 10), 1, 1, 3, 4); !errors.Is(err, ErrShape) {
+	if _, err := NewTensor(1, 1, 3, 4, make([]float32, 10)); !errors.Is(err, ErrShape) {
 		t.Errorf("short tensor data: %v", err)
 	}
-	if _, err := NewTensorStrided(make([]float32, 100), 1, 1, 3, 4, 0, 0, 2); !errors.Is(err, ErrShape) {
+	if _, err := NewTensorStrided(1, 1, 3, 4, 0, 0, 2, make([]float32, 100)); !errors.Is(err, ErrShape) {
 		t.Errorf("row stride below cols: %v", err)
 	}
 	// A reach past 2^64 must not wrap around to a small one (on 64-bit
 	// ints (n−1)·n is about 2^78 here).
 	n := math.MaxInt>>24 + 1
-	if _, err := NewTensorStrided(make([]float32, 10), n, 1, 1, 1, n, 1, 1); !errors.Is(err, ErrShape) {
+	if _, err := NewTensorStrided(n, 1, 1, 1, n, 1, 1, make([]float32, 10)); !errors.Is(err, ErrShape) {
 		t.Errorf("batch and batch stride %d: %v", n, err)
 	}
-	if _, err := NewTensorStrided(make([]float32, 10), 2, n, n, 1, 1, n, n); !errors.Is(err, ErrShape) {
+	if _, err := NewTensorStrided(2, n, n, 1, 1, n, n, make([]float32, 10)); !errors.Is(err, ErrShape) {
 		t.Errorf("heads, rows and strides %d: %v", n, err)
 	}
 }
@@ -556,7 +575,7 @@ func TestBatchedCausalDiagonalNonFinite(t *testing.T) {
 			p.k.Row(0, 0, 19)[2] = bad
 			p.rows = 19
 			e := NewBatched(1)
-			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatal(err)
 			}
 			e.Close()
@@ -585,7 +604,7 @@ func TestBatchedKeepNonFinite(t *testing.T) {
 					p.v.Row(0, 0, key)[1] = bad
 					p.k.Row(0, 0, key)[2] = bad
 					e := NewBatched(1)
-					if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 						t.Fatal(err)
 					}
 					e.Close()

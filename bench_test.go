@@ -230,9 +230,10 @@ func BenchmarkBatched(b *testing.B) {
 					v := tensor(b, r, 1, s.heads, s.Tk, s.d, false, 1)
 					out := tensor(b, r, 1, s.heads, s.Tq, s.d, false, 1)
 					opt := &BatchOptions{Causal: s.causal}
+					dst := BatchOutputs{Out: out}
 					if s.weights {
 						w := tensor(b, r, 1, s.heads, s.Tq, s.Tk, false, 1)
-						opt.Weights = &w
+						dst.Weights = &w
 					}
 					if s.keep {
 						opt.Keep = make([]bool, s.Tq*s.Tk)
@@ -259,7 +260,7 @@ func BenchmarkBatched(b *testing.B) {
 					}
 					b.ReportAllocs()
 					for b.Loop() {
-						e.Attend(out, q, k, v, opt)
+						e.Attend(dst, q, k, v, opt)
 					}
 					report(b, float64(4*s.heads*pairs*s.d), 0)
 				})
@@ -328,7 +329,7 @@ func BenchmarkBatchedScoreStage(b *testing.B) {
 				defer e.Close()
 				b.ReportAllocs()
 				for b.Loop() {
-					e.Attend(out, q, k, v, &c.opt)
+					e.Attend(BatchOutputs{Out: out}, q, k, v, &c.opt)
 				}
 				report(b, float64(4*heads*T*T*d), 0)
 			})

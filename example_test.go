@@ -141,7 +141,8 @@ func ExampleScoreConcat() {
 // heads share the single key/value head (multi-query attention). Head 0
 // asks with q = 1, so its scores are the keys [2, 1, 0]; head 1 asks with
 // q = 0 and weighs the keys it sees alike. Causal: token i sees keys 0..i,
-// and token 2 of head 0 is the seed example again, 3.15.
+// and token 2 of head 0 is the seed example again, 3.15. Besides the
+// output, BatchOutputs asks here for the weights.
 func ExampleBatched_Attend() {
 	const T = 3
 	qkv := []float32{
@@ -150,19 +151,24 @@ func ExampleBatched_Attend() {
 		1, 0, 0, 0, // token 2
 	}
 	const row = 4 // floats per token
-	q, _ := attention.NewTensorStrided(qkv, 1, 2, T, 1, T*row, 1, row)
-	k, _ := attention.NewTensorStrided(qkv[2:], 1, 1, T, 1, T*row, 0, row)
-	v, _ := attention.NewTensorStrided(qkv[3:], 1, 1, T, 1, T*row, 0, row)
+	q, _ := attention.NewTensorStrided(1, 2, T, 1, T*row, 1, row, qkv)
+	k, _ := attention.NewTensorStrided(1, 1, T, 1, T*row, 0, row, qkv[2:])
+	v, _ := attention.NewTensorStrided(1, 1, T, 1, T*row, 0, row, qkv[3:])
 	outData := make([]float32, 2*T)
-	out, _ := attention.NewTensor(outData, 1, 2, T, 1)
+	out, _ := attention.NewTensor(1, 2, T, 1, outData)
+	wData := make([]float32, 2*T*T) // optional: the weights, [1][2][T][T]
+	w, _ := attention.NewTensor(1, 2, T, T, wData)
 
 	e := attention.NewBatched(1) // long-lived: its scratch is reused
 	defer e.Close()
-	if err := e.Attend(out, q, k, v, &attention.BatchOptions{Scale: 1, Causal: true}); err != nil {
+	dst := attention.BatchOutputs{Out: out, Weights: &w}
+	if err := e.Attend(dst, q, k, v, &attention.BatchOptions{Scale: 1, Causal: true}); err != nil {
 		panic(err)
 	}
 	fmt.Printf("head 0: %.3f\nhead 1: %.3f\n", outData[:T], outData[T:])
+	fmt.Printf("weights of head 0, token 2: %.3f\n", w.Row(0, 0, 2))
 	// Output:
 	// head 0: [4.000 3.462 3.150]
 	// head 1: [4.000 3.000 2.000]
+	// weights of head 0, token 2: [0.665 0.245 0.090]
 }

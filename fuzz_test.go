@@ -175,7 +175,7 @@ func FuzzAttend(f *testing.F) {
 					d[i*stride+j] = float32(math.NaN())
 				}
 			}
-			m, err := NewMatrixStride(r, c, stride, d)
+			m, err := NewMatrixStrided(r, c, stride, d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +289,7 @@ func FuzzBatched(f *testing.F) {
 					x[i] = float32(math.NaN())
 				}
 			}
-			ts, err := NewTensorStrided(x, B, H, T, d, H*T*rs, T*rs, rs)
+			ts, err := NewTensorStrided(B, H, T, d, H*T*rs, T*rs, rs, x)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,12 +313,11 @@ func FuzzBatched(f *testing.F) {
 		}
 		if c.weights {
 			p.w = build(c.H, c.Tq, c.Tk)
-			p.opt.Weights = &p.w
 		}
 		eachImpl(func(name string) {
 			for _, workers := range []int{1, 2} {
 				e := NewBatched(workers)
-				err := e.Attend(p.out, p.q, p.k, p.v, &p.opt)
+				err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
 				e.Close()
 				if err != nil {
 					t.Fatalf("%s: %v: %v", name, c, err)
@@ -375,7 +374,7 @@ func FuzzBatchedScores(f *testing.F) {
 		e := NewBatched(1)
 		defer e.Close()
 		eachImpl(func(name string) {
-			if err := e.Attend(p.out, p.q, p.k, p.v, &p.opt); err != nil {
+			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatalf("%s %v: %v", name, c, err)
 			}
 			p.check(t)

@@ -14,10 +14,10 @@ type Matrix struct {
 // NewMatrix returns a rows×cols view of data with rows packed back to back
 // (stride = cols). data must hold at least rows*cols elements.
 func NewMatrix(rows, cols int, data []float32) (Matrix, error) {
-	return NewMatrixStride(rows, cols, cols, data)
+	return NewMatrixStrided(rows, cols, cols, data)
 }
 
-// NewMatrixStride returns a rows×cols view of data whose row i starts at
+// NewMatrixStrided returns a rows×cols view of data whose row i starts at
 // data[i*stride]. It needs stride >= cols and
 // len(data) >= (rows-1)*stride + cols, the reach of the last element; the
 // last row need not be padded. The reach is computed without overflow: one
@@ -28,7 +28,7 @@ func NewMatrix(rows, cols int, data []float32) (Matrix, error) {
 // zero-width view is the empty slice, and any number of rows is allowed,
 // since nothing backs them. The engine derives no work or memory from the
 // rows of such a view.
-func NewMatrixStride(rows, cols, stride int, data []float32) (Matrix, error) {
+func NewMatrixStrided(rows, cols, stride int, data []float32) (Matrix, error) {
 	const op = "NewMatrix"
 	if rows < 0 || cols < 0 {
 		return Matrix{}, argErr(op, "negative dimensions %d×%d", rows, cols)

@@ -71,7 +71,7 @@ func TestMemoryNeverReadsMasked(t *testing.T) {
 // the rows the oracle sees: nil where masked.
 func guardedRows(t *testing.T, rows [][]float32, cols int, masked func(int) bool) (Matrix, [][]float32) {
 	data, stride := testutil.GuardedRows(t, len(rows), cols, masked)
-	m, err := NewMatrixStride(len(rows), cols, stride, data)
+	m, err := NewMatrixStrided(len(rows), cols, stride, data)
 	if err != nil {
 		t.Fatal(err)
 	}

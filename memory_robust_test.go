@@ -32,9 +32,9 @@ func TestMatrixZeroSizeViews(t *testing.T) {
 		{3, 0, 5}, {3, 0, 0}, {0, 4, 7}, {0, 0, 9},
 		{math.MaxInt, 0, 1}, {math.MaxInt, 0, math.MaxInt},
 	} {
-		what := fmt.Sprintf("NewMatrixStride(%d, %d, %d)", c.rows, c.cols, c.stride)
+		what := fmt.Sprintf("NewMatrixStrided(%d, %d, %d)", c.rows, c.cols, c.stride)
 		noPanic(t, what, func() {
-			m, err := NewMatrixStride(c.rows, c.cols, c.stride, data)
+			m, err := NewMatrixStrided(c.rows, c.cols, c.stride, data)
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
@@ -56,7 +56,7 @@ func TestMatrixZeroSizeViews(t *testing.T) {
 		})
 	}
 	// A zero-width column range of a padded matrix is such a view too.
-	m, _ := NewMatrixStride(3, 4, 7, make([]float32, 18))
+	m, _ := NewMatrixStrided(3, 4, 7, make([]float32, 18))
 	for _, j := range []int{0, 2, 4} {
 		noPanic(t, fmt.Sprintf("colsFrom(%d, 0)", j), func() {
 			c := m.colsFrom(j, 0)
@@ -69,10 +69,10 @@ func TestMatrixZeroSizeViews(t *testing.T) {
 	}
 	// The reach of a view is checked without wrapping: a single row
 	// needs only its columns, however large the stride.
-	if v, err := NewMatrixStride(1, 2, math.MaxInt, make([]float32, 2)); err != nil || v.Row(0)[1] != 0 {
+	if v, err := NewMatrixStrided(1, 2, math.MaxInt, make([]float32, 2)); err != nil || v.Row(0)[1] != 0 {
 		t.Errorf("one row of stride MaxInt: %v", err)
 	}
-	if _, err := NewMatrixStride(3, 2, math.MaxInt/2, make([]float32, 8)); !errors.Is(err, ErrArgument) {
+	if _, err := NewMatrixStrided(3, 2, math.MaxInt/2, make([]float32, 8)); !errors.Is(err, ErrArgument) {
 		t.Errorf("three rows of stride MaxInt/2: err = %v, want ErrArgument (overflow)", err)
 	}
 }
@@ -165,7 +165,7 @@ func zeroSizeCase(t *testing.T, r *rand.Rand, name string, kind reference.Kind, 
 func TestMemoryHugeEmptyDims(t *testing.T) {
 	const big = math.MaxInt
 	empty := mustMatrix(t, big, 0, nil)
-	few, _ := NewMatrixStride(5, 0, 3, make([]float32, 4))
+	few, _ := NewMatrixStrided(5, 0, 3, make([]float32, 4))
 	w23 := mustMatrix(t, 2, 3, []float32{1, 2, 3, 4, 5, 6})
 	u20 := mustMatrix(t, 2, 0, nil)
 	v := []float32{0.5, -1}
@@ -246,7 +246,7 @@ func TestAttendRejectsOverlap(t *testing.T) {
 	const T, d = 4, 3
 	kdata := testutil.Floats(r, (T-1)*5+d, 1) // stride 5: two floats of padding a row
 	vdata := testutil.Floats(r, T*d, 1)
-	keys, _ := NewMatrixStride(T, d, 5, kdata)
+	keys, _ := NewMatrixStrided(T, d, 5, kdata)
 	vals := mustMatrix(t, T, d, vdata)
 	wdata, udata := testutil.Floats(r, 2*d, 0.5), testutil.Floats(r, 2*d, 0.5)
 	vbuf := testutil.Floats(r, 8, 1)

@@ -17,8 +17,8 @@ type Tensor struct {
 }
 
 // NewTensor returns a packed [batch][heads][rows][cols] view of data.
-func NewTensor(data []float32, batch, heads, rows, cols int) (Tensor, error) {
-	return NewTensorStrided(data, batch, heads, rows, cols, heads*rows*cols, rows*cols, cols)
+func NewTensor(batch, heads, rows, cols int, data []float32) (Tensor, error) {
+	return NewTensorStrided(batch, heads, rows, cols, heads*rows*cols, rows*cols, cols, data)
 }
 
 // NewTensorStrided returns a view with explicit batch, head and row strides
@@ -30,7 +30,7 @@ func NewTensor(data []float32, batch, heads, rows, cols int) (Tensor, error) {
 // dimension has no elements: its strides are irrelevant (only their signs
 // are checked) and it holds no data, and the engine never derives work or
 // memory from the other dimensions of such a view.
-func NewTensorStrided(data []float32, batch, heads, rows, cols, batchStride, headStride, rowStride int) (Tensor, error) {
+func NewTensorStrided(batch, heads, rows, cols, batchStride, headStride, rowStride int, data []float32) (Tensor, error) {
 	const op = "NewTensor"
 	if batch < 0 || heads < 0 || rows < 0 || cols < 0 || batchStride < 0 || headStride < 0 || rowStride < 0 {
 		return Tensor{}, argErr(op, "negative shape or stride [%d %d %d %d] / (%d %d %d)", batch, heads, rows, cols, batchStride, headStride, rowStride)

@@ -188,17 +188,17 @@ func attend(e *attention.Batched, a Attributes, in Inputs, d dims, q, k, v atten
 	}
 	var qk attention.Tensor
 	if qkData != nil {
-		if qk, err = attention.NewTensor(qkData, d.B, d.Hq, d.Sq, d.T); err != nil {
+		if qk, err = attention.NewTensor(d.B, d.Hq, d.Sq, d.T, qkData); err != nil {
 			return viewErr(err, "Q", in.Q)
 		}
 	}
 	mode := a.QKMatmulOutputMode
 	if len(qkData) > 0 && mode < 2 {
-		raw := attention.BatchOptions{Scale: a.Scale, Logits: &qk}
+		raw := attention.BatchOptions{Scale: a.Scale}
 		if mode == 1 {
 			raw.Softcap = a.Softcap
 		}
-		if err := e.Attend(y, q, k, v, &raw); err != nil {
+		if err := e.Attend(attention.BatchOutputs{Out: y, Logits: &qk}, q, k, v, &raw); err != nil {
 			return engineErr(err, in)
 		}
 	}
@@ -209,15 +209,16 @@ func attend(e *attention.Batched, a Attributes, in Inputs, d dims, q, k, v atten
 	if err != nil {
 		return err
 	}
+	dst := attention.BatchOutputs{Out: y}
 	if qkData != nil {
 		switch mode {
 		case 2:
-			opt.Logits = &qk
+			dst.Logits = &qk
 		case 3:
-			opt.Weights = &qk
+			dst.Weights = &qk
 		}
 	}
-	return engineErr(e.Attend(y, q, k, v, &opt), in)
+	return engineErr(e.Attend(dst, q, k, v, &opt), in)
 }
 
 // options translates the masks and attributes into the engine's options.

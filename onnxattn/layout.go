@@ -11,14 +11,14 @@ import (
 // inputs, a strided view of [B][S][H·hd] for 3D ones.
 func view(data []float32, threeD bool, B, H, S, hd int) (attention.Tensor, error) {
 	if !threeD {
-		return attention.NewTensor(data, B, H, S, hd)
+		return attention.NewTensor(B, H, S, hd, data)
 	}
 	row, ok1 := count(H, hd)
 	batch, ok2 := count(S, H, hd)
 	if !ok1 || !ok2 {
 		return attention.Tensor{}, fmt.Errorf("[%d %d %d] does not fit in an int", B, S, H*hd)
 	}
-	return attention.NewTensorStrided(data, B, H, S, hd, batch, hd, row)
+	return attention.NewTensorStrided(B, H, S, hd, batch, hd, row, data)
 }
 
 // concat returns past (packed [B][H][P][hd]) followed by the rows of x
@@ -44,7 +44,7 @@ func concat(past []float32, x attention.Tensor, P int) (attention.Tensor, []floa
 			}
 		}
 	}
-	t, err := attention.NewTensor(data, B, H, T, hd)
+	t, err := attention.NewTensor(B, H, T, hd, data)
 	return t, data, err
 }
 
@@ -57,7 +57,7 @@ func maskBias(m *Tensor, d dims) (attention.Tensor, error) {
 	copy(s4[4-r:], m.Shape)
 	cols := s4[3]
 	if m.DType == Float32 && cols == d.T {
-		return attention.NewTensor(m.F32, s4[0], s4[1], s4[2], d.T)
+		return attention.NewTensor(s4[0], s4[1], s4[2], d.T, m.F32)
 	}
 	rows, ok := count(s4[0], s4[1], s4[2])
 	n, ok2 := count(rows, d.T)
@@ -85,7 +85,7 @@ func maskBias(m *Tensor, d dims) (attention.Tensor, error) {
 			}
 		}
 	}
-	return attention.NewTensor(bias, s4[0], s4[1], s4[2], d.T)
+	return attention.NewTensor(s4[0], s4[1], s4[2], d.T, bias)
 }
 
 // viewErr turns the failure of a view of input (or of a buffer sized by

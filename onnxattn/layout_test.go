@@ -10,7 +10,7 @@ import (
 // concat refuses sizes that do not fit together instead of indexing out
 // of range, and concatenates those that do.
 func TestConcatChecksSizes(t *testing.T) {
-	x, err := attention.NewTensor([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 1, 2, 2)
+	x, err := attention.NewTensor(2, 1, 2, 2, []float32{1, 2, 3, 4, 5, 6, 7, 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func newBatch(q, k, v []float32, heads, T, d int) *batch {
 		dst  *attention.Tensor
 		data []float32
 	}{{&b.tq, q}, {&b.tk, k}, {&b.tv, v}, {&b.to, b.out}} {
-		if *t.dst, err = attention.NewTensor(t.data, 1, heads, T, d); err != nil {
+		if *t.dst, err = attention.NewTensor(1, heads, T, d, t.data); err != nil {
 			panic(err)
 		}
 	}
@@ -162,7 +162,7 @@ func newBatch(q, k, v []float32, heads, T, d int) *batch {
 func (b *batch) close() { b.engine.Close() }
 
 func (b *batch) attention() {
-	if err := b.engine.Attend(b.to, b.tq, b.tk, b.tv, nil); err != nil {
+	if err := b.engine.Attend(attention.BatchOutputs{Out: b.to}, b.tq, b.tk, b.tv, nil); err != nil {
 		panic(err)
 	}
 }

@@ -186,13 +186,13 @@ func benchCases(cfg benchConfig) []benchCase {
 				t: T, d: d, heads: heads, causal: causal, workers: w,
 				flops: 4 * float64(heads*pairs*d), bytes: float64(tensorBytes) * 3 / 4, ws: tensorBytes / w,
 				setup: func() (func() error, func(), error) {
-					tq, _ := attention.NewTensor(q, 1, heads, T, d)
-					tk, _ := attention.NewTensor(k, 1, heads, T, d)
-					tv, _ := attention.NewTensor(v, 1, heads, T, d)
-					to, _ := attention.NewTensor(out, 1, heads, T, d)
+					tq, _ := attention.NewTensor(1, heads, T, d, q)
+					tk, _ := attention.NewTensor(1, heads, T, d, k)
+					tv, _ := attention.NewTensor(1, heads, T, d, v)
+					to, _ := attention.NewTensor(1, heads, T, d, out)
 					e := attention.NewBatched(w)
 					opt := &attention.BatchOptions{Causal: causal}
-					return func() error { return e.Attend(to, tq, tk, tv, opt) }, e.Close, nil
+					return func() error { return e.Attend(attention.BatchOutputs{Out: to}, tq, tk, tv, opt) }, e.Close, nil
 				},
 			})
 		}
