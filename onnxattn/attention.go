@@ -93,16 +93,6 @@ type Outputs struct {
 	Y, PresentKey, PresentValue, QKMatmulOutput *Tensor
 }
 
-// dims are the sizes of one call. Once check has passed, the extent of
-// every tensor and buffer of the call fits in an int (see sizes.fit), so
-// products of these dimensions within one of them cannot overflow.
-type dims struct {
-	threeD                    bool
-	B, Hq, Hkv, Sq, Skv, P, T int
-	D, Dv                     int
-	nY, nQK                   int // elements of Y and of qk_matmul_output (0 if not wanted)
-}
-
 // Run evaluates the Attention operator on e (nil: a single-worker engine
 // for this call). Inputs that do not fit return a *ShapeError naming the
 // input and its shape (errors.Is attention.ErrShape), bad attributes or
