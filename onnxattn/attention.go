@@ -93,16 +93,6 @@ type Outputs struct {
 	Y, PresentKey, PresentValue, QKMatmulOutput *Tensor
 }
 
-// dims are the sizes of one call. Once check has passed, the extent of
-// every tensor and buffer of the call fits in an int (see sizes.fit), so
-// products of these dimensions within one of them cannot overflow.
-type dims struct {
-	threeD                    bool
-	B, Hq, Hkv, Sq, Skv, P, T int
-	D, Dv                     int
-	nY, nQK                   int // elements of Y and of qk_matmul_output (0 if not wanted)
-}
-
 // Run evaluates the Attention operator on e (nil: a single-worker engine
 // for this call). Inputs that do not fit return a *ShapeError naming the
 // input and its shape (errors.Is attention.ErrShape), bad attributes or
@@ -122,30 +112,15 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 	if err != nil {
 		return Outputs{}, err
 	}
-	q, err := view(in.Q.Floats(), d.threeD, d.B, d.Hq, d.Sq, d.D)
-	if err != nil {
-		return Outputs{}, viewErr(err, "Q", in.Q)
-	}
-	k, err := view(in.K.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.D)
-	if err != nil {
-		return Outputs{}, viewErr(err, "K", in.K)
-	}
-	v, err := view(in.V.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.Dv)
-	if err != nil {
-		return Outputs{}, viewErr(err, "V", in.V)
+	c := &call{a: a, in: in, d: d}
+	if err := c.viewInputs(); err != nil {
+		return Outputs{}, err
 	}
 	var out Outputs
 	if in.PastKey != nil || want.Present {
-		var pk, pv []float32
-		if in.PastKey != nil {
-			pk, pv = in.PastKey.Floats(), in.PastValue.Floats()
-		}
-		var kData, vData []float32
-		if k, kData, err = concat(pk, k, d.P); err != nil {
-			return Outputs{}, viewErr(err, "K", in.K)
-		}
-		if v, vData, err = concat(pv, v, d.P); err != nil {
-			return Outputs{}, viewErr(err, "V", in.V)
+		kData, vData, err := c.appendPast()
+		if err != nil {
+			return Outputs{}, err
 		}
 		if want.Present {
 			out.PresentKey = floatTensor(in.K.DType, kData, d.B, d.Hkv, d.T, d.D)
@@ -158,11 +133,7 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 		qkData = make([]float32, d.nQK)
 	}
 	if d.T > 0 && (len(yData) > 0 || len(qkData) > 0) {
-		if e == nil {
-			e = attention.NewBatched(1)
-			defer e.Close()
-		}
-		if err := attend(e, a, in, d, q, k, v, yData, qkData); err != nil {
+		if err := c.compute(e, yData, qkData); err != nil {
 			return Outputs{}, err
 		}
 	}
@@ -177,11 +148,31 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 	return out, nil
 }
 
+// call is one checked call: its attributes, inputs and sizes, and the
+// engine's views of Q and of the keys and values it reads (with a cache,
+// or with present_key/present_value wanted, those outputs' data).
+type call struct {
+	a       Attributes
+	in      Inputs
+	d       dims
+	q, k, v attention.Tensor
+}
+
+// compute runs attend on e, or on an engine of its own when e is nil.
+func (c *call) compute(e *attention.Batched, yData, qkData []float32) error {
+	if e == nil {
+		e = attention.NewBatched(1)
+		defer e.Close()
+	}
+	return c.attend(e, yData, qkData)
+}
+
 // attend computes Y into yData and, if qkData is not nil, the
 // qk_matmul_output: modes 2 and 3 come from the call that computes Y, with
 // every mask; modes 0 and 1 from a call before it without masks (and
 // without softcap for mode 0), with Y as its scratch.
-func attend(e *attention.Batched, a Attributes, in Inputs, d dims, q, k, v attention.Tensor, yData, qkData []float32) error {
+func (c *call) attend(e *attention.Batched, yData, qkData []float32) error {
+	d, in := c.d, c.in
 	y, err := view(yData, d.threeD, d.B, d.Hq, d.Sq, d.Dv)
 	if err != nil {
 		return viewErr(err, "Q", in.Q)
@@ -192,26 +183,43 @@ func attend(e *attention.Batched, a Attributes, in Inputs, d dims, q, k, v atten
 			return viewErr(err, "Q", in.Q)
 		}
 	}
-	mode := a.QKMatmulOutputMode
+	mode := c.a.QKMatmulOutputMode
 	if len(qkData) > 0 && mode < 2 {
-		raw := attention.BatchOptions{Scale: a.Scale}
-		if mode == 1 {
-			raw.Softcap = a.Softcap
-		}
-		if err := e.Attend(attention.BatchOutputs{Out: y, Logits: &qk}, q, k, v, &raw); err != nil {
-			return engineErr(err, in)
+		if err := c.rawScores(e, y, qk); err != nil {
+			return err
 		}
 	}
 	if len(yData) == 0 && (mode < 2 || len(qkData) == 0) {
 		return nil
 	}
+	return c.masked(e, y, qk, qkData != nil)
+}
+
+// rawScores computes qk_matmul_output modes 0 and 1 into qk's data, on a
+// call without masks, and without softcap for mode 0.
+func (c *call) rawScores(e *attention.Batched, y, qk attention.Tensor) error {
+	a, in, q, k, v := c.a, c.in, c.q, c.k, c.v
+	raw := attention.BatchOptions{Scale: a.Scale}
+	if a.QKMatmulOutputMode == 1 {
+		raw.Softcap = a.Softcap
+	}
+	if err := e.Attend(attention.BatchOutputs{Out: y, Logits: &qk}, q, k, v, &raw); err != nil {
+		return engineErr(err, in)
+	}
+	return nil
+}
+
+// masked computes Y with every mask and, if withQK is set, modes 2 and 3
+// of qk_matmul_output into qk's data.
+func (c *call) masked(e *attention.Batched, y, qk attention.Tensor, withQK bool) error {
+	a, in, d, q, k, v := c.a, c.in, c.d, c.q, c.k, c.v
 	opt, err := options(a, in, d)
 	if err != nil {
 		return err
 	}
 	dst := attention.BatchOutputs{Out: y}
-	if qkData != nil {
-		switch mode {
+	if withQK {
+		switch a.QKMatmulOutputMode {
 		case 2:
 			dst.Logits = &qk
 		case 3:

@@ -21,6 +21,39 @@ func view(data []float32, threeD bool, B, H, S, hd int) (attention.Tensor, error
 	return attention.NewTensorStrided(B, H, S, hd, batch, hd, row, data)
 }
 
+// viewInputs gives the engine Q, K and V without copying them: 3D inputs
+// become strided views; only float16 ones are copied, to widen them.
+func (c *call) viewInputs() error {
+	in, d := c.in, c.d
+	var err error
+	if c.q, err = view(in.Q.Floats(), d.threeD, d.B, d.Hq, d.Sq, d.D); err != nil {
+		return viewErr(err, "Q", in.Q)
+	}
+	if c.k, err = view(in.K.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.D); err != nil {
+		return viewErr(err, "K", in.K)
+	}
+	if c.v, err = view(in.V.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.Dv); err != nil {
+		return viewErr(err, "V", in.V)
+	}
+	return nil
+}
+
+// appendPast puts the cache (if any) before the new keys and values, so
+// that the engine reads present_key/present_value, and returns their data.
+func (c *call) appendPast() (kData, vData []float32, err error) {
+	var pk, pv []float32
+	if c.in.PastKey != nil {
+		pk, pv = c.in.PastKey.Floats(), c.in.PastValue.Floats()
+	}
+	if c.k, kData, err = concat(pk, c.k, c.d.P); err != nil {
+		return nil, nil, viewErr(err, "K", c.in.K)
+	}
+	if c.v, vData, err = concat(pv, c.v, c.d.P); err != nil {
+		return nil, nil, viewErr(err, "V", c.in.V)
+	}
+	return kData, vData, nil
+}
+
 // concat returns past (packed [B][H][P][hd]) followed by the rows of x
 // along the sequence axis, as a packed tensor and its data. It checks the
 // sizes itself, so no input can make it index out of range.

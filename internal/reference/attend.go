@@ -55,45 +55,70 @@ func Attend(p Problem) Result {
 		Weights: make([]float64, T), WeightBound: make([]float64, T),
 		Context: make([]float64, dv), CtxBound: make([]float64, dv),
 	}
-	attended := func(i int) bool { return i < p.Valid && (p.Keep == nil || p.Keep[i]) }
+	m := scoreKeys(&p, &r)
+	if math.IsInf(m, -1) {
+		return r
+	}
+	if math.IsNaN(m) || math.IsInf(m, 1) {
+		poison(&p, &r)
+		return r
+	}
+	n := weigh(&p, &r, m)
+	accumulate(&p, &r, n)
+	return r
+}
 
+// attended reports whether key i is attended: before Valid and kept.
+func (p *Problem) attended(i int) bool { return i < p.Valid && (p.Keep == nil || p.Keep[i]) }
+
+// dead reports whether key i's final score is -Inf, which gives it weight
+// exactly 0.
+func (r *Result) dead(i int) bool { return math.IsInf(r.Scores[i], -1) }
+
+// scoreKeys fills in the scores and score bounds (NaN scores for the keys
+// not attended) and returns the largest attended score: NaN if any is NaN,
+// -Inf if there is none.
+func scoreKeys(p *Problem, r *Result) float64 {
 	m := math.Inf(-1)
 	for i := range p.Keys {
-		if !attended(i) {
+		if !p.attended(i) {
 			r.Scores[i] = math.NaN()
 			continue
 		}
-		r.Scores[i], r.ScoreBound[i] = score(p, p.Keys[i])
-		r.Scores[i], r.ScoreBound[i] = adjust(p, i, r.Scores[i], r.ScoreBound[i])
+		r.Scores[i], r.ScoreBound[i] = score(*p, p.Keys[i])
+		r.Scores[i], r.ScoreBound[i] = adjust(*p, i, r.Scores[i], r.ScoreBound[i])
 		if math.IsNaN(r.Scores[i]) || math.IsNaN(m) {
 			m = math.NaN()
 		} else {
 			m = math.Max(m, r.Scores[i])
 		}
 	}
-	if math.IsInf(m, -1) {
-		return r
-	}
-	if math.IsNaN(m) || math.IsInf(m, 1) {
-		for i := range r.Weights {
-			if attended(i) {
-				r.Weights[i] = math.NaN()
-			}
-		}
-		for j := range r.Context {
-			r.Context[j] = math.NaN()
-		}
-		return r
-	}
+	return m
+}
 
-	// Weights: the float32 scores differ from the exact ones by up to
-	// ScoreBound; a perturbation δ_i of score i moves log w_i by at most
-	// δ_i + max_j δ_j. On top comes the softmax's own rounding.
+// poison gives every attended key a NaN weight and the context NaN, as a
+// NaN or +Inf score does.
+func poison(p *Problem, r *Result) {
+	for i := range r.Weights {
+		if p.attended(i) {
+			r.Weights[i] = math.NaN()
+		}
+	}
+	for j := range r.Context {
+		r.Context[j] = math.NaN()
+	}
+}
+
+// weigh fills in the weights of the scores, whose maximum is m, and their
+// bounds, and returns how many keys have a weight. The float32 scores
+// differ from the exact ones by up to ScoreBound; a perturbation δ_i of
+// score i moves log w_i by at most δ_i + max_j δ_j. On top comes the
+// softmax's own rounding.
+func weigh(p *Problem, r *Result, m float64) int {
 	var sum, maxDelta float64
 	n := 0
-	dead := func(i int) bool { return math.IsInf(r.Scores[i], -1) }
 	for i := range p.Keys {
-		if attended(i) && !dead(i) {
+		if p.attended(i) && !r.dead(i) {
 			r.Weights[i] = math.Exp(r.Scores[i] - m)
 			sum += r.Weights[i]
 			maxDelta = math.Max(maxDelta, r.ScoreBound[i])
@@ -101,7 +126,7 @@ func Attend(p Problem) Result {
 		}
 	}
 	for i := range p.Keys {
-		if !attended(i) || dead(i) {
+		if !p.attended(i) || r.dead(i) {
 			continue
 		}
 		r.Weights[i] /= sum
@@ -115,14 +140,20 @@ func Attend(p Problem) Result {
 			r.WeightBound[i] = math.Inf(1)
 		}
 	}
-	// Context: Σ w_i v_i accumulated over n rows, each weight off by its
-	// bound.
+	return n
+}
+
+// accumulate fills in the context, Σ w_i v_i over the n weighted keys,
+// and its bound, each weight off by its own bound. A dead key's value is
+// still multiplied by its zero weight, as the engine does, so a
+// non-finite one makes the context NaN.
+func accumulate(p *Problem, r *Result, n int) {
 	g := Gamma(n + 1)
 	for i := range p.Keys {
-		if !attended(i) {
+		if !p.attended(i) {
 			continue
 		}
-		if dead(i) {
+		if r.dead(i) {
 			for j, v := range p.Values[i] {
 				r.Context[j] += 0 * float64(v) // NaN for a non-finite value
 			}
@@ -141,97 +172,4 @@ func Attend(p Problem) Result {
 			r.CtxBound[j] += av*(wb+g*(w+wb)) + 0x1p-149
 		}
 	}
-	return r
-}
-
-// adjust applies Softcap and Bias to the exact score s of key i, whose
-// float32 error bound is e, and returns the new score and bound. c·tanh(s/c)
-// is 1-Lipschitz in s; on top come the rounding of s/c (computed as
-// s·(1/c), 2u relative), the float32 tanh's error and the rounding of the
-// product by c. Adding the bias rounds once more.
-func adjust(p Problem, i int, s, e float64) (float64, float64) {
-	if c := float64(p.Softcap); c > 0 {
-		x := s / c
-		if math.IsNaN(x) {
-			return x, e
-		}
-		t := c * math.Tanh(x)
-		// The result lies in [-c, c] whatever the error, and ±Inf map
-		// to ±c exactly.
-		e = math.Min(e+2*U*math.Abs(s)+c*TanhAbsErr+U*math.Abs(t)+Tiny, 2*c)
-		if math.IsInf(s, 0) {
-			e = 0
-		}
-		s = t
-	}
-	if p.Bias != nil {
-		b := float64(p.Bias[i])
-		s += b
-		if math.IsInf(b, 0) {
-			return s, 0 // exact: ±Inf (or NaN) whatever the score's error
-		}
-		e += U*(math.Abs(s)+e) + 0x1p-149
-	}
-	return s, e
-}
-
-// score returns the exact score of key h and the bound on a float32
-// implementation's error.
-func score(p Problem, h []float32) (float64, float64) {
-	s := p.Query
-	switch p.Kind {
-	case KindDot:
-		d, a := Dot(s, h)
-		return d, DotBound(len(h), a)
-	case KindScaledDot, KindDotScale:
-		f := 1 / math.Sqrt(float64(len(h)))
-		if p.Kind == KindDotScale {
-			f = float64(p.Scale)
-		} else if len(h) == 0 {
-			f = 1
-		}
-		d, a := Dot(s, h)
-		// The query is scaled in float32 first (one more rounding each),
-		// and the scale itself is a rounded float32.
-		return f * d, Gamma(len(h)+2) * math.Abs(f) * a
-	case KindGeneral:
-		// W·h is computed once per key (rounded, dk terms), then dotted
-		// with s (ds terms).
-		var sc, ab float64
-		for a, wa := range p.W {
-			wh, whAbs := Dot(wa, h)
-			if math.IsInf(DotBound(len(h), whAbs), 1) {
-				return sc, math.Inf(1) // W·h itself may overflow
-			}
-			sc += float64(s[a]) * wh
-			ab += math.Abs(float64(s[a])) * whAbs
-		}
-		return sc, DotBound(len(s)+len(h), ab)
-	case KindAdditive, KindConcat:
-		return additive(p, s, h)
-	}
-	panic("reference: unknown kind")
-}
-
-func additive(p Problem, s, h []float32) (float64, float64) {
-	var sc, err, abs float64
-	for a, va := range p.V {
-		var ws, wsAbs, uh, uhAbs float64
-		if p.Kind == KindAdditive {
-			ws, wsAbs = Dot(p.W[a], s)
-			uh, uhAbs = Dot(p.U[a], h)
-		} else {
-			ws, wsAbs = Dot(p.W[a][:len(s)], s)
-			uh, uhAbs = Dot(p.W[a][len(s):], h)
-		}
-		z := ws + uh
-		// Errors of W·s and U·h, then the rounding of their sum; tanh is
-		// 1-Lipschitz, then its own error.
-		dz := DotBound(len(s), wsAbs) + DotBound(len(h), uhAbs) + U*(math.Abs(z)+DotBound(len(s), wsAbs)+DotBound(len(h), uhAbs))
-		t := math.Tanh(z)
-		sc += float64(va) * t
-		abs += math.Abs(float64(va)) * (math.Abs(t) + dz + TanhAbsErr)
-		err += math.Abs(float64(va)) * (dz + TanhAbsErr)
-	}
-	return sc, err + Gamma(len(p.V))*abs
 }

@@ -1,0 +1,98 @@
+package reference
+
+import "math"
+
+// score returns the exact score of key h and the bound on a float32
+// implementation's error.
+func score(p Problem, h []float32) (float64, float64) {
+	s := p.Query
+	switch p.Kind {
+	case KindDot:
+		d, a := Dot(s, h)
+		return d, DotBound(len(h), a)
+	case KindScaledDot, KindDotScale:
+		f := 1 / math.Sqrt(float64(len(h)))
+		if p.Kind == KindDotScale {
+			f = float64(p.Scale)
+		} else if len(h) == 0 {
+			f = 1
+		}
+		d, a := Dot(s, h)
+		// The query is scaled in float32 first (one more rounding each),
+		// and the scale itself is a rounded float32.
+		return f * d, Gamma(len(h)+2) * math.Abs(f) * a
+	case KindGeneral:
+		// W·h is computed once per key (rounded, dk terms), then dotted
+		// with s (ds terms).
+		var sc, ab float64
+		for a, wa := range p.W {
+			wh, whAbs := Dot(wa, h)
+			if math.IsInf(DotBound(len(h), whAbs), 1) {
+				return sc, math.Inf(1) // W·h itself may overflow
+			}
+			sc += float64(s[a]) * wh
+			ab += math.Abs(float64(s[a])) * whAbs
+		}
+		return sc, DotBound(len(s)+len(h), ab)
+	case KindAdditive, KindConcat:
+		return additive(p, s, h)
+	}
+	panic("reference: unknown kind")
+}
+
+// additive returns the score of key h for KindAdditive, or for
+// KindConcat (whose W holds the query's columns, then the key's), and the
+// bound on a float32 implementation's error.
+func additive(p Problem, s, h []float32) (float64, float64) {
+	var sc, err, abs float64
+	for a, va := range p.V {
+		var ws, wsAbs, uh, uhAbs float64
+		if p.Kind == KindAdditive {
+			ws, wsAbs = Dot(p.W[a], s)
+			uh, uhAbs = Dot(p.U[a], h)
+		} else {
+			ws, wsAbs = Dot(p.W[a][:len(s)], s)
+			uh, uhAbs = Dot(p.W[a][len(s):], h)
+		}
+		z := ws + uh
+		// Errors of W·s and U·h, then the rounding of their sum; tanh is
+		// 1-Lipschitz, then its own error.
+		dz := DotBound(len(s), wsAbs) + DotBound(len(h), uhAbs) + U*(math.Abs(z)+DotBound(len(s), wsAbs)+DotBound(len(h), uhAbs))
+		t := math.Tanh(z)
+		sc += float64(va) * t
+		abs += math.Abs(float64(va)) * (math.Abs(t) + dz + TanhAbsErr)
+		err += math.Abs(float64(va)) * (dz + TanhAbsErr)
+	}
+	return sc, err + Gamma(len(p.V))*abs
+}
+
+// adjust applies Softcap and Bias to the exact score s of key i, whose
+// float32 error bound is e, and returns the new score and bound. c·tanh(s/c)
+// is 1-Lipschitz in s; on top come the rounding of s/c (computed as
+// s·(1/c), 2u relative), the float32 tanh's error and the rounding of the
+// product by c. Adding the bias rounds once more.
+func adjust(p Problem, i int, s, e float64) (float64, float64) {
+	if c := float64(p.Softcap); c > 0 {
+		x := s / c
+		if math.IsNaN(x) {
+			return x, e
+		}
+		t := c * math.Tanh(x)
+		// The result lies in [-c, c] whatever the error, and ±Inf map
+		// to ±c exactly.
+		e = math.Min(e+2*U*math.Abs(s)+c*TanhAbsErr+U*math.Abs(t)+Tiny, 2*c)
+		if math.IsInf(s, 0) {
+			e = 0
+		}
+		s = t
+	}
+	if p.Bias != nil {
+		b := float64(p.Bias[i])
+		s += b
+		if math.IsInf(b, 0) {
+			return s, 0 // exact: ±Inf (or NaN) whatever the score's error
+		}
+		e += U*(math.Abs(s)+e) + 0x1p-149
+	}
+	return s, e
+}
