@@ -205,8 +205,6 @@ func (a *kernelArgs) flags(n int) []byte {
 
 func any32(float32) bool { return true }
 
-func noNaN(x float32) bool { return x == x }
-
 // finiteOrNegInf keeps what a softmax's input may hold once its maximum is
 // finite: no NaN, no +Inf.
 func finiteOrNegInf(x float32) bool { return x == x && !math.IsInf(float64(x), 1) }

@@ -95,7 +95,7 @@ func check(all []kernels.Kernel) error {
 func checkUses(k kernels.Kernel) error {
 	noop := k.Generic == kernels.NoOp
 	if k.Generic != kernels.Generic && !noop {
-		return fmt.Errorf("Generic must be Generic or NoOp, not %v", k.Generic)
+		return fmt.Errorf("the generic use must be Generic or NoOp, not %v", k.Generic)
 	}
 	for name, u := range k.Impls {
 		found := false
