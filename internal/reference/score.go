@@ -66,11 +66,12 @@ func additive(p Problem, s, h []float32) (float64, float64) {
 	return sc, err + Gamma(len(p.V))*abs
 }
 
-// adjust applies Softcap and Bias to the exact score s of key i, whose
-// float32 error bound is e, and returns the new score and bound. c·tanh(s/c)
-// is 1-Lipschitz in s; on top come the rounding of s/c (computed as
-// s·(1/c), 2u relative), the float32 tanh's error and the rounding of the
-// product by c. Adding the bias rounds once more.
+// adjust applies Softcap, Bias and ALiBi to the exact score s of key i,
+// whose float32 error bound is e, and returns the new score and bound.
+// c·tanh(s/c) is 1-Lipschitz in s; on top come the rounding of s/c
+// (computed as s·(1/c), 2u relative), the float32 tanh's error and the
+// rounding of the product by c. Adding the bias, then the ALiBi term,
+// rounds once more each.
 func adjust(p Problem, i int, s, e float64) (float64, float64) {
 	if c := float64(p.Softcap); c > 0 {
 		x := s / c
@@ -87,12 +88,37 @@ func adjust(p Problem, i int, s, e float64) (float64, float64) {
 		s = t
 	}
 	if p.Bias != nil {
-		b := float64(p.Bias[i])
-		s += b
-		if math.IsInf(b, 0) {
-			return s, 0 // exact: ±Inf (or NaN) whatever the score's error
-		}
-		e += U*(math.Abs(s)+e) + 0x1p-149
+		s, e = addTerm(s, e, float64(p.Bias[i]), 0)
+	}
+	if p.Slope != 0 {
+		a, ea := alibiTerm(p, i)
+		s, e = addTerm(s, e, a, ea)
 	}
 	return s, e
+}
+
+// addTerm returns s + a and its bound: e, a's own bound ea, and the
+// rounding of the float32 sum. A sum that is ±Inf or NaN is exact whatever
+// the errors (the terms here are finite unless they are exact).
+func addTerm(s, e, a, ea float64) (float64, float64) {
+	s += a
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return s, 0
+	}
+	return s, e + ea + U*(math.Abs(s)+e+ea) + 0x1p-149
+}
+
+// alibiTerm returns Slope·(i − Pos), the distance saturated to the range
+// of int as the engine's is, and the error bound of its float32 form
+// fl(Slope·float32(i − Pos)): two roundings (2u + u²), the float64
+// distance's own (2^-52) and that of the saturation's bound, MaxInt, taken
+// as a float64 (2^-31 at most), within 3u relative, plus half a subnormal
+// spacing; +Inf if the product may overflow float32.
+func alibiTerm(p Problem, i int) (float64, float64) {
+	d := math.Max(float64(math.MinInt), math.Min(float64(math.MaxInt), float64(i)-float64(p.Pos)))
+	a := float64(p.Slope) * d
+	if math.Abs(a)*(1+3*U) >= math.MaxFloat32 {
+		return a, math.Inf(1)
+	}
+	return a, 3*U*math.Abs(a) + 0x1p-149
 }
