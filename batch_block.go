@@ -33,11 +33,11 @@ func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // direct the queries are read from the tensor instead and the outputs are
 // left normalised (see run).
 func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) {
-	b, h, kh, i0, R := tk.b, tk.h, tk.kh, tk.i0, tk.R
+	b, kh, R := tk.b, tk.kh, tk.R
 	dk, dv := p.q.cols, p.v.cols
 	qs, m, l, qt, st, ot, ml := sc.qs, sc.m, sc.l, sc.qt, sc.st, sc.ot, sc.ml
 	if direct {
-		blockIn(qt, p.q.rowsFrom(b, h, i0), p.q.rs, R)
+		blockIn(qt, p.q.rowsFrom(b, tk.h, tk.i0), p.q.rs, R)
 		scale(p.scale, qt)
 	} else {
 		blockIn(qt, qs, dk, R)
@@ -53,7 +53,7 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 		s := st[:blockRows*min(p.tile, n-j0)]
 		p.blockTileScores(s, tk, sc, j0)
 		if p.logits != nil {
-			blockOut(p.logits.rowsFrom(b, h, i0)[j0:], p.logits.rs, R, s)
+			lanesOut(*p.logits, tk, s, j0)
 		}
 		blockSoftmax(s, ml)
 		// The blend walks the tile's value rows once per group of
@@ -72,7 +72,7 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 	if direct {
 		normalizeLanes(sc, R)
 	}
-	blockOut(p.out.rowsFrom(b, h, i0), p.out.rs, R, ot)
+	lanesOut(p.out, tk, ot, 0)
 }
 
 // normalizeLanes divides the output lanes of the first R rows by their
@@ -109,10 +109,10 @@ func normalizeLanes(sc *taskScratch, R int) {
 // the end of this one. With several workers the next task may be another
 // worker's; the hint then costs a few cache lines.
 func (p *batchJob) prefetch(tk *batchTask) {
-	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.R, p.out.cols)
+	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.lead(), p.out.cols)
 	if tk.t+1 < p.tasks() {
 		nx := p.task(tk.t + 1)
-		prefetchRows(p.q.rowsFrom(nx.b, nx.h, nx.i0), p.q.rs, nx.R, p.q.cols)
+		prefetchRows(p.q.rowsFrom(nx.b, nx.h, nx.i0), p.q.rs, nx.lead(), p.q.cols)
 	}
 }
 
@@ -131,6 +131,6 @@ func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, 
 		}
 	}
 	if p.opt.Keep != nil {
-		p.keepTile(s, tk.i0, tk.R, j0)
+		p.keepTile(s, tk, j0)
 	}
 }

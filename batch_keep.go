@@ -2,6 +2,7 @@ package attention
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"unsafe"
 )
@@ -61,7 +62,7 @@ func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
 	clear(seen)
 	cut := n
 	for r := range tk.R {
-		kr := keepBytes(p.keep(tk.i0 + r)[:n])
+		kr := keepBytes(p.keep(tk.is[r])[:n])
 		for k := nextMasked(kr, 0); k < cut; k = nextMasked(kr, k+1) {
 			if seen[k] != 0 {
 				continue
@@ -75,9 +76,21 @@ func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
 	return cut
 }
 
-// keepTile sets s[k*16+r] = -Inf where row i0+r does not keep key j0+k,
-// for the tile of block scores s.
-func (p *batchJob) keepTile(s []float32, i0, R, j0 int) {
+// keepTile sets s[k*16+r] = -Inf where row r of task tk does not keep key
+// j0+k, for the tile of block scores s: its mask rows are consecutive for
+// the rows of one head, and repeat for each head of a packed group.
+func (p *batchJob) keepTile(s []float32, tk *batchTask, j0 int) {
 	Tk := p.k.rows
-	blockKeep(s, keepBytes(p.opt.Keep)[i0*Tk+j0:], Tk, R)
+	if tk.single {
+		blockKeep(s, keepBytes(p.opt.Keep)[tk.i0*Tk+j0:], Tk, tk.R)
+		return
+	}
+	ninf := float32(math.Inf(-1))
+	for r := range tk.R {
+		for k, kept := range p.keep(tk.is[r])[j0 : j0+len(s)/blockRows] {
+			if !kept {
+				s[k*blockRows+r] = ninf
+			}
+		}
+	}
 }

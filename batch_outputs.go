@@ -62,11 +62,11 @@ func checkOutputShapes(op string, dst *BatchOutputs, B, H, Tq, Tk int) error {
 // the row path, which sets its output, weights and logits as
 // Memory.Attend does.
 func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
-	b, h, i0, R := tk.b, tk.h, tk.i0, tk.R
+	b, R := tk.b, tk.R
 	m, l := sc.m, sc.l
 	if p.logits != nil {
 		for r := range R {
-			fillWith(p.logits.Row(b, h, i0+r)[n:], float32(math.Inf(-1)))
+			fillWith(p.logits.Row(b, tk.hs[r], tk.is[r])[n:], float32(math.Inf(-1)))
 		}
 	}
 	if p.w == nil {
@@ -89,13 +89,13 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 		p.blockTileScores(s, tk, sc, j0)
 		blockExpSum(s, ml)
 		blockBlend(s, nil, nil, 0, f)
-		blockOut(p.w.rowsFrom(b, h, i0)[j0:], p.w.rs, R, s)
+		lanesOut(*p.w, tk, s, j0)
 	}
 	for r := range R {
-		i := i0 + r
-		clear(p.w.Row(b, h, i)[n:])
+		w := p.w.Row(b, tk.hs[r], tk.is[r])
+		clear(w[n:])
 		if l[r] != l[r] {
-			p.rowWithWeights(tk, r, p.w.Row(b, h, i), sc)
+			p.rowWithWeights(tk, r, w, sc)
 		}
 	}
 }

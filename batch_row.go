@@ -8,7 +8,7 @@ import "math"
 // unnormalised partial output, rescaled whenever the maximum grows. A NaN
 // or +Inf score makes the sum NaN, which marks the row.
 func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) (float32, float32) {
-	b, h, kh, i := tk.b, tk.h, tk.kh, tk.i0+r
+	b, h, kh, i := tk.b, tk.hs[r], tk.kh, tk.is[r]
 	o, qs, s, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.s[:n], sc.tmp, p.keep(i)
 	m, l := sc.m[r], sc.l[r]
 	scoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, qs)
@@ -49,7 +49,7 @@ func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) 
 // logits: the whole score row of row r of task tk is formed in w (the
 // weights output, or scratch), as in Memory.Attend.
 func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScratch) {
-	b, h, kh, i, end := tk.b, tk.h, tk.kh, tk.i0+r, tk.ends[r]
+	b, h, kh, i, end := tk.b, tk.hs[r], tk.kh, tk.is[r], tk.ends[r]
 	o, qs, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.tmp, p.keep(i)
 	clear(o)
 	clear(w[end:])

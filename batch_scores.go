@@ -63,8 +63,9 @@ func (p *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
 
 // adjustBlock is adjustScores for the block path: s holds the scores of
 // keys [j0, j0+len(s)/16) for the rows of task tk across the lanes,
-// s[k*16+r] for row tk.i0+r (see block_generic.go). Softcap works on every
-// lane alike (the unused lanes hold zeros); the bias is added lane by lane.
+// s[k*16+r] for row r of the task (see block_generic.go). Softcap works on
+// every lane alike (the unused lanes hold zeros); the bias is added lane by
+// lane.
 func (p *batchJob) adjustBlock(s, tmp []float32, tk *batchTask, j0 int) {
 	if c := p.opt.Softcap; c > 0 {
 		softcapScores(s, tmp, c)
@@ -72,12 +73,19 @@ func (p *batchJob) adjustBlock(s, tmp []float32, tk *batchTask, j0 int) {
 	if x := p.opt.Bias; x != nil {
 		// The bias rows go into the lanes through the query transpose,
 		// then one vector add.
-		stride := x.rs
-		if x.rows == 1 {
-			stride = 0
-		}
 		t := tmp[:len(s)]
-		blockIn(t, x.rowsFrom(broadcast(tk.b, x.batch), broadcast(tk.h, x.heads), broadcast(tk.i0, x.rows))[j0:], stride, tk.R)
+		b := broadcast(tk.b, x.batch)
+		if tk.single {
+			stride := x.rs
+			if x.rows == 1 {
+				stride = 0
+			}
+			blockIn(t, x.rowsFrom(b, broadcast(tk.h, x.heads), broadcast(tk.i0, x.rows))[j0:], stride, tk.R)
+		} else {
+			lanesIn(t, tk.R, func(r int) []float32 {
+				return x.Row(b, broadcast(tk.hs[r], x.heads), broadcast(tk.is[r], x.rows))[j0:]
+			})
+		}
 		axpy(1, t, s)
 	}
 }

@@ -55,9 +55,9 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	return sc
 }
 
-// run computes task t: query rows [blk·16, blk·16+16) of one (batch, head).
-// Without weights the rows advance together, tile by tile, so each tile of
-// K and V is read from L1 by all of them.
+// run computes task t: up to sixteen packed query rows of one (batch,
+// key/value head). Without weights the rows advance together, tile by
+// tile, so each tile of K and V is read from memory once, by all of them.
 func (p *batchJob) run(t int, scratch *[]float32) {
 	tk := p.task(t)
 	p.rowEnds(&tk)
@@ -67,7 +67,7 @@ func (p *batchJob) run(t int, scratch *[]float32) {
 	// wanted, the queries go from the tensor straight into the lanes and
 	// the outputs straight back, normalised; otherwise the row path needs
 	// the scaled queries as rows.
-	direct := !p.rowPath && cut > 0 && cut == tk.last
+	direct := !p.rowPath && cut > 0 && cut == tk.last && tk.single
 	if !direct {
 		p.scaledQueries(&tk, &sc)
 	}
@@ -79,7 +79,7 @@ func (p *batchJob) run(t int, scratch *[]float32) {
 	}
 	if cut == 0 {
 		for r := range tk.R {
-			clear(p.out.Row(tk.b, tk.h, tk.i0+r))
+			clear(p.out.Row(tk.b, tk.hs[r], tk.is[r]))
 			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
 		}
 	}
@@ -122,7 +122,7 @@ func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
 func (p *batchJob) scaledQueries(tk *batchTask, sc *taskScratch) {
 	dk := p.q.cols
 	for r := range tk.R {
-		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.h, tk.i0+r))
+		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.hs[r], tk.is[r]))
 	}
 	scale(p.scale, sc.qs)
 }
@@ -133,7 +133,7 @@ func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
 	for r := range tk.R {
 		w := sc.row
 		if p.w != nil {
-			w = p.w.Row(tk.b, tk.h, tk.i0+r)
+			w = p.w.Row(tk.b, tk.hs[r], tk.is[r])
 		}
 		p.rowWithWeights(tk, r, w, sc)
 	}
@@ -155,7 +155,7 @@ func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 // finishRows normalises the outputs of task tk by their sums.
 func (p *batchJob) finishRows(tk *batchTask, sc *taskScratch) {
 	for r := range tk.R {
-		o := p.out.Row(tk.b, tk.h, tk.i0+r)
+		o := p.out.Row(tk.b, tk.hs[r], tk.is[r])
 		switch {
 		case sc.l[r] != sc.l[r]:
 			fillNaN(o)

@@ -294,6 +294,14 @@ func batchCases(short bool) []batchCase {
 		{B: 3, H: 2, Hkv: 2, Tq: 20, Tk: 33, dk: 16, dv: 8, causal: true, shift: -4, valid: true, toValid: true},
 		{B: 1, H: 4, Hkv: 2, Tq: 4, Tk: 6, dk: 8, dv: 4, causal: true, shift: -2, softcap: 1, bias: biasHeads, strided: true},
 		{B: 2, H: 2, Hkv: 1, Tq: 3, Tk: 600, dk: 8, dv: 4, softcap: 0.5, logit: true},
+		// Decode steps: the query heads of a group packed into one task,
+		// on the row path (4 rows) and across the block's lanes (8, 16
+		// and 20 rows of several heads), with masks and every output.
+		{B: 2, H: 8, Hkv: 2, Tq: 1, Tk: 300, dk: 32, dv: 24, valid: true},
+		{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 300, dk: 32, dv: 24, valid: true, keep: true, bias: biasHeads, weights: true},
+		{B: 2, H: 8, Hkv: 2, Tq: 4, Tk: 260, dk: 16, dv: 16, causal: true, keep: true, softcap: 2, bias: biasFull, logit: true},
+		{B: 1, H: 16, Hkv: 1, Tq: 1, Tk: 70, dk: 8, dv: 8, causal: true, bias: biasRows, weights: true, logit: true, strided: true},
+		{B: 1, H: 4, Hkv: 1, Tq: 5, Tk: 129, dk: 8, dv: 8, causal: true, valid: true, toValid: true, weights: true},
 	}
 	if !short {
 		cs = append(cs,
@@ -355,6 +363,11 @@ func TestBatchedBitIdenticalAcrossWorkers(t *testing.T) {
 	r := testutil.Rand(23)
 	for _, keep := range []bool{false, true} {
 		c := batchCase{B: 2, H: 8, Hkv: 2, Tq: 77, Tk: 301, dk: 64, dv: 48, causal: true, valid: true, keep: keep}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		// Packed groups of a decode step and of a short verify.
+		c = batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 3000, dk: 64, dv: 48, valid: true, keep: keep}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		c = batchCase{B: 1, H: 8, Hkv: 2, Tq: 4, Tk: 2000, dk: 64, dv: 48, causal: true, keep: keep}
 		sameForAnyWorkers(t, newBatchProblem(t, r, c))
 	}
 }
