@@ -85,6 +85,7 @@ func Attend(p Problem) Result {
 	}
 	n := weigh(&p, &r, m)
 	accumulate(&p, &r, n)
+	unscaled(&p, &r, m)
 	return r
 }
 
@@ -243,6 +244,29 @@ func accumulate(p *Problem, r *Result, n int) {
 				continue
 			}
 			r.CtxBound[j] += av*(wb+g*(w+wb)) + 0x1p-149
+		}
+	}
+}
+
+// unscaled sets the context bounds to +Inf where the engine's
+// unnormalised sum Σ_i e^{s_i − m}·|v_i| may overflow float32 (m the
+// scores' maximum; a sink joins the sum only when it is normalised at the
+// end): the context itself may be small, beside a sink that outweighs
+// every key, while that sum is not, and no bound holds then.
+func unscaled(p *Problem, r *Result, m float64) {
+	raw := make([]float64, len(r.Context))
+	for i := range p.Keys {
+		if !r.live(p, i) {
+			continue
+		}
+		t := math.Exp(r.Scores[i] - m)
+		for j, v := range p.Values[i] {
+			raw[j] += t * math.Abs(float64(v))
+		}
+	}
+	for j, x := range raw {
+		if !(x <= math.MaxFloat32/2) {
+			r.CtxBound[j] = math.Inf(1)
 		}
 	}
 }

@@ -98,12 +98,15 @@ func adjust(p Problem, i int, s, e float64) (float64, float64) {
 }
 
 // addTerm returns s + a and its bound: e, a's own bound ea, and the
-// rounding of the float32 sum. A sum that is ±Inf or NaN is exact whatever
-// the errors (the terms here are finite unless they are exact).
+// rounding of the float32 sum. An infinite term is exact and so is the sum
+// (±Inf, or NaN), whatever the score's error; a score that is already
+// infinite or NaN keeps its bound.
 func addTerm(s, e, a, ea float64) (float64, float64) {
-	s += a
-	if math.IsInf(s, 0) || math.IsNaN(s) {
-		return s, 0
+	if math.IsInf(a, 0) {
+		return s + a, 0
+	}
+	if s += a; math.IsInf(s, 0) || math.IsNaN(s) {
+		return s, e
 	}
 	return s, e + ea + U*(math.Abs(s)+e+ea) + 0x1p-149
 }
