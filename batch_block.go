@@ -46,6 +46,9 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 	for r := range blockRows {
 		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
 	}
+	if p.opt.ALiBi != nil {
+		sc.lanesALiBi = p.alibiLanes(tk, sc)
+	}
 	for j0 := 0; j0 < n; j0 += p.tile {
 		if j0+p.tile >= n {
 			p.prefetch(tk)
@@ -70,32 +73,35 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 		m[r], l[r] = ml[r], ml[blockRows+r]
 	}
 	if direct {
-		normalizeLanes(sc, R)
+		p.normalizeLanes(tk, sc)
 	}
 	lanesOut(p.out, tk, ot, 0)
 }
 
-// normalizeLanes divides the output lanes of the first R rows by their
-// sums, for runBlock's direct path, which skips run's per-row finish.
-func normalizeLanes(sc *taskScratch, R int) {
-	m, l, ot, ml := sc.m, sc.l, sc.ot, sc.ml
-	// Each lane times 1/l, as run's scale of a row would. Rows with
-	// nothing attended keep their zero lanes. A NaN sum comes from a
-	// NaN weight, which the blend has already spread over the row's
-	// lanes (the values are finite).
+// normalizeLanes scales the output lanes of the rows of task tk by their
+// factors (1/l, or with a sink 1/(l + e^{sink−m}): see rowFinish) and sets
+// the rows' LSE, for runBlock's direct path, which skips run's per-row
+// finish.
+func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
+	m, ot, ml := sc.m, sc.ot, sc.ml
+	// A NaN factor marks a NaN row: a NaN sum comes from a NaN weight,
+	// which the blend has already spread over the row's lanes (the values
+	// are finite), a NaN or +Inf sink spreads now.
 	f := ml[2*blockRows : 3*blockRows]
 	for r := range f {
 		f[r] = 1
-		if r < R && !math.IsInf(float64(m[r]), -1) {
-			f[r] = 1 / l[r]
+		if r < tk.R {
+			var lse float32
+			f[r], lse = p.rowFinish(tk.hs[r], m[r], sc.l[r])
+			p.setLSE(tk.b, tk.hs[r], tk.is[r], lse)
 		}
 	}
 	blockBlend(ot, nil, nil, 0, f)
-	// A row with nothing attended (and no NaN score) is zero even
-	// where its lanes met a value row that is not finite (0·Inf is
-	// NaN): rare, so a lane at a time.
-	for r := range R {
-		if math.IsInf(float64(m[r]), -1) && l[r] == l[r] {
+	// A row with nothing attended (and no NaN) is zero even where its
+	// lanes met a value row that is not finite (0·Inf is NaN): rare, so a
+	// lane at a time.
+	for r := range tk.R {
+		if math.IsInf(float64(m[r]), -1) && f[r] == f[r] {
 			for c := r; c < len(ot); c += blockRows {
 				ot[c] = 0
 			}
@@ -123,7 +129,7 @@ func (p *batchJob) prefetch(tk *batchTask) {
 func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
 	blockScores(s, sc.qt, p.k.rowsFrom(tk.b, tk.kh, j0), p.k.rs)
 	if p.adjust {
-		p.adjustBlock(s, sc.tmp, tk, j0)
+		p.adjustBlock(s, sc, tk, j0)
 	}
 	for r, e := range tk.endsOf() {
 		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {

@@ -46,6 +46,27 @@ type BatchOptions struct {
 	// sequences, right-padded to Tk keys, is decoded together. Without
 	// ValidLen it changes nothing.
 	CausalToValidLen bool
+	// ALiBi, if not nil, holds one slope per query head (finite, else
+	// ErrArgument): query row i of head h adds ALiBi[h]·(j − pos_i) to its
+	// score of key j, after Softcap and Bias and before the masks.
+	// pos_i is the row's position in key coordinates, the causal
+	// frontier's, i + Tk − Tq + CausalShift (with CausalToValidLen,
+	// i + ValidLen[b] − Tq + CausalShift), saturated to the range of int,
+	// whether Causal is set or not; keys after it (j > pos_i, seen without
+	// a causal mask) get a positive term for a positive slope. The term
+	// is computed in float32 as fl(slope·float32(j − pos_i)), the distance
+	// saturated to the range of int, and added with one rounding; it is
+	// formed tile by tile in the score stage, never as a [Tq][Tk] tensor.
+	ALiBi []float32
+	// Sinks, if not nil, holds one logit per query head, an attention
+	// sink: it joins each row's softmax denominator and weighs no value,
+	// w_j = e^{s_j−M}/(Σ_k e^{s_k−M} + e^{sink−M}) with
+	// M = max(max_k s_k, sink), so the weights sum to less than 1. A row
+	// with nothing attended still gets a zero output; a −Inf sink is no
+	// sink; a NaN or +Inf sink makes its rows NaN (output, weights at the
+	// attended keys, LSE), as a +Inf score does, even a row with nothing
+	// attended.
+	Sinks []float32
 }
 
 // checkBatch validates a call of Batched.Attend, in the order its errors
@@ -127,7 +148,7 @@ type tensorOperand struct {
 }
 
 // checkOutputs enforces the aliasing rule of Batched.Attend: no two
-// elements of the outputs (out, Weights, Logits) share memory, and none of
+// elements of the outputs (out, Weights, Logits, LSE) share memory, and none of
 // them touches the span of another operand. The inputs may overlap one
 // another freely (views into one fused QKV buffer); an output that
 // overlaps an input would be read after it was written, by this task or
@@ -135,7 +156,8 @@ type tensorOperand struct {
 func checkOutputs(op string, dst *BatchOutputs, q, k, v Tensor, opt *BatchOptions) error {
 	// Absent outputs and options are empty views, which overlap nothing.
 	outs := dst.operands()
-	ins := [...]tensorOperand{{"q", q}, {"k", k}, {"v", v}, {"Bias", deref(opt.Bias)}}
+	ins := [...]tensorOperand{{"q", q}, {"k", k}, {"v", v}, {"Bias", deref(opt.Bias)},
+		{"ALiBi", floatsOperand(opt.ALiBi)}, {"Sinks", floatsOperand(opt.Sinks)}}
 	for i, o := range outs {
 		if !o.t.distinctRows() {
 			return argErr(op, "%s has elements that share memory (its strides overlap)", o.name)
@@ -152,6 +174,14 @@ func checkOutputs(op string, dst *BatchOutputs, q, k, v Tensor, opt *BatchOption
 		}
 	}
 	return nil
+}
+
+// floatsOperand views x as a tensor of one row, for the aliasing checks.
+func floatsOperand(x []float32) Tensor {
+	if len(x) == 0 {
+		return Tensor{}
+	}
+	return Tensor{data: x, batch: 1, heads: 1, rows: 1, cols: len(x)}
 }
 
 func deref(t *Tensor) Tensor {

@@ -14,18 +14,30 @@ type BatchOutputs struct {
 	// grid is never formed.
 	Weights *Tensor
 	// Logits, if not nil, receives the softmax input, shaped
-	// [batch][heads][Tq][Tk]: the scaled, softcapped and biased scores,
-	// −Inf at keys masked by Keep, ValidLen or Causal.
+	// [batch][heads][Tq][Tk]: the scaled, softcapped and biased scores
+	// with their ALiBi terms, −Inf at keys masked by Keep, ValidLen or
+	// Causal (the sink is no key: it has no logit here).
 	Logits *Tensor
+	// LSE, if not nil, receives each row's log-sum-exp, B·H·Tq entries,
+	// [batch][heads][Tq] row-major: the natural log of the softmax's
+	// denominator, Σ_j e^{s_j} over the row's final scores (scaled,
+	// softcapped, biased, with ALiBi, masked) plus e^{sink} with Sinks.
+	// It is computed as m + log(l) from the online softmax's running max
+	// m and sum l, combined with the sink, in float64 and rounded once.
+	// A row with nothing attended gets −Inf (its sink with Sinks); a row
+	// whose scores hold NaN or +Inf, or whose sink is NaN or +Inf, gets
+	// NaN. With it, MergeAttention combines calls over disjoint keys.
+	LSE []float32
 }
 
 // numOutputs is the number of outputs in a BatchOutputs.
-const numOutputs = 3
+const numOutputs = 4
 
 // operands returns every output under the name errors give it, Out first;
 // an absent output is an empty view, which overlaps nothing.
 func (d *BatchOutputs) operands() [numOutputs]tensorOperand {
-	return [numOutputs]tensorOperand{{"out", d.Out}, {"Weights", deref(d.Weights)}, {"Logits", deref(d.Logits)}}
+	return [numOutputs]tensorOperand{{"out", d.Out}, {"Weights", deref(d.Weights)}, {"Logits", deref(d.Logits)},
+		{"LSE", floatsOperand(d.LSE)}}
 }
 
 // empty reports whether no output has an element.
@@ -49,18 +61,21 @@ func checkOutputShapes(op string, dst *BatchOutputs, B, H, Tq, Tk int) error {
 			return shapeErr(op, o.name, x.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
 		}
 	}
+	if n := elems(B, H, Tq); dst.LSE != nil && len(dst.LSE) != n {
+		return shapeErr(op, "len(LSE)", len(dst.LSE), n, "batch·heads·Tq")
+	}
 	return nil
 }
 
 // blockOutputs finishes the weights and logits of a query block whose
 // attended keys all went through the block kernels, [0, n) (runBlock wrote
 // the logits of those). Keys from n on get logit -Inf and weight 0. The
-// weights of keys [0, n) are exp(s - m)/l with each row's final max and
-// sum, the scores formed again tile by tile: a second pass of the score
-// kernel costs less than the row path, which forms and blends whole rows
-// one at a time. A row whose sum is NaN (a NaN or +Inf score) is redone by
-// the row path, which sets its output, weights and logits as
-// Memory.Attend does.
+// weights of keys [0, n) are exp(s - m)·f with each row's final max and
+// factor (1/l, or with a sink 1/(l + e^{sink−m})), the scores formed again
+// tile by tile: a second pass of the score kernel costs less than the row
+// path, which forms and blends whole rows one at a time. A NaN row (a NaN
+// or +Inf score or sink) is redone by the row path, which sets its output,
+// weights, logits and LSE as Memory.Attend does.
 func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	b, R := tk.b, tk.R
 	m, l := sc.m, sc.l
@@ -80,8 +95,9 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	clear(f)
 	mu := ml[3*blockRows:]
 	for r := range R {
+		f[r], _ = p.rowFinish(tk.hs[r], m[r], l[r])
 		if !math.IsInf(float64(m[r]), -1) {
-			mu[r], f[r] = m[r], 1/l[r]
+			mu[r] = m[r]
 		}
 	}
 	for j0 := 0; j0 < n; j0 += p.tile {
@@ -94,7 +110,7 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	for r := range R {
 		w := p.w.Row(b, tk.hs[r], tk.is[r])
 		clear(w[n:])
-		if l[r] != l[r] {
+		if f[r] != f[r] {
 			p.rowWithWeights(tk, r, w, sc)
 		}
 	}

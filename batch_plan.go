@@ -43,9 +43,10 @@ func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv
 type batchJob struct {
 	out, q, k, v Tensor
 	w, logits    *Tensor
+	lse          []float32
 	rowPath      bool // weights or logits wanted: whole score rows are formed
 	idle         bool // no output has an element: the call has no task
-	adjust       bool // Softcap or Bias: adjustScores has work to do
+	adjust       bool // Softcap, Bias or ALiBi: adjustScores has work to do
 	opt          *BatchOptions
 	scale        float32
 	group        int // query heads per key/value head
@@ -67,10 +68,10 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 			scale = float32(1 / math.Sqrt(float64(dk)))
 		}
 	}
-	p := batchJob{out: dst.Out, q: q, k: k, v: v, w: dst.Weights, logits: dst.Logits, opt: opt, scale: scale}
+	p := batchJob{out: dst.Out, q: q, k: k, v: v, w: dst.Weights, logits: dst.Logits, lse: dst.LSE, opt: opt, scale: scale}
 	p.rowPath = p.w != nil || p.logits != nil
 	p.idle = dst.empty()
-	p.adjust = opt.Softcap > 0 || opt.Bias != nil
+	p.adjust = opt.Softcap > 0 || opt.Bias != nil || opt.ALiBi != nil
 	if !p.idle {
 		// An output has elements, so H·Tq fits in an int (and Hkv > 0).
 		p.group = H / k.heads
@@ -151,15 +152,24 @@ func (p *batchJob) end(b, i int) int {
 		e = p.opt.ValidLen[b]
 	}
 	if p.opt.Causal {
-		base := p.k.rows
-		if p.opt.CausalToValidLen && p.opt.ValidLen != nil {
-			base = p.opt.ValidLen[b]
-		}
-		// i < Tq, so the frontier before the shift is in [base−Tq+1, base]:
-		// no overflow; the shift, any int, saturates.
-		e = min(e, max(0, addSat(base-(p.q.rows-1-i), p.opt.CausalShift)))
+		// Past a saturated position the end saturates too (and a
+		// negative one attends nothing).
+		e = min(e, max(0, addSat(p.pos(b, i), 1)))
 	}
 	return e
+}
+
+// pos returns the position of query row i of batch entry b in key
+// coordinates: the last key the causal mask lets it see,
+// i + base − Tq + CausalShift with base Tk, or ValidLen[b] with
+// CausalToValidLen. i < Tq, so i + base − Tq is in [base−Tq, base−1]: no
+// overflow; the shift, any int, saturates.
+func (p *batchJob) pos(b, i int) int {
+	base := p.k.rows
+	if p.opt.CausalToValidLen && p.opt.ValidLen != nil {
+		base = p.opt.ValidLen[b]
+	}
+	return addSat(base-(p.q.rows-i), p.opt.CausalShift)
 }
 
 // addSat returns a + b, saturated to the range of int.
@@ -171,6 +181,17 @@ func addSat(a, b int) int {
 		return math.MinInt
 	}
 	return a + b
+}
+
+// subSat returns a − b, saturated to the range of int.
+func subSat(a, b int) int {
+	switch {
+	case b < 0 && a > math.MaxInt+b:
+		return math.MaxInt
+	case b > 0 && a < math.MinInt+b:
+		return math.MinInt
+	}
+	return a - b
 }
 
 func (p *batchJob) keep(i int) []bool {

@@ -81,8 +81,9 @@ func (e *Batched) take(w int) {
 
 // Attend computes dst.Out = softmax(scale·Q·Kᵀ + masks)·V for every batch
 // entry and head, and the other outputs dst asks for (the weights, the
-// logits); with Softcap and Bias the softmax input is
-// Softcap·tanh(scale·Q·Kᵀ/Softcap) + Bias, then masked. Shapes:
+// logits, the log-sum-exp); with Softcap, Bias and ALiBi the softmax input
+// is Softcap·tanh(scale·Q·Kᵀ/Softcap) + Bias + ALiBi, then masked, and
+// Sinks add a logit to each row's softmax denominator. Shapes:
 // q [B][H][Tq][dk], k [B][Hkv][Tk][dk], v [B][Hkv][Tk][dv],
 // dst.Out [B][H][Tq][dv], with H a multiple of Hkv. It follows
 // Memory.Attend's semantics row by row: masked keys get weight exactly 0,
@@ -101,11 +102,12 @@ func (e *Batched) take(w int) {
 // row attends nothing.
 //
 // Zero sizes: any dimension may be 0. A call whose outputs (Out, Weights,
-// Logits) have no element computes nothing and returns nil; a query row
-// with no key (Tk = 0) gets a zero output; keys of dimension 0 all score 0.
+// Logits, LSE) have no element computes nothing and returns nil; a query
+// row with no key (Tk = 0) gets a zero output; keys of dimension 0 all
+// score 0.
 //
-// Aliasing: Q, K, V and Bias may overlap one another (views into one fused
-// buffer). The outputs must not: no two of their elements may share
+// Aliasing: Q, K, V, Bias, ALiBi and Sinks may overlap one another (views
+// into one fused buffer). The outputs must not: no two of their elements may share
 // memory, and none may touch the memory span (first to last element) of
 // another operand; such calls return an error wrapping ErrArgument.
 // After Close, Attend returns ErrClosed.

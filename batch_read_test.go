@@ -38,6 +38,7 @@ func TestBatchedNeverReadsMaskedKeys(t *testing.T) {
 						keep: flags&1 != 0, weights: flags&2 != 0, logit: flags&4 != 0, causal: causal}
 					if flags&8 != 0 {
 						c.softcap, c.bias = 5, biasFull
+						c.sinks, c.alibi, c.lse = true, true, true
 					}
 					if causal {
 						// The last query row sees keys j <= Tk−1+shift.

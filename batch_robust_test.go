@@ -31,7 +31,8 @@ func TestBatchedZeroSizes(t *testing.T) {
 						for _, dims := range [][2]int{{0, 0}, {0, 3}, {4, 0}, {4, 3}} {
 							for flags := range 8 {
 								c := batchCase{B: B, H: heads[0], Hkv: heads[1], Tq: Tq, Tk: Tk, dk: dims[0], dv: dims[1],
-									strided: flags&1 != 0, weights: flags&2 != 0, logit: flags&4 != 0, causal: flags == 5}
+									strided: flags&1 != 0, weights: flags&2 != 0, logit: flags&4 != 0, causal: flags == 5,
+									lse: flags != 0, sinks: flags&1 != 0, alibi: flags&4 != 0}
 								for _, e := range engines {
 									p := newBatchProblem(t, r, c)
 									if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
@@ -113,10 +114,12 @@ func TestBatchedFullyMaskedNonFiniteValues(t *testing.T) {
 		r := testutil.Rand(42)
 		ninf := float32(math.Inf(-1))
 		for _, Tq := range []int{3, 20} {
-			for _, opts := range []batchCase{{}, {weights: true, logit: true}, {keep: true}, {softcap: 2}} {
+			for _, opts := range []batchCase{{}, {weights: true, logit: true}, {keep: true}, {softcap: 2}, {sinks: true, alibi: true, lse: true},
+				{weights: true, sinks: true, lse: true}} {
 				for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
 					c := batchCase{B: 1, H: 2, Hkv: 1, Tq: Tq, Tk: 700, dk: 4, dv: 3, bias: biasRows,
-						weights: opts.weights, logit: opts.logit, keep: opts.keep, softcap: opts.softcap}
+						weights: opts.weights, logit: opts.logit, keep: opts.keep, softcap: opts.softcap,
+						sinks: opts.sinks, alibi: opts.alibi, lse: opts.lse}
 					p := newBatchProblem(t, r, c)
 					p.v.Row(0, 0, 3)[1] = bad
 					for i := range c.Tq {
@@ -156,25 +159,30 @@ func TestBatchedFullyMaskedNonFiniteValues(t *testing.T) {
 }
 
 // The causal frontier saturates instead of wrapping: a shift of MaxInt
-// unmasks every key, MinInt masks every key.
+// unmasks every key, MinInt masks every key. The row's position saturates
+// alike, and so does its ALiBi distance (the oracle's frontier and
+// distance saturate as the documentation says).
 func TestBatchedCausalShiftExtremes(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(43)
 		for _, Tq := range []int{3, 20} {
 			for _, shift := range []int{math.MaxInt, math.MaxInt - 1, math.MinInt, math.MinInt + 1} {
-				for _, toValid := range []bool{false, true} {
-					c := batchCase{B: 2, H: 2, Hkv: 1, Tq: Tq, Tk: 30, dk: 4, dv: 3, causal: true, shift: shift, valid: toValid, toValid: toValid}
+				for flags := range 4 {
+					toValid, alibi := flags&1 != 0, flags&2 != 0
+					c := batchCase{B: 2, H: 2, Hkv: 1, Tq: Tq, Tk: 30, dk: 4, dv: 3, causal: true, shift: shift, valid: toValid, toValid: toValid,
+						alibi: alibi, lse: alibi, sinks: alibi}
 					p := newBatchProblem(t, r, c)
 					e := NewBatched(2)
 					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 						t.Fatal(err)
 					}
-					e.Close()
-					// The oracle's own frontier test must not wrap either.
-					p.c.causal = shift < 0
-					if p.c.causal {
-						p.c.shift = -2 * c.Tk
+					p.check(t)
+					// Without the causal mask the position still counts.
+					p.opt.Causal, p.c.causal = false, false
+					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
+						t.Fatal(err)
 					}
+					e.Close()
 					p.check(t)
 				}
 			}
@@ -301,7 +309,7 @@ func TestBatchedAliasing(t *testing.T) {
 }
 
 // The errors about the outputs name them as the operands of the call:
-// "out", "Weights", "Logits".
+// "out", "Weights", "Logits", "LSE", and the per-head options likewise.
 func TestBatchedOutputErrorMessages(t *testing.T) {
 	r := testutil.Rand(48)
 	e := NewBatched(1)
@@ -338,6 +346,13 @@ func TestBatchedOutputErrorMessages(t *testing.T) {
 		{BatchOutputs{Out: out, Logits: grid(3000)}, &BatchOptions{Bias: &bias}, "Logits overlaps Bias in memory"},
 		{BatchOutputs{Out: out, Logits: &repeated}, nil, "Logits has elements that share memory (its strides overlap)"},
 		{BatchOutputs{Out: out, Logits: grid(10)}, nil, "Logits overlaps q in memory"},
+		{BatchOutputs{Out: out, LSE: make([]float32, 7)}, nil, "len(LSE) = 7, want 8 (batch·heads·Tq)"},
+		{BatchOutputs{Out: out, LSE: buf[1004:1012]}, nil, "out overlaps LSE in memory"},
+		{BatchOutputs{Out: out, LSE: buf[3000:3008]}, &BatchOptions{Sinks: buf[3006:3008]}, "LSE overlaps Sinks in memory"},
+		{BatchOutputs{Out: out, Weights: grid(3000)}, &BatchOptions{ALiBi: buf[3030:3032]}, "Weights overlaps ALiBi in memory"},
+		{BatchOutputs{Out: out}, &BatchOptions{Sinks: buf[:3]}, "len(Sinks) = 3, want 2 (query heads)"},
+		{BatchOutputs{Out: out}, &BatchOptions{ALiBi: buf[:1]}, "len(ALiBi) = 1, want 2 (query heads)"},
+		{BatchOutputs{Out: out}, &BatchOptions{ALiBi: []float32{1, float32(math.Inf(1))}}, "ALiBi[1] = +Inf is not finite"},
 	} {
 		err := e.Attend(c.dst, q, k, v, c.opt)
 		if err == nil || !strings.HasSuffix(err.Error(), ": Batched.Attend: "+c.want) {

@@ -47,7 +47,7 @@ func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) 
 
 // rowWithWeights is the path for callers who want the weights or the
 // logits: the whole score row of row r of task tk is formed in w (the
-// weights output, or scratch), as in Memory.Attend.
+// weights output, or scratch), as in Memory.Attend; its LSE is set too.
 func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScratch) {
 	b, h, kh, i, end := tk.b, tk.hs[r], tk.kh, tk.is[r], tk.ends[r]
 	o, qs, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.tmp, p.keep(i)
@@ -66,17 +66,23 @@ func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScr
 		copy(lg, sw)
 		fillWith(lg[end:], float32(math.Inf(-1)))
 	}
-	mx := softmax(sw, sw)
-	if math.IsInf(float64(mx), -1) {
-		return
-	}
-	if mx != mx || math.IsInf(float64(mx), 1) {
+	// Without a sink the factor is 1/l: softmax's normalisation.
+	mx, l := softmaxTerms(sw, sw)
+	f, lse := p.rowFinish(h, mx, l)
+	p.setLSE(b, h, i, lse)
+	switch {
+	case f != f:
+		// A NaN or +Inf score or sink: NaN weights at the attended keys.
 		fillNaN(o)
+		fillNaN(sw)
 		if keep != nil {
 			zeroMasked(sw, keep[:end])
 		}
 		return
+	case math.IsInf(float64(mx), -1):
+		return
 	}
+	scale(f, sw)
 	blendKept(o, sw, p.v.rowsFrom(b, kh, 0), p.v.rs, maybe(keep, 0, end))
 }
 

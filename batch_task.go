@@ -14,6 +14,11 @@ type taskScratch struct {
 	seen           []float32 // keepCut's marks of the keys it checked
 	tmp            []float32 // the score stage's tile (see tmpLen)
 	row            []float32 // a score row when logits are wanted without the weights
+	// The block path's ALiBi distances as two keys of the blend kernel,
+	// their lane weights and value rows, and each lane's slope (see
+	// alibiLanes); lanesALiBi says they hold the task's.
+	alibiW, alibiV, slopes []float32
+	lanesALiBi             bool
 }
 
 // scratchFor carves the worker's scratch for a task of R rows, growing it
@@ -52,6 +57,9 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	}
 	n := p.tmpLen()
 	sc.tmp, sc.row = x[:n], x[n:]
+	if p.block && p.opt.ALiBi != nil {
+		sc.carveALiBi(p.tile)
+	}
 	return sc
 }
 
@@ -152,19 +160,23 @@ func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 	}
 }
 
-// finishRows normalises the outputs of task tk by their sums.
+// finishRows normalises the outputs of task tk by their sums (and sinks),
+// and sets their LSE.
 func (p *batchJob) finishRows(tk *batchTask, sc *taskScratch) {
 	for r := range tk.R {
-		o := p.out.Row(tk.b, tk.hs[r], tk.is[r])
+		b, h, i := tk.b, tk.hs[r], tk.is[r]
+		o := p.out.Row(b, h, i)
+		f, lse := p.rowFinish(h, sc.m[r], sc.l[r])
+		p.setLSE(b, h, i, lse)
 		switch {
-		case sc.l[r] != sc.l[r]:
+		case f != f:
 			fillNaN(o)
 		case math.IsInf(float64(sc.m[r]), -1):
 			// Nothing attended: zeros, also where the block blend met a
 			// value row that is not finite (0·Inf).
 			clear(o)
 		default:
-			scale(1/sc.l[r], o)
+			scale(f, o)
 		}
 	}
 }

@@ -22,6 +22,9 @@ type batchCase struct {
 	softcap        float32
 	bias           biasKind
 	toValid, logit bool
+	// Per-head options and the LSE output: a sink logit per head (one
+	// head's −Inf), ALiBi slopes, each row's log-sum-exp.
+	sinks, alibi, lse bool
 }
 
 type biasKind int
@@ -35,8 +38,9 @@ const (
 )
 
 func (c batchCase) String() string {
-	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v softcap=%v bias=%d toValid=%v logits=%v",
-		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided, c.softcap, c.bias, c.toValid, c.logit)
+	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v softcap=%v bias=%d toValid=%v logits=%v sinks=%v alibi=%v lse=%v",
+		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided, c.softcap, c.bias, c.toValid, c.logit,
+		c.sinks, c.alibi, c.lse)
 }
 
 // tensor fills a [B][H][T][d] tensor with random data, packed or with
@@ -62,6 +66,7 @@ type batchProblem struct {
 	out, w  Tensor
 	bias    Tensor
 	logits  Tensor
+	lse     []float32
 	opt     BatchOptions
 	// lenient skips the rows where float32 may overflow while the float64
 	// oracle does not (the fuzzer's huge values).
@@ -101,7 +106,32 @@ func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
 	if c.logit {
 		p.logits = tensor(t, r, c.B, c.H, c.Tq, c.Tk, false, 1)
 	}
+	p.perHead(r)
 	return p
+}
+
+// perHead sets the problem's sinks (in [−3, 3], the last head's −Inf: no
+// sink), ALiBi slopes (in [−1/4, 1), as the geometric slopes of ALiBi and
+// some negative ones) and its LSE output (NaN until written), as its case
+// asks.
+func (p *batchProblem) perHead(r *rand.Rand) {
+	c := p.c
+	if c.sinks {
+		p.opt.Sinks = testutil.Floats(r, c.H, 3)
+		if c.H > 1 {
+			p.opt.Sinks[c.H-1] = float32(math.Inf(-1))
+		}
+	}
+	if c.alibi {
+		p.opt.ALiBi = make([]float32, c.H)
+		for h := range p.opt.ALiBi {
+			p.opt.ALiBi[h] = float32(math.Exp2(-8*float64(h+1)/float64(c.H))) - float32(r.IntN(4)/3)/4
+		}
+	}
+	if c.lse {
+		p.lse = make([]float32, c.B*c.H*c.Tq)
+		fillNaN(p.lse)
+	}
 }
 
 // randomBias returns a bias of the case's shape with random entries, a
@@ -148,6 +178,9 @@ func (p *batchProblem) outputs() BatchOutputs {
 	if p.c.logit {
 		dst.Logits = &p.logits
 	}
+	if p.c.lse {
+		dst.LSE = p.lse
+	}
 	return dst
 }
 
@@ -160,105 +193,136 @@ func (p *batchProblem) biasRow(b, h, i int) []float32 {
 	return x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i, x.rows))
 }
 
-// check compares every output row (and weights row) with the oracle.
+// check compares every output row (and weights, logits and LSE row) with
+// the oracle.
 func (p *batchProblem) check(t *testing.T) {
 	t.Helper()
+	c := p.c
+	for b := range c.B {
+		for h := range c.H {
+			for i := range c.Tq {
+				if p.rows > 0 && i >= p.rows {
+					continue
+				}
+				rp, want := p.want(b, h, i)
+				if p.lenient && overflowRisk(want) {
+					continue
+				}
+				p.checkRow(t, [3]int{b, h, i}, &rp, &want)
+			}
+		}
+	}
+}
+
+// refProblem states query row i of head h in batch entry b for the oracle:
+// its keys and values, masks, score options, sink and ALiBi slope.
+func (p *batchProblem) refProblem(b, h, i int) reference.Problem {
 	c := p.c
 	scale := float32(1)
 	if c.dk > 0 {
 		scale = float32(1 / math.Sqrt(float64(c.dk)))
 	}
-	for b := range c.B {
-		for h := range c.H {
-			kh := h / (c.H / c.Hkv)
-			for i := range c.Tq {
-				if p.rows > 0 && i >= p.rows {
-					continue
-				}
-				rp := reference.Problem{Kind: reference.KindDotScale, Scale: scale, Query: p.q.Row(b, h, i), Valid: c.Tk, DV: c.dv,
-					Softcap: c.softcap, Bias: p.biasRow(b, h, i)}
-				base := c.Tk
-				if c.toValid && p.opt.ValidLen != nil {
-					base = p.opt.ValidLen[b]
-				}
-				rp.Keep = make([]bool, c.Tk)
-				for j := range c.Tk {
-					rp.Keys = append(rp.Keys, p.k.Row(b, kh, j))
-					rp.Values = append(rp.Values, p.v.Row(b, kh, j))
-					ok := true
-					if p.opt.ValidLen != nil && j >= p.opt.ValidLen[b] {
-						ok = false
-					}
-					if c.causal && j > i+base-c.Tq+c.shift {
-						ok = false
-					}
-					if p.opt.Keep != nil && !p.opt.Keep[i*c.Tk+j] {
-						ok = false
-					}
-					rp.Keep[j] = ok
-				}
-				want := reference.Attend(rp)
-				if p.lenient && overflowRisk(want) {
-					continue
-				}
-				extra := 0.0
-				if c.logit {
-					lg := p.logits.Row(b, h, i)
-					for j := range c.Tk {
-						ws, bound := math.Inf(-1), 0.0
-						if rp.Keep[j] {
-							ws, bound = want.Scores[j], want.ScoreBound[j]
-						}
-						if !testutil.Close(lg[j], ws, bound) {
-							t.Fatalf("%v: logits[%d][%d][%d][%d] = %v, want %v ± %g", c, b, h, i, j, lg[j], ws, bound)
-						}
-					}
-				}
-				// The online softmax runs unless the weights or logits are
-				// wanted and the block kernels cannot take the rows (then
-				// whole rows are formed).
-				if (!c.weights && !c.logit) || useBlock(c.Tq, c.dk, c.dv) {
-					// The online softmax rescales the partial output once
-					// per key tile: per tile an exp (≤ 2u), two products and
-					// the rounding of the max difference, which is bounded
-					// by the spread of the scores.
-					lo, hi := math.Inf(1), math.Inf(-1)
-					for j, s := range want.Scores {
-						if rp.Keep[j] && !math.IsInf(s, 0) {
-							lo, hi = math.Min(lo, s), math.Max(hi, s)
-						}
-					}
-					tile := keyTile(c.Tq, c.dk, c.dv)
-					tiles := float64((c.Tk+tile-1)/tile + 1) // + the causal diagonal, row by row
-					if hi >= lo {
-						extra = (4*tiles + (hi - lo) + 2) * reference.U
-					}
-				}
-				o := p.out.Row(b, h, i)
-				for col := range c.dv {
-					bound := want.CtxBound[col]
-					for j, w := range want.Weights {
-						if rp.Keep[j] && w != 0 { // a zero weight adds no error, even to 0·Inf
-							bound += w * math.Abs(float64(rp.Values[j][col])) * extra
-						}
-					}
-					if !testutil.Close(o[col], want.Context[col], bound) {
-						t.Fatalf("%v: out[%d][%d][%d][%d] = %v, want %v ± %g", c, b, h, i, col, o[col], want.Context[col], bound)
-					}
-				}
-				if c.weights {
-					w := p.w.Row(b, h, i)
-					for j := range c.Tk {
-						// On the block path the weights divide by the
-						// online sum: its rescales add the same relative
-						// error as they do to the output.
-						bound := want.WeightBound[j] + want.Weights[j]*extra
-						if !testutil.Close(w[j], want.Weights[j], bound) || (!rp.Keep[j] && w[j] != 0) {
-							t.Fatalf("%v: weight[%d][%d][%d][%d] = %v, want %v", c, b, h, i, j, w[j], want.Weights[j])
-						}
-					}
-				}
+	rp := reference.Problem{Kind: reference.KindDotScale, Scale: scale, Query: p.q.Row(b, h, i), Valid: c.Tk, DV: c.dv,
+		Softcap: c.softcap, Bias: p.biasRow(b, h, i)}
+	base := c.Tk
+	if c.toValid && p.opt.ValidLen != nil {
+		base = p.opt.ValidLen[b]
+	}
+	rp.Pos = addSat(i+base-c.Tq, c.shift) // the row's causal frontier
+	if c.sinks {
+		rp.HasSink, rp.Sink = true, p.opt.Sinks[h]
+	}
+	if c.alibi {
+		rp.Slope = p.opt.ALiBi[h]
+	}
+	kh := h / (c.H / c.Hkv)
+	rp.Keep = make([]bool, c.Tk)
+	for j := range c.Tk {
+		rp.Keys = append(rp.Keys, p.k.Row(b, kh, j))
+		rp.Values = append(rp.Values, p.v.Row(b, kh, j))
+		rp.Keep[j] = !(p.opt.ValidLen != nil && j >= p.opt.ValidLen[b]) && !(c.causal && j > rp.Pos) &&
+			!(p.opt.Keep != nil && !p.opt.Keep[i*c.Tk+j])
+	}
+	return rp
+}
+
+// want returns the oracle's problem and answer for row (b, h, i), its
+// bounds widened where the engine runs the online softmax: it rescales
+// the partial output and sum once per key tile, per tile an exp (≤ 2u),
+// two products and the rounding of the max difference, which is bounded
+// by the spread of the scores. That relative error reaches the output,
+// the weights (divided by the online sum) and, as an absolute one, the LSE.
+func (p *batchProblem) want(b, h, i int) (reference.Problem, reference.Result) {
+	c := p.c
+	rp := p.refProblem(b, h, i)
+	want := reference.Attend(rp)
+	packed := c.Tq
+	if c.Hkv > 0 {
+		packed *= c.H / c.Hkv
+	}
+	if (c.weights || c.logit) && !useBlock(packed, c.dk, c.dv) {
+		return rp, want // whole rows
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for j, s := range want.Scores {
+		if rp.Keep[j] && !math.IsInf(s, 0) {
+			lo, hi = math.Min(lo, s), math.Max(hi, s)
+		}
+	}
+	if !(hi >= lo) {
+		return rp, want
+	}
+	tile := keyTile(packed, c.dk, c.dv)
+	tiles := float64((c.Tk+tile-1)/tile + 1) // + the causal diagonal, row by row
+	extra := (4*tiles + (hi - lo) + 2) * reference.U
+	for j, w := range want.Weights {
+		if !rp.Keep[j] || w == 0 { // a zero weight adds no error, even to 0·Inf
+			continue
+		}
+		want.WeightBound[j] += w * extra
+		for col, v := range rp.Values[j] {
+			want.CtxBound[col] += w * math.Abs(float64(v)) * extra
+		}
+	}
+	want.LSEBound += extra / (1 - extra)
+	return rp, want
+}
+
+// checkRow compares row (b, h, i) of every output with the oracle's
+// answer want to the problem rp.
+func (p *batchProblem) checkRow(t *testing.T, at [3]int, rp *reference.Problem, want *reference.Result) {
+	t.Helper()
+	c := p.c
+	b, h, i := at[0], at[1], at[2]
+	if c.logit {
+		lg := p.logits.Row(b, h, i)
+		for j := range c.Tk {
+			ws, bound := math.Inf(-1), 0.0
+			if rp.Keep[j] {
+				ws, bound = want.Scores[j], want.ScoreBound[j]
 			}
+			if !testutil.Close(lg[j], ws, bound) {
+				t.Fatalf("%v: logits[%d][%d][%d][%d] = %v, want %v ± %g", c, b, h, i, j, lg[j], ws, bound)
+			}
+		}
+	}
+	o := p.out.Row(b, h, i)
+	for col := range c.dv {
+		if !testutil.Close(o[col], want.Context[col], want.CtxBound[col]) {
+			t.Fatalf("%v: out[%d][%d][%d][%d] = %v, want %v ± %g", c, b, h, i, col, o[col], want.Context[col], want.CtxBound[col])
+		}
+	}
+	if c.weights {
+		w := p.w.Row(b, h, i)
+		for j := range c.Tk {
+			if !testutil.Close(w[j], want.Weights[j], want.WeightBound[j]) || (!rp.Keep[j] && w[j] != 0) {
+				t.Fatalf("%v: weight[%d][%d][%d][%d] = %v, want %v", c, b, h, i, j, w[j], want.Weights[j])
+			}
+		}
+	}
+	if c.lse {
+		if x := p.lse[(b*c.H+h)*c.Tq+i]; !testutil.Close(x, want.LSE, want.LSEBound) {
+			t.Fatalf("%v: LSE[%d][%d][%d] = %v, want %v ± %g", c, b, h, i, x, want.LSE, want.LSEBound)
 		}
 	}
 }
@@ -302,6 +366,18 @@ func batchCases(short bool) []batchCase {
 		{B: 2, H: 8, Hkv: 2, Tq: 4, Tk: 260, dk: 16, dv: 16, causal: true, keep: true, softcap: 2, bias: biasFull, logit: true},
 		{B: 1, H: 16, Hkv: 1, Tq: 1, Tk: 70, dk: 8, dv: 8, causal: true, bias: biasRows, weights: true, logit: true, strided: true},
 		{B: 1, H: 4, Hkv: 1, Tq: 5, Tk: 129, dk: 8, dv: 8, causal: true, valid: true, toValid: true, weights: true},
+		// Sinks, ALiBi and the LSE on every path: the block kernels with
+		// row-by-row tails, the direct block path, the row path, whole
+		// rows, the block path's weights, a packed decode step, and ALiBi
+		// without a causal mask (keys after the row's position).
+		{B: 2, H: 4, Hkv: 2, Tq: 17, Tk: 300, dk: 64, dv: 32, causal: true, softcap: 5, bias: biasFull, sinks: true, alibi: true, lse: true},
+		{B: 1, H: 2, Hkv: 2, Tq: 20, Tk: 40, dk: 16, dv: 8, sinks: true, alibi: true, lse: true, strided: true},
+		{B: 2, H: 4, Hkv: 4, Tq: 3, Tk: 600, dk: 8, dv: 4, valid: true, sinks: true, alibi: true, lse: true},
+		{B: 1, H: 4, Hkv: 2, Tq: 3, Tk: 50, dk: 8, dv: 4, keep: true, weights: true, logit: true, sinks: true, alibi: true, lse: true},
+		{B: 2, H: 4, Hkv: 2, Tq: 20, Tk: 70, dk: 8, dv: 4, causal: true, valid: true, toValid: true, weights: true, logit: true, sinks: true, alibi: true, lse: true},
+		{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 300, dk: 32, dv: 24, valid: true, keep: true, sinks: true, alibi: true, lse: true},
+		{B: 1, H: 2, Hkv: 1, Tq: 5, Tk: 9, dk: 3, dv: 4, shift: 3, alibi: true, lse: true},
+		{B: 1, H: 2, Hkv: 2, Tq: 24, Tk: 9, dk: 3, dv: 4, shift: -4, alibi: true, sinks: true},
 	}
 	if !short {
 		cs = append(cs,
@@ -347,6 +423,7 @@ func TestBatchedRandomShapes(t *testing.T) {
 				causal: r.IntN(2) == 0, shift: r.IntN(7) - 3, valid: r.IntN(3) == 0, keep: r.IntN(3) == 0,
 				weights: r.IntN(4) == 0, strided: r.IntN(2) == 0,
 				softcap: []float32{0, 0, 1, 30}[r.IntN(4)], bias: biasKind(r.IntN(5)), toValid: r.IntN(3) == 0, logit: r.IntN(4) == 0,
+				sinks: r.IntN(3) == 0, alibi: r.IntN(3) == 0, lse: r.IntN(2) == 0,
 			}
 			p := newBatchProblem(t, r, c)
 			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
@@ -369,6 +446,11 @@ func TestBatchedBitIdenticalAcrossWorkers(t *testing.T) {
 		sameForAnyWorkers(t, newBatchProblem(t, r, c))
 		c = batchCase{B: 1, H: 8, Hkv: 2, Tq: 4, Tk: 2000, dk: 64, dv: 48, causal: true, keep: keep}
 		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		// Sinks, ALiBi and the LSE, on the block path and the row path.
+		c = batchCase{B: 2, H: 4, Hkv: 2, Tq: 37, Tk: 301, dk: 64, dv: 48, causal: true, keep: keep, sinks: true, alibi: true, lse: true}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		c = batchCase{B: 3, H: 4, Hkv: 4, Tq: 2, Tk: 700, dk: 16, dv: 8, valid: true, keep: keep, sinks: true, alibi: true, lse: true}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
 	}
 }
 
@@ -389,6 +471,7 @@ func sameForAnyWorkers(t *testing.T, p *batchProblem) {
 				}
 			}
 		}
+		got = append(got, p.lse...)
 		if first == nil {
 			first = got
 			continue
@@ -494,7 +577,7 @@ func TestBatchedAllocatesNothing(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		for _, weights := range []bool{false, true} {
 			c := batchCase{B: 2, H: 4, Hkv: 2, Tq: 20, Tk: 100, dk: 32, dv: 32, causal: true, keep: true, weights: weights,
-				softcap: 3, bias: biasRows, logit: weights}
+				softcap: 3, bias: biasRows, logit: weights, sinks: true, alibi: true, lse: true}
 			p := newBatchProblem(t, r, c)
 			e := NewBatched(workers)
 			e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
@@ -551,6 +634,15 @@ func TestBatchedShapeErrors(t *testing.T) {
 			x := tensor(t, r, 2, 4, 3, 4, false, 1)
 			return e.Attend(BatchOutputs{Out: out, Logits: &x}, q, k, v, nil)
 		},
+		"sinks len": func() error { return e.Attend(dst, q, k, v, &BatchOptions{Sinks: make([]float32, 2)}) },
+		"alibi len": func() error { return e.Attend(dst, q, k, v, &BatchOptions{ALiBi: make([]float32, 5)}) },
+		"alibi NaN": func() error {
+			return e.Attend(dst, q, k, v, &BatchOptions{ALiBi: []float32{0, 1, float32(math.NaN()), 0}})
+		},
+		"alibi -Inf": func() error {
+			return e.Attend(dst, q, k, v, &BatchOptions{ALiBi: []float32{float32(math.Inf(-1)), 1, 1, 0}})
+		},
+		"lse len": func() error { return e.Attend(BatchOutputs{Out: out, LSE: make([]float32, 23)}, q, k, v, nil) },
 	}
 	for name, f := range bad {
 		err := f()

@@ -315,6 +315,7 @@ func BenchmarkBatchedScoreStage(b *testing.B) {
 		v := tensor(b, r, 1, heads, T, d, false, 1)
 		out := tensor(b, r, 1, heads, T, d, false, 1)
 		bias := tensor(b, r, 1, 1, T, T, false, 1)
+		slopes, sinks := testutil.Floats(r, heads, 0.5), testutil.Floats(r, heads, 1)
 		for _, c := range []struct {
 			name string
 			opt  BatchOptions
@@ -323,6 +324,8 @@ func BenchmarkBatchedScoreStage(b *testing.B) {
 			{"softcap", BatchOptions{Softcap: 30}},
 			{"bias", BatchOptions{Bias: &bias}},
 			{"softcap+bias", BatchOptions{Softcap: 30, Bias: &bias}},
+			{"alibi", BatchOptions{ALiBi: slopes}},
+			{"sinks", BatchOptions{Sinks: sinks}},
 		} {
 			b.Run(fmt.Sprintf("%s/h=%d/T=%d/d=%d", c.name, heads, T, d), func(b *testing.B) {
 				e := NewBatched(1)

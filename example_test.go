@@ -172,3 +172,34 @@ func ExampleBatched_Attend() {
 	// head 1: [4.000 3.000 2.000]
 	// weights of head 0, token 2: [0.665 0.245 0.090]
 }
+
+// The seed example's keys [2, 1, 0] attended in two chunks, [2] and
+// [1, 0], each call also writing its rows' log-sum-exp; MergeAttention
+// then combines the chunks into attention over all three keys: the context
+// 3.15 again, and log(e² + e¹ + e⁰) as the LSE.
+func ExampleMergeAttention() {
+	e := attention.NewBatched(1)
+	defer e.Close()
+	q, _ := attention.NewTensor(1, 1, 1, 1, []float32{1})
+	keys, values := []float32{2, 1, 0}, []float32{4, 2, 0}
+	attend := func(j0, j1 int) ([]float32, []float32) {
+		k, _ := attention.NewTensor(1, 1, j1-j0, 1, keys[j0:j1])
+		v, _ := attention.NewTensor(1, 1, j1-j0, 1, values[j0:j1])
+		outData, lse := make([]float32, 1), make([]float32, 1)
+		out, _ := attention.NewTensor(1, 1, 1, 1, outData)
+		if err := e.Attend(attention.BatchOutputs{Out: out, LSE: lse}, q, k, v, &attention.BatchOptions{Scale: 1}); err != nil {
+			panic(err)
+		}
+		return outData, lse
+	}
+	out, lse := attend(0, 1)
+	out2, lse2 := attend(1, 3)
+	fmt.Printf("chunks: %.3f (LSE %.4f), %.3f (LSE %.4f)\n", out[0], lse[0], out2[0], lse2[0])
+	if err := attention.MergeAttention(out, lse, out2, lse2, 1); err != nil {
+		panic(err)
+	}
+	fmt.Printf("merged: %.3f (LSE %.4f)\n", out[0], lse[0])
+	// Output:
+	// chunks: 4.000 (LSE 2.0000), 1.462 (LSE 1.3133)
+	// merged: 3.150 (LSE 2.4076)
+}

@@ -125,16 +125,26 @@ func (e lengthError) Is(target error) bool { return target == ErrShape }
 // softmax is Softmax without the length check; the engine calls it with a
 // score row. It returns the row's maximum, -Inf when nothing is attended.
 func softmax(dst, x []float32) float32 {
-	m := maxf(x)
+	m, s := softmaxTerms(dst, x)
+	if m-m == 0 {
+		scale(1/s, dst)
+	}
+	return m
+}
+
+// softmaxTerms is softmax before its normalisation: it sets
+// dst[i] = e^{x[i]−m} with m the maximum of x, and returns m and the sum
+// of the terms. When m is NaN or +Inf, dst is all NaN and so is the sum;
+// when m is -Inf (no entry above it), dst is all 0 and so is the sum.
+func softmaxTerms(dst, x []float32) (m, sum float32) {
+	m = maxf(x)
 	switch {
 	case m != m || math.IsInf(float64(m), 1):
 		fillNaN(dst)
-		return m
+		return m, float32(math.NaN())
 	case math.IsInf(float64(m), -1):
 		clear(dst)
-		return m
+		return m, 0
 	}
-	s := expSum(dst, x, m)
-	scale(1/s, dst)
-	return m
+	return m, expSum(dst, x, m)
 }

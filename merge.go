@@ -83,10 +83,9 @@ func mergeRow(o []float32, l *float32, o2 []float32, l2 float32) {
 	// One of the exponentials is 1, the other e^{−|a−b|}.
 	m := math.Max(a, b)
 	ea, eb := math.Exp(a-m), math.Exp(b-m)
-	s := ea + eb
-	c, c2 := ea/s, eb/s
+	c, c2 := ea/(ea+eb), eb/(ea+eb)
 	for j, x := range o2 {
 		o[j] = float32(c*float64(o[j]) + c2*float64(x))
 	}
-	*l = float32(m + math.Log1p(math.Min(ea, eb)))
+	*l = float32(logAddExp(a, b))
 }
