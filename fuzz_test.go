@@ -244,19 +244,27 @@ func FuzzAttend(f *testing.F) {
 
 // FuzzBatched builds a batched problem from the fuzzer's bytes: shapes
 // (every dimension may be 0), grouped heads, causal shift, valid lengths, a
-// keep-mask, strided views and all the data. Row padding of strided views
+// keep-mask, strided views, sinks, ALiBi slopes, the LSE output and all
+// the data. Row padding of strided views
 // holds NaN, so a read outside a row shows up in the output.
 func FuzzBatched(f *testing.F) {
-	f.Add(uint8(0), uint8(4), uint8(9), uint8(3), uint8(2), uint8(0), []byte{141, 157, 125, 189})
-	f.Add(uint8(13), uint8(33), uint8(200), uint8(16), uint8(7), uint8(0x5b), []byte{1, 2, 250, 77, 3, 199, 255, 0, 44})
-	f.Add(uint8(6), uint8(17), uint8(64), uint8(63), uint8(9), uint8(0x7f), []byte{9, 200, 31, 140, 252})
+	f.Add(uint8(0), uint8(4), uint8(9), uint8(3), uint8(2), uint8(0), uint8(0), []byte{141, 157, 125, 189})
+	f.Add(uint8(13), uint8(33), uint8(200), uint8(16), uint8(7), uint8(0x5b), uint8(0), []byte{1, 2, 250, 77, 3, 199, 255, 0, 44})
+	f.Add(uint8(6), uint8(17), uint8(64), uint8(63), uint8(9), uint8(0x7f), uint8(0), []byte{9, 200, 31, 140, 252})
 	// Zero sizes: no query rows on two workers; keys and values of
 	// dimension 0 on the block path; no keys with strided weights; no heads.
-	f.Add(uint8(9), uint8(0), uint8(5), uint8(3), uint8(2), uint8(0), []byte{141})
-	f.Add(uint8(8), uint8(20), uint8(7), uint8(0), uint8(0), uint8(0x01), []byte{141, 157})
-	f.Add(uint8(9), uint8(3), uint8(0), uint8(4), uint8(3), uint8(0x60), []byte{})
-	f.Add(uint8(0xf3), uint8(4), uint8(4), uint8(4), uint8(4), uint8(0), []byte{1})
-	f.Fuzz(func(t *testing.T, hB, tqB, tkB, dkB, dvB, flags uint8, data []byte) {
+	f.Add(uint8(9), uint8(0), uint8(5), uint8(3), uint8(2), uint8(0), uint8(0), []byte{141})
+	f.Add(uint8(8), uint8(20), uint8(7), uint8(0), uint8(0), uint8(0x01), uint8(0), []byte{141, 157})
+	f.Add(uint8(9), uint8(3), uint8(0), uint8(4), uint8(3), uint8(0x60), uint8(0), []byte{})
+	f.Add(uint8(0xf3), uint8(4), uint8(4), uint8(4), uint8(4), uint8(0), uint8(0), []byte{1})
+	// Sinks, ALiBi and the LSE (bits 0–2 of the seventh byte), the
+	// frontier aligned to ValidLen (bit 3), non-finite slopes let through
+	// to be refused (bit 4): on the block path with masks, on the row path
+	// with weights, with special sinks.
+	f.Add(uint8(13), uint8(33), uint8(200), uint8(16), uint8(7), uint8(0x5b), uint8(0x0f), []byte{1, 2, 250, 77, 3, 199, 255, 0, 44})
+	f.Add(uint8(2), uint8(3), uint8(70), uint8(8), uint8(5), uint8(0x29), uint8(0x07), []byte{250, 251, 252, 130, 100, 160})
+	f.Add(uint8(4), uint8(9), uint8(20), uint8(4), uint8(3), uint8(0x08), uint8(0x17), []byte{251, 130, 140})
+	f.Fuzz(func(t *testing.T, hB, tqB, tkB, dkB, dvB, flags, more uint8, data []byte) {
 		hkv, group, B := 1+int(hB)%2, 1+int(hB/2)%3, int(hB/8)%3
 		if hB >= 0xf0 { // no query heads, and for some no key/value heads either
 			hkv, group = int(hB)%2, 0
@@ -266,6 +274,7 @@ func FuzzBatched(f *testing.F) {
 			Tq: int(tqB) % 41, Tk: int(tkB), dk: int(dkB) % 25, dv: int(dvB) % 13,
 			causal: flags&1 != 0, shift: int(flags>>1)%4 - 1, valid: flags&8 != 0,
 			keep: flags&16 != 0, weights: flags&32 != 0, strided: flags&64 != 0,
+			sinks: more&1 != 0, alibi: more&2 != 0, lse: more&4 != 0, toValid: more&8 != 0,
 		}
 		vals := decodeFloats(data)
 		next := 0
@@ -314,12 +323,19 @@ func FuzzBatched(f *testing.F) {
 		if c.weights {
 			p.w = build(c.H, c.Tq, c.Tk)
 		}
+		p.opt.CausalToValidLen = c.toValid
+		refuse := fuzzPerHead(p, more&16 != 0, take)
 		eachImpl(func(name string) {
 			for _, workers := range []int{1, 2} {
 				e := NewBatched(workers)
 				err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
 				e.Close()
-				if err != nil {
+				switch {
+				case refuse && !errors.Is(err, ErrArgument):
+					t.Fatalf("%s: %v: non-finite ALiBi slope %v: err = %v, want ErrArgument", name, c, p.opt.ALiBi, err)
+				case refuse:
+					continue
+				case err != nil:
 					t.Fatalf("%s: %v: %v", name, c, err)
 				}
 				p.check(t)
@@ -328,8 +344,39 @@ func FuzzBatched(f *testing.F) {
 	})
 }
 
+// fuzzPerHead sets the sinks, ALiBi slopes and LSE output of a fuzzed
+// problem as its case asks, the values from the data: the sinks as they
+// come (special values too), the slopes a sixteenth of theirs, a slope that
+// is not finite replaced by 1/8 unless raw. It reports whether Attend must
+// refuse the call (a slope that is not finite).
+func fuzzPerHead(p *batchProblem, raw bool, take func() float32) bool {
+	c := p.c
+	if c.sinks {
+		p.opt.Sinks = make([]float32, c.H)
+		for h := range p.opt.Sinks {
+			p.opt.Sinks[h] = take()
+		}
+	}
+	refuse := false
+	if c.alibi {
+		p.opt.ALiBi = make([]float32, c.H)
+		for h := range p.opt.ALiBi {
+			x := take() / 16
+			if x-x != 0 && !raw {
+				x = 0.125
+			}
+			p.opt.ALiBi[h], refuse = x, refuse || x-x != 0
+		}
+	}
+	if c.lse {
+		p.lse = make([]float32, c.B*c.H*c.Tq)
+		fillNaN(p.lse)
+	}
+	return refuse
+}
+
 // FuzzBatchedScores runs Batched.Attend with the score-stage options (Bias,
-// Softcap, CausalToValidLen, Logits) under every implementation and
+// Softcap, ALiBi, CausalToValidLen, Logits) under every implementation and
 // compares it with the oracle. The shape and option bits choose the case;
 // the data bytes become bias entries at random places, special values
 // (NaN, ±Inf, huge, tiny) included.
@@ -342,6 +389,9 @@ func FuzzBatchedScores(f *testing.F) {
 	// with softcap and bias on the block path.
 	f.Add(uint64(9), uint8(0x5a), uint8(0x3f), []byte{255, 250, 0, 130})
 	f.Add(uint64(10), uint8(0xda), uint8(0xa5), []byte{251, 252})
+	// Bit 4 of the seed adds ALiBi and the LSE, bit 5 sinks.
+	f.Add(uint64(0x31), uint8(0x5a), uint8(0xbf), []byte{255, 250, 0, 130})
+	f.Add(uint64(0x1a), uint8(0xc7), uint8(0x39), []byte{252, 253, 141})
 	f.Fuzz(func(t *testing.T, seed uint64, shape, opts uint8, data []byte) {
 		r := testutil.Rand(seed)
 		hkv := 1 + int(shape&1)
@@ -359,6 +409,7 @@ func FuzzBatchedScores(f *testing.F) {
 			Tq: Tq, Tk: 90*int(shape>>6) + r.IntN(41), dk: r.IntN(21), dv: r.IntN(11),
 			causal: opts&1 != 0, valid: opts&2 != 0, toValid: opts&4 != 0, weights: opts&8 != 0, logit: opts&16 != 0,
 			bias: biasKind(1 + int(opts>>5&3)), shift: r.IntN(5) - 2, keep: seed>>3&1 != 0,
+			alibi: seed>>4&1 != 0, lse: seed>>4&1 != 0, sinks: seed>>5&1 != 0,
 		}
 		if opts&0x80 != 0 {
 			c.softcap = []float32{0.5, 3, 50}[seed%3]
