@@ -25,7 +25,7 @@ func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 	return true
 }
 
-// runBlock runs keys [0, n) for the rows of task tk at once, with the rows
+// runBlock runs keys [tk.lo, n) for the rows of task tk at once, with the rows
 // across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
 // Row r attends keys below tk.ends[r] that the keep-mask keeps; the others
@@ -46,7 +46,7 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 	for r := range blockRows {
 		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
 	}
-	for j0 := 0; j0 < n; j0 += p.tile {
+	for j0 := tk.lo; j0 < n; j0 += p.tile {
 		if j0+p.tile >= n {
 			p.prefetch(tk)
 		}
@@ -71,6 +71,10 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 	}
 	if direct {
 		normalizeLanes(sc, R)
+	}
+	if tk.part != nil {
+		blockOut(tk.part, dv, R, ot)
+		return
 	}
 	lanesOut(p.out, tk, ot, 0)
 }

@@ -48,10 +48,12 @@ type batchJob struct {
 	adjust       bool // Softcap or Bias: adjustScores has work to do
 	opt          *BatchOptions
 	scale        float32
-	group        int // query heads per key/value head
-	packed       int // query rows per (batch, key/value head): group·Tq
-	blocks       int // query blocks per (batch, key/value head)
-	tile         int // keys per tile of the online softmax
+	group        int       // query heads per key/value head
+	packed       int       // query rows per (batch, key/value head): group·Tq
+	blocks       int       // query blocks per (batch, key/value head)
+	chunks       int       // key chunks of splitKeys the rows are cut into (see batch_split.go)
+	parts        []float32 // the chunks' partials, when they are work items of their own
+	tile         int       // keys per tile of the online softmax
 	block        bool
 }
 
@@ -79,6 +81,10 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 	}
 	p.tile = keyTile(p.packed, dk, v.cols)
 	p.block = useBlock(p.packed, dk, v.cols)
+	p.chunks = 1
+	if !p.rowPath && k.rows > splitKeys {
+		p.chunks = (k.rows + splitKeys - 1) / splitKeys
+	}
 	return p, nil
 }
 
@@ -103,8 +109,15 @@ type batchTask struct {
 	h, i0       int  // the head and query of row 0
 	single      bool // every row is of head h
 	hs, is      [blockRows]int
+	// The keys the task works on now are [lo, hi): all of them, or one
+	// chunk (see batch_split.go). ends holds each row's end within them,
+	// full its end over all keys.
+	lo          int
 	first, last int // the least and the greatest of ends[:R]
-	ends        [blockRows]int
+	ends, full  [blockRows]int
+	// part, if not nil, receives the rows' unnormalised outputs (R rows
+	// of dv) in place of the output tensor: a chunk's partial.
+	part []float32
 }
 
 // task returns task t's rows; their ends are left for rowEnds.
@@ -131,13 +144,32 @@ func (tk *batchTask) lead() int {
 	return n
 }
 
-// rowEnds sets the key end of each row of tk (see end), and their range.
+// rowEnds sets the key end of each row of tk (see end), and the task's
+// keys to all of them.
 func (p *batchJob) rowEnds(tk *batchTask) {
-	tk.first, tk.last = p.k.rows, 0
 	for r := range tk.R {
-		tk.ends[r] = p.end(tk.b, tk.is[r])
+		tk.full[r] = p.end(tk.b, tk.is[r])
+	}
+	tk.keys(0, p.k.rows)
+}
+
+// keys sets the keys task tk works on to [lo, hi), each row's end within
+// them, and their range.
+func (tk *batchTask) keys(lo, hi int) {
+	tk.lo, tk.first, tk.last = lo, hi, lo
+	for r := range tk.R {
+		tk.ends[r] = min(tk.full[r], hi)
 		tk.first, tk.last = min(tk.first, tk.ends[r]), max(tk.last, tk.ends[r])
 	}
+}
+
+// acc returns the row that accumulates row r's unnormalised output.
+func (p *batchJob) acc(tk *batchTask, r int) []float32 {
+	if tk.part != nil {
+		dv := p.v.cols
+		return tk.part[r*dv : (r+1)*dv]
+	}
+	return p.out.Row(tk.b, tk.hs[r], tk.is[r])
 }
 
 // endsOf returns the key ends of tk's rows.

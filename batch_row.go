@@ -9,7 +9,7 @@ import "math"
 // or +Inf score makes the sum NaN, which marks the row.
 func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) (float32, float32) {
 	b, h, kh, i := tk.b, tk.hs[r], tk.kh, tk.is[r]
-	o, qs, s, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.s[:n], sc.tmp, p.keep(i)
+	o, qs, s, tmp, keep := p.acc(tk, r), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.s[:n], sc.tmp, p.keep(i)
 	m, l := sc.m[r], sc.l[r]
 	scoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, qs)
 	if p.adjust {

@@ -14,6 +14,9 @@ type taskScratch struct {
 	seen           []float32 // keepCut's marks of the keys it checked
 	tmp            []float32 // the score stage's tile (see tmpLen)
 	row            []float32 // a score row when logits are wanted without the weights
+	// For rows cut into chunks: a chunk's partial (see partLen) and the
+	// running max and sum of the chunks folded so far.
+	part, rm, rl []float32
 }
 
 // scratchFor carves the worker's scratch for a task of R rows, growing it
@@ -29,7 +32,7 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 			need += p.k.rows
 		}
 	}
-	extra := p.tmpLen()
+	extra := p.tmpLen() + p.chunkScratch()
 	if p.logits != nil && p.w == nil {
 		extra += p.k.rows
 	}
@@ -51,68 +54,87 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 		}
 	}
 	n := p.tmpLen()
-	sc.tmp, sc.row = x[:n], x[n:]
+	sc.tmp, x = x[:n], x[n:]
+	if n = p.chunkScratch(); n > 0 {
+		sc.part, sc.rm, sc.rl, x = x[:n-2*blockRows], x[n-2*blockRows:n-blockRows], x[n-blockRows:n], x[n:]
+	}
+	sc.row = x
 	return sc
 }
 
 // run computes task t: up to sixteen packed query rows of one (batch,
 // key/value head). Without weights the rows advance together, tile by
 // tile, so each tile of K and V is read from memory once, by all of them.
+// Long rows go chunk by chunk (see batch_split.go).
 func (p *batchJob) run(t int, scratch *[]float32) {
 	tk := p.task(t)
 	p.rowEnds(&tk)
 	sc := p.scratchFor(scratch, tk.R)
-	cut := p.blockCut(&tk, &sc)
-	// When the block kernels take every key and no weights or logits are
-	// wanted, the queries go from the tensor straight into the lanes and
-	// the outputs straight back, normalised; otherwise the row path needs
-	// the scaled queries as rows.
-	direct := !p.rowPath && cut > 0 && cut == tk.last && tk.single
-	if !direct {
-		p.scaledQueries(&tk, &sc)
-	}
-	// Weights and logits come from the block path when it takes every key
-	// the rows attend, else from whole rows.
-	if p.rowPath && (cut == 0 || cut < tk.last) {
-		p.wholeRows(&tk, &sc)
+	if p.chunks > 1 {
+		p.runChunks(&tk, &sc)
 		return
 	}
-	if cut == 0 {
-		for r := range tk.R {
-			clear(p.out.Row(tk.b, tk.hs[r], tk.is[r]))
-			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
-		}
-	}
-	if cut > 0 {
-		p.runBlock(&tk, &sc, cut, direct)
-	}
-	if direct {
+	cut, done := p.runKeys(&tk, &sc)
+	if done {
 		return
 	}
-	p.tailTiles(&tk, &sc, cut)
-	p.finishRows(&tk, &sc)
+	p.finishRows(&tk, sc.m, sc.l)
 	if p.rowPath {
 		p.blockOutputs(&tk, &sc, cut)
 	}
 }
 
-// blockCut returns how many keys, from key 0, the block kernels take for
-// task tk: every key if they can, else those every row of the block
-// attends (and, under a keep-mask, those before a masked key whose value
-// row is not finite); the rest go row by row. 0 when the rows are too few
-// for the block kernels.
+// runKeys runs the task's keys [tk.lo, tk.last) through the block path and
+// the row path, and leaves each row's unnormalised output, running max and
+// running sum. It reports how many keys the block path took and whether
+// the rows are already finished (the direct block path, or whole rows).
+func (p *batchJob) runKeys(tk *batchTask, sc *taskScratch) (cut int, done bool) {
+	cut = p.blockCut(tk, sc)
+	// When the block kernels take every key and no weights or logits are
+	// wanted, the queries go from the tensor straight into the lanes and
+	// the outputs straight back, normalised; otherwise the row path needs
+	// the scaled queries as rows.
+	direct := !p.rowPath && cut > tk.lo && cut == tk.last && tk.single && tk.part == nil
+	if !direct {
+		p.scaledQueries(tk, sc)
+	}
+	// Weights and logits come from the block path when it takes every key
+	// the rows attend, else from whole rows.
+	if p.rowPath && (cut == 0 || cut < tk.last) {
+		p.wholeRows(tk, sc)
+		return cut, true
+	}
+	if cut == tk.lo {
+		for r := range tk.R {
+			clear(p.acc(tk, r))
+			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
+		}
+	} else {
+		p.runBlock(tk, sc, cut, direct)
+	}
+	if !direct {
+		p.tailTiles(tk, sc, cut)
+	}
+	return cut, direct
+}
+
+// blockCut returns the end of the keys, from tk.lo, that the block kernels
+// take for task tk: every key if they can, else those every row of the
+// block attends (and, under a keep-mask, those before a masked key whose
+// value row is not finite); the rest go row by row. tk.lo when the rows
+// are too few for the block kernels.
 func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
 	if !p.block {
-		return 0
+		return tk.lo
 	}
-	cut := tk.first
+	cut := max(tk.lo, tk.first)
 	// Keys past some row's end (the causal diagonal) are masked per
 	// lane, which gives them weight 0; a value row of them that is not
 	// finite would still turn 0·v into NaN, so those go row by row.
-	if p.finiteValues(tk.b, tk.kh, tk.first, tk.last) {
+	if p.finiteValues(tk.b, tk.kh, cut, tk.last) {
 		cut = tk.last
 	}
-	if p.opt.Keep != nil && cut > 0 {
+	if p.opt.Keep != nil && cut > tk.lo {
 		cut = p.keepCut(tk, cut, sc.seen)
 	}
 	return cut
@@ -152,19 +174,20 @@ func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 	}
 }
 
-// finishRows normalises the outputs of task tk by their sums.
-func (p *batchJob) finishRows(tk *batchTask, sc *taskScratch) {
+// finishRows normalises the outputs of task tk by their sums l, given
+// their maxima m.
+func (p *batchJob) finishRows(tk *batchTask, m, l []float32) {
 	for r := range tk.R {
 		o := p.out.Row(tk.b, tk.hs[r], tk.is[r])
 		switch {
-		case sc.l[r] != sc.l[r]:
+		case l[r] != l[r]:
 			fillNaN(o)
-		case math.IsInf(float64(sc.m[r]), -1):
+		case math.IsInf(float64(m[r]), -1):
 			// Nothing attended: zeros, also where the block blend met a
 			// value row that is not finite (0·Inf).
 			clear(o)
 		default:
-			scale(1/sc.l[r], o)
+			scale(1/l[r], o)
 		}
 	}
 }

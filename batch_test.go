@@ -302,6 +302,12 @@ func batchCases(short bool) []batchCase {
 		{B: 2, H: 8, Hkv: 2, Tq: 4, Tk: 260, dk: 16, dv: 16, causal: true, keep: true, softcap: 2, bias: biasFull, logit: true},
 		{B: 1, H: 16, Hkv: 1, Tq: 1, Tk: 70, dk: 8, dv: 8, causal: true, bias: biasRows, weights: true, logit: true, strided: true},
 		{B: 1, H: 4, Hkv: 1, Tq: 5, Tk: 129, dk: 8, dv: 8, causal: true, valid: true, toValid: true, weights: true},
+		// Rows longer than a chunk of keys: partials folded chunk by
+		// chunk, on the row path and the block path, the chunk edges
+		// meeting valid lengths, causal frontiers and keep-masks.
+		{B: 2, H: 4, Hkv: 1, Tq: 1, Tk: 2500, dk: 16, dv: 8, valid: true, keep: true},
+		{B: 1, H: 8, Hkv: 1, Tq: 2, Tk: 2049, dk: 8, dv: 16, causal: true, softcap: 3, bias: biasHeads},
+		{B: 1, H: 2, Hkv: 2, Tq: 20, Tk: 1100, dk: 8, dv: 8, causal: true, shift: -1030, valid: true, keep: true},
 	}
 	if !short {
 		cs = append(cs,
@@ -503,6 +509,16 @@ func TestBatchedAllocatesNothing(t *testing.T) {
 			}
 			e.Close()
 		}
+		// A decode step whose chunks of keys are work items on two
+		// workers.
+		c := batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 3000, dk: 32, dv: 32, valid: true}
+		p := newBatchProblem(t, r, c)
+		e := NewBatched(workers)
+		e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
+		if n := testing.AllocsPerRun(5, func() { e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt) }); n != 0 {
+			t.Errorf("workers=%d, chunked decode: %v allocations per Attend, want 0", workers, n)
+		}
+		e.Close()
 	}
 }
 
