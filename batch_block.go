@@ -133,6 +133,9 @@ func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, 
 		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
 			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
 		}
+		for k := j0; k < min(tk.starts[r], j0+len(s)/blockRows); k++ {
+			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
+		}
 	}
 	if p.opt.Keep != nil {
 		p.keepTile(s, tk, j0)

@@ -110,11 +110,13 @@ type batchTask struct {
 	single      bool // every row is of head h
 	hs, is      [blockRows]int
 	// The keys the task works on now are [lo, hi): all of them, or one
-	// chunk (see batch_split.go). ends holds each row's end within them,
-	// full its end over all keys.
-	lo          int
+	// chunk (see batch_split.go), from the first key a row attends. ends
+	// holds each row's end within them, full its end over all keys, and
+	// starts its first key (0 but for a sliding window).
+	lo, late    int // lo, and the last row's start within [lo, last]
 	first, last int // the least and the greatest of ends[:R]
 	ends, full  [blockRows]int
+	starts      [blockRows]int
 	// part, if not nil, receives the rows' unnormalised outputs (R rows
 	// of dv) in place of the output tensor: a chunk's partial.
 	part []float32
@@ -149,17 +151,30 @@ func (tk *batchTask) lead() int {
 func (p *batchJob) rowEnds(tk *batchTask) {
 	for r := range tk.R {
 		tk.full[r] = p.end(tk.b, tk.is[r])
+		tk.starts[r] = 0
+		if w := p.opt.Window; w > 0 {
+			tk.starts[r] = max(0, tk.full[r]-w)
+		}
 	}
 	tk.keys(0, p.k.rows)
 }
 
-// keys sets the keys task tk works on to [lo, hi), each row's end within
-// them, and their range.
+// keys sets the keys task tk works on to [lo, hi) from the first key a row
+// attends, each row's end within them, and their range.
 func (tk *batchTask) keys(lo, hi int) {
-	tk.lo, tk.first, tk.last = lo, hi, lo
+	start := hi
+	for r := range tk.R {
+		start = min(start, tk.starts[r])
+	}
+	tk.lo = max(lo, start)
+	tk.first, tk.last = hi, tk.lo
 	for r := range tk.R {
 		tk.ends[r] = min(tk.full[r], hi)
 		tk.first, tk.last = min(tk.first, tk.ends[r]), max(tk.last, tk.ends[r])
+	}
+	tk.late = tk.lo
+	for r := range tk.R {
+		tk.late = max(tk.late, min(tk.starts[r], tk.last))
 	}
 }
 

@@ -46,24 +46,26 @@ func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) 
 }
 
 // rowWithWeights is the path for callers who want the weights or the
-// logits: the whole score row of row r of task tk is formed in w (the
-// weights output, or scratch), as in Memory.Attend.
+// logits: the whole score row of row r of task tk, keys [start, end), is
+// formed in w (the weights output, or scratch), as in Memory.Attend.
 func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScratch) {
-	b, h, kh, i, end := tk.b, tk.hs[r], tk.kh, tk.is[r], tk.ends[r]
-	o, qs, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.tmp, p.keep(i)
+	b, h, kh, i, start, end := tk.b, tk.hs[r], tk.kh, tk.is[r], min(tk.starts[r], tk.ends[r]), tk.ends[r]
+	o, qs, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.tmp, maybe(p.keep(i), start, end-start)
 	clear(o)
+	clear(w[:start])
 	clear(w[end:])
-	sw := w[:end]
-	scoreRows(sw, p.k.rowsFrom(b, kh, 0), p.k.rs, qs)
+	sw := w[start:end]
+	scoreRows(sw, p.k.rowsFrom(b, kh, start), p.k.rs, qs)
 	if p.adjust {
-		p.adjustScores(sw, tmp, b, h, i, 0)
+		p.adjustScores(sw, tmp, b, h, i, start)
 	}
 	if keep != nil {
-		maskScores(sw, keep[:end])
+		maskScores(sw, keep)
 	}
 	if p.logits != nil {
 		lg := p.logits.Row(b, h, i)
-		copy(lg, sw)
+		fillWith(lg[:start], float32(math.Inf(-1)))
+		copy(lg[start:], sw)
 		fillWith(lg[end:], float32(math.Inf(-1)))
 	}
 	mx := softmax(sw, sw)
@@ -73,11 +75,11 @@ func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScr
 	if mx != mx || math.IsInf(float64(mx), 1) {
 		fillNaN(o)
 		if keep != nil {
-			zeroMasked(sw, keep[:end])
+			zeroMasked(sw, keep)
 		}
 		return
 	}
-	blendKept(o, sw, p.v.rowsFrom(b, kh, 0), p.v.rs, maybe(keep, 0, end))
+	blendKept(o, sw, p.v.rowsFrom(b, kh, start), p.v.rs, keep)
 }
 
 func maybe(keep []bool, j0, n int) []bool {

@@ -128,9 +128,13 @@ func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
 		return tk.lo
 	}
 	cut := max(tk.lo, tk.first)
-	// Keys past some row's end (the causal diagonal) are masked per
-	// lane, which gives them weight 0; a value row of them that is not
-	// finite would still turn 0·v into NaN, so those go row by row.
+	// Keys past some row's end (the causal diagonal), or before its
+	// window, are masked per lane, which gives them weight 0; a value row
+	// of them that is not finite would still turn 0·v into NaN, so those
+	// go row by row.
+	if tk.late > tk.lo && !p.finiteValues(tk.b, tk.kh, tk.lo, tk.late) {
+		return tk.lo
+	}
 	if p.finiteValues(tk.b, tk.kh, cut, tk.last) {
 		cut = tk.last
 	}
@@ -167,8 +171,9 @@ func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
 func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 	for j0 := cut; j0 < tk.last; j0 += p.tile {
 		for r := range tk.R {
-			if n := min(p.tile, tk.ends[r]-j0); n > 0 && sc.l[r] == sc.l[r] {
-				sc.m[r], sc.l[r] = p.tileOnline(tk, r, sc, j0, n)
+			js := max(j0, tk.starts[r])
+			if n := min(j0+p.tile, tk.ends[r]) - js; n > 0 && sc.l[r] == sc.l[r] {
+				sc.m[r], sc.l[r] = p.tileOnline(tk, r, sc, js, n)
 			}
 		}
 	}

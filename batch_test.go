@@ -13,6 +13,7 @@ import (
 
 type batchCase struct {
 	B, H, Hkv, Tq, Tk, dk, dv int
+	window                    int // BatchOptions.Window
 	causal                    bool
 	shift                     int
 	valid, keep, weights      bool
@@ -35,8 +36,8 @@ const (
 )
 
 func (c batchCase) String() string {
-	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v softcap=%v bias=%d toValid=%v logits=%v",
-		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided, c.softcap, c.bias, c.toValid, c.logit)
+	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d window=%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v softcap=%v bias=%d toValid=%v logits=%v",
+		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.window, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided, c.softcap, c.bias, c.toValid, c.logit)
 }
 
 // tensor fills a [B][H][T][d] tensor with random data, packed or with
@@ -94,6 +95,7 @@ func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
 	}
 	p.opt.Softcap = c.softcap
 	p.opt.CausalToValidLen = c.toValid
+	p.opt.Window = c.window
 	if c.bias != biasNone {
 		p.bias = randomBias(t, r, c)
 		p.opt.Bias = &p.bias
@@ -160,6 +162,19 @@ func (p *batchProblem) biasRow(b, h, i int) []float32 {
 	return x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i, x.rows))
 }
 
+// rowEnd is how many keys query i of batch entry b may attend: its valid
+// length and, if causal, its frontier, with base the causal alignment.
+func (p *batchProblem) rowEnd(b, i, base int) int {
+	c, end := p.c, p.c.Tk
+	if p.opt.ValidLen != nil {
+		end = p.opt.ValidLen[b]
+	}
+	if c.causal {
+		end = min(end, max(0, i+base-c.Tq+c.shift+1))
+	}
+	return end
+}
+
 // check compares every output row (and weights row) with the oracle.
 func (p *batchProblem) check(t *testing.T) {
 	t.Helper()
@@ -182,16 +197,11 @@ func (p *batchProblem) check(t *testing.T) {
 					base = p.opt.ValidLen[b]
 				}
 				rp.Keep = make([]bool, c.Tk)
+				end := p.rowEnd(b, i, base)
 				for j := range c.Tk {
 					rp.Keys = append(rp.Keys, p.k.Row(b, kh, j))
 					rp.Values = append(rp.Values, p.v.Row(b, kh, j))
-					ok := true
-					if p.opt.ValidLen != nil && j >= p.opt.ValidLen[b] {
-						ok = false
-					}
-					if c.causal && j > i+base-c.Tq+c.shift {
-						ok = false
-					}
+					ok := j < end && (c.window == 0 || j >= end-c.window)
 					if p.opt.Keep != nil && !p.opt.Keep[i*c.Tk+j] {
 						ok = false
 					}
@@ -308,6 +318,14 @@ func batchCases(short bool) []batchCase {
 		{B: 2, H: 4, Hkv: 1, Tq: 1, Tk: 2500, dk: 16, dv: 8, valid: true, keep: true},
 		{B: 1, H: 8, Hkv: 1, Tq: 2, Tk: 2049, dk: 8, dv: 16, causal: true, softcap: 3, bias: biasHeads},
 		{B: 1, H: 2, Hkv: 2, Tq: 20, Tk: 1100, dk: 8, dv: 8, causal: true, shift: -1030, valid: true, keep: true},
+		// Sliding windows: prefill on the block path, decode on the row
+		// path, windows that cross chunks of keys, with masks and every
+		// output.
+		{B: 2, H: 4, Hkv: 2, Tq: 40, Tk: 300, dk: 16, dv: 8, window: 17, causal: true, valid: true, toValid: true},
+		{B: 1, H: 4, Hkv: 1, Tq: 20, Tk: 200, dk: 16, dv: 8, window: 5, causal: true, keep: true, weights: true, logit: true},
+		{B: 2, H: 8, Hkv: 2, Tq: 1, Tk: 2500, dk: 16, dv: 8, window: 1100, valid: true, softcap: 2, bias: biasFull},
+		{B: 1, H: 8, Hkv: 1, Tq: 3, Tk: 3000, dk: 8, dv: 8, window: 700, causal: true, keep: true, weights: true},
+		{B: 1, H: 2, Hkv: 1, Tq: 9, Tk: 50, dk: 8, dv: 8, window: 100, causal: true, shift: -3},
 	}
 	if !short {
 		cs = append(cs,
