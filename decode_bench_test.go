@@ -152,7 +152,11 @@ func benchDecode(b *testing.B, p *decodeProblem, workers int) {
 	b.ResetTimer()
 	for s := range segments {
 		sample()
-		for range b.N*(s+1)/segments - b.N*s/segments {
+		n := b.N / segments
+		if s < b.N%segments {
+			n++
+		}
+		for range n {
 			e.Attend(dst, p.q, p.k, p.v, &p.opt)
 		}
 	}
