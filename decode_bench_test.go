@@ -68,10 +68,20 @@ type decodeShape struct {
 	heads, kvHeads int // query heads, key/value heads
 	Tq, Tk         int // new rows per head, keys in the cache
 	causal         bool
+	window         int // a sliding window (BatchOptions.Window), 0 for none
 }
 
-// kvBytes is the size of K and V, each key/value head once.
-func (s decodeShape) kvBytes() int { return 2 * 4 * s.kvHeads * s.Tk * decodeDim }
+// read is how many keys of each head the step reads: the window's.
+func (s decodeShape) read() int {
+	if s.window > 0 {
+		return min(s.Tk, s.window)
+	}
+	return s.Tk
+}
+
+// kvBytes is the size of the K and V the step reads, each key/value head
+// once.
+func (s decodeShape) kvBytes() int { return 2 * 4 * s.kvHeads * s.read() * decodeDim }
 
 const decodeDim = 128
 
@@ -85,19 +95,24 @@ var decodeShapes = []decodeShape{
 	{name: "gqa-512", heads: 32, kvHeads: 8, Tq: 1, Tk: 512}, // 4 MiB: a short context
 	{name: "gqa-1", heads: 32, kvHeads: 8, Tq: 1, Tk: 1},     // 8 KiB: the cost of a call
 	{name: "mha-4k", heads: 8, kvHeads: 8, Tq: 1, Tk: 4096},  // 32 MiB, no grouping
+	// A sliding window of 1024 keys over a cache of 32768 (256 MiB), set
+	// against the same step over 1024 keys: the keys outside the window
+	// are never read.
+	{name: "gqa-32k-window-1k", heads: 32, kvHeads: 8, Tq: 1, Tk: 32768, window: 1024},
+	{name: "gqa-1k", heads: 32, kvHeads: 8, Tq: 1, Tk: 1024},
 }
 
 // decodeProblem holds a shape's packed tensors; kv are the data of k and v.
 type decodeProblem struct {
 	decodeShape
 	q, k, v, out Tensor
-	kv           [2][]float32
+	kv           [][]float32 // the K and V the step reads, a slice per head
 	opt          BatchOptions
 }
 
 func newDecodeProblem(b *testing.B, s decodeShape) *decodeProblem {
 	r := testutil.Rand(11)
-	p := &decodeProblem{decodeShape: s, opt: BatchOptions{Causal: s.causal}}
+	p := &decodeProblem{decodeShape: s, opt: BatchOptions{Causal: s.causal, Window: s.window}}
 	mk := func(heads, rows int, data []float32) Tensor {
 		t, err := NewTensor(1, heads, rows, decodeDim, data)
 		if err != nil {
@@ -106,16 +121,21 @@ func newDecodeProblem(b *testing.B, s decodeShape) *decodeProblem {
 		return t
 	}
 	n := s.kvHeads * s.Tk * decodeDim
-	p.kv = [2][]float32{testutil.Floats(r, n, 1), testutil.Floats(r, n, 1)}
+	kd, vd := testutil.Floats(r, n, 1), testutil.Floats(r, n, 1)
 	p.q = mk(s.heads, s.Tq, testutil.Floats(r, s.heads*s.Tq*decodeDim, 1))
-	p.k, p.v = mk(s.kvHeads, s.Tk, p.kv[0]), mk(s.kvHeads, s.Tk, p.kv[1])
+	p.k, p.v = mk(s.kvHeads, s.Tk, kd), mk(s.kvHeads, s.Tk, vd)
+	for _, x := range [][]float32{kd, vd} {
+		for h := range s.kvHeads {
+			p.kv = append(p.kv, x[(h*s.Tk+s.Tk-s.read())*decodeDim:(h+1)*s.Tk*decodeDim])
+		}
+	}
 	p.out = mk(s.heads, s.Tq, make([]float32, s.heads*s.Tq*decodeDim))
 	return p
 }
 
-// readSets splits K and V between threads: thread i reads the i-th of
-// `threads` equal parts of K, then of V, as a worker would share them.
-func readSets(kv [2][]float32, threads int) [][][]float32 {
+// readSets splits the slices of K and V between threads: thread i reads
+// the i-th of `threads` equal parts of each, as a worker would share them.
+func readSets(kv [][]float32, threads int) [][][]float32 {
 	sets := make([][][]float32, threads)
 	for _, x := range kv {
 		n := len(x)

@@ -256,6 +256,8 @@ func FuzzBatched(f *testing.F) {
 	f.Add(uint8(8), uint8(20), uint8(7), uint8(0), uint8(0), uint8(0x01), []byte{141, 157})
 	f.Add(uint8(9), uint8(3), uint8(0), uint8(4), uint8(3), uint8(0x60), []byte{})
 	f.Add(uint8(0xf3), uint8(4), uint8(4), uint8(4), uint8(4), uint8(0), []byte{1})
+	// A sliding window over rows cut into chunks of keys (bit 7, odd tkB).
+	f.Add(uint8(5), uint8(9), uint8(201), uint8(8), uint8(5), uint8(0x99), []byte{9, 200, 31, 140, 252})
 	f.Fuzz(func(t *testing.T, hB, tqB, tkB, dkB, dvB, flags uint8, data []byte) {
 		hkv, group, B := 1+int(hB)%2, 1+int(hB/2)%3, int(hB/8)%3
 		if hB >= 0xf0 { // no query heads, and for some no key/value heads either
@@ -266,6 +268,14 @@ func FuzzBatched(f *testing.F) {
 			Tq: int(tqB) % 41, Tk: int(tkB), dk: int(dkB) % 25, dv: int(dvB) % 13,
 			causal: flags&1 != 0, shift: int(flags>>1)%4 - 1, valid: flags&8 != 0,
 			keep: flags&16 != 0, weights: flags&32 != 0, strided: flags&64 != 0,
+		}
+		if flags&128 != 0 {
+			// A sliding window, and for odd tkB rows long enough to be
+			// cut into chunks of keys.
+			if tkB&1 != 0 {
+				c.Tk = 9 * int(tkB)
+			}
+			c.window = 1 + (37*int(dkB)+int(tqB))%(c.Tk+1)
 		}
 		vals := decodeFloats(data)
 		next := 0
@@ -298,7 +308,7 @@ func FuzzBatched(f *testing.F) {
 		p := &batchProblem{c: c, lenient: true}
 		p.q, p.k, p.v = build(c.H, c.Tq, c.dk), build(c.Hkv, c.Tk, c.dk), build(c.Hkv, c.Tk, c.dv)
 		p.out = build(c.H, c.Tq, c.dv)
-		p.opt = BatchOptions{Causal: c.causal, CausalShift: c.shift}
+		p.opt = BatchOptions{Causal: c.causal, CausalShift: c.shift, Window: c.window}
 		if c.valid {
 			p.opt.ValidLen = make([]int, B)
 			for b := range B {
