@@ -53,6 +53,7 @@ type batchJob struct {
 	blocks       int       // query blocks per (batch, key/value head)
 	chunks       int       // key chunks of splitKeys the rows are cut into (see batch_split.go)
 	parts        []float32 // the chunks' partials, when they are work items of their own
+	multi        bool      // the row path takes a task's rows through the multi-row kernels (see tileRows)
 	tile         int       // keys per tile of the online softmax
 	block        bool
 }
@@ -85,6 +86,7 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 	if !p.rowPath && k.rows > splitKeys {
 		p.chunks = (k.rows + splitKeys - 1) / splitKeys
 	}
+	p.multi = !p.block && !p.rowPath && opt.Keep == nil && p.packed > 1 && p.tile*max(dk, v.cols) <= maxCall
 	return p, nil
 }
 

@@ -28,7 +28,7 @@ func (p *batchJob) partLen() int { return 2*blockRows + blockRows*p.v.cols }
 // chunkScratch is the scratch a task needs for its chunks: one partial and
 // the running max and sum.
 func (p *batchJob) chunkScratch() int {
-	if p.chunks == 1 {
+	if p.chunks == 1 && !p.multi {
 		return 0
 	}
 	return p.partLen() + 2*blockRows

@@ -26,6 +26,9 @@ type taskScratch struct {
 func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	dk, dv := p.q.cols, p.v.cols
 	need := R*dk + p.tile + 2*R
+	if p.multi {
+		need += (min(R, 4) - 1) * p.tile // scores of up to four rows
+	}
 	if p.block {
 		need += blockRows * (dk + p.tile + dv + 4)
 		if p.opt.Keep != nil {
@@ -42,7 +45,11 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	x := (*scratch)[:need+extra]
 	var sc taskScratch
 	sc.qs, x = x[:R*dk], x[R*dk:]
-	sc.s, x = x[:p.tile], x[p.tile:]
+	ns := p.tile
+	if p.multi {
+		ns *= min(R, 4)
+	}
+	sc.s, x = x[:ns], x[ns:]
 	sc.m, sc.l, x = x[:R], x[R:2*R], x[2*R:]
 	if p.block {
 		sc.qt, x = x[:blockRows*dk], x[blockRows*dk:]
@@ -74,9 +81,19 @@ func (p *batchJob) run(t int, scratch *[]float32) {
 		p.runChunks(&tk, &sc)
 		return
 	}
+	if p.multi {
+		// The multi-row kernels blend into contiguous rows.
+		tk.part = sc.part[2*blockRows:]
+	}
 	cut, done := p.runKeys(&tk, &sc)
 	if done {
 		return
+	}
+	if tk.part != nil {
+		for r := range tk.R {
+			copy(p.out.Row(tk.b, tk.hs[r], tk.is[r]), p.acc(&tk, r))
+		}
+		tk.part = nil
 	}
 	p.finishRows(&tk, sc.m, sc.l)
 	if p.rowPath {
@@ -170,6 +187,10 @@ func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
 // sum is NaN is done with.
 func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 	for j0 := cut; j0 < tk.last; j0 += p.tile {
+		if js, n := tk.common(j0, p.tile); p.multi && n > 0 {
+			p.tileRows(tk, sc, js, n)
+			continue
+		}
 		for r := range tk.R {
 			js := max(j0, tk.starts[r])
 			if n := min(j0+p.tile, tk.ends[r]) - js; n > 0 && sc.l[r] == sc.l[r] {
