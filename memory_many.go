@@ -21,8 +21,8 @@ import (
 // or whose attended scores are all -Inf, gets a zero context and zero
 // weights; a NaN propagates, and a +Inf score makes that query's weights
 // and context NaN. The results agree with n calls of Attend within the
-// error bounds of each (the sums run in another order), and are the same
-// bits for any Workspace and whatever the other queries hold.
+// error bounds of each (the sums run in another order). A query's results
+// do not depend on what the other queries hold, nor on the Workspace.
 //
 // Aliasing: ctx and weights must not share an element with each other, with
 // the queries, or with any view the Memory holds; the queries may share
@@ -47,17 +47,42 @@ func (m *Memory) AttendMany(ctx, weights []float32, queries Matrix, ws *Workspac
 		tmp, w := ws.buffers(m.scratch, m.keys.rows, weights)
 		m.attend(ctx, w, queries.Row(0), tmp)
 	case n >= manyBlockMin && m.blockable():
-		m.attendBlocks(ctx, weights, queries, ws)
+		m.attendSplit(ctx, weights, queries, ws)
 	default:
 		m.attendTiled(ctx, weights, queries, ws)
 	}
 	return nil
 }
 
-// manyBlockMin is the number of queries from which AttendMany runs the
-// block kernels: below it, most of a block's sixteen lanes would idle and
-// the row kernels cost less (as for Batched).
-const manyBlockMin = 8
+// manyBlockMin is the number of queries from which a block of sixteen
+// lanes costs less than the row kernels. The block kernels do the work of
+// sixteen queries whatever the number in the block, and on an AVX2 core
+// that work takes about as long as ten queries through the tiled path
+// (BenchmarkAttendMany: 8 queries ran 25% faster there than in a block).
+const manyBlockMin = 11
+
+// attendSplit runs the queries in blocks of sixteen on the block path, the
+// last block with them if it has at least manyBlockMin queries, else
+// those on the tiled path.
+func (m *Memory) attendSplit(ctx, weights []float32, queries Matrix, ws *Workspace) {
+	n, T, dv := queries.rows, m.keys.rows, m.values.cols
+	nb := n
+	if rest := n % blockRows; rest < manyBlockMin {
+		nb = n - rest
+	}
+	m.attendBlocks(ctx[:nb*dv], rowsOf(weights, 0, nb, T), queries.rowRange(0, nb), ws)
+	if nb < n {
+		m.attendTiled(ctx[nb*dv:], rowsOf(weights, nb, n, T), queries.rowRange(nb, n), ws)
+	}
+}
+
+// rowsOf returns rows [i0, i1) of x, rows of T floats; nil for nil.
+func rowsOf(x []float32, i0, i1, T int) []float32 {
+	if x == nil {
+		return nil
+	}
+	return x[i0*T : i1*T]
+}
 
 // checkMany checks the shapes of AttendMany's operands, then that the
 // outputs share no element with each other, the queries or the Memory's

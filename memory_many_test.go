@@ -18,9 +18,11 @@ type manyCase struct {
 	rows    [][]float32
 }
 
-// manyCounts are the query counts every test runs: none, the tiled path
-// (1 to 7), and the block path on either side of each block edge.
-var manyCounts = []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33}
+// manyCounts are the query counts every test runs: none, one (Attend's
+// own path), the tiled path (2 to 10), and the block path on either side
+// of its threshold and of each block edge, with the queries past the last
+// whole block on the tiled path (17, 33) or in a block (27).
+var manyCounts = []int{0, 1, 2, 3, 7, 8, 9, 10, 11, 15, 16, 17, 27, 33}
 
 func newManyCase(t testing.TB, r *rand.Rand, kind reference.Kind, n, T, dq, dk, dv, da int) manyCase {
 	p := newProblem(t, r, kind, T, dq, dk, dv, da)

@@ -10,11 +10,12 @@ import "math"
 // once per chunk of queries, not once per query, and the arithmetic of
 // each query is Attend's.
 //
-// It serves fewer than manyBlockMin queries, where the block kernels'
-// sixteen lanes would mostly idle, and the additive and concat scorers for
-// any number: their cost is a tanh per key and query, which no sharing of
-// reads removes, while each tile of their projected keys is still read once
-// for the whole chunk.
+// It serves fewer than manyBlockMin queries (and the last such queries
+// after the blocks of sixteen), where the block kernels' sixteen lanes
+// would mostly idle, and the additive and concat scorers for any number:
+// their cost is a tanh per key and query, which no sharing of reads
+// removes, while each tile of their projected keys is still read once for
+// the whole chunk.
 
 // manyChunk is the number of queries a pass of the tiled path takes: it
 // bounds the score rows kept in the workspace when no weights are wanted.
