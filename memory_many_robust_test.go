@@ -270,13 +270,7 @@ func TestAttendManyRejectsOverlap(t *testing.T) {
 	keyRows, _ := NewMatrixStrided(2, d, 5, kdata)
 	buf := testutil.Floats(r, 32, 1)
 	fresh := func(n int) []float32 { return testutil.Floats(r, n, 1) }
-	for _, c := range []struct {
-		name   string
-		mem    *Memory
-		ctx, w []float32
-		q      Matrix
-		want   []string // the two operands named, nil for no error
-	}{
+	for _, c := range []manyOverlap{
 		{"ctx on a query row", dot, qdata[6:8], nil, queries, []string{"ctx", "queries"}},
 		{"weights from the padding into a query row", dot, fresh(2), qdata[3:11], queries, []string{"weights", "queries"}},
 		{"ctx meets weights", dot, buf[0:2], buf[1:9], queries, []string{"ctx", "weights"}},
@@ -286,27 +280,43 @@ func TestAttendManyRejectsOverlap(t *testing.T) {
 		{"ctx in the padding of the queries", dot, qdata[3:5], fresh(2 * T), queries, nil},
 		{"queries are key rows", dot, fresh(2), fresh(2 * T), keyRows, nil},
 	} {
-		ctxBefore, wBefore := append([]float32{}, c.ctx...), append([]float32{}, c.w...)
-		err := c.mem.AttendMany(c.ctx, c.w, c.q, nil)
-		if c.want == nil {
-			if err != nil {
-				t.Errorf("%s: %v", c.name, err)
-				continue
-			}
-			// The same step into fresh outputs gives the same bits.
-			ctx, w := make([]float32, len(c.ctx)), make([]float32, len(c.w))
-			if err := c.mem.AttendMany(ctx, w, c.q, nil); err != nil {
-				t.Fatal(err)
-			}
-			identical(t, c.name+": ctx", c.ctx, ctx)
-			identical(t, c.name+": weights", c.w, w)
-			continue
-		}
-		if !errors.Is(err, ErrArgument) || !strings.Contains(err.Error(), c.want[0]) || !strings.Contains(err.Error(), c.want[1]) {
-			t.Errorf("%s: err = %v, want ErrArgument naming %s and %s", c.name, err, c.want[0], c.want[1])
-			continue
-		}
-		identical(t, c.name+": ctx on error", c.ctx, ctxBefore)
-		identical(t, c.name+": weights on error", c.w, wBefore)
+		c.check(t)
 	}
+}
+
+// manyOverlap is a case of TestAttendManyRejectsOverlap.
+type manyOverlap struct {
+	name   string
+	mem    *Memory
+	ctx, w []float32
+	q      Matrix
+	want   []string // the two operands named, nil for no error
+}
+
+// check runs the case: an error naming both operands and nothing written,
+// or for want nil, the bits that fresh outputs get.
+func (c manyOverlap) check(t *testing.T) {
+	t.Helper()
+	ctxBefore, wBefore := append([]float32{}, c.ctx...), append([]float32{}, c.w...)
+	err := c.mem.AttendMany(c.ctx, c.w, c.q, nil)
+	if c.want == nil {
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			return
+		}
+		// The same step into fresh outputs gives the same bits.
+		ctx, w := make([]float32, len(c.ctx)), make([]float32, len(c.w))
+		if err := c.mem.AttendMany(ctx, w, c.q, nil); err != nil {
+			t.Fatal(err)
+		}
+		identical(t, c.name+": ctx", c.ctx, ctx)
+		identical(t, c.name+": weights", c.w, w)
+		return
+	}
+	if !errors.Is(err, ErrArgument) || !strings.Contains(err.Error(), c.want[0]) || !strings.Contains(err.Error(), c.want[1]) {
+		t.Errorf("%s: err = %v, want ErrArgument naming %s and %s", c.name, err, c.want[0], c.want[1])
+		return
+	}
+	identical(t, c.name+": ctx on error", c.ctx, ctxBefore)
+	identical(t, c.name+": weights on error", c.w, wBefore)
 }
