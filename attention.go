@@ -216,9 +216,9 @@ func (m *Memory) ValueDim() int { return m.values.cols }
 // Scorer returns the score function the Memory was built with.
 func (m *Memory) Scorer() Scorer { return m.scorer }
 
-// Workspace is scratch memory for Attend. Reusing one across calls makes
-// Attend allocation-free; it grows to the largest Memory it has served. A
-// Workspace must not be used by two goroutines at once.
+// Workspace is scratch memory for Attend and AttendMany. Reusing one
+// across calls makes them allocation-free; it grows to the largest call it
+// has served. A Workspace must not be used by two goroutines at once.
 type Workspace struct {
 	buf []float32
 }
