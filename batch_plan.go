@@ -20,8 +20,8 @@ const batchQueryBlock = 16
 // calls: for the four rows of a grouped decode step (H = 32, Hkv = 8,
 // Tk = 4096, d = 128) 256 keys took 1.53 ms against 1.99 with tiles of 24
 // keys (L1-sized) and 1.67–1.87 with 1024.
-func keyTile(rows, dk, dv int) int {
-	if useBlock(rows, dk, dv) {
+func keyTile(block bool, dk, dv int) int {
+	if block {
 		return min(blockTile, max(1, blockBudget/max(1, dk, dv)))
 	}
 	return 256
@@ -80,8 +80,16 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 		p.packed = p.group * Tq
 		p.blocks = (p.packed + batchQueryBlock - 1) / batchQueryBlock
 	}
-	p.tile = keyTile(p.packed, dk, v.cols)
 	p.block = useBlock(p.packed, dk, v.cols)
+	if Tq == 1 && p.packed <= blockMinRows && opt.Keep == nil && !p.rowPath {
+		// The eight query heads of a decode step's group: the multi-row
+		// kernels, with each row's FMAs only, beat a block's sixteen lanes
+		// half empty (H = 8, Hkv = 1, Tk = 32768, d = 128: 1.79 ms against
+		// 2.36). With sixteen rows the block is faster (a 4-row verify of
+		// 4 heads: 2.35 ms against 3.19 on the row path).
+		p.block = false
+	}
+	p.tile = keyTile(p.block, dk, v.cols)
 	p.chunks = 1
 	if !p.rowPath && k.rows > splitKeys {
 		p.chunks = (k.rows + splitKeys - 1) / splitKeys

@@ -238,8 +238,10 @@ func (p *batchProblem) check(t *testing.T) {
 							lo, hi = math.Min(lo, s), math.Max(hi, s)
 						}
 					}
-					tile := keyTile(c.Tq, c.dk, c.dv)
-					tiles := float64((c.Tk+tile-1)/tile + 1) // + the causal diagonal, row by row
+					// The block path's tiles are the shorter; each fold of a
+					// chunk of keys rescales once more.
+					tile := keyTile(true, c.dk, c.dv)
+					tiles := float64((c.Tk+tile-1)/tile + 1 + (c.Tk+splitKeys-1)/splitKeys) // + the causal diagonal, row by row
 					if hi >= lo {
 						extra = (4*tiles + (hi - lo) + 2) * reference.U
 					}
@@ -312,6 +314,8 @@ func batchCases(short bool) []batchCase {
 		{B: 2, H: 8, Hkv: 2, Tq: 4, Tk: 260, dk: 16, dv: 16, causal: true, keep: true, softcap: 2, bias: biasFull, logit: true},
 		{B: 1, H: 16, Hkv: 1, Tq: 1, Tk: 70, dk: 8, dv: 8, causal: true, bias: biasRows, weights: true, logit: true, strided: true},
 		{B: 1, H: 4, Hkv: 1, Tq: 5, Tk: 129, dk: 8, dv: 8, causal: true, valid: true, toValid: true, weights: true},
+		{B: 2, H: 8, Hkv: 1, Tq: 1, Tk: 1500, dk: 24, dv: 16, valid: true, softcap: 2, bias: biasHeads, strided: true},
+		{B: 1, H: 12, Hkv: 4, Tq: 1, Tk: 700, dk: 13, dv: 9, causal: true, valid: true},
 		// Rows longer than a chunk of keys: partials folded chunk by
 		// chunk, on the row path and the block path, the chunk edges
 		// meeting valid lengths, causal frontiers and keep-masks.
