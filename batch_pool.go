@@ -130,7 +130,7 @@ func (e *Batched) Attend(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) er
 	if e.scratch == nil {
 		e.scratch = make([][]float32, 1) // the zero Batched: one worker
 	}
-	if e.wake == nil || n == 1 && job.chunks == 1 {
+	if e.wake == nil || n == 1 && job.chunks == 1 || job.small() {
 		for t := range n {
 			job.run(t, &e.scratch[0])
 		}

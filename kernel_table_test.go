@@ -282,7 +282,9 @@ var kernelCases = map[string]kernelCase{
 		return []result{{"dst", dst, bound}}
 	},
 	"blendRowsMulti": func(a *kernelArgs, n int) []result {
-		rows, d := 1+n%4, 1+n%37
+		// Column counts across every block of every row count (64 columns
+		// a block for one row) and their tails.
+		rows, d := 1+n%4, 1+(n*29)%150
 		stride := d + 2
 		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), a.floats(rowsLen(n, stride, d), 3)
 		bound := make([]float64, len(acc))
