@@ -216,9 +216,9 @@ func (m *Memory) ValueDim() int { return m.values.cols }
 // Scorer returns the score function the Memory was built with.
 func (m *Memory) Scorer() Scorer { return m.scorer }
 
-// Workspace is scratch memory for Attend. Reusing one across calls makes
-// Attend allocation-free; it grows to the largest Memory it has served. A
-// Workspace must not be used by two goroutines at once.
+// Workspace is scratch memory for Attend and AttendMany. Reusing one
+// across calls makes them allocation-free; it grows to the largest call it
+// has served. A Workspace must not be used by two goroutines at once.
 type Workspace struct {
 	buf []float32
 }
@@ -312,36 +312,44 @@ func (w *Workspace) buffers(n, T int, weights []float32) (tmp, row []float32) {
 // below the valid length (those the mask keeps), takes the softmax into
 // weights and blends the values into ctx. tmp is the scorer's scratch.
 func (m *Memory) attend(ctx, weights, query, tmp []float32) {
-	n := m.valid
-	w := weights[:n]
-	clear(weights[n:])
+	w := weights[:m.valid]
 	clear(ctx)
 	pq, tmp := m.scorer.prepare(m, query, tmp)
-	if m.keep == nil {
-		m.scorer.score(w, m, 0, pq, tmp)
-	} else {
-		m.scoreKept(w, pq, tmp)
-	}
-	mx := softmax(w, w)
-	if math.IsInf(float64(mx), -1) {
+	m.scoreSpan(w, 0, pq, tmp)
+	if mx := m.softmaxRow(weights); math.IsInf(float64(mx), -1) {
 		return // nothing attended: zero weights, zero context
-	}
-	if m.keep != nil && (mx != mx || math.IsInf(float64(mx), 1)) {
-		zeroMasked(w, m.keep[:n]) // a NaN row: masked keys still weigh 0
 	}
 	m.blend(ctx, w)
 }
 
-// scoreKept sets w[i] to the score of key i where the mask keeps it and to
-// -Inf where it does not, scoring each run of kept keys with one call of
+// softmaxRow turns a row of T scores, -Inf at the masked keys below the
+// valid length, into weights: zeros from the valid length on, the softmax
+// below it, and +0 at masked keys even when the row is NaN. It returns the
+// row's maximum, -Inf when nothing is attended.
+func (m *Memory) softmaxRow(row []float32) float32 {
+	w := row[:m.valid]
+	clear(row[m.valid:])
+	mx := softmax(w, w)
+	if m.keep != nil && (mx != mx || math.IsInf(float64(mx), 1)) {
+		zeroMasked(w, m.keep[:m.valid]) // a NaN row: masked keys still weigh 0
+	}
+	return mx
+}
+
+// scoreSpan sets w[i] to the score of key j0+i where the mask keeps it and
+// to -Inf where it does not, scoring each run of kept keys with one call of
 // the scorer's kernels, so that no masked key is read.
-func (m *Memory) scoreKept(w, pq, tmp []float32) {
-	keep := m.keep[:len(w)]
+func (m *Memory) scoreSpan(w []float32, j0 int, pq, tmp []float32) {
+	if m.keep == nil {
+		m.scorer.score(w, m, j0, pq, tmp)
+		return
+	}
+	keep := m.keep[j0 : j0+len(w)]
 	if _, ok := m.scorer.(generalScorer); ok && m.keys.cols > 0 {
 		// The general scorer reads only the Memory's own projections
 		// (zeros for masked keys): one call over every key, then the
 		// mask, costs less than a call per run when the runs are short.
-		m.scorer.score(w, m, 0, pq, tmp)
+		m.scorer.score(w, m, j0, pq, tmp)
 		maskScores(w, keep)
 		return
 	}
@@ -349,7 +357,7 @@ func (m *Memory) scoreKept(w, pq, tmp []float32) {
 		lo, hi := keptRun(keep, i)
 		fillWith(w[i:lo], float32(math.Inf(-1)))
 		if lo < hi {
-			m.scorer.score(w[lo:hi], m, lo, pq, tmp)
+			m.scorer.score(w[lo:hi], m, j0+lo, pq, tmp)
 		}
 		i = hi
 	}
@@ -388,6 +396,12 @@ func (m *Memory) checkOverlap(ctx, weights, query []float32) error {
 	case overlaps(weights, query):
 		return argErr(op, "weights and query overlap")
 	}
+	return m.checkViews(op, ctx, weights)
+}
+
+// checkViews returns an error naming the first view of the Memory that
+// ctx or weights shares an element with.
+func (m *Memory) checkViews(op string, ctx, weights []float32) error {
 	for i := range m.nviews {
 		v := &m.views[i]
 		if overlaps(ctx, v.m.data) && v.m.meets(ctx) {

@@ -25,7 +25,7 @@ func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 	return true
 }
 
-// runBlock runs keys [0, n) for the rows of task tk at once, with the rows
+// runBlock runs keys [tk.lo, n) for the rows of task tk at once, with the rows
 // across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
 // Row r attends keys below tk.ends[r] that the keep-mask keeps; the others
@@ -49,7 +49,7 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 	if p.opt.ALiBi != nil {
 		sc.lanesALiBi = p.alibiLanes(tk, sc)
 	}
-	for j0 := 0; j0 < n; j0 += p.tile {
+	for j0 := tk.lo; j0 < n; j0 += p.tile {
 		if j0+p.tile >= n {
 			p.prefetch(tk)
 		}
@@ -74,6 +74,10 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 	}
 	if direct {
 		p.normalizeLanes(tk, sc)
+	}
+	if tk.part != nil {
+		blockOut(tk.part, dv, R, ot)
+		return
 	}
 	lanesOut(p.out, tk, ot, 0)
 }
@@ -133,6 +137,9 @@ func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, 
 	}
 	for r, e := range tk.endsOf() {
 		for k := max(e, j0); k < j0+len(s)/blockRows; k++ {
+			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
+		}
+		for k := j0; k < min(tk.starts[r], j0+len(s)/blockRows); k++ {
 			s[(k-j0)*blockRows+r] = float32(math.Inf(-1))
 		}
 	}

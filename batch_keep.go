@@ -48,22 +48,23 @@ func nextMasked(keep []byte, k int) int {
 	return len(keep)
 }
 
-// keepCut returns how many keys, from key 0, the block path can take for
-// the rows of task tk under the keep-mask: n, or the first key below n
-// that some row masks and whose value row is not finite. Only when the
-// value rows are not all finite are the mask rows read, in order, each
-// masked key's row checked once. seen holds at least n floats of scratch.
+// keepCut returns the end of the keys, from tk.lo, that the block path
+// can take for the rows of task tk under the keep-mask: n, or the first
+// key below n that some row masks and whose value row is not finite. Only
+// when the value rows are not all finite are the mask rows read, in order,
+// each masked key's row checked once. seen holds at least n floats of
+// scratch.
 func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
-	b, kh := tk.b, tk.kh
-	if p.finiteValues(b, kh, 0, n) {
+	b, kh, lo := tk.b, tk.kh, tk.lo
+	if p.finiteValues(b, kh, lo, n) {
 		return n
 	}
 	seen = seen[:n]
-	clear(seen)
+	clear(seen[lo:])
 	cut := n
 	for r := range tk.R {
 		kr := keepBytes(p.keep(tk.is[r])[:n])
-		for k := nextMasked(kr, 0); k < cut; k = nextMasked(kr, k+1) {
+		for k := nextMasked(kr, lo); k < cut; k = nextMasked(kr, k+1) {
 			if seen[k] != 0 {
 				continue
 			}

@@ -46,6 +46,12 @@ type BatchOptions struct {
 	// sequences, right-padded to Tk keys, is decoded together. Without
 	// ValidLen it changes nothing.
 	CausalToValidLen bool
+	// Window, if positive, is a sliding window: each query row attends
+	// only the last Window keys before its end (its valid length and,
+	// with Causal, its causal frontier), keys end−Window <= j < end. Keys
+	// before a row's window are masked like keys past its end: never
+	// read, tiles of them skipped. 0 means no window.
+	Window int
 	// ALiBi, if not nil, holds one slope per query head (finite, else
 	// ErrArgument): query row i of head h adds ALiBi[h]·(j − pos_i) to its
 	// score of key j, after Softcap and Bias and before the masks.
@@ -137,6 +143,9 @@ func checkOptions(op string, opt *BatchOptions, B, H, Tq, Tk int) error {
 		if n, ok := mulInt(Tq, Tk); !ok || len(opt.Keep) != n {
 			return shapeErr(op, "len(Keep)", len(opt.Keep), n, "Tq·Tk")
 		}
+	}
+	if opt.Window < 0 {
+		return argErr(op, "Window %d is negative", opt.Window)
 	}
 	return checkScoreOptions(op, opt, B, H, Tq, Tk)
 }

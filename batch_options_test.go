@@ -119,6 +119,7 @@ func TestBatchedMergeHalves(t *testing.T) {
 			{B: 2, H: 4, Hkv: 2, Tq: 20, Tk: 300, dk: 32, dv: 16, causal: true, softcap: 3, bias: biasFull, sinks: true, alibi: true, lse: true},
 			{B: 1, H: 4, Hkv: 1, Tq: 1, Tk: 500, dk: 16, dv: 8, valid: true, keep: true, bias: biasRows, sinks: true, alibi: true, lse: true},
 			{B: 2, H: 2, Hkv: 2, Tq: 5, Tk: 70, dk: 8, dv: 8, causal: true, shift: -3, valid: true, lse: true},
+			{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 2500, dk: 16, dv: 8, valid: true, sinks: true, alibi: true, lse: true},
 		} {
 			for _, h := range []int{0, 1, c.Tk / 3, c.Tk - 1, c.Tk} {
 				mergeHalves(t, r, e, newBatchProblem(t, r, c), h)

@@ -68,20 +68,22 @@ func checkOutputShapes(op string, dst *BatchOutputs, B, H, Tq, Tk int) error {
 }
 
 // blockOutputs finishes the weights and logits of a query block whose
-// attended keys all went through the block kernels, [0, n) (runBlock wrote
-// the logits of those). Keys from n on get logit -Inf and weight 0. The
-// weights of keys [0, n) are exp(s - m)·f with each row's final max and
-// factor (1/l, or with a sink 1/(l + e^{sink−m})), the scores formed again
-// tile by tile: a second pass of the score kernel costs less than the row
-// path, which forms and blends whole rows one at a time. A NaN row (a NaN
-// or +Inf score or sink) is redone by the row path, which sets its output,
-// weights, logits and LSE as Memory.Attend does.
+// attended keys all went through the block kernels, [tk.lo, n) (runBlock
+// wrote the logits of those). Keys outside get logit -Inf and weight 0. The
+// weights of keys [tk.lo, n) are exp(s - m)·f with each row's final max
+// and factor (1/l, or with a sink 1/(l + e^{sink−m})), the scores formed
+// again tile by tile: a second pass of the score kernel costs less than the
+// row path, which forms and blends whole rows one at a time. A NaN row (a
+// NaN or +Inf score or sink) is redone by the row path, which sets its
+// output, weights, logits and LSE as Memory.Attend does.
 func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	b, R := tk.b, tk.R
 	m, l := sc.m, sc.l
 	if p.logits != nil {
 		for r := range R {
-			fillWith(p.logits.Row(b, tk.hs[r], tk.is[r])[n:], float32(math.Inf(-1)))
+			lg := p.logits.Row(b, tk.hs[r], tk.is[r])
+			fillWith(lg[:tk.lo], float32(math.Inf(-1)))
+			fillWith(lg[n:], float32(math.Inf(-1)))
 		}
 	}
 	if p.w == nil {
@@ -100,7 +102,7 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 			mu[r] = m[r]
 		}
 	}
-	for j0 := 0; j0 < n; j0 += p.tile {
+	for j0 := tk.lo; j0 < n; j0 += p.tile {
 		s := st[:blockRows*min(p.tile, n-j0)]
 		p.blockTileScores(s, tk, sc, j0)
 		blockExpSum(s, ml)
@@ -109,6 +111,7 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	}
 	for r := range R {
 		w := p.w.Row(b, tk.hs[r], tk.is[r])
+		clear(w[:tk.lo])
 		clear(w[n:])
 		if f[r] != f[r] {
 			p.rowWithWeights(tk, r, w, sc)

@@ -20,8 +20,8 @@ const batchQueryBlock = 16
 // calls: for the four rows of a grouped decode step (H = 32, Hkv = 8,
 // Tk = 4096, d = 128) 256 keys took 1.53 ms against 1.99 with tiles of 24
 // keys (L1-sized) and 1.67–1.87 with 1024.
-func keyTile(rows, dk, dv int) int {
-	if useBlock(rows, dk, dv) {
+func keyTile(block bool, dk, dv int) int {
+	if block {
 		return min(blockTile, max(1, blockBudget/max(1, dk, dv)))
 	}
 	return 256
@@ -49,10 +49,13 @@ type batchJob struct {
 	adjust       bool // Softcap, Bias or ALiBi: adjustScores has work to do
 	opt          *BatchOptions
 	scale        float32
-	group        int // query heads per key/value head
-	packed       int // query rows per (batch, key/value head): group·Tq
-	blocks       int // query blocks per (batch, key/value head)
-	tile         int // keys per tile of the online softmax
+	group        int       // query heads per key/value head
+	packed       int       // query rows per (batch, key/value head): group·Tq
+	blocks       int       // query blocks per (batch, key/value head)
+	chunks       int       // key chunks of splitKeys the rows are cut into (see batch_split.go)
+	parts        []float32 // the chunks' partials, when they are work items of their own
+	multi        bool      // the row path takes a task's rows through the multi-row kernels (see tileRows)
+	tile         int       // keys per tile of the online softmax
 	block        bool
 }
 
@@ -78,9 +81,35 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 		p.packed = p.group * Tq
 		p.blocks = (p.packed + batchQueryBlock - 1) / batchQueryBlock
 	}
-	p.tile = keyTile(p.packed, dk, v.cols)
 	p.block = useBlock(p.packed, dk, v.cols)
+	if Tq == 1 && p.packed <= blockMinRows && opt.Keep == nil && !p.rowPath {
+		// The eight query heads of a decode step's group: the multi-row
+		// kernels, with each row's FMAs only, beat a block's sixteen lanes
+		// half empty (H = 8, Hkv = 1, Tk = 32768, d = 128: 1.79 ms against
+		// 2.36). With sixteen rows the block is faster (a 4-row verify of
+		// 4 heads: 2.35 ms against 3.19 on the row path).
+		p.block = false
+	}
+	p.tile = keyTile(p.block, dk, v.cols)
+	p.chunks = 1
+	if !p.rowPath && k.rows > splitKeys {
+		p.chunks = (k.rows + splitKeys - 1) / splitKeys
+	}
+	p.multi = !p.block && !p.rowPath && opt.Keep == nil && p.packed > 1 && p.tile*max(dk, v.cols) <= maxCall
 	return p, nil
+}
+
+// smallWork is the work (multiply-adds) below which a call runs on the
+// caller's goroutine alone: waking a worker and waiting for it costs more
+// than it saves. A decode step over one key (H = 32, Hkv = 8, d = 128)
+// took 6.2 µs on two workers against 5.0 on one.
+const smallWork = 1 << 16
+
+// small reports whether the call's work is below smallWork. Which worker
+// runs a task never changes its result, so this only saves time.
+func (p *batchJob) small() bool {
+	work := float64(p.q.batch) * float64(p.q.heads) * float64(p.q.rows) * float64(p.k.rows) * float64(p.q.cols+p.v.cols)
+	return work < smallWork
 }
 
 // tasks returns the number of tasks of the call: none when no output has
@@ -104,8 +133,17 @@ type batchTask struct {
 	h, i0       int  // the head and query of row 0
 	single      bool // every row is of head h
 	hs, is      [blockRows]int
+	// The keys the task works on now are [lo, hi): all of them, or one
+	// chunk (see batch_split.go), from the first key a row attends. ends
+	// holds each row's end within them, full its end over all keys, and
+	// starts its first key (0 but for a sliding window).
+	lo, late    int // lo, and the last row's start within [lo, last]
 	first, last int // the least and the greatest of ends[:R]
-	ends        [blockRows]int
+	ends, full  [blockRows]int
+	starts      [blockRows]int
+	// part, if not nil, receives the rows' unnormalised outputs (R rows
+	// of dv) in place of the output tensor: a chunk's partial.
+	part []float32
 }
 
 // task returns task t's rows; their ends are left for rowEnds.
@@ -132,13 +170,45 @@ func (tk *batchTask) lead() int {
 	return n
 }
 
-// rowEnds sets the key end of each row of tk (see end), and their range.
+// rowEnds sets the key end of each row of tk (see end), and the task's
+// keys to all of them.
 func (p *batchJob) rowEnds(tk *batchTask) {
-	tk.first, tk.last = p.k.rows, 0
 	for r := range tk.R {
-		tk.ends[r] = p.end(tk.b, tk.is[r])
+		tk.full[r] = p.end(tk.b, tk.is[r])
+		tk.starts[r] = 0
+		if w := p.opt.Window; w > 0 {
+			tk.starts[r] = max(0, tk.full[r]-w)
+		}
+	}
+	tk.keys(0, p.k.rows)
+}
+
+// keys sets the keys task tk works on to [lo, hi) from the first key a row
+// attends, each row's end within them, and their range.
+func (tk *batchTask) keys(lo, hi int) {
+	start := hi
+	for r := range tk.R {
+		start = min(start, tk.starts[r])
+	}
+	tk.lo = max(lo, start)
+	tk.first, tk.last = hi, tk.lo
+	for r := range tk.R {
+		tk.ends[r] = min(tk.full[r], hi)
 		tk.first, tk.last = min(tk.first, tk.ends[r]), max(tk.last, tk.ends[r])
 	}
+	tk.late = tk.lo
+	for r := range tk.R {
+		tk.late = max(tk.late, min(tk.starts[r], tk.last))
+	}
+}
+
+// acc returns the row that accumulates row r's unnormalised output.
+func (p *batchJob) acc(tk *batchTask, r int) []float32 {
+	if tk.part != nil {
+		dv := p.v.cols
+		return tk.part[r*dv : (r+1)*dv]
+	}
+	return p.out.Row(tk.b, tk.hs[r], tk.is[r])
 }
 
 // endsOf returns the key ends of tk's rows.

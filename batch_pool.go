@@ -25,7 +25,8 @@ type Batched struct {
 	next    atomic.Int64 // the next task to take
 	tasks   int64        // tasks in the call in progress
 	wg      sync.WaitGroup
-	job     batchJob // the call in progress, read-only while workers run
+	job     batchJob  // the call in progress, read-only while workers run
+	parts   []float32 // the chunks' partials of a call split across workers
 	closed  bool
 }
 
@@ -75,7 +76,7 @@ func (e *Batched) take(w int) {
 		if t >= e.tasks {
 			return
 		}
-		e.job.run(int(t), &e.scratch[w])
+		e.job.item(int(t), &e.scratch[w])
 	}
 }
 
@@ -131,15 +132,35 @@ func (e *Batched) Attend(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) er
 	if e.scratch == nil {
 		e.scratch = make([][]float32, 1) // the zero Batched: one worker
 	}
-	if e.wake == nil || n == 1 {
+	if e.wake == nil || n == 1 && job.chunks == 1 || job.small() {
 		for t := range n {
 			job.run(t, &e.scratch[0])
 		}
 		return nil
 	}
-	e.job, e.tasks = job, int64(n)
+	items := n
+	if job.chunks > 1 && n < e.workers {
+		// Too few tasks to go round: their chunks are the work items.
+		items = n * job.chunks
+		if need := items * job.partLen(); len(e.parts) < need {
+			e.parts = make([]float32, need)
+		}
+		job.parts = e.parts
+	}
+	e.runItems(job, items)
+	if job.parts != nil {
+		for t := range n {
+			job.foldTask(t, &e.scratch[0])
+		}
+	}
+	return nil
+}
+
+// runItems hands the call's items out to the workers and waits for them.
+func (e *Batched) runItems(job batchJob, items int) {
+	e.job, e.tasks = job, int64(items)
 	e.next.Store(0)
-	helpers := min(e.workers, n) - 1
+	helpers := min(e.workers, items) - 1
 	e.wg.Add(helpers)
 	for range helpers {
 		e.wake <- struct{}{}
@@ -147,5 +168,4 @@ func (e *Batched) Attend(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) er
 	e.take(0)
 	e.wg.Wait()
 	e.job = batchJob{}
-	return nil
 }

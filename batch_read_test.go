@@ -92,3 +92,48 @@ func copyTensor(x Tensor, valid int) Tensor {
 	y, _ := NewTensor(B, H, T, d, data)
 	return y
 }
+
+// Keys before every row's sliding window are never read, on the row path
+// and the block path, cut into chunks or not: those rows of K and V sit on
+// inaccessible pages.
+func TestBatchedWindowNeverReadsEarlierKeys(t *testing.T) {
+	if !testutil.GuardSupported {
+		t.Skip("guard pages need mmap (unix)")
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(49)
+		const dk, dv, window = 16, 8, 10
+		for _, s := range [][3]int{{8, 1, 60}, {2, 4, 60}, {1, 20, 60}, {8, 1, 1500}, {1, 20, 1500}} {
+			H, Tq, Tk := s[0], s[1], s[2]
+			for _, causal := range []bool{false, true} {
+				for _, weights := range []bool{false, true} {
+					c := batchCase{B: 1, H: H, Hkv: 1, Tq: Tq, Tk: Tk, dk: dk, dv: dv, window: window,
+						causal: causal, weights: weights, logit: weights}
+					p := newBatchProblem(t, r, c)
+					// Row 0's window is the earliest.
+					first := p.rowEnd(0, 0, Tk) - window
+					hidden := func(x Tensor, d int) Tensor {
+						data, stride := testutil.GuardedRows(t, Tk, d, func(j int) bool { return j < first })
+						for j := first; j < Tk; j++ {
+							copy(data[j*stride:j*stride+d], x.Row(0, 0, j))
+						}
+						y, err := NewTensorStrided(1, 1, Tk, d, Tk*stride, Tk*stride, stride, data)
+						if err != nil {
+							t.Fatal(err)
+						}
+						return y
+					}
+					k, v := p.k, p.v
+					p.k, p.v = hidden(k, dk), hidden(v, dv)
+					e := NewBatched(2)
+					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
+						t.Fatal(err)
+					}
+					e.Close()
+					p.k, p.v = k, v // the oracle reads every key
+					p.check(t)
+				}
+			}
+		}
+	})
+}

@@ -113,11 +113,14 @@ func TestBatchedFullyMaskedNonFiniteValues(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(42)
 		ninf := float32(math.Inf(-1))
-		for _, Tq := range []int{3, 20} {
+		// Tk = 2100 cuts the rows into chunks of keys, the first of them
+		// wholly masked for some rows.
+		for _, shape := range [][2]int{{3, 700}, {20, 700}, {3, 2100}, {20, 2100}} {
+			Tq, Tk := shape[0], shape[1]
 			for _, opts := range []batchCase{{}, {weights: true, logit: true}, {keep: true}, {softcap: 2}, {sinks: true, alibi: true, lse: true},
 				{weights: true, sinks: true, lse: true}} {
 				for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
-					c := batchCase{B: 1, H: 2, Hkv: 1, Tq: Tq, Tk: 700, dk: 4, dv: 3, bias: biasRows,
+					c := batchCase{B: 1, H: 2, Hkv: 1, Tq: Tq, Tk: Tk, dk: 4, dv: 3, bias: biasRows,
 						weights: opts.weights, logit: opts.logit, keep: opts.keep, softcap: opts.softcap,
 						sinks: opts.sinks, alibi: opts.alibi, lse: opts.lse}
 					p := newBatchProblem(t, r, c)
@@ -133,8 +136,8 @@ func TestBatchedFullyMaskedNonFiniteValues(t *testing.T) {
 						switch i % 3 {
 						case 0: // every key masked
 							fillWith(row, ninf)
-						case 1: // the first 600 keys masked, whole tiles of them
-							fillWith(row[:600], ninf)
+						case 1: // the first keys masked, whole tiles of them
+							fillWith(row[:Tk*6/7], ninf)
 						}
 					}
 					e := NewBatched(1)

@@ -14,6 +14,9 @@ type taskScratch struct {
 	seen           []float32 // keepCut's marks of the keys it checked
 	tmp            []float32 // the score stage's tile (see tmpLen)
 	row            []float32 // a score row when logits are wanted without the weights
+	// For rows cut into chunks: a chunk's partial (see partLen) and the
+	// running max and sum of the chunks folded so far.
+	part, rm, rl []float32
 	// The block path's ALiBi distances as two keys of the blend kernel,
 	// their lane weights and value rows, and each lane's slope (see
 	// alibiLanes); lanesALiBi says they hold the task's.
@@ -28,13 +31,16 @@ type taskScratch struct {
 func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	dk, dv := p.q.cols, p.v.cols
 	need := R*dk + p.tile + 2*R
+	if p.multi {
+		need += (min(R, 4) - 1) * p.tile // scores of up to four rows
+	}
 	if p.block {
 		need += blockRows * (dk + p.tile + dv + 4)
 		if p.opt.Keep != nil {
 			need += p.k.rows
 		}
 	}
-	extra := p.tmpLen()
+	extra := p.tmpLen() + p.chunkScratch()
 	if p.logits != nil && p.w == nil {
 		extra += p.k.rows
 	}
@@ -44,7 +50,11 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	x := (*scratch)[:need+extra]
 	var sc taskScratch
 	sc.qs, x = x[:R*dk], x[R*dk:]
-	sc.s, x = x[:p.tile], x[p.tile:]
+	ns := p.tile
+	if p.multi {
+		ns *= min(R, 4)
+	}
+	sc.s, x = x[:ns], x[ns:]
 	sc.m, sc.l, x = x[:R], x[R:2*R], x[2*R:]
 	if p.block {
 		sc.qt, x = x[:blockRows*dk], x[blockRows*dk:]
@@ -56,71 +66,104 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 		}
 	}
 	n := p.tmpLen()
-	sc.tmp, sc.row = x[:n], x[n:]
+	sc.tmp, x = x[:n], x[n:]
 	if p.block && p.opt.ALiBi != nil {
 		sc.carveALiBi(p.tile)
 	}
+	if n = p.chunkScratch(); n > 0 {
+		sc.part, sc.rm, sc.rl, x = x[:n-2*blockRows], x[n-2*blockRows:n-blockRows], x[n-blockRows:n], x[n:]
+	}
+	sc.row = x
 	return sc
 }
 
 // run computes task t: up to sixteen packed query rows of one (batch,
 // key/value head). Without weights the rows advance together, tile by
 // tile, so each tile of K and V is read from memory once, by all of them.
+// Long rows go chunk by chunk (see batch_split.go).
 func (p *batchJob) run(t int, scratch *[]float32) {
 	tk := p.task(t)
 	p.rowEnds(&tk)
 	sc := p.scratchFor(scratch, tk.R)
-	cut := p.blockCut(&tk, &sc)
-	// When the block kernels take every key and no weights or logits are
-	// wanted, the queries go from the tensor straight into the lanes and
-	// the outputs straight back, normalised; otherwise the row path needs
-	// the scaled queries as rows.
-	direct := !p.rowPath && cut > 0 && cut == tk.last && tk.single
-	if !direct {
-		p.scaledQueries(&tk, &sc)
-	}
-	// Weights and logits come from the block path when it takes every key
-	// the rows attend, else from whole rows.
-	if p.rowPath && (cut == 0 || cut < tk.last) {
-		p.wholeRows(&tk, &sc)
+	if p.chunks > 1 {
+		p.runChunks(&tk, &sc)
 		return
 	}
-	if cut == 0 {
+	if p.multi {
+		// The multi-row kernels blend into contiguous rows.
+		tk.part = sc.part[2*blockRows:]
+	}
+	cut, done := p.runKeys(&tk, &sc)
+	if done {
+		return
+	}
+	if tk.part != nil {
 		for r := range tk.R {
-			clear(p.out.Row(tk.b, tk.hs[r], tk.is[r]))
-			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
+			copy(p.out.Row(tk.b, tk.hs[r], tk.is[r]), p.acc(&tk, r))
 		}
+		tk.part = nil
 	}
-	if cut > 0 {
-		p.runBlock(&tk, &sc, cut, direct)
-	}
-	if direct {
-		return
-	}
-	p.tailTiles(&tk, &sc, cut)
-	p.finishRows(&tk, &sc)
+	p.finishRows(&tk, sc.m, sc.l)
 	if p.rowPath {
 		p.blockOutputs(&tk, &sc, cut)
 	}
 }
 
-// blockCut returns how many keys, from key 0, the block kernels take for
-// task tk: every key if they can, else those every row of the block
-// attends (and, under a keep-mask, those before a masked key whose value
-// row is not finite); the rest go row by row. 0 when the rows are too few
-// for the block kernels.
+// runKeys runs the task's keys [tk.lo, tk.last) through the block path and
+// the row path, and leaves each row's unnormalised output, running max and
+// running sum. It reports how many keys the block path took and whether
+// the rows are already finished (the direct block path, or whole rows).
+func (p *batchJob) runKeys(tk *batchTask, sc *taskScratch) (cut int, done bool) {
+	cut = p.blockCut(tk, sc)
+	// When the block kernels take every key and no weights or logits are
+	// wanted, the queries go from the tensor straight into the lanes and
+	// the outputs straight back, normalised; otherwise the row path needs
+	// the scaled queries as rows.
+	direct := !p.rowPath && cut > tk.lo && cut == tk.last && tk.single && tk.part == nil
+	if !direct {
+		p.scaledQueries(tk, sc)
+	}
+	// Weights and logits come from the block path when it takes every key
+	// the rows attend, else from whole rows.
+	if p.rowPath && (cut == 0 || cut < tk.last) {
+		p.wholeRows(tk, sc)
+		return cut, true
+	}
+	if cut == tk.lo {
+		for r := range tk.R {
+			clear(p.acc(tk, r))
+			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
+		}
+	} else {
+		p.runBlock(tk, sc, cut, direct)
+	}
+	if !direct {
+		p.tailTiles(tk, sc, cut)
+	}
+	return cut, direct
+}
+
+// blockCut returns the end of the keys, from tk.lo, that the block kernels
+// take for task tk: every key if they can, else those every row of the
+// block attends (and, under a keep-mask, those before a masked key whose
+// value row is not finite); the rest go row by row. tk.lo when the rows
+// are too few for the block kernels.
 func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
 	if !p.block {
-		return 0
+		return tk.lo
 	}
-	cut := tk.first
-	// Keys past some row's end (the causal diagonal) are masked per
-	// lane, which gives them weight 0; a value row of them that is not
-	// finite would still turn 0·v into NaN, so those go row by row.
-	if p.finiteValues(tk.b, tk.kh, tk.first, tk.last) {
+	cut := max(tk.lo, tk.first)
+	// Keys past some row's end (the causal diagonal), or before its
+	// window, are masked per lane, which gives them weight 0; a value row
+	// of them that is not finite would still turn 0·v into NaN, so those
+	// go row by row.
+	if tk.late > tk.lo && !p.finiteValues(tk.b, tk.kh, tk.lo, tk.late) {
+		return tk.lo
+	}
+	if p.finiteValues(tk.b, tk.kh, cut, tk.last) {
 		cut = tk.last
 	}
-	if p.opt.Keep != nil && cut > 0 {
+	if p.opt.Keep != nil && cut > tk.lo {
 		cut = p.keepCut(tk, cut, sc.seen)
 	}
 	return cut
@@ -152,26 +195,32 @@ func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
 // sum is NaN is done with.
 func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 	for j0 := cut; j0 < tk.last; j0 += p.tile {
+		if js, n := tk.common(j0, p.tile); p.multi && n > 0 {
+			p.tileRows(tk, sc, js, n)
+			continue
+		}
 		for r := range tk.R {
-			if n := min(p.tile, tk.ends[r]-j0); n > 0 && sc.l[r] == sc.l[r] {
-				sc.m[r], sc.l[r] = p.tileOnline(tk, r, sc, j0, n)
+			js := max(j0, tk.starts[r])
+			if n := min(j0+p.tile, tk.ends[r]) - js; n > 0 && sc.l[r] == sc.l[r] {
+				sc.m[r], sc.l[r] = p.tileOnline(tk, r, sc, js, n)
 			}
 		}
 	}
 }
 
-// finishRows normalises the outputs of task tk by their sums (and sinks),
-// and sets their LSE.
-func (p *batchJob) finishRows(tk *batchTask, sc *taskScratch) {
+// finishRows normalises the outputs of task tk by their sums l (and
+// sinks), given their maxima m, and sets their LSE: after every chunk of
+// a row is folded, so the sink enters the denominator once.
+func (p *batchJob) finishRows(tk *batchTask, m, l []float32) {
 	for r := range tk.R {
 		b, h, i := tk.b, tk.hs[r], tk.is[r]
 		o := p.out.Row(b, h, i)
-		f, lse := p.rowFinish(h, sc.m[r], sc.l[r])
+		f, lse := p.rowFinish(h, m[r], l[r])
 		p.setLSE(b, h, i, lse)
 		switch {
 		case f != f:
 			fillNaN(o)
-		case math.IsInf(float64(sc.m[r]), -1):
+		case math.IsInf(float64(m[r]), -1):
 			// Nothing attended: zeros, also where the block blend met a
 			// value row that is not finite (0·Inf).
 			clear(o)

@@ -13,6 +13,7 @@ import (
 
 type batchCase struct {
 	B, H, Hkv, Tq, Tk, dk, dv int
+	window                    int // BatchOptions.Window
 	causal                    bool
 	shift                     int
 	valid, keep, weights      bool
@@ -38,8 +39,8 @@ const (
 )
 
 func (c batchCase) String() string {
-	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v softcap=%v bias=%d toValid=%v logits=%v sinks=%v alibi=%v lse=%v",
-		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided, c.softcap, c.bias, c.toValid, c.logit,
+	return fmt.Sprintf("B%d H%d/%d Tq%d Tk%d dk%d dv%d window=%d causal=%v%+d valid=%v keep=%v weights=%v strided=%v softcap=%v bias=%d toValid=%v logits=%v sinks=%v alibi=%v lse=%v",
+		c.B, c.H, c.Hkv, c.Tq, c.Tk, c.dk, c.dv, c.window, c.causal, c.shift, c.valid, c.keep, c.weights, c.strided, c.softcap, c.bias, c.toValid, c.logit,
 		c.sinks, c.alibi, c.lse)
 }
 
@@ -99,6 +100,7 @@ func newBatchProblem(t testing.TB, r *rand.Rand, c batchCase) *batchProblem {
 	}
 	p.opt.Softcap = c.softcap
 	p.opt.CausalToValidLen = c.toValid
+	p.opt.Window = c.window
 	if c.bias != biasNone {
 		p.bias = randomBias(t, r, c)
 		p.opt.Bias = &p.bias
@@ -193,6 +195,20 @@ func (p *batchProblem) biasRow(b, h, i int) []float32 {
 	return x.Row(broadcast(b, x.batch), broadcast(h, x.heads), broadcast(i, x.rows))
 }
 
+// rowEnd is how many keys query i of batch entry b may attend: its valid
+// length and, if causal, its frontier, with base the causal alignment (the
+// frontier saturates, as the engine's does).
+func (p *batchProblem) rowEnd(b, i, base int) int {
+	c, end := p.c, p.c.Tk
+	if p.opt.ValidLen != nil {
+		end = p.opt.ValidLen[b]
+	}
+	if c.causal {
+		end = min(end, max(0, addSat(addSat(i+base-c.Tq, c.shift), 1)))
+	}
+	return end
+}
+
 // check compares every output row (and weights, logits and LSE row) with
 // the oracle.
 func (p *batchProblem) check(t *testing.T) {
@@ -228,7 +244,13 @@ func (p *batchProblem) refProblem(b, h, i int) reference.Problem {
 	if c.toValid && p.opt.ValidLen != nil {
 		base = p.opt.ValidLen[b]
 	}
-	rp.Pos = addSat(i+base-c.Tq, c.shift) // the row's causal frontier
+	// The keys below the row's end (valid length, causal frontier), from
+	// its window's first key on, that the keep-mask keeps.
+	rp.Valid = p.rowEnd(b, i, base)
+	if c.window > 0 {
+		rp.Start = max(0, rp.Valid-c.window)
+	}
+	rp.Pos = addSat(i+base-c.Tq, c.shift) // the row's position, for ALiBi
 	if c.sinks {
 		rp.HasSink, rp.Sink = true, p.opt.Sinks[h]
 	}
@@ -236,12 +258,12 @@ func (p *batchProblem) refProblem(b, h, i int) reference.Problem {
 		rp.Slope = p.opt.ALiBi[h]
 	}
 	kh := h / (c.H / c.Hkv)
-	rp.Keep = make([]bool, c.Tk)
 	for j := range c.Tk {
 		rp.Keys = append(rp.Keys, p.k.Row(b, kh, j))
 		rp.Values = append(rp.Values, p.v.Row(b, kh, j))
-		rp.Keep[j] = !(p.opt.ValidLen != nil && j >= p.opt.ValidLen[b]) && !(c.causal && j > rp.Pos) &&
-			!(p.opt.Keep != nil && !p.opt.Keep[i*c.Tk+j])
+	}
+	if p.opt.Keep != nil {
+		rp.Keep = p.opt.Keep[i*c.Tk : (i+1)*c.Tk]
 	}
 	return rp
 }
@@ -265,18 +287,20 @@ func (p *batchProblem) want(b, h, i int) (reference.Problem, reference.Result) {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for j, s := range want.Scores {
-		if rp.Keep[j] && !math.IsInf(s, 0) {
+		if rp.Attended(j) && !math.IsInf(s, 0) {
 			lo, hi = math.Min(lo, s), math.Max(hi, s)
 		}
 	}
 	if !(hi >= lo) {
 		return rp, want
 	}
-	tile := keyTile(packed, c.dk, c.dv)
-	tiles := float64((c.Tk+tile-1)/tile + 1) // + the causal diagonal, row by row
+	// The block path's tiles are the shorter; + the causal diagonal, row
+	// by row; each fold of a chunk of keys rescales once more.
+	tile := keyTile(true, c.dk, c.dv)
+	tiles := float64((c.Tk+tile-1)/tile + 1 + (c.Tk+splitKeys-1)/splitKeys)
 	extra := (4*tiles + (hi - lo) + 2) * reference.U
 	for j, w := range want.Weights {
-		if !rp.Keep[j] || w == 0 { // a zero weight adds no error, even to 0·Inf
+		if !rp.Attended(j) || w == 0 { // a zero weight adds no error, even to 0·Inf
 			continue
 		}
 		want.WeightBound[j] += w * extra
@@ -298,7 +322,7 @@ func (p *batchProblem) checkRow(t *testing.T, at [3]int, rp *reference.Problem, 
 		lg := p.logits.Row(b, h, i)
 		for j := range c.Tk {
 			ws, bound := math.Inf(-1), 0.0
-			if rp.Keep[j] {
+			if rp.Attended(j) {
 				ws, bound = want.Scores[j], want.ScoreBound[j]
 			}
 			if !testutil.Close(lg[j], ws, bound) {
@@ -315,7 +339,7 @@ func (p *batchProblem) checkRow(t *testing.T, at [3]int, rp *reference.Problem, 
 	if c.weights {
 		w := p.w.Row(b, h, i)
 		for j := range c.Tk {
-			if !testutil.Close(w[j], want.Weights[j], want.WeightBound[j]) || (!rp.Keep[j] && w[j] != 0) {
+			if !testutil.Close(w[j], want.Weights[j], want.WeightBound[j]) || (!rp.Attended(j) && w[j] != 0) {
 				t.Fatalf("%v: weight[%d][%d][%d][%d] = %v, want %v", c, b, h, i, j, w[j], want.Weights[j])
 			}
 		}
@@ -366,6 +390,22 @@ func batchCases(short bool) []batchCase {
 		{B: 2, H: 8, Hkv: 2, Tq: 4, Tk: 260, dk: 16, dv: 16, causal: true, keep: true, softcap: 2, bias: biasFull, logit: true},
 		{B: 1, H: 16, Hkv: 1, Tq: 1, Tk: 70, dk: 8, dv: 8, causal: true, bias: biasRows, weights: true, logit: true, strided: true},
 		{B: 1, H: 4, Hkv: 1, Tq: 5, Tk: 129, dk: 8, dv: 8, causal: true, valid: true, toValid: true, weights: true},
+		{B: 2, H: 8, Hkv: 1, Tq: 1, Tk: 1500, dk: 24, dv: 16, valid: true, softcap: 2, bias: biasHeads, strided: true},
+		{B: 1, H: 12, Hkv: 4, Tq: 1, Tk: 700, dk: 13, dv: 9, causal: true, valid: true},
+		// Rows longer than a chunk of keys: partials folded chunk by
+		// chunk, on the row path and the block path, the chunk edges
+		// meeting valid lengths, causal frontiers and keep-masks.
+		{B: 2, H: 4, Hkv: 1, Tq: 1, Tk: 2500, dk: 16, dv: 8, valid: true, keep: true},
+		{B: 1, H: 8, Hkv: 1, Tq: 2, Tk: 2049, dk: 8, dv: 16, causal: true, softcap: 3, bias: biasHeads},
+		{B: 1, H: 2, Hkv: 2, Tq: 20, Tk: 1100, dk: 8, dv: 8, causal: true, shift: -1030, valid: true, keep: true},
+		// Sliding windows: prefill on the block path, decode on the row
+		// path, windows that cross chunks of keys, with masks and every
+		// output.
+		{B: 2, H: 4, Hkv: 2, Tq: 40, Tk: 300, dk: 16, dv: 8, window: 17, causal: true, valid: true, toValid: true},
+		{B: 1, H: 4, Hkv: 1, Tq: 20, Tk: 200, dk: 16, dv: 8, window: 5, causal: true, keep: true, weights: true, logit: true},
+		{B: 2, H: 8, Hkv: 2, Tq: 1, Tk: 2500, dk: 16, dv: 8, window: 1100, valid: true, softcap: 2, bias: biasFull},
+		{B: 1, H: 8, Hkv: 1, Tq: 3, Tk: 3000, dk: 8, dv: 8, window: 700, causal: true, keep: true, weights: true},
+		{B: 1, H: 2, Hkv: 1, Tq: 9, Tk: 50, dk: 8, dv: 8, window: 100, causal: true, shift: -3},
 		// Sinks, ALiBi and the LSE on every path: the block kernels with
 		// row-by-row tails, the direct block path, the row path, whole
 		// rows, the block path's weights, a packed decode step, and ALiBi
@@ -378,6 +418,13 @@ func batchCases(short bool) []batchCase {
 		{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 300, dk: 32, dv: 24, valid: true, keep: true, sinks: true, alibi: true, lse: true},
 		{B: 1, H: 2, Hkv: 1, Tq: 5, Tk: 9, dk: 3, dv: 4, shift: 3, alibi: true, lse: true},
 		{B: 1, H: 2, Hkv: 2, Tq: 24, Tk: 9, dk: 3, dv: 4, shift: -4, alibi: true, sinks: true},
+		// With rows cut into chunks (the sink and the LSE after the fold)
+		// on the multi-row path and the block path, and with windows.
+		{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 2500, dk: 16, dv: 8, valid: true, sinks: true, alibi: true, lse: true},
+		{B: 1, H: 2, Hkv: 2, Tq: 20, Tk: 1100, dk: 8, dv: 8, causal: true, shift: -1030, keep: true, sinks: true, alibi: true, lse: true},
+		{B: 2, H: 4, Hkv: 2, Tq: 40, Tk: 300, dk: 16, dv: 8, window: 17, causal: true, valid: true, toValid: true, sinks: true, alibi: true, lse: true},
+		{B: 1, H: 4, Hkv: 1, Tq: 20, Tk: 200, dk: 16, dv: 8, window: 5, causal: true, weights: true, logit: true, sinks: true, alibi: true, lse: true},
+		{B: 2, H: 8, Hkv: 2, Tq: 1, Tk: 2500, dk: 16, dv: 8, window: 1100, valid: true, bias: biasFull, sinks: true, alibi: true, lse: true},
 	}
 	if !short {
 		cs = append(cs,
@@ -450,6 +497,9 @@ func TestBatchedBitIdenticalAcrossWorkers(t *testing.T) {
 		c = batchCase{B: 2, H: 4, Hkv: 2, Tq: 37, Tk: 301, dk: 64, dv: 48, causal: true, keep: keep, sinks: true, alibi: true, lse: true}
 		sameForAnyWorkers(t, newBatchProblem(t, r, c))
 		c = batchCase{B: 3, H: 4, Hkv: 4, Tq: 2, Tk: 700, dk: 16, dv: 8, valid: true, keep: keep, sinks: true, alibi: true, lse: true}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		// One task whose chunks of keys are shared out between workers.
+		c = batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 5000, dk: 16, dv: 8, valid: true, keep: keep, sinks: true, alibi: true, lse: true}
 		sameForAnyWorkers(t, newBatchProblem(t, r, c))
 	}
 }
@@ -586,6 +636,16 @@ func TestBatchedAllocatesNothing(t *testing.T) {
 			}
 			e.Close()
 		}
+		// A decode step whose chunks of keys are work items on two
+		// workers.
+		c := batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 3000, dk: 32, dv: 32, valid: true}
+		p := newBatchProblem(t, r, c)
+		e := NewBatched(workers)
+		e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
+		if n := testing.AllocsPerRun(5, func() { e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt) }); n != 0 {
+			t.Errorf("workers=%d, chunked decode: %v allocations per Attend, want 0", workers, n)
+		}
+		e.Close()
 	}
 }
 

@@ -125,6 +125,32 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 	}
 }
 
+// scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
+// rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
+// query rows, each key row read once; 1 <= rows <= 4, len(dst) and len(q)
+// below 2^32. Callers keep n·d within one call's budget.
+func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
+	switch active {
+	case implAVX2:
+		scoreRowsMultiAVX2(dst, k, stride, q, rows)
+	default:
+		scoreRowsMultiGeneric(dst, k, stride, q, rows)
+	}
+}
+
+// blendRowsMulti sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
+// rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
+// rows, each value row read once; 1 <= rows <= 4, len(acc) and len(w) below
+// 2^32. Callers keep n·d within one call's budget.
+func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
+	switch active {
+	case implAVX2:
+		blendRowsMultiAVX2(acc, w, v, stride, rows)
+	default:
+		blendRowsMultiGeneric(acc, w, v, stride, rows)
+	}
+}
+
 // maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 func maxf(x []float32) float32 {
 	if len(x) <= maxCall {

@@ -851,6 +851,1263 @@ blend_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, rows int)
+// Requires: AVX, FMA3
+TEXT ·scoreRowsMultiAVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti_1
+	CMPQ AX, $0x02
+	JE   smulti_2
+	CMPQ AX, $0x03
+	JE   smulti_3
+	JMP  smulti_4
+
+smulti_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti1_k8:
+	CMPQ   CX, $0x08
+	JL     smulti1_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R13
+
+smulti1_k8_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti1_k8_tail
+	VMOVUPS     (R12), Y8
+	VFMADD231PS (SI), Y8, Y0
+	VFMADD231PS (SI)(DI*1), Y8, Y1
+	VFMADD231PS (SI)(DI*2), Y8, Y2
+	VFMADD231PS (SI)(R10*1), Y8, Y3
+	VFMADD231PS (R11), Y8, Y4
+	VFMADD231PS (R11)(DI*1), Y8, Y5
+	VFMADD231PS (R11)(DI*2), Y8, Y6
+	VFMADD231PS (R11)(R10*1), Y8, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R12
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R13
+	JMP         smulti1_k8_chunk
+
+smulti1_k8_tail:
+	TESTQ       R13, R13
+	JZ          smulti1_k8_sum
+	LEAQ        masktable<>+0(SB), R14
+	MOVQ        $0x00000008, R15
+	SUBQ        R13, R15
+	VMOVDQU     (R14)(R15*4), Y8
+	VMASKMOVPS  (R12), Y8, Y9
+	VMASKMOVPS  (SI), Y8, Y10
+	VFMADD231PS Y10, Y9, Y0
+	VMASKMOVPS  (SI)(DI*1), Y8, Y10
+	VFMADD231PS Y10, Y9, Y1
+	VMASKMOVPS  (SI)(DI*2), Y8, Y10
+	VFMADD231PS Y10, Y9, Y2
+	VMASKMOVPS  (SI)(R10*1), Y8, Y10
+	VFMADD231PS Y10, Y9, Y3
+	VMASKMOVPS  (R11), Y8, Y10
+	VFMADD231PS Y10, Y9, Y4
+	VMASKMOVPS  (R11)(DI*1), Y8, Y10
+	VFMADD231PS Y10, Y9, Y5
+	VMASKMOVPS  (R11)(DI*2), Y8, Y10
+	VFMADD231PS Y10, Y9, Y6
+	VMASKMOVPS  (R11)(R10*1), Y8, Y8
+	VFMADD231PS Y8, Y9, Y7
+
+smulti1_k8_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      Y2, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smulti1_k8
+
+smulti1_k8_next:
+smulti1_k1:
+	CMPQ   CX, $0x01
+	JL     smulti1_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	MOVQ   BX, R11
+
+smulti1_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti1_k1_tail
+	VMOVUPS     (R10), Y1
+	VFMADD231PS (SI), Y1, Y0
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti1_k1_chunk
+
+smulti1_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti1_k1_sum
+	LEAQ        masktable<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y1
+	VMASKMOVPS  (R10), Y1, Y2
+	VMASKMOVPS  (SI), Y1, Y1
+	VFMADD231PS Y1, Y2, Y0
+
+smulti1_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti1_k1
+
+smulti1_k1_next:
+	JMP smulti_done
+
+smulti_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti2_k4:
+	CMPQ   CX, $0x04
+	JL     smulti2_k4_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti2_k4_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti2_k4_tail
+	VMOVUPS     (SI), Y8
+	VMOVUPS     (SI)(DI*1), Y9
+	VMOVUPS     (SI)(DI*2), Y10
+	VMOVUPS     (SI)(R10*1), Y11
+	VMOVUPS     (R11), Y12
+	VFMADD231PS Y8, Y12, Y0
+	VFMADD231PS Y9, Y12, Y1
+	VFMADD231PS Y10, Y12, Y2
+	VFMADD231PS Y11, Y12, Y3
+	VMOVUPS     (R11)(R8*1), Y12
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VFMADD231PS Y10, Y12, Y6
+	VFMADD231PS Y11, Y12, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
+	JMP         smulti2_k4_chunk
+
+smulti2_k4_tail:
+	TESTQ       R12, R12
+	JZ          smulti2_k4_sum
+	LEAQ        masktable<>+0(SB), R13
+	MOVQ        $0x00000008, R14
+	SUBQ        R12, R14
+	VMOVDQU     (R13)(R14*4), Y8
+	VMASKMOVPS  (SI), Y8, Y9
+	VMASKMOVPS  (SI)(DI*1), Y8, Y10
+	VMASKMOVPS  (SI)(DI*2), Y8, Y11
+	VMASKMOVPS  (SI)(R10*1), Y8, Y12
+	VMASKMOVPS  (R11), Y8, Y13
+	VFMADD231PS Y9, Y13, Y0
+	VFMADD231PS Y10, Y13, Y1
+	VFMADD231PS Y11, Y13, Y2
+	VFMADD231PS Y12, Y13, Y3
+	VMASKMOVPS  (R11)(R8*1), Y8, Y8
+	VFMADD231PS Y9, Y8, Y4
+	VFMADD231PS Y10, Y8, Y5
+	VFMADD231PS Y11, Y8, Y6
+	VFMADD231PS Y12, Y8, Y7
+
+smulti2_k4_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      X2, (AX)
+	VMOVUPS      X0, (AX)(R9*1)
+	ADDQ         $0x10, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x04, CX
+	JMP          smulti2_k4
+
+smulti2_k4_next:
+smulti2_k1:
+	CMPQ   CX, $0x01
+	JL     smulti2_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   BX, R11
+
+smulti2_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti2_k1_tail
+	VMOVUPS     (SI), Y2
+	VMOVUPS     (R10), Y3
+	VFMADD231PS Y2, Y3, Y0
+	VMOVUPS     (R10)(R8*1), Y3
+	VFMADD231PS Y2, Y3, Y1
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti2_k1_chunk
+
+smulti2_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti2_k1_sum
+	LEAQ        masktable<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y2
+	VMASKMOVPS  (SI), Y2, Y3
+	VMASKMOVPS  (R10), Y2, Y4
+	VFMADD231PS Y3, Y4, Y0
+	VMASKMOVPS  (R10)(R8*1), Y2, Y2
+	VFMADD231PS Y3, Y2, Y1
+
+smulti2_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X2, X2
+	VADDSS       X2, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti2_k1
+
+smulti2_k1_next:
+	JMP smulti_done
+
+smulti_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti3_k2:
+	CMPQ   CX, $0x02
+	JL     smulti3_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   BX, R11
+
+smulti3_k2_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti3_k2_tail
+	VMOVUPS     (SI), Y6
+	VMOVUPS     (SI)(DI*1), Y7
+	VMOVUPS     (R10), Y8
+	VFMADD231PS Y6, Y8, Y0
+	VFMADD231PS Y7, Y8, Y1
+	VMOVUPS     (R10)(R8*1), Y8
+	VFMADD231PS Y6, Y8, Y2
+	VFMADD231PS Y7, Y8, Y3
+	VMOVUPS     (R10)(R8*2), Y8
+	VFMADD231PS Y6, Y8, Y4
+	VFMADD231PS Y7, Y8, Y5
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti3_k2_chunk
+
+smulti3_k2_tail:
+	TESTQ       R11, R11
+	JZ          smulti3_k2_sum
+	LEAQ        masktable<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y6
+	VMASKMOVPS  (SI), Y6, Y7
+	VMASKMOVPS  (SI)(DI*1), Y6, Y8
+	VMASKMOVPS  (R10), Y6, Y9
+	VFMADD231PS Y7, Y9, Y0
+	VFMADD231PS Y8, Y9, Y1
+	VMASKMOVPS  (R10)(R8*1), Y6, Y9
+	VFMADD231PS Y7, Y9, Y2
+	VFMADD231PS Y8, Y9, Y3
+	VMASKMOVPS  (R10)(R8*2), Y6, Y6
+	VFMADD231PS Y7, Y6, Y4
+	VFMADD231PS Y8, Y6, Y5
+
+smulti3_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti3_k2
+
+smulti3_k2_next:
+smulti3_k1:
+	CMPQ   CX, $0x01
+	JL     smulti3_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R11
+
+smulti3_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti3_k1_tail
+	VMOVUPS     (SI), Y3
+	VMOVUPS     (R10), Y4
+	VFMADD231PS Y3, Y4, Y0
+	VMOVUPS     (R10)(R8*1), Y4
+	VFMADD231PS Y3, Y4, Y1
+	VMOVUPS     (R10)(R8*2), Y4
+	VFMADD231PS Y3, Y4, Y2
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti3_k1_chunk
+
+smulti3_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti3_k1_sum
+	LEAQ        masktable<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y3
+	VMASKMOVPS  (SI), Y3, Y4
+	VMASKMOVPS  (R10), Y3, Y5
+	VFMADD231PS Y4, Y5, Y0
+	VMASKMOVPS  (R10)(R8*1), Y3, Y5
+	VFMADD231PS Y4, Y5, Y1
+	VMASKMOVPS  (R10)(R8*2), Y3, Y3
+	VFMADD231PS Y4, Y3, Y2
+
+smulti3_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X3, X3
+	VADDSS       X3, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti3_k1
+
+smulti3_k1_next:
+	JMP smulti_done
+
+smulti_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti4_k2:
+	CMPQ   CX, $0x02
+	JL     smulti4_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti4_k2_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti4_k2_tail
+	VMOVUPS     (SI), Y8
+	VMOVUPS     (SI)(DI*1), Y9
+	VMOVUPS     (R10), Y10
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VMOVUPS     (R10)(R8*1), Y10
+	VFMADD231PS Y8, Y10, Y2
+	VFMADD231PS Y9, Y10, Y3
+	VMOVUPS     (R10)(R8*2), Y10
+	VFMADD231PS Y8, Y10, Y4
+	VFMADD231PS Y9, Y10, Y5
+	VMOVUPS     (R10)(R11*1), Y10
+	VFMADD231PS Y8, Y10, Y6
+	VFMADD231PS Y9, Y10, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti4_k2_chunk
+
+smulti4_k2_tail:
+	TESTQ       R12, R12
+	JZ          smulti4_k2_sum
+	LEAQ        masktable<>+0(SB), R13
+	MOVQ        $0x00000008, R14
+	SUBQ        R12, R14
+	VMOVDQU     (R13)(R14*4), Y8
+	VMASKMOVPS  (SI), Y8, Y9
+	VMASKMOVPS  (SI)(DI*1), Y8, Y10
+	VMASKMOVPS  (R10), Y8, Y11
+	VFMADD231PS Y9, Y11, Y0
+	VFMADD231PS Y10, Y11, Y1
+	VMASKMOVPS  (R10)(R8*1), Y8, Y11
+	VFMADD231PS Y9, Y11, Y2
+	VFMADD231PS Y10, Y11, Y3
+	VMASKMOVPS  (R10)(R8*2), Y8, Y11
+	VFMADD231PS Y9, Y11, Y4
+	VFMADD231PS Y10, Y11, Y5
+	VMASKMOVPS  (R10)(R11*1), Y8, Y8
+	VFMADD231PS Y9, Y8, Y6
+	VFMADD231PS Y10, Y8, Y7
+
+smulti4_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	VMOVHPS      X0, (AX)(R10*1)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti4_k2
+
+smulti4_k2_next:
+smulti4_k1:
+	CMPQ   CX, $0x01
+	JL     smulti4_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   BX, R12
+
+smulti4_k1_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti4_k1_tail
+	VMOVUPS     (SI), Y4
+	VMOVUPS     (R10), Y5
+	VFMADD231PS Y4, Y5, Y0
+	VMOVUPS     (R10)(R8*1), Y5
+	VFMADD231PS Y4, Y5, Y1
+	VMOVUPS     (R10)(R8*2), Y5
+	VFMADD231PS Y4, Y5, Y2
+	VMOVUPS     (R10)(R11*1), Y5
+	VFMADD231PS Y4, Y5, Y3
+	ADDQ        $0x20, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti4_k1_chunk
+
+smulti4_k1_tail:
+	TESTQ       R12, R12
+	JZ          smulti4_k1_sum
+	LEAQ        masktable<>+0(SB), R13
+	MOVQ        $0x00000008, R14
+	SUBQ        R12, R14
+	VMOVDQU     (R13)(R14*4), Y4
+	VMASKMOVPS  (SI), Y4, Y5
+	VMASKMOVPS  (R10), Y4, Y6
+	VFMADD231PS Y5, Y6, Y0
+	VMASKMOVPS  (R10)(R8*1), Y4, Y6
+	VFMADD231PS Y5, Y6, Y1
+	VMASKMOVPS  (R10)(R8*2), Y4, Y6
+	VFMADD231PS Y5, Y6, Y2
+	VMASKMOVPS  (R10)(R11*1), Y4, Y4
+	VFMADD231PS Y5, Y4, Y3
+
+smulti4_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x02, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VMOVSHDUP    X0, X4
+	VADDPS       X4, X0, X0
+	VMOVHLPS     X0, X4, X4
+	VADDSS       X4, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X0, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)(R10*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti4_k1
+
+smulti4_k1_next:
+smulti_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiAVX2(acc []float32, w []float32, v []float32, stride int, rows int)
+// Requires: AVX, FMA3
+TEXT ·blendRowsMultiAVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmulti_1
+	CMPQ AX, $0x02
+	JE   bmulti_2
+	CMPQ AX, $0x03
+	JE   bmulti_3
+	JMP  bmulti_4
+
+bmulti_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti1_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti1_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti1_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti1_c8_keys_done
+	VBROADCASTSS (R10), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y1
+	VFMADD231PS  64(R11), Y8, Y2
+	VFMADD231PS  96(R11), Y8, Y3
+	VFMADD231PS  128(R11), Y8, Y4
+	VFMADD231PS  160(R11), Y8, Y5
+	VFMADD231PS  192(R11), Y8, Y6
+	VFMADD231PS  224(R11), Y8, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti1_c8_key
+
+bmulti1_c8_keys_done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti1_c8
+
+bmulti1_c8_next:
+bmulti1_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti1_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti1_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti1_c1_keys_done
+	VBROADCASTSS (R10), Y1
+	VFMADD231PS  (R11), Y1, Y0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti1_c1_key
+
+bmulti1_c1_keys_done:
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti1_c1
+
+bmulti1_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, BX
+	LEAQ       (R9)(R9*2), SI
+
+bmulti1_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti1_tail_keys_done
+	VBROADCASTSS (AX), Y2
+	VMASKMOVPS   (BX), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti1_tail_key
+
+bmulti1_tail_keys_done:
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmulti_done
+
+bmulti_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti2_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti2_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti2_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti2_c4_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VMOVUPS      (R11), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R11), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R11), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R11), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti2_c4_key
+
+bmulti2_c4_keys_done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti2_c4
+
+bmulti2_c4_next:
+bmulti2_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti2_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti2_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti2_c1_keys_done
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS (R10)(R9*1), Y3
+	VMOVUPS      (R11), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti2_c1_key
+
+bmulti2_c1_keys_done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti2_c1
+
+bmulti2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, BX
+	LEAQ       (R9)(R9*2), SI
+
+bmulti2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti2_tail_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VMASKMOVPS   (BX), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti2_tail_key
+
+bmulti2_tail_keys_done:
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmulti_done
+
+bmulti_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti3_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti3_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti3_c3_key:
+	TESTQ        R12, R12
+	JZ           bmulti3_c3_keys_done
+	VBROADCASTSS (R10), Y9
+	VBROADCASTSS (R10)(R9*1), Y10
+	VBROADCASTSS (R10)(R9*2), Y11
+	VMOVUPS      (R11), Y12
+	VFMADD231PS  Y12, Y9, Y0
+	VFMADD231PS  Y12, Y10, Y3
+	VFMADD231PS  Y12, Y11, Y6
+	VMOVUPS      32(R11), Y12
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y7
+	VMOVUPS      64(R11), Y12
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y8
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti3_c3_key
+
+bmulti3_c3_keys_done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000060, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti3_c3
+
+bmulti3_c3_next:
+bmulti3_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti3_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti3_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti3_c1_keys_done
+	VBROADCASTSS (R10), Y3
+	VBROADCASTSS (R10)(R9*1), Y4
+	VBROADCASTSS (R10)(R9*2), Y5
+	VMOVUPS      (R11), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti3_c1_key
+
+bmulti3_c1_keys_done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti3_c1
+
+bmulti3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, BX
+	LEAQ       (R9)(R9*2), SI
+
+bmulti3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti3_tail_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VMASKMOVPS   (BX), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti3_tail_key
+
+bmulti3_tail_keys_done:
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmulti_done
+
+bmulti_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti4_c2:
+	CMPQ    BX, $0x10
+	JL      bmulti4_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS (DX)(R8*1), Y2
+	VMOVUPS 32(DX)(R8*1), Y3
+	VMOVUPS (DX)(R8*2), Y4
+	VMOVUPS 32(DX)(R8*2), Y5
+	VMOVUPS (DX)(R10*1), Y6
+	VMOVUPS 32(DX)(R10*1), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti4_c2_key:
+	TESTQ        R13, R13
+	JZ           bmulti4_c2_keys_done
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS (R11)(R9*1), Y9
+	VBROADCASTSS (R11)(R9*2), Y10
+	VBROADCASTSS (R11)(R14*1), Y11
+	VMOVUPS      (R12), Y12
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y6
+	VMOVUPS      32(R12), Y12
+	VFMADD231PS  Y12, Y8, Y1
+	VFMADD231PS  Y12, Y9, Y3
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti4_c2_key
+
+bmulti4_c2_keys_done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(R8*1)
+	VMOVUPS Y3, 32(DX)(R8*1)
+	VMOVUPS Y4, (DX)(R8*2)
+	VMOVUPS Y5, 32(DX)(R8*2)
+	VMOVUPS Y6, (DX)(R10*1)
+	VMOVUPS Y7, 32(DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti4_c2
+
+bmulti4_c2_next:
+bmulti4_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti4_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R10*1), Y3
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti4_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti4_c1_keys_done
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS (R11)(R9*1), Y5
+	VBROADCASTSS (R11)(R9*2), Y6
+	VBROADCASTSS (R11)(R14*1), Y7
+	VMOVUPS      (R12), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti4_c1_key
+
+bmulti4_c1_keys_done:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R10*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti4_c1
+
+bmulti4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(BX*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti4_tail_keys_done
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R10*1), Y8
+	VMASKMOVPS   (SI), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	DECQ         CX
+	JMP          bmulti4_tail_key
+
+bmulti4_tail_keys_done:
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(BX*1)
+
+bmulti_done:
+	VZEROUPPER
+	RET
+
 // func maxAVX2(x []float32) float32
 // Requires: AVX, SSE
 TEXT ·maxAVX2(SB), NOSPLIT, $0-28

@@ -35,6 +35,26 @@ func scoreRowsGeneric(dst, k []float32, stride int, q []float32) {
 	}
 }
 
+// scoreRowsMultiGeneric is scoreRows for each of the query rows. It calls
+// the scoreRows front, so an implementation without a multi-row kernel of
+// its own (NEON) runs its one-row kernel; the generic path runs the generic
+// code throughout.
+func scoreRowsMultiGeneric(dst, k []float32, stride int, q []float32, rows int) {
+	n, d := len(dst)/rows, len(q)/rows
+	for r := range rows {
+		scoreRows(dst[r*n:(r+1)*n], k, stride, q[r*d:(r+1)*d])
+	}
+}
+
+// blendRowsMultiGeneric is blendRows for each of the rows, through the
+// blendRows front as scoreRowsMultiGeneric is.
+func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int) {
+	n, d := len(w)/rows, len(acc)/rows
+	for r := range rows {
+		blendRows(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
+	}
+}
+
 // axpyGeneric sets y[i] += alpha*x[i] for i < len(x).
 func axpyGeneric(alpha float32, x, y []float32) {
 	y = y[:len(x)]

@@ -41,6 +41,33 @@ func ExampleMemory_Attend() {
 	// Output: weights [0.665 0.245 0.090] context [3.15]
 }
 
+// Three beams of a beam search step against one source sequence, in one
+// pass over its keys and values: the seed example's keys and values, asked
+// with the queries 1, 0 and -1, one row per beam.
+func ExampleMemory_AttendMany() {
+	keys, _ := attention.NewMatrix(3, 1, []float32{2, 1, 0})
+	values, _ := attention.NewMatrix(3, 1, []float32{4, 2, 0})
+	mem, err := attention.NewMemory(attention.ScoreDot(), keys, values)
+	if err != nil {
+		panic(err)
+	}
+	const beams = 3
+	queries, _ := attention.NewMatrix(beams, mem.QueryDim(), []float32{1, 0, -1})
+	var ws attention.Workspace // reuse across steps: no allocations
+	ctx := make([]float32, beams*mem.ValueDim())
+	weights := make([]float32, beams*mem.Len()) // or nil
+	if err := mem.AttendMany(ctx, weights, queries, &ws); err != nil {
+		panic(err)
+	}
+	for b := range beams {
+		fmt.Printf("beam %d: weights %.3f context %.3f\n", b, weights[b*mem.Len():(b+1)*mem.Len()], ctx[b])
+	}
+	// Output:
+	// beam 0: weights [0.665 0.245 0.090] context 3.150
+	// beam 1: weights [0.333 0.333 0.333] context 2.000
+	// beam 2: weights [0.090 0.245 0.665] context 0.850
+}
+
 // encoder returns three encoder states of dimension 2 and their values.
 func encoder() (keys, values attention.Matrix) {
 	keys, _ = attention.NewMatrix(3, 2, []float32{

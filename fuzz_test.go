@@ -140,113 +140,168 @@ func FuzzAttend(f *testing.F) {
 	f.Add(uint8(3), uint8(8), uint8(8), uint8(3), uint8(0), uint8(0), []byte{})
 	f.Add(uint8(1), uint8(6), uint8(0), uint8(0), uint8(0x83), uint8(0x0b), []byte{1, 200, 141})
 	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB, shapeB uint8, data []byte) {
-		kind := kinds[int(kindB)%len(kinds)]
-		T, dk, dv := int(tB)%70, 1+int(dkB)%40, 1+int(dvB)%20
-		dq, da := 1+int(dkB/7)%9, 1+int(dvB/5)%9
-		if shapeB&1 != 0 {
-			T, dk, dv = int(tB)%70, int(dkB)%41, int(dvB)%21
-			dq, da = int(dkB/7)%10, int(dvB/5)%10
-		}
-		pad := int(shapeB>>1) & 3
-		if isDot(kind) {
-			dq = dk
-		}
-		// Every value comes from the data, cycled (zeros if there is none).
-		next := 0
-		vals := decodeFloats(data)
-		take := func(n int) []float32 {
-			x := make([]float32, n)
-			for i := range x {
-				if len(vals) > 0 {
-					x[i] = vals[next%len(vals)]
-					next++
-				}
-			}
-			return x
-		}
-		rows := func(r, c int) (Matrix, [][]float32) {
-			stride := c + pad
-			d := make([]float32, r*stride)
-			out := make([][]float32, r)
-			for i := range out {
-				out[i] = d[i*stride : i*stride+c]
-				copy(out[i], take(c))
-				for j := c; j < stride; j++ {
-					d[i*stride+j] = float32(math.NaN())
-				}
-			}
-			m, err := NewMatrixStrided(r, c, stride, d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return m, out
-		}
-		var p problem
-		p.ref.Kind = kind
-		p.keys, p.ref.Keys = rows(T, dk)
-		p.values, p.ref.Values = rows(T, dv)
-		p.ref.Query = take(dq)
-		p.ref.Valid, p.ref.DV = T, dv
-		err := p.withScorer(kind, dq, dk, da, rows, take)
-		// General needs a row of W per query component, additive and
-		// concat a nonempty v.
-		if kind == reference.KindGeneral && dq == 0 || (kind == reference.KindAdditive || kind == reference.KindConcat) && da == 0 {
-			if !errors.Is(err, ErrArgument) {
-				t.Fatalf("%s dq=%d da=%d: scorer err = %v, want ErrArgument", kindName(kind), dq, da, err)
-			}
+		p, _, ok := fuzzProblem(t, fuzzShape{kindB, tB, dkB, dvB, maskB, shapeB}, data)
+		if !ok || !oracleSane(reference.Attend(p.ref)) {
 			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if maskB&1 != 0 && T > 0 {
-			keep := make([]bool, T)
-			for i := range keep {
-				keep[i] = (int(maskB)>>(1+i%7))&1 == 0 || i%5 == 0
-			}
-			p.withKeep(keep)
-		}
-		if maskB&0x80 != 0 {
-			p.withValid(int(maskB) % (T + 1))
-		}
-		if shapeB&8 != 0 {
-			for i := range T {
-				if i >= p.ref.Valid || p.ref.Keep != nil && !p.ref.Keep[i] {
-					fillWith(p.ref.Keys[i], float32(math.NaN()))
-					fillWith(p.ref.Values[i], float32(math.Inf(1)))
-				}
-			}
-		}
-		// Concat needs query columns besides the key ones.
-		if kind == reference.KindConcat && dq == 0 {
-			if _, err := NewMemory(p.scorer, p.keys, p.values, p.opts...); !errors.Is(err, ErrShape) {
-				t.Fatalf("concat dq=0 dk=%d: NewMemory err = %v, want ErrShape", dk, err)
-			}
-			return
-		}
-		// Values beyond float32 range in intermediate sums can overflow
-		// in float32 where the float64 oracle does not; compare only where
-		// the oracle's bounds say no intermediate can.
-		want := reference.Attend(p.ref)
-		for i := range want.Scores {
-			if math.IsInf(want.ScoreBound[i], 0) || want.ScoreBound[i] > 1e30 || math.IsNaN(want.ScoreBound[i]) {
-				return
-			}
-		}
-		for _, b := range want.CtxBound {
-			if b > 1e30 || math.IsNaN(b) {
-				return
-			}
 		}
 		eachImpl(func(name string) { p.check(t, name+" "+p.scorer.String()) })
 	})
 }
 
+// FuzzAttendMany is FuzzAttend with n queries (the last byte before the
+// data, up to 39, so both paths and every block edge) taken from the data
+// after the Memory's, in a view whose padding holds NaN; each query is
+// compared with the oracle and with its own Attend call.
+func FuzzAttendMany(f *testing.F) {
+	f.Add(uint8(0), uint8(3), uint8(1), uint8(1), uint8(2), uint8(0), uint8(2), []byte{141, 157, 125, 189, 157, 125, 141})
+	f.Add(uint8(4), uint8(5), uint8(3), uint8(2), uint8(9), uint8(2), uint8(9), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
+	f.Add(uint8(1), uint8(69), uint8(9), uint8(7), uint8(0x83), uint8(8), uint8(17), []byte{77, 3, 199, 255, 0, 44})
+	f.Add(uint8(3), uint8(40), uint8(8), uint8(3), uint8(0), uint8(1), uint8(33), []byte{})
+	f.Add(uint8(5), uint8(6), uint8(0), uint8(0), uint8(0x83), uint8(0x0b), uint8(16), []byte{1, 200, 141})
+	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB, shapeB, nB uint8, data []byte) {
+		p, d, ok := fuzzProblem(t, fuzzShape{kindB, tB, dkB, dvB, maskB, shapeB}, data)
+		if !ok {
+			return
+		}
+		q, rows := d.rows(t, int(nB)%40, len(p.ref.Query))
+		c := manyCase{p: p, queries: q, rows: rows}
+		for _, want := range c.oracle() {
+			if !oracleSane(want) {
+				return
+			}
+		}
+		eachImpl(func(name string) { c.check(t, name+" "+p.scorer.String()) })
+	})
+}
+
+// fuzzShape holds the bytes of FuzzAttend's input that choose the step.
+type fuzzShape struct{ kind, t, dk, dv, mask, shape uint8 }
+
+// fuzzData hands out the values of a fuzz input in turn, cycled (zeros if
+// there are none), and lays rows out with pad NaN after each.
+type fuzzData struct {
+	vals      []float32
+	next, pad int
+}
+
+func (d *fuzzData) take(n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		if len(d.vals) > 0 {
+			x[i] = d.vals[d.next%len(d.vals)]
+			d.next++
+		}
+	}
+	return x
+}
+
+// rows returns an r×c view of the next values, NaN in the padding, and
+// its rows as the oracle sees them.
+func (d *fuzzData) rows(t *testing.T, r, c int) (Matrix, [][]float32) {
+	stride := c + d.pad
+	data := make([]float32, r*stride)
+	out := make([][]float32, r)
+	for i := range out {
+		out[i] = data[i*stride : i*stride+c]
+		copy(out[i], d.take(c))
+		fillWith(data[i*stride+c:(i+1)*stride], float32(math.NaN()))
+	}
+	m, err := NewMatrixStrided(r, c, stride, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, out
+}
+
+// fuzzProblem builds FuzzAttend's decoder step from in and data (see
+// FuzzAttend). Sizes no scorer takes must give its typed error; ok is
+// false for them, having checked it.
+func fuzzProblem(t *testing.T, in fuzzShape, data []byte) (p problem, d *fuzzData, ok bool) {
+	kind := kinds[int(in.kind)%len(kinds)]
+	T, dk, dv := int(in.t)%70, 1+int(in.dk)%40, 1+int(in.dv)%20
+	dq, da := 1+int(in.dk/7)%9, 1+int(in.dv/5)%9
+	if in.shape&1 != 0 {
+		T, dk, dv = int(in.t)%70, int(in.dk)%41, int(in.dv)%21
+		dq, da = int(in.dk/7)%10, int(in.dv/5)%10
+	}
+	if isDot(kind) {
+		dq = dk
+	}
+	d = &fuzzData{vals: decodeFloats(data), pad: int(in.shape>>1) & 3}
+	p.ref.Kind = kind
+	p.keys, p.ref.Keys = d.rows(t, T, dk)
+	p.values, p.ref.Values = d.rows(t, T, dv)
+	p.ref.Query = d.take(dq)
+	p.ref.Valid, p.ref.DV = T, dv
+	err := p.withScorer(kind, dq, dk, da, func(r, c int) (Matrix, [][]float32) { return d.rows(t, r, c) }, d.take)
+	// General needs a row of W per query component, additive and
+	// concat a nonempty v.
+	if kind == reference.KindGeneral && dq == 0 || (kind == reference.KindAdditive || kind == reference.KindConcat) && da == 0 {
+		if !errors.Is(err, ErrArgument) {
+			t.Fatalf("%s dq=%d da=%d: scorer err = %v, want ErrArgument", kindName(kind), dq, da, err)
+		}
+		return p, d, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.fuzzMasks(in)
+	// Concat needs query columns besides the key ones.
+	if kind == reference.KindConcat && dq == 0 {
+		if _, err := NewMemory(p.scorer, p.keys, p.values, p.opts...); !errors.Is(err, ErrShape) {
+			t.Fatalf("concat dq=0 dk=%d: NewMemory err = %v, want ErrShape", dk, err)
+		}
+		return p, d, false
+	}
+	return p, d, true
+}
+
+// fuzzMasks sets the keep-mask and valid length in.mask asks for and,
+// with bit 3 of in.shape, NaN keys and +Inf values at the masked keys.
+func (p *problem) fuzzMasks(in fuzzShape) {
+	T := len(p.ref.Keys)
+	if in.mask&1 != 0 && T > 0 {
+		keep := make([]bool, T)
+		for i := range keep {
+			keep[i] = (int(in.mask)>>(1+i%7))&1 == 0 || i%5 == 0
+		}
+		p.withKeep(keep)
+	}
+	if in.mask&0x80 != 0 {
+		p.withValid(int(in.mask) % (T + 1))
+	}
+	if in.shape&8 != 0 {
+		for i := range T {
+			if i >= p.ref.Valid || p.ref.Keep != nil && !p.ref.Keep[i] {
+				fillWith(p.ref.Keys[i], float32(math.NaN()))
+				fillWith(p.ref.Values[i], float32(math.Inf(1)))
+			}
+		}
+	}
+}
+
+// oracleSane reports whether the oracle's bounds say that no float32
+// intermediate can overflow where its float64 ones do not: values beyond
+// float32 range in intermediate sums are compared only where that holds.
+func oracleSane(want reference.Result) bool {
+	for _, b := range want.ScoreBound {
+		if math.IsInf(b, 0) || b > 1e30 || math.IsNaN(b) {
+			return false
+		}
+	}
+	for _, b := range want.CtxBound {
+		if b > 1e30 || math.IsNaN(b) {
+			return false
+		}
+	}
+	return true
+}
+
 // FuzzBatched builds a batched problem from the fuzzer's bytes: shapes
 // (every dimension may be 0), grouped heads, causal shift, valid lengths, a
-// keep-mask, strided views, sinks, ALiBi slopes, the LSE output and all
-// the data. Row padding of strided views
-// holds NaN, so a read outside a row shows up in the output.
+// keep-mask, a sliding window, strided views, sinks, ALiBi slopes, the LSE
+// output and all the data. Row padding of strided views holds NaN, so a
+// read outside a row shows up in the output.
 func FuzzBatched(f *testing.F) {
 	f.Add(uint8(0), uint8(4), uint8(9), uint8(3), uint8(2), uint8(0), uint8(0), []byte{141, 157, 125, 189})
 	f.Add(uint8(13), uint8(33), uint8(200), uint8(16), uint8(7), uint8(0x5b), uint8(0), []byte{1, 2, 250, 77, 3, 199, 255, 0, 44})
@@ -257,6 +312,8 @@ func FuzzBatched(f *testing.F) {
 	f.Add(uint8(8), uint8(20), uint8(7), uint8(0), uint8(0), uint8(0x01), uint8(0), []byte{141, 157})
 	f.Add(uint8(9), uint8(3), uint8(0), uint8(4), uint8(3), uint8(0x60), uint8(0), []byte{})
 	f.Add(uint8(0xf3), uint8(4), uint8(4), uint8(4), uint8(4), uint8(0), uint8(0), []byte{1})
+	// A sliding window over rows cut into chunks of keys (bit 7, odd tkB).
+	f.Add(uint8(5), uint8(9), uint8(201), uint8(8), uint8(5), uint8(0x99), uint8(0), []byte{9, 200, 31, 140, 252})
 	// Sinks, ALiBi and the LSE (bits 0–2 of the seventh byte), the
 	// frontier aligned to ValidLen (bit 3), non-finite slopes let through
 	// to be refused (bit 4): on the block path with masks, on the row path
@@ -264,6 +321,8 @@ func FuzzBatched(f *testing.F) {
 	f.Add(uint8(13), uint8(33), uint8(200), uint8(16), uint8(7), uint8(0x5b), uint8(0x0f), []byte{1, 2, 250, 77, 3, 199, 255, 0, 44})
 	f.Add(uint8(2), uint8(3), uint8(70), uint8(8), uint8(5), uint8(0x29), uint8(0x07), []byte{250, 251, 252, 130, 100, 160})
 	f.Add(uint8(4), uint8(9), uint8(20), uint8(4), uint8(3), uint8(0x08), uint8(0x17), []byte{251, 130, 140})
+	// And with a window over chunks of keys.
+	f.Add(uint8(5), uint8(9), uint8(201), uint8(8), uint8(5), uint8(0x99), uint8(0x07), []byte{9, 200, 31, 140, 252})
 	f.Fuzz(func(t *testing.T, hB, tqB, tkB, dkB, dvB, flags, more uint8, data []byte) {
 		hkv, group, B := 1+int(hB)%2, 1+int(hB/2)%3, int(hB/8)%3
 		if hB >= 0xf0 { // no query heads, and for some no key/value heads either
@@ -275,6 +334,14 @@ func FuzzBatched(f *testing.F) {
 			causal: flags&1 != 0, shift: int(flags>>1)%4 - 1, valid: flags&8 != 0,
 			keep: flags&16 != 0, weights: flags&32 != 0, strided: flags&64 != 0,
 			sinks: more&1 != 0, alibi: more&2 != 0, lse: more&4 != 0, toValid: more&8 != 0,
+		}
+		if flags&128 != 0 {
+			// A sliding window, and for odd tkB rows long enough to be
+			// cut into chunks of keys.
+			if tkB&1 != 0 {
+				c.Tk = 9 * int(tkB)
+			}
+			c.window = 1 + (37*int(dkB)+int(tqB))%(c.Tk+1)
 		}
 		vals := decodeFloats(data)
 		next := 0
@@ -307,7 +374,7 @@ func FuzzBatched(f *testing.F) {
 		p := &batchProblem{c: c, lenient: true}
 		p.q, p.k, p.v = build(c.H, c.Tq, c.dk), build(c.Hkv, c.Tk, c.dk), build(c.Hkv, c.Tk, c.dv)
 		p.out = build(c.H, c.Tq, c.dv)
-		p.opt = BatchOptions{Causal: c.causal, CausalShift: c.shift}
+		p.opt = BatchOptions{Causal: c.causal, CausalShift: c.shift, Window: c.window}
 		if c.valid {
 			p.opt.ValidLen = make([]int, B)
 			for b := range B {

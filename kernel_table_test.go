@@ -268,6 +268,38 @@ var kernelCases = map[string]kernelCase{
 		blendRows(acc, w, v, stride)
 		return []result{{"acc", acc, bound}}
 	},
+	"scoreRowsMulti": func(a *kernelArgs, n int) []result {
+		rows, d := 1+n%4, 13+n%20
+		stride := d + 3
+		k, q, dst := a.floats(rowsLen(n, stride, d), 2), a.floats(rows*d, 2), a.floats(rows*n, 1)
+		scoreRowsMulti(dst, k, stride, q, rows)
+		bound := make([]float64, len(dst))
+		for r := range rows {
+			for j := range n {
+				bound[r*n+j] = reference.DotBound(d, absDot(k[j*stride:j*stride+d], q[r*d:(r+1)*d]))
+			}
+		}
+		return []result{{"dst", dst, bound}}
+	},
+	"blendRowsMulti": func(a *kernelArgs, n int) []result {
+		// Column counts across every block of every row count (64 columns
+		// a block for one row) and their tails.
+		rows, d := 1+n%4, 1+(n*29)%150
+		stride := d + 2
+		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), a.floats(rowsLen(n, stride, d), 3)
+		bound := make([]float64, len(acc))
+		for r := range rows {
+			for c := range d {
+				abs := math.Abs(float64(acc[r*d+c]))
+				for j := range n {
+					abs += math.Abs(float64(w[r*n+j]) * float64(v[j*stride+c]))
+				}
+				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
+			}
+		}
+		blendRowsMulti(acc, w, v, stride, rows)
+		return []result{{"acc", acc, bound}}
+	},
 	"maxf": func(a *kernelArgs, n int) []result {
 		return []result{{"max", []float32{maxf(a.salted(n, 50, any32))}, nil}}
 	},

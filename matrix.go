@@ -86,6 +86,14 @@ func (m Matrix) rowsFrom(i int) []float32 {
 	return m.data[i*m.stride:]
 }
 
+// rowRange returns a view of rows [i0, i1).
+func (m Matrix) rowRange(i0, i1 int) Matrix {
+	if i0 == i1 || m.cols == 0 {
+		return Matrix{rows: i1 - i0, cols: m.cols, stride: m.cols}
+	}
+	return Matrix{rows: i1 - i0, cols: m.cols, stride: m.stride, data: m.data[i0*m.stride : (i1-1)*m.stride+m.cols]}
+}
+
 // colsFrom returns a view of columns [j, j+n) of every row.
 func (m Matrix) colsFrom(j, n int) Matrix {
 	if m.rows == 0 || n == 0 {

@@ -24,6 +24,9 @@ type Scorer interface {
 	// prepare computes, once a step, what score needs from query q, in
 	// the head of tmp, and returns it with the rest of tmp.
 	prepare(m *Memory, q, tmp []float32) (pq, rest []float32)
+	// prepared returns len(pq), the same for every query, so that
+	// AttendMany can keep the prepared queries of many steps side by side.
+	prepared(m *Memory) int
 	// score writes the scores of keys [i, i+len(dst)) given prepare's pq.
 	score(dst []float32, m *Memory, i int, pq, tmp []float32)
 	// operands returns the views the scorer holds (zero Matrix for none).
@@ -89,6 +92,8 @@ func (s dotScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 	return sq, tmp[len(q):]
 }
 
+func (s dotScorer) prepared(m *Memory) int { return m.keys.cols }
+
 // score needs no special case for keys of dimension 0: the rows have
 // stride 0 and every dot product is 0.
 func (s dotScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
@@ -133,6 +138,13 @@ func (s generalScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float3
 		return tmp[:1], tmp[1:]
 	}
 	return q, tmp
+}
+
+func (s generalScorer) prepared(m *Memory) int {
+	if m.keys.cols == 0 {
+		return 1
+	}
+	return m.dq
 }
 
 func (s generalScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
@@ -241,6 +253,13 @@ func (s additiveScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float
 		return tmp[da : da+1], nil
 	}
 	return ws, tmp[da:]
+}
+
+func (s additiveScorer) prepared(m *Memory) int {
+	if m.keys.cols == 0 {
+		return 1
+	}
+	return len(s.v)
 }
 
 func (s additiveScorer) score(dst []float32, m *Memory, i int, ws, tmp []float32) {

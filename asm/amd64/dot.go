@@ -299,12 +299,32 @@ func storeSums(acc []VecVirtual, dst Register) {
 			VMOVUPS(lo, Mem{Base: dst})
 			return
 		}
-		lo, hi := YMM(), YMM()
-		VPERM2F128(U8(0x20), g[1], g[0], lo)
-		VPERM2F128(U8(0x31), g[1], g[0], hi)
-		VADDPS(hi, lo, lo)
-		VMOVUPS(lo, Mem{Base: dst})
+		VMOVUPS(mergeLanes(g), Mem{Base: dst})
 	default:
 		panic("storeSums: unsupported block")
 	}
+}
+
+// sums8 returns a register whose lane i holds the sum of the lanes of
+// acc[i], for eight accumulators.
+func sums8(acc []VecVirtual) VecVirtual {
+	h := make([]VecVirtual, 4)
+	for i := range h {
+		h[i] = YMM()
+		VHADDPS(acc[2*i+1], acc[2*i], h[i])
+	}
+	g := []VecVirtual{YMM(), YMM()}
+	VHADDPS(h[1], h[0], g[0])
+	VHADDPS(h[3], h[2], g[1])
+	return mergeLanes(g)
+}
+
+// mergeLanes adds the 128-bit lanes of the two registers of partial sums
+// that two rounds of VHADDPS leave, into one register in accumulator order.
+func mergeLanes(g []VecVirtual) VecVirtual {
+	lo, hi := YMM(), YMM()
+	VPERM2F128(U8(0x20), g[1], g[0], lo)
+	VPERM2F128(U8(0x31), g[1], g[0], hi)
+	VADDPS(hi, lo, lo)
+	return lo
 }

@@ -19,15 +19,18 @@ import (
 const benchDescription = `Measures this machine's limits first (peak FP32 FMA rate, read bandwidth at
 working sets sized for L1, L2, L3 and DRAM, with generated calibration
 kernels), then times the exported kernels, one decoder step of attention
-(T = 128, 1024, 8192; d = 64, 128) and batched attention (8 heads × 512
-queries × 512 keys × d 64, causal and not, 1 and all workers) with every
+(T = 128, 1024, 8192; d = 64, 128), batched attention (8 heads × 512
+queries × 512 keys × d 64, causal and not, 1 and all workers) and language
+model decode steps on batched attention (grouped-query and multi-query KV
+caches of 512 to 32768 keys, d 128, and a causal 4-row verify) with every
 implementation this CPU supports. Each figure is the median of several runs,
 shown as GFLOP/s or GB/s, as a fraction of the machine's limit for its
 working set (the roofline: the lower of the FMA peak and the bandwidth of
-the level it lives in times its FLOPs per byte), as the median fraction of
-that limit re-measured right after each run ("paired", which on a shared
-machine compares like with like) and as a speedup over the generic
-implementation. Progress goes to stderr.`
+the level it lives in times its FLOPs per byte; for the decode steps, the
+bandwidth of a read of their own K and V), as the median fraction of that
+limit re-measured right after each run ("paired", which on a shared machine
+compares like with like) and as a speedup over the generic implementation.
+Progress goes to stderr.`
 
 type benchConfig struct {
 	quick   bool
@@ -98,7 +101,7 @@ func runBench(stdout, stderr io.Writer, args []string) error {
 
 // benchCase is one timed operation, run once per implementation.
 type benchCase struct {
-	group   string // kernel, attend, batched
+	group   string // kernel, attend, batched, decode
 	name    string // what runs: Dot, Attend, Batched, …
 	shape   string
 	n, t, d int
@@ -108,6 +111,12 @@ type benchCase struct {
 	flops   float64 // per operation; 0 where FLOPs are not the measure
 	bytes   float64 // the fewest bytes the operation must read: the roofline's traffic
 	ws      int     // working set per thread (read and written), bytes
+	// ownRead sets the case against the read bandwidth of its own buffers
+	// (reads: one set of slices per thread, ws bytes each) instead of the
+	// calibration level its working set falls in, and counts GB/s, not
+	// GFLOP/s, against it.
+	ownRead bool
+	reads   func() [][][]float32
 	// setup builds the operation with the selected implementation; close
 	// (maybe nil) releases what it holds.
 	setup func() (op func() error, close func(), err error)
@@ -197,6 +206,86 @@ func benchCases(cfg benchConfig) []benchCase {
 			})
 		}
 	}
+	return append(cs, decodeCases(workers, fill)...)
+}
+
+// decodeCases are a language model's decode steps on Batched, d = 128:
+// a query row per head (four for a speculative verify, causal, which
+// aligns them after the cache) against a KV cache of fewer heads
+// (grouped-query, multi-query). They read the whole cache for about one
+// FLOP per byte, so the figure is GB/s: the bytes of K and V, each
+// key/value head once, per second. The limit is a read measured at the
+// case's own working set (ownRead), since the calibration's L3 working set
+// (a quarter of the cache) is far from a 32 MiB cache that fills it, and a
+// read of other buffers of that size would meet them elsewhere in the
+// caches: the limit is a read of the case's own K and V, split between its
+// threads as its workers split them. The tensors are made on first use,
+// once for every implementation, so that listing the cases costs nothing.
+func decodeCases(workers []int, fill func(int) []float32) []benchCase {
+	const d = 128
+	var cs []benchCase
+	caches := map[[2]int][2][]float32{} // K and V data by (heads, keys)
+	kvOf := func(kvHeads, Tk int) [2][]float32 {
+		key := [2]int{kvHeads, Tk}
+		kv, ok := caches[key]
+		if !ok {
+			kv = [2][]float32{fill(kvHeads * Tk * d), fill(kvHeads * Tk * d)}
+			caches[key] = kv
+		}
+		return kv
+	}
+	for _, s := range []struct {
+		name                   string
+		heads, kvHeads, Tq, Tk int
+		causal                 bool
+		workers                []int
+	}{
+		{"gqa-4k", 32, 8, 1, 4096, false, workers[:1]},
+		{"mqa-32k", 8, 1, 1, 32768, false, workers},
+		{"verify-4k", 32, 8, 4, 4096, true, workers[:1]},
+		{"gqa-512", 32, 8, 1, 512, false, workers[:1]},
+	} {
+		pairs := 0 // (query, key) pairs attended per head
+		for i := range s.Tq {
+			if s.causal {
+				pairs += min(s.Tk, i+s.Tk-s.Tq+1)
+			} else {
+				pairs += s.Tk
+			}
+		}
+		kvBytes := 2 * 4 * s.kvHeads * s.Tk * d
+		for _, w := range s.workers {
+			cs = append(cs, benchCase{
+				group: "decode", name: "Batched",
+				shape: fmt.Sprintf("decode %s %d/%d×%d×%d×%d workers=%d", s.name, s.heads, s.kvHeads, s.Tq, s.Tk, d, w),
+				t:     s.Tk, d: d, heads: s.heads, causal: s.causal, workers: w,
+				flops: 4 * float64(s.heads*pairs*d), bytes: float64(kvBytes), ws: kvBytes / w, ownRead: true,
+				reads: func() [][][]float32 {
+					// Thread i reads the i-th of w parts of K, then of V.
+					sets := make([][][]float32, w)
+					for _, x := range kvOf(s.kvHeads, s.Tk) {
+						for i := range sets {
+							sets[i] = append(sets[i], x[i*len(x)/w:(i+1)*len(x)/w])
+						}
+					}
+					return sets
+				},
+				setup: func() (func() error, func(), error) {
+					kv := kvOf(s.kvHeads, s.Tk)
+					tq, err := attention.NewTensor(1, s.heads, s.Tq, d, fill(s.heads*s.Tq*d))
+					if err != nil {
+						return nil, nil, err
+					}
+					tk, _ := attention.NewTensor(1, s.kvHeads, s.Tk, d, kv[0])
+					tv, _ := attention.NewTensor(1, s.kvHeads, s.Tk, d, kv[1])
+					to, _ := attention.NewTensor(1, s.heads, s.Tq, d, make([]float32, s.heads*s.Tq*d))
+					e := attention.NewBatched(w)
+					opt := &attention.BatchOptions{Causal: s.causal}
+					return func() error { return e.Attend(attention.BatchOutputs{Out: to}, tq, tk, tv, opt) }, e.Close, nil
+				},
+			})
+		}
+	}
 	return cs
 }
 
@@ -228,6 +317,11 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 	impls := attention.Implementations()
 	total := len(cases) * len(impls)
 	probes := probeCache{}
+	type ownLimit struct {
+		probe *calib.Probe
+		gbps  float64
+	}
+	own := map[int]ownLimit{} // the ownRead cases' probes and limits
 	defer impl.Reset()
 	for ci, c := range cases {
 		for ii, name := range impls {
@@ -236,7 +330,23 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 				return nil, fmt.Errorf("implementation %q is not available", name)
 			}
 			rf := roofline(rep, c)
-			med, runs, paired, err := timeCase(c, cfg, rf, probes.get(rf, c.workers))
+			var probe *calib.Probe
+			if c.ownRead {
+				// A read of the very buffers the case reads, so that the
+				// limit, the paired probe and the case all meet them in
+				// the same caches; measured once, as Measure measures a
+				// level: the best of the runs.
+				o, ok := own[ci]
+				if !ok {
+					o.probe = calib.ReadProbeOf(c.reads()...)
+					o.gbps = o.probe.Best(copt.Runs, copt.RunTime)
+					own[ci] = o
+				}
+				probe, rf = o.probe, rf.withRead(o.gbps)
+			} else {
+				probe = probes.get(rf, c.workers)
+			}
+			med, runs, paired, err := timeCase(c, cfg, rf, probe)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
 			}

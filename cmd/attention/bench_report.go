@@ -62,7 +62,7 @@ func (s limitsSet) calibLimits() calib.Limits {
 }
 
 type resultJSON struct {
-	Group           string  `json:"group"` // kernel, attend, batched
+	Group           string  `json:"group"` // kernel, attend, batched, decode
 	Name            string  `json:"name"`
 	Shape           string  `json:"shape"`
 	Impl            string  `json:"impl"`
@@ -110,6 +110,11 @@ func roofline(rep *benchReport, c benchCase) bound {
 		}
 	}
 	lv := lims.calibLimits().LevelFor(c.ws)
+	if c.ownRead {
+		// The limit is set by withRead, from a read of c.reads().
+		lv.Bytes, lv.GBps = c.ws, 0
+		return bound{name: size(c.ws) + " read", unit: "GB/s", level: lv}
+	}
 	if c.flops > 0 {
 		if memBound := lv.GBps * c.flops / c.bytes; memBound < lims.PeakGFLOPS {
 			return bound{name: lv.Name + " read", limit: memBound, unit: "GFLOP/s", level: lv}
@@ -117,6 +122,13 @@ func roofline(rep *benchReport, c benchCase) bound {
 		return bound{name: "FMA peak", limit: lims.PeakGFLOPS, unit: "GFLOP/s", level: lv, fma: true}
 	}
 	return bound{name: lv.Name + " read", limit: lv.GBps, unit: "GB/s", level: lv}
+}
+
+// withRead returns the bound of an ownRead case with its limit, the read
+// bandwidth gbps measured at the case's working set.
+func (b bound) withRead(gbps float64) bound {
+	b.limit, b.level.GBps = gbps, gbps
+	return b
 }
 
 // probe returns the calibration kernel that measures this bound.
@@ -214,7 +226,9 @@ func writeBenchTable(p *printer, rep *benchReport) {
 	p.printf("\nread GB/s: the bytes the operation must read (its inputs, once) per second.\n" +
 		"limit: the roofline for the working set, the lower of the FMA peak and the read\n" +
 		"bandwidth of the level it lives in times the FLOPs per byte read (that bandwidth\n" +
-		"alone where FLOPs are not counted), for as many threads as the operation uses.\n" +
+		"alone where FLOPs are not counted), for as many threads as the operation uses;\n" +
+		"for the decode steps (read GB/s: K and V, each key/value head once), a read of\n" +
+		"those same K and V buffers (\"32 MiB read\": the working set per thread).\n" +
 		"of limit: the median against the best calibration run (the stricter figure).\n" +
 		"paired: the median over the runs of each run against the same limit re-measured\n" +
 		"right after it, so both meet the same load from the rest of the machine.\n")

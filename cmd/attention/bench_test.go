@@ -45,7 +45,9 @@ func TestBenchQuickJSON(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if testing.Short() {
 		cfg := benchConfig{quick: true, runs: 1, runTime: 100e3, workers: 2,
-			keep: func(c benchCase) bool { return c.group == "attend" || (c.name == "Dot" && c.n < 4096) }}
+			keep: func(c benchCase) bool {
+				return c.group == "attend" || (c.name == "Dot" && c.n < 4096) || (c.group == "decode" && c.t == 512)
+			}}
 		rep, err := bench(cfg, newProgress(&stderr))
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +104,7 @@ func TestBenchQuickJSON(t *testing.T) {
 	impls := attention.Implementations()
 	want := len(benchCases(benchConfig{workers: runtime.GOMAXPROCS(0)})) * len(impls)
 	if testing.Short() {
-		want = 7 * len(impls)
+		want = 8 * len(impls)
 	}
 	if len(results) != want {
 		t.Errorf("%d results, want %d", len(results), want)
@@ -207,6 +209,17 @@ func TestBenchTable(t *testing.T) {
 	exp := benchCase{name: "Exp", shape: "n", workers: 1, bytes: 1e6, ws: 16 << 10}
 	if re := roofline(rep, exp); re.fma || re.unit != "GB/s" || re.limit != 200 || math.Abs(re.fraction(exp, 10*time.Microsecond, 125)-0.8) > 1e-12 {
 		t.Errorf("byte-bound roofline %+v", re)
+	}
+	// A decode step is set against a read at its own working set: 16 MiB
+	// per thread, which lives in L3 but is twice the L3 level's working set.
+	dec := benchCase{name: "Batched", shape: "decode", workers: 2, flops: 1e6, bytes: 32 << 20, ws: 16 << 20, ownRead: true}
+	if rd := roofline(rep, dec).withRead(40); rd.fma || rd.unit != "GB/s" || rd.name != "16 MiB read" || rd.level.Name != "L3" ||
+		rd.level.Bytes != 16<<20 || rd.limit != 40 || math.Abs(rd.fraction(dec, time.Millisecond, 50)-(32<<20)/1e6/50) > 1e-12 {
+		t.Errorf("decode roofline %+v", rd)
+	}
+	if r := newResult(dec, "fast", roofline(rep, dec).withRead(40), time.Millisecond, 1); r.Bound != "16 MiB read" || r.Level != "L3" ||
+		r.LimitUnit != "GB/s" || math.Abs(r.Fraction-(32<<20)/1e6/40) > 1e-12 || math.Abs(r.GBps-(32<<20)/1e6) > 1e-9 {
+		t.Errorf("decode result %+v", r)
 	}
 	// 512 KiB lives in L2: limit 100 GB/s × 0.5 FLOP/B = 50 GFLOP/s;
 	// 262144 FLOPs in 5 µs are 52.4 GFLOP/s, 105% of it.

@@ -162,6 +162,35 @@ func ReadProbe(bytes, threads int) *Probe {
 	return p
 }
 
+// ReadProbeOf probes the read bandwidth over the caller's own buffers, on
+// one thread per element of sets: a unit of work is thread i reading every
+// slice of sets[i] once, in order. Its rates are in GB/s over the bytes of
+// every set, so the sets should be of about equal size (the slowest thread
+// sets the time). Nothing is copied: run beside work that reads the same
+// slices, it reads exactly the bytes that work reads, from wherever they
+// are in the caches.
+func ReadProbeOf(sets ...[][]float32) *Probe {
+	total := 0
+	for _, set := range sets {
+		for _, x := range set {
+			total += 4 * len(x)
+		}
+	}
+	p := &Probe{unit: float64(total) / float64(max(len(sets), 1))}
+	for _, set := range sets {
+		p.fs = append(p.fs, func(k int) {
+			var s float32
+			for range k {
+				for _, x := range set {
+					s += Sum(x)
+				}
+			}
+			sink(s)
+		})
+	}
+	return p
+}
+
 // Rate runs the probe once for about d and returns the rate over all its
 // threads, in 1e9 units (FLOPs or bytes) per second. The first call for a
 // given d sizes the run, doubling the work until a run lasts d.

@@ -116,3 +116,27 @@ func TestProbe(t *testing.T) {
 		}
 	}
 }
+
+// ReadProbeOf reads every slice of every set once per unit, on a thread
+// per set, and counts the bytes of all of them.
+func TestReadProbeOf(t *testing.T) {
+	ones := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = 1
+		}
+		return x
+	}
+	p := ReadProbeOf([][]float32{ones(100), ones(3)}, [][]float32{ones(203)})
+	if got := p.unit * float64(len(p.fs)); got != 4*306 {
+		t.Errorf("bytes per unit = %v, want %d", got, 4*306)
+	}
+	Sink = 0
+	p.run(3)
+	if Sink != 3*306 {
+		t.Errorf("three units summed %v, want %d", Sink, 3*306)
+	}
+	if r := p.Rate(time.Millisecond); !(r > 0) || math.IsInf(r, 0) {
+		t.Errorf("Rate = %v, want > 0", r)
+	}
+}

@@ -89,8 +89,8 @@ func Attend(p Problem) Result {
 	return r
 }
 
-// attended reports whether key i is attended: in [Start, Valid) and kept.
-func (p *Problem) attended(i int) bool {
+// Attended reports whether key i is attended: in [Start, Valid) and kept.
+func (p *Problem) Attended(i int) bool {
 	return i >= p.Start && i < p.Valid && (p.Keep == nil || p.Keep[i])
 }
 
@@ -112,7 +112,7 @@ func (r *Result) dead(i int) bool { return math.IsInf(r.Scores[i], -1) }
 func scoreKeys(p *Problem, r *Result) float64 {
 	m := math.Inf(-1)
 	for i := range p.Keys {
-		if !p.attended(i) {
+		if !p.Attended(i) {
 			r.Scores[i] = math.NaN()
 			continue
 		}
@@ -131,7 +131,7 @@ func scoreKeys(p *Problem, r *Result) float64 {
 // LSE NaN, as a NaN or +Inf score or sink does.
 func poison(p *Problem, r *Result) {
 	for i := range r.Weights {
-		if p.attended(i) {
+		if p.Attended(i) {
 			r.Weights[i] = math.NaN()
 		}
 	}
@@ -186,7 +186,7 @@ func weigh(p *Problem, r *Result, m float64) int {
 }
 
 // live reports whether key i has a weight: attended, its score above -Inf.
-func (r *Result) live(p *Problem, i int) bool { return p.attended(i) && !r.dead(i) }
+func (r *Result) live(p *Problem, i int) bool { return p.Attended(i) && !r.dead(i) }
 
 // lseBound bounds the error of a float32 LSE computed as the engine does:
 // m + log Σ_i e^{s_i − m} over the float32 scores, m their maximum, then
@@ -224,7 +224,7 @@ func lseBound(p *Problem, r *Result, m, maxDelta float64, n int) float64 {
 func accumulate(p *Problem, r *Result, n int) {
 	g := Gamma(n + 1)
 	for i := range p.Keys {
-		if !p.attended(i) {
+		if !p.Attended(i) {
 			continue
 		}
 		if r.dead(i) {

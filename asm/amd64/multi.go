@@ -1,0 +1,350 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The multi-row kernels serve the row path when a few query rows (the
+// query heads of a grouped decode step) walk the same keys: each key's
+// row of K or V is loaded once for all of them, where the one-row kernels
+// would read it once per query row. Each takes 1 to 4 rows, with a code
+// path per row count; the row count divides the slices' lengths, done by
+// multiplying with its reciprocal (the lengths are below 2³²).
+
+func init() {
+	avx2["scoreRowsMulti"] = genScoreRowsMulti
+	avx2["blendRowsMulti"] = genBlendRowsMulti
+}
+
+// divConst sets x = x/R for R in 1..4 and x < 2³².
+func divConst(x Register, R int) {
+	switch R {
+	case 2:
+		SHRQ(U8(1), x)
+	case 3:
+		m := GP64()
+		MOVQ(U32(0xAAAAAAAB), m)
+		IMULQ(m, x)
+		SHRQ(U8(33), x)
+	case 4:
+		SHRQ(U8(2), x)
+	}
+}
+
+// byRows jumps to the code path for the row count: prefix_R for R = 1..4
+// (4 for anything above 3).
+func byRows(rows Register, prefix string) {
+	for R := 1; R <= 3; R++ {
+		CMPQ(rows, U8(R))
+		JE(LabelRef(fmt.Sprintf("%s_%d", prefix, R)))
+	}
+	JMP(LabelRef(prefix + "_4"))
+}
+
+// rowRegs holds a base pointer and the byte distance between its rows, with
+// three times that, for rowAddr.
+type rowRegs struct{ p, s, s3 Register }
+
+func newRows(p, s Register) rowRegs {
+	s3 := GP64()
+	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
+	return rowRegs{p, s, s3}
+}
+
+func (r rowRegs) at(i int) Mem { return rowAddr(r.p, nil, r.s, r.s3, i) }
+
+// genScoreRowsMulti: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c]. Keys go in
+// blocks of KP (8/R, 2 for three rows), their chunks of eight columns
+// loaded once and multiplied with the same chunk of every query row: R·KP
+// independent accumulators, whose sums come out of one horizontal-add
+// tree. The last keys go one at a time.
+func genScoreRowsMulti() {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "smulti")
+		}
+		Label(fmt.Sprintf("smulti_%d", R))
+		scoreMulti(R)
+	}
+	Label("smulti_done")
+	VZEROUPPER()
+	RET()
+}
+
+// multiShape loads the pointers and sizes both multi-row kernels share: the
+// output rows (o, n elements a row), the per-row inputs (w, d elements a
+// row) and the key rows (kv, stride bytes apart).
+type multiShape struct {
+	o, n, in, d, kv, stride Register
+}
+
+func loadMulti(R int, out, in, keys string) multiShape {
+	var m multiShape
+	m.o = Load(Param(out).Base(), GP64())
+	m.n = Load(Param(out).Len(), GP64())
+	m.in = Load(Param(in).Base(), GP64())
+	m.d = Load(Param(in).Len(), GP64())
+	m.kv = Load(Param(keys).Base(), GP64())
+	m.stride = Load(Param("stride"), GP64())
+	SHLQ(U8(2), m.stride)
+	divConst(m.n, R)
+	divConst(m.d, R)
+	return m
+}
+
+func scoreMulti(R int) {
+	m := loadMulti(R, "dst", "q", "k")
+	name := fmt.Sprintf("smulti%d", R)
+	db, nb := GP64(), GP64() // bytes of a query row and of an output row
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	KP := 8 / R
+	if R == 3 {
+		KP = 2
+	}
+	for _, P := range []int{KP, 1} {
+		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
+		Label(loop)
+		CMPQ(m.n, U8(P))
+		JL(LabelRef(next))
+		scoreKeys(R, P, m, db, nb, fmt.Sprintf("%s_k%d", name, P))
+		ADDQ(U8(4*P), m.o)
+		for range P {
+			ADDQ(m.stride, m.kv)
+		}
+		SUBQ(U8(P), m.n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	JMP(LabelRef("smulti_done"))
+}
+
+// scoreKeys emits the scores of P keys from m.kv against the R query rows
+// at m.in, stored at m.o (row r at m.o + r·nb).
+func scoreKeys(R, P int, m multiShape, db, nb Register, name string) {
+	keys := newRows(m.kv, m.stride)
+	var k4 Register
+	if P > 4 {
+		k4 = GP64()
+		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
+	}
+	qp := GP64()
+	MOVQ(m.in, qp)
+	q := newRows(qp, db)
+	acc := zeros(R * P)
+	cnt := GP64()
+	MOVQ(m.d, cnt)
+	chunk, tail, done := name+"_chunk", name+"_tail", name+"_sum"
+	Label(chunk)
+	CMPQ(cnt, U8(8))
+	JL(LabelRef(tail))
+	scoreChunk(R, P, keys, k4, q, acc, nil)
+	ADDQ(U8(32), m.kv)
+	ADDQ(U8(32), qp)
+	if k4 != nil {
+		ADDQ(U8(32), k4)
+	}
+	SUBQ(U8(8), cnt)
+	JMP(LabelRef(chunk))
+	Label(tail)
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(done))
+	scoreChunk(R, P, keys, k4, q, acc, tailMask(cnt))
+	Label(done)
+	// Rewind the column walk: d%8 columns were not stepped over.
+	back := GP64()
+	MOVQ(m.d, back)
+	ANDQ(I32(-8), back)
+	SHLQ(U8(2), back)
+	SUBQ(back, m.kv)
+	storeMulti(R, P, acc, newRows(m.o, nb))
+}
+
+// scoreChunk multiplies one chunk of eight columns (masked, if mask is not
+// nil) of P keys with the same chunk of R query rows into acc.
+func scoreChunk(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual, mask VecVirtual) {
+	load := func(m Mem) VecVirtual {
+		x := YMM()
+		if mask == nil {
+			VMOVUPS(m, x)
+		} else {
+			VMASKMOVPS(m, mask, x)
+		}
+		return x
+	}
+	key := func(j int) Mem { return rowAddr(keys.p, k4, keys.s, keys.s3, j) }
+	if R == 1 {
+		// One query row: each key chunk is used once, straight from
+		// memory, or through one register when masked.
+		qv := load(q.at(0))
+		for j := range P {
+			if mask == nil {
+				VFMADD231PS(key(j), qv, acc[j])
+			} else {
+				VFMADD231PS(load(key(j)), qv, acc[j])
+			}
+		}
+		return
+	}
+	kv := make([]VecVirtual, P)
+	for j := range P {
+		kv[j] = load(key(j))
+	}
+	for r := range R {
+		qv := load(q.at(r))
+		for j := range P {
+			VFMADD231PS(kv[j], qv, acc[r*P+j])
+		}
+	}
+}
+
+// storeMulti stores the sums of the R·P accumulators (row r's P keys
+// consecutive) at row r of out.
+func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
+	if P == 1 {
+		for r := range R {
+			VMOVSS(hsum(acc[r]), out.at(r))
+		}
+		return
+	}
+	for len(acc) < 8 {
+		acc = append(acc, zeros(1)...)
+	}
+	s := sums8(acc)
+	lo, hi := s.AsX(), XMM()
+	VEXTRACTF128(U8(1), s, hi)
+	switch P {
+	case 8:
+		VMOVUPS(s, out.at(0))
+	case 4:
+		VMOVUPS(lo, out.at(0))
+		VMOVUPS(hi, out.at(1))
+	case 2:
+		VMOVLPS(lo, out.at(0))
+		VMOVHPS(lo, out.at(1))
+		VMOVLPS(hi, out.at(2))
+		if R == 4 {
+			VMOVHPS(hi, out.at(3))
+		}
+	}
+}
+
+// genBlendRowsMulti: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
+// go in blocks of C vectors (8/R rounded, 3 for three rows) whose R·C
+// accumulators stay in registers while the keys stream past: per key, R
+// broadcast weights and C loads of the value row feed R·C FMAs. Then single
+// vectors, then a masked tail.
+func genBlendRowsMulti() {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "bmulti")
+		}
+		Label(fmt.Sprintf("bmulti_%d", R))
+		blendMulti(R)
+	}
+	Label("bmulti_done")
+	VZEROUPPER()
+	RET()
+}
+
+func blendMulti(R int) {
+	m := loadMulti(R, "w", "acc", "v")
+	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
+	// the weights.
+	name := fmt.Sprintf("bmulti%d", R)
+	db, nb := GP64(), GP64()
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	C := map[int]int{1: 8, 2: 4, 3: 3, 4: 2}[R]
+	for _, P := range []int{C, 1} {
+		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
+		Label(loop)
+		CMPQ(m.d, U8(8*P))
+		JL(LabelRef(next))
+		blendColumns(R, P, m, db, nb, loop, nil)
+		ADDQ(U32(32*P), m.in)
+		ADDQ(U32(32*P), m.kv)
+		SUBQ(U8(8*P), m.d)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	TESTQ(m.d, m.d)
+	JZ(LabelRef("bmulti_done"))
+	blendColumns(R, 1, m, db, nb, name+"_tail", tailMask(m.d))
+	JMP(LabelRef("bmulti_done"))
+}
+
+// blendColumns emits the blend of P vectors of columns (one masked vector
+// if mask is not nil) for R rows over every key.
+func blendColumns(R, P int, m multiShape, db, nb Register, name string, mask VecVirtual) {
+	accs := newRows(m.in, db)
+	a := make([]VecVirtual, R*P)
+	for r := range R {
+		for c := range P {
+			a[r*P+c] = YMM()
+			at := accs.at(r)
+			at.Disp += 32 * c
+			if mask == nil {
+				VMOVUPS(at, a[r*P+c])
+			} else {
+				VMASKMOVPS(at, mask, a[r*P+c])
+			}
+		}
+	}
+	wp, vp, cnt := GP64(), GP64(), GP64()
+	MOVQ(m.o, wp)
+	MOVQ(m.kv, vp)
+	MOVQ(m.n, cnt)
+	w := newRows(wp, nb)
+	key, done := name+"_key", name+"_keys_done"
+	Label(key)
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(done))
+	b := make([]VecVirtual, R)
+	for r := range R {
+		b[r] = YMM()
+		VBROADCASTSS(w.at(r), b[r])
+	}
+	for c := range P {
+		at := Mem{Base: vp, Disp: 32 * c}
+		if R == 1 && mask == nil {
+			VFMADD231PS(at, b[0], a[c])
+			continue
+		}
+		t := YMM()
+		if mask == nil {
+			VMOVUPS(at, t)
+		} else {
+			VMASKMOVPS(at, mask, t)
+		}
+		for r := range R {
+			VFMADD231PS(t, b[r], a[r*P+c])
+		}
+	}
+	ADDQ(U8(4), wp)
+	ADDQ(m.stride, vp)
+	DECQ(cnt)
+	JMP(LabelRef(key))
+	Label(done)
+	for r := range R {
+		for c := range P {
+			at := accs.at(r)
+			at.Disp += 32 * c
+			if mask == nil {
+				VMOVUPS(a[r*P+c], at)
+			} else {
+				VMASKMOVPS(a[r*P+c], mask, at)
+			}
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package attention
+
+import "math"
+
+// Long rows are cut into chunks of splitKeys keys. Each chunk's partial
+// result (each row's max, sum and unnormalised output over the chunk's
+// keys alone) is computed on its own, and the partials are folded into the
+// row in chunk order. One worker computes the chunks of a task one after
+// the other; when a call has fewer tasks than workers (a decode step of a
+// few key/value heads), the chunks become work items of their own and are
+// folded once all are done. Either way each chunk and each fold does the
+// same arithmetic, so the results are the same bits for any number of
+// workers.
+//
+// splitKeys is fixed, not derived from the worker count, for that reason.
+// A fold costs two passes over the rows' outputs (R·dv floats) per chunk,
+// against a chunk's reading of splitKeys rows of K and V. Measured on
+// decode steps (d = 128; H = 8, Hkv = 1, Tk = 32768 on one and two
+// workers; H = 32, Hkv = 8, Tk = 4096), chunks of 512 to 4096 keys ran
+// within 6% of each other, 1024 the fastest or tied: small enough that a
+// few key/value heads give a many-core machine work for every core.
+const splitKeys = 1024
+
+// partLen is the size of one chunk's partial: the max and the sum of each
+// of the sixteen rows, then their outputs.
+func (p *batchJob) partLen() int { return 2*blockRows + blockRows*p.v.cols }
+
+// chunkScratch is the scratch a task needs for its chunks: one partial and
+// the running max and sum.
+func (p *batchJob) chunkScratch() int {
+	if p.chunks == 1 && !p.multi {
+		return 0
+	}
+	return p.partLen() + 2*blockRows
+}
+
+// chunksOf returns how many chunks task tk has keys in.
+func (tk *batchTask) chunksOf() int {
+	last := 0
+	for r := range tk.R {
+		last = max(last, tk.full[r])
+	}
+	return (last + splitKeys - 1) / splitKeys
+}
+
+// runChunks computes task tk chunk by chunk, folding each partial into the
+// rows as it goes.
+func (p *batchJob) runChunks(tk *batchTask, sc *taskScratch) {
+	n := tk.chunksOf()
+	for c := range n {
+		p.partial(tk, sc, c, sc.part)
+		p.fold(tk, sc, c, sc.part)
+	}
+	p.finish(tk, sc, n)
+}
+
+// partial computes chunk c of task tk into part (see partLen).
+func (p *batchJob) partial(tk *batchTask, sc *taskScratch, c int, part []float32) {
+	tk.keys(c*splitKeys, min(p.k.rows, (c+1)*splitKeys))
+	tk.part = part[2*blockRows:]
+	p.runKeys(tk, sc)
+	tk.part = nil
+	copy(part[:tk.R], sc.m[:tk.R])
+	copy(part[blockRows:blockRows+tk.R], sc.l[:tk.R])
+}
+
+// fold merges chunk c's partial into the rows of task tk: the output rows
+// of the tensor and the running max and sum in sc. Chunk 0 is copied.
+func (p *batchJob) fold(tk *batchTask, sc *taskScratch, c int, part []float32) {
+	dv := p.v.cols
+	pm, pl, po := part[:blockRows], part[blockRows:2*blockRows], part[2*blockRows:]
+	for r := range tk.R {
+		o, o1 := p.out.Row(tk.b, tk.hs[r], tk.is[r]), po[r*dv:(r+1)*dv]
+		if c == 0 {
+			copy(o, o1)
+			sc.rm[r], sc.rl[r] = pm[r], pl[r]
+			continue
+		}
+		sc.rm[r], sc.rl[r] = foldRow(o, sc.rm[r], sc.rl[r], o1, pm[r], pl[r])
+	}
+}
+
+// foldRow merges the partial (m1, l1, o1) of a row into (m, l, o), the
+// online softmax's merge of two disjoint sets of keys: both are taken to
+// the larger max, and a side at -Inf (nothing attended) is scaled by 0, or
+// by 1 when both are (then its output holds only what 0·v left there). It
+// returns the new max and sum; o is updated in place.
+func foldRow(o []float32, m, l float32, o1 []float32, m1, l1 float32) (float32, float32) {
+	mx := max(m, m1)
+	c, c1 := float32(1), float32(1)
+	if m != mx {
+		c = exp32(m - mx)
+		scale(c, o)
+	}
+	if m1 != mx {
+		c1 = exp32(m1 - mx)
+	}
+	axpy(c1, o1, o)
+	return mx, l*c + l1*c1
+}
+
+// finish normalises the rows of task tk once its n chunks are folded.
+func (p *batchJob) finish(tk *batchTask, sc *taskScratch, n int) {
+	if n == 0 {
+		for r := range tk.R {
+			sc.rm[r], sc.rl[r] = float32(math.Inf(-1)), 0
+		}
+	}
+	p.finishRows(tk, sc.rm, sc.rl)
+}
+
+// item runs work item i of the call: task i, or, when the chunks of the
+// tasks are items of their own (parts is set), chunk i%chunks of task
+// i/chunks, its partial left in its slot for foldTask.
+func (p *batchJob) item(i int, scratch *[]float32) {
+	if p.parts == nil {
+		p.run(i, scratch)
+		return
+	}
+	t, c := i/p.chunks, i%p.chunks
+	tk := p.task(t)
+	p.rowEnds(&tk)
+	if c < tk.chunksOf() {
+		sc := p.scratchFor(scratch, tk.R)
+		p.partial(&tk, &sc, c, p.slot(t, c))
+	}
+}
+
+// slot returns where chunk c of task t leaves its partial.
+func (p *batchJob) slot(t, c int) []float32 {
+	n := p.partLen()
+	i := t*p.chunks + c
+	return p.parts[i*n : (i+1)*n]
+}
+
+// foldTask folds the partials of task t's chunks, in order, and
+// normalises its rows.
+func (p *batchJob) foldTask(t int, scratch *[]float32) {
+	tk := p.task(t)
+	p.rowEnds(&tk)
+	sc := p.scratchFor(scratch, tk.R)
+	n := tk.chunksOf()
+	for c := range n {
+		p.fold(&tk, &sc, c, p.slot(t, c))
+	}
+	p.finish(&tk, &sc, n)
+}

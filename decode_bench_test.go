@@ -1,0 +1,197 @@
+package attention
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/glancelab/attention/internal/calib"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// BenchmarkDecode times the decode step of a language model on
+// Batched.Attend: a few new query rows per head against a KV cache of
+// kvHeads heads, grouped-query where heads > kvHeads. Such a step does
+// about as many FLOPs as it reads bytes, so it is bound by reading K and V,
+// and it reports that:
+//
+//   - GB/s: the bytes of K and V (every key/value head counted once, however
+//     many query heads read it) per second of Attend;
+//   - read-GB/s: a streaming read of exactly those K and V slices with the
+//     calibration read kernel (calib.ReadProbeOf: calib.Sum over every
+//     byte, the AVX2 or NEON kernel wherever the CPU has it, whatever
+//     implementation the attention runs), on as many threads as the engine
+//     has workers, each reading its share of K and of V;
+//   - read-fraction: GB/s over read-GB/s.
+//
+// The read is timed in short samples interleaved with the timed loop (one
+// before each quarter of b.N, the rest after it), with the timer stopped,
+// and the median sample is kept: on a shared, noisy machine the reference
+// then meets the same load as the attention it is set against, which a
+// limit measured once, minutes before, does not.
+//
+// Caches: both loops run back to back over the same buffers and never
+// flush, so each starts from the state the other leaves, and both measure
+// the steady state of repeated passes over that working set. Where K+V
+// fits a cache (gqa-1's 8 KiB in L1, gqa-512's 4 MiB in L3) both read it
+// warm from there; the 32 MiB shapes fill an L3 of 32 MiB or less (shared
+// with the other cores, and on a virtual machine with other tenants), so
+// both stream most of it from DRAM, as a model's decode step does once
+// the other layers have evicted its cache. Flushing before each sample (or
+// reading a buffer of the same size elsewhere) would make the reference
+// cold while the attention loop stays warm, or the reverse, and the
+// fraction would set unlike states against each other. ns/op is the
+// latency of one step; for gqa-1 (a single key) it is the fixed cost of a
+// call.
+func BenchmarkDecode(b *testing.B) {
+	problems := map[string]*decodeProblem{} // shared by the implementations
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, s := range decodeShapes {
+			b.Run("shape="+s.name, func(b *testing.B) {
+				p := problems[s.name]
+				if p == nil {
+					p = newDecodeProblem(b, s)
+					problems[s.name] = p
+				}
+				for _, workers := range []int{1, 2} {
+					b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { benchDecode(b, p, workers) })
+				}
+			})
+		}
+	})
+}
+
+// decodeShape is one decode step: batch 1, keys and values of decodeDim.
+type decodeShape struct {
+	name           string
+	heads, kvHeads int // query heads, key/value heads
+	Tq, Tk         int // new rows per head, keys in the cache
+	causal         bool
+	window         int // a sliding window (BatchOptions.Window), 0 for none
+}
+
+// read is how many keys of each head the step reads: the window's.
+func (s decodeShape) read() int {
+	if s.window > 0 {
+		return min(s.Tk, s.window)
+	}
+	return s.Tk
+}
+
+// kvBytes is the size of the K and V the step reads, each key/value head
+// once.
+func (s decodeShape) kvBytes() int { return 2 * 4 * s.kvHeads * s.read() * decodeDim }
+
+const decodeDim = 128
+
+var decodeShapes = []decodeShape{
+	{name: "gqa-4k", heads: 32, kvHeads: 8, Tq: 1, Tk: 4096},  // K+V 32 MiB
+	{name: "mqa-32k", heads: 8, kvHeads: 1, Tq: 1, Tk: 32768}, // 32 MiB in one head
+	// A speculative verify of 4 tokens: the new rows see the cache and
+	// their causal prefix (Causal aligns them bottom-right); the last row
+	// reads every key.
+	{name: "verify-4k", heads: 32, kvHeads: 8, Tq: 4, Tk: 4096, causal: true},
+	{name: "gqa-512", heads: 32, kvHeads: 8, Tq: 1, Tk: 512}, // 4 MiB: a short context
+	{name: "gqa-1", heads: 32, kvHeads: 8, Tq: 1, Tk: 1},     // 8 KiB: the cost of a call
+	{name: "mha-4k", heads: 8, kvHeads: 8, Tq: 1, Tk: 4096},  // 32 MiB, no grouping
+	// A sliding window of 1024 keys over a cache of 32768 (256 MiB), set
+	// against the same step over 1024 keys: the keys outside the window
+	// are never read.
+	{name: "gqa-32k-window-1k", heads: 32, kvHeads: 8, Tq: 1, Tk: 32768, window: 1024},
+	{name: "gqa-1k", heads: 32, kvHeads: 8, Tq: 1, Tk: 1024},
+}
+
+// decodeProblem holds a shape's packed tensors; kv are the data of k and v.
+type decodeProblem struct {
+	decodeShape
+	q, k, v, out Tensor
+	kv           [][]float32 // the K and V the step reads, a slice per head
+	opt          BatchOptions
+}
+
+func newDecodeProblem(b *testing.B, s decodeShape) *decodeProblem {
+	r := testutil.Rand(11)
+	p := &decodeProblem{decodeShape: s, opt: BatchOptions{Causal: s.causal, Window: s.window}}
+	mk := func(heads, rows int, data []float32) Tensor {
+		t, err := NewTensor(1, heads, rows, decodeDim, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return t
+	}
+	n := s.kvHeads * s.Tk * decodeDim
+	kd, vd := testutil.Floats(r, n, 1), testutil.Floats(r, n, 1)
+	p.q = mk(s.heads, s.Tq, testutil.Floats(r, s.heads*s.Tq*decodeDim, 1))
+	p.k, p.v = mk(s.kvHeads, s.Tk, kd), mk(s.kvHeads, s.Tk, vd)
+	for _, x := range [][]float32{kd, vd} {
+		for h := range s.kvHeads {
+			p.kv = append(p.kv, x[(h*s.Tk+s.Tk-s.read())*decodeDim:(h+1)*s.Tk*decodeDim])
+		}
+	}
+	p.out = mk(s.heads, s.Tq, make([]float32, s.heads*s.Tq*decodeDim))
+	return p
+}
+
+// readSets splits the slices of K and V between threads: thread i reads
+// the i-th of `threads` equal parts of each, as a worker would share them.
+func readSets(kv [][]float32, threads int) [][][]float32 {
+	sets := make([][][]float32, threads)
+	for _, x := range kv {
+		n := len(x)
+		for i := range sets {
+			sets[i] = append(sets[i], x[i*n/threads:(i+1)*n/threads])
+		}
+	}
+	return sets
+}
+
+const (
+	decodeReadSamples = 5                    // read timings per run, the median kept
+	decodeReadSample  = 2 * time.Millisecond // the length of one
+)
+
+func benchDecode(b *testing.B, p *decodeProblem, workers int) {
+	e := NewBatched(workers)
+	defer e.Close()
+	dst := BatchOutputs{Out: p.out}
+	// One call sizes the workers' scratch, so the loop is the steady state.
+	if err := e.Attend(dst, p.q, p.k, p.v, &p.opt); err != nil {
+		b.Fatal(err)
+	}
+	read := calib.ReadProbeOf(readSets(p.kv, workers)...)
+	read.Rate(decodeReadSample) // sizes the samples
+	rates := make([]float64, 0, decodeReadSamples)
+	sample := func() {
+		b.StopTimer()
+		rates = append(rates, read.Rate(decodeReadSample))
+		b.StartTimer()
+	}
+	segments := min(b.N, decodeReadSamples-1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for s := range segments {
+		sample()
+		n := b.N / segments
+		if s < b.N%segments {
+			n++
+		}
+		for range n {
+			e.Attend(dst, p.q, p.k, p.v, &p.opt)
+		}
+	}
+	for len(rates) < decodeReadSamples {
+		sample()
+	}
+	b.StopTimer()
+	sec := b.Elapsed().Seconds()
+	if sec == 0 {
+		return
+	}
+	slices.Sort(rates)
+	ref := rates[len(rates)/2]
+	gbps := float64(p.kvBytes()) * float64(b.N) / sec / 1e9
+	b.ReportMetric(gbps, "GB/s")
+	b.ReportMetric(ref, "read-GB/s")
+	b.ReportMetric(gbps/ref, "read-fraction")
+}

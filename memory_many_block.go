@@ -1,0 +1,199 @@
+package attention
+
+import "math"
+
+// The block path of AttendMany, in blocks of manyBlockMin to sixteen
+// queries, for the scorers whose scores are dot products of the queries
+// with rows of the Memory: the dot scorers (with the keys) and general
+// (with its projections W·h). Blocks of sixteen queries sit across the SIMD lanes as
+// in Batched (see block_generic.go), so that each key and value element,
+// once loaded, serves sixteen queries; an online softmax takes the keys a
+// tile at a time. Every block of a pass runs over a tile before the next
+// tile is read: K and V come from memory once per pass of up to
+// manyGroups·16 queries, and from L2 for the other blocks of the pass.
+//
+// Masked keys are never read: a tile's attended keys are scored run by run
+// into consecutive lanes of the score tile, and their value rows blended
+// run by run, so the lanes hold only attended keys and no -Inf padding.
+
+const (
+	manyGroups      = 4       // blocks of sixteen queries per pass
+	manyBlockTile   = 128     // keys per tile
+	manyBlockBudget = 1 << 16 // keys × row width per block kernel call, as Go cannot preempt assembly
+	manyBlendBytes  = 8 << 10 // value rows per blend call, which stay in L1 while it runs
+)
+
+// blockPass is one pass of the block path: rows [i0, i0+R) of the queries
+// in ceil(R/16) blocks, their lanes side by side in lanes.
+type blockPass struct {
+	k         []float32 // the rows the queries are dotted with: keys, or general's projections
+	ks, d     int       // their stride and width
+	dv, T     int       // value dimension and number of keys
+	f         float32   // the query scale (dot scorers)
+	tile, run int       // keys per tile, and at most per blend call
+	lanes     []float32 // per block: qt [d][16], ot [dv][16], ml [4][16]
+	st        []float32 // a tile's scores, [tile][16]
+	ctx, w    []float32 // the pass's contexts, and weights or nil
+	R         int
+}
+
+// blockWidth returns the width of the rows the block kernels dot the
+// queries with, or 0 if the scorer's scores are not such dot products.
+func (m *Memory) blockWidth() int {
+	switch m.scorer.(type) {
+	case dotScorer:
+		return m.keys.cols
+	case generalScorer:
+		if m.keys.cols > 0 {
+			return m.projCols
+		}
+	}
+	return 0
+}
+
+// blockable reports whether the block kernels can take the Memory's keys:
+// dot-product scores of rows that have columns, values with columns, and
+// calls within the kernels' budget.
+func (m *Memory) blockable() bool {
+	d, dv := m.blockWidth(), m.values.cols
+	return d > 0 && dv > 0 && max(d, dv) <= manyBlockBudget
+}
+
+// attendBlocks runs AttendMany's queries through the block path, up to
+// manyGroups blocks of sixteen queries per pass over the keys.
+func (m *Memory) attendBlocks(ctx, weights []float32, queries Matrix, ws *Workspace) {
+	n, T, dv := queries.rows, m.keys.rows, m.values.cols
+	p := m.newBlockPass()
+	G := min(manyGroups, (n+blockRows-1)/blockRows)
+	lane := blockRows * (p.d + dv + 4)
+	buf := ws.floats(G*lane + blockRows*p.tile)
+	p.lanes, p.st = buf[:G*lane], buf[G*lane:]
+	for i0 := 0; i0 < n; i0 += G * blockRows {
+		p.R = min(G*blockRows, n-i0)
+		p.ctx, p.w = ctx[i0*dv:(i0+p.R)*dv], nil
+		if weights != nil {
+			p.w = weights[i0*T : (i0+p.R)*T]
+		}
+		m.blockRun(&p, queries, i0)
+	}
+}
+
+// newBlockPass returns the settings of the Memory's block passes.
+func (m *Memory) newBlockPass() blockPass {
+	d, dv := m.blockWidth(), m.values.cols
+	p := blockPass{k: m.proj, ks: m.projCols, d: d, dv: dv, T: m.keys.rows, f: 1}
+	if s, ok := m.scorer.(dotScorer); ok {
+		p.k, p.ks, p.f = m.keys.rowsFrom(0), m.keys.stride, s.factor(d)
+	}
+	p.tile = min(manyBlockTile, max(1, manyBlockBudget/max(d, dv)))
+	p.run = max(8, manyBlendBytes/(4*dv))
+	return p
+}
+
+// blockRun computes the contexts and weights of one pass: the queries into
+// the lanes, the tiles, then each block's outputs and the weights' softmax.
+func (m *Memory) blockRun(p *blockPass, q Matrix, i0 int) {
+	G := (p.R + blockRows - 1) / blockRows
+	for g := range G {
+		qt, ot, ml := p.lanesOf(g)
+		// Scaled as Attend's prepare scales a query: the same products.
+		blockIn(qt, q.rowsFrom(i0+g*blockRows), q.stride, p.rows(g))
+		if p.f != 1 {
+			scale(p.f, qt)
+		}
+		clear(ot)
+		for r := range blockRows {
+			ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
+		}
+	}
+	for j0 := 0; j0 < m.valid; j0 += p.tile {
+		j1 := min(m.valid, j0+p.tile)
+		for g := range G {
+			m.blockTile(p, g, j0, j1)
+		}
+	}
+	for g := range G {
+		p.finish(g)
+	}
+	if p.w != nil {
+		m.blockWeights(p)
+	}
+}
+
+// blockTile runs block g of pass p over the attended keys of [j0, j1):
+// their scores, in key order in the lanes of p.st, the logits into the
+// weights when they are wanted, the online softmax, and the blend.
+func (m *Memory) blockTile(p *blockPass, g, j0, j1 int) {
+	qt, ot, ml := p.lanesOf(g)
+	n := 0
+	for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
+		s := p.st[n*blockRows : (n+hi-lo)*blockRows]
+		blockScores(s, qt, p.k[lo*p.ks:], p.ks)
+		if p.w != nil {
+			blockOut(p.w[g*blockRows*p.T+lo:], p.T, p.rows(g), s)
+		}
+		n += hi - lo
+	}
+	if n == 0 {
+		return // the running max and sum stand
+	}
+	blockSoftmax(p.st[:n*blockRows], ml)
+	// The blend rescales the output by c once, on its first call.
+	c := ml[2*blockRows : 3*blockRows]
+	n = 0
+	for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
+		for k0 := lo; k0 < hi; k0 += p.run {
+			k1 := min(hi, k0+p.run)
+			blockBlend(ot, p.st[n*blockRows:(n+k1-k0)*blockRows], m.values.rowsFrom(k0), m.values.stride, c)
+			c, n = nil, n+k1-k0
+		}
+	}
+}
+
+// finish divides block g's output lanes by their sums and writes them to
+// the contexts. A query with nothing attended, or whose attended scores
+// are all -Inf (running max -Inf, sum not NaN), gets zeros even where its
+// lanes met a value row that is not finite (0·Inf); a NaN sum has already
+// spread its NaN over the query's lanes, which dividing keeps.
+func (p *blockPass) finish(g int) {
+	_, ot, ml := p.lanesOf(g)
+	rows := p.rows(g)
+	mx, l, f := ml[:blockRows], ml[blockRows:2*blockRows], ml[2*blockRows:3*blockRows]
+	for r := range f {
+		f[r] = 1
+		if r < rows && !math.IsInf(float64(mx[r]), -1) {
+			f[r] = 1 / l[r]
+		}
+	}
+	blockBlend(ot, nil, nil, 0, f)
+	for r := range rows {
+		if math.IsInf(float64(mx[r]), -1) && l[r] == l[r] {
+			for c := r; c < len(ot); c += blockRows {
+				ot[c] = 0
+			}
+		}
+	}
+	blockOut(p.ctx[g*blockRows*p.dv:], p.dv, rows, ot)
+}
+
+// blockWeights turns the logits of the pass's weights rows into weights,
+// as Attend's softmax does; the entries of masked keys were never written.
+func (m *Memory) blockWeights(p *blockPass) {
+	for r := range p.R {
+		row := p.w[r*p.T : (r+1)*p.T]
+		if m.keep != nil {
+			maskScores(row[:m.valid], m.keep)
+		}
+		m.softmaxRow(row)
+	}
+}
+
+// lanesOf returns block g's lanes: queries, output and softmax state.
+func (p *blockPass) lanesOf(g int) (qt, ot, ml []float32) {
+	lane := blockRows * (p.d + p.dv + 4)
+	x := p.lanes[g*lane : (g+1)*lane]
+	return x[:blockRows*p.d], x[blockRows*p.d : blockRows*(p.d+p.dv)], x[blockRows*(p.d+p.dv):]
+}
+
+// rows returns the number of queries of block g.
+func (p *blockPass) rows(g int) int { return min(blockRows, p.R-g*blockRows) }
