@@ -32,14 +32,7 @@ func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) 
 		blendKept(o, s, p.v.rowsFrom(b, kh, j0), p.v.rs, maybe(keep, j0, n))
 		return m, l
 	}
-	if mt > m {
-		// The exp of a non-positive difference: 0 while nothing was
-		// attended yet (m = -Inf), else at most 1.
-		c := exp32(m - mt)
-		l *= c
-		scale(c, o)
-		m = mt
-	}
+	m, l = rescale(o, m, l, mt)
 	l += expSum(s, s, m)
 	blendKept(o, s, p.v.rowsFrom(b, kh, j0), p.v.rs, maybe(keep, j0, n))
 	return m, l
@@ -106,14 +99,27 @@ func (p *batchJob) weighTile(tk *batchTask, sc *taskScratch, r int, s []float32,
 	case math.IsInf(float64(mt), -1):
 		clear(s)
 	default:
-		if mt > m {
-			c := exp32(m - mt)
-			l *= c
-			scale(c, p.acc(tk, r))
-			m = mt
-		}
+		m, l = rescale(p.acc(tk, r), m, l, mt)
 		sc.m[r], sc.l[r] = m, l+expSum(s, s, m)
 	}
+}
+
+// rescale takes a row's output o, running max m and sum l to a new max
+// mt when it is larger, and returns the new max and sum. The factor is
+// the exp of a non-positive difference, at most 1; while nothing was
+// attended yet (m = -Inf) it is 0, and o (which then holds only what 0·v
+// left: zeros, or NaN from a value row that is not finite) and l (0 or
+// NaN) would come out of the product unchanged, so it is skipped.
+func rescale(o []float32, m, l, mt float32) (float32, float32) {
+	switch {
+	case !(mt > m):
+		return m, l
+	case math.IsInf(float64(m), -1):
+		return mt, l
+	}
+	c := exp32(m - mt)
+	scale(c, o)
+	return mt, l * c
 }
 
 // rowWithWeights is the path for callers who want the weights or the

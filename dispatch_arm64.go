@@ -130,7 +130,12 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 // query rows, each key row read once; 1 <= rows <= 4, len(dst) and len(q)
 // below 2^32. Callers keep n·d within one call's budget.
 func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
-	scoreRowsMultiGeneric(dst, k, stride, q, rows)
+	switch active {
+	case implNEON:
+		scoreRowsMultiNEON(dst, k, stride, q, rows)
+	default:
+		scoreRowsMultiGeneric(dst, k, stride, q, rows)
+	}
 }
 
 // blendRowsMulti sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
@@ -138,7 +143,12 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 // rows, each value row read once; 1 <= rows <= 4, len(acc) and len(w) below
 // 2^32. Callers keep n·d within one call's budget.
 func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
-	blendRowsMultiGeneric(acc, w, v, stride, rows)
+	switch active {
+	case implNEON:
+		blendRowsMultiNEON(acc, w, v, stride, rows)
+	default:
+		blendRowsMultiGeneric(acc, w, v, stride, rows)
+	}
 }
 
 // maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.

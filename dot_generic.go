@@ -37,8 +37,8 @@ func scoreRowsGeneric(dst, k []float32, stride int, q []float32) {
 
 // scoreRowsMultiGeneric is scoreRows for each of the query rows. It calls
 // the scoreRows front, so an implementation without a multi-row kernel of
-// its own (NEON) runs its one-row kernel; the generic path runs the generic
-// code throughout.
+// its own runs its one-row kernel; the generic path runs the generic code
+// throughout.
 func scoreRowsMultiGeneric(dst, k []float32, stride int, q []float32, rows int) {
 	n, d := len(dst)/rows, len(q)/rows
 	for r := range rows {

@@ -226,6 +226,92 @@ func absDot(x, y []float32) float64 {
 	return s
 }
 
+// scoreMultiCase is scoreRowsMulti's case for rows query rows of d
+// columns against n keys.
+func scoreMultiCase(rows, d int) kernelCase {
+	return func(a *kernelArgs, n int) []result {
+		stride := d + 3
+		k, q, dst := a.floats(rowsLen(n, stride, d), 2), a.floats(rows*d, 2), a.floats(rows*n, 1)
+		scoreRowsMulti(dst, k, stride, q, rows)
+		bound := make([]float64, len(dst))
+		for r := range rows {
+			for j := range n {
+				bound[r*n+j] = reference.DotBound(d, absDot(k[j*stride:j*stride+d], q[r*d:(r+1)*d]))
+			}
+		}
+		return []result{{"dst", dst, bound}}
+	}
+}
+
+// blendMultiCase is blendRowsMulti's case for rows rows of d columns over n
+// keys.
+func blendMultiCase(rows, d int) kernelCase {
+	return func(a *kernelArgs, n int) []result {
+		stride := d + 2
+		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), a.floats(rowsLen(n, stride, d), 3)
+		bound := make([]float64, len(acc))
+		for r := range rows {
+			for c := range d {
+				abs := math.Abs(float64(acc[r*d+c]))
+				for j := range n {
+					abs += math.Abs(float64(w[r*n+j]) * float64(v[j*stride+c]))
+				}
+				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
+			}
+		}
+		blendRowsMulti(acc, w, v, stride, rows)
+		return []result{{"acc", acc, bound}}
+	}
+}
+
+// The table's cases for the multi-row kernels tie the row count to the
+// size; here every row count meets every count of keys up to past two
+// blocks of keys and every count of columns up to past one block of
+// columns, and a few counts of several blocks.
+func TestMultiRowShapes(t *testing.T) {
+	var cols []int
+	for d := range 68 {
+		cols = append(cols, d)
+	}
+	cols = append(cols, 96, 127, 128, 131, 200)
+	pls := multiPlacements()
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for rows := 1; rows <= 4; rows++ {
+			for _, d := range cols {
+				// A subtest each, so that the guard pages are unmapped as
+				// it ends.
+				t.Run(fmt.Sprintf("rows=%d/d=%d", rows, d), func(t *testing.T) {
+					score, blend := scoreMultiCase(rows, d), blendMultiCase(rows, d)
+					for n := 0; n <= 19; n++ {
+						for _, pl := range pls {
+							checkAgainstGeneric(t, score, n, pl)
+							checkAgainstGeneric(t, blend, n, pl)
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// multiPlacements are TestMultiRowShapes's placements: off alignment, and
+// against a guard page after the slices where that is supported; aligned
+// and against a guard page before them too unless the tests are short.
+func multiPlacements() []placement {
+	p := []placement{{off: 3}}
+	if testutil.GuardSupported {
+		p = append(p, placement{guard: 1})
+	}
+	if testing.Short() {
+		return p
+	}
+	p = append(p, placement{off: 0})
+	if testutil.GuardSupported {
+		p = append(p, placement{guard: -1})
+	}
+	return p
+}
+
 // Block kernels run on n keys, a head size of blockD (a few vectors and a
 // tail) and rows blockStride apart.
 const blockD, blockStride = 13, 16
@@ -269,36 +355,12 @@ var kernelCases = map[string]kernelCase{
 		return []result{{"acc", acc, bound}}
 	},
 	"scoreRowsMulti": func(a *kernelArgs, n int) []result {
-		rows, d := 1+n%4, 13+n%20
-		stride := d + 3
-		k, q, dst := a.floats(rowsLen(n, stride, d), 2), a.floats(rows*d, 2), a.floats(rows*n, 1)
-		scoreRowsMulti(dst, k, stride, q, rows)
-		bound := make([]float64, len(dst))
-		for r := range rows {
-			for j := range n {
-				bound[r*n+j] = reference.DotBound(d, absDot(k[j*stride:j*stride+d], q[r*d:(r+1)*d]))
-			}
-		}
-		return []result{{"dst", dst, bound}}
+		return scoreMultiCase(1+n%4, 13+n%20)(a, n)
 	},
 	"blendRowsMulti": func(a *kernelArgs, n int) []result {
 		// Column counts across every block of every row count (64 columns
-		// a block for one row) and their tails.
-		rows, d := 1+n%4, 1+(n*29)%150
-		stride := d + 2
-		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), a.floats(rowsLen(n, stride, d), 3)
-		bound := make([]float64, len(acc))
-		for r := range rows {
-			for c := range d {
-				abs := math.Abs(float64(acc[r*d+c]))
-				for j := range n {
-					abs += math.Abs(float64(w[r*n+j]) * float64(v[j*stride+c]))
-				}
-				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
-			}
-		}
-		blendRowsMulti(acc, w, v, stride, rows)
-		return []result{{"acc", acc, bound}}
+		// a block for one row on AVX2) and their tails.
+		return blendMultiCase(1+n%4, 1+(n*29)%150)(a, n)
 	},
 	"maxf": func(a *kernelArgs, n int) []result {
 		return []result{{"max", []float32{maxf(a.salted(n, 50, any32))}, nil}}
