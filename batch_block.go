@@ -46,9 +46,6 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 	for r := range blockRows {
 		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
 	}
-	if p.opt.ALiBi != nil {
-		sc.lanesALiBi = p.alibiLanes(tk, sc)
-	}
 	for j0 := tk.lo; j0 < n; j0 += p.tile {
 		if j0+p.tile >= n {
 			p.prefetch(tk)

@@ -57,7 +57,7 @@ func checkPerHead(op string, opt *BatchOptions, H int) error {
 func (p *batchJob) tmpLen() int {
 	switch {
 	case p.block && p.opt.ALiBi != nil:
-		// The lane tile, then the ALiBi lanes (see carveALiBi).
+		// The lane tile, then the ALiBi lanes (see carveTmp).
 		return blockRows*p.tile + 3*blockRows + 2*p.tile
 	case p.block && (p.opt.Softcap > 0 || p.opt.Bias != nil):
 		return blockRows * p.tile
@@ -118,14 +118,18 @@ func (p *batchJob) adjustBlock(s []float32, sc *taskScratch, tk *batchTask, j0 i
 	}
 }
 
-// carveALiBi splits the block path's ALiBi scratch off the end of sc.tmp:
+// carveTmp carves the score stage's scratch (see tmpLen) from x into sc
+// and returns the rest of x: the tile, and on the block path with ALiBi
 // two keys' weights (a lane each), their values (a row of tile columns
 // each) and a lane of slopes (see alibiLanes).
-func (sc *taskScratch) carveALiBi(tile int) {
-	n, x := blockRows*tile, sc.tmp
+func (p *batchJob) carveTmp(sc *taskScratch, x []float32) []float32 {
+	n := p.tmpLen()
 	sc.tmp, x = x[:n], x[n:]
-	sc.alibiW, sc.alibiV, sc.slopes = x[:2*blockRows], x[2*blockRows:2*blockRows+2*tile], x[2*blockRows+2*tile:][:blockRows]
-	sc.lanesALiBi = false
+	if p.block && p.opt.ALiBi != nil {
+		t, a := sc.tmp[:blockRows*p.tile], sc.tmp[blockRows*p.tile:]
+		sc.tmp, sc.alibiW, sc.alibiV, sc.slopes = t, a[:2*blockRows], a[2*blockRows:2*blockRows+2*p.tile], a[2*blockRows+2*p.tile:]
+	}
+	return x
 }
 
 // alibiLanes prepares the block path's ALiBi terms for task tk, as two
@@ -166,6 +170,11 @@ func (p *batchJob) alibiLanes(tk *batchTask, sc *taskScratch) bool {
 // turn.
 func (p *batchJob) alibiBlock(s []float32, sc *taskScratch, tk *batchTask, j0 int) {
 	n := len(s) / blockRows
+	if j0 == tk.lo {
+		// The first tile of a pass over the task's keys (or over a chunk
+		// of them): runBlock's, or blockOutputs' second.
+		sc.lanesALiBi = p.alibiLanes(tk, sc)
+	}
 	if !sc.lanesALiBi {
 		for r := range tk.R {
 			alibiScores(s[r:], blockRows, n, p.opt.ALiBi[tk.hs[r]], p.pos(tk.b, tk.is[r]), j0)

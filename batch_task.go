@@ -65,12 +65,8 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
 		}
 	}
-	n := p.tmpLen()
-	sc.tmp, x = x[:n], x[n:]
-	if p.block && p.opt.ALiBi != nil {
-		sc.carveALiBi(p.tile)
-	}
-	if n = p.chunkScratch(); n > 0 {
+	x = p.carveTmp(&sc, x)
+	if n := p.chunkScratch(); n > 0 {
 		sc.part, sc.rm, sc.rl, x = x[:n-2*blockRows], x[n-2*blockRows:n-blockRows], x[n-blockRows:n], x[n:]
 	}
 	sc.row = x
