@@ -1618,8 +1618,8 @@ bmulti1_c8_keys_done:
 	VMOVUPS Y5, 160(DX)
 	VMOVUPS Y6, 192(DX)
 	VMOVUPS Y7, 224(DX)
-	ADDQ    $0x00, DX
-	ADDQ    $0x00, SI
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
 	SUBQ    $0x40, BX
 	JMP     bmulti1_c8
 
@@ -1646,8 +1646,8 @@ bmulti1_c1_key:
 
 bmulti1_c1_keys_done:
 	VMOVUPS Y0, (DX)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, SI
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
 	SUBQ    $0x08, BX
 	JMP     bmulti1_c1
 
@@ -1741,8 +1741,8 @@ bmulti2_c4_keys_done:
 	VMOVUPS Y5, 32(DX)(R8*1)
 	VMOVUPS Y6, 64(DX)(R8*1)
 	VMOVUPS Y7, 96(DX)(R8*1)
-	ADDQ    $0x80, DX
-	ADDQ    $0x80, SI
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
 	SUBQ    $0x20, BX
 	JMP     bmulti2_c4
 
@@ -1774,8 +1774,8 @@ bmulti2_c1_key:
 bmulti2_c1_keys_done:
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, (DX)(R8*1)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, SI
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
 	SUBQ    $0x08, BX
 	JMP     bmulti2_c1
 
@@ -1880,8 +1880,8 @@ bmulti3_c3_keys_done:
 	VMOVUPS Y6, (DX)(R8*2)
 	VMOVUPS Y7, 32(DX)(R8*2)
 	VMOVUPS Y8, 64(DX)(R8*2)
-	ADDQ    $0x60, DX
-	ADDQ    $0x60, SI
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000060, SI
 	SUBQ    $0x18, BX
 	JMP     bmulti3_c3
 
@@ -1917,8 +1917,8 @@ bmulti3_c1_keys_done:
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, (DX)(R8*1)
 	VMOVUPS Y2, (DX)(R8*2)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, SI
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
 	SUBQ    $0x08, BX
 	JMP     bmulti3_c1
 
@@ -2020,8 +2020,8 @@ bmulti4_c2_keys_done:
 	VMOVUPS Y5, 32(DX)(R8*2)
 	VMOVUPS Y6, (DX)(R10*1)
 	VMOVUPS Y7, 32(DX)(R10*1)
-	ADDQ    $0x40, DX
-	ADDQ    $0x40, SI
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
 	SUBQ    $0x10, BX
 	JMP     bmulti4_c2
 
@@ -2061,8 +2061,8 @@ bmulti4_c1_keys_done:
 	VMOVUPS Y1, (DX)(R8*1)
 	VMOVUPS Y2, (DX)(R8*2)
 	VMOVUPS Y3, (DX)(R10*1)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, SI
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
 	SUBQ    $0x08, BX
 	JMP     bmulti4_c1
 

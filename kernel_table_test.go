@@ -282,7 +282,9 @@ var kernelCases = map[string]kernelCase{
 		return []result{{"dst", dst, bound}}
 	},
 	"blendRowsMulti": func(a *kernelArgs, n int) []result {
-		rows, d := 1+n%4, 1+n%37
+		// Every row count meets widths past one block of columns of
+		// every code path (64 columns for one row) as well as narrow ones.
+		rows, d := 1+n%4, 1+n%37+64*(n/4%2)
 		stride := d + 2
 		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), a.floats(rowsLen(n, stride, d), 3)
 		bound := make([]float64, len(acc))
