@@ -144,8 +144,9 @@ func agreesWithAttend(t *testing.T, what string, mem *Memory, q, ctx, w []float3
 }
 
 // Every scorer, every query count, key counts on either side of the tile
-// edges of both paths (tiles of 128 keys for rows of 64 floats), with and
-// without masks, on every implementation.
+// edges of the block path and of the additive scores (tiles of 128 keys
+// for rows of 64 floats), with and without masks, on every implementation.
+// TestAttendManyTileEdges crosses the multi-row kernels' tiles.
 func TestAttendManyMatchesReference(t *testing.T) {
 	Ts := []int{0, 1, 31, 32, 33, 127, 128, 129, 257}
 	if testing.Short() {
@@ -162,6 +163,32 @@ func TestAttendManyMatchesReference(t *testing.T) {
 						c.withMasks(r, T)
 						c.check(t, fmt.Sprintf("%s n=%d T=%d masked valid=%d", c.p.scorer, n, T, c.p.ref.Valid))
 					}
+				}
+			}
+		}
+	})
+}
+
+// The tiled path's multi-row kernels take tiles of at least 128 KiB of
+// rows: 64 keys of 512 floats, 40 of 1000 (K and V of different widths).
+// Key counts on either side of those edges, with runs of attended keys and
+// groups of queries that end inside groups of eight keys, with and without
+// masks.
+func TestAttendManyTileEdges(t *testing.T) {
+	Ts := []int{63, 64, 65, 129, 200}
+	counts := []int{2, 5, 6, 11}
+	if testing.Short() {
+		Ts, counts = []int{65, 129}, []int{2, 6}
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(53)
+		for _, kind := range kinds {
+			for _, T := range Ts {
+				for _, n := range counts {
+					c := newManyCase(t, r, kind, n, T, 7, 512, 1000, 5)
+					c.check(t, fmt.Sprintf("%s n=%d T=%d", c.p.scorer, n, T))
+					c.withMasks(r, T)
+					c.check(t, fmt.Sprintf("%s n=%d T=%d masked valid=%d", c.p.scorer, n, T, c.p.ref.Valid))
 				}
 			}
 		}
