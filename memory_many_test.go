@@ -19,10 +19,10 @@ type manyCase struct {
 }
 
 // manyCounts are the query counts every test runs: none, one (Attend's
-// own path), the tiled path (2 to 10), and the block path on either side
+// own path), the tiled path (2 to 11), and the block path on either side
 // of its threshold and of each block edge, with the queries past the last
-// whole block on the tiled path (17, 33) or in a block (27).
-var manyCounts = []int{0, 1, 2, 3, 7, 8, 9, 10, 11, 15, 16, 17, 27, 33}
+// whole block on the tiled path (17, 27, 33) or in a block (28).
+var manyCounts = []int{0, 1, 2, 3, 7, 8, 9, 10, 11, 12, 15, 16, 17, 27, 28, 33}
 
 func newManyCase(t testing.TB, r *rand.Rand, kind reference.Kind, n, T, dq, dk, dv, da int) manyCase {
 	p := newProblem(t, r, kind, T, dq, dk, dv, da)
