@@ -127,8 +127,9 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 
 // scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
-// query rows, each key row read once; 1 <= rows <= 4, len(dst) and len(q)
-// below 2^32. Callers keep n·d within one call's budget.
+// query rows, each key row read once, each score the bits scoreRows gives
+// it while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below
+// 2^32. Callers keep n·d within one call's budget.
 func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 	switch active {
 	case implNEON:
@@ -140,8 +141,9 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 
 // blendRowsMulti sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
 // rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
-// rows, each value row read once; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget.
+// rows, each value row read once, each row's sums the bits blendRows gives
+// it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
+// within one call's budget.
 func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 	switch active {
 	case implNEON:

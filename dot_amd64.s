@@ -1587,15 +1587,20 @@ bmulti1_c8:
 	VMOVUPS 160(DX), Y5
 	VMOVUPS 192(DX), Y6
 	VMOVUPS 224(DX), Y7
-	MOVQ    AX, R10
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
 	MOVQ    SI, R11
-	MOVQ    CX, R12
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
 	LEAQ    (R9)(R9*2), R13
 
-bmulti1_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti1_c8_keys_done
-	VBROADCASTSS (R10), Y8
+bmulti1_c8_pair:
+	TESTQ        R10, R10
+	JZ           bmulti1_c8_odd
+	VBROADCASTSS (CX), Y8
 	VFMADD231PS  (R11), Y8, Y0
 	VFMADD231PS  32(R11), Y8, Y1
 	VFMADD231PS  64(R11), Y8, Y2
@@ -1604,12 +1609,39 @@ bmulti1_c8_key:
 	VFMADD231PS  160(R11), Y8, Y5
 	VFMADD231PS  192(R11), Y8, Y6
 	VFMADD231PS  224(R11), Y8, Y7
-	ADDQ         $0x04, R10
+	VBROADCASTSS (AX), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
 	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti1_c8_key
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti1_c8_pair
+
+bmulti1_c8_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti1_c8_keys_done
+	VBROADCASTSS (AX), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
 
 bmulti1_c8_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
 	VMOVUPS Y2, 64(DX)
@@ -1629,22 +1661,40 @@ bmulti1_c1:
 	JL      bmulti1_c1_next
 	LEAQ    (R8)(R8*2), R10
 	VMOVUPS (DX), Y0
-	MOVQ    AX, R10
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
 	MOVQ    SI, R11
-	MOVQ    CX, R12
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
 	LEAQ    (R9)(R9*2), R13
 
-bmulti1_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti1_c1_keys_done
-	VBROADCASTSS (R10), Y1
+bmulti1_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti1_c1_odd
+	VBROADCASTSS (CX), Y1
 	VFMADD231PS  (R11), Y1, Y0
-	ADDQ         $0x04, R10
+	VBROADCASTSS (AX), Y1
+	VFMADD231PS  (R12), Y1, Y0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
 	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti1_c1_key
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti1_c1_pair
+
+bmulti1_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti1_c1_keys_done
+	VBROADCASTSS (AX), Y1
+	VFMADD231PS  (R12), Y1, Y0
 
 bmulti1_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	ADDQ    $0x00000020, DX
 	ADDQ    $0x00000020, SI
@@ -1660,21 +1710,43 @@ bmulti1_c1_next:
 	VMOVDQU    (R10)(R11*4), Y0
 	LEAQ       (R8)(R8*2), BX
 	VMASKMOVPS (DX), Y0, Y1
-	MOVQ       SI, BX
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
 	LEAQ       (R9)(R9*2), SI
 
-bmulti1_tail_key:
-	TESTQ        CX, CX
+bmulti1_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti1_tail_odd
+	VBROADCASTSS (CX), Y2
+	VMASKMOVPS   (R10), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	VBROADCASTSS (AX), Y2
+	VMASKMOVPS   (R11), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti1_tail_pair
+
+bmulti1_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
 	JZ           bmulti1_tail_keys_done
 	VBROADCASTSS (AX), Y2
-	VMASKMOVPS   (BX), Y0, Y3
+	VMASKMOVPS   (R11), Y0, Y3
 	VFMADD231PS  Y3, Y2, Y1
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti1_tail_key
 
 bmulti1_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
 	JMP        bmulti_done
 
@@ -1705,16 +1777,21 @@ bmulti2_c4:
 	VMOVUPS 32(DX)(R8*1), Y5
 	VMOVUPS 64(DX)(R8*1), Y6
 	VMOVUPS 96(DX)(R8*1), Y7
-	MOVQ    AX, R10
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
 	MOVQ    SI, R11
-	MOVQ    CX, R12
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
 	LEAQ    (R9)(R9*2), R13
 
-bmulti2_c4_key:
-	TESTQ        R12, R12
-	JZ           bmulti2_c4_keys_done
-	VBROADCASTSS (R10), Y8
-	VBROADCASTSS (R10)(R9*1), Y9
+bmulti2_c4_pair:
+	TESTQ        R10, R10
+	JZ           bmulti2_c4_odd
+	VBROADCASTSS (CX), Y8
+	VBROADCASTSS (CX)(R9*1), Y9
 	VMOVUPS      (R11), Y10
 	VFMADD231PS  Y10, Y8, Y0
 	VFMADD231PS  Y10, Y9, Y4
@@ -1727,12 +1804,50 @@ bmulti2_c4_key:
 	VMOVUPS      96(R11), Y10
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x04, R10
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VMOVUPS      (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R12), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
 	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti2_c4_key
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti2_c4_pair
+
+bmulti2_c4_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti2_c4_keys_done
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VMOVUPS      (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R12), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
 
 bmulti2_c4_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
 	VMOVUPS Y2, 64(DX)
@@ -1753,25 +1868,50 @@ bmulti2_c1:
 	LEAQ    (R8)(R8*2), R10
 	VMOVUPS (DX), Y0
 	VMOVUPS (DX)(R8*1), Y1
-	MOVQ    AX, R10
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
 	MOVQ    SI, R11
-	MOVQ    CX, R12
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
 	LEAQ    (R9)(R9*2), R13
 
-bmulti2_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti2_c1_keys_done
-	VBROADCASTSS (R10), Y2
-	VBROADCASTSS (R10)(R9*1), Y3
+bmulti2_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti2_c1_odd
+	VBROADCASTSS (CX), Y2
+	VBROADCASTSS (CX)(R9*1), Y3
 	VMOVUPS      (R11), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x04, R10
+	VBROADCASTSS (AX), Y2
+	VBROADCASTSS (AX)(R9*1), Y3
+	VMOVUPS      (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
 	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti2_c1_key
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti2_c1_pair
+
+bmulti2_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti2_c1_keys_done
+	VBROADCASTSS (AX), Y2
+	VBROADCASTSS (AX)(R9*1), Y3
+	VMOVUPS      (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
 
 bmulti2_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, (DX)(R8*1)
 	ADDQ    $0x00000020, DX
@@ -1789,23 +1929,50 @@ bmulti2_c1_next:
 	LEAQ       (R8)(R8*2), BX
 	VMASKMOVPS (DX), Y0, Y1
 	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	MOVQ       SI, BX
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
 	LEAQ       (R9)(R9*2), SI
 
-bmulti2_tail_key:
-	TESTQ        CX, CX
+bmulti2_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti2_tail_odd
+	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (CX)(R9*1), Y4
+	VMASKMOVPS   (R10), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VMASKMOVPS   (R11), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti2_tail_pair
+
+bmulti2_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
 	JZ           bmulti2_tail_keys_done
 	VBROADCASTSS (AX), Y3
 	VBROADCASTSS (AX)(R9*1), Y4
-	VMASKMOVPS   (BX), Y0, Y5
+	VMASKMOVPS   (R11), Y0, Y5
 	VFMADD231PS  Y5, Y3, Y1
 	VFMADD231PS  Y5, Y4, Y2
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti2_tail_key
 
 bmulti2_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
 	JMP        bmulti_done
@@ -1842,17 +2009,22 @@ bmulti3_c3:
 	VMOVUPS (DX)(R8*2), Y6
 	VMOVUPS 32(DX)(R8*2), Y7
 	VMOVUPS 64(DX)(R8*2), Y8
-	MOVQ    AX, R10
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
 	MOVQ    SI, R11
-	MOVQ    CX, R12
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
 	LEAQ    (R9)(R9*2), R13
 
-bmulti3_c3_key:
-	TESTQ        R12, R12
-	JZ           bmulti3_c3_keys_done
-	VBROADCASTSS (R10), Y9
-	VBROADCASTSS (R10)(R9*1), Y10
-	VBROADCASTSS (R10)(R9*2), Y11
+bmulti3_c3_pair:
+	TESTQ        R10, R10
+	JZ           bmulti3_c3_odd
+	VBROADCASTSS (CX), Y9
+	VBROADCASTSS (CX)(R9*1), Y10
+	VBROADCASTSS (CX)(R9*2), Y11
 	VMOVUPS      (R11), Y12
 	VFMADD231PS  Y12, Y9, Y0
 	VFMADD231PS  Y12, Y10, Y3
@@ -1865,12 +2037,54 @@ bmulti3_c3_key:
 	VFMADD231PS  Y12, Y9, Y2
 	VFMADD231PS  Y12, Y10, Y5
 	VFMADD231PS  Y12, Y11, Y8
-	ADDQ         $0x04, R10
+	VBROADCASTSS (AX), Y9
+	VBROADCASTSS (AX)(R9*1), Y10
+	VBROADCASTSS (AX)(R9*2), Y11
+	VMOVUPS      (R12), Y12
+	VFMADD231PS  Y12, Y9, Y0
+	VFMADD231PS  Y12, Y10, Y3
+	VFMADD231PS  Y12, Y11, Y6
+	VMOVUPS      32(R12), Y12
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y7
+	VMOVUPS      64(R12), Y12
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y8
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
 	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti3_c3_key
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti3_c3_pair
+
+bmulti3_c3_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R10
+	IMULQ        R10, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti3_c3_keys_done
+	VBROADCASTSS (AX), Y9
+	VBROADCASTSS (AX)(R9*1), Y10
+	VBROADCASTSS (AX)(R9*2), Y11
+	VMOVUPS      (R12), Y12
+	VFMADD231PS  Y12, Y9, Y0
+	VFMADD231PS  Y12, Y10, Y3
+	VFMADD231PS  Y12, Y11, Y6
+	VMOVUPS      32(R12), Y12
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y7
+	VMOVUPS      64(R12), Y12
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y8
 
 bmulti3_c3_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
 	VMOVUPS Y2, 64(DX)
@@ -1893,27 +2107,58 @@ bmulti3_c1:
 	VMOVUPS (DX), Y0
 	VMOVUPS (DX)(R8*1), Y1
 	VMOVUPS (DX)(R8*2), Y2
-	MOVQ    AX, R10
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
 	MOVQ    SI, R11
-	MOVQ    CX, R12
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
 	LEAQ    (R9)(R9*2), R13
 
-bmulti3_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti3_c1_keys_done
-	VBROADCASTSS (R10), Y3
-	VBROADCASTSS (R10)(R9*1), Y4
-	VBROADCASTSS (R10)(R9*2), Y5
+bmulti3_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti3_c1_odd
+	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (CX)(R9*1), Y4
+	VBROADCASTSS (CX)(R9*2), Y5
 	VMOVUPS      (R11), Y6
 	VFMADD231PS  Y6, Y3, Y0
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y2
-	ADDQ         $0x04, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VBROADCASTSS (AX)(R9*2), Y5
+	VMOVUPS      (R12), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
 	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti3_c1_key
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti3_c1_pair
+
+bmulti3_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R10
+	IMULQ        R10, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti3_c1_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VBROADCASTSS (AX)(R9*2), Y5
+	VMOVUPS      (R12), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
 
 bmulti3_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, (DX)(R8*1)
 	VMOVUPS Y2, (DX)(R8*2)
@@ -1933,25 +2178,58 @@ bmulti3_c1_next:
 	VMASKMOVPS (DX), Y0, Y1
 	VMASKMOVPS (DX)(R8*1), Y0, Y2
 	VMASKMOVPS (DX)(R8*2), Y0, Y3
-	MOVQ       SI, BX
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
 	LEAQ       (R9)(R9*2), SI
 
-bmulti3_tail_key:
-	TESTQ        CX, CX
+bmulti3_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti3_tail_odd
+	VBROADCASTSS (CX), Y4
+	VBROADCASTSS (CX)(R9*1), Y5
+	VBROADCASTSS (CX)(R9*2), Y6
+	VMASKMOVPS   (R10), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VMASKMOVPS   (R11), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti3_tail_pair
+
+bmulti3_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, BX
+	IMULQ        BX, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
 	JZ           bmulti3_tail_keys_done
 	VBROADCASTSS (AX), Y4
 	VBROADCASTSS (AX)(R9*1), Y5
 	VBROADCASTSS (AX)(R9*2), Y6
-	VMASKMOVPS   (BX), Y0, Y7
+	VMASKMOVPS   (R11), Y0, Y7
 	VFMADD231PS  Y7, Y4, Y1
 	VFMADD231PS  Y7, Y5, Y2
 	VFMADD231PS  Y7, Y6, Y3
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti3_tail_key
 
 bmulti3_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
 	VMASKMOVPS Y3, Y0, (DX)(R8*2)
@@ -1984,18 +2262,37 @@ bmulti4_c2:
 	VMOVUPS 32(DX)(R8*2), Y5
 	VMOVUPS (DX)(R10*1), Y6
 	VMOVUPS 32(DX)(R10*1), Y7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
 
-bmulti4_c2_key:
-	TESTQ        R13, R13
-	JZ           bmulti4_c2_keys_done
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS (R11)(R9*1), Y9
-	VBROADCASTSS (R11)(R9*2), Y10
-	VBROADCASTSS (R11)(R14*1), Y11
+bmulti4_c2_pair:
+	TESTQ        R10, R10
+	JZ           bmulti4_c2_odd
+	VBROADCASTSS (CX), Y8
+	VBROADCASTSS (CX)(R9*1), Y9
+	VBROADCASTSS (CX)(R9*2), Y10
+	VBROADCASTSS (CX)(R13*1), Y11
+	VMOVUPS      (R11), Y12
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y6
+	VMOVUPS      32(R11), Y12
+	VFMADD231PS  Y12, Y8, Y1
+	VFMADD231PS  Y12, Y9, Y3
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y7
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VBROADCASTSS (AX)(R9*2), Y10
+	VBROADCASTSS (AX)(R13*1), Y11
 	VMOVUPS      (R12), Y12
 	VFMADD231PS  Y12, Y8, Y0
 	VFMADD231PS  Y12, Y9, Y2
@@ -2006,12 +2303,36 @@ bmulti4_c2_key:
 	VFMADD231PS  Y12, Y9, Y3
 	VFMADD231PS  Y12, Y10, Y5
 	VFMADD231PS  Y12, Y11, Y7
-	ADDQ         $0x04, R11
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
 	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti4_c2_key
+	DECQ         R10
+	JMP          bmulti4_c2_pair
+
+bmulti4_c2_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti4_c2_keys_done
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VBROADCASTSS (AX)(R9*2), Y10
+	VBROADCASTSS (AX)(R13*1), Y11
+	VMOVUPS      (R12), Y12
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y6
+	VMOVUPS      32(R12), Y12
+	VFMADD231PS  Y12, Y8, Y1
+	VFMADD231PS  Y12, Y9, Y3
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y7
 
 bmulti4_c2_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, 32(DX)
 	VMOVUPS Y2, (DX)(R8*1)
@@ -2034,29 +2355,62 @@ bmulti4_c1:
 	VMOVUPS (DX)(R8*1), Y1
 	VMOVUPS (DX)(R8*2), Y2
 	VMOVUPS (DX)(R10*1), Y3
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
 
-bmulti4_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti4_c1_keys_done
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS (R11)(R9*1), Y5
-	VBROADCASTSS (R11)(R9*2), Y6
-	VBROADCASTSS (R11)(R14*1), Y7
+bmulti4_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti4_c1_odd
+	VBROADCASTSS (CX), Y4
+	VBROADCASTSS (CX)(R9*1), Y5
+	VBROADCASTSS (CX)(R9*2), Y6
+	VBROADCASTSS (CX)(R13*1), Y7
+	VMOVUPS      (R11), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VBROADCASTSS (AX)(R13*1), Y7
 	VMOVUPS      (R12), Y8
 	VFMADD231PS  Y8, Y4, Y0
 	VFMADD231PS  Y8, Y5, Y1
 	VFMADD231PS  Y8, Y6, Y2
 	VFMADD231PS  Y8, Y7, Y3
-	ADDQ         $0x04, R11
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
 	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti4_c1_key
+	DECQ         R10
+	JMP          bmulti4_c1_pair
+
+bmulti4_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti4_c1_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VBROADCASTSS (AX)(R13*1), Y7
+	VMOVUPS      (R12), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
 
 bmulti4_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
 	VMOVUPS Y0, (DX)
 	VMOVUPS Y1, (DX)(R8*1)
 	VMOVUPS Y2, (DX)(R8*2)
@@ -2078,31 +2432,66 @@ bmulti4_c1_next:
 	VMASKMOVPS (DX)(R8*1), Y0, Y2
 	VMASKMOVPS (DX)(R8*2), Y0, Y3
 	VMASKMOVPS (DX)(BX*1), Y0, Y4
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R10
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
+	LEAQ       (R9)(R9*2), SI
 
-bmulti4_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti4_tail_keys_done
-	VBROADCASTSS (AX), Y5
-	VBROADCASTSS (AX)(R9*1), Y6
-	VBROADCASTSS (AX)(R9*2), Y7
-	VBROADCASTSS (AX)(R10*1), Y8
-	VMASKMOVPS   (SI), Y0, Y9
+bmulti4_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti4_tail_odd
+	VBROADCASTSS (CX), Y5
+	VBROADCASTSS (CX)(R9*1), Y6
+	VBROADCASTSS (CX)(R9*2), Y7
+	VBROADCASTSS (CX)(SI*1), Y8
+	VMASKMOVPS   (R10), Y0, Y9
 	VFMADD231PS  Y9, Y5, Y1
 	VFMADD231PS  Y9, Y6, Y2
 	VFMADD231PS  Y9, Y7, Y3
 	VFMADD231PS  Y9, Y8, Y4
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(SI*1), Y8
+	VMASKMOVPS   (R11), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+	ADDQ         $0x04, CX
 	ADDQ         $0x04, AX
-	ADDQ         DI, SI
-	DECQ         CX
-	JMP          bmulti4_tail_key
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti4_tail_pair
+
+bmulti4_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti4_tail_keys_done
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(SI*1), Y8
+	VMASKMOVPS   (R11), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
 
 bmulti4_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
 	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	VMASKMOVPS Y4, Y0, (DX)(BX*1)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
 
 bmulti_done:
 	VZEROUPPER

@@ -462,3 +462,41 @@ func TestKernelsLarge(t *testing.T) {
 		}
 	})
 }
+
+// The multi-row kernels give each row the bits the one-row kernels give
+// it, whatever the row count and the row's place among the rows: the
+// blend for any number of keys, the scores for keys in whole groups of
+// eight (the last keys of other counts are summed in another order). So
+// one computation may take some rows through each, as AttendMany's tiled
+// path and Batched's decode step do.
+func TestMultiKernelsMatchOneRow(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(61)
+		for _, d := range []int{1, 5, 8, 13, 16, 24, 31, 64, 65, 100, 128, 131} {
+			for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 16, 31, 64, 65, 200} {
+				for rows := 1; rows <= 4; rows++ {
+					stride := d + r.IntN(3)
+					kv := testutil.Floats(r, max(0, (n-1)*stride+d), 2)
+					q, w := testutil.Floats(r, rows*d, 2), testutil.Floats(r, rows*n, 1)
+					acc := testutil.Floats(r, rows*d, 1)
+					one := append([]float32(nil), acc...)
+					blendRowsMulti(acc, w, kv, stride, rows)
+					for i := range rows {
+						blendRows(one[i*d:(i+1)*d], w[i*n:(i+1)*n], kv, stride)
+					}
+					what := fmt.Sprintf("d=%d n=%d rows=%d", d, n, rows)
+					identical(t, what+": blendRowsMulti", acc, one)
+					if n%8 != 0 {
+						continue
+					}
+					dst, want := make([]float32, rows*n), make([]float32, rows*n)
+					scoreRowsMulti(dst, kv, stride, q, rows)
+					for i := range rows {
+						scoreRows(want[i*n:(i+1)*n], kv, stride, q[i*d:(i+1)*d])
+					}
+					identical(t, what+": scoreRowsMulti", dst, want)
+				}
+			}
+		}
+	})
+}

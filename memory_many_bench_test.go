@@ -13,11 +13,12 @@ import (
 // call, mode=loop the same work as B Attend calls. Both report GB/s of the
 // K and V bytes read once (8·T·d per step), so the loop's figure is what a
 // single pass would have to reach, and the ratio of the two is the
-// speedup; GFLOP/s count 4·T·d per beam.
+// speedup; GFLOP/s count 4·T·d per beam. K+V take 1 MiB at T = 1024 (L2),
+// 8 MiB at 8192 (L3) and 64 MiB at 65536, more than a 32 MiB L3 holds.
 func BenchmarkAttendMany(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
-		for _, beams := range []int{1, 4, 8, 16} {
-			for _, T := range []int{1024, 8192} {
+		for _, beams := range []int{1, 2, 4, 8, 16} {
+			for _, T := range []int{1024, 8192, 65536} {
 				const d = 128
 				for _, mode := range []string{"loop", "many"} {
 					name := fmt.Sprintf("score=scaled-dot/beams=%d/T=%d/d=%d/mode=%s", beams, T, d, mode)

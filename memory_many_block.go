@@ -40,15 +40,8 @@ type blockPass struct {
 // blockWidth returns the width of the rows the block kernels dot the
 // queries with, or 0 if the scorer's scores are not such dot products.
 func (m *Memory) blockWidth() int {
-	switch m.scorer.(type) {
-	case dotScorer:
-		return m.keys.cols
-	case generalScorer:
-		if m.keys.cols > 0 {
-			return m.projCols
-		}
-	}
-	return 0
+	_, _, d := m.dotRows()
+	return d
 }
 
 // blockable reports whether the block kernels can take the Memory's keys:
@@ -80,10 +73,11 @@ func (m *Memory) attendBlocks(ctx, weights []float32, queries Matrix, ws *Worksp
 
 // newBlockPass returns the settings of the Memory's block passes.
 func (m *Memory) newBlockPass() blockPass {
-	d, dv := m.blockWidth(), m.values.cols
-	p := blockPass{k: m.proj, ks: m.projCols, d: d, dv: dv, T: m.keys.rows, f: 1}
+	k, ks, d := m.dotRows()
+	dv := m.values.cols
+	p := blockPass{k: k, ks: ks, d: d, dv: dv, T: m.keys.rows, f: 1}
 	if s, ok := m.scorer.(dotScorer); ok {
-		p.k, p.ks, p.f = m.keys.rowsFrom(0), m.keys.stride, s.factor(d)
+		p.f = s.factor(d)
 	}
 	p.tile = min(manyBlockTile, max(1, manyBlockBudget/max(d, dv)))
 	p.run = max(8, manyBlendBytes/(4*dv))

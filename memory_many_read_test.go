@@ -13,7 +13,8 @@ import (
 // both paths (2, 9 and 17 queries) and every implementation, and the
 // results still match the oracle. The pattern repeats keptPattern three
 // times, 243 keys: runs of kept keys end just before a masked row, and
-// across the edges of the 128-key tiles.
+// across the edges of the 128-key tiles of the block path and, with rows
+// of 512 and 1000 floats, of the multi-row kernels' tiles of 64 and 40.
 func TestAttendManyNeverReadsMasked(t *testing.T) {
 	if !testutil.GuardSupported {
 		t.Skip("guard pages need mmap (unix)")
@@ -24,28 +25,30 @@ func TestAttendManyNeverReadsMasked(t *testing.T) {
 		r := testutil.Rand(58)
 		for _, kind := range kinds {
 			for _, n := range []int{2, 9, 17} {
-				for _, valid := range []int{T, T - 30, 0} {
-					dq, dk, dv, da := 6, 9, 13, 5
-					if isDot(kind) {
-						dq = dk
+				for _, dims := range [][4]int{{6, 9, 13, 5}, {7, 512, 1000, 5}} {
+					for _, valid := range []int{T, T - 30, 0} {
+						dq, dk, dv, da := dims[0], dims[1], dims[2], dims[3]
+						if isDot(kind) {
+							dq = dk
+						}
+						p, err := sizedProblem(t, r, kind, T, dq, dk, dv, da, 0)
+						if err != nil {
+							t.Fatal(err)
+						}
+						keep := make([]bool, T)
+						for i := range keep {
+							keep[i] = pattern[i] == 'k'
+						}
+						p.withKeep(keep)
+						p.withValid(valid)
+						masked := func(i int) bool { return i >= valid || !keep[i] }
+						p.keys, p.ref.Keys = guardedRows(t, p.ref.Keys, dk, masked)
+						p.values, p.ref.Values = guardedRows(t, p.ref.Values, dv, masked)
+						q, rows := strided(t, r, n, dq, 1, 3)
+						c := manyCase{p: p, queries: q, rows: rows}
+						name := fmt.Sprintf("%s n=%d dk=%d valid=%d", p.scorer, n, dk, valid)
+						readsNoHiddenPage(t, name, p.keys, p.values, func() { c.check(t, name) })
 					}
-					p, err := sizedProblem(t, r, kind, T, dq, dk, dv, da, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					keep := make([]bool, T)
-					for i := range keep {
-						keep[i] = pattern[i] == 'k'
-					}
-					p.withKeep(keep)
-					p.withValid(valid)
-					masked := func(i int) bool { return i >= valid || !keep[i] }
-					p.keys, p.ref.Keys = guardedRows(t, p.ref.Keys, dk, masked)
-					p.values, p.ref.Values = guardedRows(t, p.ref.Values, dv, masked)
-					q, rows := strided(t, r, n, dq, 1, 3)
-					c := manyCase{p: p, queries: q, rows: rows}
-					name := fmt.Sprintf("%s n=%d valid=%d", p.scorer, n, valid)
-					readsNoHiddenPage(t, name, p.keys, p.values, func() { c.check(t, name) })
 				}
 			}
 		}

@@ -180,20 +180,23 @@ func TestAttendManyAllocatesNothing(t *testing.T) {
 }
 
 // A query's results are the same bits whatever the other queries hold and
-// wherever it sits among the queries its path takes together: the first
-// three (tiled path), or the block of sixteen of 17 queries.
+// wherever it sits among the queries its path takes together: on the
+// tiled path, in another group of the multi-row kernels (of three, two or
+// one rows against the first group's four), with keys left over past the
+// last whole group of eight (T = 203); in the block of sixteen of 17
+// queries.
 func TestAttendManyQueriesIndependent(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(56)
 		for _, kind := range kinds {
-			for _, c := range []struct{ n, to int }{{3, 2}, {17, 15}} {
-				mc := newManyCase(t, r, kind, c.n, 200, 12, 12, 10, 6)
+			for _, c := range []struct{ n, to int }{{3, 2}, {7, 6}, {6, 5}, {9, 8}, {17, 15}} {
+				mc := newManyCase(t, r, kind, c.n, 203, 12, 12, 10, 6)
 				mem, err := NewMemory(mc.p.scorer, mc.p.keys, mc.p.values)
 				if err != nil {
 					t.Fatal(err)
 				}
 				run := func() ([]float32, []float32) {
-					ctx, w := make([]float32, c.n*10), make([]float32, c.n*200)
+					ctx, w := make([]float32, c.n*10), make([]float32, c.n*203)
 					if err := mem.AttendMany(ctx, w, mc.queries, nil); err != nil {
 						t.Fatal(err)
 					}
@@ -210,7 +213,7 @@ func TestAttendManyQueriesIndependent(t *testing.T) {
 				ctx2, w2 := run()
 				what := fmt.Sprintf("%s n=%d", mc.p.scorer, c.n)
 				identical(t, what+": ctx", ctx2[c.to*10:(c.to+1)*10], ctx[:10])
-				identical(t, what+": weights", w2[c.to*200:(c.to+1)*200], w[:200])
+				identical(t, what+": weights", w2[c.to*203:(c.to+1)*203], w[:203])
 			}
 		}
 	})

@@ -19,10 +19,10 @@ type manyCase struct {
 }
 
 // manyCounts are the query counts every test runs: none, one (Attend's
-// own path), the tiled path (2 to 10), and the block path on either side
+// own path), the tiled path (2 to 11), and the block path on either side
 // of its threshold and of each block edge, with the queries past the last
-// whole block on the tiled path (17, 33) or in a block (27).
-var manyCounts = []int{0, 1, 2, 3, 7, 8, 9, 10, 11, 15, 16, 17, 27, 33}
+// whole block on the tiled path (17, 27, 33) or in a block (28).
+var manyCounts = []int{0, 1, 2, 3, 7, 8, 9, 10, 11, 12, 15, 16, 17, 27, 28, 33}
 
 func newManyCase(t testing.TB, r *rand.Rand, kind reference.Kind, n, T, dq, dk, dv, da int) manyCase {
 	p := newProblem(t, r, kind, T, dq, dk, dv, da)
@@ -144,8 +144,9 @@ func agreesWithAttend(t *testing.T, what string, mem *Memory, q, ctx, w []float3
 }
 
 // Every scorer, every query count, key counts on either side of the tile
-// edges of both paths (tiles of 128 keys for rows of 64 floats), with and
-// without masks, on every implementation.
+// edges of the block path and of the additive scores (tiles of 128 keys
+// for rows of 64 floats), with and without masks, on every implementation.
+// TestAttendManyTileEdges crosses the multi-row kernels' tiles.
 func TestAttendManyMatchesReference(t *testing.T) {
 	// Every query count at a few key counts; at the tile edges, the counts
 	// around the block path's edges (which keeps the run short enough
@@ -169,6 +170,32 @@ func TestAttendManyMatchesReference(t *testing.T) {
 						c.withMasks(r, T)
 						c.check(t, fmt.Sprintf("%s n=%d T=%d masked valid=%d", c.p.scorer, n, T, c.p.ref.Valid))
 					}
+				}
+			}
+		}
+	})
+}
+
+// The tiled path's multi-row kernels take tiles of at least 128 KiB of
+// rows: 64 keys of 512 floats, 40 of 1000 (K and V of different widths).
+// Key counts on either side of those edges, with runs of attended keys and
+// groups of queries that end inside groups of eight keys, with and without
+// masks.
+func TestAttendManyTileEdges(t *testing.T) {
+	Ts := []int{63, 64, 65, 129, 200}
+	counts := []int{2, 5, 6, 11}
+	if testing.Short() {
+		Ts, counts = []int{65, 129}, []int{2, 6}
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(53)
+		for _, kind := range kinds {
+			for _, T := range Ts {
+				for _, n := range counts {
+					c := newManyCase(t, r, kind, n, T, 7, 512, 1000, 5)
+					c.check(t, fmt.Sprintf("%s n=%d T=%d", c.p.scorer, n, T))
+					c.withMasks(r, T)
+					c.check(t, fmt.Sprintf("%s n=%d T=%d masked valid=%d", c.p.scorer, n, T, c.p.ref.Valid))
 				}
 			}
 		}

@@ -7,28 +7,99 @@ import "math"
 // into tiles small enough to stay in cache, and every query of a chunk is
 // scored against a tile before the next tile is read; the blend then walks
 // the value rows the same way. Each key and value row comes from memory
-// once per chunk of queries, not once per query, and the arithmetic of
-// each query is Attend's.
+// once per chunk of queries, not once per query.
 //
-// It serves fewer than manyBlockMin queries (and the last such queries
-// after the blocks of sixteen), where the block kernels' sixteen lanes
-// would mostly idle, and the additive and concat scorers for any number:
-// their cost is a tanh per key and query, which no sharing of reads
-// removes, while each tile of their projected keys is still read once for
-// the whole chunk.
+// For the dot scorers and general, whose scores are dot products of the
+// prepared queries with rows of the Memory, and for every scorer's blend,
+// a tile goes to the multi-row kernels, which load each key or value row
+// once for up to four queries. The first query of the chunk takes the
+// one-row kernels instead, which stream the tile from memory (scoreRows
+// prefetches ahead from 128 KiB on, blendRows reads V as two streams), and
+// leave it in L2 for the others: the multi-row kernels, faster from cache,
+// stream worse from memory. BenchmarkAttendMany (d = 128) on an AMD EPYC
+// with 1 MiB of L2 per core and 32 MiB of L3, medians of 7 alternating
+// runs, before (every query on the one-row kernels, tiles of 32 KiB),
+// with every query on the multi-row kernels, and with this "hybrid" (both
+// with tiles of 128 KiB):
+//
+//	K and V                  beams  one-row   multi-row  hybrid
+//	1 MiB (T = 1024), warm   2      17.4 µs   11.7 µs    17.2 µs
+//	                         4      30.2      22.0       27.0
+//	                         8      57.2      43.1       47.2
+//	8 MiB (T = 8192), warm   2      144       101        137
+//	                         4      248       173        211
+//	                         8      458       331        376
+//	1 MiB, evicted           2      41.6      54.5       35.7
+//	                         4      56.0      96.7       47.0
+//	                         8      81.9      113        68.1
+//	8 MiB, evicted           2      319       404        257
+//	                         4      431       707        342
+//	                         8      639       861        501
+//	64 MiB (T = 65536)       2      2.73 ms   3.31 ms    2.16 ms
+//	                         4      3.71      5.86       2.82
+//	                         8      5.74      7.12       4.28
+//
+// (warm: K and V stay in L2 or L3 from one step to the next; evicted: 64
+// MiB of other data are touched before each step, as the other layers of
+// a model do between its steps; 64 MiB come from DRAM either way). Every
+// query on the multi-row kernels beat the hybrid by 10-45% while K and V
+// stayed in cache, and lost by up to 2× when they did not; the hybrid
+// matched the one-row kernels or beat them, by up to 1.4×. With two
+// queries the hybrid is the one-row kernels on larger tiles: the second
+// query alone is a group of one, which the multi-row kernels do not serve
+// faster.
+//
+// Every query's scores and contexts are the bits it would get in any other
+// place among the queries: the multi-row kernels give a row what the
+// one-row kernels give it, the blend for any keys, the scores for keys in
+// whole groups of eight (the rest go through scoreRows row by row).
+//
+// The path serves fewer than manyBlockMin queries (and the last such
+// queries after the blocks of sixteen), where the block kernels' sixteen
+// lanes would mostly idle, and the additive and concat scorers for any
+// number: their cost is a tanh per key and query, which no sharing of
+// reads removes, while each tile of their projected keys is still read
+// once for the whole chunk.
 
 // manyChunk is the number of queries a pass of the tiled path takes: it
 // bounds the score rows kept in the workspace when no weights are wanted.
 const manyChunk = 16
 
-// manyTileBytes is about how many bytes of key (or value) rows a tile of
-// the tiled path holds: the tile stays in L1 or L2 while every query of
-// the chunk reads it.
+// manyTileBytes is about how many bytes of key rows a tile of the
+// additive and concat scores holds: the tile stays in L1 or L2 while every
+// query of the chunk reads it.
 const manyTileBytes = 32 << 10
 
-// tiledKeys returns how many keys of rows of width floats make a tile.
+// multiTileBytes is at least how many bytes of key (or value) rows a tile
+// of the multi-row kernels holds: enough for scoreRows to stream them
+// (scoreStreamBytes in asm/amd64), few enough to stay in L2. On the hybrid
+// (see above) with K and V in DRAM, tiles of 32 KiB took 8-13% more time
+// than tiles of 128 KiB and tiles of 64 KiB 3-8% more (2 to 8 queries),
+// tiles of 256 KiB the same; in cache all four sizes ran alike.
+const multiTileBytes = 128 << 10
+
+// multiRows is the most queries one call of the multi-row kernels takes.
+const multiRows = 4
+
+// tiledKeys returns how many keys of rows of width floats make a tile of
+// the additive and concat scores.
 func tiledKeys(width int) int {
 	return min(1024, max(32, manyTileBytes/(4*max(1, width))))
+}
+
+// multiKeys returns how many keys of rows of width floats make a tile of
+// the multi-row kernels: a multiple of eight (so that every call but a
+// run's last covers whole groups of eight) within one call's budget; 0 if
+// the rows have no columns or one row exceeds the budget.
+func multiKeys(width int) int {
+	if width == 0 || width > maxCall {
+		return 0
+	}
+	n := min(2048, ((multiTileBytes+4*width-1)/(4*width)+7)&^7, maxCall/width)
+	if n >= 8 {
+		n &^= 7
+	}
+	return n
 }
 
 // tiledPass is one pass of the tiled path over the keys: rows [i0, i0+R)
@@ -39,6 +110,7 @@ type tiledPass struct {
 	ctx, w []float32 // the chunk's contexts and score rows
 	pq     []float32 // the prepared queries, P floats each
 	tmp    []float32 // the scorer's scratch
+	s      []float32 // the score or weight rows of a call of the multi-row kernels
 }
 
 // attendTiled runs AttendMany's queries through the tiled path, a chunk of
@@ -50,18 +122,41 @@ func (m *Memory) attendTiled(ctx, weights []float32, queries Matrix, ws *Workspa
 	if weights == nil {
 		rows = c * T // T is backed by the value rows: ctx has elements
 	}
-	buf := ws.floats(c*P + m.scratch + rows)
+	ns := 0
+	if c > 1 {
+		_, _, d := m.dotRows()
+		ns = multiRows * min(m.valid, max(multiKeys(d), multiKeys(dv)))
+	}
+	buf := ws.floats(c*P + m.scratch + ns + rows)
 	p := tiledPass{q: queries, pq: buf[:c*P], tmp: buf[c*P : c*P+m.scratch]}
+	p.s, buf = buf[c*P+m.scratch:][:ns], buf[c*P+m.scratch+ns:]
 	for i0 := 0; i0 < n; i0 += c {
 		p.i0, p.R = i0, min(c, n-i0)
 		p.ctx = ctx[i0*dv : (i0+p.R)*dv]
 		if weights != nil {
 			p.w = weights[i0*T : (i0+p.R)*T]
 		} else {
-			p.w = buf[c*P+m.scratch:][:p.R*T]
+			p.w = buf[:p.R*T]
 		}
 		m.tiledRun(&p)
 	}
+}
+
+// dotRows returns the rows whose dot products with the prepared queries
+// are the scores, their stride and their width: the keys for the dot
+// scorers, the projections W·h for general; d = 0 for the other scorers,
+// and for keys of dimension 0.
+func (m *Memory) dotRows() (k []float32, stride, d int) {
+	if m.keys.cols == 0 {
+		return nil, 0, 0
+	}
+	switch m.scorer.(type) {
+	case dotScorer:
+		return m.keys.rowsFrom(0), m.keys.stride, m.keys.cols
+	case generalScorer:
+		return m.proj, m.projCols, m.projCols
+	}
+	return nil, 0, 0
 }
 
 // tiledRun computes the contexts and weights of one pass.
@@ -71,11 +166,15 @@ func (m *Memory) tiledRun(p *tiledPass) {
 		pq, _ := m.scorer.prepare(m, p.q.Row(p.i0+r), p.tmp)
 		copy(p.pq[r*P:(r+1)*P], pq)
 	}
-	tile := tiledKeys(max(m.keys.cols, m.projCols))
-	for j0 := 0; j0 < m.valid; j0 += tile {
-		j1 := min(m.valid, j0+tile)
-		for r := range p.R {
-			m.scoreSpan(p.w[r*T+j0:r*T+j1], j0, p.pq[r*P:(r+1)*P], p.tmp)
+	if _, _, d := m.dotRows(); multiKeys(d) > 0 {
+		m.tiledDots(p)
+	} else {
+		tile := tiledKeys(max(m.keys.cols, m.projCols))
+		for j0 := 0; j0 < m.valid; j0 += tile {
+			j1 := min(m.valid, j0+tile)
+			for r := range p.R {
+				m.scoreSpan(p.w[r*T+j0:r*T+j1], j0, p.pq[r*P:(r+1)*P], p.tmp)
+			}
 		}
 	}
 	var live [manyChunk]bool
@@ -83,6 +182,77 @@ func (m *Memory) tiledRun(p *tiledPass) {
 		live[r] = !math.IsInf(float64(m.softmaxRow(p.w[r*T:(r+1)*T])), -1)
 	}
 	m.tiledBlend(p, live[:p.R])
+}
+
+// tiledDots scores the pass's queries by dot products, a tile at a time:
+// each run of attended keys of the tile goes to scoreRun, and the masked
+// keys between the runs score -Inf. General scores the whole tile, then
+// masks it: it reads only its own projections (zeros for masked keys), and
+// one call over every key costs less than a call per run when the runs
+// are short.
+func (m *Memory) tiledDots(p *tiledPass) {
+	T := m.keys.rows
+	k, ks, d := m.dotRows()
+	_, general := m.scorer.(generalScorer)
+	ninf := float32(math.Inf(-1))
+	tile := multiKeys(d)
+	for j0 := 0; j0 < m.valid; j0 += tile {
+		j1 := min(m.valid, j0+tile)
+		if m.keep == nil || general {
+			m.scoreRun(p, k, ks, d, j0, j1)
+			if m.keep != nil {
+				for r := range p.R {
+					maskScores(p.w[r*T+j0:r*T+j1], m.keep[j0:j1])
+				}
+			}
+			continue
+		}
+		for i := j0; i < j1; {
+			lo, hi := keptRun(m.keep[:j1], i)
+			for r := range p.R {
+				fillWith(p.w[r*T+i:r*T+lo], ninf)
+			}
+			if lo < hi {
+				m.scoreRun(p, k, ks, d, lo, hi)
+			}
+			i = hi
+		}
+	}
+}
+
+// scoreRun sets the scores of keys [lo, hi) for every query of the pass,
+// the rows k of width d, ks apart: the first query's through scoreRows,
+// the others' through scoreRowsMulti in groups of up to four, their last
+// (hi-lo)%8 keys through scoreRows row by row.
+func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
+	T, n := m.keys.rows, (hi-lo)&^7
+	k = k[lo*ks:]
+	scoreRows(p.w[lo:hi], k, ks, p.pq[:d])
+	for r, g := 1, 0; r < p.R; r += g {
+		g = groupOf(p.R - r)
+		if g == 1 {
+			scoreRows(p.w[r*T+lo:r*T+hi], k, ks, p.pq[r*d:(r+1)*d])
+			continue
+		}
+		if n > 0 {
+			s := p.s[:g*n]
+			scoreRowsMulti(s, k, ks, p.pq[r*d:(r+g)*d], g)
+			for i := range g {
+				copy(p.w[(r+i)*T+lo:(r+i)*T+lo+n], s[i*n:(i+1)*n])
+			}
+		}
+		for i := r; i < r+g && lo+n < hi; i++ {
+			scoreRows(p.w[i*T+lo+n:i*T+hi], k[n*ks:], ks, p.pq[i*d:(i+1)*d])
+		}
+	}
+}
+
+// groupOf returns the size of the first group when n rows go in as few
+// groups of at most multiRows as they fill, the sizes differing by at most
+// one (ten rows as 4, 3, 3 instead of 4, 4, 1).
+func groupOf(n int) int {
+	groups := (n + multiRows - 1) / multiRows
+	return (n + groups - 1) / groups
 }
 
 // tiledBlend sets the contexts of a pass from its weights, a tile of value
@@ -94,15 +264,52 @@ func (m *Memory) tiledBlend(p *tiledPass, live []bool) {
 	if dv == 0 {
 		return
 	}
-	tile := tiledKeys(dv)
-	for j0 := 0; j0 < m.valid; j0 += tile {
-		j1 := min(m.valid, j0+tile)
-		for r, ok := range live {
-			if !ok {
-				continue
+	if tile := multiKeys(dv); tile > 0 {
+		for j0 := 0; j0 < m.valid; j0 += tile {
+			j1 := min(m.valid, j0+tile)
+			for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
+				m.blendRun(p, live, lo, hi)
 			}
-			w := p.w[r*T+j0 : r*T+j1]
-			blendKept(p.ctx[r*dv:(r+1)*dv], w, m.values.rowsFrom(j0), m.values.stride, m.keptOf(j0, j1))
 		}
+		return
+	}
+	// Value rows wider than a call's budget: the one-row kernel, whose
+	// front cuts the rows into calls.
+	for r, ok := range live {
+		if ok {
+			blendKept(p.ctx[r*dv:(r+1)*dv], p.w[r*T:r*T+m.valid], m.values.rowsFrom(0), m.values.stride, m.keptOf(0, m.valid))
+		}
+	}
+}
+
+// blendRun adds the weighted value rows of keys [lo, hi), all attended,
+// to the contexts of the live queries: the first one's through blendRows,
+// the others' through blendRowsMulti, in groups of up to four consecutive
+// live queries (blendRows again for a group of one).
+func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
+	T, dv, n := m.keys.rows, m.values.cols, hi-lo
+	v, vs := m.values.rowsFrom(lo), m.values.stride
+	first := true
+	for r := 0; r < len(live); {
+		if !live[r] {
+			r++
+			continue
+		}
+		e := r + 1
+		for e < len(live) && live[e] {
+			e++
+		}
+		g := groupOf(e - r)
+		if first || g == 1 {
+			blendRows(p.ctx[r*dv:(r+1)*dv], p.w[r*T+lo:r*T+hi], v, vs)
+			first, r = false, r+1
+			continue
+		}
+		s := p.s[:g*n]
+		for i := range g {
+			copy(s[i*n:(i+1)*n], p.w[(r+i)*T+lo:(r+i)*T+hi])
+		}
+		blendRowsMulti(p.ctx[r*dv:(r+g)*dv], s, v, vs, g)
+		r += g
 	}
 }

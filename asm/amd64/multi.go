@@ -241,6 +241,12 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 // accumulators stay in registers while the keys stream past: per key, R
 // broadcast weights and C loads of the value row feed R·C FMAs. Then single
 // vectors, then a masked tail.
+//
+// The keys go in blendRowsAVX2's order, as two streams (key i beside key
+// h+i, h = n/2, then the odd last key), so that each row's sums are the
+// bits blendRows gives it: the multi-row and one-row kernels may share the
+// rows of one computation. Two streams also keep more cache misses in
+// flight than one when V comes from memory.
 func genBlendRowsMulti() {
 	for R := 1; R <= 4; R++ {
 		if R == 1 {
@@ -285,66 +291,91 @@ func blendMulti(R int) {
 }
 
 // blendColumns emits the blend of P vectors of columns (one masked vector
-// if mask is not nil) for R rows over every key.
+// if mask is not nil) for R rows over every key. The weights' base and
+// count (m.o, m.n) are reloaded from the arguments after the key loop,
+// which frees their registers for the second stream's pointers.
 func blendColumns(R, P int, m multiShape, db, nb Register, name string, mask VecVirtual) {
-	accs := newRows(m.in, db)
 	a := make([]VecVirtual, R*P)
-	for r := range R {
-		for c := range P {
-			a[r*P+c] = YMM()
-			at := accs.at(r)
-			at.Disp += 32 * c
-			if mask == nil {
-				VMOVUPS(at, a[r*P+c])
-			} else {
-				VMASKMOVPS(at, mask, a[r*P+c])
-			}
-		}
+	for i := range a {
+		a[i] = YMM()
 	}
-	wp, vp, cnt := GP64(), GP64(), GP64()
-	MOVQ(m.o, wp)
-	MOVQ(m.kv, vp)
-	MOVQ(m.n, cnt)
-	w := newRows(wp, nb)
-	key, done := name+"_key", name+"_keys_done"
-	Label(key)
-	TESTQ(cnt, cnt)
-	JZ(LabelRef(done))
-	b := make([]VecVirtual, R)
-	for r := range R {
-		b[r] = YMM()
-		VBROADCASTSS(w.at(r), b[r])
-	}
-	for c := range P {
-		at := Mem{Base: vp, Disp: 32 * c}
-		if R == 1 && mask == nil {
-			VFMADD231PS(at, b[0], a[c])
-			continue
-		}
-		t := YMM()
-		if mask == nil {
-			VMOVUPS(at, t)
-		} else {
-			VMASKMOVPS(at, mask, t)
-		}
+	// The accumulators' row addresses are formed where they move in and
+	// out, and hold no register during the key loop.
+	move := func(load bool) {
+		accs := newRows(m.in, db)
 		for r := range R {
-			VFMADD231PS(t, b[r], a[r*P+c])
-		}
-	}
-	ADDQ(U8(4), wp)
-	ADDQ(m.stride, vp)
-	DECQ(cnt)
-	JMP(LabelRef(key))
-	Label(done)
-	for r := range R {
-		for c := range P {
-			at := accs.at(r)
-			at.Disp += 32 * c
-			if mask == nil {
-				VMOVUPS(a[r*P+c], at)
-			} else {
-				VMASKMOVPS(a[r*P+c], mask, at)
+			for c := range P {
+				at := accs.at(r)
+				at.Disp += 32 * c
+				switch {
+				case load && mask == nil:
+					VMOVUPS(at, a[r*P+c])
+				case load:
+					VMASKMOVPS(at, mask, a[r*P+c])
+				case mask == nil:
+					VMOVUPS(a[r*P+c], at)
+				default:
+					VMASKMOVPS(a[r*P+c], mask, at)
+				}
 			}
 		}
 	}
+	move(true)
+	// Stream 0 walks keys [0, h), stream 1 keys [h, 2h) and then the odd
+	// last key 2h.
+	w0, w1, v0, v1, cnt := GP64(), GP64(), GP64(), GP64(), GP64()
+	MOVQ(m.n, cnt)
+	SHRQ(U8(1), cnt)
+	MOVQ(m.o, w0)
+	LEAQ(Mem{Base: m.o, Index: cnt, Scale: 4}, w1)
+	MOVQ(m.kv, v0)
+	MOVQ(cnt, v1)
+	IMULQ(m.stride, v1)
+	ADDQ(m.kv, v1)
+	s3 := GP64()
+	LEAQ(Mem{Base: nb, Index: nb, Scale: 2}, s3)
+	add := func(w rowRegs, vp Register) {
+		b := make([]VecVirtual, R)
+		for r := range R {
+			b[r] = YMM()
+			VBROADCASTSS(w.at(r), b[r])
+		}
+		for c := range P {
+			at := Mem{Base: vp, Disp: 32 * c}
+			if R == 1 && mask == nil {
+				VFMADD231PS(at, b[0], a[c])
+				continue
+			}
+			t := YMM()
+			if mask == nil {
+				VMOVUPS(at, t)
+			} else {
+				VMASKMOVPS(at, mask, t)
+			}
+			for r := range R {
+				VFMADD231PS(t, b[r], a[r*P+c])
+			}
+		}
+	}
+	pair, done := name+"_pair", name+"_keys_done"
+	Label(pair)
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_odd"))
+	add(rowRegs{w0, nb, s3}, v0)
+	add(rowRegs{w1, nb, s3}, v1)
+	ADDQ(U8(4), w0)
+	ADDQ(U8(4), w1)
+	ADDQ(m.stride, v0)
+	ADDQ(m.stride, v1)
+	DECQ(cnt)
+	JMP(LabelRef(pair))
+	Label(name + "_odd")
+	Load(Param("w").Len(), m.n)
+	divConst(m.n, R)
+	TESTQ(U32(1), m.n)
+	JZ(LabelRef(done))
+	add(rowRegs{w1, nb, s3}, v1)
+	Label(done)
+	Load(Param("w").Base(), m.o)
+	move(false)
 }
