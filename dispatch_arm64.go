@@ -131,12 +131,7 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 // it while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below
 // 2^32. Callers keep n·d within one call's budget.
 func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
-	switch active {
-	case implNEON:
-		scoreRowsMultiNEON(dst, k, stride, q, rows)
-	default:
-		scoreRowsMultiGeneric(dst, k, stride, q, rows)
-	}
+	scoreRowsMultiGeneric(dst, k, stride, q, rows)
 }
 
 // blendRowsMulti sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
@@ -145,12 +140,7 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 // it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
 // within one call's budget.
 func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
-	switch active {
-	case implNEON:
-		blendRowsMultiNEON(acc, w, v, stride, rows)
-	default:
-		blendRowsMultiGeneric(acc, w, v, stride, rows)
-	}
+	blendRowsMultiGeneric(acc, w, v, stride, rows)
 }
 
 // maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.

@@ -26,24 +26,6 @@ func axpyNEON(alpha float32, x, y []float32)
 //go:noescape
 func blendRowsNEON(acc, w, v []float32, stride int)
 
-// scoreRowsMultiNEON sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
-// rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
-// query rows, each key row read once, each score the bits scoreRows gives
-// it while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below
-// 2^32. Callers keep n·d within one call's budget.
-//
-//go:noescape
-func scoreRowsMultiNEON(dst, k []float32, stride int, q []float32, rows int)
-
-// blendRowsMultiNEON sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
-// rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
-// rows, each value row read once, each row's sums the bits blendRows gives
-// it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
-// within one call's budget.
-//
-//go:noescape
-func blendRowsMultiNEON(acc, w, v []float32, stride int, rows int)
-
 // maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
 //go:noescape

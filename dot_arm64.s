@@ -449,2155 +449,6 @@ blendRowsNEON_colstore52:
 blendRowsNEON_done53:
 	RET
 
-// func scoreRowsMultiNEON(dst, k []float32, stride int, q []float32, rows int)
-TEXT ·scoreRowsMultiNEON(SB), NOSPLIT, $0-88
-	MOVD dst_base+0(FP), R0
-	MOVD dst_len+8(FP), R10
-	MOVD k_base+24(FP), R8
-	MOVD stride+48(FP), R9
-	MOVD q_base+56(FP), R4
-	MOVD q_len+64(FP), R11
-	MOVD rows+80(FP), R12
-	UDIV R12, R10, R10
-	UDIV R12, R11, R11
-	LSL $2, R9, R9
-	LSL $2, R10, R15
-	ADD R15, R0, R1
-	ADD R15, R1, R2
-	ADD R15, R2, R3
-	LSL $2, R11, R15
-	ADD R15, R4, R5
-	ADD R15, R5, R6
-	ADD R15, R6, R7
-	CMP $1, R12
-	BEQ scoreRowsMultiNEON_rows1_54
-	CMP $2, R12
-	BEQ scoreRowsMultiNEON_rows2_55
-	CMP $3, R12
-	BEQ scoreRowsMultiNEON_rows3_56
-	B scoreRowsMultiNEON_rows4_57
-scoreRowsMultiNEON_rows1_54:
-	AND $3, R11, R12
-	SUB R12, R11, R14
-	LSL $2, R14, R14
-	CBZ R12, scoreRowsMultiNEON_noqt58
-	ADD R14, R4, R15
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R15), V28.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll59
-	ADD $4, R15, R16
-	VLD1 (R16), V28.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll59
-	ADD $8, R15, R16
-	VLD1 (R16), V28.S[2]
-scoreRowsMultiNEON_ll59:
-scoreRowsMultiNEON_noqt58:
-scoreRowsMultiNEON_k8_60:
-	CMP $8, R10
-	BLT scoreRowsMultiNEON_next61
-	MOVD R8, R17
-	ADD R9, R17, R19
-	ADD R9, R19, R20
-	ADD R9, R20, R21
-	ADD R9, R21, R22
-	ADD R9, R22, R23
-	ADD R9, R23, R24
-	ADD R9, R24, R25
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail63
-scoreRowsMultiNEON_chunk62:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VLD1.P 16(R19), [V17.S4]
-	VFMLA V17.S4, V24.S4, V1.S4
-	VLD1.P 16(R20), [V18.S4]
-	VFMLA V18.S4, V24.S4, V2.S4
-	VLD1.P 16(R21), [V19.S4]
-	VFMLA V19.S4, V24.S4, V3.S4
-	VLD1.P 16(R22), [V20.S4]
-	VFMLA V20.S4, V24.S4, V4.S4
-	VLD1.P 16(R23), [V21.S4]
-	VFMLA V21.S4, V24.S4, V5.S4
-	VLD1.P 16(R24), [V22.S4]
-	VFMLA V22.S4, V24.S4, V6.S4
-	VLD1.P 16(R25), [V23.S4]
-	VFMLA V23.S4, V24.S4, V7.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk62
-	SUB R14, R4, R4
-scoreRowsMultiNEON_tail63:
-	CBZ R12, scoreRowsMultiNEON_reduce64
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll65
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll65
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll65:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VEOR V17.B16, V17.B16, V17.B16
-	VLD1 (R19), V17.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll66
-	ADD $4, R19, R15
-	VLD1 (R15), V17.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll66
-	ADD $8, R19, R15
-	VLD1 (R15), V17.S[2]
-scoreRowsMultiNEON_ll66:
-	VFMLA V17.S4, V28.S4, V1.S4
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R20), V18.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll67
-	ADD $4, R20, R15
-	VLD1 (R15), V18.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll67
-	ADD $8, R20, R15
-	VLD1 (R15), V18.S[2]
-scoreRowsMultiNEON_ll67:
-	VFMLA V18.S4, V28.S4, V2.S4
-	VEOR V19.B16, V19.B16, V19.B16
-	VLD1 (R21), V19.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll68
-	ADD $4, R21, R15
-	VLD1 (R15), V19.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll68
-	ADD $8, R21, R15
-	VLD1 (R15), V19.S[2]
-scoreRowsMultiNEON_ll68:
-	VFMLA V19.S4, V28.S4, V3.S4
-	VEOR V20.B16, V20.B16, V20.B16
-	VLD1 (R22), V20.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll69
-	ADD $4, R22, R15
-	VLD1 (R15), V20.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll69
-	ADD $8, R22, R15
-	VLD1 (R15), V20.S[2]
-scoreRowsMultiNEON_ll69:
-	VFMLA V20.S4, V28.S4, V4.S4
-	VEOR V21.B16, V21.B16, V21.B16
-	VLD1 (R23), V21.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll70
-	ADD $4, R23, R15
-	VLD1 (R15), V21.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll70
-	ADD $8, R23, R15
-	VLD1 (R15), V21.S[2]
-scoreRowsMultiNEON_ll70:
-	VFMLA V21.S4, V28.S4, V5.S4
-	VEOR V22.B16, V22.B16, V22.B16
-	VLD1 (R24), V22.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll71
-	ADD $4, R24, R15
-	VLD1 (R15), V22.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll71
-	ADD $8, R24, R15
-	VLD1 (R15), V22.S[2]
-scoreRowsMultiNEON_ll71:
-	VFMLA V22.S4, V28.S4, V6.S4
-	VEOR V23.B16, V23.B16, V23.B16
-	VLD1 (R25), V23.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll72
-	ADD $4, R25, R15
-	VLD1 (R15), V23.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll72
-	ADD $8, R25, R15
-	VLD1 (R15), V23.S[2]
-scoreRowsMultiNEON_ll72:
-	VFMLA V23.S4, V28.S4, V7.S4
-scoreRowsMultiNEON_reduce64:
-	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
-	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	WORD $0x6e25d484 // faddp v4.4s, v4.4s, v5.4s
-	WORD $0x6e27d4c6 // faddp v6.4s, v6.4s, v7.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	VST1.P [V4.S4], 16(R0)
-	ADD R9<<3, R8, R8
-	SUB $8, R10, R10
-	B scoreRowsMultiNEON_k8_60
-scoreRowsMultiNEON_next61:
-scoreRowsMultiNEON_k4_73:
-	CMP $4, R10
-	BLT scoreRowsMultiNEON_next74
-	MOVD R8, R17
-	ADD R9, R17, R19
-	ADD R9, R19, R20
-	ADD R9, R20, R21
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail76
-scoreRowsMultiNEON_chunk75:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VLD1.P 16(R19), [V17.S4]
-	VFMLA V17.S4, V24.S4, V1.S4
-	VLD1.P 16(R20), [V18.S4]
-	VFMLA V18.S4, V24.S4, V2.S4
-	VLD1.P 16(R21), [V19.S4]
-	VFMLA V19.S4, V24.S4, V3.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk75
-	SUB R14, R4, R4
-scoreRowsMultiNEON_tail76:
-	CBZ R12, scoreRowsMultiNEON_reduce77
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll78
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll78
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll78:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VEOR V17.B16, V17.B16, V17.B16
-	VLD1 (R19), V17.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll79
-	ADD $4, R19, R15
-	VLD1 (R15), V17.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll79
-	ADD $8, R19, R15
-	VLD1 (R15), V17.S[2]
-scoreRowsMultiNEON_ll79:
-	VFMLA V17.S4, V28.S4, V1.S4
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R20), V18.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll80
-	ADD $4, R20, R15
-	VLD1 (R15), V18.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll80
-	ADD $8, R20, R15
-	VLD1 (R15), V18.S[2]
-scoreRowsMultiNEON_ll80:
-	VFMLA V18.S4, V28.S4, V2.S4
-	VEOR V19.B16, V19.B16, V19.B16
-	VLD1 (R21), V19.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll81
-	ADD $4, R21, R15
-	VLD1 (R15), V19.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll81
-	ADD $8, R21, R15
-	VLD1 (R15), V19.S[2]
-scoreRowsMultiNEON_ll81:
-	VFMLA V19.S4, V28.S4, V3.S4
-scoreRowsMultiNEON_reduce77:
-	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
-	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	ADD R9<<2, R8, R8
-	SUB $4, R10, R10
-	B scoreRowsMultiNEON_k4_73
-scoreRowsMultiNEON_next74:
-scoreRowsMultiNEON_k1_82:
-	CMP $1, R10
-	BLT scoreRowsMultiNEON_next83
-	MOVD R8, R17
-	VEOR V0.B16, V0.B16, V0.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail85
-scoreRowsMultiNEON_chunk84:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk84
-	SUB R14, R4, R4
-scoreRowsMultiNEON_tail85:
-	CBZ R12, scoreRowsMultiNEON_reduce86
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll87
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll87
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll87:
-	VFMLA V16.S4, V28.S4, V0.S4
-scoreRowsMultiNEON_reduce86:
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R0)
-	ADD R9, R8, R8
-	SUB $1, R10, R10
-	B scoreRowsMultiNEON_k1_82
-scoreRowsMultiNEON_next83:
-	RET
-scoreRowsMultiNEON_rows2_55:
-	AND $3, R11, R12
-	SUB R12, R11, R14
-	LSL $2, R14, R14
-	CBZ R12, scoreRowsMultiNEON_noqt88
-	ADD R14, R4, R15
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R15), V28.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll89
-	ADD $4, R15, R16
-	VLD1 (R16), V28.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll89
-	ADD $8, R15, R16
-	VLD1 (R16), V28.S[2]
-scoreRowsMultiNEON_ll89:
-	ADD R14, R5, R15
-	VEOR V29.B16, V29.B16, V29.B16
-	VLD1 (R15), V29.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll90
-	ADD $4, R15, R16
-	VLD1 (R16), V29.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll90
-	ADD $8, R15, R16
-	VLD1 (R16), V29.S[2]
-scoreRowsMultiNEON_ll90:
-scoreRowsMultiNEON_noqt88:
-scoreRowsMultiNEON_k8_91:
-	CMP $8, R10
-	BLT scoreRowsMultiNEON_next92
-	MOVD R8, R17
-	ADD R9, R17, R19
-	ADD R9, R19, R20
-	ADD R9, R20, R21
-	ADD R9, R21, R22
-	ADD R9, R22, R23
-	ADD R9, R23, R24
-	ADD R9, R24, R25
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	VEOR V12.B16, V12.B16, V12.B16
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-	VEOR V15.B16, V15.B16, V15.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail94
-scoreRowsMultiNEON_chunk93:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R5), [V25.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VFMLA V16.S4, V25.S4, V8.S4
-	VLD1.P 16(R19), [V17.S4]
-	VFMLA V17.S4, V24.S4, V1.S4
-	VFMLA V17.S4, V25.S4, V9.S4
-	VLD1.P 16(R20), [V18.S4]
-	VFMLA V18.S4, V24.S4, V2.S4
-	VFMLA V18.S4, V25.S4, V10.S4
-	VLD1.P 16(R21), [V19.S4]
-	VFMLA V19.S4, V24.S4, V3.S4
-	VFMLA V19.S4, V25.S4, V11.S4
-	VLD1.P 16(R22), [V20.S4]
-	VFMLA V20.S4, V24.S4, V4.S4
-	VFMLA V20.S4, V25.S4, V12.S4
-	VLD1.P 16(R23), [V21.S4]
-	VFMLA V21.S4, V24.S4, V5.S4
-	VFMLA V21.S4, V25.S4, V13.S4
-	VLD1.P 16(R24), [V22.S4]
-	VFMLA V22.S4, V24.S4, V6.S4
-	VFMLA V22.S4, V25.S4, V14.S4
-	VLD1.P 16(R25), [V23.S4]
-	VFMLA V23.S4, V24.S4, V7.S4
-	VFMLA V23.S4, V25.S4, V15.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk93
-	SUB R14, R4, R4
-	SUB R14, R5, R5
-scoreRowsMultiNEON_tail94:
-	CBZ R12, scoreRowsMultiNEON_reduce95
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll96
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll96
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll96:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VFMLA V16.S4, V29.S4, V8.S4
-	VEOR V17.B16, V17.B16, V17.B16
-	VLD1 (R19), V17.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll97
-	ADD $4, R19, R15
-	VLD1 (R15), V17.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll97
-	ADD $8, R19, R15
-	VLD1 (R15), V17.S[2]
-scoreRowsMultiNEON_ll97:
-	VFMLA V17.S4, V28.S4, V1.S4
-	VFMLA V17.S4, V29.S4, V9.S4
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R20), V18.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll98
-	ADD $4, R20, R15
-	VLD1 (R15), V18.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll98
-	ADD $8, R20, R15
-	VLD1 (R15), V18.S[2]
-scoreRowsMultiNEON_ll98:
-	VFMLA V18.S4, V28.S4, V2.S4
-	VFMLA V18.S4, V29.S4, V10.S4
-	VEOR V19.B16, V19.B16, V19.B16
-	VLD1 (R21), V19.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll99
-	ADD $4, R21, R15
-	VLD1 (R15), V19.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll99
-	ADD $8, R21, R15
-	VLD1 (R15), V19.S[2]
-scoreRowsMultiNEON_ll99:
-	VFMLA V19.S4, V28.S4, V3.S4
-	VFMLA V19.S4, V29.S4, V11.S4
-	VEOR V20.B16, V20.B16, V20.B16
-	VLD1 (R22), V20.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll100
-	ADD $4, R22, R15
-	VLD1 (R15), V20.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll100
-	ADD $8, R22, R15
-	VLD1 (R15), V20.S[2]
-scoreRowsMultiNEON_ll100:
-	VFMLA V20.S4, V28.S4, V4.S4
-	VFMLA V20.S4, V29.S4, V12.S4
-	VEOR V21.B16, V21.B16, V21.B16
-	VLD1 (R23), V21.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll101
-	ADD $4, R23, R15
-	VLD1 (R15), V21.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll101
-	ADD $8, R23, R15
-	VLD1 (R15), V21.S[2]
-scoreRowsMultiNEON_ll101:
-	VFMLA V21.S4, V28.S4, V5.S4
-	VFMLA V21.S4, V29.S4, V13.S4
-	VEOR V22.B16, V22.B16, V22.B16
-	VLD1 (R24), V22.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll102
-	ADD $4, R24, R15
-	VLD1 (R15), V22.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll102
-	ADD $8, R24, R15
-	VLD1 (R15), V22.S[2]
-scoreRowsMultiNEON_ll102:
-	VFMLA V22.S4, V28.S4, V6.S4
-	VFMLA V22.S4, V29.S4, V14.S4
-	VEOR V23.B16, V23.B16, V23.B16
-	VLD1 (R25), V23.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll103
-	ADD $4, R25, R15
-	VLD1 (R15), V23.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll103
-	ADD $8, R25, R15
-	VLD1 (R15), V23.S[2]
-scoreRowsMultiNEON_ll103:
-	VFMLA V23.S4, V28.S4, V7.S4
-	VFMLA V23.S4, V29.S4, V15.S4
-scoreRowsMultiNEON_reduce95:
-	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
-	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	WORD $0x6e25d484 // faddp v4.4s, v4.4s, v5.4s
-	WORD $0x6e27d4c6 // faddp v6.4s, v6.4s, v7.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	VST1.P [V4.S4], 16(R0)
-	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
-	WORD $0x6e2bd54a // faddp v10.4s, v10.4s, v11.4s
-	WORD $0x6e2ad508 // faddp v8.4s, v8.4s, v10.4s
-	VST1.P [V8.S4], 16(R1)
-	WORD $0x6e2dd58c // faddp v12.4s, v12.4s, v13.4s
-	WORD $0x6e2fd5ce // faddp v14.4s, v14.4s, v15.4s
-	WORD $0x6e2ed58c // faddp v12.4s, v12.4s, v14.4s
-	VST1.P [V12.S4], 16(R1)
-	ADD R9<<3, R8, R8
-	SUB $8, R10, R10
-	B scoreRowsMultiNEON_k8_91
-scoreRowsMultiNEON_next92:
-scoreRowsMultiNEON_k4_104:
-	CMP $4, R10
-	BLT scoreRowsMultiNEON_next105
-	MOVD R8, R17
-	ADD R9, R17, R19
-	ADD R9, R19, R20
-	ADD R9, R20, R21
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail107
-scoreRowsMultiNEON_chunk106:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R5), [V25.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VFMLA V16.S4, V25.S4, V4.S4
-	VLD1.P 16(R19), [V17.S4]
-	VFMLA V17.S4, V24.S4, V1.S4
-	VFMLA V17.S4, V25.S4, V5.S4
-	VLD1.P 16(R20), [V18.S4]
-	VFMLA V18.S4, V24.S4, V2.S4
-	VFMLA V18.S4, V25.S4, V6.S4
-	VLD1.P 16(R21), [V19.S4]
-	VFMLA V19.S4, V24.S4, V3.S4
-	VFMLA V19.S4, V25.S4, V7.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk106
-	SUB R14, R4, R4
-	SUB R14, R5, R5
-scoreRowsMultiNEON_tail107:
-	CBZ R12, scoreRowsMultiNEON_reduce108
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll109
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll109
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll109:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VFMLA V16.S4, V29.S4, V4.S4
-	VEOR V17.B16, V17.B16, V17.B16
-	VLD1 (R19), V17.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll110
-	ADD $4, R19, R15
-	VLD1 (R15), V17.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll110
-	ADD $8, R19, R15
-	VLD1 (R15), V17.S[2]
-scoreRowsMultiNEON_ll110:
-	VFMLA V17.S4, V28.S4, V1.S4
-	VFMLA V17.S4, V29.S4, V5.S4
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R20), V18.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll111
-	ADD $4, R20, R15
-	VLD1 (R15), V18.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll111
-	ADD $8, R20, R15
-	VLD1 (R15), V18.S[2]
-scoreRowsMultiNEON_ll111:
-	VFMLA V18.S4, V28.S4, V2.S4
-	VFMLA V18.S4, V29.S4, V6.S4
-	VEOR V19.B16, V19.B16, V19.B16
-	VLD1 (R21), V19.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll112
-	ADD $4, R21, R15
-	VLD1 (R15), V19.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll112
-	ADD $8, R21, R15
-	VLD1 (R15), V19.S[2]
-scoreRowsMultiNEON_ll112:
-	VFMLA V19.S4, V28.S4, V3.S4
-	VFMLA V19.S4, V29.S4, V7.S4
-scoreRowsMultiNEON_reduce108:
-	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
-	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	WORD $0x6e25d484 // faddp v4.4s, v4.4s, v5.4s
-	WORD $0x6e27d4c6 // faddp v6.4s, v6.4s, v7.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	VST1.P [V4.S4], 16(R1)
-	ADD R9<<2, R8, R8
-	SUB $4, R10, R10
-	B scoreRowsMultiNEON_k4_104
-scoreRowsMultiNEON_next105:
-scoreRowsMultiNEON_k1_113:
-	CMP $1, R10
-	BLT scoreRowsMultiNEON_next114
-	MOVD R8, R17
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail116
-scoreRowsMultiNEON_chunk115:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R5), [V25.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VFMLA V16.S4, V25.S4, V1.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk115
-	SUB R14, R4, R4
-	SUB R14, R5, R5
-scoreRowsMultiNEON_tail116:
-	CBZ R12, scoreRowsMultiNEON_reduce117
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll118
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll118
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll118:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VFMLA V16.S4, V29.S4, V1.S4
-scoreRowsMultiNEON_reduce117:
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R0)
-	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
-	WORD $0x7e30d821 // faddp s1, v1.2s
-	FMOVS.P F1, 4(R1)
-	ADD R9, R8, R8
-	SUB $1, R10, R10
-	B scoreRowsMultiNEON_k1_113
-scoreRowsMultiNEON_next114:
-	RET
-scoreRowsMultiNEON_rows3_56:
-	AND $3, R11, R12
-	SUB R12, R11, R14
-	LSL $2, R14, R14
-	CBZ R12, scoreRowsMultiNEON_noqt119
-	ADD R14, R4, R15
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R15), V28.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll120
-	ADD $4, R15, R16
-	VLD1 (R16), V28.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll120
-	ADD $8, R15, R16
-	VLD1 (R16), V28.S[2]
-scoreRowsMultiNEON_ll120:
-	ADD R14, R5, R15
-	VEOR V29.B16, V29.B16, V29.B16
-	VLD1 (R15), V29.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll121
-	ADD $4, R15, R16
-	VLD1 (R16), V29.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll121
-	ADD $8, R15, R16
-	VLD1 (R16), V29.S[2]
-scoreRowsMultiNEON_ll121:
-	ADD R14, R6, R15
-	VEOR V30.B16, V30.B16, V30.B16
-	VLD1 (R15), V30.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll122
-	ADD $4, R15, R16
-	VLD1 (R16), V30.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll122
-	ADD $8, R15, R16
-	VLD1 (R16), V30.S[2]
-scoreRowsMultiNEON_ll122:
-scoreRowsMultiNEON_noqt119:
-scoreRowsMultiNEON_k4_123:
-	CMP $4, R10
-	BLT scoreRowsMultiNEON_next124
-	MOVD R8, R17
-	ADD R9, R17, R19
-	ADD R9, R19, R20
-	ADD R9, R20, R21
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail126
-scoreRowsMultiNEON_chunk125:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R5), [V25.S4]
-	VLD1.P 16(R6), [V26.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VFMLA V16.S4, V25.S4, V4.S4
-	VFMLA V16.S4, V26.S4, V8.S4
-	VLD1.P 16(R19), [V17.S4]
-	VFMLA V17.S4, V24.S4, V1.S4
-	VFMLA V17.S4, V25.S4, V5.S4
-	VFMLA V17.S4, V26.S4, V9.S4
-	VLD1.P 16(R20), [V18.S4]
-	VFMLA V18.S4, V24.S4, V2.S4
-	VFMLA V18.S4, V25.S4, V6.S4
-	VFMLA V18.S4, V26.S4, V10.S4
-	VLD1.P 16(R21), [V19.S4]
-	VFMLA V19.S4, V24.S4, V3.S4
-	VFMLA V19.S4, V25.S4, V7.S4
-	VFMLA V19.S4, V26.S4, V11.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk125
-	SUB R14, R4, R4
-	SUB R14, R5, R5
-	SUB R14, R6, R6
-scoreRowsMultiNEON_tail126:
-	CBZ R12, scoreRowsMultiNEON_reduce127
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll128
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll128
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll128:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VFMLA V16.S4, V29.S4, V4.S4
-	VFMLA V16.S4, V30.S4, V8.S4
-	VEOR V17.B16, V17.B16, V17.B16
-	VLD1 (R19), V17.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll129
-	ADD $4, R19, R15
-	VLD1 (R15), V17.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll129
-	ADD $8, R19, R15
-	VLD1 (R15), V17.S[2]
-scoreRowsMultiNEON_ll129:
-	VFMLA V17.S4, V28.S4, V1.S4
-	VFMLA V17.S4, V29.S4, V5.S4
-	VFMLA V17.S4, V30.S4, V9.S4
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R20), V18.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll130
-	ADD $4, R20, R15
-	VLD1 (R15), V18.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll130
-	ADD $8, R20, R15
-	VLD1 (R15), V18.S[2]
-scoreRowsMultiNEON_ll130:
-	VFMLA V18.S4, V28.S4, V2.S4
-	VFMLA V18.S4, V29.S4, V6.S4
-	VFMLA V18.S4, V30.S4, V10.S4
-	VEOR V19.B16, V19.B16, V19.B16
-	VLD1 (R21), V19.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll131
-	ADD $4, R21, R15
-	VLD1 (R15), V19.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll131
-	ADD $8, R21, R15
-	VLD1 (R15), V19.S[2]
-scoreRowsMultiNEON_ll131:
-	VFMLA V19.S4, V28.S4, V3.S4
-	VFMLA V19.S4, V29.S4, V7.S4
-	VFMLA V19.S4, V30.S4, V11.S4
-scoreRowsMultiNEON_reduce127:
-	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
-	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	WORD $0x6e25d484 // faddp v4.4s, v4.4s, v5.4s
-	WORD $0x6e27d4c6 // faddp v6.4s, v6.4s, v7.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	VST1.P [V4.S4], 16(R1)
-	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
-	WORD $0x6e2bd54a // faddp v10.4s, v10.4s, v11.4s
-	WORD $0x6e2ad508 // faddp v8.4s, v8.4s, v10.4s
-	VST1.P [V8.S4], 16(R2)
-	ADD R9<<2, R8, R8
-	SUB $4, R10, R10
-	B scoreRowsMultiNEON_k4_123
-scoreRowsMultiNEON_next124:
-scoreRowsMultiNEON_k1_132:
-	CMP $1, R10
-	BLT scoreRowsMultiNEON_next133
-	MOVD R8, R17
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail135
-scoreRowsMultiNEON_chunk134:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R5), [V25.S4]
-	VLD1.P 16(R6), [V26.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VFMLA V16.S4, V25.S4, V1.S4
-	VFMLA V16.S4, V26.S4, V2.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk134
-	SUB R14, R4, R4
-	SUB R14, R5, R5
-	SUB R14, R6, R6
-scoreRowsMultiNEON_tail135:
-	CBZ R12, scoreRowsMultiNEON_reduce136
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll137
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll137
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll137:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VFMLA V16.S4, V29.S4, V1.S4
-	VFMLA V16.S4, V30.S4, V2.S4
-scoreRowsMultiNEON_reduce136:
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R0)
-	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
-	WORD $0x7e30d821 // faddp s1, v1.2s
-	FMOVS.P F1, 4(R1)
-	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
-	WORD $0x7e30d842 // faddp s2, v2.2s
-	FMOVS.P F2, 4(R2)
-	ADD R9, R8, R8
-	SUB $1, R10, R10
-	B scoreRowsMultiNEON_k1_132
-scoreRowsMultiNEON_next133:
-	RET
-scoreRowsMultiNEON_rows4_57:
-	AND $3, R11, R12
-	SUB R12, R11, R14
-	LSL $2, R14, R14
-	CBZ R12, scoreRowsMultiNEON_noqt138
-	ADD R14, R4, R15
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R15), V28.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll139
-	ADD $4, R15, R16
-	VLD1 (R16), V28.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll139
-	ADD $8, R15, R16
-	VLD1 (R16), V28.S[2]
-scoreRowsMultiNEON_ll139:
-	ADD R14, R5, R15
-	VEOR V29.B16, V29.B16, V29.B16
-	VLD1 (R15), V29.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll140
-	ADD $4, R15, R16
-	VLD1 (R16), V29.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll140
-	ADD $8, R15, R16
-	VLD1 (R16), V29.S[2]
-scoreRowsMultiNEON_ll140:
-	ADD R14, R6, R15
-	VEOR V30.B16, V30.B16, V30.B16
-	VLD1 (R15), V30.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll141
-	ADD $4, R15, R16
-	VLD1 (R16), V30.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll141
-	ADD $8, R15, R16
-	VLD1 (R16), V30.S[2]
-scoreRowsMultiNEON_ll141:
-	ADD R14, R7, R15
-	VEOR V31.B16, V31.B16, V31.B16
-	VLD1 (R15), V31.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll142
-	ADD $4, R15, R16
-	VLD1 (R16), V31.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll142
-	ADD $8, R15, R16
-	VLD1 (R16), V31.S[2]
-scoreRowsMultiNEON_ll142:
-scoreRowsMultiNEON_noqt138:
-scoreRowsMultiNEON_k4_143:
-	CMP $4, R10
-	BLT scoreRowsMultiNEON_next144
-	MOVD R8, R17
-	ADD R9, R17, R19
-	ADD R9, R19, R20
-	ADD R9, R20, R21
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	VEOR V12.B16, V12.B16, V12.B16
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-	VEOR V15.B16, V15.B16, V15.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail146
-scoreRowsMultiNEON_chunk145:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R5), [V25.S4]
-	VLD1.P 16(R6), [V26.S4]
-	VLD1.P 16(R7), [V27.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VFMLA V16.S4, V25.S4, V4.S4
-	VFMLA V16.S4, V26.S4, V8.S4
-	VFMLA V16.S4, V27.S4, V12.S4
-	VLD1.P 16(R19), [V17.S4]
-	VFMLA V17.S4, V24.S4, V1.S4
-	VFMLA V17.S4, V25.S4, V5.S4
-	VFMLA V17.S4, V26.S4, V9.S4
-	VFMLA V17.S4, V27.S4, V13.S4
-	VLD1.P 16(R20), [V18.S4]
-	VFMLA V18.S4, V24.S4, V2.S4
-	VFMLA V18.S4, V25.S4, V6.S4
-	VFMLA V18.S4, V26.S4, V10.S4
-	VFMLA V18.S4, V27.S4, V14.S4
-	VLD1.P 16(R21), [V19.S4]
-	VFMLA V19.S4, V24.S4, V3.S4
-	VFMLA V19.S4, V25.S4, V7.S4
-	VFMLA V19.S4, V26.S4, V11.S4
-	VFMLA V19.S4, V27.S4, V15.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk145
-	SUB R14, R4, R4
-	SUB R14, R5, R5
-	SUB R14, R6, R6
-	SUB R14, R7, R7
-scoreRowsMultiNEON_tail146:
-	CBZ R12, scoreRowsMultiNEON_reduce147
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll148
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll148
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll148:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VFMLA V16.S4, V29.S4, V4.S4
-	VFMLA V16.S4, V30.S4, V8.S4
-	VFMLA V16.S4, V31.S4, V12.S4
-	VEOR V17.B16, V17.B16, V17.B16
-	VLD1 (R19), V17.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll149
-	ADD $4, R19, R15
-	VLD1 (R15), V17.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll149
-	ADD $8, R19, R15
-	VLD1 (R15), V17.S[2]
-scoreRowsMultiNEON_ll149:
-	VFMLA V17.S4, V28.S4, V1.S4
-	VFMLA V17.S4, V29.S4, V5.S4
-	VFMLA V17.S4, V30.S4, V9.S4
-	VFMLA V17.S4, V31.S4, V13.S4
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R20), V18.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll150
-	ADD $4, R20, R15
-	VLD1 (R15), V18.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll150
-	ADD $8, R20, R15
-	VLD1 (R15), V18.S[2]
-scoreRowsMultiNEON_ll150:
-	VFMLA V18.S4, V28.S4, V2.S4
-	VFMLA V18.S4, V29.S4, V6.S4
-	VFMLA V18.S4, V30.S4, V10.S4
-	VFMLA V18.S4, V31.S4, V14.S4
-	VEOR V19.B16, V19.B16, V19.B16
-	VLD1 (R21), V19.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll151
-	ADD $4, R21, R15
-	VLD1 (R15), V19.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll151
-	ADD $8, R21, R15
-	VLD1 (R15), V19.S[2]
-scoreRowsMultiNEON_ll151:
-	VFMLA V19.S4, V28.S4, V3.S4
-	VFMLA V19.S4, V29.S4, V7.S4
-	VFMLA V19.S4, V30.S4, V11.S4
-	VFMLA V19.S4, V31.S4, V15.S4
-scoreRowsMultiNEON_reduce147:
-	WORD $0x6e21d400 // faddp v0.4s, v0.4s, v1.4s
-	WORD $0x6e23d442 // faddp v2.4s, v2.4s, v3.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	VST1.P [V0.S4], 16(R0)
-	WORD $0x6e25d484 // faddp v4.4s, v4.4s, v5.4s
-	WORD $0x6e27d4c6 // faddp v6.4s, v6.4s, v7.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	VST1.P [V4.S4], 16(R1)
-	WORD $0x6e29d508 // faddp v8.4s, v8.4s, v9.4s
-	WORD $0x6e2bd54a // faddp v10.4s, v10.4s, v11.4s
-	WORD $0x6e2ad508 // faddp v8.4s, v8.4s, v10.4s
-	VST1.P [V8.S4], 16(R2)
-	WORD $0x6e2dd58c // faddp v12.4s, v12.4s, v13.4s
-	WORD $0x6e2fd5ce // faddp v14.4s, v14.4s, v15.4s
-	WORD $0x6e2ed58c // faddp v12.4s, v12.4s, v14.4s
-	VST1.P [V12.S4], 16(R3)
-	ADD R9<<2, R8, R8
-	SUB $4, R10, R10
-	B scoreRowsMultiNEON_k4_143
-scoreRowsMultiNEON_next144:
-scoreRowsMultiNEON_k1_152:
-	CMP $1, R10
-	BLT scoreRowsMultiNEON_next153
-	MOVD R8, R17
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	LSR $2, R11, R13
-	CBZ R13, scoreRowsMultiNEON_tail155
-scoreRowsMultiNEON_chunk154:
-	VLD1.P 16(R4), [V24.S4]
-	VLD1.P 16(R5), [V25.S4]
-	VLD1.P 16(R6), [V26.S4]
-	VLD1.P 16(R7), [V27.S4]
-	VLD1.P 16(R17), [V16.S4]
-	VFMLA V16.S4, V24.S4, V0.S4
-	VFMLA V16.S4, V25.S4, V1.S4
-	VFMLA V16.S4, V26.S4, V2.S4
-	VFMLA V16.S4, V27.S4, V3.S4
-	SUB $1, R13, R13
-	CBNZ R13, scoreRowsMultiNEON_chunk154
-	SUB R14, R4, R4
-	SUB R14, R5, R5
-	SUB R14, R6, R6
-	SUB R14, R7, R7
-scoreRowsMultiNEON_tail155:
-	CBZ R12, scoreRowsMultiNEON_reduce156
-	VEOR V16.B16, V16.B16, V16.B16
-	VLD1 (R17), V16.S[0]
-	CMP $2, R12
-	BLT scoreRowsMultiNEON_ll157
-	ADD $4, R17, R15
-	VLD1 (R15), V16.S[1]
-	CMP $3, R12
-	BLT scoreRowsMultiNEON_ll157
-	ADD $8, R17, R15
-	VLD1 (R15), V16.S[2]
-scoreRowsMultiNEON_ll157:
-	VFMLA V16.S4, V28.S4, V0.S4
-	VFMLA V16.S4, V29.S4, V1.S4
-	VFMLA V16.S4, V30.S4, V2.S4
-	VFMLA V16.S4, V31.S4, V3.S4
-scoreRowsMultiNEON_reduce156:
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R0)
-	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
-	WORD $0x7e30d821 // faddp s1, v1.2s
-	FMOVS.P F1, 4(R1)
-	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
-	WORD $0x7e30d842 // faddp s2, v2.2s
-	FMOVS.P F2, 4(R2)
-	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
-	WORD $0x7e30d863 // faddp s3, v3.2s
-	FMOVS.P F3, 4(R3)
-	ADD R9, R8, R8
-	SUB $1, R10, R10
-	B scoreRowsMultiNEON_k1_152
-scoreRowsMultiNEON_next153:
-	RET
-
-// func blendRowsMultiNEON(acc, w, v []float32, stride int, rows int)
-TEXT ·blendRowsMultiNEON(SB), NOSPLIT, $0-88
-	MOVD acc_base+0(FP), R0
-	MOVD acc_len+8(FP), R11
-	MOVD w_base+24(FP), R4
-	MOVD w_len+32(FP), R10
-	MOVD v_base+48(FP), R8
-	MOVD stride+72(FP), R9
-	MOVD rows+80(FP), R12
-	UDIV R12, R10, R10
-	UDIV R12, R11, R11
-	LSL $2, R9, R9
-	LSL $2, R11, R15
-	ADD R15, R0, R1
-	ADD R15, R1, R2
-	ADD R15, R2, R3
-	LSL $2, R10, R14
-	ADD R14, R4, R5
-	ADD R14, R5, R6
-	ADD R14, R6, R7
-	CMP $1, R12
-	BEQ blendRowsMultiNEON_rows1_158
-	CMP $2, R12
-	BEQ blendRowsMultiNEON_rows2_159
-	CMP $3, R12
-	BEQ blendRowsMultiNEON_rows3_160
-	B blendRowsMultiNEON_rows4_161
-blendRowsMultiNEON_rows1_158:
-blendRowsMultiNEON_c16_162:
-	CMP $64, R11
-	BLT blendRowsMultiNEON_next163
-	MOVD R0, R15
-	VLD1.P 64(R15), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R15), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1 (R15), [V12.S4, V13.S4, V14.S4, V15.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store165
-blendRowsMultiNEON_key164:
-	VLD1R.P 4(R4), [V28.S4]
-	MOVD R16, R17
-	VLD1.P 64(R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VLD1.P 64(R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V4.S4
-	VFMLA V28.S4, V25.S4, V5.S4
-	VFMLA V28.S4, V26.S4, V6.S4
-	VFMLA V28.S4, V27.S4, V7.S4
-	VLD1.P 64(R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V8.S4
-	VFMLA V28.S4, V25.S4, V9.S4
-	VFMLA V28.S4, V26.S4, V10.S4
-	VFMLA V28.S4, V27.S4, V11.S4
-	VLD1 (R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V28.S4, V26.S4, V14.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key164
-blendRowsMultiNEON_store165:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
-	SUB R14, R4, R4
-	ADD $256, R8, R8
-	SUB $64, R11, R11
-	B blendRowsMultiNEON_c16_162
-blendRowsMultiNEON_next163:
-blendRowsMultiNEON_c8_166:
-	CMP $32, R11
-	BLT blendRowsMultiNEON_next167
-	MOVD R0, R15
-	VLD1.P 64(R15), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R15), [V4.S4, V5.S4, V6.S4, V7.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store169
-blendRowsMultiNEON_key168:
-	VLD1R.P 4(R4), [V28.S4]
-	MOVD R16, R17
-	VLD1.P 64(R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VLD1 (R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V4.S4
-	VFMLA V28.S4, V25.S4, V5.S4
-	VFMLA V28.S4, V26.S4, V6.S4
-	VFMLA V28.S4, V27.S4, V7.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key168
-blendRowsMultiNEON_store169:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	SUB R14, R4, R4
-	ADD $128, R8, R8
-	SUB $32, R11, R11
-	B blendRowsMultiNEON_c8_166
-blendRowsMultiNEON_next167:
-blendRowsMultiNEON_c4_170:
-	CMP $16, R11
-	BLT blendRowsMultiNEON_next171
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store173
-blendRowsMultiNEON_key172:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1 (R16), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key172
-blendRowsMultiNEON_store173:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB R14, R4, R4
-	ADD $64, R8, R8
-	SUB $16, R11, R11
-	B blendRowsMultiNEON_c4_170
-blendRowsMultiNEON_next171:
-blendRowsMultiNEON_c2_174:
-	CMP $8, R11
-	BLT blendRowsMultiNEON_next175
-	VLD1 (R0), [V0.S4, V1.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store177
-blendRowsMultiNEON_key176:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1 (R16), [V24.S4, V25.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key176
-blendRowsMultiNEON_store177:
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	SUB R14, R4, R4
-	ADD $32, R8, R8
-	SUB $8, R11, R11
-	B blendRowsMultiNEON_c2_174
-blendRowsMultiNEON_next175:
-blendRowsMultiNEON_c1_178:
-	CMP $4, R11
-	BLT blendRowsMultiNEON_next179
-	VLD1 (R0), [V0.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store181
-blendRowsMultiNEON_key180:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1 (R16), [V24.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key180
-blendRowsMultiNEON_store181:
-	VST1.P [V0.S4], 16(R0)
-	SUB R14, R4, R4
-	ADD $16, R8, R8
-	SUB $4, R11, R11
-	B blendRowsMultiNEON_c1_178
-blendRowsMultiNEON_next179:
-	CBZ R11, blendRowsMultiNEON_done184
-	VEOR V0.B16, V0.B16, V0.B16
-	VLD1 (R0), V0.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll185
-	ADD $4, R0, R15
-	VLD1 (R15), V0.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll185
-	ADD $8, R0, R15
-	VLD1 (R15), V0.S[2]
-blendRowsMultiNEON_ll185:
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_tstore183
-blendRowsMultiNEON_tkey182:
-	VLD1R.P 4(R4), [V28.S4]
-	VEOR V24.B16, V24.B16, V24.B16
-	VLD1 (R16), V24.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll186
-	ADD $4, R16, R15
-	VLD1 (R15), V24.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll186
-	ADD $8, R16, R15
-	VLD1 (R15), V24.S[2]
-blendRowsMultiNEON_ll186:
-	VFMLA V28.S4, V24.S4, V0.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_tkey182
-blendRowsMultiNEON_tstore183:
-	VST1 V0.S[0], (R0)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls187
-	ADD $4, R0, R15
-	VST1 V0.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls187
-	ADD $8, R0, R15
-	VST1 V0.S[2], (R15)
-blendRowsMultiNEON_ls187:
-blendRowsMultiNEON_done184:
-	RET
-blendRowsMultiNEON_rows2_159:
-blendRowsMultiNEON_c8_188:
-	CMP $32, R11
-	BLT blendRowsMultiNEON_next189
-	MOVD R0, R15
-	VLD1.P 64(R15), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R15), [V4.S4, V5.S4, V6.S4, V7.S4]
-	MOVD R1, R15
-	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1 (R15), [V12.S4, V13.S4, V14.S4, V15.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store191
-blendRowsMultiNEON_key190:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	MOVD R16, R17
-	VLD1.P 64(R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V8.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V9.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V29.S4, V26.S4, V10.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VFMLA V29.S4, V27.S4, V11.S4
-	VLD1 (R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V4.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V5.S4
-	VFMLA V29.S4, V25.S4, V13.S4
-	VFMLA V28.S4, V26.S4, V6.S4
-	VFMLA V29.S4, V26.S4, V14.S4
-	VFMLA V28.S4, V27.S4, V7.S4
-	VFMLA V29.S4, V27.S4, V15.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key190
-blendRowsMultiNEON_store191:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	SUB R14, R4, R4
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
-	SUB R14, R5, R5
-	ADD $128, R8, R8
-	SUB $32, R11, R11
-	B blendRowsMultiNEON_c8_188
-blendRowsMultiNEON_next189:
-blendRowsMultiNEON_c4_192:
-	CMP $16, R11
-	BLT blendRowsMultiNEON_next193
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store195
-blendRowsMultiNEON_key194:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1 (R16), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V4.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V5.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V29.S4, V26.S4, V6.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VFMLA V29.S4, V27.S4, V7.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key194
-blendRowsMultiNEON_store195:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB R14, R4, R4
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R1)
-	SUB R14, R5, R5
-	ADD $64, R8, R8
-	SUB $16, R11, R11
-	B blendRowsMultiNEON_c4_192
-blendRowsMultiNEON_next193:
-blendRowsMultiNEON_c2_196:
-	CMP $8, R11
-	BLT blendRowsMultiNEON_next197
-	VLD1 (R0), [V0.S4, V1.S4]
-	VLD1 (R1), [V2.S4, V3.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store199
-blendRowsMultiNEON_key198:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1 (R16), [V24.S4, V25.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V2.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V3.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key198
-blendRowsMultiNEON_store199:
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	SUB R14, R4, R4
-	VST1.P [V2.S4, V3.S4], 32(R1)
-	SUB R14, R5, R5
-	ADD $32, R8, R8
-	SUB $8, R11, R11
-	B blendRowsMultiNEON_c2_196
-blendRowsMultiNEON_next197:
-blendRowsMultiNEON_c1_200:
-	CMP $4, R11
-	BLT blendRowsMultiNEON_next201
-	VLD1 (R0), [V0.S4]
-	VLD1 (R1), [V1.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store203
-blendRowsMultiNEON_key202:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1 (R16), [V24.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V1.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key202
-blendRowsMultiNEON_store203:
-	VST1.P [V0.S4], 16(R0)
-	SUB R14, R4, R4
-	VST1.P [V1.S4], 16(R1)
-	SUB R14, R5, R5
-	ADD $16, R8, R8
-	SUB $4, R11, R11
-	B blendRowsMultiNEON_c1_200
-blendRowsMultiNEON_next201:
-	CBZ R11, blendRowsMultiNEON_done206
-	VEOR V0.B16, V0.B16, V0.B16
-	VLD1 (R0), V0.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll207
-	ADD $4, R0, R15
-	VLD1 (R15), V0.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll207
-	ADD $8, R0, R15
-	VLD1 (R15), V0.S[2]
-blendRowsMultiNEON_ll207:
-	VEOR V1.B16, V1.B16, V1.B16
-	VLD1 (R1), V1.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll208
-	ADD $4, R1, R15
-	VLD1 (R15), V1.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll208
-	ADD $8, R1, R15
-	VLD1 (R15), V1.S[2]
-blendRowsMultiNEON_ll208:
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_tstore205
-blendRowsMultiNEON_tkey204:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VEOR V24.B16, V24.B16, V24.B16
-	VLD1 (R16), V24.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll209
-	ADD $4, R16, R15
-	VLD1 (R15), V24.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll209
-	ADD $8, R16, R15
-	VLD1 (R15), V24.S[2]
-blendRowsMultiNEON_ll209:
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V1.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_tkey204
-blendRowsMultiNEON_tstore205:
-	VST1 V0.S[0], (R0)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls210
-	ADD $4, R0, R15
-	VST1 V0.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls210
-	ADD $8, R0, R15
-	VST1 V0.S[2], (R15)
-blendRowsMultiNEON_ls210:
-	VST1 V1.S[0], (R1)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls211
-	ADD $4, R1, R15
-	VST1 V1.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls211
-	ADD $8, R1, R15
-	VST1 V1.S[2], (R15)
-blendRowsMultiNEON_ls211:
-blendRowsMultiNEON_done206:
-	RET
-blendRowsMultiNEON_rows3_160:
-blendRowsMultiNEON_c8_212:
-	CMP $32, R11
-	BLT blendRowsMultiNEON_next213
-	MOVD R0, R15
-	VLD1.P 64(R15), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R15), [V4.S4, V5.S4, V6.S4, V7.S4]
-	MOVD R1, R15
-	VLD1.P 64(R15), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1 (R15), [V12.S4, V13.S4, V14.S4, V15.S4]
-	MOVD R2, R15
-	VLD1.P 64(R15), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1 (R15), [V20.S4, V21.S4, V22.S4, V23.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store215
-blendRowsMultiNEON_key214:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	MOVD R16, R17
-	VLD1.P 64(R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V8.S4
-	VFMLA V30.S4, V24.S4, V16.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V9.S4
-	VFMLA V30.S4, V25.S4, V17.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V29.S4, V26.S4, V10.S4
-	VFMLA V30.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VFMLA V29.S4, V27.S4, V11.S4
-	VFMLA V30.S4, V27.S4, V19.S4
-	VLD1 (R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V4.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V30.S4, V24.S4, V20.S4
-	VFMLA V28.S4, V25.S4, V5.S4
-	VFMLA V29.S4, V25.S4, V13.S4
-	VFMLA V30.S4, V25.S4, V21.S4
-	VFMLA V28.S4, V26.S4, V6.S4
-	VFMLA V29.S4, V26.S4, V14.S4
-	VFMLA V30.S4, V26.S4, V22.S4
-	VFMLA V28.S4, V27.S4, V7.S4
-	VFMLA V29.S4, V27.S4, V15.S4
-	VFMLA V30.S4, V27.S4, V23.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key214
-blendRowsMultiNEON_store215:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	SUB R14, R4, R4
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R1)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R1)
-	SUB R14, R5, R5
-	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R2)
-	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R2)
-	SUB R14, R6, R6
-	ADD $128, R8, R8
-	SUB $32, R11, R11
-	B blendRowsMultiNEON_c8_212
-blendRowsMultiNEON_next213:
-blendRowsMultiNEON_c4_216:
-	CMP $16, R11
-	BLT blendRowsMultiNEON_next217
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1 (R2), [V8.S4, V9.S4, V10.S4, V11.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store219
-blendRowsMultiNEON_key218:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1 (R16), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V4.S4
-	VFMLA V30.S4, V24.S4, V8.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V5.S4
-	VFMLA V30.S4, V25.S4, V9.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V29.S4, V26.S4, V6.S4
-	VFMLA V30.S4, V26.S4, V10.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VFMLA V29.S4, V27.S4, V7.S4
-	VFMLA V30.S4, V27.S4, V11.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key218
-blendRowsMultiNEON_store219:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB R14, R4, R4
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R1)
-	SUB R14, R5, R5
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R2)
-	SUB R14, R6, R6
-	ADD $64, R8, R8
-	SUB $16, R11, R11
-	B blendRowsMultiNEON_c4_216
-blendRowsMultiNEON_next217:
-blendRowsMultiNEON_c2_220:
-	CMP $8, R11
-	BLT blendRowsMultiNEON_next221
-	VLD1 (R0), [V0.S4, V1.S4]
-	VLD1 (R1), [V2.S4, V3.S4]
-	VLD1 (R2), [V4.S4, V5.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store223
-blendRowsMultiNEON_key222:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1 (R16), [V24.S4, V25.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V2.S4
-	VFMLA V30.S4, V24.S4, V4.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V3.S4
-	VFMLA V30.S4, V25.S4, V5.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key222
-blendRowsMultiNEON_store223:
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	SUB R14, R4, R4
-	VST1.P [V2.S4, V3.S4], 32(R1)
-	SUB R14, R5, R5
-	VST1.P [V4.S4, V5.S4], 32(R2)
-	SUB R14, R6, R6
-	ADD $32, R8, R8
-	SUB $8, R11, R11
-	B blendRowsMultiNEON_c2_220
-blendRowsMultiNEON_next221:
-blendRowsMultiNEON_c1_224:
-	CMP $4, R11
-	BLT blendRowsMultiNEON_next225
-	VLD1 (R0), [V0.S4]
-	VLD1 (R1), [V1.S4]
-	VLD1 (R2), [V2.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store227
-blendRowsMultiNEON_key226:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1 (R16), [V24.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V1.S4
-	VFMLA V30.S4, V24.S4, V2.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key226
-blendRowsMultiNEON_store227:
-	VST1.P [V0.S4], 16(R0)
-	SUB R14, R4, R4
-	VST1.P [V1.S4], 16(R1)
-	SUB R14, R5, R5
-	VST1.P [V2.S4], 16(R2)
-	SUB R14, R6, R6
-	ADD $16, R8, R8
-	SUB $4, R11, R11
-	B blendRowsMultiNEON_c1_224
-blendRowsMultiNEON_next225:
-	CBZ R11, blendRowsMultiNEON_done230
-	VEOR V0.B16, V0.B16, V0.B16
-	VLD1 (R0), V0.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll231
-	ADD $4, R0, R15
-	VLD1 (R15), V0.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll231
-	ADD $8, R0, R15
-	VLD1 (R15), V0.S[2]
-blendRowsMultiNEON_ll231:
-	VEOR V1.B16, V1.B16, V1.B16
-	VLD1 (R1), V1.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll232
-	ADD $4, R1, R15
-	VLD1 (R15), V1.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll232
-	ADD $8, R1, R15
-	VLD1 (R15), V1.S[2]
-blendRowsMultiNEON_ll232:
-	VEOR V2.B16, V2.B16, V2.B16
-	VLD1 (R2), V2.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll233
-	ADD $4, R2, R15
-	VLD1 (R15), V2.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll233
-	ADD $8, R2, R15
-	VLD1 (R15), V2.S[2]
-blendRowsMultiNEON_ll233:
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_tstore229
-blendRowsMultiNEON_tkey228:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VEOR V24.B16, V24.B16, V24.B16
-	VLD1 (R16), V24.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll234
-	ADD $4, R16, R15
-	VLD1 (R15), V24.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll234
-	ADD $8, R16, R15
-	VLD1 (R15), V24.S[2]
-blendRowsMultiNEON_ll234:
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V1.S4
-	VFMLA V30.S4, V24.S4, V2.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_tkey228
-blendRowsMultiNEON_tstore229:
-	VST1 V0.S[0], (R0)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls235
-	ADD $4, R0, R15
-	VST1 V0.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls235
-	ADD $8, R0, R15
-	VST1 V0.S[2], (R15)
-blendRowsMultiNEON_ls235:
-	VST1 V1.S[0], (R1)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls236
-	ADD $4, R1, R15
-	VST1 V1.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls236
-	ADD $8, R1, R15
-	VST1 V1.S[2], (R15)
-blendRowsMultiNEON_ls236:
-	VST1 V2.S[0], (R2)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls237
-	ADD $4, R2, R15
-	VST1 V2.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls237
-	ADD $8, R2, R15
-	VST1 V2.S[2], (R15)
-blendRowsMultiNEON_ls237:
-blendRowsMultiNEON_done230:
-	RET
-blendRowsMultiNEON_rows4_161:
-blendRowsMultiNEON_c6_238:
-	CMP $24, R11
-	BLT blendRowsMultiNEON_next239
-	MOVD R0, R15
-	VLD1.P 64(R15), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R15), [V4.S4, V5.S4]
-	MOVD R1, R15
-	VLD1.P 64(R15), [V6.S4, V7.S4, V8.S4, V9.S4]
-	VLD1 (R15), [V10.S4, V11.S4]
-	MOVD R2, R15
-	VLD1.P 64(R15), [V12.S4, V13.S4, V14.S4, V15.S4]
-	VLD1 (R15), [V16.S4, V17.S4]
-	MOVD R3, R15
-	VLD1.P 64(R15), [V18.S4, V19.S4, V20.S4, V21.S4]
-	VLD1 (R15), [V22.S4, V23.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store241
-blendRowsMultiNEON_key240:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1R.P 4(R7), [V31.S4]
-	MOVD R16, R17
-	VLD1.P 64(R17), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V6.S4
-	VFMLA V30.S4, V24.S4, V12.S4
-	VFMLA V31.S4, V24.S4, V18.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V7.S4
-	VFMLA V30.S4, V25.S4, V13.S4
-	VFMLA V31.S4, V25.S4, V19.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V29.S4, V26.S4, V8.S4
-	VFMLA V30.S4, V26.S4, V14.S4
-	VFMLA V31.S4, V26.S4, V20.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VFMLA V29.S4, V27.S4, V9.S4
-	VFMLA V30.S4, V27.S4, V15.S4
-	VFMLA V31.S4, V27.S4, V21.S4
-	VLD1 (R17), [V24.S4, V25.S4]
-	VFMLA V28.S4, V24.S4, V4.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V30.S4, V24.S4, V16.S4
-	VFMLA V31.S4, V24.S4, V22.S4
-	VFMLA V28.S4, V25.S4, V5.S4
-	VFMLA V29.S4, V25.S4, V11.S4
-	VFMLA V30.S4, V25.S4, V17.S4
-	VFMLA V31.S4, V25.S4, V23.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key240
-blendRowsMultiNEON_store241:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4], 32(R0)
-	SUB R14, R4, R4
-	VST1.P [V6.S4, V7.S4, V8.S4, V9.S4], 64(R1)
-	VST1.P [V10.S4, V11.S4], 32(R1)
-	SUB R14, R5, R5
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R2)
-	VST1.P [V16.S4, V17.S4], 32(R2)
-	SUB R14, R6, R6
-	VST1.P [V18.S4, V19.S4, V20.S4, V21.S4], 64(R3)
-	VST1.P [V22.S4, V23.S4], 32(R3)
-	SUB R14, R7, R7
-	ADD $96, R8, R8
-	SUB $24, R11, R11
-	B blendRowsMultiNEON_c6_238
-blendRowsMultiNEON_next239:
-blendRowsMultiNEON_c4_242:
-	CMP $16, R11
-	BLT blendRowsMultiNEON_next243
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1 (R2), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1 (R3), [V12.S4, V13.S4, V14.S4, V15.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store245
-blendRowsMultiNEON_key244:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1R.P 4(R7), [V31.S4]
-	VLD1 (R16), [V24.S4, V25.S4, V26.S4, V27.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V4.S4
-	VFMLA V30.S4, V24.S4, V8.S4
-	VFMLA V31.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V5.S4
-	VFMLA V30.S4, V25.S4, V9.S4
-	VFMLA V31.S4, V25.S4, V13.S4
-	VFMLA V28.S4, V26.S4, V2.S4
-	VFMLA V29.S4, V26.S4, V6.S4
-	VFMLA V30.S4, V26.S4, V10.S4
-	VFMLA V31.S4, V26.S4, V14.S4
-	VFMLA V28.S4, V27.S4, V3.S4
-	VFMLA V29.S4, V27.S4, V7.S4
-	VFMLA V30.S4, V27.S4, V11.S4
-	VFMLA V31.S4, V27.S4, V15.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key244
-blendRowsMultiNEON_store245:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	SUB R14, R4, R4
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R1)
-	SUB R14, R5, R5
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R2)
-	SUB R14, R6, R6
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R3)
-	SUB R14, R7, R7
-	ADD $64, R8, R8
-	SUB $16, R11, R11
-	B blendRowsMultiNEON_c4_242
-blendRowsMultiNEON_next243:
-blendRowsMultiNEON_c2_246:
-	CMP $8, R11
-	BLT blendRowsMultiNEON_next247
-	VLD1 (R0), [V0.S4, V1.S4]
-	VLD1 (R1), [V2.S4, V3.S4]
-	VLD1 (R2), [V4.S4, V5.S4]
-	VLD1 (R3), [V6.S4, V7.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store249
-blendRowsMultiNEON_key248:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1R.P 4(R7), [V31.S4]
-	VLD1 (R16), [V24.S4, V25.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V2.S4
-	VFMLA V30.S4, V24.S4, V4.S4
-	VFMLA V31.S4, V24.S4, V6.S4
-	VFMLA V28.S4, V25.S4, V1.S4
-	VFMLA V29.S4, V25.S4, V3.S4
-	VFMLA V30.S4, V25.S4, V5.S4
-	VFMLA V31.S4, V25.S4, V7.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key248
-blendRowsMultiNEON_store249:
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	SUB R14, R4, R4
-	VST1.P [V2.S4, V3.S4], 32(R1)
-	SUB R14, R5, R5
-	VST1.P [V4.S4, V5.S4], 32(R2)
-	SUB R14, R6, R6
-	VST1.P [V6.S4, V7.S4], 32(R3)
-	SUB R14, R7, R7
-	ADD $32, R8, R8
-	SUB $8, R11, R11
-	B blendRowsMultiNEON_c2_246
-blendRowsMultiNEON_next247:
-blendRowsMultiNEON_c1_250:
-	CMP $4, R11
-	BLT blendRowsMultiNEON_next251
-	VLD1 (R0), [V0.S4]
-	VLD1 (R1), [V1.S4]
-	VLD1 (R2), [V2.S4]
-	VLD1 (R3), [V3.S4]
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_store253
-blendRowsMultiNEON_key252:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1R.P 4(R7), [V31.S4]
-	VLD1 (R16), [V24.S4]
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V1.S4
-	VFMLA V30.S4, V24.S4, V2.S4
-	VFMLA V31.S4, V24.S4, V3.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_key252
-blendRowsMultiNEON_store253:
-	VST1.P [V0.S4], 16(R0)
-	SUB R14, R4, R4
-	VST1.P [V1.S4], 16(R1)
-	SUB R14, R5, R5
-	VST1.P [V2.S4], 16(R2)
-	SUB R14, R6, R6
-	VST1.P [V3.S4], 16(R3)
-	SUB R14, R7, R7
-	ADD $16, R8, R8
-	SUB $4, R11, R11
-	B blendRowsMultiNEON_c1_250
-blendRowsMultiNEON_next251:
-	CBZ R11, blendRowsMultiNEON_done256
-	VEOR V0.B16, V0.B16, V0.B16
-	VLD1 (R0), V0.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll257
-	ADD $4, R0, R15
-	VLD1 (R15), V0.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll257
-	ADD $8, R0, R15
-	VLD1 (R15), V0.S[2]
-blendRowsMultiNEON_ll257:
-	VEOR V1.B16, V1.B16, V1.B16
-	VLD1 (R1), V1.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll258
-	ADD $4, R1, R15
-	VLD1 (R15), V1.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll258
-	ADD $8, R1, R15
-	VLD1 (R15), V1.S[2]
-blendRowsMultiNEON_ll258:
-	VEOR V2.B16, V2.B16, V2.B16
-	VLD1 (R2), V2.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll259
-	ADD $4, R2, R15
-	VLD1 (R15), V2.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll259
-	ADD $8, R2, R15
-	VLD1 (R15), V2.S[2]
-blendRowsMultiNEON_ll259:
-	VEOR V3.B16, V3.B16, V3.B16
-	VLD1 (R3), V3.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll260
-	ADD $4, R3, R15
-	VLD1 (R15), V3.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll260
-	ADD $8, R3, R15
-	VLD1 (R15), V3.S[2]
-blendRowsMultiNEON_ll260:
-	MOVD R8, R16
-	MOVD R10, R13
-	CBZ R13, blendRowsMultiNEON_tstore255
-blendRowsMultiNEON_tkey254:
-	VLD1R.P 4(R4), [V28.S4]
-	VLD1R.P 4(R5), [V29.S4]
-	VLD1R.P 4(R6), [V30.S4]
-	VLD1R.P 4(R7), [V31.S4]
-	VEOR V24.B16, V24.B16, V24.B16
-	VLD1 (R16), V24.S[0]
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ll261
-	ADD $4, R16, R15
-	VLD1 (R15), V24.S[1]
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ll261
-	ADD $8, R16, R15
-	VLD1 (R15), V24.S[2]
-blendRowsMultiNEON_ll261:
-	VFMLA V28.S4, V24.S4, V0.S4
-	VFMLA V29.S4, V24.S4, V1.S4
-	VFMLA V30.S4, V24.S4, V2.S4
-	VFMLA V31.S4, V24.S4, V3.S4
-	ADD R9, R16, R16
-	SUB $1, R13, R13
-	CBNZ R13, blendRowsMultiNEON_tkey254
-blendRowsMultiNEON_tstore255:
-	VST1 V0.S[0], (R0)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls262
-	ADD $4, R0, R15
-	VST1 V0.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls262
-	ADD $8, R0, R15
-	VST1 V0.S[2], (R15)
-blendRowsMultiNEON_ls262:
-	VST1 V1.S[0], (R1)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls263
-	ADD $4, R1, R15
-	VST1 V1.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls263
-	ADD $8, R1, R15
-	VST1 V1.S[2], (R15)
-blendRowsMultiNEON_ls263:
-	VST1 V2.S[0], (R2)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls264
-	ADD $4, R2, R15
-	VST1 V2.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls264
-	ADD $8, R2, R15
-	VST1 V2.S[2], (R15)
-blendRowsMultiNEON_ls264:
-	VST1 V3.S[0], (R3)
-	CMP $2, R11
-	BLT blendRowsMultiNEON_ls265
-	ADD $4, R3, R15
-	VST1 V3.S[1], (R15)
-	CMP $3, R11
-	BLT blendRowsMultiNEON_ls265
-	ADD $8, R3, R15
-	VST1 V3.S[2], (R15)
-blendRowsMultiNEON_ls265:
-blendRowsMultiNEON_done256:
-	RET
-
 // func maxNEON(x []float32) float32
 TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
@@ -2608,37 +459,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec267
-maxNEON_loop266:
+	CBZ R2, maxNEON_vec55
+maxNEON_loop54:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop266
-maxNEON_vec267:
+	CBNZ R2, maxNEON_loop54
+maxNEON_vec55:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar269
-maxNEON_vloop268:
+	CBZ R2, maxNEON_scalar57
+maxNEON_vloop56:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop268
-maxNEON_scalar269:
+	CBNZ R2, maxNEON_vloop56
+maxNEON_scalar57:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done271
-maxNEON_sloop270:
+	CBZ R2, maxNEON_done59
+maxNEON_sloop58:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop270
-maxNEON_done271:
+	CBNZ R2, maxNEON_sloop58
+maxNEON_done59:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -2649,8 +500,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec273
-scaleNEON_loop272:
+	CBZ R2, scaleNEON_vec61
+scaleNEON_loop60:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -2659,26 +510,26 @@ scaleNEON_loop272:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop272
-scaleNEON_vec273:
+	CBNZ R2, scaleNEON_loop60
+scaleNEON_vec61:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar275
-scaleNEON_vloop274:
+	CBZ R2, scaleNEON_scalar63
+scaleNEON_vloop62:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop274
-scaleNEON_scalar275:
+	CBNZ R2, scaleNEON_vloop62
+scaleNEON_scalar63:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done277
-scaleNEON_sloop276:
+	CBZ R2, scaleNEON_done65
+scaleNEON_sloop64:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop276
-scaleNEON_done277:
+	CBNZ R2, scaleNEON_sloop64
+scaleNEON_done65:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -2700,8 +551,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next279
-expNEON_loop278:
+	CBZ R3, expNEON_next67
+expNEON_loop66:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -2794,7 +645,7 @@ expNEON_loop278:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok280
+	BLS expNEON_ok68
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -2967,15 +818,15 @@ expNEON_loop278:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok280:
+expNEON_ok68:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop278
-expNEON_next279:
+	CBNZ R3, expNEON_loop66
+expNEON_next67:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next282
-expNEON_loop281:
+	CBZ R3, expNEON_next70
+expNEON_loop69:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -3002,7 +853,7 @@ expNEON_loop281:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok283
+	BLS expNEON_ok71
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -3046,25 +897,25 @@ expNEON_loop281:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok283:
+expNEON_ok71:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop281
-expNEON_next282:
+	CBNZ R3, expNEON_loop69
+expNEON_next70:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done284
+	CBZ R5, expNEON_done72
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll285
+	BLT expNEON_ll73
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll285
+	BLT expNEON_ll73
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll285:
+expNEON_ll73:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -3090,18 +941,18 @@ expNEON_ll285:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok286
+	BLS expNEON_ok74
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll287
+	BLT expNEON_ll75
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll287
+	BLT expNEON_ll75
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll287:
+expNEON_ll75:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -3143,18 +994,18 @@ expNEON_ll287:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok286:
+expNEON_ok74:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls288
+	BLT expNEON_ls76
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls288
+	BLT expNEON_ls76
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls288:
-expNEON_done284:
+expNEON_ls76:
+expNEON_done72:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -3179,8 +1030,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next290
-expSumNEON_loop289:
+	CBZ R3, expSumNEON_next78
+expSumNEON_loop77:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -3277,7 +1128,7 @@ expSumNEON_loop289:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok291
+	BLS expSumNEON_ok79
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -3454,7 +1305,7 @@ expSumNEON_loop289:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok291:
+expSumNEON_ok79:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -3462,11 +1313,11 @@ expSumNEON_ok291:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop289
-expSumNEON_next290:
+	CBNZ R3, expSumNEON_loop77
+expSumNEON_next78:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next293
-expSumNEON_loop292:
+	CBZ R3, expSumNEON_next81
+expSumNEON_loop80:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -3494,7 +1345,7 @@ expSumNEON_loop292:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok294
+	BLS expSumNEON_ok82
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -3539,26 +1390,26 @@ expSumNEON_loop292:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok294:
+expSumNEON_ok82:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop292
-expSumNEON_next293:
+	CBNZ R3, expSumNEON_loop80
+expSumNEON_next81:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done295
+	CBZ R5, expSumNEON_done83
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll296
+	BLT expSumNEON_ll84
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll296
+	BLT expSumNEON_ll84
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll296:
+expSumNEON_ll84:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -3590,18 +1441,18 @@ expSumNEON_ll296:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok297
+	BLS expSumNEON_ok85
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll298
+	BLT expSumNEON_ll86
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll298
+	BLT expSumNEON_ll86
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll298:
+expSumNEON_ll86:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -3649,24 +1500,24 @@ expSumNEON_ll298:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok297:
+expSumNEON_ok85:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls299
+	BLT expSumNEON_ls87
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls299
+	BLT expSumNEON_ls87
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls299:
+expSumNEON_ls87:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done295:
+expSumNEON_done83:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
@@ -3683,9 +1534,9 @@ TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
 	MOVD k_base+48(FP), R4
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
-blockScoresNEON_keys300:
+blockScoresNEON_keys88:
 	CMP $4, R1
-	BLT blockScoresNEON_next301
+	BLT blockScoresNEON_next89
 	MOVD R4, R8
 	ADD R5, R8, R9
 	ADD R5, R9, R10
@@ -3707,9 +1558,9 @@ blockScoresNEON_keys300:
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store303
+	CBZ R3, blockScoresNEON_store91
 	MOVD R3, R6
-blockScoresNEON_dim302:
+blockScoresNEON_dim90:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VLD1R.P 4(R9), [V21.S4]
@@ -3732,8 +1583,8 @@ blockScoresNEON_dim302:
 	VFMLA V23.S4, V18.S4, V14.S4
 	VFMLA V23.S4, V19.S4, V15.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim302
-blockScoresNEON_store303:
+	CBNZ R6, blockScoresNEON_dim90
+blockScoresNEON_store91:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
@@ -3742,20 +1593,20 @@ blockScoresNEON_store303:
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $4, R1, R1
-	B blockScoresNEON_keys300
-blockScoresNEON_next301:
-blockScoresNEON_keys304:
+	B blockScoresNEON_keys88
+blockScoresNEON_next89:
+blockScoresNEON_keys92:
 	CMP $1, R1
-	BLT blockScoresNEON_next305
+	BLT blockScoresNEON_next93
 	MOVD R4, R8
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store307
+	CBZ R3, blockScoresNEON_store95
 	MOVD R3, R6
-blockScoresNEON_dim306:
+blockScoresNEON_dim94:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3763,15 +1614,15 @@ blockScoresNEON_dim306:
 	VFMLA V20.S4, V18.S4, V2.S4
 	VFMLA V20.S4, V19.S4, V3.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim306
-blockScoresNEON_store307:
+	CBNZ R6, blockScoresNEON_dim94
+blockScoresNEON_store95:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	MOVD $1, R12
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $1, R1, R1
-	B blockScoresNEON_keys304
-blockScoresNEON_next305:
+	B blockScoresNEON_keys92
+blockScoresNEON_next93:
 	RET
 
 // func blockMaxNEON(st, ml []float32)
@@ -3781,16 +1632,16 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	LSR $4, R1, R1
 	MOVD ml_base+24(FP), R2
 	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone309
-blockMaxNEON_max308:
+	CBZ R1, blockMaxNEON_maxdone97
+blockMaxNEON_max96:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
 	WORD $0x4e25f421 // fmax v1.4s, v1.4s, v5.4s
 	WORD $0x4e26f442 // fmax v2.4s, v2.4s, v6.4s
 	WORD $0x4e27f463 // fmax v3.4s, v3.4s, v7.4s
 	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max308
-blockMaxNEON_maxdone309:
+	CBNZ R1, blockMaxNEON_max96
+blockMaxNEON_maxdone97:
 	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
 	MOVW $0xff800000, R3
@@ -4018,8 +1869,8 @@ TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done311
-blockExpSumNEON_row310:
+	CBZ R1, blockExpSumNEON_done99
+blockExpSumNEON_row98:
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
@@ -4117,7 +1968,7 @@ blockExpSumNEON_row310:
 	VMOV V31.S[0], R3
 	MOVW $0x42ad0000, R16
 	CMPW R16, R3
-	BLS blockExpSumNEON_ok312
+	BLS blockExpSumNEON_ok100
 	ADD $0, R0, R6
 	VLD1 (R6), [V0.S4]
 	ADD $0, R4, R6
@@ -4302,7 +2153,7 @@ blockExpSumNEON_row310:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok312:
+blockExpSumNEON_ok100:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
@@ -4311,8 +2162,8 @@ blockExpSumNEON_ok312:
 	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
 	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
 	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row310
-blockExpSumNEON_done311:
+	CBNZ R1, blockExpSumNEON_row98
+blockExpSumNEON_done99:
 	RET
 
 // func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
@@ -4328,19 +2179,19 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
 	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc313
+	CBZ R10, blockBlendNEON_noc101
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec314
-blockBlendNEON_noc313:
+	B blockBlendNEON_havec102
+blockBlendNEON_noc101:
 	MOVW $0x3f800000, R10
 	VDUP R10, V24.S4
 	VDUP R10, V25.S4
 	VDUP R10, V26.S4
 	VDUP R10, V27.S4
-blockBlendNEON_havec314:
-blockBlendNEON_cols315:
+blockBlendNEON_havec102:
+blockBlendNEON_cols103:
 	CMP $4, R1
-	BLT blockBlendNEON_next316
+	BLT blockBlendNEON_next104
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -4364,9 +2215,9 @@ blockBlendNEON_cols315:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store318
+	CBZ R3, blockBlendNEON_store106
 	MOVD R3, R7
-blockBlendNEON_key317:
+blockBlendNEON_key105:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -4393,19 +2244,19 @@ blockBlendNEON_key317:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key317
-blockBlendNEON_store318:
+	CBNZ R7, blockBlendNEON_key105
+blockBlendNEON_store106:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols315
-blockBlendNEON_next316:
-blockBlendNEON_cols319:
+	B blockBlendNEON_cols103
+blockBlendNEON_next104:
+blockBlendNEON_cols107:
 	CMP $1, R1
-	BLT blockBlendNEON_next320
+	BLT blockBlendNEON_next108
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -4414,9 +2265,9 @@ blockBlendNEON_cols319:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store322
+	CBZ R3, blockBlendNEON_store110
 	MOVD R3, R7
-blockBlendNEON_key321:
+blockBlendNEON_key109:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -4425,11 +2276,11 @@ blockBlendNEON_key321:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key321
-blockBlendNEON_store322:
+	CBNZ R7, blockBlendNEON_key109
+blockBlendNEON_store110:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols319
-blockBlendNEON_next320:
+	B blockBlendNEON_cols107
+blockBlendNEON_next108:
 	RET

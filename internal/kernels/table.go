@@ -40,7 +40,9 @@ var All = []Kernel{
 			"scoreRows for several query rows, each key row read once, each score the bits scoreRows gives it " +
 			"while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. " +
 			"Callers keep n·d within one call's budget.",
-		Impls: both,
+		// NEON runs the twin, the one-row kernels row by row: a NEON
+		// multi-row kernel would have to add in their order (see Doc).
+		Impls: map[string]Use{"avx2": Asm},
 	},
 	{
 		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int",
@@ -48,7 +50,9 @@ var All = []Kernel{
 			"blendRows for several rows, each value row read once, each row's sums the bits blendRows gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
 			"Callers keep n·d within one call's budget.",
-		Impls: both,
+		// NEON runs the twin, the one-row kernels row by row: a NEON
+		// multi-row kernel would have to add in their order (see Doc).
+		Impls: map[string]Use{"avx2": Asm},
 	},
 	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
