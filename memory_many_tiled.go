@@ -273,8 +273,8 @@ func (m *Memory) tiledBlend(p *tiledPass, live []bool) {
 		}
 		return
 	}
-	// Value rows wider than a call's budget: the one-row kernel, whose
-	// front cuts the rows into calls.
+	// Value rows wider than a call's budget: the one-row kernel over
+	// every attended key, as Attend runs it.
 	for r, ok := range live {
 		if ok {
 			blendKept(p.ctx[r*dv:(r+1)*dv], p.w[r*T:r*T+m.valid], m.values.rowsFrom(0), m.values.stride, m.keptOf(0, m.valid))
