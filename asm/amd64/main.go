@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"log"
 	"math"
-	"strings"
 
+	"github.com/glancelab/attention/asm/internal/doc"
 	"github.com/glancelab/attention/internal/kernels"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -63,7 +63,7 @@ func generate(im kernels.Impl, gens map[string]func()) {
 			fn = f.Stem + im.Suffix
 			TEXT(fn, NOSPLIT, f.Sig())
 			Pragma("noescape")
-			Doc(wrap(fn + " " + f.Doc)...)
+			Doc(doc.Lines(fn + " " + f.Doc)...)
 			body()
 		}
 	}
@@ -72,23 +72,6 @@ func generate(im kernels.Impl, gens map[string]func()) {
 			log.Fatalf("%s: generator %s matches no function of the kernel table", im.Name, stem)
 		}
 	}
-}
-
-// wrap cuts a contract into comment lines of at most 76 columns.
-func wrap(text string) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(text) {
-		if line != "" && len(line)+1+len(w) > 73 {
-			lines = append(lines, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	return append(lines, line)
 }
 
 // consts holds the 32-byte broadcast constants already emitted, by name.

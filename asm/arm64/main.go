@@ -20,6 +20,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/glancelab/attention/asm/internal/doc"
 	"github.com/glancelab/attention/internal/expconst"
 	"github.com/glancelab/attention/internal/kernels"
 )
@@ -97,21 +98,7 @@ func emit(a *Asm, decls *bytes.Buffer, k kernel) {
 	}
 	a.TEXT(k.name, sig, frame(k.params, k.results))
 	k.body(a)
-	fmt.Fprintf(decls, "\n%s//\n//go:noescape\nfunc %s%s\n", comment(k.name+" "+k.doc), k.name, sig)
-}
-
-// comment returns text as a Go comment, wrapped at 76 columns.
-func comment(text string) string {
-	var b strings.Builder
-	line := "//"
-	for _, w := range strings.Fields(text) {
-		if len(line) > 2 && len(line)+1+len(w) > 76 {
-			b.WriteString(line + "\n")
-			line = "//"
-		}
-		line += " " + w
-	}
-	return b.String() + line + "\n"
+	fmt.Fprintf(decls, "\n%s//\n//go:noescape\nfunc %s%s\n", doc.Comment(k.name+" "+k.doc), k.name, sig)
 }
 
 // Read-only data: the tail lane masks and the exp constants, loaded into

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/glancelab/attention/asm/internal/doc"
 	"github.com/glancelab/attention/internal/kernels"
 )
 
@@ -52,7 +53,7 @@ func other() string {
 	b.WriteString("\n// Without assembly for this architecture (or with the purego tag) every\n// kernel runs the generic code.\n")
 	for _, k := range kernels.All {
 		s := parse(k)
-		fmt.Fprintf(&b, "\n%sfunc %s(%s) %s {", comment(k.Name+" "+k.Doc), k.Name, k.Params, k.Results)
+		fmt.Fprintf(&b, "\n%sfunc %s(%s) %s {", doc.Comment(k.Name+" "+k.Doc), k.Name, k.Params, k.Results)
 		if k.Generic != kernels.NoOp {
 			fmt.Fprintf(&b, " %s%sGeneric(%s) ", s.ret(), k.Stem(), s.args)
 		}
@@ -132,7 +133,7 @@ func accelerated(k kernels.Kernel, impls []kernels.Impl) []kernels.Impl {
 // loop would otherwise give every call a larger frame.
 func front(b *strings.Builder, k kernels.Kernel, impls []kernels.Impl) {
 	s := parse(k)
-	fmt.Fprintf(b, "\n%sfunc %s(%s) %s {\n", comment(k.Name+" "+k.Doc), k.Name, k.Params, k.Results)
+	fmt.Fprintf(b, "\n%sfunc %s(%s) %s {\n", doc.Comment(k.Name+" "+k.Doc), k.Name, k.Params, k.Results)
 	acc := accelerated(k, impls)
 	if k.Split == nil || len(acc) == 0 {
 		cases(b, k, s, impls, true)
@@ -144,7 +145,7 @@ func front(b *strings.Builder, k kernels.Kernel, impls []kernels.Impl) {
 	cases(b, k, s, acc, false)
 	fmt.Fprintf(b, "}\n%s%sSplit(%s)\n}\n", s.ret(), k.Name, s.args)
 
-	b.WriteString("\n" + comment(fmt.Sprintf("%sSplit is %s on the generic path, and otherwise %s cut into calls within one call's budget.", k.Name, k.Name, k.Name)))
+	b.WriteString("\n" + doc.Comment(fmt.Sprintf("%sSplit is %s on the generic path, and otherwise %s cut into calls within one call's budget.", k.Name, k.Name, k.Name)))
 	fmt.Fprintf(b, "func %sSplit(%s) %s {\n", k.Name, k.Params, s.named())
 	var ne []string
 	for _, im := range acc {
@@ -223,7 +224,7 @@ func pair(b *strings.Builder, k kernels.Kernel, im kernels.Impl) {
 		}
 		return strings.Join(r, ", ")
 	}
-	b.WriteString("\n" + comment(fmt.Sprintf("%s runs %s and, where it stops, %s, until every element is done.", name, fast, special)))
+	b.WriteString("\n" + doc.Comment(fmt.Sprintf("%s runs %s and, where it stops, %s, until every element is done.", name, fast, special)))
 	fmt.Fprintf(b, "func %s(%s) %s {\nfor len(%s) > 0 {\n", name, k.Params, s.named(), last)
 	if s.void() {
 		fmt.Fprintf(b, "done := %s(%s)\nif done < len(%s) {\ndone += %s(%s)\n}\n", fast, s.args, last, special, rest("done"))
@@ -248,18 +249,4 @@ func contains(s []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// comment returns text as a Go comment, wrapped at 76 columns.
-func comment(text string) string {
-	var b strings.Builder
-	line := "//"
-	for _, w := range strings.Fields(text) {
-		if len(line) > 2 && len(line)+1+len(w) > 76 {
-			b.WriteString(line + "\n")
-			line = "//"
-		}
-		line += " " + w
-	}
-	return b.String() + line + "\n"
 }
