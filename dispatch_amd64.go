@@ -13,10 +13,12 @@ import (
 // The implementations on amd64, fastest first; active holds the one the
 // kernels use (0: the generic code).
 const (
-	implAVX2 uint8 = iota + 1
+	implAVX512 uint8 = iota + 1
+	implAVX2
 )
 
 func init() {
+	impl.Register(&active, implAVX512, "avx512", "AVX", "AVX2", "FMA3", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL")
 	impl.Register(&active, implAVX2, "avx2", "AVX", "AVX2", "FMA3")
 }
 
@@ -24,7 +26,7 @@ func init() {
 func dot(x, y []float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX2:
+		case implAVX512, implAVX2:
 			return dotAVX2(x, y)
 		}
 	}
@@ -34,7 +36,7 @@ func dot(x, y []float32) float32 {
 // dotSplit is dot on the generic path, and otherwise dot cut into calls
 // within one call's budget.
 func dotSplit(x, y []float32) (r float32) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		return dotGeneric(x, y)
 	}
 	n, per := len(x), maxCall
@@ -50,7 +52,7 @@ func dotSplit(x, y []float32) (r float32) {
 func scoreRows(dst, k []float32, stride int, q []float32) {
 	if len(dst) <= rowsPerCall(len(q)) {
 		switch active {
-		case implAVX2:
+		case implAVX512, implAVX2:
 			scoreRowsAVX2(dst, k, stride, q)
 			return
 		}
@@ -61,7 +63,7 @@ func scoreRows(dst, k []float32, stride int, q []float32) {
 // scoreRowsSplit is scoreRows on the generic path, and otherwise scoreRows
 // cut into calls within one call's budget.
 func scoreRowsSplit(dst, k []float32, stride int, q []float32) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		scoreRowsGeneric(dst, k, stride, q)
 		return
 	}
@@ -76,7 +78,7 @@ func scoreRowsSplit(dst, k []float32, stride int, q []float32) {
 func axpy(alpha float32, x, y []float32) {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX2:
+		case implAVX512, implAVX2:
 			axpyAVX2(alpha, x, y)
 			return
 		}
@@ -87,7 +89,7 @@ func axpy(alpha float32, x, y []float32) {
 // axpySplit is axpy on the generic path, and otherwise axpy cut into calls
 // within one call's budget.
 func axpySplit(alpha float32, x, y []float32) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		axpyGeneric(alpha, x, y)
 		return
 	}
@@ -103,7 +105,7 @@ func axpySplit(alpha float32, x, y []float32) {
 func blendRows(acc, w, v []float32, stride int) {
 	if len(w) <= rowsPerCall(len(acc)) {
 		switch active {
-		case implAVX2:
+		case implAVX512, implAVX2:
 			blendRowsAVX2(acc, w, v, stride)
 			return
 		}
@@ -114,7 +116,7 @@ func blendRows(acc, w, v []float32, stride int) {
 // blendRowsSplit is blendRows on the generic path, and otherwise blendRows
 // cut into calls within one call's budget.
 func blendRowsSplit(acc, w, v []float32, stride int) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		blendRowsGeneric(acc, w, v, stride)
 		return
 	}
@@ -132,7 +134,7 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 // 2^32. Callers keep n·d within one call's budget.
 func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		scoreRowsMultiAVX2(dst, k, stride, q, rows)
 	default:
 		scoreRowsMultiGeneric(dst, k, stride, q, rows)
@@ -146,7 +148,7 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 // within one call's budget.
 func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blendRowsMultiAVX2(acc, w, v, stride, rows)
 	default:
 		blendRowsMultiGeneric(acc, w, v, stride, rows)
@@ -157,7 +159,7 @@ func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 func maxf(x []float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX2:
+		case implAVX512, implAVX2:
 			return maxAVX2(x)
 		}
 	}
@@ -167,7 +169,7 @@ func maxf(x []float32) float32 {
 // maxfSplit is maxf on the generic path, and otherwise maxf cut into calls
 // within one call's budget.
 func maxfSplit(x []float32) (r float32) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		return maxGeneric(x)
 	}
 	r = float32(math.Inf(-1))
@@ -183,6 +185,9 @@ func maxfSplit(x []float32) (r float32) {
 func scale(s float32, x []float32) {
 	if len(x) <= maxCall {
 		switch active {
+		case implAVX512:
+			scaleAVX512(s, x)
+			return
 		case implAVX2:
 			scaleAVX2(s, x)
 			return
@@ -194,7 +199,7 @@ func scale(s float32, x []float32) {
 // scaleSplit is scale on the generic path, and otherwise scale cut into
 // calls within one call's budget.
 func scaleSplit(s float32, x []float32) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		scaleGeneric(s, x)
 		return
 	}
@@ -209,7 +214,7 @@ func scaleSplit(s float32, x []float32) {
 func expv(dst, x []float32) {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX2:
+		case implAVX512, implAVX2:
 			expAVX2(dst, x)
 			return
 		}
@@ -220,7 +225,7 @@ func expv(dst, x []float32) {
 // expvSplit is expv on the generic path, and otherwise expv cut into calls
 // within one call's budget.
 func expvSplit(dst, x []float32) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		expGeneric(dst, x)
 		return
 	}
@@ -237,7 +242,7 @@ func expvSplit(dst, x []float32) {
 func expSum(dst, x []float32, m float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX2:
+		case implAVX512, implAVX2:
 			return expSumAVX2(dst, x, m)
 		}
 	}
@@ -247,7 +252,7 @@ func expSum(dst, x []float32, m float32) float32 {
 // expSumSplit is expSum on the generic path, and otherwise expSum cut into
 // calls within one call's budget.
 func expSumSplit(dst, x []float32, m float32) (r float32) {
-	if active != implAVX2 {
+	if active != implAVX512 && active != implAVX2 {
 		return expSumGeneric(dst, x, m)
 	}
 	n, per := len(x), maxCall
@@ -262,7 +267,7 @@ func expSumSplit(dst, x []float32, m float32) (r float32) {
 // len(st)/16, c < len(qt)/16.
 func blockScores(st, qt, k []float32, stride int) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blockScoresAVX2(st, qt, k, stride)
 	default:
 		blockScoresGeneric(st, qt, k, stride)
@@ -273,7 +278,7 @@ func blockScores(st, qt, k []float32, stride int) {
 // max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 func blockMax(st, ml []float32) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blockMaxAVX2(st, ml)
 	default:
 		blockMaxGeneric(st, ml)
@@ -283,7 +288,7 @@ func blockMax(st, ml []float32) {
 // blockExpSum sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].
 func blockExpSum(st, ml []float32) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blockExpSumAVX2(st, ml)
 	default:
 		blockExpSumGeneric(st, ml)
@@ -295,7 +300,7 @@ func blockExpSum(st, ml []float32) {
 // leaves ot unscaled.
 func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blockBlendAVX2(ot, st, v, stride, c)
 	default:
 		blockBlendGeneric(ot, st, v, stride, c)
@@ -306,7 +311,7 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 // < 16, c < len(qt)/16.
 func blockIn(qt, q []float32, stride, rows int) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blockInAVX2(qt, q, stride, rows)
 	default:
 		blockInGeneric(qt, q, stride, rows)
@@ -316,7 +321,7 @@ func blockIn(qt, q []float32, stride, rows int) {
 // blockOut sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.
 func blockOut(o []float32, stride, rows int, ot []float32) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blockOutAVX2(o, stride, rows, ot)
 	default:
 		blockOutGeneric(o, stride, rows, ot)
@@ -327,7 +332,7 @@ func blockOut(o []float32, stride, rows int, ot []float32) {
 // 16 and k < len(st)/16 rounded down to a multiple of 16.
 func blockKeep16(st []float32, keep []byte, stride int) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		blockKeep16AVX2(st, keep, stride)
 	default:
 		blockKeep16Generic(st, keep, stride)
@@ -338,7 +343,7 @@ func blockKeep16(st []float32, keep []byte, stride int) {
 // rows, and changes nothing; cols > 0 and every such row lies within x.
 func prefetch(x []float32, stride, rows, cols int) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		prefetchAVX2(x, stride, rows, cols)
 	}
 }
@@ -346,7 +351,7 @@ func prefetch(x []float32, stride, rows, cols int) {
 // softcapPrep sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
 func softcapPrep(x, z []float32, inv float32) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		softcapPrepAVX2(x, z, inv)
 	default:
 		softcapPrepGeneric(x, z, inv)
@@ -356,7 +361,7 @@ func softcapPrep(x, z []float32, inv float32) {
 // softcapFinish sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).
 func softcapFinish(x, e []float32, c float32) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		softcapFinishAVX2(x, e, c)
 	default:
 		softcapFinishGeneric(x, e, c)
@@ -367,7 +372,7 @@ func softcapFinish(x, e []float32, c float32) {
 // 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
 func additivePrep(x, z, u []float32, stride int, s []float32) {
 	switch active {
-	case implAVX2:
+	case implAVX512, implAVX2:
 		additivePrepAVX2(x, z, u, stride, s)
 	default:
 		additivePrepGeneric(x, z, u, stride, s)

@@ -4,6 +4,11 @@
 
 package attention
 
+// scaleAVX512 sets x[i] *= s.
+//
+//go:noescape
+func scaleAVX512(s float32, x []float32)
+
 // dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
 //
 //go:noescape

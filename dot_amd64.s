@@ -4,6 +4,74 @@
 
 #include "textflag.h"
 
+// func scaleAVX512(s float32, x []float32)
+// Requires: AVX, AVX512F
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-32
+	VBROADCASTSS s+0(FP), Z0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         x_len+16(FP), CX
+
+scale_loop64:
+	CMPQ    CX, $0x40
+	JL      scale_next64
+	VMOVUPS (AX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(AX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(AX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(AX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x40, CX
+	JMP     scale_loop64
+
+scale_next64:
+scale_loop16:
+	CMPQ    CX, $0x10
+	JL      scale_next16
+	VMOVUPS (AX), Z1
+	VMULPS  Z1, Z0, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x10, CX
+	JMP     scale_loop16
+
+scale_next16:
+	TESTQ     CX, CX
+	JZ        scale_done
+	LEAQ      ktable<>+0(SB), DX
+	KMOVW     (DX)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+scale_done:
+	VZEROUPPER
+	RET
+
+DATA ktable<>+0(SB)/2, $0x0000
+DATA ktable<>+2(SB)/2, $0x0001
+DATA ktable<>+4(SB)/2, $0x0003
+DATA ktable<>+6(SB)/2, $0x0007
+DATA ktable<>+8(SB)/2, $0x000f
+DATA ktable<>+10(SB)/2, $0x001f
+DATA ktable<>+12(SB)/2, $0x003f
+DATA ktable<>+14(SB)/2, $0x007f
+DATA ktable<>+16(SB)/2, $0x00ff
+DATA ktable<>+18(SB)/2, $0x01ff
+DATA ktable<>+20(SB)/2, $0x03ff
+DATA ktable<>+22(SB)/2, $0x07ff
+DATA ktable<>+24(SB)/2, $0x0fff
+DATA ktable<>+26(SB)/2, $0x1fff
+DATA ktable<>+28(SB)/2, $0x3fff
+DATA ktable<>+30(SB)/2, $0x7fff
+GLOBL ktable<>(SB), RODATA|NOPTR, $32
+
 // func dotAVX2(x []float32, y []float32) float32
 // Requires: AVX, FMA3, SSE
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52

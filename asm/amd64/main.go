@@ -41,9 +41,9 @@ func main() {
 // generators holds, by implementation and then by the stem of a function
 // (see kernels.Func), what emits the function's body; each kernel file
 // registers its own.
-var generators = map[string]map[string]func(){"avx2": avx2}
+var generators = map[string]map[string]func(){"avx512": avx512, "avx2": avx2}
 
-var avx2 = map[string]func(){}
+var avx2, avx512 = map[string]func(){}, map[string]func(){}
 
 // fn is the name of the function being generated, for its labels.
 var fn string

@@ -11,6 +11,7 @@ import (
 func init() {
 	avx2["max"] = genMax
 	avx2["scale"] = genScale
+	avx512["scale"] = genScaleZ
 }
 
 // genMax: the largest element, NaN if any element is NaN, -Inf if empty.
@@ -115,6 +116,23 @@ func genScale() {
 		VMASKMOVPS(m, mask, t)
 		VMULPS(t, s, t)
 		VMASKMOVPS(t, mask, m)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// genScaleZ: genScale on sixteen lanes, the tail under an opmask.
+func genScaleZ() {
+	s := ZMM()
+	VBROADCASTSS(paramAddr("s"), s)
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+
+	streamZ("scale", n, []Register{x}, func(u int, mask Op) {
+		m := Mem{Base: x, Disp: 64 * u}
+		t := loadZ(m, mask)
+		VMULPS(t, s, t)
+		storeZ(t, m, mask)
 	})
 	VZEROUPPER()
 	RET()

@@ -120,7 +120,7 @@ func needsMath(impls []kernels.Impl) bool {
 func accelerated(k kernels.Kernel, impls []kernels.Impl) []kernels.Impl {
 	var r []kernels.Impl
 	for _, im := range impls {
-		if u := k.Use(im.Name); u == kernels.Asm || u == kernels.Pair {
+		if _, u := k.Runs(im); u == kernels.Asm || u == kernels.Pair {
 			r = append(r, im)
 		}
 	}
@@ -179,19 +179,33 @@ func front(b *strings.Builder, k kernels.Kernel, impls []kernels.Impl) {
 // cases emits the switch over the implementations; with generic, its
 // default runs the generic twin, and without it the switch falls through.
 func cases(b *strings.Builder, k kernels.Kernel, s sig, impls []kernels.Impl, generic bool) {
-	var body bytes.Buffer
+	// Implementations that run the same function share a case.
+	var order []string
+	ids := map[string][]string{}
 	for _, im := range impls {
-		switch k.Use(im.Name) {
+		runs, u := k.Runs(im)
+		var c string
+		switch u {
 		case kernels.Asm, kernels.Pair:
-			fmt.Fprintf(&body, "case %s:\n%s%s%s(%s)\n", id(im), s.ret(), k.Stem(), im.Suffix, s.args)
+			c = fmt.Sprintf("%s%s%s(%s)\n", s.ret(), k.Stem(), runs.Suffix, s.args)
 			if !generic && s.void() {
-				body.WriteString("return\n")
+				c += "return\n"
 			}
 		case kernels.NoOp:
-			if k.Generic != kernels.NoOp {
-				fmt.Fprintf(&body, "case %s:\n", id(im))
+			if k.Generic == kernels.NoOp {
+				continue
 			}
+		default:
+			continue
 		}
+		if _, ok := ids[c]; !ok {
+			order = append(order, c)
+		}
+		ids[c] = append(ids[c], id(im))
+	}
+	var body bytes.Buffer
+	for _, c := range order {
+		fmt.Fprintf(&body, "case %s:\n%s", strings.Join(ids[c], ", "), c)
 	}
 	if generic && k.Generic != kernels.NoOp {
 		if body.Len() == 0 {

@@ -49,6 +49,13 @@ func TestCheckRefusesBadEntries(t *testing.T) {
 		},
 		"named result":   func(k *kernels.Kernel) { k.Results = "(s float32)" },
 		"generic is asm": func(k *kernels.Kernel) { k.Generic = kernels.Asm },
+		"reuse nothing": func(k *kernels.Kernel) {
+			k.Impls = map[string]kernels.Use{"avx512": kernels.Reuse}
+		},
+		"reuse self": func(k *kernels.Kernel) { k.Impls = map[string]kernels.Use{"avx2": kernels.Reuse} },
+		"reuse other arch": func(k *kernels.Kernel) {
+			k.Impls = map[string]kernels.Use{"neon": kernels.Reuse, "avx2": kernels.Asm}
+		},
 	} {
 		k := good
 		edit(&k)
@@ -61,5 +68,10 @@ func TestCheckRefusesBadEntries(t *testing.T) {
 	}
 	if err := check([]kernels.Kernel{good}); err != nil {
 		t.Errorf("check refused a good entry: %v", err)
+	}
+	reuse := good
+	reuse.Impls = map[string]kernels.Use{"avx512": kernels.Reuse, "avx2": kernels.Asm}
+	if err := check([]kernels.Kernel{reuse}); err != nil {
+		t.Errorf("check refused a good reuse: %v", err)
 	}
 }

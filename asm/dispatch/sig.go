@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
+	"slices"
 	"strings"
 
 	"github.com/glancelab/attention/internal/kernels"
@@ -102,9 +103,14 @@ func checkUses(k kernels.Kernel) error {
 		for _, im := range kernels.Impls {
 			found = found || im.Name == name
 		}
+		im, _ := kernels.Named(name)
 		switch {
 		case !found:
 			return fmt.Errorf("no implementation %q", name)
+		case u == kernels.Reuse:
+			if err := checkReuse(k, im); err != nil {
+				return err
+			}
 		case u == kernels.NoOp:
 			noop = true
 		case u == kernels.Pair && (k.Pair == nil || len(k.Pair.Advance) == 0):
@@ -118,6 +124,25 @@ func checkUses(k kernels.Kernel) error {
 	}
 	if sp := k.Split; sp != nil && (sp.Reduce == "") != (k.Results == "") {
 		return errors.New("a split kernel with a result needs a Reduce, one without has none")
+	}
+	return nil
+}
+
+// checkReuse checks that im can run the functions of the implementation it
+// reuses for k: one of the same architecture, with code of its own for k,
+// whose required features im requires too.
+func checkReuse(k kernels.Kernel, im kernels.Impl) error {
+	r, ok := kernels.Named(im.Reuses)
+	if !ok || r.Arch != im.Arch || r.Name == im.Name {
+		return fmt.Errorf("%s reuses %q, not another implementation of %s", im.Name, im.Reuses, im.Arch)
+	}
+	if u := k.Use(r.Name); u != kernels.Asm && u != kernels.Pair && u != kernels.NoOp {
+		return fmt.Errorf("%s reuses %s, which has no code of its own (%v)", im.Name, r.Name, u)
+	}
+	for _, f := range r.Requires {
+		if !slices.Contains(im.Requires, f) {
+			return fmt.Errorf("%s reuses %s, which requires %s and it does not", im.Name, r.Name, f)
+		}
 	}
 	return nil
 }

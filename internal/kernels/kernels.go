@@ -29,6 +29,10 @@ const (
 	Pair
 	// NoOp: nothing; only for hint kernels whose contract allows it.
 	NoOp
+	// Reuse: the functions of the implementation that Impl.Reuses names,
+	// for a kernel a wider register file cannot speed up (the table says
+	// why beside the entry).
+	Reuse
 )
 
 func (u Use) String() string {
@@ -41,6 +45,8 @@ func (u Use) String() string {
 		return "pair"
 	case NoOp:
 		return "no-op"
+	case Reuse:
+		return "reuse"
 	}
 	return "Use(?)"
 }
@@ -141,11 +147,18 @@ type Impl struct {
 	// architecture's baseline; dispatch enables it only where the CPU
 	// has all of them (see internal/impl).
 	Requires []string
+	// Reuses names the implementation whose functions the kernels marked
+	// Reuse run; its Requires must be a subset of this one's.
+	Reuses string
 }
 
 // Impls lists the implementations; within an architecture the first one
 // the CPU supports is the default.
 var Impls = []Impl{
+	{
+		Name: "avx512", Arch: "amd64", Suffix: "AVX512", Reuses: "avx2",
+		Requires: []string{"AVX", "AVX2", "FMA3", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL"},
+	},
 	{Name: "avx2", Arch: "amd64", Suffix: "AVX2", Requires: []string{"AVX", "AVX2", "FMA3"}},
 	{Name: "neon", Arch: "arm64", Suffix: "NEON", Requires: []string{"ASIMD"}},
 }
@@ -175,3 +188,25 @@ func For(arch string) []Impl {
 
 // Use returns what implementation name provides for k.
 func (k Kernel) Use(name string) Use { return k.Impls[name] }
+
+// Named returns the implementation called name.
+func Named(name string) (Impl, bool) {
+	for _, im := range Impls {
+		if im.Name == name {
+			return im, true
+		}
+	}
+	return Impl{}, false
+}
+
+// Runs returns the implementation whose functions im runs for k and what
+// they are: im itself, or for Reuse the implementation it reuses.
+func (k Kernel) Runs(im Impl) (Impl, Use) {
+	u := k.Use(im.Name)
+	if u == Reuse {
+		if r, ok := Named(im.Reuses); ok {
+			return r, k.Use(r.Name)
+		}
+	}
+	return im, u
+}

@@ -6,33 +6,31 @@ const (
 	elems = "maxCall"
 )
 
-var both = map[string]Use{"avx2": Asm, "neon": Asm}
-
 // All is the table: every kernel, in the order of the generated files.
 var All = []Kernel{
 	{
 		Name: "dot", Params: "x, y []float32", Results: "float32",
 		Doc:   "returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi], y[lo:hi]", Reduce: "+"},
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scoreRows", Params: "dst, k []float32, stride int, q []float32",
 		Doc:   "sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).",
 		Split: &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "axpy", Params: "alpha float32, x, y []float32",
 		Doc:   "sets y[i] += alpha*x[i] for i < len(x).",
 		Split: &Split{N: "len(x)", Per: elems, Args: "alpha, x[lo:hi], y[lo:hi]"},
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blendRows", Params: "acc, w, v []float32, stride int",
 		Doc:   "sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j < len(acc).",
 		Split: &Split{N: "len(w)", Per: "rowsPerCall(len(acc))", Args: "acc, w[lo:hi], v[lo*stride:], stride"},
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scoreRowsMulti", Params: "dst, k []float32, stride int, q []float32, rows int",
@@ -42,7 +40,7 @@ var All = []Kernel{
 			"Callers keep n·d within one call's budget.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 	{
 		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int",
@@ -52,19 +50,19 @@ var All = []Kernel{
 			"Callers keep n·d within one call's budget.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
 		Doc:   "returns the largest x[i], NaN if any is NaN, -Inf if x is empty.",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi]", Reduce: "max"},
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scale", Params: "s float32, x []float32",
 		Doc:   "sets x[i] *= s.",
 		Split: &Split{N: "len(x)", Per: elems, Args: "s, x[lo:hi]"},
-		Impls: both,
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "expv", Base: "exp", Params: "dst, x []float32",
@@ -75,7 +73,7 @@ var All = []Kernel{
 			Fast:    "sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did.",
 			Special: "sets dst[i] = e^x[i] for any input, from the first vector on until a vector the fast half can take; it returns how many elements it did.",
 		},
-		Impls: map[string]Use{"avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "expSum", Params: "dst, x []float32, m float32", Results: "float32",
@@ -87,17 +85,17 @@ var All = []Kernel{
 			Fast:    "sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes are at or below -104), and returns the sum of what it wrote and how many elements it did.",
 			Special: "is the fast half for any input, from the first vector on until a vector the fast half can take.",
 		},
-		Impls: map[string]Use{"avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "blockScores", Params: "st, qt, k []float32, stride int",
 		Doc:   "sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.",
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blockMax", Params: "st, ml []float32",
 		Doc:   "starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.",
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blockExpSum", Params: "st, ml []float32",
@@ -107,48 +105,48 @@ var All = []Kernel{
 			Fast:    "sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did.",
 			Special: "is the fast half for any input, from the first group on until a group the fast half can take.",
 		},
-		Impls: map[string]Use{"avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "blockBlend", Params: "ot, st, v []float32, stride int, c []float32",
 		Doc:   "sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.",
-		Impls: both,
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blockIn", Params: "qt, q []float32, stride, rows int",
 		Doc:   "sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.",
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 	{
 		Name: "blockOut", Params: "o []float32, stride, rows int, ot []float32",
 		Doc:   "sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.",
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 	{
 		Name: "blockKeep16", Params: "st []float32, keep []byte, stride int",
 		Doc:   "sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < 16 and k < len(st)/16 rounded down to a multiple of 16.",
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 	{
 		Name: "prefetch", Params: "x []float32, stride, rows, cols int",
 		Doc:     "asks for the cache lines of x[r*stride : r*stride+cols] for r < rows, and changes nothing; cols > 0 and every such row lies within x.",
 		Generic: NoOp,
 		// Without arm64 hardware to measure it on, prefetching is a no-op there.
-		Impls: map[string]Use{"avx2": Asm, "neon": NoOp},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": NoOp},
 	},
 	{
 		Name: "softcapPrep", Params: "x, z []float32, inv float32",
 		Doc:   "sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).",
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 	{
 		Name: "softcapFinish", Params: "x, e []float32, c float32",
 		Doc:   "sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).",
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 	{
 		Name: "additivePrep", Params: "x, z, u []float32, stride int, s []float32",
 		Doc:   "sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] = 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).",
-		Impls: map[string]Use{"avx2": Asm},
+		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
 	},
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The shared pieces of the avx512 implementation: sixteen lanes per
+// register, tails through opmask registers (a masked load reads, and a
+// masked store writes, only the lanes its mask sets, and faults on no
+// other byte), constants as 4-byte globals read with embedded broadcast.
+
+// tailK loads into a new opmask register the mask whose first n lanes are
+// set (1 <= n <= 15): entry n of a table of 16-bit masks.
+func tailK(n Register) OpmaskVirtual {
+	if _, ok := consts["ktable"]; !ok {
+		m := GLOBL("ktable", RODATA|NOPTR)
+		for i := range 16 {
+			DATA(2*i, U16(uint16(1)<<i-1))
+		}
+		consts["ktable"] = m
+	}
+	base := GP64()
+	LEAQ(consts["ktable"], base)
+	k := K()
+	KMOVW(Mem{Base: base, Index: n, Scale: 2}, k)
+	return k
+}
+
+// loadZ loads 16 floats from m into a new register, or with a mask only
+// the lanes it sets (the others are zero).
+func loadZ(m Mem, mask Op) VecVirtual {
+	z := ZMM()
+	if mask == nil {
+		VMOVUPS(m, z)
+	} else {
+		VMOVUPS_Z(m, mask, z)
+	}
+	return z
+}
+
+// storeZ stores z to m, or with a mask only the lanes it sets.
+func storeZ(z VecVirtual, m Mem, mask Op) {
+	if mask == nil {
+		VMOVUPS(z, m)
+	} else {
+		VMOVUPS(z, mask, m)
+	}
+}
+
+// zerosZ returns n zeroed ZMM registers.
+func zerosZ(n int) []VecVirtual {
+	v := make([]VecVirtual, n)
+	for i := range v {
+		v[i] = ZMM()
+		VPXORD(v[i], v[i], v[i])
+	}
+	return v
+}
+
+// hsumZ adds the 16 lanes of z and returns the sum in the low lane of an
+// XMM: the two halves into a YMM, then hsum.
+func hsumZ(z VecVirtual) VecVirtual {
+	hi := YMM()
+	VEXTRACTF64X4(U8(1), z, hi)
+	lo := z.AsY()
+	VADDPS(hi, lo, lo)
+	return hsum(lo.(VecVirtual))
+}
+
+// streamZ is stream for sixteen lanes: blocks of four vectors, then single
+// vectors, then a tail under an opmask. body(u, mask) emits the work on
+// vector u at the current pointers (mask is nil but for the tail); the
+// pointers in ptrs then advance together.
+func streamZ(name string, n Register, ptrs []Register, body func(u int, mask Op)) {
+	for _, U := range []int{4, 1} {
+		loop, next := fmt.Sprintf("%s_loop%d", name, 16*U), fmt.Sprintf("%s_next%d", name, 16*U)
+		Label(loop)
+		CMPQ(n, U8(16*U))
+		JL(LabelRef(next))
+		for u := range U {
+			body(u, nil)
+		}
+		for _, p := range ptrs {
+			ADDQ(U32(64*U), p)
+		}
+		SUBQ(U8(16*U), n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	body(0, tailK(n))
+	Label(name + "_done")
+}
