@@ -16,9 +16,21 @@ import (
 // accumulators and the two operands fit the 16 YMM registers.
 const calibFMAChains = 12
 
+// calibFMAChainsZ is the number of chains of the zmm FMA loop: two 512-bit
+// pipes (Zen 5, Intel server cores) with a latency of 4 need 8 in flight;
+// 16 also cover a latency of up to 8 cycles or a third pipe, and with the
+// operands take 18 of the 32 ZMM registers.
+const calibFMAChainsZ = 16
+
+// The ymm kernels measure the limits of code written for 256-bit
+// registers (the avx2 implementation), the zmm ones those of the widest
+// registers this architecture has (avx512): both, so that a figure can be
+// set against either.
 func genCalib() {
 	genCalibFMA()
 	genCalibRead()
+	genCalibFMAZ()
+	genCalibReadZ()
 }
 
 // genCalibFMA: iters rounds of acc[c] += a*b on every chain, no memory
@@ -83,6 +95,68 @@ func genCalibRead() {
 	Label("read_done")
 	sumTree(acc)
 	Store(hsum(acc[0]), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// genCalibFMAZ is genCalibFMA on 16 zmm chains of 16 lanes.
+func genCalibFMAZ() {
+	TEXT("fmaAVX512", NOSPLIT, "func(iters int, a, b float32) float32")
+	Doc("fmaAVX512 runs iters rounds of acc += a*b on 16 independent chains of",
+		"16 lanes (512 FLOPs a round) and returns the sum of the 256",
+		"accumulators, which start at 0.")
+	n := Load(Param("iters"), GP64())
+	va, vb := ZMM(), ZMM()
+	VBROADCASTSS(paramAddr("a"), va)
+	VBROADCASTSS(paramAddr("b"), vb)
+	acc := zerosZ(calibFMAChainsZ)
+	TESTQ(n, n)
+	JLE(LabelRef("fmaz_done"))
+	Label("fmaz_loop")
+	for _, r := range acc {
+		VFMADD231PS(va, vb, r)
+	}
+	DECQ(n)
+	JNZ(LabelRef("fmaz_loop"))
+	Label("fmaz_done")
+	sumTree(acc)
+	Store(hsumZ(acc[0]), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// genCalibReadZ is genCalibRead with 64-byte loads: four streams, each two
+// lines an iteration into two accumulators, so that eight adds are in
+// flight to cover the add latency at two loads a cycle.
+func genCalibReadZ() {
+	TEXT("readAVX512", NOSPLIT, "func(x []float32) float32")
+	Pragma("noescape")
+	Doc("readAVX512 returns the sum of x[i] for i < len(x) rounded down to a",
+		"multiple of 128; the order of the additions is unspecified.")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	acc := zerosZ(8)
+	SHRQ(U8(7), n) // whole blocks: pairs of lines per quarter
+	JZ(LabelRef("readz_done"))
+	quarter := GP64() // bytes in a quarter: n pairs of 64-byte lines
+	MOVQ(n, quarter)
+	SHLQ(U8(7), quarter)
+	p := []Register{x, GP64(), GP64(), GP64()}
+	for i := 1; i < 4; i++ {
+		LEAQ(Mem{Base: p[i-1], Index: quarter, Scale: 1}, p[i])
+	}
+	Label("readz_loop")
+	for k, r := range acc {
+		VADDPS(Mem{Base: p[k/2], Disp: 64 * (k % 2)}, r, r)
+	}
+	for _, r := range p {
+		ADDQ(U32(128), r)
+	}
+	DECQ(n)
+	JNZ(LabelRef("readz_loop"))
+	Label("readz_done")
+	sumTree(acc)
+	Store(hsumZ(acc[0]), ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }

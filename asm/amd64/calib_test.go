@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ func TestCalibCode(t *testing.T) {
 		gentest.CheckHeader(t, f)
 	}
 	text := string(asm)
-	for _, name := range []string{"fmaAVX2", "readAVX2"} {
+	for _, name := range []string{"fmaAVX2", "readAVX2", "fmaAVX512", "readAVX512"} {
 		if !strings.Contains(text, "TEXT ·"+name+"(SB), NOSPLIT, $0-") {
 			t.Errorf("no NOSPLIT leaf %s", name)
 		}
@@ -21,13 +22,31 @@ func TestCalibCode(t *testing.T) {
 	if strings.Contains(text, "dotAVX2") {
 		t.Error("-calib also generated the attention kernels")
 	}
-	// The FMA loop holds at least 10 independent chains.
-	loop := text[strings.Index(text, "fma_loop:"):strings.Index(text, "fma_done:")]
-	if n := strings.Count(loop, "VFMADD231PS"); n != calibFMAChains || n < 10 {
-		t.Errorf("FMA loop has %d FMAs, want %d (at least 10)", n, calibFMAChains)
+	// The FMA loops hold at least 10 independent chains (12 to 16 on zmm),
+	// of the width their name says.
+	for _, c := range []struct {
+		label, reg string
+		chains     int
+	}{{"fma", "Y", calibFMAChains}, {"fmaz", "Z", calibFMAChainsZ}} {
+		loop := text[strings.Index(text, c.label+"_loop:"):strings.Index(text, c.label+"_done:")]
+		if n := strings.Count(loop, "VFMADD231PS"); n != c.chains || n < 10 {
+			t.Errorf("%s loop has %d FMAs, want %d (at least 10)", c.label, n, c.chains)
+		}
+		if n := strings.Count(loop, ", "+c.reg); n != 2*c.chains {
+			t.Errorf("%s loop: %d %s register operands, want %d", c.label, n, c.reg, 2*c.chains)
+		}
 	}
-	if n := strings.Count(text, "VZEROUPPER"); n != 2 {
+	if calibFMAChainsZ < 12 || calibFMAChainsZ > 16 {
+		t.Errorf("%d zmm chains, want 12 to 16", calibFMAChainsZ)
+	}
+	if n := strings.Count(text, "VZEROUPPER"); n != 4 {
 		t.Errorf("%d VZEROUPPER, want one per kernel", n)
+	}
+	// The ymm kernels run on AVX2-only CPUs: no EVEX register (Z, K, or
+	// X/Y 16–31) in them.
+	ymm := text[:strings.Index(text, "TEXT ·fmaAVX512")]
+	if m := regexp.MustCompile(`\b(Z[0-9]+|K[1-7]|[XY](1[6-9]|2[0-9]|3[01]))\b`).FindString(ymm); m != "" {
+		t.Errorf("the ymm kernels use %s, an AVX-512 register", m)
 	}
 }
 

@@ -117,3 +117,133 @@ read_done:
 	MOVSS        X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func fmaAVX512(iters int, a float32, b float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·fmaAVX512(SB), NOSPLIT, $0-20
+	MOVQ         iters+0(FP), AX
+	VBROADCASTSS a+8(FP), Z0
+	VBROADCASTSS b+12(FP), Z1
+	VPXORD       Z2, Z2, Z2
+	VPXORD       Z3, Z3, Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+	VPXORD       Z6, Z6, Z6
+	VPXORD       Z7, Z7, Z7
+	VPXORD       Z8, Z8, Z8
+	VPXORD       Z9, Z9, Z9
+	VPXORD       Z10, Z10, Z10
+	VPXORD       Z11, Z11, Z11
+	VPXORD       Z12, Z12, Z12
+	VPXORD       Z13, Z13, Z13
+	VPXORD       Z14, Z14, Z14
+	VPXORD       Z15, Z15, Z15
+	VPXORD       Z16, Z16, Z16
+	VPXORD       Z17, Z17, Z17
+	TESTQ        AX, AX
+	JLE          fmaz_done
+
+fmaz_loop:
+	VFMADD231PS Z0, Z1, Z2
+	VFMADD231PS Z0, Z1, Z3
+	VFMADD231PS Z0, Z1, Z4
+	VFMADD231PS Z0, Z1, Z5
+	VFMADD231PS Z0, Z1, Z6
+	VFMADD231PS Z0, Z1, Z7
+	VFMADD231PS Z0, Z1, Z8
+	VFMADD231PS Z0, Z1, Z9
+	VFMADD231PS Z0, Z1, Z10
+	VFMADD231PS Z0, Z1, Z11
+	VFMADD231PS Z0, Z1, Z12
+	VFMADD231PS Z0, Z1, Z13
+	VFMADD231PS Z0, Z1, Z14
+	VFMADD231PS Z0, Z1, Z15
+	VFMADD231PS Z0, Z1, Z16
+	VFMADD231PS Z0, Z1, Z17
+	DECQ        AX
+	JNZ         fmaz_loop
+
+fmaz_done:
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z5, Z4, Z4
+	VADDPS        Z7, Z6, Z6
+	VADDPS        Z9, Z8, Z8
+	VADDPS        Z11, Z10, Z10
+	VADDPS        Z13, Z12, Z12
+	VADDPS        Z15, Z14, Z14
+	VADDPS        Z17, Z16, Z16
+	VADDPS        Z4, Z2, Z2
+	VADDPS        Z8, Z6, Z6
+	VADDPS        Z12, Z10, Z10
+	VADDPS        Z16, Z14, Z14
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z14, Z10, Z10
+	VADDPS        Z10, Z2, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	MOVSS         X2, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func readAVX512(x []float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·readAVX512(SB), NOSPLIT, $0-28
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ   $0x07, CX
+	JZ     readz_done
+	MOVQ   CX, DX
+	SHLQ   $0x07, DX
+	LEAQ   (AX)(DX*1), BX
+	LEAQ   (BX)(DX*1), SI
+	LEAQ   (SI)(DX*1), DX
+
+readz_loop:
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	VADDPS (BX), Z2, Z2
+	VADDPS 64(BX), Z3, Z3
+	VADDPS (SI), Z4, Z4
+	VADDPS 64(SI), Z5, Z5
+	VADDPS (DX), Z6, Z6
+	VADDPS 64(DX), Z7, Z7
+	ADDQ   $0x00000080, AX
+	ADDQ   $0x00000080, BX
+	ADDQ   $0x00000080, SI
+	ADDQ   $0x00000080, DX
+	DECQ   CX
+	JNZ    readz_loop
+
+readz_done:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z5, Z4, Z4
+	VADDPS        Z7, Z6, Z6
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z6, Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -2,30 +2,12 @@
 
 package calib
 
-import "golang.org/x/sys/cpu"
-
-var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasAVX
-
-// The shape of the kernels in use: independent chains, lanes per vector
-// and floats per read-loop iteration (asm/amd64/calib.go).
-var path, chains, lanes, readBlock = "generic", genericChains, 1, 1
-
-func init() {
-	if useAsm {
-		path, chains, lanes, readBlock = "avx2", 12, 8, 64
-	}
-}
-
-func fma(rounds int, a, b float32) float32 {
-	if useAsm {
-		return fmaAVX2(rounds, a, b)
-	}
-	return fmaGeneric(rounds, a, b)
-}
-
-func readSum(x []float32) float32 {
-	if useAsm {
-		return readAVX2(x)
-	}
-	return readGeneric(x)
+// asmKernels are the assembly sets of amd64, widest first; their
+// requirements are the "// Requires:" lines of calib_amd64.s (a test
+// checks them).
+var asmKernels = []*Kernels{
+	{name: "avx512", bits: 512, requires: []string{"AVX", "AVX512F", "SSE"},
+		chains: 16, lanes: 16, readBlock: 128, fma: fmaAVX512, read: readAVX512},
+	{name: "avx2", bits: 256, requires: []string{"AVX", "FMA3", "SSE"},
+		chains: 12, lanes: 8, readBlock: 64, fma: fmaAVX2, read: readAVX2},
 }
