@@ -17,19 +17,22 @@ import (
 )
 
 const benchDescription = `Measures this machine's limits first (peak FP32 FMA rate, read bandwidth at
-working sets sized for L1, L2, L3 and DRAM, with generated calibration
-kernels), then times the exported kernels, one decoder step of attention
+working sets sized for L1, L2, L3 and DRAM and at every case's own working
+set, with generated calibration kernels of each register width: zmm, ymm,
+NEON, scalar Go), then times the exported kernels, one decoder step of attention
 (T = 128, 1024, 8192; d = 64, 128), batched attention (8 heads × 512
 queries × 512 keys × d 64, causal and not, 1 and all workers) and language
 model decode steps on batched attention (grouped-query and multi-query KV
 caches of 512 to 32768 keys, d 128, and a causal 4-row verify) with every
 implementation this CPU supports. Each figure is the median of several runs,
-shown as GFLOP/s or GB/s, as a fraction of the machine's limit for its
-working set (the roofline: the lower of the FMA peak and the bandwidth of
-the level it lives in times its FLOPs per byte; for the decode steps, the
-bandwidth of a read of their own K and V), as the median fraction of that
-limit re-measured right after each run ("paired", which on a shared machine
-compares like with like) and as a speedup over the generic implementation.
+shown as GFLOP/s or GB/s, as a fraction of the limit for its working set
+(the roofline: the lower of the FMA peak and the read bandwidth at that
+working set times its FLOPs per byte; for the decode steps, the bandwidth
+of a read of their own K and V) measured with the kernels of the
+implementation's register width and with the machine's widest, as the
+median fraction of the first re-measured right after each run ("paired",
+which on a shared machine compares like with like) and as a speedup over
+the generic implementation.
 Progress goes to stderr.`
 
 type benchConfig struct {
@@ -300,28 +303,57 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 	if cfg.workers > 1 {
 		threads = append(threads, cfg.workers)
 	}
-	copt := calib.Options{Runs: max(cfg.runs, 5), RunTime: cfg.runTime / 2}
-	if cfg.quick {
-		copt.DRAM = 64 << 20
-	}
-	for _, t := range threads {
-		prog.step(fmt.Sprintf("measuring the machine's limits with %d thread(s)", t))
-		copt.Threads = t
-		rep.Limits = append(rep.Limits, limitsJSON(calib.Measure(copt)))
-	}
-
 	cases := benchCases(cfg)
 	if cfg.keep != nil {
 		cases = slices.DeleteFunc(cases, func(c benchCase) bool { return !cfg.keep(c) })
 	}
 	impls := attention.Implementations()
+
+	// The machine's widest kernels, then those of each implementation's
+	// width, each reading at every case's working set.
+	machineK := calib.Widest()
+	sets := []*calib.Kernels{machineK}
+	for _, name := range impls {
+		if k := widthKernels(name); !slices.Contains(sets, k) {
+			sets = append(sets, k)
+		}
+	}
+	copt := calib.Options{Runs: max(cfg.runs, 5), RunTime: cfg.runTime / 2}
+	if cfg.quick {
+		copt.DRAM = 64 << 20
+	}
+	for _, k := range sets {
+		for _, t := range threads {
+			prog.step(fmt.Sprintf("measuring the machine's limits with the %s kernels on %d thread(s)", k.Name(), t))
+			copt.Threads, copt.Sizes = t, readSizes(cases, t)
+			rep.Limits = append(rep.Limits, limitsJSON(k, k.Measure(copt)))
+		}
+	}
+
 	total := len(cases) * len(impls)
 	probes := probeCache{}
+	type ownKey struct {
+		c       int
+		kernels *calib.Kernels
+	}
 	type ownLimit struct {
 		probe *calib.Probe
 		gbps  float64
 	}
-	own := map[int]ownLimit{} // the ownRead cases' probes and limits
+	own := map[ownKey]ownLimit{} // the ownRead cases' probes and limits
+	ownRead := func(ci int, c benchCase, k *calib.Kernels) ownLimit {
+		// A read of the very buffers the case reads, so that the limit,
+		// the paired probe and the case all meet them in the same
+		// caches; measured once, as Measure measures a level: the best
+		// of the runs.
+		o, ok := own[ownKey{ci, k}]
+		if !ok {
+			o.probe = k.ReadProbeOf(c.reads()...)
+			o.gbps = o.probe.Best(copt.Runs, copt.RunTime)
+			own[ownKey{ci, k}] = o
+		}
+		return o
+	}
 	defer impl.Reset()
 	for ci, c := range cases {
 		for ii, name := range impls {
@@ -329,20 +361,13 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 			if !impl.Select(name) {
 				return nil, fmt.Errorf("implementation %q is not available", name)
 			}
-			rf := roofline(rep, c)
+			wk := widthKernels(name)
+			rf, mf := roofline(rep, c, wk.Name()), roofline(rep, c, machineK.Name())
 			var probe *calib.Probe
 			if c.ownRead {
-				// A read of the very buffers the case reads, so that the
-				// limit, the paired probe and the case all meet them in
-				// the same caches; measured once, as Measure measures a
-				// level: the best of the runs.
-				o, ok := own[ci]
-				if !ok {
-					o.probe = calib.ReadProbeOf(c.reads()...)
-					o.gbps = o.probe.Best(copt.Runs, copt.RunTime)
-					own[ci] = o
-				}
+				o := ownRead(ci, c, wk)
 				probe, rf = o.probe, rf.withRead(o.gbps)
+				mf = mf.withRead(ownRead(ci, c, machineK).gbps)
 			} else {
 				probe = probes.get(rf, c.workers)
 			}
@@ -350,7 +375,7 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
 			}
-			r := newResult(c, name, rf, med, runs)
+			r := newResult(c, name, rf, mf, med, runs)
 			r.PairedFraction = paired
 			rep.Results = append(rep.Results, r)
 		}
@@ -366,6 +391,29 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// widthKernels returns the calibration kernels of an implementation's
+// register width: those of the same name (avx512, avx2, neon, generic),
+// else the machine's widest, the stricter limit.
+func widthKernels(impl string) *calib.Kernels {
+	if k, ok := calib.Lookup(impl); ok {
+		return k
+	}
+	return calib.Widest()
+}
+
+// readSizes returns the working sets per thread of the cases that run on
+// threads threads and are set against the calibration's reads, so that
+// each is measured at its own size.
+func readSizes(cases []benchCase, threads int) []int {
+	var sizes []int
+	for _, c := range cases {
+		if c.workers == threads && !c.ownRead && !slices.Contains(sizes, c.ws) {
+			sizes = append(sizes, c.ws)
+		}
+	}
+	return sizes
 }
 
 // timeCase returns the median time of one operation, the number of runs
@@ -433,12 +481,13 @@ func timeCase(c benchCase, cfg benchConfig, rf bound, probe *calib.Probe) (time.
 type probeCache map[probeKey]*calib.Probe
 
 type probeKey struct {
+	kernels        string
 	fma            bool
 	bytes, threads int
 }
 
 func (pc probeCache) get(b bound, threads int) *calib.Probe {
-	k := probeKey{b.fma, b.level.Bytes, threads}
+	k := probeKey{b.kernels, b.fma, b.read.Bytes, threads}
 	if b.fma {
 		k.bytes = 0
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,11 +30,15 @@ type machineJSON struct {
 	CalibKernels    string   `json:"calib_kernels"`
 }
 
-// limitsSet holds the limits measured with Threads threads at once.
+// limitsSet holds the limits measured with one set of calibration kernels
+// on Threads threads at once.
 type limitsSet struct {
+	Kernels    string      `json:"kernels"` // avx512, avx2, neon or generic
+	Bits       int         `json:"bits"`    // the width of their registers
 	Threads    int         `json:"threads"`
 	PeakGFLOPS float64     `json:"peak_gflops"`
 	Levels     []levelJSON `json:"levels"`
+	Reads      []readJSON  `json:"reads"` // every read measured (the levels' and the cases'), smallest first
 }
 
 type levelJSON struct {
@@ -43,20 +48,31 @@ type levelJSON struct {
 	GBps            float64 `json:"gbps"`
 }
 
-func limitsJSON(l calib.Limits) limitsSet {
-	s := limitsSet{Threads: l.Threads, PeakGFLOPS: l.GFLOPS}
+type readJSON struct {
+	WorkingSetBytes int     `json:"working_set_bytes"` // per thread
+	GBps            float64 `json:"gbps"`
+}
+
+func limitsJSON(k *calib.Kernels, l calib.Limits) limitsSet {
+	s := limitsSet{Kernels: k.Name(), Bits: k.Bits(), Threads: l.Threads, PeakGFLOPS: l.GFLOPS}
 	for _, lv := range l.Levels {
 		s.Levels = append(s.Levels, levelJSON{Name: lv.Name, CapacityBytes: lv.Capacity, WorkingSetBytes: lv.Bytes, GBps: lv.GBps})
+	}
+	for _, r := range l.Reads {
+		s.Reads = append(s.Reads, readJSON{WorkingSetBytes: r.Bytes, GBps: r.GBps})
 	}
 	return s
 }
 
 // calibLimits turns the JSON form back into the form that places working
-// sets.
+// sets and picks their read limits.
 func (s limitsSet) calibLimits() calib.Limits {
-	l := calib.Limits{Threads: s.Threads, GFLOPS: s.PeakGFLOPS}
+	l := calib.Limits{Path: s.Kernels, Threads: s.Threads, GFLOPS: s.PeakGFLOPS}
 	for _, lv := range s.Levels {
 		l.Levels = append(l.Levels, calib.Level{Name: lv.Name, Capacity: lv.CapacityBytes, Bytes: lv.WorkingSetBytes, GBps: lv.GBps})
+	}
+	for _, r := range s.Reads {
+		l.Reads = append(l.Reads, calib.Read{Bytes: r.WorkingSetBytes, GBps: r.GBps})
 	}
 	return l
 }
@@ -78,65 +94,91 @@ type resultJSON struct {
 	MedianNs        float64 `json:"median_ns"`
 	GFLOPS          float64 `json:"gflops"` // 0 where FLOPs are not counted
 	GBps            float64 `json:"gbps"`   // the bytes the operation must read, per second
-	// The limit for this working set: "FMA peak" or "<level> read".
-	Bound     string  `json:"bound"`
-	Limit     float64 `json:"limit"`
-	LimitUnit string  `json:"limit_unit"` // GFLOP/s or GB/s
-	Fraction  float64 `json:"fraction"`   // of the limit
+	// The limit for this working set, measured with the calibration
+	// kernels of the implementation's register width (LimitKernels):
+	// "FMA peak" or "<working set> read", the read at ReadBytes.
+	Bound        string  `json:"bound"`
+	Limit        float64 `json:"limit"`
+	LimitUnit    string  `json:"limit_unit"` // GFLOP/s or GB/s, for Limit and MachineLimit
+	LimitKernels string  `json:"limit_kernels"`
+	ReadBytes    int     `json:"read_working_set_bytes"` // per thread; 0 where the FMA peak bounds it
+	Fraction     float64 `json:"fraction"`               // of the limit
 	// The median over the runs of the figure over the same limit
 	// re-measured right after that run: on a shared machine this sets like
 	// against like, where Fraction sets a median against a best.
-	PairedFraction   float64 `json:"paired_fraction"`
+	PairedFraction float64 `json:"paired_fraction"`
+	// The same working set's limit with the widest kernels the machine has
+	// (MachineKernels): what the core itself can do.
+	MachineBound     string  `json:"machine_bound"`
+	MachineLimit     float64 `json:"machine_limit"`
+	MachineKernels   string  `json:"machine_kernels"`
+	MachineFraction  float64 `json:"machine_fraction"`
 	SpeedupVsGeneric float64 `json:"speedup_vs_generic"`
 }
 
-// bound is the roofline of a case's working set: with FLOPs counted, the
-// attainable rate is the lower of the FMA peak and the level's bandwidth
-// times the FLOPs per byte; without, the bandwidth. Limits measured with as
-// many threads as the case uses apply.
+// bound is the roofline of a case's working set for one set of
+// calibration kernels: with FLOPs counted, the attainable rate is the lower
+// of the FMA peak and the read bandwidth at the working set times the
+// FLOPs per byte; without, that bandwidth. Limits measured with as many
+// threads as the case uses apply.
 type bound struct {
-	name  string  // "FMA peak" or "<level> read"
-	limit float64 // in unit
-	unit  string  // GFLOP/s or GB/s
-	level calib.Level
-	fma   bool // the FMA peak bounds it; otherwise the level's bandwidth
+	name    string  // "FMA peak" or "<working set> read"
+	limit   float64 // in unit
+	unit    string  // GFLOP/s or GB/s
+	kernels string  // the calibration kernels it was measured with
+	level   calib.Level
+	read    calib.Read // the read it is bound by (at the case's own working set, where measured)
+	fma     bool       // the FMA peak bounds it; otherwise the read
 }
 
-func roofline(rep *benchReport, c benchCase) bound {
+// roofline returns the bound of a case with the limits the named kernels
+// measured. The read is the one measured at the case's own working set
+// (bench measures every case's), or at the nearest smaller one: never a
+// level's larger set, which reads slower and would let a figure pass 100%.
+func roofline(rep *benchReport, c benchCase, kernels string) bound {
 	lims := rep.Limits[0]
+	found := false
 	for _, l := range rep.Limits {
-		if l.Threads == c.workers {
-			lims = l
+		if l.Kernels == kernels && (!found || l.Threads == c.workers) {
+			lims, found = l, true
 		}
 	}
-	lv := lims.calibLimits().LevelFor(c.ws)
+	cl := lims.calibLimits()
+	b := bound{kernels: lims.Kernels, level: cl.LevelFor(c.ws)}
 	if c.ownRead {
 		// The limit is set by withRead, from a read of c.reads().
-		lv.Bytes, lv.GBps = c.ws, 0
-		return bound{name: size(c.ws) + " read", unit: "GB/s", level: lv}
+		b.read = calib.Read{Bytes: c.ws}
+		b.name, b.unit = size(c.ws)+" read", "GB/s"
+		return b
 	}
+	b.read = cl.ReadLimit(c.ws)
+	b.name = size(b.read.Bytes) + " read"
 	if c.flops > 0 {
-		if memBound := lv.GBps * c.flops / c.bytes; memBound < lims.PeakGFLOPS {
-			return bound{name: lv.Name + " read", limit: memBound, unit: "GFLOP/s", level: lv}
+		if memBound := b.read.GBps * c.flops / c.bytes; memBound < lims.PeakGFLOPS {
+			b.limit, b.unit = memBound, "GFLOP/s"
+			return b
 		}
-		return bound{name: "FMA peak", limit: lims.PeakGFLOPS, unit: "GFLOP/s", level: lv, fma: true}
+		b.name, b.limit, b.unit, b.fma = "FMA peak", lims.PeakGFLOPS, "GFLOP/s", true
+		return b
 	}
-	return bound{name: lv.Name + " read", limit: lv.GBps, unit: "GB/s", level: lv}
+	b.limit, b.unit = b.read.GBps, "GB/s"
+	return b
 }
 
 // withRead returns the bound of an ownRead case with its limit, the read
 // bandwidth gbps measured at the case's working set.
 func (b bound) withRead(gbps float64) bound {
-	b.limit, b.level.GBps = gbps, gbps
+	b.limit, b.read.GBps = gbps, gbps
 	return b
 }
 
 // probe returns the calibration kernel that measures this bound.
 func (b bound) probe(threads int) *calib.Probe {
+	k := widthKernels(b.kernels) // the kernels of that name
 	if b.fma {
-		return calib.FMAProbe(threads)
+		return k.FMAProbe(threads)
 	}
-	return calib.ReadProbe(b.level.Bytes, threads)
+	return k.ReadProbe(b.read.Bytes, threads)
 }
 
 // rate is the case's figure (GFLOP/s, or GB/s where FLOPs are not counted)
@@ -158,8 +200,9 @@ func (b bound) fraction(c benchCase, per time.Duration, probeRate float64) float
 	return b.rate(c, per) / limit
 }
 
-// newResult sets a measured case against its roofline.
-func newResult(c benchCase, impl string, b bound, med time.Duration, runs int) resultJSON {
+// newResult sets a measured case against its roofline for the
+// implementation's width (b) and for the machine's (m).
+func newResult(c benchCase, impl string, b, m bound, med time.Duration, runs int) resultJSON {
 	sec := med.Seconds()
 	r := resultJSON{
 		Group: c.group, Name: c.name, Shape: c.shape, Impl: impl,
@@ -167,8 +210,13 @@ func newResult(c benchCase, impl string, b bound, med time.Duration, runs int) r
 		WorkingSetBytes: c.ws, Level: b.level.Name, Runs: runs,
 		MedianNs: float64(med.Nanoseconds()),
 		GBps:     c.bytes / sec / 1e9,
-		Bound:    b.name, Limit: b.limit, LimitUnit: b.unit,
-		Fraction: b.rate(c, med) / b.limit,
+		Bound:    b.name, Limit: b.limit, LimitUnit: b.unit, LimitKernels: b.kernels,
+		Fraction:     b.rate(c, med) / b.limit,
+		MachineBound: m.name, MachineLimit: m.limit, MachineKernels: m.kernels,
+		MachineFraction: m.rate(c, med) / m.limit,
+	}
+	if !b.fma {
+		r.ReadBytes = b.read.Bytes
 	}
 	if c.flops > 0 {
 		r.GFLOPS = c.flops / sec / 1e9
@@ -185,28 +233,18 @@ func writeBenchTable(p *printer, rep *benchReport) {
 		mode = ", --quick"
 	}
 	p.printf("implementations: %s; median of %d runs%s (one for an operation longer than all of them should take)\n\n", strings.Join(m.Implementations, ", "), rep.Runs, mode)
+	writeLimitsTable(p, rep)
 
-	p.printf("machine limits (calibration kernels: %s; best of the runs)\n", m.CalibKernels)
-	p.printf("  %-22s", "")
-	for _, l := range rep.Limits {
-		p.printf("  %14s", fmt.Sprintf("%d thread%s", l.Threads, plural(l.Threads)))
+	machine := ""
+	if len(rep.Results) > 0 {
+		machine = ": " + rep.Results[0].MachineKernels
 	}
-	p.printf("\n  %-22s", "FP32 FMA peak")
-	for _, l := range rep.Limits {
-		p.printf("  %14s", fmt.Sprintf("%.1f GFLOP/s", l.PeakGFLOPS))
-	}
-	p.printf("\n")
-	for i, lv := range rep.Limits[0].Levels {
-		p.printf("  %-22s", fmt.Sprintf("%s read (%s)", lv.Name, size(lv.WorkingSetBytes)))
-		for _, l := range rep.Limits {
-			p.printf("  %14s", fmt.Sprintf("%.1f GB/s", l.Levels[i].GBps))
-		}
-		p.printf("\n")
-	}
-	p.printf("\n")
-
-	header := []string{"what", "shape", "impl", "working set", "median", "GFLOP/s", "read GB/s", "limit", "of limit", "paired", "vs generic"}
+	header := []string{"what", "shape", "impl", "working set", "median", "GFLOP/s", "read GB/s",
+		"limit (its width)", "of limit", "paired", "limit (machine" + machine + ")", "of limit", "vs generic"}
 	rows := [][]string{header}
+	limit := func(bound string, limit float64, unit string) string {
+		return fmt.Sprintf("%s %.1f %s", bound, limit, unit)
+	}
 	for _, r := range rep.Results {
 		gflops := "-"
 		if r.GFLOPS > 0 {
@@ -216,22 +254,75 @@ func writeBenchTable(p *printer, rep *benchReport) {
 			r.Name, r.Shape, r.Impl,
 			fmt.Sprintf("%s (%s)", size(r.WorkingSetBytes), r.Level),
 			duration(r.MedianNs), gflops, fmt.Sprintf("%.1f", r.GBps),
-			fmt.Sprintf("%s %.1f %s", r.Bound, r.Limit, r.LimitUnit),
+			limit(r.Bound, r.Limit, r.LimitUnit),
 			fmt.Sprintf("%.0f%%", 100*r.Fraction),
 			fmt.Sprintf("%.0f%%", 100*r.PairedFraction),
+			limit(r.MachineBound, r.MachineLimit, r.LimitUnit),
+			fmt.Sprintf("%.0f%%", 100*r.MachineFraction),
 			fmt.Sprintf("%.1f×", r.SpeedupVsGeneric),
 		})
 	}
-	writeColumns(p, rows, map[int]bool{4: true, 5: true, 6: true, 8: true, 9: true, 10: true})
+	writeColumns(p, rows, map[int]bool{4: true, 5: true, 6: true, 8: true, 9: true, 11: true, 12: true})
 	p.printf("\nread GB/s: the bytes the operation must read (its inputs, once) per second.\n" +
 		"limit: the roofline for the working set, the lower of the FMA peak and the read\n" +
-		"bandwidth of the level it lives in times the FLOPs per byte read (that bandwidth\n" +
-		"alone where FLOPs are not counted), for as many threads as the operation uses;\n" +
-		"for the decode steps (read GB/s: K and V, each key/value head once), a read of\n" +
-		"those same K and V buffers (\"32 MiB read\": the working set per thread).\n" +
+		"bandwidth measured at that working set (\"8 MiB read\") times the FLOPs per byte\n" +
+		"read (that bandwidth alone where FLOPs are not counted), for as many threads as\n" +
+		"the operation uses; for the decode steps (read GB/s: K and V, each key/value head\n" +
+		"once), a read of those same K and V buffers (\"32 MiB read\": the working set per\n" +
+		"thread). limit (its width): measured with the calibration kernels of the\n" +
+		"implementation's register width (avx512: zmm, avx2: ymm, neon, generic: scalar\n" +
+		"Go); limit (machine): with the widest this CPU has, so that its fraction says\n" +
+		"how much of the core the operation uses.\n" +
 		"of limit: the median against the best calibration run (the stricter figure).\n" +
-		"paired: the median over the runs of each run against the same limit re-measured\n" +
+		"paired: the median over the runs of each run against its width's limit re-measured\n" +
 		"right after it, so both meet the same load from the rest of the machine.\n")
+}
+
+// writeLimitsTable prints the limits: a column per set of calibration
+// kernels and thread count, a row for the FMA peak and one per working set
+// a read was measured at (a dash where a set did not measure it).
+func writeLimitsTable(p *printer, rep *benchReport) {
+	if len(rep.Limits) == 0 {
+		return
+	}
+	var sizes []int
+	for _, l := range rep.Limits {
+		for _, r := range l.Reads {
+			if !slices.Contains(sizes, r.WorkingSetBytes) {
+				sizes = append(sizes, r.WorkingSetBytes)
+			}
+		}
+	}
+	slices.Sort(sizes)
+	p.printf("machine limits (calibration kernels by register width; best of the runs)\n")
+	rows := [][]string{{""}, {"FP32 FMA peak"}}
+	for _, l := range rep.Limits {
+		rows[0] = append(rows[0], fmt.Sprintf("%s, %d thread%s", l.Kernels, l.Threads, plural(l.Threads)))
+		rows[1] = append(rows[1], fmt.Sprintf("%.1f GFLOP/s", l.PeakGFLOPS))
+	}
+	places := rep.Limits[0].calibLimits()
+	for _, b := range sizes {
+		row := []string{fmt.Sprintf("read %s (%s)", size(b), places.LevelFor(b).Name)}
+		for _, l := range rep.Limits {
+			cell := "-"
+			for _, r := range l.Reads {
+				if r.WorkingSetBytes == b {
+					cell = fmt.Sprintf("%.1f GB/s", r.GBps)
+				}
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	right := map[int]bool{}
+	for i := range rep.Limits {
+		right[i+1] = true
+	}
+	for i := range rows {
+		rows[i][0] = "  " + rows[i][0]
+	}
+	writeColumns(p, rows, right)
+	p.printf("\n")
 }
 
 // writeColumns prints rows as aligned columns; right aligns those marked.

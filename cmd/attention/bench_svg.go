@@ -27,7 +27,7 @@ func writeBenchSVG(w io.Writer, rep *benchReport) error {
 		if !slices.Contains(impls, r.Impl) {
 			impls = append(impls, r.Impl)
 		}
-		top = max(top, r.GFLOPS, r.Limit)
+		top = max(top, r.GFLOPS, r.MachineLimit)
 	}
 	if len(ds) == 0 {
 		return fmt.Errorf("no attention results to plot")
@@ -85,13 +85,13 @@ func writeBenchSVG(w io.Writer, rep *benchReport) error {
 			s.text(16, topM+panelH/2, 11, "middle", fmt.Sprintf(` transform="rotate(-90 16 %.1f)"`, topM+panelH/2), "GFLOP/s")
 		}
 
-		// The limit: the roofline at each T (the same for every
-		// implementation).
+		// The limit: the machine's roofline at each T (the same for
+		// every implementation).
 		var limit []float64
 		for _, T := range ts {
 			for _, r := range rep.Results {
 				if r.Group == "attend" && r.D == d && r.T == T {
-					limit = append(limit, r.Limit)
+					limit = append(limit, r.MachineLimit)
 					break
 				}
 			}
@@ -126,7 +126,7 @@ func writeBenchSVG(w io.Writer, rep *benchReport) error {
 	}
 	s.line(x, ly, x+24, ly, "#000000", 1.5, ` stroke-dasharray="6 4"`)
 	s.text(x+30, ly+4, 11, "start", "", "machine limit (roofline of the working set)")
-	s.text(left, ly+24, 10, "start", ` fill="#555555"`, "limit = min(FMA peak, read bandwidth of the level the 8·T·d bytes of K and V live in × 0.5 FLOP/byte)")
+	s.text(left, ly+24, 10, "start", ` fill="#555555"`, "limit = min(FMA peak, read bandwidth at a working set of the 8·T·d bytes of K and V × 0.5 FLOP/byte), widest registers")
 	s.end()
 	return s.err
 }

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/glancelab/attention"
+	"github.com/glancelab/attention/internal/calib"
 )
 
 // jsonKeys lists the JSON names of a struct's fields.
@@ -81,9 +83,14 @@ func TestBenchQuickJSON(t *testing.T) {
 	if len(limits) == 0 {
 		t.Fatal("no limits")
 	}
+	kernels := map[string]bool{}
 	for _, l := range limits {
 		lm, _ := l.(map[string]any)
 		hasKeys(t, "limits", lm, jsonKeys(limitsSet{}))
+		kernels[lm["kernels"].(string)] = true
+		if reads, _ := lm["reads"].([]any); len(reads) < 4 {
+			t.Errorf("%d reads, want at least the four levels'", len(reads))
+		}
 		if !(lm["peak_gflops"].(float64) > 0) {
 			t.Errorf("peak_gflops = %v, want > 0", lm["peak_gflops"])
 		}
@@ -100,8 +107,13 @@ func TestBenchQuickJSON(t *testing.T) {
 		}
 	}
 
-	results, _ := rep["results"].([]any)
 	impls := attention.Implementations()
+	for _, name := range append(slices.Clone(impls), calib.Widest().Name()) {
+		if !kernels[widthKernels(name).Name()] {
+			t.Errorf("no limits measured with the %s kernels", widthKernels(name).Name())
+		}
+	}
+	results, _ := rep["results"].([]any)
 	want := len(benchCases(benchConfig{workers: runtime.GOMAXPROCS(0)})) * len(impls)
 	if testing.Short() {
 		want = 8 * len(impls)
@@ -132,6 +144,17 @@ func TestBenchQuickJSON(t *testing.T) {
 		}
 		if math.Abs(res.Fraction-measure/res.Limit) > 1e-9*res.Fraction {
 			t.Errorf("%s: fraction %v, want %v / %v", what, res.Fraction, measure, res.Limit)
+		}
+		if !(res.MachineLimit > 0) || math.Abs(res.MachineFraction-measure/res.MachineLimit) > 1e-9*res.MachineFraction {
+			t.Errorf("%s: machine fraction %v, want %v / %v", what, res.MachineFraction, measure, res.MachineLimit)
+		}
+		// Each implementation against its own width's kernels and the
+		// widest; a read limit measured at the case's own working set.
+		if want := widthKernels(res.Impl).Name(); res.LimitKernels != want || res.MachineKernels != calib.Widest().Name() {
+			t.Errorf("%s: limits of the %s and %s kernels, want %s and %s", what, res.LimitKernels, res.MachineKernels, want, calib.Widest().Name())
+		}
+		if res.Bound != "FMA peak" && res.ReadBytes != res.WorkingSetBytes {
+			t.Errorf("%s: read limit measured at %d bytes, not at its working set of %d", what, res.ReadBytes, res.WorkingSetBytes)
 		}
 		if res.Impl == "generic" && res.SpeedupVsGeneric != 1 {
 			t.Errorf("%s: speedup over itself %v", what, res.SpeedupVsGeneric)
@@ -185,46 +208,65 @@ func xmlCounts(t *testing.T, doc []byte) map[string]int {
 }
 
 func TestBenchTable(t *testing.T) {
+	levels := func(l1, l2, l3, dram float64) []levelJSON {
+		return []levelJSON{{"L1", 32 << 10, 16 << 10, l1}, {"L2", 512 << 10, 256 << 10, l2}, {"L3", 32 << 20, 8 << 20, l3}, {"DRAM", 0, 64 << 20, dram}}
+	}
+	reads := func(gbps ...float64) []readJSON {
+		var rs []readJSON
+		for i, b := range []int{16 << 10, 256 << 10, 512 << 10, 8 << 20, 64 << 20} {
+			rs = append(rs, readJSON{b, gbps[i]})
+		}
+		return rs
+	}
 	rep := &benchReport{
-		Machine: machineJSON{CPU: "Test CPU", Cores: 2, Implementations: []string{"fast", "generic"}, CalibKernels: "fast"},
+		Machine: machineJSON{CPU: "Test CPU", Cores: 2, Implementations: []string{"fast", "generic"}, CalibKernels: "wide"},
 		Runs:    3,
-		Limits: []limitsSet{{Threads: 1, PeakGFLOPS: 100, Levels: []levelJSON{
-			{"L1", 32 << 10, 16 << 10, 200}, {"L2", 512 << 10, 256 << 10, 100}, {"L3", 32 << 20, 8 << 20, 50}, {"DRAM", 0, 64 << 20, 10}}}},
+		Limits: []limitsSet{
+			{Kernels: "wide", Bits: 512, Threads: 1, PeakGFLOPS: 200, Levels: levels(400, 200, 100, 20), Reads: reads(400, 200, 200, 100, 20)},
+			{Kernels: "fast", Bits: 256, Threads: 1, PeakGFLOPS: 100, Levels: levels(200, 100, 50, 10), Reads: reads(200, 100, 100, 50, 10)},
+		},
 	}
 	c := benchCase{name: "Attend", shape: "T=1024 d=64", workers: 1, flops: 4 * 1024 * 64, bytes: 8 * 1024 * 64, ws: 8 * 1024 * 64}
-	rf := roofline(rep, c)
-	rep.Results = append(rep.Results, newResult(c, "fast", rf, 5000, 3), newResult(c, "generic", rf, 50000, 3))
+	rf, mf := roofline(rep, c, "fast"), roofline(rep, c, "wide")
+	rep.Results = append(rep.Results, newResult(c, "fast", rf, mf, 5000, 3), newResult(c, "generic", rf, mf, 50000, 3))
 	rep.Results[0].SpeedupVsGeneric, rep.Results[1].SpeedupVsGeneric = 10, 1
 	rep.Results[0].PairedFraction, rep.Results[1].PairedFraction = 1.31, 0.131
-	// A probe run of the L2 read at 80 GB/s bounds the pair at 40 GFLOP/s.
+	// A probe run of the 512 KiB read at 80 GB/s bounds the pair at 40 GFLOP/s.
 	if got := rf.fraction(c, 5000, 80); math.Abs(got-52.4288/40) > 1e-9 {
 		t.Errorf("paired fraction against an 80 GB/s probe = %v, want %v", got, 52.4288/40)
 	}
 	// A case bound by the FMA peak is paired with the FMA probe's rate.
 	big := benchCase{name: "Batched", shape: "s", workers: 1, flops: 1e9, bytes: 1e6, ws: 1 << 20}
-	if rb := roofline(rep, big); !rb.fma || rb.limit != 100 || math.Abs(rb.fraction(big, 20*time.Millisecond, 80)-50.0/80) > 1e-12 {
+	if rb := roofline(rep, big, "fast"); !rb.fma || rb.limit != 100 || math.Abs(rb.fraction(big, 20*time.Millisecond, 80)-50.0/80) > 1e-12 {
 		t.Errorf("FMA-bound roofline %+v, paired fraction %v", rb, rb.fraction(big, 20*time.Millisecond, 80))
+	}
+	if rb := roofline(rep, big, "wide"); !rb.fma || rb.limit != 200 {
+		t.Errorf("FMA-bound roofline of the wide kernels %+v", rb)
 	}
 	// Without FLOPs the figure and the probe are both GB/s.
 	exp := benchCase{name: "Exp", shape: "n", workers: 1, bytes: 1e6, ws: 16 << 10}
-	if re := roofline(rep, exp); re.fma || re.unit != "GB/s" || re.limit != 200 || math.Abs(re.fraction(exp, 10*time.Microsecond, 125)-0.8) > 1e-12 {
+	if re := roofline(rep, exp, "fast"); re.fma || re.unit != "GB/s" || re.limit != 200 || math.Abs(re.fraction(exp, 10*time.Microsecond, 125)-0.8) > 1e-12 {
 		t.Errorf("byte-bound roofline %+v", re)
 	}
 	// A decode step is set against a read at its own working set: 16 MiB
 	// per thread, which lives in L3 but is twice the L3 level's working set.
 	dec := benchCase{name: "Batched", shape: "decode", workers: 2, flops: 1e6, bytes: 32 << 20, ws: 16 << 20, ownRead: true}
-	if rd := roofline(rep, dec).withRead(40); rd.fma || rd.unit != "GB/s" || rd.name != "16 MiB read" || rd.level.Name != "L3" ||
-		rd.level.Bytes != 16<<20 || rd.limit != 40 || math.Abs(rd.fraction(dec, time.Millisecond, 50)-(32<<20)/1e6/50) > 1e-12 {
+	if rd := roofline(rep, dec, "fast").withRead(40); rd.fma || rd.unit != "GB/s" || rd.name != "16 MiB read" || rd.level.Name != "L3" ||
+		rd.read.Bytes != 16<<20 || rd.limit != 40 || math.Abs(rd.fraction(dec, time.Millisecond, 50)-(32<<20)/1e6/50) > 1e-12 {
 		t.Errorf("decode roofline %+v", rd)
 	}
-	if r := newResult(dec, "fast", roofline(rep, dec).withRead(40), time.Millisecond, 1); r.Bound != "16 MiB read" || r.Level != "L3" ||
-		r.LimitUnit != "GB/s" || math.Abs(r.Fraction-(32<<20)/1e6/40) > 1e-12 || math.Abs(r.GBps-(32<<20)/1e6) > 1e-9 {
+	if r := newResult(dec, "fast", roofline(rep, dec, "fast").withRead(40), roofline(rep, dec, "wide").withRead(50), time.Millisecond, 1); r.Bound != "16 MiB read" || r.Level != "L3" ||
+		r.LimitUnit != "GB/s" || math.Abs(r.Fraction-(32<<20)/1e6/40) > 1e-12 || math.Abs(r.MachineFraction-(32<<20)/1e6/50) > 1e-12 ||
+		math.Abs(r.GBps-(32<<20)/1e6) > 1e-9 || r.ReadBytes != 16<<20 {
 		t.Errorf("decode result %+v", r)
 	}
-	// 512 KiB lives in L2: limit 100 GB/s × 0.5 FLOP/B = 50 GFLOP/s;
-	// 262144 FLOPs in 5 µs are 52.4 GFLOP/s, 105% of it.
+	// 512 KiB lives in L2, whose level was read at 256 KiB: the limit is
+	// the read at 512 KiB, 100 GB/s × 0.5 FLOP/B = 50 GFLOP/s (200 GB/s,
+	// 100 GFLOP/s, with the wide kernels); 262144 FLOPs in 5 µs are 52.4
+	// GFLOP/s, 105% of it and 52% of the machine's.
 	r := rep.Results[0]
-	if r.Level != "L2" || r.Bound != "L2 read" || r.Limit != 50 || math.Abs(r.GFLOPS-52.4288) > 1e-9 {
+	if r.Level != "L2" || r.Bound != "512 KiB read" || r.Limit != 50 || r.MachineLimit != 100 || r.ReadBytes != 512<<10 ||
+		r.LimitKernels != "fast" || r.MachineKernels != "wide" || math.Abs(r.GFLOPS-52.4288) > 1e-9 {
 		t.Errorf("result %+v", r)
 	}
 	var out bytes.Buffer
@@ -232,14 +274,50 @@ func TestBenchTable(t *testing.T) {
 	writeBenchTable(p, rep)
 	for _, want := range []string{
 		"machine: Test CPU, 2 cores",
-		"FP32 FMA peak            100.0 GFLOP/s",
-		"L2 read (256 KiB)           100.0 GB/s",
-		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4      104.9  L2 read 50.0 GFLOP/s      105%    131%       10.0×",
-		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2       10.5  L2 read 50.0 GFLOP/s       10%     13%        1.0×",
+		"                      wide, 1 thread  fast, 1 thread",
+		"  FP32 FMA peak        200.0 GFLOP/s   100.0 GFLOP/s",
+		"  read 256 KiB (L2)       200.0 GB/s      100.0 GB/s",
+		"  read 512 KiB (L2)       200.0 GB/s      100.0 GB/s",
+		"limit (its width)          of limit  paired  limit (machine: wide)       of limit  vs generic",
+		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4      104.9  512 KiB read 50.0 GFLOP/s      105%    131%  512 KiB read 100.0 GFLOP/s       52%       10.0×",
+		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2       10.5  512 KiB read 50.0 GFLOP/s       10%     13%  512 KiB read 100.0 GFLOP/s        5%        1.0×",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// The read limit of a case is the read at its own working set, not the
+// level's: an 8 MiB Dot against an "L3" read of a 65 MiB set (10.8 GB/s)
+// reached 233% of it. A set between two measured sizes takes the smaller,
+// faster one, a bound it cannot pass.
+func TestBenchReadLimitAtWorkingSet(t *testing.T) {
+	rep := &benchReport{Limits: []limitsSet{{Kernels: "k", Threads: 1, PeakGFLOPS: 100,
+		Levels: []levelJSON{{"L1", 32 << 10, 16 << 10, 200}, {"L2", 1 << 20, 512 << 10, 100}, {"L3", 260 << 20, 65 << 20, 10.8}, {"DRAM", 0, 260 << 20, 9}},
+		Reads:  []readJSON{{16 << 10, 200}, {512 << 10, 100}, {8 << 20, 25.2}, {65 << 20, 10.8}, {260 << 20, 9}}}}}
+	dot := benchCase{name: "Dot", workers: 1, flops: 2 << 20, bytes: 8 << 20, ws: 8 << 20}
+	if b := roofline(rep, dot, "k"); b.name != "8 MiB read" || b.level.Name != "L3" || b.read.GBps != 25.2 || math.Abs(b.limit-25.2/4) > 1e-12 {
+		t.Errorf("8 MiB Dot: %+v, want the 8 MiB read's 25.2 GB/s", b)
+	}
+	between := dot
+	between.ws = 3 << 20
+	if b := roofline(rep, between, "k"); b.read.Bytes != 512<<10 || b.name != "512 KiB read" {
+		t.Errorf("3 MiB Dot: bound by the read at %d bytes, want 512 KiB", b.read.Bytes)
+	}
+	// bench measures every case's own working set, per thread count (the
+	// decode steps read their own buffers instead).
+	cases := benchCases(benchConfig{workers: 2})
+	for _, threads := range []int{1, 2} {
+		sizes := readSizes(cases, threads)
+		for _, c := range cases {
+			if c.workers == threads && !c.ownRead && !slices.Contains(sizes, c.ws) {
+				t.Errorf("%s %s on %d threads: working set %d not measured", c.name, c.shape, threads, c.ws)
+			}
+		}
+	}
+	if got := readSizes([]benchCase{{ws: 5, workers: 1, ownRead: true}, {ws: 7, workers: 2}}, 1); len(got) != 0 {
+		t.Errorf("readSizes measures %v, want nothing: a decode step's own read, a case on 2 threads", got)
 	}
 }
 
