@@ -6,7 +6,9 @@
 //
 // Both measurements run generated kernels (asm/amd64 and asm/arm64, run
 // with -calib): one with many independent FMA chains and no memory traffic,
-// one that streams a buffer through several accumulators. An architecture
+// and read kernels that stream a buffer through several accumulators (on
+// amd64 as four streams and as one, the read limit being the faster). An
+// architecture
 // has a set of them per register width (on amd64, zmm for AVX-512 and ymm
 // for AVX2), so that code written for one width can be set against the
 // limits of that width and of the widest the CPU has. The generic set runs
@@ -38,11 +40,34 @@ type Kernels struct {
 	bits     int      // the width of a vector register
 	requires []string // the CPU features the kernels need (their "// Requires:" lines)
 	missing  []string // those the CPU lacks
-	// The shape of the kernels: independent chains, lanes per vector and
-	// floats per read-loop iteration (asm/amd64/calib.go, asm/arm64/calib.go).
-	chains, lanes, readBlock int
-	fma                      func(rounds int, a, b float32) float32
-	read                     func(x []float32) float32
+	// The shape of the FMA kernel: independent chains and lanes per vector
+	// (asm/amd64/calib.go, asm/arm64/calib.go).
+	chains, lanes int
+	fma           func(rounds int, a, b float32) float32
+	// The read kernels, each its own pattern of loads: the first is Sum's,
+	// and a read limit is the fastest of them.
+	reads []readKernel
+}
+
+// readKernel is one read kernel: Σ x[i] over the first len(x) rounded
+// down to a multiple of block floats.
+type readKernel struct {
+	name  string
+	block int
+	fn    func(x []float32) float32
+}
+
+// sum returns Σ x[i] through r, the tail after its last whole block in Go.
+func (r readKernel) sum(x []float32) float32 {
+	n := len(x) - len(x)%r.block
+	if n == len(x) {
+		return r.fn(x)
+	}
+	s := r.fn(x[:n])
+	for _, v := range x[n:] {
+		s += v
+	}
+	return s
 }
 
 // Name is the name of the kernels' register width: avx512, avx2, neon or
@@ -67,20 +92,10 @@ func (k *Kernels) FMA(rounds int) float32 { return k.fma(rounds, fmaA, fmaB) }
 
 // Sum returns Σ x[i], reading x once from start to end. The order of the
 // additions is unspecified.
-func (k *Kernels) Sum(x []float32) float32 {
-	n := len(x) - len(x)%k.readBlock
-	if n == len(x) {
-		return k.read(x)
-	}
-	s := k.read(x[:n])
-	for _, v := range x[n:] {
-		s += v
-	}
-	return s
-}
+func (k *Kernels) Sum(x []float32) float32 { return k.reads[0].sum(x) }
 
-var generic = &Kernels{name: Generic, bits: 32, chains: genericChains, lanes: 1, readBlock: 1,
-	fma: fmaGeneric, read: readGeneric}
+var generic = &Kernels{name: Generic, bits: 32, chains: genericChains, lanes: 1,
+	fma: fmaGeneric, reads: []readKernel{{"readGeneric", 1, readGeneric}}}
 
 // all holds every set of this architecture, widest first, generic last,
 // each with the features this CPU lacks.

@@ -118,6 +118,61 @@ read_done:
 	VZEROUPPER
 	RET
 
+// func readOneAVX2(x []float32) float32
+// Requires: AVX, SSE
+TEXT ·readOneAVX2(SB), NOSPLIT, $0-28
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	SHRQ   $0x07, CX
+	JZ     readOneAVX2_done
+
+readOneAVX2_loop:
+	VADDPS (AX), Y0, Y0
+	VADDPS 32(AX), Y1, Y1
+	VADDPS 64(AX), Y2, Y2
+	VADDPS 96(AX), Y3, Y3
+	VADDPS 128(AX), Y4, Y4
+	VADDPS 160(AX), Y5, Y5
+	VADDPS 192(AX), Y6, Y6
+	VADDPS 224(AX), Y7, Y7
+	VADDPS 256(AX), Y0, Y0
+	VADDPS 288(AX), Y1, Y1
+	VADDPS 320(AX), Y2, Y2
+	VADDPS 352(AX), Y3, Y3
+	VADDPS 384(AX), Y4, Y4
+	VADDPS 416(AX), Y5, Y5
+	VADDPS 448(AX), Y6, Y6
+	VADDPS 480(AX), Y7, Y7
+	ADDQ   $0x00000200, AX
+	DECQ   CX
+	JNZ    readOneAVX2_loop
+
+readOneAVX2_done:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y6, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // func fmaAVX512(iters int, a float32, b float32) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·fmaAVX512(SB), NOSPLIT, $0-20
@@ -229,6 +284,55 @@ readz_loop:
 	JNZ    readz_loop
 
 readz_done:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z5, Z4, Z4
+	VADDPS        Z7, Z6, Z6
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z6, Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func readOneAVX512(x []float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·readOneAVX512(SB), NOSPLIT, $0-28
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	SHRQ   $0x07, CX
+	JZ     readOneAVX512_done
+
+readOneAVX512_loop:
+	VADDPS (AX), Z0, Z0
+	VADDPS 64(AX), Z1, Z1
+	VADDPS 128(AX), Z2, Z2
+	VADDPS 192(AX), Z3, Z3
+	VADDPS 256(AX), Z4, Z4
+	VADDPS 320(AX), Z5, Z5
+	VADDPS 384(AX), Z6, Z6
+	VADDPS 448(AX), Z7, Z7
+	ADDQ   $0x00000200, AX
+	DECQ   CX
+	JNZ    readOneAVX512_loop
+
+readOneAVX512_done:
 	VADDPS        Z1, Z0, Z0
 	VADDPS        Z3, Z2, Z2
 	VADDPS        Z5, Z4, Z4

@@ -7,7 +7,9 @@ package calib
 // checks them).
 var asmKernels = []*Kernels{
 	{name: "avx512", bits: 512, requires: []string{"AVX", "AVX512F", "SSE"},
-		chains: 16, lanes: 16, readBlock: 128, fma: fmaAVX512, read: readAVX512},
+		chains: 16, lanes: 16, fma: fmaAVX512,
+		reads: []readKernel{{"readAVX512", 128, readAVX512}, {"readOneAVX512", 128, readOneAVX512}}},
 	{name: "avx2", bits: 256, requires: []string{"AVX", "FMA3", "SSE"},
-		chains: 12, lanes: 8, readBlock: 64, fma: fmaAVX2, read: readAVX2},
+		chains: 12, lanes: 8, fma: fmaAVX2,
+		reads: []readKernel{{"readAVX2", 64, readAVX2}, {"readOneAVX2", 128, readOneAVX2}}},
 }

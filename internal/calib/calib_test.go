@@ -67,16 +67,23 @@ func TestSum(t *testing.T) {
 				if got := k.Sum(x); got != want {
 					t.Fatalf("Sum(buf[%d:%d]) = %g, want %g", off, off+n, got, want)
 				}
+				for _, r := range k.reads {
+					if got := r.sum(x); got != want {
+						t.Fatalf("%s over buf[%d:%d] = %g, want %g", r.name, off, off+n, got, want)
+					}
+				}
 			}
 		}
-		// The kernel itself reads only whole blocks.
-		x := make([]float32, k.readBlock+k.readBlock/2)
-		for i := range x {
-			x[i] = 1
-		}
-		whole := k.readBlock * (len(x) / k.readBlock)
-		if got := k.read(x); got != float32(whole) {
-			t.Errorf("read over %d floats = %g, want %d", len(x), got, whole)
+		// The kernels themselves read only whole blocks.
+		for _, r := range k.reads {
+			x := make([]float32, 2*r.block+r.block/2)
+			for i := range x {
+				x[i] = 1
+			}
+			whole := r.block * (len(x) / r.block)
+			if got := r.fn(x); got != float32(whole) {
+				t.Errorf("%s over %d floats = %g, want %d", r.name, len(x), got, whole)
+			}
 		}
 	})
 }
@@ -127,7 +134,11 @@ func TestRequires(t *testing.T) {
 		}
 	}
 	for _, k := range asmKernels {
-		for _, fn := range []string{"fma" + strings.ToUpper(k.name), "read" + strings.ToUpper(k.name)} {
+		fns := []string{"fma" + strings.ToUpper(k.name)}
+		for _, r := range k.reads {
+			fns = append(fns, r.name)
+		}
+		for _, fn := range fns {
 			if !strings.Contains(string(src), "TEXT ·"+fn+"(SB)") {
 				t.Errorf("%s: no function %s", k.name, fn)
 			}
@@ -235,13 +246,17 @@ func TestProbe(t *testing.T) {
 			if !(r > 0) || math.IsInf(r, 0) {
 				t.Errorf("Rate = %v, want > 0", r)
 			}
-			n := p.k
-			if p.Rate(time.Millisecond); p.k != n {
-				t.Errorf("a second run of the same length resized the work: %d, then %d", n, p.k)
+			w := p.ways[len(p.ways)-1]
+			n := w.k
+			if p.Rate(time.Millisecond); w.k != n {
+				t.Errorf("a second run of the same length resized the work: %d, then %d", n, w.k)
 			}
-			if b := p.Best(2, 4*time.Millisecond); !(b > 0) || p.d != 4*time.Millisecond {
-				t.Errorf("Best = %v, sized for %v", b, p.d)
+			if b := p.Best(2, 4*time.Millisecond); !(b > 0) || w.d != 4*time.Millisecond {
+				t.Errorf("Best = %v, sized for %v", b, w.d)
 			}
+		}
+		if n := len(k.ReadProbe(100, 1).ways); n != len(k.reads) {
+			t.Errorf("a read probe runs %d ways, want one per read kernel (%d)", n, len(k.reads))
 		}
 	})
 }
@@ -258,13 +273,15 @@ func TestReadProbeOf(t *testing.T) {
 	}
 	forEachKernels(t, func(t *testing.T, k *Kernels) {
 		p := k.ReadProbeOf([][]float32{ones(100), ones(3)}, [][]float32{ones(203)})
-		if got := p.unit * float64(len(p.fs)); got != 4*306 {
-			t.Errorf("bytes per unit = %v, want %d", got, 4*306)
-		}
-		Sink = 0
-		p.run(3)
-		if Sink != 3*306 {
-			t.Errorf("three units summed %v, want %d", Sink, 3*306)
+		for _, w := range p.ways {
+			if got := w.unit * float64(len(w.fs)); got != 4*306 {
+				t.Errorf("bytes per unit = %v, want %d", got, 4*306)
+			}
+			Sink = 0
+			w.run(3)
+			if Sink != 3*306 {
+				t.Errorf("three units summed %v, want %d", Sink, 3*306)
+			}
 		}
 		if r := p.Rate(time.Millisecond); !(r > 0) || math.IsInf(r, 0) {
 			t.Errorf("Rate = %v, want > 0", r)

@@ -11,7 +11,16 @@ import (
 // right beside the work it times, so that the two share the machine's
 // state: on a shared machine (other tenants, a busy SMT sibling) a limit
 // measured minutes apart may not be the limit the work met.
+//
+// A read probe holds one way of doing its work per read kernel, and its
+// rate is that of the fastest: each pattern of loads is a lower bound on
+// what the caches deliver, so the best of them is the limit.
 type Probe struct {
+	ways []*probeWay
+}
+
+// probeWay is one way of doing a probe's work.
+type probeWay struct {
 	fs   []func(k int) // one per thread: k units of work
 	unit float64       // FLOPs or bytes in a unit
 	k    int           // units per run, once sized
@@ -30,32 +39,26 @@ func ReadProbeOf(sets ...[][]float32) *Probe { return Widest().ReadProbeOf(sets.
 // FMAProbe probes the peak FMA rate on threads threads; its rates are in
 // GFLOP/s.
 func (k *Kernels) FMAProbe(threads int) *Probe {
-	p := &Probe{unit: float64(k.FLOPsPerRound())}
+	w := &probeWay{unit: float64(k.FLOPsPerRound())}
 	for range max(threads, 1) {
-		p.fs = append(p.fs, func(n int) { sink(k.FMA(n)) })
+		w.fs = append(w.fs, func(n int) { sink(k.FMA(n)) })
 	}
-	return p
+	return &Probe{ways: []*probeWay{w}}
 }
 
 // ReadProbe probes the read bandwidth with a buffer of bytes per thread;
 // its rates are in GB/s. Each thread's buffer is allocated and filled here.
 func (k *Kernels) ReadProbe(bytes, threads int) *Probe {
 	n := max(bytes/4, 1)
-	p := &Probe{unit: float64(4 * n)}
-	for range max(threads, 1) {
+	sets := make([][][]float32, max(threads, 1))
+	for i := range sets {
 		b := make([]float32, n)
 		for i := range b {
 			b[i] = 1
 		}
-		p.fs = append(p.fs, func(units int) {
-			var s float32
-			for range units {
-				s += k.Sum(b)
-			}
-			sink(s)
-		})
+		sets[i] = [][]float32{b}
 	}
-	return p
+	return k.ReadProbeOf(sets...)
 }
 
 // ReadProbeOf probes the read bandwidth over the caller's own buffers, on
@@ -72,30 +75,35 @@ func (k *Kernels) ReadProbeOf(sets ...[][]float32) *Probe {
 			total += 4 * len(x)
 		}
 	}
-	p := &Probe{unit: float64(total) / float64(max(len(sets), 1))}
-	for _, set := range sets {
-		p.fs = append(p.fs, func(units int) {
-			var s float32
-			for range units {
-				for _, x := range set {
-					s += k.Sum(x)
+	p := &Probe{}
+	for _, r := range k.reads {
+		w := &probeWay{unit: float64(total) / float64(max(len(sets), 1))}
+		for _, set := range sets {
+			w.fs = append(w.fs, func(units int) {
+				var s float32
+				for range units {
+					for _, x := range set {
+						s += r.sum(x)
+					}
 				}
-			}
-			sink(s)
-		})
+				sink(s)
+			})
+		}
+		p.ways = append(p.ways, w)
 	}
 	return p
 }
 
-// Rate runs the probe once for about d and returns the rate over all its
-// threads, in 1e9 units (FLOPs or bytes) per second. The first call for a
-// given d sizes the run, doubling the work until a run lasts d.
+// Rate runs the probe for about d per way of doing its work and returns
+// the rate of the fastest over all its threads, in 1e9 units (FLOPs or
+// bytes) per second. The first call for a given d sizes the runs, doubling
+// the work until a run lasts d.
 func (p *Probe) Rate(d time.Duration) float64 {
-	if p.k == 0 || p.d != d {
-		p.size(d)
+	best := 0.0
+	for _, w := range p.ways {
+		best = max(best, w.rate(d))
 	}
-	t := p.run(p.k)
-	return float64(p.k) * float64(len(p.fs)) * p.unit / max(t.Seconds(), 1e-9) / 1e9
+	return best
 }
 
 // Best returns the highest of runs rates, each from a run of about d.
@@ -107,10 +115,18 @@ func (p *Probe) Best(runs int, d time.Duration) float64 {
 	return best
 }
 
-func (p *Probe) size(d time.Duration) {
+func (w *probeWay) rate(d time.Duration) float64 {
+	if w.k == 0 || w.d != d {
+		w.size(d)
+	}
+	t := w.run(w.k)
+	return float64(w.k) * float64(len(w.fs)) * w.unit / max(t.Seconds(), 1e-9) / 1e9
+}
+
+func (w *probeWay) size(d time.Duration) {
 	k := 1
 	for {
-		t := p.run(k)
+		t := w.run(k)
 		if t >= d || k > math.MaxInt/200 { // 100·k must not overflow
 			break
 		}
@@ -118,15 +134,15 @@ func (p *Probe) size(d time.Duration) {
 		next := int(float64(k) * 1.2 * float64(d) / float64(max(t, time.Microsecond)))
 		k = min(max(next, 2*k), 100*k)
 	}
-	p.k, p.d = k, d
+	w.k, w.d = k, d
 }
 
 // run does k units on every thread at once and returns how long the
 // slowest took.
-func (p *Probe) run(k int) time.Duration {
+func (w *probeWay) run(k int) time.Duration {
 	var wg sync.WaitGroup
 	start := time.Now()
-	for _, f := range p.fs {
+	for _, f := range w.fs {
 		wg.Go(func() { f(k) })
 	}
 	wg.Wait()
