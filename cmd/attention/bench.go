@@ -330,30 +330,16 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 		}
 	}
 
+	runs := newLimitRuns(rep)
 	total := len(cases) * len(impls)
-	probes := probeCache{}
-	type ownKey struct {
-		c       int
-		kernels *calib.Kernels
+	type timed struct {
+		ci     int
+		impl   string
+		med    time.Duration
+		runs   int
+		paired float64
 	}
-	type ownLimit struct {
-		probe *calib.Probe
-		gbps  float64
-	}
-	own := map[ownKey]ownLimit{} // the ownRead cases' probes and limits
-	ownRead := func(ci int, c benchCase, k *calib.Kernels) ownLimit {
-		// A read of the very buffers the case reads, so that the limit,
-		// the paired probe and the case all meet them in the same
-		// caches; measured once, as Measure measures a level: the best
-		// of the runs.
-		o, ok := own[ownKey{ci, k}]
-		if !ok {
-			o.probe = k.ReadProbeOf(c.reads()...)
-			o.gbps = o.probe.Best(copt.Runs, copt.RunTime)
-			own[ownKey{ci, k}] = o
-		}
-		return o
-	}
+	var done []timed
 	defer impl.Reset()
 	for ci, c := range cases {
 		for ii, name := range impls {
@@ -362,23 +348,42 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 				return nil, fmt.Errorf("implementation %q is not available", name)
 			}
 			wk := widthKernels(name)
-			rf, mf := roofline(rep, c, wk.Name()), roofline(rep, c, machineK.Name())
-			var probe *calib.Probe
+			rf := roofline(rep, c, wk.Name())
+			var key probeKey
 			if c.ownRead {
-				o := ownRead(ci, c, wk)
-				probe, rf = o.probe, rf.withRead(o.gbps)
-				mf = mf.withRead(ownRead(ci, c, machineK).gbps)
+				// A read of the very buffers the case reads, so that the
+				// limit, the paired probe and the case all meet them in
+				// the same caches; measured first as Measure measures a
+				// level, the best of the runs, with the machine's kernels
+				// too.
+				key = runs.own(ci, c, wk, copt)
+				runs.own(ci, c, machineK, copt)
+				rf = rf.withRead(runs.best[key])
 			} else {
-				probe = probes.get(rf, c.workers)
+				key = runs.key(rf, c.workers)
 			}
-			med, runs, paired, err := timeCase(c, cfg, rf, probe)
+			med, n, paired, err := timeCase(c, cfg, rf, func(d time.Duration) float64 { return runs.rate(key, d) })
 			if err != nil {
 				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
 			}
-			r := newResult(c, name, rf, mf, med, runs)
-			r.PairedFraction = paired
-			rep.Results = append(rep.Results, r)
+			done = append(done, timed{ci, name, med, n, paired})
 		}
+	}
+	// The limits are the best of every run of their kernels, the
+	// calibration's and those paired with the cases: on a shared machine a
+	// calibration run can meet a load the cases escape, and a figure must
+	// not pass a limit measured too low.
+	runs.raise(rep)
+	for _, t := range done {
+		c, wk := cases[t.ci], widthKernels(t.impl)
+		rf, mf := roofline(rep, c, wk.Name()), roofline(rep, c, machineK.Name())
+		if c.ownRead {
+			rf = rf.withRead(runs.best[runs.ownKey(t.ci, c, wk)])
+			mf = mf.withRead(runs.best[runs.ownKey(t.ci, c, machineK)])
+		}
+		r := newResult(c, t.impl, rf, mf, t.med, t.runs)
+		r.PairedFraction = t.paired
+		rep.Results = append(rep.Results, r)
 	}
 	impl.Reset()
 	// Speedups over generic, now that every implementation has run.
@@ -424,7 +429,7 @@ func readSizes(cases []benchCase, threads int) []int {
 // the runs together should (4·runs·runTime: generic batched attention in
 // --quick mode, or anything on a slow or emulated CPU) is timed once, by
 // the call that warms the caches, and paired with one probe run.
-func timeCase(c benchCase, cfg benchConfig, rf bound, probe *calib.Probe) (time.Duration, int, float64, error) {
+func timeCase(c benchCase, cfg benchConfig, rf bound, probe func(time.Duration) float64) (time.Duration, int, float64, error) {
 	op, closeFn, err := c.setup()
 	if err != nil {
 		return 0, 0, 0, err
@@ -438,7 +443,7 @@ func timeCase(c benchCase, cfg benchConfig, rf bound, probe *calib.Probe) (time.
 		return 0, 0, 0, err
 	}
 	if first := time.Since(start); first > 4*time.Duration(cfg.runs)*cfg.runTime {
-		return first, 1, rf.fraction(c, first, probe.Rate(probeTime)), nil
+		return first, 1, rf.fraction(c, first, probe(probeTime)), nil
 	}
 	timeRun := func(k int) (time.Duration, error) {
 		start := time.Now()
@@ -469,32 +474,11 @@ func timeCase(c benchCase, cfg benchConfig, rf bound, probe *calib.Probe) (time.
 			return 0, 0, 0, err
 		}
 		per[i] = d / time.Duration(k)
-		fr[i] = rf.fraction(c, per[i], probe.Rate(probeTime))
+		fr[i] = rf.fraction(c, per[i], probe(probeTime))
 	}
 	slices.Sort(per)
 	slices.Sort(fr)
 	return per[len(per)/2], len(per), fr[len(fr)/2], nil
-}
-
-// probeCache shares probes between the cases with the same bound: a read
-// probe holds a buffer of the level's working set per thread.
-type probeCache map[probeKey]*calib.Probe
-
-type probeKey struct {
-	kernels        string
-	fma            bool
-	bytes, threads int
-}
-
-func (pc probeCache) get(b bound, threads int) *calib.Probe {
-	k := probeKey{b.kernels, b.fma, b.read.Bytes, threads}
-	if b.fma {
-		k.bytes = 0
-	}
-	if pc[k] == nil {
-		pc[k] = b.probe(threads)
-	}
-	return pc[k]
 }
 
 // machine describes where the benchmark ran.

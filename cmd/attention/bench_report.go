@@ -172,15 +172,6 @@ func (b bound) withRead(gbps float64) bound {
 	return b
 }
 
-// probe returns the calibration kernel that measures this bound.
-func (b bound) probe(threads int) *calib.Probe {
-	k := widthKernels(b.kernels) // the kernels of that name
-	if b.fma {
-		return k.FMAProbe(threads)
-	}
-	return k.ReadProbe(b.read.Bytes, threads)
-}
-
 // rate is the case's figure (GFLOP/s, or GB/s where FLOPs are not counted)
 // at per time per operation.
 func (b bound) rate(c benchCase, per time.Duration) float64 {
@@ -294,7 +285,7 @@ func writeLimitsTable(p *printer, rep *benchReport) {
 		}
 	}
 	slices.Sort(sizes)
-	p.printf("machine limits (calibration kernels by register width; best of the runs)\n")
+	p.printf("machine limits (calibration kernels by register width; the best of their runs, in the calibration and paired with the cases)\n")
 	rows := [][]string{{""}, {"FP32 FMA peak"}}
 	for _, l := range rep.Limits {
 		rows[0] = append(rows[0], fmt.Sprintf("%s, %d thread%s", l.Kernels, l.Threads, plural(l.Threads)))
