@@ -1,6 +1,8 @@
 package main
 
 import (
+	"flag"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -22,17 +24,26 @@ const calibFMAChains = 12
 // operands take 18 of the 32 ZMM registers.
 const calibFMAChainsZ = 16
 
+// calibZMM chooses, with -calib, the zmm kernels instead of the ymm ones.
+// They go to a file of their own (calib_avx512_amd64.s), so that the ymm
+// file holds no AVX-512 register at all, as no code an AVX2-only CPU may
+// run can (the root package's requires_test.go checks it).
+var calibZMM = flag.Bool("zmm", false, "with -calib, generate the zmm calibration kernels instead of the ymm ones")
+
 // The ymm kernels measure the limits of code written for 256-bit
 // registers (the avx2 implementation), the zmm ones those of the widest
 // registers this architecture has (avx512): both, so that a figure can be
 // set against either.
 func genCalib() {
+	if *calibZMM {
+		genCalibFMAZ()
+		genCalibReadZ()
+		genCalibRead1("readOneAVX512", "zmm", ZMM, 64)
+		return
+	}
 	genCalibFMA()
 	genCalibRead()
 	genCalibRead1("readOneAVX2", "ymm", YMM, 32)
-	genCalibFMAZ()
-	genCalibReadZ()
-	genCalibRead1("readOneAVX512", "zmm", ZMM, 64)
 }
 
 // genCalibFMA: iters rounds of acc[c] += a*b on every chain, no memory

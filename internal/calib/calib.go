@@ -23,6 +23,7 @@ import (
 )
 
 //go:generate go run -C ../../asm ./amd64 -calib -out ../internal/calib/calib_amd64.s -stubs ../internal/calib/calib_amd64.go -pkg calib
+//go:generate go run -C ../../asm ./amd64 -calib -zmm -out ../internal/calib/calib_avx512_amd64.s -stubs ../internal/calib/calib_avx512_amd64.go -pkg calib
 //go:generate go run -C ../../asm ./arm64 -calib -out ../internal/calib/calib_arm64.s -stubs ../internal/calib/calib_arm64.go -pkg calib
 
 // The FMA operands: their product 2^-40 is exact, and the accumulators stay

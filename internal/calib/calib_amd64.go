@@ -21,21 +21,3 @@ func readAVX2(x []float32) float32
 //
 //go:noescape
 func readOneAVX2(x []float32) float32
-
-// fmaAVX512 runs iters rounds of acc += a*b on 16 independent chains of
-// 16 lanes (512 FLOPs a round) and returns the sum of the 256
-// accumulators, which start at 0.
-func fmaAVX512(iters int, a float32, b float32) float32
-
-// readAVX512 returns the sum of x[i] for i < len(x) rounded down to a
-// multiple of 128; the order of the additions is unspecified.
-//
-//go:noescape
-func readAVX512(x []float32) float32
-
-// readOneAVX512 returns the sum of x[i] for i < len(x) rounded down to a
-// multiple of 128, reading x from start to end with zmm loads; the
-// order of the additions is unspecified.
-//
-//go:noescape
-func readOneAVX512(x []float32) float32
