@@ -264,7 +264,8 @@ func writeBenchTable(p *printer, rep *benchReport) {
 		"implementation's register width (avx512: zmm, avx2: ymm, neon, generic: scalar\n" +
 		"Go); limit (machine): with the widest this CPU has, so that its fraction says\n" +
 		"how much of the core the operation uses.\n" +
-		"of limit: the median against the best calibration run (the stricter figure).\n" +
+		"of limit: the median against the best run of the limit's kernels, in the\n" +
+		"calibration or paired with a case (the stricter figure).\n" +
 		"paired: the median over the runs of each run against its width's limit re-measured\n" +
 		"right after it, so both meet the same load from the rest of the machine.\n")
 }
