@@ -19,8 +19,8 @@ import (
 const benchDescription = `Measures this machine's limits first (peak FP32 FMA rate, read bandwidth at
 working sets sized for L1, L2, L3 and DRAM and at every case's own working
 set, with generated calibration kernels of each register width: zmm, ymm,
-NEON, scalar Go), then times the exported kernels, one decoder step of attention
-(T = 128, 1024, 8192; d = 64, 128), batched attention (8 heads × 512
+NEON, scalar Go), then times the exported kernels, one decoder step of
+attention (T = 128, 1024, 8192; d = 64, 128), batched attention (8 heads × 512
 queries × 512 keys × d 64, causal and not, 1 and all workers) and language
 model decode steps on batched attention (grouped-query and multi-query KV
 caches of 512 to 32768 keys, d 128, and a causal 4-row verify) with every
