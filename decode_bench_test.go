@@ -19,9 +19,10 @@ import (
 //   - GB/s: the bytes of K and V (every key/value head counted once, however
 //     many query heads read it) per second of Attend;
 //   - read-GB/s: a streaming read of exactly those K and V slices with the
-//     calibration read kernel (calib.ReadProbeOf: calib.Sum over every
-//     byte, the AVX2 or NEON kernel wherever the CPU has it, whatever
-//     implementation the attention runs), on as many threads as the engine
+//     calibration read kernels (calib.ReadProbeOf: every byte summed by the
+//     widest register set the CPU has, the faster of its one- and
+//     four-stream reads, whatever implementation the attention runs), on
+//     as many threads as the engine
 //     has workers, each reading its share of K and of V;
 //   - read-fraction: GB/s over read-GB/s.
 //
