@@ -351,7 +351,9 @@ func prefetch(x []float32, stride, rows, cols int) {
 // softcapPrep sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
 func softcapPrep(x, z []float32, inv float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		softcapPrepAVX512(x, z, inv)
+	case implAVX2:
 		softcapPrepAVX2(x, z, inv)
 	default:
 		softcapPrepGeneric(x, z, inv)
@@ -361,7 +363,9 @@ func softcapPrep(x, z []float32, inv float32) {
 // softcapFinish sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).
 func softcapFinish(x, e []float32, c float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		softcapFinishAVX512(x, e, c)
+	case implAVX2:
 		softcapFinishAVX2(x, e, c)
 	default:
 		softcapFinishGeneric(x, e, c)
@@ -372,7 +376,9 @@ func softcapFinish(x, e []float32, c float32) {
 // 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
 func additivePrep(x, z, u []float32, stride int, s []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		additivePrepAVX512(x, z, u, stride, s)
+	case implAVX2:
 		additivePrepAVX2(x, z, u, stride, s)
 	default:
 		additivePrepGeneric(x, z, u, stride, s)

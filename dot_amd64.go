@@ -9,6 +9,22 @@ package attention
 //go:noescape
 func scaleAVX512(s float32, x []float32)
 
+// softcapPrepAVX512 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
+//
+//go:noescape
+func softcapPrepAVX512(x []float32, z []float32, inv float32)
+
+// softcapFinishAVX512 sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).
+//
+//go:noescape
+func softcapFinishAVX512(x []float32, e []float32, c float32)
+
+// additivePrepAVX512 sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] =
+// 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
+//
+//go:noescape
+func additivePrepAVX512(x []float32, z []float32, u []float32, stride int, s []float32)
+
 // dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
 //
 //go:noescape

@@ -72,6 +72,417 @@ DATA ktable<>+28(SB)/2, $0x3fff
 DATA ktable<>+30(SB)/2, $0x7fff
 GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
+// func softcapPrepAVX512(x []float32, z []float32, inv float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·softcapPrepAVX512(SB), NOSPLIT, $0-52
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         z_base+24(FP), DX
+	VBROADCASTSS inv+48(FP), Z0
+	VBROADCASTSS exp_absmask<>+0(SB), Z1
+
+prep_loop64:
+	CMPQ    CX, $0x40
+	JL      prep_next64
+	VMOVUPS (AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, (DX)
+	VMOVUPS 64(AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, 64(AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS 128(AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, 128(AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS 192(AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, 192(AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, 192(DX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x40, CX
+	JMP     prep_loop64
+
+prep_next64:
+prep_loop16:
+	CMPQ    CX, $0x10
+	JL      prep_next16
+	VMOVUPS (AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, (DX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x10, CX
+	JMP     prep_loop16
+
+prep_next16:
+	TESTQ     CX, CX
+	JZ        prep_done
+	LEAQ      ktable<>+0(SB), BX
+	KMOVW     (BX)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z2
+	VMULPS    Z0, Z2, Z2
+	VMOVUPS   Z2, K1, (AX)
+	VANDPS    Z1, Z2, Z0
+	VADDPS    Z0, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+
+prep_done:
+	VZEROUPPER
+	RET
+
+DATA exp_absmask<>+0(SB)/4, $0x7fffffff
+DATA exp_absmask<>+4(SB)/4, $0x7fffffff
+DATA exp_absmask<>+8(SB)/4, $0x7fffffff
+DATA exp_absmask<>+12(SB)/4, $0x7fffffff
+DATA exp_absmask<>+16(SB)/4, $0x7fffffff
+DATA exp_absmask<>+20(SB)/4, $0x7fffffff
+DATA exp_absmask<>+24(SB)/4, $0x7fffffff
+DATA exp_absmask<>+28(SB)/4, $0x7fffffff
+GLOBL exp_absmask<>(SB), RODATA|NOPTR, $32
+
+// func softcapFinishAVX512(x []float32, e []float32, c float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·softcapFinishAVX512(SB), NOSPLIT, $0-52
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         e_base+24(FP), DX
+	VBROADCASTSS c+48(FP), Z0
+	VBROADCASTSS exp_absmask<>+0(SB), Z1
+	VBROADCASTSS tanh_c7<>+0(SB), Z2
+	VBROADCASTSS tanh_c5<>+0(SB), Z3
+	VBROADCASTSS tanh_c3<>+0(SB), Z4
+	VBROADCASTSS exp_one<>+0(SB), Z5
+	VBROADCASTSS tanh_two<>+0(SB), Z6
+	VBROADCASTSS tanh_small<>+0(SB), Z7
+	VBROADCASTSS tanh_sign<>+0(SB), Z8
+
+finish_loop64:
+	CMPQ       CX, $0x40
+	JL         finish_next64
+	VMOVUPS    (AX), Z9
+	VMOVUPS    (DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, (AX)
+	VMOVUPS    64(AX), Z9
+	VMOVUPS    64(DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, 64(AX)
+	VMOVUPS    128(AX), Z9
+	VMOVUPS    128(DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, 128(AX)
+	VMOVUPS    192(AX), Z9
+	VMOVUPS    192(DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, 192(AX)
+	ADDQ       $0x00000100, AX
+	ADDQ       $0x00000100, DX
+	SUBQ       $0x40, CX
+	JMP        finish_loop64
+
+finish_next64:
+finish_loop16:
+	CMPQ       CX, $0x10
+	JL         finish_next16
+	VMOVUPS    (AX), Z9
+	VMOVUPS    (DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, (AX)
+	ADDQ       $0x00000040, AX
+	ADDQ       $0x00000040, DX
+	SUBQ       $0x10, CX
+	JMP        finish_loop16
+
+finish_next16:
+	TESTQ      CX, CX
+	JZ         finish_done
+	LEAQ       ktable<>+0(SB), BX
+	KMOVW      (BX)(CX*2), K1
+	VMOVUPS.Z  (AX), K1, Z9
+	VMOVUPS.Z  (DX), K1, Z10
+	VANDPS     Z1, Z9, Z1
+	VMULPS     Z1, Z1, Z11
+	VMULPS     Z2, Z11, Z2
+	VSUBPS     Z2, Z3, Z2
+	VMULPS     Z2, Z11, Z2
+	VADDPS     Z4, Z2, Z2
+	VMULPS     Z2, Z11, Z2
+	VMULPS     Z2, Z1, Z2
+	VADDPS     Z2, Z1, Z2
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z3
+	VSUBPS     Z3, Z5, Z3
+	VCMPPS     $0x11, Z7, Z1, K2
+	VBLENDMPS  Z2, Z3, K2, Z3
+	VPTERNLOGD $0xf8, Z8, Z9, Z3
+	VMULPS     Z0, Z3, Z3
+	VMOVUPS    Z3, K1, (AX)
+
+finish_done:
+	VZEROUPPER
+	RET
+
+DATA tanh_c7<>+0(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+4(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+8(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+12(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+16(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+20(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+24(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+28(SB)/4, $0x3d5d0dd1
+GLOBL tanh_c7<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_c5<>+0(SB)/4, $0x3e088889
+DATA tanh_c5<>+4(SB)/4, $0x3e088889
+DATA tanh_c5<>+8(SB)/4, $0x3e088889
+DATA tanh_c5<>+12(SB)/4, $0x3e088889
+DATA tanh_c5<>+16(SB)/4, $0x3e088889
+DATA tanh_c5<>+20(SB)/4, $0x3e088889
+DATA tanh_c5<>+24(SB)/4, $0x3e088889
+DATA tanh_c5<>+28(SB)/4, $0x3e088889
+GLOBL tanh_c5<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_c3<>+0(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+4(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+8(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+12(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+16(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+20(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+24(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+28(SB)/4, $0xbeaaaaab
+GLOBL tanh_c3<>(SB), RODATA|NOPTR, $32
+
+DATA exp_one<>+0(SB)/4, $0x3f800000
+DATA exp_one<>+4(SB)/4, $0x3f800000
+DATA exp_one<>+8(SB)/4, $0x3f800000
+DATA exp_one<>+12(SB)/4, $0x3f800000
+DATA exp_one<>+16(SB)/4, $0x3f800000
+DATA exp_one<>+20(SB)/4, $0x3f800000
+DATA exp_one<>+24(SB)/4, $0x3f800000
+DATA exp_one<>+28(SB)/4, $0x3f800000
+GLOBL exp_one<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_two<>+0(SB)/4, $0x40000000
+DATA tanh_two<>+4(SB)/4, $0x40000000
+DATA tanh_two<>+8(SB)/4, $0x40000000
+DATA tanh_two<>+12(SB)/4, $0x40000000
+DATA tanh_two<>+16(SB)/4, $0x40000000
+DATA tanh_two<>+20(SB)/4, $0x40000000
+DATA tanh_two<>+24(SB)/4, $0x40000000
+DATA tanh_two<>+28(SB)/4, $0x40000000
+GLOBL tanh_two<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_small<>+0(SB)/4, $0x3d800000
+DATA tanh_small<>+4(SB)/4, $0x3d800000
+DATA tanh_small<>+8(SB)/4, $0x3d800000
+DATA tanh_small<>+12(SB)/4, $0x3d800000
+DATA tanh_small<>+16(SB)/4, $0x3d800000
+DATA tanh_small<>+20(SB)/4, $0x3d800000
+DATA tanh_small<>+24(SB)/4, $0x3d800000
+DATA tanh_small<>+28(SB)/4, $0x3d800000
+GLOBL tanh_small<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_sign<>+0(SB)/4, $0x80000000
+DATA tanh_sign<>+4(SB)/4, $0x80000000
+DATA tanh_sign<>+8(SB)/4, $0x80000000
+DATA tanh_sign<>+12(SB)/4, $0x80000000
+DATA tanh_sign<>+16(SB)/4, $0x80000000
+DATA tanh_sign<>+20(SB)/4, $0x80000000
+DATA tanh_sign<>+24(SB)/4, $0x80000000
+DATA tanh_sign<>+28(SB)/4, $0x80000000
+GLOBL tanh_sign<>(SB), RODATA|NOPTR, $32
+
+// func additivePrepAVX512(x []float32, z []float32, u []float32, stride int, s []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·additivePrepAVX512(SB), NOSPLIT, $0-104
+	MOVQ         s_len+88(FP), CX
+	TESTQ        CX, CX
+	JZ           addprep_ret
+	MOVQ         x_len+8(FP), AX
+	XORQ         DX, DX
+	DIVQ         CX
+	TESTQ        AX, AX
+	JZ           addprep_ret
+	MOVQ         x_base+0(FP), DX
+	MOVQ         z_base+24(FP), BX
+	MOVQ         u_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         s_base+80(FP), R8
+	VBROADCASTSS exp_absmask<>+0(SB), Z0
+	MOVQ         CX, R9
+	ANDQ         $0x0f, R9
+	SHLQ         $0x02, R9
+
+addprep_row:
+	MOVQ SI, R10
+	MOVQ R8, R11
+	MOVQ CX, R12
+
+addprep_loop64:
+	CMPQ    R12, $0x40
+	JL      addprep_next64
+	VMOVUPS (R10), Z1
+	VADDPS  (R11), Z1, Z1
+	VMOVUPS Z1, (DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, (BX)
+	VMOVUPS 64(R10), Z1
+	VADDPS  64(R11), Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, 64(BX)
+	VMOVUPS 128(R10), Z1
+	VADDPS  128(R11), Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, 128(BX)
+	VMOVUPS 192(R10), Z1
+	VADDPS  192(R11), Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, 192(BX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, BX
+	ADDQ    $0x00000100, R10
+	ADDQ    $0x00000100, R11
+	SUBQ    $0x40, R12
+	JMP     addprep_loop64
+
+addprep_next64:
+addprep_loop16:
+	CMPQ    R12, $0x10
+	JL      addprep_next16
+	VMOVUPS (R10), Z1
+	VADDPS  (R11), Z1, Z1
+	VMOVUPS Z1, (DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, (BX)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, BX
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	SUBQ    $0x10, R12
+	JMP     addprep_loop16
+
+addprep_next16:
+	TESTQ     R12, R12
+	JZ        addprep_done
+	LEAQ      ktable<>+0(SB), R13
+	KMOVW     (R13)(R12*2), K1
+	VMOVUPS.Z (R10), K1, Z1
+	VMOVUPS.Z (R11), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (DX)
+	VANDPS    Z0, Z1, Z1
+	VADDPS    Z1, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+
+addprep_done:
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ DI, SI
+	DECQ AX
+	JNZ  addprep_row
+
+addprep_ret:
+	VZEROUPPER
+	RET
+
 // func dotAVX2(x []float32, y []float32) float32
 // Requires: AVX, FMA3, SSE
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
@@ -3083,26 +3494,6 @@ DATA exp_c6<>+20(SB)/4, $0x3ab53000
 DATA exp_c6<>+24(SB)/4, $0x3ab53000
 DATA exp_c6<>+28(SB)/4, $0x3ab53000
 GLOBL exp_c6<>(SB), RODATA|NOPTR, $32
-
-DATA exp_absmask<>+0(SB)/4, $0x7fffffff
-DATA exp_absmask<>+4(SB)/4, $0x7fffffff
-DATA exp_absmask<>+8(SB)/4, $0x7fffffff
-DATA exp_absmask<>+12(SB)/4, $0x7fffffff
-DATA exp_absmask<>+16(SB)/4, $0x7fffffff
-DATA exp_absmask<>+20(SB)/4, $0x7fffffff
-DATA exp_absmask<>+24(SB)/4, $0x7fffffff
-DATA exp_absmask<>+28(SB)/4, $0x7fffffff
-GLOBL exp_absmask<>(SB), RODATA|NOPTR, $32
-
-DATA exp_one<>+0(SB)/4, $0x3f800000
-DATA exp_one<>+4(SB)/4, $0x3f800000
-DATA exp_one<>+8(SB)/4, $0x3f800000
-DATA exp_one<>+12(SB)/4, $0x3f800000
-DATA exp_one<>+16(SB)/4, $0x3f800000
-DATA exp_one<>+20(SB)/4, $0x3f800000
-DATA exp_one<>+24(SB)/4, $0x3f800000
-DATA exp_one<>+28(SB)/4, $0x3f800000
-GLOBL exp_one<>(SB), RODATA|NOPTR, $32
 
 DATA exp_c5<>+0(SB)/4, $0x3c0938c7
 DATA exp_c5<>+4(SB)/4, $0x3c0938c7
@@ -6737,66 +7128,6 @@ finish_next8:
 finish_done:
 	VZEROUPPER
 	RET
-
-DATA tanh_c7<>+0(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+4(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+8(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+12(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+16(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+20(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+24(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+28(SB)/4, $0x3d5d0dd1
-GLOBL tanh_c7<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_c5<>+0(SB)/4, $0x3e088889
-DATA tanh_c5<>+4(SB)/4, $0x3e088889
-DATA tanh_c5<>+8(SB)/4, $0x3e088889
-DATA tanh_c5<>+12(SB)/4, $0x3e088889
-DATA tanh_c5<>+16(SB)/4, $0x3e088889
-DATA tanh_c5<>+20(SB)/4, $0x3e088889
-DATA tanh_c5<>+24(SB)/4, $0x3e088889
-DATA tanh_c5<>+28(SB)/4, $0x3e088889
-GLOBL tanh_c5<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_c3<>+0(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+4(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+8(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+12(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+16(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+20(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+24(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+28(SB)/4, $0xbeaaaaab
-GLOBL tanh_c3<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_two<>+0(SB)/4, $0x40000000
-DATA tanh_two<>+4(SB)/4, $0x40000000
-DATA tanh_two<>+8(SB)/4, $0x40000000
-DATA tanh_two<>+12(SB)/4, $0x40000000
-DATA tanh_two<>+16(SB)/4, $0x40000000
-DATA tanh_two<>+20(SB)/4, $0x40000000
-DATA tanh_two<>+24(SB)/4, $0x40000000
-DATA tanh_two<>+28(SB)/4, $0x40000000
-GLOBL tanh_two<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_small<>+0(SB)/4, $0x3d800000
-DATA tanh_small<>+4(SB)/4, $0x3d800000
-DATA tanh_small<>+8(SB)/4, $0x3d800000
-DATA tanh_small<>+12(SB)/4, $0x3d800000
-DATA tanh_small<>+16(SB)/4, $0x3d800000
-DATA tanh_small<>+20(SB)/4, $0x3d800000
-DATA tanh_small<>+24(SB)/4, $0x3d800000
-DATA tanh_small<>+28(SB)/4, $0x3d800000
-GLOBL tanh_small<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_sign<>+0(SB)/4, $0x80000000
-DATA tanh_sign<>+4(SB)/4, $0x80000000
-DATA tanh_sign<>+8(SB)/4, $0x80000000
-DATA tanh_sign<>+12(SB)/4, $0x80000000
-DATA tanh_sign<>+16(SB)/4, $0x80000000
-DATA tanh_sign<>+20(SB)/4, $0x80000000
-DATA tanh_sign<>+24(SB)/4, $0x80000000
-DATA tanh_sign<>+28(SB)/4, $0x80000000
-GLOBL tanh_sign<>(SB), RODATA|NOPTR, $32
 
 // func additivePrepAVX2(x []float32, z []float32, u []float32, stride int, s []float32)
 // Requires: AVX

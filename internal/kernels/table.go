@@ -137,16 +137,16 @@ var All = []Kernel{
 	{
 		Name: "softcapPrep", Params: "x, z []float32, inv float32",
 		Doc:   "sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
 		Name: "softcapFinish", Params: "x, e []float32, c float32",
 		Doc:   "sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
 		Name: "additivePrep", Params: "x, z, u []float32, stride int, s []float32",
 		Doc:   "sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] = 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 }
