@@ -332,7 +332,9 @@ func blockOut(o []float32, stride, rows int, ot []float32) {
 // 16 and k < len(st)/16 rounded down to a multiple of 16.
 func blockKeep16(st []float32, keep []byte, stride int) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockKeep16AVX512(st, keep, stride)
+	case implAVX2:
 		blockKeep16AVX2(st, keep, stride)
 	default:
 		blockKeep16Generic(st, keep, stride)

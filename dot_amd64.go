@@ -9,6 +9,12 @@ package attention
 //go:noescape
 func scaleAVX512(s float32, x []float32)
 
+// blockKeep16AVX512 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for
+// r < 16 and k < len(st)/16 rounded down to a multiple of 16.
+//
+//go:noescape
+func blockKeep16AVX512(st []float32, keep []byte, stride int)
+
 // softcapPrepAVX512 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
 //
 //go:noescape

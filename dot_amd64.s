@@ -72,6 +72,121 @@ DATA ktable<>+28(SB)/2, $0x3fff
 DATA ktable<>+30(SB)/2, $0x7fff
 GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
+// func blockKeep16AVX512(st []float32, keep []byte, stride int)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·blockKeep16AVX512(SB), NOSPLIT, $0-56
+	MOVQ         st_base+0(FP), AX
+	MOVQ         st_len+8(FP), CX
+	SHRQ         $0x08, CX
+	MOVQ         keep_base+24(FP), DX
+	MOVQ         stride+48(FP), BX
+	LEAQ         (BX)(BX*2), SI
+	VBROADCASTSS keep_ninf<>+0(SB), Z0
+	VMOVDQU32    keepz_perm<>+0(SB), Z1
+
+keepz_loop:
+	TESTQ           CX, CX
+	JZ              keepz_done
+	LEAQ            (DX)(BX*4), DI
+	LEAQ            (DI)(BX*4), R8
+	LEAQ            (R8)(BX*4), R9
+	VBROADCASTI32X4 (DX), Z2
+	VINSERTI32X4    $0x01, (DI), Z2, Z2
+	VINSERTI32X4    $0x02, (R8), Z2, Z2
+	VINSERTI32X4    $0x03, (R9), Z2, Z2
+	VBROADCASTI32X4 (DX)(BX*1), Z3
+	VINSERTI32X4    $0x01, (DI)(BX*1), Z3, Z3
+	VINSERTI32X4    $0x02, (R8)(BX*1), Z3, Z3
+	VINSERTI32X4    $0x03, (R9)(BX*1), Z3, Z3
+	VBROADCASTI32X4 (DX)(BX*2), Z4
+	VINSERTI32X4    $0x01, (DI)(BX*2), Z4, Z4
+	VINSERTI32X4    $0x02, (R8)(BX*2), Z4, Z4
+	VINSERTI32X4    $0x03, (R9)(BX*2), Z4, Z4
+	VBROADCASTI32X4 (DX)(SI*1), Z5
+	VINSERTI32X4    $0x01, (DI)(SI*1), Z5, Z5
+	VINSERTI32X4    $0x02, (R8)(SI*1), Z5, Z5
+	VINSERTI32X4    $0x03, (R9)(SI*1), Z5, Z5
+	VPUNPCKLBW      Z3, Z2, Z6
+	VPUNPCKHBW      Z3, Z2, Z2
+	VPUNPCKLBW      Z5, Z4, Z3
+	VPUNPCKHBW      Z5, Z4, Z4
+	VPUNPCKLWD      Z3, Z6, Z5
+	VPUNPCKHWD      Z3, Z6, Z3
+	VPUNPCKLWD      Z4, Z2, Z6
+	VPUNPCKHWD      Z4, Z2, Z2
+	VPERMD          Z5, Z1, Z4
+	VPTESTNMB       Z4, Z4, K1
+	VMOVUPS         Z0, K1, (AX)
+	KSHIFTRQ        $0x10, K1, K2
+	VMOVUPS         Z0, K2, 64(AX)
+	KSHIFTRQ        $0x20, K1, K2
+	VMOVUPS         Z0, K2, 128(AX)
+	KSHIFTRQ        $0x30, K1, K1
+	VMOVUPS         Z0, K1, 192(AX)
+	VPERMD          Z3, Z1, Z3
+	VPTESTNMB       Z3, Z3, K1
+	VMOVUPS         Z0, K1, 256(AX)
+	KSHIFTRQ        $0x10, K1, K2
+	VMOVUPS         Z0, K2, 320(AX)
+	KSHIFTRQ        $0x20, K1, K2
+	VMOVUPS         Z0, K2, 384(AX)
+	KSHIFTRQ        $0x30, K1, K1
+	VMOVUPS         Z0, K1, 448(AX)
+	VPERMD          Z6, Z1, Z3
+	VPTESTNMB       Z3, Z3, K1
+	VMOVUPS         Z0, K1, 512(AX)
+	KSHIFTRQ        $0x10, K1, K2
+	VMOVUPS         Z0, K2, 576(AX)
+	KSHIFTRQ        $0x20, K1, K2
+	VMOVUPS         Z0, K2, 640(AX)
+	KSHIFTRQ        $0x30, K1, K1
+	VMOVUPS         Z0, K1, 704(AX)
+	VPERMD          Z2, Z1, Z2
+	VPTESTNMB       Z2, Z2, K1
+	VMOVUPS         Z0, K1, 768(AX)
+	KSHIFTRQ        $0x10, K1, K2
+	VMOVUPS         Z0, K2, 832(AX)
+	KSHIFTRQ        $0x20, K1, K2
+	VMOVUPS         Z0, K2, 896(AX)
+	KSHIFTRQ        $0x30, K1, K1
+	VMOVUPS         Z0, K1, 960(AX)
+	ADDQ            $0x00000400, AX
+	ADDQ            $0x10, DX
+	DECQ            CX
+	JMP             keepz_loop
+
+keepz_done:
+	VZEROUPPER
+	RET
+
+DATA keep_ninf<>+0(SB)/4, $0xff800000
+DATA keep_ninf<>+4(SB)/4, $0xff800000
+DATA keep_ninf<>+8(SB)/4, $0xff800000
+DATA keep_ninf<>+12(SB)/4, $0xff800000
+DATA keep_ninf<>+16(SB)/4, $0xff800000
+DATA keep_ninf<>+20(SB)/4, $0xff800000
+DATA keep_ninf<>+24(SB)/4, $0xff800000
+DATA keep_ninf<>+28(SB)/4, $0xff800000
+GLOBL keep_ninf<>(SB), RODATA|NOPTR, $32
+
+DATA keepz_perm<>+0(SB)/4, $0x00000000
+DATA keepz_perm<>+4(SB)/4, $0x00000004
+DATA keepz_perm<>+8(SB)/4, $0x00000008
+DATA keepz_perm<>+12(SB)/4, $0x0000000c
+DATA keepz_perm<>+16(SB)/4, $0x00000001
+DATA keepz_perm<>+20(SB)/4, $0x00000005
+DATA keepz_perm<>+24(SB)/4, $0x00000009
+DATA keepz_perm<>+28(SB)/4, $0x0000000d
+DATA keepz_perm<>+32(SB)/4, $0x00000002
+DATA keepz_perm<>+36(SB)/4, $0x00000006
+DATA keepz_perm<>+40(SB)/4, $0x0000000a
+DATA keepz_perm<>+44(SB)/4, $0x0000000e
+DATA keepz_perm<>+48(SB)/4, $0x00000003
+DATA keepz_perm<>+52(SB)/4, $0x00000007
+DATA keepz_perm<>+56(SB)/4, $0x0000000b
+DATA keepz_perm<>+60(SB)/4, $0x0000000f
+GLOBL keepz_perm<>(SB), RODATA|NOPTR, $64
+
 // func softcapPrepAVX512(x []float32, z []float32, inv float32)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·softcapPrepAVX512(SB), NOSPLIT, $0-52
@@ -6835,16 +6950,6 @@ keep_loop:
 keep_done:
 	VZEROUPPER
 	RET
-
-DATA keep_ninf<>+0(SB)/4, $0xff800000
-DATA keep_ninf<>+4(SB)/4, $0xff800000
-DATA keep_ninf<>+8(SB)/4, $0xff800000
-DATA keep_ninf<>+12(SB)/4, $0xff800000
-DATA keep_ninf<>+16(SB)/4, $0xff800000
-DATA keep_ninf<>+20(SB)/4, $0xff800000
-DATA keep_ninf<>+24(SB)/4, $0xff800000
-DATA keep_ninf<>+28(SB)/4, $0xff800000
-GLOBL keep_ninf<>(SB), RODATA|NOPTR, $32
 
 DATA keep_zero<>+0(SB)/4, $0x00000000
 DATA keep_zero<>+4(SB)/4, $0x00000000

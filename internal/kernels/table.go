@@ -125,7 +125,7 @@ var All = []Kernel{
 	{
 		Name: "blockKeep16", Params: "st []float32, keep []byte, stride int",
 		Doc:   "sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < 16 and k < len(st)/16 rounded down to a multiple of 16.",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
 		Name: "prefetch", Params: "x []float32, stride, rows, cols int",
