@@ -311,7 +311,9 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 // < 16, c < len(qt)/16.
 func blockIn(qt, q []float32, stride, rows int) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockInAVX512(qt, q, stride, rows)
+	case implAVX2:
 		blockInAVX2(qt, q, stride, rows)
 	default:
 		blockInGeneric(qt, q, stride, rows)
@@ -321,7 +323,9 @@ func blockIn(qt, q []float32, stride, rows int) {
 // blockOut sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.
 func blockOut(o []float32, stride, rows int, ot []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockOutAVX512(o, stride, rows, ot)
+	case implAVX2:
 		blockOutAVX2(o, stride, rows, ot)
 	default:
 		blockOutGeneric(o, stride, rows, ot)

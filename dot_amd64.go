@@ -9,6 +9,18 @@ package attention
 //go:noescape
 func scaleAVX512(s float32, x []float32)
 
+// blockInAVX512 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for
+// rows <= r < 16, c < len(qt)/16.
+//
+//go:noescape
+func blockInAVX512(qt []float32, q []float32, stride int, rows int)
+
+// blockOutAVX512 sets o[r*stride+c] = ot[c*16+r] for r < rows, c <
+// len(ot)/16.
+//
+//go:noescape
+func blockOutAVX512(o []float32, stride int, rows int, ot []float32)
+
 // blockKeep16AVX512 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for
 // r < 16 and k < len(st)/16 rounded down to a multiple of 16.
 //

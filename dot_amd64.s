@@ -72,6 +72,432 @@ DATA ktable<>+28(SB)/2, $0x3fff
 DATA ktable<>+30(SB)/2, $0x7fff
 GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
+// func blockInAVX512(qt []float32, q []float32, stride int, rows int)
+// Requires: AVX, AVX512F
+TEXT ·blockInAVX512(SB), NOSPLIT, $0-64
+	MOVQ qt_base+0(FP), AX
+	MOVQ qt_len+8(FP), CX
+	SHRQ $0x04, CX
+	MOVQ q_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	SHLQ $0x02, BX
+	MOVQ rows+56(FP), SI
+	LEAQ (BX)(BX*2), DI
+
+inz_loop:
+	TESTQ  CX, CX
+	JZ     inz_done
+	LEAQ   (DX)(BX*4), R8
+	LEAQ   (R8)(BX*4), R9
+	LEAQ   (R9)(BX*4), R10
+	KXNORW K1, K1, K1
+	CMPQ   CX, $0x10
+	JGE    inz_full
+	LEAQ   ktable<>+0(SB), R11
+	KMOVW  (R11)(CX*2), K1
+	KMOVW  K1, K1
+
+inz_full:
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+	VPXORD    Z4, Z4, Z4
+	VPXORD    Z5, Z5, Z5
+	VPXORD    Z6, Z6, Z6
+	VPXORD    Z7, Z7, Z7
+	VPXORD    Z8, Z8, Z8
+	VPXORD    Z9, Z9, Z9
+	VPXORD    Z10, Z10, Z10
+	VPXORD    Z11, Z11, Z11
+	VPXORD    Z12, Z12, Z12
+	VPXORD    Z13, Z13, Z13
+	VPXORD    Z14, Z14, Z14
+	VPXORD    Z15, Z15, Z15
+	CMPQ      SI, $0x01
+	JL        inz_loaded
+	VMOVUPS.Z (DX), K1, Z0
+	CMPQ      SI, $0x02
+	JL        inz_loaded
+	VMOVUPS.Z (DX)(BX*1), K1, Z1
+	CMPQ      SI, $0x03
+	JL        inz_loaded
+	VMOVUPS.Z (DX)(BX*2), K1, Z2
+	CMPQ      SI, $0x04
+	JL        inz_loaded
+	VMOVUPS.Z (DX)(DI*1), K1, Z3
+	CMPQ      SI, $0x05
+	JL        inz_loaded
+	VMOVUPS.Z (R8), K1, Z4
+	CMPQ      SI, $0x06
+	JL        inz_loaded
+	VMOVUPS.Z (R8)(BX*1), K1, Z5
+	CMPQ      SI, $0x07
+	JL        inz_loaded
+	VMOVUPS.Z (R8)(BX*2), K1, Z6
+	CMPQ      SI, $0x08
+	JL        inz_loaded
+	VMOVUPS.Z (R8)(DI*1), K1, Z7
+	CMPQ      SI, $0x09
+	JL        inz_loaded
+	VMOVUPS.Z (R9), K1, Z8
+	CMPQ      SI, $0x0a
+	JL        inz_loaded
+	VMOVUPS.Z (R9)(BX*1), K1, Z9
+	CMPQ      SI, $0x0b
+	JL        inz_loaded
+	VMOVUPS.Z (R9)(BX*2), K1, Z10
+	CMPQ      SI, $0x0c
+	JL        inz_loaded
+	VMOVUPS.Z (R9)(DI*1), K1, Z11
+	CMPQ      SI, $0x0d
+	JL        inz_loaded
+	VMOVUPS.Z (R10), K1, Z12
+	CMPQ      SI, $0x0e
+	JL        inz_loaded
+	VMOVUPS.Z (R10)(BX*1), K1, Z13
+	CMPQ      SI, $0x0f
+	JL        inz_loaded
+	VMOVUPS.Z (R10)(BX*2), K1, Z14
+	CMPQ      SI, $0x10
+	JL        inz_loaded
+	VMOVUPS.Z (R10)(DI*1), K1, Z15
+
+inz_loaded:
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0x44, Z2, Z0, Z17
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0xee, Z2, Z0, Z16
+	VSHUFPS    $0x44, Z5, Z3, Z0
+	VSHUFPS    $0x44, Z6, Z4, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z3
+	VSHUFPS    $0x44, Z9, Z7, Z4
+	VSHUFPS    $0x44, Z10, Z8, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z7
+	VSHUFPS    $0x44, Z13, Z11, Z8
+	VSHUFPS    $0x44, Z14, Z12, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z11
+	VSHUFF32X4 $0x44, Z0, Z15, Z12
+	VSHUFF32X4 $0xee, Z0, Z15, Z14
+	VSHUFF32X4 $0x44, Z8, Z4, Z15
+	VSHUFF32X4 $0xee, Z8, Z4, Z18
+	VSHUFF32X4 $0x88, Z15, Z12, Z0
+	VSHUFF32X4 $0xdd, Z15, Z12, Z4
+	VSHUFF32X4 $0x88, Z18, Z14, Z8
+	VSHUFF32X4 $0xdd, Z18, Z14, Z12
+	VSHUFF32X4 $0x44, Z5, Z1, Z14
+	VSHUFF32X4 $0xee, Z5, Z1, Z15
+	VSHUFF32X4 $0x44, Z13, Z9, Z5
+	VSHUFF32X4 $0xee, Z13, Z9, Z13
+	VSHUFF32X4 $0x88, Z5, Z14, Z1
+	VSHUFF32X4 $0xdd, Z5, Z14, Z5
+	VSHUFF32X4 $0x88, Z13, Z15, Z9
+	VSHUFF32X4 $0xdd, Z13, Z15, Z13
+	VSHUFF32X4 $0x44, Z2, Z17, Z14
+	VSHUFF32X4 $0xee, Z2, Z17, Z15
+	VSHUFF32X4 $0x44, Z10, Z6, Z17
+	VSHUFF32X4 $0xee, Z10, Z6, Z18
+	VSHUFF32X4 $0x88, Z17, Z14, Z2
+	VSHUFF32X4 $0xdd, Z17, Z14, Z6
+	VSHUFF32X4 $0x88, Z18, Z15, Z10
+	VSHUFF32X4 $0xdd, Z18, Z15, Z14
+	VSHUFF32X4 $0x44, Z3, Z16, Z15
+	VSHUFF32X4 $0xee, Z3, Z16, Z16
+	VSHUFF32X4 $0x44, Z11, Z7, Z17
+	VSHUFF32X4 $0xee, Z11, Z7, Z18
+	VSHUFF32X4 $0x88, Z17, Z15, Z3
+	VSHUFF32X4 $0xdd, Z17, Z15, Z7
+	VSHUFF32X4 $0x88, Z18, Z16, Z11
+	VSHUFF32X4 $0xdd, Z18, Z16, Z15
+	VMOVUPS    Z0, (AX)
+	CMPQ       CX, $0x02
+	JL         inz_stored
+	VMOVUPS    Z1, 64(AX)
+	CMPQ       CX, $0x03
+	JL         inz_stored
+	VMOVUPS    Z2, 128(AX)
+	CMPQ       CX, $0x04
+	JL         inz_stored
+	VMOVUPS    Z3, 192(AX)
+	CMPQ       CX, $0x05
+	JL         inz_stored
+	VMOVUPS    Z4, 256(AX)
+	CMPQ       CX, $0x06
+	JL         inz_stored
+	VMOVUPS    Z5, 320(AX)
+	CMPQ       CX, $0x07
+	JL         inz_stored
+	VMOVUPS    Z6, 384(AX)
+	CMPQ       CX, $0x08
+	JL         inz_stored
+	VMOVUPS    Z7, 448(AX)
+	CMPQ       CX, $0x09
+	JL         inz_stored
+	VMOVUPS    Z8, 512(AX)
+	CMPQ       CX, $0x0a
+	JL         inz_stored
+	VMOVUPS    Z9, 576(AX)
+	CMPQ       CX, $0x0b
+	JL         inz_stored
+	VMOVUPS    Z10, 640(AX)
+	CMPQ       CX, $0x0c
+	JL         inz_stored
+	VMOVUPS    Z11, 704(AX)
+	CMPQ       CX, $0x0d
+	JL         inz_stored
+	VMOVUPS    Z12, 768(AX)
+	CMPQ       CX, $0x0e
+	JL         inz_stored
+	VMOVUPS    Z13, 832(AX)
+	CMPQ       CX, $0x0f
+	JL         inz_stored
+	VMOVUPS    Z14, 896(AX)
+	CMPQ       CX, $0x10
+	JL         inz_stored
+	VMOVUPS    Z15, 960(AX)
+
+inz_stored:
+	ADDQ $0x00000400, AX
+	ADDQ $0x40, DX
+	SUBQ $0x10, CX
+	JG   inz_loop
+
+inz_done:
+	VZEROUPPER
+	RET
+
+// func blockOutAVX512(o []float32, stride int, rows int, ot []float32)
+// Requires: AVX, AVX512F
+TEXT ·blockOutAVX512(SB), NOSPLIT, $0-64
+	MOVQ o_base+0(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ rows+32(FP), DX
+	MOVQ ot_base+40(FP), BX
+	MOVQ ot_len+48(FP), SI
+	SHRQ $0x04, SI
+	LEAQ (CX)(CX*2), DI
+
+outz_loop:
+	TESTQ   SI, SI
+	JZ      outz_done
+	LEAQ    (AX)(CX*4), R8
+	LEAQ    (R8)(CX*4), R9
+	LEAQ    (R9)(CX*4), R10
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VMOVUPS (BX), Z0
+	CMPQ    SI, $0x02
+	JL      outz_loaded
+	VMOVUPS 64(BX), Z1
+	CMPQ    SI, $0x03
+	JL      outz_loaded
+	VMOVUPS 128(BX), Z2
+	CMPQ    SI, $0x04
+	JL      outz_loaded
+	VMOVUPS 192(BX), Z3
+	CMPQ    SI, $0x05
+	JL      outz_loaded
+	VMOVUPS 256(BX), Z4
+	CMPQ    SI, $0x06
+	JL      outz_loaded
+	VMOVUPS 320(BX), Z5
+	CMPQ    SI, $0x07
+	JL      outz_loaded
+	VMOVUPS 384(BX), Z6
+	CMPQ    SI, $0x08
+	JL      outz_loaded
+	VMOVUPS 448(BX), Z7
+	CMPQ    SI, $0x09
+	JL      outz_loaded
+	VMOVUPS 512(BX), Z8
+	CMPQ    SI, $0x0a
+	JL      outz_loaded
+	VMOVUPS 576(BX), Z9
+	CMPQ    SI, $0x0b
+	JL      outz_loaded
+	VMOVUPS 640(BX), Z10
+	CMPQ    SI, $0x0c
+	JL      outz_loaded
+	VMOVUPS 704(BX), Z11
+	CMPQ    SI, $0x0d
+	JL      outz_loaded
+	VMOVUPS 768(BX), Z12
+	CMPQ    SI, $0x0e
+	JL      outz_loaded
+	VMOVUPS 832(BX), Z13
+	CMPQ    SI, $0x0f
+	JL      outz_loaded
+	VMOVUPS 896(BX), Z14
+	CMPQ    SI, $0x10
+	JL      outz_loaded
+	VMOVUPS 960(BX), Z15
+
+outz_loaded:
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0x44, Z2, Z0, Z17
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0xee, Z2, Z0, Z16
+	VSHUFPS    $0x44, Z5, Z3, Z0
+	VSHUFPS    $0x44, Z6, Z4, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z3
+	VSHUFPS    $0x44, Z9, Z7, Z4
+	VSHUFPS    $0x44, Z10, Z8, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z7
+	VSHUFPS    $0x44, Z13, Z11, Z8
+	VSHUFPS    $0x44, Z14, Z12, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z11
+	VSHUFF32X4 $0x44, Z0, Z15, Z12
+	VSHUFF32X4 $0xee, Z0, Z15, Z14
+	VSHUFF32X4 $0x44, Z8, Z4, Z15
+	VSHUFF32X4 $0xee, Z8, Z4, Z18
+	VSHUFF32X4 $0x88, Z15, Z12, Z0
+	VSHUFF32X4 $0xdd, Z15, Z12, Z4
+	VSHUFF32X4 $0x88, Z18, Z14, Z8
+	VSHUFF32X4 $0xdd, Z18, Z14, Z12
+	VSHUFF32X4 $0x44, Z5, Z1, Z14
+	VSHUFF32X4 $0xee, Z5, Z1, Z15
+	VSHUFF32X4 $0x44, Z13, Z9, Z5
+	VSHUFF32X4 $0xee, Z13, Z9, Z13
+	VSHUFF32X4 $0x88, Z5, Z14, Z1
+	VSHUFF32X4 $0xdd, Z5, Z14, Z5
+	VSHUFF32X4 $0x88, Z13, Z15, Z9
+	VSHUFF32X4 $0xdd, Z13, Z15, Z13
+	VSHUFF32X4 $0x44, Z2, Z17, Z14
+	VSHUFF32X4 $0xee, Z2, Z17, Z15
+	VSHUFF32X4 $0x44, Z10, Z6, Z17
+	VSHUFF32X4 $0xee, Z10, Z6, Z18
+	VSHUFF32X4 $0x88, Z17, Z14, Z2
+	VSHUFF32X4 $0xdd, Z17, Z14, Z6
+	VSHUFF32X4 $0x88, Z18, Z15, Z10
+	VSHUFF32X4 $0xdd, Z18, Z15, Z14
+	VSHUFF32X4 $0x44, Z3, Z16, Z15
+	VSHUFF32X4 $0xee, Z3, Z16, Z16
+	VSHUFF32X4 $0x44, Z11, Z7, Z17
+	VSHUFF32X4 $0xee, Z11, Z7, Z18
+	VSHUFF32X4 $0x88, Z17, Z15, Z3
+	VSHUFF32X4 $0xdd, Z17, Z15, Z7
+	VSHUFF32X4 $0x88, Z18, Z16, Z11
+	VSHUFF32X4 $0xdd, Z18, Z16, Z15
+	KXNORW     K1, K1, K1
+	CMPQ       SI, $0x10
+	JGE        outz_full
+	LEAQ       ktable<>+0(SB), R11
+	KMOVW      (R11)(SI*2), K1
+	KMOVW      K1, K1
+
+outz_full:
+	CMPQ    DX, $0x01
+	JL      outz_stored
+	VMOVUPS Z0, K1, (AX)
+	CMPQ    DX, $0x02
+	JL      outz_stored
+	VMOVUPS Z1, K1, (AX)(CX*1)
+	CMPQ    DX, $0x03
+	JL      outz_stored
+	VMOVUPS Z2, K1, (AX)(CX*2)
+	CMPQ    DX, $0x04
+	JL      outz_stored
+	VMOVUPS Z3, K1, (AX)(DI*1)
+	CMPQ    DX, $0x05
+	JL      outz_stored
+	VMOVUPS Z4, K1, (R8)
+	CMPQ    DX, $0x06
+	JL      outz_stored
+	VMOVUPS Z5, K1, (R8)(CX*1)
+	CMPQ    DX, $0x07
+	JL      outz_stored
+	VMOVUPS Z6, K1, (R8)(CX*2)
+	CMPQ    DX, $0x08
+	JL      outz_stored
+	VMOVUPS Z7, K1, (R8)(DI*1)
+	CMPQ    DX, $0x09
+	JL      outz_stored
+	VMOVUPS Z8, K1, (R9)
+	CMPQ    DX, $0x0a
+	JL      outz_stored
+	VMOVUPS Z9, K1, (R9)(CX*1)
+	CMPQ    DX, $0x0b
+	JL      outz_stored
+	VMOVUPS Z10, K1, (R9)(CX*2)
+	CMPQ    DX, $0x0c
+	JL      outz_stored
+	VMOVUPS Z11, K1, (R9)(DI*1)
+	CMPQ    DX, $0x0d
+	JL      outz_stored
+	VMOVUPS Z12, K1, (R10)
+	CMPQ    DX, $0x0e
+	JL      outz_stored
+	VMOVUPS Z13, K1, (R10)(CX*1)
+	CMPQ    DX, $0x0f
+	JL      outz_stored
+	VMOVUPS Z14, K1, (R10)(CX*2)
+	CMPQ    DX, $0x10
+	JL      outz_stored
+	VMOVUPS Z15, K1, (R10)(DI*1)
+
+outz_stored:
+	ADDQ $0x00000400, BX
+	ADDQ $0x40, AX
+	SUBQ $0x10, SI
+	JG   outz_loop
+
+outz_done:
+	VZEROUPPER
+	RET
+
 // func blockKeep16AVX512(st []float32, keep []byte, stride int)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·blockKeep16AVX512(SB), NOSPLIT, $0-56

@@ -115,12 +115,12 @@ var All = []Kernel{
 	{
 		Name: "blockIn", Params: "qt, q []float32, stride, rows int",
 		Doc:   "sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
 		Name: "blockOut", Params: "o []float32, stride, rows int, ot []float32",
 		Doc:   "sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
 		Name: "blockKeep16", Params: "st []float32, keep []byte, stride int",
