@@ -542,6 +542,8 @@ keepz_loop:
 	VPUNPCKHWD      Z4, Z2, Z2
 	VPERMD          Z5, Z1, Z4
 	VPTESTNMB       Z4, Z4, K1
+	KORTESTQ        K1, K1
+	JZ              keepz_kept0
 	VMOVUPS         Z0, K1, (AX)
 	KSHIFTRQ        $0x10, K1, K2
 	VMOVUPS         Z0, K2, 64(AX)
@@ -549,37 +551,51 @@ keepz_loop:
 	VMOVUPS         Z0, K2, 128(AX)
 	KSHIFTRQ        $0x30, K1, K1
 	VMOVUPS         Z0, K1, 192(AX)
-	VPERMD          Z3, Z1, Z3
-	VPTESTNMB       Z3, Z3, K1
-	VMOVUPS         Z0, K1, 256(AX)
-	KSHIFTRQ        $0x10, K1, K2
-	VMOVUPS         Z0, K2, 320(AX)
-	KSHIFTRQ        $0x20, K1, K2
-	VMOVUPS         Z0, K2, 384(AX)
-	KSHIFTRQ        $0x30, K1, K1
-	VMOVUPS         Z0, K1, 448(AX)
-	VPERMD          Z6, Z1, Z3
-	VPTESTNMB       Z3, Z3, K1
-	VMOVUPS         Z0, K1, 512(AX)
-	KSHIFTRQ        $0x10, K1, K2
-	VMOVUPS         Z0, K2, 576(AX)
-	KSHIFTRQ        $0x20, K1, K2
-	VMOVUPS         Z0, K2, 640(AX)
-	KSHIFTRQ        $0x30, K1, K1
-	VMOVUPS         Z0, K1, 704(AX)
-	VPERMD          Z2, Z1, Z2
-	VPTESTNMB       Z2, Z2, K1
-	VMOVUPS         Z0, K1, 768(AX)
-	KSHIFTRQ        $0x10, K1, K2
-	VMOVUPS         Z0, K2, 832(AX)
-	KSHIFTRQ        $0x20, K1, K2
-	VMOVUPS         Z0, K2, 896(AX)
-	KSHIFTRQ        $0x30, K1, K1
-	VMOVUPS         Z0, K1, 960(AX)
-	ADDQ            $0x00000400, AX
-	ADDQ            $0x10, DX
-	DECQ            CX
-	JMP             keepz_loop
+
+keepz_kept0:
+	VPERMD    Z3, Z1, Z3
+	VPTESTNMB Z3, Z3, K1
+	KORTESTQ  K1, K1
+	JZ        keepz_kept1
+	VMOVUPS   Z0, K1, 256(AX)
+	KSHIFTRQ  $0x10, K1, K2
+	VMOVUPS   Z0, K2, 320(AX)
+	KSHIFTRQ  $0x20, K1, K2
+	VMOVUPS   Z0, K2, 384(AX)
+	KSHIFTRQ  $0x30, K1, K1
+	VMOVUPS   Z0, K1, 448(AX)
+
+keepz_kept1:
+	VPERMD    Z6, Z1, Z3
+	VPTESTNMB Z3, Z3, K1
+	KORTESTQ  K1, K1
+	JZ        keepz_kept2
+	VMOVUPS   Z0, K1, 512(AX)
+	KSHIFTRQ  $0x10, K1, K2
+	VMOVUPS   Z0, K2, 576(AX)
+	KSHIFTRQ  $0x20, K1, K2
+	VMOVUPS   Z0, K2, 640(AX)
+	KSHIFTRQ  $0x30, K1, K1
+	VMOVUPS   Z0, K1, 704(AX)
+
+keepz_kept2:
+	VPERMD    Z2, Z1, Z2
+	VPTESTNMB Z2, Z2, K1
+	KORTESTQ  K1, K1
+	JZ        keepz_kept3
+	VMOVUPS   Z0, K1, 768(AX)
+	KSHIFTRQ  $0x10, K1, K2
+	VMOVUPS   Z0, K2, 832(AX)
+	KSHIFTRQ  $0x20, K1, K2
+	VMOVUPS   Z0, K2, 896(AX)
+	KSHIFTRQ  $0x30, K1, K1
+	VMOVUPS   Z0, K1, 960(AX)
+
+keepz_kept3:
+	ADDQ $0x00000400, AX
+	ADDQ $0x10, DX
+	DECQ CX
+	JMP  keepz_loop
 
 keepz_done:
 	VZEROUPPER

@@ -63,6 +63,17 @@ func BenchmarkSmallKernels(b *testing.B) {
 			}
 			report(b, 0, float64(n))
 		})
+		// A padding mask keeps most tiles whole.
+		kept := make([]byte, len(keep))
+		for i := range kept {
+			kept[i] = 1
+		}
+		b.Run(fmt.Sprintf("blockKeep16/keys=%d/all-kept", blockTile), func(b *testing.B) {
+			for b.Loop() {
+				blockKeep16(st, kept, blockTile)
+			}
+			report(b, 0, float64(n))
+		})
 		for _, d := range []int{64, 128} {
 			for _, rows := range []int{16, 11} {
 				q, qt := testutil.Floats(r, blockRows*d, 1), make([]float32, blockRows*d)
