@@ -311,7 +311,9 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 // < 16, c < len(qt)/16.
 func blockIn(qt, q []float32, stride, rows int) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockInAVX512(qt, q, stride, rows)
+	case implAVX2:
 		blockInAVX2(qt, q, stride, rows)
 	default:
 		blockInGeneric(qt, q, stride, rows)
@@ -321,7 +323,9 @@ func blockIn(qt, q []float32, stride, rows int) {
 // blockOut sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.
 func blockOut(o []float32, stride, rows int, ot []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockOutAVX512(o, stride, rows, ot)
+	case implAVX2:
 		blockOutAVX2(o, stride, rows, ot)
 	default:
 		blockOutGeneric(o, stride, rows, ot)
@@ -332,7 +336,9 @@ func blockOut(o []float32, stride, rows int, ot []float32) {
 // 16 and k < len(st)/16 rounded down to a multiple of 16.
 func blockKeep16(st []float32, keep []byte, stride int) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockKeep16AVX512(st, keep, stride)
+	case implAVX2:
 		blockKeep16AVX2(st, keep, stride)
 	default:
 		blockKeep16Generic(st, keep, stride)
@@ -351,7 +357,9 @@ func prefetch(x []float32, stride, rows, cols int) {
 // softcapPrep sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
 func softcapPrep(x, z []float32, inv float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		softcapPrepAVX512(x, z, inv)
+	case implAVX2:
 		softcapPrepAVX2(x, z, inv)
 	default:
 		softcapPrepGeneric(x, z, inv)
@@ -361,7 +369,9 @@ func softcapPrep(x, z []float32, inv float32) {
 // softcapFinish sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).
 func softcapFinish(x, e []float32, c float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		softcapFinishAVX512(x, e, c)
+	case implAVX2:
 		softcapFinishAVX2(x, e, c)
 	default:
 		softcapFinishGeneric(x, e, c)
@@ -372,7 +382,9 @@ func softcapFinish(x, e []float32, c float32) {
 // 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
 func additivePrep(x, z, u []float32, stride int, s []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		additivePrepAVX512(x, z, u, stride, s)
+	case implAVX2:
 		additivePrepAVX2(x, z, u, stride, s)
 	default:
 		additivePrepGeneric(x, z, u, stride, s)

@@ -9,6 +9,40 @@ package attention
 //go:noescape
 func scaleAVX512(s float32, x []float32)
 
+// blockInAVX512 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for
+// rows <= r < 16, c < len(qt)/16.
+//
+//go:noescape
+func blockInAVX512(qt []float32, q []float32, stride int, rows int)
+
+// blockOutAVX512 sets o[r*stride+c] = ot[c*16+r] for r < rows, c <
+// len(ot)/16.
+//
+//go:noescape
+func blockOutAVX512(o []float32, stride int, rows int, ot []float32)
+
+// blockKeep16AVX512 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for
+// r < 16 and k < len(st)/16 rounded down to a multiple of 16.
+//
+//go:noescape
+func blockKeep16AVX512(st []float32, keep []byte, stride int)
+
+// softcapPrepAVX512 sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
+//
+//go:noescape
+func softcapPrepAVX512(x []float32, z []float32, inv float32)
+
+// softcapFinishAVX512 sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).
+//
+//go:noescape
+func softcapFinishAVX512(x []float32, e []float32, c float32)
+
+// additivePrepAVX512 sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] =
+// 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
+//
+//go:noescape
+func additivePrepAVX512(x []float32, z []float32, u []float32, stride int, s []float32)
+
 // dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
 //
 //go:noescape

@@ -72,6 +72,974 @@ DATA ktable<>+28(SB)/2, $0x3fff
 DATA ktable<>+30(SB)/2, $0x7fff
 GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
+// func blockInAVX512(qt []float32, q []float32, stride int, rows int)
+// Requires: AVX, AVX512F
+TEXT ·blockInAVX512(SB), NOSPLIT, $0-64
+	MOVQ qt_base+0(FP), AX
+	MOVQ qt_len+8(FP), CX
+	SHRQ $0x04, CX
+	MOVQ q_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	SHLQ $0x02, BX
+	MOVQ rows+56(FP), SI
+	LEAQ (BX)(BX*2), DI
+
+inz_loop:
+	TESTQ  CX, CX
+	JZ     inz_done
+	LEAQ   (DX)(BX*4), R8
+	LEAQ   (R8)(BX*4), R9
+	LEAQ   (R9)(BX*4), R10
+	KXNORW K1, K1, K1
+	CMPQ   CX, $0x10
+	JGE    inz_full
+	LEAQ   ktable<>+0(SB), R11
+	KMOVW  (R11)(CX*2), K1
+	KMOVW  K1, K1
+
+inz_full:
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+	VPXORD    Z4, Z4, Z4
+	VPXORD    Z5, Z5, Z5
+	VPXORD    Z6, Z6, Z6
+	VPXORD    Z7, Z7, Z7
+	VPXORD    Z8, Z8, Z8
+	VPXORD    Z9, Z9, Z9
+	VPXORD    Z10, Z10, Z10
+	VPXORD    Z11, Z11, Z11
+	VPXORD    Z12, Z12, Z12
+	VPXORD    Z13, Z13, Z13
+	VPXORD    Z14, Z14, Z14
+	VPXORD    Z15, Z15, Z15
+	CMPQ      SI, $0x01
+	JL        inz_loaded
+	VMOVUPS.Z (DX), K1, Z0
+	CMPQ      SI, $0x02
+	JL        inz_loaded
+	VMOVUPS.Z (DX)(BX*1), K1, Z1
+	CMPQ      SI, $0x03
+	JL        inz_loaded
+	VMOVUPS.Z (DX)(BX*2), K1, Z2
+	CMPQ      SI, $0x04
+	JL        inz_loaded
+	VMOVUPS.Z (DX)(DI*1), K1, Z3
+	CMPQ      SI, $0x05
+	JL        inz_loaded
+	VMOVUPS.Z (R8), K1, Z4
+	CMPQ      SI, $0x06
+	JL        inz_loaded
+	VMOVUPS.Z (R8)(BX*1), K1, Z5
+	CMPQ      SI, $0x07
+	JL        inz_loaded
+	VMOVUPS.Z (R8)(BX*2), K1, Z6
+	CMPQ      SI, $0x08
+	JL        inz_loaded
+	VMOVUPS.Z (R8)(DI*1), K1, Z7
+	CMPQ      SI, $0x09
+	JL        inz_loaded
+	VMOVUPS.Z (R9), K1, Z8
+	CMPQ      SI, $0x0a
+	JL        inz_loaded
+	VMOVUPS.Z (R9)(BX*1), K1, Z9
+	CMPQ      SI, $0x0b
+	JL        inz_loaded
+	VMOVUPS.Z (R9)(BX*2), K1, Z10
+	CMPQ      SI, $0x0c
+	JL        inz_loaded
+	VMOVUPS.Z (R9)(DI*1), K1, Z11
+	CMPQ      SI, $0x0d
+	JL        inz_loaded
+	VMOVUPS.Z (R10), K1, Z12
+	CMPQ      SI, $0x0e
+	JL        inz_loaded
+	VMOVUPS.Z (R10)(BX*1), K1, Z13
+	CMPQ      SI, $0x0f
+	JL        inz_loaded
+	VMOVUPS.Z (R10)(BX*2), K1, Z14
+	CMPQ      SI, $0x10
+	JL        inz_loaded
+	VMOVUPS.Z (R10)(DI*1), K1, Z15
+
+inz_loaded:
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0x44, Z2, Z0, Z17
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0xee, Z2, Z0, Z16
+	VSHUFPS    $0x44, Z5, Z3, Z0
+	VSHUFPS    $0x44, Z6, Z4, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z3
+	VSHUFPS    $0x44, Z9, Z7, Z4
+	VSHUFPS    $0x44, Z10, Z8, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z7
+	VSHUFPS    $0x44, Z13, Z11, Z8
+	VSHUFPS    $0x44, Z14, Z12, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z11
+	VSHUFF32X4 $0x44, Z0, Z15, Z12
+	VSHUFF32X4 $0xee, Z0, Z15, Z14
+	VSHUFF32X4 $0x44, Z8, Z4, Z15
+	VSHUFF32X4 $0xee, Z8, Z4, Z18
+	VSHUFF32X4 $0x88, Z15, Z12, Z0
+	VSHUFF32X4 $0xdd, Z15, Z12, Z4
+	VSHUFF32X4 $0x88, Z18, Z14, Z8
+	VSHUFF32X4 $0xdd, Z18, Z14, Z12
+	VSHUFF32X4 $0x44, Z5, Z1, Z14
+	VSHUFF32X4 $0xee, Z5, Z1, Z15
+	VSHUFF32X4 $0x44, Z13, Z9, Z5
+	VSHUFF32X4 $0xee, Z13, Z9, Z13
+	VSHUFF32X4 $0x88, Z5, Z14, Z1
+	VSHUFF32X4 $0xdd, Z5, Z14, Z5
+	VSHUFF32X4 $0x88, Z13, Z15, Z9
+	VSHUFF32X4 $0xdd, Z13, Z15, Z13
+	VSHUFF32X4 $0x44, Z2, Z17, Z14
+	VSHUFF32X4 $0xee, Z2, Z17, Z15
+	VSHUFF32X4 $0x44, Z10, Z6, Z17
+	VSHUFF32X4 $0xee, Z10, Z6, Z18
+	VSHUFF32X4 $0x88, Z17, Z14, Z2
+	VSHUFF32X4 $0xdd, Z17, Z14, Z6
+	VSHUFF32X4 $0x88, Z18, Z15, Z10
+	VSHUFF32X4 $0xdd, Z18, Z15, Z14
+	VSHUFF32X4 $0x44, Z3, Z16, Z15
+	VSHUFF32X4 $0xee, Z3, Z16, Z16
+	VSHUFF32X4 $0x44, Z11, Z7, Z17
+	VSHUFF32X4 $0xee, Z11, Z7, Z18
+	VSHUFF32X4 $0x88, Z17, Z15, Z3
+	VSHUFF32X4 $0xdd, Z17, Z15, Z7
+	VSHUFF32X4 $0x88, Z18, Z16, Z11
+	VSHUFF32X4 $0xdd, Z18, Z16, Z15
+	VMOVUPS    Z0, (AX)
+	CMPQ       CX, $0x02
+	JL         inz_stored
+	VMOVUPS    Z1, 64(AX)
+	CMPQ       CX, $0x03
+	JL         inz_stored
+	VMOVUPS    Z2, 128(AX)
+	CMPQ       CX, $0x04
+	JL         inz_stored
+	VMOVUPS    Z3, 192(AX)
+	CMPQ       CX, $0x05
+	JL         inz_stored
+	VMOVUPS    Z4, 256(AX)
+	CMPQ       CX, $0x06
+	JL         inz_stored
+	VMOVUPS    Z5, 320(AX)
+	CMPQ       CX, $0x07
+	JL         inz_stored
+	VMOVUPS    Z6, 384(AX)
+	CMPQ       CX, $0x08
+	JL         inz_stored
+	VMOVUPS    Z7, 448(AX)
+	CMPQ       CX, $0x09
+	JL         inz_stored
+	VMOVUPS    Z8, 512(AX)
+	CMPQ       CX, $0x0a
+	JL         inz_stored
+	VMOVUPS    Z9, 576(AX)
+	CMPQ       CX, $0x0b
+	JL         inz_stored
+	VMOVUPS    Z10, 640(AX)
+	CMPQ       CX, $0x0c
+	JL         inz_stored
+	VMOVUPS    Z11, 704(AX)
+	CMPQ       CX, $0x0d
+	JL         inz_stored
+	VMOVUPS    Z12, 768(AX)
+	CMPQ       CX, $0x0e
+	JL         inz_stored
+	VMOVUPS    Z13, 832(AX)
+	CMPQ       CX, $0x0f
+	JL         inz_stored
+	VMOVUPS    Z14, 896(AX)
+	CMPQ       CX, $0x10
+	JL         inz_stored
+	VMOVUPS    Z15, 960(AX)
+
+inz_stored:
+	ADDQ $0x00000400, AX
+	ADDQ $0x40, DX
+	SUBQ $0x10, CX
+	JG   inz_loop
+
+inz_done:
+	VZEROUPPER
+	RET
+
+// func blockOutAVX512(o []float32, stride int, rows int, ot []float32)
+// Requires: AVX, AVX512F
+TEXT ·blockOutAVX512(SB), NOSPLIT, $0-64
+	MOVQ o_base+0(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ rows+32(FP), DX
+	MOVQ ot_base+40(FP), BX
+	MOVQ ot_len+48(FP), SI
+	SHRQ $0x04, SI
+	LEAQ (CX)(CX*2), DI
+
+outz_loop:
+	TESTQ   SI, SI
+	JZ      outz_done
+	LEAQ    (AX)(CX*4), R8
+	LEAQ    (R8)(CX*4), R9
+	LEAQ    (R9)(CX*4), R10
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	VPXORD  Z8, Z8, Z8
+	VPXORD  Z9, Z9, Z9
+	VPXORD  Z10, Z10, Z10
+	VPXORD  Z11, Z11, Z11
+	VPXORD  Z12, Z12, Z12
+	VPXORD  Z13, Z13, Z13
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VMOVUPS (BX), Z0
+	CMPQ    SI, $0x02
+	JL      outz_loaded
+	VMOVUPS 64(BX), Z1
+	CMPQ    SI, $0x03
+	JL      outz_loaded
+	VMOVUPS 128(BX), Z2
+	CMPQ    SI, $0x04
+	JL      outz_loaded
+	VMOVUPS 192(BX), Z3
+	CMPQ    SI, $0x05
+	JL      outz_loaded
+	VMOVUPS 256(BX), Z4
+	CMPQ    SI, $0x06
+	JL      outz_loaded
+	VMOVUPS 320(BX), Z5
+	CMPQ    SI, $0x07
+	JL      outz_loaded
+	VMOVUPS 384(BX), Z6
+	CMPQ    SI, $0x08
+	JL      outz_loaded
+	VMOVUPS 448(BX), Z7
+	CMPQ    SI, $0x09
+	JL      outz_loaded
+	VMOVUPS 512(BX), Z8
+	CMPQ    SI, $0x0a
+	JL      outz_loaded
+	VMOVUPS 576(BX), Z9
+	CMPQ    SI, $0x0b
+	JL      outz_loaded
+	VMOVUPS 640(BX), Z10
+	CMPQ    SI, $0x0c
+	JL      outz_loaded
+	VMOVUPS 704(BX), Z11
+	CMPQ    SI, $0x0d
+	JL      outz_loaded
+	VMOVUPS 768(BX), Z12
+	CMPQ    SI, $0x0e
+	JL      outz_loaded
+	VMOVUPS 832(BX), Z13
+	CMPQ    SI, $0x0f
+	JL      outz_loaded
+	VMOVUPS 896(BX), Z14
+	CMPQ    SI, $0x10
+	JL      outz_loaded
+	VMOVUPS 960(BX), Z15
+
+outz_loaded:
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0x44, Z2, Z0, Z17
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0xee, Z2, Z0, Z16
+	VSHUFPS    $0x44, Z5, Z3, Z0
+	VSHUFPS    $0x44, Z6, Z4, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z3
+	VSHUFPS    $0x44, Z9, Z7, Z4
+	VSHUFPS    $0x44, Z10, Z8, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z7
+	VSHUFPS    $0x44, Z13, Z11, Z8
+	VSHUFPS    $0x44, Z14, Z12, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z11
+	VSHUFF32X4 $0x44, Z0, Z15, Z12
+	VSHUFF32X4 $0xee, Z0, Z15, Z14
+	VSHUFF32X4 $0x44, Z8, Z4, Z15
+	VSHUFF32X4 $0xee, Z8, Z4, Z18
+	VSHUFF32X4 $0x88, Z15, Z12, Z0
+	VSHUFF32X4 $0xdd, Z15, Z12, Z4
+	VSHUFF32X4 $0x88, Z18, Z14, Z8
+	VSHUFF32X4 $0xdd, Z18, Z14, Z12
+	VSHUFF32X4 $0x44, Z5, Z1, Z14
+	VSHUFF32X4 $0xee, Z5, Z1, Z15
+	VSHUFF32X4 $0x44, Z13, Z9, Z5
+	VSHUFF32X4 $0xee, Z13, Z9, Z13
+	VSHUFF32X4 $0x88, Z5, Z14, Z1
+	VSHUFF32X4 $0xdd, Z5, Z14, Z5
+	VSHUFF32X4 $0x88, Z13, Z15, Z9
+	VSHUFF32X4 $0xdd, Z13, Z15, Z13
+	VSHUFF32X4 $0x44, Z2, Z17, Z14
+	VSHUFF32X4 $0xee, Z2, Z17, Z15
+	VSHUFF32X4 $0x44, Z10, Z6, Z17
+	VSHUFF32X4 $0xee, Z10, Z6, Z18
+	VSHUFF32X4 $0x88, Z17, Z14, Z2
+	VSHUFF32X4 $0xdd, Z17, Z14, Z6
+	VSHUFF32X4 $0x88, Z18, Z15, Z10
+	VSHUFF32X4 $0xdd, Z18, Z15, Z14
+	VSHUFF32X4 $0x44, Z3, Z16, Z15
+	VSHUFF32X4 $0xee, Z3, Z16, Z16
+	VSHUFF32X4 $0x44, Z11, Z7, Z17
+	VSHUFF32X4 $0xee, Z11, Z7, Z18
+	VSHUFF32X4 $0x88, Z17, Z15, Z3
+	VSHUFF32X4 $0xdd, Z17, Z15, Z7
+	VSHUFF32X4 $0x88, Z18, Z16, Z11
+	VSHUFF32X4 $0xdd, Z18, Z16, Z15
+	KXNORW     K1, K1, K1
+	CMPQ       SI, $0x10
+	JGE        outz_full
+	LEAQ       ktable<>+0(SB), R11
+	KMOVW      (R11)(SI*2), K1
+	KMOVW      K1, K1
+
+outz_full:
+	CMPQ    DX, $0x01
+	JL      outz_stored
+	VMOVUPS Z0, K1, (AX)
+	CMPQ    DX, $0x02
+	JL      outz_stored
+	VMOVUPS Z1, K1, (AX)(CX*1)
+	CMPQ    DX, $0x03
+	JL      outz_stored
+	VMOVUPS Z2, K1, (AX)(CX*2)
+	CMPQ    DX, $0x04
+	JL      outz_stored
+	VMOVUPS Z3, K1, (AX)(DI*1)
+	CMPQ    DX, $0x05
+	JL      outz_stored
+	VMOVUPS Z4, K1, (R8)
+	CMPQ    DX, $0x06
+	JL      outz_stored
+	VMOVUPS Z5, K1, (R8)(CX*1)
+	CMPQ    DX, $0x07
+	JL      outz_stored
+	VMOVUPS Z6, K1, (R8)(CX*2)
+	CMPQ    DX, $0x08
+	JL      outz_stored
+	VMOVUPS Z7, K1, (R8)(DI*1)
+	CMPQ    DX, $0x09
+	JL      outz_stored
+	VMOVUPS Z8, K1, (R9)
+	CMPQ    DX, $0x0a
+	JL      outz_stored
+	VMOVUPS Z9, K1, (R9)(CX*1)
+	CMPQ    DX, $0x0b
+	JL      outz_stored
+	VMOVUPS Z10, K1, (R9)(CX*2)
+	CMPQ    DX, $0x0c
+	JL      outz_stored
+	VMOVUPS Z11, K1, (R9)(DI*1)
+	CMPQ    DX, $0x0d
+	JL      outz_stored
+	VMOVUPS Z12, K1, (R10)
+	CMPQ    DX, $0x0e
+	JL      outz_stored
+	VMOVUPS Z13, K1, (R10)(CX*1)
+	CMPQ    DX, $0x0f
+	JL      outz_stored
+	VMOVUPS Z14, K1, (R10)(CX*2)
+	CMPQ    DX, $0x10
+	JL      outz_stored
+	VMOVUPS Z15, K1, (R10)(DI*1)
+
+outz_stored:
+	ADDQ $0x00000400, BX
+	ADDQ $0x40, AX
+	SUBQ $0x10, SI
+	JG   outz_loop
+
+outz_done:
+	VZEROUPPER
+	RET
+
+// func blockKeep16AVX512(st []float32, keep []byte, stride int)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·blockKeep16AVX512(SB), NOSPLIT, $0-56
+	MOVQ         st_base+0(FP), AX
+	MOVQ         st_len+8(FP), CX
+	SHRQ         $0x08, CX
+	MOVQ         keep_base+24(FP), DX
+	MOVQ         stride+48(FP), BX
+	LEAQ         (BX)(BX*2), SI
+	VBROADCASTSS keep_ninf<>+0(SB), Z0
+	VMOVDQU32    keepz_perm<>+0(SB), Z1
+
+keepz_loop:
+	TESTQ           CX, CX
+	JZ              keepz_done
+	LEAQ            (DX)(BX*4), DI
+	LEAQ            (DI)(BX*4), R8
+	LEAQ            (R8)(BX*4), R9
+	VBROADCASTI32X4 (DX), Z2
+	VINSERTI32X4    $0x01, (DI), Z2, Z2
+	VINSERTI32X4    $0x02, (R8), Z2, Z2
+	VINSERTI32X4    $0x03, (R9), Z2, Z2
+	VBROADCASTI32X4 (DX)(BX*1), Z3
+	VINSERTI32X4    $0x01, (DI)(BX*1), Z3, Z3
+	VINSERTI32X4    $0x02, (R8)(BX*1), Z3, Z3
+	VINSERTI32X4    $0x03, (R9)(BX*1), Z3, Z3
+	VBROADCASTI32X4 (DX)(BX*2), Z4
+	VINSERTI32X4    $0x01, (DI)(BX*2), Z4, Z4
+	VINSERTI32X4    $0x02, (R8)(BX*2), Z4, Z4
+	VINSERTI32X4    $0x03, (R9)(BX*2), Z4, Z4
+	VBROADCASTI32X4 (DX)(SI*1), Z5
+	VINSERTI32X4    $0x01, (DI)(SI*1), Z5, Z5
+	VINSERTI32X4    $0x02, (R8)(SI*1), Z5, Z5
+	VINSERTI32X4    $0x03, (R9)(SI*1), Z5, Z5
+	VPUNPCKLBW      Z3, Z2, Z6
+	VPUNPCKHBW      Z3, Z2, Z2
+	VPUNPCKLBW      Z5, Z4, Z3
+	VPUNPCKHBW      Z5, Z4, Z4
+	VPUNPCKLWD      Z3, Z6, Z5
+	VPUNPCKHWD      Z3, Z6, Z3
+	VPUNPCKLWD      Z4, Z2, Z6
+	VPUNPCKHWD      Z4, Z2, Z2
+	VPERMD          Z5, Z1, Z4
+	VPTESTNMB       Z4, Z4, K1
+	KORTESTQ        K1, K1
+	JZ              keepz_kept0
+	VMOVUPS         Z0, K1, (AX)
+	KSHIFTRQ        $0x10, K1, K2
+	VMOVUPS         Z0, K2, 64(AX)
+	KSHIFTRQ        $0x20, K1, K2
+	VMOVUPS         Z0, K2, 128(AX)
+	KSHIFTRQ        $0x30, K1, K1
+	VMOVUPS         Z0, K1, 192(AX)
+
+keepz_kept0:
+	VPERMD    Z3, Z1, Z3
+	VPTESTNMB Z3, Z3, K1
+	KORTESTQ  K1, K1
+	JZ        keepz_kept1
+	VMOVUPS   Z0, K1, 256(AX)
+	KSHIFTRQ  $0x10, K1, K2
+	VMOVUPS   Z0, K2, 320(AX)
+	KSHIFTRQ  $0x20, K1, K2
+	VMOVUPS   Z0, K2, 384(AX)
+	KSHIFTRQ  $0x30, K1, K1
+	VMOVUPS   Z0, K1, 448(AX)
+
+keepz_kept1:
+	VPERMD    Z6, Z1, Z3
+	VPTESTNMB Z3, Z3, K1
+	KORTESTQ  K1, K1
+	JZ        keepz_kept2
+	VMOVUPS   Z0, K1, 512(AX)
+	KSHIFTRQ  $0x10, K1, K2
+	VMOVUPS   Z0, K2, 576(AX)
+	KSHIFTRQ  $0x20, K1, K2
+	VMOVUPS   Z0, K2, 640(AX)
+	KSHIFTRQ  $0x30, K1, K1
+	VMOVUPS   Z0, K1, 704(AX)
+
+keepz_kept2:
+	VPERMD    Z2, Z1, Z2
+	VPTESTNMB Z2, Z2, K1
+	KORTESTQ  K1, K1
+	JZ        keepz_kept3
+	VMOVUPS   Z0, K1, 768(AX)
+	KSHIFTRQ  $0x10, K1, K2
+	VMOVUPS   Z0, K2, 832(AX)
+	KSHIFTRQ  $0x20, K1, K2
+	VMOVUPS   Z0, K2, 896(AX)
+	KSHIFTRQ  $0x30, K1, K1
+	VMOVUPS   Z0, K1, 960(AX)
+
+keepz_kept3:
+	ADDQ $0x00000400, AX
+	ADDQ $0x10, DX
+	DECQ CX
+	JMP  keepz_loop
+
+keepz_done:
+	VZEROUPPER
+	RET
+
+DATA keep_ninf<>+0(SB)/4, $0xff800000
+DATA keep_ninf<>+4(SB)/4, $0xff800000
+DATA keep_ninf<>+8(SB)/4, $0xff800000
+DATA keep_ninf<>+12(SB)/4, $0xff800000
+DATA keep_ninf<>+16(SB)/4, $0xff800000
+DATA keep_ninf<>+20(SB)/4, $0xff800000
+DATA keep_ninf<>+24(SB)/4, $0xff800000
+DATA keep_ninf<>+28(SB)/4, $0xff800000
+GLOBL keep_ninf<>(SB), RODATA|NOPTR, $32
+
+DATA keepz_perm<>+0(SB)/4, $0x00000000
+DATA keepz_perm<>+4(SB)/4, $0x00000004
+DATA keepz_perm<>+8(SB)/4, $0x00000008
+DATA keepz_perm<>+12(SB)/4, $0x0000000c
+DATA keepz_perm<>+16(SB)/4, $0x00000001
+DATA keepz_perm<>+20(SB)/4, $0x00000005
+DATA keepz_perm<>+24(SB)/4, $0x00000009
+DATA keepz_perm<>+28(SB)/4, $0x0000000d
+DATA keepz_perm<>+32(SB)/4, $0x00000002
+DATA keepz_perm<>+36(SB)/4, $0x00000006
+DATA keepz_perm<>+40(SB)/4, $0x0000000a
+DATA keepz_perm<>+44(SB)/4, $0x0000000e
+DATA keepz_perm<>+48(SB)/4, $0x00000003
+DATA keepz_perm<>+52(SB)/4, $0x00000007
+DATA keepz_perm<>+56(SB)/4, $0x0000000b
+DATA keepz_perm<>+60(SB)/4, $0x0000000f
+GLOBL keepz_perm<>(SB), RODATA|NOPTR, $64
+
+// func softcapPrepAVX512(x []float32, z []float32, inv float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·softcapPrepAVX512(SB), NOSPLIT, $0-52
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         z_base+24(FP), DX
+	VBROADCASTSS inv+48(FP), Z0
+	VBROADCASTSS exp_absmask<>+0(SB), Z1
+
+prep_loop64:
+	CMPQ    CX, $0x40
+	JL      prep_next64
+	VMOVUPS (AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, (DX)
+	VMOVUPS 64(AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, 64(AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS 128(AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, 128(AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS 192(AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, 192(AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, 192(DX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x40, CX
+	JMP     prep_loop64
+
+prep_next64:
+prep_loop16:
+	CMPQ    CX, $0x10
+	JL      prep_next16
+	VMOVUPS (AX), Z2
+	VMULPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)
+	VANDPS  Z1, Z2, Z2
+	VADDPS  Z2, Z2, Z2
+	VMOVUPS Z2, (DX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x10, CX
+	JMP     prep_loop16
+
+prep_next16:
+	TESTQ     CX, CX
+	JZ        prep_done
+	LEAQ      ktable<>+0(SB), BX
+	KMOVW     (BX)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z2
+	VMULPS    Z0, Z2, Z2
+	VMOVUPS   Z2, K1, (AX)
+	VANDPS    Z1, Z2, Z0
+	VADDPS    Z0, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+
+prep_done:
+	VZEROUPPER
+	RET
+
+DATA exp_absmask<>+0(SB)/4, $0x7fffffff
+DATA exp_absmask<>+4(SB)/4, $0x7fffffff
+DATA exp_absmask<>+8(SB)/4, $0x7fffffff
+DATA exp_absmask<>+12(SB)/4, $0x7fffffff
+DATA exp_absmask<>+16(SB)/4, $0x7fffffff
+DATA exp_absmask<>+20(SB)/4, $0x7fffffff
+DATA exp_absmask<>+24(SB)/4, $0x7fffffff
+DATA exp_absmask<>+28(SB)/4, $0x7fffffff
+GLOBL exp_absmask<>(SB), RODATA|NOPTR, $32
+
+// func softcapFinishAVX512(x []float32, e []float32, c float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·softcapFinishAVX512(SB), NOSPLIT, $0-52
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         e_base+24(FP), DX
+	VBROADCASTSS c+48(FP), Z0
+	VBROADCASTSS exp_absmask<>+0(SB), Z1
+	VBROADCASTSS tanh_c7<>+0(SB), Z2
+	VBROADCASTSS tanh_c5<>+0(SB), Z3
+	VBROADCASTSS tanh_c3<>+0(SB), Z4
+	VBROADCASTSS exp_one<>+0(SB), Z5
+	VBROADCASTSS tanh_two<>+0(SB), Z6
+	VBROADCASTSS tanh_small<>+0(SB), Z7
+	VBROADCASTSS tanh_sign<>+0(SB), Z8
+
+finish_loop64:
+	CMPQ       CX, $0x40
+	JL         finish_next64
+	VMOVUPS    (AX), Z9
+	VMOVUPS    (DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, (AX)
+	VMOVUPS    64(AX), Z9
+	VMOVUPS    64(DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, 64(AX)
+	VMOVUPS    128(AX), Z9
+	VMOVUPS    128(DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, 128(AX)
+	VMOVUPS    192(AX), Z9
+	VMOVUPS    192(DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, 192(AX)
+	ADDQ       $0x00000100, AX
+	ADDQ       $0x00000100, DX
+	SUBQ       $0x40, CX
+	JMP        finish_loop64
+
+finish_next64:
+finish_loop16:
+	CMPQ       CX, $0x10
+	JL         finish_next16
+	VMOVUPS    (AX), Z9
+	VMOVUPS    (DX), Z10
+	VANDPS     Z1, Z9, Z11
+	VMULPS     Z11, Z11, Z12
+	VMULPS     Z2, Z12, Z13
+	VSUBPS     Z13, Z3, Z13
+	VMULPS     Z13, Z12, Z13
+	VADDPS     Z4, Z13, Z13
+	VMULPS     Z13, Z12, Z13
+	VMULPS     Z13, Z11, Z13
+	VADDPS     Z13, Z11, Z13
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z10
+	VSUBPS     Z10, Z5, Z10
+	VCMPPS     $0x11, Z7, Z11, K1
+	VBLENDMPS  Z13, Z10, K1, Z10
+	VPTERNLOGD $0xf8, Z8, Z9, Z10
+	VMULPS     Z0, Z10, Z10
+	VMOVUPS    Z10, (AX)
+	ADDQ       $0x00000040, AX
+	ADDQ       $0x00000040, DX
+	SUBQ       $0x10, CX
+	JMP        finish_loop16
+
+finish_next16:
+	TESTQ      CX, CX
+	JZ         finish_done
+	LEAQ       ktable<>+0(SB), BX
+	KMOVW      (BX)(CX*2), K1
+	VMOVUPS.Z  (AX), K1, Z9
+	VMOVUPS.Z  (DX), K1, Z10
+	VANDPS     Z1, Z9, Z1
+	VMULPS     Z1, Z1, Z11
+	VMULPS     Z2, Z11, Z2
+	VSUBPS     Z2, Z3, Z2
+	VMULPS     Z2, Z11, Z2
+	VADDPS     Z4, Z2, Z2
+	VMULPS     Z2, Z11, Z2
+	VMULPS     Z2, Z1, Z2
+	VADDPS     Z2, Z1, Z2
+	VADDPS     Z5, Z10, Z10
+	VDIVPS     Z10, Z6, Z3
+	VSUBPS     Z3, Z5, Z3
+	VCMPPS     $0x11, Z7, Z1, K2
+	VBLENDMPS  Z2, Z3, K2, Z3
+	VPTERNLOGD $0xf8, Z8, Z9, Z3
+	VMULPS     Z0, Z3, Z3
+	VMOVUPS    Z3, K1, (AX)
+
+finish_done:
+	VZEROUPPER
+	RET
+
+DATA tanh_c7<>+0(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+4(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+8(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+12(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+16(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+20(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+24(SB)/4, $0x3d5d0dd1
+DATA tanh_c7<>+28(SB)/4, $0x3d5d0dd1
+GLOBL tanh_c7<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_c5<>+0(SB)/4, $0x3e088889
+DATA tanh_c5<>+4(SB)/4, $0x3e088889
+DATA tanh_c5<>+8(SB)/4, $0x3e088889
+DATA tanh_c5<>+12(SB)/4, $0x3e088889
+DATA tanh_c5<>+16(SB)/4, $0x3e088889
+DATA tanh_c5<>+20(SB)/4, $0x3e088889
+DATA tanh_c5<>+24(SB)/4, $0x3e088889
+DATA tanh_c5<>+28(SB)/4, $0x3e088889
+GLOBL tanh_c5<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_c3<>+0(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+4(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+8(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+12(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+16(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+20(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+24(SB)/4, $0xbeaaaaab
+DATA tanh_c3<>+28(SB)/4, $0xbeaaaaab
+GLOBL tanh_c3<>(SB), RODATA|NOPTR, $32
+
+DATA exp_one<>+0(SB)/4, $0x3f800000
+DATA exp_one<>+4(SB)/4, $0x3f800000
+DATA exp_one<>+8(SB)/4, $0x3f800000
+DATA exp_one<>+12(SB)/4, $0x3f800000
+DATA exp_one<>+16(SB)/4, $0x3f800000
+DATA exp_one<>+20(SB)/4, $0x3f800000
+DATA exp_one<>+24(SB)/4, $0x3f800000
+DATA exp_one<>+28(SB)/4, $0x3f800000
+GLOBL exp_one<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_two<>+0(SB)/4, $0x40000000
+DATA tanh_two<>+4(SB)/4, $0x40000000
+DATA tanh_two<>+8(SB)/4, $0x40000000
+DATA tanh_two<>+12(SB)/4, $0x40000000
+DATA tanh_two<>+16(SB)/4, $0x40000000
+DATA tanh_two<>+20(SB)/4, $0x40000000
+DATA tanh_two<>+24(SB)/4, $0x40000000
+DATA tanh_two<>+28(SB)/4, $0x40000000
+GLOBL tanh_two<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_small<>+0(SB)/4, $0x3d800000
+DATA tanh_small<>+4(SB)/4, $0x3d800000
+DATA tanh_small<>+8(SB)/4, $0x3d800000
+DATA tanh_small<>+12(SB)/4, $0x3d800000
+DATA tanh_small<>+16(SB)/4, $0x3d800000
+DATA tanh_small<>+20(SB)/4, $0x3d800000
+DATA tanh_small<>+24(SB)/4, $0x3d800000
+DATA tanh_small<>+28(SB)/4, $0x3d800000
+GLOBL tanh_small<>(SB), RODATA|NOPTR, $32
+
+DATA tanh_sign<>+0(SB)/4, $0x80000000
+DATA tanh_sign<>+4(SB)/4, $0x80000000
+DATA tanh_sign<>+8(SB)/4, $0x80000000
+DATA tanh_sign<>+12(SB)/4, $0x80000000
+DATA tanh_sign<>+16(SB)/4, $0x80000000
+DATA tanh_sign<>+20(SB)/4, $0x80000000
+DATA tanh_sign<>+24(SB)/4, $0x80000000
+DATA tanh_sign<>+28(SB)/4, $0x80000000
+GLOBL tanh_sign<>(SB), RODATA|NOPTR, $32
+
+// func additivePrepAVX512(x []float32, z []float32, u []float32, stride int, s []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·additivePrepAVX512(SB), NOSPLIT, $0-104
+	MOVQ         s_len+88(FP), CX
+	TESTQ        CX, CX
+	JZ           addprep_ret
+	MOVQ         x_len+8(FP), AX
+	XORQ         DX, DX
+	DIVQ         CX
+	TESTQ        AX, AX
+	JZ           addprep_ret
+	MOVQ         x_base+0(FP), DX
+	MOVQ         z_base+24(FP), BX
+	MOVQ         u_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         s_base+80(FP), R8
+	VBROADCASTSS exp_absmask<>+0(SB), Z0
+	MOVQ         CX, R9
+	ANDQ         $0x0f, R9
+	SHLQ         $0x02, R9
+
+addprep_row:
+	MOVQ SI, R10
+	MOVQ R8, R11
+	MOVQ CX, R12
+
+addprep_loop64:
+	CMPQ    R12, $0x40
+	JL      addprep_next64
+	VMOVUPS (R10), Z1
+	VADDPS  (R11), Z1, Z1
+	VMOVUPS Z1, (DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, (BX)
+	VMOVUPS 64(R10), Z1
+	VADDPS  64(R11), Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, 64(BX)
+	VMOVUPS 128(R10), Z1
+	VADDPS  128(R11), Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, 128(BX)
+	VMOVUPS 192(R10), Z1
+	VADDPS  192(R11), Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, 192(BX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, BX
+	ADDQ    $0x00000100, R10
+	ADDQ    $0x00000100, R11
+	SUBQ    $0x40, R12
+	JMP     addprep_loop64
+
+addprep_next64:
+addprep_loop16:
+	CMPQ    R12, $0x10
+	JL      addprep_next16
+	VMOVUPS (R10), Z1
+	VADDPS  (R11), Z1, Z1
+	VMOVUPS Z1, (DX)
+	VANDPS  Z0, Z1, Z1
+	VADDPS  Z1, Z1, Z1
+	VMOVUPS Z1, (BX)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, BX
+	ADDQ    $0x00000040, R10
+	ADDQ    $0x00000040, R11
+	SUBQ    $0x10, R12
+	JMP     addprep_loop16
+
+addprep_next16:
+	TESTQ     R12, R12
+	JZ        addprep_done
+	LEAQ      ktable<>+0(SB), R13
+	KMOVW     (R13)(R12*2), K1
+	VMOVUPS.Z (R10), K1, Z1
+	VMOVUPS.Z (R11), K1, Z2
+	VADDPS    Z2, Z1, Z1
+	VMOVUPS   Z1, K1, (DX)
+	VANDPS    Z0, Z1, Z1
+	VADDPS    Z1, Z1, Z1
+	VMOVUPS   Z1, K1, (BX)
+
+addprep_done:
+	ADDQ R9, DX
+	ADDQ R9, BX
+	ADDQ DI, SI
+	DECQ AX
+	JNZ  addprep_row
+
+addprep_ret:
+	VZEROUPPER
+	RET
+
 // func dotAVX2(x []float32, y []float32) float32
 // Requires: AVX, FMA3, SSE
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
@@ -3083,26 +4051,6 @@ DATA exp_c6<>+20(SB)/4, $0x3ab53000
 DATA exp_c6<>+24(SB)/4, $0x3ab53000
 DATA exp_c6<>+28(SB)/4, $0x3ab53000
 GLOBL exp_c6<>(SB), RODATA|NOPTR, $32
-
-DATA exp_absmask<>+0(SB)/4, $0x7fffffff
-DATA exp_absmask<>+4(SB)/4, $0x7fffffff
-DATA exp_absmask<>+8(SB)/4, $0x7fffffff
-DATA exp_absmask<>+12(SB)/4, $0x7fffffff
-DATA exp_absmask<>+16(SB)/4, $0x7fffffff
-DATA exp_absmask<>+20(SB)/4, $0x7fffffff
-DATA exp_absmask<>+24(SB)/4, $0x7fffffff
-DATA exp_absmask<>+28(SB)/4, $0x7fffffff
-GLOBL exp_absmask<>(SB), RODATA|NOPTR, $32
-
-DATA exp_one<>+0(SB)/4, $0x3f800000
-DATA exp_one<>+4(SB)/4, $0x3f800000
-DATA exp_one<>+8(SB)/4, $0x3f800000
-DATA exp_one<>+12(SB)/4, $0x3f800000
-DATA exp_one<>+16(SB)/4, $0x3f800000
-DATA exp_one<>+20(SB)/4, $0x3f800000
-DATA exp_one<>+24(SB)/4, $0x3f800000
-DATA exp_one<>+28(SB)/4, $0x3f800000
-GLOBL exp_one<>(SB), RODATA|NOPTR, $32
 
 DATA exp_c5<>+0(SB)/4, $0x3c0938c7
 DATA exp_c5<>+4(SB)/4, $0x3c0938c7
@@ -6445,16 +7393,6 @@ keep_done:
 	VZEROUPPER
 	RET
 
-DATA keep_ninf<>+0(SB)/4, $0xff800000
-DATA keep_ninf<>+4(SB)/4, $0xff800000
-DATA keep_ninf<>+8(SB)/4, $0xff800000
-DATA keep_ninf<>+12(SB)/4, $0xff800000
-DATA keep_ninf<>+16(SB)/4, $0xff800000
-DATA keep_ninf<>+20(SB)/4, $0xff800000
-DATA keep_ninf<>+24(SB)/4, $0xff800000
-DATA keep_ninf<>+28(SB)/4, $0xff800000
-GLOBL keep_ninf<>(SB), RODATA|NOPTR, $32
-
 DATA keep_zero<>+0(SB)/4, $0x00000000
 DATA keep_zero<>+4(SB)/4, $0x00000000
 DATA keep_zero<>+8(SB)/4, $0x00000000
@@ -6737,66 +7675,6 @@ finish_next8:
 finish_done:
 	VZEROUPPER
 	RET
-
-DATA tanh_c7<>+0(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+4(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+8(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+12(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+16(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+20(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+24(SB)/4, $0x3d5d0dd1
-DATA tanh_c7<>+28(SB)/4, $0x3d5d0dd1
-GLOBL tanh_c7<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_c5<>+0(SB)/4, $0x3e088889
-DATA tanh_c5<>+4(SB)/4, $0x3e088889
-DATA tanh_c5<>+8(SB)/4, $0x3e088889
-DATA tanh_c5<>+12(SB)/4, $0x3e088889
-DATA tanh_c5<>+16(SB)/4, $0x3e088889
-DATA tanh_c5<>+20(SB)/4, $0x3e088889
-DATA tanh_c5<>+24(SB)/4, $0x3e088889
-DATA tanh_c5<>+28(SB)/4, $0x3e088889
-GLOBL tanh_c5<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_c3<>+0(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+4(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+8(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+12(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+16(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+20(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+24(SB)/4, $0xbeaaaaab
-DATA tanh_c3<>+28(SB)/4, $0xbeaaaaab
-GLOBL tanh_c3<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_two<>+0(SB)/4, $0x40000000
-DATA tanh_two<>+4(SB)/4, $0x40000000
-DATA tanh_two<>+8(SB)/4, $0x40000000
-DATA tanh_two<>+12(SB)/4, $0x40000000
-DATA tanh_two<>+16(SB)/4, $0x40000000
-DATA tanh_two<>+20(SB)/4, $0x40000000
-DATA tanh_two<>+24(SB)/4, $0x40000000
-DATA tanh_two<>+28(SB)/4, $0x40000000
-GLOBL tanh_two<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_small<>+0(SB)/4, $0x3d800000
-DATA tanh_small<>+4(SB)/4, $0x3d800000
-DATA tanh_small<>+8(SB)/4, $0x3d800000
-DATA tanh_small<>+12(SB)/4, $0x3d800000
-DATA tanh_small<>+16(SB)/4, $0x3d800000
-DATA tanh_small<>+20(SB)/4, $0x3d800000
-DATA tanh_small<>+24(SB)/4, $0x3d800000
-DATA tanh_small<>+28(SB)/4, $0x3d800000
-GLOBL tanh_small<>(SB), RODATA|NOPTR, $32
-
-DATA tanh_sign<>+0(SB)/4, $0x80000000
-DATA tanh_sign<>+4(SB)/4, $0x80000000
-DATA tanh_sign<>+8(SB)/4, $0x80000000
-DATA tanh_sign<>+12(SB)/4, $0x80000000
-DATA tanh_sign<>+16(SB)/4, $0x80000000
-DATA tanh_sign<>+20(SB)/4, $0x80000000
-DATA tanh_sign<>+24(SB)/4, $0x80000000
-DATA tanh_sign<>+28(SB)/4, $0x80000000
-GLOBL tanh_sign<>(SB), RODATA|NOPTR, $32
 
 // func additivePrepAVX2(x []float32, z []float32, u []float32, stride int, s []float32)
 // Requires: AVX
