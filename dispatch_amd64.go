@@ -214,7 +214,10 @@ func scaleSplit(s float32, x []float32) {
 func expv(dst, x []float32) {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			expAVX512(dst, x)
+			return
+		case implAVX2:
 			expAVX2(dst, x)
 			return
 		}
@@ -242,7 +245,9 @@ func expvSplit(dst, x []float32) {
 func expSum(dst, x []float32, m float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			return expSumAVX512(dst, x, m)
+		case implAVX2:
 			return expSumAVX2(dst, x, m)
 		}
 	}

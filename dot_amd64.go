@@ -9,6 +9,18 @@ package attention
 //go:noescape
 func scaleAVX512(s float32, x []float32)
 
+// expAVX512 sets dst[i] = e^x[i] for i < len(x), bit-identical to exp32.
+//
+//go:noescape
+func expAVX512(dst []float32, x []float32)
+
+// expSumAVX512 sets dst[i] = e^(x[i]-m) for i < len(x) and returns their
+// sum. The caller passes an x without NaN and an m with x[i]-m <= 86.5, as
+// a softmax's maximum is.
+//
+//go:noescape
+func expSumAVX512(dst []float32, x []float32, m float32) float32
+
 // dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
 //
 //go:noescape

@@ -72,6 +72,440 @@ DATA ktable<>+28(SB)/2, $0x3fff
 DATA ktable<>+30(SB)/2, $0x7fff
 GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
+// func expAVX512(dst []float32, x []float32)
+// Requires: AVX, AVX512F
+TEXT ·expAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	VBROADCASTSS exp_shift<>+0(SB), Z0
+	VBROADCASTSS exp_invln2<>+0(SB), Z1
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z2
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z3
+	VBROADCASTSS exp_c6<>+0(SB), Z4
+	VBROADCASTSS exp_zerobelow<>+0(SB), Z5
+	VBROADCASTSS exp_clampz<>+0(SB), Z6
+	VBROADCASTSS exp_one<>+0(SB), Z7
+	VBROADCASTSS exp_c5<>+0(SB), Z8
+	VBROADCASTSS exp_c4<>+0(SB), Z9
+	VBROADCASTSS exp_c3<>+0(SB), Z10
+	VBROADCASTSS exp_c2<>+0(SB), Z11
+
+expAVX512_loop4:
+	CMPQ         DX, $0x40
+	JL           expAVX512_next4
+	VMOVUPS      (CX), Z12
+	VMOVUPS      64(CX), Z13
+	VMOVUPS      128(CX), Z14
+	VMOVUPS      192(CX), Z15
+	VCMPPS       $0x16, Z5, Z12, K1
+	VCMPPS       $0x16, Z5, Z13, K2
+	VCMPPS       $0x16, Z5, Z14, K3
+	VCMPPS       $0x16, Z5, Z15, K4
+	VMINPS       Z12, Z6, Z12
+	VMINPS       Z13, Z6, Z13
+	VMINPS       Z14, Z6, Z14
+	VMINPS       Z15, Z6, Z15
+	VMOVAPS      Z12, Z16
+	VFMADD213PS  Z0, Z1, Z16
+	VMOVAPS      Z13, Z17
+	VFMADD213PS  Z0, Z1, Z17
+	VMOVAPS      Z14, Z18
+	VFMADD213PS  Z0, Z1, Z18
+	VMOVAPS      Z15, Z19
+	VFMADD213PS  Z0, Z1, Z19
+	VSUBPS       Z0, Z16, Z20
+	VSUBPS       Z0, Z17, Z21
+	VSUBPS       Z0, Z18, Z22
+	VSUBPS       Z0, Z19, Z23
+	VFNMADD231PS Z2, Z20, Z12
+	VFNMADD231PS Z2, Z21, Z13
+	VFNMADD231PS Z2, Z22, Z14
+	VFNMADD231PS Z2, Z23, Z15
+	VFNMADD231PS Z3, Z20, Z12
+	VFNMADD231PS Z3, Z21, Z13
+	VFNMADD231PS Z3, Z22, Z14
+	VFNMADD231PS Z3, Z23, Z15
+	VMOVAPS      Z4, Z16
+	VMOVAPS      Z4, Z17
+	VMOVAPS      Z4, Z18
+	VMOVAPS      Z4, Z19
+	VFMADD213PS  Z8, Z12, Z16
+	VFMADD213PS  Z8, Z13, Z17
+	VFMADD213PS  Z8, Z14, Z18
+	VFMADD213PS  Z8, Z15, Z19
+	VFMADD213PS  Z9, Z12, Z16
+	VFMADD213PS  Z9, Z13, Z17
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z10, Z12, Z16
+	VFMADD213PS  Z10, Z13, Z17
+	VFMADD213PS  Z10, Z14, Z18
+	VFMADD213PS  Z10, Z15, Z19
+	VFMADD213PS  Z11, Z12, Z16
+	VFMADD213PS  Z11, Z13, Z17
+	VFMADD213PS  Z11, Z14, Z18
+	VFMADD213PS  Z11, Z15, Z19
+	VFMADD213PS  Z7, Z12, Z16
+	VFMADD213PS  Z7, Z13, Z17
+	VFMADD213PS  Z7, Z14, Z18
+	VFMADD213PS  Z7, Z15, Z19
+	VFMADD213PS  Z7, Z12, Z16
+	VFMADD213PS  Z7, Z13, Z17
+	VFMADD213PS  Z7, Z14, Z18
+	VFMADD213PS  Z7, Z15, Z19
+	VSCALEFPS.Z  Z20, Z16, K1, Z16
+	VSCALEFPS.Z  Z21, Z17, K2, Z17
+	VSCALEFPS.Z  Z22, Z18, K3, Z18
+	VSCALEFPS.Z  Z23, Z19, K4, Z19
+	VMOVUPS      Z16, (AX)
+	VMOVUPS      Z17, 64(AX)
+	VMOVUPS      Z18, 128(AX)
+	VMOVUPS      Z19, 192(AX)
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x40, DX
+	JMP          expAVX512_loop4
+
+expAVX512_next4:
+expAVX512_loop1:
+	CMPQ         DX, $0x10
+	JL           expAVX512_next1
+	VMOVUPS      (CX), Z12
+	VCMPPS       $0x16, Z5, Z12, K1
+	VMINPS       Z12, Z6, Z12
+	VMOVAPS      Z12, Z13
+	VFMADD213PS  Z0, Z1, Z13
+	VSUBPS       Z0, Z13, Z14
+	VFNMADD231PS Z2, Z14, Z12
+	VFNMADD231PS Z3, Z14, Z12
+	VMOVAPS      Z4, Z13
+	VFMADD213PS  Z8, Z12, Z13
+	VFMADD213PS  Z9, Z12, Z13
+	VFMADD213PS  Z10, Z12, Z13
+	VFMADD213PS  Z11, Z12, Z13
+	VFMADD213PS  Z7, Z12, Z13
+	VFMADD213PS  Z7, Z12, Z13
+	VSCALEFPS.Z  Z14, Z13, K1, Z13
+	VMOVUPS      Z13, (AX)
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x10, DX
+	JMP          expAVX512_loop1
+
+expAVX512_next1:
+	TESTQ        DX, DX
+	JZ           expAVX512_done
+	LEAQ         ktable<>+0(SB), BX
+	KMOVW        (BX)(DX*2), K1
+	VMOVUPS.Z    (CX), K1, Z12
+	VCMPPS       $0x16, Z5, Z12, K2
+	VMINPS       Z12, Z6, Z12
+	VMOVAPS      Z12, Z5
+	VFMADD213PS  Z0, Z1, Z5
+	VSUBPS       Z0, Z5, Z0
+	VFNMADD231PS Z2, Z0, Z12
+	VFNMADD231PS Z3, Z0, Z12
+	VMOVAPS      Z4, Z5
+	VFMADD213PS  Z8, Z12, Z5
+	VFMADD213PS  Z9, Z12, Z5
+	VFMADD213PS  Z10, Z12, Z5
+	VFMADD213PS  Z11, Z12, Z5
+	VFMADD213PS  Z7, Z12, Z5
+	VFMADD213PS  Z7, Z12, Z5
+	VSCALEFPS.Z  Z0, Z5, K2, Z5
+	VMOVUPS      Z5, K1, (AX)
+
+expAVX512_done:
+	VZEROUPPER
+	RET
+
+DATA exp_shift<>+0(SB)/4, $0x4b400000
+DATA exp_shift<>+4(SB)/4, $0x4b400000
+DATA exp_shift<>+8(SB)/4, $0x4b400000
+DATA exp_shift<>+12(SB)/4, $0x4b400000
+DATA exp_shift<>+16(SB)/4, $0x4b400000
+DATA exp_shift<>+20(SB)/4, $0x4b400000
+DATA exp_shift<>+24(SB)/4, $0x4b400000
+DATA exp_shift<>+28(SB)/4, $0x4b400000
+GLOBL exp_shift<>(SB), RODATA|NOPTR, $32
+
+DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+8(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+12(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+16(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+20(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+24(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+28(SB)/4, $0x3fb8aa3b
+GLOBL exp_invln2<>(SB), RODATA|NOPTR, $32
+
+DATA exp_ln2hi<>+0(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+4(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+8(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+12(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+16(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+20(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+24(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+28(SB)/4, $0x3f317200
+GLOBL exp_ln2hi<>(SB), RODATA|NOPTR, $32
+
+DATA exp_ln2lo<>+0(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+4(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+8(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+12(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+16(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+20(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+24(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+28(SB)/4, $0x35bfbe8e
+GLOBL exp_ln2lo<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c6<>+0(SB)/4, $0x3ab53000
+DATA exp_c6<>+4(SB)/4, $0x3ab53000
+DATA exp_c6<>+8(SB)/4, $0x3ab53000
+DATA exp_c6<>+12(SB)/4, $0x3ab53000
+DATA exp_c6<>+16(SB)/4, $0x3ab53000
+DATA exp_c6<>+20(SB)/4, $0x3ab53000
+DATA exp_c6<>+24(SB)/4, $0x3ab53000
+DATA exp_c6<>+28(SB)/4, $0x3ab53000
+GLOBL exp_c6<>(SB), RODATA|NOPTR, $32
+
+DATA exp_zerobelow<>+0(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+4(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+8(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+12(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+16(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+20(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+24(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+28(SB)/4, $0xc2d00000
+GLOBL exp_zerobelow<>(SB), RODATA|NOPTR, $32
+
+DATA exp_clampz<>+0(SB)/4, $0x42c80000
+DATA exp_clampz<>+4(SB)/4, $0x42c80000
+DATA exp_clampz<>+8(SB)/4, $0x42c80000
+DATA exp_clampz<>+12(SB)/4, $0x42c80000
+DATA exp_clampz<>+16(SB)/4, $0x42c80000
+DATA exp_clampz<>+20(SB)/4, $0x42c80000
+DATA exp_clampz<>+24(SB)/4, $0x42c80000
+DATA exp_clampz<>+28(SB)/4, $0x42c80000
+GLOBL exp_clampz<>(SB), RODATA|NOPTR, $32
+
+DATA exp_one<>+0(SB)/4, $0x3f800000
+DATA exp_one<>+4(SB)/4, $0x3f800000
+DATA exp_one<>+8(SB)/4, $0x3f800000
+DATA exp_one<>+12(SB)/4, $0x3f800000
+DATA exp_one<>+16(SB)/4, $0x3f800000
+DATA exp_one<>+20(SB)/4, $0x3f800000
+DATA exp_one<>+24(SB)/4, $0x3f800000
+DATA exp_one<>+28(SB)/4, $0x3f800000
+GLOBL exp_one<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c5<>+0(SB)/4, $0x3c0938c7
+DATA exp_c5<>+4(SB)/4, $0x3c0938c7
+DATA exp_c5<>+8(SB)/4, $0x3c0938c7
+DATA exp_c5<>+12(SB)/4, $0x3c0938c7
+DATA exp_c5<>+16(SB)/4, $0x3c0938c7
+DATA exp_c5<>+20(SB)/4, $0x3c0938c7
+DATA exp_c5<>+24(SB)/4, $0x3c0938c7
+DATA exp_c5<>+28(SB)/4, $0x3c0938c7
+GLOBL exp_c5<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c4<>+0(SB)/4, $0x3d2aad78
+DATA exp_c4<>+4(SB)/4, $0x3d2aad78
+DATA exp_c4<>+8(SB)/4, $0x3d2aad78
+DATA exp_c4<>+12(SB)/4, $0x3d2aad78
+DATA exp_c4<>+16(SB)/4, $0x3d2aad78
+DATA exp_c4<>+20(SB)/4, $0x3d2aad78
+DATA exp_c4<>+24(SB)/4, $0x3d2aad78
+DATA exp_c4<>+28(SB)/4, $0x3d2aad78
+GLOBL exp_c4<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c3<>+0(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+4(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+8(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+12(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+16(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+20(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+24(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+28(SB)/4, $0x3e2aaa18
+GLOBL exp_c3<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c2<>+0(SB)/4, $0x3efffffa
+DATA exp_c2<>+4(SB)/4, $0x3efffffa
+DATA exp_c2<>+8(SB)/4, $0x3efffffa
+DATA exp_c2<>+12(SB)/4, $0x3efffffa
+DATA exp_c2<>+16(SB)/4, $0x3efffffa
+DATA exp_c2<>+20(SB)/4, $0x3efffffa
+DATA exp_c2<>+24(SB)/4, $0x3efffffa
+DATA exp_c2<>+28(SB)/4, $0x3efffffa
+GLOBL exp_c2<>(SB), RODATA|NOPTR, $32
+
+// func expSumAVX512(dst []float32, x []float32, m float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·expSumAVX512(SB), NOSPLIT, $0-60
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	VBROADCASTSS m+48(FP), Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VBROADCASTSS exp_shift<>+0(SB), Z3
+	VBROADCASTSS exp_invln2<>+0(SB), Z4
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z5
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z6
+	VBROADCASTSS exp_c6<>+0(SB), Z7
+	VBROADCASTSS exp_zerobelow<>+0(SB), Z8
+	VBROADCASTSS exp_one<>+0(SB), Z9
+	VBROADCASTSS exp_c5<>+0(SB), Z10
+	VBROADCASTSS exp_c4<>+0(SB), Z11
+	VBROADCASTSS exp_c3<>+0(SB), Z12
+	VBROADCASTSS exp_c2<>+0(SB), Z13
+
+expSumAVX512_loop4:
+	CMPQ         DX, $0x40
+	JL           expSumAVX512_next4
+	VMOVUPS      (CX), Z14
+	VSUBPS       Z0, Z14, Z14
+	VMOVUPS      64(CX), Z15
+	VSUBPS       Z0, Z15, Z15
+	VMOVUPS      128(CX), Z16
+	VSUBPS       Z0, Z16, Z16
+	VMOVUPS      192(CX), Z17
+	VSUBPS       Z0, Z17, Z17
+	VCMPPS       $0x16, Z8, Z14, K1
+	VCMPPS       $0x16, Z8, Z15, K2
+	VCMPPS       $0x16, Z8, Z16, K3
+	VCMPPS       $0x16, Z8, Z17, K4
+	VMOVAPS      Z14, Z18
+	VFMADD213PS  Z3, Z4, Z18
+	VMOVAPS      Z15, Z19
+	VFMADD213PS  Z3, Z4, Z19
+	VMOVAPS      Z16, Z20
+	VFMADD213PS  Z3, Z4, Z20
+	VMOVAPS      Z17, Z21
+	VFMADD213PS  Z3, Z4, Z21
+	VSUBPS       Z3, Z18, Z22
+	VSUBPS       Z3, Z19, Z23
+	VSUBPS       Z3, Z20, Z24
+	VSUBPS       Z3, Z21, Z25
+	VFNMADD231PS Z5, Z22, Z14
+	VFNMADD231PS Z5, Z23, Z15
+	VFNMADD231PS Z5, Z24, Z16
+	VFNMADD231PS Z5, Z25, Z17
+	VFNMADD231PS Z6, Z22, Z14
+	VFNMADD231PS Z6, Z23, Z15
+	VFNMADD231PS Z6, Z24, Z16
+	VFNMADD231PS Z6, Z25, Z17
+	VMOVAPS      Z7, Z18
+	VMOVAPS      Z7, Z19
+	VMOVAPS      Z7, Z20
+	VMOVAPS      Z7, Z21
+	VFMADD213PS  Z10, Z14, Z18
+	VFMADD213PS  Z10, Z15, Z19
+	VFMADD213PS  Z10, Z16, Z20
+	VFMADD213PS  Z10, Z17, Z21
+	VFMADD213PS  Z11, Z14, Z18
+	VFMADD213PS  Z11, Z15, Z19
+	VFMADD213PS  Z11, Z16, Z20
+	VFMADD213PS  Z11, Z17, Z21
+	VFMADD213PS  Z12, Z14, Z18
+	VFMADD213PS  Z12, Z15, Z19
+	VFMADD213PS  Z12, Z16, Z20
+	VFMADD213PS  Z12, Z17, Z21
+	VFMADD213PS  Z13, Z14, Z18
+	VFMADD213PS  Z13, Z15, Z19
+	VFMADD213PS  Z13, Z16, Z20
+	VFMADD213PS  Z13, Z17, Z21
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z9, Z16, Z20
+	VFMADD213PS  Z9, Z17, Z21
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z9, Z16, Z20
+	VFMADD213PS  Z9, Z17, Z21
+	VSCALEFPS.Z  Z22, Z18, K1, Z18
+	VSCALEFPS.Z  Z23, Z19, K2, Z19
+	VSCALEFPS.Z  Z24, Z20, K3, Z20
+	VSCALEFPS.Z  Z25, Z21, K4, Z21
+	VMOVUPS      Z18, (AX)
+	VADDPS       Z18, Z1, Z1
+	VMOVUPS      Z19, 64(AX)
+	VADDPS       Z19, Z2, Z2
+	VMOVUPS      Z20, 128(AX)
+	VADDPS       Z20, Z1, Z1
+	VMOVUPS      Z21, 192(AX)
+	VADDPS       Z21, Z2, Z2
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x40, DX
+	JMP          expSumAVX512_loop4
+
+expSumAVX512_next4:
+expSumAVX512_loop1:
+	CMPQ         DX, $0x10
+	JL           expSumAVX512_next1
+	VMOVUPS      (CX), Z14
+	VSUBPS       Z0, Z14, Z14
+	VCMPPS       $0x16, Z8, Z14, K1
+	VMOVAPS      Z14, Z15
+	VFMADD213PS  Z3, Z4, Z15
+	VSUBPS       Z3, Z15, Z16
+	VFNMADD231PS Z5, Z16, Z14
+	VFNMADD231PS Z6, Z16, Z14
+	VMOVAPS      Z7, Z15
+	VFMADD213PS  Z10, Z14, Z15
+	VFMADD213PS  Z11, Z14, Z15
+	VFMADD213PS  Z12, Z14, Z15
+	VFMADD213PS  Z13, Z14, Z15
+	VFMADD213PS  Z9, Z14, Z15
+	VFMADD213PS  Z9, Z14, Z15
+	VSCALEFPS.Z  Z16, Z15, K1, Z15
+	VMOVUPS      Z15, (AX)
+	VADDPS       Z15, Z1, Z1
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x10, DX
+	JMP          expSumAVX512_loop1
+
+expSumAVX512_next1:
+	TESTQ        DX, DX
+	JZ           expSumAVX512_done
+	LEAQ         ktable<>+0(SB), BX
+	KMOVW        (BX)(DX*2), K1
+	VMOVUPS.Z    (CX), K1, Z14
+	VSUBPS       Z0, Z14, Z14
+	VCMPPS       $0x16, Z8, Z14, K1, K2
+	VMOVAPS      Z14, Z0
+	VFMADD213PS  Z3, Z4, Z0
+	VSUBPS       Z3, Z0, Z3
+	VFNMADD231PS Z5, Z3, Z14
+	VFNMADD231PS Z6, Z3, Z14
+	VMOVAPS      Z7, Z0
+	VFMADD213PS  Z10, Z14, Z0
+	VFMADD213PS  Z11, Z14, Z0
+	VFMADD213PS  Z12, Z14, Z0
+	VFMADD213PS  Z13, Z14, Z0
+	VFMADD213PS  Z9, Z14, Z0
+	VFMADD213PS  Z9, Z14, Z0
+	VSCALEFPS.Z  Z3, Z0, K2, Z0
+	VMOVUPS      Z0, K1, (AX)
+	VADDPS       Z0, Z1, Z1
+
+expSumAVX512_done:
+	VADDPS        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	MOVSS         X1, ret+56(FP)
+	VZEROUPPER
+	RET
+
 // func dotAVX2(x []float32, y []float32) float32
 // Requires: AVX, FMA3, SSE
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
@@ -3024,46 +3458,6 @@ expFastAVX2_t_zeros:
 	VMASKMOVPS   Y0, Y4, (AX)
 	JMP          expFastAVX2_t_next
 
-DATA exp_shift<>+0(SB)/4, $0x4b400000
-DATA exp_shift<>+4(SB)/4, $0x4b400000
-DATA exp_shift<>+8(SB)/4, $0x4b400000
-DATA exp_shift<>+12(SB)/4, $0x4b400000
-DATA exp_shift<>+16(SB)/4, $0x4b400000
-DATA exp_shift<>+20(SB)/4, $0x4b400000
-DATA exp_shift<>+24(SB)/4, $0x4b400000
-DATA exp_shift<>+28(SB)/4, $0x4b400000
-GLOBL exp_shift<>(SB), RODATA|NOPTR, $32
-
-DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+8(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+12(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+16(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+20(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+24(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+28(SB)/4, $0x3fb8aa3b
-GLOBL exp_invln2<>(SB), RODATA|NOPTR, $32
-
-DATA exp_ln2hi<>+0(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+4(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+8(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+12(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+16(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+20(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+24(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+28(SB)/4, $0x3f317200
-GLOBL exp_ln2hi<>(SB), RODATA|NOPTR, $32
-
-DATA exp_ln2lo<>+0(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+4(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+8(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+12(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+16(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+20(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+24(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+28(SB)/4, $0x35bfbe8e
-GLOBL exp_ln2lo<>(SB), RODATA|NOPTR, $32
-
 DATA exp_bias<>+0(SB)/4, $0x3f800000
 DATA exp_bias<>+4(SB)/4, $0x3f800000
 DATA exp_bias<>+8(SB)/4, $0x3f800000
@@ -3073,16 +3467,6 @@ DATA exp_bias<>+20(SB)/4, $0x3f800000
 DATA exp_bias<>+24(SB)/4, $0x3f800000
 DATA exp_bias<>+28(SB)/4, $0x3f800000
 GLOBL exp_bias<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c6<>+0(SB)/4, $0x3ab53000
-DATA exp_c6<>+4(SB)/4, $0x3ab53000
-DATA exp_c6<>+8(SB)/4, $0x3ab53000
-DATA exp_c6<>+12(SB)/4, $0x3ab53000
-DATA exp_c6<>+16(SB)/4, $0x3ab53000
-DATA exp_c6<>+20(SB)/4, $0x3ab53000
-DATA exp_c6<>+24(SB)/4, $0x3ab53000
-DATA exp_c6<>+28(SB)/4, $0x3ab53000
-GLOBL exp_c6<>(SB), RODATA|NOPTR, $32
 
 DATA exp_absmask<>+0(SB)/4, $0x7fffffff
 DATA exp_absmask<>+4(SB)/4, $0x7fffffff
@@ -3094,56 +3478,6 @@ DATA exp_absmask<>+24(SB)/4, $0x7fffffff
 DATA exp_absmask<>+28(SB)/4, $0x7fffffff
 GLOBL exp_absmask<>(SB), RODATA|NOPTR, $32
 
-DATA exp_one<>+0(SB)/4, $0x3f800000
-DATA exp_one<>+4(SB)/4, $0x3f800000
-DATA exp_one<>+8(SB)/4, $0x3f800000
-DATA exp_one<>+12(SB)/4, $0x3f800000
-DATA exp_one<>+16(SB)/4, $0x3f800000
-DATA exp_one<>+20(SB)/4, $0x3f800000
-DATA exp_one<>+24(SB)/4, $0x3f800000
-DATA exp_one<>+28(SB)/4, $0x3f800000
-GLOBL exp_one<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c5<>+0(SB)/4, $0x3c0938c7
-DATA exp_c5<>+4(SB)/4, $0x3c0938c7
-DATA exp_c5<>+8(SB)/4, $0x3c0938c7
-DATA exp_c5<>+12(SB)/4, $0x3c0938c7
-DATA exp_c5<>+16(SB)/4, $0x3c0938c7
-DATA exp_c5<>+20(SB)/4, $0x3c0938c7
-DATA exp_c5<>+24(SB)/4, $0x3c0938c7
-DATA exp_c5<>+28(SB)/4, $0x3c0938c7
-GLOBL exp_c5<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c4<>+0(SB)/4, $0x3d2aad78
-DATA exp_c4<>+4(SB)/4, $0x3d2aad78
-DATA exp_c4<>+8(SB)/4, $0x3d2aad78
-DATA exp_c4<>+12(SB)/4, $0x3d2aad78
-DATA exp_c4<>+16(SB)/4, $0x3d2aad78
-DATA exp_c4<>+20(SB)/4, $0x3d2aad78
-DATA exp_c4<>+24(SB)/4, $0x3d2aad78
-DATA exp_c4<>+28(SB)/4, $0x3d2aad78
-GLOBL exp_c4<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c3<>+0(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+4(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+8(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+12(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+16(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+20(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+24(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+28(SB)/4, $0x3e2aaa18
-GLOBL exp_c3<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c2<>+0(SB)/4, $0x3efffffa
-DATA exp_c2<>+4(SB)/4, $0x3efffffa
-DATA exp_c2<>+8(SB)/4, $0x3efffffa
-DATA exp_c2<>+12(SB)/4, $0x3efffffa
-DATA exp_c2<>+16(SB)/4, $0x3efffffa
-DATA exp_c2<>+20(SB)/4, $0x3efffffa
-DATA exp_c2<>+24(SB)/4, $0x3efffffa
-DATA exp_c2<>+28(SB)/4, $0x3efffffa
-GLOBL exp_c2<>(SB), RODATA|NOPTR, $32
-
 DATA exp_fastbound<>+0(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+4(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+8(SB)/4, $0x42ad0000
@@ -3153,16 +3487,6 @@ DATA exp_fastbound<>+20(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+24(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+28(SB)/4, $0x42ad0000
 GLOBL exp_fastbound<>(SB), RODATA|NOPTR, $32
-
-DATA exp_zerobelow<>+0(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+4(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+8(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+12(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+16(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+20(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+24(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+28(SB)/4, $0xc2d00000
-GLOBL exp_zerobelow<>(SB), RODATA|NOPTR, $32
 
 // func expSpecialAVX2(dst []float32, x []float32) int
 // Requires: AVX, AVX2, FMA3

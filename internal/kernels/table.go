@@ -73,7 +73,7 @@ var All = []Kernel{
 			Fast:    "sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did.",
 			Special: "sets dst[i] = e^x[i] for any input, from the first vector on until a vector the fast half can take; it returns how many elements it did.",
 		},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "expSum", Params: "dst, x []float32, m float32", Results: "float32",
@@ -85,7 +85,7 @@ var All = []Kernel{
 			Fast:    "sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes are at or below -104), and returns the sum of what it wrote and how many elements it did.",
 			Special: "is the fast half for any input, from the first vector on until a vector the fast half can take.",
 		},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "blockScores", Params: "st, qt, k []float32, stride int",
