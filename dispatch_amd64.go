@@ -159,7 +159,9 @@ func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 func maxf(x []float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			return maxAVX512(x)
+		case implAVX2:
 			return maxAVX2(x)
 		}
 	}

@@ -4,6 +4,12 @@
 
 package attention
 
+// maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
+// empty.
+//
+//go:noescape
+func maxAVX512(x []float32) float32
+
 // scaleAVX512 sets x[i] *= s.
 //
 //go:noescape

@@ -4,6 +4,114 @@
 
 #include "textflag.h"
 
+// func maxAVX512(x []float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·maxAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS neginf<>+0(SB), Z0
+	VMOVAPS      Z0, Z1
+	VMOVAPS      Z0, Z2
+	VMOVAPS      Z0, Z3
+	VMOVAPS      Z0, Z4
+	KXNORW       K1, K1, K1
+
+max_loop64:
+	CMPQ    CX, $0x40
+	JL      max_loop16
+	VMOVUPS (AX), Z5
+	VMAXPS  Z1, Z5, Z1
+	VMOVUPS 64(AX), Z6
+	VMAXPS  Z2, Z6, Z2
+	VMOVUPS 128(AX), Z7
+	VMAXPS  Z3, Z7, Z3
+	VMOVUPS 192(AX), Z8
+	VMAXPS  Z4, Z8, Z4
+	VCMPPS  $0x07, Z6, Z5, K1, K1
+	VCMPPS  $0x07, Z8, Z7, K1, K1
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x40, CX
+	JMP     max_loop64
+
+max_loop16:
+	CMPQ    CX, $0x10
+	JL      max_tail
+	VMOVUPS (AX), Z5
+	VMAXPS  Z1, Z5, Z1
+	VCMPPS  $0x07, Z5, Z5, K1, K1
+	ADDQ    $0x40, AX
+	SUBQ    $0x10, CX
+	JMP     max_loop16
+
+max_tail:
+	TESTQ   CX, CX
+	JZ      max_reduce
+	VMOVAPS Z0, Z0
+	LEAQ    ktable<>+0(SB), DX
+	KMOVW   (DX)(CX*2), K2
+	VMOVUPS (AX), K2, Z0
+	VMAXPS  Z1, Z0, Z1
+	VCMPPS  $0x07, Z0, Z0, K1, K1
+
+max_reduce:
+	VMAXPS        Z2, Z1, Z1
+	VMAXPS        Z4, Z3, Z3
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VMAXPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X1
+	VPERMILPS     $0x4e, X1, X0
+	VMAXPS        X0, X1, X1
+	VPERMILPS     $0xb1, X1, X0
+	VMAXPS        X0, X1, X1
+	KORTESTW      K1, K1
+	JCS           max_ret
+	VMOVSS        qnan<>+0(SB), X1
+
+max_ret:
+	MOVSS X1, ret+24(FP)
+	VZEROUPPER
+	RET
+
+DATA neginf<>+0(SB)/4, $0xff800000
+DATA neginf<>+4(SB)/4, $0xff800000
+DATA neginf<>+8(SB)/4, $0xff800000
+DATA neginf<>+12(SB)/4, $0xff800000
+DATA neginf<>+16(SB)/4, $0xff800000
+DATA neginf<>+20(SB)/4, $0xff800000
+DATA neginf<>+24(SB)/4, $0xff800000
+DATA neginf<>+28(SB)/4, $0xff800000
+GLOBL neginf<>(SB), RODATA|NOPTR, $32
+
+DATA ktable<>+0(SB)/2, $0x0000
+DATA ktable<>+2(SB)/2, $0x0001
+DATA ktable<>+4(SB)/2, $0x0003
+DATA ktable<>+6(SB)/2, $0x0007
+DATA ktable<>+8(SB)/2, $0x000f
+DATA ktable<>+10(SB)/2, $0x001f
+DATA ktable<>+12(SB)/2, $0x003f
+DATA ktable<>+14(SB)/2, $0x007f
+DATA ktable<>+16(SB)/2, $0x00ff
+DATA ktable<>+18(SB)/2, $0x01ff
+DATA ktable<>+20(SB)/2, $0x03ff
+DATA ktable<>+22(SB)/2, $0x07ff
+DATA ktable<>+24(SB)/2, $0x0fff
+DATA ktable<>+26(SB)/2, $0x1fff
+DATA ktable<>+28(SB)/2, $0x3fff
+DATA ktable<>+30(SB)/2, $0x7fff
+GLOBL ktable<>(SB), RODATA|NOPTR, $32
+
+DATA qnan<>+0(SB)/4, $0x7fc00000
+DATA qnan<>+4(SB)/4, $0x7fc00000
+DATA qnan<>+8(SB)/4, $0x7fc00000
+DATA qnan<>+12(SB)/4, $0x7fc00000
+DATA qnan<>+16(SB)/4, $0x7fc00000
+DATA qnan<>+20(SB)/4, $0x7fc00000
+DATA qnan<>+24(SB)/4, $0x7fc00000
+DATA qnan<>+28(SB)/4, $0x7fc00000
+GLOBL qnan<>(SB), RODATA|NOPTR, $32
+
 // func scaleAVX512(s float32, x []float32)
 // Requires: AVX, AVX512F
 TEXT ·scaleAVX512(SB), NOSPLIT, $0-32
@@ -53,24 +161,6 @@ scale_next16:
 scale_done:
 	VZEROUPPER
 	RET
-
-DATA ktable<>+0(SB)/2, $0x0000
-DATA ktable<>+2(SB)/2, $0x0001
-DATA ktable<>+4(SB)/2, $0x0003
-DATA ktable<>+6(SB)/2, $0x0007
-DATA ktable<>+8(SB)/2, $0x000f
-DATA ktable<>+10(SB)/2, $0x001f
-DATA ktable<>+12(SB)/2, $0x003f
-DATA ktable<>+14(SB)/2, $0x007f
-DATA ktable<>+16(SB)/2, $0x00ff
-DATA ktable<>+18(SB)/2, $0x01ff
-DATA ktable<>+20(SB)/2, $0x03ff
-DATA ktable<>+22(SB)/2, $0x07ff
-DATA ktable<>+24(SB)/2, $0x0fff
-DATA ktable<>+26(SB)/2, $0x1fff
-DATA ktable<>+28(SB)/2, $0x3fff
-DATA ktable<>+30(SB)/2, $0x7fff
-GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
 // func expAVX512(dst []float32, x []float32)
 // Requires: AVX, AVX512F
@@ -3072,26 +3162,6 @@ max_ret:
 	MOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
-
-DATA neginf<>+0(SB)/4, $0xff800000
-DATA neginf<>+4(SB)/4, $0xff800000
-DATA neginf<>+8(SB)/4, $0xff800000
-DATA neginf<>+12(SB)/4, $0xff800000
-DATA neginf<>+16(SB)/4, $0xff800000
-DATA neginf<>+20(SB)/4, $0xff800000
-DATA neginf<>+24(SB)/4, $0xff800000
-DATA neginf<>+28(SB)/4, $0xff800000
-GLOBL neginf<>(SB), RODATA|NOPTR, $32
-
-DATA qnan<>+0(SB)/4, $0x7fc00000
-DATA qnan<>+4(SB)/4, $0x7fc00000
-DATA qnan<>+8(SB)/4, $0x7fc00000
-DATA qnan<>+12(SB)/4, $0x7fc00000
-DATA qnan<>+16(SB)/4, $0x7fc00000
-DATA qnan<>+20(SB)/4, $0x7fc00000
-DATA qnan<>+24(SB)/4, $0x7fc00000
-DATA qnan<>+28(SB)/4, $0x7fc00000
-GLOBL qnan<>(SB), RODATA|NOPTR, $32
 
 // func scaleAVX2(s float32, x []float32)
 // Requires: AVX

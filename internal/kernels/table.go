@@ -56,7 +56,7 @@ var All = []Kernel{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
 		Doc:   "returns the largest x[i], NaN if any is NaN, -Inf if x is empty.",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi]", Reduce: "max"},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scale", Params: "s float32, x []float32",
