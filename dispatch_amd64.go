@@ -285,7 +285,9 @@ func blockScores(st, qt, k []float32, stride int) {
 // max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 func blockMax(st, ml []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockMaxAVX512(st, ml)
+	case implAVX2:
 		blockMaxAVX2(st, ml)
 	default:
 		blockMaxGeneric(st, ml)
@@ -295,7 +297,9 @@ func blockMax(st, ml []float32) {
 // blockExpSum sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].
 func blockExpSum(st, ml []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockExpSumAVX512(st, ml)
+	case implAVX2:
 		blockExpSumAVX2(st, ml)
 	default:
 		blockExpSumGeneric(st, ml)

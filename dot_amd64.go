@@ -27,6 +27,19 @@ func expAVX512(dst []float32, x []float32)
 //go:noescape
 func expSumAVX512(dst []float32, x []float32, m float32) float32
 
+// blockMaxAVX512 starts a tile of the online softmax as blockMaxGeneric
+// does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *=
+// c.
+//
+//go:noescape
+func blockMaxAVX512(st []float32, ml []float32)
+
+// blockExpSumAVX512 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to
+// l[r].
+//
+//go:noescape
+func blockExpSumAVX512(st []float32, ml []float32)
+
 // dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
 //
 //go:noescape

@@ -95,7 +95,7 @@ var All = []Kernel{
 	{
 		Name: "blockMax", Params: "st, ml []float32",
 		Doc:   "starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blockExpSum", Params: "st, ml []float32",
@@ -105,7 +105,7 @@ var All = []Kernel{
 			Fast:    "sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did.",
 			Special: "is the fast half for any input, from the first group on until a group the fast half can take.",
 		},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "blockBlend", Params: "ot, st, v []float32, stride int, c []float32",
