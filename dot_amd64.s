@@ -14,7 +14,7 @@ TEXT ·maxAVX512(SB), NOSPLIT, $0-28
 	VMOVAPS      Z0, Z2
 	VMOVAPS      Z0, Z3
 	VMOVAPS      Z0, Z4
-	KXNORW       K1, K1, K1
+	KXORW        K1, K1, K1
 
 max_loop64:
 	CMPQ    CX, $0x40
@@ -27,8 +27,10 @@ max_loop64:
 	VMAXPS  Z3, Z7, Z3
 	VMOVUPS 192(AX), Z8
 	VMAXPS  Z4, Z8, Z4
-	VCMPPS  $0x07, Z6, Z5, K1, K1
-	VCMPPS  $0x07, Z8, Z7, K1, K1
+	VCMPPS  $0x03, Z6, Z5, K2
+	KORW    K2, K1, K1
+	VCMPPS  $0x03, Z8, Z7, K2
+	KORW    K2, K1, K1
 	ADDQ    $0x00000100, AX
 	SUBQ    $0x40, CX
 	JMP     max_loop64
@@ -38,7 +40,8 @@ max_loop16:
 	JL      max_tail
 	VMOVUPS (AX), Z5
 	VMAXPS  Z1, Z5, Z1
-	VCMPPS  $0x07, Z5, Z5, K1, K1
+	VCMPPS  $0x03, Z5, Z5, K2
+	KORW    K2, K1, K1
 	ADDQ    $0x40, AX
 	SUBQ    $0x10, CX
 	JMP     max_loop16
@@ -51,7 +54,8 @@ max_tail:
 	KMOVW   (DX)(CX*2), K2
 	VMOVUPS (AX), K2, Z0
 	VMAXPS  Z1, Z0, Z1
-	VCMPPS  $0x07, Z0, Z0, K1, K1
+	VCMPPS  $0x03, Z0, Z0, K2
+	KORW    K2, K1, K1
 
 max_reduce:
 	VMAXPS        Z2, Z1, Z1
@@ -66,7 +70,7 @@ max_reduce:
 	VPERMILPS     $0xb1, X1, X0
 	VMAXPS        X0, X1, X1
 	KORTESTW      K1, K1
-	JCS           max_ret
+	JZ            max_ret
 	VMOVSS        qnan<>+0(SB), X1
 
 max_ret:

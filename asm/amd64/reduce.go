@@ -139,10 +139,10 @@ func genScaleZ() {
 	RET()
 }
 
-// genMaxZ: genMax on sixteen lanes. NaNs are tracked in an opmask, the
-// lanes where every vector so far was ordered: each ordered compare of two
-// vectors is zero-masked by the mask so far, one instruction per pair and
-// no OR.
+// genMaxZ: genMax on sixteen lanes. NaNs are looked for as there, two
+// vectors to an unordered compare, into an opmask ORed into a flag mask:
+// KORW's one-cycle chain, where a compare narrowing the mask under itself
+// made a chain of the compare's latency (254 against 139 ns at n=4096).
 func genMaxZ() {
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
@@ -153,10 +153,12 @@ func genMaxZ() {
 		m[i] = ZMM()
 		VMOVAPS(ninf, m[i])
 	}
-	ord := K()
-	KXNORW(ord, ord, ord)
-	ordered := func(a, b VecVirtual) {
-		VCMPPS(U8(7), b, a, ord, ord) // ORD_Q, under the mask so far
+	nan := K()
+	KXORW(nan, nan, nan)
+	unordered := func(a, b VecVirtual) {
+		u := K()
+		VCMPPS(U8(3), b, a, u) // UNORD_Q
+		KORW(u, nan, nan)
 	}
 	load := func(u int) VecVirtual {
 		t := ZMM()
@@ -171,8 +173,8 @@ func genMaxZ() {
 		t[u] = load(u)
 		VMAXPS(m[u], t[u], m[u])
 	}
-	ordered(t[0], t[1])
-	ordered(t[2], t[3])
+	unordered(t[0], t[1])
+	unordered(t[2], t[3])
 	ADDQ(U32(256), x)
 	SUBQ(U8(64), n)
 	JMP(LabelRef("max_loop64"))
@@ -182,7 +184,7 @@ func genMaxZ() {
 	JL(LabelRef("max_tail"))
 	t1 := load(0)
 	VMAXPS(m[0], t1, m[0])
-	ordered(t1, t1)
+	unordered(t1, t1)
 	ADDQ(U8(64), x)
 	SUBQ(U8(16), n)
 	JMP(LabelRef("max_loop16"))
@@ -194,7 +196,7 @@ func genMaxZ() {
 	VMOVAPS(ninf, tt)
 	VMOVUPS(Mem{Base: x}, tailK(n), tt) // lanes past the end stay -Inf
 	VMAXPS(m[0], tt, m[0])
-	ordered(tt, tt)
+	unordered(tt, tt)
 
 	Label("max_reduce")
 	VMAXPS(m[1], m[0], m[0])
@@ -213,8 +215,8 @@ func genMaxZ() {
 	VMAXPS(sh, lo, lo)
 	VPERMILPS(U8(0xb1), lo, sh) // swap neighbours
 	VMAXPS(sh, lo, lo)
-	KORTESTW(ord, ord)
-	JCS(LabelRef("max_ret")) // CF: every lane ordered
+	KORTESTW(nan, nan)
+	JZ(LabelRef("max_ret")) // ZF: no NaN
 	VMOVSS(vec32("qnan", 0x7fc00000), lo)
 	Label("max_ret")
 	Store(lo, ReturnIndex(0))
