@@ -603,23 +603,28 @@ expSumAVX512_done:
 // func blockMaxAVX512(st []float32, ml []float32)
 // Requires: AVX, AVX512F
 TEXT ·blockMaxAVX512(SB), NOSPLIT, $0-48
-	MOVQ    st_base+0(FP), AX
-	MOVQ    st_len+8(FP), CX
-	SHRQ    $0x04, CX
-	MOVQ    ml_base+24(FP), DX
-	VMOVUPS (DX), Z0
+	MOVQ         st_base+0(FP), AX
+	MOVQ         st_len+8(FP), CX
+	SHRQ         $0x04, CX
+	MOVQ         ml_base+24(FP), DX
+	MOVQ         AX, BX
+	MOVQ         CX, SI
+	VMOVUPS      (DX), Z0
+	VBROADCASTSS ninf<>+0(SB), Z1
+	VBROADCASTSS ninf<>+0(SB), Z2
+	VBROADCASTSS ninf<>+0(SB), Z3
 
 bmax_loop4:
 	CMPQ    CX, $0x04
 	JL      bmax_next4
-	VMOVUPS (AX), Z1
-	VMAXPS  Z0, Z1, Z0
-	VMOVUPS 64(AX), Z1
-	VMAXPS  Z0, Z1, Z0
-	VMOVUPS 128(AX), Z1
-	VMAXPS  Z0, Z1, Z0
-	VMOVUPS 192(AX), Z1
-	VMAXPS  Z0, Z1, Z0
+	VMOVUPS (AX), Z4
+	VMAXPS  Z0, Z4, Z0
+	VMOVUPS 64(AX), Z4
+	VMAXPS  Z1, Z4, Z1
+	VMOVUPS 128(AX), Z4
+	VMAXPS  Z2, Z4, Z2
+	VMOVUPS 192(AX), Z4
+	VMAXPS  Z3, Z4, Z3
 	ADDQ    $0x00000100, AX
 	SUBQ    $0x04, CX
 	JMP     bmax_loop4
@@ -628,21 +633,41 @@ bmax_next4:
 bmax_loop1:
 	CMPQ    CX, $0x01
 	JL      bmax_next1
-	VMOVUPS (AX), Z1
-	VMAXPS  Z0, Z1, Z0
+	VMOVUPS (AX), Z4
+	VMAXPS  Z0, Z4, Z0
 	ADDQ    $0x00000040, AX
 	SUBQ    $0x01, CX
 	JMP     bmax_loop1
 
 bmax_next1:
-	VCMPPS.BCST  $0x04, ninf<>+0(SB), Z0, K1
-	VMOVAPS.Z    Z0, K1, Z1
-	VMOVUPS      (DX), Z2
-	VSUBPS       Z1, Z2, Z2
-	VMOVUPS      Z0, (DX)
-	VMOVUPS      Z1, 192(DX)
+	VMAXPS   Z0, Z1, Z4
+	VMAXPS   Z2, Z3, Z5
+	VMAXPS   Z4, Z5, Z4
+	KXORW    K1, K1, K1
+	VCMPPS   $0x00, Z4, Z0, K2
+	VPCMPD   $0x04, Z4, Z0, K2, K2
+	KORW     K2, K1, K1
+	VCMPPS   $0x00, Z4, Z1, K2
+	VPCMPD   $0x04, Z4, Z1, K2, K2
+	KORW     K2, K1, K1
+	VCMPPS   $0x00, Z4, Z2, K2
+	VPCMPD   $0x04, Z4, Z2, K2, K2
+	KORW     K2, K1, K1
+	VCMPPS   $0x00, Z4, Z3, K2
+	VPCMPD   $0x04, Z4, Z3, K2, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JNZ      bmax_chain
+
+bmax_max:
+	VCMPPS.BCST  $0x04, ninf<>+0(SB), Z4, K1
+	VMOVAPS.Z    Z4, K1, Z0
+	VMOVUPS      (DX), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      Z4, (DX)
+	VMOVUPS      Z0, 192(DX)
 	VBROADCASTSS exp_shift<>+0(SB), Z0
-	VBROADCASTSS exp_invln2<>+0(SB), Z1
+	VBROADCASTSS exp_invln2<>+0(SB), Z2
 	VBROADCASTSS exp_ln2hi<>+0(SB), Z3
 	VBROADCASTSS exp_ln2lo<>+0(SB), Z4
 	VBROADCASTSS exp_c6<>+0(SB), Z5
@@ -653,26 +678,41 @@ bmax_next1:
 	VBROADCASTSS exp_c4<>+0(SB), Z10
 	VBROADCASTSS exp_c3<>+0(SB), Z11
 	VBROADCASTSS exp_c2<>+0(SB), Z12
-	VCMPPS       $0x16, Z6, Z2, K1
-	VMINPS       Z2, Z7, Z2
-	VMOVAPS      Z2, Z6
-	VFMADD213PS  Z0, Z1, Z6
+	VCMPPS       $0x16, Z6, Z1, K1
+	VMINPS       Z1, Z7, Z1
+	VMOVAPS      Z1, Z6
+	VFMADD213PS  Z0, Z2, Z6
 	VSUBPS       Z0, Z6, Z0
-	VFNMADD231PS Z3, Z0, Z2
-	VFNMADD231PS Z4, Z0, Z2
+	VFNMADD231PS Z3, Z0, Z1
+	VFNMADD231PS Z4, Z0, Z1
 	VMOVAPS      Z5, Z6
-	VFMADD213PS  Z9, Z2, Z6
-	VFMADD213PS  Z10, Z2, Z6
-	VFMADD213PS  Z11, Z2, Z6
-	VFMADD213PS  Z12, Z2, Z6
-	VFMADD213PS  Z8, Z2, Z6
-	VFMADD213PS  Z8, Z2, Z6
+	VFMADD213PS  Z9, Z1, Z6
+	VFMADD213PS  Z10, Z1, Z6
+	VFMADD213PS  Z11, Z1, Z6
+	VFMADD213PS  Z12, Z1, Z6
+	VFMADD213PS  Z8, Z1, Z6
+	VFMADD213PS  Z8, Z1, Z6
 	VSCALEFPS.Z  Z0, Z6, K1, Z6
 	VMOVUPS      Z6, 128(DX)
 	VMULPS       64(DX), Z6, Z6
 	VMOVUPS      Z6, 64(DX)
 	VZEROUPPER
 	RET
+
+bmax_chain:
+	VMOVUPS (DX), Z4
+
+bmax_chain_loop1:
+	CMPQ    SI, $0x01
+	JL      bmax_chain_next1
+	VMOVUPS (BX), Z0
+	VMAXPS  Z4, Z0, Z4
+	ADDQ    $0x00000040, BX
+	SUBQ    $0x01, SI
+	JMP     bmax_chain_loop1
+
+bmax_chain_next1:
+	JMP bmax_max
 
 DATA ninf<>+0(SB)/4, $0xff800000
 DATA ninf<>+4(SB)/4, $0xff800000
@@ -5092,13 +5132,15 @@ TEXT ·blockMaxAVX2(SB), NOSPLIT, $0-48
 	VMOVUPS 32(DX), Y1
 
 max_loop:
-	TESTQ  CX, CX
-	JZ     max_done
-	VMAXPS (AX), Y0, Y0
-	VMAXPS 32(AX), Y1, Y1
-	ADDQ   $0x40, AX
-	DECQ   CX
-	JMP    max_loop
+	TESTQ   CX, CX
+	JZ      max_done
+	VMOVUPS (AX), Y2
+	VMAXPS  Y0, Y2, Y0
+	VMOVUPS 32(AX), Y2
+	VMAXPS  Y1, Y2, Y1
+	ADDQ    $0x40, AX
+	DECQ    CX
+	JMP     max_loop
 
 max_done:
 	VCMPPS       $0x00, ninf<>+0(SB), Y0, Y2
