@@ -159,7 +159,9 @@ func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 func maxf(x []float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			return maxAVX512(x)
+		case implAVX2:
 			return maxAVX2(x)
 		}
 	}
@@ -214,7 +216,10 @@ func scaleSplit(s float32, x []float32) {
 func expv(dst, x []float32) {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			expAVX512(dst, x)
+			return
+		case implAVX2:
 			expAVX2(dst, x)
 			return
 		}
@@ -242,7 +247,9 @@ func expvSplit(dst, x []float32) {
 func expSum(dst, x []float32, m float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			return expSumAVX512(dst, x, m)
+		case implAVX2:
 			return expSumAVX2(dst, x, m)
 		}
 	}
@@ -278,7 +285,9 @@ func blockScores(st, qt, k []float32, stride int) {
 // max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 func blockMax(st, ml []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockMaxAVX512(st, ml)
+	case implAVX2:
 		blockMaxAVX2(st, ml)
 	default:
 		blockMaxGeneric(st, ml)
@@ -288,7 +297,9 @@ func blockMax(st, ml []float32) {
 // blockExpSum sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].
 func blockExpSum(st, ml []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockExpSumAVX512(st, ml)
+	case implAVX2:
 		blockExpSumAVX2(st, ml)
 	default:
 		blockExpSumGeneric(st, ml)

@@ -4,10 +4,41 @@
 
 package attention
 
+// maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
+// empty.
+//
+//go:noescape
+func maxAVX512(x []float32) float32
+
 // scaleAVX512 sets x[i] *= s.
 //
 //go:noescape
 func scaleAVX512(s float32, x []float32)
+
+// expAVX512 sets dst[i] = e^x[i] for i < len(x), bit-identical to exp32.
+//
+//go:noescape
+func expAVX512(dst []float32, x []float32)
+
+// expSumAVX512 sets dst[i] = e^(x[i]-m) for i < len(x) and returns their
+// sum. The caller passes an x without NaN and an m with x[i]-m <= 86.5, as
+// a softmax's maximum is.
+//
+//go:noescape
+func expSumAVX512(dst []float32, x []float32, m float32) float32
+
+// blockMaxAVX512 starts a tile of the online softmax as blockMaxGeneric
+// does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *=
+// c.
+//
+//go:noescape
+func blockMaxAVX512(st []float32, ml []float32)
+
+// blockExpSumAVX512 sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to
+// l[r].
+//
+//go:noescape
+func blockExpSumAVX512(st []float32, ml []float32)
 
 // blockInAVX512 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for
 // rows <= r < 16, c < len(qt)/16.

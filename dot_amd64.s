@@ -4,6 +4,118 @@
 
 #include "textflag.h"
 
+// func maxAVX512(x []float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·maxAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS neginf<>+0(SB), Z0
+	VMOVAPS      Z0, Z1
+	VMOVAPS      Z0, Z2
+	VMOVAPS      Z0, Z3
+	VMOVAPS      Z0, Z4
+	KXORW        K1, K1, K1
+
+max_loop64:
+	CMPQ    CX, $0x40
+	JL      max_loop16
+	VMOVUPS (AX), Z5
+	VMAXPS  Z1, Z5, Z1
+	VMOVUPS 64(AX), Z6
+	VMAXPS  Z2, Z6, Z2
+	VMOVUPS 128(AX), Z7
+	VMAXPS  Z3, Z7, Z3
+	VMOVUPS 192(AX), Z8
+	VMAXPS  Z4, Z8, Z4
+	VCMPPS  $0x03, Z6, Z5, K2
+	KORW    K2, K1, K1
+	VCMPPS  $0x03, Z8, Z7, K2
+	KORW    K2, K1, K1
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x40, CX
+	JMP     max_loop64
+
+max_loop16:
+	CMPQ    CX, $0x10
+	JL      max_tail
+	VMOVUPS (AX), Z5
+	VMAXPS  Z1, Z5, Z1
+	VCMPPS  $0x03, Z5, Z5, K2
+	KORW    K2, K1, K1
+	ADDQ    $0x40, AX
+	SUBQ    $0x10, CX
+	JMP     max_loop16
+
+max_tail:
+	TESTQ   CX, CX
+	JZ      max_reduce
+	VMOVAPS Z0, Z0
+	LEAQ    ktable<>+0(SB), DX
+	KMOVW   (DX)(CX*2), K2
+	VMOVUPS (AX), K2, Z0
+	VMAXPS  Z1, Z0, Z1
+	VCMPPS  $0x03, Z0, Z0, K2
+	KORW    K2, K1, K1
+
+max_reduce:
+	VMAXPS        Z2, Z1, Z1
+	VMAXPS        Z4, Z3, Z3
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VMAXPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X1
+	VPERMILPS     $0x4e, X1, X0
+	VMAXPS        X0, X1, X1
+	VPERMILPS     $0xb1, X1, X0
+	VMAXPS        X0, X1, X1
+	KORTESTW      K1, K1
+	JZ            max_ret
+	VMOVSS        qnan<>+0(SB), X1
+
+max_ret:
+	MOVSS X1, ret+24(FP)
+	VZEROUPPER
+	RET
+
+DATA neginf<>+0(SB)/4, $0xff800000
+DATA neginf<>+4(SB)/4, $0xff800000
+DATA neginf<>+8(SB)/4, $0xff800000
+DATA neginf<>+12(SB)/4, $0xff800000
+DATA neginf<>+16(SB)/4, $0xff800000
+DATA neginf<>+20(SB)/4, $0xff800000
+DATA neginf<>+24(SB)/4, $0xff800000
+DATA neginf<>+28(SB)/4, $0xff800000
+GLOBL neginf<>(SB), RODATA|NOPTR, $32
+
+DATA ktable<>+0(SB)/2, $0x0000
+DATA ktable<>+2(SB)/2, $0x0001
+DATA ktable<>+4(SB)/2, $0x0003
+DATA ktable<>+6(SB)/2, $0x0007
+DATA ktable<>+8(SB)/2, $0x000f
+DATA ktable<>+10(SB)/2, $0x001f
+DATA ktable<>+12(SB)/2, $0x003f
+DATA ktable<>+14(SB)/2, $0x007f
+DATA ktable<>+16(SB)/2, $0x00ff
+DATA ktable<>+18(SB)/2, $0x01ff
+DATA ktable<>+20(SB)/2, $0x03ff
+DATA ktable<>+22(SB)/2, $0x07ff
+DATA ktable<>+24(SB)/2, $0x0fff
+DATA ktable<>+26(SB)/2, $0x1fff
+DATA ktable<>+28(SB)/2, $0x3fff
+DATA ktable<>+30(SB)/2, $0x7fff
+GLOBL ktable<>(SB), RODATA|NOPTR, $32
+
+DATA qnan<>+0(SB)/4, $0x7fc00000
+DATA qnan<>+4(SB)/4, $0x7fc00000
+DATA qnan<>+8(SB)/4, $0x7fc00000
+DATA qnan<>+12(SB)/4, $0x7fc00000
+DATA qnan<>+16(SB)/4, $0x7fc00000
+DATA qnan<>+20(SB)/4, $0x7fc00000
+DATA qnan<>+24(SB)/4, $0x7fc00000
+DATA qnan<>+28(SB)/4, $0x7fc00000
+GLOBL qnan<>(SB), RODATA|NOPTR, $32
+
 // func scaleAVX512(s float32, x []float32)
 // Requires: AVX, AVX512F
 TEXT ·scaleAVX512(SB), NOSPLIT, $0-32
@@ -54,23 +166,700 @@ scale_done:
 	VZEROUPPER
 	RET
 
-DATA ktable<>+0(SB)/2, $0x0000
-DATA ktable<>+2(SB)/2, $0x0001
-DATA ktable<>+4(SB)/2, $0x0003
-DATA ktable<>+6(SB)/2, $0x0007
-DATA ktable<>+8(SB)/2, $0x000f
-DATA ktable<>+10(SB)/2, $0x001f
-DATA ktable<>+12(SB)/2, $0x003f
-DATA ktable<>+14(SB)/2, $0x007f
-DATA ktable<>+16(SB)/2, $0x00ff
-DATA ktable<>+18(SB)/2, $0x01ff
-DATA ktable<>+20(SB)/2, $0x03ff
-DATA ktable<>+22(SB)/2, $0x07ff
-DATA ktable<>+24(SB)/2, $0x0fff
-DATA ktable<>+26(SB)/2, $0x1fff
-DATA ktable<>+28(SB)/2, $0x3fff
-DATA ktable<>+30(SB)/2, $0x7fff
-GLOBL ktable<>(SB), RODATA|NOPTR, $32
+// func expAVX512(dst []float32, x []float32)
+// Requires: AVX, AVX512F
+TEXT ·expAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	VBROADCASTSS exp_shift<>+0(SB), Z0
+	VBROADCASTSS exp_invln2<>+0(SB), Z1
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z2
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z3
+	VBROADCASTSS exp_c6<>+0(SB), Z4
+	VBROADCASTSS exp_zerobelow<>+0(SB), Z5
+	VBROADCASTSS exp_clampz<>+0(SB), Z6
+	VBROADCASTSS exp_one<>+0(SB), Z7
+	VBROADCASTSS exp_c5<>+0(SB), Z8
+	VBROADCASTSS exp_c4<>+0(SB), Z9
+	VBROADCASTSS exp_c3<>+0(SB), Z10
+	VBROADCASTSS exp_c2<>+0(SB), Z11
+
+expAVX512_loop4:
+	CMPQ         DX, $0x40
+	JL           expAVX512_next4
+	VMOVUPS      (CX), Z12
+	VMOVUPS      64(CX), Z13
+	VMOVUPS      128(CX), Z14
+	VMOVUPS      192(CX), Z15
+	VCMPPS       $0x16, Z5, Z12, K1
+	VCMPPS       $0x16, Z5, Z13, K2
+	VCMPPS       $0x16, Z5, Z14, K3
+	VCMPPS       $0x16, Z5, Z15, K4
+	VMINPS       Z12, Z6, Z12
+	VMINPS       Z13, Z6, Z13
+	VMINPS       Z14, Z6, Z14
+	VMINPS       Z15, Z6, Z15
+	VMOVAPS      Z12, Z16
+	VFMADD213PS  Z0, Z1, Z16
+	VMOVAPS      Z13, Z17
+	VFMADD213PS  Z0, Z1, Z17
+	VMOVAPS      Z14, Z18
+	VFMADD213PS  Z0, Z1, Z18
+	VMOVAPS      Z15, Z19
+	VFMADD213PS  Z0, Z1, Z19
+	VSUBPS       Z0, Z16, Z20
+	VSUBPS       Z0, Z17, Z21
+	VSUBPS       Z0, Z18, Z22
+	VSUBPS       Z0, Z19, Z23
+	VFNMADD231PS Z2, Z20, Z12
+	VFNMADD231PS Z2, Z21, Z13
+	VFNMADD231PS Z2, Z22, Z14
+	VFNMADD231PS Z2, Z23, Z15
+	VFNMADD231PS Z3, Z20, Z12
+	VFNMADD231PS Z3, Z21, Z13
+	VFNMADD231PS Z3, Z22, Z14
+	VFNMADD231PS Z3, Z23, Z15
+	VMOVAPS      Z4, Z16
+	VMOVAPS      Z4, Z17
+	VMOVAPS      Z4, Z18
+	VMOVAPS      Z4, Z19
+	VFMADD213PS  Z8, Z12, Z16
+	VFMADD213PS  Z8, Z13, Z17
+	VFMADD213PS  Z8, Z14, Z18
+	VFMADD213PS  Z8, Z15, Z19
+	VFMADD213PS  Z9, Z12, Z16
+	VFMADD213PS  Z9, Z13, Z17
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z10, Z12, Z16
+	VFMADD213PS  Z10, Z13, Z17
+	VFMADD213PS  Z10, Z14, Z18
+	VFMADD213PS  Z10, Z15, Z19
+	VFMADD213PS  Z11, Z12, Z16
+	VFMADD213PS  Z11, Z13, Z17
+	VFMADD213PS  Z11, Z14, Z18
+	VFMADD213PS  Z11, Z15, Z19
+	VFMADD213PS  Z7, Z12, Z16
+	VFMADD213PS  Z7, Z13, Z17
+	VFMADD213PS  Z7, Z14, Z18
+	VFMADD213PS  Z7, Z15, Z19
+	VFMADD213PS  Z7, Z12, Z16
+	VFMADD213PS  Z7, Z13, Z17
+	VFMADD213PS  Z7, Z14, Z18
+	VFMADD213PS  Z7, Z15, Z19
+	VSCALEFPS.Z  Z20, Z16, K1, Z16
+	VSCALEFPS.Z  Z21, Z17, K2, Z17
+	VSCALEFPS.Z  Z22, Z18, K3, Z18
+	VSCALEFPS.Z  Z23, Z19, K4, Z19
+	VMOVUPS      Z16, (AX)
+	VMOVUPS      Z17, 64(AX)
+	VMOVUPS      Z18, 128(AX)
+	VMOVUPS      Z19, 192(AX)
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x40, DX
+	JMP          expAVX512_loop4
+
+expAVX512_next4:
+expAVX512_loop1:
+	CMPQ         DX, $0x10
+	JL           expAVX512_next1
+	VMOVUPS      (CX), Z12
+	VCMPPS       $0x16, Z5, Z12, K1
+	VMINPS       Z12, Z6, Z12
+	VMOVAPS      Z12, Z13
+	VFMADD213PS  Z0, Z1, Z13
+	VSUBPS       Z0, Z13, Z14
+	VFNMADD231PS Z2, Z14, Z12
+	VFNMADD231PS Z3, Z14, Z12
+	VMOVAPS      Z4, Z13
+	VFMADD213PS  Z8, Z12, Z13
+	VFMADD213PS  Z9, Z12, Z13
+	VFMADD213PS  Z10, Z12, Z13
+	VFMADD213PS  Z11, Z12, Z13
+	VFMADD213PS  Z7, Z12, Z13
+	VFMADD213PS  Z7, Z12, Z13
+	VSCALEFPS.Z  Z14, Z13, K1, Z13
+	VMOVUPS      Z13, (AX)
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x10, DX
+	JMP          expAVX512_loop1
+
+expAVX512_next1:
+	TESTQ        DX, DX
+	JZ           expAVX512_done
+	LEAQ         ktable<>+0(SB), BX
+	KMOVW        (BX)(DX*2), K1
+	VMOVUPS.Z    (CX), K1, Z12
+	VCMPPS       $0x16, Z5, Z12, K2
+	VMINPS       Z12, Z6, Z12
+	VMOVAPS      Z12, Z5
+	VFMADD213PS  Z0, Z1, Z5
+	VSUBPS       Z0, Z5, Z0
+	VFNMADD231PS Z2, Z0, Z12
+	VFNMADD231PS Z3, Z0, Z12
+	VMOVAPS      Z4, Z5
+	VFMADD213PS  Z8, Z12, Z5
+	VFMADD213PS  Z9, Z12, Z5
+	VFMADD213PS  Z10, Z12, Z5
+	VFMADD213PS  Z11, Z12, Z5
+	VFMADD213PS  Z7, Z12, Z5
+	VFMADD213PS  Z7, Z12, Z5
+	VSCALEFPS.Z  Z0, Z5, K2, Z5
+	VMOVUPS      Z5, K1, (AX)
+
+expAVX512_done:
+	VZEROUPPER
+	RET
+
+DATA exp_shift<>+0(SB)/4, $0x4b400000
+DATA exp_shift<>+4(SB)/4, $0x4b400000
+DATA exp_shift<>+8(SB)/4, $0x4b400000
+DATA exp_shift<>+12(SB)/4, $0x4b400000
+DATA exp_shift<>+16(SB)/4, $0x4b400000
+DATA exp_shift<>+20(SB)/4, $0x4b400000
+DATA exp_shift<>+24(SB)/4, $0x4b400000
+DATA exp_shift<>+28(SB)/4, $0x4b400000
+GLOBL exp_shift<>(SB), RODATA|NOPTR, $32
+
+DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+8(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+12(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+16(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+20(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+24(SB)/4, $0x3fb8aa3b
+DATA exp_invln2<>+28(SB)/4, $0x3fb8aa3b
+GLOBL exp_invln2<>(SB), RODATA|NOPTR, $32
+
+DATA exp_ln2hi<>+0(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+4(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+8(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+12(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+16(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+20(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+24(SB)/4, $0x3f317200
+DATA exp_ln2hi<>+28(SB)/4, $0x3f317200
+GLOBL exp_ln2hi<>(SB), RODATA|NOPTR, $32
+
+DATA exp_ln2lo<>+0(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+4(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+8(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+12(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+16(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+20(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+24(SB)/4, $0x35bfbe8e
+DATA exp_ln2lo<>+28(SB)/4, $0x35bfbe8e
+GLOBL exp_ln2lo<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c6<>+0(SB)/4, $0x3ab53000
+DATA exp_c6<>+4(SB)/4, $0x3ab53000
+DATA exp_c6<>+8(SB)/4, $0x3ab53000
+DATA exp_c6<>+12(SB)/4, $0x3ab53000
+DATA exp_c6<>+16(SB)/4, $0x3ab53000
+DATA exp_c6<>+20(SB)/4, $0x3ab53000
+DATA exp_c6<>+24(SB)/4, $0x3ab53000
+DATA exp_c6<>+28(SB)/4, $0x3ab53000
+GLOBL exp_c6<>(SB), RODATA|NOPTR, $32
+
+DATA exp_zerobelow<>+0(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+4(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+8(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+12(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+16(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+20(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+24(SB)/4, $0xc2d00000
+DATA exp_zerobelow<>+28(SB)/4, $0xc2d00000
+GLOBL exp_zerobelow<>(SB), RODATA|NOPTR, $32
+
+DATA exp_clampz<>+0(SB)/4, $0x42c80000
+DATA exp_clampz<>+4(SB)/4, $0x42c80000
+DATA exp_clampz<>+8(SB)/4, $0x42c80000
+DATA exp_clampz<>+12(SB)/4, $0x42c80000
+DATA exp_clampz<>+16(SB)/4, $0x42c80000
+DATA exp_clampz<>+20(SB)/4, $0x42c80000
+DATA exp_clampz<>+24(SB)/4, $0x42c80000
+DATA exp_clampz<>+28(SB)/4, $0x42c80000
+GLOBL exp_clampz<>(SB), RODATA|NOPTR, $32
+
+DATA exp_one<>+0(SB)/4, $0x3f800000
+DATA exp_one<>+4(SB)/4, $0x3f800000
+DATA exp_one<>+8(SB)/4, $0x3f800000
+DATA exp_one<>+12(SB)/4, $0x3f800000
+DATA exp_one<>+16(SB)/4, $0x3f800000
+DATA exp_one<>+20(SB)/4, $0x3f800000
+DATA exp_one<>+24(SB)/4, $0x3f800000
+DATA exp_one<>+28(SB)/4, $0x3f800000
+GLOBL exp_one<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c5<>+0(SB)/4, $0x3c0938c7
+DATA exp_c5<>+4(SB)/4, $0x3c0938c7
+DATA exp_c5<>+8(SB)/4, $0x3c0938c7
+DATA exp_c5<>+12(SB)/4, $0x3c0938c7
+DATA exp_c5<>+16(SB)/4, $0x3c0938c7
+DATA exp_c5<>+20(SB)/4, $0x3c0938c7
+DATA exp_c5<>+24(SB)/4, $0x3c0938c7
+DATA exp_c5<>+28(SB)/4, $0x3c0938c7
+GLOBL exp_c5<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c4<>+0(SB)/4, $0x3d2aad78
+DATA exp_c4<>+4(SB)/4, $0x3d2aad78
+DATA exp_c4<>+8(SB)/4, $0x3d2aad78
+DATA exp_c4<>+12(SB)/4, $0x3d2aad78
+DATA exp_c4<>+16(SB)/4, $0x3d2aad78
+DATA exp_c4<>+20(SB)/4, $0x3d2aad78
+DATA exp_c4<>+24(SB)/4, $0x3d2aad78
+DATA exp_c4<>+28(SB)/4, $0x3d2aad78
+GLOBL exp_c4<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c3<>+0(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+4(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+8(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+12(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+16(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+20(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+24(SB)/4, $0x3e2aaa18
+DATA exp_c3<>+28(SB)/4, $0x3e2aaa18
+GLOBL exp_c3<>(SB), RODATA|NOPTR, $32
+
+DATA exp_c2<>+0(SB)/4, $0x3efffffa
+DATA exp_c2<>+4(SB)/4, $0x3efffffa
+DATA exp_c2<>+8(SB)/4, $0x3efffffa
+DATA exp_c2<>+12(SB)/4, $0x3efffffa
+DATA exp_c2<>+16(SB)/4, $0x3efffffa
+DATA exp_c2<>+20(SB)/4, $0x3efffffa
+DATA exp_c2<>+24(SB)/4, $0x3efffffa
+DATA exp_c2<>+28(SB)/4, $0x3efffffa
+GLOBL exp_c2<>(SB), RODATA|NOPTR, $32
+
+// func expSumAVX512(dst []float32, x []float32, m float32) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·expSumAVX512(SB), NOSPLIT, $0-60
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	VBROADCASTSS m+48(FP), Z0
+	VPXORD       Z1, Z1, Z1
+	VPXORD       Z2, Z2, Z2
+	VBROADCASTSS exp_shift<>+0(SB), Z3
+	VBROADCASTSS exp_invln2<>+0(SB), Z4
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z5
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z6
+	VBROADCASTSS exp_c6<>+0(SB), Z7
+	VBROADCASTSS exp_zerobelow<>+0(SB), Z8
+	VBROADCASTSS exp_one<>+0(SB), Z9
+	VBROADCASTSS exp_c5<>+0(SB), Z10
+	VBROADCASTSS exp_c4<>+0(SB), Z11
+	VBROADCASTSS exp_c3<>+0(SB), Z12
+	VBROADCASTSS exp_c2<>+0(SB), Z13
+
+expSumAVX512_loop4:
+	CMPQ         DX, $0x40
+	JL           expSumAVX512_next4
+	VMOVUPS      (CX), Z14
+	VSUBPS       Z0, Z14, Z14
+	VMOVUPS      64(CX), Z15
+	VSUBPS       Z0, Z15, Z15
+	VMOVUPS      128(CX), Z16
+	VSUBPS       Z0, Z16, Z16
+	VMOVUPS      192(CX), Z17
+	VSUBPS       Z0, Z17, Z17
+	VCMPPS       $0x16, Z8, Z14, K1
+	VCMPPS       $0x16, Z8, Z15, K2
+	VCMPPS       $0x16, Z8, Z16, K3
+	VCMPPS       $0x16, Z8, Z17, K4
+	VMOVAPS      Z14, Z18
+	VFMADD213PS  Z3, Z4, Z18
+	VMOVAPS      Z15, Z19
+	VFMADD213PS  Z3, Z4, Z19
+	VMOVAPS      Z16, Z20
+	VFMADD213PS  Z3, Z4, Z20
+	VMOVAPS      Z17, Z21
+	VFMADD213PS  Z3, Z4, Z21
+	VSUBPS       Z3, Z18, Z22
+	VSUBPS       Z3, Z19, Z23
+	VSUBPS       Z3, Z20, Z24
+	VSUBPS       Z3, Z21, Z25
+	VFNMADD231PS Z5, Z22, Z14
+	VFNMADD231PS Z5, Z23, Z15
+	VFNMADD231PS Z5, Z24, Z16
+	VFNMADD231PS Z5, Z25, Z17
+	VFNMADD231PS Z6, Z22, Z14
+	VFNMADD231PS Z6, Z23, Z15
+	VFNMADD231PS Z6, Z24, Z16
+	VFNMADD231PS Z6, Z25, Z17
+	VMOVAPS      Z7, Z18
+	VMOVAPS      Z7, Z19
+	VMOVAPS      Z7, Z20
+	VMOVAPS      Z7, Z21
+	VFMADD213PS  Z10, Z14, Z18
+	VFMADD213PS  Z10, Z15, Z19
+	VFMADD213PS  Z10, Z16, Z20
+	VFMADD213PS  Z10, Z17, Z21
+	VFMADD213PS  Z11, Z14, Z18
+	VFMADD213PS  Z11, Z15, Z19
+	VFMADD213PS  Z11, Z16, Z20
+	VFMADD213PS  Z11, Z17, Z21
+	VFMADD213PS  Z12, Z14, Z18
+	VFMADD213PS  Z12, Z15, Z19
+	VFMADD213PS  Z12, Z16, Z20
+	VFMADD213PS  Z12, Z17, Z21
+	VFMADD213PS  Z13, Z14, Z18
+	VFMADD213PS  Z13, Z15, Z19
+	VFMADD213PS  Z13, Z16, Z20
+	VFMADD213PS  Z13, Z17, Z21
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z9, Z16, Z20
+	VFMADD213PS  Z9, Z17, Z21
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z9, Z16, Z20
+	VFMADD213PS  Z9, Z17, Z21
+	VSCALEFPS.Z  Z22, Z18, K1, Z18
+	VSCALEFPS.Z  Z23, Z19, K2, Z19
+	VSCALEFPS.Z  Z24, Z20, K3, Z20
+	VSCALEFPS.Z  Z25, Z21, K4, Z21
+	VMOVUPS      Z18, (AX)
+	VADDPS       Z18, Z1, Z1
+	VMOVUPS      Z19, 64(AX)
+	VADDPS       Z19, Z2, Z2
+	VMOVUPS      Z20, 128(AX)
+	VADDPS       Z20, Z1, Z1
+	VMOVUPS      Z21, 192(AX)
+	VADDPS       Z21, Z2, Z2
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x40, DX
+	JMP          expSumAVX512_loop4
+
+expSumAVX512_next4:
+expSumAVX512_loop1:
+	CMPQ         DX, $0x10
+	JL           expSumAVX512_next1
+	VMOVUPS      (CX), Z14
+	VSUBPS       Z0, Z14, Z14
+	VCMPPS       $0x16, Z8, Z14, K1
+	VMOVAPS      Z14, Z15
+	VFMADD213PS  Z3, Z4, Z15
+	VSUBPS       Z3, Z15, Z16
+	VFNMADD231PS Z5, Z16, Z14
+	VFNMADD231PS Z6, Z16, Z14
+	VMOVAPS      Z7, Z15
+	VFMADD213PS  Z10, Z14, Z15
+	VFMADD213PS  Z11, Z14, Z15
+	VFMADD213PS  Z12, Z14, Z15
+	VFMADD213PS  Z13, Z14, Z15
+	VFMADD213PS  Z9, Z14, Z15
+	VFMADD213PS  Z9, Z14, Z15
+	VSCALEFPS.Z  Z16, Z15, K1, Z15
+	VMOVUPS      Z15, (AX)
+	VADDPS       Z15, Z1, Z1
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x10, DX
+	JMP          expSumAVX512_loop1
+
+expSumAVX512_next1:
+	TESTQ        DX, DX
+	JZ           expSumAVX512_done
+	LEAQ         ktable<>+0(SB), BX
+	KMOVW        (BX)(DX*2), K1
+	VMOVUPS.Z    (CX), K1, Z14
+	VSUBPS       Z0, Z14, Z14
+	VCMPPS       $0x16, Z8, Z14, K1, K2
+	VMOVAPS      Z14, Z0
+	VFMADD213PS  Z3, Z4, Z0
+	VSUBPS       Z3, Z0, Z3
+	VFNMADD231PS Z5, Z3, Z14
+	VFNMADD231PS Z6, Z3, Z14
+	VMOVAPS      Z7, Z0
+	VFMADD213PS  Z10, Z14, Z0
+	VFMADD213PS  Z11, Z14, Z0
+	VFMADD213PS  Z12, Z14, Z0
+	VFMADD213PS  Z13, Z14, Z0
+	VFMADD213PS  Z9, Z14, Z0
+	VFMADD213PS  Z9, Z14, Z0
+	VSCALEFPS.Z  Z3, Z0, K2, Z0
+	VMOVUPS      Z0, K1, (AX)
+	VADDPS       Z0, Z1, Z1
+
+expSumAVX512_done:
+	VADDPS        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	MOVSS         X1, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func blockMaxAVX512(st []float32, ml []float32)
+// Requires: AVX, AVX512F
+TEXT ·blockMaxAVX512(SB), NOSPLIT, $0-48
+	MOVQ         st_base+0(FP), AX
+	MOVQ         st_len+8(FP), CX
+	SHRQ         $0x04, CX
+	MOVQ         ml_base+24(FP), DX
+	MOVQ         AX, BX
+	MOVQ         CX, SI
+	VMOVUPS      (DX), Z0
+	VBROADCASTSS ninf<>+0(SB), Z1
+	VBROADCASTSS ninf<>+0(SB), Z2
+	VBROADCASTSS ninf<>+0(SB), Z3
+
+bmax_loop4:
+	CMPQ    CX, $0x04
+	JL      bmax_next4
+	VMOVUPS (AX), Z4
+	VMAXPS  Z0, Z4, Z0
+	VMOVUPS 64(AX), Z4
+	VMAXPS  Z1, Z4, Z1
+	VMOVUPS 128(AX), Z4
+	VMAXPS  Z2, Z4, Z2
+	VMOVUPS 192(AX), Z4
+	VMAXPS  Z3, Z4, Z3
+	ADDQ    $0x00000100, AX
+	SUBQ    $0x04, CX
+	JMP     bmax_loop4
+
+bmax_next4:
+bmax_loop1:
+	CMPQ    CX, $0x01
+	JL      bmax_next1
+	VMOVUPS (AX), Z4
+	VMAXPS  Z0, Z4, Z0
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x01, CX
+	JMP     bmax_loop1
+
+bmax_next1:
+	VMAXPS   Z0, Z1, Z4
+	VMAXPS   Z2, Z3, Z5
+	VMAXPS   Z4, Z5, Z4
+	KXORW    K1, K1, K1
+	VCMPPS   $0x00, Z4, Z0, K2
+	VPCMPD   $0x04, Z4, Z0, K2, K2
+	KORW     K2, K1, K1
+	VCMPPS   $0x00, Z4, Z1, K2
+	VPCMPD   $0x04, Z4, Z1, K2, K2
+	KORW     K2, K1, K1
+	VCMPPS   $0x00, Z4, Z2, K2
+	VPCMPD   $0x04, Z4, Z2, K2, K2
+	KORW     K2, K1, K1
+	VCMPPS   $0x00, Z4, Z3, K2
+	VPCMPD   $0x04, Z4, Z3, K2, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JNZ      bmax_chain
+
+bmax_max:
+	VCMPPS.BCST  $0x04, ninf<>+0(SB), Z4, K1
+	VMOVAPS.Z    Z4, K1, Z0
+	VMOVUPS      (DX), Z1
+	VSUBPS       Z0, Z1, Z1
+	VMOVUPS      Z4, (DX)
+	VMOVUPS      Z0, 192(DX)
+	VBROADCASTSS exp_shift<>+0(SB), Z0
+	VBROADCASTSS exp_invln2<>+0(SB), Z2
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z3
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z4
+	VBROADCASTSS exp_c6<>+0(SB), Z5
+	VBROADCASTSS exp_zerobelow<>+0(SB), Z6
+	VBROADCASTSS exp_clampz<>+0(SB), Z7
+	VBROADCASTSS exp_one<>+0(SB), Z8
+	VBROADCASTSS exp_c5<>+0(SB), Z9
+	VBROADCASTSS exp_c4<>+0(SB), Z10
+	VBROADCASTSS exp_c3<>+0(SB), Z11
+	VBROADCASTSS exp_c2<>+0(SB), Z12
+	VCMPPS       $0x16, Z6, Z1, K1
+	VMINPS       Z1, Z7, Z1
+	VMOVAPS      Z1, Z6
+	VFMADD213PS  Z0, Z2, Z6
+	VSUBPS       Z0, Z6, Z0
+	VFNMADD231PS Z3, Z0, Z1
+	VFNMADD231PS Z4, Z0, Z1
+	VMOVAPS      Z5, Z6
+	VFMADD213PS  Z9, Z1, Z6
+	VFMADD213PS  Z10, Z1, Z6
+	VFMADD213PS  Z11, Z1, Z6
+	VFMADD213PS  Z12, Z1, Z6
+	VFMADD213PS  Z8, Z1, Z6
+	VFMADD213PS  Z8, Z1, Z6
+	VSCALEFPS.Z  Z0, Z6, K1, Z6
+	VMOVUPS      Z6, 128(DX)
+	VMULPS       64(DX), Z6, Z6
+	VMOVUPS      Z6, 64(DX)
+	VZEROUPPER
+	RET
+
+bmax_chain:
+	VMOVUPS (DX), Z4
+
+bmax_chain_loop1:
+	CMPQ    SI, $0x01
+	JL      bmax_chain_next1
+	VMOVUPS (BX), Z0
+	VMAXPS  Z4, Z0, Z4
+	ADDQ    $0x00000040, BX
+	SUBQ    $0x01, SI
+	JMP     bmax_chain_loop1
+
+bmax_chain_next1:
+	JMP bmax_max
+
+DATA ninf<>+0(SB)/4, $0xff800000
+DATA ninf<>+4(SB)/4, $0xff800000
+DATA ninf<>+8(SB)/4, $0xff800000
+DATA ninf<>+12(SB)/4, $0xff800000
+DATA ninf<>+16(SB)/4, $0xff800000
+DATA ninf<>+20(SB)/4, $0xff800000
+DATA ninf<>+24(SB)/4, $0xff800000
+DATA ninf<>+28(SB)/4, $0xff800000
+GLOBL ninf<>(SB), RODATA|NOPTR, $32
+
+// func blockExpSumAVX512(st []float32, ml []float32)
+// Requires: AVX, AVX512F
+TEXT ·blockExpSumAVX512(SB), NOSPLIT, $0-48
+	MOVQ         st_base+0(FP), AX
+	MOVQ         st_len+8(FP), CX
+	SHRQ         $0x04, CX
+	MOVQ         ml_base+24(FP), DX
+	VMOVUPS      192(DX), Z0
+	VMOVUPS      64(DX), Z1
+	VBROADCASTSS exp_shift<>+0(SB), Z2
+	VBROADCASTSS exp_invln2<>+0(SB), Z3
+	VBROADCASTSS exp_ln2hi<>+0(SB), Z4
+	VBROADCASTSS exp_ln2lo<>+0(SB), Z5
+	VBROADCASTSS exp_c6<>+0(SB), Z6
+	VBROADCASTSS exp_zerobelow<>+0(SB), Z7
+	VBROADCASTSS exp_clampz<>+0(SB), Z8
+	VBROADCASTSS exp_one<>+0(SB), Z9
+	VBROADCASTSS exp_c5<>+0(SB), Z10
+	VBROADCASTSS exp_c4<>+0(SB), Z11
+	VBROADCASTSS exp_c3<>+0(SB), Z12
+	VBROADCASTSS exp_c2<>+0(SB), Z13
+
+bexp_loop4:
+	CMPQ         CX, $0x04
+	JL           bexp_next4
+	VMOVUPS      (AX), Z14
+	VSUBPS       Z0, Z14, Z14
+	VMOVUPS      64(AX), Z15
+	VSUBPS       Z0, Z15, Z15
+	VMOVUPS      128(AX), Z16
+	VSUBPS       Z0, Z16, Z16
+	VMOVUPS      192(AX), Z17
+	VSUBPS       Z0, Z17, Z17
+	VCMPPS       $0x16, Z7, Z14, K1
+	VCMPPS       $0x16, Z7, Z15, K2
+	VCMPPS       $0x16, Z7, Z16, K3
+	VCMPPS       $0x16, Z7, Z17, K4
+	VMINPS       Z14, Z8, Z14
+	VMINPS       Z15, Z8, Z15
+	VMINPS       Z16, Z8, Z16
+	VMINPS       Z17, Z8, Z17
+	VMOVAPS      Z14, Z18
+	VFMADD213PS  Z2, Z3, Z18
+	VMOVAPS      Z15, Z19
+	VFMADD213PS  Z2, Z3, Z19
+	VMOVAPS      Z16, Z20
+	VFMADD213PS  Z2, Z3, Z20
+	VMOVAPS      Z17, Z21
+	VFMADD213PS  Z2, Z3, Z21
+	VSUBPS       Z2, Z18, Z22
+	VSUBPS       Z2, Z19, Z23
+	VSUBPS       Z2, Z20, Z24
+	VSUBPS       Z2, Z21, Z25
+	VFNMADD231PS Z4, Z22, Z14
+	VFNMADD231PS Z4, Z23, Z15
+	VFNMADD231PS Z4, Z24, Z16
+	VFNMADD231PS Z4, Z25, Z17
+	VFNMADD231PS Z5, Z22, Z14
+	VFNMADD231PS Z5, Z23, Z15
+	VFNMADD231PS Z5, Z24, Z16
+	VFNMADD231PS Z5, Z25, Z17
+	VMOVAPS      Z6, Z18
+	VMOVAPS      Z6, Z19
+	VMOVAPS      Z6, Z20
+	VMOVAPS      Z6, Z21
+	VFMADD213PS  Z10, Z14, Z18
+	VFMADD213PS  Z10, Z15, Z19
+	VFMADD213PS  Z10, Z16, Z20
+	VFMADD213PS  Z10, Z17, Z21
+	VFMADD213PS  Z11, Z14, Z18
+	VFMADD213PS  Z11, Z15, Z19
+	VFMADD213PS  Z11, Z16, Z20
+	VFMADD213PS  Z11, Z17, Z21
+	VFMADD213PS  Z12, Z14, Z18
+	VFMADD213PS  Z12, Z15, Z19
+	VFMADD213PS  Z12, Z16, Z20
+	VFMADD213PS  Z12, Z17, Z21
+	VFMADD213PS  Z13, Z14, Z18
+	VFMADD213PS  Z13, Z15, Z19
+	VFMADD213PS  Z13, Z16, Z20
+	VFMADD213PS  Z13, Z17, Z21
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z9, Z16, Z20
+	VFMADD213PS  Z9, Z17, Z21
+	VFMADD213PS  Z9, Z14, Z18
+	VFMADD213PS  Z9, Z15, Z19
+	VFMADD213PS  Z9, Z16, Z20
+	VFMADD213PS  Z9, Z17, Z21
+	VSCALEFPS.Z  Z22, Z18, K1, Z18
+	VSCALEFPS.Z  Z23, Z19, K2, Z19
+	VSCALEFPS.Z  Z24, Z20, K3, Z20
+	VSCALEFPS.Z  Z25, Z21, K4, Z21
+	VMOVUPS      Z18, (AX)
+	VADDPS       Z18, Z1, Z1
+	VMOVUPS      Z19, 64(AX)
+	VADDPS       Z19, Z1, Z1
+	VMOVUPS      Z20, 128(AX)
+	VADDPS       Z20, Z1, Z1
+	VMOVUPS      Z21, 192(AX)
+	VADDPS       Z21, Z1, Z1
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x04, CX
+	JMP          bexp_loop4
+
+bexp_next4:
+bexp_loop1:
+	CMPQ         CX, $0x01
+	JL           bexp_next1
+	VMOVUPS      (AX), Z14
+	VSUBPS       Z0, Z14, Z14
+	VCMPPS       $0x16, Z7, Z14, K1
+	VMINPS       Z14, Z8, Z14
+	VMOVAPS      Z14, Z15
+	VFMADD213PS  Z2, Z3, Z15
+	VSUBPS       Z2, Z15, Z16
+	VFNMADD231PS Z4, Z16, Z14
+	VFNMADD231PS Z5, Z16, Z14
+	VMOVAPS      Z6, Z15
+	VFMADD213PS  Z10, Z14, Z15
+	VFMADD213PS  Z11, Z14, Z15
+	VFMADD213PS  Z12, Z14, Z15
+	VFMADD213PS  Z13, Z14, Z15
+	VFMADD213PS  Z9, Z14, Z15
+	VFMADD213PS  Z9, Z14, Z15
+	VSCALEFPS.Z  Z16, Z15, K1, Z15
+	VMOVUPS      Z15, (AX)
+	VADDPS       Z15, Z1, Z1
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x01, CX
+	JMP          bexp_loop1
+
+bexp_next1:
+	VMOVUPS Z1, 64(DX)
+	VZEROUPPER
+	RET
 
 // func blockInAVX512(qt []float32, q []float32, stride int, rows int)
 // Requires: AVX, AVX512F
@@ -897,16 +1686,6 @@ DATA tanh_c3<>+20(SB)/4, $0xbeaaaaab
 DATA tanh_c3<>+24(SB)/4, $0xbeaaaaab
 DATA tanh_c3<>+28(SB)/4, $0xbeaaaaab
 GLOBL tanh_c3<>(SB), RODATA|NOPTR, $32
-
-DATA exp_one<>+0(SB)/4, $0x3f800000
-DATA exp_one<>+4(SB)/4, $0x3f800000
-DATA exp_one<>+8(SB)/4, $0x3f800000
-DATA exp_one<>+12(SB)/4, $0x3f800000
-DATA exp_one<>+16(SB)/4, $0x3f800000
-DATA exp_one<>+20(SB)/4, $0x3f800000
-DATA exp_one<>+24(SB)/4, $0x3f800000
-DATA exp_one<>+28(SB)/4, $0x3f800000
-GLOBL exp_one<>(SB), RODATA|NOPTR, $32
 
 DATA tanh_two<>+0(SB)/4, $0x40000000
 DATA tanh_two<>+4(SB)/4, $0x40000000
@@ -3607,26 +4386,6 @@ max_ret:
 	VZEROUPPER
 	RET
 
-DATA neginf<>+0(SB)/4, $0xff800000
-DATA neginf<>+4(SB)/4, $0xff800000
-DATA neginf<>+8(SB)/4, $0xff800000
-DATA neginf<>+12(SB)/4, $0xff800000
-DATA neginf<>+16(SB)/4, $0xff800000
-DATA neginf<>+20(SB)/4, $0xff800000
-DATA neginf<>+24(SB)/4, $0xff800000
-DATA neginf<>+28(SB)/4, $0xff800000
-GLOBL neginf<>(SB), RODATA|NOPTR, $32
-
-DATA qnan<>+0(SB)/4, $0x7fc00000
-DATA qnan<>+4(SB)/4, $0x7fc00000
-DATA qnan<>+8(SB)/4, $0x7fc00000
-DATA qnan<>+12(SB)/4, $0x7fc00000
-DATA qnan<>+16(SB)/4, $0x7fc00000
-DATA qnan<>+20(SB)/4, $0x7fc00000
-DATA qnan<>+24(SB)/4, $0x7fc00000
-DATA qnan<>+28(SB)/4, $0x7fc00000
-GLOBL qnan<>(SB), RODATA|NOPTR, $32
-
 // func scaleAVX2(s float32, x []float32)
 // Requires: AVX
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-32
@@ -3992,46 +4751,6 @@ expFastAVX2_t_zeros:
 	VMASKMOVPS   Y0, Y4, (AX)
 	JMP          expFastAVX2_t_next
 
-DATA exp_shift<>+0(SB)/4, $0x4b400000
-DATA exp_shift<>+4(SB)/4, $0x4b400000
-DATA exp_shift<>+8(SB)/4, $0x4b400000
-DATA exp_shift<>+12(SB)/4, $0x4b400000
-DATA exp_shift<>+16(SB)/4, $0x4b400000
-DATA exp_shift<>+20(SB)/4, $0x4b400000
-DATA exp_shift<>+24(SB)/4, $0x4b400000
-DATA exp_shift<>+28(SB)/4, $0x4b400000
-GLOBL exp_shift<>(SB), RODATA|NOPTR, $32
-
-DATA exp_invln2<>+0(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+4(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+8(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+12(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+16(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+20(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+24(SB)/4, $0x3fb8aa3b
-DATA exp_invln2<>+28(SB)/4, $0x3fb8aa3b
-GLOBL exp_invln2<>(SB), RODATA|NOPTR, $32
-
-DATA exp_ln2hi<>+0(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+4(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+8(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+12(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+16(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+20(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+24(SB)/4, $0x3f317200
-DATA exp_ln2hi<>+28(SB)/4, $0x3f317200
-GLOBL exp_ln2hi<>(SB), RODATA|NOPTR, $32
-
-DATA exp_ln2lo<>+0(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+4(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+8(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+12(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+16(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+20(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+24(SB)/4, $0x35bfbe8e
-DATA exp_ln2lo<>+28(SB)/4, $0x35bfbe8e
-GLOBL exp_ln2lo<>(SB), RODATA|NOPTR, $32
-
 DATA exp_bias<>+0(SB)/4, $0x3f800000
 DATA exp_bias<>+4(SB)/4, $0x3f800000
 DATA exp_bias<>+8(SB)/4, $0x3f800000
@@ -4042,56 +4761,6 @@ DATA exp_bias<>+24(SB)/4, $0x3f800000
 DATA exp_bias<>+28(SB)/4, $0x3f800000
 GLOBL exp_bias<>(SB), RODATA|NOPTR, $32
 
-DATA exp_c6<>+0(SB)/4, $0x3ab53000
-DATA exp_c6<>+4(SB)/4, $0x3ab53000
-DATA exp_c6<>+8(SB)/4, $0x3ab53000
-DATA exp_c6<>+12(SB)/4, $0x3ab53000
-DATA exp_c6<>+16(SB)/4, $0x3ab53000
-DATA exp_c6<>+20(SB)/4, $0x3ab53000
-DATA exp_c6<>+24(SB)/4, $0x3ab53000
-DATA exp_c6<>+28(SB)/4, $0x3ab53000
-GLOBL exp_c6<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c5<>+0(SB)/4, $0x3c0938c7
-DATA exp_c5<>+4(SB)/4, $0x3c0938c7
-DATA exp_c5<>+8(SB)/4, $0x3c0938c7
-DATA exp_c5<>+12(SB)/4, $0x3c0938c7
-DATA exp_c5<>+16(SB)/4, $0x3c0938c7
-DATA exp_c5<>+20(SB)/4, $0x3c0938c7
-DATA exp_c5<>+24(SB)/4, $0x3c0938c7
-DATA exp_c5<>+28(SB)/4, $0x3c0938c7
-GLOBL exp_c5<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c4<>+0(SB)/4, $0x3d2aad78
-DATA exp_c4<>+4(SB)/4, $0x3d2aad78
-DATA exp_c4<>+8(SB)/4, $0x3d2aad78
-DATA exp_c4<>+12(SB)/4, $0x3d2aad78
-DATA exp_c4<>+16(SB)/4, $0x3d2aad78
-DATA exp_c4<>+20(SB)/4, $0x3d2aad78
-DATA exp_c4<>+24(SB)/4, $0x3d2aad78
-DATA exp_c4<>+28(SB)/4, $0x3d2aad78
-GLOBL exp_c4<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c3<>+0(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+4(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+8(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+12(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+16(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+20(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+24(SB)/4, $0x3e2aaa18
-DATA exp_c3<>+28(SB)/4, $0x3e2aaa18
-GLOBL exp_c3<>(SB), RODATA|NOPTR, $32
-
-DATA exp_c2<>+0(SB)/4, $0x3efffffa
-DATA exp_c2<>+4(SB)/4, $0x3efffffa
-DATA exp_c2<>+8(SB)/4, $0x3efffffa
-DATA exp_c2<>+12(SB)/4, $0x3efffffa
-DATA exp_c2<>+16(SB)/4, $0x3efffffa
-DATA exp_c2<>+20(SB)/4, $0x3efffffa
-DATA exp_c2<>+24(SB)/4, $0x3efffffa
-DATA exp_c2<>+28(SB)/4, $0x3efffffa
-GLOBL exp_c2<>(SB), RODATA|NOPTR, $32
-
 DATA exp_fastbound<>+0(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+4(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+8(SB)/4, $0x42ad0000
@@ -4101,16 +4770,6 @@ DATA exp_fastbound<>+20(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+24(SB)/4, $0x42ad0000
 DATA exp_fastbound<>+28(SB)/4, $0x42ad0000
 GLOBL exp_fastbound<>(SB), RODATA|NOPTR, $32
-
-DATA exp_zerobelow<>+0(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+4(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+8(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+12(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+16(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+20(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+24(SB)/4, $0xc2d00000
-DATA exp_zerobelow<>+28(SB)/4, $0xc2d00000
-GLOBL exp_zerobelow<>(SB), RODATA|NOPTR, $32
 
 // func expSpecialAVX2(dst []float32, x []float32) int
 // Requires: AVX, AVX2, FMA3
@@ -5421,13 +6080,15 @@ TEXT ·blockMaxAVX2(SB), NOSPLIT, $0-48
 	VMOVUPS 32(DX), Y1
 
 max_loop:
-	TESTQ  CX, CX
-	JZ     max_done
-	VMAXPS (AX), Y0, Y0
-	VMAXPS 32(AX), Y1, Y1
-	ADDQ   $0x40, AX
-	DECQ   CX
-	JMP    max_loop
+	TESTQ   CX, CX
+	JZ      max_done
+	VMOVUPS (AX), Y2
+	VMAXPS  Y0, Y2, Y0
+	VMOVUPS 32(AX), Y2
+	VMAXPS  Y1, Y2, Y1
+	ADDQ    $0x40, AX
+	DECQ    CX
+	JMP     max_loop
 
 max_done:
 	VCMPPS       $0x00, ninf<>+0(SB), Y0, Y2
@@ -5510,16 +6171,6 @@ max_done:
 	VMOVUPS      Y1, 96(DX)
 	VZEROUPPER
 	RET
-
-DATA ninf<>+0(SB)/4, $0xff800000
-DATA ninf<>+4(SB)/4, $0xff800000
-DATA ninf<>+8(SB)/4, $0xff800000
-DATA ninf<>+12(SB)/4, $0xff800000
-DATA ninf<>+16(SB)/4, $0xff800000
-DATA ninf<>+20(SB)/4, $0xff800000
-DATA ninf<>+24(SB)/4, $0xff800000
-DATA ninf<>+28(SB)/4, $0xff800000
-GLOBL ninf<>(SB), RODATA|NOPTR, $32
 
 // func blockExpSumFastAVX2(st []float32, ml []float32) int
 // Requires: AVX, AVX2, FMA3

@@ -252,8 +252,13 @@ func genBlockMax() {
 	Label("max_loop")
 	TESTQ(n, n)
 	JZ(LabelRef("max_done"))
-	VMAXPS(Mem{Base: sp}, mt[0], mt[0])
-	VMAXPS(Mem{Base: sp, Disp: 32}, mt[1], mt[1])
+	// The score is VMAXPS's first source: ties keep the running maximum
+	// and NaN scores are skipped, as blockMaxGeneric's s > m does.
+	for u := range 2 {
+		s := YMM()
+		VMOVUPS(Mem{Base: sp, Disp: 32 * u}, s)
+		VMAXPS(mt[u], s, mt[u])
+	}
 	ADDQ(U8(64), sp)
 	DECQ(n)
 	JMP(LabelRef("max_loop"))

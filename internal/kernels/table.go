@@ -56,7 +56,7 @@ var All = []Kernel{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
 		Doc:   "returns the largest x[i], NaN if any is NaN, -Inf if x is empty.",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi]", Reduce: "max"},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scale", Params: "s float32, x []float32",
@@ -73,7 +73,7 @@ var All = []Kernel{
 			Fast:    "sets dst[i] = e^x[i], bit-identical to exp32, while |x[i]| <= 86.5; it returns how many elements it did.",
 			Special: "sets dst[i] = e^x[i] for any input, from the first vector on until a vector the fast half can take; it returns how many elements it did.",
 		},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "expSum", Params: "dst, x []float32, m float32", Results: "float32",
@@ -85,7 +85,7 @@ var All = []Kernel{
 			Fast:    "sets dst[i] = e^(x[i]-m) while x[i]-m >= -86.5 (or lanes are at or below -104), and returns the sum of what it wrote and how many elements it did.",
 			Special: "is the fast half for any input, from the first vector on until a vector the fast half can take.",
 		},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "blockScores", Params: "st, qt, k []float32, stride int",
@@ -95,7 +95,7 @@ var All = []Kernel{
 	{
 		Name: "blockMax", Params: "st, ml []float32",
 		Doc:   "starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blockExpSum", Params: "st, ml []float32",
@@ -105,7 +105,7 @@ var All = []Kernel{
 			Fast:    "sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r] while |st-mu| <= 86.5; it returns how many floats it did.",
 			Special: "is the fast half for any input, from the first group on until a group the fast half can take.",
 		},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Pair, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
 	},
 	{
 		Name: "blockBlend", Params: "ot, st, v []float32, stride int, c []float32",
