@@ -4,6 +4,2754 @@
 
 #include "textflag.h"
 
+// func dotAVX512(x []float32, y []float32) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·dotAVX512(SB), NOSPLIT, $0-52
+	MOVQ   x_base+0(FP), AX
+	MOVQ   y_base+24(FP), CX
+	MOVQ   x_len+8(FP), DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	XORQ   BX, BX
+	MOVQ   DX, SI
+	ANDQ   $-128, SI
+	SHLQ   $0x02, SI
+	JZ     dotz_loop16
+
+dotz_loop128:
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z0
+	VMOVUPS     64(AX)(BX*1), Z8
+	VFMADD231PS 64(CX)(BX*1), Z8, Z1
+	VMOVUPS     128(AX)(BX*1), Z8
+	VFMADD231PS 128(CX)(BX*1), Z8, Z2
+	VMOVUPS     192(AX)(BX*1), Z8
+	VFMADD231PS 192(CX)(BX*1), Z8, Z3
+	VMOVUPS     256(AX)(BX*1), Z8
+	VFMADD231PS 256(CX)(BX*1), Z8, Z4
+	VMOVUPS     320(AX)(BX*1), Z8
+	VFMADD231PS 320(CX)(BX*1), Z8, Z5
+	VMOVUPS     384(AX)(BX*1), Z8
+	VFMADD231PS 384(CX)(BX*1), Z8, Z6
+	VMOVUPS     448(AX)(BX*1), Z8
+	VFMADD231PS 448(CX)(BX*1), Z8, Z7
+	ADDQ        $0x00000200, BX
+	CMPQ        BX, SI
+	JB          dotz_loop128
+
+dotz_loop16:
+	MOVQ        DX, SI
+	ANDQ        $-16, SI
+	SHLQ        $0x02, SI
+	CMPQ        BX, SI
+	JAE         dotz_tail
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z0
+	ADDQ        $0x40, BX
+	CMPQ        BX, SI
+	JAE         dotz_tail
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z1
+	ADDQ        $0x40, BX
+	CMPQ        BX, SI
+	JAE         dotz_tail
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z2
+	ADDQ        $0x40, BX
+	CMPQ        BX, SI
+	JAE         dotz_tail
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z3
+	ADDQ        $0x40, BX
+	CMPQ        BX, SI
+	JAE         dotz_tail
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z4
+	ADDQ        $0x40, BX
+	CMPQ        BX, SI
+	JAE         dotz_tail
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z5
+	ADDQ        $0x40, BX
+	CMPQ        BX, SI
+	JAE         dotz_tail
+	VMOVUPS     (AX)(BX*1), Z8
+	VFMADD231PS (CX)(BX*1), Z8, Z6
+	ADDQ        $0x40, BX
+
+dotz_tail:
+	ANDQ        $0x0f, DX
+	JZ          dotz_reduce
+	LEAQ        ktable<>+0(SB), SI
+	KMOVW       (SI)(DX*2), K1
+	VMOVUPS.Z   (AX)(BX*1), K1, Z8
+	VFMADD231PS (CX)(BX*1), Z8, K1, Z7
+
+dotz_reduce:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z5, Z4, Z4
+	VADDPS        Z7, Z6, Z6
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z6, Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+DATA ktable<>+0(SB)/2, $0x0000
+DATA ktable<>+2(SB)/2, $0x0001
+DATA ktable<>+4(SB)/2, $0x0003
+DATA ktable<>+6(SB)/2, $0x0007
+DATA ktable<>+8(SB)/2, $0x000f
+DATA ktable<>+10(SB)/2, $0x001f
+DATA ktable<>+12(SB)/2, $0x003f
+DATA ktable<>+14(SB)/2, $0x007f
+DATA ktable<>+16(SB)/2, $0x00ff
+DATA ktable<>+18(SB)/2, $0x01ff
+DATA ktable<>+20(SB)/2, $0x03ff
+DATA ktable<>+22(SB)/2, $0x07ff
+DATA ktable<>+24(SB)/2, $0x0fff
+DATA ktable<>+26(SB)/2, $0x1fff
+DATA ktable<>+28(SB)/2, $0x3fff
+DATA ktable<>+30(SB)/2, $0x7fff
+GLOBL ktable<>(SB), RODATA|NOPTR, $32
+
+// func scoreRowsAVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·scoreRowsAVX512(SB), NOSPLIT, $0-80
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  k_base+24(FP), DX
+	MOVQ  stride+48(FP), BX
+	MOVQ  q_base+56(FP), SI
+	MOVQ  q_len+64(FP), DI
+	SHLQ  $0x02, BX
+	MOVQ  DI, R8
+	ANDQ  $0x0f, R8
+	MOVQ  DI, R9
+	SHRQ  $0x04, R9
+	SHLQ  $0x06, R9
+	MOVQ  DI, R10
+	SHLQ  $0x02, R10
+	MOVQ  CX, DI
+	IMULQ R10, DI
+	CMPQ  DI, $0x00020000
+	JL    scorez_small
+	MOVQ  $0x00000001, DI
+	CMPQ  R10, BX
+	JE    scorez_setup
+	INCQ  DI
+	JMP   scorez_setup
+
+scorez_small:
+	XORQ DI, DI
+
+scorez_setup:
+scorez8_loop:
+	CMPQ   CX, $0x08
+	JL     scorez8_next
+	LEAQ   (BX)(BX*2), R10
+	LEAQ   (DX)(BX*4), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   R9, R12
+	CMPQ   DI, $0x01
+	JL     scorez8_chunk
+	JG     scorez8_strided
+	LEAQ   (DX)(BX*8), R13
+
+scorez8_stream:
+	TESTQ       R12, R12
+	JZ          scorez8_chunk
+	VMOVUPS     (SI), Z8
+	VFMADD231PS (DX), Z8, Z0
+	PREFETCHT0  (R13)
+	VFMADD231PS (DX)(BX*1), Z8, Z1
+	PREFETCHT0  64(R13)
+	VFMADD231PS (DX)(BX*2), Z8, Z2
+	PREFETCHT0  128(R13)
+	VFMADD231PS (DX)(R10*1), Z8, Z3
+	PREFETCHT0  192(R13)
+	VFMADD231PS (R11), Z8, Z4
+	PREFETCHT0  256(R13)
+	VFMADD231PS (R11)(BX*1), Z8, Z5
+	PREFETCHT0  320(R13)
+	VFMADD231PS (R11)(BX*2), Z8, Z6
+	PREFETCHT0  384(R13)
+	VFMADD231PS (R11)(R10*1), Z8, Z7
+	PREFETCHT0  448(R13)
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, R11
+	ADDQ        $0x00000200, R13
+	SUBQ        $0x40, R12
+	JMP         scorez8_stream
+	JMP scorez8_chunk
+
+scorez8_strided:
+	LEAQ (DX)(BX*8), R13
+	LEAQ (R11)(BX*8), R14
+
+scorez8_strided_step:
+	TESTQ       R12, R12
+	JZ          scorez8_chunk
+	VMOVUPS     (SI), Z8
+	VFMADD231PS (DX), Z8, Z0
+	PREFETCHT0  (R13)
+	VFMADD231PS (DX)(BX*1), Z8, Z1
+	PREFETCHT0  (R13)(BX*1)
+	VFMADD231PS (DX)(BX*2), Z8, Z2
+	PREFETCHT0  (R13)(BX*2)
+	VFMADD231PS (DX)(R10*1), Z8, Z3
+	PREFETCHT0  (R13)(R10*1)
+	VFMADD231PS (R11), Z8, Z4
+	PREFETCHT0  (R14)
+	VFMADD231PS (R11)(BX*1), Z8, Z5
+	PREFETCHT0  (R14)(BX*1)
+	VFMADD231PS (R11)(BX*2), Z8, Z6
+	PREFETCHT0  (R14)(BX*2)
+	VFMADD231PS (R11)(R10*1), Z8, Z7
+	PREFETCHT0  (R14)(R10*1)
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x40, R14
+	SUBQ        $0x40, R12
+	JMP         scorez8_strided_step
+
+scorez8_chunk:
+	TESTQ       R12, R12
+	JZ          scorez8_tail
+	VMOVUPS     (SI), Z8
+	VFMADD231PS (DX), Z8, Z0
+	VFMADD231PS (DX)(BX*1), Z8, Z1
+	VFMADD231PS (DX)(BX*2), Z8, Z2
+	VFMADD231PS (DX)(R10*1), Z8, Z3
+	VFMADD231PS (R11), Z8, Z4
+	VFMADD231PS (R11)(BX*1), Z8, Z5
+	VFMADD231PS (R11)(BX*2), Z8, Z6
+	VFMADD231PS (R11)(R10*1), Z8, Z7
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, R11
+	SUBQ        $0x40, R12
+	JMP         scorez8_chunk
+
+scorez8_tail:
+	TESTQ       R8, R8
+	JZ          scorez8_reduce
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R8*2), K1
+	VMOVUPS.Z   (SI), K1, Z8
+	VFMADD231PS (DX), Z8, K1, Z0
+	VFMADD231PS (DX)(BX*1), Z8, K1, Z1
+	VFMADD231PS (DX)(BX*2), Z8, K1, Z2
+	VFMADD231PS (DX)(R10*1), Z8, K1, Z3
+	VFMADD231PS (R11), Z8, K1, Z4
+	VFMADD231PS (R11)(BX*1), Z8, K1, Z5
+	VFMADD231PS (R11)(BX*2), Z8, K1, Z6
+	VFMADD231PS (R11)(R10*1), Z8, K1, Z7
+
+scorez8_reduce:
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z14
+	VADDPS     Z14, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z14
+	VSHUFF32X4 $0xee, Z3, Z2, Z15
+	VADDPS     Z15, Z14, Z14
+	VSHUFF32X4 $0x44, Z5, Z4, Z15
+	VSHUFF32X4 $0xee, Z5, Z4, Z16
+	VADDPS     Z16, Z15, Z15
+	VSHUFF32X4 $0x44, Z7, Z6, Z16
+	VSHUFF32X4 $0xee, Z7, Z6, Z17
+	VADDPS     Z17, Z16, Z16
+	VSHUFF32X4 $0x88, Z14, Z8, Z17
+	VSHUFF32X4 $0xdd, Z14, Z8, Z8
+	VADDPS     Z8, Z17, Z17
+	VSHUFF32X4 $0x88, Z16, Z15, Z8
+	VSHUFF32X4 $0xdd, Z16, Z15, Z14
+	VADDPS     Z14, Z8, Z8
+	VSHUFPS    $0x88, Z8, Z17, Z14
+	VSHUFPS    $0xdd, Z8, Z17, Z8
+	VADDPS     Z8, Z14, Z14
+	VSHUFPS    $0x88, Z14, Z14, Z8
+	VSHUFPS    $0xdd, Z14, Z14, Z14
+	VADDPS     Z14, Z8, Z8
+	VMOVUPS    rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z14
+	VPERMPS    Z8, Z14, Z8
+	VMOVUPS    Y8, (AX)
+	SUBQ       R9, SI
+	SUBQ       R9, DX
+	MOVQ       BX, R10
+	IMUL3Q     $0x08, R10, R10
+	ADDQ       R10, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scorez8_loop
+
+scorez8_next:
+scorez4_loop:
+	CMPQ   CX, $0x04
+	JL     scorez4_next
+	LEAQ   (BX)(BX*2), DI
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	MOVQ   R9, R10
+
+scorez4_chunk:
+	TESTQ       R10, R10
+	JZ          scorez4_tail
+	VMOVUPS     (SI), Z0
+	VFMADD231PS (DX), Z0, Z9
+	VFMADD231PS (DX)(BX*1), Z0, Z10
+	VFMADD231PS (DX)(BX*2), Z0, Z11
+	VFMADD231PS (DX)(DI*1), Z0, Z12
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, DX
+	SUBQ        $0x40, R10
+	JMP         scorez4_chunk
+
+scorez4_tail:
+	TESTQ       R8, R8
+	JZ          scorez4_reduce
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R8*2), K1
+	VMOVUPS.Z   (SI), K1, Z0
+	VFMADD231PS (DX), Z0, K1, Z9
+	VFMADD231PS (DX)(BX*1), Z0, K1, Z10
+	VFMADD231PS (DX)(BX*2), Z0, K1, Z11
+	VFMADD231PS (DX)(DI*1), Z0, K1, Z12
+
+scorez4_reduce:
+	VSHUFF32X4 $0x44, Z10, Z9, Z0
+	VSHUFF32X4 $0xee, Z10, Z9, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z11, Z1
+	VSHUFF32X4 $0xee, Z12, Z11, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x88, Z1, Z0, Z2
+	VSHUFF32X4 $0xdd, Z1, Z0, Z0
+	VADDPS     Z0, Z2, Z2
+	VSHUFPS    $0x88, Z2, Z2, Z0
+	VSHUFPS    $0xdd, Z2, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFPS    $0x88, Z0, Z0, Z1
+	VSHUFPS    $0xdd, Z0, Z0, Z0
+	VADDPS     Z0, Z1, Z1
+	VMOVUPS    rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+0(SB), Z0
+	VPERMPS    Z1, Z0, Z0
+	VMOVUPS    X0, (AX)
+	SUBQ       R9, SI
+	SUBQ       R9, DX
+	MOVQ       BX, DI
+	IMUL3Q     $0x04, DI, DI
+	ADDQ       DI, DX
+	ADDQ       $0x10, AX
+	SUBQ       $0x04, CX
+	JMP        scorez4_loop
+
+scorez4_next:
+scorez1_loop:
+	CMPQ   CX, $0x01
+	JL     scorez1_next
+	LEAQ   (BX)(BX*2), DI
+	VPXORD Z13, Z13, Z13
+	MOVQ   R9, DI
+
+scorez1_chunk:
+	TESTQ       DI, DI
+	JZ          scorez1_tail
+	VMOVUPS     (SI), Z0
+	VFMADD231PS (DX), Z0, Z13
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, DX
+	SUBQ        $0x40, DI
+	JMP         scorez1_chunk
+
+scorez1_tail:
+	TESTQ       R8, R8
+	JZ          scorez1_reduce
+	LEAQ        ktable<>+0(SB), DI
+	KMOVW       (DI)(R8*2), K1
+	VMOVUPS.Z   (SI), K1, Z0
+	VFMADD231PS (DX), Z0, K1, Z13
+
+scorez1_reduce:
+	VEXTRACTF64X4 $0x01, Z13, Y0
+	VADDPS        Y0, Y13, Y13
+	VEXTRACTF32X4 $0x01, Y13, X0
+	VADDPS        X0, X13, X13
+	VMOVSHDUP     X13, X0
+	VADDPS        X0, X13, X13
+	VMOVHLPS      X13, X0, X0
+	VADDSS        X0, X13, X13
+	VMOVSS        X13, (AX)
+	SUBQ          R9, SI
+	SUBQ          R9, DX
+	MOVQ          BX, DI
+	ADDQ          DI, DX
+	ADDQ          $0x04, AX
+	SUBQ          $0x01, CX
+	JMP           scorez1_loop
+
+scorez1_next:
+	VZEROUPPER
+	RET
+
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+4(SB)/4, $0x00000004
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+8(SB)/4, $0x00000008
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+12(SB)/4, $0x0000000c
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+16(SB)/4, $0x00000001
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+20(SB)/4, $0x00000005
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+24(SB)/4, $0x00000009
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+28(SB)/4, $0x0000000d
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+32(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+36(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+40(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+44(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+48(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+52(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+56(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+60(SB)/4, $0x00000000
+GLOBL rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>(SB), RODATA|NOPTR, $64
+
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+0(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+4(SB)/4, $0x00000004
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+8(SB)/4, $0x00000008
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+12(SB)/4, $0x0000000c
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+16(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+20(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+24(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+28(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+32(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+36(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+40(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+44(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+48(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+52(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+56(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>+60(SB)/4, $0x00000000
+GLOBL rowsperm_0_4_8_12_0_0_0_0_0_0_0_0_0_0_0_0<>(SB), RODATA|NOPTR, $64
+
+// func axpyAVX512(alpha float32, x []float32, y []float32)
+// Requires: AVX, AVX512F
+TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
+	VBROADCASTSS alpha+0(FP), Z0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         y_base+32(FP), CX
+	MOVQ         x_len+16(FP), DX
+
+axpyz_loop64:
+	CMPQ        DX, $0x40
+	JL          axpyz_next64
+	VMOVUPS     (CX), Z1
+	VFMADD231PS (AX), Z0, Z1
+	VMOVUPS     Z1, (CX)
+	VMOVUPS     64(CX), Z1
+	VFMADD231PS 64(AX), Z0, Z1
+	VMOVUPS     Z1, 64(CX)
+	VMOVUPS     128(CX), Z1
+	VFMADD231PS 128(AX), Z0, Z1
+	VMOVUPS     Z1, 128(CX)
+	VMOVUPS     192(CX), Z1
+	VFMADD231PS 192(AX), Z0, Z1
+	VMOVUPS     Z1, 192(CX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x40, DX
+	JMP         axpyz_loop64
+
+axpyz_next64:
+axpyz_loop16:
+	CMPQ        DX, $0x10
+	JL          axpyz_next16
+	VMOVUPS     (CX), Z1
+	VFMADD231PS (AX), Z0, Z1
+	VMOVUPS     Z1, (CX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x10, DX
+	JMP         axpyz_loop16
+
+axpyz_next16:
+	TESTQ       DX, DX
+	JZ          axpyz_done
+	LEAQ        ktable<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z1
+	VFMADD231PS (AX), Z0, K1, Z1
+	VMOVUPS     Z1, K1, (CX)
+
+axpyz_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsAVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsAVX512(SB), NOSPLIT, $0-80
+	MOVQ         acc_base+0(FP), AX
+	MOVQ         acc_len+8(FP), CX
+	MOVQ         w_base+24(FP), DX
+	MOVQ         w_len+32(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	XORQ         R8, R8
+	SHRQ         $0x01, BX
+	ADCQ         $0x00, R8
+	MOVQ         BX, R9
+	IMULQ        DI, R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+blendz8_chunk:
+	CMPQ    CX, $0x80
+	JL      blendz8_next
+	VMOVUPS (AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(AX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(AX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 192(AX), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS 256(AX), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 320(AX), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS 384(AX), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 448(AX), Z15
+	VMOVAPS Z0, Z16
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
+
+blendz8_pair:
+	TESTQ        R14, R14
+	JZ           blendz8_odd
+	VBROADCASTSS (R10), Z17
+	VBROADCASTSS (R11), Z18
+	VFMADD231PS  (R12), Z17, Z1
+	VFMADD231PS  (R13), Z18, Z2
+	VFMADD231PS  64(R12), Z17, Z3
+	VFMADD231PS  64(R13), Z18, Z4
+	VFMADD231PS  128(R12), Z17, Z5
+	VFMADD231PS  128(R13), Z18, Z6
+	VFMADD231PS  192(R12), Z17, Z7
+	VFMADD231PS  192(R13), Z18, Z8
+	VFMADD231PS  256(R12), Z17, Z9
+	VFMADD231PS  256(R13), Z18, Z10
+	VFMADD231PS  320(R12), Z17, Z11
+	VFMADD231PS  320(R13), Z18, Z12
+	VFMADD231PS  384(R12), Z17, Z13
+	VFMADD231PS  384(R13), Z18, Z14
+	VFMADD231PS  448(R12), Z17, Z15
+	VFMADD231PS  448(R13), Z18, Z16
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blendz8_pair
+
+blendz8_odd:
+	TESTQ        R8, R8
+	JZ           blendz8_end
+	VBROADCASTSS (R11), Z17
+	VFMADD231PS  (R13), Z17, Z2
+	VFMADD231PS  64(R13), Z17, Z4
+	VFMADD231PS  128(R13), Z17, Z6
+	VFMADD231PS  192(R13), Z17, Z8
+	VFMADD231PS  256(R13), Z17, Z10
+	VFMADD231PS  320(R13), Z17, Z12
+	VFMADD231PS  384(R13), Z17, Z14
+	VFMADD231PS  448(R13), Z17, Z16
+
+blendz8_end:
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(AX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(AX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(AX)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, 256(AX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 320(AX)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, 384(AX)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 448(AX)
+	ADDQ    $0x00000200, AX
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x80, CX
+	JMP     blendz8_chunk
+
+blendz8_next:
+blendz4_chunk:
+	CMPQ    CX, $0x40
+	JL      blendz4_next
+	VMOVUPS (AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(AX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(AX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 192(AX), Z7
+	VMOVAPS Z0, Z8
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
+
+blendz4_pair:
+	TESTQ        R14, R14
+	JZ           blendz4_odd
+	VBROADCASTSS (R10), Z9
+	VBROADCASTSS (R11), Z10
+	VFMADD231PS  (R12), Z9, Z1
+	VFMADD231PS  (R13), Z10, Z2
+	VFMADD231PS  64(R12), Z9, Z3
+	VFMADD231PS  64(R13), Z10, Z4
+	VFMADD231PS  128(R12), Z9, Z5
+	VFMADD231PS  128(R13), Z10, Z6
+	VFMADD231PS  192(R12), Z9, Z7
+	VFMADD231PS  192(R13), Z10, Z8
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blendz4_pair
+
+blendz4_odd:
+	TESTQ        R8, R8
+	JZ           blendz4_end
+	VBROADCASTSS (R11), Z9
+	VFMADD231PS  (R13), Z9, Z2
+	VFMADD231PS  64(R13), Z9, Z4
+	VFMADD231PS  128(R13), Z9, Z6
+	VFMADD231PS  192(R13), Z9, Z8
+
+blendz4_end:
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(AX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(AX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, CX
+	JMP     blendz4_chunk
+
+blendz4_next:
+blendz2_chunk:
+	CMPQ    CX, $0x20
+	JL      blendz2_next
+	VMOVUPS (AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(AX), Z3
+	VMOVAPS Z0, Z4
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
+
+blendz2_pair:
+	TESTQ        R14, R14
+	JZ           blendz2_odd
+	VBROADCASTSS (R10), Z5
+	VBROADCASTSS (R11), Z6
+	VFMADD231PS  (R12), Z5, Z1
+	VFMADD231PS  (R13), Z6, Z2
+	VFMADD231PS  64(R12), Z5, Z3
+	VFMADD231PS  64(R13), Z6, Z4
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blendz2_pair
+
+blendz2_odd:
+	TESTQ        R8, R8
+	JZ           blendz2_end
+	VBROADCASTSS (R11), Z5
+	VFMADD231PS  (R13), Z5, Z2
+	VFMADD231PS  64(R13), Z5, Z4
+
+blendz2_end:
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, CX
+	JMP     blendz2_chunk
+
+blendz2_next:
+blendz1_chunk:
+	CMPQ    CX, $0x10
+	JL      blendz1_next
+	VMOVUPS (AX), Z1
+	VMOVAPS Z0, Z2
+	MOVQ    DX, R10
+	LEAQ    (DX)(BX*4), R11
+	MOVQ    SI, R12
+	LEAQ    (SI)(R9*1), R13
+	MOVQ    BX, R14
+
+blendz1_pair:
+	TESTQ        R14, R14
+	JZ           blendz1_odd
+	VBROADCASTSS (R10), Z3
+	VBROADCASTSS (R11), Z4
+	VFMADD231PS  (R12), Z3, Z1
+	VFMADD231PS  (R13), Z4, Z2
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          blendz1_pair
+
+blendz1_odd:
+	TESTQ        R8, R8
+	JZ           blendz1_end
+	VBROADCASTSS (R11), Z3
+	VFMADD231PS  (R13), Z3, Z2
+
+blendz1_end:
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, CX
+	JMP     blendz1_chunk
+
+blendz1_next:
+	TESTQ     CX, CX
+	JZ        blendz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z1
+	VMOVAPS   Z0, Z0
+	MOVQ      DX, CX
+	LEAQ      (DX)(BX*4), DX
+	MOVQ      SI, R10
+	LEAQ      (SI)(R9*1), SI
+
+blendzm_pair:
+	TESTQ        BX, BX
+	JZ           blendzm_odd
+	VBROADCASTSS (CX), Z2
+	VBROADCASTSS (DX), Z3
+	VFMADD231PS  (R10), Z2, K1, Z1
+	VFMADD231PS  (SI), Z3, K1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, DX
+	ADDQ         DI, R10
+	ADDQ         DI, SI
+	DECQ         BX
+	JMP          blendzm_pair
+
+blendzm_odd:
+	TESTQ        R8, R8
+	JZ           blendzm_end
+	VBROADCASTSS (DX), Z2
+	VFMADD231PS  (SI), Z2, K1, Z0
+
+blendzm_end:
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, K1, (AX)
+
+blendz_done:
+	VZEROUPPER
+	RET
+
+DATA rows_negzero<>+0(SB)/4, $0x80000000
+DATA rows_negzero<>+4(SB)/4, $0x80000000
+DATA rows_negzero<>+8(SB)/4, $0x80000000
+DATA rows_negzero<>+12(SB)/4, $0x80000000
+DATA rows_negzero<>+16(SB)/4, $0x80000000
+DATA rows_negzero<>+20(SB)/4, $0x80000000
+DATA rows_negzero<>+24(SB)/4, $0x80000000
+DATA rows_negzero<>+28(SB)/4, $0x80000000
+GLOBL rows_negzero<>(SB), RODATA|NOPTR, $32
+
+// func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL
+TEXT ·scoreRowsMultiAVX512(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smultiz_1
+	CMPQ AX, $0x02
+	JE   smultiz_2
+	CMPQ AX, $0x03
+	JE   smultiz_3
+	JMP  smultiz_4
+
+smultiz_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smultiz1_k8:
+	CMPQ   CX, $0x08
+	JL     smultiz1_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   BX, R13
+
+smultiz1_k8_chunk:
+	CMPQ        R13, $0x10
+	JL          smultiz1_k8_tail
+	VMOVUPS     (R12), Z8
+	VFMADD231PS (SI), Z8, Z0
+	VFMADD231PS (SI)(DI*1), Z8, Z1
+	VFMADD231PS (SI)(DI*2), Z8, Z2
+	VFMADD231PS (SI)(R10*1), Z8, Z3
+	VFMADD231PS (R11), Z8, Z4
+	VFMADD231PS (R11)(DI*1), Z8, Z5
+	VFMADD231PS (R11)(DI*2), Z8, Z6
+	VFMADD231PS (R11)(R10*1), Z8, Z7
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R13
+	JMP         smultiz1_k8_chunk
+
+smultiz1_k8_tail:
+	TESTQ       R13, R13
+	JZ          smultiz1_k8_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R12), K1, Z8
+	VFMADD231PS (SI), Z8, K1, Z0
+	VFMADD231PS (SI)(DI*1), Z8, K1, Z1
+	VFMADD231PS (SI)(DI*2), Z8, K1, Z2
+	VFMADD231PS (SI)(R10*1), Z8, K1, Z3
+	VFMADD231PS (R11), Z8, K1, Z4
+	VFMADD231PS (R11)(DI*1), Z8, K1, Z5
+	VFMADD231PS (R11)(DI*2), Z8, K1, Z6
+	VFMADD231PS (R11)(R10*1), Z8, K1, Z7
+
+smultiz1_k8_sum:
+	MOVQ       BX, R10
+	ANDQ       $-16, R10
+	SHLQ       $0x02, R10
+	SUBQ       R10, SI
+	LEAQ       (R9)(R9*2), R10
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z10
+	VADDPS     Z10, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z10
+	VSHUFF32X4 $0xee, Z3, Z2, Z11
+	VADDPS     Z11, Z10, Z10
+	VSHUFF32X4 $0x44, Z5, Z4, Z11
+	VSHUFF32X4 $0xee, Z5, Z4, Z12
+	VADDPS     Z12, Z11, Z11
+	VSHUFF32X4 $0x44, Z7, Z6, Z12
+	VSHUFF32X4 $0xee, Z7, Z6, Z13
+	VADDPS     Z13, Z12, Z12
+	VSHUFF32X4 $0x88, Z10, Z8, Z13
+	VSHUFF32X4 $0xdd, Z10, Z8, Z8
+	VADDPS     Z8, Z13, Z13
+	VSHUFF32X4 $0x88, Z12, Z11, Z8
+	VSHUFF32X4 $0xdd, Z12, Z11, Z10
+	VADDPS     Z10, Z8, Z8
+	VSHUFPS    $0x88, Z8, Z13, Z10
+	VSHUFPS    $0xdd, Z8, Z13, Z8
+	VADDPS     Z8, Z10, Z10
+	VSHUFPS    $0x88, Z10, Z10, Z8
+	VSHUFPS    $0xdd, Z10, Z10, Z10
+	VADDPS     Z10, Z8, Z8
+	VMOVUPS    rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z10
+	VPERMPS    Z8, Z10, Z8
+	VMOVUPS    Y8, (AX)
+	ADDQ       $0x20, AX
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	SUBQ       $0x08, CX
+	JMP        smultiz1_k8
+
+smultiz1_k8_next:
+smultiz1_k1:
+	CMPQ   CX, $0x01
+	JL     smultiz1_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VPXORD Z9, Z9, Z9
+	MOVQ   BX, R11
+
+smultiz1_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smultiz1_k1_tail
+	VMOVUPS     (R10), Z0
+	VFMADD231PS (SI), Z0, Z9
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smultiz1_k1_chunk
+
+smultiz1_k1_tail:
+	TESTQ       R11, R11
+	JZ          smultiz1_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z0
+	VFMADD231PS (SI), Z0, K1, Z9
+
+smultiz1_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z9, Y0
+	VADDPS        Y0, Y9, Y9
+	VEXTRACTF32X4 $0x01, Y9, X0
+	VADDPS        X0, X9, X9
+	VMOVSHDUP     X9, X0
+	VADDPS        X0, X9, X9
+	VMOVHLPS      X9, X0, X0
+	VADDSS        X0, X9, X9
+	VMOVSS        X9, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smultiz1_k1
+
+smultiz1_k1_next:
+	JMP smultiz_done
+
+smultiz_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smultiz2_k8:
+	CMPQ   CX, $0x08
+	JL     smultiz2_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   BX, R13
+
+smultiz2_k8_chunk:
+	CMPQ        R13, $0x10
+	JL          smultiz2_k8_tail
+	VMOVUPS     (R12), Z16
+	VMOVUPS     (R12)(R8*1), Z17
+	VMOVUPS     (SI), Z18
+	VFMADD231PS Z18, Z16, Z0
+	VFMADD231PS Z18, Z17, Z8
+	VMOVUPS     (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z16, Z1
+	VFMADD231PS Z18, Z17, Z9
+	VMOVUPS     (SI)(DI*2), Z18
+	VFMADD231PS Z18, Z16, Z2
+	VFMADD231PS Z18, Z17, Z10
+	VMOVUPS     (SI)(R10*1), Z18
+	VFMADD231PS Z18, Z16, Z3
+	VFMADD231PS Z18, Z17, Z11
+	VMOVUPS     (R11), Z18
+	VFMADD231PS Z18, Z16, Z4
+	VFMADD231PS Z18, Z17, Z12
+	VMOVUPS     (R11)(DI*1), Z18
+	VFMADD231PS Z18, Z16, Z5
+	VFMADD231PS Z18, Z17, Z13
+	VMOVUPS     (R11)(DI*2), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VFMADD231PS Z18, Z17, Z14
+	VMOVUPS     (R11)(R10*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VFMADD231PS Z18, Z17, Z15
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R13
+	JMP         smultiz2_k8_chunk
+
+smultiz2_k8_tail:
+	TESTQ       R13, R13
+	JZ          smultiz2_k8_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R12), K1, Z16
+	VMOVUPS.Z   (R12)(R8*1), K1, Z17
+	VMOVUPS.Z   (SI), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z0
+	VFMADD231PS Z18, Z17, K1, Z8
+	VMOVUPS.Z   (SI)(DI*1), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z1
+	VFMADD231PS Z18, Z17, K1, Z9
+	VMOVUPS.Z   (SI)(DI*2), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z2
+	VFMADD231PS Z18, Z17, K1, Z10
+	VMOVUPS.Z   (SI)(R10*1), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z3
+	VFMADD231PS Z18, Z17, K1, Z11
+	VMOVUPS.Z   (R11), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z4
+	VFMADD231PS Z18, Z17, K1, Z12
+	VMOVUPS.Z   (R11)(DI*1), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z5
+	VFMADD231PS Z18, Z17, K1, Z13
+	VMOVUPS.Z   (R11)(DI*2), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z6
+	VFMADD231PS Z18, Z17, K1, Z14
+	VMOVUPS.Z   (R11)(R10*1), K1, Z18
+	VFMADD231PS Z18, Z16, K1, Z7
+	VFMADD231PS Z18, Z17, K1, Z15
+
+smultiz2_k8_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z17
+	VSHUFF32X4    $0xee, Z12, Z8, Z18
+	VADDPS        Z18, Z17, Z17
+	VSHUFF32X4    $0x44, Z5, Z1, Z18
+	VSHUFF32X4    $0xee, Z5, Z1, Z21
+	VADDPS        Z21, Z18, Z18
+	VSHUFF32X4    $0x44, Z13, Z9, Z21
+	VSHUFF32X4    $0xee, Z13, Z9, Z22
+	VADDPS        Z22, Z21, Z21
+	VSHUFF32X4    $0x44, Z6, Z2, Z22
+	VSHUFF32X4    $0xee, Z6, Z2, Z23
+	VADDPS        Z23, Z22, Z22
+	VSHUFF32X4    $0x44, Z14, Z10, Z23
+	VSHUFF32X4    $0xee, Z14, Z10, Z24
+	VADDPS        Z24, Z23, Z23
+	VSHUFF32X4    $0x44, Z7, Z3, Z24
+	VSHUFF32X4    $0xee, Z7, Z3, Z25
+	VADDPS        Z25, Z24, Z24
+	VSHUFF32X4    $0x44, Z15, Z11, Z25
+	VSHUFF32X4    $0xee, Z15, Z11, Z26
+	VADDPS        Z26, Z25, Z25
+	VSHUFF32X4    $0x88, Z17, Z16, Z26
+	VSHUFF32X4    $0xdd, Z17, Z16, Z16
+	VADDPS        Z16, Z26, Z26
+	VSHUFF32X4    $0x88, Z21, Z18, Z16
+	VSHUFF32X4    $0xdd, Z21, Z18, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFF32X4    $0x88, Z23, Z22, Z17
+	VSHUFF32X4    $0xdd, Z23, Z22, Z18
+	VADDPS        Z18, Z17, Z17
+	VSHUFF32X4    $0x88, Z25, Z24, Z18
+	VSHUFF32X4    $0xdd, Z25, Z24, Z21
+	VADDPS        Z21, Z18, Z18
+	VSHUFPS       $0x88, Z16, Z26, Z21
+	VSHUFPS       $0xdd, Z16, Z26, Z16
+	VADDPS        Z16, Z21, Z21
+	VSHUFPS       $0x88, Z18, Z17, Z16
+	VSHUFPS       $0xdd, Z18, Z17, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFPS       $0x88, Z16, Z21, Z17
+	VSHUFPS       $0xdd, Z16, Z21, Z16
+	VADDPS        Z16, Z17, Z17
+	VMOVUPS       Y17, (AX)
+	VEXTRACTF32X8 $0x01, Z17, (AX)(R9*1)
+	ADDQ          $0x20, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x08, CX
+	JMP           smultiz2_k8
+
+smultiz2_k8_next:
+smultiz2_k1:
+	CMPQ   CX, $0x01
+	JL     smultiz2_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	MOVQ   BX, R11
+
+smultiz2_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smultiz2_k1_tail
+	VMOVUPS     (R10), Z0
+	VMOVUPS     (R10)(R8*1), Z1
+	VMOVUPS     (SI), Z2
+	VFMADD231PS Z2, Z0, Z19
+	VFMADD231PS Z2, Z1, Z20
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smultiz2_k1_chunk
+
+smultiz2_k1_tail:
+	TESTQ       R11, R11
+	JZ          smultiz2_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z0
+	VMOVUPS.Z   (R10)(R8*1), K1, Z1
+	VMOVUPS.Z   (SI), K1, Z2
+	VFMADD231PS Z2, Z0, K1, Z19
+	VFMADD231PS Z2, Z1, K1, Z20
+
+smultiz2_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z19, Y0
+	VADDPS        Y0, Y19, Y19
+	VEXTRACTF32X4 $0x01, Y19, X0
+	VADDPS        X0, X19, X19
+	VMOVSHDUP     X19, X0
+	VADDPS        X0, X19, X19
+	VMOVHLPS      X19, X0, X0
+	VADDSS        X0, X19, X19
+	VMOVSS        X19, (AX)
+	VEXTRACTF64X4 $0x01, Z20, Y0
+	VADDPS        Y0, Y20, Y20
+	VEXTRACTF32X4 $0x01, Y20, X0
+	VADDPS        X0, X20, X20
+	VMOVSHDUP     X20, X0
+	VADDPS        X0, X20, X20
+	VMOVHLPS      X20, X0, X0
+	VADDSS        X0, X20, X20
+	VMOVSS        X20, (AX)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smultiz2_k1
+
+smultiz2_k1_next:
+	JMP smultiz_done
+
+smultiz_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smultiz3_k4:
+	CMPQ   CX, $0x04
+	JL     smultiz3_k4_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	MOVQ   BX, R12
+
+smultiz3_k4_chunk:
+	CMPQ        R12, $0x10
+	JL          smultiz3_k4_tail
+	VMOVUPS     (R11), Z12
+	VMOVUPS     (R11)(R8*1), Z13
+	VMOVUPS     (R11)(R8*2), Z14
+	VMOVUPS     (SI), Z15
+	VFMADD231PS Z15, Z12, Z0
+	VFMADD231PS Z15, Z13, Z4
+	VFMADD231PS Z15, Z14, Z8
+	VMOVUPS     (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z1
+	VFMADD231PS Z15, Z13, Z5
+	VFMADD231PS Z15, Z14, Z9
+	VMOVUPS     (SI)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z2
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z10
+	VMOVUPS     (SI)(R10*1), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z11
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R12
+	JMP         smultiz3_k4_chunk
+
+smultiz3_k4_tail:
+	TESTQ       R12, R12
+	JZ          smultiz3_k4_sum
+	LEAQ        ktable<>+0(SB), R13
+	KMOVW       (R13)(R12*2), K1
+	VMOVUPS.Z   (R11), K1, Z12
+	VMOVUPS.Z   (R11)(R8*1), K1, Z13
+	VMOVUPS.Z   (R11)(R8*2), K1, Z14
+	VMOVUPS.Z   (SI), K1, Z15
+	VFMADD231PS Z15, Z12, K1, Z0
+	VFMADD231PS Z15, Z13, K1, Z4
+	VFMADD231PS Z15, Z14, K1, Z8
+	VMOVUPS.Z   (SI)(DI*1), K1, Z15
+	VFMADD231PS Z15, Z12, K1, Z1
+	VFMADD231PS Z15, Z13, K1, Z5
+	VFMADD231PS Z15, Z14, K1, Z9
+	VMOVUPS.Z   (SI)(DI*2), K1, Z15
+	VFMADD231PS Z15, Z12, K1, Z2
+	VFMADD231PS Z15, Z13, K1, Z6
+	VFMADD231PS Z15, Z14, K1, Z10
+	VMOVUPS.Z   (SI)(R10*1), K1, Z15
+	VFMADD231PS Z15, Z12, K1, Z3
+	VFMADD231PS Z15, Z13, K1, Z7
+	VFMADD231PS Z15, Z14, K1, Z11
+
+smultiz3_k4_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z13
+	VADDPS        Z13, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z13
+	VSHUFF32X4    $0xee, Z3, Z2, Z14
+	VADDPS        Z14, Z13, Z13
+	VSHUFF32X4    $0x44, Z5, Z4, Z14
+	VSHUFF32X4    $0xee, Z5, Z4, Z15
+	VADDPS        Z15, Z14, Z14
+	VSHUFF32X4    $0x44, Z7, Z6, Z15
+	VSHUFF32X4    $0xee, Z7, Z6, Z19
+	VADDPS        Z19, Z15, Z15
+	VSHUFF32X4    $0x44, Z9, Z8, Z19
+	VSHUFF32X4    $0xee, Z9, Z8, Z20
+	VADDPS        Z20, Z19, Z19
+	VSHUFF32X4    $0x44, Z11, Z10, Z20
+	VSHUFF32X4    $0xee, Z11, Z10, Z21
+	VADDPS        Z21, Z20, Z20
+	VSHUFF32X4    $0x88, Z13, Z12, Z21
+	VSHUFF32X4    $0xdd, Z13, Z12, Z12
+	VADDPS        Z12, Z21, Z21
+	VSHUFF32X4    $0x88, Z15, Z14, Z12
+	VSHUFF32X4    $0xdd, Z15, Z14, Z13
+	VADDPS        Z13, Z12, Z12
+	VSHUFF32X4    $0x88, Z20, Z19, Z13
+	VSHUFF32X4    $0xdd, Z20, Z19, Z14
+	VADDPS        Z14, Z13, Z13
+	VSHUFPS       $0x88, Z12, Z21, Z14
+	VSHUFPS       $0xdd, Z12, Z21, Z12
+	VADDPS        Z12, Z14, Z14
+	VSHUFPS       $0x88, Z13, Z13, Z12
+	VSHUFPS       $0xdd, Z13, Z13, Z13
+	VADDPS        Z13, Z12, Z12
+	VSHUFPS       $0x88, Z12, Z14, Z13
+	VSHUFPS       $0xdd, Z12, Z14, Z12
+	VADDPS        Z12, Z13, Z13
+	VMOVUPS       rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z12
+	VPERMPS       Z13, Z12, Z12
+	VMOVUPS       X12, (AX)
+	VEXTRACTF32X4 $0x01, Z12, (AX)(R9*1)
+	VEXTRACTF32X4 $0x02, Z12, (AX)(R9*2)
+	ADDQ          $0x10, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x04, CX
+	JMP           smultiz3_k4
+
+smultiz3_k4_next:
+smultiz3_k1:
+	CMPQ   CX, $0x01
+	JL     smultiz3_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	MOVQ   BX, R11
+
+smultiz3_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smultiz3_k1_tail
+	VMOVUPS     (R10), Z0
+	VMOVUPS     (R10)(R8*1), Z1
+	VMOVUPS     (R10)(R8*2), Z2
+	VMOVUPS     (SI), Z3
+	VFMADD231PS Z3, Z0, Z16
+	VFMADD231PS Z3, Z1, Z17
+	VFMADD231PS Z3, Z2, Z18
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smultiz3_k1_chunk
+
+smultiz3_k1_tail:
+	TESTQ       R11, R11
+	JZ          smultiz3_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z0
+	VMOVUPS.Z   (R10)(R8*1), K1, Z1
+	VMOVUPS.Z   (R10)(R8*2), K1, Z2
+	VMOVUPS.Z   (SI), K1, Z3
+	VFMADD231PS Z3, Z0, K1, Z16
+	VFMADD231PS Z3, Z1, K1, Z17
+	VFMADD231PS Z3, Z2, K1, Z18
+
+smultiz3_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z16, Y0
+	VADDPS        Y0, Y16, Y16
+	VEXTRACTF32X4 $0x01, Y16, X0
+	VADDPS        X0, X16, X16
+	VMOVSHDUP     X16, X0
+	VADDPS        X0, X16, X16
+	VMOVHLPS      X16, X0, X0
+	VADDSS        X0, X16, X16
+	VMOVSS        X16, (AX)
+	VEXTRACTF64X4 $0x01, Z17, Y0
+	VADDPS        Y0, Y17, Y17
+	VEXTRACTF32X4 $0x01, Y17, X0
+	VADDPS        X0, X17, X17
+	VMOVSHDUP     X17, X0
+	VADDPS        X0, X17, X17
+	VMOVHLPS      X17, X0, X0
+	VADDSS        X0, X17, X17
+	VMOVSS        X17, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z18, Y0
+	VADDPS        Y0, Y18, Y18
+	VEXTRACTF32X4 $0x01, Y18, X0
+	VADDPS        X0, X18, X18
+	VMOVSHDUP     X18, X0
+	VADDPS        X0, X18, X18
+	VMOVHLPS      X18, X0, X0
+	VADDSS        X0, X18, X18
+	VMOVSS        X18, (AX)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smultiz3_k1
+
+smultiz3_k1_next:
+	JMP smultiz_done
+
+smultiz_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smultiz4_k4:
+	CMPQ   CX, $0x04
+	JL     smultiz4_k4_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   BX, R13
+
+smultiz4_k4_chunk:
+	CMPQ        R13, $0x10
+	JL          smultiz4_k4_tail
+	VMOVUPS     (R11), Z16
+	VMOVUPS     (R11)(R8*1), Z17
+	VMOVUPS     (R11)(R8*2), Z18
+	VMOVUPS     (R11)(R12*1), Z19
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (SI)(DI*1), Z20
+	VFMADD231PS Z20, Z16, Z1
+	VFMADD231PS Z20, Z17, Z5
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI)(DI*2), Z20
+	VFMADD231PS Z20, Z16, Z2
+	VFMADD231PS Z20, Z17, Z6
+	VFMADD231PS Z20, Z18, Z10
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R10*1), Z20
+	VFMADD231PS Z20, Z16, Z3
+	VFMADD231PS Z20, Z17, Z7
+	VFMADD231PS Z20, Z18, Z11
+	VFMADD231PS Z20, Z19, Z15
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R13
+	JMP         smultiz4_k4_chunk
+
+smultiz4_k4_tail:
+	TESTQ       R13, R13
+	JZ          smultiz4_k4_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R11), K1, Z16
+	VMOVUPS.Z   (R11)(R8*1), K1, Z17
+	VMOVUPS.Z   (R11)(R8*2), K1, Z18
+	VMOVUPS.Z   (R11)(R12*1), K1, Z19
+	VMOVUPS.Z   (SI), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z0
+	VFMADD231PS Z20, Z17, K1, Z4
+	VFMADD231PS Z20, Z18, K1, Z8
+	VFMADD231PS Z20, Z19, K1, Z12
+	VMOVUPS.Z   (SI)(DI*1), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z1
+	VFMADD231PS Z20, Z17, K1, Z5
+	VFMADD231PS Z20, Z18, K1, Z9
+	VFMADD231PS Z20, Z19, K1, Z13
+	VMOVUPS.Z   (SI)(DI*2), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z2
+	VFMADD231PS Z20, Z17, K1, Z6
+	VFMADD231PS Z20, Z18, K1, Z10
+	VFMADD231PS Z20, Z19, K1, Z14
+	VMOVUPS.Z   (SI)(R10*1), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z3
+	VFMADD231PS Z20, Z17, K1, Z7
+	VFMADD231PS Z20, Z18, K1, Z11
+	VFMADD231PS Z20, Z19, K1, Z15
+
+smultiz4_k4_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z17
+	VSHUFF32X4    $0xee, Z12, Z8, Z18
+	VADDPS        Z18, Z17, Z17
+	VSHUFF32X4    $0x44, Z5, Z1, Z18
+	VSHUFF32X4    $0xee, Z5, Z1, Z19
+	VADDPS        Z19, Z18, Z18
+	VSHUFF32X4    $0x44, Z13, Z9, Z19
+	VSHUFF32X4    $0xee, Z13, Z9, Z20
+	VADDPS        Z20, Z19, Z19
+	VSHUFF32X4    $0x44, Z6, Z2, Z20
+	VSHUFF32X4    $0xee, Z6, Z2, Z25
+	VADDPS        Z25, Z20, Z20
+	VSHUFF32X4    $0x44, Z14, Z10, Z25
+	VSHUFF32X4    $0xee, Z14, Z10, Z26
+	VADDPS        Z26, Z25, Z25
+	VSHUFF32X4    $0x44, Z7, Z3, Z26
+	VSHUFF32X4    $0xee, Z7, Z3, Z27
+	VADDPS        Z27, Z26, Z26
+	VSHUFF32X4    $0x44, Z15, Z11, Z27
+	VSHUFF32X4    $0xee, Z15, Z11, Z28
+	VADDPS        Z28, Z27, Z27
+	VSHUFF32X4    $0x88, Z17, Z16, Z28
+	VSHUFF32X4    $0xdd, Z17, Z16, Z16
+	VADDPS        Z16, Z28, Z28
+	VSHUFF32X4    $0x88, Z19, Z18, Z16
+	VSHUFF32X4    $0xdd, Z19, Z18, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFF32X4    $0x88, Z25, Z20, Z17
+	VSHUFF32X4    $0xdd, Z25, Z20, Z18
+	VADDPS        Z18, Z17, Z17
+	VSHUFF32X4    $0x88, Z27, Z26, Z18
+	VSHUFF32X4    $0xdd, Z27, Z26, Z19
+	VADDPS        Z19, Z18, Z18
+	VSHUFPS       $0x88, Z16, Z28, Z19
+	VSHUFPS       $0xdd, Z16, Z28, Z16
+	VADDPS        Z16, Z19, Z19
+	VSHUFPS       $0x88, Z18, Z17, Z16
+	VSHUFPS       $0xdd, Z18, Z17, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFPS       $0x88, Z16, Z19, Z17
+	VSHUFPS       $0xdd, Z16, Z19, Z16
+	VADDPS        Z16, Z17, Z17
+	VMOVUPS       X17, (AX)
+	VEXTRACTF32X4 $0x01, Z17, (AX)(R9*1)
+	VEXTRACTF32X4 $0x02, Z17, (AX)(R9*2)
+	VEXTRACTF32X4 $0x03, Z17, (AX)(R10*1)
+	ADDQ          $0x10, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x04, CX
+	JMP           smultiz4_k4
+
+smultiz4_k4_next:
+smultiz4_k1:
+	CMPQ   CX, $0x01
+	JL     smultiz4_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	MOVQ   BX, R12
+
+smultiz4_k1_chunk:
+	CMPQ        R12, $0x10
+	JL          smultiz4_k1_tail
+	VMOVUPS     (R10), Z0
+	VMOVUPS     (R10)(R8*1), Z1
+	VMOVUPS     (R10)(R8*2), Z2
+	VMOVUPS     (R10)(R11*1), Z3
+	VMOVUPS     (SI), Z4
+	VFMADD231PS Z4, Z0, Z21
+	VFMADD231PS Z4, Z1, Z22
+	VFMADD231PS Z4, Z2, Z23
+	VFMADD231PS Z4, Z3, Z24
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smultiz4_k1_chunk
+
+smultiz4_k1_tail:
+	TESTQ       R12, R12
+	JZ          smultiz4_k1_sum
+	LEAQ        ktable<>+0(SB), R13
+	KMOVW       (R13)(R12*2), K1
+	VMOVUPS.Z   (R10), K1, Z0
+	VMOVUPS.Z   (R10)(R8*1), K1, Z1
+	VMOVUPS.Z   (R10)(R8*2), K1, Z2
+	VMOVUPS.Z   (R10)(R11*1), K1, Z3
+	VMOVUPS.Z   (SI), K1, Z4
+	VFMADD231PS Z4, Z0, K1, Z21
+	VFMADD231PS Z4, Z1, K1, Z22
+	VFMADD231PS Z4, Z2, K1, Z23
+	VFMADD231PS Z4, Z3, K1, Z24
+
+smultiz4_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z21, Y0
+	VADDPS        Y0, Y21, Y21
+	VEXTRACTF32X4 $0x01, Y21, X0
+	VADDPS        X0, X21, X21
+	VMOVSHDUP     X21, X0
+	VADDPS        X0, X21, X21
+	VMOVHLPS      X21, X0, X0
+	VADDSS        X0, X21, X21
+	VMOVSS        X21, (AX)
+	VEXTRACTF64X4 $0x01, Z22, Y0
+	VADDPS        Y0, Y22, Y22
+	VEXTRACTF32X4 $0x01, Y22, X0
+	VADDPS        X0, X22, X22
+	VMOVSHDUP     X22, X0
+	VADDPS        X0, X22, X22
+	VMOVHLPS      X22, X0, X0
+	VADDSS        X0, X22, X22
+	VMOVSS        X22, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z23, Y0
+	VADDPS        Y0, Y23, Y23
+	VEXTRACTF32X4 $0x01, Y23, X0
+	VADDPS        X0, X23, X23
+	VMOVSHDUP     X23, X0
+	VADDPS        X0, X23, X23
+	VMOVHLPS      X23, X0, X0
+	VADDSS        X0, X23, X23
+	VMOVSS        X23, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z24, Y0
+	VADDPS        Y0, Y24, Y24
+	VEXTRACTF32X4 $0x01, Y24, X0
+	VADDPS        X0, X24, X24
+	VMOVSHDUP     X24, X0
+	VADDPS        X0, X24, X24
+	VMOVHLPS      X24, X0, X0
+	VADDSS        X0, X24, X24
+	VMOVSS        X24, (AX)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smultiz4_k1
+
+smultiz4_k1_next:
+smultiz_done:
+	VZEROUPPER
+	RET
+
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+4(SB)/4, $0x00000004
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+8(SB)/4, $0x00000008
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+12(SB)/4, $0x0000000c
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+16(SB)/4, $0x00000001
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+20(SB)/4, $0x00000005
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+24(SB)/4, $0x00000009
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+28(SB)/4, $0x0000000d
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+32(SB)/4, $0x00000002
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+36(SB)/4, $0x00000006
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+40(SB)/4, $0x0000000a
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+44(SB)/4, $0x0000000e
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+48(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+52(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+56(SB)/4, $0x00000000
+DATA rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+60(SB)/4, $0x00000000
+GLOBL rowsperm_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>(SB), RODATA|NOPTR, $64
+
+// func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMultiAVX512(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmultiz_1
+	CMPQ AX, $0x02
+	JE   bmultiz_2
+	CMPQ AX, $0x03
+	JE   bmultiz_3
+	JMP  bmultiz_4
+
+bmultiz_1:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmultiz1_c8:
+	CMPQ    BX, $0x80
+	JL      bmultiz1_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(DX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 192(DX), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS 256(DX), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 320(DX), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS 384(DX), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 448(DX), Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz1_c8_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz1_c8_odd
+	VBROADCASTSS (CX), Z17
+	VFMADD231PS  (R11), Z17, Z1
+	VFMADD231PS  64(R11), Z17, Z3
+	VFMADD231PS  128(R11), Z17, Z5
+	VFMADD231PS  192(R11), Z17, Z7
+	VFMADD231PS  256(R11), Z17, Z9
+	VFMADD231PS  320(R11), Z17, Z11
+	VFMADD231PS  384(R11), Z17, Z13
+	VFMADD231PS  448(R11), Z17, Z15
+	VBROADCASTSS (AX), Z17
+	VFMADD231PS  (R12), Z17, Z2
+	VFMADD231PS  64(R12), Z17, Z4
+	VFMADD231PS  128(R12), Z17, Z6
+	VFMADD231PS  192(R12), Z17, Z8
+	VFMADD231PS  256(R12), Z17, Z10
+	VFMADD231PS  320(R12), Z17, Z12
+	VFMADD231PS  384(R12), Z17, Z14
+	VFMADD231PS  448(R12), Z17, Z16
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz1_c8_pair
+
+bmultiz1_c8_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz1_c8_keys_done
+	VBROADCASTSS (AX), Z17
+	VFMADD231PS  (R12), Z17, Z2
+	VFMADD231PS  64(R12), Z17, Z4
+	VFMADD231PS  128(R12), Z17, Z6
+	VFMADD231PS  192(R12), Z17, Z8
+	VFMADD231PS  256(R12), Z17, Z10
+	VFMADD231PS  320(R12), Z17, Z12
+	VFMADD231PS  384(R12), Z17, Z14
+	VFMADD231PS  448(R12), Z17, Z16
+
+bmultiz1_c8_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(DX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(DX)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, 256(DX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 320(DX)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, 384(DX)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 448(DX)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x80, BX
+	JMP     bmultiz1_c8
+
+bmultiz1_c8_next:
+bmultiz1_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz1_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz1_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz1_c1_odd
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  (R11), Z3, Z1
+	VBROADCASTSS (AX), Z3
+	VFMADD231PS  (R12), Z3, Z2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz1_c1_pair
+
+bmultiz1_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz1_c1_keys_done
+	VBROADCASTSS (AX), Z3
+	VFMADD231PS  (R12), Z3, Z2
+
+bmultiz1_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz1_c1
+
+bmultiz1_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz1_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultiz1_tail_odd
+	VBROADCASTSS (CX), Z2
+	VFMADD231PS  (R10), Z2, K1, Z1
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (R11), Z2, K1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmultiz1_tail_pair
+
+bmultiz1_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz1_tail_keys_done
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (R11), Z2, K1, Z0
+
+bmultiz1_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	JMP     bmultiz_done
+
+bmultiz_2:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	SHRQ         $0x01, CX
+	SHRQ         $0x01, BX
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmultiz2_c4:
+	CMPQ    BX, $0x40
+	JL      bmultiz2_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(DX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 192(DX), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (DX)(R8*1), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 64(DX)(R8*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS 128(DX)(R8*1), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 192(DX)(R8*1), Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz2_c4_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz2_c4_odd
+	VBROADCASTSS (CX), Z17
+	VBROADCASTSS (CX)(R9*1), Z18
+	VMOVUPS      (R11), Z19
+	VFMADD231PS  Z19, Z17, Z1
+	VFMADD231PS  Z19, Z18, Z9
+	VMOVUPS      64(R11), Z19
+	VFMADD231PS  Z19, Z17, Z3
+	VFMADD231PS  Z19, Z18, Z11
+	VMOVUPS      128(R11), Z19
+	VFMADD231PS  Z19, Z17, Z5
+	VFMADD231PS  Z19, Z18, Z13
+	VMOVUPS      192(R11), Z19
+	VFMADD231PS  Z19, Z17, Z7
+	VFMADD231PS  Z19, Z18, Z15
+	VBROADCASTSS (AX), Z17
+	VBROADCASTSS (AX)(R9*1), Z18
+	VMOVUPS      (R12), Z19
+	VFMADD231PS  Z19, Z17, Z2
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVUPS      64(R12), Z19
+	VFMADD231PS  Z19, Z17, Z4
+	VFMADD231PS  Z19, Z18, Z12
+	VMOVUPS      128(R12), Z19
+	VFMADD231PS  Z19, Z17, Z6
+	VFMADD231PS  Z19, Z18, Z14
+	VMOVUPS      192(R12), Z19
+	VFMADD231PS  Z19, Z17, Z8
+	VFMADD231PS  Z19, Z18, Z16
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz2_c4_pair
+
+bmultiz2_c4_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz2_c4_keys_done
+	VBROADCASTSS (AX), Z17
+	VBROADCASTSS (AX)(R9*1), Z18
+	VMOVUPS      (R12), Z19
+	VFMADD231PS  Z19, Z17, Z2
+	VFMADD231PS  Z19, Z18, Z10
+	VMOVUPS      64(R12), Z19
+	VFMADD231PS  Z19, Z17, Z4
+	VFMADD231PS  Z19, Z18, Z12
+	VMOVUPS      128(R12), Z19
+	VFMADD231PS  Z19, Z17, Z6
+	VFMADD231PS  Z19, Z18, Z14
+	VMOVUPS      192(R12), Z19
+	VFMADD231PS  Z19, Z17, Z8
+	VFMADD231PS  Z19, Z18, Z16
+
+bmultiz2_c4_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(DX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(DX)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (DX)(R8*1)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 64(DX)(R8*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, 128(DX)(R8*1)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 192(DX)(R8*1)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, BX
+	JMP     bmultiz2_c4
+
+bmultiz2_c4_next:
+bmultiz2_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz2_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R8*1), Z3
+	VMOVAPS Z0, Z4
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz2_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz2_c1_odd
+	VBROADCASTSS (CX), Z5
+	VBROADCASTSS (CX)(R9*1), Z6
+	VMOVUPS      (R11), Z7
+	VFMADD231PS  Z7, Z5, Z1
+	VFMADD231PS  Z7, Z6, Z3
+	VBROADCASTSS (AX), Z5
+	VBROADCASTSS (AX)(R9*1), Z6
+	VMOVUPS      (R12), Z7
+	VFMADD231PS  Z7, Z5, Z2
+	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz2_c1_pair
+
+bmultiz2_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz2_c1_keys_done
+	VBROADCASTSS (AX), Z5
+	VBROADCASTSS (AX)(R9*1), Z6
+	VMOVUPS      (R12), Z7
+	VFMADD231PS  Z7, Z5, Z2
+	VFMADD231PS  Z7, Z6, Z4
+
+bmultiz2_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz2_c1
+
+bmultiz2_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(R8*1), K1, Z3
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz2_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultiz2_tail_odd
+	VBROADCASTSS (CX), Z4
+	VBROADCASTSS (CX)(R9*1), Z5
+	VMOVUPS.Z    (R10), K1, Z6
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z3
+	VBROADCASTSS (AX), Z4
+	VBROADCASTSS (AX)(R9*1), Z5
+	VMOVUPS.Z    (R11), K1, Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VFMADD231PS  Z6, Z5, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmultiz2_tail_pair
+
+bmultiz2_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz2_tail_keys_done
+	VBROADCASTSS (AX), Z4
+	VBROADCASTSS (AX)(R9*1), Z5
+	VMOVUPS.Z    (R11), K1, Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VFMADD231PS  Z6, Z5, Z0
+
+bmultiz2_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z0, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(R8*1)
+	JMP     bmultiz_done
+
+bmultiz_3:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, CX
+	SHRQ         $0x21, CX
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, BX
+	SHRQ         $0x21, BX
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmultiz3_c2:
+	CMPQ    BX, $0x20
+	JL      bmultiz3_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R8*1), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 64(DX)(R8*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (DX)(R8*2), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 64(DX)(R8*2), Z11
+	VMOVAPS Z0, Z12
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_c2_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz3_c2_odd
+	VBROADCASTSS (CX), Z13
+	VBROADCASTSS (CX)(R9*1), Z14
+	VBROADCASTSS (CX)(R9*2), Z15
+	VMOVUPS      (R11), Z16
+	VFMADD231PS  Z16, Z13, Z1
+	VFMADD231PS  Z16, Z14, Z5
+	VFMADD231PS  Z16, Z15, Z9
+	VMOVUPS      64(R11), Z16
+	VFMADD231PS  Z16, Z13, Z3
+	VFMADD231PS  Z16, Z14, Z7
+	VFMADD231PS  Z16, Z15, Z11
+	VBROADCASTSS (AX), Z13
+	VBROADCASTSS (AX)(R9*1), Z14
+	VBROADCASTSS (AX)(R9*2), Z15
+	VMOVUPS      (R12), Z16
+	VFMADD231PS  Z16, Z13, Z2
+	VFMADD231PS  Z16, Z14, Z6
+	VFMADD231PS  Z16, Z15, Z10
+	VMOVUPS      64(R12), Z16
+	VFMADD231PS  Z16, Z13, Z4
+	VFMADD231PS  Z16, Z14, Z8
+	VFMADD231PS  Z16, Z15, Z12
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz3_c2_pair
+
+bmultiz3_c2_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R10
+	IMULQ        R10, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz3_c2_keys_done
+	VBROADCASTSS (AX), Z13
+	VBROADCASTSS (AX)(R9*1), Z14
+	VBROADCASTSS (AX)(R9*2), Z15
+	VMOVUPS      (R12), Z16
+	VFMADD231PS  Z16, Z13, Z2
+	VFMADD231PS  Z16, Z14, Z6
+	VFMADD231PS  Z16, Z15, Z10
+	VMOVUPS      64(R12), Z16
+	VFMADD231PS  Z16, Z13, Z4
+	VFMADD231PS  Z16, Z14, Z8
+	VFMADD231PS  Z16, Z15, Z12
+
+bmultiz3_c2_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R8*1)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 64(DX)(R8*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (DX)(R8*2)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 64(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmultiz3_c2
+
+bmultiz3_c2_next:
+bmultiz3_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz3_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R8*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R8*2), Z5
+	VMOVAPS Z0, Z6
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz3_c1_odd
+	VBROADCASTSS (CX), Z7
+	VBROADCASTSS (CX)(R9*1), Z8
+	VBROADCASTSS (CX)(R9*2), Z9
+	VMOVUPS      (R11), Z10
+	VFMADD231PS  Z10, Z7, Z1
+	VFMADD231PS  Z10, Z8, Z3
+	VFMADD231PS  Z10, Z9, Z5
+	VBROADCASTSS (AX), Z7
+	VBROADCASTSS (AX)(R9*1), Z8
+	VBROADCASTSS (AX)(R9*2), Z9
+	VMOVUPS      (R12), Z10
+	VFMADD231PS  Z10, Z7, Z2
+	VFMADD231PS  Z10, Z8, Z4
+	VFMADD231PS  Z10, Z9, Z6
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz3_c1_pair
+
+bmultiz3_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R10
+	IMULQ        R10, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz3_c1_keys_done
+	VBROADCASTSS (AX), Z7
+	VBROADCASTSS (AX)(R9*1), Z8
+	VBROADCASTSS (AX)(R9*2), Z9
+	VMOVUPS      (R12), Z10
+	VFMADD231PS  Z10, Z7, Z2
+	VFMADD231PS  Z10, Z8, Z4
+	VFMADD231PS  Z10, Z9, Z6
+
+bmultiz3_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R8*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz3_c1
+
+bmultiz3_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(R8*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(R8*2), K1, Z5
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz3_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultiz3_tail_odd
+	VBROADCASTSS (CX), Z6
+	VBROADCASTSS (CX)(R9*1), Z7
+	VBROADCASTSS (CX)(R9*2), Z8
+	VMOVUPS.Z    (R10), K1, Z9
+	VFMADD231PS  Z9, Z6, Z1
+	VFMADD231PS  Z9, Z7, Z3
+	VFMADD231PS  Z9, Z8, Z5
+	VBROADCASTSS (AX), Z6
+	VBROADCASTSS (AX)(R9*1), Z7
+	VBROADCASTSS (AX)(R9*2), Z8
+	VMOVUPS.Z    (R11), K1, Z9
+	VFMADD231PS  Z9, Z6, Z2
+	VFMADD231PS  Z9, Z7, Z4
+	VFMADD231PS  Z9, Z8, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmultiz3_tail_pair
+
+bmultiz3_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, BX
+	IMULQ        BX, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz3_tail_keys_done
+	VBROADCASTSS (AX), Z6
+	VBROADCASTSS (AX)(R9*1), Z7
+	VBROADCASTSS (AX)(R9*2), Z8
+	VMOVUPS.Z    (R11), K1, Z9
+	VFMADD231PS  Z9, Z6, Z2
+	VFMADD231PS  Z9, Z7, Z4
+	VFMADD231PS  Z9, Z8, Z0
+
+bmultiz3_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(R8*1)
+	VADDPS  Z0, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(R8*2)
+	JMP     bmultiz_done
+
+bmultiz_4:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	SHRQ         $0x02, CX
+	SHRQ         $0x02, BX
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmultiz4_c2:
+	CMPQ    BX, $0x20
+	JL      bmultiz4_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R8*1), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 64(DX)(R8*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (DX)(R8*2), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 64(DX)(R8*2), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (DX)(R10*1), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 64(DX)(R10*1), Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_c2_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz4_c2_odd
+	VBROADCASTSS (CX), Z17
+	VBROADCASTSS (CX)(R9*1), Z18
+	VBROADCASTSS (CX)(R9*2), Z19
+	VBROADCASTSS (CX)(R13*1), Z20
+	VMOVUPS      (R11), Z21
+	VFMADD231PS  Z21, Z17, Z1
+	VFMADD231PS  Z21, Z18, Z5
+	VFMADD231PS  Z21, Z19, Z9
+	VFMADD231PS  Z21, Z20, Z13
+	VMOVUPS      64(R11), Z21
+	VFMADD231PS  Z21, Z17, Z3
+	VFMADD231PS  Z21, Z18, Z7
+	VFMADD231PS  Z21, Z19, Z11
+	VFMADD231PS  Z21, Z20, Z15
+	VBROADCASTSS (AX), Z17
+	VBROADCASTSS (AX)(R9*1), Z18
+	VBROADCASTSS (AX)(R9*2), Z19
+	VBROADCASTSS (AX)(R13*1), Z20
+	VMOVUPS      (R12), Z21
+	VFMADD231PS  Z21, Z17, Z2
+	VFMADD231PS  Z21, Z18, Z6
+	VFMADD231PS  Z21, Z19, Z10
+	VFMADD231PS  Z21, Z20, Z14
+	VMOVUPS      64(R12), Z21
+	VFMADD231PS  Z21, Z17, Z4
+	VFMADD231PS  Z21, Z18, Z8
+	VFMADD231PS  Z21, Z19, Z12
+	VFMADD231PS  Z21, Z20, Z16
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz4_c2_pair
+
+bmultiz4_c2_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz4_c2_keys_done
+	VBROADCASTSS (AX), Z17
+	VBROADCASTSS (AX)(R9*1), Z18
+	VBROADCASTSS (AX)(R9*2), Z19
+	VBROADCASTSS (AX)(R13*1), Z20
+	VMOVUPS      (R12), Z21
+	VFMADD231PS  Z21, Z17, Z2
+	VFMADD231PS  Z21, Z18, Z6
+	VFMADD231PS  Z21, Z19, Z10
+	VFMADD231PS  Z21, Z20, Z14
+	VMOVUPS      64(R12), Z21
+	VFMADD231PS  Z21, Z17, Z4
+	VFMADD231PS  Z21, Z18, Z8
+	VFMADD231PS  Z21, Z19, Z12
+	VFMADD231PS  Z21, Z20, Z16
+
+bmultiz4_c2_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R8*1)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 64(DX)(R8*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (DX)(R8*2)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 64(DX)(R8*2)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (DX)(R10*1)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 64(DX)(R10*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmultiz4_c2
+
+bmultiz4_c2_next:
+bmultiz4_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz4_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R8*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R8*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz4_c1_odd
+	VBROADCASTSS (CX), Z9
+	VBROADCASTSS (CX)(R9*1), Z10
+	VBROADCASTSS (CX)(R9*2), Z11
+	VBROADCASTSS (CX)(R13*1), Z12
+	VMOVUPS      (R11), Z13
+	VFMADD231PS  Z13, Z9, Z1
+	VFMADD231PS  Z13, Z10, Z3
+	VFMADD231PS  Z13, Z11, Z5
+	VFMADD231PS  Z13, Z12, Z7
+	VBROADCASTSS (AX), Z9
+	VBROADCASTSS (AX)(R9*1), Z10
+	VBROADCASTSS (AX)(R9*2), Z11
+	VBROADCASTSS (AX)(R13*1), Z12
+	VMOVUPS      (R12), Z13
+	VFMADD231PS  Z13, Z9, Z2
+	VFMADD231PS  Z13, Z10, Z4
+	VFMADD231PS  Z13, Z11, Z6
+	VFMADD231PS  Z13, Z12, Z8
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz4_c1_pair
+
+bmultiz4_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz4_c1_keys_done
+	VBROADCASTSS (AX), Z9
+	VBROADCASTSS (AX)(R9*1), Z10
+	VBROADCASTSS (AX)(R9*2), Z11
+	VBROADCASTSS (AX)(R13*1), Z12
+	VMOVUPS      (R12), Z13
+	VFMADD231PS  Z13, Z9, Z2
+	VFMADD231PS  Z13, Z10, Z4
+	VFMADD231PS  Z13, Z11, Z6
+	VFMADD231PS  Z13, Z12, Z8
+
+bmultiz4_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R8*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R8*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz4_c1
+
+bmultiz4_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(R8*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(R8*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(BX*1), K1, Z7
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz4_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultiz4_tail_odd
+	VBROADCASTSS (CX), Z8
+	VBROADCASTSS (CX)(R9*1), Z9
+	VBROADCASTSS (CX)(R9*2), Z10
+	VBROADCASTSS (CX)(SI*1), Z11
+	VMOVUPS.Z    (R10), K1, Z12
+	VFMADD231PS  Z12, Z8, Z1
+	VFMADD231PS  Z12, Z9, Z3
+	VFMADD231PS  Z12, Z10, Z5
+	VFMADD231PS  Z12, Z11, Z7
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS (AX)(R9*1), Z9
+	VBROADCASTSS (AX)(R9*2), Z10
+	VBROADCASTSS (AX)(SI*1), Z11
+	VMOVUPS.Z    (R11), K1, Z12
+	VFMADD231PS  Z12, Z8, Z2
+	VFMADD231PS  Z12, Z9, Z4
+	VFMADD231PS  Z12, Z10, Z6
+	VFMADD231PS  Z12, Z11, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmultiz4_tail_pair
+
+bmultiz4_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz4_tail_keys_done
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS (AX)(R9*1), Z9
+	VBROADCASTSS (AX)(R9*2), Z10
+	VBROADCASTSS (AX)(SI*1), Z11
+	VMOVUPS.Z    (R11), K1, Z12
+	VFMADD231PS  Z12, Z8, Z2
+	VFMADD231PS  Z12, Z9, Z4
+	VFMADD231PS  Z12, Z10, Z6
+	VFMADD231PS  Z12, Z11, Z0
+
+bmultiz4_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(R8*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(R8*2)
+	VADDPS  Z0, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(AX*1)
+
+bmultiz_done:
+	VZEROUPPER
+	RET
+
 // func scaleAVX512(s float32, x []float32)
 // Requires: AVX, AVX512F
 TEXT ·scaleAVX512(SB), NOSPLIT, $0-32
@@ -53,24 +2801,6 @@ scale_next16:
 scale_done:
 	VZEROUPPER
 	RET
-
-DATA ktable<>+0(SB)/2, $0x0000
-DATA ktable<>+2(SB)/2, $0x0001
-DATA ktable<>+4(SB)/2, $0x0003
-DATA ktable<>+6(SB)/2, $0x0007
-DATA ktable<>+8(SB)/2, $0x000f
-DATA ktable<>+10(SB)/2, $0x001f
-DATA ktable<>+12(SB)/2, $0x003f
-DATA ktable<>+14(SB)/2, $0x007f
-DATA ktable<>+16(SB)/2, $0x00ff
-DATA ktable<>+18(SB)/2, $0x01ff
-DATA ktable<>+20(SB)/2, $0x03ff
-DATA ktable<>+22(SB)/2, $0x07ff
-DATA ktable<>+24(SB)/2, $0x0fff
-DATA ktable<>+26(SB)/2, $0x1fff
-DATA ktable<>+28(SB)/2, $0x3fff
-DATA ktable<>+30(SB)/2, $0x7fff
-GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
 // func dotAVX2(x []float32, y []float32) float32
 // Requires: AVX, FMA3, SSE
