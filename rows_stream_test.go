@@ -19,7 +19,7 @@ import (
 func TestRowKernelsLargeBlocks(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(67)
-		for _, d := range []int{16, 37, 64, 128} {
+		for _, d := range []int{16, 37, 64, 75, 128, 131} {
 			for _, extra := range []int{0, 3} {
 				stride := d + extra
 				n := maxCall/d + 1 + r.IntN(40) // just over one call's budget

@@ -111,11 +111,96 @@ func genScoreRowsZ() {
 	XORQ(stream, stream)
 	Label("scorez_setup")
 
+	for _, nc := range []int{4, 8} {
+		next := fmt.Sprintf("scorezrm%d_skip", nc)
+		CMPQ(full, U32(64*nc))
+		JNE(LabelRef(next))
+		scoreRowMajorZ(nc, dst, rows, k, stride, q, rem, stream)
+		Label(next)
+	}
 	for _, R := range []int{8, 4, 1} {
 		scoreBlockZ(R, dst, rows, k, stride, q, full, rem, stream)
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// scoreRowMajorZ emits the eight-row blocks for a q of nc whole chunks
+// (and maybe a tail) held in registers: each row's chunks are read one
+// after the other, so K is read in address order, where the chunk-major
+// blocks read eight rows side by side. Each row's FMAs come in the same
+// order as there, so its bits are the same. The rows left over go to the
+// four-row blocks. Against the chunk-major blocks, the kernel alone took
+// 29-30% less time at d = 128 with K in L2 (T = 512 and 1024), 12% less
+// at T = 8192, 9% less at d = 64, T = 8192 and the same at T <= 1024
+// (medians of three alternating runs). It serves d = 64 and 128 and
+// their tails (d < 80, 128 <= d < 144); other d keep the chunk-major
+// blocks.
+func scoreRowMajorZ(nc int, dst, rows, k, stride, q, rem, stream Register) {
+	name := fmt.Sprintf("scorezrm%d", nc)
+	qs := make([]VecVirtual, nc)
+	for c := range qs {
+		qs[c] = ZMM()
+		VMOVUPS(Mem{Base: q, Disp: 64 * c}, qs[c])
+	}
+	TESTQ(rem, rem)
+	JZ(LabelRef(name + "_full"))
+	mask := tailK(rem)
+	qt := loadZ(Mem{Base: q, Disp: 64 * nc}, mask)
+	for _, tail := range []bool{true, false} {
+		variant := name
+		if !tail {
+			variant += "_full"
+			Label(variant)
+		}
+		TESTQ(stream, stream)
+		JNZ(LabelRef(variant + "_pf"))
+		for _, pf := range []bool{false, true} {
+			loop := variant + "_loop"
+			if pf {
+				loop = variant + "_pf"
+			}
+			Label(loop)
+			CMPQ(rows, U8(8))
+			JL(LabelRef("scorez4_loop"))
+			s3, k4 := GP64(), GP64()
+			LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+			LEAQ(Mem{Base: k, Index: stride, Scale: 4}, k4)
+			var kn, kn4 Register
+			if pf {
+				// The next block's rows, prefetched line by line as this
+				// block's are read.
+				kn, kn4 = GP64(), GP64()
+				LEAQ(Mem{Base: k, Index: stride, Scale: 8}, kn)
+				LEAQ(Mem{Base: k4, Index: stride, Scale: 8}, kn4)
+			}
+			acc := zerosZ(8)
+			for r := range acc {
+				at := func(base, base4 Register, c int) Mem {
+					m := rowAddr(base, base4, stride, s3, r)
+					m.Disp += 64 * c
+					return m
+				}
+				for c := range nc {
+					VFMADD231PS(at(k, k4, c), qs[c], acc[r])
+					if pf {
+						PREFETCHT0(at(kn, kn4, c))
+					}
+				}
+				if tail {
+					VFMADD231PS(at(k, k4, nc), qt, mask, acc[r])
+				}
+			}
+			storeRowsSums(acc, dst)
+			blk := GP64()
+			MOVQ(stride, blk)
+			SHLQ(U8(3), blk)
+			ADDQ(blk, k)
+			ADDQ(U8(32), dst)
+			SUBQ(U8(8), rows)
+			JMP(LabelRef(loop))
+		}
+	}
 }
 
 // scoreBlockZ emits the loop that scores R rows at a time while at least R
