@@ -1587,6 +1587,52 @@ blendz8_chunk:
 	LEAQ    (SI)(R9*1), R13
 	MOVQ    BX, R14
 
+blendz8_pairs:
+	CMPQ         R14, $0x02
+	JL           blendz8_pair
+	VBROADCASTSS (R10), Z17
+	VBROADCASTSS (R11), Z18
+	VFMADD231PS  (R12), Z17, Z1
+	VFMADD231PS  (R13), Z18, Z2
+	VFMADD231PS  64(R12), Z17, Z3
+	VFMADD231PS  64(R13), Z18, Z4
+	VFMADD231PS  128(R12), Z17, Z5
+	VFMADD231PS  128(R13), Z18, Z6
+	VFMADD231PS  192(R12), Z17, Z7
+	VFMADD231PS  192(R13), Z18, Z8
+	VFMADD231PS  256(R12), Z17, Z9
+	VFMADD231PS  256(R13), Z18, Z10
+	VFMADD231PS  320(R12), Z17, Z11
+	VFMADD231PS  320(R13), Z18, Z12
+	VFMADD231PS  384(R12), Z17, Z13
+	VFMADD231PS  384(R13), Z18, Z14
+	VFMADD231PS  448(R12), Z17, Z15
+	VFMADD231PS  448(R13), Z18, Z16
+	VBROADCASTSS 4(R10), Z17
+	VBROADCASTSS 4(R11), Z18
+	VFMADD231PS  (R12)(DI*1), Z17, Z1
+	VFMADD231PS  (R13)(DI*1), Z18, Z2
+	VFMADD231PS  64(R12)(DI*1), Z17, Z3
+	VFMADD231PS  64(R13)(DI*1), Z18, Z4
+	VFMADD231PS  128(R12)(DI*1), Z17, Z5
+	VFMADD231PS  128(R13)(DI*1), Z18, Z6
+	VFMADD231PS  192(R12)(DI*1), Z17, Z7
+	VFMADD231PS  192(R13)(DI*1), Z18, Z8
+	VFMADD231PS  256(R12)(DI*1), Z17, Z9
+	VFMADD231PS  256(R13)(DI*1), Z18, Z10
+	VFMADD231PS  320(R12)(DI*1), Z17, Z11
+	VFMADD231PS  320(R13)(DI*1), Z18, Z12
+	VFMADD231PS  384(R12)(DI*1), Z17, Z13
+	VFMADD231PS  384(R13)(DI*1), Z18, Z14
+	VFMADD231PS  448(R12)(DI*1), Z17, Z15
+	VFMADD231PS  448(R13)(DI*1), Z18, Z16
+	ADDQ         $0x08, R10
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	LEAQ         (R13)(DI*2), R13
+	SUBQ         $0x02, R14
+	JMP          blendz8_pairs
+
 blendz8_pair:
 	TESTQ        R14, R14
 	JZ           blendz8_odd
@@ -1608,12 +1654,8 @@ blendz8_pair:
 	VFMADD231PS  384(R13), Z18, Z14
 	VFMADD231PS  448(R12), Z17, Z15
 	VFMADD231PS  448(R13), Z18, Z16
-	ADDQ         $0x04, R10
 	ADDQ         $0x04, R11
-	ADDQ         DI, R12
 	ADDQ         DI, R13
-	DECQ         R14
-	JMP          blendz8_pair
 
 blendz8_odd:
 	TESTQ        R8, R8
@@ -1668,6 +1710,36 @@ blendz4_chunk:
 	LEAQ    (SI)(R9*1), R13
 	MOVQ    BX, R14
 
+blendz4_pairs:
+	CMPQ         R14, $0x02
+	JL           blendz4_pair
+	VBROADCASTSS (R10), Z9
+	VBROADCASTSS (R11), Z10
+	VFMADD231PS  (R12), Z9, Z1
+	VFMADD231PS  (R13), Z10, Z2
+	VFMADD231PS  64(R12), Z9, Z3
+	VFMADD231PS  64(R13), Z10, Z4
+	VFMADD231PS  128(R12), Z9, Z5
+	VFMADD231PS  128(R13), Z10, Z6
+	VFMADD231PS  192(R12), Z9, Z7
+	VFMADD231PS  192(R13), Z10, Z8
+	VBROADCASTSS 4(R10), Z9
+	VBROADCASTSS 4(R11), Z10
+	VFMADD231PS  (R12)(DI*1), Z9, Z1
+	VFMADD231PS  (R13)(DI*1), Z10, Z2
+	VFMADD231PS  64(R12)(DI*1), Z9, Z3
+	VFMADD231PS  64(R13)(DI*1), Z10, Z4
+	VFMADD231PS  128(R12)(DI*1), Z9, Z5
+	VFMADD231PS  128(R13)(DI*1), Z10, Z6
+	VFMADD231PS  192(R12)(DI*1), Z9, Z7
+	VFMADD231PS  192(R13)(DI*1), Z10, Z8
+	ADDQ         $0x08, R10
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	LEAQ         (R13)(DI*2), R13
+	SUBQ         $0x02, R14
+	JMP          blendz4_pairs
+
 blendz4_pair:
 	TESTQ        R14, R14
 	JZ           blendz4_odd
@@ -1681,12 +1753,8 @@ blendz4_pair:
 	VFMADD231PS  128(R13), Z10, Z6
 	VFMADD231PS  192(R12), Z9, Z7
 	VFMADD231PS  192(R13), Z10, Z8
-	ADDQ         $0x04, R10
 	ADDQ         $0x04, R11
-	ADDQ         DI, R12
 	ADDQ         DI, R13
-	DECQ         R14
-	JMP          blendz4_pair
 
 blendz4_odd:
 	TESTQ        R8, R8
@@ -1725,6 +1793,28 @@ blendz2_chunk:
 	LEAQ    (SI)(R9*1), R13
 	MOVQ    BX, R14
 
+blendz2_pairs:
+	CMPQ         R14, $0x02
+	JL           blendz2_pair
+	VBROADCASTSS (R10), Z5
+	VBROADCASTSS (R11), Z6
+	VFMADD231PS  (R12), Z5, Z1
+	VFMADD231PS  (R13), Z6, Z2
+	VFMADD231PS  64(R12), Z5, Z3
+	VFMADD231PS  64(R13), Z6, Z4
+	VBROADCASTSS 4(R10), Z5
+	VBROADCASTSS 4(R11), Z6
+	VFMADD231PS  (R12)(DI*1), Z5, Z1
+	VFMADD231PS  (R13)(DI*1), Z6, Z2
+	VFMADD231PS  64(R12)(DI*1), Z5, Z3
+	VFMADD231PS  64(R13)(DI*1), Z6, Z4
+	ADDQ         $0x08, R10
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	LEAQ         (R13)(DI*2), R13
+	SUBQ         $0x02, R14
+	JMP          blendz2_pairs
+
 blendz2_pair:
 	TESTQ        R14, R14
 	JZ           blendz2_odd
@@ -1734,12 +1824,8 @@ blendz2_pair:
 	VFMADD231PS  (R13), Z6, Z2
 	VFMADD231PS  64(R12), Z5, Z3
 	VFMADD231PS  64(R13), Z6, Z4
-	ADDQ         $0x04, R10
 	ADDQ         $0x04, R11
-	ADDQ         DI, R12
 	ADDQ         DI, R13
-	DECQ         R14
-	JMP          blendz2_pair
 
 blendz2_odd:
 	TESTQ        R8, R8
@@ -1770,6 +1856,24 @@ blendz1_chunk:
 	LEAQ    (SI)(R9*1), R13
 	MOVQ    BX, R14
 
+blendz1_pairs:
+	CMPQ         R14, $0x02
+	JL           blendz1_pair
+	VBROADCASTSS (R10), Z3
+	VBROADCASTSS (R11), Z4
+	VFMADD231PS  (R12), Z3, Z1
+	VFMADD231PS  (R13), Z4, Z2
+	VBROADCASTSS 4(R10), Z3
+	VBROADCASTSS 4(R11), Z4
+	VFMADD231PS  (R12)(DI*1), Z3, Z1
+	VFMADD231PS  (R13)(DI*1), Z4, Z2
+	ADDQ         $0x08, R10
+	ADDQ         $0x08, R11
+	LEAQ         (R12)(DI*2), R12
+	LEAQ         (R13)(DI*2), R13
+	SUBQ         $0x02, R14
+	JMP          blendz1_pairs
+
 blendz1_pair:
 	TESTQ        R14, R14
 	JZ           blendz1_odd
@@ -1777,12 +1881,8 @@ blendz1_pair:
 	VBROADCASTSS (R11), Z4
 	VFMADD231PS  (R12), Z3, Z1
 	VFMADD231PS  (R13), Z4, Z2
-	ADDQ         $0x04, R10
 	ADDQ         $0x04, R11
-	ADDQ         DI, R12
 	ADDQ         DI, R13
-	DECQ         R14
-	JMP          blendz1_pair
 
 blendz1_odd:
 	TESTQ        R8, R8
@@ -1810,6 +1910,24 @@ blendz1_next:
 	MOVQ      SI, R10
 	LEAQ      (SI)(R9*1), SI
 
+blendzm_pairs:
+	CMPQ         BX, $0x02
+	JL           blendzm_pair
+	VBROADCASTSS (CX), Z2
+	VBROADCASTSS (DX), Z3
+	VFMADD231PS  (R10), Z2, K1, Z1
+	VFMADD231PS  (SI), Z3, K1, Z0
+	VBROADCASTSS 4(CX), Z2
+	VBROADCASTSS 4(DX), Z3
+	VFMADD231PS  (R10)(DI*1), Z2, K1, Z1
+	VFMADD231PS  (SI)(DI*1), Z3, K1, Z0
+	ADDQ         $0x08, CX
+	ADDQ         $0x08, DX
+	LEAQ         (R10)(DI*2), R10
+	LEAQ         (SI)(DI*2), SI
+	SUBQ         $0x02, BX
+	JMP          blendzm_pairs
+
 blendzm_pair:
 	TESTQ        BX, BX
 	JZ           blendzm_odd
@@ -1817,12 +1935,8 @@ blendzm_pair:
 	VBROADCASTSS (DX), Z3
 	VFMADD231PS  (R10), Z2, K1, Z1
 	VFMADD231PS  (SI), Z3, K1, Z0
-	ADDQ         $0x04, CX
 	ADDQ         $0x04, DX
-	ADDQ         DI, R10
 	ADDQ         DI, SI
-	DECQ         BX
-	JMP          blendzm_pair
 
 blendzm_odd:
 	TESTQ        R8, R8

@@ -105,7 +105,7 @@ func blendChunkZ(b blendRowsRegs, C int, name string, nz VecVirtual, mask Op) {
 			VFMADD231PS(m, wb, mask, dst)
 		}
 	}
-	b.rows(name, func(rows ...Mem) {
+	b.rowsZ(name, func(rows ...Mem) {
 		sets := [][]VecVirtual{a, s}
 		if len(rows) == 2 { // the odd last row, of the second stream
 			sets = sets[1:]
@@ -127,4 +127,40 @@ func blendChunkZ(b blendRowsRegs, C int, name string, nz VecVirtual, mask Op) {
 		VADDPS(s[c], a[c], a[c])
 		storeZ(a[c], Mem{Base: b.acc, Disp: 64 * c}, mask)
 	}
+}
+
+// rowsZ is rows with two pairs of rows a step while two remain, which
+// halves the loop's overhead against the FMAs of a chunk of four vectors
+// or fewer; the rows are added in the same order.
+func (b blendRowsRegs) rowsZ(name string, add func(rows ...Mem)) {
+	w0, w1, v0, v1, r := GP64(), GP64(), GP64(), GP64(), GP64()
+	MOVQ(b.w, w0)
+	LEAQ(Mem{Base: b.w, Index: b.h, Scale: 4}, w1)
+	MOVQ(b.v, v0)
+	LEAQ(Mem{Base: b.v, Index: b.vh, Scale: 1}, v1)
+	MOVQ(b.h, r)
+	Label(name + "_pairs")
+	CMPQ(r, U8(2))
+	JL(LabelRef(name + "_pair"))
+	add(Mem{Base: w0}, Mem{Base: v0}, Mem{Base: w1}, Mem{Base: v1})
+	add(Mem{Base: w0, Disp: 4}, Mem{Base: v0, Index: b.stride, Scale: 1},
+		Mem{Base: w1, Disp: 4}, Mem{Base: v1, Index: b.stride, Scale: 1})
+	ADDQ(U8(8), w0)
+	ADDQ(U8(8), w1)
+	LEAQ(Mem{Base: v0, Index: b.stride, Scale: 2}, v0)
+	LEAQ(Mem{Base: v1, Index: b.stride, Scale: 2}, v1)
+	SUBQ(U8(2), r)
+	JMP(LabelRef(name + "_pairs"))
+	Label(name + "_pair")
+	TESTQ(r, r)
+	JZ(LabelRef(name + "_odd"))
+	add(Mem{Base: w0}, Mem{Base: v0}, Mem{Base: w1}, Mem{Base: v1})
+	ADDQ(U8(4), w1)
+	ADDQ(b.stride, v1)
+	// After h pairs the second stream points at row 2h, the last.
+	Label(name + "_odd")
+	TESTQ(b.odd, b.odd)
+	JZ(LabelRef(name + "_end"))
+	add(Mem{Base: w1}, Mem{Base: v1})
+	Label(name + "_end")
 }
