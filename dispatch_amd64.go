@@ -26,7 +26,9 @@ func init() {
 func dot(x, y []float32) float32 {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			return dotAVX512(x, y)
+		case implAVX2:
 			return dotAVX2(x, y)
 		}
 	}
@@ -52,7 +54,10 @@ func dotSplit(x, y []float32) (r float32) {
 func scoreRows(dst, k []float32, stride int, q []float32) {
 	if len(dst) <= rowsPerCall(len(q)) {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			scoreRowsAVX512(dst, k, stride, q)
+			return
+		case implAVX2:
 			scoreRowsAVX2(dst, k, stride, q)
 			return
 		}
@@ -78,7 +83,10 @@ func scoreRowsSplit(dst, k []float32, stride int, q []float32) {
 func axpy(alpha float32, x, y []float32) {
 	if len(x) <= maxCall {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			axpyAVX512(alpha, x, y)
+			return
+		case implAVX2:
 			axpyAVX2(alpha, x, y)
 			return
 		}
@@ -105,7 +113,10 @@ func axpySplit(alpha float32, x, y []float32) {
 func blendRows(acc, w, v []float32, stride int) {
 	if len(w) <= rowsPerCall(len(acc)) {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			blendRowsAVX512(acc, w, v, stride)
+			return
+		case implAVX2:
 			blendRowsAVX2(acc, w, v, stride)
 			return
 		}
@@ -134,7 +145,9 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 // 2^32. Callers keep n·d within one call's budget.
 func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		scoreRowsMultiAVX512(dst, k, stride, q, rows)
+	case implAVX2:
 		scoreRowsMultiAVX2(dst, k, stride, q, rows)
 	default:
 		scoreRowsMultiGeneric(dst, k, stride, q, rows)
@@ -148,7 +161,9 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 // within one call's budget.
 func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blendRowsMultiAVX512(acc, w, v, stride, rows)
+	case implAVX2:
 		blendRowsMultiAVX2(acc, w, v, stride, rows)
 	default:
 		blendRowsMultiGeneric(acc, w, v, stride, rows)

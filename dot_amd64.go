@@ -4,6 +4,46 @@
 
 package attention
 
+// dotAVX512 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
+//
+//go:noescape
+func dotAVX512(x []float32, y []float32) float32
+
+// scoreRowsAVX512 sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j
+// < len(q).
+//
+//go:noescape
+func scoreRowsAVX512(dst []float32, k []float32, stride int, q []float32)
+
+// axpyAVX512 sets y[i] += alpha*x[i] for i < len(x).
+//
+//go:noescape
+func axpyAVX512(alpha float32, x []float32, y []float32)
+
+// blendRowsAVX512 sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j
+// < len(acc).
+//
+//go:noescape
+func blendRowsAVX512(acc []float32, w []float32, v []float32, stride int)
+
+// scoreRowsMultiAVX512 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r
+// < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
+// query rows, each key row read once, each score the bits scoreRows gives
+// it while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below
+// 2^32. Callers keep n·d within one call's budget.
+//
+//go:noescape
+func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
+
+// blendRowsMultiAVX512 sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r
+// < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
+// rows, each value row read once, each row's sums the bits blendRows gives
+// it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
+// within one call's budget.
+//
+//go:noescape
+func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //

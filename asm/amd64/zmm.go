@@ -62,13 +62,24 @@ func zerosZ(n int) []VecVirtual {
 }
 
 // hsumZ adds the 16 lanes of z and returns the sum in the low lane of an
-// XMM: the two halves into a YMM, then hsum.
+// XMM, in hsum's tree after the two halves are added, with instructions
+// that all have EVEX forms: VEXTRACTF128 cannot encode the registers 16 to
+// 31, which avo hands out under pressure.
 func hsumZ(z VecVirtual) VecVirtual {
 	hi := YMM()
 	VEXTRACTF64X4(U8(1), z, hi)
-	lo := z.AsY()
+	lo := z.AsY().(VecVirtual)
 	VADDPS(hi, lo, lo)
-	return hsum(lo.(VecVirtual))
+	h := XMM()
+	VEXTRACTF32X4(U8(1), lo, h)
+	x := lo.AsX()
+	VADDPS(h, x, x)
+	t := XMM()
+	VMOVSHDUP(x, t)
+	VADDPS(t, x, x) // lanes 0 and 2 hold pair sums
+	VMOVHLPS(x, t, t)
+	VADDSS(t, x, x)
+	return x.(VecVirtual)
 }
 
 // streamZ is stream for sixteen lanes: blocks of four vectors, then single

@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func fmaAVX512(iters int, a float32, b float32) float32
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·fmaAVX512(SB), NOSPLIT, $0-20
 	MOVQ         iters+0(FP), AX
 	VBROADCASTSS a+8(FP), Z0
@@ -67,7 +67,7 @@ fmaz_done:
 	VADDPS        Z10, Z2, Z2
 	VEXTRACTF64X4 $0x01, Z2, Y0
 	VADDPS        Y0, Y2, Y2
-	VEXTRACTF128  $0x01, Y2, X0
+	VEXTRACTF32X4 $0x01, Y2, X0
 	VADDPS        X0, X2, X2
 	VMOVSHDUP     X2, X0
 	VADDPS        X0, X2, X2
@@ -78,7 +78,7 @@ fmaz_done:
 	RET
 
 // func readAVX512(x []float32) float32
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·readAVX512(SB), NOSPLIT, $0-28
 	MOVQ   x_base+0(FP), AX
 	MOVQ   x_len+8(FP), CX
@@ -124,7 +124,7 @@ readz_done:
 	VADDPS        Z4, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y0
-	VEXTRACTF128  $0x01, Y0, X1
+	VEXTRACTF32X4 $0x01, Y0, X1
 	VADDPS        X1, X0, X0
 	VMOVSHDUP     X0, X1
 	VADDPS        X1, X0, X0
@@ -135,7 +135,7 @@ readz_done:
 	RET
 
 // func readOneAVX512(x []float32) float32
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·readOneAVX512(SB), NOSPLIT, $0-28
 	MOVQ   x_base+0(FP), AX
 	MOVQ   x_len+8(FP), CX
@@ -173,7 +173,7 @@ readOneAVX512_done:
 	VADDPS        Z4, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y0
-	VEXTRACTF128  $0x01, Y0, X1
+	VEXTRACTF32X4 $0x01, Y0, X1
 	VADDPS        X1, X0, X0
 	VMOVSHDUP     X0, X1
 	VADDPS        X1, X0, X0

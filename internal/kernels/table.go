@@ -12,25 +12,25 @@ var All = []Kernel{
 		Name: "dot", Params: "x, y []float32", Results: "float32",
 		Doc:   "returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi], y[lo:hi]", Reduce: "+"},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scoreRows", Params: "dst, k []float32, stride int, q []float32",
 		Doc:   "sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).",
 		Split: &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "axpy", Params: "alpha float32, x, y []float32",
 		Doc:   "sets y[i] += alpha*x[i] for i < len(x).",
 		Split: &Split{N: "len(x)", Per: elems, Args: "alpha, x[lo:hi], y[lo:hi]"},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blendRows", Params: "acc, w, v []float32, stride int",
 		Doc:   "sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j < len(acc).",
 		Split: &Split{N: "len(w)", Per: "rowsPerCall(len(acc))", Args: "acc, w[lo:hi], v[lo*stride:], stride"},
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scoreRowsMulti", Params: "dst, k []float32, stride int, q []float32, rows int",
@@ -40,7 +40,7 @@ var All = []Kernel{
 			"Callers keep n·d within one call's budget.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
 		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int",
@@ -50,7 +50,7 @@ var All = []Kernel{
 			"Callers keep n·d within one call's budget.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",

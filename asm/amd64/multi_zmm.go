@@ -1,0 +1,300 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The multi-row kernels on sixteen lanes. Each row's results are the bits
+// the avx512 one-row kernels give it, for any number of keys: the scores
+// go through the same sum tree (rowsSums) whatever the block, and the
+// blend keeps genBlendRowsZ's two streams with accumulators of their own.
+
+func init() {
+	avx512["scoreRowsMulti"] = genScoreRowsMultiZ
+	avx512["blendRowsMulti"] = genBlendRowsMultiZ
+}
+
+// genScoreRowsMultiZ: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c]. Keys go in
+// blocks of KP (8 for one or two rows, 4 for three or four), their 16-float
+// chunks loaded once and multiplied with the same chunk of every query
+// row: R·KP accumulators summed by one tree. The last keys go one at a
+// time.
+func genScoreRowsMultiZ() {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "smultiz")
+		}
+		Label(fmt.Sprintf("smultiz_%d", R))
+		scoreMultiZ(R)
+	}
+	Label("smultiz_done")
+	VZEROUPPER()
+	RET()
+}
+
+func scoreMultiZ(R int) {
+	m := loadMulti(R, "dst", "q", "k")
+	name := fmt.Sprintf("smultiz%d", R)
+	db, nb := GP64(), GP64() // bytes of a query row and of an output row
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	KP := map[int]int{1: 8, 2: 8, 3: 4, 4: 4}[R]
+	for _, P := range []int{KP, 1} {
+		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
+		Label(loop)
+		CMPQ(m.n, U8(P))
+		JL(LabelRef(next))
+		scoreKeysZ(R, P, m, db, nb, loop)
+		ADDQ(U8(4*P), m.o)
+		for range P {
+			ADDQ(m.stride, m.kv)
+		}
+		SUBQ(U8(P), m.n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	JMP(LabelRef("smultiz_done"))
+}
+
+// scoreKeysZ emits the scores of P keys from m.kv against the R query rows
+// at m.in, stored at m.o (row r at m.o + r·nb).
+func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string) {
+	keys := newRows(m.kv, m.stride)
+	var k4 Register
+	if P > 4 {
+		k4 = GP64()
+		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
+	}
+	qp := GP64()
+	MOVQ(m.in, qp)
+	q := newRows(qp, db)
+	acc := zerosZ(R * P)
+	cnt := GP64()
+	MOVQ(m.d, cnt)
+	chunk, tail, done := name+"_chunk", name+"_tail", name+"_sum"
+	Label(chunk)
+	CMPQ(cnt, U8(16))
+	JL(LabelRef(tail))
+	scoreChunkZ(R, P, keys, k4, q, acc, nil)
+	ADDQ(U8(64), m.kv)
+	ADDQ(U8(64), qp)
+	if k4 != nil {
+		ADDQ(U8(64), k4)
+	}
+	SUBQ(U8(16), cnt)
+	JMP(LabelRef(chunk))
+	Label(tail)
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(done))
+	scoreChunkZ(R, P, keys, k4, q, acc, tailK(cnt))
+	Label(done)
+	// Rewind the column walk: d%16 columns were not stepped over.
+	back := GP64()
+	MOVQ(m.d, back)
+	ANDQ(I32(-16), back)
+	SHLQ(U8(2), back)
+	SUBQ(back, m.kv)
+	storeMultiZ(R, P, acc, newRows(m.o, nb))
+}
+
+// scoreChunkZ multiplies one chunk of 16 columns (under mask, if not nil)
+// of P keys with the same chunk of R query rows into acc, row r's key j in
+// acc[r*P+j]. Masked, the FMAs merge, as genScoreRowsZ's do, so the lanes
+// past d keep exactly what they held.
+func scoreChunkZ(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual, mask Op) {
+	fma := func(a Op, b, dst VecVirtual) {
+		if mask == nil {
+			VFMADD231PS(a, b, dst)
+		} else {
+			VFMADD231PS(a, b, mask, dst)
+		}
+	}
+	key := func(j int) Mem { return rowAddr(keys.p, k4, keys.s, keys.s3, j) }
+	if R == 1 {
+		qv := loadZ(q.at(0), mask)
+		for j := range P {
+			fma(key(j), qv, acc[j])
+		}
+		return
+	}
+	qv := make([]VecVirtual, R)
+	for r := range R {
+		qv[r] = loadZ(q.at(r), mask)
+	}
+	for j := range P {
+		kv := loadZ(key(j), mask)
+		for r := range R {
+			fma(kv, qv[r], acc[r*P+j])
+		}
+	}
+}
+
+// storeMultiZ stores the sums of the R·P accumulators (row r's P keys
+// consecutive) at row r of out.
+func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
+	if P == 1 {
+		for r := range R {
+			VMOVSS(hsumZ(acc[r]), out.at(r))
+		}
+		return
+	}
+	s := rowsSums(acc)
+	for r := range R {
+		switch {
+		case P == 8 && r == 0:
+			VMOVUPS(s.AsY(), out.at(r))
+		case P == 8:
+			VEXTRACTF32X8(U8(r), s, out.at(r))
+		case P == 4 && r == 0:
+			VMOVUPS(s.AsX(), out.at(r))
+		case P == 4:
+			VEXTRACTF32X4(U8(r), s, out.at(r))
+		default:
+			panic("storeMultiZ: unsupported block")
+		}
+	}
+}
+
+// genBlendRowsMultiZ: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
+// go in blocks of C vectors (8 for one row, 4 for two, 2 for three or four)
+// whose accumulators, a set for each of genBlendRowsZ's two key streams,
+// stay in registers while the keys stream past: per key, R broadcast
+// weights and C loads of the value row feed R·C FMAs. Then single vectors,
+// then a masked tail.
+func genBlendRowsMultiZ() {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "bmultiz")
+		}
+		Label(fmt.Sprintf("bmultiz_%d", R))
+		blendMultiZ(R)
+	}
+	Label("bmultiz_done")
+	VZEROUPPER()
+	RET()
+}
+
+func blendMultiZ(R int) {
+	m := loadMulti(R, "w", "acc", "v")
+	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
+	// the weights.
+	name := fmt.Sprintf("bmultiz%d", R)
+	db, nb := GP64(), GP64()
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	nz := ZMM()
+	VBROADCASTSS(vec32("rows_negzero", 0x80000000), nz)
+	C := map[int]int{1: 8, 2: 4, 3: 2, 4: 2}[R]
+	for _, P := range []int{C, 1} {
+		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
+		Label(loop)
+		CMPQ(m.d, U8(16*P))
+		JL(LabelRef(next))
+		blendColumnsZ(R, P, m, db, nb, nz, loop, nil)
+		ADDQ(U32(64*P), m.in)
+		ADDQ(U32(64*P), m.kv)
+		SUBQ(U8(16*P), m.d)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	TESTQ(m.d, m.d)
+	JZ(LabelRef("bmultiz_done"))
+	blendColumnsZ(R, 1, m, db, nb, nz, name+"_tail", tailK(m.d))
+	JMP(LabelRef("bmultiz_done"))
+}
+
+// blendColumnsZ emits the blend of P vectors of columns (one vector under
+// mask if mask is not nil) for R rows over every key. As in blendColumns,
+// the weights' base and count (m.o, m.n) are reloaded from the arguments
+// after the key loop, which frees their registers for the second stream.
+func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name string, mask Op) {
+	a, s := make([]VecVirtual, R*P), make([]VecVirtual, R*P)
+	// The accumulators' row addresses are formed where they move in and
+	// out, and hold no register during the key loop.
+	var accs rowRegs
+	accAt := func(r, c int) Mem {
+		at := accs.at(r)
+		at.Disp += 64 * c
+		return at
+	}
+	accs = newRows(m.in, db)
+	for r := range R {
+		for c := range P {
+			a[r*P+c] = loadZ(accAt(r, c), mask)
+			s[r*P+c] = ZMM()
+			VMOVAPS(nz, s[r*P+c])
+		}
+	}
+	// Stream 0 walks keys [0, h) into a, stream 1 keys [h, 2h) and then
+	// the odd last key 2h into s.
+	w0, w1, v0, v1, cnt := GP64(), GP64(), GP64(), GP64(), GP64()
+	MOVQ(m.n, cnt)
+	SHRQ(U8(1), cnt)
+	MOVQ(m.o, w0)
+	LEAQ(Mem{Base: m.o, Index: cnt, Scale: 4}, w1)
+	MOVQ(m.kv, v0)
+	MOVQ(cnt, v1)
+	IMULQ(m.stride, v1)
+	ADDQ(m.kv, v1)
+	s3 := GP64()
+	LEAQ(Mem{Base: nb, Index: nb, Scale: 2}, s3)
+	add := func(w rowRegs, vp Register, set []VecVirtual) {
+		b := make([]VecVirtual, R)
+		for r := range R {
+			b[r] = ZMM()
+			VBROADCASTSS(w.at(r), b[r])
+		}
+		for c := range P {
+			at := Mem{Base: vp, Disp: 64 * c}
+			if R == 1 {
+				if mask == nil {
+					VFMADD231PS(at, b[0], set[c])
+				} else {
+					VFMADD231PS(at, b[0], mask, set[c])
+				}
+				continue
+			}
+			t := loadZ(at, mask)
+			for r := range R {
+				VFMADD231PS(t, b[r], set[r*P+c])
+			}
+		}
+	}
+	pair, done := name+"_pair", name+"_keys_done"
+	Label(pair)
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_odd"))
+	add(rowRegs{w0, nb, s3}, v0, a)
+	add(rowRegs{w1, nb, s3}, v1, s)
+	ADDQ(U8(4), w0)
+	ADDQ(U8(4), w1)
+	ADDQ(m.stride, v0)
+	ADDQ(m.stride, v1)
+	DECQ(cnt)
+	JMP(LabelRef(pair))
+	Label(name + "_odd")
+	Load(Param("w").Len(), m.n)
+	divConst(m.n, R)
+	TESTQ(U32(1), m.n)
+	JZ(LabelRef(done))
+	add(rowRegs{w1, nb, s3}, v1, s)
+	Label(done)
+	Load(Param("w").Base(), m.o)
+	accs = newRows(m.in, db)
+	for r := range R {
+		for c := range P {
+			VADDPS(s[r*P+c], a[r*P+c], a[r*P+c])
+			storeZ(a[r*P+c], accAt(r, c), mask)
+		}
+	}
+}
