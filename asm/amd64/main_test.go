@@ -16,19 +16,20 @@ func TestGeneratedCode(t *testing.T) {
 		gentest.CheckHeader(t, f)
 	}
 
-	// Only the 16 registers AVX2 can encode: X16–X31/Y16–Y31 would need
-	// AVX-512 (EVEX) and fault on the CPUs this path targets.
-	if m := regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b|\bZ[0-9]+\b|\bK[0-7]\b`).FindString(text); m != "" {
-		t.Errorf("generated code uses %s, which needs AVX-512", m)
-	}
-
 	funcs := strings.Split(text, "\nTEXT ")[1:]
 	if len(funcs) < 8 {
 		t.Fatalf("found %d functions, want the 8 kernels", len(funcs))
 	}
+	evex := regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b|\bZ[0-9]+\b|\bK[0-7]\b`)
 	frame := regexp.MustCompile(`^·\w+\(SB\), NOSPLIT, \$0-\d+\n`)
 	for _, f := range funcs {
 		name := f[:strings.Index(f, "(")]
+		// Outside the avx512 implementation, only the 16 registers AVX2
+		// can encode: X16–X31/Y16–Y31 would need AVX-512 (EVEX) and fault
+		// on the CPUs those paths target.
+		if m := evex.FindString(f); m != "" && !strings.HasSuffix(name, "AVX512") {
+			t.Errorf("%s uses %s, which needs AVX-512", name, m)
+		}
 		if !frame.MatchString(f) {
 			t.Errorf("%s: not a NOSPLIT leaf with a $0 frame: %q", name, f[:strings.Index(f, "\n")])
 		}
