@@ -9,6 +9,19 @@ package attention
 //go:noescape
 func scaleAVX512(s float32, x []float32)
 
+// blockScoresAVX512 sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j <
+// len(st)/16, c < len(qt)/16.
+//
+//go:noescape
+func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
+
+// blockBlendAVX512 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j
+// st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c
+// leaves ot unscaled.
+//
+//go:noescape
+func blockBlendAVX512(ot []float32, st []float32, v []float32, stride int, c []float32)
+
 // dotAVX2 returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
 //
 //go:noescape
