@@ -110,7 +110,9 @@ scoresz16_loop:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-	LEAQ   (R10)(DI*8), R14
+	MOVQ   SI, R14
+	IMUL3Q $0x20, R14, R14
+	ADDQ   BX, R14
 
 scoresz_pf_inner:
 	CMPQ             R13, $0x10

@@ -94,7 +94,9 @@ func genBlockScoresZ() {
 			// otherwise reaches the kernel as a demand miss per line.
 			inner, after := "scoresz_pf_inner", "scoresz_pf_after"
 			pa, pw := GP64(), GP64()
-			LEAQ(Mem{Base: bases[2], Index: s3, Scale: 8}, pa) // row 32
+			MOVQ(stride, pa)
+			IMUL3Q(U8(2*W), pa, pa)
+			ADDQ(k, pa)
 			Label(inner)
 			CMPQ(cnt, U8(16))
 			JL(LabelRef(after))
