@@ -24,6 +24,20 @@ func init() {
 // row.
 const blockGroupZ = 16
 
+// blockZerosZ returns n ZMM registers set to zero by a broadcast load: a
+// register zeroed by XOR counts for avo as read before it is written, so it
+// would be live from the function's entry and every group's accumulators
+// would hold their registers throughout; the score kernel's full groups need
+// all 32 at once.
+func blockZerosZ(n int) []VecVirtual {
+	v := make([]VecVirtual, n)
+	for i := range v {
+		v[i] = ZMM()
+		VBROADCASTSS(vec32("blockz_zero", 0), v[i])
+	}
+	return v
+}
+
 // blockRowsZ returns the address of row w of a group of W rows stride
 // bytes apart, from bases[w/4] (row 4b of the group) and s3 = 3*stride.
 func blockRowsZ(bases []Register, stride, s3 Register) func(w int) Mem {
@@ -69,7 +83,7 @@ func genBlockScoresZ() {
 		MOVQ(qt, qp)
 		Load(Param("qt").Len(), cnt)
 		SHRQ(U8(4), cnt)
-		acc := zerosZ(W)
+		acc := blockZerosZ(W)
 		// step(u) emits dimension u of a block of dimensions at the
 		// current pointers.
 		step := func(u int) {
@@ -88,40 +102,7 @@ func genBlockScoresZ() {
 			}
 		}
 		if W == blockGroupZ {
-			// The full groups fetch the rows two groups ahead into L1 as
-			// they go, sixteen dimensions (a cache line of each row) a
-			// block, one prefetch per row and block: a head larger than L2
-			// otherwise reaches the kernel as a demand miss per line.
-			inner, after := "scoresz_pf_inner", "scoresz_pf_after"
-			pa, pw := GP64(), GP64()
-			MOVQ(stride, pa)
-			IMUL3Q(U8(2*W), pa, pa)
-			ADDQ(k, pa)
-			Label(inner)
-			CMPQ(cnt, U8(16))
-			JL(LabelRef(after))
-			MOVQ(pa, pw)
-			for u := range 16 {
-				switch u % 4 {
-				case 0:
-					PREFETCHT0(Mem{Base: pw})
-				case 1:
-					PREFETCHT0(Mem{Base: pw, Index: stride, Scale: 1})
-				case 2:
-					PREFETCHT0(Mem{Base: pw, Index: stride, Scale: 2})
-				case 3:
-					PREFETCHT0(Mem{Base: pw, Index: s3, Scale: 1})
-					if u < 15 {
-						LEAQ(Mem{Base: pw, Index: stride, Scale: 4}, pw)
-					}
-				}
-				step(u)
-			}
-			advance(16)
-			ADDQ(U8(64), pa)
-			SUBQ(U8(16), cnt)
-			JMP(LabelRef(inner))
-			Label(after)
+			scoresLinesZ(acc, row, qp, cnt, stride, s3, k, advance)
 		}
 		unrolled(fmt.Sprintf("scoresz%d", W), cnt, step, advance)
 
@@ -230,4 +211,69 @@ func genBlockBlendZ() {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// scoresLinesZ emits the score loop of a full group over blocks of sixteen
+// dimensions, a cache line of each key row: the block's sixteen query
+// vectors are loaded once into registers (with the sixteen accumulators,
+// all 32), then the group's rows are taken eight at a time, each line
+// consumed by sixteen FMAs in a row. Rows a multiple of 4 KiB apart (the
+// heads of a [T][H][d] tensor with H·d = 1024) put the lines of every row
+// in one L1 set; the dimension-major order kept all sixteen of them live
+// at once, more than the set's ways, and missed on nearly every load.
+// Eight rows at a time keep as many FMA chains in flight as the two
+// pipes need.
+//
+// As the group goes, it fetches the rows two groups ahead into L2, one
+// prefetch per row and line: a head larger than L2 otherwise reaches the
+// kernel as a demand miss per line. Into L1 (PREFETCHT0) the lines of rows
+// 4 KiB apart evicted the group's own from their set: measured here, a
+// [T][H][d] prefill with H·d = 1024 took 16% longer that way, and the
+// packed shapes gained nothing from it.
+func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k Register, advance func(U int)) {
+	W := len(acc)
+	inner, after := "scoresz_lines_inner", "scoresz_lines_after"
+	pa, pw := GP64(), GP64()
+	MOVQ(stride, pa)
+	IMUL3Q(U8(2*W), pa, pa)
+	ADDQ(k, pa)
+	Label(inner)
+	CMPQ(cnt, U8(16))
+	JL(LabelRef(after))
+	MOVQ(pa, pw)
+	q := make([]VecVirtual, 16)
+	for u := range q {
+		q[u] = loadZ(Mem{Base: qp, Disp: 64 * u}, nil)
+	}
+	pf := 0 // the next row of the group ahead to fetch
+	for h := 0; h < W; h += 8 {
+		for u := range q {
+			if (h/8*16+u)%2 == 0 && pf < W {
+				switch pf % 4 {
+				case 0:
+					PREFETCHT1(Mem{Base: pw})
+				case 1:
+					PREFETCHT1(Mem{Base: pw, Index: stride, Scale: 1})
+				case 2:
+					PREFETCHT1(Mem{Base: pw, Index: stride, Scale: 2})
+				case 3:
+					PREFETCHT1(Mem{Base: pw, Index: s3, Scale: 1})
+					if pf < W-1 {
+						LEAQ(Mem{Base: pw, Index: stride, Scale: 4}, pw)
+					}
+				}
+				pf++
+			}
+			for w := h; w < min(W, h+8); w++ {
+				m := row(w)
+				m.Disp += 4 * u
+				VFMADD231PS_BCST(m, q[u], acc[w])
+			}
+		}
+	}
+	advance(16)
+	ADDQ(U8(64), pa)
+	SUBQ(U8(16), cnt)
+	JMP(LabelRef(inner))
+	Label(after)
 }
