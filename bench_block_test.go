@@ -43,3 +43,36 @@ func BenchmarkBatchedLayout(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBlockKernelsL2 runs the score and blend kernels as the engine
+// does, on tiles of 128 keys that come from L2: each call takes the next
+// of eight tiles (256 KiB of keys at d=64), so none stays in L1 between
+// its calls.
+func BenchmarkBlockKernelsL2(b *testing.B) {
+	const n, tiles = 128, 8
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, d := range []int{64, 128} {
+			r := testutil.Rand(10)
+			qt, kv := testutil.Floats(r, blockRows*d, 1), testutil.Floats(r, tiles*n*d, 1)
+			st, ot := testutil.Floats(r, blockRows*n, 1), make([]float32, blockRows*d)
+			c := testutil.Floats(r, blockRows, 1)
+			tile := func(i int) []float32 { return kv[i%tiles*n*d:][:n*d] }
+			b.Run(fmt.Sprintf("scores/d=%d/n=%d", d, n), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					blockScores(st, qt, tile(i), d)
+					i++
+				}
+				report(b, float64(2*blockRows*n*d), 0)
+			})
+			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					blockBlend(ot, st, tile(i), d, c)
+					i++
+				}
+				report(b, float64(2*blockRows*n*d), 0)
+			})
+		}
+	})
+}
