@@ -224,7 +224,7 @@ func TestBlockKernelsStayInBounds(t *testing.T) {
 		for _, after := range []bool{true, false} {
 			for d := 0; d <= 67; d++ {
 				for _, pad := range []int{0, 3} {
-					for _, n := range []int{1, 3, 4, 6, 7, 13} {
+					for _, n := range []int{1, 3, 4, 6, 7, 13, 16, 35} {
 						t.Run(fmt.Sprintf("after=%v/d=%d/pad=%d/n=%d", after, d, pad, n), func(t *testing.T) {
 							stride := d + pad
 							k := testutil.Guarded(t, (n-1)*stride+d, after)

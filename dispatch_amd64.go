@@ -289,7 +289,9 @@ func expSumSplit(dst, x []float32, m float32) (r float32) {
 // len(st)/16, c < len(qt)/16.
 func blockScores(st, qt, k []float32, stride int) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockScoresAVX512(st, qt, k, stride)
+	case implAVX2:
 		blockScoresAVX2(st, qt, k, stride)
 	default:
 		blockScoresGeneric(st, qt, k, stride)
@@ -326,7 +328,9 @@ func blockExpSum(st, ml []float32) {
 // leaves ot unscaled.
 func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	switch active {
-	case implAVX512, implAVX2:
+	case implAVX512:
+		blockBlendAVX512(ot, st, v, stride, c)
+	case implAVX2:
 		blockBlendAVX2(ot, st, v, stride, c)
 	default:
 		blockBlendGeneric(ot, st, v, stride, c)

@@ -67,6 +67,12 @@ func expAVX512(dst []float32, x []float32)
 //go:noescape
 func expSumAVX512(dst []float32, x []float32, m float32) float32
 
+// blockScoresAVX512 sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j <
+// len(st)/16, c < len(qt)/16.
+//
+//go:noescape
+func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
+
 // blockMaxAVX512 starts a tile of the online softmax as blockMaxGeneric
 // does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *=
 // c.
@@ -79,6 +85,13 @@ func blockMaxAVX512(st []float32, ml []float32)
 //
 //go:noescape
 func blockExpSumAVX512(st []float32, ml []float32)
+
+// blockBlendAVX512 sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j
+// st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c
+// leaves ot unscaled.
+//
+//go:noescape
+func blockBlendAVX512(ot []float32, st []float32, v []float32, stride int, c []float32)
 
 // blockInAVX512 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for
 // rows <= r < 16, c < len(qt)/16.

@@ -51,12 +51,15 @@ func storeZ(z VecVirtual, m Mem, mask Op) {
 	}
 }
 
-// zerosZ returns n zeroed ZMM registers.
+// zerosZ returns n ZMM registers set to zero by a broadcast load: avo's
+// liveness takes a register zeroed by XOR with itself as read before it is
+// written, so it would hold that register from the function's entry on,
+// which the kernels that need all 32 cannot afford.
 func zerosZ(n int) []VecVirtual {
 	v := make([]VecVirtual, n)
 	for i := range v {
 		v[i] = ZMM()
-		VPXORD(v[i], v[i], v[i])
+		VBROADCASTSS(vec32("zero", 0), v[i])
 	}
 	return v
 }

@@ -10,22 +10,22 @@ TEXT ·fmaAVX512(SB), NOSPLIT, $0-20
 	MOVQ         iters+0(FP), AX
 	VBROADCASTSS a+8(FP), Z0
 	VBROADCASTSS b+12(FP), Z1
-	VPXORD       Z2, Z2, Z2
-	VPXORD       Z3, Z3, Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
-	VPXORD       Z6, Z6, Z6
-	VPXORD       Z7, Z7, Z7
-	VPXORD       Z8, Z8, Z8
-	VPXORD       Z9, Z9, Z9
-	VPXORD       Z10, Z10, Z10
-	VPXORD       Z11, Z11, Z11
-	VPXORD       Z12, Z12, Z12
-	VPXORD       Z13, Z13, Z13
-	VPXORD       Z14, Z14, Z14
-	VPXORD       Z15, Z15, Z15
-	VPXORD       Z16, Z16, Z16
-	VPXORD       Z17, Z17, Z17
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	VBROADCASTSS zero<>+0(SB), Z8
+	VBROADCASTSS zero<>+0(SB), Z9
+	VBROADCASTSS zero<>+0(SB), Z10
+	VBROADCASTSS zero<>+0(SB), Z11
+	VBROADCASTSS zero<>+0(SB), Z12
+	VBROADCASTSS zero<>+0(SB), Z13
+	VBROADCASTSS zero<>+0(SB), Z14
+	VBROADCASTSS zero<>+0(SB), Z15
+	VBROADCASTSS zero<>+0(SB), Z16
+	VBROADCASTSS zero<>+0(SB), Z17
 	TESTQ        AX, AX
 	JLE          fmaz_done
 
@@ -77,26 +77,36 @@ fmaz_done:
 	VZEROUPPER
 	RET
 
+DATA zero<>+0(SB)/4, $0x00000000
+DATA zero<>+4(SB)/4, $0x00000000
+DATA zero<>+8(SB)/4, $0x00000000
+DATA zero<>+12(SB)/4, $0x00000000
+DATA zero<>+16(SB)/4, $0x00000000
+DATA zero<>+20(SB)/4, $0x00000000
+DATA zero<>+24(SB)/4, $0x00000000
+DATA zero<>+28(SB)/4, $0x00000000
+GLOBL zero<>(SB), RODATA|NOPTR, $32
+
 // func readAVX512(x []float32) float32
 // Requires: AVX, AVX512F, AVX512VL, SSE
 TEXT ·readAVX512(SB), NOSPLIT, $0-28
-	MOVQ   x_base+0(FP), AX
-	MOVQ   x_len+8(FP), CX
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	SHRQ   $0x07, CX
-	JZ     readz_done
-	MOVQ   CX, DX
-	SHLQ   $0x07, DX
-	LEAQ   (AX)(DX*1), BX
-	LEAQ   (BX)(DX*1), SI
-	LEAQ   (SI)(DX*1), DX
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	SHRQ         $0x07, CX
+	JZ           readz_done
+	MOVQ         CX, DX
+	SHLQ         $0x07, DX
+	LEAQ         (AX)(DX*1), BX
+	LEAQ         (BX)(DX*1), SI
+	LEAQ         (SI)(DX*1), DX
 
 readz_loop:
 	VADDPS (AX), Z0, Z0

@@ -90,7 +90,7 @@ var All = []Kernel{
 	{
 		Name: "blockScores", Params: "st, qt, k []float32, stride int",
 		Doc:   "sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j < len(st)/16, c < len(qt)/16.",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blockMax", Params: "st, ml []float32",
@@ -110,7 +110,7 @@ var All = []Kernel{
 	{
 		Name: "blockBlend", Params: "ot, st, v []float32, stride int, c []float32",
 		Doc:   "sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.",
-		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": Asm},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blockIn", Params: "qt, q []float32, stride, rows int",

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func init() {
+	avx512["blockScores"] = genBlockScoresZ
+	avx512["blockBlend"] = genBlockBlendZ
+}
+
+// The block score and blend kernels on sixteen lanes: the block's sixteen
+// query rows are one ZMM register, so a key (scores) or a value column
+// (blend) costs one accumulator, and the K or V element meets it through
+// an embedded broadcast, one load per FMA. That load is what bounds them:
+// a bare loop of such FMAs ran at 94% of the FMA peak here, and both
+// kernels reach 92-94% from L1; only a second row vector per broadcast
+// (32 query rows a block) would lift it.
+
+// blockGroupZ is how many keys (scores) or value columns (blend) share one
+// pass: 16 accumulators are twice the chains that two FMA pipes of 4
+// cycles' latency need, and 16 columns are one cache line of a value row.
+// Groups of 12 keys measured the same as 16 in the engine; 20 or more
+// leave too few general registers for the rows' addresses.
+const blockGroupZ = 16
+
+// blockRowsZ returns the address of row w of a group of W rows stride
+// bytes apart, from bases[w/4] (row 4b of the group) and s3 = 3*stride.
+func blockRowsZ(bases []Register, stride, s3 Register) func(w int) Mem {
+	return func(w int) Mem {
+		base := bases[w/4]
+		switch w % 4 {
+		case 1:
+			return Mem{Base: base, Index: stride, Scale: 1}
+		case 2:
+			return Mem{Base: base, Index: stride, Scale: 2}
+		case 3:
+			return Mem{Base: base, Index: s3, Scale: 1}
+		}
+		return Mem{Base: base}
+	}
+}
+
+func genBlockScoresZ() {
+	st := Load(Param("st").Base(), GP64())
+	n := Load(Param("st").Len(), GP64())
+	SHRQ(U8(4), n)
+	qt := Load(Param("qt").Base(), GP64())
+	k := Load(Param("k").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	s3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+
+	for _, W := range []int{blockGroupZ, 8, 4, 2, 1} {
+		loop, next := fmt.Sprintf("scoresz%d_loop", W), fmt.Sprintf("scoresz%d_next", W)
+		Label(loop)
+		CMPQ(n, U8(W))
+		JL(LabelRef(next))
+
+		bases := []Register{GP64()}
+		MOVQ(k, bases[0])
+		for b := 1; b < (W+3)/4; b++ {
+			bases = append(bases, GP64())
+			LEAQ(Mem{Base: bases[b-1], Index: stride, Scale: 4}, bases[b])
+		}
+		row := blockRowsZ(bases, stride, s3)
+		qp, cnt := GP64(), GP64()
+		MOVQ(qt, qp)
+		Load(Param("qt").Len(), cnt)
+		SHRQ(U8(4), cnt)
+		acc := zerosZ(W)
+		// step(u) emits dimension u of a block of dimensions at the
+		// current pointers.
+		step := func(u int) {
+			q := ZMM()
+			VMOVUPS(Mem{Base: qp, Disp: 64 * u}, q)
+			for w := range W {
+				m := row(w)
+				m.Disp += 4 * u
+				VFMADD231PS_BCST(m, q, acc[w])
+			}
+		}
+		advance := func(U int) {
+			ADDQ(U32(64*U), qp)
+			for _, b := range bases {
+				ADDQ(U8(4*U), b)
+			}
+		}
+		if W == blockGroupZ {
+			scoresLinesZ(acc, row, qp, cnt, stride, s3, k, advance)
+		}
+		unrolled(fmt.Sprintf("scoresz%d", W), cnt, step, advance)
+
+		for w, a := range acc {
+			VMOVUPS(a, Mem{Base: st, Disp: 64 * w})
+		}
+		ADDQ(U32(64*W), st)
+		adv := GP64()
+		MOVQ(stride, adv)
+		if W > 1 {
+			IMUL3Q(U8(W), adv, adv)
+		}
+		ADDQ(adv, k)
+		SUBQ(U8(W), n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func genBlockBlendZ() {
+	ot := Load(Param("ot").Base(), GP64())
+	dv := Load(Param("ot").Len(), GP64())
+	SHRQ(U8(4), dv)
+	v := Load(Param("v").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	s3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+	// As in the avx2 kernel, the engine blends a tile in runs of keys:
+	// each step fetches the same columns of the next run's row into L2
+	// while this run computes, at the group's last column (every cache
+	// line of a row holds the last column of some group).
+	run := GP64()
+	Load(Param("st").Len(), run)
+	SHRQ(U8(4), run)
+	IMULQ(stride, run)
+	// An empty c means no rescale (a later run of the same tile).
+	cz := ZMM()
+	scale := GP64()
+	Load(Param("c").Len(), scale)
+	TESTQ(scale, scale)
+	JZ(LabelRef("blendz_noc"))
+	Load(Param("c").Base(), scale)
+	VMOVUPS(Mem{Base: scale}, cz)
+	MOVQ(U32(1), scale)
+	Label("blendz_noc")
+
+	for _, W := range []int{blockGroupZ, 8, 4, 2, 1} {
+		loop, next := fmt.Sprintf("blendz%d_loop", W), fmt.Sprintf("blendz%d_next", W)
+		Label(loop)
+		CMPQ(dv, U8(W))
+		JL(LabelRef(next))
+
+		acc := make([]VecVirtual, W)
+		for i := range acc {
+			acc[i] = loadZ(Mem{Base: ot, Disp: 64 * i}, nil)
+		}
+		scaled := fmt.Sprintf("blendz%d_scaled", W)
+		TESTQ(scale, scale)
+		JZ(LabelRef(scaled))
+		for _, a := range acc {
+			VMULPS(cz, a, a)
+		}
+		Label(scaled)
+		vp, sp, cnt, nx := GP64(), GP64(), GP64(), GP64()
+		MOVQ(v, vp)
+		Load(Param("st").Base(), sp)
+		Load(Param("st").Len(), cnt)
+		SHRQ(U8(4), cnt)
+		LEAQ(Mem{Base: v, Index: run, Scale: 1, Disp: 4 * (W - 1)}, nx)
+		// Key j of the run: unrolled by four (rows vp, vp+s, vp+2s,
+		// vp+3s), then one at a time.
+		step := func(u int) {
+			p := loadZ(Mem{Base: sp, Disp: 64 * u}, nil)
+			row := blockRowsZ([]Register{vp}, stride, s3)(u)
+			pf := row
+			pf.Base = nx
+			PREFETCHT1(pf)
+			for w := range W {
+				m := row
+				m.Disp = 4 * w
+				VFMADD231PS_BCST(m, p, acc[w])
+			}
+		}
+		unrolled(fmt.Sprintf("blendz%d", W), cnt, step, func(U int) {
+			ADDQ(U32(64*U), sp)
+			if U == 4 {
+				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
+				LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
+			} else {
+				ADDQ(stride, vp)
+				ADDQ(stride, nx)
+			}
+		})
+
+		for i, a := range acc {
+			storeZ(a, Mem{Base: ot, Disp: 64 * i}, nil)
+		}
+		ADDQ(U32(64*W), ot)
+		ADDQ(U8(4*W), v)
+		SUBQ(U8(W), dv)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// scoresLinesZ emits the score loop of a full group over blocks of sixteen
+// dimensions, a cache line of each key row: the block's sixteen query
+// vectors are loaded once into registers (with the sixteen accumulators,
+// all 32), then the group's rows are taken eight at a time, each line
+// consumed by sixteen FMAs in a row. Rows a multiple of 4 KiB apart (the
+// heads of a [T][H][d] tensor with H·d = 1024) put the lines of every row
+// in one L1 set; the dimension-major order kept all sixteen of them live
+// at once, more than the set's ways, and missed on nearly every load.
+// Eight rows at a time keep as many FMA chains in flight as the two
+// pipes need.
+//
+// As the group goes, it fetches the rows two groups ahead into L2, one
+// prefetch per row and line: a head larger than L2 otherwise reaches the
+// kernel as a demand miss per line. Into L1 (PREFETCHT0) the lines of rows
+// 4 KiB apart evicted the group's own from their set: measured here, a
+// [T][H][d] prefill with H·d = 1024 took 16% longer that way, and the
+// packed shapes gained nothing from it.
+func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k Register, advance func(U int)) {
+	W := len(acc)
+	inner, after := "scoresz_lines_inner", "scoresz_lines_after"
+	pa, pw := GP64(), GP64()
+	MOVQ(stride, pa)
+	IMUL3Q(U8(2*W), pa, pa)
+	ADDQ(k, pa)
+	Label(inner)
+	CMPQ(cnt, U8(16))
+	JL(LabelRef(after))
+	MOVQ(pa, pw)
+	q := make([]VecVirtual, 16)
+	for u := range q {
+		q[u] = loadZ(Mem{Base: qp, Disp: 64 * u}, nil)
+	}
+	pf := 0 // the next row of the group ahead to fetch
+	for h := 0; h < W; h += 8 {
+		for u := range q {
+			if (h/8*16+u)%2 == 0 && pf < W {
+				switch pf % 4 {
+				case 0:
+					PREFETCHT1(Mem{Base: pw})
+				case 1:
+					PREFETCHT1(Mem{Base: pw, Index: stride, Scale: 1})
+				case 2:
+					PREFETCHT1(Mem{Base: pw, Index: stride, Scale: 2})
+				case 3:
+					PREFETCHT1(Mem{Base: pw, Index: s3, Scale: 1})
+					if pf < W-1 {
+						LEAQ(Mem{Base: pw, Index: stride, Scale: 4}, pw)
+					}
+				}
+				pf++
+			}
+			for w := h; w < min(W, h+8); w++ {
+				m := row(w)
+				m.Disp += 4 * u
+				VFMADD231PS_BCST(m, q[u], acc[w])
+			}
+		}
+	}
+	advance(16)
+	ADDQ(U8(64), pa)
+	SUBQ(U8(16), cnt)
+	JMP(LabelRef(inner))
+	Label(after)
+}

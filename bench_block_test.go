@@ -1,0 +1,78 @@
+package attention
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// BenchmarkBatchedLayout runs a prefill with the heads packed ([H][T][d])
+// and interleaved ([T][H][d], as a fused QKV projection leaves them): the
+// interleaved rows lie H·d floats apart, a power of two, so the rows of
+// one tile share few L1 sets, which the block kernels' runs must allow
+// for.
+func BenchmarkBatchedLayout(b *testing.B) {
+	const heads, T = 8, 512
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, d := range []int{64, 128} {
+			for _, layout := range []string{"packed", "interleaved"} {
+				b.Run(fmt.Sprintf("%s/h=%d/T=%d/d=%d", layout, heads, T, d), func(b *testing.B) {
+					r := testutil.Rand(9)
+					mk := func() Tensor {
+						data := testutil.Floats(r, heads*T*d, 1)
+						hs, rs := T*d, d
+						if layout == "interleaved" {
+							hs, rs = d, heads*d
+						}
+						x, err := NewTensorStrided(1, heads, T, d, heads*T*d, hs, rs, data)
+						if err != nil {
+							b.Fatal(err)
+						}
+						return x
+					}
+					q, k, v, out := mk(), mk(), mk(), mk()
+					e := NewBatched(1)
+					defer e.Close()
+					for b.Loop() {
+						e.Attend(BatchOutputs{Out: out}, q, k, v, nil)
+					}
+					report(b, float64(4*heads*T*T*d), 0)
+				})
+			}
+		}
+	})
+}
+
+// BenchmarkBlockKernelsL2 runs the score and blend kernels as the engine
+// does, on tiles of 128 keys that come from L2: each call takes the next
+// of eight tiles (256 KiB of keys at d=64), so none stays in L1 between
+// its calls.
+func BenchmarkBlockKernelsL2(b *testing.B) {
+	const n, tiles = 128, 8
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, d := range []int{64, 128} {
+			r := testutil.Rand(10)
+			qt, kv := testutil.Floats(r, blockRows*d, 1), testutil.Floats(r, tiles*n*d, 1)
+			st, ot := testutil.Floats(r, blockRows*n, 1), make([]float32, blockRows*d)
+			c := testutil.Floats(r, blockRows, 1)
+			tile := func(i int) []float32 { return kv[i%tiles*n*d:][:n*d] }
+			b.Run(fmt.Sprintf("scores/d=%d/n=%d", d, n), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					blockScores(st, qt, tile(i), d)
+					i++
+				}
+				report(b, float64(2*blockRows*n*d), 0)
+			})
+			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					blockBlend(ot, st, tile(i), d, c)
+					i++
+				}
+				report(b, float64(2*blockRows*n*d), 0)
+			})
+		}
+	})
+}
