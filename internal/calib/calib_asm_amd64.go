@@ -6,7 +6,7 @@ package calib
 // requirements are the "// Requires:" lines of calib_amd64.s (a test
 // checks them).
 var asmKernels = []*Kernels{
-	{name: "avx512", bits: 512, requires: []string{"AVX", "AVX512F", "SSE"},
+	{name: "avx512", bits: 512, requires: []string{"AVX", "AVX512F", "AVX512VL", "SSE"},
 		chains: 16, lanes: 16, fma: fmaAVX512,
 		reads: []readKernel{{"readAVX512", 128, readAVX512}, {"readOneAVX512", 128, readOneAVX512}}},
 	{name: "avx2", bits: 256, requires: []string{"AVX", "FMA3", "SSE"},
