@@ -184,11 +184,10 @@ func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 }
 
 // genBlendRowsMultiZ: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
-// go in blocks of C vectors (8 for one row, 4 for two, 2 for three or four)
-// whose accumulators, a set for each of genBlendRowsZ's two key streams,
-// stay in registers while the keys stream past: per key, R broadcast
-// weights and C loads of the value row feed R·C FMAs. Then single vectors,
-// then a masked tail.
+// go in blocks of C vectors (multiBlendBlocks) whose accumulators, a set
+// for each of genBlendRowsZ's two key streams, stay in registers while the
+// keys stream past: per key, R broadcast weights and C loads of the value
+// row feed R·C FMAs. Then narrower blocks, then a masked tail.
 func genBlendRowsMultiZ() {
 	for R := 1; R <= 4; R++ {
 		if R == 1 {
@@ -215,8 +214,7 @@ func blendMultiZ(R int) {
 	SHLQ(U8(2), nb)
 	nz := ZMM()
 	VBROADCASTSS(vec32("rows_negzero", 0x80000000), nz)
-	C := map[int]int{1: 8, 2: 4, 3: 2, 4: 2}[R]
-	for _, P := range []int{C, 1} {
+	for _, P := range multiBlendBlocks[R] {
 		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
 		Label(loop)
 		CMPQ(m.d, U8(16*P))
@@ -336,3 +334,13 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 // 61, 52 and 44 GB/s prefetching in address order 16, 32, 64 and 128 rows
 // ahead; the one-row scoreRows ran at 55-60 and the read kernels at ~80.
 const multiAhead = 32
+
+// multiBlendBlocks lists, by row count, the blocks of column vectors the
+// multi-row blend takes, widest first: as wide as the accumulators (two
+// sets of R per vector) and R broadcast weights fit in 32 registers, as
+// every block is one more pass over the value rows. Three rows took 4
+// vectors and four rows 3 then 2 (at d = 128, two passes and three where
+// both took four with blocks of 2): 512 keys of V in L2, 1.76 µs against
+// 2.66 for three rows and 2.35 against 3.77 for four (fastest of nine
+// runs on a busy machine).
+var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}}
