@@ -96,6 +96,13 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 		p.chunks = (k.rows + splitKeys - 1) / splitKeys
 	}
 	p.multi = !p.block && !p.rowPath && opt.Keep == nil && p.packed > 1 && p.tile*max(dk, v.cols) <= maxCall
+	if p.multi && multiScoreStreams() && 2*p.tile*max(dk, v.cols) <= maxCall {
+		// Every row scored by the multi-row kernels, which stream K (see
+		// tileRows): longer tiles halve the calls and the softmax's
+		// passes per key. The tile's K and V (512 KiB at d = 128) still
+		// stay in L2 for the rows' second reads.
+		p.tile *= 2
+	}
 	return p, nil
 }
 

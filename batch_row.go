@@ -52,33 +52,43 @@ func (tk *batchTask) common(j0, tile int) (js, n int) {
 }
 
 // tileRows adds keys [j0, j0+n) to every row of task tk, as tileOnline
-// does for one: row 0 through the one-row kernels, the others through the
-// multi-row kernels in groups of up to four rows, each key's K and V rows
-// read once per group. The rows accumulate in tk.part; the tile takes no
-// keep-mask (see batchJob.multi). For the four query heads of a grouped
-// decode step (H = 32, Hkv = 8, d = 128) this took 1.18 ms at Tk = 4096
-// (K+V 32 MiB) against 1.40 with every row on the one-row kernels and 1.95
-// with every row on the multi-row kernels (whose reading from memory
-// streams worse), and 123 µs at Tk = 512 (4 MiB, in L3) against 160 and
-// 102.
+// does for one, through the multi-row kernels in groups of up to four
+// rows, each key's K and V rows read once per group. The rows accumulate
+// in tk.part; the tile takes no keep-mask (see batchJob.multi).
+//
+// Which kernel reads the tile from memory first depends on the
+// implementation (see multiScoreStreams): the one-row kernels stream K
+// and V at close to a plain read, and the multi-row kernels then find them
+// in cache; where the multi-row score prefetches well enough to stream K
+// itself, every row is scored by it and only V goes first through the
+// one-row blend, for row 0.
 func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	dk, dv := p.q.cols, p.v.cols
 	k, v := p.k.rowsFrom(tk.b, tk.kh, j0), p.v.rowsFrom(tk.b, tk.kh, j0)
-	// Row 0 first, through the one-row kernels, which stream the tile's
-	// K and V from memory (prefetching ahead, V as two streams); the
-	// multi-row kernels then read them from cache for the other rows.
-	s := sc.s[:n]
-	scoreRows(s, k, p.k.rs, sc.qs[:dk])
-	p.weighTile(tk, sc, 0, s, j0)
-	blendRows(tk.part[:dv], s, v, p.v.rs)
-	for g0 := 1; g0 < tk.R; g0 += 4 {
+	first := 0
+	if !multiScoreStreams() {
+		s := sc.s[:n]
+		scoreRows(s, k, p.k.rs, sc.qs[:dk])
+		p.weighTile(tk, sc, 0, s, j0)
+		blendRows(tk.part[:dv], s, v, p.v.rs)
+		first = 1
+	}
+	for g0 := first; g0 < tk.R; g0 += 4 {
 		g := min(4, tk.R-g0)
-		s := sc.s[:g*n]
+		s, o := sc.s[:g*n], tk.part[g0*dv:(g0+g)*dv]
 		scoreRowsMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
 		for r := g0; r < g0+g; r++ {
 			p.weighTile(tk, sc, r, s[(r-g0)*n:(r-g0+1)*n], j0)
 		}
-		blendRowsMulti(tk.part[g0*dv:(g0+g)*dv], s, v, p.v.rs, g)
+		if g0 == 0 {
+			// Row 0's blend streams V; the rows after it read V from cache.
+			blendRows(o[:dv], s[:n], v, p.v.rs)
+			s, o, g = s[n:], o[dv:], g-1
+			if g == 0 {
+				continue
+			}
+		}
+		blendRowsMulti(o, s, v, p.v.rs, g)
 	}
 }
 

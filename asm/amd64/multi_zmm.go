@@ -22,7 +22,8 @@ func init() {
 // blocks of KP (8 for one or two rows, 4 for three or four), their 16-float
 // chunks loaded once and multiplied with the same chunk of every query
 // row: R·KP accumulators summed by one tree. The last keys go one at a
-// time.
+// time. The blocks prefetch the rows multiAhead keys on, in address order
+// (prefetches past the end of k never fault).
 func genScoreRowsMultiZ() {
 	for R := 1; R <= 4; R++ {
 		if R == 1 {
@@ -72,6 +73,15 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string) {
 		k4 = GP64()
 		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
 	}
+	// The rows multiAhead on, in address order: each chunk step asks for
+	// P·64 bytes, so a block's steps cover P rows of d floats (rows of K
+	// side by side; the blocks of single keys prefetch nothing).
+	var next Register
+	if P > 1 {
+		next = GP64()
+		IMUL3Q(U32(multiAhead), m.stride, next)
+		ADDQ(m.kv, next)
+	}
 	qp := GP64()
 	MOVQ(m.in, qp)
 	q := newRows(qp, db)
@@ -82,18 +92,21 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string) {
 	Label(chunk)
 	CMPQ(cnt, U8(16))
 	JL(LabelRef(tail))
-	scoreChunkZ(R, P, keys, k4, q, acc, nil)
+	scoreChunkZ(R, P, keys, k4, q, acc, nil, next)
 	ADDQ(U8(64), m.kv)
 	ADDQ(U8(64), qp)
 	if k4 != nil {
 		ADDQ(U8(64), k4)
+	}
+	if next != nil {
+		ADDQ(U32(64*P), next)
 	}
 	SUBQ(U8(16), cnt)
 	JMP(LabelRef(chunk))
 	Label(tail)
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(done))
-	scoreChunkZ(R, P, keys, k4, q, acc, tailK(cnt))
+	scoreChunkZ(R, P, keys, k4, q, acc, tailK(cnt), nil)
 	Label(done)
 	// Rewind the column walk: d%16 columns were not stepped over.
 	back := GP64()
@@ -107,8 +120,9 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string) {
 // scoreChunkZ multiplies one chunk of 16 columns (under mask, if not nil)
 // of P keys with the same chunk of R query rows into acc, row r's key j in
 // acc[r*P+j]. Masked, the FMAs merge, as genScoreRowsZ's do, so the lanes
-// past d keep exactly what they held.
-func scoreChunkZ(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual, mask Op) {
+// past d keep exactly what they held. If next is not nil, the P lines
+// from next are prefetched, one after each key's chunk.
+func scoreChunkZ(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual, mask Op, next Register) {
 	fma := func(a Op, b, dst VecVirtual) {
 		if mask == nil {
 			VFMADD231PS(a, b, dst)
@@ -117,10 +131,16 @@ func scoreChunkZ(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtua
 		}
 	}
 	key := func(j int) Mem { return rowAddr(keys.p, k4, keys.s, keys.s3, j) }
+	prefetch := func(j int) {
+		if next != nil {
+			PREFETCHT0(Mem{Base: next, Disp: 64 * j})
+		}
+	}
 	if R == 1 {
 		qv := loadZ(q.at(0), mask)
 		for j := range P {
 			fma(key(j), qv, acc[j])
+			prefetch(j)
 		}
 		return
 	}
@@ -133,6 +153,7 @@ func scoreChunkZ(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtua
 		for r := range R {
 			fma(kv, qv[r], acc[r*P+j])
 		}
+		prefetch(j)
 	}
 }
 
@@ -163,11 +184,10 @@ func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 }
 
 // genBlendRowsMultiZ: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
-// go in blocks of C vectors (8 for one row, 4 for two, 2 for three or four)
-// whose accumulators, a set for each of genBlendRowsZ's two key streams,
-// stay in registers while the keys stream past: per key, R broadcast
-// weights and C loads of the value row feed R·C FMAs. Then single vectors,
-// then a masked tail.
+// go in blocks of C vectors (multiBlendBlocks) whose accumulators, a set
+// for each of genBlendRowsZ's two key streams, stay in registers while the
+// keys stream past: per key, R broadcast weights and C loads of the value
+// row feed R·C FMAs. Then narrower blocks, then a masked tail.
 func genBlendRowsMultiZ() {
 	for R := 1; R <= 4; R++ {
 		if R == 1 {
@@ -194,8 +214,7 @@ func blendMultiZ(R int) {
 	SHLQ(U8(2), nb)
 	nz := ZMM()
 	VBROADCASTSS(vec32("rows_negzero", 0x80000000), nz)
-	C := map[int]int{1: 8, 2: 4, 3: 2, 4: 2}[R]
-	for _, P := range []int{C, 1} {
+	for _, P := range multiBlendBlocks[R] {
 		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
 		Label(loop)
 		CMPQ(m.d, U8(16*P))
@@ -217,6 +236,13 @@ func blendMultiZ(R int) {
 // mask if mask is not nil) for R rows over every key. As in blendColumns,
 // the weights' base and count (m.o, m.n) are reloaded from the arguments
 // after the key loop, which frees their registers for the second stream.
+//
+// There is no software prefetch: the row path has V read by the one-row
+// blend first (see tileRows), so these find it in cache. Streaming 32 MiB
+// of V themselves they ran at 26-29 GB/s (four rows, d = 128) with or
+// without asking, in each key's step of the first block of columns, for
+// the whole value row multiAhead rows on; decode steps took 2-7% longer
+// with it.
 func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name string, mask Op) {
 	a, s := make([]VecVirtual, R*P), make([]VecVirtual, R*P)
 	// The accumulators' row addresses are formed where they move in and
@@ -298,3 +324,23 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 		}
 	}
 }
+
+// multiAhead is how many rows ahead scoreRowsMulti prefetches K. Its
+// blocks read four or eight rows side by side, a chunk of each at a time,
+// and R FMAs per chunk loaded; from memory the hardware prefetchers do not
+// keep up with that order: streaming 32 MiB of K (d = 128, tiles of 256
+// keys, K read once per call) the four-row score ran at 25 GB/s without
+// software prefetch, 35 prefetching each row's chunk a tile ahead, and 53,
+// 61, 52 and 44 GB/s prefetching in address order 16, 32, 64 and 128 rows
+// ahead; the one-row scoreRows ran at 55-60 and the read kernels at ~80.
+const multiAhead = 32
+
+// multiBlendBlocks lists, by row count, the blocks of column vectors the
+// multi-row blend takes, widest first: as wide as the accumulators (two
+// sets of R per vector) and R broadcast weights fit in 32 registers, as
+// every block is one more pass over the value rows. Three rows took 4
+// vectors and four rows 3 then 2 (at d = 128, two passes and three where
+// both took four with blocks of 2): 512 keys of V in L2, 1.76 µs against
+// 2.66 for three rows and 2.35 against 3.77 for four (fastest of nine
+// runs on a busy machine).
+var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}}

@@ -1,0 +1,7 @@
+//go:build purego || !amd64
+
+package attention
+
+// multiScoreStreams: see multi_streams_amd64.go. No other implementation's
+// scoreRowsMulti prefetches.
+func multiScoreStreams() bool { return false }
