@@ -1635,10 +1635,14 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	CBZ R1, blockMaxNEON_maxdone97
 blockMaxNEON_max96:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
-	WORD $0x4e25f421 // fmax v1.4s, v1.4s, v5.4s
-	WORD $0x4e26f442 // fmax v2.4s, v2.4s, v6.4s
-	WORD $0x4e27f463 // fmax v3.4s, v3.4s, v7.4s
+	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
+	VBIT V8.B16, V4.B16, V0.B16
+	WORD $0x6ea1e4a9 // fcmgt v9.4s, v5.4s, v1.4s
+	VBIT V9.B16, V5.B16, V1.B16
+	WORD $0x6ea2e4ca // fcmgt v10.4s, v6.4s, v2.4s
+	VBIT V10.B16, V6.B16, V2.B16
+	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
+	VBIT V11.B16, V7.B16, V3.B16
 	SUB $1, R1, R1
 	CBNZ R1, blockMaxNEON_max96
 blockMaxNEON_maxdone97:

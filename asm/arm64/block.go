@@ -147,9 +147,8 @@ func genBlockBlend(a *Asm) {
 	a.Op("RET")
 }
 
-// genBlockMax: the running max of each lane over the tile's rows (FMAX
-// keeps a NaN, which then gives mu 0 and a NaN sum as the generic code
-// would), mu, c = e^(m_old-mu) with the special-case exp for every lane
+// genBlockMax: the running max of each lane over the tile's rows (a NaN
+// score is skipped, as in the generic code), mu, c = e^(m_old-mu) with the special-case exp for every lane
 // (m_old is -Inf for a row that attends its first keys) and l *= c. ml
 // holds m, l, c, mu, 16 floats each.
 func genBlockMax(a *Asm) {
@@ -163,8 +162,12 @@ func genBlockMax(a *Asm) {
 	a.Op("CBZ %s, %s", n, done)
 	a.Label(loop)
 	a.Op("VLD1.P 64(%s), %s", sp, list(4, 4))
+	// m = s where s > m: a compare and an insert, not FMAX, so that a NaN
+	// score leaves m alone and a tie keeps the earlier value (±0), as
+	// blockMaxGeneric's loop does.
 	for u := range 4 {
-		a.W(FMAX(V(u), V(u), V(4+u)))
+		a.W(FCMGT(V(8+u), V(4+u), V(u)))
+		a.Op("VBIT %s, %s, %s", V(8+u).B16(), V(4+u).B16(), V(u).B16())
 	}
 	a.Op("SUB $1, %s, %s", n, n)
 	a.Op("CBNZ %s, %s", n, loop)
