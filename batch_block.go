@@ -58,9 +58,10 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 		blockSoftmax(s, ml)
 		// The blend walks the tile's value rows once per group of
 		// columns: in runs of about 8 KiB of keys those rows stay in L1 (a whole
-		// tile of rows a power-of-two apart would fight over cache sets).
+		// tile of rows a power-of-two apart would fight over cache sets),
+		// unless the kernel fetches ahead within a call (see blendRunKeys).
 		c := ml[2*blockRows : 3*blockRows]
-		run := blockRows * max(8, blendRunBytes/(4*max(1, dv)))
+		run := blockRows * min(p.tile, blendRunKeys(blendRunBytes, dv))
 		for k0 := 0; k0 < len(s); k0 += run {
 			blockBlend(ot, s[k0:min(len(s), k0+run)], p.v.rowsFrom(b, kh, j0+k0/blockRows), p.v.rs, c)
 			c = nil

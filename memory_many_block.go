@@ -80,7 +80,7 @@ func (m *Memory) newBlockPass() blockPass {
 		p.f = s.factor(d)
 	}
 	p.tile = min(manyBlockTile, max(1, manyBlockBudget/max(d, dv)))
-	p.run = max(8, manyBlendBytes/(4*dv))
+	p.run = min(p.tile, blendRunKeys(manyBlendBytes, dv))
 	return p
 }
 

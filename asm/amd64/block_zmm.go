@@ -123,14 +123,14 @@ func genBlockBlendZ() {
 	SHLQ(U8(2), stride)
 	s3 := GP64()
 	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
-	// As in the avx2 kernel, the engine blends a tile in runs of keys:
-	// each step fetches the same columns of the next run's row into L2
-	// while this run computes, at the group's last column (every cache
-	// line of a row holds the last column of some group).
-	run := GP64()
-	Load(Param("st").Len(), run)
-	SHRQ(U8(4), run)
-	IMULQ(stride, run)
+	// Unlike the avx2 kernel, which fetches the next call's rows, each
+	// step fetches, into L2, the columns of its own row that the next
+	// group reads (at that group's last column: every cache line of a
+	// row holds the last column of some group), so that the engine can
+	// blend a whole tile in one call (see wholeTileBlend): only the first
+	// group's lines are not asked for ahead, and the hardware's stride
+	// prefetcher sees them coming. The last group asks for the line past
+	// its row's columns, which costs a fetch and changes nothing.
 	// An empty c means no rescale (a later run of the same tile).
 	cz := ZMM()
 	scale := GP64()
@@ -164,7 +164,7 @@ func genBlockBlendZ() {
 		Load(Param("st").Base(), sp)
 		Load(Param("st").Len(), cnt)
 		SHRQ(U8(4), cnt)
-		LEAQ(Mem{Base: v, Index: run, Scale: 1, Disp: 4 * (W - 1)}, nx)
+		LEAQ(Mem{Base: v, Disp: 4 * (2*W - 1)}, nx)
 		// Key j of the run: unrolled by four (rows vp, vp+s, vp+2s,
 		// vp+3s), then one at a time.
 		step := func(u int) {

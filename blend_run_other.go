@@ -1,0 +1,7 @@
+//go:build purego || !amd64
+
+package attention
+
+// wholeTileBlend reports whether the blend kernel in use fetches ahead
+// within the rows of one call (see blend_run_amd64.go): none here does.
+func wholeTileBlend() bool { return false }
