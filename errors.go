@@ -15,6 +15,9 @@ var (
 	ErrArgument = errors.New("attention: invalid argument")
 	// ErrClosed reports a call on a Batched after Close.
 	ErrClosed = errors.New("attention: Batched is closed")
+	// ErrCapacity reports an Append to a KVCache entry with no room left
+	// for the rows (a ring cache never fills).
+	ErrCapacity = errors.New("attention: KV cache is full")
 )
 
 // ShapeError names the dimension that did not fit: in Op, What had size Got

@@ -1,0 +1,114 @@
+package attention
+
+import "math"
+
+// The KV cache stores 16-bit rows in the two formats models ship in:
+// IEEE 754 binary16 (f16) and bfloat16 (bf16, the top half of a float32).
+// Both widen to float32 exactly; narrowing rounds to nearest, ties to even,
+// so a stored row is the nearest one the format holds.
+
+// f16ToF32 returns the value of the binary16 number with bits h, exactly:
+// subnormals, ±0, ±Inf and NaN payloads included.
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h & 0x3ff)
+	switch exp {
+	case 0: // ±0 and subnormals, man·2^-24: exact in float32
+		return math.Float32frombits(sign | math.Float32bits(float32(man)*0x1p-24))
+	case 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
+}
+
+// f32ToF16 returns the binary16 nearest to f, ties to even. Values at or
+// beyond 65520 (half a unit past the largest, 65504) become ±Inf, values
+// below 2^-25 become ±0, NaN stays NaN, made quiet, with the top bits of
+// its payload.
+func f32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23) & 0xff
+	man := b & 0x7fffff
+	if exp == 0xff {
+		if man != 0 {
+			return sign | 0x7e00 | uint16(man>>13)
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15 // biased binary16 exponent
+	switch {
+	case e >= 0x1f:
+		return sign | 0x7c00
+	case e <= 0:
+		if e < -10 { // below 2^-25, float32 subnormals included: ±0
+			return sign
+		}
+		// A binary16 subnormal: the significand with its implicit bit in
+		// units of 2^-24. A carry into the smallest normal gives its bits.
+		m := man | 0x800000
+		shift := uint(14 - e)
+		return sign | uint16(roundShift(m, shift))
+	}
+	// A carry out of the significand steps the exponent, up to Inf.
+	return sign | uint16(uint32(e)<<10+roundShift(man, 13))
+}
+
+// roundShift returns m / 2^shift rounded to nearest, ties to even.
+func roundShift(m uint32, shift uint) uint32 {
+	h := m >> shift
+	rem, half := m&(1<<shift-1), uint32(1)<<(shift-1)
+	if rem > half || rem == half && h&1 == 1 {
+		h++
+	}
+	return h
+}
+
+// bf16ToF32 returns the value of the bfloat16 number with bits h, exactly.
+func bf16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// f32ToBF16 returns the bfloat16 nearest to f, ties to even; finite values
+// past the largest bfloat16 by half a unit or more become ±Inf. NaN stays
+// NaN, made quiet: a payload only in the low half would otherwise
+// truncate to Inf.
+func f32ToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x0040
+	}
+	// The rounding carry ripples into the exponent, up to Inf.
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+// narrowF16 stores src rounded to binary16 in dst, which is as long.
+func narrowF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = f32ToF16(x)
+	}
+}
+
+// narrowBF16 stores src rounded to bfloat16 in dst, which is as long.
+func narrowBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = f32ToBF16(x)
+	}
+}
+
+// widenF16 stores the binary16 values of src in dst, which is as long.
+func widenF16(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = f16ToF32(h)
+	}
+}
+
+// widenBF16 stores the bfloat16 values of src in dst, which is as long.
+func widenBF16(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = bf16ToF32(h)
+	}
+}

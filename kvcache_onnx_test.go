@@ -1,0 +1,27 @@
+package attention_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/glancelab/attention"
+	"github.com/glancelab/attention/onnxattn"
+)
+
+// The library and the ONNX operator convert float16 alike: every 16-bit
+// value, and float32 values spread over all exponents and payloads.
+func TestF16AgreesWithONNX(t *testing.T) {
+	for i := range 1 << 16 {
+		h := uint16(i)
+		if a, b := attention.F16ToF32(h), onnxattn.Float16ToFloat32(h); math.Float32bits(a) != math.Float32bits(b) {
+			t.Fatalf("f16 %#04x: %#08x here, %#08x in onnxattn", h, math.Float32bits(a), math.Float32bits(b))
+		}
+	}
+	const step = 4093 // prime: every residue of the low bits comes up
+	for u := uint64(0); u < 1<<32; u += step {
+		f := math.Float32frombits(uint32(u))
+		if a, b := attention.F32ToF16(f), onnxattn.Float32ToFloat16(f); a != b {
+			t.Fatalf("f32 %#08x: %#04x here, %#04x in onnxattn", uint32(u), a, b)
+		}
+	}
+}

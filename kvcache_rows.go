@@ -1,0 +1,98 @@
+package attention
+
+import "fmt"
+
+// Key stores in dst, widened to float32, the key row of head h that entry
+// b holds i-th, oldest first: the row of position Pos(b)−Len(b)+i. It
+// panics if an index is out of range or len(dst) is not dk, as Tensor.Row
+// does: for tests, oracles and inspection, not for the engine, which reads
+// rows in place.
+func (c *KVCache) Key(dst []float32, b, h, i int) {
+	r := c.physRow("Key", b, h, i, len(dst), c.dk)
+	if c.typ == F32 {
+		copy(dst, c.keys32(b, h)[r*c.dk:])
+		return
+	}
+	c.widen(dst, c.keys16(b, h)[r*c.dk:(r+1)*c.dk])
+}
+
+// Value is Key for the value rows (len(dst) = dv).
+func (c *KVCache) Value(dst []float32, b, h, i int) {
+	r := c.physRow("Value", b, h, i, len(dst), c.dv)
+	if c.typ == F32 {
+		copy(dst, c.values32(b, h)[r*c.dv:])
+		return
+	}
+	c.widen(dst, c.values16(b, h)[r*c.dv:(r+1)*c.dv])
+}
+
+// physRow returns the physical row of (b, h)'s i-th held row, and panics
+// on an index out of range or a row buffer of the wrong length.
+func (c *KVCache) physRow(op string, b, h, i, got, want int) int {
+	if b < 0 || b >= c.batch || h < 0 || h >= c.heads || i < 0 || i >= c.n[b] {
+		panic(fmt.Sprintf("attention: KVCache.%s: index (%d, %d, %d) out of range (%d, %d, %d)", op, b, h, i, c.batch, c.heads, c.n[b]))
+	}
+	if got != want {
+		panic(shapeErr("KVCache."+op, "len(dst)", got, want, "row dimension"))
+	}
+	return (c.Start(b) + i) % c.capacity
+}
+
+func (c *KVCache) widen(dst []float32, src []uint16) {
+	if c.typ == F16 {
+		widenF16(dst, src)
+	} else {
+		widenBF16(dst, src)
+	}
+}
+
+// heldRuns returns entry b's held rows in physical order of position, as
+// two runs: rows start to start+n1−1, then rows 0 to n2−1 (n2 > 0 only in
+// a ring whose held rows wrap). The engine scores and blends each run with
+// one row-kernel call per tile, as for a contiguous K.
+func (c *KVCache) heldRuns(b int) (start, n1, n2 int) {
+	start, n := c.Start(b), c.n[b]
+	n1 = min(n, c.capacity-start)
+	return start, n1, n - n1
+}
+
+// keys32 returns the capacity·dk stored key elements of (b, h), physical
+// row r at r·dk, for an F32 cache. The accessors panic on another type
+// or an index out of range: the engine picks its kernels by Type first.
+func (c *KVCache) keys32(b, h int) []float32 {
+	c.mustType("keys32", F32, b, h)
+	o := b*c.entryK + h*c.headK
+	return c.k32[o : o+c.headK : o+c.headK]
+}
+
+// values32 is keys32 for the values (capacity·dv elements).
+func (c *KVCache) values32(b, h int) []float32 {
+	c.mustType("values32", F32, b, h)
+	o := b*c.entryV + h*c.headV
+	return c.v32[o : o+c.headV : o+c.headV]
+}
+
+// keys16 is keys32 for an F16 or BF16 cache: the stored bits.
+func (c *KVCache) keys16(b, h int) []uint16 {
+	c.mustType("keys16", F16, b, h)
+	o := b*c.entryK + h*c.headK
+	return c.k16[o : o+c.headK : o+c.headK]
+}
+
+// values16 is keys16 for the values.
+func (c *KVCache) values16(b, h int) []uint16 {
+	c.mustType("values16", F16, b, h)
+	o := b*c.entryV + h*c.headV
+	return c.v16[o : o+c.headV : o+c.headV]
+}
+
+// mustType panics unless the cache's storage is that of want (F16 and
+// BF16 share theirs) and (b, h) is in range.
+func (c *KVCache) mustType(op string, want KVType, b, h int) {
+	if (c.typ == F32) != (want == F32) {
+		panic(fmt.Sprintf("attention: KVCache.%s on a %v cache", op, c.typ))
+	}
+	if b < 0 || b >= c.batch || h < 0 || h >= c.heads {
+		panic(fmt.Sprintf("attention: KVCache.%s: index (%d, %d) out of range (%d, %d)", op, b, h, c.batch, c.heads))
+	}
+}
