@@ -230,3 +230,39 @@ func ExampleMergeAttention() {
 	// chunks: 4.000 (LSE 2.0000), 1.462 (LSE 1.3133)
 	// merged: 3.150 (LSE 2.4076)
 }
+
+// A cache of 16-bit keys and values for one sequence with two KV heads:
+// each decode step appends its token's rows, and the rows of speculative
+// tokens the model rejects are truncated away.
+func ExampleKVCache() {
+	const kvHeads, dk, dv = 2, 4, 4
+	cache, err := attention.NewKVCache(1, kvHeads, 1024, dk, dv, attention.F16)
+	if err != nil {
+		panic(err)
+	}
+	// One token: k and v laid out [kvHeads][rows][d].
+	k := []float32{1, 2, 3, 4, 0.1, 0.2, 0.3, 0.4}
+	v := []float32{-1, -2, -3, -4, 5, 6, 7, 8}
+	if err := cache.Append(0, k, v, 1); err != nil {
+		panic(err)
+	}
+	// Three speculative tokens, of which the model accepts one.
+	draft := make([]float32, kvHeads*3*dk)
+	if err := cache.Append(0, draft, draft, 3); err != nil {
+		panic(err)
+	}
+	fmt.Println("len", cache.Len(0))
+	if err := cache.Truncate(0, 2); err != nil {
+		panic(err)
+	}
+	fmt.Println("len", cache.Len(0), "next position", cache.Pos(0))
+
+	// The stored rows are the nearest float16 values.
+	row := make([]float32, dk)
+	cache.Key(row, 0, 1, 0)
+	fmt.Println(row)
+	// Output:
+	// len 4
+	// len 2 next position 2
+	// [0.099975586 0.19995117 0.30004883 0.39990234]
+}

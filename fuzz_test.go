@@ -499,3 +499,90 @@ func FuzzBatchedScores(f *testing.F) {
 		})
 	})
 }
+
+// FuzzKVCache drives a KVCache and its float32 model (kvModel) with one
+// sequence of appends and truncations, two bytes a call, and compares
+// them after every call: errors, lengths, positions, every held row, and
+// that a failed call changed no byte.
+func FuzzKVCache(f *testing.F) {
+	// cfg: type (mod 3), ring (bit 2), batch (bit 3), heads (bits 4–5);
+	// sizes: capacity (bits 0–2 mod 6), dk (bits 3–4), dv (bits 5–7 mod 3).
+	f.Add(uint8(0x11), uint8(0x4b), []byte{0, 2, 8, 1, 2, 1, 0, 3, 3, 8})
+	f.Add(uint8(0x15), uint8(0x2b), []byte{0, 2, 1, 3, 0, 7, 2, 2, 3, 2, 0, 1, 8, 4})
+	f.Add(uint8(0x26), uint8(0x33), []byte{0, 12, 0x80, 1, 1, 2, 3, 0, 2, 1})
+	f.Add(uint8(0x1d), uint8(0x0c), []byte{0, 2, 0, 6, 0, 7, 3, 9, 2, 3, 1, 1})
+	f.Fuzz(func(t *testing.T, cfg, sizes uint8, ops []byte) {
+		typ, ring := kvTypes[int(cfg)%3], cfg&4 != 0
+		batch, heads := 1+int(cfg>>3)%2, int(cfg>>4)%3
+		capacity, dk, dv := int(sizes&7)%6, int(sizes>>3)&3, int(sizes>>5)%3
+		var opts []KVCacheOption
+		if ring {
+			capacity = max(capacity, 1)
+			opts = append(opts, WithRing())
+		}
+		c, err := NewKVCache(batch, heads, capacity, dk, dv, typ, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := newKVModel(batch, heads, capacity, dk, dv, typ, ring)
+		ops = ops[:min(len(ops), 128)]
+		for i := 0; i+1 < len(ops); i += 2 {
+			o, a := ops[i], ops[i+1]
+			b := int(o>>3) % batch
+			before := kvSnapshot(c)
+			var want, got error
+			switch o % 4 {
+			case 0, 1: // an append of 0–7 rows; bit 7: k one element off
+				rows := int(a) % 8
+				k, v := kvFuzzRows(heads*rows*dk, a, i), kvFuzzRows(heads*rows*dv, a, i+1)
+				if o&0x80 != 0 {
+					if len(k) > 0 {
+						k = k[1:]
+					} else {
+						k = append(k, 1)
+					}
+					want = ErrShape
+				} else {
+					want = m.append(b, k, v, rows)
+				}
+				got = c.Append(b, k, v, rows)
+			case 2: // back by 0–3 rows, maybe before the oldest held one
+				n := c.Pos(b) - int(a)%4
+				if !m.truncate(b, n) {
+					want = ErrArgument
+				}
+				got = c.Truncate(b, n)
+			case 3: // to any small position, maybe negative or ahead
+				n := int(a)%16 - 4
+				if !m.truncate(b, n) {
+					want = ErrArgument
+				}
+				got = c.Truncate(b, n)
+			}
+			if !errors.Is(got, want) || (got == nil) != (want == nil) {
+				t.Fatalf("call %d (%#02x %#02x): error %v, want %v", i/2, o, a, got, want)
+			}
+			if got != nil && kvSnapshot(c) != before {
+				t.Fatalf("call %d (%#02x %#02x): failed, and changed the cache", i/2, o, a)
+			}
+			if err := m.check(c); err != nil {
+				t.Fatalf("call %d (%#02x %#02x): %v", i/2, o, a, err)
+			}
+		}
+	})
+}
+
+// kvFuzzRows returns n values of a call's rows from its argument byte:
+// the fuzz values and the special ones, half of them scaled by 1.1 so that
+// 16-bit types round them.
+func kvFuzzRows(n int, a byte, salt int) []float32 {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(int(a)*31 + j*17 + salt*7)
+	}
+	x := decodeFloats(b)
+	for j := 1; j < n; j += 2 {
+		x[j] *= 1.1
+	}
+	return x
+}
