@@ -49,8 +49,8 @@ func WithRing() KVCacheOption { return KVCacheOption{ring: true} }
 // KVCache holds the keys and values of past tokens for incremental
 // decoding: per batch entry and KV head, up to a capacity of key rows (dk
 // elements) and value rows (dv elements), stored as float32, binary16 or
-// bfloat16 (converted on Append, to nearest even), so that attention reads
-// a step's K and V in place instead of copying them.
+// bfloat16 (converted on Append, to nearest even): 16-bit rows halve the
+// bytes a decode step reads.
 //
 // Each entry b has a position Pos(b), the number of rows ever appended
 // minus those truncated: the absolute position of its next row, as masks
