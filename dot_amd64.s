@@ -8042,6 +8042,1294 @@ blend_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsF16AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, F16C, FMA3
+TEXT ·scoreRowsF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x00000007, R8
+	ANDQ $-8, DI
+	SHLQ $0x01, DI
+
+scoreRowsF16AVX2_rows8:
+	CMPQ   CX, $0x08
+	JL     scoreRowsF16AVX2_rows8_next
+	LEAQ   (BX)(BX*2), R9
+	LEAQ   (DX)(BX*4), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R11, R11
+
+scoreRowsF16AVX2_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsF16AVX2_rows8_tail
+	VMOVUPS     (SI)(R11*2), Y8
+	VCVTPH2PS   (DX), Y9
+	VFMADD231PS Y9, Y8, Y0
+	VCVTPH2PS   (DX)(BX*1), Y9
+	VFMADD231PS Y9, Y8, Y1
+	VCVTPH2PS   (DX)(BX*2), Y9
+	VFMADD231PS Y9, Y8, Y2
+	VCVTPH2PS   (DX)(R9*1), Y9
+	VFMADD231PS Y9, Y8, Y3
+	VCVTPH2PS   (R10), Y9
+	VFMADD231PS Y9, Y8, Y4
+	VCVTPH2PS   (R10)(BX*1), Y9
+	VFMADD231PS Y9, Y8, Y5
+	VCVTPH2PS   (R10)(BX*2), Y9
+	VFMADD231PS Y9, Y8, Y6
+	VCVTPH2PS   (R10)(R9*1), Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, R11
+	ADDQ        $0x10, DX
+	ADDQ        $0x10, R10
+	JMP         scoreRowsF16AVX2_rows8_chunk
+
+scoreRowsF16AVX2_rows8_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsF16AVX2_rows8_reduce
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R8, R13
+	VMOVDQU    (R12)(R13*4), Y8
+	VMASKMOVPS (SI)(R11*2), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (DX), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R8, $0x01
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    2(DX), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R8, $0x02
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    4(DX), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R8, $0x03
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    6(DX), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R8, $0x04
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    8(DX), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R8, $0x05
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    10(DX), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R8, $0x06
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    12(DX), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part1:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     2(DX)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     4(DX)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     6(DX)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     8(DX)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     10(DX)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     12(DX)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part2:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     2(DX)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     4(DX)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     6(DX)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     8(DX)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     10(DX)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     12(DX)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part3:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     2(DX)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     4(DX)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     6(DX)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     8(DX)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     10(DX)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     12(DX)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part4:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     2(R10), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     4(R10), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     6(R10), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     8(R10), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     10(R10), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     12(R10), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part5:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     2(R10)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     4(R10)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     6(R10)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     8(R10)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     10(R10)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     12(R10)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part6:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     2(R10)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     4(R10)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     6(R10)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     8(R10)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     10(R10)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     12(R10)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part7:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     2(R10)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     4(R10)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     6(R10)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     8(R10)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     10(R10)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     12(R10)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part8:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+scoreRowsF16AVX2_rows8_reduce:
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VHADDPS    Y5, Y4, Y2
+	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y0
+	VADDPS     Y0, Y2, Y2
+	VMOVUPS    Y2, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsF16AVX2_rows8
+
+scoreRowsF16AVX2_rows8_next:
+scoreRowsF16AVX2_rows1:
+	CMPQ   CX, $0x01
+	JL     scoreRowsF16AVX2_rows1_next
+	LEAQ   (BX)(BX*2), R9
+	VXORPS Y0, Y0, Y0
+	XORQ   R9, R9
+
+scoreRowsF16AVX2_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsF16AVX2_rows1_tail
+	VMOVUPS     (SI)(R9*2), Y1
+	VCVTPH2PS   (DX), Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, R9
+	ADDQ        $0x10, DX
+	JMP         scoreRowsF16AVX2_rows1_chunk
+
+scoreRowsF16AVX2_rows1_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsF16AVX2_rows1_reduce
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       R8, R11
+	VMOVDQU    (R10)(R11*4), Y1
+	VMASKMOVPS (SI)(R9*2), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (DX), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R8, $0x01
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    2(DX), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R8, $0x02
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    4(DX), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R8, $0x03
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    6(DX), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R8, $0x04
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    8(DX), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R8, $0x05
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    10(DX), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R8, $0x06
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    12(DX), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsF16AVX2_part9:
+	VCVTPH2PS   X2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+scoreRowsF16AVX2_rows1_reduce:
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	SUBQ         R9, DX
+	MOVQ         BX, R9
+	ADDQ         R9, DX
+	ADDQ         $0x04, AX
+	SUBQ         $0x01, CX
+	JMP          scoreRowsF16AVX2_rows1
+
+scoreRowsF16AVX2_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsF16AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+
+blendRowsF16AVX2_cols8:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsF16AVX2_cols8_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols8_end
+	VBROADCASTSS (R8), Y8
+	VCVTPH2PS    (R9), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R9), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R9), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R9), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R9), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R9), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R9), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R9), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols8_row
+
+blendRowsF16AVX2_cols8_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsF16AVX2_cols8
+
+blendRowsF16AVX2_cols8_next:
+blendRowsF16AVX2_cols4:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsF16AVX2_cols4_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols4_end
+	VBROADCASTSS (R8), Y4
+	VCVTPH2PS    (R9), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R9), Y5
+	VFMADD231PS  Y5, Y4, Y1
+	VCVTPH2PS    32(R9), Y5
+	VFMADD231PS  Y5, Y4, Y2
+	VCVTPH2PS    48(R9), Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols4_row
+
+blendRowsF16AVX2_cols4_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsF16AVX2_cols4
+
+blendRowsF16AVX2_cols4_next:
+blendRowsF16AVX2_cols2:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsF16AVX2_cols2_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols2_end
+	VBROADCASTSS (R8), Y2
+	VCVTPH2PS    (R9), Y3
+	VFMADD231PS  Y3, Y2, Y0
+	VCVTPH2PS    16(R9), Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols2_row
+
+blendRowsF16AVX2_cols2_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsF16AVX2_cols2
+
+blendRowsF16AVX2_cols2_next:
+blendRowsF16AVX2_cols1:
+	CMPQ    CX, $0x00000008
+	JL      blendRowsF16AVX2_cols1_next
+	VMOVUPS (AX), Y0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols1_end
+	VBROADCASTSS (R8), Y1
+	VCVTPH2PS    (R9), Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols1_row
+
+blendRowsF16AVX2_cols1_end:
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x00000008, CX
+	JMP     blendRowsF16AVX2_cols1
+
+blendRowsF16AVX2_cols1_next:
+	TESTQ      CX, CX
+	JZ         blendRowsF16AVX2_done
+	LEAQ       masktable<>+0(SB), R8
+	MOVQ       $0x00000008, R9
+	SUBQ       CX, R9
+	VMOVDQU    (R8)(R9*4), Y0
+	VMASKMOVPS (AX), Y0, Y1
+	MOVQ       SI, SI
+
+blendRowsF16AVX2_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsF16AVX2_part_end
+	VBROADCASTSS (DX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R8
+	VPINSRW      $0x00, R8, X3, X3
+	CMPQ         CX, $0x01
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      2(SI), R8
+	VPINSRW      $0x01, R8, X3, X3
+	CMPQ         CX, $0x02
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      4(SI), R8
+	VPINSRW      $0x02, R8, X3, X3
+	CMPQ         CX, $0x03
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      6(SI), R8
+	VPINSRW      $0x03, R8, X3, X3
+	CMPQ         CX, $0x04
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      8(SI), R8
+	VPINSRW      $0x04, R8, X3, X3
+	CMPQ         CX, $0x05
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      10(SI), R8
+	VPINSRW      $0x05, R8, X3, X3
+	CMPQ         CX, $0x06
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      12(SI), R8
+	VPINSRW      $0x06, R8, X3, X3
+
+blendRowsF16AVX2_part1:
+	VCVTPH2PS   X3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, DX
+	ADDQ        DI, SI
+	DECQ        BX
+	JMP         blendRowsF16AVX2_part_row
+
+blendRowsF16AVX2_part_end:
+	VMASKMOVPS Y1, Y0, (AX)
+
+blendRowsF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsBF16AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·scoreRowsBF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x00000007, R8
+	ANDQ $-8, DI
+	SHLQ $0x01, DI
+
+scoreRowsBF16AVX2_rows8:
+	CMPQ   CX, $0x08
+	JL     scoreRowsBF16AVX2_rows8_next
+	LEAQ   (BX)(BX*2), R9
+	LEAQ   (DX)(BX*4), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R11, R11
+
+scoreRowsBF16AVX2_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsBF16AVX2_rows8_tail
+	VMOVUPS     (SI)(R11*2), Y8
+	VPMOVZXWD   (DX), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVZXWD   (DX)(BX*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPMOVZXWD   (DX)(BX*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVZXWD   (DX)(R9*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPMOVZXWD   (R10), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (R10)(BX*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPMOVZXWD   (R10)(BX*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVZXWD   (R10)(R9*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, R11
+	ADDQ        $0x10, DX
+	ADDQ        $0x10, R10
+	JMP         scoreRowsBF16AVX2_rows8_chunk
+
+scoreRowsBF16AVX2_rows8_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsBF16AVX2_rows8_reduce
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R8, R13
+	VMOVDQU    (R12)(R13*4), Y8
+	VMASKMOVPS (SI)(R11*2), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (DX), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R8, $0x01
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    2(DX), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R8, $0x02
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    4(DX), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R8, $0x03
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    6(DX), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R8, $0x04
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    8(DX), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R8, $0x05
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    10(DX), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R8, $0x06
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    12(DX), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part1:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     2(DX)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     4(DX)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     6(DX)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     8(DX)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     10(DX)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     12(DX)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part2:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     2(DX)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     4(DX)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     6(DX)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     8(DX)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     10(DX)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     12(DX)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part3:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     2(DX)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     4(DX)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     6(DX)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     8(DX)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     10(DX)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     12(DX)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     2(R10), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     4(R10), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     6(R10), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     8(R10), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     10(R10), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     12(R10), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part5:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     2(R10)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     4(R10)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     6(R10)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     8(R10)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     10(R10)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     12(R10)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part6:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     2(R10)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     4(R10)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     6(R10)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     8(R10)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     10(R10)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     12(R10)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part7:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     2(R10)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     4(R10)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     6(R10)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     8(R10)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     10(R10)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     12(R10)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part8:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+scoreRowsBF16AVX2_rows8_reduce:
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VHADDPS    Y5, Y4, Y2
+	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y0
+	VADDPS     Y0, Y2, Y2
+	VMOVUPS    Y2, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsBF16AVX2_rows8
+
+scoreRowsBF16AVX2_rows8_next:
+scoreRowsBF16AVX2_rows1:
+	CMPQ   CX, $0x01
+	JL     scoreRowsBF16AVX2_rows1_next
+	LEAQ   (BX)(BX*2), R9
+	VXORPS Y0, Y0, Y0
+	XORQ   R9, R9
+
+scoreRowsBF16AVX2_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsBF16AVX2_rows1_tail
+	VMOVUPS     (SI)(R9*2), Y1
+	VPMOVZXWD   (DX), Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, R9
+	ADDQ        $0x10, DX
+	JMP         scoreRowsBF16AVX2_rows1_chunk
+
+scoreRowsBF16AVX2_rows1_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsBF16AVX2_rows1_reduce
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       R8, R11
+	VMOVDQU    (R10)(R11*4), Y1
+	VMASKMOVPS (SI)(R9*2), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (DX), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R8, $0x01
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    2(DX), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R8, $0x02
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    4(DX), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R8, $0x03
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    6(DX), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R8, $0x04
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    8(DX), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R8, $0x05
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    10(DX), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R8, $0x06
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    12(DX), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsBF16AVX2_part9:
+	VPMOVZXWD   X2, Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+scoreRowsBF16AVX2_rows1_reduce:
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	SUBQ         R9, DX
+	MOVQ         BX, R9
+	ADDQ         R9, DX
+	ADDQ         $0x04, AX
+	SUBQ         $0x01, CX
+	JMP          scoreRowsBF16AVX2_rows1
+
+scoreRowsBF16AVX2_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsBF16AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsBF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+
+blendRowsBF16AVX2_cols8:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsBF16AVX2_cols8_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols8_end
+	VBROADCASTSS (R8), Y8
+	VPMOVZXWD    (R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVZXWD    16(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVZXWD    32(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVZXWD    48(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVZXWD    64(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVZXWD    80(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVZXWD    96(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVZXWD    112(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols8_row
+
+blendRowsBF16AVX2_cols8_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsBF16AVX2_cols8
+
+blendRowsBF16AVX2_cols8_next:
+blendRowsBF16AVX2_cols4:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsBF16AVX2_cols4_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols4_end
+	VBROADCASTSS (R8), Y4
+	VPMOVZXWD    (R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VPMOVZXWD    16(R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y1
+	VPMOVZXWD    32(R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y2
+	VPMOVZXWD    48(R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols4_row
+
+blendRowsBF16AVX2_cols4_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsBF16AVX2_cols4
+
+blendRowsBF16AVX2_cols4_next:
+blendRowsBF16AVX2_cols2:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsBF16AVX2_cols2_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols2_end
+	VBROADCASTSS (R8), Y2
+	VPMOVZXWD    (R9), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VFMADD231PS  Y3, Y2, Y0
+	VPMOVZXWD    16(R9), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols2_row
+
+blendRowsBF16AVX2_cols2_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsBF16AVX2_cols2
+
+blendRowsBF16AVX2_cols2_next:
+blendRowsBF16AVX2_cols1:
+	CMPQ    CX, $0x00000008
+	JL      blendRowsBF16AVX2_cols1_next
+	VMOVUPS (AX), Y0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols1_end
+	VBROADCASTSS (R8), Y1
+	VPMOVZXWD    (R9), Y2
+	VPSLLD       $0x10, Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols1_row
+
+blendRowsBF16AVX2_cols1_end:
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x00000008, CX
+	JMP     blendRowsBF16AVX2_cols1
+
+blendRowsBF16AVX2_cols1_next:
+	TESTQ      CX, CX
+	JZ         blendRowsBF16AVX2_done
+	LEAQ       masktable<>+0(SB), R8
+	MOVQ       $0x00000008, R9
+	SUBQ       CX, R9
+	VMOVDQU    (R8)(R9*4), Y0
+	VMASKMOVPS (AX), Y0, Y1
+	MOVQ       SI, SI
+
+blendRowsBF16AVX2_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsBF16AVX2_part_end
+	VBROADCASTSS (DX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R8
+	VPINSRW      $0x00, R8, X3, X3
+	CMPQ         CX, $0x01
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      2(SI), R8
+	VPINSRW      $0x01, R8, X3, X3
+	CMPQ         CX, $0x02
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      4(SI), R8
+	VPINSRW      $0x02, R8, X3, X3
+	CMPQ         CX, $0x03
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      6(SI), R8
+	VPINSRW      $0x03, R8, X3, X3
+	CMPQ         CX, $0x04
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      8(SI), R8
+	VPINSRW      $0x04, R8, X3, X3
+	CMPQ         CX, $0x05
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      10(SI), R8
+	VPINSRW      $0x05, R8, X3, X3
+	CMPQ         CX, $0x06
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      12(SI), R8
+	VPINSRW      $0x06, R8, X3, X3
+
+blendRowsBF16AVX2_part1:
+	VPMOVZXWD   X3, Y3
+	VPSLLD      $0x10, Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, DX
+	ADDQ        DI, SI
+	DECQ        BX
+	JMP         blendRowsBF16AVX2_part_row
+
+blendRowsBF16AVX2_part_end:
+	VMASKMOVPS Y1, Y0, (AX)
+
+blendRowsBF16AVX2_done:
+	VZEROUPPER
+	RET
+
 // func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, rows int)
 // Requires: AVX, FMA3
 TEXT ·scoreRowsMultiAVX2(SB), NOSPLIT, $0-88

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The row kernels over 16-bit K/V rows: scoreRows and blendRows with each
+// element of k or v widened to float32 as it is loaded, so the loop reads
+// half the bytes and does the same FMAs. One generator serves both
+// register widths and both formats; lanes16 says what differs.
+
+func init() {
+	avx2["scoreRowsF16"] = func() { genScoreRows16(ymm16, widenF16) }
+	avx2["scoreRowsBF16"] = func() { genScoreRows16(ymm16, widenBF16) }
+	avx2["blendRowsF16"] = func() { genBlendRows16(ymm16, widenF16) }
+	avx2["blendRowsBF16"] = func() { genBlendRows16(ymm16, widenBF16) }
+}
+
+// widen16 sets dst to the float32 values of the 16-bit elements at src (a
+// memory operand or a register of half dst's width).
+type widen16 func(src Op, dst VecVirtual)
+
+// widenF16 converts half-precision values (F16C, or AVX512F for zmm).
+func widenF16(src Op, dst VecVirtual) { VCVTPH2PS(src, dst) }
+
+// widenBF16 puts each bfloat16 value into the top half of a float32 lane.
+func widenBF16(src Op, dst VecVirtual) {
+	VPMOVZXWD(src, dst)
+	VPSLLD(U8(16), dst, dst)
+}
+
+// lanes16 is what the 16-bit row kernels take from an implementation.
+type lanes16 struct {
+	lanes int
+	vec   func() VecVirtual
+	zeros func(n int) []VecVirtual
+	// tail returns the mask of the first n lanes (1 <= n < lanes).
+	tail func(n Register) Op
+	// load and store move floats, only the lanes of mask if it is not nil.
+	load  func(m Mem, mask Op) VecVirtual
+	store func(v VecVirtual, m Mem, mask Op)
+	// part returns the widened first n elements at m (n the register tail
+	// was made from), the other lanes zero, reading no other byte.
+	part func(m Mem, n Register, mask Op, w widen16) VecVirtual
+	// sums stores the horizontal sums of 1 or 8 accumulators at dst.
+	sums func(acc []VecVirtual, dst Register)
+}
+
+var ymm16 = lanes16{
+	lanes: 8,
+	vec:   func() VecVirtual { return YMM() },
+	zeros: zeros,
+	tail:  func(n Register) Op { return tailMask(n) },
+	load: func(m Mem, mask Op) VecVirtual {
+		v := YMM()
+		if mask == nil {
+			VMOVUPS(m, v)
+		} else {
+			VMASKMOVPS(m, mask, v)
+		}
+		return v
+	},
+	store: func(v VecVirtual, m Mem, mask Op) {
+		if mask == nil {
+			VMOVUPS(v, m)
+		} else {
+			VMASKMOVPS(v, mask, m)
+		}
+	},
+	part: partYMM,
+	sums: storeSums,
+}
+
+// parts numbers partYMM's labels within a function.
+var parts = map[string]int{}
+
+// partYMM inserts the n < 8 elements at m one halfword at a time into a
+// zeroed XMM and widens them from there: VMASKMOVPS masks only whole
+// dwords, so a masked load could reach two bytes past the row.
+func partYMM(m Mem, n Register, _ Op, w widen16) VecVirtual {
+	parts[fn]++
+	done := fmt.Sprintf("%s_part%d", fn, parts[fn])
+	x, t := XMM(), GP32()
+	VXORPS(x, x, x)
+	for i := range 7 {
+		if i > 0 {
+			CMPQ(n, U8(i))
+			JBE(LabelRef(done))
+		}
+		e := m
+		e.Disp += 2 * i
+		MOVWLZX(e, t)
+		VPINSRW(U8(i), t, x, x)
+	}
+	Label(done)
+	v := YMM()
+	w(x, v)
+	return v
+}
+
+// genScoreRows16: dst[i] = Σ_j widen(k[i*stride+j])*q[j], genScoreRows's
+// blocks of eight rows (one accumulator each, each chunk of q loaded once
+// for eight FMAs) and then single rows, with the 16-bit elements widened
+// on the way in. Each row's sum goes through the tree of sums its block
+// size implies, as in scoreRows.
+func genScoreRows16(l lanes16, w widen16) {
+	dst := Load(Param("dst").Base(), GP64())
+	rows := Load(Param("dst").Len(), GP64())
+	k := Load(Param("k").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	q := Load(Param("q").Base(), GP64())
+	d := Load(Param("q").Len(), GP64())
+	SHLQ(U8(1), stride) // bytes
+	rem := GP64()       // d%lanes columns, after the full chunks
+	MOVQ(d, rem)
+	ANDQ(U32(l.lanes-1), rem)
+	full := GP64() // bytes of k's full chunks in a row
+	MOVQ(d, full)
+	ANDQ(I32(-l.lanes), full)
+	SHLQ(U8(1), full)
+
+	for _, R := range []int{8, 1} {
+		name := fmt.Sprintf("%s_rows%d", fn, R)
+		Label(name)
+		CMPQ(rows, U8(R))
+		JL(LabelRef(name + "_next"))
+		s3, k4 := GP64(), GP64()
+		LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+		if R == 8 {
+			LEAQ(Mem{Base: k, Index: stride, Scale: 4}, k4)
+		}
+		row := func(r int) Mem { return rowAddr(k, k4, stride, s3, r) }
+		acc := l.zeros(R)
+		c := GP64() // bytes of k's row done; q is twice as far along
+		XORQ(c, c)
+		Label(name + "_chunk")
+		CMPQ(c, full)
+		JAE(LabelRef(name + "_tail"))
+		qv := l.load(Mem{Base: q, Index: c, Scale: 2}, nil)
+		for r := range R {
+			t := l.vec()
+			w(row(r), t)
+			VFMADD231PS(t, qv, acc[r])
+		}
+		step := 2 * l.lanes
+		ADDQ(U8(step), c)
+		ADDQ(U8(step), k)
+		if R == 8 {
+			ADDQ(U8(step), k4)
+		}
+		JMP(LabelRef(name + "_chunk"))
+
+		// The tail's lanes past d are zero in both factors and add +0.
+		Label(name + "_tail")
+		TESTQ(rem, rem)
+		JZ(LabelRef(name + "_reduce"))
+		mask := l.tail(rem)
+		qt := l.load(Mem{Base: q, Index: c, Scale: 2}, mask)
+		for r := range R {
+			VFMADD231PS(l.part(row(r), rem, mask, w), qt, acc[r])
+		}
+
+		Label(name + "_reduce")
+		l.sums(acc, dst)
+		SUBQ(c, k)
+		blk := GP64()
+		MOVQ(stride, blk)
+		if R > 1 {
+			IMUL3Q(U8(R), blk, blk)
+		}
+		ADDQ(blk, k)
+		ADDQ(U8(4*R), dst)
+		SUBQ(U8(R), rows)
+		JMP(LabelRef(name))
+		Label(name + "_next")
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// genBlendRows16: acc[j] += Σ_i w[i]*widen(v[i*stride+j]), over column
+// chunks of up to eight vectors held in registers while the rows stream
+// past, each row's FMAs in row order (the generic twin's order, with
+// fused products); then the last d%lanes columns under a mask.
+func genBlendRows16(l lanes16, wd widen16) {
+	acc := Load(Param("acc").Base(), GP64())
+	d := Load(Param("acc").Len(), GP64())
+	w := Load(Param("w").Base(), GP64())
+	rows := Load(Param("w").Len(), GP64())
+	v := Load(Param("v").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(1), stride) // bytes
+
+	// over emits the loop over the rows: add(wb, row) for each.
+	over := func(name string, add func(wb VecVirtual, row Register)) {
+		wp, vp, r := GP64(), GP64(), GP64()
+		MOVQ(w, wp)
+		MOVQ(v, vp)
+		MOVQ(rows, r)
+		Label(name + "_row")
+		TESTQ(r, r)
+		JZ(LabelRef(name + "_end"))
+		wb := l.vec()
+		VBROADCASTSS(Mem{Base: wp}, wb)
+		add(wb, vp)
+		ADDQ(U8(4), wp)
+		ADDQ(stride, vp)
+		DECQ(r)
+		JMP(LabelRef(name + "_row"))
+		Label(name + "_end")
+	}
+
+	for _, C := range []int{8, 4, 2, 1} {
+		name := fmt.Sprintf("%s_cols%d", fn, C)
+		Label(name)
+		CMPQ(d, U32(l.lanes*C))
+		JL(LabelRef(name + "_next"))
+		a := make([]VecVirtual, C)
+		for j := range a {
+			a[j] = l.load(Mem{Base: acc, Disp: 4 * l.lanes * j}, nil)
+		}
+		over(name, func(wb VecVirtual, row Register) {
+			for j := range a {
+				t := l.vec()
+				wd(Mem{Base: row, Disp: 2 * l.lanes * j}, t)
+				VFMADD231PS(t, wb, a[j])
+			}
+		})
+		for j := range a {
+			l.store(a[j], Mem{Base: acc, Disp: 4 * l.lanes * j}, nil)
+		}
+		ADDQ(U32(4*l.lanes*C), acc)
+		ADDQ(U32(2*l.lanes*C), v)
+		SUBQ(U32(l.lanes*C), d)
+		JMP(LabelRef(name))
+		Label(name + "_next")
+	}
+	TESTQ(d, d)
+	JZ(LabelRef(fn + "_done"))
+	mask := l.tail(d)
+	a := l.load(Mem{Base: acc}, mask)
+	over(fn+"_part", func(wb VecVirtual, row Register) {
+		VFMADD231PS(l.part(Mem{Base: row}, d, mask, wd), wb, a)
+	})
+	l.store(a, Mem{Base: acc}, mask)
+	Label(fn + "_done")
+	VZEROUPPER()
+	RET()
+}
