@@ -144,7 +144,10 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 func scoreRowsF16(dst []float32, k []uint16, stride int, q []float32) {
 	if len(dst) <= rowsPerCall(len(q)) {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			scoreRowsF16AVX512(dst, k, stride, q)
+			return
+		case implAVX2:
 			scoreRowsF16AVX2(dst, k, stride, q)
 			return
 		}
@@ -172,7 +175,10 @@ func scoreRowsF16Split(dst []float32, k []uint16, stride int, q []float32) {
 func blendRowsF16(acc, w []float32, v []uint16, stride int) {
 	if len(w) <= rowsPerCall(len(acc)) {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			blendRowsF16AVX512(acc, w, v, stride)
+			return
+		case implAVX2:
 			blendRowsF16AVX2(acc, w, v, stride)
 			return
 		}
@@ -200,7 +206,10 @@ func blendRowsF16Split(acc, w []float32, v []uint16, stride int) {
 func scoreRowsBF16(dst []float32, k []uint16, stride int, q []float32) {
 	if len(dst) <= rowsPerCall(len(q)) {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			scoreRowsBF16AVX512(dst, k, stride, q)
+			return
+		case implAVX2:
 			scoreRowsBF16AVX2(dst, k, stride, q)
 			return
 		}
@@ -228,7 +237,10 @@ func scoreRowsBF16Split(dst []float32, k []uint16, stride int, q []float32) {
 func blendRowsBF16(acc, w []float32, v []uint16, stride int) {
 	if len(w) <= rowsPerCall(len(acc)) {
 		switch active {
-		case implAVX512, implAVX2:
+		case implAVX512:
+			blendRowsBF16AVX512(acc, w, v, stride)
+			return
+		case implAVX2:
 			blendRowsBF16AVX2(acc, w, v, stride)
 			return
 		}

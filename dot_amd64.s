@@ -1972,6 +1972,762 @@ DATA rows_negzero<>+24(SB)/4, $0x80000000
 DATA rows_negzero<>+28(SB)/4, $0x80000000
 GLOBL rows_negzero<>(SB), RODATA|NOPTR, $32
 
+// func scoreRowsF16AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·scoreRowsF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x0000000f, R8
+	ANDQ $-16, DI
+	SHLQ $0x01, DI
+
+scoreRowsF16AVX512_rows8:
+	CMPQ         CX, $0x08
+	JL           scoreRowsF16AVX512_rows8_next
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (DX)(BX*4), R10
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	XORQ         R11, R11
+
+scoreRowsF16AVX512_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsF16AVX512_rows8_tail
+	VMOVUPS     (SI)(R11*2), Z8
+	VCVTPH2PS   (DX), Z9
+	VFMADD231PS Z9, Z8, Z0
+	VCVTPH2PS   (DX)(BX*1), Z9
+	VFMADD231PS Z9, Z8, Z1
+	VCVTPH2PS   (DX)(BX*2), Z9
+	VFMADD231PS Z9, Z8, Z2
+	VCVTPH2PS   (DX)(R9*1), Z9
+	VFMADD231PS Z9, Z8, Z3
+	VCVTPH2PS   (R10), Z9
+	VFMADD231PS Z9, Z8, Z4
+	VCVTPH2PS   (R10)(BX*1), Z9
+	VFMADD231PS Z9, Z8, Z5
+	VCVTPH2PS   (R10)(BX*2), Z9
+	VFMADD231PS Z9, Z8, Z6
+	VCVTPH2PS   (R10)(R9*1), Z9
+	VFMADD231PS Z9, Z8, Z7
+	ADDQ        $0x20, R11
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, R10
+	JMP         scoreRowsF16AVX512_rows8_chunk
+
+scoreRowsF16AVX512_rows8_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsF16AVX512_rows8_reduce
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R8*2), K1
+	VMOVUPS.Z   (SI)(R11*2), K1, Z8
+	VMOVDQU16.Z (DX), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU16.Z (DX)(BX*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU16.Z (DX)(BX*2), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU16.Z (DX)(R9*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU16.Z (R10), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU16.Z (R10)(BX*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU16.Z (R10)(BX*2), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU16.Z (R10)(R9*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+scoreRowsF16AVX512_rows8_reduce:
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z0
+	VADDPS     Z0, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z0
+	VSHUFF32X4 $0xee, Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x44, Z5, Z4, Z1
+	VSHUFF32X4 $0xee, Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x44, Z7, Z6, Z2
+	VSHUFF32X4 $0xee, Z7, Z6, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x88, Z0, Z8, Z3
+	VSHUFF32X4 $0xdd, Z0, Z8, Z0
+	VADDPS     Z0, Z3, Z3
+	VSHUFF32X4 $0x88, Z2, Z1, Z0
+	VSHUFF32X4 $0xdd, Z2, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFPS    $0x88, Z0, Z3, Z1
+	VSHUFPS    $0xdd, Z0, Z3, Z0
+	VADDPS     Z0, Z1, Z1
+	VSHUFPS    $0x88, Z1, Z1, Z0
+	VSHUFPS    $0xdd, Z1, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VMOVUPS    rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS    Z0, Z1, Z0
+	VMOVUPS    Y0, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsF16AVX512_rows8
+
+scoreRowsF16AVX512_rows8_next:
+scoreRowsF16AVX512_rows1:
+	CMPQ         CX, $0x01
+	JL           scoreRowsF16AVX512_rows1_next
+	LEAQ         (BX)(BX*2), R9
+	VBROADCASTSS zero<>+0(SB), Z0
+	XORQ         R9, R9
+
+scoreRowsF16AVX512_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsF16AVX512_rows1_tail
+	VMOVUPS     (SI)(R9*2), Z1
+	VCVTPH2PS   (DX), Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x20, R9
+	ADDQ        $0x20, DX
+	JMP         scoreRowsF16AVX512_rows1_chunk
+
+scoreRowsF16AVX512_rows1_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsF16AVX512_rows1_reduce
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R8*2), K1
+	VMOVUPS.Z   (SI)(R9*2), K1, Z1
+	VMOVDQU16.Z (DX), K1, Y2
+	VCVTPH2PS   Y2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+scoreRowsF16AVX512_rows1_reduce:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	SUBQ          R9, DX
+	MOVQ          BX, R9
+	ADDQ          R9, DX
+	ADDQ          $0x04, AX
+	SUBQ          $0x01, CX
+	JMP           scoreRowsF16AVX512_rows1
+
+scoreRowsF16AVX512_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsF16AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+
+blendRowsF16AVX512_cols8:
+	CMPQ    CX, $0x00000080
+	JL      blendRowsF16AVX512_cols8_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols8_end
+	VBROADCASTSS (R8), Z8
+	VCVTPH2PS    (R9), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R9), Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VCVTPH2PS    64(R9), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    96(R9), Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VCVTPH2PS    128(R9), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    160(R9), Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VCVTPH2PS    192(R9), Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VCVTPH2PS    224(R9), Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols8_row
+
+blendRowsF16AVX512_cols8_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	ADDQ    $0x00000200, AX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000080, CX
+	JMP     blendRowsF16AVX512_cols8
+
+blendRowsF16AVX512_cols8_next:
+blendRowsF16AVX512_cols4:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsF16AVX512_cols4_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols4_end
+	VBROADCASTSS (R8), Z4
+	VCVTPH2PS    (R9), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R9), Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VCVTPH2PS    64(R9), Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VCVTPH2PS    96(R9), Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols4_row
+
+blendRowsF16AVX512_cols4_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsF16AVX512_cols4
+
+blendRowsF16AVX512_cols4_next:
+blendRowsF16AVX512_cols2:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsF16AVX512_cols2_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols2_end
+	VBROADCASTSS (R8), Z2
+	VCVTPH2PS    (R9), Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VCVTPH2PS    32(R9), Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols2_row
+
+blendRowsF16AVX512_cols2_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsF16AVX512_cols2
+
+blendRowsF16AVX512_cols2_next:
+blendRowsF16AVX512_cols1:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsF16AVX512_cols1_next
+	VMOVUPS (AX), Z0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols1_end
+	VBROADCASTSS (R8), Z1
+	VCVTPH2PS    (R9), Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols1_row
+
+blendRowsF16AVX512_cols1_end:
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsF16AVX512_cols1
+
+blendRowsF16AVX512_cols1_next:
+	TESTQ     CX, CX
+	JZ        blendRowsF16AVX512_done
+	LEAQ      ktable<>+0(SB), R8
+	KMOVW     (R8)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z0
+	MOVQ      DX, CX
+	MOVQ      SI, DX
+
+blendRowsF16AVX512_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsF16AVX512_part_end
+	VBROADCASTSS (CX), Z1
+	VMOVDQU16.Z  (DX), K1, Y2
+	VCVTPH2PS    Y2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         DI, DX
+	DECQ         BX
+	JMP          blendRowsF16AVX512_part_row
+
+blendRowsF16AVX512_part_end:
+	VMOVUPS Z0, K1, (AX)
+
+blendRowsF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsBF16AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·scoreRowsBF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x0000000f, R8
+	ANDQ $-16, DI
+	SHLQ $0x01, DI
+
+scoreRowsBF16AVX512_rows8:
+	CMPQ         CX, $0x08
+	JL           scoreRowsBF16AVX512_rows8_next
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (DX)(BX*4), R10
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	XORQ         R11, R11
+
+scoreRowsBF16AVX512_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsBF16AVX512_rows8_tail
+	VMOVUPS     (SI)(R11*2), Z8
+	VPMOVZXWD   (DX), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VPMOVZXWD   (DX)(BX*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VPMOVZXWD   (DX)(BX*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VPMOVZXWD   (DX)(R9*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VPMOVZXWD   (R10), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VPMOVZXWD   (R10)(BX*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VPMOVZXWD   (R10)(BX*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VPMOVZXWD   (R10)(R9*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+	ADDQ        $0x20, R11
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, R10
+	JMP         scoreRowsBF16AVX512_rows8_chunk
+
+scoreRowsBF16AVX512_rows8_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsBF16AVX512_rows8_reduce
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R8*2), K1
+	VMOVUPS.Z   (SI)(R11*2), K1, Z8
+	VMOVDQU16.Z (DX), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU16.Z (DX)(BX*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU16.Z (DX)(BX*2), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU16.Z (DX)(R9*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU16.Z (R10), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU16.Z (R10)(BX*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU16.Z (R10)(BX*2), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU16.Z (R10)(R9*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+scoreRowsBF16AVX512_rows8_reduce:
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z0
+	VADDPS     Z0, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z0
+	VSHUFF32X4 $0xee, Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x44, Z5, Z4, Z1
+	VSHUFF32X4 $0xee, Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x44, Z7, Z6, Z2
+	VSHUFF32X4 $0xee, Z7, Z6, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x88, Z0, Z8, Z3
+	VSHUFF32X4 $0xdd, Z0, Z8, Z0
+	VADDPS     Z0, Z3, Z3
+	VSHUFF32X4 $0x88, Z2, Z1, Z0
+	VSHUFF32X4 $0xdd, Z2, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFPS    $0x88, Z0, Z3, Z1
+	VSHUFPS    $0xdd, Z0, Z3, Z0
+	VADDPS     Z0, Z1, Z1
+	VSHUFPS    $0x88, Z1, Z1, Z0
+	VSHUFPS    $0xdd, Z1, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VMOVUPS    rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS    Z0, Z1, Z0
+	VMOVUPS    Y0, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsBF16AVX512_rows8
+
+scoreRowsBF16AVX512_rows8_next:
+scoreRowsBF16AVX512_rows1:
+	CMPQ         CX, $0x01
+	JL           scoreRowsBF16AVX512_rows1_next
+	LEAQ         (BX)(BX*2), R9
+	VBROADCASTSS zero<>+0(SB), Z0
+	XORQ         R9, R9
+
+scoreRowsBF16AVX512_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsBF16AVX512_rows1_tail
+	VMOVUPS     (SI)(R9*2), Z1
+	VPMOVZXWD   (DX), Z2
+	VPSLLD      $0x10, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x20, R9
+	ADDQ        $0x20, DX
+	JMP         scoreRowsBF16AVX512_rows1_chunk
+
+scoreRowsBF16AVX512_rows1_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsBF16AVX512_rows1_reduce
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R8*2), K1
+	VMOVUPS.Z   (SI)(R9*2), K1, Z1
+	VMOVDQU16.Z (DX), K1, Y2
+	VPMOVZXWD   Y2, Z2
+	VPSLLD      $0x10, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+scoreRowsBF16AVX512_rows1_reduce:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	SUBQ          R9, DX
+	MOVQ          BX, R9
+	ADDQ          R9, DX
+	ADDQ          $0x04, AX
+	SUBQ          $0x01, CX
+	JMP           scoreRowsBF16AVX512_rows1
+
+scoreRowsBF16AVX512_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsBF16AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsBF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+
+blendRowsBF16AVX512_cols8:
+	CMPQ    CX, $0x00000080
+	JL      blendRowsBF16AVX512_cols8_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols8_end
+	VBROADCASTSS (R8), Z8
+	VPMOVZXWD    (R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VPMOVZXWD    32(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VPMOVZXWD    64(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VPMOVZXWD    96(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VPMOVZXWD    128(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VPMOVZXWD    160(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVZXWD    192(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VPMOVZXWD    224(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols8_row
+
+blendRowsBF16AVX512_cols8_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	ADDQ    $0x00000200, AX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000080, CX
+	JMP     blendRowsBF16AVX512_cols8
+
+blendRowsBF16AVX512_cols8_next:
+blendRowsBF16AVX512_cols4:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsBF16AVX512_cols4_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols4_end
+	VBROADCASTSS (R8), Z4
+	VPMOVZXWD    (R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VPMOVZXWD    32(R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVZXWD    64(R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VPMOVZXWD    96(R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols4_row
+
+blendRowsBF16AVX512_cols4_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsBF16AVX512_cols4
+
+blendRowsBF16AVX512_cols4_next:
+blendRowsBF16AVX512_cols2:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsBF16AVX512_cols2_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols2_end
+	VBROADCASTSS (R8), Z2
+	VPMOVZXWD    (R9), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VPMOVZXWD    32(R9), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols2_row
+
+blendRowsBF16AVX512_cols2_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsBF16AVX512_cols2
+
+blendRowsBF16AVX512_cols2_next:
+blendRowsBF16AVX512_cols1:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsBF16AVX512_cols1_next
+	VMOVUPS (AX), Z0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols1_end
+	VBROADCASTSS (R8), Z1
+	VPMOVZXWD    (R9), Z2
+	VPSLLD       $0x10, Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols1_row
+
+blendRowsBF16AVX512_cols1_end:
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsBF16AVX512_cols1
+
+blendRowsBF16AVX512_cols1_next:
+	TESTQ     CX, CX
+	JZ        blendRowsBF16AVX512_done
+	LEAQ      ktable<>+0(SB), R8
+	KMOVW     (R8)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z0
+	MOVQ      DX, CX
+	MOVQ      SI, DX
+
+blendRowsBF16AVX512_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsBF16AVX512_part_end
+	VBROADCASTSS (CX), Z1
+	VMOVDQU16.Z  (DX), K1, Y2
+	VPMOVZXWD    Y2, Z2
+	VPSLLD       $0x10, Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         DI, DX
+	DECQ         BX
+	JMP          blendRowsBF16AVX512_part_row
+
+blendRowsBF16AVX512_part_end:
+	VMOVUPS Z0, K1, (AX)
+
+blendRowsBF16AVX512_done:
+	VZEROUPPER
+	RET
+
 // func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, MMX+
 TEXT ·scoreRowsMultiAVX512(SB), NOSPLIT, $0-88

@@ -108,11 +108,12 @@ func widen(h []uint16, f func(uint16) float32) []float32 {
 	return x
 }
 
-// score16Case is the case of a 16-bit score-rows kernel: five rows of n
-// columns, as scoreRows's case.
+// score16Case is the case of a 16-bit score-rows kernel: n columns, as
+// scoreRows's case, of 1 to 20 rows, so that every block of rows and
+// every count of single rows after them is met.
 func score16Case(gen func(*kernelArgs, int) []uint16, f func(uint16) float32, kernel func([]float32, []uint16, int, []float32)) kernelCase {
 	return func(a *kernelArgs, n int) []result {
-		rows, stride := 5, n+3
+		rows, stride := 1+n%20, n+3
 		k, q, dst := gen(a, rowsLen(rows, stride, n)), a.floats(n, 2), a.floats(rows, 1)
 		kernel(dst, k, stride, q)
 		kf := widen(k, f)
