@@ -9441,19 +9441,75 @@ TEXT ·scoreRowsBF16AVX2(SB), NOSPLIT, $0-80
 	SHLQ $0x01, DI
 
 scoreRowsBF16AVX2_rows8:
-	CMPQ   CX, $0x08
-	JL     scoreRowsBF16AVX2_rows8_next
-	LEAQ   (BX)(BX*2), R9
-	LEAQ   (DX)(BX*4), R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	XORQ   R11, R11
+	CMPQ         CX, $0x08
+	JL           scoreRowsBF16AVX2_rows8_next
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (DX)(BX*4), R10
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         R11, R11
+	VBROADCASTSS bf16_hi<>+0(SB), Y8
+
+scoreRowsBF16AVX2_rows8_pairs:
+	LEAQ        32(R11), R12
+	CMPQ        R12, DI
+	JA          scoreRowsBF16AVX2_rows8_chunk
+	VMOVUPS     (SI)(R11*2), Y9
+	VMOVUPS     32(SI)(R11*2), Y10
+	VSHUFPS     $0x88, Y10, Y9, Y11
+	VPERMPD     $0xd8, Y11, Y11
+	VSHUFPS     $0xdd, Y10, Y9, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VMOVDQU     (DX), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y0
+	VFMADD231PS Y10, Y9, Y0
+	VMOVDQU     (DX)(BX*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y1
+	VFMADD231PS Y10, Y9, Y1
+	VMOVDQU     (DX)(BX*2), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y2
+	VFMADD231PS Y10, Y9, Y2
+	VMOVDQU     (DX)(R9*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y3
+	VFMADD231PS Y10, Y9, Y3
+	VMOVDQU     (R10), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y10, Y9, Y4
+	VMOVDQU     (R10)(BX*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y10, Y9, Y5
+	VMOVDQU     (R10)(BX*2), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y6
+	VFMADD231PS Y10, Y9, Y6
+	VMOVDQU     (R10)(R9*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y7
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ        $0x20, R11
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, R10
+	JMP         scoreRowsBF16AVX2_rows8_pairs
 
 scoreRowsBF16AVX2_rows8_chunk:
 	CMPQ        R11, DI
@@ -9774,11 +9830,31 @@ scoreRowsBF16AVX2_rows8_reduce:
 
 scoreRowsBF16AVX2_rows8_next:
 scoreRowsBF16AVX2_rows1:
-	CMPQ   CX, $0x01
-	JL     scoreRowsBF16AVX2_rows1_next
-	LEAQ   (BX)(BX*2), R9
-	VXORPS Y0, Y0, Y0
-	XORQ   R9, R9
+	CMPQ         CX, $0x01
+	JL           scoreRowsBF16AVX2_rows1_next
+	LEAQ         (BX)(BX*2), R9
+	VXORPS       Y0, Y0, Y0
+	XORQ         R9, R9
+	VBROADCASTSS bf16_hi<>+0(SB), Y1
+
+scoreRowsBF16AVX2_rows1_pairs:
+	LEAQ        32(R9), R10
+	CMPQ        R10, DI
+	JA          scoreRowsBF16AVX2_rows1_chunk
+	VMOVUPS     (SI)(R9*2), Y2
+	VMOVUPS     32(SI)(R9*2), Y3
+	VSHUFPS     $0x88, Y3, Y2, Y4
+	VPERMPD     $0xd8, Y4, Y4
+	VSHUFPS     $0xdd, Y3, Y2, Y2
+	VPERMPD     $0xd8, Y2, Y2
+	VMOVDQU     (DX), Y3
+	VPSLLD      $0x10, Y3, Y5
+	VPAND       Y1, Y3, Y3
+	VFMADD231PS Y5, Y4, Y0
+	VFMADD231PS Y3, Y2, Y0
+	ADDQ        $0x20, R9
+	ADDQ        $0x20, DX
+	JMP         scoreRowsBF16AVX2_rows1_pairs
 
 scoreRowsBF16AVX2_rows1_chunk:
 	CMPQ        R9, DI
@@ -9850,6 +9926,16 @@ scoreRowsBF16AVX2_rows1_reduce:
 scoreRowsBF16AVX2_rows1_next:
 	VZEROUPPER
 	RET
+
+DATA bf16_hi<>+0(SB)/4, $0xffff0000
+DATA bf16_hi<>+4(SB)/4, $0xffff0000
+DATA bf16_hi<>+8(SB)/4, $0xffff0000
+DATA bf16_hi<>+12(SB)/4, $0xffff0000
+DATA bf16_hi<>+16(SB)/4, $0xffff0000
+DATA bf16_hi<>+20(SB)/4, $0xffff0000
+DATA bf16_hi<>+24(SB)/4, $0xffff0000
+DATA bf16_hi<>+28(SB)/4, $0xffff0000
+GLOBL bf16_hi<>(SB), RODATA|NOPTR, $32
 
 // func blendRowsBF16AVX2(acc []float32, w []float32, v []uint16, stride int)
 // Requires: AVX, AVX2, FMA3
