@@ -9940,14 +9940,203 @@ GLOBL bf16_hi<>(SB), RODATA|NOPTR, $32
 // func blendRowsBF16AVX2(acc []float32, w []float32, v []uint16, stride int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·blendRowsBF16AVX2(SB), NOSPLIT, $0-80
-	MOVQ acc_base+0(FP), AX
-	MOVQ acc_len+8(FP), CX
-	MOVQ w_base+24(FP), DX
-	MOVQ w_len+32(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
+	MOVQ         acc_base+0(FP), AX
+	MOVQ         acc_len+8(FP), CX
+	MOVQ         w_base+24(FP), DX
+	MOVQ         w_len+32(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x01, DI
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
 
+blendRowsBF16AVX2_pairs4:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsBF16AVX2_pairs4_next
+	VMOVUPS (AX), Y1
+	VMOVUPS 32(AX), Y2
+	VSHUFPS $0x88, Y2, Y1, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VSHUFPS $0xdd, Y2, Y1, Y1
+	VPERMPD $0xd8, Y1, Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y4
+	VSHUFPS $0x88, Y4, Y2, Y5
+	VPERMPD $0xd8, Y5, Y5
+	VSHUFPS $0xdd, Y4, Y2, Y2
+	VPERMPD $0xd8, Y2, Y2
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y6
+	VSHUFPS $0x88, Y6, Y4, Y7
+	VPERMPD $0xd8, Y7, Y7
+	VSHUFPS $0xdd, Y6, Y4, Y4
+	VPERMPD $0xd8, Y4, Y4
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y8
+	VSHUFPS $0x88, Y8, Y6, Y9
+	VPERMPD $0xd8, Y9, Y9
+	VSHUFPS $0xdd, Y8, Y6, Y6
+	VPERMPD $0xd8, Y6, Y6
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_pairs4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_pairs4_end
+	VBROADCASTSS (R8), Y8
+	VMOVDQU      (R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y3
+	VFMADD231PS  Y10, Y8, Y1
+	VMOVDQU      32(R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y5
+	VFMADD231PS  Y10, Y8, Y2
+	VMOVDQU      64(R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y7
+	VFMADD231PS  Y10, Y8, Y4
+	VMOVDQU      96(R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y9
+	VFMADD231PS  Y10, Y8, Y6
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_pairs4_row
+
+blendRowsBF16AVX2_pairs4_end:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y8
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y8, (AX)
+	VMOVUPS   Y1, 32(AX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y1
+	VUNPCKHPS Y2, Y5, Y2
+	VMOVUPS   Y1, 64(AX)
+	VMOVUPS   Y2, 96(AX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y1
+	VUNPCKHPS Y4, Y7, Y2
+	VMOVUPS   Y1, 128(AX)
+	VMOVUPS   Y2, 160(AX)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y1
+	VUNPCKHPS Y6, Y9, Y2
+	VMOVUPS   Y1, 192(AX)
+	VMOVUPS   Y2, 224(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000040, CX
+	JMP       blendRowsBF16AVX2_pairs4
+
+blendRowsBF16AVX2_pairs4_next:
+blendRowsBF16AVX2_pairs2:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsBF16AVX2_pairs2_next
+	VMOVUPS (AX), Y1
+	VMOVUPS 32(AX), Y2
+	VSHUFPS $0x88, Y2, Y1, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VSHUFPS $0xdd, Y2, Y1, Y1
+	VPERMPD $0xd8, Y1, Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y4
+	VSHUFPS $0x88, Y4, Y2, Y5
+	VPERMPD $0xd8, Y5, Y5
+	VSHUFPS $0xdd, Y4, Y2, Y2
+	VPERMPD $0xd8, Y2, Y2
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_pairs2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_pairs2_end
+	VBROADCASTSS (R8), Y4
+	VMOVDQU      (R9), Y6
+	VPSLLD       $0x10, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VFMADD231PS  Y7, Y4, Y3
+	VFMADD231PS  Y6, Y4, Y1
+	VMOVDQU      32(R9), Y6
+	VPSLLD       $0x10, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VFMADD231PS  Y7, Y4, Y5
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_pairs2_row
+
+blendRowsBF16AVX2_pairs2_end:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y4
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y4, (AX)
+	VMOVUPS   Y1, 32(AX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y1
+	VUNPCKHPS Y2, Y5, Y2
+	VMOVUPS   Y1, 64(AX)
+	VMOVUPS   Y2, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000020, CX
+	JMP       blendRowsBF16AVX2_pairs2
+
+blendRowsBF16AVX2_pairs2_next:
+blendRowsBF16AVX2_pairs1:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsBF16AVX2_pairs1_next
+	VMOVUPS (AX), Y1
+	VMOVUPS 32(AX), Y2
+	VSHUFPS $0x88, Y2, Y1, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VSHUFPS $0xdd, Y2, Y1, Y1
+	VPERMPD $0xd8, Y1, Y1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_pairs1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_pairs1_end
+	VBROADCASTSS (R8), Y2
+	VMOVDQU      (R9), Y4
+	VPSLLD       $0x10, Y4, Y5
+	VPAND        Y0, Y4, Y4
+	VFMADD231PS  Y5, Y2, Y3
+	VFMADD231PS  Y4, Y2, Y1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_pairs1_row
+
+blendRowsBF16AVX2_pairs1_end:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y2
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y2, (AX)
+	VMOVUPS   Y1, 32(AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000010, CX
+	JMP       blendRowsBF16AVX2_pairs1
+
+blendRowsBF16AVX2_pairs1_next:
 blendRowsBF16AVX2_cols8:
 	CMPQ    CX, $0x00000040
 	JL      blendRowsBF16AVX2_cols8_next

@@ -17,7 +17,7 @@ func init() {
 	avx2["scoreRowsF16"] = func() { genScoreRows16(ymm16, widenF16) }
 	avx2["scoreRowsBF16"] = func() { genScoreRows16(ymm16bf, widenBF16) }
 	avx2["blendRowsF16"] = func() { genBlendRows16(ymm16, widenF16) }
-	avx2["blendRowsBF16"] = func() { genBlendRows16(ymm16, widenBF16) }
+	avx2["blendRowsBF16"] = func() { genBlendRows16(ymm16bf, widenBF16) }
 }
 
 // widen16 sets dst to the float32 values of the 16-bit elements at src (a
@@ -36,8 +36,8 @@ func widenBF16(src Op, dst VecVirtual) {
 // lanes16 is what the 16-bit row kernels take from an implementation.
 type lanes16 struct {
 	lanes int
-	// pairsBF16 has score rows take 2·lanes bfloat16 elements a step
-	// through scorePairsBF16.
+	// pairsBF16 has the rows kernels take 2·lanes bfloat16 elements a
+	// step, through scorePairsBF16 and blendPairsBF16.
 	pairsBF16 bool
 	vec       func() VecVirtual
 	zeros     func(n int) []VecVirtual
@@ -228,6 +228,9 @@ func genBlendRows16(l lanes16, wd widen16) {
 		Label(name + "_end")
 	}
 
+	if l.pairsBF16 {
+		blendPairsBF16(acc, d, v, over)
+	}
 	for _, C := range []int{8, 4, 2, 1} {
 		name := fmt.Sprintf("%s_cols%d", fn, C)
 		Label(name)
@@ -304,4 +307,60 @@ func scorePairsBF16(name string, acc []VecVirtual, q, c, full Register, row func
 	ADDQ(U8(32), c)
 	advance()
 	JMP(LabelRef(name + "_pairs"))
+}
+
+// blendPairsBF16 emits the avx2 bfloat16 blend over chunks of 16·C
+// columns while that many remain, scorePairsBF16's split applied to
+// acc: each 16 columns are held as their even and odd floats, widened
+// from a 32-byte load of every row by a shift and an AND, and put back
+// in order as the chunk is stored. Each column still adds its rows in
+// order, so the sums are those of the plain loop. over(name, add) emits
+// the walk over the rows; acc, d and v advance past each chunk.
+func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVirtual, row Register))) {
+	hi := YMM()
+	VBROADCASTSS(vec32("bf16_hi", 0xffff0000), hi)
+	for _, C := range []int{4, 2, 1} {
+		name := fmt.Sprintf("%s_pairs%d", fn, C)
+		Label(name)
+		CMPQ(d, U32(16*C))
+		JL(LabelRef(name + "_next"))
+		ae, ao := make([]VecVirtual, C), make([]VecVirtual, C)
+		for j := range C {
+			a0, a1 := YMM(), YMM()
+			VMOVUPS(Mem{Base: acc, Disp: 64 * j}, a0)
+			VMOVUPS(Mem{Base: acc, Disp: 64*j + 32}, a1)
+			ae[j], ao[j] = YMM(), YMM()
+			VSHUFPS(U8(0x88), a1, a0, ae[j])
+			VPERMPD(U8(0xd8), ae[j], ae[j])
+			VSHUFPS(U8(0xdd), a1, a0, ao[j])
+			VPERMPD(U8(0xd8), ao[j], ao[j])
+		}
+		over(name, func(wb VecVirtual, row Register) {
+			for j := range C {
+				x, e := YMM(), YMM()
+				VMOVDQU(Mem{Base: row, Disp: 32 * j}, x)
+				VPSLLD(U8(16), x, e)
+				VPAND(hi, x, x)
+				VFMADD231PS(e, wb, ae[j])
+				VFMADD231PS(x, wb, ao[j])
+			}
+		})
+		// In 128-bit lanes the even floats are a0 a2 a8 a10 | a4 a6 a12
+		// a14 once VPERMPD has swapped their middle qwords back, and the
+		// odd ones likewise, so unpacking interleaves them in order.
+		for j := range C {
+			VPERMPD(U8(0xd8), ae[j], ae[j])
+			VPERMPD(U8(0xd8), ao[j], ao[j])
+			lo, hi2 := YMM(), YMM()
+			VUNPCKLPS(ao[j], ae[j], lo)
+			VUNPCKHPS(ao[j], ae[j], hi2)
+			VMOVUPS(lo, Mem{Base: acc, Disp: 64 * j})
+			VMOVUPS(hi2, Mem{Base: acc, Disp: 64*j + 32})
+		}
+		ADDQ(U32(64*C), acc)
+		ADDQ(U32(32*C), v)
+		SUBQ(U32(16*C), d)
+		JMP(LabelRef(name))
+		Label(name + "_next")
+	}
 }
