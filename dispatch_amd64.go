@@ -18,8 +18,8 @@ const (
 )
 
 func init() {
-	impl.Register(&active, implAVX512, "avx512", "AVX", "AVX2", "FMA3", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL")
-	impl.Register(&active, implAVX2, "avx2", "AVX", "AVX2", "FMA3")
+	impl.Register(&active, implAVX512, "avx512", "AVX", "AVX2", "FMA3", "F16C", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL")
+	impl.Register(&active, implAVX2, "avx2", "AVX", "AVX2", "FMA3", "F16C")
 }
 
 // dot returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
@@ -135,6 +135,130 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 	for lo := 0; lo < n; lo += per {
 		hi := min(n, lo+per)
 		blendRows(acc, w[lo:hi], v[lo*stride:], stride)
+	}
+}
+
+// scoreRowsF16 sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i < len(dst),
+// j < len(q): scoreRows over half-precision key rows, each element widened
+// exactly to float32.
+func scoreRowsF16(dst []float32, k []uint16, stride int, q []float32) {
+	if len(dst) <= rowsPerCall(len(q)) {
+		switch active {
+		case implAVX512:
+			scoreRowsF16AVX512(dst, k, stride, q)
+			return
+		case implAVX2:
+			scoreRowsF16AVX2(dst, k, stride, q)
+			return
+		}
+	}
+	scoreRowsF16Split(dst, k, stride, q)
+}
+
+// scoreRowsF16Split is scoreRowsF16 on the generic path, and otherwise
+// scoreRowsF16 cut into calls within one call's budget.
+func scoreRowsF16Split(dst []float32, k []uint16, stride int, q []float32) {
+	if active != implAVX512 && active != implAVX2 {
+		scoreRowsF16Generic(dst, k, stride, q)
+		return
+	}
+	n, per := len(dst), rowsPerCall(len(q))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		scoreRowsF16(dst[lo:hi], k[lo*stride:], stride, q)
+	}
+}
+
+// blendRowsF16 sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i < len(w),
+// j < len(acc): blendRows over half-precision value rows, each element
+// widened exactly to float32.
+func blendRowsF16(acc, w []float32, v []uint16, stride int) {
+	if len(w) <= rowsPerCall(len(acc)) {
+		switch active {
+		case implAVX512:
+			blendRowsF16AVX512(acc, w, v, stride)
+			return
+		case implAVX2:
+			blendRowsF16AVX2(acc, w, v, stride)
+			return
+		}
+	}
+	blendRowsF16Split(acc, w, v, stride)
+}
+
+// blendRowsF16Split is blendRowsF16 on the generic path, and otherwise
+// blendRowsF16 cut into calls within one call's budget.
+func blendRowsF16Split(acc, w []float32, v []uint16, stride int) {
+	if active != implAVX512 && active != implAVX2 {
+		blendRowsF16Generic(acc, w, v, stride)
+		return
+	}
+	n, per := len(w), rowsPerCall(len(acc))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		blendRowsF16(acc, w[lo:hi], v[lo*stride:], stride)
+	}
+}
+
+// scoreRowsBF16 sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
+// top half of a float32.
+func scoreRowsBF16(dst []float32, k []uint16, stride int, q []float32) {
+	if len(dst) <= rowsPerCall(len(q)) {
+		switch active {
+		case implAVX512:
+			scoreRowsBF16AVX512(dst, k, stride, q)
+			return
+		case implAVX2:
+			scoreRowsBF16AVX2(dst, k, stride, q)
+			return
+		}
+	}
+	scoreRowsBF16Split(dst, k, stride, q)
+}
+
+// scoreRowsBF16Split is scoreRowsBF16 on the generic path, and otherwise
+// scoreRowsBF16 cut into calls within one call's budget.
+func scoreRowsBF16Split(dst []float32, k []uint16, stride int, q []float32) {
+	if active != implAVX512 && active != implAVX2 {
+		scoreRowsBF16Generic(dst, k, stride, q)
+		return
+	}
+	n, per := len(dst), rowsPerCall(len(q))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		scoreRowsBF16(dst[lo:hi], k[lo*stride:], stride, q)
+	}
+}
+
+// blendRowsBF16 sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over bfloat16 value rows, each element
+// the top half of a float32.
+func blendRowsBF16(acc, w []float32, v []uint16, stride int) {
+	if len(w) <= rowsPerCall(len(acc)) {
+		switch active {
+		case implAVX512:
+			blendRowsBF16AVX512(acc, w, v, stride)
+			return
+		case implAVX2:
+			blendRowsBF16AVX2(acc, w, v, stride)
+			return
+		}
+	}
+	blendRowsBF16Split(acc, w, v, stride)
+}
+
+// blendRowsBF16Split is blendRowsBF16 on the generic path, and otherwise
+// blendRowsBF16 cut into calls within one call's budget.
+func blendRowsBF16Split(acc, w []float32, v []uint16, stride int) {
+	if active != implAVX512 && active != implAVX2 {
+		blendRowsBF16Generic(acc, w, v, stride)
+		return
+	}
+	n, per := len(w), rowsPerCall(len(acc))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		blendRowsBF16(acc, w[lo:hi], v[lo*stride:], stride)
 	}
 }
 

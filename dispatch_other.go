@@ -21,6 +21,30 @@ func axpy(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
 // len(acc).
 func blendRows(acc, w, v []float32, stride int) { blendRowsGeneric(acc, w, v, stride) }
 
+// scoreRowsF16 sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i < len(dst),
+// j < len(q): scoreRows over half-precision key rows, each element widened
+// exactly to float32.
+func scoreRowsF16(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsF16Generic(dst, k, stride, q)
+}
+
+// blendRowsF16 sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i < len(w),
+// j < len(acc): blendRows over half-precision value rows, each element
+// widened exactly to float32.
+func blendRowsF16(acc, w []float32, v []uint16, stride int) { blendRowsF16Generic(acc, w, v, stride) }
+
+// scoreRowsBF16 sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
+// top half of a float32.
+func scoreRowsBF16(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsBF16Generic(dst, k, stride, q)
+}
+
+// blendRowsBF16 sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over bfloat16 value rows, each element
+// the top half of a float32.
+func blendRowsBF16(acc, w []float32, v []uint16, stride int) { blendRowsBF16Generic(acc, w, v, stride) }
+
 // scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives

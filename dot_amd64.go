@@ -26,6 +26,34 @@ func axpyAVX512(alpha float32, x []float32, y []float32)
 //go:noescape
 func blendRowsAVX512(acc []float32, w []float32, v []float32, stride int)
 
+// scoreRowsF16AVX512 sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over half-precision key rows, each
+// element widened exactly to float32.
+//
+//go:noescape
+func scoreRowsF16AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsF16AVX512 sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over half-precision value rows, each
+// element widened exactly to float32.
+//
+//go:noescape
+func blendRowsF16AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// scoreRowsBF16AVX512 sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
+// top half of a float32.
+//
+//go:noescape
+func scoreRowsBF16AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsBF16AVX512 sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over bfloat16 value rows, each element
+// the top half of a float32.
+//
+//go:noescape
+func blendRowsBF16AVX512(acc []float32, w []float32, v []uint16, stride int)
+
 // scoreRowsMultiAVX512 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r
 // < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives
@@ -148,6 +176,34 @@ func axpyAVX2(alpha float32, x []float32, y []float32)
 //
 //go:noescape
 func blendRowsAVX2(acc []float32, w []float32, v []float32, stride int)
+
+// scoreRowsF16AVX2 sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over half-precision key rows, each
+// element widened exactly to float32.
+//
+//go:noescape
+func scoreRowsF16AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsF16AVX2 sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over half-precision value rows, each
+// element widened exactly to float32.
+//
+//go:noescape
+func blendRowsF16AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// scoreRowsBF16AVX2 sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
+// top half of a float32.
+//
+//go:noescape
+func scoreRowsBF16AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsBF16AVX2 sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over bfloat16 value rows, each element
+// the top half of a float32.
+//
+//go:noescape
+func blendRowsBF16AVX2(acc []float32, w []float32, v []uint16, stride int)
 
 // scoreRowsMultiAVX2 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several

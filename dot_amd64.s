@@ -1972,6 +1972,762 @@ DATA rows_negzero<>+24(SB)/4, $0x80000000
 DATA rows_negzero<>+28(SB)/4, $0x80000000
 GLOBL rows_negzero<>(SB), RODATA|NOPTR, $32
 
+// func scoreRowsF16AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·scoreRowsF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x0000000f, R8
+	ANDQ $-16, DI
+	SHLQ $0x01, DI
+
+scoreRowsF16AVX512_rows8:
+	CMPQ         CX, $0x08
+	JL           scoreRowsF16AVX512_rows8_next
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (DX)(BX*4), R10
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	XORQ         R11, R11
+
+scoreRowsF16AVX512_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsF16AVX512_rows8_tail
+	VMOVUPS     (SI)(R11*2), Z8
+	VCVTPH2PS   (DX), Z9
+	VFMADD231PS Z9, Z8, Z0
+	VCVTPH2PS   (DX)(BX*1), Z9
+	VFMADD231PS Z9, Z8, Z1
+	VCVTPH2PS   (DX)(BX*2), Z9
+	VFMADD231PS Z9, Z8, Z2
+	VCVTPH2PS   (DX)(R9*1), Z9
+	VFMADD231PS Z9, Z8, Z3
+	VCVTPH2PS   (R10), Z9
+	VFMADD231PS Z9, Z8, Z4
+	VCVTPH2PS   (R10)(BX*1), Z9
+	VFMADD231PS Z9, Z8, Z5
+	VCVTPH2PS   (R10)(BX*2), Z9
+	VFMADD231PS Z9, Z8, Z6
+	VCVTPH2PS   (R10)(R9*1), Z9
+	VFMADD231PS Z9, Z8, Z7
+	ADDQ        $0x20, R11
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, R10
+	JMP         scoreRowsF16AVX512_rows8_chunk
+
+scoreRowsF16AVX512_rows8_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsF16AVX512_rows8_reduce
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R8*2), K1
+	VMOVUPS.Z   (SI)(R11*2), K1, Z8
+	VMOVDQU16.Z (DX), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU16.Z (DX)(BX*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU16.Z (DX)(BX*2), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU16.Z (DX)(R9*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU16.Z (R10), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU16.Z (R10)(BX*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU16.Z (R10)(BX*2), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU16.Z (R10)(R9*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+scoreRowsF16AVX512_rows8_reduce:
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z0
+	VADDPS     Z0, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z0
+	VSHUFF32X4 $0xee, Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x44, Z5, Z4, Z1
+	VSHUFF32X4 $0xee, Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x44, Z7, Z6, Z2
+	VSHUFF32X4 $0xee, Z7, Z6, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x88, Z0, Z8, Z3
+	VSHUFF32X4 $0xdd, Z0, Z8, Z0
+	VADDPS     Z0, Z3, Z3
+	VSHUFF32X4 $0x88, Z2, Z1, Z0
+	VSHUFF32X4 $0xdd, Z2, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFPS    $0x88, Z0, Z3, Z1
+	VSHUFPS    $0xdd, Z0, Z3, Z0
+	VADDPS     Z0, Z1, Z1
+	VSHUFPS    $0x88, Z1, Z1, Z0
+	VSHUFPS    $0xdd, Z1, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VMOVUPS    rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS    Z0, Z1, Z0
+	VMOVUPS    Y0, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsF16AVX512_rows8
+
+scoreRowsF16AVX512_rows8_next:
+scoreRowsF16AVX512_rows1:
+	CMPQ         CX, $0x01
+	JL           scoreRowsF16AVX512_rows1_next
+	LEAQ         (BX)(BX*2), R9
+	VBROADCASTSS zero<>+0(SB), Z0
+	XORQ         R9, R9
+
+scoreRowsF16AVX512_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsF16AVX512_rows1_tail
+	VMOVUPS     (SI)(R9*2), Z1
+	VCVTPH2PS   (DX), Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x20, R9
+	ADDQ        $0x20, DX
+	JMP         scoreRowsF16AVX512_rows1_chunk
+
+scoreRowsF16AVX512_rows1_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsF16AVX512_rows1_reduce
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R8*2), K1
+	VMOVUPS.Z   (SI)(R9*2), K1, Z1
+	VMOVDQU16.Z (DX), K1, Y2
+	VCVTPH2PS   Y2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+scoreRowsF16AVX512_rows1_reduce:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	SUBQ          R9, DX
+	MOVQ          BX, R9
+	ADDQ          R9, DX
+	ADDQ          $0x04, AX
+	SUBQ          $0x01, CX
+	JMP           scoreRowsF16AVX512_rows1
+
+scoreRowsF16AVX512_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsF16AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+
+blendRowsF16AVX512_cols8:
+	CMPQ    CX, $0x00000080
+	JL      blendRowsF16AVX512_cols8_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols8_end
+	VBROADCASTSS (R8), Z8
+	VCVTPH2PS    (R9), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R9), Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VCVTPH2PS    64(R9), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    96(R9), Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VCVTPH2PS    128(R9), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    160(R9), Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VCVTPH2PS    192(R9), Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VCVTPH2PS    224(R9), Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols8_row
+
+blendRowsF16AVX512_cols8_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	ADDQ    $0x00000200, AX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000080, CX
+	JMP     blendRowsF16AVX512_cols8
+
+blendRowsF16AVX512_cols8_next:
+blendRowsF16AVX512_cols4:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsF16AVX512_cols4_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols4_end
+	VBROADCASTSS (R8), Z4
+	VCVTPH2PS    (R9), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R9), Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VCVTPH2PS    64(R9), Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VCVTPH2PS    96(R9), Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols4_row
+
+blendRowsF16AVX512_cols4_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsF16AVX512_cols4
+
+blendRowsF16AVX512_cols4_next:
+blendRowsF16AVX512_cols2:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsF16AVX512_cols2_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols2_end
+	VBROADCASTSS (R8), Z2
+	VCVTPH2PS    (R9), Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VCVTPH2PS    32(R9), Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols2_row
+
+blendRowsF16AVX512_cols2_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsF16AVX512_cols2
+
+blendRowsF16AVX512_cols2_next:
+blendRowsF16AVX512_cols1:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsF16AVX512_cols1_next
+	VMOVUPS (AX), Z0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX512_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX512_cols1_end
+	VBROADCASTSS (R8), Z1
+	VCVTPH2PS    (R9), Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX512_cols1_row
+
+blendRowsF16AVX512_cols1_end:
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsF16AVX512_cols1
+
+blendRowsF16AVX512_cols1_next:
+	TESTQ     CX, CX
+	JZ        blendRowsF16AVX512_done
+	LEAQ      ktable<>+0(SB), R8
+	KMOVW     (R8)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z0
+	MOVQ      DX, CX
+	MOVQ      SI, DX
+
+blendRowsF16AVX512_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsF16AVX512_part_end
+	VBROADCASTSS (CX), Z1
+	VMOVDQU16.Z  (DX), K1, Y2
+	VCVTPH2PS    Y2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         DI, DX
+	DECQ         BX
+	JMP          blendRowsF16AVX512_part_row
+
+blendRowsF16AVX512_part_end:
+	VMOVUPS Z0, K1, (AX)
+
+blendRowsF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsBF16AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·scoreRowsBF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x0000000f, R8
+	ANDQ $-16, DI
+	SHLQ $0x01, DI
+
+scoreRowsBF16AVX512_rows8:
+	CMPQ         CX, $0x08
+	JL           scoreRowsBF16AVX512_rows8_next
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (DX)(BX*4), R10
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	XORQ         R11, R11
+
+scoreRowsBF16AVX512_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsBF16AVX512_rows8_tail
+	VMOVUPS     (SI)(R11*2), Z8
+	VPMOVZXWD   (DX), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VPMOVZXWD   (DX)(BX*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VPMOVZXWD   (DX)(BX*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VPMOVZXWD   (DX)(R9*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VPMOVZXWD   (R10), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VPMOVZXWD   (R10)(BX*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VPMOVZXWD   (R10)(BX*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VPMOVZXWD   (R10)(R9*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+	ADDQ        $0x20, R11
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, R10
+	JMP         scoreRowsBF16AVX512_rows8_chunk
+
+scoreRowsBF16AVX512_rows8_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsBF16AVX512_rows8_reduce
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R8*2), K1
+	VMOVUPS.Z   (SI)(R11*2), K1, Z8
+	VMOVDQU16.Z (DX), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU16.Z (DX)(BX*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU16.Z (DX)(BX*2), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU16.Z (DX)(R9*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU16.Z (R10), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU16.Z (R10)(BX*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU16.Z (R10)(BX*2), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU16.Z (R10)(R9*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+scoreRowsBF16AVX512_rows8_reduce:
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z0
+	VADDPS     Z0, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z0
+	VSHUFF32X4 $0xee, Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x44, Z5, Z4, Z1
+	VSHUFF32X4 $0xee, Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x44, Z7, Z6, Z2
+	VSHUFF32X4 $0xee, Z7, Z6, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x88, Z0, Z8, Z3
+	VSHUFF32X4 $0xdd, Z0, Z8, Z0
+	VADDPS     Z0, Z3, Z3
+	VSHUFF32X4 $0x88, Z2, Z1, Z0
+	VSHUFF32X4 $0xdd, Z2, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFPS    $0x88, Z0, Z3, Z1
+	VSHUFPS    $0xdd, Z0, Z3, Z0
+	VADDPS     Z0, Z1, Z1
+	VSHUFPS    $0x88, Z1, Z1, Z0
+	VSHUFPS    $0xdd, Z1, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VMOVUPS    rowsperm_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS    Z0, Z1, Z0
+	VMOVUPS    Y0, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsBF16AVX512_rows8
+
+scoreRowsBF16AVX512_rows8_next:
+scoreRowsBF16AVX512_rows1:
+	CMPQ         CX, $0x01
+	JL           scoreRowsBF16AVX512_rows1_next
+	LEAQ         (BX)(BX*2), R9
+	VBROADCASTSS zero<>+0(SB), Z0
+	XORQ         R9, R9
+
+scoreRowsBF16AVX512_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsBF16AVX512_rows1_tail
+	VMOVUPS     (SI)(R9*2), Z1
+	VPMOVZXWD   (DX), Z2
+	VPSLLD      $0x10, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x20, R9
+	ADDQ        $0x20, DX
+	JMP         scoreRowsBF16AVX512_rows1_chunk
+
+scoreRowsBF16AVX512_rows1_tail:
+	TESTQ       R8, R8
+	JZ          scoreRowsBF16AVX512_rows1_reduce
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R8*2), K1
+	VMOVUPS.Z   (SI)(R9*2), K1, Z1
+	VMOVDQU16.Z (DX), K1, Y2
+	VPMOVZXWD   Y2, Z2
+	VPSLLD      $0x10, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+scoreRowsBF16AVX512_rows1_reduce:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	SUBQ          R9, DX
+	MOVQ          BX, R9
+	ADDQ          R9, DX
+	ADDQ          $0x04, AX
+	SUBQ          $0x01, CX
+	JMP           scoreRowsBF16AVX512_rows1
+
+scoreRowsBF16AVX512_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsBF16AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsBF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+
+blendRowsBF16AVX512_cols8:
+	CMPQ    CX, $0x00000080
+	JL      blendRowsBF16AVX512_cols8_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols8_end
+	VBROADCASTSS (R8), Z8
+	VPMOVZXWD    (R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VPMOVZXWD    32(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VPMOVZXWD    64(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VPMOVZXWD    96(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VPMOVZXWD    128(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VPMOVZXWD    160(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVZXWD    192(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VPMOVZXWD    224(R9), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols8_row
+
+blendRowsBF16AVX512_cols8_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	ADDQ    $0x00000200, AX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000080, CX
+	JMP     blendRowsBF16AVX512_cols8
+
+blendRowsBF16AVX512_cols8_next:
+blendRowsBF16AVX512_cols4:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsBF16AVX512_cols4_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols4_end
+	VBROADCASTSS (R8), Z4
+	VPMOVZXWD    (R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VPMOVZXWD    32(R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVZXWD    64(R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VPMOVZXWD    96(R9), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols4_row
+
+blendRowsBF16AVX512_cols4_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsBF16AVX512_cols4
+
+blendRowsBF16AVX512_cols4_next:
+blendRowsBF16AVX512_cols2:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsBF16AVX512_cols2_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols2_end
+	VBROADCASTSS (R8), Z2
+	VPMOVZXWD    (R9), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VPMOVZXWD    32(R9), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols2_row
+
+blendRowsBF16AVX512_cols2_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsBF16AVX512_cols2
+
+blendRowsBF16AVX512_cols2_next:
+blendRowsBF16AVX512_cols1:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsBF16AVX512_cols1_next
+	VMOVUPS (AX), Z0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX512_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX512_cols1_end
+	VBROADCASTSS (R8), Z1
+	VPMOVZXWD    (R9), Z2
+	VPSLLD       $0x10, Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX512_cols1_row
+
+blendRowsBF16AVX512_cols1_end:
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsBF16AVX512_cols1
+
+blendRowsBF16AVX512_cols1_next:
+	TESTQ     CX, CX
+	JZ        blendRowsBF16AVX512_done
+	LEAQ      ktable<>+0(SB), R8
+	KMOVW     (R8)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z0
+	MOVQ      DX, CX
+	MOVQ      SI, DX
+
+blendRowsBF16AVX512_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsBF16AVX512_part_end
+	VBROADCASTSS (CX), Z1
+	VMOVDQU16.Z  (DX), K1, Y2
+	VPMOVZXWD    Y2, Z2
+	VPSLLD       $0x10, Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         DI, DX
+	DECQ         BX
+	JMP          blendRowsBF16AVX512_part_row
+
+blendRowsBF16AVX512_part_end:
+	VMOVUPS Z0, K1, (AX)
+
+blendRowsBF16AVX512_done:
+	VZEROUPPER
+	RET
+
 // func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, MMX+
 TEXT ·scoreRowsMultiAVX512(SB), NOSPLIT, $0-88
@@ -8039,6 +8795,1569 @@ blendm_end:
 	VMASKMOVPS Y1, Y0, (AX)
 
 blend_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsF16AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, F16C, FMA3
+TEXT ·scoreRowsF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x00000007, R8
+	ANDQ $-8, DI
+	SHLQ $0x01, DI
+
+scoreRowsF16AVX2_rows8:
+	CMPQ   CX, $0x08
+	JL     scoreRowsF16AVX2_rows8_next
+	LEAQ   (BX)(BX*2), R9
+	LEAQ   (DX)(BX*4), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R11, R11
+
+scoreRowsF16AVX2_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsF16AVX2_rows8_tail
+	VMOVUPS     (SI)(R11*2), Y8
+	VCVTPH2PS   (DX), Y9
+	VFMADD231PS Y9, Y8, Y0
+	VCVTPH2PS   (DX)(BX*1), Y9
+	VFMADD231PS Y9, Y8, Y1
+	VCVTPH2PS   (DX)(BX*2), Y9
+	VFMADD231PS Y9, Y8, Y2
+	VCVTPH2PS   (DX)(R9*1), Y9
+	VFMADD231PS Y9, Y8, Y3
+	VCVTPH2PS   (R10), Y9
+	VFMADD231PS Y9, Y8, Y4
+	VCVTPH2PS   (R10)(BX*1), Y9
+	VFMADD231PS Y9, Y8, Y5
+	VCVTPH2PS   (R10)(BX*2), Y9
+	VFMADD231PS Y9, Y8, Y6
+	VCVTPH2PS   (R10)(R9*1), Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, R11
+	ADDQ        $0x10, DX
+	ADDQ        $0x10, R10
+	JMP         scoreRowsF16AVX2_rows8_chunk
+
+scoreRowsF16AVX2_rows8_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsF16AVX2_rows8_reduce
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R8, R13
+	VMOVDQU    (R12)(R13*4), Y8
+	VMASKMOVPS (SI)(R11*2), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (DX), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R8, $0x01
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    2(DX), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R8, $0x02
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    4(DX), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R8, $0x03
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    6(DX), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R8, $0x04
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    8(DX), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R8, $0x05
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    10(DX), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R8, $0x06
+	JBE        scoreRowsF16AVX2_part1
+	MOVWLZX    12(DX), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part1:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     2(DX)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     4(DX)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     6(DX)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     8(DX)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     10(DX)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part2
+	MOVWLZX     12(DX)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part2:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     2(DX)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     4(DX)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     6(DX)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     8(DX)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     10(DX)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part3
+	MOVWLZX     12(DX)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part3:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     2(DX)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     4(DX)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     6(DX)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     8(DX)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     10(DX)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part4
+	MOVWLZX     12(DX)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part4:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     2(R10), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     4(R10), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     6(R10), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     8(R10), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     10(R10), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part5
+	MOVWLZX     12(R10), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part5:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     2(R10)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     4(R10)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     6(R10)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     8(R10)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     10(R10)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part6
+	MOVWLZX     12(R10)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part6:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     2(R10)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     4(R10)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     6(R10)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     8(R10)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     10(R10)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part7
+	MOVWLZX     12(R10)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part7:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     2(R10)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     4(R10)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     6(R10)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     8(R10)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     10(R10)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsF16AVX2_part8
+	MOVWLZX     12(R10)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsF16AVX2_part8:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+scoreRowsF16AVX2_rows8_reduce:
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VHADDPS    Y5, Y4, Y2
+	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y0
+	VADDPS     Y0, Y2, Y2
+	VMOVUPS    Y2, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsF16AVX2_rows8
+
+scoreRowsF16AVX2_rows8_next:
+scoreRowsF16AVX2_rows1:
+	CMPQ   CX, $0x01
+	JL     scoreRowsF16AVX2_rows1_next
+	LEAQ   (BX)(BX*2), R9
+	VXORPS Y0, Y0, Y0
+	XORQ   R9, R9
+
+scoreRowsF16AVX2_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsF16AVX2_rows1_tail
+	VMOVUPS     (SI)(R9*2), Y1
+	VCVTPH2PS   (DX), Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, R9
+	ADDQ        $0x10, DX
+	JMP         scoreRowsF16AVX2_rows1_chunk
+
+scoreRowsF16AVX2_rows1_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsF16AVX2_rows1_reduce
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       R8, R11
+	VMOVDQU    (R10)(R11*4), Y1
+	VMASKMOVPS (SI)(R9*2), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (DX), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R8, $0x01
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    2(DX), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R8, $0x02
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    4(DX), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R8, $0x03
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    6(DX), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R8, $0x04
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    8(DX), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R8, $0x05
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    10(DX), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R8, $0x06
+	JBE        scoreRowsF16AVX2_part9
+	MOVWLZX    12(DX), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsF16AVX2_part9:
+	VCVTPH2PS   X2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+scoreRowsF16AVX2_rows1_reduce:
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	SUBQ         R9, DX
+	MOVQ         BX, R9
+	ADDQ         R9, DX
+	ADDQ         $0x04, AX
+	SUBQ         $0x01, CX
+	JMP          scoreRowsF16AVX2_rows1
+
+scoreRowsF16AVX2_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsF16AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+
+blendRowsF16AVX2_cols8:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsF16AVX2_cols8_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols8_end
+	VBROADCASTSS (R8), Y8
+	VCVTPH2PS    (R9), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R9), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R9), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R9), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R9), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R9), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R9), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R9), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols8_row
+
+blendRowsF16AVX2_cols8_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsF16AVX2_cols8
+
+blendRowsF16AVX2_cols8_next:
+blendRowsF16AVX2_cols4:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsF16AVX2_cols4_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols4_end
+	VBROADCASTSS (R8), Y4
+	VCVTPH2PS    (R9), Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VCVTPH2PS    16(R9), Y5
+	VFMADD231PS  Y5, Y4, Y1
+	VCVTPH2PS    32(R9), Y5
+	VFMADD231PS  Y5, Y4, Y2
+	VCVTPH2PS    48(R9), Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols4_row
+
+blendRowsF16AVX2_cols4_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsF16AVX2_cols4
+
+blendRowsF16AVX2_cols4_next:
+blendRowsF16AVX2_cols2:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsF16AVX2_cols2_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols2_end
+	VBROADCASTSS (R8), Y2
+	VCVTPH2PS    (R9), Y3
+	VFMADD231PS  Y3, Y2, Y0
+	VCVTPH2PS    16(R9), Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols2_row
+
+blendRowsF16AVX2_cols2_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsF16AVX2_cols2
+
+blendRowsF16AVX2_cols2_next:
+blendRowsF16AVX2_cols1:
+	CMPQ    CX, $0x00000008
+	JL      blendRowsF16AVX2_cols1_next
+	VMOVUPS (AX), Y0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsF16AVX2_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsF16AVX2_cols1_end
+	VBROADCASTSS (R8), Y1
+	VCVTPH2PS    (R9), Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsF16AVX2_cols1_row
+
+blendRowsF16AVX2_cols1_end:
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x00000008, CX
+	JMP     blendRowsF16AVX2_cols1
+
+blendRowsF16AVX2_cols1_next:
+	TESTQ      CX, CX
+	JZ         blendRowsF16AVX2_done
+	LEAQ       masktable<>+0(SB), R8
+	MOVQ       $0x00000008, R9
+	SUBQ       CX, R9
+	VMOVDQU    (R8)(R9*4), Y0
+	VMASKMOVPS (AX), Y0, Y1
+	MOVQ       SI, SI
+
+blendRowsF16AVX2_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsF16AVX2_part_end
+	VBROADCASTSS (DX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R8
+	VPINSRW      $0x00, R8, X3, X3
+	CMPQ         CX, $0x01
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      2(SI), R8
+	VPINSRW      $0x01, R8, X3, X3
+	CMPQ         CX, $0x02
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      4(SI), R8
+	VPINSRW      $0x02, R8, X3, X3
+	CMPQ         CX, $0x03
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      6(SI), R8
+	VPINSRW      $0x03, R8, X3, X3
+	CMPQ         CX, $0x04
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      8(SI), R8
+	VPINSRW      $0x04, R8, X3, X3
+	CMPQ         CX, $0x05
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      10(SI), R8
+	VPINSRW      $0x05, R8, X3, X3
+	CMPQ         CX, $0x06
+	JBE          blendRowsF16AVX2_part1
+	MOVWLZX      12(SI), R8
+	VPINSRW      $0x06, R8, X3, X3
+
+blendRowsF16AVX2_part1:
+	VCVTPH2PS   X3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, DX
+	ADDQ        DI, SI
+	DECQ        BX
+	JMP         blendRowsF16AVX2_part_row
+
+blendRowsF16AVX2_part_end:
+	VMASKMOVPS Y1, Y0, (AX)
+
+blendRowsF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsBF16AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·scoreRowsBF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	SHLQ $0x01, BX
+	MOVQ DI, R8
+	ANDQ $0x00000007, R8
+	ANDQ $-8, DI
+	SHLQ $0x01, DI
+
+scoreRowsBF16AVX2_rows8:
+	CMPQ         CX, $0x08
+	JL           scoreRowsBF16AVX2_rows8_next
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (DX)(BX*4), R10
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	XORQ         R11, R11
+	VBROADCASTSS bf16_hi<>+0(SB), Y8
+
+scoreRowsBF16AVX2_rows8_pairs:
+	LEAQ        32(R11), R12
+	CMPQ        R12, DI
+	JA          scoreRowsBF16AVX2_rows8_chunk
+	VMOVUPS     (SI)(R11*2), Y9
+	VMOVUPS     32(SI)(R11*2), Y10
+	VSHUFPS     $0x88, Y10, Y9, Y11
+	VPERMPD     $0xd8, Y11, Y11
+	VSHUFPS     $0xdd, Y10, Y9, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VMOVDQU     (DX), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y0
+	VFMADD231PS Y10, Y9, Y0
+	VMOVDQU     (DX)(BX*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y1
+	VFMADD231PS Y10, Y9, Y1
+	VMOVDQU     (DX)(BX*2), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y2
+	VFMADD231PS Y10, Y9, Y2
+	VMOVDQU     (DX)(R9*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y3
+	VFMADD231PS Y10, Y9, Y3
+	VMOVDQU     (R10), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y10, Y9, Y4
+	VMOVDQU     (R10)(BX*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y10, Y9, Y5
+	VMOVDQU     (R10)(BX*2), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y6
+	VFMADD231PS Y10, Y9, Y6
+	VMOVDQU     (R10)(R9*1), Y10
+	VPSLLD      $0x10, Y10, Y12
+	VPAND       Y8, Y10, Y10
+	VFMADD231PS Y12, Y11, Y7
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ        $0x20, R11
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, R10
+	JMP         scoreRowsBF16AVX2_rows8_pairs
+
+scoreRowsBF16AVX2_rows8_chunk:
+	CMPQ        R11, DI
+	JAE         scoreRowsBF16AVX2_rows8_tail
+	VMOVUPS     (SI)(R11*2), Y8
+	VPMOVZXWD   (DX), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVZXWD   (DX)(BX*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPMOVZXWD   (DX)(BX*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVZXWD   (DX)(R9*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPMOVZXWD   (R10), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (R10)(BX*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPMOVZXWD   (R10)(BX*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVZXWD   (R10)(R9*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, R11
+	ADDQ        $0x10, DX
+	ADDQ        $0x10, R10
+	JMP         scoreRowsBF16AVX2_rows8_chunk
+
+scoreRowsBF16AVX2_rows8_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsBF16AVX2_rows8_reduce
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R8, R13
+	VMOVDQU    (R12)(R13*4), Y8
+	VMASKMOVPS (SI)(R11*2), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (DX), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R8, $0x01
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    2(DX), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R8, $0x02
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    4(DX), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R8, $0x03
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    6(DX), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R8, $0x04
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    8(DX), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R8, $0x05
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    10(DX), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R8, $0x06
+	JBE        scoreRowsBF16AVX2_part1
+	MOVWLZX    12(DX), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part1:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     2(DX)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     4(DX)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     6(DX)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     8(DX)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     10(DX)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part2
+	MOVWLZX     12(DX)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part2:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     2(DX)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     4(DX)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     6(DX)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     8(DX)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     10(DX)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part3
+	MOVWLZX     12(DX)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part3:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (DX)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     2(DX)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     4(DX)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     6(DX)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     8(DX)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     10(DX)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part4
+	MOVWLZX     12(DX)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     2(R10), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     4(R10), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     6(R10), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     8(R10), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     10(R10), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part5
+	MOVWLZX     12(R10), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part5:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     2(R10)(BX*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     4(R10)(BX*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     6(R10)(BX*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     8(R10)(BX*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     10(R10)(BX*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part6
+	MOVWLZX     12(R10)(BX*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part6:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(BX*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     2(R10)(BX*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     4(R10)(BX*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     6(R10)(BX*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     8(R10)(BX*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     10(R10)(BX*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part7
+	MOVWLZX     12(R10)(BX*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part7:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R10)(R9*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R8, $0x01
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     2(R10)(R9*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R8, $0x02
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     4(R10)(R9*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R8, $0x03
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     6(R10)(R9*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R8, $0x04
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     8(R10)(R9*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R8, $0x05
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     10(R10)(R9*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R8, $0x06
+	JBE         scoreRowsBF16AVX2_part8
+	MOVWLZX     12(R10)(R9*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsBF16AVX2_part8:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+scoreRowsBF16AVX2_rows8_reduce:
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VHADDPS    Y5, Y4, Y2
+	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y0
+	VADDPS     Y0, Y2, Y2
+	VMOVUPS    Y2, (AX)
+	SUBQ       R11, DX
+	MOVQ       BX, R9
+	IMUL3Q     $0x08, R9, R9
+	ADDQ       R9, DX
+	ADDQ       $0x20, AX
+	SUBQ       $0x08, CX
+	JMP        scoreRowsBF16AVX2_rows8
+
+scoreRowsBF16AVX2_rows8_next:
+scoreRowsBF16AVX2_rows1:
+	CMPQ         CX, $0x01
+	JL           scoreRowsBF16AVX2_rows1_next
+	LEAQ         (BX)(BX*2), R9
+	VXORPS       Y0, Y0, Y0
+	XORQ         R9, R9
+	VBROADCASTSS bf16_hi<>+0(SB), Y1
+
+scoreRowsBF16AVX2_rows1_pairs:
+	LEAQ        32(R9), R10
+	CMPQ        R10, DI
+	JA          scoreRowsBF16AVX2_rows1_chunk
+	VMOVUPS     (SI)(R9*2), Y2
+	VMOVUPS     32(SI)(R9*2), Y3
+	VSHUFPS     $0x88, Y3, Y2, Y4
+	VPERMPD     $0xd8, Y4, Y4
+	VSHUFPS     $0xdd, Y3, Y2, Y2
+	VPERMPD     $0xd8, Y2, Y2
+	VMOVDQU     (DX), Y3
+	VPSLLD      $0x10, Y3, Y5
+	VPAND       Y1, Y3, Y3
+	VFMADD231PS Y5, Y4, Y0
+	VFMADD231PS Y3, Y2, Y0
+	ADDQ        $0x20, R9
+	ADDQ        $0x20, DX
+	JMP         scoreRowsBF16AVX2_rows1_pairs
+
+scoreRowsBF16AVX2_rows1_chunk:
+	CMPQ        R9, DI
+	JAE         scoreRowsBF16AVX2_rows1_tail
+	VMOVUPS     (SI)(R9*2), Y1
+	VPMOVZXWD   (DX), Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, R9
+	ADDQ        $0x10, DX
+	JMP         scoreRowsBF16AVX2_rows1_chunk
+
+scoreRowsBF16AVX2_rows1_tail:
+	TESTQ      R8, R8
+	JZ         scoreRowsBF16AVX2_rows1_reduce
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       R8, R11
+	VMOVDQU    (R10)(R11*4), Y1
+	VMASKMOVPS (SI)(R9*2), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (DX), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R8, $0x01
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    2(DX), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R8, $0x02
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    4(DX), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R8, $0x03
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    6(DX), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R8, $0x04
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    8(DX), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R8, $0x05
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    10(DX), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R8, $0x06
+	JBE        scoreRowsBF16AVX2_part9
+	MOVWLZX    12(DX), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsBF16AVX2_part9:
+	VPMOVZXWD   X2, Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+scoreRowsBF16AVX2_rows1_reduce:
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	SUBQ         R9, DX
+	MOVQ         BX, R9
+	ADDQ         R9, DX
+	ADDQ         $0x04, AX
+	SUBQ         $0x01, CX
+	JMP          scoreRowsBF16AVX2_rows1
+
+scoreRowsBF16AVX2_rows1_next:
+	VZEROUPPER
+	RET
+
+DATA bf16_hi<>+0(SB)/4, $0xffff0000
+DATA bf16_hi<>+4(SB)/4, $0xffff0000
+DATA bf16_hi<>+8(SB)/4, $0xffff0000
+DATA bf16_hi<>+12(SB)/4, $0xffff0000
+DATA bf16_hi<>+16(SB)/4, $0xffff0000
+DATA bf16_hi<>+20(SB)/4, $0xffff0000
+DATA bf16_hi<>+24(SB)/4, $0xffff0000
+DATA bf16_hi<>+28(SB)/4, $0xffff0000
+GLOBL bf16_hi<>(SB), RODATA|NOPTR, $32
+
+// func blendRowsBF16AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsBF16AVX2(SB), NOSPLIT, $0-80
+	MOVQ         acc_base+0(FP), AX
+	MOVQ         acc_len+8(FP), CX
+	MOVQ         w_base+24(FP), DX
+	MOVQ         w_len+32(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x01, DI
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+
+blendRowsBF16AVX2_pairs4:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsBF16AVX2_pairs4_next
+	VMOVUPS (AX), Y1
+	VMOVUPS 32(AX), Y2
+	VSHUFPS $0x88, Y2, Y1, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VSHUFPS $0xdd, Y2, Y1, Y1
+	VPERMPD $0xd8, Y1, Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y4
+	VSHUFPS $0x88, Y4, Y2, Y5
+	VPERMPD $0xd8, Y5, Y5
+	VSHUFPS $0xdd, Y4, Y2, Y2
+	VPERMPD $0xd8, Y2, Y2
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y6
+	VSHUFPS $0x88, Y6, Y4, Y7
+	VPERMPD $0xd8, Y7, Y7
+	VSHUFPS $0xdd, Y6, Y4, Y4
+	VPERMPD $0xd8, Y4, Y4
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y8
+	VSHUFPS $0x88, Y8, Y6, Y9
+	VPERMPD $0xd8, Y9, Y9
+	VSHUFPS $0xdd, Y8, Y6, Y6
+	VPERMPD $0xd8, Y6, Y6
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_pairs4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_pairs4_end
+	VBROADCASTSS (R8), Y8
+	VMOVDQU      (R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y3
+	VFMADD231PS  Y10, Y8, Y1
+	VMOVDQU      32(R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y5
+	VFMADD231PS  Y10, Y8, Y2
+	VMOVDQU      64(R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y7
+	VFMADD231PS  Y10, Y8, Y4
+	VMOVDQU      96(R9), Y10
+	VPSLLD       $0x10, Y10, Y11
+	VPAND        Y0, Y10, Y10
+	VFMADD231PS  Y11, Y8, Y9
+	VFMADD231PS  Y10, Y8, Y6
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_pairs4_row
+
+blendRowsBF16AVX2_pairs4_end:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y8
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y8, (AX)
+	VMOVUPS   Y1, 32(AX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y1
+	VUNPCKHPS Y2, Y5, Y2
+	VMOVUPS   Y1, 64(AX)
+	VMOVUPS   Y2, 96(AX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y1
+	VUNPCKHPS Y4, Y7, Y2
+	VMOVUPS   Y1, 128(AX)
+	VMOVUPS   Y2, 160(AX)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y1
+	VUNPCKHPS Y6, Y9, Y2
+	VMOVUPS   Y1, 192(AX)
+	VMOVUPS   Y2, 224(AX)
+	ADDQ      $0x00000100, AX
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000040, CX
+	JMP       blendRowsBF16AVX2_pairs4
+
+blendRowsBF16AVX2_pairs4_next:
+blendRowsBF16AVX2_pairs2:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsBF16AVX2_pairs2_next
+	VMOVUPS (AX), Y1
+	VMOVUPS 32(AX), Y2
+	VSHUFPS $0x88, Y2, Y1, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VSHUFPS $0xdd, Y2, Y1, Y1
+	VPERMPD $0xd8, Y1, Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y4
+	VSHUFPS $0x88, Y4, Y2, Y5
+	VPERMPD $0xd8, Y5, Y5
+	VSHUFPS $0xdd, Y4, Y2, Y2
+	VPERMPD $0xd8, Y2, Y2
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_pairs2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_pairs2_end
+	VBROADCASTSS (R8), Y4
+	VMOVDQU      (R9), Y6
+	VPSLLD       $0x10, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VFMADD231PS  Y7, Y4, Y3
+	VFMADD231PS  Y6, Y4, Y1
+	VMOVDQU      32(R9), Y6
+	VPSLLD       $0x10, Y6, Y7
+	VPAND        Y0, Y6, Y6
+	VFMADD231PS  Y7, Y4, Y5
+	VFMADD231PS  Y6, Y4, Y2
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_pairs2_row
+
+blendRowsBF16AVX2_pairs2_end:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y4
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y4, (AX)
+	VMOVUPS   Y1, 32(AX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y1
+	VUNPCKHPS Y2, Y5, Y2
+	VMOVUPS   Y1, 64(AX)
+	VMOVUPS   Y2, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000020, CX
+	JMP       blendRowsBF16AVX2_pairs2
+
+blendRowsBF16AVX2_pairs2_next:
+blendRowsBF16AVX2_pairs1:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsBF16AVX2_pairs1_next
+	VMOVUPS (AX), Y1
+	VMOVUPS 32(AX), Y2
+	VSHUFPS $0x88, Y2, Y1, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VSHUFPS $0xdd, Y2, Y1, Y1
+	VPERMPD $0xd8, Y1, Y1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_pairs1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_pairs1_end
+	VBROADCASTSS (R8), Y2
+	VMOVDQU      (R9), Y4
+	VPSLLD       $0x10, Y4, Y5
+	VPAND        Y0, Y4, Y4
+	VFMADD231PS  Y5, Y2, Y3
+	VFMADD231PS  Y4, Y2, Y1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_pairs1_row
+
+blendRowsBF16AVX2_pairs1_end:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y2
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y2, (AX)
+	VMOVUPS   Y1, 32(AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000010, CX
+	JMP       blendRowsBF16AVX2_pairs1
+
+blendRowsBF16AVX2_pairs1_next:
+blendRowsBF16AVX2_cols8:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsBF16AVX2_cols8_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y7
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols8_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols8_end
+	VBROADCASTSS (R8), Y8
+	VPMOVZXWD    (R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVZXWD    16(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVZXWD    32(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVZXWD    48(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVZXWD    64(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVZXWD    80(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVZXWD    96(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVZXWD    112(R9), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols8_row
+
+blendRowsBF16AVX2_cols8_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsBF16AVX2_cols8
+
+blendRowsBF16AVX2_cols8_next:
+blendRowsBF16AVX2_cols4:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsBF16AVX2_cols4_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols4_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols4_end
+	VBROADCASTSS (R8), Y4
+	VPMOVZXWD    (R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VPMOVZXWD    16(R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y1
+	VPMOVZXWD    32(R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y2
+	VPMOVZXWD    48(R9), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols4_row
+
+blendRowsBF16AVX2_cols4_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsBF16AVX2_cols4
+
+blendRowsBF16AVX2_cols4_next:
+blendRowsBF16AVX2_cols2:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsBF16AVX2_cols2_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols2_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols2_end
+	VBROADCASTSS (R8), Y2
+	VPMOVZXWD    (R9), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VFMADD231PS  Y3, Y2, Y0
+	VPMOVZXWD    16(R9), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols2_row
+
+blendRowsBF16AVX2_cols2_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsBF16AVX2_cols2
+
+blendRowsBF16AVX2_cols2_next:
+blendRowsBF16AVX2_cols1:
+	CMPQ    CX, $0x00000008
+	JL      blendRowsBF16AVX2_cols1_next
+	VMOVUPS (AX), Y0
+	MOVQ    DX, R8
+	MOVQ    SI, R9
+	MOVQ    BX, R10
+
+blendRowsBF16AVX2_cols1_row:
+	TESTQ        R10, R10
+	JZ           blendRowsBF16AVX2_cols1_end
+	VBROADCASTSS (R8), Y1
+	VPMOVZXWD    (R9), Y2
+	VPSLLD       $0x10, Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R8
+	ADDQ         DI, R9
+	DECQ         R10
+	JMP          blendRowsBF16AVX2_cols1_row
+
+blendRowsBF16AVX2_cols1_end:
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x00000008, CX
+	JMP     blendRowsBF16AVX2_cols1
+
+blendRowsBF16AVX2_cols1_next:
+	TESTQ      CX, CX
+	JZ         blendRowsBF16AVX2_done
+	LEAQ       masktable<>+0(SB), R8
+	MOVQ       $0x00000008, R9
+	SUBQ       CX, R9
+	VMOVDQU    (R8)(R9*4), Y0
+	VMASKMOVPS (AX), Y0, Y1
+	MOVQ       SI, SI
+
+blendRowsBF16AVX2_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsBF16AVX2_part_end
+	VBROADCASTSS (DX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R8
+	VPINSRW      $0x00, R8, X3, X3
+	CMPQ         CX, $0x01
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      2(SI), R8
+	VPINSRW      $0x01, R8, X3, X3
+	CMPQ         CX, $0x02
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      4(SI), R8
+	VPINSRW      $0x02, R8, X3, X3
+	CMPQ         CX, $0x03
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      6(SI), R8
+	VPINSRW      $0x03, R8, X3, X3
+	CMPQ         CX, $0x04
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      8(SI), R8
+	VPINSRW      $0x04, R8, X3, X3
+	CMPQ         CX, $0x05
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      10(SI), R8
+	VPINSRW      $0x05, R8, X3, X3
+	CMPQ         CX, $0x06
+	JBE          blendRowsBF16AVX2_part1
+	MOVWLZX      12(SI), R8
+	VPINSRW      $0x06, R8, X3, X3
+
+blendRowsBF16AVX2_part1:
+	VPMOVZXWD   X3, Y3
+	VPSLLD      $0x10, Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, DX
+	ADDQ        DI, SI
+	DECQ        BX
+	JMP         blendRowsBF16AVX2_part_row
+
+blendRowsBF16AVX2_part_end:
+	VMASKMOVPS Y1, Y0, (AX)
+
+blendRowsBF16AVX2_done:
 	VZEROUPPER
 	RET
 

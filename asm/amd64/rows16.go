@@ -1,0 +1,366 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The row kernels over 16-bit K/V rows: scoreRows and blendRows with each
+// element of k or v widened to float32 as it is loaded, so the loop reads
+// half the bytes and does the same FMAs. One generator serves both
+// register widths and both formats; lanes16 says what differs.
+
+func init() {
+	avx2["scoreRowsF16"] = func() { genScoreRows16(ymm16, widenF16) }
+	avx2["scoreRowsBF16"] = func() { genScoreRows16(ymm16bf, widenBF16) }
+	avx2["blendRowsF16"] = func() { genBlendRows16(ymm16, widenF16) }
+	avx2["blendRowsBF16"] = func() { genBlendRows16(ymm16bf, widenBF16) }
+}
+
+// widen16 sets dst to the float32 values of the 16-bit elements at src (a
+// memory operand or a register of half dst's width).
+type widen16 func(src Op, dst VecVirtual)
+
+// widenF16 converts half-precision values (F16C, or AVX512F for zmm).
+func widenF16(src Op, dst VecVirtual) { VCVTPH2PS(src, dst) }
+
+// widenBF16 puts each bfloat16 value into the top half of a float32 lane.
+func widenBF16(src Op, dst VecVirtual) {
+	VPMOVZXWD(src, dst)
+	VPSLLD(U8(16), dst, dst)
+}
+
+// lanes16 is what the 16-bit row kernels take from an implementation.
+type lanes16 struct {
+	lanes int
+	// pairsBF16 has the rows kernels take 2·lanes bfloat16 elements a
+	// step, through scorePairsBF16 and blendPairsBF16.
+	pairsBF16 bool
+	vec       func() VecVirtual
+	zeros     func(n int) []VecVirtual
+	// tail returns the mask of the first n lanes (1 <= n < lanes).
+	tail func(n Register) Op
+	// load and store move floats, only the lanes of mask if it is not nil.
+	load  func(m Mem, mask Op) VecVirtual
+	store func(v VecVirtual, m Mem, mask Op)
+	// part returns the widened first n elements at m (n the register tail
+	// was made from), the other lanes zero, reading no other byte.
+	part func(m Mem, n Register, mask Op, w widen16) VecVirtual
+	// sums stores the horizontal sums of 1 or 8 accumulators at dst.
+	sums func(acc []VecVirtual, dst Register)
+}
+
+var ymm16 = lanes16{
+	lanes: 8,
+	vec:   func() VecVirtual { return YMM() },
+	zeros: zeros,
+	tail:  func(n Register) Op { return tailMask(n) },
+	load: func(m Mem, mask Op) VecVirtual {
+		v := YMM()
+		if mask == nil {
+			VMOVUPS(m, v)
+		} else {
+			VMASKMOVPS(m, mask, v)
+		}
+		return v
+	},
+	store: func(v VecVirtual, m Mem, mask Op) {
+		if mask == nil {
+			VMOVUPS(v, m)
+		} else {
+			VMASKMOVPS(v, mask, m)
+		}
+	},
+	part: partYMM,
+	sums: storeSums,
+}
+
+// ymm16bf is ymm16 for the bfloat16 score rows.
+var ymm16bf = func() lanes16 { l := ymm16; l.pairsBF16 = true; return l }()
+
+// parts numbers partYMM's labels within a function.
+var parts = map[string]int{}
+
+// partYMM inserts the n < 8 elements at m one halfword at a time into a
+// zeroed XMM and widens them from there: VMASKMOVPS masks only whole
+// dwords, so a masked load could reach two bytes past the row.
+func partYMM(m Mem, n Register, _ Op, w widen16) VecVirtual {
+	parts[fn]++
+	done := fmt.Sprintf("%s_part%d", fn, parts[fn])
+	x, t := XMM(), GP32()
+	VXORPS(x, x, x)
+	for i := range 7 {
+		if i > 0 {
+			CMPQ(n, U8(i))
+			JBE(LabelRef(done))
+		}
+		e := m
+		e.Disp += 2 * i
+		MOVWLZX(e, t)
+		VPINSRW(U8(i), t, x, x)
+	}
+	Label(done)
+	v := YMM()
+	w(x, v)
+	return v
+}
+
+// genScoreRows16: dst[i] = Σ_j widen(k[i*stride+j])*q[j], genScoreRows's
+// blocks of eight rows (one accumulator each, each chunk of q loaded once
+// for eight FMAs) and then single rows, with the 16-bit elements widened
+// on the way in. Each row's sum goes through the tree of sums its block
+// size implies, as in scoreRows.
+func genScoreRows16(l lanes16, w widen16) {
+	dst := Load(Param("dst").Base(), GP64())
+	rows := Load(Param("dst").Len(), GP64())
+	k := Load(Param("k").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	q := Load(Param("q").Base(), GP64())
+	d := Load(Param("q").Len(), GP64())
+	SHLQ(U8(1), stride) // bytes
+	rem := GP64()       // d%lanes columns, after the full chunks
+	MOVQ(d, rem)
+	ANDQ(U32(l.lanes-1), rem)
+	full := GP64() // bytes of k's full chunks in a row
+	MOVQ(d, full)
+	ANDQ(I32(-l.lanes), full)
+	SHLQ(U8(1), full)
+
+	for _, R := range []int{8, 1} {
+		name := fmt.Sprintf("%s_rows%d", fn, R)
+		Label(name)
+		CMPQ(rows, U8(R))
+		JL(LabelRef(name + "_next"))
+		s3, k4 := GP64(), GP64()
+		LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+		if R == 8 {
+			LEAQ(Mem{Base: k, Index: stride, Scale: 4}, k4)
+		}
+		row := func(r int) Mem { return rowAddr(k, k4, stride, s3, r) }
+		acc := l.zeros(R)
+		c := GP64() // bytes of k's row done; q is twice as far along
+		XORQ(c, c)
+		if l.pairsBF16 {
+			scorePairsBF16(name, acc, q, c, full, row, func() {
+				ADDQ(U8(32), k)
+				if R == 8 {
+					ADDQ(U8(32), k4)
+				}
+			})
+		}
+		Label(name + "_chunk")
+		CMPQ(c, full)
+		JAE(LabelRef(name + "_tail"))
+		qv := l.load(Mem{Base: q, Index: c, Scale: 2}, nil)
+		for r := range R {
+			t := l.vec()
+			w(row(r), t)
+			VFMADD231PS(t, qv, acc[r])
+		}
+		step := 2 * l.lanes
+		ADDQ(U8(step), c)
+		ADDQ(U8(step), k)
+		if R == 8 {
+			ADDQ(U8(step), k4)
+		}
+		JMP(LabelRef(name + "_chunk"))
+
+		// The tail's lanes past d are zero in both factors and add +0.
+		Label(name + "_tail")
+		TESTQ(rem, rem)
+		JZ(LabelRef(name + "_reduce"))
+		mask := l.tail(rem)
+		qt := l.load(Mem{Base: q, Index: c, Scale: 2}, mask)
+		for r := range R {
+			VFMADD231PS(l.part(row(r), rem, mask, w), qt, acc[r])
+		}
+
+		Label(name + "_reduce")
+		l.sums(acc, dst)
+		SUBQ(c, k)
+		blk := GP64()
+		MOVQ(stride, blk)
+		if R > 1 {
+			IMUL3Q(U8(R), blk, blk)
+		}
+		ADDQ(blk, k)
+		ADDQ(U8(4*R), dst)
+		SUBQ(U8(R), rows)
+		JMP(LabelRef(name))
+		Label(name + "_next")
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// genBlendRows16: acc[j] += Σ_i w[i]*widen(v[i*stride+j]), over column
+// chunks of up to eight vectors held in registers while the rows stream
+// past, each row's FMAs in row order (the generic twin's order, with
+// fused products); then the last d%lanes columns under a mask.
+func genBlendRows16(l lanes16, wd widen16) {
+	acc := Load(Param("acc").Base(), GP64())
+	d := Load(Param("acc").Len(), GP64())
+	w := Load(Param("w").Base(), GP64())
+	rows := Load(Param("w").Len(), GP64())
+	v := Load(Param("v").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(1), stride) // bytes
+
+	// over emits the loop over the rows: add(wb, row) for each.
+	over := func(name string, add func(wb VecVirtual, row Register)) {
+		wp, vp, r := GP64(), GP64(), GP64()
+		MOVQ(w, wp)
+		MOVQ(v, vp)
+		MOVQ(rows, r)
+		Label(name + "_row")
+		TESTQ(r, r)
+		JZ(LabelRef(name + "_end"))
+		wb := l.vec()
+		VBROADCASTSS(Mem{Base: wp}, wb)
+		add(wb, vp)
+		ADDQ(U8(4), wp)
+		ADDQ(stride, vp)
+		DECQ(r)
+		JMP(LabelRef(name + "_row"))
+		Label(name + "_end")
+	}
+
+	if l.pairsBF16 {
+		blendPairsBF16(acc, d, v, over)
+	}
+	for _, C := range []int{8, 4, 2, 1} {
+		name := fmt.Sprintf("%s_cols%d", fn, C)
+		Label(name)
+		CMPQ(d, U32(l.lanes*C))
+		JL(LabelRef(name + "_next"))
+		a := make([]VecVirtual, C)
+		for j := range a {
+			a[j] = l.load(Mem{Base: acc, Disp: 4 * l.lanes * j}, nil)
+		}
+		over(name, func(wb VecVirtual, row Register) {
+			for j := range a {
+				t := l.vec()
+				wd(Mem{Base: row, Disp: 2 * l.lanes * j}, t)
+				VFMADD231PS(t, wb, a[j])
+			}
+		})
+		for j := range a {
+			l.store(a[j], Mem{Base: acc, Disp: 4 * l.lanes * j}, nil)
+		}
+		ADDQ(U32(4*l.lanes*C), acc)
+		ADDQ(U32(2*l.lanes*C), v)
+		SUBQ(U32(l.lanes*C), d)
+		JMP(LabelRef(name))
+		Label(name + "_next")
+	}
+	TESTQ(d, d)
+	JZ(LabelRef(fn + "_done"))
+	mask := l.tail(d)
+	a := l.load(Mem{Base: acc}, mask)
+	over(fn+"_part", func(wb VecVirtual, row Register) {
+		VFMADD231PS(l.part(Mem{Base: row}, d, mask, wd), wb, a)
+	})
+	l.store(a, Mem{Base: acc}, mask)
+	Label(fn + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// scorePairsBF16 emits the avx2 bfloat16 score loop over sixteen elements
+// of each row a step, while that many remain before full: the eight
+// dwords of a 32-byte load hold each an even element in the low half and
+// an odd one in the high half, which a shift and an AND make floats of,
+// and q's sixteen floats are split into its even and odd elements to
+// match. That is two integer instructions per sixteen elements where
+// widening eight at a time takes four (VPMOVZXWD and VPSLLD per eight),
+// on the ports the FMAs need. advance moves k's row pointers on by 32
+// bytes.
+func scorePairsBF16(name string, acc []VecVirtual, q, c, full Register, row func(r int) Mem, advance func()) {
+	hi := YMM()
+	VBROADCASTSS(vec32("bf16_hi", 0xffff0000), hi)
+	Label(name + "_pairs")
+	end := GP64()
+	LEAQ(Mem{Base: c, Disp: 32}, end)
+	CMPQ(end, full)
+	JA(LabelRef(name + "_chunk"))
+	q0, q1 := YMM(), YMM()
+	VMOVUPS(Mem{Base: q, Index: c, Scale: 2}, q0)
+	VMOVUPS(Mem{Base: q, Index: c, Scale: 2, Disp: 32}, q1)
+	// VSHUFPS picks the even (odd) floats of each 128-bit lane of q0 and
+	// q1 as qwords q0lo q1lo | q0hi q1hi; VPERMPD puts them in order.
+	qe, qo := YMM(), YMM()
+	VSHUFPS(U8(0x88), q1, q0, qe)
+	VPERMPD(U8(0xd8), qe, qe)
+	VSHUFPS(U8(0xdd), q1, q0, qo)
+	VPERMPD(U8(0xd8), qo, qo)
+	for r := range acc {
+		x, e := YMM(), YMM()
+		VMOVDQU(row(r), x)
+		VPSLLD(U8(16), x, e)
+		VPAND(hi, x, x)
+		VFMADD231PS(e, qe, acc[r])
+		VFMADD231PS(x, qo, acc[r])
+	}
+	ADDQ(U8(32), c)
+	advance()
+	JMP(LabelRef(name + "_pairs"))
+}
+
+// blendPairsBF16 emits the avx2 bfloat16 blend over chunks of 16·C
+// columns while that many remain, scorePairsBF16's split applied to
+// acc: each 16 columns are held as their even and odd floats, widened
+// from a 32-byte load of every row by a shift and an AND, and put back
+// in order as the chunk is stored. Each column still adds its rows in
+// order, so the sums are those of the plain loop. over(name, add) emits
+// the walk over the rows; acc, d and v advance past each chunk.
+func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVirtual, row Register))) {
+	hi := YMM()
+	VBROADCASTSS(vec32("bf16_hi", 0xffff0000), hi)
+	for _, C := range []int{4, 2, 1} {
+		name := fmt.Sprintf("%s_pairs%d", fn, C)
+		Label(name)
+		CMPQ(d, U32(16*C))
+		JL(LabelRef(name + "_next"))
+		ae, ao := make([]VecVirtual, C), make([]VecVirtual, C)
+		for j := range C {
+			a0, a1 := YMM(), YMM()
+			VMOVUPS(Mem{Base: acc, Disp: 64 * j}, a0)
+			VMOVUPS(Mem{Base: acc, Disp: 64*j + 32}, a1)
+			ae[j], ao[j] = YMM(), YMM()
+			VSHUFPS(U8(0x88), a1, a0, ae[j])
+			VPERMPD(U8(0xd8), ae[j], ae[j])
+			VSHUFPS(U8(0xdd), a1, a0, ao[j])
+			VPERMPD(U8(0xd8), ao[j], ao[j])
+		}
+		over(name, func(wb VecVirtual, row Register) {
+			for j := range C {
+				x, e := YMM(), YMM()
+				VMOVDQU(Mem{Base: row, Disp: 32 * j}, x)
+				VPSLLD(U8(16), x, e)
+				VPAND(hi, x, x)
+				VFMADD231PS(e, wb, ae[j])
+				VFMADD231PS(x, wb, ao[j])
+			}
+		})
+		// In 128-bit lanes the even floats are a0 a2 a8 a10 | a4 a6 a12
+		// a14 once VPERMPD has swapped their middle qwords back, and the
+		// odd ones likewise, so unpacking interleaves them in order.
+		for j := range C {
+			VPERMPD(U8(0xd8), ae[j], ae[j])
+			VPERMPD(U8(0xd8), ao[j], ao[j])
+			lo, hi2 := YMM(), YMM()
+			VUNPCKLPS(ao[j], ae[j], lo)
+			VUNPCKHPS(ao[j], ae[j], hi2)
+			VMOVUPS(lo, Mem{Base: acc, Disp: 64 * j})
+			VMOVUPS(hi2, Mem{Base: acc, Disp: 64*j + 32})
+		}
+		ADDQ(U32(64*C), acc)
+		ADDQ(U32(32*C), v)
+		SUBQ(U32(16*C), d)
+		JMP(LabelRef(name))
+		Label(name + "_next")
+	}
+}

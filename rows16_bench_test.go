@@ -1,0 +1,92 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// The 16-bit row kernels against the float32 ones over the same shape,
+// from L2 (T = 4096, 1 MiB of f16 rows at d = 128) and from L3 or DRAM
+// (T = 32768): GB/s counts the K or V bytes read, which is what a 16-bit
+// cache halves.
+
+// rows16Formats are the element formats the benchmarks compare, with the
+// bytes of one element.
+var rows16Formats = []struct {
+	name  string
+	bytes int
+}{{"f32", 4}, {"f16", 2}, {"bf16", 2}}
+
+// rows16Data returns T rows of d elements in every format: floats within
+// ±1, and their 16-bit counterparts in each 16-bit format.
+func rows16Data(T, d int) (f []float32, h, bf []uint16) {
+	r := testutil.Rand(16)
+	f = testutil.Floats(r, T*d, 1)
+	h, bf = make([]uint16, T*d), make([]uint16, T*d)
+	for i, x := range f {
+		bf[i] = uint16(math.Float32bits(x) >> 16)
+		h[i] = uint16(r.IntN(2))<<15 | uint16(r.IntN(15))<<10 | uint16(r.IntN(1024))
+	}
+	return f, h, bf
+}
+
+func reportKV(b *testing.B, bytes int) {
+	if sec := b.Elapsed().Seconds(); sec > 0 {
+		b.ReportMetric(float64(bytes)*float64(b.N)/sec/1e9, "GB/s")
+	}
+}
+
+func BenchmarkScoreRows16(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		const d = 128
+		for _, T := range []int{4096, 32768} {
+			k, kh, kb := rows16Data(T, d)
+			q := testutil.Floats(testutil.Rand(17), d, 1)
+			dst := make([]float32, T)
+			for _, f := range rows16Formats {
+				b.Run(fmt.Sprintf("fmt=%s/d=%d/T=%d", f.name, d, T), func(b *testing.B) {
+					for b.Loop() {
+						switch f.name {
+						case "f32":
+							scoreRows(dst, k, d, q)
+						case "f16":
+							scoreRowsF16(dst, kh, d, q)
+						case "bf16":
+							scoreRowsBF16(dst, kb, d, q)
+						}
+					}
+					reportKV(b, f.bytes*T*d)
+				})
+			}
+		}
+	})
+}
+
+func BenchmarkBlendRows16(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		const d = 128
+		for _, T := range []int{4096, 32768} {
+			v, vh, vb := rows16Data(T, d)
+			w := testutil.Floats(testutil.Rand(18), T, 1e-3)
+			acc := make([]float32, d)
+			for _, f := range rows16Formats {
+				b.Run(fmt.Sprintf("fmt=%s/d=%d/T=%d", f.name, d, T), func(b *testing.B) {
+					for b.Loop() {
+						switch f.name {
+						case "f32":
+							blendRows(acc, w, v, d)
+						case "f16":
+							blendRowsF16(acc, w, vh, d)
+						case "bf16":
+							blendRowsBF16(acc, w, vb, d)
+						}
+					}
+					reportKV(b, f.bytes*T*d)
+				})
+			}
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package attention
+
+import "math"
+
+// The row kernels over 16-bit key and value rows: half precision (IEEE
+// binary16) or bfloat16, each element widened to float32 exactly and the
+// sums formed in float32, so a row costs half the bytes of a float32 row
+// and the arithmetic is that of scoreRows and blendRows.
+
+// f16to32 returns the float32 equal to the binary16 value h. Every
+// binary16 value, subnormals included, is a normal float32 or zero, so
+// the widening is exact; a NaN keeps its sign and payload (quieted, as
+// VCVTPH2PS quiets it).
+func f16to32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	if h&0x7c00 == 0x7c00 { // Inf or NaN
+		man := uint32(h&0x3ff) << 13
+		if man != 0 {
+			man |= 1 << 22
+		}
+		return math.Float32frombits(sign | 0x7f800000 | man)
+	}
+	// Exponent and mantissa shifted into a float32's fields give the value
+	// times 2^-112 (a subnormal half lands on the float32 subnormal with
+	// the same mantissa); the product by 2^112 is exact and normalises it,
+	// without a branch on the exponent, which random data mispredicts.
+	m := math.Float32frombits(uint32(h&0x7fff)<<13) * 0x1p112
+	return math.Float32frombits(sign | math.Float32bits(m))
+}
+
+// bf16to32 returns the float32 whose top 16 bits are b: bfloat16 is the
+// upper half of a float32, so the widening is a shift.
+func bf16to32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
+
+// scoreRowsF16Generic sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for
+// i < len(dst), j < len(q), as scoreRowsGeneric sums.
+func scoreRowsF16Generic(dst []float32, k []uint16, stride int, q []float32) {
+	d := len(q)
+	for i := range dst {
+		var s float32
+		for j, x := range k[i*stride : i*stride+d] {
+			s += float32(f16to32(x) * q[j])
+		}
+		dst[i] = s
+	}
+}
+
+// scoreRowsBF16Generic is scoreRowsF16Generic for bfloat16 rows.
+func scoreRowsBF16Generic(dst []float32, k []uint16, stride int, q []float32) {
+	d := len(q)
+	for i := range dst {
+		var s float32
+		for j, x := range k[i*stride : i*stride+d] {
+			s += float32(bf16to32(x) * q[j])
+		}
+		dst[i] = s
+	}
+}
+
+// blendRowsF16Generic sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for
+// i < len(w), j < len(acc), row after row.
+func blendRowsF16Generic(acc, w []float32, v []uint16, stride int) {
+	d := len(acc)
+	for i, wi := range w {
+		for j, x := range v[i*stride : i*stride+d] {
+			acc[j] += float32(wi * f16to32(x))
+		}
+	}
+}
+
+// blendRowsBF16Generic is blendRowsF16Generic for bfloat16 rows.
+func blendRowsBF16Generic(acc, w []float32, v []uint16, stride int) {
+	d := len(acc)
+	for i, wi := range w {
+		for j, x := range v[i*stride : i*stride+d] {
+			acc[j] += float32(wi * bf16to32(x))
+		}
+	}
+}
