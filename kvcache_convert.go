@@ -7,21 +7,6 @@ import "math"
 // Both widen to float32 exactly; narrowing rounds to nearest, ties to even,
 // so a stored row is the nearest one the format holds.
 
-// f16ToF32 returns the value of the binary16 number with bits h, exactly:
-// subnormals, ±0, ±Inf and NaN payloads included.
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch exp {
-	case 0: // ±0 and subnormals, man·2^-24: exact in float32
-		return math.Float32frombits(sign | math.Float32bits(float32(man)*0x1p-24))
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | man<<13)
-}
-
 // f32ToF16 returns the binary16 nearest to f, ties to even. Values at or
 // beyond 65520 (half a unit past the largest, 65504) become ±Inf, values
 // below 2^-25 become ±0, NaN stays NaN, made quiet, with the top bits of
@@ -65,9 +50,6 @@ func roundShift(m uint32, shift uint) uint32 {
 	return h
 }
 
-// bf16ToF32 returns the value of the bfloat16 number with bits h, exactly.
-func bf16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
-
 // f32ToBF16 returns the bfloat16 nearest to f, ties to even; finite values
 // past the largest bfloat16 by half a unit or more become ±Inf. NaN stays
 // NaN, made quiet: a payload only in the low half would otherwise
@@ -101,7 +83,7 @@ func narrowBF16(dst []uint16, src []float32) {
 func widenF16(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
 	for i, h := range src {
-		dst[i] = f16ToF32(h)
+		dst[i] = f16to32(h)
 	}
 }
 
@@ -109,6 +91,6 @@ func widenF16(dst []float32, src []uint16) {
 func widenBF16(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
 	for i, h := range src {
-		dst[i] = bf16ToF32(h)
+		dst[i] = bf16to32(h)
 	}
 }

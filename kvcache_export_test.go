@@ -5,5 +5,5 @@ package attention
 // import it back).
 var (
 	F32ToF16 = f32ToF16
-	F16ToF32 = f16ToF32
+	F16ToF32 = f16to32
 )

@@ -31,9 +31,9 @@ func newKVModel(batch, heads, capacity, dk, dv int, typ KVType, ring bool) *kvMo
 func (m *kvModel) round(x float32) float32 {
 	switch m.typ {
 	case F16:
-		return f16ToF32(f32ToF16(x))
+		return f16to32(f32ToF16(x))
 	case BF16:
-		return bf16ToF32(f32ToBF16(x))
+		return bf16to32(f32ToBF16(x))
 	}
 	return x
 }
