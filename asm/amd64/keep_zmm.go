@@ -106,14 +106,9 @@ func genBlockKeepZ() {
 // keepLaneTranspose returns the dword indices of a 4×4 transpose of the
 // lanes of a ZMM: dword 4j+L of the result is dword 4L+j of the source.
 func keepLaneTranspose() Mem {
-	const name = "keepz_perm"
-	if m, ok := consts[name]; ok {
-		return m
+	var idx [16]uint32
+	for p := range idx {
+		idx[p] = uint32(p%4*4 + p/4)
 	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for p := range 16 {
-		DATA(4*p, U32(uint32(p%4*4+p/4)))
-	}
-	consts[name] = m
-	return m
+	return permZ(idx)
 }

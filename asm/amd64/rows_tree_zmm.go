@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -101,7 +99,7 @@ func rowsSums(acc []VecVirtual) VecVirtual {
 	}
 	p := ZMM()
 	ix := ZMM()
-	VMOVUPS(rowsPerm(idx), ix)
+	VMOVUPS(permZ(idx), ix)
 	VPERMPS(s, ix, p)
 	return p
 }
@@ -142,23 +140,6 @@ func rowsLayout(n int) []int {
 		parts = out
 	}
 	return parts[0]
-}
-
-// rowsPerm returns a 64-byte read-only global holding a VPERMPS index.
-func rowsPerm(idx [16]uint32) Mem {
-	name := "rowsperm"
-	for _, i := range idx {
-		name += fmt.Sprintf("_%d", i)
-	}
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for i, v := range idx {
-		DATA(4*i, U32(v))
-	}
-	consts[name] = m
-	return m
 }
 
 // storeRowsSums writes the sums of the accumulators to dst[0..len(acc)),

@@ -85,6 +85,24 @@ func hsumZ(z VecVirtual) VecVirtual {
 	return x.(VecVirtual)
 }
 
+// permZ returns a 64-byte read-only global holding a VPERMPS/VPERMD index
+// of the 16 lanes, one per distinct index.
+func permZ(idx [16]uint32) Mem {
+	name := "permz"
+	for _, i := range idx {
+		name += fmt.Sprintf("_%d", i)
+	}
+	if m, ok := consts[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, v := range idx {
+		DATA(4*i, U32(v))
+	}
+	consts[name] = m
+	return m
+}
+
 // streamZ is stream for sixteen lanes: blocks of four vectors, then single
 // vectors, then a tail under an opmask. body(u, mask) emits the work on
 // vector u at the current pointers (mask is nil but for the tail); the
