@@ -2,29 +2,6 @@ package attention
 
 import "math"
 
-// finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
-// finite numbers (a row's dot with itself is finite; a huge but finite row
-// may say no, which only costs speed).
-func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
-	if j1 <= j0 {
-		return true
-	}
-	if p.v.rs == p.v.cols {
-		// Packed rows: one dot over all of them.
-		v := p.v.rowsFrom(b, kh, j0)[:(j1-j0)*p.v.cols]
-		if d := dot(v, v); d-d == 0 {
-			return true
-		}
-	}
-	for i := j0; i < j1; i++ {
-		v := p.v.Row(b, kh, i)
-		if d := dot(v, v); d-d != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // runBlock runs keys [tk.lo, n) for the rows of task tk at once, with the rows
 // across SIMD lanes (see block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
@@ -33,7 +10,7 @@ func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
 // direct the queries are read from the tensor instead and the outputs are
 // left normalised (see run).
 func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) {
-	b, kh, R := tk.b, tk.kh, tk.R
+	b, R := tk.b, tk.R
 	dk, dv := p.q.cols, p.v.cols
 	qs, m, l, qt, st, ot, ml := sc.qs, sc.m, sc.l, sc.qt, sc.st, sc.ot, sc.ml
 	if direct {
@@ -56,16 +33,7 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 			lanesOut(*p.logits, tk, s, j0)
 		}
 		blockSoftmax(s, ml)
-		// The blend walks the tile's value rows once per group of
-		// columns: in runs of about 8 KiB of keys those rows stay in L1 (a whole
-		// tile of rows a power-of-two apart would fight over cache sets),
-		// unless the kernel fetches ahead within a call (see blendRunKeys).
-		c := ml[2*blockRows : 3*blockRows]
-		run := blockRows * min(p.tile, blendRunKeys(blendRunBytes, dv))
-		for k0 := 0; k0 < len(s); k0 += run {
-			blockBlend(ot, s[k0:min(len(s), k0+run)], p.v.rowsFrom(b, kh, j0+k0/blockRows), p.v.rs, c)
-			c = nil
-		}
+		p.blockValues(ot, s, tk, sc, j0, ml[2*blockRows:3*blockRows])
 	}
 	for r := range R {
 		m[r], l[r] = ml[r], ml[blockRows+r]
@@ -129,7 +97,7 @@ func (p *batchJob) prefetch(tk *batchTask) {
 // then softcapped and biased, then -Inf where a row does not attend the key
 // (past its end, or not kept).
 func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
-	blockScores(s, sc.qt, p.k.rowsFrom(tk.b, tk.kh, j0), p.k.rs)
+	p.blockKeys(s, tk, sc, j0)
 	if p.adjust {
 		p.adjustBlock(s, sc, tk, j0)
 	}
@@ -143,5 +111,81 @@ func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, 
 	}
 	if p.opt.Keep != nil {
 		p.keepTile(s, tk, j0)
+	}
+}
+
+// blockKeys sets s to the block scores of keys [j0, j0+len(s)/16) of task
+// tk against the lanes' queries: over the float32 rows in place, a call
+// per run of contiguous rows; 16-bit rows are widened first into sc.kw,
+// once per tile for all sixteen rows (the block kernels broadcast each
+// key element to the lanes, which a 16-bit element would need a
+// conversion per use for).
+func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
+	nk := len(s) / blockRows
+	if p.kt != F32 {
+		kw := sc.kw[:nk*p.k.cols]
+		p.widenRows(kw, tk.b, j0, nk, p.k.cols, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+		blockScores(s, sc.qt, kw, p.k.cols)
+		return
+	}
+	for nk > 0 {
+		r, run := p.keyRun(tk.b, j0)
+		n := min(nk, run)
+		blockScores(s[:n*blockRows], sc.qt, p.keys32(tk.b, tk.kh, r), p.k.rs)
+		s, j0, nk = s[n*blockRows:], j0+n, nk-n
+	}
+}
+
+// blockValues blends the tile's weights s (keys from j0) into the output
+// lanes ot, the lanes scaled first by c. The blend walks the tile's value
+// rows once per group of columns: in runs of about 8 KiB of keys those
+// rows stay in L1 (a whole tile of rows a power-of-two apart would fight
+// over cache sets), unless the kernel fetches ahead within a call (see
+// blendRunKeys). A run ends where a ring's rows wrap; 16-bit rows are
+// widened into sc.vw first.
+func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, j0 int, c []float32) {
+	dv := p.v.cols
+	nk := len(s) / blockRows
+	keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+	if p.kt != F32 {
+		vw := sc.vw[:nk*dv]
+		p.widenRows(vw, tk.b, j0, nk, dv, func(r int) []uint16 { return p.values16(tk.b, tk.kh, r) })
+		for k0 := 0; k0 < nk; k0 += keys {
+			blockBlend(ot, s[k0*blockRows:min(nk, k0+keys)*blockRows], vw[k0*dv:], dv, c)
+			c = nil
+		}
+		return
+	}
+	for k0 := 0; k0 < nk; {
+		r, run := p.keyRun(tk.b, j0+k0)
+		n := min(nk-k0, keys, run)
+		blockBlend(ot, s[k0*blockRows:(k0+n)*blockRows], p.values32(tk.b, tk.kh, r), p.v.rs, c)
+		c, k0 = nil, k0+n
+	}
+}
+
+// widenRows widens the n 16-bit rows (d elements each) of keys j0 on of
+// entry b into dst, packed; rows(r) returns the stored rows from row r.
+func (p *batchJob) widenRows(dst []float32, b, j0, n, d int, rows func(r int) []uint16) {
+	for n > 0 {
+		r, run := p.keyRun(b, j0)
+		m := min(n, run)
+		widen16(dst[:m*d], rows(r)[:m*d], p.kt)
+		dst, j0, n = dst[m*d:], j0+m, n-m
+	}
+}
+
+// widen16 sets dst to the float32 values of the 16-bit elements src (as
+// long), of type t, exactly: through the blend kernel, as 1·x added to
+// −0, which is x for every x (+0 included) and quiets a NaN as the
+// scoring kernels do. One call widens a tile, at the speed of the 16-bit
+// blend.
+func widen16(dst []float32, src []uint16, t KVType) {
+	fillWith(dst, float32(math.Copysign(0, -1)))
+	w := [1]float32{1}
+	if t == F16 {
+		blendRowsF16(dst, w[:], src, 0)
+	} else {
+		blendRowsBF16(dst, w[:], src, 0)
 	}
 }

@@ -76,12 +76,26 @@ type batchJob struct {
 	multi        bool      // the row path takes a task's rows through the multi-row kernels (see tileRows)
 	tile         int       // keys per tile of the online softmax
 	block        bool
+	// The keys' valid lengths (ValidLen, or a cache's Len) and whether
+	// the causal frontier is aligned to them.
+	valid   []int
+	toValid bool
+	// kv, if not nil, holds the keys and values (AttendCache), stored as
+	// kt; k and v then give only their shapes (see batch_kv.go).
+	kv *KVCache
+	kt KVType
 }
 
 func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
 	if err := checkBatch("Batched.Attend", &dst, q, k, v, opt); err != nil {
 		return batchJob{}, err
 	}
+	return planBatch(dst, q, k, v, opt, opt.ValidLen, opt.CausalToValidLen && opt.ValidLen != nil), nil
+}
+
+// planBatch plans a checked call whose keys have the valid lengths valid
+// (nil: all Tk), the causal frontier aligned to them if toValid.
+func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int, toValid bool) batchJob {
 	H, Tq, dk := q.heads, q.rows, q.cols
 	scale := opt.Scale
 	if scale == 0 {
@@ -90,7 +104,8 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 			scale = float32(1 / math.Sqrt(float64(dk)))
 		}
 	}
-	p := batchJob{out: dst.Out, q: q, k: k, v: v, w: dst.Weights, logits: dst.Logits, lse: dst.LSE, opt: opt, scale: scale}
+	p := batchJob{out: dst.Out, q: q, k: k, v: v, w: dst.Weights, logits: dst.Logits, lse: dst.LSE, opt: opt, scale: scale,
+		valid: valid, toValid: toValid}
 	p.rowPath = p.w != nil || p.logits != nil
 	p.idle = dst.empty()
 	p.adjust = opt.Softcap > 0 || opt.Bias != nil || opt.ALiBi != nil
@@ -122,7 +137,7 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 		// stay in L2 for the rows' second reads.
 		p.tile *= 2
 	}
-	return p, nil
+	return p
 }
 
 // smallWork is the work (multiply-adds) below which a call runs on the
@@ -251,8 +266,8 @@ func (tk *batchTask) endsOf() []int { return tk.ends[:tk.R] }
 // valid length and, for a causal mask, the row's own position cut it short.
 func (p *batchJob) end(b, i int) int {
 	e := p.k.rows
-	if p.opt.ValidLen != nil {
-		e = p.opt.ValidLen[b]
+	if p.valid != nil {
+		e = p.valid[b]
 	}
 	if p.opt.Causal {
 		// Past a saturated position the end saturates too (and a
@@ -269,8 +284,8 @@ func (p *batchJob) end(b, i int) int {
 // overflow; the shift, any int, saturates.
 func (p *batchJob) pos(b, i int) int {
 	base := p.k.rows
-	if p.opt.CausalToValidLen && p.opt.ValidLen != nil {
-		base = p.opt.ValidLen[b]
+	if p.toValid {
+		base = p.valid[b]
 	}
 	return addSat(base-(p.q.rows-i), p.opt.CausalShift)
 }

@@ -120,6 +120,11 @@ func (e *Batched) Attend(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) er
 	if err != nil {
 		return err
 	}
+	return e.attend(job)
+}
+
+// attend runs a planned call.
+func (e *Batched) attend(job batchJob) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -11,7 +11,7 @@ func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) 
 	b, h, kh, i := tk.b, tk.hs[r], tk.kh, tk.is[r]
 	o, qs, s, tmp, keep := p.acc(tk, r), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.s[:n], sc.tmp, p.keep(i)
 	m, l := sc.m[r], sc.l[r]
-	scoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, qs)
+	p.scoreKeys(s, b, kh, j0, qs)
 	if p.adjust {
 		p.adjustScores(s, tmp, b, h, i, j0)
 	}
@@ -29,12 +29,12 @@ func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) 
 		// path: a value row that is not finite makes the row NaN, unless
 		// nothing is attended at all.
 		clear(s)
-		blendKept(o, s, p.v.rowsFrom(b, kh, j0), p.v.rs, maybe(keep, j0, n))
+		p.blendValues(o, s, b, kh, j0, maybe(keep, j0, n))
 		return m, l
 	}
 	m, l = rescale(o, m, l, mt)
 	l += expSum(s, s, m)
-	blendKept(o, s, p.v.rowsFrom(b, kh, j0), p.v.rs, maybe(keep, j0, n))
+	p.blendValues(o, s, b, kh, j0, maybe(keep, j0, n))
 	return m, l
 }
 
@@ -64,7 +64,12 @@ func (tk *batchTask) common(j0, tile int) (js, n int) {
 // one-row blend, for row 0.
 func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	dk, dv := p.q.cols, p.v.cols
-	k, v := p.k.rowsFrom(tk.b, tk.kh, j0), p.v.rowsFrom(tk.b, tk.kh, j0)
+	if p.kt != F32 {
+		p.tileRows16(tk, sc, j0, n)
+		return
+	}
+	r0, _ := p.keyRun(tk.b, j0)
+	k, v := p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0)
 	first := 0
 	if !multiScoreStreams() {
 		s := sc.s[:n]
@@ -89,6 +94,19 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 			}
 		}
 		blendRowsMulti(o, s, v, p.v.rs, g)
+	}
+}
+
+// tileRows16 is tileRows over 16-bit keys and values, a row at a time
+// through the one-row kernels: the first row reads the tile from memory,
+// the others find it in cache.
+func (p *batchJob) tileRows16(tk *batchTask, sc *taskScratch, j0, n int) {
+	dk, dv := p.q.cols, p.v.cols
+	s := sc.s[:n]
+	for r := range tk.R {
+		p.scoreKeys(s, tk.b, tk.kh, j0, sc.qs[r*dk:(r+1)*dk])
+		p.weighTile(tk, sc, r, s, j0)
+		p.blendValues(tk.part[r*dv:(r+1)*dv], s, tk.b, tk.kh, j0, nil)
 	}
 }
 
@@ -143,7 +161,7 @@ func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScr
 	clear(w[:start])
 	clear(w[end:])
 	sw := w[start:end]
-	scoreRows(sw, p.k.rowsFrom(b, kh, start), p.k.rs, qs)
+	p.scoreKeys(sw, b, kh, start, qs)
 	if p.adjust {
 		p.adjustScores(sw, tmp, b, h, i, start)
 	}
@@ -173,7 +191,7 @@ func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScr
 		return
 	}
 	scale(f, sw)
-	blendKept(o, sw, p.v.rowsFrom(b, kh, start), p.v.rs, keep)
+	p.blendValues(o, sw, b, kh, start, keep)
 }
 
 func maybe(keep []bool, j0, n int) []bool {

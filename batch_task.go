@@ -11,6 +11,7 @@ type taskScratch struct {
 	// The block path's lanes (see block_generic.go): the queries, the
 	// scores of a tile, the output, and the softmax state.
 	qt, st, ot, ml []float32
+	kw, vw         []float32 // a tile of 16-bit key and value rows, widened
 	seen           []float32 // keepCut's marks of the keys it checked
 	tmp            []float32 // the score stage's tile (see tmpLen)
 	row            []float32 // a score row when logits are wanted without the weights
@@ -39,6 +40,9 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 		if p.opt.Keep != nil {
 			need += p.k.rows
 		}
+		if p.kt != F32 {
+			need += p.tile * (dk + dv)
+		}
 	}
 	extra := p.tmpLen() + p.chunkScratch()
 	if p.logits != nil && p.w == nil {
@@ -63,6 +67,10 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 		sc.ml, x = x[:4*blockRows], x[4*blockRows:]
 		if p.opt.Keep != nil {
 			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
+		}
+		if p.kt != F32 {
+			sc.kw, x = x[:p.tile*dk], x[p.tile*dk:]
+			sc.vw, x = x[:p.tile*dv], x[p.tile*dv:]
 		}
 	}
 	x = p.carveTmp(&sc, x)
@@ -192,7 +200,13 @@ func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
 func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 	for j0 := cut; j0 < tk.last; j0 += p.tile {
 		if js, n := tk.common(j0, p.tile); p.multi && n > 0 {
-			p.tileRows(tk, sc, js, n)
+			// The multi-row kernels take one run of rows: a ring's
+			// tile is cut where its rows wrap.
+			for n > 0 {
+				m := p.within(tk.b, js, n)
+				p.tileRows(tk, sc, js, m)
+				js, n = js+m, n-m
+			}
 			continue
 		}
 		for r := range tk.R {

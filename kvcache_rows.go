@@ -48,8 +48,7 @@ func (c *KVCache) widen(dst []float32, src []uint16) {
 
 // heldRuns returns entry b's held rows in physical order of position, as
 // two runs: rows start to start+n1−1, then rows 0 to n2−1 (n2 > 0 only in
-// a ring whose held rows wrap). The engine scores and blends each run with
-// one row-kernel call per tile, as for a contiguous K.
+// a ring whose held rows wrap), as the engine reads them (see keyRun).
 func (c *KVCache) heldRuns(b int) (start, n1, n2 int) {
 	start, n := c.Start(b), c.n[b]
 	n1 = min(n, c.capacity-start)

@@ -1,0 +1,195 @@
+package attention
+
+import "math"
+
+// Where a call's keys and values live: the K and V tensors of Attend, or
+// the rows a KVCache holds (AttendCache), as float32 or 16-bit elements.
+// The engine addresses keys by their index j among an entry's keys; the
+// functions here map it to stored rows and pick the kernels of the
+// element type. A ring cache's held rows wrap at its capacity, so a run of
+// keys may be two runs of rows: every kernel call below is cut there, and
+// the multi-row and block paths cut their tiles there (see keyRun).
+
+// keyRun returns the stored row of entry b's key j and how many rows from
+// it on are contiguous (key j+n is row r+n for n below it).
+func (p *batchJob) keyRun(b, j int) (r, run int) {
+	c := p.kv
+	if c == nil {
+		return j, math.MaxInt
+	}
+	r = c.Start(b) + j
+	if r >= c.capacity {
+		r -= c.capacity
+	}
+	return r, c.capacity - r
+}
+
+// within returns how many of the n keys from key j of entry b are
+// contiguous rows.
+func (p *batchJob) within(b, j, n int) int {
+	_, run := p.keyRun(b, j)
+	return min(n, run)
+}
+
+// keys32 returns the float32 key rows of (b, kh) from stored row r on.
+func (p *batchJob) keys32(b, kh, r int) []float32 {
+	if c := p.kv; c != nil {
+		return c.keys32(b, kh)[r*c.dk:]
+	}
+	return p.k.rowsFrom(b, kh, r)
+}
+
+// values32 is keys32 for the value rows.
+func (p *batchJob) values32(b, kh, r int) []float32 {
+	if c := p.kv; c != nil {
+		return c.values32(b, kh)[r*c.dv:]
+	}
+	return p.v.rowsFrom(b, kh, r)
+}
+
+// keys16 and values16 return the 16-bit rows of a cache, from stored row r.
+func (p *batchJob) keys16(b, kh, r int) []uint16 {
+	return p.kv.keys16(b, kh)[r*p.kv.dk:]
+}
+
+func (p *batchJob) values16(b, kh, r int) []uint16 {
+	return p.kv.values16(b, kh)[r*p.kv.dv:]
+}
+
+// scoreKeys sets s[n] to the dot of q with key j0+n of (b, kh), for
+// n < len(s): scoreRows over the keys' rows.
+func (p *batchJob) scoreKeys(s []float32, b, kh, j0 int, q []float32) {
+	rs := p.k.rs
+	for len(s) > 0 {
+		r, run := p.keyRun(b, j0)
+		n := min(len(s), run)
+		switch p.kt {
+		case F32:
+			scoreRows(s[:n], p.keys32(b, kh, r), rs, q)
+		case F16:
+			scoreRowsF16(s[:n], p.keys16(b, kh, r), rs, q)
+		case BF16:
+			scoreRowsBF16(s[:n], p.keys16(b, kh, r), rs, q)
+		}
+		s, j0 = s[n:], j0+n
+	}
+}
+
+// blendValues adds Σ w[n]·v(j0+n) to acc over the value rows of (b, kh)
+// from key j0, those keep keeps (all if it is nil), as blendKept does.
+func (p *batchJob) blendValues(acc, w []float32, b, kh, j0 int, keep []bool) {
+	rs := p.v.rs
+	for len(w) > 0 {
+		r, run := p.keyRun(b, j0)
+		n := min(len(w), run)
+		kn := maybe(keep, 0, min(n, len(keep)))
+		switch p.kt {
+		case F32:
+			blendKept(acc, w[:n], p.values32(b, kh, r), rs, kn)
+		case F16:
+			blendKept16(acc, w[:n], p.values16(b, kh, r), rs, kn, blendRowsF16)
+		case BF16:
+			blendKept16(acc, w[:n], p.values16(b, kh, r), rs, kn, blendRowsBF16)
+		}
+		w, j0 = w[n:], j0+n
+		if keep != nil {
+			keep = keep[n:]
+		}
+	}
+}
+
+// blendKept16 is blendKept over 16-bit value rows, blended by kernel.
+func blendKept16(acc, w []float32, v []uint16, stride int, keep []bool, kernel func(acc, w []float32, v []uint16, stride int)) {
+	if len(acc) == 0 {
+		return
+	}
+	if keep == nil {
+		kernel(acc, w, v, stride)
+		return
+	}
+	for i := 0; i < len(keep); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		k := i + 1
+		for k < len(keep) && keep[k] {
+			k++
+		}
+		kernel(acc, w[i:k], v[i*stride:], stride)
+		i = k
+	}
+}
+
+// finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
+// finite numbers. A float32 row's dot with itself is finite only then; a
+// 16-bit row's sum is too, as long as it does not overflow (binary16
+// rows never do; a huge bfloat16 row may say no, as may a huge float32
+// one, which only costs speed: its keys take the row path).
+func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+	dv, rs := p.v.cols, p.v.rs
+	for j0 < j1 {
+		r, run := p.keyRun(b, j0)
+		n := min(j1-j0, run)
+		if p.kt != F32 {
+			// The cache's rows are packed (rs = dv): one run of n·dv
+			// elements.
+			if !finite16(p.values16(b, kh, r)[:n*dv], p.kt) {
+				return false
+			}
+		} else if !finite32(p.values32(b, kh, r), n, dv, rs) {
+			return false
+		}
+		j0 += n
+	}
+	return true
+}
+
+// finite32 reports whether the n rows of v (d elements, stride apart) are
+// finite: one dot over all of them when they are packed, else row by row.
+func finite32(v []float32, n, d, stride int) bool {
+	if stride == d {
+		x := v[:n*d]
+		if s := dot(x, x); s-s == 0 {
+			return true
+		}
+	}
+	for i := range n {
+		x := v[i*stride : i*stride+d]
+		if s := dot(x, x); s-s != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// onesLen is how many 16-bit elements finite16 sums per kernel call.
+const onesLen = 1024
+
+var ones = func() (x [onesLen]float32) {
+	for i := range x {
+		x[i] = 1
+	}
+	return x
+}()
+
+// finite16 reports whether the 16-bit elements x (of type t) are all
+// finite, by their sums, a kernel call per onesLen of them: an infinity or
+// a NaN makes a sum infinite or NaN, and onesLen binary16 values (at most
+// 65504 each) cannot overflow one.
+func finite16(x []uint16, t KVType) bool {
+	var s [1]float32
+	for len(x) > 0 {
+		n := min(len(x), onesLen)
+		if t == F16 {
+			scoreRowsF16(s[:], x[:n], n, ones[:n])
+		} else {
+			scoreRowsBF16(s[:], x[:n], n, ones[:n])
+		}
+		if s[0]-s[0] != 0 {
+			return false
+		}
+		x = x[n:]
+	}
+	return true
+}
