@@ -176,16 +176,11 @@ func (p *batchJob) widenRows(dst []float32, b, j0, n, d int, rows func(r int) []
 }
 
 // widen16 sets dst to the float32 values of the 16-bit elements src (as
-// long), of type t, exactly: through the blend kernel, as 1·x added to
-// −0, which is x for every x (+0 included) and quiets a NaN as the
-// scoring kernels do. One call widens a tile, at the speed of the 16-bit
-// blend.
+// long), of type t, exactly.
 func widen16(dst []float32, src []uint16, t KVType) {
-	fillWith(dst, float32(math.Copysign(0, -1)))
-	w := [1]float32{1}
 	if t == F16 {
-		blendRowsF16(dst, w[:], src, 0)
+		widenF16(dst, src)
 	} else {
-		blendRowsBF16(dst, w[:], src, 0)
+		widenBF16(dst, src)
 	}
 }

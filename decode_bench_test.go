@@ -156,11 +156,17 @@ func benchDecode(b *testing.B, p *decodeProblem, workers int) {
 	e := NewBatched(workers)
 	defer e.Close()
 	dst := BatchOutputs{Out: p.out}
+	benchStep(b, func() error { return e.Attend(dst, p.q, p.k, p.v, &p.opt) }, p.kv, p.kvBytes(), workers)
+}
+
+// benchStep times step, which reads the bytes of kv, against a read of
+// them on workers threads (see BenchmarkDecode).
+func benchStep(b *testing.B, step func() error, kv [][]float32, bytes, workers int) {
 	// One call sizes the workers' scratch, so the loop is the steady state.
-	if err := e.Attend(dst, p.q, p.k, p.v, &p.opt); err != nil {
+	if err := step(); err != nil {
 		b.Fatal(err)
 	}
-	read := calib.ReadProbeOf(readSets(p.kv, workers)...)
+	read := calib.ReadProbeOf(readSets(kv, workers)...)
 	read.Rate(decodeReadSample) // sizes the samples
 	rates := make([]float64, 0, decodeReadSamples)
 	sample := func() {
@@ -178,7 +184,7 @@ func benchDecode(b *testing.B, p *decodeProblem, workers int) {
 			n++
 		}
 		for range n {
-			e.Attend(dst, p.q, p.k, p.v, &p.opt)
+			step()
 		}
 	}
 	for len(rates) < decodeReadSamples {
@@ -191,7 +197,7 @@ func benchDecode(b *testing.B, p *decodeProblem, workers int) {
 	}
 	slices.Sort(rates)
 	ref := rates[len(rates)/2]
-	gbps := float64(p.kvBytes()) * float64(b.N) / sec / 1e9
+	gbps := float64(bytes) * float64(b.N) / sec / 1e9
 	b.ReportMetric(gbps, "GB/s")
 	b.ReportMetric(ref, "read-GB/s")
 	b.ReportMetric(gbps/ref, "read-fraction")

@@ -262,6 +262,66 @@ func blendRowsBF16Split(acc, w []float32, v []uint16, stride int) {
 	}
 }
 
+// widenF16 sets dst[i] = f16(src[i]) for i < len(dst), each half-precision
+// element widened exactly to float32; len(src) >= len(dst).
+func widenF16(dst []float32, src []uint16) {
+	if len(dst) <= maxCall {
+		switch active {
+		case implAVX512:
+			widenF16AVX512(dst, src)
+			return
+		case implAVX2:
+			widenF16AVX2(dst, src)
+			return
+		}
+	}
+	widenF16Split(dst, src)
+}
+
+// widenF16Split is widenF16 on the generic path, and otherwise widenF16 cut
+// into calls within one call's budget.
+func widenF16Split(dst []float32, src []uint16) {
+	if active != implAVX512 && active != implAVX2 {
+		widenF16Generic(dst, src)
+		return
+	}
+	n, per := len(dst), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		widenF16(dst[lo:hi], src[lo:hi])
+	}
+}
+
+// widenBF16 sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16
+// element the top half of a float32; len(src) >= len(dst).
+func widenBF16(dst []float32, src []uint16) {
+	if len(dst) <= maxCall {
+		switch active {
+		case implAVX512:
+			widenBF16AVX512(dst, src)
+			return
+		case implAVX2:
+			widenBF16AVX2(dst, src)
+			return
+		}
+	}
+	widenBF16Split(dst, src)
+}
+
+// widenBF16Split is widenBF16 on the generic path, and otherwise widenBF16
+// cut into calls within one call's budget.
+func widenBF16Split(dst []float32, src []uint16) {
+	if active != implAVX512 && active != implAVX2 {
+		widenBF16Generic(dst, src)
+		return
+	}
+	n, per := len(dst), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		widenBF16(dst[lo:hi], src[lo:hi])
+	}
+}
+
 // scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives

@@ -153,6 +153,18 @@ func blendRowsBF16(acc, w []float32, v []uint16, stride int) {
 	blendRowsBF16Generic(acc, w, v, stride)
 }
 
+// widenF16 sets dst[i] = f16(src[i]) for i < len(dst), each half-precision
+// element widened exactly to float32; len(src) >= len(dst).
+func widenF16(dst []float32, src []uint16) {
+	widenF16Generic(dst, src)
+}
+
+// widenBF16 sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16
+// element the top half of a float32; len(src) >= len(dst).
+func widenBF16(dst []float32, src []uint16) {
+	widenBF16Generic(dst, src)
+}
+
 // scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives

@@ -54,6 +54,18 @@ func scoreRowsBF16AVX512(dst []float32, k []uint16, stride int, q []float32)
 //go:noescape
 func blendRowsBF16AVX512(acc []float32, w []float32, v []uint16, stride int)
 
+// widenF16AVX512 sets dst[i] = f16(src[i]) for i < len(dst), each
+// half-precision element widened exactly to float32; len(src) >= len(dst).
+//
+//go:noescape
+func widenF16AVX512(dst []float32, src []uint16)
+
+// widenBF16AVX512 sets dst[i] = bf16(src[i]) for i < len(dst), each
+// bfloat16 element the top half of a float32; len(src) >= len(dst).
+//
+//go:noescape
+func widenBF16AVX512(dst []float32, src []uint16)
+
 // scoreRowsMultiAVX512 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r
 // < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives
@@ -204,6 +216,18 @@ func scoreRowsBF16AVX2(dst []float32, k []uint16, stride int, q []float32)
 //
 //go:noescape
 func blendRowsBF16AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// widenF16AVX2 sets dst[i] = f16(src[i]) for i < len(dst), each
+// half-precision element widened exactly to float32; len(src) >= len(dst).
+//
+//go:noescape
+func widenF16AVX2(dst []float32, src []uint16)
+
+// widenBF16AVX2 sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16
+// element the top half of a float32; len(src) >= len(dst).
+//
+//go:noescape
+func widenBF16AVX2(dst []float32, src []uint16)
 
 // scoreRowsMultiAVX2 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several

@@ -2728,6 +2728,106 @@ blendRowsBF16AVX512_done:
 	VZEROUPPER
 	RET
 
+// func widenF16AVX512(dst []float32, src []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·widenF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+
+widenF16AVX512_loop64:
+	CMPQ      CX, $0x40
+	JL        widenF16AVX512_next64
+	VCVTPH2PS (DX), Z0
+	VMOVUPS   Z0, (AX)
+	VCVTPH2PS 32(DX), Z0
+	VMOVUPS   Z0, 64(AX)
+	VCVTPH2PS 64(DX), Z0
+	VMOVUPS   Z0, 128(AX)
+	VCVTPH2PS 96(DX), Z0
+	VMOVUPS   Z0, 192(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x40, CX
+	JMP       widenF16AVX512_loop64
+
+widenF16AVX512_next64:
+widenF16AVX512_loop16:
+	CMPQ      CX, $0x10
+	JL        widenF16AVX512_next16
+	VCVTPH2PS (DX), Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x00000020, DX
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x10, CX
+	JMP       widenF16AVX512_loop16
+
+widenF16AVX512_next16:
+	TESTQ       CX, CX
+	JZ          widenF16AVX512_done
+	LEAQ        ktable<>+0(SB), BX
+	KMOVW       (BX)(CX*2), K1
+	VMOVDQU16.Z (DX), K1, Y0
+	VCVTPH2PS   Y0, Z0
+	VMOVUPS     Z0, K1, (AX)
+
+widenF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func widenBF16AVX512(dst []float32, src []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·widenBF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+
+widenBF16AVX512_loop64:
+	CMPQ      CX, $0x40
+	JL        widenBF16AVX512_next64
+	VPMOVZXWD (DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VPMOVZXWD 32(DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VPMOVZXWD 64(DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VPMOVZXWD 96(DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x40, CX
+	JMP       widenBF16AVX512_loop64
+
+widenBF16AVX512_next64:
+widenBF16AVX512_loop16:
+	CMPQ      CX, $0x10
+	JL        widenBF16AVX512_next16
+	VPMOVZXWD (DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x00000020, DX
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x10, CX
+	JMP       widenBF16AVX512_loop16
+
+widenBF16AVX512_next16:
+	TESTQ       CX, CX
+	JZ          widenBF16AVX512_done
+	LEAQ        ktable<>+0(SB), BX
+	KMOVW       (BX)(CX*2), K1
+	VMOVDQU16.Z (DX), K1, Y0
+	VPMOVZXWD   Y0, Z0
+	VPSLLD      $0x10, Z0, Z0
+	VMOVUPS     Z0, K1, (AX)
+
+widenBF16AVX512_done:
+	VZEROUPPER
+	RET
+
 // func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, MMX+
 TEXT ·scoreRowsMultiAVX512(SB), NOSPLIT, $0-88
@@ -10358,6 +10458,166 @@ blendRowsBF16AVX2_part_end:
 	VMASKMOVPS Y1, Y0, (AX)
 
 blendRowsBF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func widenF16AVX2(dst []float32, src []uint16)
+// Requires: AVX, F16C
+TEXT ·widenF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+
+widenF16AVX2_loop32:
+	CMPQ      CX, $0x20
+	JL        widenF16AVX2_next32
+	VCVTPH2PS (DX), Y0
+	VMOVUPS   Y0, (AX)
+	VCVTPH2PS 16(DX), Y0
+	VMOVUPS   Y0, 32(AX)
+	VCVTPH2PS 32(DX), Y0
+	VMOVUPS   Y0, 64(AX)
+	VCVTPH2PS 48(DX), Y0
+	VMOVUPS   Y0, 96(AX)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000080, AX
+	SUBQ      $0x20, CX
+	JMP       widenF16AVX2_loop32
+
+widenF16AVX2_next32:
+widenF16AVX2_loop8:
+	CMPQ      CX, $0x08
+	JL        widenF16AVX2_next8
+	VCVTPH2PS (DX), Y0
+	VMOVUPS   Y0, (AX)
+	ADDQ      $0x00000010, DX
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x08, CX
+	JMP       widenF16AVX2_loop8
+
+widenF16AVX2_next8:
+	TESTQ   CX, CX
+	JZ      widenF16AVX2_done
+	LEAQ    masktable<>+0(SB), BX
+	MOVQ    $0x00000008, SI
+	SUBQ    CX, SI
+	VMOVDQU (BX)(SI*4), Y0
+	VXORPS  X1, X1, X1
+	MOVWLZX (DX), BX
+	VPINSRW $0x00, BX, X1, X1
+	CMPQ    CX, $0x01
+	JBE     widenF16AVX2_part1
+	MOVWLZX 2(DX), BX
+	VPINSRW $0x01, BX, X1, X1
+	CMPQ    CX, $0x02
+	JBE     widenF16AVX2_part1
+	MOVWLZX 4(DX), BX
+	VPINSRW $0x02, BX, X1, X1
+	CMPQ    CX, $0x03
+	JBE     widenF16AVX2_part1
+	MOVWLZX 6(DX), BX
+	VPINSRW $0x03, BX, X1, X1
+	CMPQ    CX, $0x04
+	JBE     widenF16AVX2_part1
+	MOVWLZX 8(DX), BX
+	VPINSRW $0x04, BX, X1, X1
+	CMPQ    CX, $0x05
+	JBE     widenF16AVX2_part1
+	MOVWLZX 10(DX), BX
+	VPINSRW $0x05, BX, X1, X1
+	CMPQ    CX, $0x06
+	JBE     widenF16AVX2_part1
+	MOVWLZX 12(DX), BX
+	VPINSRW $0x06, BX, X1, X1
+
+widenF16AVX2_part1:
+	VCVTPH2PS  X1, Y1
+	VMASKMOVPS Y1, Y0, (AX)
+
+widenF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func widenBF16AVX2(dst []float32, src []uint16)
+// Requires: AVX, AVX2
+TEXT ·widenBF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+
+widenBF16AVX2_loop32:
+	CMPQ      CX, $0x20
+	JL        widenBF16AVX2_next32
+	VPMOVZXWD (DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VPMOVZXWD 16(DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VPMOVZXWD 32(DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VPMOVZXWD 48(DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000080, AX
+	SUBQ      $0x20, CX
+	JMP       widenBF16AVX2_loop32
+
+widenBF16AVX2_next32:
+widenBF16AVX2_loop8:
+	CMPQ      CX, $0x08
+	JL        widenBF16AVX2_next8
+	VPMOVZXWD (DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	ADDQ      $0x00000010, DX
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x08, CX
+	JMP       widenBF16AVX2_loop8
+
+widenBF16AVX2_next8:
+	TESTQ   CX, CX
+	JZ      widenBF16AVX2_done
+	LEAQ    masktable<>+0(SB), BX
+	MOVQ    $0x00000008, SI
+	SUBQ    CX, SI
+	VMOVDQU (BX)(SI*4), Y0
+	VXORPS  X1, X1, X1
+	MOVWLZX (DX), BX
+	VPINSRW $0x00, BX, X1, X1
+	CMPQ    CX, $0x01
+	JBE     widenBF16AVX2_part1
+	MOVWLZX 2(DX), BX
+	VPINSRW $0x01, BX, X1, X1
+	CMPQ    CX, $0x02
+	JBE     widenBF16AVX2_part1
+	MOVWLZX 4(DX), BX
+	VPINSRW $0x02, BX, X1, X1
+	CMPQ    CX, $0x03
+	JBE     widenBF16AVX2_part1
+	MOVWLZX 6(DX), BX
+	VPINSRW $0x03, BX, X1, X1
+	CMPQ    CX, $0x04
+	JBE     widenBF16AVX2_part1
+	MOVWLZX 8(DX), BX
+	VPINSRW $0x04, BX, X1, X1
+	CMPQ    CX, $0x05
+	JBE     widenBF16AVX2_part1
+	MOVWLZX 10(DX), BX
+	VPINSRW $0x05, BX, X1, X1
+	CMPQ    CX, $0x06
+	JBE     widenBF16AVX2_part1
+	MOVWLZX 12(DX), BX
+	VPINSRW $0x06, BX, X1, X1
+
+widenBF16AVX2_part1:
+	VPMOVZXWD  X1, Y1
+	VPSLLD     $0x10, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)
+
+widenBF16AVX2_done:
 	VZEROUPPER
 	RET
 

@@ -79,17 +79,17 @@ func narrowBF16(dst []uint16, src []float32) {
 	}
 }
 
-// widenF16 stores the binary16 values of src in dst, which is as long.
-func widenF16(dst []float32, src []uint16) {
-	dst = dst[:len(src)]
+// widenF16Generic stores the binary16 values of src in dst.
+func widenF16Generic(dst []float32, src []uint16) {
+	src = src[:len(dst)]
 	for i, h := range src {
 		dst[i] = f16to32(h)
 	}
 }
 
-// widenBF16 stores the bfloat16 values of src in dst, which is as long.
-func widenBF16(dst []float32, src []uint16) {
-	dst = dst[:len(src)]
+// widenBF16Generic stores the bfloat16 values of src in dst.
+func widenBF16Generic(dst []float32, src []uint16) {
+	src = src[:len(dst)]
 	for i, h := range src {
 		dst[i] = bf16to32(h)
 	}

@@ -75,7 +75,7 @@ func (a *kernelArgs) halves(n int) []uint16 {
 // them, with about one in sixteen a special value.
 func (a *kernelArgs) f16s(n int) []uint16 {
 	h := a.halves(n)
-	specials := []uint16{0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x83ff, 0x7bff}
+	specials := []uint16{0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xfd55, 0x0001, 0x83ff, 0x7bff}
 	for i := range h {
 		h[i] = uint16(a.r.IntN(2))<<15 | uint16(a.r.IntN(17))<<10 | uint16(a.r.IntN(1024))
 		if a.r.IntN(16) == 0 {
@@ -90,7 +90,7 @@ func (a *kernelArgs) f16s(n int) []uint16 {
 // whose products overflow in one order of the sums and not in another.
 func (a *kernelArgs) bf16s(n int) []uint16 {
 	h := a.halves(n)
-	specials := []uint16{0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x0001, 0x807f, 0x0080}
+	specials := []uint16{0x0000, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffa5, 0x0001, 0x807f, 0x0080}
 	for i := range h {
 		h[i] = uint16(math.Float32bits(testutil.Floats(a.r, 1, 3)[0]) >> 16)
 		if a.r.IntN(16) == 0 {
@@ -145,7 +145,19 @@ func blend16Case(gen func(*kernelArgs, int) []uint16, f func(uint16) float32, ke
 	}
 }
 
+// widen16Case is the case of a widening kernel: n elements, which every
+// implementation must widen to the same bits.
+func widen16Case(gen func(*kernelArgs, int) []uint16, kernel func([]float32, []uint16)) kernelCase {
+	return func(a *kernelArgs, n int) []result {
+		src, dst := gen(a, n), a.floats(n, 1)
+		kernel(dst, src)
+		return []result{{"dst", dst, nil}}
+	}
+}
+
 func init() {
+	kernelCases["widenF16"] = widen16Case((*kernelArgs).f16s, widenF16)
+	kernelCases["widenBF16"] = widen16Case((*kernelArgs).bf16s, widenBF16)
 	kernelCases["scoreRowsF16"] = score16Case((*kernelArgs).f16s, f16to32, scoreRowsF16)
 	kernelCases["scoreRowsBF16"] = score16Case((*kernelArgs).bf16s, bf16to32, scoreRowsBF16)
 	kernelCases["blendRowsF16"] = blend16Case((*kernelArgs).f16s, f16to32, blendRowsF16)

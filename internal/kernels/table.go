@@ -58,6 +58,18 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
+		Name: "widenF16", Params: "dst []float32, src []uint16",
+		Doc:   "sets dst[i] = f16(src[i]) for i < len(dst), each half-precision element widened exactly to float32; len(src) >= len(dst).",
+		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+	},
+	{
+		Name: "widenBF16", Params: "dst []float32, src []uint16",
+		Doc:   "sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16 element the top half of a float32; len(src) >= len(dst).",
+		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+	},
+	{
 		Name: "scoreRowsMulti", Params: "dst, k []float32, stride int, q []float32, rows int",
 		Doc: "sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: " +
 			"scoreRows for several query rows, each key row read once, each score the bits scoreRows gives it " +
