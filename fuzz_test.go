@@ -506,11 +506,16 @@ func FuzzBatchedScores(f *testing.F) {
 // that a failed call changed no byte.
 func FuzzKVCache(f *testing.F) {
 	// cfg: type (mod 3), ring (bit 2), batch (bit 3), heads (bits 4–5);
+	// ops: pairs (op, argument), op 7 mod 8 an attend (see
+	// fuzzAttendCache), else by op mod 4 an append or a truncation;
 	// sizes: capacity (bits 0–2 mod 6), dk (bits 3–4), dv (bits 5–7 mod 3).
 	f.Add(uint8(0x11), uint8(0x4b), []byte{0, 2, 8, 1, 2, 1, 0, 3, 3, 8})
 	f.Add(uint8(0x15), uint8(0x2b), []byte{0, 2, 1, 3, 0, 7, 2, 2, 3, 2, 0, 1, 8, 4})
 	f.Add(uint8(0x26), uint8(0x33), []byte{0, 12, 0x80, 1, 1, 2, 3, 0, 2, 1})
 	f.Add(uint8(0x1d), uint8(0x0c), []byte{0, 2, 0, 6, 0, 7, 3, 9, 2, 3, 1, 1})
+	// Appends, attends (op 7 mod 8), a truncation, a ring wrapping.
+	f.Add(uint8(0x11), uint8(0x4b), []byte{0, 5, 7, 0x27, 0, 3, 7, 0xe5, 2, 1, 7, 0x1a})
+	f.Add(uint8(0x1d), uint8(0x0c), []byte{0, 7, 0, 7, 7, 0x44, 0, 6, 7, 0xad, 15, 0x12})
 	f.Fuzz(func(t *testing.T, cfg, sizes uint8, ops []byte) {
 		typ, ring := kvTypes[int(cfg)%3], cfg&4 != 0
 		batch, heads := 1+int(cfg>>3)%2, int(cfg>>4)%3
@@ -531,6 +536,10 @@ func FuzzKVCache(f *testing.F) {
 			b := int(o>>3) % batch
 			before := kvSnapshot(c)
 			var want, got error
+			if o%8 == 7 {
+				fuzzAttendCache(t, c, a, i)
+				continue
+			}
 			switch o % 4 {
 			case 0, 1: // an append of 0–7 rows; bit 7: k one element off
 				rows := int(a) % 8
@@ -569,6 +578,44 @@ func FuzzKVCache(f *testing.F) {
 				t.Fatalf("call %d (%#02x %#02x): %v", i/2, o, a, err)
 			}
 		}
+	})
+}
+
+// fuzzAttendCache attends over the cache on every implementation and
+// checks the outputs against the oracle of the rows it holds (which
+// FuzzKVCache checks against its model after every call): a of 1–3 query
+// rows per head, one or two query heads per key/value head, bit 2 causal,
+// bits 3–4 a window of 0–3 keys, bit 5 sinks, bit 6 ALiBi, bit 7 the LSE.
+func fuzzAttendCache(t *testing.T, c *KVCache, a byte, salt int) {
+	B, Hkv, _, dk, dv := c.Shape()
+	bc := batchCase{B: B, H: Hkv * (1 + int(a>>1)%2), Hkv: Hkv, Tq: 1 + int(a)%3, dk: dk, dv: dv,
+		causal: a&4 != 0, window: int(a>>3) % 4, sinks: a&32 != 0, alibi: a&64 != 0, lse: a&128 != 0}
+	bc.Tq = min(bc.Tq, 3)
+	k, _ := c.shapes()
+	bc.Tk, bc.valid, bc.toValid = k.rows, true, true
+	r := testutil.Rand(uint64(salt)<<8 | uint64(a))
+	p := newBatchProblem(t, r, bc)
+	p.lenient = true
+	p.k = tensor(t, r, B, Hkv, bc.Tk, dk, false, 1)
+	p.v = tensor(t, r, B, Hkv, bc.Tk, dv, false, 1)
+	for b := range B {
+		p.opt.ValidLen[b] = c.Len(b)
+		for h := range Hkv {
+			for j := range c.Len(b) {
+				c.Key(p.k.Row(b, h, j), b, h, j)
+				c.Value(p.v.Row(b, h, j), b, h, j)
+			}
+		}
+	}
+	opt := p.opt
+	opt.ValidLen = nil
+	eachImpl(func(name string) {
+		e := NewBatched(2)
+		defer e.Close()
+		if err := e.AttendCache(p.outputs(), p.q, c, &opt); err != nil {
+			t.Fatalf("%s: AttendCache: %v", name, err)
+		}
+		p.check(t)
 	})
 }
 
