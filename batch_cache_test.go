@@ -293,3 +293,123 @@ func TestAttendCacheErrors(t *testing.T) {
 }
 
 func ptr[T any](x T) *T { return &x }
+
+// The rounding to 16 bits moves each score s_j by at most
+// δ_j = u·|scale|·Σ_c |q_c·k_jc| (u = 2⁻¹¹ for f16, 2⁻⁸ for bf16, the
+// keys in the normal range), so each weight by a factor within e^{±2δ},
+// δ = max δ_j, and the output by at most (e^{2δ}(1+u) − 1)·Σ_j w_j|v_j|:
+// the README's statement, checked here between a float32 cache and a
+// 16-bit one of the same rows, with both results' own error bounds added.
+func TestAttendCacheRoundingBound(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(65)
+		e := NewBatched(1)
+		defer e.Close()
+		for _, typ := range []KVType{F16, BF16} {
+			u := 0x1p-11
+			if typ == BF16 {
+				u = 0x1p-8
+			}
+			for _, bc := range []batchCase{
+				{B: 1, H: 8, Hkv: 2, Tq: 1, Tk: 700, dk: 128, dv: 64},
+				{B: 1, H: 4, Hkv: 2, Tq: 8, Tk: 300, dk: 64, dv: 64, causal: true},
+			} {
+				exact, err := NewKVCache(1, bc.Hkv, bc.Tk, bc.dk, bc.dv, F32)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rounded, err := NewKVCache(1, bc.Hkv, bc.Tk, bc.dk, bc.dv, typ)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Keys and values away from the subnormal range, where the
+				// relative bound holds.
+				k, v := testutil.Floats(r, bc.Hkv*bc.Tk*bc.dk, 2), testutil.Floats(r, bc.Hkv*bc.Tk*bc.dv, 3)
+				for _, x := range [][]float32{k, v} {
+					for i := range x {
+						if math.Abs(float64(x[i])) < 1e-3 {
+							x[i] = 1e-3
+						}
+					}
+				}
+				for _, c := range []*KVCache{exact, rounded} {
+					if err := c.Append(0, k, v, bc.Tk); err != nil {
+						t.Fatal(err)
+					}
+				}
+				bc.valid, bc.toValid = true, true
+				p32 := &cacheProblem{batchProblem: newBatchProblem(t, r, bc), cache: exact}
+				p32.batchProblem.opt.ValidLen[0] = bc.Tk
+				p32.opt = p32.batchProblem.opt
+				p32.opt.ValidLen = nil
+				p16 := *p32.batchProblem
+				p16.out = tensor(t, r, bc.B, bc.H, bc.Tq, bc.dv, false, 1)
+				for _, run := range []struct {
+					c   *KVCache
+					out Tensor
+				}{{exact, p32.out}, {rounded, p16.out}} {
+					if err := e.AttendCache(BatchOutputs{Out: run.out}, p32.q, run.c, &p32.opt); err != nil {
+						t.Fatal(err)
+					}
+				}
+				checkRounding(t, p32, rounded, p16.out, u, typ)
+			}
+		}
+	})
+}
+
+// checkRounding compares out, from the 16-bit cache rounded, with the
+// float32 cache's p.out, row by row, against the bound of
+// TestAttendCacheRoundingBound.
+func checkRounding(t *testing.T, p *cacheProblem, rounded *KVCache, out Tensor, u float64, typ KVType) {
+	c := p.c
+	exact := p.cache
+	scale := 1 / math.Sqrt(float64(c.dk))
+	for h := range c.H {
+		kh := h / (c.H / c.Hkv)
+		for i := range c.Tq {
+			// The float32 rows' oracle and the 16-bit rows' oracle give
+			// each result's own bound; the rounding bound joins them.
+			p.k, p.v = cacheTensors(t, exact, kh, c)
+			rp32, want32 := p.want(0, h, i)
+			p.k, p.v = cacheTensors(t, rounded, kh, c)
+			_, want16 := p.want(0, h, i)
+			delta := 0.0
+			for j := range c.Tk {
+				if !rp32.Attended(j) {
+					continue
+				}
+				var s float64
+				for col, x := range rp32.Keys[j] {
+					s += math.Abs(float64(rp32.Query[col]) * float64(x))
+				}
+				delta = max(delta, u*scale*s)
+			}
+			grow := math.Exp(2*delta)*(1+u) - 1
+			o32, o16 := p.out.Row(0, h, i), out.Row(0, h, i)
+			for col := range c.dv {
+				var wv float64
+				for j, w := range want32.Weights {
+					wv += w * math.Abs(float64(rp32.Values[j][col]))
+				}
+				bound := grow*wv + want32.CtxBound[col] + want16.CtxBound[col]
+				if d := math.Abs(float64(o16[col]) - float64(o32[col])); !(d <= bound) {
+					t.Fatalf("%v %v: out[0][%d][%d][%d] = %v, float32 cache %v: |Δ| = %g > %g (δ = %g)", typ, c, h, i, col, o16[col], o32[col], d, bound, delta)
+				}
+			}
+		}
+	}
+}
+
+// cacheTensors returns entry 0's held rows of the cache as K and V
+// tensors of every head (only head kh filled; the others read nothing
+// here).
+func cacheTensors(t *testing.T, cache *KVCache, kh int, c batchCase) (Tensor, Tensor) {
+	k := tensor(t, testutil.Rand(1), 1, c.Hkv, c.Tk, c.dk, false, 1)
+	v := tensor(t, testutil.Rand(1), 1, c.Hkv, c.Tk, c.dv, false, 1)
+	for j := range cache.Len(0) {
+		cache.Key(k.Row(0, kh, j), 0, kh, j)
+		cache.Value(v.Row(0, kh, j), 0, kh, j)
+	}
+	return k, v
+}

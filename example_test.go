@@ -266,3 +266,40 @@ func ExampleKVCache() {
 	// len 2 next position 2
 	// [0.099975586 0.19995117 0.30004883 0.39990234]
 }
+
+// A decode loop over a 16-bit cache: each step appends the new token's key
+// and value rows, then its query attends every row held so far, read in
+// place. Two query heads share the one key/value head (grouped-query
+// attention).
+func ExampleBatched_AttendCache() {
+	const heads, kvHeads, d = 2, 1, 4
+	cache, err := attention.NewKVCache(1, kvHeads, 16, d, d, attention.BF16)
+	if err != nil {
+		panic(err)
+	}
+	e := attention.NewBatched(1)
+	defer e.Close()
+	qs := make([]float32, heads*d)
+	outs := make([]float32, heads*d)
+	q, _ := attention.NewTensor(1, heads, 1, d, qs)
+	out, _ := attention.NewTensor(1, heads, 1, d, outs)
+	for step := range 3 {
+		// The model's projections of token `step` (here made up): its key
+		// and value for the cache, and a query per head.
+		x := float32(step + 1)
+		k := []float32{x, 0, 0, 1}
+		v := []float32{0, x, 0, 0}
+		if err := cache.Append(0, k, v, 1); err != nil {
+			panic(err)
+		}
+		copy(qs, []float32{1, 0, 0, 0, 0, 0, 0, 1}) // head 0 looks for large keys; head 1 at all alike
+		if err := e.AttendCache(attention.BatchOutputs{Out: out}, q, cache, &attention.BatchOptions{Causal: true}); err != nil {
+			panic(err)
+		}
+		fmt.Printf("step %d, %d keys: head 0 %.3f, head 1 %.3f\n", step, cache.Len(0), outs[1], outs[d+1])
+	}
+	// Output:
+	// step 0, 1 keys: head 0 1.000, head 1 1.000
+	// step 1, 2 keys: head 0 1.622, head 1 1.500
+	// step 2, 3 keys: head 0 2.320, head 1 2.000
+}
