@@ -129,28 +129,112 @@ func blendRowsSplit(acc, w, v []float32, stride int) {
 // j < len(q): scoreRows over half-precision key rows, each element widened
 // exactly to float32.
 func scoreRowsF16(dst []float32, k []uint16, stride int, q []float32) {
-	scoreRowsF16Generic(dst, k, stride, q)
+	if len(dst) <= rowsPerCall(len(q)) {
+		switch active {
+		case implNEON:
+			scoreRowsF16NEON(dst, k, stride, q)
+			return
+		}
+	}
+	scoreRowsF16Split(dst, k, stride, q)
+}
+
+// scoreRowsF16Split is scoreRowsF16 on the generic path, and otherwise
+// scoreRowsF16 cut into calls within one call's budget.
+func scoreRowsF16Split(dst []float32, k []uint16, stride int, q []float32) {
+	if active != implNEON {
+		scoreRowsF16Generic(dst, k, stride, q)
+		return
+	}
+	n, per := len(dst), rowsPerCall(len(q))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		scoreRowsF16(dst[lo:hi], k[lo*stride:], stride, q)
+	}
 }
 
 // blendRowsF16 sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i < len(w),
 // j < len(acc): blendRows over half-precision value rows, each element
 // widened exactly to float32.
 func blendRowsF16(acc, w []float32, v []uint16, stride int) {
-	blendRowsF16Generic(acc, w, v, stride)
+	if len(w) <= rowsPerCall(len(acc)) {
+		switch active {
+		case implNEON:
+			blendRowsF16NEON(acc, w, v, stride)
+			return
+		}
+	}
+	blendRowsF16Split(acc, w, v, stride)
+}
+
+// blendRowsF16Split is blendRowsF16 on the generic path, and otherwise
+// blendRowsF16 cut into calls within one call's budget.
+func blendRowsF16Split(acc, w []float32, v []uint16, stride int) {
+	if active != implNEON {
+		blendRowsF16Generic(acc, w, v, stride)
+		return
+	}
+	n, per := len(w), rowsPerCall(len(acc))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		blendRowsF16(acc, w[lo:hi], v[lo*stride:], stride)
+	}
 }
 
 // scoreRowsBF16 sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
 // len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
 // top half of a float32.
 func scoreRowsBF16(dst []float32, k []uint16, stride int, q []float32) {
-	scoreRowsBF16Generic(dst, k, stride, q)
+	if len(dst) <= rowsPerCall(len(q)) {
+		switch active {
+		case implNEON:
+			scoreRowsBF16NEON(dst, k, stride, q)
+			return
+		}
+	}
+	scoreRowsBF16Split(dst, k, stride, q)
+}
+
+// scoreRowsBF16Split is scoreRowsBF16 on the generic path, and otherwise
+// scoreRowsBF16 cut into calls within one call's budget.
+func scoreRowsBF16Split(dst []float32, k []uint16, stride int, q []float32) {
+	if active != implNEON {
+		scoreRowsBF16Generic(dst, k, stride, q)
+		return
+	}
+	n, per := len(dst), rowsPerCall(len(q))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		scoreRowsBF16(dst[lo:hi], k[lo*stride:], stride, q)
+	}
 }
 
 // blendRowsBF16 sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
 // len(w), j < len(acc): blendRows over bfloat16 value rows, each element
 // the top half of a float32.
 func blendRowsBF16(acc, w []float32, v []uint16, stride int) {
-	blendRowsBF16Generic(acc, w, v, stride)
+	if len(w) <= rowsPerCall(len(acc)) {
+		switch active {
+		case implNEON:
+			blendRowsBF16NEON(acc, w, v, stride)
+			return
+		}
+	}
+	blendRowsBF16Split(acc, w, v, stride)
+}
+
+// blendRowsBF16Split is blendRowsBF16 on the generic path, and otherwise
+// blendRowsBF16 cut into calls within one call's budget.
+func blendRowsBF16Split(acc, w []float32, v []uint16, stride int) {
+	if active != implNEON {
+		blendRowsBF16Generic(acc, w, v, stride)
+		return
+	}
+	n, per := len(w), rowsPerCall(len(acc))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		blendRowsBF16(acc, w[lo:hi], v[lo*stride:], stride)
+	}
 }
 
 // widenF16 sets dst[i] = f16(src[i]) for i < len(dst), each half-precision

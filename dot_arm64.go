@@ -26,6 +26,34 @@ func axpyNEON(alpha float32, x, y []float32)
 //go:noescape
 func blendRowsNEON(acc, w, v []float32, stride int)
 
+// scoreRowsF16NEON sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over half-precision key rows, each
+// element widened exactly to float32.
+//
+//go:noescape
+func scoreRowsF16NEON(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsF16NEON sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over half-precision value rows, each
+// element widened exactly to float32.
+//
+//go:noescape
+func blendRowsF16NEON(acc, w []float32, v []uint16, stride int)
+
+// scoreRowsBF16NEON sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
+// len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
+// top half of a float32.
+//
+//go:noescape
+func scoreRowsBF16NEON(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsBF16NEON sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
+// len(w), j < len(acc): blendRows over bfloat16 value rows, each element
+// the top half of a float32.
+//
+//go:noescape
+func blendRowsBF16NEON(acc, w []float32, v []uint16, stride int)
+
 // maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
 //go:noescape

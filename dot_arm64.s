@@ -449,6 +449,708 @@ blendRowsNEON_colstore52:
 blendRowsNEON_done53:
 	RET
 
+// func scoreRowsF16NEON(dst []float32, k []uint16, stride int, q []float32)
+TEXT ·scoreRowsF16NEON(SB), NOSPLIT, $0-80
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD k_base+24(FP), R2
+	MOVD stride+48(FP), R3
+	MOVD q_base+56(FP), R4
+	MOVD q_len+64(FP), R5
+	LSL $1, R3, R3
+	AND $3, R5, R6
+	VEOR V18.B16, V18.B16, V18.B16
+	CBZ R6, scoreRowsF16NEON_noqt54
+	SUB R6, R5, R7
+	ADD R7<<2, R4, R7
+	VEOR V18.B16, V18.B16, V18.B16
+	VLD1 (R7), V18.S[0]
+	CMP $2, R6
+	BLT scoreRowsF16NEON_ll55
+	ADD $4, R7, R8
+	VLD1 (R8), V18.S[1]
+	CMP $3, R6
+	BLT scoreRowsF16NEON_ll55
+	ADD $8, R7, R8
+	VLD1 (R8), V18.S[2]
+scoreRowsF16NEON_ll55:
+scoreRowsF16NEON_noqt54:
+scoreRowsF16NEON_rows56:
+	CMP $4, R1
+	BLT scoreRowsF16NEON_next57
+	MOVD R2, R10
+	ADD R3, R10, R11
+	ADD R3, R11, R12
+	ADD R3, R12, R13
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R4, R9
+scoreRowsF16NEON_c858:
+	LSR $3, R5, R8
+	CBZ R8, scoreRowsF16NEON_c460
+scoreRowsF16NEON_c8loop59:
+	VLD1.P 32(R9), [V16.S4, V17.S4]
+	VLD1.P 16(R10), [V28.H8]
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	WORD $0x4e217b95 // fcvtl2 v21.4s, v28.8h
+	VLD1.P 16(R11), [V29.H8]
+	WORD $0x0e217bb6 // fcvtl v22.4s, v29.4h
+	WORD $0x4e217bb7 // fcvtl2 v23.4s, v29.8h
+	VLD1.P 16(R12), [V30.H8]
+	WORD $0x0e217bd8 // fcvtl v24.4s, v30.4h
+	WORD $0x4e217bd9 // fcvtl2 v25.4s, v30.8h
+	VLD1.P 16(R13), [V31.H8]
+	WORD $0x0e217bfa // fcvtl v26.4s, v31.4h
+	WORD $0x4e217bfb // fcvtl2 v27.4s, v31.8h
+	VFMLA V16.S4, V20.S4, V0.S4
+	VFMLA V17.S4, V21.S4, V1.S4
+	VFMLA V16.S4, V22.S4, V2.S4
+	VFMLA V17.S4, V23.S4, V3.S4
+	VFMLA V16.S4, V24.S4, V4.S4
+	VFMLA V17.S4, V25.S4, V5.S4
+	VFMLA V16.S4, V26.S4, V6.S4
+	VFMLA V17.S4, V27.S4, V7.S4
+	SUB $1, R8, R8
+	CBNZ R8, scoreRowsF16NEON_c8loop59
+scoreRowsF16NEON_c460:
+	TBZ $2, R5, scoreRowsF16NEON_tail61
+	VLD1.P 16(R9), [V16.S4]
+	VLD1.P 8(R10), [V28.H4]
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	VFMLA V16.S4, V20.S4, V0.S4
+	VLD1.P 8(R11), [V29.H4]
+	WORD $0x0e217bb6 // fcvtl v22.4s, v29.4h
+	VFMLA V16.S4, V22.S4, V2.S4
+	VLD1.P 8(R12), [V30.H4]
+	WORD $0x0e217bd8 // fcvtl v24.4s, v30.4h
+	VFMLA V16.S4, V24.S4, V4.S4
+	VLD1.P 8(R13), [V31.H4]
+	WORD $0x0e217bfa // fcvtl v26.4s, v31.4h
+	VFMLA V16.S4, V26.S4, V6.S4
+scoreRowsF16NEON_tail61:
+	CBZ R6, scoreRowsF16NEON_reduce62
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R10), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsF16NEON_llh63
+	ADD $2, R10, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsF16NEON_llh63
+	ADD $4, R10, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsF16NEON_llh63:
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	VFMLA V18.S4, V20.S4, V0.S4
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R11), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsF16NEON_llh64
+	ADD $2, R11, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsF16NEON_llh64
+	ADD $4, R11, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsF16NEON_llh64:
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	VFMLA V18.S4, V20.S4, V2.S4
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R12), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsF16NEON_llh65
+	ADD $2, R12, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsF16NEON_llh65
+	ADD $4, R12, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsF16NEON_llh65:
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	VFMLA V18.S4, V20.S4, V4.S4
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R13), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsF16NEON_llh66
+	ADD $2, R13, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsF16NEON_llh66
+	ADD $4, R13, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsF16NEON_llh66:
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	VFMLA V18.S4, V20.S4, V6.S4
+scoreRowsF16NEON_reduce62:
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD $0x4e27d4c6 // fadd v6.4s, v6.4s, v7.4s
+	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
+	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
+	WORD $0x6e24d400 // faddp v0.4s, v0.4s, v4.4s
+	VST1.P [V0.S4], 16(R0)
+	MOVD $4, R7
+	MUL R3, R7, R7
+	ADD R7, R2, R2
+	SUB $4, R1, R1
+	B scoreRowsF16NEON_rows56
+scoreRowsF16NEON_next57:
+scoreRowsF16NEON_rows67:
+	CMP $1, R1
+	BLT scoreRowsF16NEON_next68
+	MOVD R2, R10
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R4, R9
+scoreRowsF16NEON_c869:
+	LSR $3, R5, R8
+	CBZ R8, scoreRowsF16NEON_c471
+scoreRowsF16NEON_c8loop70:
+	VLD1.P 32(R9), [V16.S4, V17.S4]
+	VLD1.P 16(R10), [V28.H8]
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	WORD $0x4e217b95 // fcvtl2 v21.4s, v28.8h
+	VFMLA V16.S4, V20.S4, V0.S4
+	VFMLA V17.S4, V21.S4, V1.S4
+	SUB $1, R8, R8
+	CBNZ R8, scoreRowsF16NEON_c8loop70
+scoreRowsF16NEON_c471:
+	TBZ $2, R5, scoreRowsF16NEON_tail72
+	VLD1.P 16(R9), [V16.S4]
+	VLD1.P 8(R10), [V28.H4]
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	VFMLA V16.S4, V20.S4, V0.S4
+scoreRowsF16NEON_tail72:
+	CBZ R6, scoreRowsF16NEON_reduce73
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R10), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsF16NEON_llh74
+	ADD $2, R10, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsF16NEON_llh74
+	ADD $4, R10, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsF16NEON_llh74:
+	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
+	VFMLA V18.S4, V20.S4, V0.S4
+scoreRowsF16NEON_reduce73:
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS.P F0, 4(R0)
+	MOVD $1, R7
+	MUL R3, R7, R7
+	ADD R7, R2, R2
+	SUB $1, R1, R1
+	B scoreRowsF16NEON_rows67
+scoreRowsF16NEON_next68:
+	RET
+
+// func blendRowsF16NEON(acc, w []float32, v []uint16, stride int)
+TEXT ·blendRowsF16NEON(SB), NOSPLIT, $0-80
+	MOVD acc_base+0(FP), R0
+	MOVD acc_len+8(FP), R1
+	MOVD w_base+24(FP), R2
+	MOVD w_len+32(FP), R3
+	MOVD v_base+48(FP), R4
+	MOVD stride+72(FP), R5
+	LSL $1, R5, R5
+blendRowsF16NEON_chunk75:
+	CMP $32, R1
+	BLT blendRowsF16NEON_next76
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	ADD $64, R0, R9
+	VLD1 (R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsF16NEON_row77:
+	CBZ R8, blendRowsF16NEON_store78
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H8, V25.H8, V26.H8, V27.H8]
+	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
+	WORD $0x4e217b11 // fcvtl2 v17.4s, v24.8h
+	WORD $0x0e217b32 // fcvtl v18.4s, v25.4h
+	WORD $0x4e217b33 // fcvtl2 v19.4s, v25.8h
+	WORD $0x0e217b54 // fcvtl v20.4s, v26.4h
+	WORD $0x4e217b55 // fcvtl2 v21.4s, v26.8h
+	WORD $0x0e217b76 // fcvtl v22.4s, v27.4h
+	WORD $0x4e217b77 // fcvtl2 v23.4s, v27.8h
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	VFMLA V31.S4, V18.S4, V2.S4
+	VFMLA V31.S4, V19.S4, V3.S4
+	VFMLA V31.S4, V20.S4, V4.S4
+	VFMLA V31.S4, V21.S4, V5.S4
+	VFMLA V31.S4, V22.S4, V6.S4
+	VFMLA V31.S4, V23.S4, V7.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsF16NEON_row77
+blendRowsF16NEON_store78:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	ADD $64, R4, R4
+	SUB $32, R1, R1
+	B blendRowsF16NEON_chunk75
+blendRowsF16NEON_next76:
+blendRowsF16NEON_chunk79:
+	CMP $16, R1
+	BLT blendRowsF16NEON_next80
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsF16NEON_row81:
+	CBZ R8, blendRowsF16NEON_store82
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H8, V25.H8]
+	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
+	WORD $0x4e217b11 // fcvtl2 v17.4s, v24.8h
+	WORD $0x0e217b32 // fcvtl v18.4s, v25.4h
+	WORD $0x4e217b33 // fcvtl2 v19.4s, v25.8h
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	VFMLA V31.S4, V18.S4, V2.S4
+	VFMLA V31.S4, V19.S4, V3.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsF16NEON_row81
+blendRowsF16NEON_store82:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	ADD $32, R4, R4
+	SUB $16, R1, R1
+	B blendRowsF16NEON_chunk79
+blendRowsF16NEON_next80:
+blendRowsF16NEON_chunk83:
+	CMP $8, R1
+	BLT blendRowsF16NEON_next84
+	VLD1 (R0), [V0.S4, V1.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsF16NEON_row85:
+	CBZ R8, blendRowsF16NEON_store86
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H8]
+	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
+	WORD $0x4e217b11 // fcvtl2 v17.4s, v24.8h
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsF16NEON_row85
+blendRowsF16NEON_store86:
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	ADD $16, R4, R4
+	SUB $8, R1, R1
+	B blendRowsF16NEON_chunk83
+blendRowsF16NEON_next84:
+blendRowsF16NEON_chunk87:
+	CMP $4, R1
+	BLT blendRowsF16NEON_next88
+	VLD1 (R0), [V0.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsF16NEON_row89:
+	CBZ R8, blendRowsF16NEON_store90
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H4]
+	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
+	VFMLA V31.S4, V16.S4, V0.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsF16NEON_row89
+blendRowsF16NEON_store90:
+	VST1.P [V0.S4], 16(R0)
+	ADD $8, R4, R4
+	SUB $4, R1, R1
+	B blendRowsF16NEON_chunk87
+blendRowsF16NEON_next88:
+blendRowsF16NEON_col91:
+	CBZ R1, blendRowsF16NEON_done94
+	FMOVS (R0), F0
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsF16NEON_colrow92:
+	CBZ R8, blendRowsF16NEON_colstore93
+	FMOVS.P 4(R6), F1
+	VLD1 (R7), V2.H[0]
+	WORD $0x0e217842 // fcvtl v2.4s, v2.4h
+	FMADDS F2, F0, F1, F0
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsF16NEON_colrow92
+blendRowsF16NEON_colstore93:
+	FMOVS.P F0, 4(R0)
+	ADD $2, R4, R4
+	SUB $1, R1, R1
+	B blendRowsF16NEON_col91
+blendRowsF16NEON_done94:
+	RET
+
+// func scoreRowsBF16NEON(dst []float32, k []uint16, stride int, q []float32)
+TEXT ·scoreRowsBF16NEON(SB), NOSPLIT, $0-80
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD k_base+24(FP), R2
+	MOVD stride+48(FP), R3
+	MOVD q_base+56(FP), R4
+	MOVD q_len+64(FP), R5
+	LSL $1, R3, R3
+	AND $3, R5, R6
+	VEOR V18.B16, V18.B16, V18.B16
+	CBZ R6, scoreRowsBF16NEON_noqt95
+	SUB R6, R5, R7
+	ADD R7<<2, R4, R7
+	VEOR V18.B16, V18.B16, V18.B16
+	VLD1 (R7), V18.S[0]
+	CMP $2, R6
+	BLT scoreRowsBF16NEON_ll96
+	ADD $4, R7, R8
+	VLD1 (R8), V18.S[1]
+	CMP $3, R6
+	BLT scoreRowsBF16NEON_ll96
+	ADD $8, R7, R8
+	VLD1 (R8), V18.S[2]
+scoreRowsBF16NEON_ll96:
+scoreRowsBF16NEON_noqt95:
+scoreRowsBF16NEON_rows97:
+	CMP $4, R1
+	BLT scoreRowsBF16NEON_next98
+	MOVD R2, R10
+	ADD R3, R10, R11
+	ADD R3, R11, R12
+	ADD R3, R12, R13
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R4, R9
+scoreRowsBF16NEON_c899:
+	LSR $3, R5, R8
+	CBZ R8, scoreRowsBF16NEON_c4101
+scoreRowsBF16NEON_c8loop100:
+	VLD1.P 32(R9), [V16.S4, V17.S4]
+	VLD1.P 16(R10), [V28.H8]
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	WORD $0x6e613b95 // shll2 v21.4s, v28.8h, #16
+	VLD1.P 16(R11), [V29.H8]
+	WORD $0x2e613bb6 // shll v22.4s, v29.4h, #16
+	WORD $0x6e613bb7 // shll2 v23.4s, v29.8h, #16
+	VLD1.P 16(R12), [V30.H8]
+	WORD $0x2e613bd8 // shll v24.4s, v30.4h, #16
+	WORD $0x6e613bd9 // shll2 v25.4s, v30.8h, #16
+	VLD1.P 16(R13), [V31.H8]
+	WORD $0x2e613bfa // shll v26.4s, v31.4h, #16
+	WORD $0x6e613bfb // shll2 v27.4s, v31.8h, #16
+	VFMLA V16.S4, V20.S4, V0.S4
+	VFMLA V17.S4, V21.S4, V1.S4
+	VFMLA V16.S4, V22.S4, V2.S4
+	VFMLA V17.S4, V23.S4, V3.S4
+	VFMLA V16.S4, V24.S4, V4.S4
+	VFMLA V17.S4, V25.S4, V5.S4
+	VFMLA V16.S4, V26.S4, V6.S4
+	VFMLA V17.S4, V27.S4, V7.S4
+	SUB $1, R8, R8
+	CBNZ R8, scoreRowsBF16NEON_c8loop100
+scoreRowsBF16NEON_c4101:
+	TBZ $2, R5, scoreRowsBF16NEON_tail102
+	VLD1.P 16(R9), [V16.S4]
+	VLD1.P 8(R10), [V28.H4]
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	VFMLA V16.S4, V20.S4, V0.S4
+	VLD1.P 8(R11), [V29.H4]
+	WORD $0x2e613bb6 // shll v22.4s, v29.4h, #16
+	VFMLA V16.S4, V22.S4, V2.S4
+	VLD1.P 8(R12), [V30.H4]
+	WORD $0x2e613bd8 // shll v24.4s, v30.4h, #16
+	VFMLA V16.S4, V24.S4, V4.S4
+	VLD1.P 8(R13), [V31.H4]
+	WORD $0x2e613bfa // shll v26.4s, v31.4h, #16
+	VFMLA V16.S4, V26.S4, V6.S4
+scoreRowsBF16NEON_tail102:
+	CBZ R6, scoreRowsBF16NEON_reduce103
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R10), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsBF16NEON_llh104
+	ADD $2, R10, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsBF16NEON_llh104
+	ADD $4, R10, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsBF16NEON_llh104:
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	VFMLA V18.S4, V20.S4, V0.S4
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R11), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsBF16NEON_llh105
+	ADD $2, R11, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsBF16NEON_llh105
+	ADD $4, R11, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsBF16NEON_llh105:
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	VFMLA V18.S4, V20.S4, V2.S4
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R12), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsBF16NEON_llh106
+	ADD $2, R12, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsBF16NEON_llh106
+	ADD $4, R12, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsBF16NEON_llh106:
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	VFMLA V18.S4, V20.S4, V4.S4
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R13), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsBF16NEON_llh107
+	ADD $2, R13, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsBF16NEON_llh107
+	ADD $4, R13, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsBF16NEON_llh107:
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	VFMLA V18.S4, V20.S4, V6.S4
+scoreRowsBF16NEON_reduce103:
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD $0x4e27d4c6 // fadd v6.4s, v6.4s, v7.4s
+	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
+	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
+	WORD $0x6e24d400 // faddp v0.4s, v0.4s, v4.4s
+	VST1.P [V0.S4], 16(R0)
+	MOVD $4, R7
+	MUL R3, R7, R7
+	ADD R7, R2, R2
+	SUB $4, R1, R1
+	B scoreRowsBF16NEON_rows97
+scoreRowsBF16NEON_next98:
+scoreRowsBF16NEON_rows108:
+	CMP $1, R1
+	BLT scoreRowsBF16NEON_next109
+	MOVD R2, R10
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R4, R9
+scoreRowsBF16NEON_c8110:
+	LSR $3, R5, R8
+	CBZ R8, scoreRowsBF16NEON_c4112
+scoreRowsBF16NEON_c8loop111:
+	VLD1.P 32(R9), [V16.S4, V17.S4]
+	VLD1.P 16(R10), [V28.H8]
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	WORD $0x6e613b95 // shll2 v21.4s, v28.8h, #16
+	VFMLA V16.S4, V20.S4, V0.S4
+	VFMLA V17.S4, V21.S4, V1.S4
+	SUB $1, R8, R8
+	CBNZ R8, scoreRowsBF16NEON_c8loop111
+scoreRowsBF16NEON_c4112:
+	TBZ $2, R5, scoreRowsBF16NEON_tail113
+	VLD1.P 16(R9), [V16.S4]
+	VLD1.P 8(R10), [V28.H4]
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	VFMLA V16.S4, V20.S4, V0.S4
+scoreRowsBF16NEON_tail113:
+	CBZ R6, scoreRowsBF16NEON_reduce114
+	VEOR V28.B16, V28.B16, V28.B16
+	VLD1 (R10), V28.H[0]
+	CMP $2, R6
+	BLT scoreRowsBF16NEON_llh115
+	ADD $2, R10, R7
+	VLD1 (R7), V28.H[1]
+	CMP $3, R6
+	BLT scoreRowsBF16NEON_llh115
+	ADD $4, R10, R7
+	VLD1 (R7), V28.H[2]
+scoreRowsBF16NEON_llh115:
+	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
+	VFMLA V18.S4, V20.S4, V0.S4
+scoreRowsBF16NEON_reduce114:
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS.P F0, 4(R0)
+	MOVD $1, R7
+	MUL R3, R7, R7
+	ADD R7, R2, R2
+	SUB $1, R1, R1
+	B scoreRowsBF16NEON_rows108
+scoreRowsBF16NEON_next109:
+	RET
+
+// func blendRowsBF16NEON(acc, w []float32, v []uint16, stride int)
+TEXT ·blendRowsBF16NEON(SB), NOSPLIT, $0-80
+	MOVD acc_base+0(FP), R0
+	MOVD acc_len+8(FP), R1
+	MOVD w_base+24(FP), R2
+	MOVD w_len+32(FP), R3
+	MOVD v_base+48(FP), R4
+	MOVD stride+72(FP), R5
+	LSL $1, R5, R5
+blendRowsBF16NEON_chunk116:
+	CMP $32, R1
+	BLT blendRowsBF16NEON_next117
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	ADD $64, R0, R9
+	VLD1 (R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsBF16NEON_row118:
+	CBZ R8, blendRowsBF16NEON_store119
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H8, V25.H8, V26.H8, V27.H8]
+	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
+	WORD $0x6e613b11 // shll2 v17.4s, v24.8h, #16
+	WORD $0x2e613b32 // shll v18.4s, v25.4h, #16
+	WORD $0x6e613b33 // shll2 v19.4s, v25.8h, #16
+	WORD $0x2e613b54 // shll v20.4s, v26.4h, #16
+	WORD $0x6e613b55 // shll2 v21.4s, v26.8h, #16
+	WORD $0x2e613b76 // shll v22.4s, v27.4h, #16
+	WORD $0x6e613b77 // shll2 v23.4s, v27.8h, #16
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	VFMLA V31.S4, V18.S4, V2.S4
+	VFMLA V31.S4, V19.S4, V3.S4
+	VFMLA V31.S4, V20.S4, V4.S4
+	VFMLA V31.S4, V21.S4, V5.S4
+	VFMLA V31.S4, V22.S4, V6.S4
+	VFMLA V31.S4, V23.S4, V7.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsBF16NEON_row118
+blendRowsBF16NEON_store119:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	ADD $64, R4, R4
+	SUB $32, R1, R1
+	B blendRowsBF16NEON_chunk116
+blendRowsBF16NEON_next117:
+blendRowsBF16NEON_chunk120:
+	CMP $16, R1
+	BLT blendRowsBF16NEON_next121
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsBF16NEON_row122:
+	CBZ R8, blendRowsBF16NEON_store123
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H8, V25.H8]
+	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
+	WORD $0x6e613b11 // shll2 v17.4s, v24.8h, #16
+	WORD $0x2e613b32 // shll v18.4s, v25.4h, #16
+	WORD $0x6e613b33 // shll2 v19.4s, v25.8h, #16
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	VFMLA V31.S4, V18.S4, V2.S4
+	VFMLA V31.S4, V19.S4, V3.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsBF16NEON_row122
+blendRowsBF16NEON_store123:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	ADD $32, R4, R4
+	SUB $16, R1, R1
+	B blendRowsBF16NEON_chunk120
+blendRowsBF16NEON_next121:
+blendRowsBF16NEON_chunk124:
+	CMP $8, R1
+	BLT blendRowsBF16NEON_next125
+	VLD1 (R0), [V0.S4, V1.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsBF16NEON_row126:
+	CBZ R8, blendRowsBF16NEON_store127
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H8]
+	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
+	WORD $0x6e613b11 // shll2 v17.4s, v24.8h, #16
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsBF16NEON_row126
+blendRowsBF16NEON_store127:
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	ADD $16, R4, R4
+	SUB $8, R1, R1
+	B blendRowsBF16NEON_chunk124
+blendRowsBF16NEON_next125:
+blendRowsBF16NEON_chunk128:
+	CMP $4, R1
+	BLT blendRowsBF16NEON_next129
+	VLD1 (R0), [V0.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsBF16NEON_row130:
+	CBZ R8, blendRowsBF16NEON_store131
+	VLD1R.P 4(R6), [V31.S4]
+	VLD1 (R7), [V24.H4]
+	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
+	VFMLA V31.S4, V16.S4, V0.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsBF16NEON_row130
+blendRowsBF16NEON_store131:
+	VST1.P [V0.S4], 16(R0)
+	ADD $8, R4, R4
+	SUB $4, R1, R1
+	B blendRowsBF16NEON_chunk128
+blendRowsBF16NEON_next129:
+blendRowsBF16NEON_col132:
+	CBZ R1, blendRowsBF16NEON_done135
+	FMOVS (R0), F0
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsBF16NEON_colrow133:
+	CBZ R8, blendRowsBF16NEON_colstore134
+	FMOVS.P 4(R6), F1
+	VLD1 (R7), V2.H[0]
+	WORD $0x2e613842 // shll v2.4s, v2.4h, #16
+	FMADDS F2, F0, F1, F0
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsBF16NEON_colrow133
+blendRowsBF16NEON_colstore134:
+	FMOVS.P F0, 4(R0)
+	ADD $2, R4, R4
+	SUB $1, R1, R1
+	B blendRowsBF16NEON_col132
+blendRowsBF16NEON_done135:
+	RET
+
 // func maxNEON(x []float32) float32
 TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
@@ -459,37 +1161,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec55
-maxNEON_loop54:
+	CBZ R2, maxNEON_vec137
+maxNEON_loop136:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop54
-maxNEON_vec55:
+	CBNZ R2, maxNEON_loop136
+maxNEON_vec137:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar57
-maxNEON_vloop56:
+	CBZ R2, maxNEON_scalar139
+maxNEON_vloop138:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop56
-maxNEON_scalar57:
+	CBNZ R2, maxNEON_vloop138
+maxNEON_scalar139:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done59
-maxNEON_sloop58:
+	CBZ R2, maxNEON_done141
+maxNEON_sloop140:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop58
-maxNEON_done59:
+	CBNZ R2, maxNEON_sloop140
+maxNEON_done141:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -500,8 +1202,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec61
-scaleNEON_loop60:
+	CBZ R2, scaleNEON_vec143
+scaleNEON_loop142:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -510,26 +1212,26 @@ scaleNEON_loop60:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop60
-scaleNEON_vec61:
+	CBNZ R2, scaleNEON_loop142
+scaleNEON_vec143:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar63
-scaleNEON_vloop62:
+	CBZ R2, scaleNEON_scalar145
+scaleNEON_vloop144:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop62
-scaleNEON_scalar63:
+	CBNZ R2, scaleNEON_vloop144
+scaleNEON_scalar145:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done65
-scaleNEON_sloop64:
+	CBZ R2, scaleNEON_done147
+scaleNEON_sloop146:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop64
-scaleNEON_done65:
+	CBNZ R2, scaleNEON_sloop146
+scaleNEON_done147:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -551,8 +1253,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next67
-expNEON_loop66:
+	CBZ R3, expNEON_next149
+expNEON_loop148:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -645,7 +1347,7 @@ expNEON_loop66:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok68
+	BLS expNEON_ok150
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -818,15 +1520,15 @@ expNEON_loop66:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok68:
+expNEON_ok150:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop66
-expNEON_next67:
+	CBNZ R3, expNEON_loop148
+expNEON_next149:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next70
-expNEON_loop69:
+	CBZ R3, expNEON_next152
+expNEON_loop151:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -853,7 +1555,7 @@ expNEON_loop69:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok71
+	BLS expNEON_ok153
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -897,25 +1599,25 @@ expNEON_loop69:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok71:
+expNEON_ok153:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop69
-expNEON_next70:
+	CBNZ R3, expNEON_loop151
+expNEON_next152:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done72
+	CBZ R5, expNEON_done154
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll73
+	BLT expNEON_ll155
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll73
+	BLT expNEON_ll155
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll73:
+expNEON_ll155:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -941,18 +1643,18 @@ expNEON_ll73:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok74
+	BLS expNEON_ok156
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll75
+	BLT expNEON_ll157
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll75
+	BLT expNEON_ll157
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll75:
+expNEON_ll157:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -994,18 +1696,18 @@ expNEON_ll75:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok74:
+expNEON_ok156:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls76
+	BLT expNEON_ls158
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls76
+	BLT expNEON_ls158
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls76:
-expNEON_done72:
+expNEON_ls158:
+expNEON_done154:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -1030,8 +1732,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next78
-expSumNEON_loop77:
+	CBZ R3, expSumNEON_next160
+expSumNEON_loop159:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -1128,7 +1830,7 @@ expSumNEON_loop77:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok79
+	BLS expSumNEON_ok161
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -1305,7 +2007,7 @@ expSumNEON_loop77:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok79:
+expSumNEON_ok161:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -1313,11 +2015,11 @@ expSumNEON_ok79:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop77
-expSumNEON_next78:
+	CBNZ R3, expSumNEON_loop159
+expSumNEON_next160:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next81
-expSumNEON_loop80:
+	CBZ R3, expSumNEON_next163
+expSumNEON_loop162:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -1345,7 +2047,7 @@ expSumNEON_loop80:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok82
+	BLS expSumNEON_ok164
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -1390,26 +2092,26 @@ expSumNEON_loop80:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok82:
+expSumNEON_ok164:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop80
-expSumNEON_next81:
+	CBNZ R3, expSumNEON_loop162
+expSumNEON_next163:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done83
+	CBZ R5, expSumNEON_done165
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll84
+	BLT expSumNEON_ll166
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll84
+	BLT expSumNEON_ll166
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll84:
+expSumNEON_ll166:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -1441,18 +2143,18 @@ expSumNEON_ll84:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok85
+	BLS expSumNEON_ok167
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll86
+	BLT expSumNEON_ll168
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll86
+	BLT expSumNEON_ll168
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll86:
+expSumNEON_ll168:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -1500,24 +2202,24 @@ expSumNEON_ll86:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok85:
+expSumNEON_ok167:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls87
+	BLT expSumNEON_ls169
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls87
+	BLT expSumNEON_ls169
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls87:
+expSumNEON_ls169:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done83:
+expSumNEON_done165:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
@@ -1534,9 +2236,9 @@ TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
 	MOVD k_base+48(FP), R4
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
-blockScoresNEON_keys88:
+blockScoresNEON_keys170:
 	CMP $4, R1
-	BLT blockScoresNEON_next89
+	BLT blockScoresNEON_next171
 	MOVD R4, R8
 	ADD R5, R8, R9
 	ADD R5, R9, R10
@@ -1558,9 +2260,9 @@ blockScoresNEON_keys88:
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store91
+	CBZ R3, blockScoresNEON_store173
 	MOVD R3, R6
-blockScoresNEON_dim90:
+blockScoresNEON_dim172:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VLD1R.P 4(R9), [V21.S4]
@@ -1583,8 +2285,8 @@ blockScoresNEON_dim90:
 	VFMLA V23.S4, V18.S4, V14.S4
 	VFMLA V23.S4, V19.S4, V15.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim90
-blockScoresNEON_store91:
+	CBNZ R6, blockScoresNEON_dim172
+blockScoresNEON_store173:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
@@ -1593,20 +2295,20 @@ blockScoresNEON_store91:
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $4, R1, R1
-	B blockScoresNEON_keys88
-blockScoresNEON_next89:
-blockScoresNEON_keys92:
+	B blockScoresNEON_keys170
+blockScoresNEON_next171:
+blockScoresNEON_keys174:
 	CMP $1, R1
-	BLT blockScoresNEON_next93
+	BLT blockScoresNEON_next175
 	MOVD R4, R8
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store95
+	CBZ R3, blockScoresNEON_store177
 	MOVD R3, R6
-blockScoresNEON_dim94:
+blockScoresNEON_dim176:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -1614,15 +2316,15 @@ blockScoresNEON_dim94:
 	VFMLA V20.S4, V18.S4, V2.S4
 	VFMLA V20.S4, V19.S4, V3.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim94
-blockScoresNEON_store95:
+	CBNZ R6, blockScoresNEON_dim176
+blockScoresNEON_store177:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	MOVD $1, R12
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $1, R1, R1
-	B blockScoresNEON_keys92
-blockScoresNEON_next93:
+	B blockScoresNEON_keys174
+blockScoresNEON_next175:
 	RET
 
 // func blockMaxNEON(st, ml []float32)
@@ -1632,8 +2334,8 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	LSR $4, R1, R1
 	MOVD ml_base+24(FP), R2
 	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone97
-blockMaxNEON_max96:
+	CBZ R1, blockMaxNEON_maxdone179
+blockMaxNEON_max178:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
 	VBIT V8.B16, V4.B16, V0.B16
@@ -1644,8 +2346,8 @@ blockMaxNEON_max96:
 	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
 	VBIT V11.B16, V7.B16, V3.B16
 	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max96
-blockMaxNEON_maxdone97:
+	CBNZ R1, blockMaxNEON_max178
+blockMaxNEON_maxdone179:
 	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
 	MOVW $0xff800000, R3
@@ -1873,8 +2575,8 @@ TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done99
-blockExpSumNEON_row98:
+	CBZ R1, blockExpSumNEON_done181
+blockExpSumNEON_row180:
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
@@ -1972,7 +2674,7 @@ blockExpSumNEON_row98:
 	VMOV V31.S[0], R3
 	MOVW $0x42ad0000, R16
 	CMPW R16, R3
-	BLS blockExpSumNEON_ok100
+	BLS blockExpSumNEON_ok182
 	ADD $0, R0, R6
 	VLD1 (R6), [V0.S4]
 	ADD $0, R4, R6
@@ -2157,7 +2859,7 @@ blockExpSumNEON_row98:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok100:
+blockExpSumNEON_ok182:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
@@ -2166,8 +2868,8 @@ blockExpSumNEON_ok100:
 	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
 	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
 	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row98
-blockExpSumNEON_done99:
+	CBNZ R1, blockExpSumNEON_row180
+blockExpSumNEON_done181:
 	RET
 
 // func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
@@ -2183,19 +2885,19 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
 	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc101
+	CBZ R10, blockBlendNEON_noc183
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec102
-blockBlendNEON_noc101:
+	B blockBlendNEON_havec184
+blockBlendNEON_noc183:
 	MOVW $0x3f800000, R10
 	VDUP R10, V24.S4
 	VDUP R10, V25.S4
 	VDUP R10, V26.S4
 	VDUP R10, V27.S4
-blockBlendNEON_havec102:
-blockBlendNEON_cols103:
+blockBlendNEON_havec184:
+blockBlendNEON_cols185:
 	CMP $4, R1
-	BLT blockBlendNEON_next104
+	BLT blockBlendNEON_next186
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -2219,9 +2921,9 @@ blockBlendNEON_cols103:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store106
+	CBZ R3, blockBlendNEON_store188
 	MOVD R3, R7
-blockBlendNEON_key105:
+blockBlendNEON_key187:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -2248,19 +2950,19 @@ blockBlendNEON_key105:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key105
-blockBlendNEON_store106:
+	CBNZ R7, blockBlendNEON_key187
+blockBlendNEON_store188:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols103
-blockBlendNEON_next104:
-blockBlendNEON_cols107:
+	B blockBlendNEON_cols185
+blockBlendNEON_next186:
+blockBlendNEON_cols189:
 	CMP $1, R1
-	BLT blockBlendNEON_next108
+	BLT blockBlendNEON_next190
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -2269,9 +2971,9 @@ blockBlendNEON_cols107:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store110
+	CBZ R3, blockBlendNEON_store192
 	MOVD R3, R7
-blockBlendNEON_key109:
+blockBlendNEON_key191:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -2280,11 +2982,11 @@ blockBlendNEON_key109:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key109
-blockBlendNEON_store110:
+	CBNZ R7, blockBlendNEON_key191
+blockBlendNEON_store192:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols107
-blockBlendNEON_next108:
+	B blockBlendNEON_cols189
+blockBlendNEON_next190:
 	RET

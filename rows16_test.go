@@ -53,6 +53,62 @@ func checkWiden(t *testing.T, kind string, h uint16, got float32, want float64) 
 	}
 }
 
+// The kernels widen as f16to32 and bf16to32 do, bit for bit, on every
+// implementation: every 16-bit value goes through blendRows with weight 1
+// onto -0 (x·1 + -0 is x, and a NaN stays the NaN the widening made,
+// quieted as any arithmetic quiets it), in calls of every width a kernel
+// cuts its columns into, and through scoreRows against q = [1] (where
+// +0 + x is x but for -0, which the generic sum from +0 makes +0 too).
+func TestRows16WidenBits(t *testing.T) {
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	kinds := []struct {
+		name  string
+		f     func(uint16) float32
+		blend func([]float32, []float32, []uint16, int)
+		score func([]float32, []uint16, int, []float32)
+	}{
+		{"f16", f16to32, blendRowsF16, scoreRowsF16},
+		{"bf16", bf16to32, blendRowsBF16, scoreRowsBF16},
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, kind := range kinds {
+			want := func(h uint16, sum bool) uint32 {
+				b := math.Float32bits(kind.f(h))
+				switch {
+				case b&0x7f800000 == 0x7f800000 && b&0x7fffff != 0:
+					b |= 1 << 22
+				case sum && b == 0x80000000:
+					b = 0
+				}
+				return b
+			}
+			acc := make([]float32, len(all))
+			for i := range acc {
+				acc[i] = float32(math.Copysign(0, -1))
+			}
+			widths := []int{32, 16, 8, 4, 3, 2, 1, 67}
+			for lo, i := 0, 0; lo < len(all); i++ {
+				hi := min(len(all), lo+widths[i%len(widths)])
+				kind.blend(acc[lo:hi], []float32{1}, all[lo:hi], hi-lo)
+				lo = hi
+			}
+			dst := make([]float32, len(all))
+			kind.score(dst, all, 1, []float32{1})
+			for i, h := range all {
+				if got, w := math.Float32bits(acc[i]), want(h, false); got != w {
+					t.Fatalf("%s %#04x: blendRows widens it to %#08x, want %#08x", kind.name, h, got, w)
+				}
+				if got, w := math.Float32bits(dst[i]), want(h, true); got != w {
+					t.Fatalf("%s %#04x: scoreRows widens it to %#08x, want %#08x", kind.name, h, got, w)
+				}
+			}
+		}
+	})
+}
+
 // halves returns n 16-bit elements where the placement says: against a
 // guard page, or starting an odd or even number of elements into a buffer
 // (the kernels only read them).

@@ -2,7 +2,7 @@ package main
 
 func init() {
 	neon["axpy"] = genAxpy
-	neon["blendRows"] = genBlendRows
+	neon["blendRows"] = func(a *Asm) { genBlendRows(a, f32Rows) }
 }
 
 // genAxpy: y += alpha*x, 16 floats per iteration, then whole vectors, then
@@ -39,8 +39,10 @@ func genAxpy(a *Asm) {
 // genBlendRows: the columns are walked in chunks of 8, 4, 2 or 1 vectors
 // held in V0–V7 while every row streams past (w[i] broadcast into V31), so
 // acc is loaded and stored once per chunk; the last d%4 columns are done
-// one column at a time with scalar FMAs.
-func genBlendRows(a *Asm) {
+// one column at a time with scalar FMAs. e says how the rows' elements
+// become floats (rows16.go), which changes no sum; 16-bit rows are loaded
+// into V24–V27 and widened into V16–V23.
+func genBlendRows(a *Asm, e rowElems) {
 	acc, d, w, rows, v, stride := R(0), R(1), R(2), R(3), R(4), R(5)
 	a.Op("MOVD acc_base+0(FP), %s", acc)
 	a.Op("MOVD acc_len+8(FP), %s", d)
@@ -48,7 +50,7 @@ func genBlendRows(a *Asm) {
 	a.Op("MOVD w_len+32(FP), %s", rows)
 	a.Op("MOVD v_base+48(FP), %s", v)
 	a.Op("MOVD stride+72(FP), %s", stride)
-	a.Op("LSL $2, %s, %s", stride, stride)
+	a.Op("LSL $%d, %s, %s", e.shift, stride, stride)
 	wp, row, r, p := R(6), R(7), R(8), R(9)
 	for _, C := range []int{8, 4, 2, 1} {
 		chunk, next := a.NewLabel("chunk"), a.NewLabel("next")
@@ -67,13 +69,7 @@ func genBlendRows(a *Asm) {
 		a.Label(rowLoop)
 		a.Op("CBZ %s, %s", r, store)
 		a.Op("VLD1R.P 4(%s), [%s]", wp, V(31).S4())
-		if C > 4 {
-			a.Op("MOVD %s, %s", row, p)
-			a.Op("VLD1.P 64(%s), %s", p, list(16, 4))
-			a.Op("VLD1 (%s), %s", p, list(20, C-4))
-		} else {
-			a.Op("VLD1 (%s), %s", row, list(16, C))
-		}
+		e.loadAt(a, row, p, 16, C, 24)
 		for i := range C {
 			a.Op("VFMLA %s, %s, %s", V(31).S4(), V(16+i).S4(), V(i).S4())
 		}
@@ -85,7 +81,7 @@ func genBlendRows(a *Asm) {
 		if C > 4 {
 			a.Op("VST1.P %s, %d(%s)", list(4, C-4), 16*(C-4), acc)
 		}
-		a.Op("ADD $%d, %s, %s", 16*C, v, v)
+		a.Op("ADD $%d, %s, %s", 4*C<<e.shift, v, v)
 		a.Op("SUB $%d, %s, %s", 4*C, d, d)
 		a.Op("B %s", chunk)
 		a.Label(next)
@@ -101,14 +97,14 @@ func genBlendRows(a *Asm) {
 	a.Label(colRow)
 	a.Op("CBZ %s, %s", r, colStore)
 	a.Op("FMOVS.P 4(%s), F1", wp)
-	a.Op("FMOVS (%s), F2", row)
+	e.one(a, 2, row)
 	a.Op("FMADDS F2, F0, F1, F0") // F0 += F1*F2
 	a.Op("ADD %s, %s, %s", stride, row, row)
 	a.Op("SUB $1, %s, %s", r, r)
 	a.Op("B %s", colRow)
 	a.Label(colStore)
 	a.Op("FMOVS.P F0, 4(%s)", acc)
-	a.Op("ADD $4, %s, %s", v, v)
+	a.Op("ADD $%d, %s, %s", 1<<e.shift, v, v)
 	a.Op("SUB $1, %s, %s", d, d)
 	a.Op("B %s", col)
 	a.Label(done)

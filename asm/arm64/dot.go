@@ -2,7 +2,7 @@ package main
 
 func init() {
 	neon["dot"] = genDot
-	neon["scoreRows"] = genScoreRows
+	neon["scoreRows"] = func(a *Asm) { genScoreRows(a, f32Rows) }
 }
 
 // genDot: eight accumulators V0–V7 over blocks of 32 floats (NEON FMLA has
@@ -44,8 +44,10 @@ func genDot(a *Asm) {
 // FMAs. A last partial vector of q (d%4 lanes, zero-padded) is kept in V18
 // and each row's tail is loaded lane by lane, so nothing past a row is
 // read. Four row sums leave through one pairwise reduction and one store;
-// leftover rows go one at a time.
-func genScoreRows(a *Asm) {
+// leftover rows go one at a time. e says how the rows' elements become
+// floats (rows16.go), which changes no sum; 16-bit rows are loaded into
+// V28–V31, one a row, and widened into V20–V27.
+func genScoreRows(a *Asm, e rowElems) {
 	dst, rows, k, stride, q, d := R(0), R(1), R(2), R(3), R(4), R(5)
 	a.Op("MOVD dst_base+0(FP), %s", dst)
 	a.Op("MOVD dst_len+8(FP), %s", rows)
@@ -53,7 +55,7 @@ func genScoreRows(a *Asm) {
 	a.Op("MOVD stride+48(FP), %s", stride)
 	a.Op("MOVD q_base+56(FP), %s", q)
 	a.Op("MOVD q_len+64(FP), %s", d)
-	a.Op("LSL $2, %s, %s", stride, stride)
+	a.Op("LSL $%d, %s, %s", e.shift, stride, stride)
 	rem, tmp, cnt, qp := R(6), R(7), R(8), R(9)
 	a.Op("AND $3, %s, %s", d, rem)
 	// V18: the last d%4 elements of q, zero-padded.
@@ -86,7 +88,7 @@ func genScoreRows(a *Asm) {
 		a.Label(c8loop)
 		a.Op("VLD1.P 32(%s), %s", qp, list(16, 2))
 		for r := range R4 {
-			a.Op("VLD1.P 32(%s), %s", rp[r], list(20+2*V(r), 2))
+			e.load(a, rp[r], true, 20+2*V(r), 2, 28+V(r))
 		}
 		for r := range R4 {
 			a.Op("VFMLA %s, %s, %s", V(16).S4(), V(20+2*r).S4(), acc[2*r].S4())
@@ -100,7 +102,7 @@ func genScoreRows(a *Asm) {
 		a.Op("TBZ $2, %s, %s", d, tail)
 		a.Op("VLD1.P 16(%s), [%s]", qp, V(16).S4())
 		for r := range R4 {
-			a.Op("VLD1.P 16(%s), [%s]", rp[r], V(20+2*r).S4())
+			e.load(a, rp[r], true, 20+2*V(r), 1, 28+V(r))
 			a.Op("VFMLA %s, %s, %s", V(16).S4(), V(20+2*r).S4(), acc[2*r].S4())
 		}
 		// The d%4 tail of each row, against V18.
@@ -108,7 +110,7 @@ func genScoreRows(a *Asm) {
 		a.Label(tail)
 		a.Op("CBZ %s, %s", rem, reduce)
 		for r := range R4 {
-			laneLoad(a, 20, rp[r], rem, tmp)
+			e.part(a, 20, rp[r], rem, tmp, 28)
 			a.Op("VFMLA %s, %s, %s", V(18).S4(), V(20).S4(), acc[2*r].S4())
 		}
 		a.Label(reduce)

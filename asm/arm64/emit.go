@@ -15,13 +15,18 @@ type V int
 // R is a general-purpose register.
 type R int
 
-func (v V) S4() string        { return fmt.Sprintf("V%d.S4", v) }
-func (v V) B16() string       { return fmt.Sprintf("V%d.B16", v) }
-func (v V) F() string         { return fmt.Sprintf("F%d", v) } // the low lane as a scalar
-func (v V) Lane(i int) string { return fmt.Sprintf("V%d.S[%d]", v, i) }
-func (v V) gnu4s() string     { return fmt.Sprintf("v%d.4s", v) }
-func (v V) gnu2s() string     { return fmt.Sprintf("v%d.2s", v) }
-func (v V) gnuS() string      { return fmt.Sprintf("s%d", v) }
+func (v V) S4() string         { return fmt.Sprintf("V%d.S4", v) }
+func (v V) B16() string        { return fmt.Sprintf("V%d.B16", v) }
+func (v V) H8() string         { return fmt.Sprintf("V%d.H8", v) }
+func (v V) H4() string         { return fmt.Sprintf("V%d.H4", v) }
+func (v V) F() string          { return fmt.Sprintf("F%d", v) } // the low lane as a scalar
+func (v V) Lane(i int) string  { return fmt.Sprintf("V%d.S[%d]", v, i) }
+func (v V) HLane(i int) string { return fmt.Sprintf("V%d.H[%d]", v, i) }
+func (v V) gnu4s() string      { return fmt.Sprintf("v%d.4s", v) }
+func (v V) gnu4h() string      { return fmt.Sprintf("v%d.4h", v) }
+func (v V) gnu8h() string      { return fmt.Sprintf("v%d.8h", v) }
+func (v V) gnu2s() string      { return fmt.Sprintf("v%d.2s", v) }
+func (v V) gnuS() string       { return fmt.Sprintf("s%d", v) }
 func (r R) String() string {
 	switch r {
 	case 18, 26, 27, 28, 29, 30:
@@ -31,10 +36,15 @@ func (r R) String() string {
 }
 
 // list formats consecutive registers for VLD1/VST1: [V0.S4, V1.S4].
-func list(first V, n int) string {
+func list(first V, n int) string { return listOf(first, n, V.S4) }
+
+// listH8 is list for eight halfwords a register: [V0.H8, V1.H8].
+func listH8(first V, n int) string { return listOf(first, n, V.H8) }
+
+func listOf(first V, n int, arr func(V) string) string {
 	parts := make([]string, n)
 	for i := range parts {
-		parts[i] = (first + V(i)).S4()
+		parts[i] = arr(first + V(i))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
@@ -121,6 +131,31 @@ func FMAXPS(d, n V) Word {
 	return Word{0x7e30f800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("fmaxp %s, %s", d.gnuS(), n.gnu2s())}
 }
 
+// The widenings of four 16-bit lanes into four 32-bit ones ("two-register
+// miscellaneous" and "shift by immediate" classes): FCVTL takes the low
+// four halfwords of n, FCVTL2 the high four. FCVTL converts binary16 to
+// float32 exactly, as f16to32 does: a subnormal half becomes a normal
+// float (FZ16 does not apply to conversions, and FZ has no subnormal
+// float to flush), a NaN keeps its sign and payload and is quieted (with
+// FPCR.DN and AHP clear, as Go leaves them). SHLL #16 puts each halfword
+// in the top half of its lane, which is a bfloat16's float32 (Go's VUSHLL
+// takes shifts below 16 only).
+func FCVTL(d, n V) Word {
+	return Word{0x0e217800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("fcvtl %s, %s", d.gnu4s(), n.gnu4h())}
+}
+
+func FCVTL2(d, n V) Word {
+	return Word{0x4e217800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("fcvtl2 %s, %s", d.gnu4s(), n.gnu8h())}
+}
+
+func SHLL(d, n V) Word {
+	return Word{0x2e613800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("shll %s, %s, #16", d.gnu4s(), n.gnu4h())}
+}
+
+func SHLL2(d, n V) Word {
+	return Word{0x6e613800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("shll2 %s, %s, #16", d.gnu4s(), n.gnu8h())}
+}
+
 // wordOps lists every encoded instruction the emitter can produce, for the
 // encoding tests: each is called with sample registers.
 var wordOps = map[string]func(d, n, m V) Word{
@@ -136,4 +171,8 @@ var wordOps = map[string]func(d, n, m V) Word{
 	"umaxv":  func(d, n, _ V) Word { return UMAXV(d, n) },
 	"faddps": func(d, n, _ V) Word { return FADDPS(d, n) },
 	"fmaxps": func(d, n, _ V) Word { return FMAXPS(d, n) },
+	"fcvtl":  func(d, n, _ V) Word { return FCVTL(d, n) },
+	"fcvtl2": func(d, n, _ V) Word { return FCVTL2(d, n) },
+	"shll":   func(d, n, _ V) Word { return SHLL(d, n) },
+	"shll2":  func(d, n, _ V) Word { return SHLL2(d, n) },
 }

@@ -24,6 +24,21 @@ func laneLoad(a *Asm, v V, p, cnt, tmp R) {
 	a.Label(done)
 }
 
+// laneLoadH clears v and loads cnt (1–3) halfwords from p into its first
+// lanes; tmp is clobbered.
+func laneLoadH(a *Asm, v V, p, cnt, tmp R) {
+	done := a.NewLabel("llh")
+	zero(a, v)
+	a.Op("VLD1 (%s), %s", p, v.HLane(0))
+	for i := 1; i < 3; i++ {
+		a.Op("CMP $%d, %s", i+1, cnt)
+		a.Op("BLT %s", done)
+		a.Op("ADD $%d, %s, %s", 2*i, p, tmp)
+		a.Op("VLD1 (%s), %s", tmp, v.HLane(i))
+	}
+	a.Label(done)
+}
+
 // laneStore stores the first cnt (1–3) lanes of v to p; tmp is clobbered.
 func laneStore(a *Asm, v V, p, cnt, tmp R) {
 	done := a.NewLabel("ls")

@@ -36,26 +36,25 @@ var All = []Kernel{
 		Name: "scoreRowsF16", Params: "dst []float32, k []uint16, stride int, q []float32",
 		Doc:   "sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i < len(dst), j < len(q): scoreRows over half-precision key rows, each element widened exactly to float32.",
 		Split: &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
-		// NEON runs the twin until it widens with FCVTL and SHLL.
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blendRowsF16", Params: "acc, w []float32, v []uint16, stride int",
 		Doc:   "sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i < len(w), j < len(acc): blendRows over half-precision value rows, each element widened exactly to float32.",
 		Split: &Split{N: "len(w)", Per: "rowsPerCall(len(acc))", Args: "acc, w[lo:hi], v[lo*stride:], stride"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scoreRowsBF16", Params: "dst []float32, k []uint16, stride int, q []float32",
 		Doc:   "sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i < len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the top half of a float32.",
 		Split: &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blendRowsBF16", Params: "acc, w []float32, v []uint16, stride int",
 		Doc:   "sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i < len(w), j < len(acc): blendRows over bfloat16 value rows, each element the top half of a float32.",
 		Split: &Split{N: "len(w)", Per: "rowsPerCall(len(acc))", Args: "acc, w[lo:hi], v[lo*stride:], stride"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "widenF16", Params: "dst []float32, src []uint16",
