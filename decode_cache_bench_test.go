@@ -96,3 +96,57 @@ func newCacheDecode(b *testing.B, s decodeShape, typ KVType) *cacheDecode {
 func asFloats(x []uint16) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
 }
+
+// BenchmarkPrefillCache times a prefill (8 heads × 512 query rows × 512
+// keys × d = 64, one key/value head per query head) over a cache of each
+// type, beside the same call of Attend over float32 tensors: the block
+// path, which widens a tile of 16-bit rows at a time for its lanes.
+func BenchmarkPrefillCache(b *testing.B) {
+	const heads, T, d = 8, 512, 64
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, causal := range []bool{false, true} {
+			for _, typ := range append([]KVType{F32, F16, BF16}, kvTensors) {
+				name := fmt.Sprintf("causal=%v/type=%v", causal, typ)
+				if typ == kvTensors {
+					name = fmt.Sprintf("causal=%v/type=tensors", causal)
+				}
+				b.Run(name, func(b *testing.B) {
+					r := testutil.Rand(13)
+					q := tensor(b, r, 1, heads, T, d, false, 1)
+					k := tensor(b, r, 1, heads, T, d, false, 1)
+					v := tensor(b, r, 1, heads, T, d, false, 1)
+					out := tensor(b, r, 1, heads, T, d, false, 1)
+					opt := &BatchOptions{Causal: causal}
+					e := NewBatched(1)
+					defer e.Close()
+					step := func() error { return e.Attend(BatchOutputs{Out: out}, q, k, v, opt) }
+					if typ != kvTensors {
+						c, err := NewKVCache(1, heads, T, d, d, typ)
+						if err != nil {
+							b.Fatal(err)
+						}
+						if err := c.AppendTensor(0, k, v); err != nil {
+							b.Fatal(err)
+						}
+						step = func() error { return e.AttendCache(BatchOutputs{Out: out}, q, c, opt) }
+					}
+					if err := step(); err != nil {
+						b.Fatal(err)
+					}
+					pairs := heads * T * T
+					if causal {
+						pairs = heads * T * (T + 1) / 2
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						step()
+					}
+					report(b, float64(4*pairs*d), 0)
+				})
+			}
+		}
+	})
+}
+
+// kvTensors stands, in BenchmarkPrefillCache, for Attend over tensors.
+const kvTensors KVType = 255
