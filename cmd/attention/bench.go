@@ -209,7 +209,54 @@ func benchCases(cfg benchConfig) []benchCase {
 			})
 		}
 	}
-	return append(cs, decodeCases(workers, fill)...)
+	cs = append(cs, decodeCases(workers, fill)...)
+	return append(cs, cacheCases(fill)...)
+}
+
+// cacheCases are the grouped-query decode step of decodeCases (gqa-4k, one
+// worker) over a KVCache of each element type, by AttendCache: a 16-bit
+// cache holds half the bytes. The figure is GB/s of the cache's bytes as
+// stored, against a read of buffers of that size made for the case (the
+// cache's own rows are not visible from outside the package).
+func cacheCases(fill func(int) []float32) []benchCase {
+	const d, heads, kvHeads, Tk = 128, 32, 8, 4096
+	var cs []benchCase
+	for _, typ := range []attention.KVType{attention.F32, attention.F16, attention.BF16} {
+		kvBytes := 2 * typ.Size() * kvHeads * Tk * d
+		var reads [][][]float32
+		cs = append(cs, benchCase{
+			group: "decode", name: "AttendCache",
+			shape: fmt.Sprintf("decode gqa-4k %v cache %d/%d×1×%d×%d workers=1", typ, heads, kvHeads, Tk, d),
+			t:     Tk, d: d, heads: heads, workers: 1,
+			flops: 4 * float64(heads*Tk*d), bytes: float64(kvBytes), ws: kvBytes, ownRead: true,
+			reads: func() [][][]float32 {
+				if reads == nil {
+					reads = [][][]float32{{fill(kvBytes / 8), fill(kvBytes / 8)}}
+				}
+				return reads
+			},
+			setup: func() (func() error, func(), error) {
+				c, err := attention.NewKVCache(1, kvHeads, Tk, d, d, typ)
+				if err != nil {
+					return nil, nil, err
+				}
+				const chunk = 256
+				for j := 0; j < Tk; j += chunk {
+					if err := c.Append(0, fill(kvHeads*chunk*d), fill(kvHeads*chunk*d), chunk); err != nil {
+						return nil, nil, err
+					}
+				}
+				tq, err := attention.NewTensor(1, heads, 1, d, fill(heads*d))
+				if err != nil {
+					return nil, nil, err
+				}
+				to, _ := attention.NewTensor(1, heads, 1, d, make([]float32, heads*d))
+				e := attention.NewBatched(1)
+				return func() error { return e.AttendCache(attention.BatchOutputs{Out: to}, tq, c, nil) }, e.Close, nil
+			},
+		})
+	}
+	return cs
 }
 
 // decodeCases are a language model's decode steps on Batched, d = 128:
