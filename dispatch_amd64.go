@@ -304,6 +304,8 @@ func scoreRowsMultiF16(dst []float32, k []uint16, stride int, q []float32, rows 
 	switch active {
 	case implAVX512:
 		scoreRowsMultiF16AVX512(dst, k, stride, q, rows)
+	case implAVX2:
+		scoreRowsMultiF16AVX2(dst, k, stride, q, rows)
 	default:
 		scoreRowsMultiF16Generic(dst, k, stride, q, rows)
 	}
@@ -319,6 +321,8 @@ func scoreRowsMultiBF16(dst []float32, k []uint16, stride int, q []float32, rows
 	switch active {
 	case implAVX512:
 		scoreRowsMultiBF16AVX512(dst, k, stride, q, rows)
+	case implAVX2:
+		scoreRowsMultiBF16AVX2(dst, k, stride, q, rows)
 	default:
 		scoreRowsMultiBF16Generic(dst, k, stride, q, rows)
 	}
@@ -333,6 +337,8 @@ func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int) {
 	switch active {
 	case implAVX512:
 		blendRowsMultiF16AVX512(acc, w, v, stride, rows)
+	case implAVX2:
+		blendRowsMultiF16AVX2(acc, w, v, stride, rows)
 	default:
 		blendRowsMultiF16Generic(acc, w, v, stride, rows)
 	}
@@ -347,6 +353,8 @@ func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int) {
 	switch active {
 	case implAVX512:
 		blendRowsMultiBF16AVX512(acc, w, v, stride, rows)
+	case implAVX2:
+		blendRowsMultiBF16AVX2(acc, w, v, stride, rows)
 	default:
 		blendRowsMultiBF16Generic(acc, w, v, stride, rows)
 	}

@@ -16319,6 +16319,4342 @@ bmulti_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsMultiF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// Requires: AVX, F16C, FMA3
+TEXT ·scoreRowsMultiF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti16_1
+	CMPQ AX, $0x02
+	JE   smulti16_2
+	CMPQ AX, $0x03
+	JE   smulti16_3
+	JMP  smulti16_4
+
+smulti16_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti161_k8:
+	CMPQ   CX, $0x08
+	JL     smulti161_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R13
+
+smulti161_k8_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti161_k8_tail
+	VMOVUPS     (R12), Y8
+	VCVTPH2PS   (SI), Y9
+	VFMADD231PS Y9, Y8, Y0
+	VCVTPH2PS   (SI)(DI*1), Y9
+	VFMADD231PS Y9, Y8, Y1
+	VCVTPH2PS   (SI)(DI*2), Y9
+	VFMADD231PS Y9, Y8, Y2
+	VCVTPH2PS   (SI)(R10*1), Y9
+	VFMADD231PS Y9, Y8, Y3
+	VCVTPH2PS   (R11), Y9
+	VFMADD231PS Y9, Y8, Y4
+	VCVTPH2PS   (R11)(DI*1), Y9
+	VFMADD231PS Y9, Y8, Y5
+	VCVTPH2PS   (R11)(DI*2), Y9
+	VFMADD231PS Y9, Y8, Y6
+	VCVTPH2PS   (R11)(R10*1), Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R12
+	ADDQ        $0x10, R11
+	SUBQ        $0x08, R13
+	JMP         smulti161_k8_chunk
+
+smulti161_k8_tail:
+	TESTQ      R13, R13
+	JZ         smulti161_k8_sum
+	LEAQ       masktable<>+0(SB), R14
+	MOVQ       $0x00000008, R15
+	SUBQ       R13, R15
+	VMOVDQU    (R14)(R15*4), Y8
+	VMASKMOVPS (R12), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    2(SI), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    4(SI), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    6(SI), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    8(SI), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    10(SI), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    12(SI), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part1:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     2(SI)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     4(SI)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     6(SI)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     8(SI)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     10(SI)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     12(SI)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part2:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     2(SI)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     4(SI)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     6(SI)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     8(SI)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     10(SI)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     12(SI)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part3:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     2(SI)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     4(SI)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     6(SI)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     8(SI)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     10(SI)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     12(SI)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part4:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     2(R11), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     4(R11), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     6(R11), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     8(R11), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     10(R11), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     12(R11), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part5:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     2(R11)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     4(R11)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     6(R11)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     8(R11)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     10(R11)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     12(R11)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part6:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     2(R11)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     4(R11)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     6(R11)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     8(R11)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     10(R11)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     12(R11)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part7:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     2(R11)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     4(R11)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     6(R11)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     8(R11)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     10(R11)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     12(R11)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part8:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+smulti161_k8_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      Y2, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smulti161_k8
+
+smulti161_k8_next:
+smulti161_k1:
+	CMPQ   CX, $0x01
+	JL     smulti161_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	MOVQ   BX, R11
+
+smulti161_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti161_k1_tail
+	VMOVUPS     (R10), Y1
+	VCVTPH2PS   (SI), Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti161_k1_chunk
+
+smulti161_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti161_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y1
+	VMASKMOVPS (R10), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsMultiF16AVX2_part9:
+	VCVTPH2PS   X2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+smulti161_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti161_k1
+
+smulti161_k1_next:
+	JMP smulti16_done
+
+smulti16_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti162_k4:
+	CMPQ   CX, $0x04
+	JL     smulti162_k4_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti162_k4_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti162_k4_tail
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VCVTPH2PS   (SI), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (SI)(DI*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (SI)(DI*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (SI)(R10*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
+	JMP         smulti162_k4_chunk
+
+smulti162_k4_tail:
+	TESTQ      R12, R12
+	JZ         smulti162_k4_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y8
+	VXORPS     X10, X10, X10
+	MOVWLZX    (SI), R11
+	VPINSRW    $0x00, R11, X10, X10
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    2(SI), R11
+	VPINSRW    $0x01, R11, X10, X10
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    4(SI), R11
+	VPINSRW    $0x02, R11, X10, X10
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    6(SI), R11
+	VPINSRW    $0x03, R11, X10, X10
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    8(SI), R11
+	VPINSRW    $0x04, R11, X10, X10
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    10(SI), R11
+	VPINSRW    $0x05, R11, X10, X10
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    12(SI), R11
+	VPINSRW    $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part10:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y0
+	VFMADD231PS Y10, Y8, Y4
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     2(SI)(DI*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     4(SI)(DI*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     6(SI)(DI*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     8(SI)(DI*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     10(SI)(DI*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     12(SI)(DI*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part11:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y10, Y8, Y5
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*2), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     2(SI)(DI*2), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     4(SI)(DI*2), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     6(SI)(DI*2), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     8(SI)(DI*2), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     10(SI)(DI*2), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     12(SI)(DI*2), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part12:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y2
+	VFMADD231PS Y10, Y8, Y6
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(R10*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     2(SI)(R10*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     4(SI)(R10*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     6(SI)(R10*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     8(SI)(R10*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     10(SI)(R10*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     12(SI)(R10*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part13:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y3
+	VFMADD231PS Y10, Y8, Y7
+
+smulti162_k4_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      X2, (AX)
+	VMOVUPS      X0, (AX)(R9*1)
+	ADDQ         $0x10, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x04, CX
+	JMP          smulti162_k4
+
+smulti162_k4_next:
+smulti162_k1:
+	CMPQ   CX, $0x01
+	JL     smulti162_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   BX, R11
+
+smulti162_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti162_k1_tail
+	VMOVUPS     (R10), Y2
+	VMOVUPS     (R10)(R8*1), Y3
+	VCVTPH2PS   (SI), Y4
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y4, Y3, Y1
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti162_k1_chunk
+
+smulti162_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti162_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y2
+	VMASKMOVPS (R10), Y2, Y3
+	VMASKMOVPS (R10)(R8*1), Y2, Y2
+	VXORPS     X4, X4, X4
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X4, X4
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X4, X4
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X4, X4
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X4, X4
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X4, X4
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X4, X4
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X4, X4
+
+scoreRowsMultiF16AVX2_part14:
+	VCVTPH2PS   X4, Y4
+	VFMADD231PS Y4, Y3, Y0
+	VFMADD231PS Y4, Y2, Y1
+
+smulti162_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X2, X2
+	VADDSS       X2, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti162_k1
+
+smulti162_k1_next:
+	JMP smulti16_done
+
+smulti16_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti163_k2:
+	CMPQ   CX, $0x02
+	JL     smulti163_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   BX, R11
+
+smulti163_k2_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k2_tail
+	VMOVUPS     (R10), Y6
+	VMOVUPS     (R10)(R8*1), Y7
+	VMOVUPS     (R10)(R8*2), Y8
+	VCVTPH2PS   (SI), Y9
+	VFMADD231PS Y9, Y6, Y0
+	VFMADD231PS Y9, Y7, Y2
+	VFMADD231PS Y9, Y8, Y4
+	VCVTPH2PS   (SI)(DI*1), Y9
+	VFMADD231PS Y9, Y6, Y1
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y5
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k2_chunk
+
+smulti163_k2_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k2_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y6
+	VMASKMOVPS (R10), Y6, Y7
+	VMASKMOVPS (R10)(R8*1), Y6, Y8
+	VMASKMOVPS (R10)(R8*2), Y6, Y6
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X9, X9
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X9, X9
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X9, X9
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X9, X9
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X9, X9
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X9, X9
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X9, X9
+
+scoreRowsMultiF16AVX2_part15:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y7, Y0
+	VFMADD231PS Y9, Y8, Y2
+	VFMADD231PS Y9, Y6, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X9, X9
+	CMPQ        R11, $0x01
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X9, X9
+	CMPQ        R11, $0x02
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X9, X9
+	CMPQ        R11, $0x03
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X9, X9
+	CMPQ        R11, $0x04
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X9, X9
+	CMPQ        R11, $0x05
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X9, X9
+	CMPQ        R11, $0x06
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X9, X9
+
+scoreRowsMultiF16AVX2_part16:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y7, Y1
+	VFMADD231PS Y9, Y8, Y3
+	VFMADD231PS Y9, Y6, Y5
+
+smulti163_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti163_k2
+
+smulti163_k2_next:
+smulti163_k1:
+	CMPQ   CX, $0x01
+	JL     smulti163_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R11
+
+smulti163_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k1_tail
+	VMOVUPS     (R10), Y3
+	VMOVUPS     (R10)(R8*1), Y4
+	VMOVUPS     (R10)(R8*2), Y5
+	VCVTPH2PS   (SI), Y6
+	VFMADD231PS Y6, Y3, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y6, Y5, Y2
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k1_chunk
+
+smulti163_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y3
+	VMASKMOVPS (R10), Y3, Y4
+	VMASKMOVPS (R10)(R8*1), Y3, Y5
+	VMASKMOVPS (R10)(R8*2), Y3, Y3
+	VXORPS     X6, X6, X6
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X6, X6
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X6, X6
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X6, X6
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X6, X6
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X6, X6
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X6, X6
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X6, X6
+
+scoreRowsMultiF16AVX2_part17:
+	VCVTPH2PS   X6, Y6
+	VFMADD231PS Y6, Y4, Y0
+	VFMADD231PS Y6, Y5, Y1
+	VFMADD231PS Y6, Y3, Y2
+
+smulti163_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X3, X3
+	VADDSS       X3, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti163_k1
+
+smulti163_k1_next:
+	JMP smulti16_done
+
+smulti16_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti164_k2:
+	CMPQ   CX, $0x02
+	JL     smulti164_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti164_k2_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k2_tail
+	VMOVUPS     (R10), Y8
+	VMOVUPS     (R10)(R8*1), Y9
+	VMOVUPS     (R10)(R8*2), Y10
+	VMOVUPS     (R10)(R11*1), Y11
+	VCVTPH2PS   (SI), Y12
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y12, Y11, Y6
+	VCVTPH2PS   (SI)(DI*1), Y12
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y12, Y10, Y5
+	VFMADD231PS Y12, Y11, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k2_chunk
+
+smulti164_k2_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k2_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R10), Y8, Y9
+	VMASKMOVPS (R10)(R8*1), Y8, Y10
+	VMASKMOVPS (R10)(R8*2), Y8, Y11
+	VMASKMOVPS (R10)(R11*1), Y8, Y8
+	VXORPS     X12, X12, X12
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X12, X12
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X12, X12
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X12, X12
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X12, X12
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X12, X12
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X12, X12
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X12, X12
+
+scoreRowsMultiF16AVX2_part18:
+	VCVTPH2PS   X12, Y12
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y12, Y10, Y2
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y12, Y8, Y6
+	VXORPS      X12, X12, X12
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X12, X12
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X12, X12
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X12, X12
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X12, X12
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X12, X12
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X12, X12
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X12, X12
+
+scoreRowsMultiF16AVX2_part19:
+	VCVTPH2PS   X12, Y12
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y12, Y10, Y3
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y12, Y8, Y7
+
+smulti164_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	VMOVHPS      X0, (AX)(R10*1)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti164_k2
+
+smulti164_k2_next:
+smulti164_k1:
+	CMPQ   CX, $0x01
+	JL     smulti164_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   BX, R12
+
+smulti164_k1_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k1_tail
+	VMOVUPS     (R10), Y4
+	VMOVUPS     (R10)(R8*1), Y5
+	VMOVUPS     (R10)(R8*2), Y6
+	VMOVUPS     (R10)(R11*1), Y7
+	VCVTPH2PS   (SI), Y8
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y8, Y6, Y2
+	VFMADD231PS Y8, Y7, Y3
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k1_chunk
+
+smulti164_k1_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k1_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y4
+	VMASKMOVPS (R10), Y4, Y5
+	VMASKMOVPS (R10)(R8*1), Y4, Y6
+	VMASKMOVPS (R10)(R8*2), Y4, Y7
+	VMASKMOVPS (R10)(R11*1), Y4, Y4
+	VXORPS     X8, X8, X8
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X8, X8
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X8, X8
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X8, X8
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X8, X8
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X8, X8
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X8, X8
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X8, X8
+
+scoreRowsMultiF16AVX2_part20:
+	VCVTPH2PS   X8, Y8
+	VFMADD231PS Y8, Y5, Y0
+	VFMADD231PS Y8, Y6, Y1
+	VFMADD231PS Y8, Y7, Y2
+	VFMADD231PS Y8, Y4, Y3
+
+smulti164_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VMOVSHDUP    X0, X4
+	VADDPS       X4, X0, X0
+	VMOVHLPS     X0, X4, X4
+	VADDSS       X4, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X0, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)(R10*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti164_k1
+
+smulti164_k1_next:
+smulti16_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·scoreRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti16_1
+	CMPQ AX, $0x02
+	JE   smulti16_2
+	CMPQ AX, $0x03
+	JE   smulti16_3
+	JMP  smulti16_4
+
+smulti16_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti161_k8:
+	CMPQ   CX, $0x08
+	JL     smulti161_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R13
+
+smulti161_k8_pairs:
+	CMPQ        R13, $0x10
+	JL          smulti161_k8_chunk
+	VMOVUPS     (R12), Y8
+	VSHUFPS     $0x88, 32(R12), Y8, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VSHUFPS     $0xdd, 32(R12), Y8, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VMOVDQU     (SI), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y0
+	VFMADD231PS Y10, Y8, Y0
+	VMOVDQU     (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y1
+	VFMADD231PS Y10, Y8, Y1
+	VMOVDQU     (SI)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y2
+	VFMADD231PS Y10, Y8, Y2
+	VMOVDQU     (SI)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y10, Y8, Y3
+	VMOVDQU     (R11), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y4
+	VFMADD231PS Y10, Y8, Y4
+	VMOVDQU     (R11)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y5
+	VFMADD231PS Y10, Y8, Y5
+	VMOVDQU     (R11)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y6
+	VFMADD231PS Y10, Y8, Y6
+	VMOVDQU     (R11)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y7
+	VFMADD231PS Y10, Y8, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x20, R11
+	SUBQ        $0x10, R13
+	JMP         smulti161_k8_pairs
+
+smulti161_k8_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti161_k8_tail
+	VMOVUPS     (R12), Y8
+	VPMOVZXWD   (SI), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVZXWD   (SI)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPMOVZXWD   (SI)(DI*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVZXWD   (SI)(R10*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPMOVZXWD   (R11), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (R11)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPMOVZXWD   (R11)(DI*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVZXWD   (R11)(R10*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R12
+	ADDQ        $0x10, R11
+	SUBQ        $0x08, R13
+	JMP         smulti161_k8_chunk
+
+smulti161_k8_tail:
+	TESTQ      R13, R13
+	JZ         smulti161_k8_sum
+	LEAQ       masktable<>+0(SB), R14
+	MOVQ       $0x00000008, R15
+	SUBQ       R13, R15
+	VMOVDQU    (R14)(R15*4), Y8
+	VMASKMOVPS (R12), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    2(SI), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    4(SI), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    6(SI), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    8(SI), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    10(SI), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    12(SI), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part1:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     2(SI)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     4(SI)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     6(SI)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     8(SI)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     10(SI)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     12(SI)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part2:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     2(SI)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     4(SI)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     6(SI)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     8(SI)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     10(SI)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     12(SI)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part3:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     2(SI)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     4(SI)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     6(SI)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     8(SI)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     10(SI)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     12(SI)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     2(R11), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     4(R11), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     6(R11), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     8(R11), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     10(R11), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     12(R11), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part5:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     2(R11)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     4(R11)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     6(R11)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     8(R11)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     10(R11)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     12(R11)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part6:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     2(R11)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     4(R11)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     6(R11)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     8(R11)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     10(R11)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     12(R11)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part7:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     2(R11)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     4(R11)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     6(R11)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     8(R11)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     10(R11)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     12(R11)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part8:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+smulti161_k8_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      Y2, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smulti161_k8
+
+smulti161_k8_next:
+smulti161_k1:
+	CMPQ   CX, $0x01
+	JL     smulti161_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	MOVQ   BX, R11
+
+smulti161_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti161_k1_chunk
+	VMOVUPS     (R10), Y1
+	VSHUFPS     $0x88, 32(R10), Y1, Y2
+	VPERMPD     $0xd8, Y2, Y2
+	VSHUFPS     $0xdd, 32(R10), Y1, Y1
+	VPERMPD     $0xd8, Y1, Y1
+	VMOVDQU     (SI), Y3
+	VPSLLD      $0x10, Y3, Y4
+	VPAND       bf16_hi<>+0(SB), Y3, Y3
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y3, Y1, Y0
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti161_k1_pairs
+
+smulti161_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti161_k1_tail
+	VMOVUPS     (R10), Y1
+	VPMOVZXWD   (SI), Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti161_k1_chunk
+
+smulti161_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti161_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y1
+	VMASKMOVPS (R10), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsMultiBF16AVX2_part9:
+	VPMOVZXWD   X2, Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+smulti161_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti161_k1
+
+smulti161_k1_next:
+	JMP smulti16_done
+
+smulti16_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti162_k4:
+	CMPQ   CX, $0x04
+	JL     smulti162_k4_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti162_k4_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti162_k4_chunk
+	VMOVUPS     (R11), Y8
+	VSHUFPS     $0x88, 32(R11), Y8, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VSHUFPS     $0xdd, 32(R11), Y8, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VMOVUPS     (R11)(R8*1), Y10
+	VSHUFPS     $0x88, 32(R11)(R8*1), Y10, Y11
+	VPERMPD     $0xd8, Y11, Y11
+	VSHUFPS     $0xdd, 32(R11)(R8*1), Y10, Y10
+	VPERMPD     $0xd8, Y10, Y10
+	VMOVDQU     (SI), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y0
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y13, Y11, Y4
+	VFMADD231PS Y12, Y10, Y4
+	VMOVDQU     (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y1
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y13, Y11, Y5
+	VFMADD231PS Y12, Y10, Y5
+	VMOVDQU     (SI)(DI*2), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y2
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y13, Y11, Y6
+	VFMADD231PS Y12, Y10, Y6
+	VMOVDQU     (SI)(R10*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y3
+	VFMADD231PS Y12, Y8, Y3
+	VFMADD231PS Y13, Y11, Y7
+	VFMADD231PS Y12, Y10, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R12
+	JMP         smulti162_k4_pairs
+
+smulti162_k4_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti162_k4_tail
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VPMOVZXWD   (SI), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VPMOVZXWD   (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VPMOVZXWD   (SI)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VPMOVZXWD   (SI)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
+	JMP         smulti162_k4_chunk
+
+smulti162_k4_tail:
+	TESTQ      R12, R12
+	JZ         smulti162_k4_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y8
+	VXORPS     X10, X10, X10
+	MOVWLZX    (SI), R11
+	VPINSRW    $0x00, R11, X10, X10
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    2(SI), R11
+	VPINSRW    $0x01, R11, X10, X10
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    4(SI), R11
+	VPINSRW    $0x02, R11, X10, X10
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    6(SI), R11
+	VPINSRW    $0x03, R11, X10, X10
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    8(SI), R11
+	VPINSRW    $0x04, R11, X10, X10
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    10(SI), R11
+	VPINSRW    $0x05, R11, X10, X10
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    12(SI), R11
+	VPINSRW    $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part10:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y0
+	VFMADD231PS Y10, Y8, Y4
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     2(SI)(DI*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     4(SI)(DI*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     6(SI)(DI*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     8(SI)(DI*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     10(SI)(DI*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     12(SI)(DI*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part11:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y10, Y8, Y5
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*2), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     2(SI)(DI*2), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     4(SI)(DI*2), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     6(SI)(DI*2), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     8(SI)(DI*2), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     10(SI)(DI*2), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     12(SI)(DI*2), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part12:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y2
+	VFMADD231PS Y10, Y8, Y6
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(R10*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     2(SI)(R10*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     4(SI)(R10*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     6(SI)(R10*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     8(SI)(R10*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     10(SI)(R10*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     12(SI)(R10*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part13:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y3
+	VFMADD231PS Y10, Y8, Y7
+
+smulti162_k4_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      X2, (AX)
+	VMOVUPS      X0, (AX)(R9*1)
+	ADDQ         $0x10, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x04, CX
+	JMP          smulti162_k4
+
+smulti162_k4_next:
+smulti162_k1:
+	CMPQ   CX, $0x01
+	JL     smulti162_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   BX, R11
+
+smulti162_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti162_k1_chunk
+	VMOVUPS     (R10), Y2
+	VSHUFPS     $0x88, 32(R10), Y2, Y3
+	VPERMPD     $0xd8, Y3, Y3
+	VSHUFPS     $0xdd, 32(R10), Y2, Y2
+	VPERMPD     $0xd8, Y2, Y2
+	VMOVUPS     (R10)(R8*1), Y4
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y4, Y5
+	VPERMPD     $0xd8, Y5, Y5
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y4, Y4
+	VPERMPD     $0xd8, Y4, Y4
+	VMOVDQU     (SI), Y6
+	VPSLLD      $0x10, Y6, Y7
+	VPAND       bf16_hi<>+0(SB), Y6, Y6
+	VFMADD231PS Y7, Y3, Y0
+	VFMADD231PS Y6, Y2, Y0
+	VFMADD231PS Y7, Y5, Y1
+	VFMADD231PS Y6, Y4, Y1
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti162_k1_pairs
+
+smulti162_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti162_k1_tail
+	VMOVUPS     (R10), Y2
+	VMOVUPS     (R10)(R8*1), Y3
+	VPMOVZXWD   (SI), Y4
+	VPSLLD      $0x10, Y4, Y4
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y4, Y3, Y1
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti162_k1_chunk
+
+smulti162_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti162_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y2
+	VMASKMOVPS (R10), Y2, Y3
+	VMASKMOVPS (R10)(R8*1), Y2, Y2
+	VXORPS     X4, X4, X4
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X4, X4
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X4, X4
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X4, X4
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X4, X4
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X4, X4
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X4, X4
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X4, X4
+
+scoreRowsMultiBF16AVX2_part14:
+	VPMOVZXWD   X4, Y4
+	VPSLLD      $0x10, Y4, Y4
+	VFMADD231PS Y4, Y3, Y0
+	VFMADD231PS Y4, Y2, Y1
+
+smulti162_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X2, X2
+	VADDSS       X2, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti162_k1
+
+smulti162_k1_next:
+	JMP smulti16_done
+
+smulti16_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti163_k2:
+	CMPQ   CX, $0x02
+	JL     smulti163_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   BX, R11
+
+smulti163_k2_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti163_k2_chunk
+	VMOVUPS     (R10), Y6
+	VSHUFPS     $0x88, 32(R10), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VMOVUPS     (R10)(R8*1), Y8
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y8, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y8, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VMOVUPS     (R10)(R8*2), Y10
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y10, Y11
+	VPERMPD     $0xd8, Y11, Y11
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y10, Y10
+	VPERMPD     $0xd8, Y10, Y10
+	VMOVDQU     (SI), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y7, Y0
+	VFMADD231PS Y12, Y6, Y0
+	VFMADD231PS Y13, Y9, Y2
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y13, Y11, Y4
+	VFMADD231PS Y12, Y10, Y4
+	VMOVDQU     (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y7, Y1
+	VFMADD231PS Y12, Y6, Y1
+	VFMADD231PS Y13, Y9, Y3
+	VFMADD231PS Y12, Y8, Y3
+	VFMADD231PS Y13, Y11, Y5
+	VFMADD231PS Y12, Y10, Y5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti163_k2_pairs
+
+smulti163_k2_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k2_tail
+	VMOVUPS     (R10), Y6
+	VMOVUPS     (R10)(R8*1), Y7
+	VMOVUPS     (R10)(R8*2), Y8
+	VPMOVZXWD   (SI), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y0
+	VFMADD231PS Y9, Y7, Y2
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (SI)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y1
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y5
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k2_chunk
+
+smulti163_k2_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k2_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y6
+	VMASKMOVPS (R10), Y6, Y7
+	VMASKMOVPS (R10)(R8*1), Y6, Y8
+	VMASKMOVPS (R10)(R8*2), Y6, Y6
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X9, X9
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X9, X9
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X9, X9
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X9, X9
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X9, X9
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X9, X9
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X9, X9
+
+scoreRowsMultiBF16AVX2_part15:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y7, Y0
+	VFMADD231PS Y9, Y8, Y2
+	VFMADD231PS Y9, Y6, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X9, X9
+	CMPQ        R11, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X9, X9
+	CMPQ        R11, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X9, X9
+	CMPQ        R11, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X9, X9
+	CMPQ        R11, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X9, X9
+	CMPQ        R11, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X9, X9
+	CMPQ        R11, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X9, X9
+
+scoreRowsMultiBF16AVX2_part16:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y7, Y1
+	VFMADD231PS Y9, Y8, Y3
+	VFMADD231PS Y9, Y6, Y5
+
+smulti163_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti163_k2
+
+smulti163_k2_next:
+smulti163_k1:
+	CMPQ   CX, $0x01
+	JL     smulti163_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R11
+
+smulti163_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti163_k1_chunk
+	VMOVUPS     (R10), Y3
+	VSHUFPS     $0x88, 32(R10), Y3, Y4
+	VPERMPD     $0xd8, Y4, Y4
+	VSHUFPS     $0xdd, 32(R10), Y3, Y3
+	VPERMPD     $0xd8, Y3, Y3
+	VMOVUPS     (R10)(R8*1), Y5
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y5, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y5, Y5
+	VPERMPD     $0xd8, Y5, Y5
+	VMOVUPS     (R10)(R8*2), Y7
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y7, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y7, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VMOVDQU     (SI), Y9
+	VPSLLD      $0x10, Y9, Y10
+	VPAND       bf16_hi<>+0(SB), Y9, Y9
+	VFMADD231PS Y10, Y4, Y0
+	VFMADD231PS Y9, Y3, Y0
+	VFMADD231PS Y10, Y6, Y1
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y9, Y7, Y2
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti163_k1_pairs
+
+smulti163_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k1_tail
+	VMOVUPS     (R10), Y3
+	VMOVUPS     (R10)(R8*1), Y4
+	VMOVUPS     (R10)(R8*2), Y5
+	VPMOVZXWD   (SI), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y3, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y6, Y5, Y2
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k1_chunk
+
+smulti163_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y3
+	VMASKMOVPS (R10), Y3, Y4
+	VMASKMOVPS (R10)(R8*1), Y3, Y5
+	VMASKMOVPS (R10)(R8*2), Y3, Y3
+	VXORPS     X6, X6, X6
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X6, X6
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X6, X6
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X6, X6
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X6, X6
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X6, X6
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X6, X6
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X6, X6
+
+scoreRowsMultiBF16AVX2_part17:
+	VPMOVZXWD   X6, Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y4, Y0
+	VFMADD231PS Y6, Y5, Y1
+	VFMADD231PS Y6, Y3, Y2
+
+smulti163_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X3, X3
+	VADDSS       X3, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti163_k1
+
+smulti163_k1_next:
+	JMP smulti16_done
+
+smulti16_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti164_k2:
+	CMPQ   CX, $0x02
+	JL     smulti164_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti164_k2_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti164_k2_chunk
+	VMOVDQU     (SI), Y8
+	VPSLLD      $0x10, Y8, Y9
+	VPAND       bf16_hi<>+0(SB), Y8, Y8
+	VMOVDQU     (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VMOVUPS     (R10), Y12
+	VSHUFPS     $0x88, 32(R10), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y0
+	VFMADD231PS Y8, Y12, Y0
+	VFMADD231PS Y11, Y13, Y1
+	VFMADD231PS Y10, Y12, Y1
+	VMOVUPS     (R10)(R8*1), Y12
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y2
+	VFMADD231PS Y8, Y12, Y2
+	VFMADD231PS Y11, Y13, Y3
+	VFMADD231PS Y10, Y12, Y3
+	VMOVUPS     (R10)(R8*2), Y12
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y4
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y11, Y13, Y5
+	VFMADD231PS Y10, Y12, Y5
+	VMOVUPS     (R10)(R11*1), Y12
+	VSHUFPS     $0x88, 32(R10)(R11*1), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10)(R11*1), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y6
+	VFMADD231PS Y8, Y12, Y6
+	VFMADD231PS Y11, Y13, Y7
+	VFMADD231PS Y10, Y12, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smulti164_k2_pairs
+
+smulti164_k2_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k2_tail
+	VMOVUPS     (R10), Y8
+	VMOVUPS     (R10)(R8*1), Y9
+	VMOVUPS     (R10)(R8*2), Y10
+	VMOVUPS     (R10)(R11*1), Y11
+	VPMOVZXWD   (SI), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y12, Y11, Y6
+	VPMOVZXWD   (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y12, Y10, Y5
+	VFMADD231PS Y12, Y11, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k2_chunk
+
+smulti164_k2_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k2_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R10), Y8, Y9
+	VMASKMOVPS (R10)(R8*1), Y8, Y10
+	VMASKMOVPS (R10)(R8*2), Y8, Y11
+	VMASKMOVPS (R10)(R11*1), Y8, Y8
+	VXORPS     X12, X12, X12
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X12, X12
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X12, X12
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X12, X12
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X12, X12
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X12, X12
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X12, X12
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X12, X12
+
+scoreRowsMultiBF16AVX2_part18:
+	VPMOVZXWD   X12, Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y12, Y10, Y2
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y12, Y8, Y6
+	VXORPS      X12, X12, X12
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X12, X12
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X12, X12
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X12, X12
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X12, X12
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X12, X12
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X12, X12
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X12, X12
+
+scoreRowsMultiBF16AVX2_part19:
+	VPMOVZXWD   X12, Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y12, Y10, Y3
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y12, Y8, Y7
+
+smulti164_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	VMOVHPS      X0, (AX)(R10*1)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti164_k2
+
+smulti164_k2_next:
+smulti164_k1:
+	CMPQ   CX, $0x01
+	JL     smulti164_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   BX, R12
+
+smulti164_k1_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti164_k1_chunk
+	VMOVDQU     (SI), Y4
+	VPSLLD      $0x10, Y4, Y5
+	VPAND       bf16_hi<>+0(SB), Y4, Y4
+	VMOVUPS     (R10), Y6
+	VSHUFPS     $0x88, 32(R10), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y0
+	VFMADD231PS Y4, Y6, Y0
+	VMOVUPS     (R10)(R8*1), Y6
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y1
+	VFMADD231PS Y4, Y6, Y1
+	VMOVUPS     (R10)(R8*2), Y6
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y2
+	VFMADD231PS Y4, Y6, Y2
+	VMOVUPS     (R10)(R11*1), Y6
+	VSHUFPS     $0x88, 32(R10)(R11*1), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10)(R11*1), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y3
+	VFMADD231PS Y4, Y6, Y3
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smulti164_k1_pairs
+
+smulti164_k1_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k1_tail
+	VMOVUPS     (R10), Y4
+	VMOVUPS     (R10)(R8*1), Y5
+	VMOVUPS     (R10)(R8*2), Y6
+	VMOVUPS     (R10)(R11*1), Y7
+	VPMOVZXWD   (SI), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y8, Y6, Y2
+	VFMADD231PS Y8, Y7, Y3
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k1_chunk
+
+smulti164_k1_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k1_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y4
+	VMASKMOVPS (R10), Y4, Y5
+	VMASKMOVPS (R10)(R8*1), Y4, Y6
+	VMASKMOVPS (R10)(R8*2), Y4, Y7
+	VMASKMOVPS (R10)(R11*1), Y4, Y4
+	VXORPS     X8, X8, X8
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X8, X8
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X8, X8
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X8, X8
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X8, X8
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X8, X8
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X8, X8
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X8, X8
+
+scoreRowsMultiBF16AVX2_part20:
+	VPMOVZXWD   X8, Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y5, Y0
+	VFMADD231PS Y8, Y6, Y1
+	VFMADD231PS Y8, Y7, Y2
+	VFMADD231PS Y8, Y4, Y3
+
+smulti164_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VMOVSHDUP    X0, X4
+	VADDPS       X4, X0, X0
+	VMOVHLPS     X0, X4, X4
+	VADDSS       X4, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X0, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)(R10*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti164_k1
+
+smulti164_k1_next:
+smulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsMultiF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmulti16_1
+	CMPQ AX, $0x02
+	JE   bmulti16_2
+	CMPQ AX, $0x03
+	JE   bmulti16_3
+	JMP  bmulti16_4
+
+bmulti16_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti161_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti161_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c8_keys_done
+	VBROADCASTSS (R10), Y8
+	VCVTPH2PS    (R11), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R11), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R11), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R11), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R11), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R11), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R11), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R11), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c8_key
+
+bmulti161_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti161_c8
+
+bmulti161_c8_next:
+bmulti161_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti161_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c1_keys_done
+	VBROADCASTSS (R10), Y1
+	VCVTPH2PS    (R11), Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c1_key
+
+bmulti161_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti161_c1
+
+bmulti161_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti161_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti161_tail_keys_done
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiF16AVX2_part1:
+	VCVTPH2PS   X3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti161_tail_key
+
+bmulti161_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmulti16_done
+
+bmulti16_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti162_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti162_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c4_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VCVTPH2PS    (R11), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(R11), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    32(R11), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(R11), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c4_key
+
+bmulti162_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti162_c4
+
+bmulti162_c4_next:
+bmulti162_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti162_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c1_keys_done
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS (R10)(R9*1), Y3
+	VCVTPH2PS    (R11), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c1_key
+
+bmulti162_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti162_c1
+
+bmulti162_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti162_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti162_tail_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X5, X5
+
+blendRowsMultiF16AVX2_part2:
+	VCVTPH2PS   X5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti162_tail_key
+
+bmulti162_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmulti16_done
+
+bmulti16_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti163_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti163_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c3_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c3_keys_done
+	VBROADCASTSS (R10), Y9
+	VBROADCASTSS (R10)(R9*1), Y10
+	VBROADCASTSS (R10)(R9*2), Y11
+	VCVTPH2PS    (R11), Y12
+	VFMADD231PS  Y12, Y9, Y0
+	VFMADD231PS  Y12, Y10, Y3
+	VFMADD231PS  Y12, Y11, Y6
+	VCVTPH2PS    16(R11), Y12
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y7
+	VCVTPH2PS    32(R11), Y12
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y8
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c3_key
+
+bmulti163_c3_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti163_c3
+
+bmulti163_c3_next:
+bmulti163_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti163_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c1_keys_done
+	VBROADCASTSS (R10), Y3
+	VBROADCASTSS (R10)(R9*1), Y4
+	VBROADCASTSS (R10)(R9*2), Y5
+	VCVTPH2PS    (R11), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c1_key
+
+bmulti163_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti163_c1
+
+bmulti163_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti163_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti163_tail_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X7, X7
+
+blendRowsMultiF16AVX2_part3:
+	VCVTPH2PS   X7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti163_tail_key
+
+bmulti163_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmulti16_done
+
+bmulti16_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti164_c2:
+	CMPQ    BX, $0x10
+	JL      bmulti164_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS (DX)(R8*1), Y2
+	VMOVUPS 32(DX)(R8*1), Y3
+	VMOVUPS (DX)(R8*2), Y4
+	VMOVUPS 32(DX)(R8*2), Y5
+	VMOVUPS (DX)(R10*1), Y6
+	VMOVUPS 32(DX)(R10*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c2_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VBROADCASTSS (R10)(R9*2), Y10
+	VBROADCASTSS (R10)(R13*1), Y11
+	VCVTPH2PS    (R11), Y12
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y6
+	VCVTPH2PS    16(R11), Y12
+	VFMADD231PS  Y12, Y8, Y1
+	VFMADD231PS  Y12, Y9, Y3
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c2_key
+
+bmulti164_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(R8*1)
+	VMOVUPS Y3, 32(DX)(R8*1)
+	VMOVUPS Y4, (DX)(R8*2)
+	VMOVUPS Y5, 32(DX)(R8*2)
+	VMOVUPS Y6, (DX)(R10*1)
+	VMOVUPS Y7, 32(DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti164_c2
+
+bmulti164_c2_next:
+bmulti164_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti164_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R10*1), Y3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c1_keys_done
+	VBROADCASTSS (R10), Y4
+	VBROADCASTSS (R10)(R9*1), Y5
+	VBROADCASTSS (R10)(R9*2), Y6
+	VBROADCASTSS (R10)(R13*1), Y7
+	VCVTPH2PS    (R11), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c1_key
+
+bmulti164_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R10*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti164_c1
+
+bmulti164_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R10*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti164_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti164_tail_keys_done
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R10*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X9, X9
+
+blendRowsMultiF16AVX2_part4:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti164_tail_key
+
+bmulti164_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmulti16_1
+	CMPQ AX, $0x02
+	JE   bmulti16_2
+	CMPQ AX, $0x03
+	JE   bmulti16_3
+	JMP  bmulti16_4
+
+bmulti16_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti161_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti161_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c8_keys_done
+	VBROADCASTSS (R10), Y8
+	VPMOVZXWD    (R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVZXWD    16(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVZXWD    32(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVZXWD    48(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVZXWD    64(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVZXWD    80(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVZXWD    96(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVZXWD    112(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c8_key
+
+bmulti161_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti161_c8
+
+bmulti161_c8_next:
+bmulti161_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti161_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c1_keys_done
+	VBROADCASTSS (R10), Y1
+	VPMOVZXWD    (R11), Y2
+	VPSLLD       $0x10, Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c1_key
+
+bmulti161_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti161_c1
+
+bmulti161_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti161_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti161_tail_keys_done
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiBF16AVX2_part1:
+	VPMOVZXWD   X3, Y3
+	VPSLLD      $0x10, Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti161_tail_key
+
+bmulti161_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmulti16_done
+
+bmulti16_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti162_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti162_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c4_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VPMOVZXWD    (R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VPMOVZXWD    16(R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VPMOVZXWD    32(R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VPMOVZXWD    48(R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c4_key
+
+bmulti162_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti162_c4
+
+bmulti162_c4_next:
+bmulti162_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti162_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c1_keys_done
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS (R10)(R9*1), Y3
+	VPMOVZXWD    (R11), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c1_key
+
+bmulti162_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti162_c1
+
+bmulti162_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti162_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti162_tail_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X5, X5
+
+blendRowsMultiBF16AVX2_part2:
+	VPMOVZXWD   X5, Y5
+	VPSLLD      $0x10, Y5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti162_tail_key
+
+bmulti162_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmulti16_done
+
+bmulti16_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti163_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti163_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c3_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c3_keys_done
+	VBROADCASTSS (R10), Y9
+	VBROADCASTSS (R10)(R9*1), Y10
+	VBROADCASTSS (R10)(R9*2), Y11
+	VPMOVZXWD    (R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y0
+	VFMADD231PS  Y12, Y10, Y3
+	VFMADD231PS  Y12, Y11, Y6
+	VPMOVZXWD    16(R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y7
+	VPMOVZXWD    32(R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y8
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c3_key
+
+bmulti163_c3_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti163_c3
+
+bmulti163_c3_next:
+bmulti163_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti163_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c1_keys_done
+	VBROADCASTSS (R10), Y3
+	VBROADCASTSS (R10)(R9*1), Y4
+	VBROADCASTSS (R10)(R9*2), Y5
+	VPMOVZXWD    (R11), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c1_key
+
+bmulti163_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti163_c1
+
+bmulti163_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti163_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti163_tail_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X7, X7
+
+blendRowsMultiBF16AVX2_part3:
+	VPMOVZXWD   X7, Y7
+	VPSLLD      $0x10, Y7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti163_tail_key
+
+bmulti163_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmulti16_done
+
+bmulti16_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti164_c2:
+	CMPQ    BX, $0x10
+	JL      bmulti164_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS (DX)(R8*1), Y2
+	VMOVUPS 32(DX)(R8*1), Y3
+	VMOVUPS (DX)(R8*2), Y4
+	VMOVUPS 32(DX)(R8*2), Y5
+	VMOVUPS (DX)(R10*1), Y6
+	VMOVUPS 32(DX)(R10*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c2_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VBROADCASTSS (R10)(R9*2), Y10
+	VBROADCASTSS (R10)(R13*1), Y11
+	VPMOVZXWD    (R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y6
+	VPMOVZXWD    16(R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y8, Y1
+	VFMADD231PS  Y12, Y9, Y3
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c2_key
+
+bmulti164_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(R8*1)
+	VMOVUPS Y3, 32(DX)(R8*1)
+	VMOVUPS Y4, (DX)(R8*2)
+	VMOVUPS Y5, 32(DX)(R8*2)
+	VMOVUPS Y6, (DX)(R10*1)
+	VMOVUPS Y7, 32(DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti164_c2
+
+bmulti164_c2_next:
+bmulti164_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti164_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R10*1), Y3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c1_keys_done
+	VBROADCASTSS (R10), Y4
+	VBROADCASTSS (R10)(R9*1), Y5
+	VBROADCASTSS (R10)(R9*2), Y6
+	VBROADCASTSS (R10)(R13*1), Y7
+	VPMOVZXWD    (R11), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c1_key
+
+bmulti164_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R10*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti164_c1
+
+bmulti164_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R10*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti164_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti164_tail_keys_done
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R10*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X9, X9
+
+blendRowsMultiBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti164_tail_key
+
+bmulti164_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16_done:
+	VZEROUPPER
+	RET
+
 // func maxAVX2(x []float32) float32
 // Requires: AVX, SSE
 TEXT ·maxAVX2(SB), NOSPLIT, $0-28

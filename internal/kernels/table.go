@@ -84,7 +84,7 @@ var All = []Kernel{
 			"while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. " +
 			"Callers keep n·d within one call's budget.",
 		// NEON runs the twin, scoreRowsF16 row by row, as for scoreRowsMulti.
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "scoreRowsMultiBF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int",
@@ -92,7 +92,7 @@ var All = []Kernel{
 			"scoreRowsBF16 for several query rows, each bfloat16 key row read once, each score the bits scoreRowsBF16 gives it " +
 			"while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. " +
 			"Callers keep n·d within one call's budget.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "blendRowsMultiF16", Params: "acc, w []float32, v []uint16, stride int, rows int",
@@ -100,7 +100,7 @@ var All = []Kernel{
 			"blendRowsF16 for several rows, each half-precision value row read once, each row's sums the bits blendRowsF16 gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
 			"Callers keep n·d within one call's budget.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "blendRowsMultiBF16", Params: "acc, w []float32, v []uint16, stride int, rows int",
@@ -108,7 +108,7 @@ var All = []Kernel{
 			"blendRowsBF16 for several rows, each bfloat16 value row read once, each row's sums the bits blendRowsBF16 gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
 			"Callers keep n·d within one call's budget.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
