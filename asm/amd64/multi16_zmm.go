@@ -259,6 +259,7 @@ func blendColumns16Z(R, P int, m multiShape, db, nb Register, name string, mask 
 // multi16BlendBlocks lists, by row count, the blocks of column vectors
 // the 16-bit multi-row blend takes, widest first: as wide as R·P
 // accumulators, R broadcast weights and a widened chunk fit in 32
-// registers (a single stream needs no second set), and at least one
-// vector for each of eight FMAs in flight where the columns allow.
+// registers (one stream of keys needs no second set of accumulators, as
+// the float32 blend's two do), then halving, so that a few columns still
+// keep several FMAs in flight.
 var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}}
