@@ -267,6 +267,44 @@ func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 	blendRowsMultiGeneric(acc, w, v, stride, rows)
 }
 
+// scoreRowsMultiF16 sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c] for
+// r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsF16 for
+// several query rows, each half-precision key row read once, each score the
+// bits scoreRowsF16 gives it while n is a multiple of 8; 1 <= rows <= 4,
+// len(dst) and len(q) below 2^32. Callers keep n·d within one call's
+// budget.
+func scoreRowsMultiF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
+	scoreRowsMultiF16Generic(dst, k, stride, q, rows)
+}
+
+// scoreRowsMultiBF16 sets dst[r*n+j] = Σ_c bf16(k[j*stride+c])*q[r*d+c]
+// for r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsBF16
+// for several query rows, each bfloat16 key row read once, each score the
+// bits scoreRowsBF16 gives it while n is a multiple of 8; 1 <= rows <= 4,
+// len(dst) and len(q) below 2^32. Callers keep n·d within one call's
+// budget.
+func scoreRowsMultiBF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
+	scoreRowsMultiBF16Generic(dst, k, stride, q, rows)
+}
+
+// blendRowsMultiF16 sets acc[r*d+c] += Σ_j w[r*n+j]*f16(v[j*stride+c]) for
+// r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16 for
+// several rows, each half-precision value row read once, each row's sums
+// the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
+// 2^32. Callers keep n·d within one call's budget.
+func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int) {
+	blendRowsMultiF16Generic(acc, w, v, stride, rows)
+}
+
+// blendRowsMultiBF16 sets acc[r*d+c] += Σ_j w[r*n+j]*bf16(v[j*stride+c])
+// for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsBF16
+// for several rows, each bfloat16 value row read once, each row's sums the
+// bits blendRowsBF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
+// 2^32. Callers keep n·d within one call's budget.
+func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int) {
+	blendRowsMultiBF16Generic(acc, w, v, stride, rows)
+}
+
 // maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 func maxf(x []float32) float32 {
 	if len(x) <= maxCall {

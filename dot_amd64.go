@@ -84,6 +84,46 @@ func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, r
 //go:noescape
 func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int)
 
+// scoreRowsMultiF16AVX512 sets dst[r*n+j] = Σ_c
+// f16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
+// len(q)/rows: scoreRowsF16 for several query rows, each half-precision key
+// row read once, each score the bits scoreRowsF16 gives it while n is a
+// multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. Callers
+// keep n·d within one call's budget.
+//
+//go:noescape
+func scoreRowsMultiF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
+
+// scoreRowsMultiBF16AVX512 sets dst[r*n+j] = Σ_c
+// bf16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
+// len(q)/rows: scoreRowsBF16 for several query rows, each bfloat16 key row
+// read once, each score the bits scoreRowsBF16 gives it while n is a
+// multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. Callers
+// keep n·d within one call's budget.
+//
+//go:noescape
+func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
+
+// blendRowsMultiF16AVX512 sets acc[r*d+c] += Σ_j
+// w[r*n+j]*f16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
+// len(w)/rows: blendRowsF16 for several rows, each half-precision value row
+// read once, each row's sums the bits blendRowsF16 gives it; 1 <= rows <=
+// 4, len(acc) and len(w) below 2^32. Callers keep n·d within one call's
+// budget.
+//
+//go:noescape
+func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+
+// blendRowsMultiBF16AVX512 sets acc[r*d+c] += Σ_j
+// w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
+// len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
+// once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
+// len(acc) and len(w) below 2^32. Callers keep n·d within one call's
+// budget.
+//
+//go:noescape
+func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //
@@ -246,6 +286,45 @@ func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, row
 //
 //go:noescape
 func blendRowsMultiAVX2(acc []float32, w []float32, v []float32, stride int, rows int)
+
+// scoreRowsMultiF16AVX2 sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c]
+// for r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsF16
+// for several query rows, each half-precision key row read once, each score
+// the bits scoreRowsF16 gives it while n is a multiple of 8; 1 <= rows <=
+// 4, len(dst) and len(q) below 2^32. Callers keep n·d within one call's
+// budget.
+//
+//go:noescape
+func scoreRowsMultiF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+
+// scoreRowsMultiBF16AVX2 sets dst[r*n+j] = Σ_c
+// bf16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
+// len(q)/rows: scoreRowsBF16 for several query rows, each bfloat16 key row
+// read once, each score the bits scoreRowsBF16 gives it while n is a
+// multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. Callers
+// keep n·d within one call's budget.
+//
+//go:noescape
+func scoreRowsMultiBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+
+// blendRowsMultiF16AVX2 sets acc[r*d+c] += Σ_j w[r*n+j]*f16(v[j*stride+c])
+// for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16
+// for several rows, each half-precision value row read once, each row's
+// sums the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w)
+// below 2^32. Callers keep n·d within one call's budget.
+//
+//go:noescape
+func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
+
+// blendRowsMultiBF16AVX2 sets acc[r*d+c] += Σ_j
+// w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
+// len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
+// once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
+// len(acc) and len(w) below 2^32. Callers keep n·d within one call's
+// budget.
+//
+//go:noescape
+func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
 
 // maxAVX2 returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //

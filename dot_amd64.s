@@ -4994,6 +4994,4318 @@ bmultiz_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsMultiF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, MMX+
+TEXT ·scoreRowsMultiF16AVX512(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti16z_1
+	CMPQ AX, $0x02
+	JE   smulti16z_2
+	CMPQ AX, $0x03
+	JE   smulti16z_3
+	JMP  smulti16z_4
+
+smulti16z_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti16z1_k8:
+	CMPQ         CX, $0x08
+	JL           smulti16z1_k8_next
+	LEAQ         (DI)(DI*2), R10
+	LEAQ         (SI)(DI*4), R11
+	IMUL3Q       $0x00000020, DI, R12
+	ADDQ         SI, R12
+	MOVQ         DX, R13
+	LEAQ         (R8)(R8*2), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	MOVQ         BX, R14
+
+smulti16z1_k8_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti16z1_k8_tail
+	VMOVUPS     (R13), Z8
+	VCVTPH2PS   (SI), Z9
+	VFMADD231PS Z9, Z8, Z0
+	VCVTPH2PS   (SI)(DI*1), Z9
+	VFMADD231PS Z9, Z8, Z1
+	PREFETCHT0  (R12)
+	VCVTPH2PS   (SI)(DI*2), Z9
+	VFMADD231PS Z9, Z8, Z2
+	VCVTPH2PS   (SI)(R10*1), Z9
+	VFMADD231PS Z9, Z8, Z3
+	PREFETCHT0  64(R12)
+	VCVTPH2PS   (R11), Z9
+	VFMADD231PS Z9, Z8, Z4
+	VCVTPH2PS   (R11)(DI*1), Z9
+	VFMADD231PS Z9, Z8, Z5
+	PREFETCHT0  128(R12)
+	VCVTPH2PS   (R11)(DI*2), Z9
+	VFMADD231PS Z9, Z8, Z6
+	VCVTPH2PS   (R11)(R10*1), Z9
+	VFMADD231PS Z9, Z8, Z7
+	PREFETCHT0  192(R12)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R13
+	ADDQ        $0x20, R11
+	ADDQ        $0x00000100, R12
+	SUBQ        $0x10, R14
+	JMP         smulti16z1_k8_chunk
+
+smulti16z1_k8_tail:
+	TESTQ       R14, R14
+	JZ          smulti16z1_k8_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R14*2), K1
+	VMOVUPS.Z   (R13), K1, Z8
+	VMOVDQU16.Z (SI), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU16.Z (SI)(DI*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU16.Z (SI)(DI*2), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU16.Z (SI)(R10*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU16.Z (R11), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU16.Z (R11)(DI*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU16.Z (R11)(DI*2), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU16.Z (R11)(R10*1), K1, Y9
+	VCVTPH2PS   Y9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+smulti16z1_k8_sum:
+	MOVQ       BX, R10
+	ANDQ       $-16, R10
+	SHLQ       $0x01, R10
+	SUBQ       R10, SI
+	LEAQ       (R9)(R9*2), R10
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z0
+	VADDPS     Z0, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z0
+	VSHUFF32X4 $0xee, Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x44, Z5, Z4, Z1
+	VSHUFF32X4 $0xee, Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x44, Z7, Z6, Z2
+	VSHUFF32X4 $0xee, Z7, Z6, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x88, Z0, Z8, Z3
+	VSHUFF32X4 $0xdd, Z0, Z8, Z0
+	VADDPS     Z0, Z3, Z3
+	VSHUFF32X4 $0x88, Z2, Z1, Z0
+	VSHUFF32X4 $0xdd, Z2, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFPS    $0x88, Z0, Z3, Z1
+	VSHUFPS    $0xdd, Z0, Z3, Z0
+	VADDPS     Z0, Z1, Z1
+	VSHUFPS    $0x88, Z1, Z1, Z0
+	VSHUFPS    $0xdd, Z1, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VMOVUPS    permz_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS    Z0, Z1, Z0
+	VMOVUPS    Y0, (AX)
+	ADDQ       $0x20, AX
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	SUBQ       $0x08, CX
+	JMP        smulti16z1_k8
+
+smulti16z1_k8_next:
+smulti16z1_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z1_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	MOVQ         BX, R11
+
+smulti16z1_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smulti16z1_k1_tail
+	VMOVUPS     (R10), Z1
+	VCVTPH2PS   (SI), Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti16z1_k1_chunk
+
+smulti16z1_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti16z1_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z1
+	VMOVDQU16.Z (SI), K1, Y2
+	VCVTPH2PS   Y2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+smulti16z1_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z1_k1
+
+smulti16z1_k1_next:
+	JMP smulti16z_done
+
+smulti16z_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti16z2_k8:
+	CMPQ         CX, $0x08
+	JL           smulti16z2_k8_next
+	LEAQ         (DI)(DI*2), R10
+	LEAQ         (SI)(DI*4), R11
+	IMUL3Q       $0x00000020, DI, R12
+	ADDQ         SI, R12
+	MOVQ         DX, R13
+	LEAQ         (R8)(R8*2), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	VBROADCASTSS zero<>+0(SB), Z8
+	VBROADCASTSS zero<>+0(SB), Z9
+	VBROADCASTSS zero<>+0(SB), Z10
+	VBROADCASTSS zero<>+0(SB), Z11
+	VBROADCASTSS zero<>+0(SB), Z12
+	VBROADCASTSS zero<>+0(SB), Z13
+	VBROADCASTSS zero<>+0(SB), Z14
+	VBROADCASTSS zero<>+0(SB), Z15
+	MOVQ         BX, R14
+
+smulti16z2_k8_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti16z2_k8_tail
+	VMOVUPS     (R13), Z16
+	VMOVUPS     (R13)(R8*1), Z17
+	VCVTPH2PS   (SI), Z18
+	VFMADD231PS Z18, Z16, Z0
+	VFMADD231PS Z18, Z17, Z8
+	VCVTPH2PS   (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z16, Z1
+	VFMADD231PS Z18, Z17, Z9
+	PREFETCHT0  (R12)
+	VCVTPH2PS   (SI)(DI*2), Z18
+	VFMADD231PS Z18, Z16, Z2
+	VFMADD231PS Z18, Z17, Z10
+	VCVTPH2PS   (SI)(R10*1), Z18
+	VFMADD231PS Z18, Z16, Z3
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT0  64(R12)
+	VCVTPH2PS   (R11), Z18
+	VFMADD231PS Z18, Z16, Z4
+	VFMADD231PS Z18, Z17, Z12
+	VCVTPH2PS   (R11)(DI*1), Z18
+	VFMADD231PS Z18, Z16, Z5
+	VFMADD231PS Z18, Z17, Z13
+	PREFETCHT0  128(R12)
+	VCVTPH2PS   (R11)(DI*2), Z18
+	VFMADD231PS Z18, Z16, Z6
+	VFMADD231PS Z18, Z17, Z14
+	VCVTPH2PS   (R11)(R10*1), Z18
+	VFMADD231PS Z18, Z16, Z7
+	VFMADD231PS Z18, Z17, Z15
+	PREFETCHT0  192(R12)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R13
+	ADDQ        $0x20, R11
+	ADDQ        $0x00000100, R12
+	SUBQ        $0x10, R14
+	JMP         smulti16z2_k8_chunk
+
+smulti16z2_k8_tail:
+	TESTQ       R14, R14
+	JZ          smulti16z2_k8_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R14*2), K1
+	VMOVUPS.Z   (R13), K1, Z16
+	VMOVUPS.Z   (R13)(R8*1), K1, Z17
+	VMOVDQU16.Z (SI), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z0
+	VFMADD231PS Z18, Z17, Z8
+	VMOVDQU16.Z (SI)(DI*1), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z1
+	VFMADD231PS Z18, Z17, Z9
+	VMOVDQU16.Z (SI)(DI*2), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z2
+	VFMADD231PS Z18, Z17, Z10
+	VMOVDQU16.Z (SI)(R10*1), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z3
+	VFMADD231PS Z18, Z17, Z11
+	VMOVDQU16.Z (R11), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z4
+	VFMADD231PS Z18, Z17, Z12
+	VMOVDQU16.Z (R11)(DI*1), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z5
+	VFMADD231PS Z18, Z17, Z13
+	VMOVDQU16.Z (R11)(DI*2), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z6
+	VFMADD231PS Z18, Z17, Z14
+	VMOVDQU16.Z (R11)(R10*1), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z16, Z7
+	VFMADD231PS Z18, Z17, Z15
+
+smulti16z2_k8_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       Y1, (AX)
+	VEXTRACTF32X8 $0x01, Z1, (AX)(R9*1)
+	ADDQ          $0x20, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x08, CX
+	JMP           smulti16z2_k8
+
+smulti16z2_k8_next:
+smulti16z2_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z2_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	MOVQ         BX, R11
+
+smulti16z2_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smulti16z2_k1_tail
+	VMOVUPS     (R10), Z2
+	VMOVUPS     (R10)(R8*1), Z3
+	VCVTPH2PS   (SI), Z4
+	VFMADD231PS Z4, Z2, Z0
+	VFMADD231PS Z4, Z3, Z1
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti16z2_k1_chunk
+
+smulti16z2_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti16z2_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z2
+	VMOVUPS.Z   (R10)(R8*1), K1, Z3
+	VMOVDQU16.Z (SI), K1, Y4
+	VCVTPH2PS   Y4, Z4
+	VFMADD231PS Z4, Z2, Z0
+	VFMADD231PS Z4, Z3, Z1
+
+smulti16z2_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X2, X0, X0
+	VMOVSHDUP     X0, X2
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X2, X2
+	VADDSS        X2, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z2_k1
+
+smulti16z2_k1_next:
+	JMP smulti16z_done
+
+smulti16z_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti16z3_k4:
+	CMPQ         CX, $0x04
+	JL           smulti16z3_k4_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	VBROADCASTSS zero<>+0(SB), Z8
+	VBROADCASTSS zero<>+0(SB), Z9
+	VBROADCASTSS zero<>+0(SB), Z10
+	VBROADCASTSS zero<>+0(SB), Z11
+	MOVQ         BX, R13
+
+smulti16z3_k4_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti16z3_k4_tail
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VCVTPH2PS   (SI), Z15
+	VFMADD231PS Z15, Z12, Z0
+	VFMADD231PS Z15, Z13, Z4
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z12, Z1
+	VFMADD231PS Z15, Z13, Z5
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT0  (R11)
+	VCVTPH2PS   (SI)(DI*2), Z15
+	VFMADD231PS Z15, Z12, Z2
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z10
+	VCVTPH2PS   (SI)(R10*1), Z15
+	VFMADD231PS Z15, Z12, Z3
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z11
+	PREFETCHT0  64(R11)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R13
+	JMP         smulti16z3_k4_chunk
+
+smulti16z3_k4_tail:
+	TESTQ       R13, R13
+	JZ          smulti16z3_k4_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R13*2), K1
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVDQU16.Z (SI), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z12, Z0
+	VFMADD231PS Z15, Z13, Z4
+	VFMADD231PS Z15, Z14, Z8
+	VMOVDQU16.Z (SI)(DI*1), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z12, Z1
+	VFMADD231PS Z15, Z13, Z5
+	VFMADD231PS Z15, Z14, Z9
+	VMOVDQU16.Z (SI)(DI*2), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z12, Z2
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z10
+	VMOVDQU16.Z (SI)(R10*1), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z12, Z3
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z11
+
+smulti16z3_k4_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVUPS       X0, (AX)
+	VEXTRACTF32X4 $0x01, Z0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x02, Z0, (AX)(R9*2)
+	ADDQ          $0x10, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x04, CX
+	JMP           smulti16z3_k4
+
+smulti16z3_k4_next:
+smulti16z3_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z3_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	MOVQ         BX, R11
+
+smulti16z3_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smulti16z3_k1_tail
+	VMOVUPS     (R10), Z3
+	VMOVUPS     (R10)(R8*1), Z4
+	VMOVUPS     (R10)(R8*2), Z5
+	VCVTPH2PS   (SI), Z6
+	VFMADD231PS Z6, Z3, Z0
+	VFMADD231PS Z6, Z4, Z1
+	VFMADD231PS Z6, Z5, Z2
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti16z3_k1_chunk
+
+smulti16z3_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti16z3_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z3
+	VMOVUPS.Z   (R10)(R8*1), K1, Z4
+	VMOVUPS.Z   (R10)(R8*2), K1, Z5
+	VMOVDQU16.Z (SI), K1, Y6
+	VCVTPH2PS   Y6, Z6
+	VFMADD231PS Z6, Z3, Z0
+	VFMADD231PS Z6, Z4, Z1
+	VFMADD231PS Z6, Z5, Z2
+
+smulti16z3_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X3, X3
+	VADDSS        X3, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z3_k1
+
+smulti16z3_k1_next:
+	JMP smulti16z_done
+
+smulti16z_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti16z4_k4:
+	CMPQ         CX, $0x04
+	JL           smulti16z4_k4_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	VBROADCASTSS zero<>+0(SB), Z8
+	VBROADCASTSS zero<>+0(SB), Z9
+	VBROADCASTSS zero<>+0(SB), Z10
+	VBROADCASTSS zero<>+0(SB), Z11
+	VBROADCASTSS zero<>+0(SB), Z12
+	VBROADCASTSS zero<>+0(SB), Z13
+	VBROADCASTSS zero<>+0(SB), Z14
+	VBROADCASTSS zero<>+0(SB), Z15
+	MOVQ         BX, R14
+
+smulti16z4_k4_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti16z4_k4_tail
+	VMOVUPS     (R12), Z16
+	VMOVUPS     (R12)(R8*1), Z17
+	VMOVUPS     (R12)(R8*2), Z18
+	VMOVUPS     (R12)(R13*1), Z19
+	VCVTPH2PS   (SI), Z20
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z12
+	VCVTPH2PS   (SI)(DI*1), Z20
+	VFMADD231PS Z20, Z16, Z1
+	VFMADD231PS Z20, Z17, Z5
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z13
+	PREFETCHT0  (R11)
+	VCVTPH2PS   (SI)(DI*2), Z20
+	VFMADD231PS Z20, Z16, Z2
+	VFMADD231PS Z20, Z17, Z6
+	VFMADD231PS Z20, Z18, Z10
+	VFMADD231PS Z20, Z19, Z14
+	VCVTPH2PS   (SI)(R10*1), Z20
+	VFMADD231PS Z20, Z16, Z3
+	VFMADD231PS Z20, Z17, Z7
+	VFMADD231PS Z20, Z18, Z11
+	VFMADD231PS Z20, Z19, Z15
+	PREFETCHT0  64(R11)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R14
+	JMP         smulti16z4_k4_chunk
+
+smulti16z4_k4_tail:
+	TESTQ       R14, R14
+	JZ          smulti16z4_k4_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R14*2), K1
+	VMOVUPS.Z   (R12), K1, Z16
+	VMOVUPS.Z   (R12)(R8*1), K1, Z17
+	VMOVUPS.Z   (R12)(R8*2), K1, Z18
+	VMOVUPS.Z   (R12)(R13*1), K1, Z19
+	VMOVDQU16.Z (SI), K1, Y20
+	VCVTPH2PS   Y20, Z20
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z12
+	VMOVDQU16.Z (SI)(DI*1), K1, Y20
+	VCVTPH2PS   Y20, Z20
+	VFMADD231PS Z20, Z16, Z1
+	VFMADD231PS Z20, Z17, Z5
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z13
+	VMOVDQU16.Z (SI)(DI*2), K1, Y20
+	VCVTPH2PS   Y20, Z20
+	VFMADD231PS Z20, Z16, Z2
+	VFMADD231PS Z20, Z17, Z6
+	VFMADD231PS Z20, Z18, Z10
+	VFMADD231PS Z20, Z19, Z14
+	VMOVDQU16.Z (SI)(R10*1), K1, Y20
+	VCVTPH2PS   Y20, Z20
+	VFMADD231PS Z20, Z16, Z3
+	VFMADD231PS Z20, Z17, Z7
+	VFMADD231PS Z20, Z18, Z11
+	VFMADD231PS Z20, Z19, Z15
+
+smulti16z4_k4_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x02, Z1, (AX)(R9*2)
+	VEXTRACTF32X4 $0x03, Z1, (AX)(R10*1)
+	ADDQ          $0x10, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x04, CX
+	JMP           smulti16z4_k4
+
+smulti16z4_k4_next:
+smulti16z4_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z4_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	MOVQ         BX, R12
+
+smulti16z4_k1_chunk:
+	CMPQ        R12, $0x10
+	JL          smulti16z4_k1_tail
+	VMOVUPS     (R10), Z4
+	VMOVUPS     (R10)(R8*1), Z5
+	VMOVUPS     (R10)(R8*2), Z6
+	VMOVUPS     (R10)(R11*1), Z7
+	VCVTPH2PS   (SI), Z8
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z8, Z5, Z1
+	VFMADD231PS Z8, Z6, Z2
+	VFMADD231PS Z8, Z7, Z3
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smulti16z4_k1_chunk
+
+smulti16z4_k1_tail:
+	TESTQ       R12, R12
+	JZ          smulti16z4_k1_sum
+	LEAQ        ktable<>+0(SB), R13
+	KMOVW       (R13)(R12*2), K1
+	VMOVUPS.Z   (R10), K1, Z4
+	VMOVUPS.Z   (R10)(R8*1), K1, Z5
+	VMOVUPS.Z   (R10)(R8*2), K1, Z6
+	VMOVUPS.Z   (R10)(R11*1), K1, Z7
+	VMOVDQU16.Z (SI), K1, Y8
+	VCVTPH2PS   Y8, Z8
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z8, Z5, Z1
+	VFMADD231PS Z8, Z6, Z2
+	VFMADD231PS Z8, Z7, Z3
+
+smulti16z4_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X4, X4
+	VADDSS        X4, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z4_k1
+
+smulti16z4_k1_next:
+smulti16z_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, MMX+
+TEXT ·scoreRowsMultiBF16AVX512(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti16z_1
+	CMPQ AX, $0x02
+	JE   smulti16z_2
+	CMPQ AX, $0x03
+	JE   smulti16z_3
+	JMP  smulti16z_4
+
+smulti16z_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti16z1_k8:
+	CMPQ         CX, $0x08
+	JL           smulti16z1_k8_next
+	LEAQ         (DI)(DI*2), R10
+	LEAQ         (SI)(DI*4), R11
+	IMUL3Q       $0x00000020, DI, R12
+	ADDQ         SI, R12
+	MOVQ         DX, R13
+	LEAQ         (R8)(R8*2), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	MOVQ         BX, R14
+
+smulti16z1_k8_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti16z1_k8_tail
+	VMOVUPS     (R13), Z8
+	VPMOVZXWD   (SI), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VPMOVZXWD   (SI)(DI*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	PREFETCHT0  (R12)
+	VPMOVZXWD   (SI)(DI*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VPMOVZXWD   (SI)(R10*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	PREFETCHT0  64(R12)
+	VPMOVZXWD   (R11), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VPMOVZXWD   (R11)(DI*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	PREFETCHT0  128(R12)
+	VPMOVZXWD   (R11)(DI*2), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VPMOVZXWD   (R11)(R10*1), Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+	PREFETCHT0  192(R12)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R13
+	ADDQ        $0x20, R11
+	ADDQ        $0x00000100, R12
+	SUBQ        $0x10, R14
+	JMP         smulti16z1_k8_chunk
+
+smulti16z1_k8_tail:
+	TESTQ       R14, R14
+	JZ          smulti16z1_k8_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R14*2), K1
+	VMOVUPS.Z   (R13), K1, Z8
+	VMOVDQU16.Z (SI), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU16.Z (SI)(DI*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU16.Z (SI)(DI*2), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU16.Z (SI)(R10*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU16.Z (R11), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU16.Z (R11)(DI*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU16.Z (R11)(DI*2), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU16.Z (R11)(R10*1), K1, Y9
+	VPMOVZXWD   Y9, Z9
+	VPSLLD      $0x10, Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+smulti16z1_k8_sum:
+	MOVQ       BX, R10
+	ANDQ       $-16, R10
+	SHLQ       $0x01, R10
+	SUBQ       R10, SI
+	LEAQ       (R9)(R9*2), R10
+	VSHUFF32X4 $0x44, Z1, Z0, Z8
+	VSHUFF32X4 $0xee, Z1, Z0, Z0
+	VADDPS     Z0, Z8, Z8
+	VSHUFF32X4 $0x44, Z3, Z2, Z0
+	VSHUFF32X4 $0xee, Z3, Z2, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFF32X4 $0x44, Z5, Z4, Z1
+	VSHUFF32X4 $0xee, Z5, Z4, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x44, Z7, Z6, Z2
+	VSHUFF32X4 $0xee, Z7, Z6, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x88, Z0, Z8, Z3
+	VSHUFF32X4 $0xdd, Z0, Z8, Z0
+	VADDPS     Z0, Z3, Z3
+	VSHUFF32X4 $0x88, Z2, Z1, Z0
+	VSHUFF32X4 $0xdd, Z2, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VSHUFPS    $0x88, Z0, Z3, Z1
+	VSHUFPS    $0xdd, Z0, Z3, Z0
+	VADDPS     Z0, Z1, Z1
+	VSHUFPS    $0x88, Z1, Z1, Z0
+	VSHUFPS    $0xdd, Z1, Z1, Z1
+	VADDPS     Z1, Z0, Z0
+	VMOVUPS    permz_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS    Z0, Z1, Z0
+	VMOVUPS    Y0, (AX)
+	ADDQ       $0x20, AX
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	ADDQ       DI, SI
+	SUBQ       $0x08, CX
+	JMP        smulti16z1_k8
+
+smulti16z1_k8_next:
+smulti16z1_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z1_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	MOVQ         BX, R11
+
+smulti16z1_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smulti16z1_k1_tail
+	VMOVUPS     (R10), Z1
+	VPMOVZXWD   (SI), Z2
+	VPSLLD      $0x10, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti16z1_k1_chunk
+
+smulti16z1_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti16z1_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z1
+	VMOVDQU16.Z (SI), K1, Y2
+	VPMOVZXWD   Y2, Z2
+	VPSLLD      $0x10, Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+smulti16z1_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z1_k1
+
+smulti16z1_k1_next:
+	JMP smulti16z_done
+
+smulti16z_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti16z2_k8:
+	CMPQ         CX, $0x08
+	JL           smulti16z2_k8_next
+	LEAQ         (DI)(DI*2), R10
+	LEAQ         (SI)(DI*4), R11
+	IMUL3Q       $0x00000020, DI, R12
+	ADDQ         SI, R12
+	MOVQ         DX, R13
+	LEAQ         (R8)(R8*2), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	VBROADCASTSS zero<>+0(SB), Z8
+	VBROADCASTSS zero<>+0(SB), Z9
+	VBROADCASTSS zero<>+0(SB), Z10
+	VBROADCASTSS zero<>+0(SB), Z11
+	VBROADCASTSS zero<>+0(SB), Z12
+	VBROADCASTSS zero<>+0(SB), Z13
+	VBROADCASTSS zero<>+0(SB), Z14
+	VBROADCASTSS zero<>+0(SB), Z15
+	MOVQ         BX, R14
+
+smulti16z2_k8_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti16z2_k8_tail
+	VMOVUPS     (R13), Z16
+	VMOVUPS     (R13)(R8*1), Z17
+	VPMOVZXWD   (SI), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z0
+	VFMADD231PS Z18, Z17, Z8
+	VPMOVZXWD   (SI)(DI*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z1
+	VFMADD231PS Z18, Z17, Z9
+	PREFETCHT0  (R12)
+	VPMOVZXWD   (SI)(DI*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z2
+	VFMADD231PS Z18, Z17, Z10
+	VPMOVZXWD   (SI)(R10*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z3
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT0  64(R12)
+	VPMOVZXWD   (R11), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z4
+	VFMADD231PS Z18, Z17, Z12
+	VPMOVZXWD   (R11)(DI*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z5
+	VFMADD231PS Z18, Z17, Z13
+	PREFETCHT0  128(R12)
+	VPMOVZXWD   (R11)(DI*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z6
+	VFMADD231PS Z18, Z17, Z14
+	VPMOVZXWD   (R11)(R10*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z7
+	VFMADD231PS Z18, Z17, Z15
+	PREFETCHT0  192(R12)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R13
+	ADDQ        $0x20, R11
+	ADDQ        $0x00000100, R12
+	SUBQ        $0x10, R14
+	JMP         smulti16z2_k8_chunk
+
+smulti16z2_k8_tail:
+	TESTQ       R14, R14
+	JZ          smulti16z2_k8_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R14*2), K1
+	VMOVUPS.Z   (R13), K1, Z16
+	VMOVUPS.Z   (R13)(R8*1), K1, Z17
+	VMOVDQU16.Z (SI), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z0
+	VFMADD231PS Z18, Z17, Z8
+	VMOVDQU16.Z (SI)(DI*1), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z1
+	VFMADD231PS Z18, Z17, Z9
+	VMOVDQU16.Z (SI)(DI*2), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z2
+	VFMADD231PS Z18, Z17, Z10
+	VMOVDQU16.Z (SI)(R10*1), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z3
+	VFMADD231PS Z18, Z17, Z11
+	VMOVDQU16.Z (R11), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z4
+	VFMADD231PS Z18, Z17, Z12
+	VMOVDQU16.Z (R11)(DI*1), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z5
+	VFMADD231PS Z18, Z17, Z13
+	VMOVDQU16.Z (R11)(DI*2), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z6
+	VFMADD231PS Z18, Z17, Z14
+	VMOVDQU16.Z (R11)(R10*1), K1, Y18
+	VPMOVZXWD   Y18, Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z16, Z7
+	VFMADD231PS Z18, Z17, Z15
+
+smulti16z2_k8_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       Y1, (AX)
+	VEXTRACTF32X8 $0x01, Z1, (AX)(R9*1)
+	ADDQ          $0x20, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x08, CX
+	JMP           smulti16z2_k8
+
+smulti16z2_k8_next:
+smulti16z2_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z2_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	MOVQ         BX, R11
+
+smulti16z2_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smulti16z2_k1_tail
+	VMOVUPS     (R10), Z2
+	VMOVUPS     (R10)(R8*1), Z3
+	VPMOVZXWD   (SI), Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z2, Z0
+	VFMADD231PS Z4, Z3, Z1
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti16z2_k1_chunk
+
+smulti16z2_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti16z2_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z2
+	VMOVUPS.Z   (R10)(R8*1), K1, Z3
+	VMOVDQU16.Z (SI), K1, Y4
+	VPMOVZXWD   Y4, Z4
+	VPSLLD      $0x10, Z4, Z4
+	VFMADD231PS Z4, Z2, Z0
+	VFMADD231PS Z4, Z3, Z1
+
+smulti16z2_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VADDPS        X2, X0, X0
+	VMOVSHDUP     X0, X2
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X2, X2
+	VADDSS        X2, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z2_k1
+
+smulti16z2_k1_next:
+	JMP smulti16z_done
+
+smulti16z_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti16z3_k4:
+	CMPQ         CX, $0x04
+	JL           smulti16z3_k4_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	VBROADCASTSS zero<>+0(SB), Z8
+	VBROADCASTSS zero<>+0(SB), Z9
+	VBROADCASTSS zero<>+0(SB), Z10
+	VBROADCASTSS zero<>+0(SB), Z11
+	MOVQ         BX, R13
+
+smulti16z3_k4_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti16z3_k4_tail
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VPMOVZXWD   (SI), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z0
+	VFMADD231PS Z15, Z13, Z4
+	VFMADD231PS Z15, Z14, Z8
+	VPMOVZXWD   (SI)(DI*1), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z1
+	VFMADD231PS Z15, Z13, Z5
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT0  (R11)
+	VPMOVZXWD   (SI)(DI*2), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z2
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z10
+	VPMOVZXWD   (SI)(R10*1), Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z3
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z11
+	PREFETCHT0  64(R11)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R13
+	JMP         smulti16z3_k4_chunk
+
+smulti16z3_k4_tail:
+	TESTQ       R13, R13
+	JZ          smulti16z3_k4_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R13*2), K1
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVDQU16.Z (SI), K1, Y15
+	VPMOVZXWD   Y15, Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z0
+	VFMADD231PS Z15, Z13, Z4
+	VFMADD231PS Z15, Z14, Z8
+	VMOVDQU16.Z (SI)(DI*1), K1, Y15
+	VPMOVZXWD   Y15, Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z1
+	VFMADD231PS Z15, Z13, Z5
+	VFMADD231PS Z15, Z14, Z9
+	VMOVDQU16.Z (SI)(DI*2), K1, Y15
+	VPMOVZXWD   Y15, Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z2
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z10
+	VMOVDQU16.Z (SI)(R10*1), K1, Y15
+	VPMOVZXWD   Y15, Z15
+	VPSLLD      $0x10, Z15, Z15
+	VFMADD231PS Z15, Z12, Z3
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z11
+
+smulti16z3_k4_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVUPS       X0, (AX)
+	VEXTRACTF32X4 $0x01, Z0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x02, Z0, (AX)(R9*2)
+	ADDQ          $0x10, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x04, CX
+	JMP           smulti16z3_k4
+
+smulti16z3_k4_next:
+smulti16z3_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z3_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	MOVQ         BX, R11
+
+smulti16z3_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smulti16z3_k1_tail
+	VMOVUPS     (R10), Z3
+	VMOVUPS     (R10)(R8*1), Z4
+	VMOVUPS     (R10)(R8*2), Z5
+	VPMOVZXWD   (SI), Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z3, Z0
+	VFMADD231PS Z6, Z4, Z1
+	VFMADD231PS Z6, Z5, Z2
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti16z3_k1_chunk
+
+smulti16z3_k1_tail:
+	TESTQ       R11, R11
+	JZ          smulti16z3_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z3
+	VMOVUPS.Z   (R10)(R8*1), K1, Z4
+	VMOVUPS.Z   (R10)(R8*2), K1, Z5
+	VMOVDQU16.Z (SI), K1, Y6
+	VPMOVZXWD   Y6, Z6
+	VPSLLD      $0x10, Z6, Z6
+	VFMADD231PS Z6, Z3, Z0
+	VFMADD231PS Z6, Z4, Z1
+	VFMADD231PS Z6, Z5, Z2
+
+smulti16z3_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDPS        X3, X0, X0
+	VMOVHLPS      X0, X3, X3
+	VADDSS        X3, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z3_k1
+
+smulti16z3_k1_next:
+	JMP smulti16z_done
+
+smulti16z_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti16z4_k4:
+	CMPQ         CX, $0x04
+	JL           smulti16z4_k4_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	VBROADCASTSS zero<>+0(SB), Z4
+	VBROADCASTSS zero<>+0(SB), Z5
+	VBROADCASTSS zero<>+0(SB), Z6
+	VBROADCASTSS zero<>+0(SB), Z7
+	VBROADCASTSS zero<>+0(SB), Z8
+	VBROADCASTSS zero<>+0(SB), Z9
+	VBROADCASTSS zero<>+0(SB), Z10
+	VBROADCASTSS zero<>+0(SB), Z11
+	VBROADCASTSS zero<>+0(SB), Z12
+	VBROADCASTSS zero<>+0(SB), Z13
+	VBROADCASTSS zero<>+0(SB), Z14
+	VBROADCASTSS zero<>+0(SB), Z15
+	MOVQ         BX, R14
+
+smulti16z4_k4_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti16z4_k4_tail
+	VMOVUPS     (R12), Z16
+	VMOVUPS     (R12)(R8*1), Z17
+	VMOVUPS     (R12)(R8*2), Z18
+	VMOVUPS     (R12)(R13*1), Z19
+	VPMOVZXWD   (SI), Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z12
+	VPMOVZXWD   (SI)(DI*1), Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z1
+	VFMADD231PS Z20, Z17, Z5
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z13
+	PREFETCHT0  (R11)
+	VPMOVZXWD   (SI)(DI*2), Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z2
+	VFMADD231PS Z20, Z17, Z6
+	VFMADD231PS Z20, Z18, Z10
+	VFMADD231PS Z20, Z19, Z14
+	VPMOVZXWD   (SI)(R10*1), Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z3
+	VFMADD231PS Z20, Z17, Z7
+	VFMADD231PS Z20, Z18, Z11
+	VFMADD231PS Z20, Z19, Z15
+	PREFETCHT0  64(R11)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R14
+	JMP         smulti16z4_k4_chunk
+
+smulti16z4_k4_tail:
+	TESTQ       R14, R14
+	JZ          smulti16z4_k4_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R14*2), K1
+	VMOVUPS.Z   (R12), K1, Z16
+	VMOVUPS.Z   (R12)(R8*1), K1, Z17
+	VMOVUPS.Z   (R12)(R8*2), K1, Z18
+	VMOVUPS.Z   (R12)(R13*1), K1, Z19
+	VMOVDQU16.Z (SI), K1, Y20
+	VPMOVZXWD   Y20, Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z12
+	VMOVDQU16.Z (SI)(DI*1), K1, Y20
+	VPMOVZXWD   Y20, Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z1
+	VFMADD231PS Z20, Z17, Z5
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z13
+	VMOVDQU16.Z (SI)(DI*2), K1, Y20
+	VPMOVZXWD   Y20, Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z2
+	VFMADD231PS Z20, Z17, Z6
+	VFMADD231PS Z20, Z18, Z10
+	VFMADD231PS Z20, Z19, Z14
+	VMOVDQU16.Z (SI)(R10*1), K1, Y20
+	VPMOVZXWD   Y20, Z20
+	VPSLLD      $0x10, Z20, Z20
+	VFMADD231PS Z20, Z16, Z3
+	VFMADD231PS Z20, Z17, Z7
+	VFMADD231PS Z20, Z18, Z11
+	VFMADD231PS Z20, Z19, Z15
+
+smulti16z4_k4_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x02, Z1, (AX)(R9*2)
+	VEXTRACTF32X4 $0x03, Z1, (AX)(R10*1)
+	ADDQ          $0x10, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x04, CX
+	JMP           smulti16z4_k4
+
+smulti16z4_k4_next:
+smulti16z4_k1:
+	CMPQ         CX, $0x01
+	JL           smulti16z4_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VBROADCASTSS zero<>+0(SB), Z2
+	VBROADCASTSS zero<>+0(SB), Z3
+	MOVQ         BX, R12
+
+smulti16z4_k1_chunk:
+	CMPQ        R12, $0x10
+	JL          smulti16z4_k1_tail
+	VMOVUPS     (R10), Z4
+	VMOVUPS     (R10)(R8*1), Z5
+	VMOVUPS     (R10)(R8*2), Z6
+	VMOVUPS     (R10)(R11*1), Z7
+	VPMOVZXWD   (SI), Z8
+	VPSLLD      $0x10, Z8, Z8
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z8, Z5, Z1
+	VFMADD231PS Z8, Z6, Z2
+	VFMADD231PS Z8, Z7, Z3
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smulti16z4_k1_chunk
+
+smulti16z4_k1_tail:
+	TESTQ       R12, R12
+	JZ          smulti16z4_k1_sum
+	LEAQ        ktable<>+0(SB), R13
+	KMOVW       (R13)(R12*2), K1
+	VMOVUPS.Z   (R10), K1, Z4
+	VMOVUPS.Z   (R10)(R8*1), K1, Z5
+	VMOVUPS.Z   (R10)(R8*2), K1, Z6
+	VMOVUPS.Z   (R10)(R11*1), K1, Z7
+	VMOVDQU16.Z (SI), K1, Y8
+	VPMOVZXWD   Y8, Z8
+	VPSLLD      $0x10, Z8, Z8
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z8, Z5, Z1
+	VFMADD231PS Z8, Z6, Z2
+	VFMADD231PS Z8, Z7, Z3
+
+smulti16z4_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X4, X4
+	VADDSS        X4, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti16z4_k1
+
+smulti16z4_k1_next:
+smulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiF16AVX512(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmulti16z_1
+	CMPQ AX, $0x02
+	JE   bmulti16z_2
+	CMPQ AX, $0x03
+	JE   bmulti16z_3
+	JMP  bmulti16z_4
+
+bmulti16z_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti16z1_c8:
+	CMPQ    BX, $0x80
+	JL      bmulti16z1_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c8_keys_done
+	VBROADCASTSS (R10), Z8
+	VCVTPH2PS    (R11), Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VCVTPH2PS    32(R11), Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VCVTPH2PS    64(R11), Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VCVTPH2PS    96(R11), Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VCVTPH2PS    128(R11), Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    160(R11), Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VCVTPH2PS    192(R11), Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VCVTPH2PS    224(R11), Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c8_key
+
+bmulti16z1_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x80, BX
+	JMP     bmulti16z1_c8
+
+bmulti16z1_c8_next:
+bmulti16z1_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z1_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c4_keys_done
+	VBROADCASTSS (R10), Z4
+	VCVTPH2PS    (R11), Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VCVTPH2PS    32(R11), Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VCVTPH2PS    64(R11), Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VCVTPH2PS    96(R11), Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c4_key
+
+bmulti16z1_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z1_c4
+
+bmulti16z1_c4_next:
+bmulti16z1_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z1_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c2_keys_done
+	VBROADCASTSS (R10), Z2
+	VCVTPH2PS    (R11), Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VCVTPH2PS    32(R11), Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c2_key
+
+bmulti16z1_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z1_c2
+
+bmulti16z1_c2_next:
+bmulti16z1_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z1_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c1_keys_done
+	VBROADCASTSS (R10), Z1
+	VCVTPH2PS    (R11), Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c1_key
+
+bmulti16z1_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z1_c1
+
+bmulti16z1_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z1_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z1_tail_keys_done
+	VBROADCASTSS (AX), Z1
+	VMOVDQU16.Z  (BX), K1, Y2
+	VCVTPH2PS    Y2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z1_tail_key
+
+bmulti16z1_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	JMP     bmulti16z_done
+
+bmulti16z_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti16z2_c8:
+	CMPQ    BX, $0x80
+	JL      bmulti16z2_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS (DX)(R8*1), Z8
+	VMOVUPS 64(DX)(R8*1), Z9
+	VMOVUPS 128(DX)(R8*1), Z10
+	VMOVUPS 192(DX)(R8*1), Z11
+	VMOVUPS 256(DX)(R8*1), Z12
+	VMOVUPS 320(DX)(R8*1), Z13
+	VMOVUPS 384(DX)(R8*1), Z14
+	VMOVUPS 448(DX)(R8*1), Z15
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c8_keys_done
+	VBROADCASTSS (R10), Z16
+	VBROADCASTSS (R10)(R9*1), Z17
+	VCVTPH2PS    (R11), Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VCVTPH2PS    32(R11), Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VCVTPH2PS    64(R11), Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VCVTPH2PS    96(R11), Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VCVTPH2PS    128(R11), Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VCVTPH2PS    160(R11), Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VCVTPH2PS    192(R11), Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VCVTPH2PS    224(R11), Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c8_key
+
+bmulti16z2_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, (DX)(R8*1)
+	VMOVUPS Z9, 64(DX)(R8*1)
+	VMOVUPS Z10, 128(DX)(R8*1)
+	VMOVUPS Z11, 192(DX)(R8*1)
+	VMOVUPS Z12, 256(DX)(R8*1)
+	VMOVUPS Z13, 320(DX)(R8*1)
+	VMOVUPS Z14, 384(DX)(R8*1)
+	VMOVUPS Z15, 448(DX)(R8*1)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x80, BX
+	JMP     bmulti16z2_c8
+
+bmulti16z2_c8_next:
+bmulti16z2_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z2_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS (DX)(R8*1), Z4
+	VMOVUPS 64(DX)(R8*1), Z5
+	VMOVUPS 128(DX)(R8*1), Z6
+	VMOVUPS 192(DX)(R8*1), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c4_keys_done
+	VBROADCASTSS (R10), Z8
+	VBROADCASTSS (R10)(R9*1), Z9
+	VCVTPH2PS    (R11), Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VFMADD231PS  Z10, Z9, Z4
+	VCVTPH2PS    32(R11), Z10
+	VFMADD231PS  Z10, Z8, Z1
+	VFMADD231PS  Z10, Z9, Z5
+	VCVTPH2PS    64(R11), Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VFMADD231PS  Z10, Z9, Z6
+	VCVTPH2PS    96(R11), Z10
+	VFMADD231PS  Z10, Z8, Z3
+	VFMADD231PS  Z10, Z9, Z7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c4_key
+
+bmulti16z2_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, (DX)(R8*1)
+	VMOVUPS Z5, 64(DX)(R8*1)
+	VMOVUPS Z6, 128(DX)(R8*1)
+	VMOVUPS Z7, 192(DX)(R8*1)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z2_c4
+
+bmulti16z2_c4_next:
+bmulti16z2_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z2_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c2_keys_done
+	VBROADCASTSS (R10), Z4
+	VBROADCASTSS (R10)(R9*1), Z5
+	VCVTPH2PS    (R11), Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VFMADD231PS  Z6, Z5, Z2
+	VCVTPH2PS    32(R11), Z6
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c2_key
+
+bmulti16z2_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z2_c2
+
+bmulti16z2_c2_next:
+bmulti16z2_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z2_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c1_keys_done
+	VBROADCASTSS (R10), Z2
+	VBROADCASTSS (R10)(R9*1), Z3
+	VCVTPH2PS    (R11), Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VFMADD231PS  Z4, Z3, Z1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c1_key
+
+bmulti16z2_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z2_c1
+
+bmulti16z2_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z2_tail_keys_done
+	VBROADCASTSS (AX), Z2
+	VBROADCASTSS (AX)(R9*1), Z3
+	VMOVDQU16.Z  (BX), K1, Y4
+	VCVTPH2PS    Y4, Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VFMADD231PS  Z4, Z3, Z1
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z2_tail_key
+
+bmulti16z2_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	JMP     bmulti16z_done
+
+bmulti16z_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti16z3_c8:
+	CMPQ    BX, $0x80
+	JL      bmulti16z3_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS (DX)(R8*1), Z8
+	VMOVUPS 64(DX)(R8*1), Z9
+	VMOVUPS 128(DX)(R8*1), Z10
+	VMOVUPS 192(DX)(R8*1), Z11
+	VMOVUPS 256(DX)(R8*1), Z12
+	VMOVUPS 320(DX)(R8*1), Z13
+	VMOVUPS 384(DX)(R8*1), Z14
+	VMOVUPS 448(DX)(R8*1), Z15
+	VMOVUPS (DX)(R8*2), Z16
+	VMOVUPS 64(DX)(R8*2), Z17
+	VMOVUPS 128(DX)(R8*2), Z18
+	VMOVUPS 192(DX)(R8*2), Z19
+	VMOVUPS 256(DX)(R8*2), Z20
+	VMOVUPS 320(DX)(R8*2), Z21
+	VMOVUPS 384(DX)(R8*2), Z22
+	VMOVUPS 448(DX)(R8*2), Z23
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c8_keys_done
+	VBROADCASTSS (R10), Z24
+	VBROADCASTSS (R10)(R9*1), Z25
+	VBROADCASTSS (R10)(R9*2), Z26
+	VCVTPH2PS    (R11), Z27
+	VFMADD231PS  Z27, Z24, Z0
+	VFMADD231PS  Z27, Z25, Z8
+	VFMADD231PS  Z27, Z26, Z16
+	VCVTPH2PS    32(R11), Z27
+	VFMADD231PS  Z27, Z24, Z1
+	VFMADD231PS  Z27, Z25, Z9
+	VFMADD231PS  Z27, Z26, Z17
+	VCVTPH2PS    64(R11), Z27
+	VFMADD231PS  Z27, Z24, Z2
+	VFMADD231PS  Z27, Z25, Z10
+	VFMADD231PS  Z27, Z26, Z18
+	VCVTPH2PS    96(R11), Z27
+	VFMADD231PS  Z27, Z24, Z3
+	VFMADD231PS  Z27, Z25, Z11
+	VFMADD231PS  Z27, Z26, Z19
+	VCVTPH2PS    128(R11), Z27
+	VFMADD231PS  Z27, Z24, Z4
+	VFMADD231PS  Z27, Z25, Z12
+	VFMADD231PS  Z27, Z26, Z20
+	VCVTPH2PS    160(R11), Z27
+	VFMADD231PS  Z27, Z24, Z5
+	VFMADD231PS  Z27, Z25, Z13
+	VFMADD231PS  Z27, Z26, Z21
+	VCVTPH2PS    192(R11), Z27
+	VFMADD231PS  Z27, Z24, Z6
+	VFMADD231PS  Z27, Z25, Z14
+	VFMADD231PS  Z27, Z26, Z22
+	VCVTPH2PS    224(R11), Z27
+	VFMADD231PS  Z27, Z24, Z7
+	VFMADD231PS  Z27, Z25, Z15
+	VFMADD231PS  Z27, Z26, Z23
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c8_key
+
+bmulti16z3_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, (DX)(R8*1)
+	VMOVUPS Z9, 64(DX)(R8*1)
+	VMOVUPS Z10, 128(DX)(R8*1)
+	VMOVUPS Z11, 192(DX)(R8*1)
+	VMOVUPS Z12, 256(DX)(R8*1)
+	VMOVUPS Z13, 320(DX)(R8*1)
+	VMOVUPS Z14, 384(DX)(R8*1)
+	VMOVUPS Z15, 448(DX)(R8*1)
+	VMOVUPS Z16, (DX)(R8*2)
+	VMOVUPS Z17, 64(DX)(R8*2)
+	VMOVUPS Z18, 128(DX)(R8*2)
+	VMOVUPS Z19, 192(DX)(R8*2)
+	VMOVUPS Z20, 256(DX)(R8*2)
+	VMOVUPS Z21, 320(DX)(R8*2)
+	VMOVUPS Z22, 384(DX)(R8*2)
+	VMOVUPS Z23, 448(DX)(R8*2)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x80, BX
+	JMP     bmulti16z3_c8
+
+bmulti16z3_c8_next:
+bmulti16z3_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z3_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS (DX)(R8*1), Z4
+	VMOVUPS 64(DX)(R8*1), Z5
+	VMOVUPS 128(DX)(R8*1), Z6
+	VMOVUPS 192(DX)(R8*1), Z7
+	VMOVUPS (DX)(R8*2), Z8
+	VMOVUPS 64(DX)(R8*2), Z9
+	VMOVUPS 128(DX)(R8*2), Z10
+	VMOVUPS 192(DX)(R8*2), Z11
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c4_keys_done
+	VBROADCASTSS (R10), Z12
+	VBROADCASTSS (R10)(R9*1), Z13
+	VBROADCASTSS (R10)(R9*2), Z14
+	VCVTPH2PS    (R11), Z15
+	VFMADD231PS  Z15, Z12, Z0
+	VFMADD231PS  Z15, Z13, Z4
+	VFMADD231PS  Z15, Z14, Z8
+	VCVTPH2PS    32(R11), Z15
+	VFMADD231PS  Z15, Z12, Z1
+	VFMADD231PS  Z15, Z13, Z5
+	VFMADD231PS  Z15, Z14, Z9
+	VCVTPH2PS    64(R11), Z15
+	VFMADD231PS  Z15, Z12, Z2
+	VFMADD231PS  Z15, Z13, Z6
+	VFMADD231PS  Z15, Z14, Z10
+	VCVTPH2PS    96(R11), Z15
+	VFMADD231PS  Z15, Z12, Z3
+	VFMADD231PS  Z15, Z13, Z7
+	VFMADD231PS  Z15, Z14, Z11
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c4_key
+
+bmulti16z3_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, (DX)(R8*1)
+	VMOVUPS Z5, 64(DX)(R8*1)
+	VMOVUPS Z6, 128(DX)(R8*1)
+	VMOVUPS Z7, 192(DX)(R8*1)
+	VMOVUPS Z8, (DX)(R8*2)
+	VMOVUPS Z9, 64(DX)(R8*2)
+	VMOVUPS Z10, 128(DX)(R8*2)
+	VMOVUPS Z11, 192(DX)(R8*2)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z3_c4
+
+bmulti16z3_c4_next:
+bmulti16z3_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z3_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c2_keys_done
+	VBROADCASTSS (R10), Z6
+	VBROADCASTSS (R10)(R9*1), Z7
+	VBROADCASTSS (R10)(R9*2), Z8
+	VCVTPH2PS    (R11), Z9
+	VFMADD231PS  Z9, Z6, Z0
+	VFMADD231PS  Z9, Z7, Z2
+	VFMADD231PS  Z9, Z8, Z4
+	VCVTPH2PS    32(R11), Z9
+	VFMADD231PS  Z9, Z6, Z1
+	VFMADD231PS  Z9, Z7, Z3
+	VFMADD231PS  Z9, Z8, Z5
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c2_key
+
+bmulti16z3_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z3_c2
+
+bmulti16z3_c2_next:
+bmulti16z3_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z3_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c1_keys_done
+	VBROADCASTSS (R10), Z3
+	VBROADCASTSS (R10)(R9*1), Z4
+	VBROADCASTSS (R10)(R9*2), Z5
+	VCVTPH2PS    (R11), Z6
+	VFMADD231PS  Z6, Z3, Z0
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c1_key
+
+bmulti16z3_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z3_c1
+
+bmulti16z3_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z3_tail_keys_done
+	VBROADCASTSS (AX), Z3
+	VBROADCASTSS (AX)(R9*1), Z4
+	VBROADCASTSS (AX)(R9*2), Z5
+	VMOVDQU16.Z  (BX), K1, Y6
+	VCVTPH2PS    Y6, Z6
+	VFMADD231PS  Z6, Z3, Z0
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z2
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z3_tail_key
+
+bmulti16z3_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	JMP     bmulti16z_done
+
+bmulti16z_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti16z4_c6:
+	CMPQ    BX, $0x60
+	JL      bmulti16z4_c6_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS (DX)(R8*1), Z6
+	VMOVUPS 64(DX)(R8*1), Z7
+	VMOVUPS 128(DX)(R8*1), Z8
+	VMOVUPS 192(DX)(R8*1), Z9
+	VMOVUPS 256(DX)(R8*1), Z10
+	VMOVUPS 320(DX)(R8*1), Z11
+	VMOVUPS (DX)(R8*2), Z12
+	VMOVUPS 64(DX)(R8*2), Z13
+	VMOVUPS 128(DX)(R8*2), Z14
+	VMOVUPS 192(DX)(R8*2), Z15
+	VMOVUPS 256(DX)(R8*2), Z16
+	VMOVUPS 320(DX)(R8*2), Z17
+	VMOVUPS (DX)(R10*1), Z18
+	VMOVUPS 64(DX)(R10*1), Z19
+	VMOVUPS 128(DX)(R10*1), Z20
+	VMOVUPS 192(DX)(R10*1), Z21
+	VMOVUPS 256(DX)(R10*1), Z22
+	VMOVUPS 320(DX)(R10*1), Z23
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c6_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c6_keys_done
+	VBROADCASTSS (R10), Z24
+	VBROADCASTSS (R10)(R9*1), Z25
+	VBROADCASTSS (R10)(R9*2), Z26
+	VBROADCASTSS (R10)(R13*1), Z27
+	VCVTPH2PS    (R11), Z28
+	VFMADD231PS  Z28, Z24, Z0
+	VFMADD231PS  Z28, Z25, Z6
+	VFMADD231PS  Z28, Z26, Z12
+	VFMADD231PS  Z28, Z27, Z18
+	VCVTPH2PS    32(R11), Z28
+	VFMADD231PS  Z28, Z24, Z1
+	VFMADD231PS  Z28, Z25, Z7
+	VFMADD231PS  Z28, Z26, Z13
+	VFMADD231PS  Z28, Z27, Z19
+	VCVTPH2PS    64(R11), Z28
+	VFMADD231PS  Z28, Z24, Z2
+	VFMADD231PS  Z28, Z25, Z8
+	VFMADD231PS  Z28, Z26, Z14
+	VFMADD231PS  Z28, Z27, Z20
+	VCVTPH2PS    96(R11), Z28
+	VFMADD231PS  Z28, Z24, Z3
+	VFMADD231PS  Z28, Z25, Z9
+	VFMADD231PS  Z28, Z26, Z15
+	VFMADD231PS  Z28, Z27, Z21
+	VCVTPH2PS    128(R11), Z28
+	VFMADD231PS  Z28, Z24, Z4
+	VFMADD231PS  Z28, Z25, Z10
+	VFMADD231PS  Z28, Z26, Z16
+	VFMADD231PS  Z28, Z27, Z22
+	VCVTPH2PS    160(R11), Z28
+	VFMADD231PS  Z28, Z24, Z5
+	VFMADD231PS  Z28, Z25, Z11
+	VFMADD231PS  Z28, Z26, Z17
+	VFMADD231PS  Z28, Z27, Z23
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c6_key
+
+bmulti16z4_c6_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, (DX)(R8*1)
+	VMOVUPS Z7, 64(DX)(R8*1)
+	VMOVUPS Z8, 128(DX)(R8*1)
+	VMOVUPS Z9, 192(DX)(R8*1)
+	VMOVUPS Z10, 256(DX)(R8*1)
+	VMOVUPS Z11, 320(DX)(R8*1)
+	VMOVUPS Z12, (DX)(R8*2)
+	VMOVUPS Z13, 64(DX)(R8*2)
+	VMOVUPS Z14, 128(DX)(R8*2)
+	VMOVUPS Z15, 192(DX)(R8*2)
+	VMOVUPS Z16, 256(DX)(R8*2)
+	VMOVUPS Z17, 320(DX)(R8*2)
+	VMOVUPS Z18, (DX)(R10*1)
+	VMOVUPS Z19, 64(DX)(R10*1)
+	VMOVUPS Z20, 128(DX)(R10*1)
+	VMOVUPS Z21, 192(DX)(R10*1)
+	VMOVUPS Z22, 256(DX)(R10*1)
+	VMOVUPS Z23, 320(DX)(R10*1)
+	ADDQ    $0x00000180, DX
+	ADDQ    $0x000000c0, SI
+	SUBQ    $0x60, BX
+	JMP     bmulti16z4_c6
+
+bmulti16z4_c6_next:
+bmulti16z4_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z4_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS (DX)(R8*1), Z4
+	VMOVUPS 64(DX)(R8*1), Z5
+	VMOVUPS 128(DX)(R8*1), Z6
+	VMOVUPS 192(DX)(R8*1), Z7
+	VMOVUPS (DX)(R8*2), Z8
+	VMOVUPS 64(DX)(R8*2), Z9
+	VMOVUPS 128(DX)(R8*2), Z10
+	VMOVUPS 192(DX)(R8*2), Z11
+	VMOVUPS (DX)(R10*1), Z12
+	VMOVUPS 64(DX)(R10*1), Z13
+	VMOVUPS 128(DX)(R10*1), Z14
+	VMOVUPS 192(DX)(R10*1), Z15
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c4_keys_done
+	VBROADCASTSS (R10), Z16
+	VBROADCASTSS (R10)(R9*1), Z17
+	VBROADCASTSS (R10)(R9*2), Z18
+	VBROADCASTSS (R10)(R13*1), Z19
+	VCVTPH2PS    (R11), Z20
+	VFMADD231PS  Z20, Z16, Z0
+	VFMADD231PS  Z20, Z17, Z4
+	VFMADD231PS  Z20, Z18, Z8
+	VFMADD231PS  Z20, Z19, Z12
+	VCVTPH2PS    32(R11), Z20
+	VFMADD231PS  Z20, Z16, Z1
+	VFMADD231PS  Z20, Z17, Z5
+	VFMADD231PS  Z20, Z18, Z9
+	VFMADD231PS  Z20, Z19, Z13
+	VCVTPH2PS    64(R11), Z20
+	VFMADD231PS  Z20, Z16, Z2
+	VFMADD231PS  Z20, Z17, Z6
+	VFMADD231PS  Z20, Z18, Z10
+	VFMADD231PS  Z20, Z19, Z14
+	VCVTPH2PS    96(R11), Z20
+	VFMADD231PS  Z20, Z16, Z3
+	VFMADD231PS  Z20, Z17, Z7
+	VFMADD231PS  Z20, Z18, Z11
+	VFMADD231PS  Z20, Z19, Z15
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c4_key
+
+bmulti16z4_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, (DX)(R8*1)
+	VMOVUPS Z5, 64(DX)(R8*1)
+	VMOVUPS Z6, 128(DX)(R8*1)
+	VMOVUPS Z7, 192(DX)(R8*1)
+	VMOVUPS Z8, (DX)(R8*2)
+	VMOVUPS Z9, 64(DX)(R8*2)
+	VMOVUPS Z10, 128(DX)(R8*2)
+	VMOVUPS Z11, 192(DX)(R8*2)
+	VMOVUPS Z12, (DX)(R10*1)
+	VMOVUPS Z13, 64(DX)(R10*1)
+	VMOVUPS Z14, 128(DX)(R10*1)
+	VMOVUPS Z15, 192(DX)(R10*1)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z4_c4
+
+bmulti16z4_c4_next:
+bmulti16z4_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z4_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c2_keys_done
+	VBROADCASTSS (R10), Z8
+	VBROADCASTSS (R10)(R9*1), Z9
+	VBROADCASTSS (R10)(R9*2), Z10
+	VBROADCASTSS (R10)(R13*1), Z11
+	VCVTPH2PS    (R11), Z12
+	VFMADD231PS  Z12, Z8, Z0
+	VFMADD231PS  Z12, Z9, Z2
+	VFMADD231PS  Z12, Z10, Z4
+	VFMADD231PS  Z12, Z11, Z6
+	VCVTPH2PS    32(R11), Z12
+	VFMADD231PS  Z12, Z8, Z1
+	VFMADD231PS  Z12, Z9, Z3
+	VFMADD231PS  Z12, Z10, Z5
+	VFMADD231PS  Z12, Z11, Z7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c2_key
+
+bmulti16z4_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z4_c2
+
+bmulti16z4_c2_next:
+bmulti16z4_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z4_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c1_keys_done
+	VBROADCASTSS (R10), Z4
+	VBROADCASTSS (R10)(R9*1), Z5
+	VBROADCASTSS (R10)(R9*2), Z6
+	VBROADCASTSS (R10)(R13*1), Z7
+	VCVTPH2PS    (R11), Z8
+	VFMADD231PS  Z8, Z4, Z0
+	VFMADD231PS  Z8, Z5, Z1
+	VFMADD231PS  Z8, Z6, Z2
+	VFMADD231PS  Z8, Z7, Z3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c1_key
+
+bmulti16z4_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z4_c1
+
+bmulti16z4_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z4_tail_keys_done
+	VBROADCASTSS (AX), Z4
+	VBROADCASTSS (AX)(R9*1), Z5
+	VBROADCASTSS (AX)(R9*2), Z6
+	VBROADCASTSS (AX)(SI*1), Z7
+	VMOVDQU16.Z  (BX), K1, Y8
+	VCVTPH2PS    Y8, Z8
+	VFMADD231PS  Z8, Z4, Z0
+	VFMADD231PS  Z8, Z5, Z1
+	VFMADD231PS  Z8, Z6, Z2
+	VFMADD231PS  Z8, Z7, Z3
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z4_tail_key
+
+bmulti16z4_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiBF16AVX512(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmulti16z_1
+	CMPQ AX, $0x02
+	JE   bmulti16z_2
+	CMPQ AX, $0x03
+	JE   bmulti16z_3
+	JMP  bmulti16z_4
+
+bmulti16z_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti16z1_c8:
+	CMPQ    BX, $0x80
+	JL      bmulti16z1_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c8_keys_done
+	VBROADCASTSS (R10), Z8
+	VPMOVZXWD    (R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VPMOVZXWD    32(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VPMOVZXWD    64(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VPMOVZXWD    96(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VPMOVZXWD    128(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VPMOVZXWD    160(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVZXWD    192(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VPMOVZXWD    224(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c8_key
+
+bmulti16z1_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x80, BX
+	JMP     bmulti16z1_c8
+
+bmulti16z1_c8_next:
+bmulti16z1_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z1_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c4_keys_done
+	VBROADCASTSS (R10), Z4
+	VPMOVZXWD    (R11), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VPMOVZXWD    32(R11), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVZXWD    64(R11), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VPMOVZXWD    96(R11), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c4_key
+
+bmulti16z1_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z1_c4
+
+bmulti16z1_c4_next:
+bmulti16z1_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z1_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c2_keys_done
+	VBROADCASTSS (R10), Z2
+	VPMOVZXWD    (R11), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VPMOVZXWD    32(R11), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c2_key
+
+bmulti16z1_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z1_c2
+
+bmulti16z1_c2_next:
+bmulti16z1_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z1_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z1_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z1_c1_keys_done
+	VBROADCASTSS (R10), Z1
+	VPMOVZXWD    (R11), Z2
+	VPSLLD       $0x10, Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z1_c1_key
+
+bmulti16z1_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z1_c1
+
+bmulti16z1_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z1_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z1_tail_keys_done
+	VBROADCASTSS (AX), Z1
+	VMOVDQU16.Z  (BX), K1, Y2
+	VPMOVZXWD    Y2, Z2
+	VPSLLD       $0x10, Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z1_tail_key
+
+bmulti16z1_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	JMP     bmulti16z_done
+
+bmulti16z_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti16z2_c8:
+	CMPQ    BX, $0x80
+	JL      bmulti16z2_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS (DX)(R8*1), Z8
+	VMOVUPS 64(DX)(R8*1), Z9
+	VMOVUPS 128(DX)(R8*1), Z10
+	VMOVUPS 192(DX)(R8*1), Z11
+	VMOVUPS 256(DX)(R8*1), Z12
+	VMOVUPS 320(DX)(R8*1), Z13
+	VMOVUPS 384(DX)(R8*1), Z14
+	VMOVUPS 448(DX)(R8*1), Z15
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c8_keys_done
+	VBROADCASTSS (R10), Z16
+	VBROADCASTSS (R10)(R9*1), Z17
+	VPMOVZXWD    (R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z0
+	VFMADD231PS  Z18, Z17, Z8
+	VPMOVZXWD    32(R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z1
+	VFMADD231PS  Z18, Z17, Z9
+	VPMOVZXWD    64(R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z2
+	VFMADD231PS  Z18, Z17, Z10
+	VPMOVZXWD    96(R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z3
+	VFMADD231PS  Z18, Z17, Z11
+	VPMOVZXWD    128(R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z4
+	VFMADD231PS  Z18, Z17, Z12
+	VPMOVZXWD    160(R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z5
+	VFMADD231PS  Z18, Z17, Z13
+	VPMOVZXWD    192(R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z6
+	VFMADD231PS  Z18, Z17, Z14
+	VPMOVZXWD    224(R11), Z18
+	VPSLLD       $0x10, Z18, Z18
+	VFMADD231PS  Z18, Z16, Z7
+	VFMADD231PS  Z18, Z17, Z15
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c8_key
+
+bmulti16z2_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, (DX)(R8*1)
+	VMOVUPS Z9, 64(DX)(R8*1)
+	VMOVUPS Z10, 128(DX)(R8*1)
+	VMOVUPS Z11, 192(DX)(R8*1)
+	VMOVUPS Z12, 256(DX)(R8*1)
+	VMOVUPS Z13, 320(DX)(R8*1)
+	VMOVUPS Z14, 384(DX)(R8*1)
+	VMOVUPS Z15, 448(DX)(R8*1)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x80, BX
+	JMP     bmulti16z2_c8
+
+bmulti16z2_c8_next:
+bmulti16z2_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z2_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS (DX)(R8*1), Z4
+	VMOVUPS 64(DX)(R8*1), Z5
+	VMOVUPS 128(DX)(R8*1), Z6
+	VMOVUPS 192(DX)(R8*1), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c4_keys_done
+	VBROADCASTSS (R10), Z8
+	VBROADCASTSS (R10)(R9*1), Z9
+	VPMOVZXWD    (R11), Z10
+	VPSLLD       $0x10, Z10, Z10
+	VFMADD231PS  Z10, Z8, Z0
+	VFMADD231PS  Z10, Z9, Z4
+	VPMOVZXWD    32(R11), Z10
+	VPSLLD       $0x10, Z10, Z10
+	VFMADD231PS  Z10, Z8, Z1
+	VFMADD231PS  Z10, Z9, Z5
+	VPMOVZXWD    64(R11), Z10
+	VPSLLD       $0x10, Z10, Z10
+	VFMADD231PS  Z10, Z8, Z2
+	VFMADD231PS  Z10, Z9, Z6
+	VPMOVZXWD    96(R11), Z10
+	VPSLLD       $0x10, Z10, Z10
+	VFMADD231PS  Z10, Z8, Z3
+	VFMADD231PS  Z10, Z9, Z7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c4_key
+
+bmulti16z2_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, (DX)(R8*1)
+	VMOVUPS Z5, 64(DX)(R8*1)
+	VMOVUPS Z6, 128(DX)(R8*1)
+	VMOVUPS Z7, 192(DX)(R8*1)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z2_c4
+
+bmulti16z2_c4_next:
+bmulti16z2_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z2_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c2_keys_done
+	VBROADCASTSS (R10), Z4
+	VBROADCASTSS (R10)(R9*1), Z5
+	VPMOVZXWD    (R11), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z4, Z0
+	VFMADD231PS  Z6, Z5, Z2
+	VPMOVZXWD    32(R11), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c2_key
+
+bmulti16z2_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z2_c2
+
+bmulti16z2_c2_next:
+bmulti16z2_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z2_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z2_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z2_c1_keys_done
+	VBROADCASTSS (R10), Z2
+	VBROADCASTSS (R10)(R9*1), Z3
+	VPMOVZXWD    (R11), Z4
+	VPSLLD       $0x10, Z4, Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VFMADD231PS  Z4, Z3, Z1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z2_c1_key
+
+bmulti16z2_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z2_c1
+
+bmulti16z2_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z2_tail_keys_done
+	VBROADCASTSS (AX), Z2
+	VBROADCASTSS (AX)(R9*1), Z3
+	VMOVDQU16.Z  (BX), K1, Y4
+	VPMOVZXWD    Y4, Z4
+	VPSLLD       $0x10, Z4, Z4
+	VFMADD231PS  Z4, Z2, Z0
+	VFMADD231PS  Z4, Z3, Z1
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z2_tail_key
+
+bmulti16z2_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	JMP     bmulti16z_done
+
+bmulti16z_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti16z3_c8:
+	CMPQ    BX, $0x80
+	JL      bmulti16z3_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS 384(DX), Z6
+	VMOVUPS 448(DX), Z7
+	VMOVUPS (DX)(R8*1), Z8
+	VMOVUPS 64(DX)(R8*1), Z9
+	VMOVUPS 128(DX)(R8*1), Z10
+	VMOVUPS 192(DX)(R8*1), Z11
+	VMOVUPS 256(DX)(R8*1), Z12
+	VMOVUPS 320(DX)(R8*1), Z13
+	VMOVUPS 384(DX)(R8*1), Z14
+	VMOVUPS 448(DX)(R8*1), Z15
+	VMOVUPS (DX)(R8*2), Z16
+	VMOVUPS 64(DX)(R8*2), Z17
+	VMOVUPS 128(DX)(R8*2), Z18
+	VMOVUPS 192(DX)(R8*2), Z19
+	VMOVUPS 256(DX)(R8*2), Z20
+	VMOVUPS 320(DX)(R8*2), Z21
+	VMOVUPS 384(DX)(R8*2), Z22
+	VMOVUPS 448(DX)(R8*2), Z23
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c8_keys_done
+	VBROADCASTSS (R10), Z24
+	VBROADCASTSS (R10)(R9*1), Z25
+	VBROADCASTSS (R10)(R9*2), Z26
+	VPMOVZXWD    (R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z0
+	VFMADD231PS  Z27, Z25, Z8
+	VFMADD231PS  Z27, Z26, Z16
+	VPMOVZXWD    32(R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z1
+	VFMADD231PS  Z27, Z25, Z9
+	VFMADD231PS  Z27, Z26, Z17
+	VPMOVZXWD    64(R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z2
+	VFMADD231PS  Z27, Z25, Z10
+	VFMADD231PS  Z27, Z26, Z18
+	VPMOVZXWD    96(R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z3
+	VFMADD231PS  Z27, Z25, Z11
+	VFMADD231PS  Z27, Z26, Z19
+	VPMOVZXWD    128(R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z4
+	VFMADD231PS  Z27, Z25, Z12
+	VFMADD231PS  Z27, Z26, Z20
+	VPMOVZXWD    160(R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z5
+	VFMADD231PS  Z27, Z25, Z13
+	VFMADD231PS  Z27, Z26, Z21
+	VPMOVZXWD    192(R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z6
+	VFMADD231PS  Z27, Z25, Z14
+	VFMADD231PS  Z27, Z26, Z22
+	VPMOVZXWD    224(R11), Z27
+	VPSLLD       $0x10, Z27, Z27
+	VFMADD231PS  Z27, Z24, Z7
+	VFMADD231PS  Z27, Z25, Z15
+	VFMADD231PS  Z27, Z26, Z23
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c8_key
+
+bmulti16z3_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, 384(DX)
+	VMOVUPS Z7, 448(DX)
+	VMOVUPS Z8, (DX)(R8*1)
+	VMOVUPS Z9, 64(DX)(R8*1)
+	VMOVUPS Z10, 128(DX)(R8*1)
+	VMOVUPS Z11, 192(DX)(R8*1)
+	VMOVUPS Z12, 256(DX)(R8*1)
+	VMOVUPS Z13, 320(DX)(R8*1)
+	VMOVUPS Z14, 384(DX)(R8*1)
+	VMOVUPS Z15, 448(DX)(R8*1)
+	VMOVUPS Z16, (DX)(R8*2)
+	VMOVUPS Z17, 64(DX)(R8*2)
+	VMOVUPS Z18, 128(DX)(R8*2)
+	VMOVUPS Z19, 192(DX)(R8*2)
+	VMOVUPS Z20, 256(DX)(R8*2)
+	VMOVUPS Z21, 320(DX)(R8*2)
+	VMOVUPS Z22, 384(DX)(R8*2)
+	VMOVUPS Z23, 448(DX)(R8*2)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x80, BX
+	JMP     bmulti16z3_c8
+
+bmulti16z3_c8_next:
+bmulti16z3_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z3_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS (DX)(R8*1), Z4
+	VMOVUPS 64(DX)(R8*1), Z5
+	VMOVUPS 128(DX)(R8*1), Z6
+	VMOVUPS 192(DX)(R8*1), Z7
+	VMOVUPS (DX)(R8*2), Z8
+	VMOVUPS 64(DX)(R8*2), Z9
+	VMOVUPS 128(DX)(R8*2), Z10
+	VMOVUPS 192(DX)(R8*2), Z11
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c4_keys_done
+	VBROADCASTSS (R10), Z12
+	VBROADCASTSS (R10)(R9*1), Z13
+	VBROADCASTSS (R10)(R9*2), Z14
+	VPMOVZXWD    (R11), Z15
+	VPSLLD       $0x10, Z15, Z15
+	VFMADD231PS  Z15, Z12, Z0
+	VFMADD231PS  Z15, Z13, Z4
+	VFMADD231PS  Z15, Z14, Z8
+	VPMOVZXWD    32(R11), Z15
+	VPSLLD       $0x10, Z15, Z15
+	VFMADD231PS  Z15, Z12, Z1
+	VFMADD231PS  Z15, Z13, Z5
+	VFMADD231PS  Z15, Z14, Z9
+	VPMOVZXWD    64(R11), Z15
+	VPSLLD       $0x10, Z15, Z15
+	VFMADD231PS  Z15, Z12, Z2
+	VFMADD231PS  Z15, Z13, Z6
+	VFMADD231PS  Z15, Z14, Z10
+	VPMOVZXWD    96(R11), Z15
+	VPSLLD       $0x10, Z15, Z15
+	VFMADD231PS  Z15, Z12, Z3
+	VFMADD231PS  Z15, Z13, Z7
+	VFMADD231PS  Z15, Z14, Z11
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c4_key
+
+bmulti16z3_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, (DX)(R8*1)
+	VMOVUPS Z5, 64(DX)(R8*1)
+	VMOVUPS Z6, 128(DX)(R8*1)
+	VMOVUPS Z7, 192(DX)(R8*1)
+	VMOVUPS Z8, (DX)(R8*2)
+	VMOVUPS Z9, 64(DX)(R8*2)
+	VMOVUPS Z10, 128(DX)(R8*2)
+	VMOVUPS Z11, 192(DX)(R8*2)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z3_c4
+
+bmulti16z3_c4_next:
+bmulti16z3_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z3_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c2_keys_done
+	VBROADCASTSS (R10), Z6
+	VBROADCASTSS (R10)(R9*1), Z7
+	VBROADCASTSS (R10)(R9*2), Z8
+	VPMOVZXWD    (R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z6, Z0
+	VFMADD231PS  Z9, Z7, Z2
+	VFMADD231PS  Z9, Z8, Z4
+	VPMOVZXWD    32(R11), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z6, Z1
+	VFMADD231PS  Z9, Z7, Z3
+	VFMADD231PS  Z9, Z8, Z5
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c2_key
+
+bmulti16z3_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z3_c2
+
+bmulti16z3_c2_next:
+bmulti16z3_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z3_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z3_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z3_c1_keys_done
+	VBROADCASTSS (R10), Z3
+	VBROADCASTSS (R10)(R9*1), Z4
+	VBROADCASTSS (R10)(R9*2), Z5
+	VPMOVZXWD    (R11), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z3, Z0
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z3_c1_key
+
+bmulti16z3_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z3_c1
+
+bmulti16z3_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z3_tail_keys_done
+	VBROADCASTSS (AX), Z3
+	VBROADCASTSS (AX)(R9*1), Z4
+	VBROADCASTSS (AX)(R9*2), Z5
+	VMOVDQU16.Z  (BX), K1, Y6
+	VPMOVZXWD    Y6, Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z3, Z0
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z2
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z3_tail_key
+
+bmulti16z3_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	JMP     bmulti16z_done
+
+bmulti16z_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti16z4_c6:
+	CMPQ    BX, $0x60
+	JL      bmulti16z4_c6_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS 256(DX), Z4
+	VMOVUPS 320(DX), Z5
+	VMOVUPS (DX)(R8*1), Z6
+	VMOVUPS 64(DX)(R8*1), Z7
+	VMOVUPS 128(DX)(R8*1), Z8
+	VMOVUPS 192(DX)(R8*1), Z9
+	VMOVUPS 256(DX)(R8*1), Z10
+	VMOVUPS 320(DX)(R8*1), Z11
+	VMOVUPS (DX)(R8*2), Z12
+	VMOVUPS 64(DX)(R8*2), Z13
+	VMOVUPS 128(DX)(R8*2), Z14
+	VMOVUPS 192(DX)(R8*2), Z15
+	VMOVUPS 256(DX)(R8*2), Z16
+	VMOVUPS 320(DX)(R8*2), Z17
+	VMOVUPS (DX)(R10*1), Z18
+	VMOVUPS 64(DX)(R10*1), Z19
+	VMOVUPS 128(DX)(R10*1), Z20
+	VMOVUPS 192(DX)(R10*1), Z21
+	VMOVUPS 256(DX)(R10*1), Z22
+	VMOVUPS 320(DX)(R10*1), Z23
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c6_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c6_keys_done
+	VBROADCASTSS (R10), Z24
+	VBROADCASTSS (R10)(R9*1), Z25
+	VBROADCASTSS (R10)(R9*2), Z26
+	VBROADCASTSS (R10)(R13*1), Z27
+	VPMOVZXWD    (R11), Z28
+	VPSLLD       $0x10, Z28, Z28
+	VFMADD231PS  Z28, Z24, Z0
+	VFMADD231PS  Z28, Z25, Z6
+	VFMADD231PS  Z28, Z26, Z12
+	VFMADD231PS  Z28, Z27, Z18
+	VPMOVZXWD    32(R11), Z28
+	VPSLLD       $0x10, Z28, Z28
+	VFMADD231PS  Z28, Z24, Z1
+	VFMADD231PS  Z28, Z25, Z7
+	VFMADD231PS  Z28, Z26, Z13
+	VFMADD231PS  Z28, Z27, Z19
+	VPMOVZXWD    64(R11), Z28
+	VPSLLD       $0x10, Z28, Z28
+	VFMADD231PS  Z28, Z24, Z2
+	VFMADD231PS  Z28, Z25, Z8
+	VFMADD231PS  Z28, Z26, Z14
+	VFMADD231PS  Z28, Z27, Z20
+	VPMOVZXWD    96(R11), Z28
+	VPSLLD       $0x10, Z28, Z28
+	VFMADD231PS  Z28, Z24, Z3
+	VFMADD231PS  Z28, Z25, Z9
+	VFMADD231PS  Z28, Z26, Z15
+	VFMADD231PS  Z28, Z27, Z21
+	VPMOVZXWD    128(R11), Z28
+	VPSLLD       $0x10, Z28, Z28
+	VFMADD231PS  Z28, Z24, Z4
+	VFMADD231PS  Z28, Z25, Z10
+	VFMADD231PS  Z28, Z26, Z16
+	VFMADD231PS  Z28, Z27, Z22
+	VPMOVZXWD    160(R11), Z28
+	VPSLLD       $0x10, Z28, Z28
+	VFMADD231PS  Z28, Z24, Z5
+	VFMADD231PS  Z28, Z25, Z11
+	VFMADD231PS  Z28, Z26, Z17
+	VFMADD231PS  Z28, Z27, Z23
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c6_key
+
+bmulti16z4_c6_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, 256(DX)
+	VMOVUPS Z5, 320(DX)
+	VMOVUPS Z6, (DX)(R8*1)
+	VMOVUPS Z7, 64(DX)(R8*1)
+	VMOVUPS Z8, 128(DX)(R8*1)
+	VMOVUPS Z9, 192(DX)(R8*1)
+	VMOVUPS Z10, 256(DX)(R8*1)
+	VMOVUPS Z11, 320(DX)(R8*1)
+	VMOVUPS Z12, (DX)(R8*2)
+	VMOVUPS Z13, 64(DX)(R8*2)
+	VMOVUPS Z14, 128(DX)(R8*2)
+	VMOVUPS Z15, 192(DX)(R8*2)
+	VMOVUPS Z16, 256(DX)(R8*2)
+	VMOVUPS Z17, 320(DX)(R8*2)
+	VMOVUPS Z18, (DX)(R10*1)
+	VMOVUPS Z19, 64(DX)(R10*1)
+	VMOVUPS Z20, 128(DX)(R10*1)
+	VMOVUPS Z21, 192(DX)(R10*1)
+	VMOVUPS Z22, 256(DX)(R10*1)
+	VMOVUPS Z23, 320(DX)(R10*1)
+	ADDQ    $0x00000180, DX
+	ADDQ    $0x000000c0, SI
+	SUBQ    $0x60, BX
+	JMP     bmulti16z4_c6
+
+bmulti16z4_c6_next:
+bmulti16z4_c4:
+	CMPQ    BX, $0x40
+	JL      bmulti16z4_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS 128(DX), Z2
+	VMOVUPS 192(DX), Z3
+	VMOVUPS (DX)(R8*1), Z4
+	VMOVUPS 64(DX)(R8*1), Z5
+	VMOVUPS 128(DX)(R8*1), Z6
+	VMOVUPS 192(DX)(R8*1), Z7
+	VMOVUPS (DX)(R8*2), Z8
+	VMOVUPS 64(DX)(R8*2), Z9
+	VMOVUPS 128(DX)(R8*2), Z10
+	VMOVUPS 192(DX)(R8*2), Z11
+	VMOVUPS (DX)(R10*1), Z12
+	VMOVUPS 64(DX)(R10*1), Z13
+	VMOVUPS 128(DX)(R10*1), Z14
+	VMOVUPS 192(DX)(R10*1), Z15
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c4_keys_done
+	VBROADCASTSS (R10), Z16
+	VBROADCASTSS (R10)(R9*1), Z17
+	VBROADCASTSS (R10)(R9*2), Z18
+	VBROADCASTSS (R10)(R13*1), Z19
+	VPMOVZXWD    (R11), Z20
+	VPSLLD       $0x10, Z20, Z20
+	VFMADD231PS  Z20, Z16, Z0
+	VFMADD231PS  Z20, Z17, Z4
+	VFMADD231PS  Z20, Z18, Z8
+	VFMADD231PS  Z20, Z19, Z12
+	VPMOVZXWD    32(R11), Z20
+	VPSLLD       $0x10, Z20, Z20
+	VFMADD231PS  Z20, Z16, Z1
+	VFMADD231PS  Z20, Z17, Z5
+	VFMADD231PS  Z20, Z18, Z9
+	VFMADD231PS  Z20, Z19, Z13
+	VPMOVZXWD    64(R11), Z20
+	VPSLLD       $0x10, Z20, Z20
+	VFMADD231PS  Z20, Z16, Z2
+	VFMADD231PS  Z20, Z17, Z6
+	VFMADD231PS  Z20, Z18, Z10
+	VFMADD231PS  Z20, Z19, Z14
+	VPMOVZXWD    96(R11), Z20
+	VPSLLD       $0x10, Z20, Z20
+	VFMADD231PS  Z20, Z16, Z3
+	VFMADD231PS  Z20, Z17, Z7
+	VFMADD231PS  Z20, Z18, Z11
+	VFMADD231PS  Z20, Z19, Z15
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c4_key
+
+bmulti16z4_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, 192(DX)
+	VMOVUPS Z4, (DX)(R8*1)
+	VMOVUPS Z5, 64(DX)(R8*1)
+	VMOVUPS Z6, 128(DX)(R8*1)
+	VMOVUPS Z7, 192(DX)(R8*1)
+	VMOVUPS Z8, (DX)(R8*2)
+	VMOVUPS Z9, 64(DX)(R8*2)
+	VMOVUPS Z10, 128(DX)(R8*2)
+	VMOVUPS Z11, 192(DX)(R8*2)
+	VMOVUPS Z12, (DX)(R10*1)
+	VMOVUPS Z13, 64(DX)(R10*1)
+	VMOVUPS Z14, 128(DX)(R10*1)
+	VMOVUPS Z15, 192(DX)(R10*1)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16z4_c4
+
+bmulti16z4_c4_next:
+bmulti16z4_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti16z4_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c2_keys_done
+	VBROADCASTSS (R10), Z8
+	VBROADCASTSS (R10)(R9*1), Z9
+	VBROADCASTSS (R10)(R9*2), Z10
+	VBROADCASTSS (R10)(R13*1), Z11
+	VPMOVZXWD    (R11), Z12
+	VPSLLD       $0x10, Z12, Z12
+	VFMADD231PS  Z12, Z8, Z0
+	VFMADD231PS  Z12, Z9, Z2
+	VFMADD231PS  Z12, Z10, Z4
+	VFMADD231PS  Z12, Z11, Z6
+	VPMOVZXWD    32(R11), Z12
+	VPSLLD       $0x10, Z12, Z12
+	VFMADD231PS  Z12, Z8, Z1
+	VFMADD231PS  Z12, Z9, Z3
+	VFMADD231PS  Z12, Z10, Z5
+	VFMADD231PS  Z12, Z11, Z7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c2_key
+
+bmulti16z4_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16z4_c2
+
+bmulti16z4_c2_next:
+bmulti16z4_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti16z4_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti16z4_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti16z4_c1_keys_done
+	VBROADCASTSS (R10), Z4
+	VBROADCASTSS (R10)(R9*1), Z5
+	VBROADCASTSS (R10)(R9*2), Z6
+	VBROADCASTSS (R10)(R13*1), Z7
+	VPMOVZXWD    (R11), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z4, Z0
+	VFMADD231PS  Z8, Z5, Z1
+	VFMADD231PS  Z8, Z6, Z2
+	VFMADD231PS  Z8, Z7, Z3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti16z4_c1_key
+
+bmulti16z4_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti16z4_c1
+
+bmulti16z4_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti16z_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+
+bmulti16z4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16z4_tail_keys_done
+	VBROADCASTSS (AX), Z4
+	VBROADCASTSS (AX)(R9*1), Z5
+	VBROADCASTSS (AX)(R9*2), Z6
+	VBROADCASTSS (AX)(SI*1), Z7
+	VMOVDQU16.Z  (BX), K1, Y8
+	VPMOVZXWD    Y8, Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z4, Z0
+	VFMADD231PS  Z8, Z5, Z1
+	VFMADD231PS  Z8, Z6, Z2
+	VFMADD231PS  Z8, Z7, Z3
+	ADDQ         $0x04, AX
+	ADDQ         DI, BX
+	DECQ         CX
+	JMP          bmulti16z4_tail_key
+
+bmulti16z4_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
 // func maxAVX512(x []float32) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·maxAVX512(SB), NOSPLIT, $0-28
@@ -12264,6 +16576,4342 @@ bmulti4_tail_keys_done:
 	VMASKMOVPS Y4, Y0, (DX)(AX*1)
 
 bmulti_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// Requires: AVX, F16C, FMA3
+TEXT ·scoreRowsMultiF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti16_1
+	CMPQ AX, $0x02
+	JE   smulti16_2
+	CMPQ AX, $0x03
+	JE   smulti16_3
+	JMP  smulti16_4
+
+smulti16_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti161_k8:
+	CMPQ   CX, $0x08
+	JL     smulti161_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R13
+
+smulti161_k8_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti161_k8_tail
+	VMOVUPS     (R12), Y8
+	VCVTPH2PS   (SI), Y9
+	VFMADD231PS Y9, Y8, Y0
+	VCVTPH2PS   (SI)(DI*1), Y9
+	VFMADD231PS Y9, Y8, Y1
+	VCVTPH2PS   (SI)(DI*2), Y9
+	VFMADD231PS Y9, Y8, Y2
+	VCVTPH2PS   (SI)(R10*1), Y9
+	VFMADD231PS Y9, Y8, Y3
+	VCVTPH2PS   (R11), Y9
+	VFMADD231PS Y9, Y8, Y4
+	VCVTPH2PS   (R11)(DI*1), Y9
+	VFMADD231PS Y9, Y8, Y5
+	VCVTPH2PS   (R11)(DI*2), Y9
+	VFMADD231PS Y9, Y8, Y6
+	VCVTPH2PS   (R11)(R10*1), Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R12
+	ADDQ        $0x10, R11
+	SUBQ        $0x08, R13
+	JMP         smulti161_k8_chunk
+
+smulti161_k8_tail:
+	TESTQ      R13, R13
+	JZ         smulti161_k8_sum
+	LEAQ       masktable<>+0(SB), R14
+	MOVQ       $0x00000008, R15
+	SUBQ       R13, R15
+	VMOVDQU    (R14)(R15*4), Y8
+	VMASKMOVPS (R12), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    2(SI), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    4(SI), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    6(SI), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    8(SI), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    10(SI), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiF16AVX2_part1
+	MOVWLZX    12(SI), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part1:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     2(SI)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     4(SI)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     6(SI)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     8(SI)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     10(SI)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part2
+	MOVWLZX     12(SI)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part2:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     2(SI)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     4(SI)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     6(SI)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     8(SI)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     10(SI)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part3
+	MOVWLZX     12(SI)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part3:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     2(SI)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     4(SI)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     6(SI)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     8(SI)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     10(SI)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part4
+	MOVWLZX     12(SI)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part4:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     2(R11), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     4(R11), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     6(R11), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     8(R11), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     10(R11), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part5
+	MOVWLZX     12(R11), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part5:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     2(R11)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     4(R11)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     6(R11)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     8(R11)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     10(R11)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part6
+	MOVWLZX     12(R11)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part6:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     2(R11)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     4(R11)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     6(R11)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     8(R11)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     10(R11)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part7
+	MOVWLZX     12(R11)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part7:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     2(R11)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     4(R11)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     6(R11)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     8(R11)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     10(R11)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiF16AVX2_part8
+	MOVWLZX     12(R11)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiF16AVX2_part8:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+smulti161_k8_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      Y2, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smulti161_k8
+
+smulti161_k8_next:
+smulti161_k1:
+	CMPQ   CX, $0x01
+	JL     smulti161_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	MOVQ   BX, R11
+
+smulti161_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti161_k1_tail
+	VMOVUPS     (R10), Y1
+	VCVTPH2PS   (SI), Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti161_k1_chunk
+
+smulti161_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti161_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y1
+	VMASKMOVPS (R10), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part9
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsMultiF16AVX2_part9:
+	VCVTPH2PS   X2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+smulti161_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti161_k1
+
+smulti161_k1_next:
+	JMP smulti16_done
+
+smulti16_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti162_k4:
+	CMPQ   CX, $0x04
+	JL     smulti162_k4_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti162_k4_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti162_k4_tail
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VCVTPH2PS   (SI), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VCVTPH2PS   (SI)(DI*1), Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VCVTPH2PS   (SI)(DI*2), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VCVTPH2PS   (SI)(R10*1), Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
+	JMP         smulti162_k4_chunk
+
+smulti162_k4_tail:
+	TESTQ      R12, R12
+	JZ         smulti162_k4_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y8
+	VXORPS     X10, X10, X10
+	MOVWLZX    (SI), R11
+	VPINSRW    $0x00, R11, X10, X10
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    2(SI), R11
+	VPINSRW    $0x01, R11, X10, X10
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    4(SI), R11
+	VPINSRW    $0x02, R11, X10, X10
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    6(SI), R11
+	VPINSRW    $0x03, R11, X10, X10
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    8(SI), R11
+	VPINSRW    $0x04, R11, X10, X10
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    10(SI), R11
+	VPINSRW    $0x05, R11, X10, X10
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiF16AVX2_part10
+	MOVWLZX    12(SI), R11
+	VPINSRW    $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part10:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y0
+	VFMADD231PS Y10, Y8, Y4
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     2(SI)(DI*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     4(SI)(DI*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     6(SI)(DI*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     8(SI)(DI*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     10(SI)(DI*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part11
+	MOVWLZX     12(SI)(DI*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part11:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y10, Y8, Y5
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*2), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     2(SI)(DI*2), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     4(SI)(DI*2), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     6(SI)(DI*2), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     8(SI)(DI*2), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     10(SI)(DI*2), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part12
+	MOVWLZX     12(SI)(DI*2), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part12:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y2
+	VFMADD231PS Y10, Y8, Y6
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(R10*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     2(SI)(R10*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     4(SI)(R10*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     6(SI)(R10*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     8(SI)(R10*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     10(SI)(R10*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part13
+	MOVWLZX     12(SI)(R10*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiF16AVX2_part13:
+	VCVTPH2PS   X10, Y10
+	VFMADD231PS Y10, Y9, Y3
+	VFMADD231PS Y10, Y8, Y7
+
+smulti162_k4_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      X2, (AX)
+	VMOVUPS      X0, (AX)(R9*1)
+	ADDQ         $0x10, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x04, CX
+	JMP          smulti162_k4
+
+smulti162_k4_next:
+smulti162_k1:
+	CMPQ   CX, $0x01
+	JL     smulti162_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   BX, R11
+
+smulti162_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti162_k1_tail
+	VMOVUPS     (R10), Y2
+	VMOVUPS     (R10)(R8*1), Y3
+	VCVTPH2PS   (SI), Y4
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y4, Y3, Y1
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti162_k1_chunk
+
+smulti162_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti162_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y2
+	VMASKMOVPS (R10), Y2, Y3
+	VMASKMOVPS (R10)(R8*1), Y2, Y2
+	VXORPS     X4, X4, X4
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X4, X4
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X4, X4
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X4, X4
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X4, X4
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X4, X4
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X4, X4
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part14
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X4, X4
+
+scoreRowsMultiF16AVX2_part14:
+	VCVTPH2PS   X4, Y4
+	VFMADD231PS Y4, Y3, Y0
+	VFMADD231PS Y4, Y2, Y1
+
+smulti162_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X2, X2
+	VADDSS       X2, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti162_k1
+
+smulti162_k1_next:
+	JMP smulti16_done
+
+smulti16_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti163_k2:
+	CMPQ   CX, $0x02
+	JL     smulti163_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   BX, R11
+
+smulti163_k2_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k2_tail
+	VMOVUPS     (R10), Y6
+	VMOVUPS     (R10)(R8*1), Y7
+	VMOVUPS     (R10)(R8*2), Y8
+	VCVTPH2PS   (SI), Y9
+	VFMADD231PS Y9, Y6, Y0
+	VFMADD231PS Y9, Y7, Y2
+	VFMADD231PS Y9, Y8, Y4
+	VCVTPH2PS   (SI)(DI*1), Y9
+	VFMADD231PS Y9, Y6, Y1
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y5
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k2_chunk
+
+smulti163_k2_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k2_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y6
+	VMASKMOVPS (R10), Y6, Y7
+	VMASKMOVPS (R10)(R8*1), Y6, Y8
+	VMASKMOVPS (R10)(R8*2), Y6, Y6
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X9, X9
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X9, X9
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X9, X9
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X9, X9
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X9, X9
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X9, X9
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part15
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X9, X9
+
+scoreRowsMultiF16AVX2_part15:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y7, Y0
+	VFMADD231PS Y9, Y8, Y2
+	VFMADD231PS Y9, Y6, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X9, X9
+	CMPQ        R11, $0x01
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X9, X9
+	CMPQ        R11, $0x02
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X9, X9
+	CMPQ        R11, $0x03
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X9, X9
+	CMPQ        R11, $0x04
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X9, X9
+	CMPQ        R11, $0x05
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X9, X9
+	CMPQ        R11, $0x06
+	JBE         scoreRowsMultiF16AVX2_part16
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X9, X9
+
+scoreRowsMultiF16AVX2_part16:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y7, Y1
+	VFMADD231PS Y9, Y8, Y3
+	VFMADD231PS Y9, Y6, Y5
+
+smulti163_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti163_k2
+
+smulti163_k2_next:
+smulti163_k1:
+	CMPQ   CX, $0x01
+	JL     smulti163_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R11
+
+smulti163_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k1_tail
+	VMOVUPS     (R10), Y3
+	VMOVUPS     (R10)(R8*1), Y4
+	VMOVUPS     (R10)(R8*2), Y5
+	VCVTPH2PS   (SI), Y6
+	VFMADD231PS Y6, Y3, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y6, Y5, Y2
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k1_chunk
+
+smulti163_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y3
+	VMASKMOVPS (R10), Y3, Y4
+	VMASKMOVPS (R10)(R8*1), Y3, Y5
+	VMASKMOVPS (R10)(R8*2), Y3, Y3
+	VXORPS     X6, X6, X6
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X6, X6
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X6, X6
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X6, X6
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X6, X6
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X6, X6
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X6, X6
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiF16AVX2_part17
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X6, X6
+
+scoreRowsMultiF16AVX2_part17:
+	VCVTPH2PS   X6, Y6
+	VFMADD231PS Y6, Y4, Y0
+	VFMADD231PS Y6, Y5, Y1
+	VFMADD231PS Y6, Y3, Y2
+
+smulti163_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X3, X3
+	VADDSS       X3, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti163_k1
+
+smulti163_k1_next:
+	JMP smulti16_done
+
+smulti16_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti164_k2:
+	CMPQ   CX, $0x02
+	JL     smulti164_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti164_k2_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k2_tail
+	VMOVUPS     (R10), Y8
+	VMOVUPS     (R10)(R8*1), Y9
+	VMOVUPS     (R10)(R8*2), Y10
+	VMOVUPS     (R10)(R11*1), Y11
+	VCVTPH2PS   (SI), Y12
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y12, Y11, Y6
+	VCVTPH2PS   (SI)(DI*1), Y12
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y12, Y10, Y5
+	VFMADD231PS Y12, Y11, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k2_chunk
+
+smulti164_k2_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k2_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R10), Y8, Y9
+	VMASKMOVPS (R10)(R8*1), Y8, Y10
+	VMASKMOVPS (R10)(R8*2), Y8, Y11
+	VMASKMOVPS (R10)(R11*1), Y8, Y8
+	VXORPS     X12, X12, X12
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X12, X12
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X12, X12
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X12, X12
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X12, X12
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X12, X12
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X12, X12
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiF16AVX2_part18
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X12, X12
+
+scoreRowsMultiF16AVX2_part18:
+	VCVTPH2PS   X12, Y12
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y12, Y10, Y2
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y12, Y8, Y6
+	VXORPS      X12, X12, X12
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X12, X12
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X12, X12
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X12, X12
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X12, X12
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X12, X12
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X12, X12
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiF16AVX2_part19
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X12, X12
+
+scoreRowsMultiF16AVX2_part19:
+	VCVTPH2PS   X12, Y12
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y12, Y10, Y3
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y12, Y8, Y7
+
+smulti164_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	VMOVHPS      X0, (AX)(R10*1)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti164_k2
+
+smulti164_k2_next:
+smulti164_k1:
+	CMPQ   CX, $0x01
+	JL     smulti164_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   BX, R12
+
+smulti164_k1_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k1_tail
+	VMOVUPS     (R10), Y4
+	VMOVUPS     (R10)(R8*1), Y5
+	VMOVUPS     (R10)(R8*2), Y6
+	VMOVUPS     (R10)(R11*1), Y7
+	VCVTPH2PS   (SI), Y8
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y8, Y6, Y2
+	VFMADD231PS Y8, Y7, Y3
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k1_chunk
+
+smulti164_k1_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k1_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y4
+	VMASKMOVPS (R10), Y4, Y5
+	VMASKMOVPS (R10)(R8*1), Y4, Y6
+	VMASKMOVPS (R10)(R8*2), Y4, Y7
+	VMASKMOVPS (R10)(R11*1), Y4, Y4
+	VXORPS     X8, X8, X8
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X8, X8
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X8, X8
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X8, X8
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X8, X8
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X8, X8
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X8, X8
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiF16AVX2_part20
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X8, X8
+
+scoreRowsMultiF16AVX2_part20:
+	VCVTPH2PS   X8, Y8
+	VFMADD231PS Y8, Y5, Y0
+	VFMADD231PS Y8, Y6, Y1
+	VFMADD231PS Y8, Y7, Y2
+	VFMADD231PS Y8, Y4, Y3
+
+smulti164_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VMOVSHDUP    X0, X4
+	VADDPS       X4, X0, X0
+	VMOVHLPS     X0, X4, X4
+	VADDSS       X4, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X0, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)(R10*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti164_k1
+
+smulti164_k1_next:
+smulti16_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·scoreRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti16_1
+	CMPQ AX, $0x02
+	JE   smulti16_2
+	CMPQ AX, $0x03
+	JE   smulti16_3
+	JMP  smulti16_4
+
+smulti16_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti161_k8:
+	CMPQ   CX, $0x08
+	JL     smulti161_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R13
+
+smulti161_k8_pairs:
+	CMPQ        R13, $0x10
+	JL          smulti161_k8_chunk
+	VMOVUPS     (R12), Y8
+	VSHUFPS     $0x88, 32(R12), Y8, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VSHUFPS     $0xdd, 32(R12), Y8, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VMOVDQU     (SI), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y0
+	VFMADD231PS Y10, Y8, Y0
+	VMOVDQU     (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y1
+	VFMADD231PS Y10, Y8, Y1
+	VMOVDQU     (SI)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y2
+	VFMADD231PS Y10, Y8, Y2
+	VMOVDQU     (SI)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y3
+	VFMADD231PS Y10, Y8, Y3
+	VMOVDQU     (R11), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y4
+	VFMADD231PS Y10, Y8, Y4
+	VMOVDQU     (R11)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y5
+	VFMADD231PS Y10, Y8, Y5
+	VMOVDQU     (R11)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y6
+	VFMADD231PS Y10, Y8, Y6
+	VMOVDQU     (R11)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y9, Y7
+	VFMADD231PS Y10, Y8, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x20, R11
+	SUBQ        $0x10, R13
+	JMP         smulti161_k8_pairs
+
+smulti161_k8_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti161_k8_tail
+	VMOVUPS     (R12), Y8
+	VPMOVZXWD   (SI), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVZXWD   (SI)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPMOVZXWD   (SI)(DI*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVZXWD   (SI)(R10*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPMOVZXWD   (R11), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (R11)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPMOVZXWD   (R11)(DI*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVZXWD   (R11)(R10*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R12
+	ADDQ        $0x10, R11
+	SUBQ        $0x08, R13
+	JMP         smulti161_k8_chunk
+
+smulti161_k8_tail:
+	TESTQ      R13, R13
+	JZ         smulti161_k8_sum
+	LEAQ       masktable<>+0(SB), R14
+	MOVQ       $0x00000008, R15
+	SUBQ       R13, R15
+	VMOVDQU    (R14)(R15*4), Y8
+	VMASKMOVPS (R12), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    2(SI), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    4(SI), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    6(SI), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    8(SI), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    10(SI), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part1
+	MOVWLZX    12(SI), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part1:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     2(SI)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     4(SI)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     6(SI)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     8(SI)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     10(SI)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part2
+	MOVWLZX     12(SI)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part2:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     2(SI)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     4(SI)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     6(SI)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     8(SI)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     10(SI)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part3
+	MOVWLZX     12(SI)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part3:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     2(SI)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     4(SI)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     6(SI)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     8(SI)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     10(SI)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part4
+	MOVWLZX     12(SI)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     2(R11), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     4(R11), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     6(R11), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     8(R11), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     10(R11), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part5
+	MOVWLZX     12(R11), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part5:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     2(R11)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     4(R11)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     6(R11)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     8(R11)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     10(R11)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part6
+	MOVWLZX     12(R11)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part6:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     2(R11)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     4(R11)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     6(R11)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     8(R11)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     10(R11)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part7
+	MOVWLZX     12(R11)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part7:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     2(R11)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     4(R11)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     6(R11)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     8(R11)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     10(R11)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part8
+	MOVWLZX     12(R11)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiBF16AVX2_part8:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+smulti161_k8_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      Y2, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smulti161_k8
+
+smulti161_k8_next:
+smulti161_k1:
+	CMPQ   CX, $0x01
+	JL     smulti161_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	MOVQ   BX, R11
+
+smulti161_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti161_k1_chunk
+	VMOVUPS     (R10), Y1
+	VSHUFPS     $0x88, 32(R10), Y1, Y2
+	VPERMPD     $0xd8, Y2, Y2
+	VSHUFPS     $0xdd, 32(R10), Y1, Y1
+	VPERMPD     $0xd8, Y1, Y1
+	VMOVDQU     (SI), Y3
+	VPSLLD      $0x10, Y3, Y4
+	VPAND       bf16_hi<>+0(SB), Y3, Y3
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y3, Y1, Y0
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti161_k1_pairs
+
+smulti161_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti161_k1_tail
+	VMOVUPS     (R10), Y1
+	VPMOVZXWD   (SI), Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti161_k1_chunk
+
+smulti161_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti161_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y1
+	VMASKMOVPS (R10), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part9
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsMultiBF16AVX2_part9:
+	VPMOVZXWD   X2, Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+smulti161_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti161_k1
+
+smulti161_k1_next:
+	JMP smulti16_done
+
+smulti16_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti162_k4:
+	CMPQ   CX, $0x04
+	JL     smulti162_k4_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti162_k4_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti162_k4_chunk
+	VMOVUPS     (R11), Y8
+	VSHUFPS     $0x88, 32(R11), Y8, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VSHUFPS     $0xdd, 32(R11), Y8, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VMOVUPS     (R11)(R8*1), Y10
+	VSHUFPS     $0x88, 32(R11)(R8*1), Y10, Y11
+	VPERMPD     $0xd8, Y11, Y11
+	VSHUFPS     $0xdd, 32(R11)(R8*1), Y10, Y10
+	VPERMPD     $0xd8, Y10, Y10
+	VMOVDQU     (SI), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y0
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y13, Y11, Y4
+	VFMADD231PS Y12, Y10, Y4
+	VMOVDQU     (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y1
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y13, Y11, Y5
+	VFMADD231PS Y12, Y10, Y5
+	VMOVDQU     (SI)(DI*2), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y2
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y13, Y11, Y6
+	VFMADD231PS Y12, Y10, Y6
+	VMOVDQU     (SI)(R10*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y9, Y3
+	VFMADD231PS Y12, Y8, Y3
+	VFMADD231PS Y13, Y11, Y7
+	VFMADD231PS Y12, Y10, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R12
+	JMP         smulti162_k4_pairs
+
+smulti162_k4_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti162_k4_tail
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VPMOVZXWD   (SI), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VPMOVZXWD   (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VPMOVZXWD   (SI)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VPMOVZXWD   (SI)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
+	JMP         smulti162_k4_chunk
+
+smulti162_k4_tail:
+	TESTQ      R12, R12
+	JZ         smulti162_k4_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y8
+	VXORPS     X10, X10, X10
+	MOVWLZX    (SI), R11
+	VPINSRW    $0x00, R11, X10, X10
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    2(SI), R11
+	VPINSRW    $0x01, R11, X10, X10
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    4(SI), R11
+	VPINSRW    $0x02, R11, X10, X10
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    6(SI), R11
+	VPINSRW    $0x03, R11, X10, X10
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    8(SI), R11
+	VPINSRW    $0x04, R11, X10, X10
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    10(SI), R11
+	VPINSRW    $0x05, R11, X10, X10
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part10
+	MOVWLZX    12(SI), R11
+	VPINSRW    $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part10:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y0
+	VFMADD231PS Y10, Y8, Y4
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     2(SI)(DI*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     4(SI)(DI*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     6(SI)(DI*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     8(SI)(DI*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     10(SI)(DI*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part11
+	MOVWLZX     12(SI)(DI*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part11:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y10, Y8, Y5
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*2), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     2(SI)(DI*2), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     4(SI)(DI*2), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     6(SI)(DI*2), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     8(SI)(DI*2), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     10(SI)(DI*2), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part12
+	MOVWLZX     12(SI)(DI*2), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part12:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y2
+	VFMADD231PS Y10, Y8, Y6
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(R10*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     2(SI)(R10*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     4(SI)(R10*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     6(SI)(R10*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     8(SI)(R10*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     10(SI)(R10*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part13
+	MOVWLZX     12(SI)(R10*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiBF16AVX2_part13:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y3
+	VFMADD231PS Y10, Y8, Y7
+
+smulti162_k4_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      X2, (AX)
+	VMOVUPS      X0, (AX)(R9*1)
+	ADDQ         $0x10, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x04, CX
+	JMP          smulti162_k4
+
+smulti162_k4_next:
+smulti162_k1:
+	CMPQ   CX, $0x01
+	JL     smulti162_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   BX, R11
+
+smulti162_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti162_k1_chunk
+	VMOVUPS     (R10), Y2
+	VSHUFPS     $0x88, 32(R10), Y2, Y3
+	VPERMPD     $0xd8, Y3, Y3
+	VSHUFPS     $0xdd, 32(R10), Y2, Y2
+	VPERMPD     $0xd8, Y2, Y2
+	VMOVUPS     (R10)(R8*1), Y4
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y4, Y5
+	VPERMPD     $0xd8, Y5, Y5
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y4, Y4
+	VPERMPD     $0xd8, Y4, Y4
+	VMOVDQU     (SI), Y6
+	VPSLLD      $0x10, Y6, Y7
+	VPAND       bf16_hi<>+0(SB), Y6, Y6
+	VFMADD231PS Y7, Y3, Y0
+	VFMADD231PS Y6, Y2, Y0
+	VFMADD231PS Y7, Y5, Y1
+	VFMADD231PS Y6, Y4, Y1
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti162_k1_pairs
+
+smulti162_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti162_k1_tail
+	VMOVUPS     (R10), Y2
+	VMOVUPS     (R10)(R8*1), Y3
+	VPMOVZXWD   (SI), Y4
+	VPSLLD      $0x10, Y4, Y4
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y4, Y3, Y1
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti162_k1_chunk
+
+smulti162_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti162_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y2
+	VMASKMOVPS (R10), Y2, Y3
+	VMASKMOVPS (R10)(R8*1), Y2, Y2
+	VXORPS     X4, X4, X4
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X4, X4
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X4, X4
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X4, X4
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X4, X4
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X4, X4
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X4, X4
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part14
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X4, X4
+
+scoreRowsMultiBF16AVX2_part14:
+	VPMOVZXWD   X4, Y4
+	VPSLLD      $0x10, Y4, Y4
+	VFMADD231PS Y4, Y3, Y0
+	VFMADD231PS Y4, Y2, Y1
+
+smulti162_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X2, X2
+	VADDSS       X2, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti162_k1
+
+smulti162_k1_next:
+	JMP smulti16_done
+
+smulti16_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti163_k2:
+	CMPQ   CX, $0x02
+	JL     smulti163_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   BX, R11
+
+smulti163_k2_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti163_k2_chunk
+	VMOVUPS     (R10), Y6
+	VSHUFPS     $0x88, 32(R10), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VMOVUPS     (R10)(R8*1), Y8
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y8, Y9
+	VPERMPD     $0xd8, Y9, Y9
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y8, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VMOVUPS     (R10)(R8*2), Y10
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y10, Y11
+	VPERMPD     $0xd8, Y11, Y11
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y10, Y10
+	VPERMPD     $0xd8, Y10, Y10
+	VMOVDQU     (SI), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y7, Y0
+	VFMADD231PS Y12, Y6, Y0
+	VFMADD231PS Y13, Y9, Y2
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y13, Y11, Y4
+	VFMADD231PS Y12, Y10, Y4
+	VMOVDQU     (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y7, Y1
+	VFMADD231PS Y12, Y6, Y1
+	VFMADD231PS Y13, Y9, Y3
+	VFMADD231PS Y12, Y8, Y3
+	VFMADD231PS Y13, Y11, Y5
+	VFMADD231PS Y12, Y10, Y5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti163_k2_pairs
+
+smulti163_k2_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k2_tail
+	VMOVUPS     (R10), Y6
+	VMOVUPS     (R10)(R8*1), Y7
+	VMOVUPS     (R10)(R8*2), Y8
+	VPMOVZXWD   (SI), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y0
+	VFMADD231PS Y9, Y7, Y2
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (SI)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y1
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y5
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k2_chunk
+
+smulti163_k2_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k2_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y6
+	VMASKMOVPS (R10), Y6, Y7
+	VMASKMOVPS (R10)(R8*1), Y6, Y8
+	VMASKMOVPS (R10)(R8*2), Y6, Y6
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X9, X9
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X9, X9
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X9, X9
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X9, X9
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X9, X9
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X9, X9
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part15
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X9, X9
+
+scoreRowsMultiBF16AVX2_part15:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y7, Y0
+	VFMADD231PS Y9, Y8, Y2
+	VFMADD231PS Y9, Y6, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X9, X9
+	CMPQ        R11, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X9, X9
+	CMPQ        R11, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X9, X9
+	CMPQ        R11, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X9, X9
+	CMPQ        R11, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X9, X9
+	CMPQ        R11, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X9, X9
+	CMPQ        R11, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part16
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X9, X9
+
+scoreRowsMultiBF16AVX2_part16:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y7, Y1
+	VFMADD231PS Y9, Y8, Y3
+	VFMADD231PS Y9, Y6, Y5
+
+smulti163_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti163_k2
+
+smulti163_k2_next:
+smulti163_k1:
+	CMPQ   CX, $0x01
+	JL     smulti163_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R11
+
+smulti163_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti163_k1_chunk
+	VMOVUPS     (R10), Y3
+	VSHUFPS     $0x88, 32(R10), Y3, Y4
+	VPERMPD     $0xd8, Y4, Y4
+	VSHUFPS     $0xdd, 32(R10), Y3, Y3
+	VPERMPD     $0xd8, Y3, Y3
+	VMOVUPS     (R10)(R8*1), Y5
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y5, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y5, Y5
+	VPERMPD     $0xd8, Y5, Y5
+	VMOVUPS     (R10)(R8*2), Y7
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y7, Y8
+	VPERMPD     $0xd8, Y8, Y8
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y7, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VMOVDQU     (SI), Y9
+	VPSLLD      $0x10, Y9, Y10
+	VPAND       bf16_hi<>+0(SB), Y9, Y9
+	VFMADD231PS Y10, Y4, Y0
+	VFMADD231PS Y9, Y3, Y0
+	VFMADD231PS Y10, Y6, Y1
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y9, Y7, Y2
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti163_k1_pairs
+
+smulti163_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k1_tail
+	VMOVUPS     (R10), Y3
+	VMOVUPS     (R10)(R8*1), Y4
+	VMOVUPS     (R10)(R8*2), Y5
+	VPMOVZXWD   (SI), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y3, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y6, Y5, Y2
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k1_chunk
+
+smulti163_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y3
+	VMASKMOVPS (R10), Y3, Y4
+	VMASKMOVPS (R10)(R8*1), Y3, Y5
+	VMASKMOVPS (R10)(R8*2), Y3, Y3
+	VXORPS     X6, X6, X6
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X6, X6
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X6, X6
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X6, X6
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X6, X6
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X6, X6
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X6, X6
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part17
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X6, X6
+
+scoreRowsMultiBF16AVX2_part17:
+	VPMOVZXWD   X6, Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y4, Y0
+	VFMADD231PS Y6, Y5, Y1
+	VFMADD231PS Y6, Y3, Y2
+
+smulti163_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X3, X3
+	VADDSS       X3, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti163_k1
+
+smulti163_k1_next:
+	JMP smulti16_done
+
+smulti16_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti164_k2:
+	CMPQ   CX, $0x02
+	JL     smulti164_k2_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R12
+
+smulti164_k2_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti164_k2_chunk
+	VMOVDQU     (SI), Y8
+	VPSLLD      $0x10, Y8, Y9
+	VPAND       bf16_hi<>+0(SB), Y8, Y8
+	VMOVDQU     (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VMOVUPS     (R10), Y12
+	VSHUFPS     $0x88, 32(R10), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y0
+	VFMADD231PS Y8, Y12, Y0
+	VFMADD231PS Y11, Y13, Y1
+	VFMADD231PS Y10, Y12, Y1
+	VMOVUPS     (R10)(R8*1), Y12
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y2
+	VFMADD231PS Y8, Y12, Y2
+	VFMADD231PS Y11, Y13, Y3
+	VFMADD231PS Y10, Y12, Y3
+	VMOVUPS     (R10)(R8*2), Y12
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y4
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y11, Y13, Y5
+	VFMADD231PS Y10, Y12, Y5
+	VMOVUPS     (R10)(R11*1), Y12
+	VSHUFPS     $0x88, 32(R10)(R11*1), Y12, Y13
+	VPERMPD     $0xd8, Y13, Y13
+	VSHUFPS     $0xdd, 32(R10)(R11*1), Y12, Y12
+	VPERMPD     $0xd8, Y12, Y12
+	VFMADD231PS Y9, Y13, Y6
+	VFMADD231PS Y8, Y12, Y6
+	VFMADD231PS Y11, Y13, Y7
+	VFMADD231PS Y10, Y12, Y7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smulti164_k2_pairs
+
+smulti164_k2_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k2_tail
+	VMOVUPS     (R10), Y8
+	VMOVUPS     (R10)(R8*1), Y9
+	VMOVUPS     (R10)(R8*2), Y10
+	VMOVUPS     (R10)(R11*1), Y11
+	VPMOVZXWD   (SI), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y12, Y11, Y6
+	VPMOVZXWD   (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y12, Y10, Y5
+	VFMADD231PS Y12, Y11, Y7
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k2_chunk
+
+smulti164_k2_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k2_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (R10), Y8, Y9
+	VMASKMOVPS (R10)(R8*1), Y8, Y10
+	VMASKMOVPS (R10)(R8*2), Y8, Y11
+	VMASKMOVPS (R10)(R11*1), Y8, Y8
+	VXORPS     X12, X12, X12
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X12, X12
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X12, X12
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X12, X12
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X12, X12
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X12, X12
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X12, X12
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part18
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X12, X12
+
+scoreRowsMultiBF16AVX2_part18:
+	VPMOVZXWD   X12, Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y12, Y10, Y2
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y12, Y8, Y6
+	VXORPS      X12, X12, X12
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X12, X12
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X12, X12
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X12, X12
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X12, X12
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X12, X12
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X12, X12
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiBF16AVX2_part19
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X12, X12
+
+scoreRowsMultiBF16AVX2_part19:
+	VPMOVZXWD   X12, Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y12, Y10, Y3
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y12, Y8, Y7
+
+smulti164_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	VMOVHPS      X0, (AX)(R10*1)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti164_k2
+
+smulti164_k2_next:
+smulti164_k1:
+	CMPQ   CX, $0x01
+	JL     smulti164_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   BX, R12
+
+smulti164_k1_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti164_k1_chunk
+	VMOVDQU     (SI), Y4
+	VPSLLD      $0x10, Y4, Y5
+	VPAND       bf16_hi<>+0(SB), Y4, Y4
+	VMOVUPS     (R10), Y6
+	VSHUFPS     $0x88, 32(R10), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y0
+	VFMADD231PS Y4, Y6, Y0
+	VMOVUPS     (R10)(R8*1), Y6
+	VSHUFPS     $0x88, 32(R10)(R8*1), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10)(R8*1), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y1
+	VFMADD231PS Y4, Y6, Y1
+	VMOVUPS     (R10)(R8*2), Y6
+	VSHUFPS     $0x88, 32(R10)(R8*2), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10)(R8*2), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y2
+	VFMADD231PS Y4, Y6, Y2
+	VMOVUPS     (R10)(R11*1), Y6
+	VSHUFPS     $0x88, 32(R10)(R11*1), Y6, Y7
+	VPERMPD     $0xd8, Y7, Y7
+	VSHUFPS     $0xdd, 32(R10)(R11*1), Y6, Y6
+	VPERMPD     $0xd8, Y6, Y6
+	VFMADD231PS Y5, Y7, Y3
+	VFMADD231PS Y4, Y6, Y3
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smulti164_k1_pairs
+
+smulti164_k1_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k1_tail
+	VMOVUPS     (R10), Y4
+	VMOVUPS     (R10)(R8*1), Y5
+	VMOVUPS     (R10)(R8*2), Y6
+	VMOVUPS     (R10)(R11*1), Y7
+	VPMOVZXWD   (SI), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y8, Y6, Y2
+	VFMADD231PS Y8, Y7, Y3
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k1_chunk
+
+smulti164_k1_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k1_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y4
+	VMASKMOVPS (R10), Y4, Y5
+	VMASKMOVPS (R10)(R8*1), Y4, Y6
+	VMASKMOVPS (R10)(R8*2), Y4, Y7
+	VMASKMOVPS (R10)(R11*1), Y4, Y4
+	VXORPS     X8, X8, X8
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X8, X8
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X8, X8
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X8, X8
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X8, X8
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X8, X8
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X8, X8
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiBF16AVX2_part20
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X8, X8
+
+scoreRowsMultiBF16AVX2_part20:
+	VPMOVZXWD   X8, Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y5, Y0
+	VFMADD231PS Y8, Y6, Y1
+	VFMADD231PS Y8, Y7, Y2
+	VFMADD231PS Y8, Y4, Y3
+
+smulti164_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VMOVSHDUP    X0, X4
+	VADDPS       X4, X0, X0
+	VMOVHLPS     X0, X4, X4
+	VADDSS       X4, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X0, X0
+	VADDSS       X0, X3, X3
+	VMOVSS       X3, (AX)(R10*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti164_k1
+
+smulti164_k1_next:
+smulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsMultiF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmulti16_1
+	CMPQ AX, $0x02
+	JE   bmulti16_2
+	CMPQ AX, $0x03
+	JE   bmulti16_3
+	JMP  bmulti16_4
+
+bmulti16_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti161_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti161_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c8_keys_done
+	VBROADCASTSS (R10), Y8
+	VCVTPH2PS    (R11), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R11), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R11), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R11), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R11), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R11), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R11), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R11), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c8_key
+
+bmulti161_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti161_c8
+
+bmulti161_c8_next:
+bmulti161_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti161_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c1_keys_done
+	VBROADCASTSS (R10), Y1
+	VCVTPH2PS    (R11), Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c1_key
+
+bmulti161_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti161_c1
+
+bmulti161_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti161_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti161_tail_keys_done
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiF16AVX2_part1:
+	VCVTPH2PS   X3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti161_tail_key
+
+bmulti161_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmulti16_done
+
+bmulti16_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti162_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti162_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c4_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VCVTPH2PS    (R11), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(R11), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    32(R11), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(R11), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c4_key
+
+bmulti162_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti162_c4
+
+bmulti162_c4_next:
+bmulti162_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti162_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c1_keys_done
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS (R10)(R9*1), Y3
+	VCVTPH2PS    (R11), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c1_key
+
+bmulti162_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti162_c1
+
+bmulti162_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti162_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti162_tail_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X5, X5
+
+blendRowsMultiF16AVX2_part2:
+	VCVTPH2PS   X5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti162_tail_key
+
+bmulti162_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmulti16_done
+
+bmulti16_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti163_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti163_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c3_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c3_keys_done
+	VBROADCASTSS (R10), Y9
+	VBROADCASTSS (R10)(R9*1), Y10
+	VBROADCASTSS (R10)(R9*2), Y11
+	VCVTPH2PS    (R11), Y12
+	VFMADD231PS  Y12, Y9, Y0
+	VFMADD231PS  Y12, Y10, Y3
+	VFMADD231PS  Y12, Y11, Y6
+	VCVTPH2PS    16(R11), Y12
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y7
+	VCVTPH2PS    32(R11), Y12
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y8
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c3_key
+
+bmulti163_c3_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti163_c3
+
+bmulti163_c3_next:
+bmulti163_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti163_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c1_keys_done
+	VBROADCASTSS (R10), Y3
+	VBROADCASTSS (R10)(R9*1), Y4
+	VBROADCASTSS (R10)(R9*2), Y5
+	VCVTPH2PS    (R11), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c1_key
+
+bmulti163_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti163_c1
+
+bmulti163_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti163_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti163_tail_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X7, X7
+
+blendRowsMultiF16AVX2_part3:
+	VCVTPH2PS   X7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti163_tail_key
+
+bmulti163_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmulti16_done
+
+bmulti16_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti164_c2:
+	CMPQ    BX, $0x10
+	JL      bmulti164_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS (DX)(R8*1), Y2
+	VMOVUPS 32(DX)(R8*1), Y3
+	VMOVUPS (DX)(R8*2), Y4
+	VMOVUPS 32(DX)(R8*2), Y5
+	VMOVUPS (DX)(R10*1), Y6
+	VMOVUPS 32(DX)(R10*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c2_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VBROADCASTSS (R10)(R9*2), Y10
+	VBROADCASTSS (R10)(R13*1), Y11
+	VCVTPH2PS    (R11), Y12
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y6
+	VCVTPH2PS    16(R11), Y12
+	VFMADD231PS  Y12, Y8, Y1
+	VFMADD231PS  Y12, Y9, Y3
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c2_key
+
+bmulti164_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(R8*1)
+	VMOVUPS Y3, 32(DX)(R8*1)
+	VMOVUPS Y4, (DX)(R8*2)
+	VMOVUPS Y5, 32(DX)(R8*2)
+	VMOVUPS Y6, (DX)(R10*1)
+	VMOVUPS Y7, 32(DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti164_c2
+
+bmulti164_c2_next:
+bmulti164_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti164_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R10*1), Y3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c1_keys_done
+	VBROADCASTSS (R10), Y4
+	VBROADCASTSS (R10)(R9*1), Y5
+	VBROADCASTSS (R10)(R9*2), Y6
+	VBROADCASTSS (R10)(R13*1), Y7
+	VCVTPH2PS    (R11), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c1_key
+
+bmulti164_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R10*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti164_c1
+
+bmulti164_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R10*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti164_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti164_tail_keys_done
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R10*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X9, X9
+
+blendRowsMultiF16AVX2_part4:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti164_tail_key
+
+bmulti164_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   bmulti16_1
+	CMPQ AX, $0x02
+	JE   bmulti16_2
+	CMPQ AX, $0x03
+	JE   bmulti16_3
+	JMP  bmulti16_4
+
+bmulti16_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti161_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti161_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c8_keys_done
+	VBROADCASTSS (R10), Y8
+	VPMOVZXWD    (R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVZXWD    16(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVZXWD    32(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVZXWD    48(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVZXWD    64(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVZXWD    80(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVZXWD    96(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVZXWD    112(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c8_key
+
+bmulti161_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti161_c8
+
+bmulti161_c8_next:
+bmulti161_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti161_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c1_keys_done
+	VBROADCASTSS (R10), Y1
+	VPMOVZXWD    (R11), Y2
+	VPSLLD       $0x10, Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c1_key
+
+bmulti161_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti161_c1
+
+bmulti161_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti161_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti161_tail_keys_done
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiBF16AVX2_part1:
+	VPMOVZXWD   X3, Y3
+	VPSLLD      $0x10, Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti161_tail_key
+
+bmulti161_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmulti16_done
+
+bmulti16_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti162_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti162_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c4_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c4_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VPMOVZXWD    (R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VPMOVZXWD    16(R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VPMOVZXWD    32(R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VPMOVZXWD    48(R11), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c4_key
+
+bmulti162_c4_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti162_c4
+
+bmulti162_c4_next:
+bmulti162_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti162_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti162_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_c1_keys_done
+	VBROADCASTSS (R10), Y2
+	VBROADCASTSS (R10)(R9*1), Y3
+	VPMOVZXWD    (R11), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_c1_key
+
+bmulti162_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti162_c1
+
+bmulti162_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti162_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti162_tail_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X5, X5
+
+blendRowsMultiBF16AVX2_part2:
+	VPMOVZXWD   X5, Y5
+	VPSLLD      $0x10, Y5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti162_tail_key
+
+bmulti162_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmulti16_done
+
+bmulti16_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti163_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti163_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c3_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c3_keys_done
+	VBROADCASTSS (R10), Y9
+	VBROADCASTSS (R10)(R9*1), Y10
+	VBROADCASTSS (R10)(R9*2), Y11
+	VPMOVZXWD    (R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y0
+	VFMADD231PS  Y12, Y10, Y3
+	VFMADD231PS  Y12, Y11, Y6
+	VPMOVZXWD    16(R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y1
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y7
+	VPMOVZXWD    32(R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y8
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c3_key
+
+bmulti163_c3_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti163_c3
+
+bmulti163_c3_next:
+bmulti163_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti163_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti163_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_c1_keys_done
+	VBROADCASTSS (R10), Y3
+	VBROADCASTSS (R10)(R9*1), Y4
+	VBROADCASTSS (R10)(R9*2), Y5
+	VPMOVZXWD    (R11), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_c1_key
+
+bmulti163_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti163_c1
+
+bmulti163_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti163_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti163_tail_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R10
+	VPINSRW      $0x00, R10, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      2(SI), R10
+	VPINSRW      $0x01, R10, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      4(SI), R10
+	VPINSRW      $0x02, R10, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      6(SI), R10
+	VPINSRW      $0x03, R10, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      8(SI), R10
+	VPINSRW      $0x04, R10, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      10(SI), R10
+	VPINSRW      $0x05, R10, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      12(SI), R10
+	VPINSRW      $0x06, R10, X7, X7
+
+blendRowsMultiBF16AVX2_part3:
+	VPMOVZXWD   X7, Y7
+	VPSLLD      $0x10, Y7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti163_tail_key
+
+bmulti163_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmulti16_done
+
+bmulti16_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti164_c2:
+	CMPQ    BX, $0x10
+	JL      bmulti164_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS (DX)(R8*1), Y2
+	VMOVUPS 32(DX)(R8*1), Y3
+	VMOVUPS (DX)(R8*2), Y4
+	VMOVUPS 32(DX)(R8*2), Y5
+	VMOVUPS (DX)(R10*1), Y6
+	VMOVUPS 32(DX)(R10*1), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c2_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c2_keys_done
+	VBROADCASTSS (R10), Y8
+	VBROADCASTSS (R10)(R9*1), Y9
+	VBROADCASTSS (R10)(R9*2), Y10
+	VBROADCASTSS (R10)(R13*1), Y11
+	VPMOVZXWD    (R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y12, Y11, Y6
+	VPMOVZXWD    16(R11), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VFMADD231PS  Y12, Y8, Y1
+	VFMADD231PS  Y12, Y9, Y3
+	VFMADD231PS  Y12, Y10, Y5
+	VFMADD231PS  Y12, Y11, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c2_key
+
+bmulti164_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(R8*1)
+	VMOVUPS Y3, 32(DX)(R8*1)
+	VMOVUPS Y4, (DX)(R8*2)
+	VMOVUPS Y5, 32(DX)(R8*2)
+	VMOVUPS Y6, (DX)(R10*1)
+	VMOVUPS Y7, 32(DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti164_c2
+
+bmulti164_c2_next:
+bmulti164_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti164_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R10*1), Y3
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti164_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti164_c1_keys_done
+	VBROADCASTSS (R10), Y4
+	VBROADCASTSS (R10)(R9*1), Y5
+	VBROADCASTSS (R10)(R9*2), Y6
+	VBROADCASTSS (R10)(R13*1), Y7
+	VPMOVZXWD    (R11), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti164_c1_key
+
+bmulti164_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R10*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti164_c1
+
+bmulti164_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R10*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R10
+
+bmulti164_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti164_tail_keys_done
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R10*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X9, X9
+
+blendRowsMultiBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti164_tail_key
+
+bmulti164_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16_done:
 	VZEROUPPER
 	RET
 

@@ -90,3 +90,48 @@ func BenchmarkBlendRows16(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMultiRows16 is a grouped decode step's inner loop over one
+// key/value head: four query rows scored against 512 keys through the
+// multi-row score, then the four rows' blends of the 512 value rows, at
+// d = 128, over f32, f16 and bf16 rows. In L2 one block of K and V serves
+// every iteration (512 KiB of f32 rows); from memory each iteration takes
+// the next of 256 blocks (128 MiB of f32 K and V, 64 MiB of 16-bit), as a
+// decode step walks the cache of every head and position. GB/s counts the
+// K and V bytes read.
+func BenchmarkMultiRows16(b *testing.B) {
+	const d, n, rows, blocks = 128, 512, 4, 256
+	k, kh, kb := rows16Data(blocks*n, d)
+	v, vh, vb := rows16Data(blocks*n, d)
+	r := testutil.Rand(19)
+	q, w := testutil.Floats(r, rows*d, 1), testutil.Floats(r, rows*n, 1e-3)
+	dst, acc := make([]float32, rows*n), make([]float32, rows*d)
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, set := range []struct {
+			name   string
+			blocks int
+		}{{"L2", 1}, {"mem", blocks}} {
+			for _, f := range rows16Formats {
+				b.Run(fmt.Sprintf("fmt=%s/d=%d/n=%d/from=%s", f.name, d, n, set.name), func(b *testing.B) {
+					i := 0
+					for b.Loop() {
+						o := (i % set.blocks) * n * d
+						i++
+						switch f.name {
+						case "f32":
+							scoreRowsMulti(dst, k[o:o+n*d], d, q, rows)
+							blendRowsMulti(acc, w, v[o:o+n*d], d, rows)
+						case "f16":
+							scoreRowsMultiF16(dst, kh[o:o+n*d], d, q, rows)
+							blendRowsMultiF16(acc, w, vh[o:o+n*d], d, rows)
+						case "bf16":
+							scoreRowsMultiBF16(dst, kb[o:o+n*d], d, q, rows)
+							blendRowsMultiBF16(acc, w, vb[o:o+n*d], d, rows)
+						}
+					}
+					reportKV(b, 2*f.bytes*n*d)
+				})
+			}
+		}
+	})
+}

@@ -77,3 +77,39 @@ func blendRowsBF16Generic(acc, w []float32, v []uint16, stride int) {
 		}
 	}
 }
+
+// scoreRowsMultiF16Generic is scoreRowsF16 for each of the query rows. It
+// calls the scoreRowsF16 front, as scoreRowsMultiGeneric calls scoreRows's,
+// so an implementation without a multi-row kernel of its own runs its
+// one-row kernel; the generic path runs the generic code throughout.
+func scoreRowsMultiF16Generic(dst []float32, k []uint16, stride int, q []float32, rows int) {
+	n, d := len(dst)/rows, len(q)/rows
+	for r := range rows {
+		scoreRowsF16(dst[r*n:(r+1)*n], k, stride, q[r*d:(r+1)*d])
+	}
+}
+
+// scoreRowsMultiBF16Generic is scoreRowsMultiF16Generic for bfloat16 rows.
+func scoreRowsMultiBF16Generic(dst []float32, k []uint16, stride int, q []float32, rows int) {
+	n, d := len(dst)/rows, len(q)/rows
+	for r := range rows {
+		scoreRowsBF16(dst[r*n:(r+1)*n], k, stride, q[r*d:(r+1)*d])
+	}
+}
+
+// blendRowsMultiF16Generic is blendRowsF16 for each of the rows, through
+// the blendRowsF16 front as scoreRowsMultiF16Generic is.
+func blendRowsMultiF16Generic(acc, w []float32, v []uint16, stride int, rows int) {
+	n, d := len(w)/rows, len(acc)/rows
+	for r := range rows {
+		blendRowsF16(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
+	}
+}
+
+// blendRowsMultiBF16Generic is blendRowsMultiF16Generic for bfloat16 rows.
+func blendRowsMultiBF16Generic(acc, w []float32, v []uint16, stride int, rows int) {
+	n, d := len(w)/rows, len(acc)/rows
+	for r := range rows {
+		blendRowsBF16(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
+	}
+}

@@ -83,7 +83,10 @@ type multiShape struct {
 	o, n, in, d, kv, stride Register
 }
 
-func loadMulti(R int, out, in, keys string) multiShape {
+func loadMulti(R int, out, in, keys string) multiShape { return loadMultiOf(R, out, in, keys, 2) }
+
+// loadMultiOf is loadMulti for key rows of 1<<shift bytes an element.
+func loadMultiOf(R int, out, in, keys string, shift uint8) multiShape {
 	var m multiShape
 	m.o = Load(Param(out).Base(), GP64())
 	m.n = Load(Param(out).Len(), GP64())
@@ -91,7 +94,7 @@ func loadMulti(R int, out, in, keys string) multiShape {
 	m.d = Load(Param(in).Len(), GP64())
 	m.kv = Load(Param(keys).Base(), GP64())
 	m.stride = Load(Param("stride"), GP64())
-	SHLQ(U8(2), m.stride)
+	SHLQ(U8(shift), m.stride)
 	divConst(m.n, R)
 	divConst(m.d, R)
 	return m

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The multi-row kernels over 16-bit K/V rows on eight lanes: the float32
+// multi-row kernels' blocks (multi.go), each chunk of a key or value row
+// widened once for every row, in the avx2 16-bit one-row kernels' lanes
+// and order (rows16.go), so that each row gets their bits: the scores
+// while the keys come in whole blocks (as for the float32 kernels, the
+// blocks and the single keys after them are summed by different trees),
+// the blends always.
+
+func init() {
+	avx2["scoreRowsMultiF16"] = func() { genScoreRowsMulti16(widenF16, false) }
+	avx2["scoreRowsMultiBF16"] = func() { genScoreRowsMulti16(widenBF16, true) }
+	avx2["blendRowsMultiF16"] = func() { genBlendRowsMulti16(widenF16) }
+	avx2["blendRowsMultiBF16"] = func() { genBlendRowsMulti16(widenBF16) }
+}
+
+// genScoreRowsMulti16: dst[r*n+j] = Σ_c widen(k[j*stride+c])*q[r*d+c], in
+// genScoreRowsMulti's blocks of keys. With pairs (bfloat16) the columns go
+// sixteen at a time first, as in scorePairsBF16, which fixes which lane
+// each product is added in.
+func genScoreRowsMulti16(w widen16, pairs bool) {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "smulti16")
+		}
+		Label(fmt.Sprintf("smulti16_%d", R))
+		m := loadMultiOf(R, "dst", "q", "k", 1)
+		name := fmt.Sprintf("smulti16%d", R)
+		db, nb := GP64(), GP64()
+		MOVQ(m.d, db)
+		SHLQ(U8(2), db)
+		MOVQ(m.n, nb)
+		SHLQ(U8(2), nb)
+		KP := map[int]int{1: 8, 2: 4, 3: 2, 4: 2}[R]
+		for _, P := range []int{KP, 1} {
+			loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
+			Label(loop)
+			CMPQ(m.n, U8(P))
+			JL(LabelRef(next))
+			scoreKeys16(R, P, m, db, nb, loop, w, pairs)
+			ADDQ(U8(4*P), m.o)
+			for range P {
+				ADDQ(m.stride, m.kv)
+			}
+			SUBQ(U8(P), m.n)
+			JMP(LabelRef(loop))
+			Label(next)
+		}
+		JMP(LabelRef("smulti16_done"))
+	}
+	Label("smulti16_done")
+	VZEROUPPER()
+	RET()
+}
+
+// scoreKeys16 emits the scores of P keys from m.kv against the R query
+// rows at m.in, stored at m.o (row r at m.o + r·nb).
+func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16, pairs bool) {
+	keys := newRows(m.kv, m.stride)
+	var k4 Register
+	if P > 4 {
+		k4 = GP64()
+		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
+	}
+	key := func(j int) Mem { return rowAddr(keys.p, k4, keys.s, keys.s3, j) }
+	qp := GP64()
+	MOVQ(m.in, qp)
+	q := newRows(qp, db)
+	acc := zeros(R * P)
+	cnt := GP64()
+	MOVQ(m.d, cnt)
+	step := func(elems int) {
+		ADDQ(U8(2*elems), m.kv)
+		ADDQ(U8(4*elems), qp)
+		if k4 != nil {
+			ADDQ(U8(2*elems), k4)
+		}
+		SUBQ(U8(elems), cnt)
+	}
+	if pairs {
+		Label(name + "_pairs")
+		CMPQ(cnt, U8(16))
+		JL(LabelRef(name + "_chunk"))
+		scorePairs16(R, P, key, q, acc)
+		step(16)
+		JMP(LabelRef(name + "_pairs"))
+	}
+	Label(name + "_chunk")
+	CMPQ(cnt, U8(8))
+	JL(LabelRef(name + "_tail"))
+	qv := make([]VecVirtual, R)
+	for r := range R {
+		qv[r] = YMM()
+		VMOVUPS(q.at(r), qv[r])
+	}
+	for j := range P {
+		t := YMM()
+		w(key(j), t)
+		for r := range R {
+			VFMADD231PS(t, qv[r], acc[r*P+j])
+		}
+	}
+	step(8)
+	JMP(LabelRef(name + "_chunk"))
+
+	// As in genScoreRows16's tail, both factors are zero past d.
+	Label(name + "_tail")
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_sum"))
+	mask := tailMask(cnt)
+	for r := range R {
+		qv[r] = YMM()
+		VMASKMOVPS(q.at(r), mask, qv[r])
+	}
+	for j := range P {
+		t := partYMM(key(j), cnt, mask, w)
+		for r := range R {
+			VFMADD231PS(t, qv[r], acc[r*P+j])
+		}
+	}
+	Label(name + "_sum")
+	// Rewind the column walk: d%8 columns were not stepped over.
+	back := GP64()
+	MOVQ(m.d, back)
+	ANDQ(I32(-8), back)
+	SHLQ(U8(1), back)
+	SUBQ(back, m.kv)
+	storeMulti(R, P, acc, newRows(m.o, nb))
+}
+
+// scorePairs16 emits one step of sixteen bfloat16 columns of P keys
+// against R query rows, scorePairsBF16's: a key's 32 bytes make its even
+// elements (shifted up) and its odd ones (masked), and each query row's
+// sixteen floats are split into its even and odd ones to match; each
+// accumulator takes the even products, then the odd. With up to three
+// rows every row's halves are split first and the keys go past them;
+// four rows' halves would not fit in the sixteen registers beside the
+// accumulators, so there each row's are split in turn and the keys' held.
+func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
+	hi := vec32("bf16_hi", 0xffff0000)
+	split := func(r int) (qe, qo VecVirtual) {
+		at := q.at(r)
+		at1 := at
+		at1.Disp += 32
+		q0 := YMM()
+		VMOVUPS(at, q0)
+		qe, qo = YMM(), YMM()
+		VSHUFPS(U8(0x88), at1, q0, qe)
+		VPERMPD(U8(0xd8), qe, qe)
+		VSHUFPS(U8(0xdd), at1, q0, qo)
+		VPERMPD(U8(0xd8), qo, qo)
+		return qe, qo
+	}
+	halves := func(j int) (e, x VecVirtual) {
+		x, e = YMM(), YMM()
+		VMOVDQU(key(j), x)
+		VPSLLD(U8(16), x, e)
+		VPAND(hi, x, x)
+		return e, x
+	}
+	if R <= 3 {
+		qe, qo := make([]VecVirtual, R), make([]VecVirtual, R)
+		for r := range R {
+			qe[r], qo[r] = split(r)
+		}
+		for j := range P {
+			e, x := halves(j)
+			for r := range R {
+				VFMADD231PS(e, qe[r], acc[r*P+j])
+				VFMADD231PS(x, qo[r], acc[r*P+j])
+			}
+		}
+		return
+	}
+	e, x := make([]VecVirtual, P), make([]VecVirtual, P)
+	for j := range P {
+		e[j], x[j] = halves(j)
+	}
+	for r := range R {
+		qe, qo := split(r)
+		for j := range P {
+			VFMADD231PS(e[j], qe, acc[r*P+j])
+			VFMADD231PS(x[j], qo, acc[r*P+j])
+		}
+	}
+}
+
+// genBlendRowsMulti16: acc[r*d+c] += Σ_j w[r*n+j]*widen(v[j*stride+c]), in
+// genBlendRowsMulti's blocks of columns (8/R vectors, 3 for three rows,
+// then single vectors, then a masked tail) but one stream of keys in
+// order, genBlendRows16's. Its bfloat16 pairs change no column's order of
+// sums, so the plain widening serves both formats.
+func genBlendRowsMulti16(wd widen16) {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "bmulti16")
+		}
+		Label(fmt.Sprintf("bmulti16_%d", R))
+		m := loadMultiOf(R, "w", "acc", "v", 1)
+		name := fmt.Sprintf("bmulti16%d", R)
+		db, nb := GP64(), GP64()
+		MOVQ(m.d, db)
+		SHLQ(U8(2), db)
+		MOVQ(m.n, nb)
+		SHLQ(U8(2), nb)
+		C := map[int]int{1: 8, 2: 4, 3: 3, 4: 2}[R]
+		for _, P := range []int{C, 1} {
+			loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
+			Label(loop)
+			CMPQ(m.d, U8(8*P))
+			JL(LabelRef(next))
+			blendColumns16(R, P, m, db, nb, loop, nil, wd)
+			ADDQ(U32(32*P), m.in)
+			ADDQ(U32(16*P), m.kv)
+			SUBQ(U8(8*P), m.d)
+			JMP(LabelRef(loop))
+			Label(next)
+		}
+		TESTQ(m.d, m.d)
+		JZ(LabelRef("bmulti16_done"))
+		blendColumns16(R, 1, m, db, nb, name+"_tail", tailMask(m.d), wd)
+		JMP(LabelRef("bmulti16_done"))
+	}
+	Label("bmulti16_done")
+	VZEROUPPER()
+	RET()
+}
+
+// blendColumns16 emits the blend of P vectors of columns (one masked
+// vector, the last m.d columns, if mask is not nil) for R rows over every
+// key, in key order, the FMAs taking genBlendRows16's operands.
+func blendColumns16(R, P int, m multiShape, db, nb Register, name string, mask VecVirtual, wd widen16) {
+	a := make([]VecVirtual, R*P)
+	move := func(load bool) {
+		accs := newRows(m.in, db)
+		for r := range R {
+			for c := range P {
+				at := accs.at(r)
+				at.Disp += 32 * c
+				switch {
+				case load:
+					a[r*P+c] = ymm16.load(at, mask)
+				default:
+					ymm16.store(a[r*P+c], at, mask)
+				}
+			}
+		}
+	}
+	move(true)
+	wp, vp, cnt := GP64(), GP64(), GP64()
+	MOVQ(m.o, wp)
+	MOVQ(m.kv, vp)
+	MOVQ(m.n, cnt)
+	ws := newRows(wp, nb)
+	Label(name + "_key")
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_keys_done"))
+	b := make([]VecVirtual, R)
+	for r := range R {
+		b[r] = YMM()
+		VBROADCASTSS(ws.at(r), b[r])
+	}
+	for c := range P {
+		var t VecVirtual
+		if mask == nil {
+			t = YMM()
+			wd(Mem{Base: vp, Disp: 16 * c}, t)
+		} else {
+			t = partYMM(Mem{Base: vp}, m.d, mask, wd)
+		}
+		for r := range R {
+			VFMADD231PS(t, b[r], a[r*P+c])
+		}
+	}
+	ADDQ(U8(4), wp)
+	ADDQ(m.stride, vp)
+	DECQ(cnt)
+	JMP(LabelRef(name + "_key"))
+	Label(name + "_keys_done")
+	move(false)
+}

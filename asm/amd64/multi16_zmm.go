@@ -1,0 +1,265 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The multi-row kernels over 16-bit K/V rows on sixteen lanes: the
+// float32 multi-row kernels' blocks, with each chunk of sixteen elements
+// widened as it is loaded, once for every row. Each row's results are the
+// bits the avx512 16-bit one-row kernels give it, for any number of keys:
+// a row's score gathers its products in the same lanes, chunk after chunk,
+// and goes through the same sum tree (rowsSums) whatever the block; a
+// blended column adds its keys' products in key order, as genBlendRows16
+// does (one stream, where the float32 blend has two).
+
+func init() {
+	avx512["scoreRowsMultiF16"] = func() { genScoreRowsMulti16Z(widenF16) }
+	avx512["scoreRowsMultiBF16"] = func() { genScoreRowsMulti16Z(widenBF16) }
+	avx512["blendRowsMultiF16"] = func() { genBlendRowsMulti16Z(widenF16) }
+	avx512["blendRowsMultiBF16"] = func() { genBlendRowsMulti16Z(widenBF16) }
+}
+
+// genScoreRowsMulti16Z: dst[r*n+j] = Σ_c widen(k[j*stride+c])*q[r*d+c],
+// in genScoreRowsMultiZ's blocks of keys (8 for one or two rows, 4 for
+// three or four, then single keys), prefetching multiAhead rows on in
+// address order.
+func genScoreRowsMulti16Z(w widen16) {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "smulti16z")
+		}
+		Label(fmt.Sprintf("smulti16z_%d", R))
+		scoreMulti16Z(R, w)
+	}
+	Label("smulti16z_done")
+	VZEROUPPER()
+	RET()
+}
+
+func scoreMulti16Z(R int, w widen16) {
+	m := loadMultiOf(R, "dst", "q", "k", 1)
+	name := fmt.Sprintf("smulti16z%d", R)
+	db, nb := GP64(), GP64() // bytes of a query row and of an output row
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	KP := map[int]int{1: 8, 2: 8, 3: 4, 4: 4}[R]
+	for _, P := range []int{KP, 1} {
+		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
+		Label(loop)
+		CMPQ(m.n, U8(P))
+		JL(LabelRef(next))
+		scoreKeys16Z(R, P, m, db, nb, loop, w)
+		ADDQ(U8(4*P), m.o)
+		for range P {
+			ADDQ(m.stride, m.kv)
+		}
+		SUBQ(U8(P), m.n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	JMP(LabelRef("smulti16z_done"))
+}
+
+// scoreKeys16Z emits the scores of P keys from m.kv against the R query
+// rows at m.in, stored at m.o (row r at m.o + r·nb).
+func scoreKeys16Z(R, P int, m multiShape, db, nb Register, name string, w widen16) {
+	keys := newRows(m.kv, m.stride)
+	var k4 Register
+	if P > 4 {
+		k4 = GP64()
+		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
+	}
+	// The rows multiAhead on, in address order: a chunk step reads 32
+	// bytes of each of P rows, so asking for P/2 lines a step covers P
+	// rows of d elements by the block's end.
+	var next Register
+	if P > 1 {
+		next = GP64()
+		IMUL3Q(U32(multiAhead), m.stride, next)
+		ADDQ(m.kv, next)
+	}
+	qp := GP64()
+	MOVQ(m.in, qp)
+	q := newRows(qp, db)
+	acc := zerosZ(R * P)
+	cnt := GP64()
+	MOVQ(m.d, cnt)
+	chunk, tail, done := name+"_chunk", name+"_tail", name+"_sum"
+	Label(chunk)
+	CMPQ(cnt, U8(16))
+	JL(LabelRef(tail))
+	scoreChunk16Z(R, P, keys, k4, q, acc, nil, next, w)
+	ADDQ(U8(32), m.kv)
+	ADDQ(U8(64), qp)
+	if k4 != nil {
+		ADDQ(U8(32), k4)
+	}
+	if next != nil {
+		ADDQ(U32(32*P), next)
+	}
+	SUBQ(U8(16), cnt)
+	JMP(LabelRef(chunk))
+	Label(tail)
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(done))
+	scoreChunk16Z(R, P, keys, k4, q, acc, tailK(cnt), nil, w)
+	Label(done)
+	// Rewind the column walk: d%16 columns were not stepped over.
+	back := GP64()
+	MOVQ(m.d, back)
+	ANDQ(I32(-16), back)
+	SHLQ(U8(1), back)
+	SUBQ(back, m.kv)
+	storeMultiZ(R, P, acc, newRows(m.o, nb))
+}
+
+// scoreChunk16Z multiplies one chunk of 16 columns (under mask, if not
+// nil) of P keys, each widened once, with the same chunk of R query rows
+// into acc, row r's key j in acc[r*P+j]. Masked, both factors are zero
+// past d, as in genScoreRows16's tail, so those lanes add +0 (and an
+// accumulator that starts at +0 never holds -0, so they keep their bits).
+// The FMAs take their operands in genScoreRows16's order, which decides
+// the NaN a lane with two of them keeps. If next is not nil, P/2 lines
+// from next are prefetched, one after every other key's chunk.
+func scoreChunk16Z(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual, mask Op, next Register, w widen16) {
+	qv := make([]VecVirtual, R)
+	for r := range R {
+		qv[r] = loadZ(q.at(r), mask)
+	}
+	for j := range P {
+		key := rowAddr(keys.p, k4, keys.s, keys.s3, j)
+		t := ZMM()
+		if mask == nil {
+			w(key, t)
+		} else {
+			y := YMM()
+			VMOVDQU16_Z(key, mask, y)
+			w(y, t)
+		}
+		for r := range R {
+			VFMADD231PS(t, qv[r], acc[r*P+j])
+		}
+		if next != nil && j%2 == 1 {
+			PREFETCHT0(Mem{Base: next, Disp: 64 * (j / 2)})
+		}
+	}
+}
+
+// genBlendRowsMulti16Z: acc[r*d+c] += Σ_j w[r*n+j]*widen(v[j*stride+c]).
+// The columns go in blocks of P vectors (multi16BlendBlocks) whose R·P
+// accumulators stay in registers while the keys stream past in order: per
+// key, R broadcast weights and P widened chunks of the value row feed R·P
+// FMAs. Then narrower blocks, then a masked tail.
+func genBlendRowsMulti16Z(w widen16) {
+	for R := 1; R <= 4; R++ {
+		if R == 1 {
+			rows := Load(Param("rows"), GP64())
+			byRows(rows, "bmulti16z")
+		}
+		Label(fmt.Sprintf("bmulti16z_%d", R))
+		blendMulti16Z(R, w)
+	}
+	Label("bmulti16z_done")
+	VZEROUPPER()
+	RET()
+}
+
+func blendMulti16Z(R int, wd widen16) {
+	m := loadMultiOf(R, "w", "acc", "v", 1)
+	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
+	// the weights.
+	name := fmt.Sprintf("bmulti16z%d", R)
+	db, nb := GP64(), GP64()
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	for _, P := range multi16BlendBlocks[R] {
+		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
+		Label(loop)
+		CMPQ(m.d, U8(16*P))
+		JL(LabelRef(next))
+		blendColumns16Z(R, P, m, db, nb, loop, nil, wd)
+		ADDQ(U32(64*P), m.in)
+		ADDQ(U32(32*P), m.kv)
+		SUBQ(U8(16*P), m.d)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	TESTQ(m.d, m.d)
+	JZ(LabelRef("bmulti16z_done"))
+	blendColumns16Z(R, 1, m, db, nb, name+"_tail", tailK(m.d), wd)
+	JMP(LabelRef("bmulti16z_done"))
+}
+
+// blendColumns16Z emits the blend of P vectors of columns (one vector
+// under mask if mask is not nil) for R rows over every key, in key order.
+// The FMAs take genBlendRows16's operands in its order.
+func blendColumns16Z(R, P int, m multiShape, db, nb Register, name string, mask Op, wd widen16) {
+	a := make([]VecVirtual, R*P)
+	accAt := func(accs rowRegs, r, c int) Mem {
+		at := accs.at(r)
+		at.Disp += 64 * c
+		return at
+	}
+	accs := newRows(m.in, db)
+	for r := range R {
+		for c := range P {
+			a[r*P+c] = loadZ(accAt(accs, r, c), mask)
+		}
+	}
+	wp, vp, cnt := GP64(), GP64(), GP64()
+	MOVQ(m.o, wp)
+	MOVQ(m.kv, vp)
+	MOVQ(m.n, cnt)
+	ws := newRows(wp, nb)
+	Label(name + "_key")
+	TESTQ(cnt, cnt)
+	JZ(LabelRef(name + "_keys_done"))
+	b := make([]VecVirtual, R)
+	for r := range R {
+		b[r] = ZMM()
+		VBROADCASTSS(ws.at(r), b[r])
+	}
+	for c := range P {
+		at := Mem{Base: vp, Disp: 32 * c}
+		t := ZMM()
+		if mask == nil {
+			wd(at, t)
+		} else {
+			y := YMM()
+			VMOVDQU16_Z(at, mask, y)
+			wd(y, t)
+		}
+		for r := range R {
+			VFMADD231PS(t, b[r], a[r*P+c])
+		}
+	}
+	ADDQ(U8(4), wp)
+	ADDQ(m.stride, vp)
+	DECQ(cnt)
+	JMP(LabelRef(name + "_key"))
+	Label(name + "_keys_done")
+	accs = newRows(m.in, db)
+	for r := range R {
+		for c := range P {
+			storeZ(a[r*P+c], accAt(accs, r, c), mask)
+		}
+	}
+}
+
+// multi16BlendBlocks lists, by row count, the blocks of column vectors
+// the 16-bit multi-row blend takes, widest first: as wide as R·P
+// accumulators, R broadcast weights and a widened chunk fit in 32
+// registers (one stream of keys needs no second set of accumulators, as
+// the float32 blend's two do), then halving, so that a few columns still
+// keep several FMAs in flight.
+var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}}

@@ -1,0 +1,247 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/glancelab/attention/internal/impl"
+	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// The multi-row kernels over 16-bit rows, as the float32 ones are tested
+// (kernel_table_test.go, kernels_test.go, rows_stream_test.go): against
+// the generic twin within the error bounds, on every size and placement;
+// and against the one-row 16-bit kernels bit for bit, which is what lets
+// a decode step take some of a group's rows through each.
+
+// format16 is one 16-bit element format: its generator of test values,
+// its widening and its kernels.
+type format16 struct {
+	name       string
+	gen        func(*kernelArgs, int) []uint16
+	widen      func(uint16) float32
+	score      func(dst []float32, k []uint16, stride int, q []float32)
+	blend      func(acc, w []float32, v []uint16, stride int)
+	scoreMulti func(dst []float32, k []uint16, stride int, q []float32, rows int)
+	blendMulti func(acc, w []float32, v []uint16, stride int, rows int)
+}
+
+var formats16 = []format16{
+	{"f16", (*kernelArgs).f16s, f16to32, scoreRowsF16, blendRowsF16, scoreRowsMultiF16, blendRowsMultiF16},
+	{"bf16", (*kernelArgs).bf16s, bf16to32, scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16},
+}
+
+// scoreMulti16Case is scoreMultiCase over 16-bit key rows of an odd
+// stride, specials among them.
+func scoreMulti16Case(f format16, rows, d int) kernelCase {
+	return func(a *kernelArgs, n int) []result {
+		stride := d + 3
+		k, q, dst := f.gen(a, rowsLen(n, stride, d)), a.floats(rows*d, 2), a.floats(rows*n, 1)
+		f.scoreMulti(dst, k, stride, q, rows)
+		kf := widen(k, f.widen)
+		bound := make([]float64, len(dst))
+		for r := range rows {
+			for j := range n {
+				bound[r*n+j] = reference.DotBound(d, absDot(kf[j*stride:j*stride+d], q[r*d:(r+1)*d]))
+			}
+		}
+		return []result{{"dst", dst, bound}}
+	}
+}
+
+// blendMulti16Case is blendMultiCase over 16-bit value rows.
+func blendMulti16Case(f format16, rows, d int) kernelCase {
+	return func(a *kernelArgs, n int) []result {
+		stride := d + 1
+		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), f.gen(a, rowsLen(n, stride, d))
+		vf := widen(v, f.widen)
+		bound := make([]float64, len(acc))
+		for r := range rows {
+			for c := range d {
+				abs := math.Abs(float64(acc[r*d+c]))
+				for j := range n {
+					abs += math.Abs(float64(w[r*n+j]) * float64(vf[j*stride+c]))
+				}
+				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
+			}
+		}
+		f.blendMulti(acc, w, v, stride, rows)
+		return []result{{"acc", acc, bound}}
+	}
+}
+
+func init() {
+	for _, f := range formats16 {
+		kernelCases["scoreRowsMulti"+upper(f.name)] = func(a *kernelArgs, n int) []result {
+			return scoreMulti16Case(f, 1+n%4, 13+n%20)(a, n)
+		}
+		kernelCases["blendRowsMulti"+upper(f.name)] = func(a *kernelArgs, n int) []result {
+			return blendMulti16Case(f, 1+n%4, 1+(n*29)%150)(a, n)
+		}
+	}
+}
+
+func upper(name string) string {
+	if name == "f16" {
+		return "F16"
+	}
+	return "BF16"
+}
+
+// Every row count meets every count of keys up to past two blocks and
+// every count of columns up to past one block of columns, then several
+// blocks, as TestMultiRowShapes does for the float32 kernels.
+func TestMulti16Shapes(t *testing.T) {
+	var cols []int
+	for d := range 68 {
+		cols = append(cols, d)
+	}
+	cols = append(cols, 96, 127, 128, 131, 200)
+	pls := multiPlacements()
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, f := range formats16 {
+			for rows := 1; rows <= 4; rows++ {
+				for _, d := range cols {
+					t.Run(fmt.Sprintf("%s/rows=%d/d=%d", f.name, rows, d), func(t *testing.T) {
+						score, blend := scoreMulti16Case(f, rows, d), blendMulti16Case(f, rows, d)
+						for n := 0; n <= 19; n++ {
+							for _, pl := range pls {
+								checkAgainstGeneric(t, score, n, pl)
+								checkAgainstGeneric(t, blend, n, pl)
+							}
+						}
+					})
+				}
+			}
+		}
+	})
+}
+
+// scoresMatchAnyKeys reports whether the active implementation's 16-bit
+// multi-row scores are the one-row kernel's bits for any number of keys,
+// beyond the contract's whole groups of eight: on avx512 every block of
+// keys, in either kernel, goes through the one sum tree, and the generic
+// twin is the one-row kernel.
+func scoresMatchAnyKeys() bool {
+	a := impl.Active()
+	return a == "avx512" || a == "generic" || a == "neon"
+}
+
+// The multi-row kernels give each row the bits the one-row 16-bit kernels
+// give it: the blend for any number of keys, the scores for keys in whole
+// groups of eight (and for any number where scoresMatchAnyKeys says so),
+// on every count of columns 0..67 and a few large ones, odd strides,
+// inputs off alignment or against a guard page, with signed zeros,
+// infinities, NaNs and subnormal halves among the elements.
+func TestMulti16MatchOneRow(t *testing.T) {
+	var cols []int
+	for d := range 68 {
+		cols = append(cols, d)
+	}
+	cols = append(cols, 127, 128, 200)
+	keys := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 33, 40, 64, 67, 200}
+	pls := []placement{{off: 0}, {off: 5}}
+	if testutil.GuardSupported {
+		pls = append(pls, placement{guard: 1}, placement{guard: -1})
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		anyKeys := scoresMatchAnyKeys()
+		for _, f := range formats16 {
+			for _, d := range cols {
+				t.Run(fmt.Sprintf("%s/d=%d", f.name, d), func(t *testing.T) {
+					for _, n := range keys {
+						for rows := 1; rows <= 4; rows++ {
+							for i, pl := range pls {
+								a := &kernelArgs{t: t, r: testutil.Rand(uint64(1000*d + 10*n + rows)), pl: pl}
+								stride := d + 2*i + 1
+								what := fmt.Sprintf("n=%d rows=%d stride=%d %v", n, rows, stride, pl)
+								kv := f.gen(a, rowsLen(n, stride, d))
+								matchOneRow16(t, a, f, what, kv, n, d, stride, rows, anyKeys || n%8 == 0)
+							}
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
+// matchOneRow16 runs both multi-row kernels of f over the n rows of kv
+// and compares each row with the one-row kernel's (the scores only if
+// scores is set).
+func matchOneRow16(t *testing.T, a *kernelArgs, f format16, what string, kv []uint16, n, d, stride, rows int, scores bool) {
+	t.Helper()
+	w := testutil.Floats(a.r, rows*n, 1)
+	for i := range w {
+		if a.r.IntN(32) == 0 {
+			w[i] = testutil.Specials[a.r.IntN(len(testutil.Specials))]
+		}
+	}
+	acc := a.floats(rows*d, 1)
+	one := append([]float32(nil), acc...)
+	f.blendMulti(acc, w, kv, stride, rows)
+	for r := range rows {
+		f.blend(one[r*d:(r+1)*d], w[r*n:(r+1)*n], kv, stride)
+	}
+	identical(t, what+": blendRowsMulti"+upper(f.name), acc, one)
+	if !scores {
+		return
+	}
+	q := a.floats(rows*d, 2)
+	dst, want := a.floats(rows*n, 1), make([]float32, rows*n)
+	f.scoreMulti(dst, kv, stride, q, rows)
+	for r := range rows {
+		f.score(want[r*n:(r+1)*n], kv, stride, q[r*d:(r+1)*d])
+	}
+	identical(t, what+": scoreRowsMulti"+upper(f.name), dst, want)
+	for _, check := range a.checks {
+		check()
+	}
+}
+
+// Blocks of a whole call's budget of keys (the kernels' callers keep n·d
+// within it), strided and ending at a guard page: within the bounds of
+// the generic twin's sums and the one-row kernels' bits, as
+// TestRowKernelsLargeBlocks checks the float32 kernels.
+func TestMulti16LargeBlocks(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, f := range formats16 {
+			for _, d := range []int{16, 37, 64, 128, 131} {
+				for _, extra := range []int{0, 3} {
+					stride := d + extra
+					n := maxCall / d
+					a := &kernelArgs{t: t, r: testutil.Rand(uint64(d + extra)), pl: placement{guard: 1}}
+					if !testutil.GuardSupported {
+						a.pl = placement{off: 1}
+					}
+					kv := f.gen(a, rowsLen(n, stride, d))
+					for rows := 1; rows <= 4; rows++ {
+						what := fmt.Sprintf("%s d=%d stride=%d n=%d rows=%d", f.name, d, stride, n, rows)
+						matchOneRow16(t, a, f, what, kv, n, d, stride, rows, scoresMatchAnyKeys() || n%8 == 0)
+						// And the scores within the bounds of the exact ones.
+						q := testutil.Floats(a.r, rows*d, 1)
+						dst := make([]float32, rows*n)
+						f.scoreMulti(dst, kv, stride, q, rows)
+						kf := widen(kv, f.widen)
+						for r := range rows {
+							for j := range n {
+								row := kf[j*stride : j*stride+d]
+								want, abs := reference.Dot(row, q[r*d:(r+1)*d])
+								got := dst[r*n+j]
+								if math.IsNaN(want) || math.IsInf(want, 0) {
+									if math.IsNaN(want) != math.IsNaN(float64(got)) || !math.IsNaN(want) && float64(got) != want {
+										t.Fatalf("%s: score %d of row %d = %v, want %v", what, j, r, got, want)
+									}
+								} else if !testutil.Close(got, want, reference.DotBound(d, abs)) {
+									t.Fatalf("%s: score %d of row %d = %v, want %v", what, j, r, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
