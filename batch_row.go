@@ -97,16 +97,40 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	}
 }
 
-// tileRows16 is tileRows over 16-bit keys and values, a row at a time
-// through the one-row kernels: the first row reads the tile from memory,
-// the others find it in cache.
+// tileRows16 is tileRows over 16-bit keys and values, through the 16-bit
+// kernels of the cache's type, which widen each element once for every
+// row of a group.
 func (p *batchJob) tileRows16(tk *batchTask, sc *taskScratch, j0, n int) {
 	dk, dv := p.q.cols, p.v.cols
-	s := sc.s[:n]
-	for r := range tk.R {
-		p.scoreKeys(s, tk.b, tk.kh, j0, sc.qs[r*dk:(r+1)*dk])
-		p.weighTile(tk, sc, r, s, j0)
-		p.blendValues(tk.part[r*dv:(r+1)*dv], s, tk.b, tk.kh, j0, nil)
+	r0, _ := p.keyRun(tk.b, j0)
+	k, v := p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0)
+	score, blend, scoreMulti, blendMulti := scoreRowsF16, blendRowsF16, scoreRowsMultiF16, blendRowsMultiF16
+	if p.kt == BF16 {
+		score, blend, scoreMulti, blendMulti = scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16
+	}
+	first := 0
+	if !multiScoreStreams() {
+		s := sc.s[:n]
+		score(s, k, p.k.rs, sc.qs[:dk])
+		p.weighTile(tk, sc, 0, s, j0)
+		blend(tk.part[:dv], s, v, p.v.rs)
+		first = 1
+	}
+	for g0 := first; g0 < tk.R; g0 += 4 {
+		g := min(4, tk.R-g0)
+		s, o := sc.s[:g*n], tk.part[g0*dv:(g0+g)*dv]
+		scoreMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
+		for r := g0; r < g0+g; r++ {
+			p.weighTile(tk, sc, r, s[(r-g0)*n:(r-g0+1)*n], j0)
+		}
+		if g0 == 0 {
+			blend(o[:dv], s[:n], v, p.v.rs)
+			s, o, g = s[n:], o[dv:], g-1
+			if g == 0 {
+				continue
+			}
+		}
+		blendMulti(o, s, v, p.v.rs, g)
 	}
 }
 
