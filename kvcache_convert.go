@@ -63,16 +63,18 @@ func f32ToBF16(f float32) uint16 {
 	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
 }
 
-// narrowF16 stores src rounded to binary16 in dst, which is as long.
-func narrowF16(dst []uint16, src []float32) {
+// narrowF16Generic stores src rounded to binary16 in dst, which is at
+// least as long: narrowF16's generic twin.
+func narrowF16Generic(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		dst[i] = f32ToF16(x)
 	}
 }
 
-// narrowBF16 stores src rounded to bfloat16 in dst, which is as long.
-func narrowBF16(dst []uint16, src []float32) {
+// narrowBF16Generic stores src rounded to bfloat16 in dst, which is at
+// least as long: narrowBF16's generic twin.
+func narrowBF16Generic(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		dst[i] = f32ToBF16(x)
