@@ -40,14 +40,13 @@ func f32ToF16(f float32) uint16 {
 	return sign | uint16(uint32(e)<<10+roundShift(man, 13))
 }
 
-// roundShift returns m / 2^shift rounded to nearest, ties to even.
+// roundShift returns m / 2^shift rounded to nearest, ties to even, for
+// m < 2^31: adding just under half a unit, plus one more when the kept
+// part is odd, carries into it exactly when the remainder is over half,
+// or half with the kept part odd. Without a branch, as random data (whose
+// remainders fall either side of half) would mispredict one.
 func roundShift(m uint32, shift uint) uint32 {
-	h := m >> shift
-	rem, half := m&(1<<shift-1), uint32(1)<<(shift-1)
-	if rem > half || rem == half && h&1 == 1 {
-		h++
-	}
-	return h
+	return (m + (1<<(shift-1) - 1) + (m>>shift)&1) >> shift
 }
 
 // f32ToBF16 returns the bfloat16 nearest to f, ties to even; finite values

@@ -69,9 +69,10 @@ func narrowScan(t *testing.T, lo, hi, step uint64) {
 
 // TestNarrowExhaustive checks all 2^32 float32 inputs on every
 // implementation (one alone with -run 'TestNarrowExhaustive/impl=NAME').
-// Run with -exhaustive or ATTENTION_EXHAUSTIVE=1: about 10 s per
-// implementation on two idle Zen 5 cores (twice that for generic), most
-// of it the scalar reference.
+// On amd64 it also checks the scalar binary16 rounding against the
+// hardware's, VCVTPS2PH being an independent implementation of it.
+// Run with -exhaustive or ATTENTION_EXHAUSTIVE=1: 10 to 20 s per
+// implementation on two Zen 5 cores, most of it the scalar reference.
 func TestNarrowExhaustive(t *testing.T) {
 	if !*exhaustive {
 		t.Skip("needs -exhaustive or ATTENTION_EXHAUSTIVE=1")
