@@ -322,6 +322,68 @@ func widenBF16Split(dst []float32, src []uint16) {
 	}
 }
 
+// narrowF16 sets dst[i] = f32ToF16(src[i]) for i < len(src): each float32
+// rounded to the nearest binary16, ties to even, ±Inf from 65520 on, a NaN
+// made quiet with the top bits of its payload; len(dst) >= len(src).
+func narrowF16(dst []uint16, src []float32) {
+	if len(src) <= maxCall {
+		switch active {
+		case implAVX512:
+			narrowF16AVX512(dst, src)
+			return
+		case implAVX2:
+			narrowF16AVX2(dst, src)
+			return
+		}
+	}
+	narrowF16Split(dst, src)
+}
+
+// narrowF16Split is narrowF16 on the generic path, and otherwise narrowF16
+// cut into calls within one call's budget.
+func narrowF16Split(dst []uint16, src []float32) {
+	if active != implAVX512 && active != implAVX2 {
+		narrowF16Generic(dst, src)
+		return
+	}
+	n, per := len(src), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		narrowF16(dst[lo:hi], src[lo:hi])
+	}
+}
+
+// narrowBF16 sets dst[i] = f32ToBF16(src[i]) for i < len(src): each float32
+// rounded to the nearest bfloat16, ties to even, subnormals kept, a NaN
+// made quiet with the top bits of its payload; len(dst) >= len(src).
+func narrowBF16(dst []uint16, src []float32) {
+	if len(src) <= maxCall {
+		switch active {
+		case implAVX512:
+			narrowBF16AVX512(dst, src)
+			return
+		case implAVX2:
+			narrowBF16AVX2(dst, src)
+			return
+		}
+	}
+	narrowBF16Split(dst, src)
+}
+
+// narrowBF16Split is narrowBF16 on the generic path, and otherwise
+// narrowBF16 cut into calls within one call's budget.
+func narrowBF16Split(dst []uint16, src []float32) {
+	if active != implAVX512 && active != implAVX2 {
+		narrowBF16Generic(dst, src)
+		return
+	}
+	n, per := len(src), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		narrowBF16(dst[lo:hi], src[lo:hi])
+	}
+}
+
 // scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives

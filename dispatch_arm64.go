@@ -249,6 +249,20 @@ func widenBF16(dst []float32, src []uint16) {
 	widenBF16Generic(dst, src)
 }
 
+// narrowF16 sets dst[i] = f32ToF16(src[i]) for i < len(src): each float32
+// rounded to the nearest binary16, ties to even, ±Inf from 65520 on, a NaN
+// made quiet with the top bits of its payload; len(dst) >= len(src).
+func narrowF16(dst []uint16, src []float32) {
+	narrowF16Generic(dst, src)
+}
+
+// narrowBF16 sets dst[i] = f32ToBF16(src[i]) for i < len(src): each float32
+// rounded to the nearest bfloat16, ties to even, subnormals kept, a NaN
+// made quiet with the top bits of its payload; len(dst) >= len(src).
+func narrowBF16(dst []uint16, src []float32) {
+	narrowBF16Generic(dst, src)
+}
+
 // scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives

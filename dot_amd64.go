@@ -66,6 +66,21 @@ func widenF16AVX512(dst []float32, src []uint16)
 //go:noescape
 func widenBF16AVX512(dst []float32, src []uint16)
 
+// narrowF16AVX512 sets dst[i] = f32ToF16(src[i]) for i < len(src): each
+// float32 rounded to the nearest binary16, ties to even, ±Inf from 65520
+// on, a NaN made quiet with the top bits of its payload; len(dst) >=
+// len(src).
+//
+//go:noescape
+func narrowF16AVX512(dst []uint16, src []float32)
+
+// narrowBF16AVX512 sets dst[i] = f32ToBF16(src[i]) for i < len(src): each
+// float32 rounded to the nearest bfloat16, ties to even, subnormals kept, a
+// NaN made quiet with the top bits of its payload; len(dst) >= len(src).
+//
+//go:noescape
+func narrowBF16AVX512(dst []uint16, src []float32)
+
 // scoreRowsMultiAVX512 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r
 // < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
 // query rows, each key row read once, each score the bits scoreRows gives
@@ -268,6 +283,21 @@ func widenF16AVX2(dst []float32, src []uint16)
 //
 //go:noescape
 func widenBF16AVX2(dst []float32, src []uint16)
+
+// narrowF16AVX2 sets dst[i] = f32ToF16(src[i]) for i < len(src): each
+// float32 rounded to the nearest binary16, ties to even, ±Inf from 65520
+// on, a NaN made quiet with the top bits of its payload; len(dst) >=
+// len(src).
+//
+//go:noescape
+func narrowF16AVX2(dst []uint16, src []float32)
+
+// narrowBF16AVX2 sets dst[i] = f32ToBF16(src[i]) for i < len(src): each
+// float32 rounded to the nearest bfloat16, ties to even, subnormals kept, a
+// NaN made quiet with the top bits of its payload; len(dst) >= len(src).
+//
+//go:noescape
+func narrowBF16AVX2(dst []uint16, src []float32)
 
 // scoreRowsMultiAVX2 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
 // rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several

@@ -2828,6 +2828,170 @@ widenBF16AVX512_done:
 	VZEROUPPER
 	RET
 
+// func narrowF16AVX512(dst []uint16, src []float32)
+// Requires: AVX, AVX512F
+TEXT ·narrowF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+
+narrowF16AVX512_loop0:
+	CMPQ      DX, $0x00000040
+	JL        narrowF16AVX512_next0
+	VMOVUPS   (CX), Z0
+	VCVTPS2PH $0x00, Z0, (AX)
+	VMOVUPS   64(CX), Z0
+	VCVTPS2PH $0x00, Z0, 32(AX)
+	VMOVUPS   128(CX), Z0
+	VCVTPS2PH $0x00, Z0, 64(AX)
+	VMOVUPS   192(CX), Z0
+	VCVTPS2PH $0x00, Z0, 96(AX)
+	ADDQ      $0x00000100, CX
+	ADDQ      $0x00000080, AX
+	SUBQ      $0x00000040, DX
+	JMP       narrowF16AVX512_loop0
+
+narrowF16AVX512_next0:
+narrowF16AVX512_loop1:
+	CMPQ      DX, $0x00000010
+	JL        narrowF16AVX512_next1
+	VMOVUPS   (CX), Z0
+	VCVTPS2PH $0x00, Z0, (AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x00000010, DX
+	JMP       narrowF16AVX512_loop1
+
+narrowF16AVX512_next1:
+	TESTQ     DX, DX
+	JZ        narrowF16AVX512_done
+	LEAQ      ktable<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z0
+	VCVTPS2PH $0x00, Z0, K1, (AX)
+
+narrowF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func narrowBF16AVX512(dst []uint16, src []float32)
+// Requires: AVX, AVX512F
+TEXT ·narrowBF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+
+narrowBF16AVX512_loop0:
+	CMPQ        DX, $0x00000040
+	JL          narrowBF16AVX512_next0
+	VMOVUPS     (CX), Z0
+	VPSRLD      $0x10, Z0, Z1
+	VPANDD.BCST bf16_one<>+0(SB), Z1, Z2
+	VPADDD.BCST bf16_bias<>+0(SB), Z2, Z2
+	VPADDD      Z0, Z2, Z2
+	VPSRLD      $0x10, Z2, Z2
+	VCMPPS      $0x03, Z0, Z0, K1
+	VPORD.BCST  bf16_quiet<>+0(SB), Z1, K1, Z2
+	VPMOVDW     Z2, (AX)
+	VMOVUPS     64(CX), Z0
+	VPSRLD      $0x10, Z0, Z1
+	VPANDD.BCST bf16_one<>+0(SB), Z1, Z2
+	VPADDD.BCST bf16_bias<>+0(SB), Z2, Z2
+	VPADDD      Z0, Z2, Z2
+	VPSRLD      $0x10, Z2, Z2
+	VCMPPS      $0x03, Z0, Z0, K1
+	VPORD.BCST  bf16_quiet<>+0(SB), Z1, K1, Z2
+	VPMOVDW     Z2, 32(AX)
+	VMOVUPS     128(CX), Z0
+	VPSRLD      $0x10, Z0, Z1
+	VPANDD.BCST bf16_one<>+0(SB), Z1, Z2
+	VPADDD.BCST bf16_bias<>+0(SB), Z2, Z2
+	VPADDD      Z0, Z2, Z2
+	VPSRLD      $0x10, Z2, Z2
+	VCMPPS      $0x03, Z0, Z0, K1
+	VPORD.BCST  bf16_quiet<>+0(SB), Z1, K1, Z2
+	VPMOVDW     Z2, 64(AX)
+	VMOVUPS     192(CX), Z0
+	VPSRLD      $0x10, Z0, Z1
+	VPANDD.BCST bf16_one<>+0(SB), Z1, Z2
+	VPADDD.BCST bf16_bias<>+0(SB), Z2, Z2
+	VPADDD      Z0, Z2, Z2
+	VPSRLD      $0x10, Z2, Z2
+	VCMPPS      $0x03, Z0, Z0, K1
+	VPORD.BCST  bf16_quiet<>+0(SB), Z1, K1, Z2
+	VPMOVDW     Z2, 96(AX)
+	ADDQ        $0x00000100, CX
+	ADDQ        $0x00000080, AX
+	SUBQ        $0x00000040, DX
+	JMP         narrowBF16AVX512_loop0
+
+narrowBF16AVX512_next0:
+narrowBF16AVX512_loop1:
+	CMPQ        DX, $0x00000010
+	JL          narrowBF16AVX512_next1
+	VMOVUPS     (CX), Z0
+	VPSRLD      $0x10, Z0, Z1
+	VPANDD.BCST bf16_one<>+0(SB), Z1, Z2
+	VPADDD.BCST bf16_bias<>+0(SB), Z2, Z2
+	VPADDD      Z0, Z2, Z2
+	VPSRLD      $0x10, Z2, Z2
+	VCMPPS      $0x03, Z0, Z0, K1
+	VPORD.BCST  bf16_quiet<>+0(SB), Z1, K1, Z2
+	VPMOVDW     Z2, (AX)
+	ADDQ        $0x00000040, CX
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000010, DX
+	JMP         narrowBF16AVX512_loop1
+
+narrowBF16AVX512_next1:
+	TESTQ       DX, DX
+	JZ          narrowBF16AVX512_done
+	LEAQ        ktable<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z0
+	VPSRLD      $0x10, Z0, Z1
+	VPANDD.BCST bf16_one<>+0(SB), Z1, Z2
+	VPADDD.BCST bf16_bias<>+0(SB), Z2, Z2
+	VPADDD      Z0, Z2, Z2
+	VPSRLD      $0x10, Z2, Z2
+	VCMPPS      $0x03, Z0, Z0, K2
+	VPORD.BCST  bf16_quiet<>+0(SB), Z1, K2, Z2
+	VPMOVDW     Z2, K1, (AX)
+
+narrowBF16AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA bf16_one<>+0(SB)/4, $0x00000001
+DATA bf16_one<>+4(SB)/4, $0x00000001
+DATA bf16_one<>+8(SB)/4, $0x00000001
+DATA bf16_one<>+12(SB)/4, $0x00000001
+DATA bf16_one<>+16(SB)/4, $0x00000001
+DATA bf16_one<>+20(SB)/4, $0x00000001
+DATA bf16_one<>+24(SB)/4, $0x00000001
+DATA bf16_one<>+28(SB)/4, $0x00000001
+GLOBL bf16_one<>(SB), RODATA|NOPTR, $32
+
+DATA bf16_bias<>+0(SB)/4, $0x00007fff
+DATA bf16_bias<>+4(SB)/4, $0x00007fff
+DATA bf16_bias<>+8(SB)/4, $0x00007fff
+DATA bf16_bias<>+12(SB)/4, $0x00007fff
+DATA bf16_bias<>+16(SB)/4, $0x00007fff
+DATA bf16_bias<>+20(SB)/4, $0x00007fff
+DATA bf16_bias<>+24(SB)/4, $0x00007fff
+DATA bf16_bias<>+28(SB)/4, $0x00007fff
+GLOBL bf16_bias<>(SB), RODATA|NOPTR, $32
+
+DATA bf16_quiet<>+0(SB)/4, $0x00000040
+DATA bf16_quiet<>+4(SB)/4, $0x00000040
+DATA bf16_quiet<>+8(SB)/4, $0x00000040
+DATA bf16_quiet<>+12(SB)/4, $0x00000040
+DATA bf16_quiet<>+16(SB)/4, $0x00000040
+DATA bf16_quiet<>+20(SB)/4, $0x00000040
+DATA bf16_quiet<>+24(SB)/4, $0x00000040
+DATA bf16_quiet<>+28(SB)/4, $0x00000040
+GLOBL bf16_quiet<>(SB), RODATA|NOPTR, $32
+
 // func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, MMX+
 TEXT ·scoreRowsMultiAVX512(SB), NOSPLIT, $0-88
@@ -14930,6 +15094,224 @@ widenBF16AVX2_part1:
 	VMASKMOVPS Y1, Y0, (AX)
 
 widenBF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func narrowF16AVX2(dst []uint16, src []float32)
+// Requires: AVX, F16C
+TEXT ·narrowF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ src_base+24(FP), CX
+	MOVQ src_len+32(FP), DX
+
+narrowF16AVX2_loop0:
+	CMPQ      DX, $0x00000020
+	JL        narrowF16AVX2_next0
+	VMOVUPS   (CX), Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	VMOVUPS   32(CX), Y0
+	VCVTPS2PH $0x00, Y0, 16(AX)
+	VMOVUPS   64(CX), Y0
+	VCVTPS2PH $0x00, Y0, 32(AX)
+	VMOVUPS   96(CX), Y0
+	VCVTPS2PH $0x00, Y0, 48(AX)
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000020, DX
+	JMP       narrowF16AVX2_loop0
+
+narrowF16AVX2_next0:
+narrowF16AVX2_loop1:
+	CMPQ      DX, $0x00000008
+	JL        narrowF16AVX2_next1
+	VMOVUPS   (CX), Y0
+	VCVTPS2PH $0x00, Y0, (AX)
+	ADDQ      $0x00000020, CX
+	ADDQ      $0x00000010, AX
+	SUBQ      $0x00000008, DX
+	JMP       narrowF16AVX2_loop1
+
+narrowF16AVX2_next1:
+	TESTQ      DX, DX
+	JZ         narrowF16AVX2_done
+	LEAQ       masktable<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y0
+	VMASKMOVPS (CX), Y0, Y0
+	VCVTPS2PH  $0x00, Y0, X0
+	TESTQ      $0x00000004, DX
+	JZ         narrowF16AVX2_store4
+	VMOVQ      X0, (AX)
+	VPSRLDQ    $0x08, X0, X0
+	ADDQ       $0x08, AX
+
+narrowF16AVX2_store4:
+	TESTQ   $0x00000002, DX
+	JZ      narrowF16AVX2_store2
+	VMOVD   X0, (AX)
+	VPSRLDQ $0x04, X0, X0
+	ADDQ    $0x04, AX
+
+narrowF16AVX2_store2:
+	TESTQ   $0x00000001, DX
+	JZ      narrowF16AVX2_store1
+	VPEXTRW $0x00, X0, (AX)
+
+narrowF16AVX2_store1:
+narrowF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func narrowBF16AVX2(dst []uint16, src []float32)
+// Requires: AVX, AVX2
+TEXT ·narrowBF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	VPBROADCASTD bf16_one<>+0(SB), Y0
+	VPBROADCASTD bf16_bias<>+0(SB), Y1
+	VPBROADCASTD bf16_quiet<>+0(SB), Y2
+
+narrowBF16AVX2_loop0:
+	CMPQ      DX, $0x00000020
+	JL        narrowBF16AVX2_next0
+	VMOVDQU   (CX), Y3
+	VMOVDQU   32(CX), Y4
+	VPSRLD    $0x10, Y3, Y5
+	VPAND     Y0, Y5, Y6
+	VPADDD    Y1, Y6, Y6
+	VPADDD    Y3, Y6, Y6
+	VPSRLD    $0x10, Y6, Y6
+	VCMPPS    $0x03, Y3, Y3, Y3
+	VPOR      Y2, Y5, Y5
+	VPBLENDVB Y3, Y5, Y6, Y6
+	VPSRLD    $0x10, Y4, Y3
+	VPAND     Y0, Y3, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y4
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y4, Y3, Y5, Y5
+	VPACKUSDW Y5, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, (AX)
+	VMOVDQU   64(CX), Y3
+	VMOVDQU   96(CX), Y4
+	VPSRLD    $0x10, Y3, Y5
+	VPAND     Y0, Y5, Y6
+	VPADDD    Y1, Y6, Y6
+	VPADDD    Y3, Y6, Y6
+	VPSRLD    $0x10, Y6, Y6
+	VCMPPS    $0x03, Y3, Y3, Y3
+	VPOR      Y2, Y5, Y5
+	VPBLENDVB Y3, Y5, Y6, Y6
+	VPSRLD    $0x10, Y4, Y3
+	VPAND     Y0, Y3, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y4
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y4, Y3, Y5, Y5
+	VPACKUSDW Y5, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, 32(AX)
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000020, DX
+	JMP       narrowBF16AVX2_loop0
+
+narrowBF16AVX2_next0:
+narrowBF16AVX2_loop1:
+	CMPQ      DX, $0x00000010
+	JL        narrowBF16AVX2_next1
+	VMOVDQU   (CX), Y3
+	VMOVDQU   32(CX), Y4
+	VPSRLD    $0x10, Y3, Y5
+	VPAND     Y0, Y5, Y6
+	VPADDD    Y1, Y6, Y6
+	VPADDD    Y3, Y6, Y6
+	VPSRLD    $0x10, Y6, Y6
+	VCMPPS    $0x03, Y3, Y3, Y3
+	VPOR      Y2, Y5, Y5
+	VPBLENDVB Y3, Y5, Y6, Y6
+	VPSRLD    $0x10, Y4, Y3
+	VPAND     Y0, Y3, Y5
+	VPADDD    Y1, Y5, Y5
+	VPADDD    Y4, Y5, Y5
+	VPSRLD    $0x10, Y5, Y5
+	VCMPPS    $0x03, Y4, Y4, Y4
+	VPOR      Y2, Y3, Y3
+	VPBLENDVB Y4, Y3, Y5, Y5
+	VPACKUSDW Y5, Y6, Y6
+	VPERMQ    $0xd8, Y6, Y6
+	VMOVDQU   Y6, (AX)
+	ADDQ      $0x00000040, CX
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x00000010, DX
+	JMP       narrowBF16AVX2_loop1
+
+narrowBF16AVX2_next1:
+narrowBF16AVX2_loop2:
+	CMPQ         DX, $0x00000008
+	JL           narrowBF16AVX2_next2
+	VMOVDQU      (CX), Y3
+	VPSRLD       $0x10, Y3, Y4
+	VPAND        Y0, Y4, Y5
+	VPADDD       Y1, Y5, Y5
+	VPADDD       Y3, Y5, Y5
+	VPSRLD       $0x10, Y5, Y5
+	VCMPPS       $0x03, Y3, Y3, Y3
+	VPOR         Y2, Y4, Y4
+	VPBLENDVB    Y3, Y4, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X3
+	VPACKUSDW    X3, X5, X5
+	VMOVDQU      X5, (AX)
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000010, AX
+	SUBQ         $0x00000008, DX
+	JMP          narrowBF16AVX2_loop2
+
+narrowBF16AVX2_next2:
+	TESTQ        DX, DX
+	JZ           narrowBF16AVX2_done
+	LEAQ         masktable<>+0(SB), BX
+	MOVQ         $0x00000008, SI
+	SUBQ         DX, SI
+	VMOVDQU      (BX)(SI*4), Y3
+	VMASKMOVPS   (CX), Y3, Y3
+	VPSRLD       $0x10, Y3, Y4
+	VPAND        Y0, Y4, Y0
+	VPADDD       Y1, Y0, Y0
+	VPADDD       Y3, Y0, Y0
+	VPSRLD       $0x10, Y0, Y0
+	VCMPPS       $0x03, Y3, Y3, Y1
+	VPOR         Y2, Y4, Y4
+	VPBLENDVB    Y1, Y4, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSDW    X1, X0, X0
+	TESTQ        $0x00000004, DX
+	JZ           narrowBF16AVX2_store4
+	VMOVQ        X0, (AX)
+	VPSRLDQ      $0x08, X0, X0
+	ADDQ         $0x08, AX
+
+narrowBF16AVX2_store4:
+	TESTQ   $0x00000002, DX
+	JZ      narrowBF16AVX2_store2
+	VMOVD   X0, (AX)
+	VPSRLDQ $0x04, X0, X0
+	ADDQ    $0x04, AX
+
+narrowBF16AVX2_store2:
+	TESTQ   $0x00000001, DX
+	JZ      narrowBF16AVX2_store1
+	VPEXTRW $0x00, X0, (AX)
+
+narrowBF16AVX2_store1:
+narrowBF16AVX2_done:
 	VZEROUPPER
 	RET
 

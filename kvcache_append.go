@@ -76,16 +76,28 @@ func (c *KVCache) appendViews(op string, b int, k, v Tensor, rows int) error {
 	if rows > c.capacity { // a ring: earlier rows would be overwritten
 		first = rows - c.capacity
 	}
-	slot := 0
+	start := 0
 	if c.capacity > 0 {
-		slot = (c.pos[b] + first) % c.capacity
+		start = (c.pos[b] + first) % c.capacity
 	}
-	for i := first; i < rows; i++ {
-		for h := range c.heads {
-			c.putRow(b, h, slot, k.Row(0, h, i), v.Row(0, h, i))
-		}
-		if slot++; slot == c.capacity {
-			slot = 0
+	// The rows of a head take consecutive physical rows up to the end of
+	// the ring, then go on from its start: at most two runs, each stored
+	// in one call per K and V where the rows lie back to back in k and v,
+	// as Append's do.
+	whole := rows == 1 || packedRows(k, c.dk) && packedRows(v, c.dv)
+	for h := range c.heads {
+		for i, slot := first, start; i < rows; slot = 0 {
+			n := min(rows-i, c.capacity-slot)
+			ko := b*c.entryK + h*c.headK + slot*c.dk
+			vo := b*c.entryV + h*c.headV + slot*c.dv
+			if whole {
+				c.putRows(ko, vo, k.rowsFrom(0, h, i)[:n*c.dk], v.rowsFrom(0, h, i)[:n*c.dv])
+			} else {
+				for r := range n {
+					c.putRows(ko+r*c.dk, vo+r*c.dv, k.Row(0, h, i+r), v.Row(0, h, i+r))
+				}
+			}
+			i += n
 		}
 	}
 	c.pos[b] += rows
@@ -93,20 +105,27 @@ func (c *KVCache) appendViews(op string, b int, k, v Tensor, rows int) error {
 	return nil
 }
 
-// putRow stores one key and one value row at physical row slot of (b, h).
-func (c *KVCache) putRow(b, h, slot int, k, v []float32) {
-	ko := b*c.entryK + h*c.headK + slot*c.dk
-	vo := b*c.entryV + h*c.headV + slot*c.dv
+// packedRows reports whether the rows of each head of t lie back to
+// back, d elements apart.
+func packedRows(t Tensor, d int) bool {
+	_, _, rs := t.Strides()
+	return rs == d
+}
+
+// putRows stores key and value elements, whole rows of one head, from
+// physical element ko of the K store and vo of the V store on, converted
+// to the cache's type.
+func (c *KVCache) putRows(ko, vo int, k, v []float32) {
 	switch c.typ {
 	case F32:
-		copy(c.k32[ko:ko+c.dk], k)
-		copy(c.v32[vo:vo+c.dv], v)
+		copy(c.k32[ko:ko+len(k)], k)
+		copy(c.v32[vo:vo+len(v)], v)
 	case F16:
-		narrowF16(c.k16[ko:ko+c.dk], k)
-		narrowF16(c.v16[vo:vo+c.dv], v)
+		narrowF16(c.k16[ko:ko+len(k)], k)
+		narrowF16(c.v16[vo:vo+len(v)], v)
 	case BF16:
-		narrowBF16(c.k16[ko:ko+c.dk], k)
-		narrowBF16(c.v16[vo:vo+c.dv], v)
+		narrowBF16(c.k16[ko:ko+len(k)], k)
+		narrowBF16(c.v16[vo:vo+len(v)], v)
 	}
 }
 

@@ -40,14 +40,13 @@ func f32ToF16(f float32) uint16 {
 	return sign | uint16(uint32(e)<<10+roundShift(man, 13))
 }
 
-// roundShift returns m / 2^shift rounded to nearest, ties to even.
+// roundShift returns m / 2^shift rounded to nearest, ties to even, for
+// m < 2^31: adding just under half a unit, plus one more when the kept
+// part is odd, carries into it exactly when the remainder is over half,
+// or half with the kept part odd. Without a branch, as random data (whose
+// remainders fall either side of half) would mispredict one.
 func roundShift(m uint32, shift uint) uint32 {
-	h := m >> shift
-	rem, half := m&(1<<shift-1), uint32(1)<<(shift-1)
-	if rem > half || rem == half && h&1 == 1 {
-		h++
-	}
-	return h
+	return (m + (1<<(shift-1) - 1) + (m>>shift)&1) >> shift
 }
 
 // f32ToBF16 returns the bfloat16 nearest to f, ties to even; finite values
@@ -63,16 +62,18 @@ func f32ToBF16(f float32) uint16 {
 	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
 }
 
-// narrowF16 stores src rounded to binary16 in dst, which is as long.
-func narrowF16(dst []uint16, src []float32) {
+// narrowF16Generic stores src rounded to binary16 in dst, which is at
+// least as long: narrowF16's generic twin.
+func narrowF16Generic(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		dst[i] = f32ToF16(x)
 	}
 }
 
-// narrowBF16 stores src rounded to bfloat16 in dst, which is as long.
-func narrowBF16(dst []uint16, src []float32) {
+// narrowBF16Generic stores src rounded to bfloat16 in dst, which is at
+// least as long: narrowBF16's generic twin.
+func narrowBF16Generic(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		dst[i] = f32ToBF16(x)

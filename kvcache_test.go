@@ -171,6 +171,22 @@ func kvRows(n int, seed int) []float32 {
 
 var kvTypes = []KVType{F32, F16, BF16}
 
+// interleaveHeads returns rows laid out [heads][rows][d] in x as a view of
+// a copy laid out [rows][heads][d].
+func interleaveHeads(x []float32, heads, rows, d int) Tensor {
+	y := make([]float32, len(x))
+	for h := range heads {
+		for i := range rows {
+			copy(y[(i*heads+h)*d:][:d], x[(h*rows+i)*d:][:d])
+		}
+	}
+	t, err := NewTensorStrided(1, heads, rows, d, 0, d, heads*d, y)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 func TestKVCacheSequences(t *testing.T) {
 	for _, typ := range kvTypes {
 		for _, ring := range []bool{false, true} {
@@ -184,6 +200,10 @@ func TestKVCacheSequences(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// viewed takes the same rows through AppendTensor, laid
+				// out [rows][heads][d]: rows not back to back, stored one
+				// by one rather than a run at a time.
+				viewed, _ := NewKVCache(batch, heads, capacity, dk, dv, typ, opts...)
 				m := newKVModel(batch, heads, capacity, dk, dv, typ, ring)
 				// Appends of 1, 2 and 3 rows, truncations back by 1 and to
 				// the start, and, in a ring, past its capacity and more than
@@ -201,13 +221,21 @@ func TestKVCacheSequences(t *testing.T) {
 							want = ErrArgument
 						}
 						got = c.Truncate(s.b, s.truncate)
+						viewed.Truncate(s.b, s.truncate)
 					} else {
 						k, v := kvRows(heads*s.rows*dk, i), kvRows(heads*s.rows*dv, i+100)
 						want = m.append(s.b, k, v, s.rows)
 						got = c.Append(s.b, k, v, s.rows)
+						kt, vt := interleaveHeads(k, heads, s.rows, dk), interleaveHeads(v, heads, s.rows, dv)
+						if err := viewed.AppendTensor(s.b, kt, vt); (err == nil) != (got == nil) {
+							t.Fatalf("step %d %+v: AppendTensor %v, Append %v", i, s, err, got)
+						}
 					}
 					if !errors.Is(got, want) || (want == nil) != (got == nil) {
 						t.Fatalf("step %d %+v: error %v, want %v", i, s, got, want)
+					}
+					if kvSnapshot(viewed) != kvSnapshot(c) {
+						t.Fatalf("step %d %+v: AppendTensor of strided rows stored other rows than Append", i, s)
 					}
 					if err := m.check(c); err != nil {
 						t.Fatalf("step %d %+v: %v", i, s, err)

@@ -69,6 +69,21 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
+		Name: "narrowF16", Params: "dst []uint16, src []float32",
+		Doc: "sets dst[i] = f32ToF16(src[i]) for i < len(src): each float32 rounded to the nearest binary16, ties to even, " +
+			"±Inf from 65520 on, a NaN made quiet with the top bits of its payload; len(dst) >= len(src).",
+		Split: &Split{N: "len(src)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
+		// NEON runs the twin until it narrows with FCVTN.
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+	},
+	{
+		Name: "narrowBF16", Params: "dst []uint16, src []float32",
+		Doc: "sets dst[i] = f32ToBF16(src[i]) for i < len(src): each float32 rounded to the nearest bfloat16, ties to even, " +
+			"subnormals kept, a NaN made quiet with the top bits of its payload; len(dst) >= len(src).",
+		Split: &Split{N: "len(src)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+	},
+	{
 		Name: "scoreRowsMulti", Params: "dst, k []float32, stride int, q []float32, rows int",
 		Doc: "sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: " +
 			"scoreRows for several query rows, each key row read once, each score the bits scoreRows gives it " +
