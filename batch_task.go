@@ -11,7 +11,7 @@ type taskScratch struct {
 	// The block path's lanes (see block_generic.go): the queries, the
 	// scores of a tile, the output, and the softmax state.
 	qt, st, ot, ml []float32
-	kw, vw         []float32 // a tile of 16-bit key and value rows, widened
+	kw, vw         []float32 // 16-bit key and value rows, widened (see widenKeys)
 	seen           []float32 // keepCut's marks of the keys it checked
 	tmp            []float32 // the score stage's tile (see tmpLen)
 	row            []float32 // a score row when logits are wanted without the weights
@@ -41,7 +41,7 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 			need += p.k.rows
 		}
 		if p.kt != F32 {
-			need += p.tile * (dk + dv)
+			need += widenKeys(max(dk, dv)) * (dk + dv)
 		}
 	}
 	extra := p.tmpLen() + p.chunkScratch()
@@ -69,8 +69,9 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
 		}
 		if p.kt != F32 {
-			sc.kw, x = x[:p.tile*dk], x[p.tile*dk:]
-			sc.vw, x = x[:p.tile*dv], x[p.tile*dv:]
+			w := widenKeys(max(dk, dv))
+			sc.kw, x = x[:w*dk], x[w*dk:]
+			sc.vw, x = x[:w*dv], x[w*dv:]
 		}
 	}
 	x = p.carveTmp(&sc, x)
