@@ -22,7 +22,7 @@ import (
 // (its float32 values, widened if c is F16 or BF16), with present_key and
 // present_value the rows c holds afterwards: the past length P is
 // c.Len(b), which must be the same for every entry (ErrArgument
-// otherwise), the causal offset is P, and attn_mask covers P + Skv
+// otherwise; 0 for a batch of 0), the causal offset is P, and attn_mask covers P + Skv
 // columns. An F32 cache, or an F16 one for float16 inputs, stores K and V
 // exactly; an F16 or BF16 cache for float32 inputs rounds them as it
 // stores them (see attention.KVCache), so the past of later calls is the
