@@ -16,6 +16,15 @@
 // present_key/present_value, which the engine then reads) and float16
 // inputs are widened.
 //
+// For a decode loop, RunCache keeps the past in an attention.KVCache
+// instead: each call appends its K and V to the cache (widening only
+// those rows, if float16) and attends over the rows held with
+// attention.Batched.AttendCache, read in place in the cache's type, so
+// no call widens, copies or allocates anything that grows with the past.
+// Its results are Run's for past_key/past_value holding the cache's rows
+// (the bits of Run with a float32 cache); present_key/present_value are
+// the cache itself.
+//
 // Numerics: everything is computed in float32, whatever the input type and
 // softmax_precision (float32 is at least as precise as float16 and
 // bfloat16; a float64 softmax_precision is accepted and computed in
