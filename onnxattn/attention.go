@@ -16,6 +16,15 @@
 // present_key/present_value, which the engine then reads) and float16
 // inputs are widened.
 //
+// For a decode loop, RunCache keeps the past in an attention.KVCache
+// instead: each call appends its K and V to the cache (widening only
+// those rows, if float16) and attends over the rows held with
+// attention.Batched.AttendCache, read in place in the cache's type, so
+// no call widens, copies or allocates anything that grows with the past.
+// Its results are Run's for past_key/past_value holding the cache's rows
+// (the bits of Run with a float32 cache); present_key/present_value are
+// the cache itself.
+//
 // Numerics: everything is computed in float32, whatever the input type and
 // softmax_precision (float32 is at least as precise as float16 and
 // bfloat16; a float64 softmax_precision is accepted and computed in
@@ -108,7 +117,7 @@ type Outputs struct {
 // runs only when Y or qk_matmul_output has an element to compute and
 // there is a key: without keys every row is fully masked and Y is zero.
 func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, error) {
-	d, err := check(a, in, want)
+	d, err := check(a, in, want, nil)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -127,14 +136,38 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 			out.PresentValue = floatTensor(in.V.DType, vData, d.B, d.Hkv, d.T, d.Dv)
 		}
 	}
+	if err := c.results(e, &out, want.QKMatmulOutput); err != nil {
+		return Outputs{}, err
+	}
+	return out, nil
+}
+
+// call is one checked call: its attributes, inputs and sizes, and the
+// engine's views of Q and of the keys and values it reads (with past_key,
+// or with present_key/present_value wanted, those outputs' data; with a
+// cache, the new rows, which it appends).
+type call struct {
+	a       Attributes
+	in      Inputs
+	d       dims
+	q, k, v attention.Tensor
+	kf, vf  []float32          // the data of K and V, widened if float16
+	cache   *attention.KVCache // RunCache's: the engine reads the keys and values there
+}
+
+// results computes Y and, if withQK is set, qk_matmul_output into out.
+// The engine runs only when one of them has an element and there is a
+// key.
+func (c *call) results(e *attention.Batched, out *Outputs, withQK bool) error {
+	d, in := c.d, c.in
 	yData := make([]float32, d.nY)
 	var qkData []float32
-	if want.QKMatmulOutput {
+	if withQK {
 		qkData = make([]float32, d.nQK)
 	}
 	if d.T > 0 && (len(yData) > 0 || len(qkData) > 0) {
 		if err := c.compute(e, yData, qkData); err != nil {
-			return Outputs{}, err
+			return err
 		}
 	}
 	if d.threeD {
@@ -142,20 +175,10 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 	} else {
 		out.Y = floatTensor(in.Q.DType, yData, d.B, d.Hq, d.Sq, d.Dv)
 	}
-	if want.QKMatmulOutput {
+	if withQK {
 		out.QKMatmulOutput = floatTensor(in.Q.DType, qkData, d.B, d.Hq, d.Sq, d.T)
 	}
-	return out, nil
-}
-
-// call is one checked call: its attributes, inputs and sizes, and the
-// engine's views of Q and of the keys and values it reads (with a cache,
-// or with present_key/present_value wanted, those outputs' data).
-type call struct {
-	a       Attributes
-	in      Inputs
-	d       dims
-	q, k, v attention.Tensor
+	return nil
 }
 
 // compute runs attend on e, or on an engine of its own when e is nil.
@@ -198,21 +221,27 @@ func (c *call) attend(e *attention.Batched, yData, qkData []float32) error {
 // rawScores computes qk_matmul_output modes 0 and 1 into qk's data, on a
 // call without masks, and without softcap for mode 0.
 func (c *call) rawScores(e *attention.Batched, y, qk attention.Tensor) error {
-	a, in, q, k, v := c.a, c.in, c.q, c.k, c.v
+	a := c.a
 	raw := attention.BatchOptions{Scale: a.Scale}
 	if a.QKMatmulOutputMode == 1 {
 		raw.Softcap = a.Softcap
 	}
-	if err := e.Attend(attention.BatchOutputs{Out: y, Logits: &qk}, q, k, v, &raw); err != nil {
-		return engineErr(err, in)
+	return c.run(e, attention.BatchOutputs{Out: y, Logits: &qk}, &raw)
+}
+
+// run is one call of the engine: Attend over K and V, or AttendCache over
+// the cache.
+func (c *call) run(e *attention.Batched, dst attention.BatchOutputs, opt *attention.BatchOptions) error {
+	if c.cache != nil {
+		return engineErr(e.AttendCache(dst, c.q, c.cache, opt), c.in)
 	}
-	return nil
+	return engineErr(e.Attend(dst, c.q, c.k, c.v, opt), c.in)
 }
 
 // masked computes Y with every mask and, if withQK is set, modes 2 and 3
 // of qk_matmul_output into qk's data.
 func (c *call) masked(e *attention.Batched, y, qk attention.Tensor, withQK bool) error {
-	a, in, d, q, k, v := c.a, c.in, c.d, c.q, c.k, c.v
+	a, in, d := c.a, c.in, c.d
 	opt, err := options(a, in, d)
 	if err != nil {
 		return err
@@ -226,7 +255,7 @@ func (c *call) masked(e *attention.Batched, y, qk attention.Tensor, withQK bool)
 			dst.Weights = &qk
 		}
 	}
-	return engineErr(e.Attend(dst, q, k, v, &opt), in)
+	return c.run(e, dst, &opt)
 }
 
 // options translates the masks and attributes into the engine's options.
@@ -240,7 +269,7 @@ func options(a Attributes, in Inputs, d dims) (attention.BatchOptions, error) {
 	}
 	switch {
 	case !a.IsCausal:
-	case in.PastKey != nil: // offset P: j <= i + T − Sq + (Sq − Skv)
+	case in.PastKey != nil || d.cached: // offset P: j <= i + T − Sq + (Sq − Skv)
 		opt.CausalShift = d.Sq - d.Skv
 	case in.NonpadKVSeqlen != nil: // offset ValidLen[b] − Sq
 		opt.CausalToValidLen = true

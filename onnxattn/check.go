@@ -1,12 +1,17 @@
 package onnxattn
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention"
+)
 
 // check validates the attributes and every input's type and shape, and
 // returns the sizes of the call, every buffer of which fits (see
 // sizes.fit). The checks run in a fixed order, so an input with several
-// faults always reports the same one.
-func check(a Attributes, in Inputs, want Want) (dims, error) {
+// faults always reports the same one. The past comes from past_key and
+// past_value, or, if cache is not nil (RunCache), from the rows it holds.
+func check(a Attributes, in Inputs, want Want, cache *attention.KVCache) (dims, error) {
 	if err := checkAttributes(a); err != nil {
 		return dims{}, err
 	}
@@ -14,7 +19,7 @@ func check(a Attributes, in Inputs, want Want) (dims, error) {
 	if err != nil {
 		return d, err
 	}
-	if err := d.checkPast(in); err != nil {
+	if err := d.checkPast(in, cache); err != nil {
 		return d, err
 	}
 	var ok bool

@@ -151,11 +151,10 @@ func conformanceFiles(t *testing.T) []string {
 	return files
 }
 
-// TestConformance runs every ONNX backend test case of the Attention
-// operator under every implementation and checks every expected output:
-// shape and type exactly, values with ONNX's tolerances, non-finite values
-// and present_key/present_value exactly.
-func TestConformance(t *testing.T) {
+// loadCases loads every case of the folder (skipping the test without
+// it).
+func loadCases(t *testing.T) []*jsonCase {
+	t.Helper()
 	files := conformanceFiles(t)
 	cases := make([]*jsonCase, len(files))
 	for i, f := range files {
@@ -165,6 +164,15 @@ func TestConformance(t *testing.T) {
 		}
 		cases[i] = c
 	}
+	return cases
+}
+
+// TestConformance runs every ONNX backend test case of the Attention
+// operator under every implementation and checks every expected output:
+// shape and type exactly, values with ONNX's tolerances, non-finite values
+// and present_key/present_value exactly.
+func TestConformance(t *testing.T) {
+	cases := loadCases(t)
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		e := attention.NewBatched(2)
 		defer e.Close()
@@ -178,7 +186,11 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func runCase(t *testing.T, e *attention.Batched, c *jsonCase) {
+// decode returns a case's attributes, inputs and expected outputs (Y,
+// present_key, present_value, qk_matmul_output; nil where the case has
+// none).
+func (c *jsonCase) decode(t *testing.T) (Attributes, Inputs, []*Tensor) {
+	t.Helper()
 	a, err := c.attributes()
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +211,11 @@ func runCase(t *testing.T, e *attention.Batched, c *jsonCase) {
 			t.Fatal(err)
 		}
 	}
+	return a, in, want
+}
+
+func runCase(t *testing.T, e *attention.Batched, c *jsonCase) {
+	a, in, want := c.decode(t)
 	got, err := Run(e, a, in, Want{Present: want[1] != nil || want[2] != nil, QKMatmulOutput: want[3] != nil})
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,7 @@
 package onnxattn
 
+import "github.com/glancelab/attention"
+
 // dims are the sizes of one call. Once check has passed, the extent of
 // every tensor and buffer of the call fits in an int (see sizes.fit), so
 // products of these dimensions within one of them cannot overflow.
@@ -7,7 +9,8 @@ type dims struct {
 	threeD                    bool
 	B, Hq, Hkv, Sq, Skv, P, T int
 	D, Dv                     int
-	nY, nQK                   int // elements of Y and of qk_matmul_output (0 if not wanted)
+	nY, nQK                   int  // elements of Y and of qk_matmul_output (0 if not wanted)
+	cached                    bool // the past is the rows of a KVCache (RunCache)
 }
 
 // headDims checks Q, K and V and returns the sizes they declare: all but
@@ -105,9 +108,12 @@ func dims4D(a Attributes, Q, K, V []int) (dims, error) {
 	return d, nil
 }
 
-// checkPast checks past_key and past_value against K and V and records
-// the past length.
-func (d *dims) checkPast(in Inputs) error {
+// checkPast checks past_key and past_value against K and V, or the cache
+// if there is one (see checkCache), and records the past length.
+func (d *dims) checkPast(in Inputs, cache *attention.KVCache) error {
+	if cache != nil {
+		return d.checkCache(in, cache)
+	}
 	if (in.PastKey == nil) != (in.PastValue == nil) {
 		return argErr("past_key and past_value come as a pair")
 	}

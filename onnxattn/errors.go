@@ -10,7 +10,7 @@ import (
 // other inputs. It names the input, its shape, and what was wanted; it
 // matches attention.ErrShape under errors.Is.
 type ShapeError struct {
-	Input string // "Q", "attn_mask", "past_key", ...
+	Input string // "Q", "attn_mask", "past_key", ...; "cache" for RunCache's past
 	Shape []int  // the input's shape
 	Want  string // what was required, e.g. "rank 3 or 4"
 }

@@ -35,3 +35,47 @@ func ExampleRun() {
 	// weights [1 1 2 3] [1.0000 0.0000 0.0000 0.3302 0.6698 0.0000]
 	// onnxattn: attn_mask has shape [3 3], want broadcastable to [batch, q_num_heads, q_sequence_length, total_sequence_length] = [1 1 2 3]
 }
+
+// A causal node decoding step by step with its past in a KVCache: the
+// prompt's two tokens, then one token a step. Each call appends its K and
+// V to the cache and attends over every row held; present_key and
+// present_value are the cache itself. A float16 model would keep an F16
+// cache, half the bytes, with its K and V stored exactly.
+func ExampleRunCache() {
+	e := attention.NewBatched(1)
+	defer e.Close()
+	// One batch entry, one KV head, room for 8 rows of head size 2.
+	cache, err := attention.NewKVCache(1, 1, 8, 2, 2, attention.F32)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a := onnxattn.Attributes{IsCausal: true}
+	step := func(q, k, v []float32) {
+		S := len(q) / 2
+		out, err := onnxattn.RunCache(e, cache, a, onnxattn.Inputs{
+			Q: onnxattn.NewFloat32(q, 1, 1, S, 2),
+			K: onnxattn.NewFloat32(k, 1, 1, S, 2),
+			V: onnxattn.NewFloat32(v, 1, 1, S, 2),
+		}, onnxattn.Want{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%d rows held, Y %.4f\n", cache.Len(0), out.Y.F32)
+	}
+	step([]float32{1, 0, 0, 1}, []float32{1, 0, 0, 1}, []float32{1, 0, 0, 1}) // the prompt
+	step([]float32{1, 1}, []float32{1, 1}, []float32{1, 1})                   // a decode step
+	step([]float32{0, 2}, []float32{-1, 1}, []float32{0, 0})                  // and another
+
+	// The past comes from the cache: past_key is an error.
+	_, err = onnxattn.RunCache(e, cache, a, onnxattn.Inputs{Q: onnxattn.NewFloat32([]float32{1, 1}, 1, 1, 1, 2),
+		K: onnxattn.NewFloat32([]float32{1, 1}, 1, 1, 1, 2), V: onnxattn.NewFloat32([]float32{1, 1}, 1, 1, 1, 2),
+		PastKey: onnxattn.NewFloat32(nil, 1, 1, 0, 2), PastValue: onnxattn.NewFloat32(nil, 1, 1, 0, 2)}, onnxattn.Want{})
+	fmt.Println(err)
+	// Output:
+	// 2 rows held, Y [1.0000 0.0000 0.3302 0.6698]
+	// 3 rows held, Y [0.7517 0.7517]
+	// 4 rows held, Y [0.3833 0.6167]
+	// attention: invalid argument: onnxattn: past_key and past_value are given: with RunCache the past is the rows the cache holds
+}

@@ -29,10 +29,11 @@ func (c *call) viewInputs() error {
 	if c.q, err = view(in.Q.Floats(), d.threeD, d.B, d.Hq, d.Sq, d.D); err != nil {
 		return viewErr(err, "Q", in.Q)
 	}
-	if c.k, err = view(in.K.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.D); err != nil {
+	c.kf, c.vf = in.K.Floats(), in.V.Floats()
+	if c.k, err = view(c.kf, d.threeD, d.B, d.Hkv, d.Skv, d.D); err != nil {
 		return viewErr(err, "K", in.K)
 	}
-	if c.v, err = view(in.V.Floats(), d.threeD, d.B, d.Hkv, d.Skv, d.Dv); err != nil {
+	if c.v, err = view(c.vf, d.threeD, d.B, d.Hkv, d.Skv, d.Dv); err != nil {
 		return viewErr(err, "V", in.V)
 	}
 	return nil

@@ -98,17 +98,23 @@ type sizes struct {
 	n      [numAxes]int
 	backed [numAxes]bool
 	in     Inputs
+	cached bool // the past is the rows of a cache
 }
 
 func newSizes(d dims, in Inputs) *sizes {
-	s := &sizes{in: in}
+	s := &sizes{in: in, cached: d.cached}
 	s.n = [numAxes]int{1, d.B, d.Hq, d.Hkv, d.Sq, d.Skv, d.P, d.T, d.D, d.Dv}
 	s.backed[axOne] = true
-	back := func(t *Tensor, axes ...axis) {
-		if t != nil && t.Len() > 0 {
+	backN := func(n int, axes ...axis) {
+		if n > 0 {
 			for _, a := range axes {
 				s.backed[a] = true
 			}
+		}
+	}
+	back := func(t *Tensor, axes ...axis) {
+		if t != nil {
+			backN(t.Len(), axes...)
 		}
 	}
 	back(in.Q, axBatch, axQHeads, axQLen, axHeadSize)
@@ -116,6 +122,12 @@ func newSizes(d dims, in Inputs) *sizes {
 	back(in.V, axBatch, axKVHeads, axKVLen, axVHeadSize)
 	back(in.PastKey, axBatch, axKVHeads, axPastLen, axHeadSize)
 	back(in.PastValue, axBatch, axKVHeads, axPastLen, axVHeadSize)
+	if d.cached { // the rows a cache holds back the past as past_key/past_value would
+		nk, _ := count(d.B, d.Hkv, d.P, d.D)
+		nv, _ := count(d.B, d.Hkv, d.P, d.Dv)
+		backN(nk, axBatch, axKVHeads, axPastLen, axHeadSize)
+		backN(nv, axBatch, axKVHeads, axPastLen, axVHeadSize)
+	}
 	back(in.NonpadKVSeqlen, axBatch)
 	if m := in.AttnMask; m != nil {
 		axes := s.maskAxes(m)
@@ -165,14 +177,25 @@ func (s *sizes) source(a axis) (string, []int) {
 	case axVHeadSize:
 		return "V", s.in.V.Shape
 	case axPastLen:
-		return "past_key", s.in.PastKey.Shape
+		return s.past()
 	case axTotalLen:
-		if s.in.PastKey != nil && (s.weight(axPastLen) > 1 || s.n[axKVLen] == 0) {
-			return "past_key", s.in.PastKey.Shape
+		if (s.in.PastKey != nil || s.cached) && (s.weight(axPastLen) > 1 || s.n[axKVLen] == 0) {
+			return s.past()
 		}
 		return "K", s.in.K.Shape
 	}
 	return "Q", s.in.Q.Shape
+}
+
+// past returns the input that declares the past length, and its shape:
+// past_key, or the cache of RunCache, whose held keys have the shape
+// past_key would have, [batch, kv_num_heads, past_sequence_length,
+// head_size].
+func (s *sizes) past() (string, []int) {
+	if s.cached {
+		return "cache", []int{s.n[axBatch], s.n[axKVHeads], s.n[axPastLen], s.n[axHeadSize]}
+	}
+	return "past_key", s.in.PastKey.Shape
 }
 
 // fit checks one buffer of the call, named buf, with the given axes (at
