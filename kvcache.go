@@ -99,7 +99,9 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 	rows, ok := kvElems(batch, kvHeads, capacity)
 	nk, okK := kvElems(rows, dk, 1)
 	nv, okV := kvElems(rows, dv, 1)
-	if !ok || !okK || !okV || nk > maxFloats-nv {
+	// Each entry also keeps a position and a length: 2·batch ints, as
+	// many bytes as 4·batch floats.
+	if !ok || !okK || !okV || nk > maxFloats-nv || batch > (maxFloats-nk-nv)/4 {
 		return nil, argErr(op, "%d×%d×%d rows of %d+%d elements are too many to allocate", batch, kvHeads, capacity, dk, dv)
 	}
 	c := &KVCache{

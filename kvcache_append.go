@@ -86,6 +86,9 @@ func (c *KVCache) appendViews(op string, b int, k, v Tensor, rows int) error {
 	// as Append's do.
 	whole := rows == 1 || packedRows(k, c.dk) && packedRows(v, c.dv)
 	for h := range c.heads {
+		if c.dk == 0 && c.dv == 0 {
+			break // rows of no element: nothing to store, however many heads
+		}
 		for i, slot := first, start; i < rows; slot = 0 {
 			n := min(rows-i, c.capacity-slot)
 			ko := b*c.entryK + h*c.headK + slot*c.dk
