@@ -288,7 +288,7 @@ func TestNewKVCacheErrors(t *testing.T) {
 		{huge, 2, 1, 1, 1, F16, false}, {1 << 16, 1 << 16, 1 << 16, 1, 0, BF16, false},
 		{1, 1, 1 << 30, 1 << 16, 1, F32, false}, {1, 1, 1 << 23, 1 << 23, 1 << 23, F32, false},
 		// Rows of no element, but more entries than a heap holds positions of.
-		{1 << 50, 1, 1, 0, 0, F32, false},
+		{maxFloats / 2, 1, 1, 0, 0, F32, false},
 	} {
 		var opts []KVCacheOption
 		if c.ring {
@@ -300,12 +300,12 @@ func TestNewKVCacheErrors(t *testing.T) {
 	}
 	// Rows of no element in many heads, appended many at a time, take no
 	// time: nothing is stored.
-	c, err := NewKVCache(1, 1<<40, 32, 0, 0, F16)
+	c, err := NewKVCache(1, maxFloats/64, 32, 0, 0, F16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Append(0, nil, nil, 32); err != nil || c.Len(0) != 32 {
-		t.Fatalf("Append of rows of no element in 2^40 heads: %v, Len %d", err, c.Len(0))
+		t.Fatalf("Append of rows of no element in %d heads: %v, Len %d", maxFloats/64, err, c.Len(0))
 	}
 	// Zero sizes are caches too: nothing to hold, or rows of no element.
 	for _, s := range [][5]int{{0, 1, 1, 1, 1}, {1, 0, 1, 1, 1}, {1, 1, 0, 1, 1}, {1, 1, 3, 0, 0}} {
