@@ -240,27 +240,111 @@ func blendRowsBF16Split(acc, w []float32, v []uint16, stride int) {
 // widenF16 sets dst[i] = f16(src[i]) for i < len(dst), each half-precision
 // element widened exactly to float32; len(src) >= len(dst).
 func widenF16(dst []float32, src []uint16) {
-	widenF16Generic(dst, src)
+	if len(dst) <= maxCall {
+		switch active {
+		case implNEON:
+			widenF16NEON(dst, src)
+			return
+		}
+	}
+	widenF16Split(dst, src)
+}
+
+// widenF16Split is widenF16 on the generic path, and otherwise widenF16 cut
+// into calls within one call's budget.
+func widenF16Split(dst []float32, src []uint16) {
+	if active != implNEON {
+		widenF16Generic(dst, src)
+		return
+	}
+	n, per := len(dst), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		widenF16(dst[lo:hi], src[lo:hi])
+	}
 }
 
 // widenBF16 sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16
 // element the top half of a float32; len(src) >= len(dst).
 func widenBF16(dst []float32, src []uint16) {
-	widenBF16Generic(dst, src)
+	if len(dst) <= maxCall {
+		switch active {
+		case implNEON:
+			widenBF16NEON(dst, src)
+			return
+		}
+	}
+	widenBF16Split(dst, src)
+}
+
+// widenBF16Split is widenBF16 on the generic path, and otherwise widenBF16
+// cut into calls within one call's budget.
+func widenBF16Split(dst []float32, src []uint16) {
+	if active != implNEON {
+		widenBF16Generic(dst, src)
+		return
+	}
+	n, per := len(dst), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		widenBF16(dst[lo:hi], src[lo:hi])
+	}
 }
 
 // narrowF16 sets dst[i] = f32ToF16(src[i]) for i < len(src): each float32
 // rounded to the nearest binary16, ties to even, ±Inf from 65520 on, a NaN
 // made quiet with the top bits of its payload; len(dst) >= len(src).
 func narrowF16(dst []uint16, src []float32) {
-	narrowF16Generic(dst, src)
+	if len(src) <= maxCall {
+		switch active {
+		case implNEON:
+			narrowF16NEON(dst, src)
+			return
+		}
+	}
+	narrowF16Split(dst, src)
+}
+
+// narrowF16Split is narrowF16 on the generic path, and otherwise narrowF16
+// cut into calls within one call's budget.
+func narrowF16Split(dst []uint16, src []float32) {
+	if active != implNEON {
+		narrowF16Generic(dst, src)
+		return
+	}
+	n, per := len(src), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		narrowF16(dst[lo:hi], src[lo:hi])
+	}
 }
 
 // narrowBF16 sets dst[i] = f32ToBF16(src[i]) for i < len(src): each float32
 // rounded to the nearest bfloat16, ties to even, subnormals kept, a NaN
 // made quiet with the top bits of its payload; len(dst) >= len(src).
 func narrowBF16(dst []uint16, src []float32) {
-	narrowBF16Generic(dst, src)
+	if len(src) <= maxCall {
+		switch active {
+		case implNEON:
+			narrowBF16NEON(dst, src)
+			return
+		}
+	}
+	narrowBF16Split(dst, src)
+}
+
+// narrowBF16Split is narrowBF16 on the generic path, and otherwise
+// narrowBF16 cut into calls within one call's budget.
+func narrowBF16Split(dst []uint16, src []float32) {
+	if active != implNEON {
+		narrowBF16Generic(dst, src)
+		return
+	}
+	n, per := len(src), maxCall
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		narrowBF16(dst[lo:hi], src[lo:hi])
+	}
 }
 
 // scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <

@@ -54,6 +54,33 @@ func scoreRowsBF16NEON(dst []float32, k []uint16, stride int, q []float32)
 //go:noescape
 func blendRowsBF16NEON(acc, w []float32, v []uint16, stride int)
 
+// widenF16NEON sets dst[i] = f16(src[i]) for i < len(dst), each
+// half-precision element widened exactly to float32; len(src) >= len(dst).
+//
+//go:noescape
+func widenF16NEON(dst []float32, src []uint16)
+
+// widenBF16NEON sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16
+// element the top half of a float32; len(src) >= len(dst).
+//
+//go:noescape
+func widenBF16NEON(dst []float32, src []uint16)
+
+// narrowF16NEON sets dst[i] = f32ToF16(src[i]) for i < len(src): each
+// float32 rounded to the nearest binary16, ties to even, ±Inf from 65520
+// on, a NaN made quiet with the top bits of its payload; len(dst) >=
+// len(src).
+//
+//go:noescape
+func narrowF16NEON(dst []uint16, src []float32)
+
+// narrowBF16NEON sets dst[i] = f32ToBF16(src[i]) for i < len(src): each
+// float32 rounded to the nearest bfloat16, ties to even, subnormals kept, a
+// NaN made quiet with the top bits of its payload; len(dst) >= len(src).
+//
+//go:noescape
+func narrowBF16NEON(dst []uint16, src []float32)
+
 // maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
 //go:noescape

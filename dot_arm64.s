@@ -1151,6 +1151,245 @@ blendRowsBF16NEON_colstore134:
 blendRowsBF16NEON_done135:
 	RET
 
+// func widenF16NEON(dst []float32, src []uint16)
+TEXT ·widenF16NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	LSR $5, R1, R3
+	CBZ R3, widenF16NEON_vec137
+widenF16NEON_loop136:
+	VLD1.P 64(R2), [V16.H8, V17.H8, V18.H8, V19.H8]
+	WORD $0x0e217a00 // fcvtl v0.4s, v16.4h
+	WORD $0x4e217a01 // fcvtl2 v1.4s, v16.8h
+	WORD $0x0e217a22 // fcvtl v2.4s, v17.4h
+	WORD $0x4e217a23 // fcvtl2 v3.4s, v17.8h
+	WORD $0x0e217a44 // fcvtl v4.4s, v18.4h
+	WORD $0x4e217a45 // fcvtl2 v5.4s, v18.8h
+	WORD $0x0e217a66 // fcvtl v6.4s, v19.4h
+	WORD $0x4e217a67 // fcvtl2 v7.4s, v19.8h
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	SUB $1, R3, R3
+	CBNZ R3, widenF16NEON_loop136
+widenF16NEON_vec137:
+	UBFX $2, R1, $3, R3
+	CBZ R3, widenF16NEON_scalar139
+widenF16NEON_vloop138:
+	VLD1.P 8(R2), [V16.H4]
+	WORD $0x0e217a00 // fcvtl v0.4s, v16.4h
+	VST1.P [V0.S4], 16(R0)
+	SUB $1, R3, R3
+	CBNZ R3, widenF16NEON_vloop138
+widenF16NEON_scalar139:
+	AND $3, R1, R3
+	CBZ R3, widenF16NEON_done141
+widenF16NEON_sloop140:
+	VLD1.P 2(R2), V16.H[0]
+	WORD $0x0e217a00 // fcvtl v0.4s, v16.4h
+	FMOVS.P F0, 4(R0)
+	SUB $1, R3, R3
+	CBNZ R3, widenF16NEON_sloop140
+widenF16NEON_done141:
+	RET
+
+// func widenBF16NEON(dst []float32, src []uint16)
+TEXT ·widenBF16NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	LSR $5, R1, R3
+	CBZ R3, widenBF16NEON_vec143
+widenBF16NEON_loop142:
+	VLD1.P 64(R2), [V16.H8, V17.H8, V18.H8, V19.H8]
+	WORD $0x2e613a00 // shll v0.4s, v16.4h, #16
+	WORD $0x6e613a01 // shll2 v1.4s, v16.8h, #16
+	WORD $0x2e613a22 // shll v2.4s, v17.4h, #16
+	WORD $0x6e613a23 // shll2 v3.4s, v17.8h, #16
+	WORD $0x2e613a44 // shll v4.4s, v18.4h, #16
+	WORD $0x6e613a45 // shll2 v5.4s, v18.8h, #16
+	WORD $0x2e613a66 // shll v6.4s, v19.4h, #16
+	WORD $0x6e613a67 // shll2 v7.4s, v19.8h, #16
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	SUB $1, R3, R3
+	CBNZ R3, widenBF16NEON_loop142
+widenBF16NEON_vec143:
+	UBFX $2, R1, $3, R3
+	CBZ R3, widenBF16NEON_scalar145
+widenBF16NEON_vloop144:
+	VLD1.P 8(R2), [V16.H4]
+	WORD $0x2e613a00 // shll v0.4s, v16.4h, #16
+	VST1.P [V0.S4], 16(R0)
+	SUB $1, R3, R3
+	CBNZ R3, widenBF16NEON_vloop144
+widenBF16NEON_scalar145:
+	AND $3, R1, R3
+	CBZ R3, widenBF16NEON_done147
+widenBF16NEON_sloop146:
+	VLD1.P 2(R2), V16.H[0]
+	WORD $0x2e613a00 // shll v0.4s, v16.4h, #16
+	FMOVS.P F0, 4(R0)
+	SUB $1, R3, R3
+	CBNZ R3, widenBF16NEON_sloop146
+widenBF16NEON_done147:
+	RET
+
+// func narrowF16NEON(dst []uint16, src []float32)
+TEXT ·narrowF16NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R2
+	LSR $5, R2, R3
+	CBZ R3, narrowF16NEON_vec149
+narrowF16NEON_loop148:
+	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x0e216810 // fcvtn v16.4h, v0.4s
+	WORD $0x4e216830 // fcvtn2 v16.8h, v1.4s
+	WORD $0x0e216851 // fcvtn v17.4h, v2.4s
+	WORD $0x4e216871 // fcvtn2 v17.8h, v3.4s
+	WORD $0x0e216892 // fcvtn v18.4h, v4.4s
+	WORD $0x4e2168b2 // fcvtn2 v18.8h, v5.4s
+	WORD $0x0e2168d3 // fcvtn v19.4h, v6.4s
+	WORD $0x4e2168f3 // fcvtn2 v19.8h, v7.4s
+	VST1.P [V16.H8, V17.H8, V18.H8, V19.H8], 64(R0)
+	SUB $1, R3, R3
+	CBNZ R3, narrowF16NEON_loop148
+narrowF16NEON_vec149:
+	UBFX $2, R2, $3, R3
+	CBZ R3, narrowF16NEON_scalar151
+narrowF16NEON_vloop150:
+	VLD1.P 16(R1), [V0.S4]
+	WORD $0x0e216810 // fcvtn v16.4h, v0.4s
+	VST1.P [V16.H4], 8(R0)
+	SUB $1, R3, R3
+	CBNZ R3, narrowF16NEON_vloop150
+narrowF16NEON_scalar151:
+	AND $3, R2, R3
+	CBZ R3, narrowF16NEON_done153
+narrowF16NEON_sloop152:
+	FMOVS.P 4(R1), F0
+	WORD $0x0e216810 // fcvtn v16.4h, v0.4s
+	VST1.P V16.H[0], 2(R0)
+	SUB $1, R3, R3
+	CBNZ R3, narrowF16NEON_sloop152
+narrowF16NEON_done153:
+	RET
+
+// func narrowBF16NEON(dst []uint16, src []float32)
+TEXT ·narrowBF16NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R2
+	MOVD $0x1, R4
+	VDUP R4, V28.S4
+	MOVD $0x7fff, R4
+	VDUP R4, V29.S4
+	MOVD $0x400000, R4
+	VDUP R4, V30.S4
+	LSR $5, R2, R3
+	CBZ R3, narrowBF16NEON_vec155
+narrowBF16NEON_loop154:
+	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VUSHR $16, V0.S4, V8.S4
+	VAND V28.B16, V8.B16, V8.B16
+	VADD V29.S4, V8.S4, V8.S4
+	VADD V0.S4, V8.S4, V8.S4
+	WORD $0x4e20e410 // fcmeq v16.4s, v0.4s, v0.4s
+	VORR V30.B16, V0.B16, V0.B16
+	VBSL V0.B16, V8.B16, V16.B16
+	VUSHR $16, V1.S4, V9.S4
+	VAND V28.B16, V9.B16, V9.B16
+	VADD V29.S4, V9.S4, V9.S4
+	VADD V1.S4, V9.S4, V9.S4
+	WORD $0x4e21e431 // fcmeq v17.4s, v1.4s, v1.4s
+	VORR V30.B16, V1.B16, V1.B16
+	VBSL V1.B16, V9.B16, V17.B16
+	VUSHR $16, V2.S4, V10.S4
+	VAND V28.B16, V10.B16, V10.B16
+	VADD V29.S4, V10.S4, V10.S4
+	VADD V2.S4, V10.S4, V10.S4
+	WORD $0x4e22e452 // fcmeq v18.4s, v2.4s, v2.4s
+	VORR V30.B16, V2.B16, V2.B16
+	VBSL V2.B16, V10.B16, V18.B16
+	VUSHR $16, V3.S4, V11.S4
+	VAND V28.B16, V11.B16, V11.B16
+	VADD V29.S4, V11.S4, V11.S4
+	VADD V3.S4, V11.S4, V11.S4
+	WORD $0x4e23e473 // fcmeq v19.4s, v3.4s, v3.4s
+	VORR V30.B16, V3.B16, V3.B16
+	VBSL V3.B16, V11.B16, V19.B16
+	VUSHR $16, V4.S4, V12.S4
+	VAND V28.B16, V12.B16, V12.B16
+	VADD V29.S4, V12.S4, V12.S4
+	VADD V4.S4, V12.S4, V12.S4
+	WORD $0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
+	VORR V30.B16, V4.B16, V4.B16
+	VBSL V4.B16, V12.B16, V20.B16
+	VUSHR $16, V5.S4, V13.S4
+	VAND V28.B16, V13.B16, V13.B16
+	VADD V29.S4, V13.S4, V13.S4
+	VADD V5.S4, V13.S4, V13.S4
+	WORD $0x4e25e4b5 // fcmeq v21.4s, v5.4s, v5.4s
+	VORR V30.B16, V5.B16, V5.B16
+	VBSL V5.B16, V13.B16, V21.B16
+	VUSHR $16, V6.S4, V14.S4
+	VAND V28.B16, V14.B16, V14.B16
+	VADD V29.S4, V14.S4, V14.S4
+	VADD V6.S4, V14.S4, V14.S4
+	WORD $0x4e26e4d6 // fcmeq v22.4s, v6.4s, v6.4s
+	VORR V30.B16, V6.B16, V6.B16
+	VBSL V6.B16, V14.B16, V22.B16
+	VUSHR $16, V7.S4, V15.S4
+	VAND V28.B16, V15.B16, V15.B16
+	VADD V29.S4, V15.S4, V15.S4
+	VADD V7.S4, V15.S4, V15.S4
+	WORD $0x4e27e4f7 // fcmeq v23.4s, v7.4s, v7.4s
+	VORR V30.B16, V7.B16, V7.B16
+	VBSL V7.B16, V15.B16, V23.B16
+	VUZP2 V17.H8, V16.H8, V24.H8
+	VUZP2 V19.H8, V18.H8, V25.H8
+	VUZP2 V21.H8, V20.H8, V26.H8
+	VUZP2 V23.H8, V22.H8, V27.H8
+	VST1.P [V24.H8, V25.H8, V26.H8, V27.H8], 64(R0)
+	SUB $1, R3, R3
+	CBNZ R3, narrowBF16NEON_loop154
+narrowBF16NEON_vec155:
+	UBFX $2, R2, $3, R3
+	CBZ R3, narrowBF16NEON_scalar157
+narrowBF16NEON_vloop156:
+	VLD1.P 16(R1), [V0.S4]
+	VUSHR $16, V0.S4, V8.S4
+	VAND V28.B16, V8.B16, V8.B16
+	VADD V29.S4, V8.S4, V8.S4
+	VADD V0.S4, V8.S4, V8.S4
+	WORD $0x4e20e410 // fcmeq v16.4s, v0.4s, v0.4s
+	VORR V30.B16, V0.B16, V0.B16
+	VBSL V0.B16, V8.B16, V16.B16
+	VUZP2 V16.H8, V16.H8, V24.H8
+	VST1.P [V24.H4], 8(R0)
+	SUB $1, R3, R3
+	CBNZ R3, narrowBF16NEON_vloop156
+narrowBF16NEON_scalar157:
+	AND $3, R2, R3
+	CBZ R3, narrowBF16NEON_done159
+narrowBF16NEON_sloop158:
+	FMOVS.P 4(R1), F0
+	VUSHR $16, V0.S4, V8.S4
+	VAND V28.B16, V8.B16, V8.B16
+	VADD V29.S4, V8.S4, V8.S4
+	VADD V0.S4, V8.S4, V8.S4
+	WORD $0x4e20e410 // fcmeq v16.4s, v0.4s, v0.4s
+	VORR V30.B16, V0.B16, V0.B16
+	VBSL V0.B16, V8.B16, V16.B16
+	VST1.P V16.H[1], 2(R0)
+	SUB $1, R3, R3
+	CBNZ R3, narrowBF16NEON_sloop158
+narrowBF16NEON_done159:
+	RET
+
 // func maxNEON(x []float32) float32
 TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
@@ -1161,37 +1400,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec137
-maxNEON_loop136:
+	CBZ R2, maxNEON_vec161
+maxNEON_loop160:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop136
-maxNEON_vec137:
+	CBNZ R2, maxNEON_loop160
+maxNEON_vec161:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar139
-maxNEON_vloop138:
+	CBZ R2, maxNEON_scalar163
+maxNEON_vloop162:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop138
-maxNEON_scalar139:
+	CBNZ R2, maxNEON_vloop162
+maxNEON_scalar163:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done141
-maxNEON_sloop140:
+	CBZ R2, maxNEON_done165
+maxNEON_sloop164:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop140
-maxNEON_done141:
+	CBNZ R2, maxNEON_sloop164
+maxNEON_done165:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -1202,8 +1441,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec143
-scaleNEON_loop142:
+	CBZ R2, scaleNEON_vec167
+scaleNEON_loop166:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -1212,26 +1451,26 @@ scaleNEON_loop142:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop142
-scaleNEON_vec143:
+	CBNZ R2, scaleNEON_loop166
+scaleNEON_vec167:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar145
-scaleNEON_vloop144:
+	CBZ R2, scaleNEON_scalar169
+scaleNEON_vloop168:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop144
-scaleNEON_scalar145:
+	CBNZ R2, scaleNEON_vloop168
+scaleNEON_scalar169:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done147
-scaleNEON_sloop146:
+	CBZ R2, scaleNEON_done171
+scaleNEON_sloop170:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop146
-scaleNEON_done147:
+	CBNZ R2, scaleNEON_sloop170
+scaleNEON_done171:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -1253,8 +1492,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next149
-expNEON_loop148:
+	CBZ R3, expNEON_next173
+expNEON_loop172:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -1347,7 +1586,7 @@ expNEON_loop148:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok150
+	BLS expNEON_ok174
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -1520,15 +1759,15 @@ expNEON_loop148:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok150:
+expNEON_ok174:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop148
-expNEON_next149:
+	CBNZ R3, expNEON_loop172
+expNEON_next173:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next152
-expNEON_loop151:
+	CBZ R3, expNEON_next176
+expNEON_loop175:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -1555,7 +1794,7 @@ expNEON_loop151:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok153
+	BLS expNEON_ok177
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -1599,25 +1838,25 @@ expNEON_loop151:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok153:
+expNEON_ok177:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop151
-expNEON_next152:
+	CBNZ R3, expNEON_loop175
+expNEON_next176:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done154
+	CBZ R5, expNEON_done178
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll155
+	BLT expNEON_ll179
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll155
+	BLT expNEON_ll179
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll155:
+expNEON_ll179:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -1643,18 +1882,18 @@ expNEON_ll155:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok156
+	BLS expNEON_ok180
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll157
+	BLT expNEON_ll181
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll157
+	BLT expNEON_ll181
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll157:
+expNEON_ll181:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -1696,18 +1935,18 @@ expNEON_ll157:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok156:
+expNEON_ok180:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls158
+	BLT expNEON_ls182
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls158
+	BLT expNEON_ls182
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls158:
-expNEON_done154:
+expNEON_ls182:
+expNEON_done178:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -1732,8 +1971,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next160
-expSumNEON_loop159:
+	CBZ R3, expSumNEON_next184
+expSumNEON_loop183:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -1830,7 +2069,7 @@ expSumNEON_loop159:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok161
+	BLS expSumNEON_ok185
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2007,7 +2246,7 @@ expSumNEON_loop159:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok161:
+expSumNEON_ok185:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -2015,11 +2254,11 @@ expSumNEON_ok161:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop159
-expSumNEON_next160:
+	CBNZ R3, expSumNEON_loop183
+expSumNEON_next184:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next163
-expSumNEON_loop162:
+	CBZ R3, expSumNEON_next187
+expSumNEON_loop186:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -2047,7 +2286,7 @@ expSumNEON_loop162:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok164
+	BLS expSumNEON_ok188
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2092,26 +2331,26 @@ expSumNEON_loop162:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok164:
+expSumNEON_ok188:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop162
-expSumNEON_next163:
+	CBNZ R3, expSumNEON_loop186
+expSumNEON_next187:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done165
+	CBZ R5, expSumNEON_done189
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll166
+	BLT expSumNEON_ll190
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll166
+	BLT expSumNEON_ll190
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll166:
+expSumNEON_ll190:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2143,18 +2382,18 @@ expSumNEON_ll166:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok167
+	BLS expSumNEON_ok191
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll168
+	BLT expSumNEON_ll192
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll168
+	BLT expSumNEON_ll192
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll168:
+expSumNEON_ll192:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2202,24 +2441,24 @@ expSumNEON_ll168:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok167:
+expSumNEON_ok191:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls169
+	BLT expSumNEON_ls193
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls169
+	BLT expSumNEON_ls193
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls169:
+expSumNEON_ls193:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done165:
+expSumNEON_done189:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
@@ -2236,9 +2475,9 @@ TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
 	MOVD k_base+48(FP), R4
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
-blockScoresNEON_keys170:
+blockScoresNEON_keys194:
 	CMP $4, R1
-	BLT blockScoresNEON_next171
+	BLT blockScoresNEON_next195
 	MOVD R4, R8
 	ADD R5, R8, R9
 	ADD R5, R9, R10
@@ -2260,9 +2499,9 @@ blockScoresNEON_keys170:
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store173
+	CBZ R3, blockScoresNEON_store197
 	MOVD R3, R6
-blockScoresNEON_dim172:
+blockScoresNEON_dim196:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VLD1R.P 4(R9), [V21.S4]
@@ -2285,8 +2524,8 @@ blockScoresNEON_dim172:
 	VFMLA V23.S4, V18.S4, V14.S4
 	VFMLA V23.S4, V19.S4, V15.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim172
-blockScoresNEON_store173:
+	CBNZ R6, blockScoresNEON_dim196
+blockScoresNEON_store197:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
@@ -2295,20 +2534,20 @@ blockScoresNEON_store173:
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $4, R1, R1
-	B blockScoresNEON_keys170
-blockScoresNEON_next171:
-blockScoresNEON_keys174:
+	B blockScoresNEON_keys194
+blockScoresNEON_next195:
+blockScoresNEON_keys198:
 	CMP $1, R1
-	BLT blockScoresNEON_next175
+	BLT blockScoresNEON_next199
 	MOVD R4, R8
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store177
+	CBZ R3, blockScoresNEON_store201
 	MOVD R3, R6
-blockScoresNEON_dim176:
+blockScoresNEON_dim200:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -2316,15 +2555,15 @@ blockScoresNEON_dim176:
 	VFMLA V20.S4, V18.S4, V2.S4
 	VFMLA V20.S4, V19.S4, V3.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim176
-blockScoresNEON_store177:
+	CBNZ R6, blockScoresNEON_dim200
+blockScoresNEON_store201:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	MOVD $1, R12
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $1, R1, R1
-	B blockScoresNEON_keys174
-blockScoresNEON_next175:
+	B blockScoresNEON_keys198
+blockScoresNEON_next199:
 	RET
 
 // func blockMaxNEON(st, ml []float32)
@@ -2334,8 +2573,8 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	LSR $4, R1, R1
 	MOVD ml_base+24(FP), R2
 	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone179
-blockMaxNEON_max178:
+	CBZ R1, blockMaxNEON_maxdone203
+blockMaxNEON_max202:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
 	VBIT V8.B16, V4.B16, V0.B16
@@ -2346,8 +2585,8 @@ blockMaxNEON_max178:
 	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
 	VBIT V11.B16, V7.B16, V3.B16
 	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max178
-blockMaxNEON_maxdone179:
+	CBNZ R1, blockMaxNEON_max202
+blockMaxNEON_maxdone203:
 	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
 	MOVW $0xff800000, R3
@@ -2575,8 +2814,8 @@ TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done181
-blockExpSumNEON_row180:
+	CBZ R1, blockExpSumNEON_done205
+blockExpSumNEON_row204:
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
@@ -2674,7 +2913,7 @@ blockExpSumNEON_row180:
 	VMOV V31.S[0], R3
 	MOVW $0x42ad0000, R16
 	CMPW R16, R3
-	BLS blockExpSumNEON_ok182
+	BLS blockExpSumNEON_ok206
 	ADD $0, R0, R6
 	VLD1 (R6), [V0.S4]
 	ADD $0, R4, R6
@@ -2859,7 +3098,7 @@ blockExpSumNEON_row180:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok182:
+blockExpSumNEON_ok206:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
@@ -2868,8 +3107,8 @@ blockExpSumNEON_ok182:
 	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
 	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
 	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row180
-blockExpSumNEON_done181:
+	CBNZ R1, blockExpSumNEON_row204
+blockExpSumNEON_done205:
 	RET
 
 // func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
@@ -2885,19 +3124,19 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
 	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc183
+	CBZ R10, blockBlendNEON_noc207
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec184
-blockBlendNEON_noc183:
+	B blockBlendNEON_havec208
+blockBlendNEON_noc207:
 	MOVW $0x3f800000, R10
 	VDUP R10, V24.S4
 	VDUP R10, V25.S4
 	VDUP R10, V26.S4
 	VDUP R10, V27.S4
-blockBlendNEON_havec184:
-blockBlendNEON_cols185:
+blockBlendNEON_havec208:
+blockBlendNEON_cols209:
 	CMP $4, R1
-	BLT blockBlendNEON_next186
+	BLT blockBlendNEON_next210
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -2921,9 +3160,9 @@ blockBlendNEON_cols185:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store188
+	CBZ R3, blockBlendNEON_store212
 	MOVD R3, R7
-blockBlendNEON_key187:
+blockBlendNEON_key211:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -2950,19 +3189,19 @@ blockBlendNEON_key187:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key187
-blockBlendNEON_store188:
+	CBNZ R7, blockBlendNEON_key211
+blockBlendNEON_store212:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols185
-blockBlendNEON_next186:
-blockBlendNEON_cols189:
+	B blockBlendNEON_cols209
+blockBlendNEON_next210:
+blockBlendNEON_cols213:
 	CMP $1, R1
-	BLT blockBlendNEON_next190
+	BLT blockBlendNEON_next214
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -2971,9 +3210,9 @@ blockBlendNEON_cols189:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store192
+	CBZ R3, blockBlendNEON_store216
 	MOVD R3, R7
-blockBlendNEON_key191:
+blockBlendNEON_key215:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -2982,11 +3221,11 @@ blockBlendNEON_key191:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key191
-blockBlendNEON_store192:
+	CBNZ R7, blockBlendNEON_key215
+blockBlendNEON_store216:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols189
-blockBlendNEON_next190:
+	B blockBlendNEON_cols213
+blockBlendNEON_next214:
 	RET

@@ -109,6 +109,41 @@ func TestRows16WidenBits(t *testing.T) {
 	})
 }
 
+// The widening kernels give f16to32's and bf16to32's bits for every
+// 16-bit value on every implementation, in calls of every width a kernel
+// cuts its elements into: a binary16 NaN quieted with its sign and
+// payload, a bfloat16 one left as it is, signalling or not.
+func TestWiden16KernelBits(t *testing.T) {
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	kinds := []struct {
+		name   string
+		f      func(uint16) float32
+		kernel func([]float32, []uint16)
+	}{
+		{"f16", f16to32, widenF16},
+		{"bf16", bf16to32, widenBF16},
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, kind := range kinds {
+			dst := make([]float32, len(all))
+			widths := []int{64, 32, 16, 8, 4, 3, 2, 1, 67}
+			for lo, i := 0, 0; lo < len(all); i++ {
+				hi := min(len(all), lo+widths[i%len(widths)])
+				kind.kernel(dst[lo:hi], all[lo:hi])
+				lo = hi
+			}
+			for i, h := range all {
+				if got, want := math.Float32bits(dst[i]), math.Float32bits(kind.f(h)); got != want {
+					t.Fatalf("%s %#04x: widens to %#08x, want %#08x", kind.name, h, got, want)
+				}
+			}
+		}
+	})
+}
+
 // halves returns n 16-bit elements where the placement says: against a
 // guard page, or starting an odd or even number of elements into a buffer
 // (the kernels only read them).

@@ -109,6 +109,7 @@ func FMAX(d, n, m V) Word  { return vec3(0x4e20f400, "fmax", d, n, m) }
 func FADDP(d, n, m V) Word { return vec3(0x6e20d400, "faddp", d, n, m) }
 func FMAXP(d, n, m V) Word { return vec3(0x6e20f400, "fmaxp", d, n, m) }
 func FCMGT(d, n, m V) Word { return vec3(0x6ea0e400, "fcmgt", d, n, m) }
+func FCMEQ(d, n, m V) Word { return vec3(0x4e20e400, "fcmeq", d, n, m) }
 func FABS(d, n V) Word     { return vec2(0x4ea0f800, "fabs", d, n) }
 
 // FCMLEZ is "fcmle Vd.4S, Vn.4S, #0.0": all ones where n <= 0.
@@ -156,6 +157,21 @@ func SHLL2(d, n V) Word {
 	return Word{0x6e613800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("shll2 %s, %s, #16", d.gnu4s(), n.gnu8h())}
 }
 
+// The narrowings of four float32 lanes into four binary16 ones: FCVTN
+// writes the low four halfwords of d (clearing the high ones), FCVTN2 the
+// high four (keeping the low ones). Both round as FPCR says, which under
+// Go is to nearest, ties to even, with FZ, DN and AHP clear: overflow
+// gives ±Inf, a binary16 subnormal is rounded exactly (FZ16 does not
+// apply to conversions), and a NaN keeps its sign and the top ten bits of
+// its payload and is quieted, which is f32ToF16's rule.
+func FCVTN(d, n V) Word {
+	return Word{0x0e216800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("fcvtn %s, %s", d.gnu4h(), n.gnu4s())}
+}
+
+func FCVTN2(d, n V) Word {
+	return Word{0x4e216800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("fcvtn2 %s, %s", d.gnu8h(), n.gnu4s())}
+}
+
 // wordOps lists every encoded instruction the emitter can produce, for the
 // encoding tests: each is called with sample registers.
 var wordOps = map[string]func(d, n, m V) Word{
@@ -166,6 +182,7 @@ var wordOps = map[string]func(d, n, m V) Word{
 	"faddp":  FADDP,
 	"fmaxp":  FMAXP,
 	"fcmgt":  FCMGT,
+	"fcmeq":  FCMEQ,
 	"fabs":   func(d, n, _ V) Word { return FABS(d, n) },
 	"fcmle0": func(d, n, _ V) Word { return FCMLEZ(d, n) },
 	"umaxv":  func(d, n, _ V) Word { return UMAXV(d, n) },
@@ -175,4 +192,6 @@ var wordOps = map[string]func(d, n, m V) Word{
 	"fcvtl2": func(d, n, _ V) Word { return FCVTL2(d, n) },
 	"shll":   func(d, n, _ V) Word { return SHLL(d, n) },
 	"shll2":  func(d, n, _ V) Word { return SHLL2(d, n) },
+	"fcvtn":  func(d, n, _ V) Word { return FCVTN(d, n) },
+	"fcvtn2": func(d, n, _ V) Word { return FCVTN2(d, n) },
 }

@@ -60,28 +60,27 @@ var All = []Kernel{
 		Name: "widenF16", Params: "dst []float32, src []uint16",
 		Doc:   "sets dst[i] = f16(src[i]) for i < len(dst), each half-precision element widened exactly to float32; len(src) >= len(dst).",
 		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "widenBF16", Params: "dst []float32, src []uint16",
 		Doc:   "sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16 element the top half of a float32; len(src) >= len(dst).",
 		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "narrowF16", Params: "dst []uint16, src []float32",
 		Doc: "sets dst[i] = f32ToF16(src[i]) for i < len(src): each float32 rounded to the nearest binary16, ties to even, " +
 			"±Inf from 65520 on, a NaN made quiet with the top bits of its payload; len(dst) >= len(src).",
 		Split: &Split{N: "len(src)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
-		// NEON runs the twin until it narrows with FCVTN.
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "narrowBF16", Params: "dst []uint16, src []float32",
 		Doc: "sets dst[i] = f32ToBF16(src[i]) for i < len(src): each float32 rounded to the nearest bfloat16, ties to even, " +
 			"subnormals kept, a NaN made quiet with the top bits of its payload; len(dst) >= len(src).",
 		Split: &Split{N: "len(src)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scoreRowsMulti", Params: "dst, k []float32, stride int, q []float32, rows int",
