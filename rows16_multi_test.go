@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/glancelab/attention/internal/impl"
+	"github.com/glancelab/attention/internal/kernels"
 	"github.com/glancelab/attention/internal/reference"
 	"github.com/glancelab/attention/internal/testutil"
 )
@@ -101,6 +102,7 @@ func TestMulti16Shapes(t *testing.T) {
 	cols = append(cols, 96, 127, 128, 131, 200)
 	pls := multiPlacements()
 	testutil.ForEachImpl(t, func(t *testing.T) {
+		skipTwin(t)
 		for _, f := range formats16 {
 			for rows := 1; rows <= 4; rows++ {
 				for _, d := range cols {
@@ -117,6 +119,24 @@ func TestMulti16Shapes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// skipTwin skips a test of the multi-row 16-bit kernels on an
+// implementation that runs their generic twin, the one-row kernels row by
+// row: the twin against itself, or against the one-row kernels it calls,
+// compares nothing (TestKernelTable tests those one-row kernels), and
+// under an emulator it took minutes.
+func skipTwin(t *testing.T) {
+	t.Helper()
+	for _, k := range kernels.All {
+		if k.Name == "scoreRowsMultiF16" {
+			if k.Impls[impl.Active()] == kernels.Generic {
+				t.Skipf("%s runs the multi-row 16-bit kernels' generic twin, the one-row kernels row by row", impl.Active())
+			}
+			return
+		}
+	}
+	t.Fatal("scoreRowsMultiF16 is not in the table")
 }
 
 // scoresMatchAnyKeys reports whether the active implementation's 16-bit
@@ -147,6 +167,7 @@ func TestMulti16MatchOneRow(t *testing.T) {
 		pls = append(pls, placement{guard: 1}, placement{guard: -1})
 	}
 	testutil.ForEachImpl(t, func(t *testing.T) {
+		skipTwin(t)
 		anyKeys := scoresMatchAnyKeys()
 		for _, f := range formats16 {
 			for _, d := range cols {
