@@ -35,7 +35,8 @@ import (
 // length, and the scorer's encoder-side projections, computed once here.
 //
 // Keys and values are views, not copies: the caller must not change their
-// data while the Memory is in use. A Memory is read-only after NewMemory, so
+// data while the Memory is in use. NewMemoryCache makes a Memory over the
+// rows a KVCache holds, read in place. A Memory is read-only after NewMemory, so
 // any number of goroutines may call Attend on it at once, each with its own
 // Workspace.
 type Memory struct {
