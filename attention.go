@@ -35,10 +35,10 @@ import (
 // length, and the scorer's encoder-side projections, computed once here.
 //
 // Keys and values are views, not copies: the caller must not change their
-// data while the Memory is in use. NewMemoryCache makes a Memory over the
-// rows a KVCache holds, read in place. A Memory is read-only after NewMemory, so
-// any number of goroutines may call Attend on it at once, each with its own
-// Workspace.
+// data while the Memory is in use (NewMemoryCache makes a Memory over the
+// rows a KVCache holds, read in place). A Memory is read-only after
+// NewMemory, so any number of goroutines may call Attend on it at once,
+// each with its own Workspace.
 type Memory struct {
 	scorer   Scorer
 	keys     Matrix
