@@ -201,7 +201,11 @@ func testAttendMatchesReference(t *testing.T, via memSources) {
 			for _, T := range Ts {
 				dq, dk, dv, da := 1+r.IntN(20), 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(40)
 				p := newProblem(t, r, kind, T, dq, dk, dv, da)
-				p.src, i = via.pick(i), i+1
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
 				p.check(t, fmt.Sprintf("%s T=%d dk=%d dv=%d%v", p.scorer, T, dk, dv, p.src))
 			}
 		}
@@ -217,7 +221,11 @@ func testAttendMasks(t *testing.T, via memSources) {
 		for _, kind := range kinds {
 			for _, T := range []int{1, 5, 17, 100} {
 				p := newProblem(t, r, kind, T, 6, 9, 13, 5)
-				p.src, i = via.pick(i), i+1
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
 				keep := make([]bool, T)
 				for i := range keep {
 					keep[i] = r.IntN(3) > 0
@@ -263,7 +271,11 @@ func testAttendFullyMasked(t *testing.T, via memSources) {
 					p.ref.Keys[0][i] = 1 // nonzero first column for the -Inf case
 				}
 				setup(&p)
-				p.src, i = via.pick(i), i+1
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
 				mem, _, err := p.memory(t)
 				if err != nil {
 					t.Fatal(err)
@@ -310,7 +322,11 @@ func testAttendNaNPropagates(t *testing.T, via memSources) {
 				case 2:
 					p.ref.Values[4][2] = nan
 				}
-				p.src, i = via.pick(i), i+1
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
 				mem, _, err := p.memory(t)
 				if err != nil {
 					t.Fatal(err)

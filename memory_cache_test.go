@@ -31,18 +31,30 @@ func (s memSource) String() string {
 	return fmt.Sprintf(" (%v cache)", s.typ)
 }
 
-// memSources are the sources a test's problems take in turn.
-type memSources []memSource
+// memSources are the sources a test's problems take in turn: every
+// every-th problem (all for every 0 or 1), the others skipped, so that a
+// heavy test runs over the caches in about the time of a fraction of it.
+type memSources struct {
+	list  []memSource
+	every int
+}
 
-// pick returns the source of the i-th problem: the sources in turn.
-func (v memSources) pick(i int) memSource { return v[i%len(v)] }
+// pick returns the source of the i-th problem, and false if the problem
+// is skipped.
+func (v memSources) pick(i int) (memSource, bool) {
+	e := max(v.every, 1)
+	return v.list[(i/e)%len(v.list)], i%e == 0
+}
 
 var (
-	matrices     = memSources{{}}
-	cacheSources = memSources{
+	matrices     = memSources{list: []memSource{{}}}
+	cacheSources = []memSource{
 		{true, F32, false}, {true, F16, false}, {true, BF16, false},
 		{true, F32, true}, {true, F16, true}, {true, BF16, true},
 	}
+	// sampledCaches takes the caches in turn for a quarter of a heavy
+	// test's problems: the arm64 suite runs under an emulator.
+	sampledCaches = memSources{list: cacheSources, every: 4}
 )
 
 // memory returns the problem's Memory, read from its source, and the
@@ -111,12 +123,12 @@ func heldRows(c *KVCache, b, h int) (keys, values [][]float32) {
 
 // The Memory tests that compare with the oracle, over caches of every
 // type, packed and in wrapped rings, the oracle fed the stored rows: the
-// light ones on every source, the heavy ones (AttendMany's) taking the
-// sources in turn from one case to the next.
+// light ones on every source, the heavy ones (AttendMany's) on a quarter
+// of their cases, which take the sources in turn.
 func TestMemoryCacheMatchesReference(t *testing.T) {
 	for _, src := range cacheSources {
 		t.Run(src.String()[2:len(src.String())-1], func(t *testing.T) {
-			via := memSources{src}
+			via := memSources{list: []memSource{src}}
 			testAttendMatchesReference(t, via)
 			testAttendMasks(t, via)
 			testAttendFullyMasked(t, via)
@@ -126,12 +138,14 @@ func TestMemoryCacheMatchesReference(t *testing.T) {
 }
 
 func TestMemoryCacheManyMatchesReference(t *testing.T) {
-	testAttendManyMatchesReference(t, cacheSources)
+	testAttendManyMatchesReference(t, sampledCaches)
 }
 
-func TestMemoryCacheManyTileEdges(t *testing.T) { testAttendManyTileEdges(t, cacheSources) }
+func TestMemoryCacheManyTileEdges(t *testing.T) { testAttendManyTileEdges(t, sampledCaches) }
 
-func TestMemoryCacheManyRandomShapes(t *testing.T) { testAttendManyRandomShapes(t, cacheSources) }
+func TestMemoryCacheManyRandomShapes(t *testing.T) {
+	testAttendManyRandomShapes(t, memSources{list: cacheSources})
+}
 
 // Over a float32 cache whose rows do not wrap, a Memory gives the bits of
 // NewMemory over packed matrices of the same rows: Attend and AttendMany
@@ -382,7 +396,7 @@ func guardTail16(t *testing.T, x []uint16, keep int) []uint16 {
 func TestAttendManyWideValues(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(64)
-		for i, src := range append(memSources{{}}, cacheSources...) {
+		for i, src := range append([]memSource{{}}, cacheSources...) {
 			kind := kinds[i%len(kinds)]
 			c := newManyCase(t, r, kind, 2, 6, 4, 3, maxCall+3, 2)
 			c.withMasks(r, 6)

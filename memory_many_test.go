@@ -170,7 +170,11 @@ func testAttendManyMatchesReference(t *testing.T, via memSources) {
 				}
 				for _, n := range counts {
 					c := newManyCase(t, r, kind, n, T, 64, 64, 48, 64)
-					c.p.src, i = via.pick(i), i+1
+					src, ok := via.pick(i)
+					if i++; !ok {
+						continue
+					}
+					c.p.src = src
 					c.check(t, fmt.Sprintf("%s n=%d T=%d", c.p.scorer, n, T))
 					if T > 0 {
 						c.withMasks(r, T)
@@ -202,7 +206,11 @@ func testAttendManyTileEdges(t *testing.T, via memSources) {
 			for _, T := range Ts {
 				for _, n := range counts {
 					c := newManyCase(t, r, kind, n, T, 7, 512, 1000, 5)
-					c.p.src, i = via.pick(i), i+1
+					src, ok := via.pick(i)
+					if i++; !ok {
+						continue
+					}
+					c.p.src = src
 					c.check(t, fmt.Sprintf("%s n=%d T=%d", c.p.scorer, n, T))
 					c.withMasks(r, T)
 					c.check(t, fmt.Sprintf("%s n=%d T=%d masked valid=%d", c.p.scorer, n, T, c.p.ref.Valid))
@@ -245,7 +253,11 @@ func testAttendManyRandomShapes(t *testing.T, via memSources) {
 			n, T := manyCounts[r.IntN(len(manyCounts))], r.IntN(300)
 			dq, dk, dv, da := 1+r.IntN(20), 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(40)
 			c := newManyCase(t, r, kind, n, T, dq, dk, dv, da)
-			c.p.src = via.pick(i)
+			src, ok := via.pick(i)
+			if !ok {
+				continue
+			}
+			c.p.src = src
 			if T > 0 && r.IntN(2) == 0 {
 				c.withMasks(r, T)
 			}
