@@ -35,9 +35,10 @@ import (
 // length, and the scorer's encoder-side projections, computed once here.
 //
 // Keys and values are views, not copies: the caller must not change their
-// data while the Memory is in use. A Memory is read-only after NewMemory, so
-// any number of goroutines may call Attend on it at once, each with its own
-// Workspace.
+// data while the Memory is in use (NewMemoryCache makes a Memory over the
+// rows a KVCache holds, read in place). A Memory is read-only after
+// NewMemory, so any number of goroutines may call Attend on it at once,
+// each with its own Workspace.
 type Memory struct {
 	scorer   Scorer
 	keys     Matrix
@@ -50,6 +51,7 @@ type Memory struct {
 	scratch  int        // scorer workspace, in float32
 	views    [5]operand // keys, values and the scorer's: what Attend must not write
 	nviews   int        // the views with elements come first
+	kv       *memCache  // non-nil: keys and values are read from a cache's rows (keys and values give their shapes)
 }
 
 // An operand names a view a Memory reads, for Attend's overlap check.
@@ -106,14 +108,20 @@ func mergeOptions(opts []MemoryOption) MemoryOption {
 // overflow, or exceed what a Go heap can hold) is an error wrapping
 // ErrArgument.
 func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memory, error) {
-	const op = "NewMemory"
+	return newMemory("NewMemory", scorer, keys, values, nil, false, opts)
+}
+
+// newMemory is NewMemory, and with cached NewMemoryCache: keys and values
+// are then views of a cache's storage, or with kv their shapes only, and
+// are not views the caller can reach (Attend does not check them).
+func newMemory(op string, scorer Scorer, keys, values Matrix, kv *memCache, cached bool, opts []MemoryOption) (*Memory, error) {
 	if scorer == nil {
 		return nil, argErr(op, "nil Scorer")
 	}
 	if values.rows != keys.rows {
 		return nil, shapeErr(op, "values.Rows", values.rows, keys.rows, "one value per key")
 	}
-	m := &Memory{scorer: scorer, keys: keys, values: values, valid: keys.rows}
+	m := &Memory{scorer: scorer, keys: keys, values: values, valid: keys.rows, kv: kv}
 	if err := m.setMask(op, mergeOptions(opts)); err != nil {
 		return nil, err
 	}
@@ -126,7 +134,7 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 		return nil, err
 	}
 	m.scratch = scorer.scratch(m)
-	m.setViews()
+	m.setViews(cached)
 	return m, nil
 }
 
@@ -168,11 +176,12 @@ func (m *Memory) projectKeys(op string, a Matrix) error {
 }
 
 // setViews records the views with elements that Attend must not write:
-// the keys, the values and the scorer's operands.
-func (m *Memory) setViews() {
+// the keys, the values (unless they are a cache's) and the scorer's
+// operands.
+func (m *Memory) setViews(cached bool) {
 	ops := m.scorer.operands()
-	for _, v := range [5]operand{{"keys", m.keys}, {"values", m.values}, ops[0], ops[1], ops[2]} {
-		if len(v.m.data) > 0 {
+	for i, v := range [5]operand{{"keys", m.keys}, {"values", m.values}, ops[0], ops[1], ops[2]} {
+		if len(v.m.data) > 0 && (i >= 2 || !cached) {
 			m.views[m.nviews] = v
 			m.nviews++
 		}
@@ -197,9 +206,19 @@ func floatsFor(a, b int) (int, bool) {
 // a·K[i]: one kernel call per key, once per source sequence.
 func (m *Memory) project(a Matrix) {
 	c := m.projCols
+	var buf []float32 // a cache's 16-bit key, widened
+	if m.kv != nil {
+		buf = make([]float32, m.keys.cols)
+	}
 	for i := range m.valid {
 		if m.keep == nil || m.keep[i] {
-			scoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, m.keys.Row(i))
+			var k []float32
+			if m.kv != nil {
+				k = m.kv.key(buf, i)
+			} else {
+				k = m.keys.Row(i)
+			}
+			scoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, k)
 		}
 	}
 }
@@ -379,7 +398,21 @@ func (m *Memory) blend(ctx, w []float32) {
 	if m.keep != nil {
 		keep = m.keep[:len(w)]
 	}
+	if m.kv != nil {
+		m.kv.blendValues(ctx, w, 0, keep)
+		return
+	}
 	blendKept(ctx, w, m.values.rowsFrom(0), m.values.stride, keep)
+}
+
+// blendFrom adds Σ w[i]·v(j0+i) to acc over the value rows of the keys
+// keep keeps (all if it is nil), one kernel call per run of them.
+func (m *Memory) blendFrom(acc, w []float32, j0 int, keep []bool) {
+	if m.kv != nil {
+		m.kv.blendValues(acc, w, j0, keep)
+		return
+	}
+	blendKept(acc, w, m.values.rowsFrom(j0), m.values.stride, keep)
 }
 
 // checkOverlap returns an error naming the first two operands found to

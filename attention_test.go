@@ -67,6 +67,7 @@ type problem struct {
 	keys   Matrix
 	values Matrix
 	opts   []MemoryOption
+	src    memSource // where the Memory reads the keys and values from
 }
 
 var kinds = []reference.Kind{
@@ -159,7 +160,7 @@ func (p *problem) withValid(n int) {
 // check runs the problem through the engine and compares with the oracle.
 func (p problem) check(t *testing.T, name string) {
 	t.Helper()
-	mem, err := NewMemory(p.scorer, p.keys, p.values, p.opts...)
+	mem, p, err := p.memory(t)
 	if err != nil {
 		t.Fatalf("%s: NewMemory: %v", name, err)
 	}
@@ -187,26 +188,44 @@ func (p problem) check(t *testing.T, name string) {
 	}
 }
 
-func TestAttendMatchesReference(t *testing.T) {
+func TestAttendMatchesReference(t *testing.T) { testAttendMatchesReference(t, matrices) }
+
+// testAttendMatchesReference is TestAttendMatchesReference with the
+// Memories read from the sources via, one after the other (see pick).
+func testAttendMatchesReference(t *testing.T, via memSources) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(11)
 		Ts := []int{1, 2, 3, 7, 8, 9, 31, 64, 100, 257, 300}
+		i := 0
 		for _, kind := range kinds {
 			for _, T := range Ts {
 				dq, dk, dv, da := 1+r.IntN(20), 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(40)
 				p := newProblem(t, r, kind, T, dq, dk, dv, da)
-				p.check(t, fmt.Sprintf("%s T=%d dk=%d dv=%d", p.scorer, T, dk, dv))
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
+				p.check(t, fmt.Sprintf("%s T=%d dk=%d dv=%d%v", p.scorer, T, dk, dv, p.src))
 			}
 		}
 	})
 }
 
-func TestAttendMasks(t *testing.T) {
+func TestAttendMasks(t *testing.T) { testAttendMasks(t, matrices) }
+
+func testAttendMasks(t *testing.T, via memSources) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(12)
+		i := 0
 		for _, kind := range kinds {
 			for _, T := range []int{1, 5, 17, 100} {
 				p := newProblem(t, r, kind, T, 6, 9, 13, 5)
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
 				keep := make([]bool, T)
 				for i := range keep {
 					keep[i] = r.IntN(3) > 0
@@ -220,15 +239,18 @@ func TestAttendMasks(t *testing.T) {
 						p.ref.Values[i][0] = float32(math.Inf(1))
 					}
 				}
-				p.check(t, fmt.Sprintf("%s T=%d masked", p.scorer, T))
+				p.check(t, fmt.Sprintf("%s T=%d masked%v", p.scorer, T, p.src))
 			}
 		}
 	})
 }
 
-func TestAttendFullyMasked(t *testing.T) {
+func TestAttendFullyMasked(t *testing.T) { testAttendFullyMasked(t, matrices) }
+
+func testAttendFullyMasked(t *testing.T, via memSources) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(13)
+		i := 0
 		for _, kind := range kinds {
 			cases := map[string]func(p *problem){
 				"keep all false": func(p *problem) { p.withKeep(make([]bool, 4)) },
@@ -249,7 +271,12 @@ func TestAttendFullyMasked(t *testing.T) {
 					p.ref.Keys[0][i] = 1 // nonzero first column for the -Inf case
 				}
 				setup(&p)
-				mem, err := NewMemory(p.scorer, p.keys, p.values, p.opts...)
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
+				mem, _, err := p.memory(t)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -260,7 +287,7 @@ func TestAttendFullyMasked(t *testing.T) {
 				}
 				for _, v := range append(ctx, w...) {
 					if v != 0 || math.Signbit(float64(v)) {
-						t.Fatalf("%s %s: ctx=%v weights=%v, want all +0", p.scorer, name, ctx, w)
+						t.Fatalf("%s %s%v: ctx=%v weights=%v, want all +0", p.scorer, name, p.src, ctx, w)
 					}
 				}
 			}
@@ -277,10 +304,13 @@ func TestAttendFullyMasked(t *testing.T) {
 	})
 }
 
-func TestAttendNaNPropagates(t *testing.T) {
+func TestAttendNaNPropagates(t *testing.T) { testAttendNaNPropagates(t, matrices) }
+
+func testAttendNaNPropagates(t *testing.T, via memSources) {
 	nan := float32(math.NaN())
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(14)
+		i := 0
 		for _, kind := range kinds {
 			for where := range 3 {
 				p := newProblem(t, r, kind, 6, 4, 4, 3, 3)
@@ -292,7 +322,12 @@ func TestAttendNaNPropagates(t *testing.T) {
 				case 2:
 					p.ref.Values[4][2] = nan
 				}
-				mem, err := NewMemory(p.scorer, p.keys, p.values, p.opts...)
+				src, ok := via.pick(i)
+				if i++; !ok {
+					continue
+				}
+				p.src = src
+				mem, _, err := p.memory(t)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -307,7 +342,7 @@ func TestAttendNaNPropagates(t *testing.T) {
 					}
 				}
 				if want := map[int]int{0: 3, 1: 3, 2: 1}[where]; nans < want {
-					t.Fatalf("%s NaN in %s: ctx = %v, want NaN to propagate", p.scorer, []string{"query", "key", "value"}[where], ctx)
+					t.Fatalf("%s%v NaN in %s: ctx = %v, want NaN to propagate", p.scorer, p.src, []string{"query", "key", "value"}[where], ctx)
 				}
 			}
 		}

@@ -303,3 +303,33 @@ func ExampleBatched_AttendCache() {
 	// step 1, 2 keys: head 0 1.622, head 1 1.500
 	// step 2, 3 keys: head 0 2.320, head 1 2.000
 }
+
+// A seq2seq source kept in an f16 cache: the encoder's keys and values
+// are appended once, and every decoder step attends them in place. The
+// seed example's rows (2, 1, 0 and 4, 2, 0) are exact in binary16, so the
+// step gives ExampleMemory_Attend's context.
+func ExampleNewMemoryCache() {
+	const srcLen, dk, dv = 3, 1, 1
+	enc, err := attention.NewKVCache(1, 1, srcLen, dk, dv, attention.F16)
+	if err != nil {
+		panic(err)
+	}
+	if err := enc.Append(0, []float32{2, 1, 0}, []float32{4, 2, 0}, srcLen); err != nil {
+		panic(err)
+	}
+	mem, err := attention.NewMemoryCache(attention.ScoreDot(), enc, 0, 0)
+	if err != nil {
+		panic(err)
+	}
+	var ws attention.Workspace
+	ctx := make([]float32, mem.ValueDim())
+	for _, state := range [][]float32{{1}, {0}} { // two decoder steps
+		if err := mem.Attend(ctx, nil, state, &ws); err != nil {
+			panic(err)
+		}
+		fmt.Printf("context %.2f\n", ctx)
+	}
+	// Output:
+	// context [3.15]
+	// context [2.00]
+}

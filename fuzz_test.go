@@ -131,17 +131,21 @@ func FuzzSoftmax(f *testing.F) {
 // score) from a range that starts at 0, bits 1-2 pad every row of every
 // matrix with that many NaN, so a read outside a row shows, and bit 3 puts
 // NaN in the keys and +Inf in the values of masked keys, which are never
-// read. Sizes no scorer takes must give its typed error. A shape of 0 is
-// the step the earlier corpus entries were found with.
+// read; bits 4-6, from 1 to 6, read the keys and values from a KVCache
+// holding them, cacheSources[bits-1] (an f32, f16 or bf16 cache, packed
+// or a wrapped ring). Sizes no scorer takes must give its typed error. A
+// shape of 0 is the step the earlier corpus entries were found with.
 func FuzzAttend(f *testing.F) {
 	f.Add(uint8(0), uint8(3), uint8(1), uint8(1), uint8(2), uint8(0), []byte{141, 157, 125, 189, 157, 125, 141})
 	f.Add(uint8(4), uint8(5), uint8(3), uint8(2), uint8(9), uint8(0), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
 	f.Add(uint8(5), uint8(17), uint8(9), uint8(7), uint8(33), uint8(0), []byte{77, 3, 199, 255, 0, 44})
 	f.Add(uint8(3), uint8(8), uint8(8), uint8(3), uint8(0), uint8(0), []byte{})
 	f.Add(uint8(1), uint8(6), uint8(0), uint8(0), uint8(0x83), uint8(0x0b), []byte{1, 200, 141})
+	f.Add(uint8(0), uint8(9), uint8(5), uint8(3), uint8(0x85), uint8(0x28), []byte{77, 3, 199, 255, 0, 44, 124, 60})
+	f.Add(uint8(4), uint8(12), uint8(3), uint8(2), uint8(0x02), uint8(0x50), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
 	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB, shapeB uint8, data []byte) {
 		p, _, ok := fuzzProblem(t, fuzzShape{kindB, tB, dkB, dvB, maskB, shapeB}, data)
-		if !ok || !oracleSane(reference.Attend(p.ref)) {
+		if !ok || !oracleSane(reference.Attend(p.seen(t).ref)) {
 			return
 		}
 		eachImpl(func(name string) { p.check(t, name+" "+p.scorer.String()) })
@@ -158,6 +162,8 @@ func FuzzAttendMany(f *testing.F) {
 	f.Add(uint8(1), uint8(69), uint8(9), uint8(7), uint8(0x83), uint8(8), uint8(17), []byte{77, 3, 199, 255, 0, 44})
 	f.Add(uint8(3), uint8(40), uint8(8), uint8(3), uint8(0), uint8(1), uint8(33), []byte{})
 	f.Add(uint8(5), uint8(6), uint8(0), uint8(0), uint8(0x83), uint8(0x0b), uint8(16), []byte{1, 200, 141})
+	f.Add(uint8(0), uint8(40), uint8(8), uint8(3), uint8(0x85), uint8(0x68), uint8(17), []byte{77, 3, 199, 255, 0, 44, 124, 60})
+	f.Add(uint8(1), uint8(69), uint8(9), uint8(7), uint8(0x83), uint8(0x58), uint8(12), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
 	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB, shapeB, nB uint8, data []byte) {
 		p, d, ok := fuzzProblem(t, fuzzShape{kindB, tB, dkB, dvB, maskB, shapeB}, data)
 		if !ok {
@@ -165,7 +171,8 @@ func FuzzAttendMany(f *testing.F) {
 		}
 		q, rows := d.rows(t, int(nB)%40, len(p.ref.Query))
 		c := manyCase{p: p, queries: q, rows: rows}
-		for _, want := range c.oracle() {
+		seen := manyCase{p: p.seen(t), queries: q, rows: rows}
+		for _, want := range seen.oracle() {
 			if !oracleSane(want) {
 				return
 			}
@@ -216,6 +223,18 @@ func (d *fuzzData) rows(t *testing.T, r, c int) (Matrix, [][]float32) {
 // fuzzProblem builds FuzzAttend's decoder step from in and data (see
 // FuzzAttend). Sizes no scorer takes must give its typed error; ok is
 // false for them, having checked it.
+// seen returns the problem as the oracle sees it: over a cache, with the
+// rows as stored (a float32 beyond the range of binary16 is infinite
+// there, for example).
+func (p problem) seen(t *testing.T) problem {
+	if p.src.cache {
+		if _, s, err := p.memory(t); err == nil {
+			return s
+		}
+	}
+	return p
+}
+
 func fuzzProblem(t *testing.T, in fuzzShape, data []byte) (p problem, d *fuzzData, ok bool) {
 	kind := kinds[int(in.kind)%len(kinds)]
 	T, dk, dv := int(in.t)%70, 1+int(in.dk)%40, 1+int(in.dv)%20
@@ -233,6 +252,9 @@ func fuzzProblem(t *testing.T, in fuzzShape, data []byte) (p problem, d *fuzzDat
 	p.values, p.ref.Values = d.rows(t, T, dv)
 	p.ref.Query = d.take(dq)
 	p.ref.Valid, p.ref.DV = T, dv
+	if k := int(in.shape>>4) & 7; k >= 1 && k <= len(cacheSources) {
+		p.src = cacheSources[k-1]
+	}
 	err := p.withScorer(kind, dq, dk, da, func(r, c int) (Matrix, [][]float32) { return d.rows(t, r, c) }, d.take)
 	// General needs a row of W per query component, additive and
 	// concat a nonempty v.

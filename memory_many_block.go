@@ -33,6 +33,7 @@ type blockPass struct {
 	tile, run int       // keys per tile, and at most per blend call
 	lanes     []float32 // per block: qt [d][16], ot [dv][16], ml [4][16]
 	st        []float32 // a tile's scores, [tile][16]
+	kw        []float32 // a cache's 16-bit rows, a few widened at a time
 	ctx, w    []float32 // the pass's contexts, and weights or nil
 	R         int
 }
@@ -59,8 +60,9 @@ func (m *Memory) attendBlocks(ctx, weights []float32, queries Matrix, ws *Worksp
 	p := m.newBlockPass()
 	G := min(manyGroups, (n+blockRows-1)/blockRows)
 	lane := blockRows * (p.d + dv + 4)
-	buf := ws.floats(G*lane + blockRows*p.tile)
-	p.lanes, p.st = buf[:G*lane], buf[G*lane:]
+	buf := ws.floats(G*lane + blockRows*p.tile + m.kv.widenScratch(&p))
+	p.lanes, p.st = buf[:G*lane], buf[G*lane:G*lane+blockRows*p.tile]
+	p.kw = buf[G*lane+blockRows*p.tile:]
 	for i0 := 0; i0 < n; i0 += G * blockRows {
 		p.R = min(G*blockRows, n-i0)
 		p.ctx, p.w = ctx[i0*dv:(i0+p.R)*dv], nil
@@ -122,7 +124,11 @@ func (m *Memory) blockTile(p *blockPass, g, j0, j1 int) {
 	n := 0
 	for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
 		s := p.st[n*blockRows : (n+hi-lo)*blockRows]
-		blockScores(s, qt, p.k[lo*p.ks:], p.ks)
+		if p.k == nil && m.kv != nil { // a cache's keys
+			m.kv.blockScores(p, s, qt, lo, hi)
+		} else {
+			blockScores(s, qt, p.k[lo*p.ks:], p.ks)
+		}
 		if p.w != nil {
 			blockOut(p.w[g*blockRows*p.T+lo:], p.T, p.rows(g), s)
 		}
@@ -138,7 +144,11 @@ func (m *Memory) blockTile(p *blockPass, g, j0, j1 int) {
 	for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
 		for k0 := lo; k0 < hi; k0 += p.run {
 			k1 := min(hi, k0+p.run)
-			blockBlend(ot, p.st[n*blockRows:(n+k1-k0)*blockRows], m.values.rowsFrom(k0), m.values.stride, c)
+			if m.kv != nil {
+				m.kv.blockBlend(p, ot, p.st[n*blockRows:(n+k1-k0)*blockRows], k0, k1, c)
+			} else {
+				blockBlend(ot, p.st[n*blockRows:(n+k1-k0)*blockRows], m.values.rowsFrom(k0), m.values.stride, c)
+			}
 			c, n = nil, n+k1-k0
 		}
 	}

@@ -46,12 +46,14 @@ func (c *manyCase) oracle() []reference.Result {
 // oracle and with its own Attend call.
 func (c *manyCase) check(t *testing.T, name string) {
 	t.Helper()
-	mem, err := NewMemory(c.p.scorer, c.p.keys, c.p.values, c.p.opts...)
+	mem, p, err := c.p.memory(t)
 	if err != nil {
 		t.Fatalf("%s: NewMemory: %v", name, err)
 	}
+	name += c.p.src.String()
+	seen := manyCase{p: p, queries: c.queries, rows: c.rows} // as the oracle sees it
 	n, T, dv := len(c.rows), mem.Len(), mem.ValueDim()
-	want, ws := c.oracle(), new(Workspace)
+	want, ws := seen.oracle(), new(Workspace)
 	for _, withWeights := range []bool{true, false} {
 		ctx, w := filled(n*dv, 9), []float32(nil)
 		if withWeights {
@@ -147,7 +149,9 @@ func agreesWithAttend(t *testing.T, what string, mem *Memory, q, ctx, w []float3
 // edges of the block path and of the additive scores (tiles of 128 keys
 // for rows of 64 floats), with and without masks, on every implementation.
 // TestAttendManyTileEdges crosses the multi-row kernels' tiles.
-func TestAttendManyMatchesReference(t *testing.T) {
+func TestAttendManyMatchesReference(t *testing.T) { testAttendManyMatchesReference(t, matrices) }
+
+func testAttendManyMatchesReference(t *testing.T, via memSources) {
 	// Every query count at a few key counts; at the tile edges, the counts
 	// around the block path's edges (which keeps the run short enough
 	// for an emulator).
@@ -157,6 +161,7 @@ func TestAttendManyMatchesReference(t *testing.T) {
 	}
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(51)
+		i := 0
 		for _, kind := range kinds {
 			for _, T := range Ts {
 				counts := manyCounts
@@ -165,6 +170,11 @@ func TestAttendManyMatchesReference(t *testing.T) {
 				}
 				for _, n := range counts {
 					c := newManyCase(t, r, kind, n, T, 64, 64, 48, 64)
+					src, ok := via.pick(i)
+					if i++; !ok {
+						continue
+					}
+					c.p.src = src
 					c.check(t, fmt.Sprintf("%s n=%d T=%d", c.p.scorer, n, T))
 					if T > 0 {
 						c.withMasks(r, T)
@@ -181,7 +191,9 @@ func TestAttendManyMatchesReference(t *testing.T) {
 // Key counts on either side of those edges, with runs of attended keys and
 // groups of queries that end inside groups of eight keys, with and without
 // masks.
-func TestAttendManyTileEdges(t *testing.T) {
+func TestAttendManyTileEdges(t *testing.T) { testAttendManyTileEdges(t, matrices) }
+
+func testAttendManyTileEdges(t *testing.T, via memSources) {
 	Ts := []int{63, 64, 65, 129, 200}
 	counts := []int{2, 5, 6, 11}
 	if testing.Short() {
@@ -189,10 +201,16 @@ func TestAttendManyTileEdges(t *testing.T) {
 	}
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(53)
+		i := 0
 		for _, kind := range kinds {
 			for _, T := range Ts {
 				for _, n := range counts {
 					c := newManyCase(t, r, kind, n, T, 7, 512, 1000, 5)
+					src, ok := via.pick(i)
+					if i++; !ok {
+						continue
+					}
+					c.p.src = src
 					c.check(t, fmt.Sprintf("%s n=%d T=%d", c.p.scorer, n, T))
 					c.withMasks(r, T)
 					c.check(t, fmt.Sprintf("%s n=%d T=%d masked valid=%d", c.p.scorer, n, T, c.p.ref.Valid))
@@ -225,14 +243,21 @@ func (c *manyCase) withMasks(r *rand.Rand, T int) {
 }
 
 // Random small shapes, strides and masks.
-func TestAttendManyRandomShapes(t *testing.T) {
+func TestAttendManyRandomShapes(t *testing.T) { testAttendManyRandomShapes(t, matrices) }
+
+func testAttendManyRandomShapes(t *testing.T, via memSources) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(52)
-		for range 60 {
+		for i := range 60 {
 			kind := kinds[r.IntN(len(kinds))]
 			n, T := manyCounts[r.IntN(len(manyCounts))], r.IntN(300)
 			dq, dk, dv, da := 1+r.IntN(20), 1+r.IntN(70), 1+r.IntN(70), 1+r.IntN(40)
 			c := newManyCase(t, r, kind, n, T, dq, dk, dv, da)
+			src, ok := via.pick(i)
+			if !ok {
+				continue
+			}
+			c.p.src = src
 			if T > 0 && r.IntN(2) == 0 {
 				c.withMasks(r, T)
 			}

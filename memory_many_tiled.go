@@ -145,13 +145,17 @@ func (m *Memory) attendTiled(ctx, weights []float32, queries Matrix, ws *Workspa
 // dotRows returns the rows whose dot products with the prepared queries
 // are the scores, their stride and their width: the keys for the dot
 // scorers, the projections W·h for general; d = 0 for the other scorers,
-// and for keys of dimension 0.
+// and for keys of dimension 0. Keys read from a cache (m.kv) are k = nil,
+// with their width.
 func (m *Memory) dotRows() (k []float32, stride, d int) {
 	if m.keys.cols == 0 {
 		return nil, 0, 0
 	}
 	switch m.scorer.(type) {
 	case dotScorer:
+		if m.kv != nil {
+			return nil, m.keys.cols, m.keys.cols
+		}
 		return m.keys.rowsFrom(0), m.keys.stride, m.keys.cols
 	case generalScorer:
 		return m.proj, m.projCols, m.projCols
@@ -226,6 +230,10 @@ func (m *Memory) tiledDots(p *tiledPass) {
 // (hi-lo)%8 keys through scoreRows row by row.
 func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
 	T, n := m.keys.rows, (hi-lo)&^7
+	if k == nil && m.kv != nil { // a cache's keys
+		m.kv.scoreRun(p, T, lo, hi)
+		return
+	}
 	k = k[lo*ks:]
 	scoreRows(p.w[lo:hi], k, ks, p.pq[:d])
 	for r, g := 1, 0; r < p.R; r += g {
@@ -277,7 +285,7 @@ func (m *Memory) tiledBlend(p *tiledPass, live []bool) {
 	// every attended key, as Attend runs it.
 	for r, ok := range live {
 		if ok {
-			blendKept(p.ctx[r*dv:(r+1)*dv], p.w[r*T:r*T+m.valid], m.values.rowsFrom(0), m.values.stride, m.keptOf(0, m.valid))
+			m.blendFrom(p.ctx[r*dv:(r+1)*dv], p.w[r*T:r*T+m.valid], 0, m.keptOf(0, m.valid))
 		}
 	}
 }
@@ -288,6 +296,10 @@ func (m *Memory) tiledBlend(p *tiledPass, live []bool) {
 // live queries (blendRows again for a group of one).
 func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 	T, dv, n := m.keys.rows, m.values.cols, hi-lo
+	if m.kv != nil {
+		m.kv.blendRun(p, live, T, lo, hi)
+		return
+	}
 	v, vs := m.values.rowsFrom(lo), m.values.stride
 	first := true
 	for r := 0; r < len(live); {

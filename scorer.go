@@ -97,6 +97,10 @@ func (s dotScorer) prepared(m *Memory) int { return m.keys.cols }
 // score needs no special case for keys of dimension 0: the rows have
 // stride 0 and every dot product is 0.
 func (s dotScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
+	if m.kv != nil {
+		m.kv.scoreKeys(dst, i, q)
+		return
+	}
 	scoreRows(dst, m.keys.rowsFrom(i), m.keys.stride, q)
 }
 

@@ -1,0 +1,300 @@
+package attention
+
+// NewMemoryCache is NewMemory over the keys and values a KVCache holds for
+// entry b, head h: the Len(b) rows held at the call, oldest first (key i
+// is the row of position Pos(b)−Len(b)+i), read in place in the type they
+// are stored in. A seq2seq model appends its encoder output to a cache
+// once and attends it from every decoder step; an f16 or bf16 cache costs
+// half the bytes of a float32 one to read, and the rows are never copied.
+//
+// Everything else is NewMemory's and the Memory's: every scorer, the
+// options, Attend and AttendMany with their semantics, error values, zero
+// allocations and aliasing checks; the results are within the bounds of
+// NewMemory over float32 matrices holding the rows as stored, widened (the
+// rounding to 16 bits happened in Append). Over a float32 cache whose held
+// rows do not wrap at a ring's capacity they are NewMemory's bits; a ring
+// whose rows wrap cuts the kernels' calls there, so the last bits may
+// differ. 16-bit rows are widened in registers by the row kernels, a few
+// rows at a time into scratch for AttendMany's block kernels, and, for the
+// scorers that project the keys (general, additive, concat), once per
+// attended key here, which then reads the keys no more. The cache's
+// storage is no operand the caller can reach, so no output can meet it.
+//
+// The Memory reads those rows of the cache while it is used: until its
+// last Attend, the entry must not be truncated or reset, nor, in a ring,
+// appended past its capacity (which overwrites the oldest rows). Appends
+// that overwrite nothing are allowed; the Memory does not see their rows.
+//
+// A nil cache, or b or h out of range, is an error wrapping ErrArgument;
+// so is a nil scorer. Shapes that do not fit the scorer are ErrShape.
+func NewMemoryCache(scorer Scorer, c *KVCache, b, h int, opts ...MemoryOption) (*Memory, error) {
+	const op = "NewMemoryCache"
+	if c == nil {
+		return nil, argErr(op, "nil cache")
+	}
+	if b < 0 || b >= c.batch || h < 0 || h >= c.heads {
+		return nil, argErr(op, "entry %d, head %d out of range (%d entries, %d heads)", b, h, c.batch, c.heads)
+	}
+	T, start := c.n[b], c.Start(b)
+	keys := Matrix{rows: T, cols: c.dk, stride: c.dk}
+	values := Matrix{rows: T, cols: c.dv, stride: c.dv}
+	var kv *memCache
+	if c.typ == F32 && start+T <= c.capacity {
+		// The rows are one float32 matrix each: NewMemory's own path.
+		keys = packedView(c.keys32(b, h), start, T, c.dk)
+		values = packedView(c.values32(b, h), start, T, c.dv)
+	} else {
+		kv = &memCache{kt: c.typ, start: start, capacity: c.capacity, dk: c.dk, dv: c.dv}
+		if c.typ == F32 {
+			kv.k32, kv.v32 = c.keys32(b, h), c.values32(b, h)
+		} else {
+			kv.k16, kv.v16 = c.keys16(b, h), c.values16(b, h)
+		}
+	}
+	return newMemory(op, scorer, keys, values, kv, true, opts)
+}
+
+// packedView returns the T packed rows of d elements from row start of x.
+func packedView(x []float32, start, T, d int) Matrix {
+	if T == 0 || d == 0 {
+		return Matrix{rows: T, cols: d, stride: d}
+	}
+	return Matrix{rows: T, cols: d, stride: d, data: x[start*d : (start+T)*d : (start+T)*d]}
+}
+
+// memCache is where a Memory of NewMemoryCache reads its keys and values
+// when they are not one float32 matrix each: 16-bit rows, or the rows of a
+// ring that wrap at its capacity. The head's rows are packed (stride dk or
+// dv); key j is stored row start+j, wrapping at the capacity. Every kernel
+// call over a run of keys is cut where the rows wrap (see run).
+type memCache struct {
+	kt              KVType
+	start, capacity int
+	dk, dv          int
+	k32, v32        []float32 // F32: the head's capacity rows
+	k16, v16        []uint16  // F16 and BF16: the stored bits
+}
+
+// run returns the stored row of key j and how many rows from it on are
+// contiguous.
+func (c *memCache) run(j int) (r, n int) {
+	r = c.start + j
+	if r >= c.capacity {
+		r -= c.capacity
+	}
+	return r, c.capacity - r
+}
+
+// key returns key j as float32: the stored row of a float32 cache, or the
+// 16-bit row widened into buf (dk floats).
+func (c *memCache) key(buf []float32, j int) []float32 {
+	r, _ := c.run(j)
+	d := c.dk
+	if c.kt == F32 {
+		return c.k32[r*d : (r+1)*d]
+	}
+	widen16(buf, c.k16[r*d:(r+1)*d], c.kt)
+	return buf
+}
+
+// scoreKeys sets dst[i] to the dot of q with key j+i, for i < len(dst).
+func (c *memCache) scoreKeys(dst []float32, j int, q []float32) {
+	d := c.dk
+	for len(dst) > 0 {
+		r, run := c.run(j)
+		n := min(len(dst), run)
+		switch c.kt {
+		case F32:
+			scoreRows(dst[:n], c.k32[r*d:], d, q)
+		case F16:
+			scoreRowsF16(dst[:n], c.k16[r*d:], d, q)
+		case BF16:
+			scoreRowsBF16(dst[:n], c.k16[r*d:], d, q)
+		}
+		dst, j = dst[n:], j+n
+	}
+}
+
+// blendValues adds Σ w[i]·v(j+i) to acc over the value rows of the keys
+// keep keeps (all if it is nil), as blendKept does.
+func (c *memCache) blendValues(acc, w []float32, j int, keep []bool) {
+	d := c.dv
+	for len(w) > 0 {
+		r, run := c.run(j)
+		n := min(len(w), run)
+		kn := maybe(keep, 0, min(n, len(keep)))
+		switch c.kt {
+		case F32:
+			blendKept(acc, w[:n], c.v32[r*d:], d, kn)
+		case F16:
+			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16)
+		case BF16:
+			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16)
+		}
+		w, j = w[n:], j+n
+		if keep != nil {
+			keep = keep[n:]
+		}
+	}
+}
+
+// scoreRun is Memory.scoreRun over the cache's keys: each run of
+// contiguous rows of keys [lo, hi) through scoreGroups, with the kernels
+// of the cache's type.
+func (c *memCache) scoreRun(p *tiledPass, T, lo, hi int) {
+	d := c.dk
+	for lo < hi {
+		r, run := c.run(lo)
+		e := min(hi, lo+run)
+		switch c.kt {
+		case F32:
+			scoreGroups(p, T, c.k32[r*d:], d, lo, e, scoreRows, scoreRowsMulti)
+		case F16:
+			scoreGroups(p, T, c.k16[r*d:], d, lo, e, scoreRowsF16, scoreRowsMultiF16)
+		case BF16:
+			scoreGroups(p, T, c.k16[r*d:], d, lo, e, scoreRowsBF16, scoreRowsMultiBF16)
+		}
+		lo = e
+	}
+}
+
+// scoreGroups is Memory.scoreRun for keys [lo, hi) whose rows (d elements,
+// packed) start at k: the first query through one, the others in groups
+// through multi, their last (hi-lo)%8 keys through one row by row.
+func scoreGroups[E float32 | uint16](p *tiledPass, T int, k []E, d, lo, hi int,
+	one func(dst []float32, k []E, stride int, q []float32),
+	multi func(dst []float32, k []E, stride int, q []float32, rows int)) {
+	n := (hi - lo) &^ 7
+	one(p.w[lo:hi], k, d, p.pq[:d])
+	for r, g := 1, 0; r < p.R; r += g {
+		g = groupOf(p.R - r)
+		if g == 1 {
+			one(p.w[r*T+lo:r*T+hi], k, d, p.pq[r*d:(r+1)*d])
+			continue
+		}
+		if n > 0 {
+			s := p.s[:g*n]
+			multi(s, k, d, p.pq[r*d:(r+g)*d], g)
+			for i := range g {
+				copy(p.w[(r+i)*T+lo:(r+i)*T+lo+n], s[i*n:(i+1)*n])
+			}
+		}
+		for i := r; i < r+g && lo+n < hi; i++ {
+			one(p.w[i*T+lo+n:i*T+hi], k[n*d:], d, p.pq[i*d:(i+1)*d])
+		}
+	}
+}
+
+// blendRun is Memory.blendRun over the cache's values: each run of
+// contiguous rows of keys [lo, hi) through blendGroups, with the kernels
+// of the cache's type.
+func (c *memCache) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
+	d := c.dv
+	for lo < hi {
+		r, run := c.run(lo)
+		e := min(hi, lo+run)
+		switch c.kt {
+		case F32:
+			blendGroups(p, live, T, c.v32[r*d:], d, lo, e, true, blendRows, blendRowsMulti)
+		case F16:
+			blendGroups(p, live, T, c.v16[r*d:], d, lo, e, false, blendRowsF16, blendRowsMultiF16)
+		case BF16:
+			blendGroups(p, live, T, c.v16[r*d:], d, lo, e, false, blendRowsBF16, blendRowsMultiBF16)
+		}
+		lo = e
+	}
+}
+
+// blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d
+// elements, packed) start at v. With oneFirst the first live query goes
+// through one, as on the float32 path; the 16-bit multi-row blend streams
+// V itself (one stream of keys) and widens each element once for the
+// group, so there every group takes it (see tileRows16).
+func blendGroups[E float32 | uint16](p *tiledPass, live []bool, T int, v []E, d, lo, hi int, oneFirst bool,
+	one func(acc, w []float32, v []E, stride int),
+	multi func(acc, w []float32, v []E, stride int, rows int)) {
+	n := hi - lo
+	first := oneFirst
+	for r := 0; r < len(live); {
+		if !live[r] {
+			r++
+			continue
+		}
+		e := r + 1
+		for e < len(live) && live[e] {
+			e++
+		}
+		g := groupOf(e - r)
+		if first || g == 1 {
+			one(p.ctx[r*d:(r+1)*d], p.w[r*T+lo:r*T+hi], v, d)
+			first, r = false, r+1
+			continue
+		}
+		s := p.s[:g*n]
+		for i := range g {
+			copy(s[i*n:(i+1)*n], p.w[(r+i)*T+lo:(r+i)*T+hi])
+		}
+		multi(p.ctx[r*d:(r+g)*d], s, v, d, g)
+		r += g
+	}
+}
+
+// widenStep is how many rows the block path widens at a time, and
+// widenScratch the floats they take: see widenKeys. A float32 cache
+// widens nothing.
+func (c *memCache) widenStep(p *blockPass) int { return widenKeys(max(p.d, p.dv)) }
+
+func (c *memCache) widenScratch(p *blockPass) int {
+	if c == nil || c.kt == F32 {
+		return 0
+	}
+	return c.widenStep(p) * max(p.d, p.dv)
+}
+
+// blockScores is blockScores over the cache's keys [lo, hi) for the
+// queries in the lanes qt: a call per run of contiguous float32 rows, or
+// per few 16-bit rows widened into p.kw.
+func (c *memCache) blockScores(p *blockPass, s, qt []float32, lo, hi int) {
+	d := c.dk
+	step := c.widenStep(p)
+	for lo < hi {
+		r, run := c.run(lo)
+		n := min(hi-lo, run)
+		if c.kt == F32 {
+			blockScores(s[:n*blockRows], qt, c.k32[r*d:], d)
+		} else {
+			for k0 := 0; k0 < n; k0 += step {
+				m := min(step, n-k0)
+				kw := p.kw[:m*d]
+				widen16(kw, c.k16[(r+k0)*d:(r+k0+m)*d], c.kt)
+				blockScores(s[k0*blockRows:(k0+m)*blockRows], qt, kw, d)
+			}
+		}
+		s, lo = s[n*blockRows:], lo+n
+	}
+}
+
+// blockBlend is blockBlend of the weights s of keys [lo, hi) into the
+// output lanes ot over the cache's value rows, the lanes scaled first by
+// sc (nil: not scaled), as blockScores cuts its calls.
+func (c *memCache) blockBlend(p *blockPass, ot, s []float32, lo, hi int, sc []float32) {
+	d := c.dv
+	step := c.widenStep(p)
+	for lo < hi {
+		r, run := c.run(lo)
+		n := min(hi-lo, run)
+		if c.kt == F32 {
+			blockBlend(ot, s[:n*blockRows], c.v32[r*d:], d, sc)
+			sc = nil
+		} else {
+			for k0 := 0; k0 < n; k0 += step {
+				m := min(step, n-k0)
+				vw := p.kw[:m*d]
+				widen16(vw, c.v16[(r+k0)*d:(r+k0+m)*d], c.kt)
+				blockBlend(ot, s[k0*blockRows:(k0+m)*blockRows], vw, d, sc)
+				sc = nil
+			}
+		}
+		s, lo = s[n*blockRows:], lo+n
+	}
+}
