@@ -2729,27 +2729,29 @@ blendRowsBF16AVX512_done:
 	RET
 
 // func widenF16AVX512(dst []float32, src []uint16)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
 TEXT ·widenF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
 
 widenF16AVX512_loop64:
-	CMPQ      CX, $0x40
-	JL        widenF16AVX512_next64
-	VCVTPH2PS (DX), Z0
-	VMOVUPS   Z0, (AX)
-	VCVTPH2PS 32(DX), Z0
-	VMOVUPS   Z0, 64(AX)
-	VCVTPH2PS 64(DX), Z0
-	VMOVUPS   Z0, 128(AX)
-	VCVTPH2PS 96(DX), Z0
-	VMOVUPS   Z0, 192(AX)
-	ADDQ      $0x00000080, DX
-	ADDQ      $0x00000100, AX
-	SUBQ      $0x40, CX
-	JMP       widenF16AVX512_loop64
+	CMPQ       CX, $0x40
+	JL         widenF16AVX512_next64
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(DX)
+	VCVTPH2PS  (DX), Z0
+	VMOVUPS    Z0, (AX)
+	VCVTPH2PS  32(DX), Z0
+	VMOVUPS    Z0, 64(AX)
+	VCVTPH2PS  64(DX), Z0
+	VMOVUPS    Z0, 128(AX)
+	VCVTPH2PS  96(DX), Z0
+	VMOVUPS    Z0, 192(AX)
+	ADDQ       $0x00000080, DX
+	ADDQ       $0x00000100, AX
+	SUBQ       $0x40, CX
+	JMP        widenF16AVX512_loop64
 
 widenF16AVX512_next64:
 widenF16AVX512_loop16:
@@ -2776,31 +2778,33 @@ widenF16AVX512_done:
 	RET
 
 // func widenBF16AVX512(dst []float32, src []uint16)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
 TEXT ·widenBF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
 
 widenBF16AVX512_loop64:
-	CMPQ      CX, $0x40
-	JL        widenBF16AVX512_next64
-	VPMOVZXWD (DX), Z0
-	VPSLLD    $0x10, Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VPMOVZXWD 32(DX), Z0
-	VPSLLD    $0x10, Z0, Z0
-	VMOVUPS   Z0, 64(AX)
-	VPMOVZXWD 64(DX), Z0
-	VPSLLD    $0x10, Z0, Z0
-	VMOVUPS   Z0, 128(AX)
-	VPMOVZXWD 96(DX), Z0
-	VPSLLD    $0x10, Z0, Z0
-	VMOVUPS   Z0, 192(AX)
-	ADDQ      $0x00000080, DX
-	ADDQ      $0x00000100, AX
-	SUBQ      $0x40, CX
-	JMP       widenBF16AVX512_loop64
+	CMPQ       CX, $0x40
+	JL         widenBF16AVX512_next64
+	PREFETCHT0 4096(DX)
+	PREFETCHT0 4160(DX)
+	VPMOVZXWD  (DX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, (AX)
+	VPMOVZXWD  32(DX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 64(AX)
+	VPMOVZXWD  64(DX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 128(AX)
+	VPMOVZXWD  96(DX), Z0
+	VPSLLD     $0x10, Z0, Z0
+	VMOVUPS    Z0, 192(AX)
+	ADDQ       $0x00000080, DX
+	ADDQ       $0x00000100, AX
+	SUBQ       $0x40, CX
+	JMP        widenBF16AVX512_loop64
 
 widenBF16AVX512_next64:
 widenBF16AVX512_loop16:
@@ -14938,27 +14942,28 @@ blendRowsBF16AVX2_done:
 	RET
 
 // func widenF16AVX2(dst []float32, src []uint16)
-// Requires: AVX, F16C
+// Requires: AVX, F16C, MMX+
 TEXT ·widenF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
 
 widenF16AVX2_loop32:
-	CMPQ      CX, $0x20
-	JL        widenF16AVX2_next32
-	VCVTPH2PS (DX), Y0
-	VMOVUPS   Y0, (AX)
-	VCVTPH2PS 16(DX), Y0
-	VMOVUPS   Y0, 32(AX)
-	VCVTPH2PS 32(DX), Y0
-	VMOVUPS   Y0, 64(AX)
-	VCVTPH2PS 48(DX), Y0
-	VMOVUPS   Y0, 96(AX)
-	ADDQ      $0x00000040, DX
-	ADDQ      $0x00000080, AX
-	SUBQ      $0x20, CX
-	JMP       widenF16AVX2_loop32
+	CMPQ       CX, $0x20
+	JL         widenF16AVX2_next32
+	PREFETCHT0 4096(DX)
+	VCVTPH2PS  (DX), Y0
+	VMOVUPS    Y0, (AX)
+	VCVTPH2PS  16(DX), Y0
+	VMOVUPS    Y0, 32(AX)
+	VCVTPH2PS  32(DX), Y0
+	VMOVUPS    Y0, 64(AX)
+	VCVTPH2PS  48(DX), Y0
+	VMOVUPS    Y0, 96(AX)
+	ADDQ       $0x00000040, DX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x20, CX
+	JMP        widenF16AVX2_loop32
 
 widenF16AVX2_next32:
 widenF16AVX2_loop8:
@@ -15015,31 +15020,32 @@ widenF16AVX2_done:
 	RET
 
 // func widenBF16AVX2(dst []float32, src []uint16)
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·widenBF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
 
 widenBF16AVX2_loop32:
-	CMPQ      CX, $0x20
-	JL        widenBF16AVX2_next32
-	VPMOVZXWD (DX), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, (AX)
-	VPMOVZXWD 16(DX), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 32(AX)
-	VPMOVZXWD 32(DX), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 64(AX)
-	VPMOVZXWD 48(DX), Y0
-	VPSLLD    $0x10, Y0, Y0
-	VMOVUPS   Y0, 96(AX)
-	ADDQ      $0x00000040, DX
-	ADDQ      $0x00000080, AX
-	SUBQ      $0x20, CX
-	JMP       widenBF16AVX2_loop32
+	CMPQ       CX, $0x20
+	JL         widenBF16AVX2_next32
+	PREFETCHT0 4096(DX)
+	VPMOVZXWD  (DX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, (AX)
+	VPMOVZXWD  16(DX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 32(AX)
+	VPMOVZXWD  32(DX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 64(AX)
+	VPMOVZXWD  48(DX), Y0
+	VPSLLD     $0x10, Y0, Y0
+	VMOVUPS    Y0, 96(AX)
+	ADDQ       $0x00000040, DX
+	ADDQ       $0x00000080, AX
+	SUBQ       $0x20, CX
+	JMP        widenBF16AVX2_loop32
 
 widenBF16AVX2_next32:
 widenBF16AVX2_loop8:

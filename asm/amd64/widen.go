@@ -31,6 +31,13 @@ func genWiden16(l lanes16, w widen16) {
 		Label(loop)
 		CMPQ(n, U8(l.lanes*U))
 		JL(LabelRef(next))
+		if U == 4 {
+			// The rows a few calls on: the engine widens a run of rows
+			// 16 KiB of floats at a time, in address order.
+			for off := 0; off < 2*l.lanes*U; off += 64 {
+				PREFETCHT0(Mem{Base: src, Disp: widenAhead + off})
+			}
+		}
 		for u := range U {
 			v := l.vec()
 			w(Mem{Base: src, Disp: 2 * l.lanes * u}, v)
@@ -51,3 +58,10 @@ func genWiden16(l lanes16, w widen16) {
 	VZEROUPPER()
 	RET()
 }
+
+// widenAhead is how many bytes ahead of its loads the widening prefetches:
+// two of the engine's calls on at d = 128. Its loads are the block path's
+// only reads of K and V from memory, and without the hint a 4-row verify
+// over an f16 cache (H 32, Hkv 8, Tk 4096, d 128) took 3.3 ms against 2.3
+// with it, where a float32 one took 1.9.
+const widenAhead = 4096
