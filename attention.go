@@ -51,7 +51,7 @@ type Memory struct {
 	scratch  int        // scorer workspace, in float32
 	views    [5]operand // keys, values and the scorer's: what Attend must not write
 	nviews   int        // the views with elements come first
-	kv       *memCache  // non-nil: keys and values are read from a cache's rows (keys and values give their shapes)
+	kv       *cacheHead // non-nil: keys and values are read from a cache's rows (keys and values give their shapes)
 }
 
 // An operand names a view a Memory reads, for Attend's overlap check.
@@ -114,7 +114,7 @@ func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memor
 // newMemory is NewMemory, and with cached NewMemoryCache: keys and values
 // are then views of a cache's storage, or with kv their shapes only, and
 // are not views the caller can reach (Attend does not check them).
-func newMemory(op string, scorer Scorer, keys, values Matrix, kv *memCache, cached bool, opts []MemoryOption) (*Memory, error) {
+func newMemory(op string, scorer Scorer, keys, values Matrix, kv *cacheHead, cached bool, opts []MemoryOption) (*Memory, error) {
 	if scorer == nil {
 		return nil, argErr(op, "nil Scorer")
 	}

@@ -6,22 +6,19 @@ import "math"
 // the rows a KVCache holds (AttendCache), as float32 or 16-bit elements.
 // The engine addresses keys by their index j among an entry's keys; the
 // functions here map it to stored rows and pick the kernels of the
-// element type. A ring cache's held rows wrap at its capacity, so a run of
+// element type, a cache's through cacheHead (cache_head.go), which a
+// Memory over a cache reads through too. A ring cache's held rows wrap at its capacity, so a run of
 // keys may be two runs of rows: every kernel call below is cut there, and
 // the multi-row and block paths cut their tiles there (see keyRun).
 
 // keyRun returns the stored row of entry b's key j and how many rows from
 // it on are contiguous (key j+n is row r+n for n below it).
 func (p *batchJob) keyRun(b, j int) (r, run int) {
-	c := p.kv
-	if c == nil {
+	if p.kv == nil {
 		return j, math.MaxInt
 	}
-	r = c.Start(b) + j
-	if r >= c.capacity {
-		r -= c.capacity
-	}
-	return r, c.capacity - r
+	h := p.kv.head(b, 0)
+	return h.run(j)
 }
 
 // within returns how many of the n keys from key j of entry b are
@@ -59,66 +56,23 @@ func (p *batchJob) values16(b, kh, r int) []uint16 {
 // scoreKeys sets s[n] to the dot of q with key j0+n of (b, kh), for
 // n < len(s): scoreRows over the keys' rows.
 func (p *batchJob) scoreKeys(s []float32, b, kh, j0 int, q []float32) {
-	rs := p.k.rs
-	for len(s) > 0 {
-		r, run := p.keyRun(b, j0)
-		n := min(len(s), run)
-		switch p.kt {
-		case F32:
-			scoreRows(s[:n], p.keys32(b, kh, r), rs, q)
-		case F16:
-			scoreRowsF16(s[:n], p.keys16(b, kh, r), rs, q)
-		case BF16:
-			scoreRowsBF16(s[:n], p.keys16(b, kh, r), rs, q)
-		}
-		s, j0 = s[n:], j0+n
+	if p.kv != nil {
+		h := p.kv.head(b, kh)
+		h.scoreKeys(s, j0, q)
+		return
 	}
+	scoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, q)
 }
 
 // blendValues adds Σ w[n]·v(j0+n) to acc over the value rows of (b, kh)
 // from key j0, those keep keeps (all if it is nil), as blendKept does.
 func (p *batchJob) blendValues(acc, w []float32, b, kh, j0 int, keep []bool) {
-	rs := p.v.rs
-	for len(w) > 0 {
-		r, run := p.keyRun(b, j0)
-		n := min(len(w), run)
-		kn := maybe(keep, 0, min(n, len(keep)))
-		switch p.kt {
-		case F32:
-			blendKept(acc, w[:n], p.values32(b, kh, r), rs, kn)
-		case F16:
-			blendKept16(acc, w[:n], p.values16(b, kh, r), rs, kn, blendRowsF16)
-		case BF16:
-			blendKept16(acc, w[:n], p.values16(b, kh, r), rs, kn, blendRowsBF16)
-		}
-		w, j0 = w[n:], j0+n
-		if keep != nil {
-			keep = keep[n:]
-		}
-	}
-}
-
-// blendKept16 is blendKept over 16-bit value rows, blended by kernel.
-func blendKept16(acc, w []float32, v []uint16, stride int, keep []bool, kernel func(acc, w []float32, v []uint16, stride int)) {
-	if len(acc) == 0 {
+	if p.kv != nil {
+		h := p.kv.head(b, kh)
+		h.blendValues(acc, w, j0, keep)
 		return
 	}
-	if keep == nil {
-		kernel(acc, w, v, stride)
-		return
-	}
-	for i := 0; i < len(keep); {
-		if !keep[i] {
-			i++
-			continue
-		}
-		k := i + 1
-		for k < len(keep) && keep[k] {
-			k++
-		}
-		kernel(acc, w[i:k], v[i*stride:], stride)
-		i = k
-	}
+	blendKept(acc, w, p.v.rowsFrom(b, kh, j0), p.v.rs, keep)
 }
 
 // finiteValues reports whether value rows [j0, j1) of (b, kh) hold only

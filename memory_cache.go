@@ -38,18 +38,14 @@ func NewMemoryCache(scorer Scorer, c *KVCache, b, h int, opts ...MemoryOption) (
 	T, start := c.n[b], c.Start(b)
 	keys := Matrix{rows: T, cols: c.dk, stride: c.dk}
 	values := Matrix{rows: T, cols: c.dv, stride: c.dv}
-	var kv *memCache
+	var kv *cacheHead
 	if c.typ == F32 && start+T <= c.capacity {
 		// The rows are one float32 matrix each: NewMemory's own path.
 		keys = packedView(c.keys32(b, h), start, T, c.dk)
 		values = packedView(c.values32(b, h), start, T, c.dv)
 	} else {
-		kv = &memCache{kt: c.typ, start: start, capacity: c.capacity, dk: c.dk, dv: c.dv}
-		if c.typ == F32 {
-			kv.k32, kv.v32 = c.keys32(b, h), c.values32(b, h)
-		} else {
-			kv.k16, kv.v16 = c.keys16(b, h), c.values16(b, h)
-		}
+		head := c.head(b, h)
+		kv = &head
 	}
 	return newMemory(op, scorer, keys, values, kv, true, opts)
 }
@@ -62,86 +58,10 @@ func packedView(x []float32, start, T, d int) Matrix {
 	return Matrix{rows: T, cols: d, stride: d, data: x[start*d : (start+T)*d : (start+T)*d]}
 }
 
-// memCache is where a Memory of NewMemoryCache reads its keys and values
-// when they are not one float32 matrix each: 16-bit rows, or the rows of a
-// ring that wrap at its capacity. The head's rows are packed (stride dk or
-// dv); key j is stored row start+j, wrapping at the capacity. Every kernel
-// call over a run of keys is cut where the rows wrap (see run).
-type memCache struct {
-	kt              KVType
-	start, capacity int
-	dk, dv          int
-	k32, v32        []float32 // F32: the head's capacity rows
-	k16, v16        []uint16  // F16 and BF16: the stored bits
-}
-
-// run returns the stored row of key j and how many rows from it on are
-// contiguous.
-func (c *memCache) run(j int) (r, n int) {
-	r = c.start + j
-	if r >= c.capacity {
-		r -= c.capacity
-	}
-	return r, c.capacity - r
-}
-
-// key returns key j as float32: the stored row of a float32 cache, or the
-// 16-bit row widened into buf (dk floats).
-func (c *memCache) key(buf []float32, j int) []float32 {
-	r, _ := c.run(j)
-	d := c.dk
-	if c.kt == F32 {
-		return c.k32[r*d : (r+1)*d]
-	}
-	widen16(buf, c.k16[r*d:(r+1)*d], c.kt)
-	return buf
-}
-
-// scoreKeys sets dst[i] to the dot of q with key j+i, for i < len(dst).
-func (c *memCache) scoreKeys(dst []float32, j int, q []float32) {
-	d := c.dk
-	for len(dst) > 0 {
-		r, run := c.run(j)
-		n := min(len(dst), run)
-		switch c.kt {
-		case F32:
-			scoreRows(dst[:n], c.k32[r*d:], d, q)
-		case F16:
-			scoreRowsF16(dst[:n], c.k16[r*d:], d, q)
-		case BF16:
-			scoreRowsBF16(dst[:n], c.k16[r*d:], d, q)
-		}
-		dst, j = dst[n:], j+n
-	}
-}
-
-// blendValues adds Σ w[i]·v(j+i) to acc over the value rows of the keys
-// keep keeps (all if it is nil), as blendKept does.
-func (c *memCache) blendValues(acc, w []float32, j int, keep []bool) {
-	d := c.dv
-	for len(w) > 0 {
-		r, run := c.run(j)
-		n := min(len(w), run)
-		kn := maybe(keep, 0, min(n, len(keep)))
-		switch c.kt {
-		case F32:
-			blendKept(acc, w[:n], c.v32[r*d:], d, kn)
-		case F16:
-			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16)
-		case BF16:
-			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16)
-		}
-		w, j = w[n:], j+n
-		if keep != nil {
-			keep = keep[n:]
-		}
-	}
-}
-
 // scoreRun is Memory.scoreRun over the cache's keys: each run of
 // contiguous rows of keys [lo, hi) through scoreGroups, with the kernels
 // of the cache's type.
-func (c *memCache) scoreRun(p *tiledPass, T, lo, hi int) {
+func (c *cacheHead) scoreRun(p *tiledPass, T, lo, hi int) {
 	d := c.dk
 	for lo < hi {
 		r, run := c.run(lo)
@@ -188,7 +108,7 @@ func scoreGroups[E float32 | uint16](p *tiledPass, T int, k []E, d, lo, hi int,
 // blendRun is Memory.blendRun over the cache's values: each run of
 // contiguous rows of keys [lo, hi) through blendGroups, with the kernels
 // of the cache's type.
-func (c *memCache) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
+func (c *cacheHead) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
 	d := c.dv
 	for lo < hi {
 		r, run := c.run(lo)
@@ -242,9 +162,9 @@ func blendGroups[E float32 | uint16](p *tiledPass, live []bool, T int, v []E, d,
 // widenStep is how many rows the block path widens at a time, and
 // widenScratch the floats they take: see widenKeys. A float32 cache
 // widens nothing.
-func (c *memCache) widenStep(p *blockPass) int { return widenKeys(max(p.d, p.dv)) }
+func (c *cacheHead) widenStep(p *blockPass) int { return widenKeys(max(p.d, p.dv)) }
 
-func (c *memCache) widenScratch(p *blockPass) int {
+func (c *cacheHead) widenScratch(p *blockPass) int {
 	if c == nil || c.kt == F32 {
 		return 0
 	}
@@ -254,7 +174,7 @@ func (c *memCache) widenScratch(p *blockPass) int {
 // blockScores is blockScores over the cache's keys [lo, hi) for the
 // queries in the lanes qt: a call per run of contiguous float32 rows, or
 // per few 16-bit rows widened into p.kw.
-func (c *memCache) blockScores(p *blockPass, s, qt []float32, lo, hi int) {
+func (c *cacheHead) blockScores(p *blockPass, s, qt []float32, lo, hi int) {
 	d := c.dk
 	step := c.widenStep(p)
 	for lo < hi {
@@ -277,7 +197,7 @@ func (c *memCache) blockScores(p *blockPass, s, qt []float32, lo, hi int) {
 // blockBlend is blockBlend of the weights s of keys [lo, hi) into the
 // output lanes ot over the cache's value rows, the lanes scaled first by
 // sc (nil: not scaled), as blockScores cuts its calls.
-func (c *memCache) blockBlend(p *blockPass, ot, s []float32, lo, hi int, sc []float32) {
+func (c *cacheHead) blockBlend(p *blockPass, ot, s []float32, lo, hi int, sc []float32) {
 	d := c.dv
 	step := c.widenStep(p)
 	for lo < hi {

@@ -1,0 +1,111 @@
+package attention
+
+// cacheHead is the rows one entry and head of a KVCache holds, where
+// Batched.AttendCache and a Memory of NewMemoryCache read them: float32 or
+// 16-bit, packed (stride dk or dv), key j at stored row start+j, wrapping
+// at a ring's capacity. Every kernel call over a run of keys is cut where
+// the rows wrap (see run).
+type cacheHead struct {
+	kt              KVType
+	start, capacity int
+	dk, dv          int
+	k32, v32        []float32 // F32: the head's capacity rows
+	k16, v16        []uint16  // F16 and BF16: the stored bits
+}
+
+// run returns the stored row of key j and how many rows from it on are
+// contiguous.
+func (c *cacheHead) run(j int) (r, n int) {
+	r = c.start + j
+	if r >= c.capacity {
+		r -= c.capacity
+	}
+	return r, c.capacity - r
+}
+
+// key returns key j as float32: the stored row of a float32 cache, or the
+// 16-bit row widened into buf (dk floats).
+func (c *cacheHead) key(buf []float32, j int) []float32 {
+	r, _ := c.run(j)
+	d := c.dk
+	if c.kt == F32 {
+		return c.k32[r*d : (r+1)*d]
+	}
+	widen16(buf, c.k16[r*d:(r+1)*d], c.kt)
+	return buf
+}
+
+// scoreKeys sets dst[i] to the dot of q with key j+i, for i < len(dst).
+func (c *cacheHead) scoreKeys(dst []float32, j int, q []float32) {
+	d := c.dk
+	for len(dst) > 0 {
+		r, run := c.run(j)
+		n := min(len(dst), run)
+		switch c.kt {
+		case F32:
+			scoreRows(dst[:n], c.k32[r*d:], d, q)
+		case F16:
+			scoreRowsF16(dst[:n], c.k16[r*d:], d, q)
+		case BF16:
+			scoreRowsBF16(dst[:n], c.k16[r*d:], d, q)
+		}
+		dst, j = dst[n:], j+n
+	}
+}
+
+// blendValues adds Σ w[i]·v(j+i) to acc over the value rows of the keys
+// keep keeps (all if it is nil), as blendKept does.
+func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
+	d := c.dv
+	for len(w) > 0 {
+		r, run := c.run(j)
+		n := min(len(w), run)
+		kn := maybe(keep, 0, min(n, len(keep)))
+		switch c.kt {
+		case F32:
+			blendKept(acc, w[:n], c.v32[r*d:], d, kn)
+		case F16:
+			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16)
+		case BF16:
+			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16)
+		}
+		w, j = w[n:], j+n
+		if keep != nil {
+			keep = keep[n:]
+		}
+	}
+}
+
+// head returns the rows entry b, head h holds.
+func (c *KVCache) head(b, h int) cacheHead {
+	x := cacheHead{kt: c.typ, start: c.Start(b), capacity: c.capacity, dk: c.dk, dv: c.dv}
+	if c.typ == F32 {
+		x.k32, x.v32 = c.keys32(b, h), c.values32(b, h)
+	} else {
+		x.k16, x.v16 = c.keys16(b, h), c.values16(b, h)
+	}
+	return x
+}
+
+// blendKept16 is blendKept over 16-bit value rows, blended by kernel.
+func blendKept16(acc, w []float32, v []uint16, stride int, keep []bool, kernel func(acc, w []float32, v []uint16, stride int)) {
+	if len(acc) == 0 {
+		return
+	}
+	if keep == nil {
+		kernel(acc, w, v, stride)
+		return
+	}
+	for i := 0; i < len(keep); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		k := i + 1
+		for k < len(keep) && keep[k] {
+			k++
+		}
+		kernel(acc, w[i:k], v[i*stride:], stride)
+		i = k
+	}
+}
