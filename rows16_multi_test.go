@@ -95,11 +95,7 @@ func upper(name string) string {
 // every count of columns up to past one block of columns, then several
 // blocks, as TestMultiRowShapes does for the float32 kernels.
 func TestMulti16Shapes(t *testing.T) {
-	var cols []int
-	for d := range 68 {
-		cols = append(cols, d)
-	}
-	cols = append(cols, 96, 127, 128, 131, 200)
+	cols := multi16Cols(96, 127, 128, 131, 200)
 	pls := multiPlacements()
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		skipTwin(t)
@@ -119,6 +115,20 @@ func TestMulti16Shapes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// multi16Cols returns the column counts the multi-row 16-bit tests run:
+// every count 0..67 and then large ones; with -short, the counts around
+// the kernels' 8- and 16-lane chunks and blocks (which took minutes under
+// the race detector otherwise).
+func multi16Cols(large ...int) []int {
+	var cols []int
+	for d := range 68 {
+		if !testing.Short() || d < 4 || d%16 <= 1 || d%16 == 15 || d%8 == 0 {
+			cols = append(cols, d)
+		}
+	}
+	return append(cols, large...)
 }
 
 // skipTwin skips a test of the multi-row 16-bit kernels on an
@@ -156,11 +166,7 @@ func scoresMatchAnyKeys() bool {
 // inputs off alignment or against a guard page, with signed zeros,
 // infinities, NaNs and subnormal halves among the elements.
 func TestMulti16MatchOneRow(t *testing.T) {
-	var cols []int
-	for d := range 68 {
-		cols = append(cols, d)
-	}
-	cols = append(cols, 127, 128, 200)
+	cols := multi16Cols(127, 128, 200)
 	keys := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 33, 40, 64, 67, 200}
 	pls := []placement{{off: 0}, {off: 5}}
 	if testutil.GuardSupported {
