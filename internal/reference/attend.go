@@ -111,12 +111,13 @@ func (r *Result) dead(i int) bool { return math.IsInf(r.Scores[i], -1) }
 // -Inf if there is none.
 func scoreKeys(p *Problem, r *Result) float64 {
 	m := math.Inf(-1)
+	qt := queryTerms(*p)
 	for i := range p.Keys {
 		if !p.Attended(i) {
 			r.Scores[i] = math.NaN()
 			continue
 		}
-		r.Scores[i], r.ScoreBound[i] = score(*p, p.Keys[i])
+		r.Scores[i], r.ScoreBound[i] = score(*p, qt, p.Keys[i])
 		r.Scores[i], r.ScoreBound[i] = adjust(*p, i, r.Scores[i], r.ScoreBound[i])
 		if math.IsNaN(r.Scores[i]) || math.IsNaN(m) {
 			m = math.NaN()

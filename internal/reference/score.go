@@ -3,8 +3,9 @@ package reference
 import "math"
 
 // score returns the exact score of key h and the bound on a float32
-// implementation's error.
-func score(p Problem, h []float32) (float64, float64) {
+// implementation's error; qt is the query's half of additive scores
+// (queryTerms), nil for the other kinds.
+func score(p Problem, qt []term, h []float32) (float64, float64) {
 	s := p.Query
 	switch p.Kind {
 	case KindDot:
@@ -35,29 +36,51 @@ func score(p Problem, h []float32) (float64, float64) {
 		}
 		return sc, DotBound(len(s)+len(h), ab)
 	case KindAdditive, KindConcat:
-		return additive(p, s, h)
+		return additive(p, qt, h)
 	}
 	panic("reference: unknown kind")
+}
+
+// term is a dot product in float64 and the sum of its terms' magnitudes.
+type term struct{ dot, abs float64 }
+
+// queryTerms returns W·s, row by row, for the additive kinds (nil for the
+// others): the query's half of every key's score, computed once per query
+// rather than once per key.
+func queryTerms(p Problem) []term {
+	if p.Kind != KindAdditive && p.Kind != KindConcat {
+		return nil
+	}
+	s := p.Query
+	qt := make([]term, len(p.V))
+	for a := range qt {
+		w := p.W[a]
+		if p.Kind == KindConcat {
+			w = w[:len(s)]
+		}
+		qt[a].dot, qt[a].abs = Dot(w, s)
+	}
+	return qt
 }
 
 // additive returns the score of key h for KindAdditive, or for
 // KindConcat (whose W holds the query's columns, then the key's), and the
 // bound on a float32 implementation's error.
-func additive(p Problem, s, h []float32) (float64, float64) {
+func additive(p Problem, qt []term, h []float32) (float64, float64) {
 	var sc, err, abs float64
+	ds := len(p.Query)
 	for a, va := range p.V {
-		var ws, wsAbs, uh, uhAbs float64
+		ws, wsAbs := qt[a].dot, qt[a].abs
+		var uh, uhAbs float64
 		if p.Kind == KindAdditive {
-			ws, wsAbs = Dot(p.W[a], s)
 			uh, uhAbs = Dot(p.U[a], h)
 		} else {
-			ws, wsAbs = Dot(p.W[a][:len(s)], s)
-			uh, uhAbs = Dot(p.W[a][len(s):], h)
+			uh, uhAbs = Dot(p.W[a][ds:], h)
 		}
 		z := ws + uh
 		// Errors of W·s and U·h, then the rounding of their sum; tanh is
 		// 1-Lipschitz, then its own error.
-		dz := DotBound(len(s), wsAbs) + DotBound(len(h), uhAbs) + U*(math.Abs(z)+DotBound(len(s), wsAbs)+DotBound(len(h), uhAbs))
+		dz := DotBound(ds, wsAbs) + DotBound(len(h), uhAbs) + U*(math.Abs(z)+DotBound(ds, wsAbs)+DotBound(len(h), uhAbs))
 		t := math.Tanh(z)
 		sc += float64(va) * t
 		abs += math.Abs(float64(va)) * (math.Abs(t) + dz + TanhAbsErr)
