@@ -16,11 +16,22 @@ import (
 // registered implementation, with that implementation selected; one the
 // CPU cannot run is a skipped subtest that names the features it lacks, so
 // a run shows what it did not test.
+//
+// Under the race detector only the implementation selected at init runs,
+// and the others are skipped subtests: the detector checks the accesses of
+// goroutines to shared memory, which the choice of kernels does not change
+// (it does not see into assembly at all), and the suite without -race
+// runs every implementation.
 func ForEachImpl(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
+	impl.Reset()
 	defer impl.Reset()
+	initial := impl.Active()
 	for _, in := range impl.All() {
 		t.Run("impl="+in.Name, func(t *testing.T) {
+			if Race && in.Name != initial {
+				t.Skipf("implementation %s not run under the race detector (it runs %s): the suite without -race runs it", in.Name, initial)
+			}
 			UseImpl(t, in.Name)
 			f(t)
 		})
