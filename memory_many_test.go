@@ -32,13 +32,7 @@ func newManyCase(t testing.TB, r *rand.Rand, kind reference.Kind, n, T, dq, dk, 
 
 // oracle returns the oracle's answer for every query.
 func (c *manyCase) oracle() []reference.Result {
-	want := make([]reference.Result, len(c.rows))
-	for i, q := range c.rows {
-		ref := c.p.ref
-		ref.Query = q
-		want[i] = reference.Attend(ref)
-	}
-	return want
+	return reference.AttendEach(c.p.ref, c.rows)
 }
 
 // check runs the case through AttendMany, with and without a weights
@@ -129,8 +123,8 @@ func agreesWithAttend(t *testing.T, what string, mem *Memory, q, ctx, w []float3
 	if err := mem.Attend(actx, aw, q, nil); err != nil {
 		t.Fatalf("%s: Attend: %v", what, err)
 	}
+	// No t.Helper here: it walks the stack, once per element.
 	agree := func(kind string, j int, got, att float32, bound float64) {
-		t.Helper()
 		g, a := float64(got), float64(att)
 		same := g == a || g != g && a != a
 		if !same && (math.IsInf(g, 0) || math.IsInf(a, 0) || g != g || a != a || math.Abs(g-a) > 2*bound) {

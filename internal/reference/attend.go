@@ -66,7 +66,24 @@ type Result struct {
 // attended score -Inf) gives zero weights and a zero context, and the sink
 // alone (or −Inf) as the LSE; NaN or +Inf scores, or a NaN or +Inf sink,
 // make every weight, the context and the LSE NaN.
-func Attend(p Problem) Result {
+func Attend(p Problem) Result { return attend(p, keyTerms(p)) }
+
+// AttendEach is Attend for each of queries in turn in place of p.Query,
+// against the same keys: the keys' halves of additive scores are computed
+// once for all of them.
+func AttendEach(p Problem, queries [][]float32) []Result {
+	kts := keyTerms(p)
+	rs := make([]Result, len(queries))
+	for i, q := range queries {
+		p.Query = q
+		rs[i] = attend(p, kts)
+	}
+	return rs
+}
+
+// attend is Attend with the keys' halves of additive scores, kts (see
+// keyTerms), given.
+func attend(p Problem, kts [][]term) Result {
 	T := len(p.Keys)
 	dv := p.DV
 	r := Result{
@@ -74,7 +91,7 @@ func Attend(p Problem) Result {
 		Weights: make([]float64, T), WeightBound: make([]float64, T),
 		Context: make([]float64, dv), CtxBound: make([]float64, dv),
 	}
-	m, sink := scoreKeys(&p, &r), p.sink()
+	m, sink := scoreKeys(&p, &r, kts), p.sink()
 	switch {
 	case math.IsNaN(m) || math.IsInf(m, 1) || math.IsNaN(sink) || math.IsInf(sink, 1):
 		poison(&p, &r)
@@ -109,7 +126,7 @@ func (r *Result) dead(i int) bool { return math.IsInf(r.Scores[i], -1) }
 // scoreKeys fills in the scores and score bounds (NaN scores for the keys
 // not attended) and returns the largest attended score: NaN if any is NaN,
 // -Inf if there is none.
-func scoreKeys(p *Problem, r *Result) float64 {
+func scoreKeys(p *Problem, r *Result, kts [][]term) float64 {
 	m := math.Inf(-1)
 	qt := queryTerms(*p)
 	for i := range p.Keys {
@@ -117,7 +134,11 @@ func scoreKeys(p *Problem, r *Result) float64 {
 			r.Scores[i] = math.NaN()
 			continue
 		}
-		r.Scores[i], r.ScoreBound[i] = score(*p, qt, p.Keys[i])
+		var kt []term
+		if kts != nil {
+			kt = kts[i]
+		}
+		r.Scores[i], r.ScoreBound[i] = score(*p, qt, kt, p.Keys[i])
 		r.Scores[i], r.ScoreBound[i] = adjust(*p, i, r.Scores[i], r.ScoreBound[i])
 		if math.IsNaN(r.Scores[i]) || math.IsNaN(m) {
 			m = math.NaN()

@@ -3,9 +3,9 @@ package reference
 import "math"
 
 // score returns the exact score of key h and the bound on a float32
-// implementation's error; qt is the query's half of additive scores
-// (queryTerms), nil for the other kinds.
-func score(p Problem, qt []term, h []float32) (float64, float64) {
+// implementation's error. qt and kt are the query's and the key's terms
+// (queryTerms, keyTerms), nil for the kinds without.
+func score(p Problem, qt, kt []term, h []float32) (float64, float64) {
 	s := p.Query
 	switch p.Kind {
 	case KindDot:
@@ -26,8 +26,8 @@ func score(p Problem, qt []term, h []float32) (float64, float64) {
 		// W·h is computed once per key (rounded, dk terms), then dotted
 		// with s (ds terms).
 		var sc, ab float64
-		for a, wa := range p.W {
-			wh, whAbs := Dot(wa, h)
+		for a := range p.W {
+			wh, whAbs := kt[a].dot, kt[a].abs
 			if math.IsInf(DotBound(len(h), whAbs), 1) {
 				return sc, math.Inf(1) // W·h itself may overflow
 			}
@@ -36,7 +36,7 @@ func score(p Problem, qt []term, h []float32) (float64, float64) {
 		}
 		return sc, DotBound(len(s)+len(h), ab)
 	case KindAdditive, KindConcat:
-		return additive(p, qt, h)
+		return additive(p, qt, kt)
 	}
 	panic("reference: unknown kind")
 }
@@ -45,8 +45,7 @@ func score(p Problem, qt []term, h []float32) (float64, float64) {
 type term struct{ dot, abs float64 }
 
 // queryTerms returns W·s, row by row, for the additive kinds (nil for the
-// others): the query's half of every key's score, computed once per query
-// rather than once per key.
+// others): the query's half of every key's score, the same for all keys.
 func queryTerms(p Problem) []term {
 	if p.Kind != KindAdditive && p.Kind != KindConcat {
 		return nil
@@ -63,24 +62,43 @@ func queryTerms(p Problem) []term {
 	return qt
 }
 
-// additive returns the score of key h for KindAdditive, or for
-// KindConcat (whose W holds the query's columns, then the key's), and the
-// bound on a float32 implementation's error.
-func additive(p Problem, qt []term, h []float32) (float64, float64) {
+// keyTerms returns, for every key h, the terms of its score that do not
+// depend on the query, row by row, the same for all queries: W·h for
+// KindGeneral, U·h for KindAdditive (W's key columns for KindConcat). Nil
+// for the other kinds.
+func keyTerms(p Problem) [][]term {
+	u := p.U
+	switch p.Kind {
+	case KindGeneral, KindConcat:
+		u = p.W
+	case KindAdditive:
+	default:
+		return nil
+	}
+	kts := make([][]term, len(p.Keys))
+	for i, h := range p.Keys {
+		kt := make([]term, len(u))
+		for a := range kt {
+			kt[a].dot, kt[a].abs = Dot(u[a][len(u[a])-len(h):], h)
+		}
+		kts[i] = kt
+	}
+	return kts
+}
+
+// additive returns the score of a key whose terms are kt for KindAdditive,
+// or for KindConcat (whose W holds the query's columns, then the key's),
+// and the bound on a float32 implementation's error.
+func additive(p Problem, qt, kt []term) (float64, float64) {
 	var sc, err, abs float64
-	ds := len(p.Query)
+	ds, dk := len(p.Query), len(p.Keys[0])
 	for a, va := range p.V {
 		ws, wsAbs := qt[a].dot, qt[a].abs
-		var uh, uhAbs float64
-		if p.Kind == KindAdditive {
-			uh, uhAbs = Dot(p.U[a], h)
-		} else {
-			uh, uhAbs = Dot(p.W[a][ds:], h)
-		}
+		uh, uhAbs := kt[a].dot, kt[a].abs
 		z := ws + uh
 		// Errors of W·s and U·h, then the rounding of their sum; tanh is
 		// 1-Lipschitz, then its own error.
-		dz := DotBound(ds, wsAbs) + DotBound(len(h), uhAbs) + U*(math.Abs(z)+DotBound(ds, wsAbs)+DotBound(len(h), uhAbs))
+		dz := DotBound(ds, wsAbs) + DotBound(dk, uhAbs) + U*(math.Abs(z)+DotBound(ds, wsAbs)+DotBound(dk, uhAbs))
 		t := math.Tanh(z)
 		sc += float64(va) * t
 		abs += math.Abs(float64(va)) * (math.Abs(t) + dz + TanhAbsErr)
