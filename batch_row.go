@@ -53,86 +53,79 @@ func (tk *batchTask) common(j0, tile int) (js, n int) {
 
 // tileRows adds keys [j0, j0+n) to every row of task tk, as tileOnline
 // does for one, through the multi-row kernels in groups of up to four
-// rows, each key's K and V rows read once per group. The rows accumulate
-// in tk.part; the tile takes no keep-mask (see batchJob.multi).
+// rows, each key's K and V rows read once per group (16-bit elements
+// widened once for the group). The rows accumulate in tk.part; the tile
+// takes no keep-mask (see batchJob.multi).
+func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
+	r0, _ := p.keyRun(tk.b, j0)
+	switch p.kt {
+	case F32:
+		tileRowsOf(p, tk, sc, j0, n, p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), &rowKernels32)
+	case F16:
+		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), &rowKernelsF16)
+	case BF16:
+		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), &rowKernelsBF16)
+	}
+}
+
+// rowKernels are the row path's kernels over K and V rows of E.
+type rowKernels[E float32 | uint16] struct {
+	score      func(dst []float32, k []E, stride int, q []float32)
+	blend      func(acc, w []float32, v []E, stride int)
+	scoreMulti func(dst []float32, k []E, stride int, q []float32, rows int)
+	blendMulti func(acc, w []float32, v []E, stride int, rows int)
+	// multiFirst: row 0's blend goes through blendMulti with the rest of
+	// its group, not through blend first (see tileRowsOf).
+	multiFirst bool
+}
+
+var (
+	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false}
+	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16, scoreRowsMultiF16, blendRowsMultiF16, true}
+	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16, true}
+)
+
+// tileRowsOf is tileRows over the rows k and v of the tile's first key.
 //
 // Which kernel reads the tile from memory first depends on the
 // implementation (see multiScoreStreams): the one-row kernels stream K
 // and V at close to a plain read, and the multi-row kernels then find them
 // in cache; where the multi-row score prefetches well enough to stream K
-// itself, every row is scored by it and only V goes first through the
-// one-row blend, for row 0.
-func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
+// itself, every row is scored by it, and V goes first through the one-row
+// blend for row 0 unless ks.multiFirst.
+//
+// The float32 multi-row blend (two streams of keys, like blendRows)
+// streams V the slower: a grouped decode step (H 32, Hkv 8, Tk 4096,
+// d 128) took 0.95 ms blending all four rows through it against 0.68. The
+// 16-bit one (one stream of keys) streams V itself and widens each
+// element once for the group: over an f16 cache Tk 4096 took 0.41 ms
+// against 0.49 with row 0 through blendRowsF16 first, Tk 32768 4.68
+// against 5.08.
+func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, k, v []E, ks *rowKernels[E]) {
 	dk, dv := p.q.cols, p.v.cols
-	if p.kt != F32 {
-		p.tileRows16(tk, sc, j0, n)
-		return
-	}
-	r0, _ := p.keyRun(tk.b, j0)
-	k, v := p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0)
 	first := 0
 	if !multiScoreStreams() {
 		s := sc.s[:n]
-		scoreRows(s, k, p.k.rs, sc.qs[:dk])
+		ks.score(s, k, p.k.rs, sc.qs[:dk])
 		p.weighTile(tk, sc, 0, s, j0)
-		blendRows(tk.part[:dv], s, v, p.v.rs)
+		ks.blend(tk.part[:dv], s, v, p.v.rs)
 		first = 1
 	}
 	for g0 := first; g0 < tk.R; g0 += 4 {
 		g := min(4, tk.R-g0)
 		s, o := sc.s[:g*n], tk.part[g0*dv:(g0+g)*dv]
-		scoreRowsMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
+		ks.scoreMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
 		for r := g0; r < g0+g; r++ {
 			p.weighTile(tk, sc, r, s[(r-g0)*n:(r-g0+1)*n], j0)
 		}
-		if g0 == 0 {
-			// Row 0's blend streams V; the rows after it read V from
-			// cache. (The float32 multi-row blend, two streams of keys
-			// like blendRows, streams V the slower: a grouped decode step
-			// (H 32, Hkv 8, Tk 4096, d 128) took 0.95 ms blending all
-			// four rows through it against 0.68.)
-			blendRows(o[:dv], s[:n], v, p.v.rs)
+		if g0 == 0 && !ks.multiFirst {
+			ks.blend(o[:dv], s[:n], v, p.v.rs)
 			s, o, g = s[n:], o[dv:], g-1
 			if g == 0 {
 				continue
 			}
 		}
-		blendRowsMulti(o, s, v, p.v.rs, g)
-	}
-}
-
-// tileRows16 is tileRows over 16-bit keys and values, through the 16-bit
-// kernels of the cache's type, which widen each element once for every
-// row of a group.
-func (p *batchJob) tileRows16(tk *batchTask, sc *taskScratch, j0, n int) {
-	dk, dv := p.q.cols, p.v.cols
-	r0, _ := p.keyRun(tk.b, j0)
-	k, v := p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0)
-	score, blend, scoreMulti, blendMulti := scoreRowsF16, blendRowsF16, scoreRowsMultiF16, blendRowsMultiF16
-	if p.kt == BF16 {
-		score, blend, scoreMulti, blendMulti = scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16
-	}
-	first := 0
-	if !multiScoreStreams() {
-		s := sc.s[:n]
-		score(s, k, p.k.rs, sc.qs[:dk])
-		p.weighTile(tk, sc, 0, s, j0)
-		blend(tk.part[:dv], s, v, p.v.rs)
-		first = 1
-	}
-	for g0 := first; g0 < tk.R; g0 += 4 {
-		g := min(4, tk.R-g0)
-		s, o := sc.s[:g*n], tk.part[g0*dv:(g0+g)*dv]
-		scoreMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
-		for r := g0; r < g0+g; r++ {
-			p.weighTile(tk, sc, r, s[(r-g0)*n:(r-g0+1)*n], j0)
-		}
-		// Unlike the float32 path, every row's blend goes through the
-		// multi-row kernel, row 0's too: it streams V (one stream of keys)
-		// and widens each element once for the group. Over an f16 cache
-		// (H 32, Hkv 8, d 128) Tk 4096 took 0.41 ms against 0.49 with
-		// row 0 through blendRowsF16 first, Tk 32768 4.68 against 5.08.
-		blendMulti(o, s, v, p.v.rs, g)
+		ks.blendMulti(o, s, v, p.v.rs, g)
 	}
 }
 
@@ -258,11 +251,16 @@ func fillWith(x []float32, v float32) {
 // nil), one kernel call per run of consecutive kept rows: masked rows are
 // never read.
 func blendKept(acc, w, v []float32, stride int, keep []bool) {
+	blendKeptWith(acc, w, v, stride, keep, blendRows)
+}
+
+// blendKeptWith is blendKept over value rows of E, blended by kernel.
+func blendKeptWith[E float32 | uint16](acc, w []float32, v []E, stride int, keep []bool, kernel func(acc, w []float32, v []E, stride int)) {
 	if len(acc) == 0 {
 		return
 	}
 	if keep == nil {
-		blendRows(acc, w, v, stride)
+		kernel(acc, w, v, stride)
 		return
 	}
 	for i := 0; i < len(keep); {
@@ -274,7 +272,7 @@ func blendKept(acc, w, v []float32, stride int, keep []bool) {
 		for k < len(keep) && keep[k] {
 			k++
 		}
-		blendRows(acc, w[i:k], v[i*stride:], stride)
+		kernel(acc, w[i:k], v[i*stride:], stride)
 		i = k
 	}
 }

@@ -65,9 +65,9 @@ func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
 		case F32:
 			blendKept(acc, w[:n], c.v32[r*d:], d, kn)
 		case F16:
-			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16)
+			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16)
 		case BF16:
-			blendKept16(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16)
+			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16)
 		}
 		w, j = w[n:], j+n
 		if keep != nil {
@@ -85,27 +85,4 @@ func (c *KVCache) head(b, h int) cacheHead {
 		x.k16, x.v16 = c.keys16(b, h), c.values16(b, h)
 	}
 	return x
-}
-
-// blendKept16 is blendKept over 16-bit value rows, blended by kernel.
-func blendKept16(acc, w []float32, v []uint16, stride int, keep []bool, kernel func(acc, w []float32, v []uint16, stride int)) {
-	if len(acc) == 0 {
-		return
-	}
-	if keep == nil {
-		kernel(acc, w, v, stride)
-		return
-	}
-	for i := 0; i < len(keep); {
-		if !keep[i] {
-			i++
-			continue
-		}
-		k := i + 1
-		for k < len(keep) && keep[k] {
-			k++
-		}
-		kernel(acc, w[i:k], v[i*stride:], stride)
-		i = k
-	}
 }

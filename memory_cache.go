@@ -115,47 +115,13 @@ func (c *cacheHead) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			blendGroups(p, live, T, c.v32[r*d:], d, lo, e, true, blendRows, blendRowsMulti)
+			blendGroups(p, live, T, c.v32[r*d:], d, d, lo, e, true, blendRows, blendRowsMulti)
 		case F16:
-			blendGroups(p, live, T, c.v16[r*d:], d, lo, e, false, blendRowsF16, blendRowsMultiF16)
+			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsF16, blendRowsMultiF16)
 		case BF16:
-			blendGroups(p, live, T, c.v16[r*d:], d, lo, e, false, blendRowsBF16, blendRowsMultiBF16)
+			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsBF16, blendRowsMultiBF16)
 		}
 		lo = e
-	}
-}
-
-// blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d
-// elements, packed) start at v. With oneFirst the first live query goes
-// through one, as on the float32 path; the 16-bit multi-row blend streams
-// V itself (one stream of keys) and widens each element once for the
-// group, so there every group takes it (see tileRows16).
-func blendGroups[E float32 | uint16](p *tiledPass, live []bool, T int, v []E, d, lo, hi int, oneFirst bool,
-	one func(acc, w []float32, v []E, stride int),
-	multi func(acc, w []float32, v []E, stride int, rows int)) {
-	n := hi - lo
-	first := oneFirst
-	for r := 0; r < len(live); {
-		if !live[r] {
-			r++
-			continue
-		}
-		e := r + 1
-		for e < len(live) && live[e] {
-			e++
-		}
-		g := groupOf(e - r)
-		if first || g == 1 {
-			one(p.ctx[r*d:(r+1)*d], p.w[r*T+lo:r*T+hi], v, d)
-			first, r = false, r+1
-			continue
-		}
-		s := p.s[:g*n]
-		for i := range g {
-			copy(s[i*n:(i+1)*n], p.w[(r+i)*T+lo:(r+i)*T+hi])
-		}
-		multi(p.ctx[r*d:(r+g)*d], s, v, d, g)
-		r += g
 	}
 }
 

@@ -295,13 +295,24 @@ func (m *Memory) tiledBlend(p *tiledPass, live []bool) {
 // the others' through blendRowsMulti, in groups of up to four consecutive
 // live queries (blendRows again for a group of one).
 func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
-	T, dv, n := m.keys.rows, m.values.cols, hi-lo
+	T, dv := m.keys.rows, m.values.cols
 	if m.kv != nil {
 		m.kv.blendRun(p, live, T, lo, hi)
 		return
 	}
-	v, vs := m.values.rowsFrom(lo), m.values.stride
-	first := true
+	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, true, blendRows, blendRowsMulti)
+}
+
+// blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d
+// elements, stride apart) start at v. With oneFirst the first live query
+// goes through one, as on the float32 path; the 16-bit multi-row blend
+// streams V itself (one stream of keys) and widens each element once for
+// the group, so there every group takes it (see tileRowsOf).
+func blendGroups[E float32 | uint16](p *tiledPass, live []bool, T int, v []E, stride, d, lo, hi int, oneFirst bool,
+	one func(acc, w []float32, v []E, stride int),
+	multi func(acc, w []float32, v []E, stride int, rows int)) {
+	n := hi - lo
+	first := oneFirst
 	for r := 0; r < len(live); {
 		if !live[r] {
 			r++
@@ -313,7 +324,7 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 		}
 		g := groupOf(e - r)
 		if first || g == 1 {
-			blendRows(p.ctx[r*dv:(r+1)*dv], p.w[r*T+lo:r*T+hi], v, vs)
+			one(p.ctx[r*d:(r+1)*d], p.w[r*T+lo:r*T+hi], v, stride)
 			first, r = false, r+1
 			continue
 		}
@@ -321,7 +332,7 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 		for i := range g {
 			copy(s[i*n:(i+1)*n], p.w[(r+i)*T+lo:(r+i)*T+hi])
 		}
-		blendRowsMulti(p.ctx[r*dv:(r+g)*dv], s, v, vs, g)
+		multi(p.ctx[r*d:(r+g)*d], s, v, stride, g)
 		r += g
 	}
 }
