@@ -24,23 +24,32 @@ func init() {
 // row: R·KP accumulators summed by one tree. The last keys go one at a
 // time. The blocks prefetch the rows multiAhead keys on, in address order
 // (prefetches past the end of k never fault).
-func genScoreRowsMultiZ() {
+func genScoreRowsMultiZ() { genScoreRowsMultiZOf("smultiz", nil) }
+
+// genScoreRowsMultiZOf emits genScoreRowsMultiZ over keys of float32
+// (w nil) or of 16-bit elements widened by w as they are loaded, its
+// labels named from prefix.
+func genScoreRowsMultiZOf(prefix string, w widen16) {
 	for R := 1; R <= 4; R++ {
 		if R == 1 {
 			rows := Load(Param("rows"), GP64())
-			byRows(rows, "smultiz")
+			byRows(rows, prefix)
 		}
-		Label(fmt.Sprintf("smultiz_%d", R))
-		scoreMultiZ(R)
+		Label(fmt.Sprintf("%s_%d", prefix, R))
+		scoreMultiZ(R, prefix, w)
 	}
-	Label("smultiz_done")
+	Label(prefix + "_done")
 	VZEROUPPER()
 	RET()
 }
 
-func scoreMultiZ(R int) {
-	m := loadMulti(R, "dst", "q", "k")
-	name := fmt.Sprintf("smultiz%d", R)
+func scoreMultiZ(R int, prefix string, w widen16) {
+	shift := uint8(2)
+	if w != nil {
+		shift = 1
+	}
+	m := loadMultiOf(R, "dst", "q", "k", shift)
+	name := fmt.Sprintf("%s%d", prefix, R)
 	db, nb := GP64(), GP64() // bytes of a query row and of an output row
 	MOVQ(m.d, db)
 	SHLQ(U8(2), db)
@@ -52,7 +61,7 @@ func scoreMultiZ(R int) {
 		Label(loop)
 		CMPQ(m.n, U8(P))
 		JL(LabelRef(next))
-		scoreKeysZ(R, P, m, db, nb, loop)
+		scoreKeysZ(R, P, m, db, nb, loop, shift, w)
 		ADDQ(U8(4*P), m.o)
 		for range P {
 			ADDQ(m.stride, m.kv)
@@ -61,12 +70,13 @@ func scoreMultiZ(R int) {
 		JMP(LabelRef(loop))
 		Label(next)
 	}
-	JMP(LabelRef("smultiz_done"))
+	JMP(LabelRef(prefix + "_done"))
 }
 
-// scoreKeysZ emits the scores of P keys from m.kv against the R query rows
-// at m.in, stored at m.o (row r at m.o + r·nb).
-func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string) {
+// scoreKeysZ emits the scores of P keys from m.kv (elements of 1<<shift
+// bytes, widened by w unless it is nil) against the R query rows at m.in,
+// stored at m.o (row r at m.o + r·nb).
+func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint8, w widen16) {
 	keys := newRows(m.kv, m.stride)
 	var k4 Register
 	if P > 4 {
@@ -74,14 +84,16 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string) {
 		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
 	}
 	// The rows multiAhead on, in address order: each chunk step asks for
-	// P·64 bytes, so a block's steps cover P rows of d floats (rows of K
-	// side by side; the blocks of single keys prefetch nothing).
+	// the P chunks' bytes (P lines of float32, P/2 of 16-bit elements), so
+	// a block's steps cover P rows of d elements (rows of K side by side;
+	// the blocks of single keys prefetch nothing).
 	var next Register
 	if P > 1 {
 		next = GP64()
 		IMUL3Q(U32(multiAhead), m.stride, next)
 		ADDQ(m.kv, next)
 	}
+	chunkBytes := 16 << shift
 	qp := GP64()
 	MOVQ(m.in, qp)
 	q := newRows(qp, db)
@@ -89,30 +101,37 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string) {
 	cnt := GP64()
 	MOVQ(m.d, cnt)
 	chunk, tail, done := name+"_chunk", name+"_tail", name+"_sum"
+	scoreChunk := func(mask Op, next Register) {
+		if w == nil {
+			scoreChunkZ(R, P, keys, k4, q, acc, mask, next)
+		} else {
+			scoreChunk16Z(R, P, keys, k4, q, acc, mask, next, w)
+		}
+	}
 	Label(chunk)
 	CMPQ(cnt, U8(16))
 	JL(LabelRef(tail))
-	scoreChunkZ(R, P, keys, k4, q, acc, nil, next)
-	ADDQ(U8(64), m.kv)
+	scoreChunk(nil, next)
+	ADDQ(U8(chunkBytes), m.kv)
 	ADDQ(U8(64), qp)
 	if k4 != nil {
-		ADDQ(U8(64), k4)
+		ADDQ(U8(chunkBytes), k4)
 	}
 	if next != nil {
-		ADDQ(U32(64*P), next)
+		ADDQ(U32(chunkBytes*P), next)
 	}
 	SUBQ(U8(16), cnt)
 	JMP(LabelRef(chunk))
 	Label(tail)
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(done))
-	scoreChunkZ(R, P, keys, k4, q, acc, tailK(cnt), nil)
+	scoreChunk(tailK(cnt), nil)
 	Label(done)
 	// Rewind the column walk: d%16 columns were not stepped over.
 	back := GP64()
 	MOVQ(m.d, back)
 	ANDQ(I32(-16), back)
-	SHLQ(U8(2), back)
+	SHLQ(U8(shift), back)
 	SUBQ(back, m.kv)
 	storeMultiZ(R, P, acc, newRows(m.o, nb))
 }
