@@ -47,7 +47,7 @@ func BenchmarkBatchedLayout(b *testing.B) {
 // BenchmarkBlockKernelsL2 runs the score and blend kernels as the engine
 // does, on tiles of 128 keys that come from L2: each call takes the next
 // of eight tiles (256 KiB of keys at d=64), so none stays in L1 between
-// its calls.
+// its calls. scores2 is blockScores2: two blocks of rows per call.
 func BenchmarkBlockKernelsL2(b *testing.B) {
 	const n, tiles = 128, 8
 	testutil.ForEachImplB(b, func(b *testing.B) {
@@ -64,6 +64,15 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 					i++
 				}
 				report(b, float64(2*blockRows*n*d), 0)
+			})
+			qt2, st2 := testutil.Floats(r, 2*blockRows*d, 1), make([]float32, 2*blockRows*n)
+			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					blockScores2(st2, qt2, tile(i), d)
+					i++
+				}
+				report(b, float64(2*2*blockRows*n*d), 0)
 			})
 			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0

@@ -270,7 +270,8 @@ func BenchmarkBatched(b *testing.B) {
 }
 
 // BenchmarkBlockKernels times the batched engine's block kernels on one
-// tile from L1: sixteen query rows against n keys of d dimensions.
+// tile from L1: sixteen query rows against n keys of d dimensions
+// (scores2: two blocks of sixteen, blockScores2).
 func BenchmarkBlockKernels(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, d := range []int{64, 128} {
@@ -284,6 +285,13 @@ func BenchmarkBlockKernels(b *testing.B) {
 					blockScores(st, qt, k, d)
 				}
 				report(b, float64(2*blockRows*n*d), 0)
+			})
+			qt2, st2 := testutil.Floats(r, 2*blockRows*d, 1), make([]float32, 2*blockRows*n)
+			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
+				for b.Loop() {
+					blockScores2(st2, qt2, k, d)
+				}
+				report(b, float64(2*2*blockRows*n*d), 0)
 			})
 			b.Run(fmt.Sprintf("softmax/n=%d", n), func(b *testing.B) {
 				for b.Loop() {

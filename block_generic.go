@@ -35,6 +35,16 @@ func blockScoresGeneric(st, qt, k []float32, stride int) {
 	}
 }
 
+// blockScores2Generic is blockScores2 as two calls of blockScores, the
+// selected implementation's: the implementations without a kernel of their
+// own for it run theirs, and an avx512 blockScores2 is checked against
+// the avx512 blockScores bit for bit.
+func blockScores2Generic(st, qt, k []float32, stride int) {
+	hs, hq := len(st)/2, len(qt)/2
+	blockScores(st[:hs], qt[:hq], k, stride)
+	blockScores(st[hs:], qt[hq:], k, stride)
+}
+
 // blockMaxGeneric starts a tile of the online softmax: per lane it raises
 // m to the largest score of st, sets mu to that max (0 while it is -Inf, so
 // that exp(-Inf - mu) is 0 rather than NaN), c = e^(m_old - mu), and l *= c.

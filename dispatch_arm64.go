@@ -519,6 +519,15 @@ func blockScores(st, qt, k []float32, stride int) {
 	}
 }
 
+// blockScores2 is blockScores for two blocks of sixteen rows against the
+// same keys, bit for bit: block b's rows are qt[b*len(qt)/2:][:len(qt)/2]
+// and its scores st[b*len(st)/2:][:len(st)/2]. Only avx512 has it in
+// assembly (two FMAs per broadcast key element); elsewhere it is two calls
+// of blockScores.
+func blockScores2(st, qt, k []float32, stride int) {
+	blockScores2Generic(st, qt, k, stride)
+}
+
 // blockMax starts a tile of the online softmax as blockMaxGeneric does: m =
 // max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 func blockMax(st, ml []float32) {

@@ -168,6 +168,15 @@ func expSumAVX512(dst []float32, x []float32, m float32) float32
 //go:noescape
 func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
 
+// blockScores2AVX512 is blockScores for two blocks of sixteen rows against
+// the same keys, bit for bit: block b's rows are
+// qt[b*len(qt)/2:][:len(qt)/2] and its scores st[b*len(st)/2:][:len(st)/2].
+// Only avx512 has it in assembly (two FMAs per broadcast key element);
+// elsewhere it is two calls of blockScores.
+//
+//go:noescape
+func blockScores2AVX512(st []float32, qt []float32, k []float32, stride int)
+
 // blockMaxAVX512 starts a tile of the online softmax as blockMaxGeneric
 // does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *=
 // c.

@@ -403,6 +403,23 @@ var kernelCases = map[string]kernelCase{
 		}
 		return []result{{"st", st, bound}}
 	},
+	"blockScores2": func(a *kernelArgs, n int) []result {
+		qt, k, st := a.floats(2*blockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(2*blockRows*n, 1)
+		blockScores2(st, qt, k, blockStride)
+		bound := make([]float64, len(st))
+		q := make([]float32, blockD)
+		for b := range 2 {
+			for j := range n {
+				for r := range blockRows {
+					for c := range q {
+						q[c] = qt[(b*blockD+c)*blockRows+r]
+					}
+					bound[(b*n+j)*blockRows+r] = reference.DotBound(blockD, absDot(q, k[j*blockStride:j*blockStride+blockD]))
+				}
+			}
+		}
+		return []result{{"st", st, bound}}
+	},
 	"blockMax": func(a *kernelArgs, n int) []result {
 		st, ml := softmaxTile(a, n), a.salted(4*blockRows, 30, finiteOrNegInf)
 		for r := range blockRows {

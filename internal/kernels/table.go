@@ -176,6 +176,11 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
+		Name: "blockScores2", Params: "st, qt, k []float32, stride int",
+		Doc:   "is blockScores for two blocks of sixteen rows against the same keys, bit for bit: block b's rows are qt[b*len(qt)/2:][:len(qt)/2] and its scores st[b*len(st)/2:][:len(st)/2]. Only avx512 has it in assembly (two FMAs per broadcast key element); elsewhere it is two calls of blockScores.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
 		Name: "blockMax", Params: "st, ml []float32",
 		Doc:   "starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
