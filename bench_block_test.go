@@ -47,7 +47,8 @@ func BenchmarkBatchedLayout(b *testing.B) {
 // BenchmarkBlockKernelsL2 runs the score and blend kernels as the engine
 // does, on tiles of 128 keys that come from L2: each call takes the next
 // of eight tiles (256 KiB of keys at d=64), so none stays in L1 between
-// its calls. scores2 is blockScores2: two blocks of rows per call.
+// its calls. scores2 and blend2 are blockScores2 and blockBlend2: two blocks of rows
+// per call.
 func BenchmarkBlockKernelsL2(b *testing.B) {
 	const n, tiles = 128, 8
 	testutil.ForEachImplB(b, func(b *testing.B) {
@@ -81,6 +82,15 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 					i++
 				}
 				report(b, float64(2*blockRows*n*d), 0)
+			})
+			ot2, c2 := make([]float32, 2*blockRows*d), testutil.Floats(r, 2*blockRows, 1)
+			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					blockBlend2(ot2, st2, tile(i), d, c2)
+					i++
+				}
+				report(b, float64(2*2*blockRows*n*d), 0)
 			})
 		}
 	})

@@ -271,7 +271,8 @@ func BenchmarkBatched(b *testing.B) {
 
 // BenchmarkBlockKernels times the batched engine's block kernels on one
 // tile from L1: sixteen query rows against n keys of d dimensions
-// (scores2: two blocks of sixteen, blockScores2).
+// (scores2 and blend2: two blocks of sixteen, blockScores2 and
+// blockBlend2).
 func BenchmarkBlockKernels(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, d := range []int{64, 128} {
@@ -307,6 +308,13 @@ func BenchmarkBlockKernels(b *testing.B) {
 					blockBlend(ot, st, k, d, ml[2*blockRows:3*blockRows])
 				}
 				report(b, float64(2*blockRows*n*d), 0)
+			})
+			ot2, c2 := make([]float32, 2*blockRows*d), testutil.Floats(r, 2*blockRows, 1)
+			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
+				for b.Loop() {
+					blockBlend2(ot2, st2, k, d, c2)
+				}
+				report(b, float64(2*2*blockRows*n*d), 0)
 			})
 		}
 	})

@@ -105,6 +105,18 @@ func blockBlendGeneric(ot, st, v []float32, stride int, c []float32) {
 	}
 }
 
+// blockBlend2Generic is blockBlend2 as two calls of blockBlend, the
+// selected implementation's (see blockScores2Generic).
+func blockBlend2Generic(ot, st, v []float32, stride int, c []float32) {
+	ho, hs := len(ot)/2, len(st)/2
+	var c0, c1 []float32
+	if len(c) > 0 {
+		c0, c1 = c[:blockRows], c[blockRows:2*blockRows]
+	}
+	blockBlend(ot[:ho], st[:hs], v, stride, c0)
+	blockBlend(ot[ho:], st[hs:], v, stride, c1)
+}
+
 // blockInGeneric sets qt[c*16+r] = q[r*stride+c] for r < rows and 0
 // for rows <= r < 16, c < len(qt)/16: a block's queries into the
 // lanes.

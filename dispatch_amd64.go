@@ -663,6 +663,21 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	}
 }
 
+// blockBlend2 is blockBlend for two blocks of sixteen rows against the same
+// value rows, bit for bit: block b's output lanes are
+// ot[b*len(ot)/2:][:len(ot)/2], its weights st[b*len(st)/2:][:len(st)/2]
+// and its factors c[16*b:][:16] (an empty c scales neither). Only avx512
+// has it in assembly (two FMAs per broadcast value element); elsewhere it
+// is two calls of blockBlend.
+func blockBlend2(ot, st, v []float32, stride int, c []float32) {
+	switch active {
+	case implAVX512:
+		blockBlend2AVX512(ot, st, v, stride, c)
+	default:
+		blockBlend2Generic(ot, st, v, stride, c)
+	}
+}
+
 // blockIn sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r
 // < 16, c < len(qt)/16.
 func blockIn(qt, q []float32, stride, rows int) {

@@ -197,6 +197,16 @@ func blockExpSumAVX512(st []float32, ml []float32)
 //go:noescape
 func blockBlendAVX512(ot []float32, st []float32, v []float32, stride int, c []float32)
 
+// blockBlend2AVX512 is blockBlend for two blocks of sixteen rows against
+// the same value rows, bit for bit: block b's output lanes are
+// ot[b*len(ot)/2:][:len(ot)/2], its weights st[b*len(st)/2:][:len(st)/2]
+// and its factors c[16*b:][:16] (an empty c scales neither). Only avx512
+// has it in assembly (two FMAs per broadcast value element); elsewhere it
+// is two calls of blockBlend.
+//
+//go:noescape
+func blockBlend2AVX512(ot []float32, st []float32, v []float32, stride int, c []float32)
+
 // blockInAVX512 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for
 // rows <= r < 16, c < len(qt)/16.
 //

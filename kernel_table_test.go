@@ -464,6 +464,29 @@ var kernelCases = map[string]kernelCase{
 		blockBlend(ot, st, v, blockStride, c)
 		return []result{{"ot", ot, bound}}
 	},
+	"blockBlend2": func(a *kernelArgs, n int) []result {
+		dv, stride := 27, 29 // two groups of 12 and a tail
+		ot, st, v := a.floats(2*blockRows*dv, 2), a.floats(2*blockRows*n, 1), a.floats(rowsLen(n, stride, dv), 3)
+		c := a.floats(2*blockRows*(n%2), 1) // odd n rescale, even n do not
+		bound := make([]float64, len(ot))
+		for b := range 2 {
+			for i := range dv {
+				for r := range blockRows {
+					o := ot[(b*dv+i)*blockRows+r]
+					if len(c) > 0 {
+						o *= c[b*blockRows+r]
+					}
+					abs := math.Abs(float64(o))
+					for j := range n {
+						abs += math.Abs(float64(st[(b*n+j)*blockRows+r]) * float64(v[j*stride+i]))
+					}
+					bound[(b*dv+i)*blockRows+r] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
+				}
+			}
+		}
+		blockBlend2(ot, st, v, stride, c)
+		return []result{{"ot", ot, bound}}
+	},
 	"blockIn": func(a *kernelArgs, n int) []result {
 		rows, stride := 16-5*(n%2), n+1
 		qt, q := a.floats(blockRows*n, 1), a.salted(rowsLen(rows, stride, n), 3, any32)

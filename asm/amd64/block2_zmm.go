@@ -8,9 +8,10 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The block score kernel for two blocks of sixteen query rows at once:
-// each key element is broadcast into a register once and meets both
-// blocks' row vectors, two FMAs per load where blockScores has one. That
+// The block score and blend kernels for two blocks of sixteen query rows
+// at once: each key or value element is broadcast into a register once and
+// meets both blocks' row vectors, two FMAs per load where blockScores and
+// blockBlend have one. That
 // load is what bounds blockScores on sixteen lanes (see block_zmm.go): on
 // Zen 5 a loop of FMAs with a broadcast operand ran at 87% of the FMA peak
 // of register operands, with a row vector loaded per sixteen of them
@@ -19,6 +20,7 @@ import (
 
 func init() {
 	avx512["blockScores2"] = genBlockScores2Z
+	avx512["blockBlend2"] = genBlockBlend2Z
 }
 
 // blockGroup2Z is how many keys share one pass: two accumulators each (24
@@ -95,6 +97,103 @@ func genBlockScores2Z() {
 		}
 		ADDQ(adv, k)
 		SUBQ(U8(W), n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// genBlockBlend2Z is genBlockBlendZ for two blocks: groups of
+// blockGroup2Z columns whose two sets of accumulators stay in registers
+// while the keys go past, each group fetching into L2 the columns of its
+// rows that the next group reads (every cache line of a row holds the
+// last column of some group of 12 too). Each accumulator takes its FMAs in
+// key order with the value element in blockBlend's operand, so each block
+// gets blockBlend's bits.
+func genBlockBlend2Z() {
+	ot := Load(Param("ot").Base(), GP64())
+	dv := Load(Param("ot").Len(), GP64())
+	oh := GP64() // bytes from block 0's output lanes to block 1's
+	MOVQ(dv, oh)
+	SHLQ(U8(1), oh)
+	SHRQ(U8(5), dv) // columns
+	v := Load(Param("v").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	s3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+	sh := Load(Param("st").Len(), GP64()) // bytes from block 0's weights to block 1's
+	SHLQ(U8(1), sh)
+	// c: the rescale factors of block 0, then of block 1; none if empty.
+	scale := GP64()
+	Load(Param("c").Len(), scale)
+	TESTQ(scale, scale)
+	JZ(LabelRef("blend2z_noc"))
+	Load(Param("c").Base(), scale)
+	Label("blend2z_noc")
+
+	for _, W := range []int{blockGroup2Z, 8, 4, 2, 1} {
+		loop, next := fmt.Sprintf("blend2z%d_loop", W), fmt.Sprintf("blend2z%d_next", W)
+		Label(loop)
+		CMPQ(dv, U8(W))
+		JL(LabelRef(next))
+
+		acc0, acc1 := make([]VecVirtual, W), make([]VecVirtual, W)
+		for i := range W {
+			acc0[i] = loadZ(Mem{Base: ot, Disp: 64 * i}, nil)
+			acc1[i] = loadZ(Mem{Base: ot, Index: oh, Scale: 1, Disp: 64 * i}, nil)
+		}
+		scaled := fmt.Sprintf("blend2z%d_scaled", W)
+		TESTQ(scale, scale)
+		JZ(LabelRef(scaled))
+		for i := range W {
+			VMULPS(Mem{Base: scale}, acc0[i], acc0[i])
+			VMULPS(Mem{Base: scale, Disp: 64}, acc1[i], acc1[i])
+		}
+		Label(scaled)
+		vp, sp, cnt, nx := GP64(), GP64(), GP64(), GP64()
+		MOVQ(v, vp)
+		Load(Param("st").Base(), sp)
+		MOVQ(sh, cnt)
+		SHRQ(U8(6), cnt) // keys
+		LEAQ(Mem{Base: v, Disp: 4 * (2*W - 1)}, nx)
+		// Key j of the run: unrolled by four (rows vp, vp+s, vp+2s,
+		// vp+3s), then one at a time.
+		step := func(u int) {
+			p0 := loadZ(Mem{Base: sp, Disp: 64 * u}, nil)
+			p1 := loadZ(Mem{Base: sp, Index: sh, Scale: 1, Disp: 64 * u}, nil)
+			row := blockRowsZ([]Register{vp}, stride, s3)(u)
+			pf := row
+			pf.Base = nx
+			PREFETCHT1(pf)
+			for w := range W {
+				m := row
+				m.Disp = 4 * w
+				b := ZMM()
+				VBROADCASTSS(m, b)
+				VFMADD231PS(b, p0, acc0[w])
+				VFMADD231PS(b, p1, acc1[w])
+			}
+		}
+		unrolled(fmt.Sprintf("blend2z%d", W), cnt, step, func(U int) {
+			ADDQ(U32(64*U), sp)
+			if U == 4 {
+				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
+				LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
+			} else {
+				ADDQ(stride, vp)
+				ADDQ(stride, nx)
+			}
+		})
+
+		for i := range W {
+			storeZ(acc0[i], Mem{Base: ot, Disp: 64 * i}, nil)
+			storeZ(acc1[i], Mem{Base: ot, Index: oh, Scale: 1, Disp: 64 * i}, nil)
+		}
+		ADDQ(U32(64*W), ot)
+		ADDQ(U8(4*W), v)
+		SUBQ(U8(W), dv)
 		JMP(LabelRef(loop))
 		Label(next)
 	}

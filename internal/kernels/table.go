@@ -201,6 +201,11 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
+		Name: "blockBlend2", Params: "ot, st, v []float32, stride int, c []float32",
+		Doc:   "is blockBlend for two blocks of sixteen rows against the same value rows, bit for bit: block b's output lanes are ot[b*len(ot)/2:][:len(ot)/2], its weights st[b*len(st)/2:][:len(st)/2] and its factors c[16*b:][:16] (an empty c scales neither). Only avx512 has it in assembly (two FMAs per broadcast value element); elsewhere it is two calls of blockBlend.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
 		Name: "blockIn", Params: "qt, q []float32, stride, rows int",
 		Doc:   "sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r < 16, c < len(qt)/16.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
