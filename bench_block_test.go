@@ -70,7 +70,7 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0
 				for b.Loop() {
-					blockScores2(st2, qt2, tile(i), d)
+					blockScores2(st2[:blockRows*n], st2[blockRows*n:], qt2[:blockRows*d], qt2[blockRows*d:], tile(i), d)
 					i++
 				}
 				report(b, float64(2*2*blockRows*n*d), 0)
@@ -87,7 +87,7 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0
 				for b.Loop() {
-					blockBlend2(ot2, st2, tile(i), d, c2)
+					blockBlend2(ot2[:blockRows*d], ot2[blockRows*d:], st2[:blockRows*n], st2[blockRows*n:], tile(i), d, c2[:blockRows], c2[blockRows:])
 					i++
 				}
 				report(b, float64(2*2*blockRows*n*d), 0)

@@ -290,7 +290,7 @@ func BenchmarkBlockKernels(b *testing.B) {
 			qt2, st2 := testutil.Floats(r, 2*blockRows*d, 1), make([]float32, 2*blockRows*n)
 			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
-					blockScores2(st2, qt2, k, d)
+					blockScores2(st2[:blockRows*n], st2[blockRows*n:], qt2[:blockRows*d], qt2[blockRows*d:], k, d)
 				}
 				report(b, float64(2*2*blockRows*n*d), 0)
 			})
@@ -312,7 +312,7 @@ func BenchmarkBlockKernels(b *testing.B) {
 			ot2, c2 := make([]float32, 2*blockRows*d), testutil.Floats(r, 2*blockRows, 1)
 			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
-					blockBlend2(ot2, st2, k, d, c2)
+					blockBlend2(ot2[:blockRows*d], ot2[blockRows*d:], st2[:blockRows*n], st2[blockRows*n:], k, d, c2[:blockRows], c2[blockRows:])
 				}
 				report(b, float64(2*2*blockRows*n*d), 0)
 			})

@@ -8,6 +8,17 @@ import (
 	"github.com/glancelab/attention/internal/testutil"
 )
 
+// sameLanes fails the test at the first element of got whose bits differ
+// from want's.
+func sameLanes(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: [%d][%d] = %v, the one-block kernel gives %v", what, i/blockRows, i%blockRows, got[i], want[i])
+		}
+	}
+}
+
 // blockScores2 gives each of its two blocks the bits blockScores gives it
 // alone, on every implementation, for key counts around its groups of 12
 // keys and 8, 4, 2, 1, dimensions around its unroll of 4, padded rows,
@@ -22,22 +33,22 @@ func TestBlockScores2(t *testing.T) {
 						stride, off := d+pad, (n+d)%8
 						seed := uint64(n*1000 + d*10 + pad)
 						k, kw := fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
-						qt, qw := fill(seed+1, 2*blockRows*d, (off+3)%8, 2, sp)
-						st, sw := testutil.Offset(2*blockRows*n, 5)
-						blockScores2(st, qt, k, stride)
-						testutil.CheckGuards(t, sw, 5, len(st))
+						qt0, qw0 := fill(seed+1, blockRows*d, (off+3)%8, 2, sp)
+						qt1, qw1 := fill(seed+2, blockRows*d, (off+1)%8, 2, sp)
+						st0, sw0 := testutil.Offset(blockRows*n, 5)
+						st1, sw1 := testutil.Offset(blockRows*n, 2)
+						blockScores2(st0, st1, qt0, qt1, k, stride)
+						testutil.CheckGuards(t, sw0, 5, len(st0))
+						testutil.CheckGuards(t, sw1, 2, len(st1))
 						testutil.CheckGuards(t, kw, off, len(k))
-						testutil.CheckGuards(t, qw, (off+3)%8, len(qt))
-						want := make([]float32, len(st))
-						h, hq := blockRows*n, blockRows*d
-						blockScores(want[:h], qt[:hq], k, stride)
-						blockScores(want[h:], qt[hq:], k, stride)
-						for i := range st {
-							if math.Float32bits(st[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("n=%d d=%d stride=%d special=%v: block %d score[%d][%d] = %v, blockScores gives %v",
-									n, d, stride, sp, i/h, i%h/blockRows, i%blockRows, st[i], want[i])
-							}
-						}
+						testutil.CheckGuards(t, qw0, (off+3)%8, len(qt0))
+						testutil.CheckGuards(t, qw1, (off+1)%8, len(qt1))
+						want0, want1 := make([]float32, len(st0)), make([]float32, len(st1))
+						blockScores(want0, qt0, k, stride)
+						blockScores(want1, qt1, k, stride)
+						what := fmt.Sprintf("n=%d d=%d stride=%d special=%v: block %%d's scores", n, d, stride, sp)
+						sameLanes(t, fmt.Sprintf(what, 0), st0, want0)
+						sameLanes(t, fmt.Sprintf(what, 1), st1, want1)
 					}
 				}
 			}
@@ -61,30 +72,27 @@ func TestBlockBlend2(t *testing.T) {
 							stride, off := d+pad, (n+d)%8
 							seed := uint64(n*1000 + d*10 + pad)
 							v, vw := fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
-							st, sw := fill(seed+1, 2*blockRows*n, (off+3)%8, 1, sp)
-							ot, ow := fill(seed+2, 2*blockRows*d, 5, 1, sp)
-							var c []float32
-							if scaled {
-								c, _ = fill(seed+3, 2*blockRows, 1, 1, sp)
-							}
-							want := append([]float32(nil), ot...)
-							blockBlend2(ot, st, v, stride, c)
-							testutil.CheckGuards(t, ow, 5, len(ot))
-							testutil.CheckGuards(t, vw, off, len(v))
-							testutil.CheckGuards(t, sw, (off+3)%8, len(st))
-							h, hs := blockRows*d, blockRows*n
+							st0, sw0 := fill(seed+1, blockRows*n, (off+3)%8, 1, sp)
+							st1, sw1 := fill(seed+2, blockRows*n, (off+1)%8, 1, sp)
+							ot0, ow0 := fill(seed+3, blockRows*d, 5, 1, sp)
+							ot1, ow1 := fill(seed+4, blockRows*d, 2, 1, sp)
 							var c0, c1 []float32
 							if scaled {
-								c0, c1 = c[:blockRows], c[blockRows:]
+								c0, _ = fill(seed+5, blockRows, 1, 1, sp)
+								c1, _ = fill(seed+6, blockRows, 3, 1, sp)
 							}
-							blockBlend(want[:h], st[:hs], v, stride, c0)
-							blockBlend(want[h:], st[hs:], v, stride, c1)
-							for i := range ot {
-								if math.Float32bits(ot[i]) != math.Float32bits(want[i]) {
-									t.Fatalf("n=%d d=%d stride=%d special=%v scaled=%v: block %d out[%d][%d] = %v, blockBlend gives %v",
-										n, d, stride, sp, scaled, i/h, i%h/blockRows, i%blockRows, ot[i], want[i])
-								}
-							}
+							want0, want1 := append([]float32(nil), ot0...), append([]float32(nil), ot1...)
+							blockBlend2(ot0, ot1, st0, st1, v, stride, c0, c1)
+							testutil.CheckGuards(t, ow0, 5, len(ot0))
+							testutil.CheckGuards(t, ow1, 2, len(ot1))
+							testutil.CheckGuards(t, vw, off, len(v))
+							testutil.CheckGuards(t, sw0, (off+3)%8, len(st0))
+							testutil.CheckGuards(t, sw1, (off+1)%8, len(st1))
+							blockBlend(want0, st0, v, stride, c0)
+							blockBlend(want1, st1, v, stride, c1)
+							what := fmt.Sprintf("n=%d d=%d stride=%d special=%v scaled=%v: block %%d's output", n, d, stride, sp, scaled)
+							sameLanes(t, fmt.Sprintf(what, 0), ot0, want0)
+							sameLanes(t, fmt.Sprintf(what, 1), ot1, want1)
 						}
 					}
 				}
@@ -93,8 +101,9 @@ func TestBlockBlend2(t *testing.T) {
 	})
 }
 
-// blockScores2 and blockBlend2 read and write nothing outside their slices: each against a
-// page it may not touch, after its end or before its start.
+// blockScores2 and blockBlend2 read and write nothing outside their
+// slices: each against a page it may not touch, after its end or before
+// its start.
 func TestBlock2StaysInBounds(t *testing.T) {
 	if !testutil.GuardSupported {
 		t.Skip("guard pages need mmap (unix)")
@@ -105,14 +114,13 @@ func TestBlock2StaysInBounds(t *testing.T) {
 				for _, n := range []int{1, 3, 11, 12, 13, 25} {
 					t.Run(fmt.Sprintf("after=%v/d=%d/n=%d", after, d, n), func(t *testing.T) {
 						stride := d + 3
-						k := testutil.Guarded(t, (n-1)*stride+d, after)
-						qt := testutil.Guarded(t, 2*blockRows*d, after)
-						st := testutil.Guarded(t, 2*blockRows*n, after)
-						ot := testutil.Guarded(t, 2*blockRows*d, after)
-						c := testutil.Guarded(t, 2*blockRows, after)
-						blockScores2(st, qt, k, stride)
-						blockBlend2(ot, st, k, stride, c)
-						blockBlend2(ot, st, k, stride, nil)
+						g := func(n int) []float32 { return testutil.Guarded(t, n, after) }
+						k := g((n-1)*stride + d)
+						qt0, qt1, st0, st1 := g(blockRows*d), g(blockRows*d), g(blockRows*n), g(blockRows*n)
+						ot0, ot1, c0, c1 := g(blockRows*d), g(blockRows*d), g(blockRows), g(blockRows)
+						blockScores2(st0, st1, qt0, qt1, k, stride)
+						blockBlend2(ot0, ot1, st0, st1, k, stride, c0, c1)
+						blockBlend2(ot0, ot1, st0, st1, k, stride, nil, nil)
 					})
 				}
 			}

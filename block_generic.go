@@ -39,10 +39,9 @@ func blockScoresGeneric(st, qt, k []float32, stride int) {
 // selected implementation's: the implementations without a kernel of their
 // own for it run theirs, and an avx512 blockScores2 is checked against
 // the avx512 blockScores bit for bit.
-func blockScores2Generic(st, qt, k []float32, stride int) {
-	hs, hq := len(st)/2, len(qt)/2
-	blockScores(st[:hs], qt[:hq], k, stride)
-	blockScores(st[hs:], qt[hq:], k, stride)
+func blockScores2Generic(st0, st1, qt0, qt1, k []float32, stride int) {
+	blockScores(st0, qt0, k, stride)
+	blockScores(st1, qt1, k, stride)
 }
 
 // blockMaxGeneric starts a tile of the online softmax: per lane it raises
@@ -107,14 +106,9 @@ func blockBlendGeneric(ot, st, v []float32, stride int, c []float32) {
 
 // blockBlend2Generic is blockBlend2 as two calls of blockBlend, the
 // selected implementation's (see blockScores2Generic).
-func blockBlend2Generic(ot, st, v []float32, stride int, c []float32) {
-	ho, hs := len(ot)/2, len(st)/2
-	var c0, c1 []float32
-	if len(c) > 0 {
-		c0, c1 = c[:blockRows], c[blockRows:2*blockRows]
-	}
-	blockBlend(ot[:ho], st[:hs], v, stride, c0)
-	blockBlend(ot[ho:], st[hs:], v, stride, c1)
+func blockBlend2Generic(ot0, ot1, st0, st1, v []float32, stride int, c0, c1 []float32) {
+	blockBlend(ot0, st0, v, stride, c0)
+	blockBlend(ot1, st1, v, stride, c1)
 }
 
 // blockInGeneric sets qt[c*16+r] = q[r*stride+c] for r < rows and 0

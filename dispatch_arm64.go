@@ -519,13 +519,12 @@ func blockScores(st, qt, k []float32, stride int) {
 	}
 }
 
-// blockScores2 is blockScores for two blocks of sixteen rows against the
-// same keys, bit for bit: block b's rows are qt[b*len(qt)/2:][:len(qt)/2]
-// and its scores st[b*len(st)/2:][:len(st)/2]. Only avx512 has it in
-// assembly (two FMAs per broadcast key element); elsewhere it is two calls
-// of blockScores.
-func blockScores2(st, qt, k []float32, stride int) {
-	blockScores2Generic(st, qt, k, stride)
+// blockScores2 is blockScores(st0, qt0, k, stride) and blockScores(st1,
+// qt1, k, stride), bit for bit; st1 and qt1 are as long as st0 and qt0.
+// Only avx512 has it in assembly (two FMAs per broadcast key element);
+// elsewhere it is the two calls.
+func blockScores2(st0, st1, qt0, qt1, k []float32, stride int) {
+	blockScores2Generic(st0, st1, qt0, qt1, k, stride)
 }
 
 // blockMax starts a tile of the online softmax as blockMaxGeneric does: m =
@@ -561,14 +560,12 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	}
 }
 
-// blockBlend2 is blockBlend for two blocks of sixteen rows against the same
-// value rows, bit for bit: block b's output lanes are
-// ot[b*len(ot)/2:][:len(ot)/2], its weights st[b*len(st)/2:][:len(st)/2]
-// and its factors c[16*b:][:16] (an empty c scales neither). Only avx512
-// has it in assembly (two FMAs per broadcast value element); elsewhere it
-// is two calls of blockBlend.
-func blockBlend2(ot, st, v []float32, stride int, c []float32) {
-	blockBlend2Generic(ot, st, v, stride, c)
+// blockBlend2 is blockBlend(ot0, st0, v, stride, c0) and blockBlend(ot1,
+// st1, v, stride, c1), bit for bit; ot1, st1 and c1 are as long as ot0, st0
+// and c0. Only avx512 has it in assembly (two FMAs per broadcast value
+// element); elsewhere it is the two calls.
+func blockBlend2(ot0, ot1, st0, st1, v []float32, stride int, c0, c1 []float32) {
+	blockBlend2Generic(ot0, ot1, st0, st1, v, stride, c0, c1)
 }
 
 // blockIn sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r

@@ -168,14 +168,13 @@ func expSumAVX512(dst []float32, x []float32, m float32) float32
 //go:noescape
 func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
 
-// blockScores2AVX512 is blockScores for two blocks of sixteen rows against
-// the same keys, bit for bit: block b's rows are
-// qt[b*len(qt)/2:][:len(qt)/2] and its scores st[b*len(st)/2:][:len(st)/2].
-// Only avx512 has it in assembly (two FMAs per broadcast key element);
-// elsewhere it is two calls of blockScores.
+// blockScores2AVX512 is blockScores(st0, qt0, k, stride) and
+// blockScores(st1, qt1, k, stride), bit for bit; st1 and qt1 are as long as
+// st0 and qt0. Only avx512 has it in assembly (two FMAs per broadcast key
+// element); elsewhere it is the two calls.
 //
 //go:noescape
-func blockScores2AVX512(st []float32, qt []float32, k []float32, stride int)
+func blockScores2AVX512(st0 []float32, st1 []float32, qt0 []float32, qt1 []float32, k []float32, stride int)
 
 // blockMaxAVX512 starts a tile of the online softmax as blockMaxGeneric
 // does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *=
@@ -197,15 +196,13 @@ func blockExpSumAVX512(st []float32, ml []float32)
 //go:noescape
 func blockBlendAVX512(ot []float32, st []float32, v []float32, stride int, c []float32)
 
-// blockBlend2AVX512 is blockBlend for two blocks of sixteen rows against
-// the same value rows, bit for bit: block b's output lanes are
-// ot[b*len(ot)/2:][:len(ot)/2], its weights st[b*len(st)/2:][:len(st)/2]
-// and its factors c[16*b:][:16] (an empty c scales neither). Only avx512
-// has it in assembly (two FMAs per broadcast value element); elsewhere it
-// is two calls of blockBlend.
+// blockBlend2AVX512 is blockBlend(ot0, st0, v, stride, c0) and
+// blockBlend(ot1, st1, v, stride, c1), bit for bit; ot1, st1 and c1 are as
+// long as ot0, st0 and c0. Only avx512 has it in assembly (two FMAs per
+// broadcast value element); elsewhere it is the two calls.
 //
 //go:noescape
-func blockBlend2AVX512(ot []float32, st []float32, v []float32, stride int, c []float32)
+func blockBlend2AVX512(ot0 []float32, ot1 []float32, st0 []float32, st1 []float32, v []float32, stride int, c0 []float32, c1 []float32)
 
 // blockInAVX512 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for
 // rows <= r < 16, c < len(qt)/16.

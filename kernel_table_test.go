@@ -405,7 +405,8 @@ var kernelCases = map[string]kernelCase{
 	},
 	"blockScores2": func(a *kernelArgs, n int) []result {
 		qt, k, st := a.floats(2*blockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(2*blockRows*n, 1)
-		blockScores2(st, qt, k, blockStride)
+		h, hq := blockRows*n, blockRows*blockD
+		blockScores2(st[:h], st[h:], qt[:hq], qt[hq:], k, blockStride)
 		bound := make([]float64, len(st))
 		q := make([]float32, blockD)
 		for b := range 2 {
@@ -484,7 +485,12 @@ var kernelCases = map[string]kernelCase{
 				}
 			}
 		}
-		blockBlend2(ot, st, v, stride, c)
+		h, hs := blockRows*dv, blockRows*n
+		c0, c1 := c, c
+		if len(c) > 0 {
+			c0, c1 = c[:blockRows], c[blockRows:]
+		}
+		blockBlend2(ot[:h], ot[h:], st[:hs], st[hs:], v, stride, c0, c1)
 		return []result{{"ot", ot, bound}}
 	},
 	"blockIn": func(a *kernelArgs, n int) []result {

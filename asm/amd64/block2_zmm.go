@@ -28,15 +28,14 @@ func init() {
 const blockGroup2Z = 12
 
 func genBlockScores2Z() {
-	st := Load(Param("st").Base(), GP64())
-	n := Load(Param("st").Len(), GP64())
-	SHRQ(U8(5), n) // keys
-	sh := GP64()   // bytes from block 0's scores to block 1's
-	MOVQ(n, sh)
-	SHLQ(U8(6), sh)
-	qt := Load(Param("qt").Base(), GP64())
-	qh := Load(Param("qt").Len(), GP64()) // bytes from block 0's rows to block 1's
-	SHLQ(U8(1), qh)
+	st := Load(Param("st0").Base(), GP64())
+	sh := Load(Param("st1").Base(), GP64()) // from block 0's scores to block 1's
+	SUBQ(st, sh)
+	n := Load(Param("st0").Len(), GP64())
+	SHRQ(U8(4), n) // keys
+	qt := Load(Param("qt0").Base(), GP64())
+	qh := Load(Param("qt1").Base(), GP64()) // from block 0's rows to block 1's
+	SUBQ(qt, qh)
 	k := Load(Param("k").Base(), GP64())
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)
@@ -58,8 +57,8 @@ func genBlockScores2Z() {
 		row := blockRowsZ(bases, stride, s3)
 		qp, cnt := GP64(), GP64()
 		MOVQ(qt, qp)
-		MOVQ(qh, cnt)
-		SHRQ(U8(6), cnt) // dimensions
+		Load(Param("qt0").Len(), cnt)
+		SHRQ(U8(4), cnt) // dimensions
 		acc0, acc1 := zerosZ(W), zerosZ(W)
 		// step(u) emits dimension u of a block of dimensions at the
 		// current pointers, each accumulator's FMAs in dimension order as
@@ -112,25 +111,28 @@ func genBlockScores2Z() {
 // key order with the value element in blockBlend's operand, so each block
 // gets blockBlend's bits.
 func genBlockBlend2Z() {
-	ot := Load(Param("ot").Base(), GP64())
-	dv := Load(Param("ot").Len(), GP64())
-	oh := GP64() // bytes from block 0's output lanes to block 1's
-	MOVQ(dv, oh)
-	SHLQ(U8(1), oh)
-	SHRQ(U8(5), dv) // columns
+	ot := Load(Param("ot0").Base(), GP64())
+	oh := Load(Param("ot1").Base(), GP64()) // from block 0's output lanes to block 1's
+	SUBQ(ot, oh)
+	dv := Load(Param("ot0").Len(), GP64())
+	SHRQ(U8(4), dv) // columns
 	v := Load(Param("v").Base(), GP64())
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(2), stride)
 	s3 := GP64()
 	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
-	sh := Load(Param("st").Len(), GP64()) // bytes from block 0's weights to block 1's
-	SHLQ(U8(1), sh)
-	// c: the rescale factors of block 0, then of block 1; none if empty.
-	scale := GP64()
-	Load(Param("c").Len(), scale)
+	sh := Load(Param("st1").Base(), GP64()) // from block 0's weights to block 1's
+	Load(Param("st0").Base(), s3)
+	SUBQ(s3, sh)
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+	// The rescale factors: none if c0 is empty; ch from c0 to c1.
+	scale, ch := GP64(), GP64()
+	Load(Param("c0").Len(), scale)
 	TESTQ(scale, scale)
 	JZ(LabelRef("blend2z_noc"))
-	Load(Param("c").Base(), scale)
+	Load(Param("c0").Base(), scale)
+	Load(Param("c1").Base(), ch)
+	SUBQ(scale, ch)
 	Label("blend2z_noc")
 
 	for _, W := range []int{blockGroup2Z, 8, 4, 2, 1} {
@@ -149,14 +151,14 @@ func genBlockBlend2Z() {
 		JZ(LabelRef(scaled))
 		for i := range W {
 			VMULPS(Mem{Base: scale}, acc0[i], acc0[i])
-			VMULPS(Mem{Base: scale, Disp: 64}, acc1[i], acc1[i])
+			VMULPS(Mem{Base: scale, Index: ch, Scale: 1}, acc1[i], acc1[i])
 		}
 		Label(scaled)
 		vp, sp, cnt, nx := GP64(), GP64(), GP64(), GP64()
 		MOVQ(v, vp)
-		Load(Param("st").Base(), sp)
-		MOVQ(sh, cnt)
-		SHRQ(U8(6), cnt) // keys
+		Load(Param("st0").Base(), sp)
+		Load(Param("st0").Len(), cnt)
+		SHRQ(U8(4), cnt) // keys
 		LEAQ(Mem{Base: v, Disp: 4 * (2*W - 1)}, nx)
 		// Key j of the run: unrolled by four (rows vp, vp+s, vp+2s,
 		// vp+3s), then one at a time.
