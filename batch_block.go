@@ -98,6 +98,13 @@ func (p *batchJob) prefetch(tk *batchTask) {
 // (past its end, or not kept).
 func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
 	p.blockKeys(s, tk, sc, j0)
+	p.adjustTile(s, tk, sc, j0)
+}
+
+// adjustTile takes the block scores s of keys [j0, j0+len(s)/16) on from
+// the kernels' dot products, as blockTileScores does: softcapped and
+// biased, then -Inf where a row does not attend the key.
+func (p *batchJob) adjustTile(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
 	if p.adjust {
 		p.adjustBlock(s, sc, tk, j0)
 	}

@@ -42,9 +42,7 @@ func (e *Batched) AttendCache(dst BatchOutputs, q Tensor, c *KVCache, opt *Batch
 	if err := checkBatch(op, &dst, q, k, v, opt); err != nil {
 		return err
 	}
-	job := planBatch(dst, q, k, v, opt, c.n, true)
-	job.kv, job.kt = c, c.typ
-	return e.attend(job)
+	return e.attend(planBatch(dst, q, k, v, opt, c.n, true, c))
 }
 
 // shapes returns views of the shapes of the keys and values a call of

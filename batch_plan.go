@@ -74,6 +74,7 @@ type batchJob struct {
 	chunks       int       // key chunks of splitKeys the rows are cut into (see batch_split.go)
 	parts        []float32 // the chunks' partials, when they are work items of their own
 	multi        bool      // the row path takes a task's rows through the multi-row kernels (see tileRows)
+	pair         bool      // the block path takes tasks two at a time (see batch_pair.go)
 	tile         int       // keys per tile of the online softmax
 	block        bool
 	// The keys' valid lengths (ValidLen, or a cache's Len) and whether
@@ -90,12 +91,13 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 	if err := checkBatch("Batched.Attend", &dst, q, k, v, opt); err != nil {
 		return batchJob{}, err
 	}
-	return planBatch(dst, q, k, v, opt, opt.ValidLen, opt.CausalToValidLen && opt.ValidLen != nil), nil
+	return planBatch(dst, q, k, v, opt, opt.ValidLen, opt.CausalToValidLen && opt.ValidLen != nil, nil), nil
 }
 
 // planBatch plans a checked call whose keys have the valid lengths valid
-// (nil: all Tk), the causal frontier aligned to them if toValid.
-func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int, toValid bool) batchJob {
+// (nil: all Tk), the causal frontier aligned to them if toValid, and are
+// read from the cache kv if it is not nil.
+func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int, toValid bool, kv *KVCache) batchJob {
 	H, Tq, dk := q.heads, q.rows, q.cols
 	scale := opt.Scale
 	if scale == 0 {
@@ -105,7 +107,10 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 		}
 	}
 	p := batchJob{out: dst.Out, q: q, k: k, v: v, w: dst.Weights, logits: dst.Logits, lse: dst.LSE, opt: opt, scale: scale,
-		valid: valid, toValid: toValid}
+		valid: valid, toValid: toValid, kv: kv}
+	if kv != nil {
+		p.kt = kv.typ
+	}
 	p.rowPath = p.w != nil || p.logits != nil
 	p.idle = dst.empty()
 	p.adjust = opt.Softcap > 0 || opt.Bias != nil || opt.ALiBi != nil
@@ -137,6 +142,7 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 		// stay in L2 for the rows' second reads.
 		p.tile *= 2
 	}
+	p.pair = p.pairable()
 	return p
 }
 

@@ -130,7 +130,7 @@ func (e *Batched) attend(job batchJob) error {
 	if e.closed {
 		return ErrClosed
 	}
-	n := job.tasks()
+	n := job.units()
 	if n == 0 {
 		return nil
 	}
@@ -138,8 +138,8 @@ func (e *Batched) attend(job batchJob) error {
 		e.scratch = make([][]float32, 1) // the zero Batched: one worker
 	}
 	if e.wake == nil || n == 1 && job.chunks == 1 || job.small() {
-		for t := range n {
-			job.run(t, &e.scratch[0])
+		for u := range n {
+			job.runUnit(u, &e.scratch[0])
 		}
 		return nil
 	}

@@ -114,7 +114,7 @@ func (p *batchJob) finish(tk *batchTask, sc *taskScratch, n int) {
 // i/chunks, its partial left in its slot for foldTask.
 func (p *batchJob) item(i int, scratch *[]float32) {
 	if p.parts == nil {
-		p.run(i, scratch)
+		p.runUnit(i, scratch)
 		return
 	}
 	t, c := i/p.chunks, i%p.chunks

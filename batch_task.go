@@ -26,10 +26,30 @@ type taskScratch struct {
 }
 
 // scratchFor carves the worker's scratch for a task of R rows, growing it
-// first if it is too small. Beyond the online softmax's state a task needs
-// a tile of exponentials for Softcap, and a score row when logits are
-// wanted without the weights.
+// first if it is too small.
 func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
+	n := p.scratchLen(R)
+	if cap(*scratch) < n {
+		*scratch = make([]float32, n)
+	}
+	return p.carve((*scratch)[:n], R)
+}
+
+// scratchPair carves the worker's scratch for two tasks of sixteen rows
+// run together (see runPair), growing it first if it is too small.
+func (p *batchJob) scratchPair(scratch *[]float32) (taskScratch, taskScratch) {
+	n := p.scratchLen(blockRows)
+	if cap(*scratch) < 2*n {
+		*scratch = make([]float32, 2*n)
+	}
+	x := (*scratch)[:2*n]
+	return p.carve(x[:n], blockRows), p.carve(x[n:], blockRows)
+}
+
+// scratchLen returns how many floats a task of R rows needs. Beyond the
+// online softmax's state a task needs a tile of exponentials for Softcap,
+// and a score row when logits are wanted without the weights.
+func (p *batchJob) scratchLen(R int) int {
 	dk, dv := p.q.cols, p.v.cols
 	need := R*dk + p.tile + 2*R
 	if p.multi {
@@ -48,10 +68,12 @@ func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
 	if p.logits != nil && p.w == nil {
 		extra += p.k.rows
 	}
-	if cap(*scratch) < need+extra {
-		*scratch = make([]float32, need+extra)
-	}
-	x := (*scratch)[:need+extra]
+	return need + extra
+}
+
+// carve carves x, scratchLen(R) floats, for a task of R rows.
+func (p *batchJob) carve(x []float32, R int) taskScratch {
+	dk, dv := p.q.cols, p.v.cols
 	var sc taskScratch
 	sc.qs, x = x[:R*dk], x[R*dk:]
 	ns := p.tile

@@ -1,0 +1,155 @@
+package attention
+
+import "math"
+
+// On avx512 the block kernels are bound by their loads: a key or value
+// element meets the sixteen lanes of one block through a broadcast load
+// per FMA. blockScores2 and blockBlend2 broadcast it once for two blocks,
+// so the block path takes two tasks of sixteen rows of the same keys and
+// values at once where it can (runPair): the work items are then pairs of
+// tasks, units. Each block's bits are the ones it gets alone (same tiles,
+// same kernels' order), so pairing changes no result.
+
+// pairable reports whether the block path of the call pairs its tasks:
+// where the implementation has the paired kernels and the tasks take the
+// plain block path (no weights or logits, no keep-mask, no chunks, float32
+// keys and values: a 16-bit cache widens its rows per task).
+func (p *batchJob) pairable() bool {
+	return pairedBlocks() && p.block && !p.rowPath && !p.multi && p.chunks == 1 &&
+		p.opt.Keep == nil && p.kt == F32 && p.blocks >= 2
+}
+
+// units returns the number of work items of a call without chunks as work
+// items: its tasks, or, where they pair, pairs of consecutive tasks of each
+// (batch, key/value head) and the odd last task alone.
+func (p *batchJob) units() int {
+	if !p.pair {
+		return p.tasks()
+	}
+	return p.q.batch * p.k.heads * ((p.blocks + 1) / 2)
+}
+
+// runUnit runs work item u of units.
+func (p *batchJob) runUnit(u int, scratch *[]float32) {
+	if !p.pair {
+		p.run(u, scratch)
+		return
+	}
+	per := (p.blocks + 1) / 2
+	t := u/per*p.blocks + 2*(u%per)
+	if 2*(u%per)+1 == p.blocks {
+		p.run(t, scratch)
+		return
+	}
+	p.runPair(t, t+1, scratch)
+}
+
+// runPair runs tasks t0 and t1, consecutive blocks of the same keys and
+// values, together through runBlockPair where both take every key through
+// the block kernels from the same first key with their queries read in
+// place (the direct path of runKeys), and one after the other otherwise.
+func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
+	tk0, tk1 := p.task(t0), p.task(t1)
+	p.rowEnds(&tk0)
+	p.rowEnds(&tk1)
+	if tk0.R == blockRows && tk1.R == blockRows && tk0.single && tk1.single && tk0.lo == tk1.lo {
+		sc0, sc1 := p.scratchPair(scratch)
+		if p.direct(&tk0, &sc0) && p.direct(&tk1, &sc1) {
+			p.runBlockPair(&tk0, &tk1, &sc0, &sc1)
+			return
+		}
+	}
+	p.run(t0, scratch)
+	p.run(t1, scratch)
+}
+
+// direct reports whether task tk would take runKeys's direct path: every
+// key through the block kernels, in place.
+func (p *batchJob) direct(tk *batchTask, sc *taskScratch) bool {
+	cut := p.blockCut(tk, sc)
+	return cut > tk.lo && cut == tk.last
+}
+
+// runBlockPair is runBlock's direct path for two tasks at once: the tiles
+// of keys from their common first key, each task's up to its last key,
+// the keys both take through blockScores2 and blockBlend2 and the rest of
+// the longer one's through blockScores and blockBlend.
+func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) {
+	tks, scs := [2]*batchTask{tk0, tk1}, [2]*taskScratch{sc0, sc1}
+	for i, tk := range tks {
+		sc := scs[i]
+		blockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
+		scale(p.scale, sc.qt)
+		clear(sc.ot)
+		for r := range blockRows {
+			sc.ml[r], sc.ml[blockRows+r] = float32(math.Inf(-1)), 0
+		}
+	}
+	for j0 := tk0.lo; j0 < max(tk0.last, tk1.last); j0 += p.tile {
+		var n [2]int // the keys of the tile each task takes
+		for i, tk := range tks {
+			n[i] = max(0, min(p.tile, tk.last-j0))
+			if n[i] > 0 && j0+p.tile >= tk.last {
+				p.prefetch(tk)
+			}
+		}
+		both := min(n[0], n[1])
+		p.blockKeysPair(sc0.st[:blockRows*both], sc1.st[:blockRows*both], tk0, sc0, sc1, j0)
+		for i, tk := range tks {
+			if n[i] == 0 {
+				continue
+			}
+			sc := scs[i]
+			s := sc.st[:blockRows*n[i]]
+			if n[i] > both {
+				p.blockKeys(s[blockRows*both:], tk, sc, j0+both)
+			}
+			p.adjustTile(s, tk, sc, j0)
+			blockSoftmax(s, sc.ml)
+		}
+		p.blockValuesPair(tks, scs, n, both, j0)
+	}
+	for i, tk := range tks {
+		sc := scs[i]
+		for r := range tk.R {
+			sc.m[r], sc.l[r] = sc.ml[r], sc.ml[blockRows+r]
+		}
+		p.normalizeLanes(tk, sc)
+		lanesOut(p.out, tk, sc.ot, 0)
+	}
+}
+
+// blockKeysPair is blockKeys for both tasks of a pair (one batch entry and
+// key/value head, float32 rows): s0 and s1 the same keys' scores from j0.
+func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *taskScratch, j0 int) {
+	for nk := len(s0) / blockRows; nk > 0; {
+		r, run := p.keyRun(tk.b, j0)
+		n := min(nk, run)
+		blockScores2(s0[:n*blockRows], s1[:n*blockRows], sc0.qt, sc1.qt, p.keys32(tk.b, tk.kh, r), p.k.rs)
+		s0, s1, j0, nk = s0[n*blockRows:], s1[n*blockRows:], j0+n, nk-n
+	}
+}
+
+// blockValuesPair is blockValues for the tile of both tasks of a pair from
+// j0: the first both keys (n[i] for task i) through blockBlend2, in the
+// runs blockValues takes, then the rest of the longer task's.
+func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]int, both, j0 int) {
+	dv := p.v.cols
+	c0, c1 := scs[0].ml[2*blockRows:3*blockRows], scs[1].ml[2*blockRows:3*blockRows]
+	b, kh := tks[0].b, tks[0].kh
+	keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+	for k0 := 0; k0 < both; {
+		r, run := p.keyRun(b, j0+k0)
+		m := min(both-k0, keys, run)
+		s0, s1 := scs[0].st[k0*blockRows:(k0+m)*blockRows], scs[1].st[k0*blockRows:(k0+m)*blockRows]
+		blockBlend2(scs[0].ot, scs[1].ot, s0, s1, p.values32(b, kh, r), p.v.rs, c0, c1)
+		c0, c1, k0 = nil, nil, k0+m
+	}
+	cs := [2][]float32{c0, c1}
+	for i, tk := range tks {
+		if n[i] > both {
+			sc := scs[i]
+			p.blockValues(sc.ot, sc.st[both*blockRows:n[i]*blockRows], tk, sc, j0+both, cs[i])
+		}
+	}
+}

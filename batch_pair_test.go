@@ -1,0 +1,96 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// Pairing the block path's tasks (batch_pair.go) changes no bit: every
+// block of sixteen query rows of a call gets the output and LSE it gets
+// when it is the only block of a call of its own (no other task to pair
+// with), its causal frontier kept by CausalShift (a last block of fewer
+// rows is never paired). On every implementation
+// (the tasks pair on avx512 only), with key counts that end inside tiles
+// of both tasks of a pair or of one only, and the options of the block
+// path's score stage.
+func TestBatchedPairsChangeNoBits(t *testing.T) {
+	type options struct {
+		name string
+		set  func(o *BatchOptions, H int)
+	}
+	opts := []options{
+		{"none", func(o *BatchOptions, H int) {}},
+		{"causal", func(o *BatchOptions, H int) { o.Causal = true }},
+		{"causal-shifted", func(o *BatchOptions, H int) { o.Causal, o.CausalShift = true, -20 }},
+		{"causal-window", func(o *BatchOptions, H int) { o.Causal, o.Window = true, 50 }},
+		{"causal-softcap-alibi-sinks", func(o *BatchOptions, H int) {
+			o.Causal, o.Softcap = true, 5
+			o.ALiBi, o.Sinks = make([]float32, H), make([]float32, H)
+			for h := range H {
+				o.ALiBi[h], o.Sinks[h] = -0.1/float32(h+1), float32(h)-0.5
+			}
+		}},
+	}
+	const B, H = 2, 2
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		e := NewBatched(1)
+		defer e.Close()
+		r := testutil.Rand(61)
+		for _, Tq := range []int{32, 37, 48, 64} {
+			for _, Tk := range []int{1, 31, 150, 300} {
+				for _, d := range []int{24, 64} {
+					q := testutil.Floats(r, B*H*Tq*d, 1)
+					k := testutil.Floats(r, B*H*Tk*d, 1)
+					v := testutil.Floats(r, B*H*Tk*d, 1)
+					qt, _ := NewTensor(B, H, Tq, d, q)
+					kt, _ := NewTensor(B, H, Tk, d, k)
+					vt, _ := NewTensor(B, H, Tk, d, v)
+					for _, o := range opts {
+						name := fmt.Sprintf("Tq=%d Tk=%d d=%d %s", Tq, Tk, d, o.name)
+						var opt BatchOptions
+						o.set(&opt, H)
+						out := make([]float32, B*H*Tq*d)
+						lse := make([]float32, B*H*Tq)
+						ot, _ := NewTensor(B, H, Tq, d, out)
+						if err := e.Attend(BatchOutputs{Out: ot, LSE: lse}, qt, kt, vt, &opt); err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						// A last block of fewer rows is never paired; alone
+						// it would take the row path.
+						for i0 := 0; i0+blockRows <= Tq; i0 += blockRows {
+							rows := blockRows
+							one := opt
+							one.CausalShift = opt.CausalShift + i0 + rows - Tq
+							qv, _ := NewTensorStrided(B, H, rows, d, H*Tq*d, Tq*d, d, q[i0*d:])
+							o1 := make([]float32, B*H*rows*d)
+							l1 := make([]float32, B*H*rows)
+							ov, _ := NewTensor(B, H, rows, d, o1)
+							if err := e.Attend(BatchOutputs{Out: ov, LSE: l1}, qv, kt, vt, &one); err != nil {
+								t.Fatalf("%s rows %d..: %v", name, i0, err)
+							}
+							for b := range B {
+								for h := range H {
+									for i := range rows {
+										got, want := ot.Row(b, h, i0+i), ov.Row(b, h, i)
+										for c := range got {
+											if math.Float32bits(got[c]) != math.Float32bits(want[c]) {
+												t.Fatalf("%s: out[%d][%d][%d][%d] = %v, alone %v", name, b, h, i0+i, c, got[c], want[c])
+											}
+										}
+										g, w := lse[(b*H+h)*Tq+i0+i], l1[(b*H+h)*rows+i]
+										if math.Float32bits(g) != math.Float32bits(w) {
+											t.Fatalf("%s: lse[%d][%d][%d] = %v, alone %v", name, b, h, i0+i, g, w)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
