@@ -8,15 +8,15 @@ import "math"
 // so the block path takes two tasks of sixteen rows of the same keys and
 // values at once where it can (runPair): the work items are then pairs of
 // tasks, units. Each block's bits are the ones it gets alone (same tiles,
-// same kernels' order), so pairing changes no result.
+// same kernels' order), so pairing changes no result. A 16-bit cache's
+// rows are widened once for both tasks.
 
 // pairable reports whether the block path of the call pairs its tasks:
 // where the implementation has the paired kernels and the tasks take the
-// plain block path (no weights or logits, no keep-mask, no chunks, float32
-// keys and values: a 16-bit cache widens its rows per task).
+// plain block path (no weights or logits, no keep-mask, no chunks).
 func (p *batchJob) pairable() bool {
 	return pairedBlocks() && p.block && !p.rowPath && !p.multi && p.chunks == 1 &&
-		p.opt.Keep == nil && p.kt == F32 && p.blocks >= 2
+		p.opt.Keep == nil && p.blocks >= 2
 }
 
 // units returns the number of work items of a call without chunks as work
@@ -120,8 +120,20 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) {
 }
 
 // blockKeysPair is blockKeys for both tasks of a pair (one batch entry and
-// key/value head, float32 rows): s0 and s1 the same keys' scores from j0.
+// key/value head): s0 and s1 the same keys' scores from j0. 16-bit rows
+// are widened once for both, into sc0.kw.
 func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *taskScratch, j0 int) {
+	if p.kt != F32 {
+		dk, nk := p.k.cols, len(s0)/blockRows
+		step := widenKeys(max(dk, p.v.cols))
+		for k0 := 0; k0 < nk; k0 += step {
+			n := min(step, nk-k0)
+			kw := sc0.kw[:n*dk]
+			p.widenRows(kw, tk.b, j0+k0, n, dk, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+			blockScores2(s0[k0*blockRows:(k0+n)*blockRows], s1[k0*blockRows:(k0+n)*blockRows], sc0.qt, sc1.qt, kw, dk)
+		}
+		return
+	}
 	for nk := len(s0) / blockRows; nk > 0; {
 		r, run := p.keyRun(tk.b, j0)
 		n := min(nk, run)
@@ -132,18 +144,30 @@ func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *task
 
 // blockValuesPair is blockValues for the tile of both tasks of a pair from
 // j0: the first both keys (n[i] for task i) through blockBlend2, in the
-// runs blockValues takes, then the rest of the longer task's.
+// runs blockValues takes (16-bit rows widened once for both, into
+// scs[0].vw), then the rest of the longer task's.
 func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]int, both, j0 int) {
 	dv := p.v.cols
 	c0, c1 := scs[0].ml[2*blockRows:3*blockRows], scs[1].ml[2*blockRows:3*blockRows]
 	b, kh := tks[0].b, tks[0].kh
-	keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
-	for k0 := 0; k0 < both; {
-		r, run := p.keyRun(b, j0+k0)
-		m := min(both-k0, keys, run)
-		s0, s1 := scs[0].st[k0*blockRows:(k0+m)*blockRows], scs[1].st[k0*blockRows:(k0+m)*blockRows]
-		blockBlend2(scs[0].ot, scs[1].ot, s0, s1, p.values32(b, kh, r), p.v.rs, c0, c1)
-		c0, c1, k0 = nil, nil, k0+m
+	st0, st1 := scs[0].st, scs[1].st
+	if p.kt != F32 {
+		step := widenKeys(max(p.k.cols, dv))
+		for k0 := 0; k0 < both; k0 += step {
+			m := min(step, both-k0)
+			vw := scs[0].vw[:m*dv]
+			p.widenRows(vw, b, j0+k0, m, dv, func(r int) []uint16 { return p.values16(b, kh, r) })
+			blockBlend2(scs[0].ot, scs[1].ot, st0[k0*blockRows:(k0+m)*blockRows], st1[k0*blockRows:(k0+m)*blockRows], vw, dv, c0, c1)
+			c0, c1 = nil, nil
+		}
+	} else {
+		keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+		for k0 := 0; k0 < both; {
+			r, run := p.keyRun(b, j0+k0)
+			m := min(both-k0, keys, run)
+			blockBlend2(scs[0].ot, scs[1].ot, st0[k0*blockRows:(k0+m)*blockRows], st1[k0*blockRows:(k0+m)*blockRows], p.values32(b, kh, r), p.v.rs, c0, c1)
+			c0, c1, k0 = nil, nil, k0+m
+		}
 	}
 	cs := [2][]float32{c0, c1}
 	for i, tk := range tks {

@@ -14,8 +14,9 @@ import (
 // with), its causal frontier kept by CausalShift (a last block of fewer
 // rows is never paired). On every implementation
 // (the tasks pair on avx512 only), with key counts that end inside tiles
-// of both tasks of a pair or of one only, and the options of the block
-// path's score stage.
+// of both tasks of a pair or of one only, the options of the block path's
+// score stage, and keys and values in tensors or in a KVCache of each type
+// (whose 16-bit rows a pair widens once for both).
 func TestBatchedPairsChangeNoBits(t *testing.T) {
 	type options struct {
 		name string
@@ -48,41 +49,62 @@ func TestBatchedPairsChangeNoBits(t *testing.T) {
 					qt, _ := NewTensor(B, H, Tq, d, q)
 					kt, _ := NewTensor(B, H, Tk, d, k)
 					vt, _ := NewTensor(B, H, Tk, d, v)
-					for _, o := range opts {
-						name := fmt.Sprintf("Tq=%d Tk=%d d=%d %s", Tq, Tk, d, o.name)
-						var opt BatchOptions
-						o.set(&opt, H)
-						out := make([]float32, B*H*Tq*d)
-						lse := make([]float32, B*H*Tq)
-						ot, _ := NewTensor(B, H, Tq, d, out)
-						if err := e.Attend(BatchOutputs{Out: ot, LSE: lse}, qt, kt, vt, &opt); err != nil {
-							t.Fatalf("%s: %v", name, err)
+					caches := map[string]*KVCache{"tensors": nil}
+					for _, typ := range []KVType{F32, F16, BF16} {
+						c, err := NewKVCache(B, H, Tk, d, d, typ)
+						if err != nil {
+							t.Fatal(err)
 						}
-						// A last block of fewer rows is never paired; alone
-						// it would take the row path.
-						for i0 := 0; i0+blockRows <= Tq; i0 += blockRows {
-							rows := blockRows
-							one := opt
-							one.CausalShift = opt.CausalShift + i0 + rows - Tq
-							qv, _ := NewTensorStrided(B, H, rows, d, H*Tq*d, Tq*d, d, q[i0*d:])
-							o1 := make([]float32, B*H*rows*d)
-							l1 := make([]float32, B*H*rows)
-							ov, _ := NewTensor(B, H, rows, d, o1)
-							if err := e.Attend(BatchOutputs{Out: ov, LSE: l1}, qv, kt, vt, &one); err != nil {
-								t.Fatalf("%s rows %d..: %v", name, i0, err)
+						for b := range B {
+							if err := c.Append(b, k[b*H*Tk*d:(b+1)*H*Tk*d], v[b*H*Tk*d:(b+1)*H*Tk*d], Tk); err != nil {
+								t.Fatal(err)
 							}
-							for b := range B {
-								for h := range H {
-									for i := range rows {
-										got, want := ot.Row(b, h, i0+i), ov.Row(b, h, i)
-										for c := range got {
-											if math.Float32bits(got[c]) != math.Float32bits(want[c]) {
-												t.Fatalf("%s: out[%d][%d][%d][%d] = %v, alone %v", name, b, h, i0+i, c, got[c], want[c])
+						}
+						caches[typ.String()] = c
+					}
+					for _, o := range opts {
+						for via, c := range caches {
+							name := fmt.Sprintf("Tq=%d Tk=%d d=%d %s %s", Tq, Tk, d, o.name, via)
+							attend := func(dst BatchOutputs, q Tensor, opt *BatchOptions) error {
+								if c == nil {
+									return e.Attend(dst, q, kt, vt, opt)
+								}
+								return e.AttendCache(dst, q, c, opt)
+							}
+							var opt BatchOptions
+							o.set(&opt, H)
+							out := make([]float32, B*H*Tq*d)
+							lse := make([]float32, B*H*Tq)
+							ot, _ := NewTensor(B, H, Tq, d, out)
+							if err := attend(BatchOutputs{Out: ot, LSE: lse}, qt, &opt); err != nil {
+								t.Fatalf("%s: %v", name, err)
+							}
+							// A last block of fewer rows is never paired; alone
+							// it would take the row path.
+							for i0 := 0; i0+blockRows <= Tq; i0 += blockRows {
+								rows := blockRows
+								one := opt
+								one.CausalShift = opt.CausalShift + i0 + rows - Tq
+								qv, _ := NewTensorStrided(B, H, rows, d, H*Tq*d, Tq*d, d, q[i0*d:])
+								o1 := make([]float32, B*H*rows*d)
+								l1 := make([]float32, B*H*rows)
+								ov, _ := NewTensor(B, H, rows, d, o1)
+								if err := attend(BatchOutputs{Out: ov, LSE: l1}, qv, &one); err != nil {
+									t.Fatalf("%s rows %d..: %v", name, i0, err)
+								}
+								for b := range B {
+									for h := range H {
+										for i := range rows {
+											got, want := ot.Row(b, h, i0+i), ov.Row(b, h, i)
+											for c := range got {
+												if math.Float32bits(got[c]) != math.Float32bits(want[c]) {
+													t.Fatalf("%s: out[%d][%d][%d][%d] = %v, alone %v", name, b, h, i0+i, c, got[c], want[c])
+												}
 											}
-										}
-										g, w := lse[(b*H+h)*Tq+i0+i], l1[(b*H+h)*rows+i]
-										if math.Float32bits(g) != math.Float32bits(w) {
-											t.Fatalf("%s: lse[%d][%d][%d] = %v, alone %v", name, b, h, i0+i, g, w)
+											g, w := lse[(b*H+h)*Tq+i0+i], l1[(b*H+h)*rows+i]
+											if math.Float32bits(g) != math.Float32bits(w) {
+												t.Fatalf("%s: lse[%d][%d][%d] = %v, alone %v", name, b, h, i0+i, g, w)
+											}
 										}
 									}
 								}
