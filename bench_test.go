@@ -2,8 +2,11 @@ package attention
 
 import (
 	"fmt"
+	"github.com/glancelab/attention/internal/calib"
 	"math"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/glancelab/attention/internal/reference"
 	"github.com/glancelab/attention/internal/testutil"
@@ -15,6 +18,22 @@ import (
 
 // report adds GFLOP/s for flops floating-point operations per iteration
 // and ns per element for elems elements per iteration.
+// peakProbe measures the FMA peak for reportPeak; one probe, so that it is
+// sized once.
+var peakProbe = sync.OnceValue(func() *calib.Probe { return calib.FMAProbe(1) })
+
+// reportPeak is report for flops FLOPs per op, and their fraction of the
+// FMA peak measured now, with the timer stopped (see BenchmarkBlockKernels).
+func reportPeak(b *testing.B, flops float64) {
+	report(b, flops, 0)
+	sec := b.Elapsed().Seconds()
+	b.StopTimer()
+	peak := peakProbe().Best(3, 5*time.Millisecond)
+	if sec > 0 && peak > 0 {
+		b.ReportMetric(flops*float64(b.N)/sec/1e9/peak, "peak-fraction")
+	}
+}
+
 func report(b *testing.B, flops, elems float64) {
 	sec := b.Elapsed().Seconds()
 	if sec == 0 {
@@ -272,7 +291,9 @@ func BenchmarkBatched(b *testing.B) {
 // BenchmarkBlockKernels times the batched engine's block kernels on one
 // tile from L1: sixteen query rows against n keys of d dimensions
 // (scores2 and blend2: two blocks of sixteen, blockScores2 and
-// blockBlend2).
+// blockBlend2). The score and blend kernels also report peak-fraction:
+// their GFLOP/s over this machine's FMA peak (the calibration kernel of
+// the widest registers, one thread) measured right after them.
 func BenchmarkBlockKernels(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, d := range []int{64, 128} {
@@ -285,14 +306,14 @@ func BenchmarkBlockKernels(b *testing.B) {
 				for b.Loop() {
 					blockScores(st, qt, k, d)
 				}
-				report(b, float64(2*blockRows*n*d), 0)
+				reportPeak(b, float64(2*blockRows*n*d))
 			})
 			qt2, st2 := testutil.Floats(r, 2*blockRows*d, 1), make([]float32, 2*blockRows*n)
 			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
 					blockScores2(st2[:blockRows*n], st2[blockRows*n:], qt2[:blockRows*d], qt2[blockRows*d:], k, d)
 				}
-				report(b, float64(2*2*blockRows*n*d), 0)
+				reportPeak(b, float64(2*2*blockRows*n*d))
 			})
 			b.Run(fmt.Sprintf("softmax/n=%d", n), func(b *testing.B) {
 				for b.Loop() {
@@ -307,14 +328,14 @@ func BenchmarkBlockKernels(b *testing.B) {
 				for b.Loop() {
 					blockBlend(ot, st, k, d, ml[2*blockRows:3*blockRows])
 				}
-				report(b, float64(2*blockRows*n*d), 0)
+				reportPeak(b, float64(2*blockRows*n*d))
 			})
 			ot2, c2 := make([]float32, 2*blockRows*d), testutil.Floats(r, 2*blockRows, 1)
 			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
 					blockBlend2(ot2[:blockRows*d], ot2[blockRows*d:], st2[:blockRows*n], st2[blockRows*n:], k, d, c2[:blockRows], c2[blockRows:])
 				}
-				report(b, float64(2*2*blockRows*n*d), 0)
+				reportPeak(b, float64(2*2*blockRows*n*d))
 			})
 		}
 	})
