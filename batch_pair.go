@@ -13,10 +13,10 @@ import "math"
 
 // pairable reports whether the block path of the call pairs its tasks:
 // where the implementation has the paired kernels and the tasks take the
-// plain block path (no weights or logits, no keep-mask, no chunks).
+// plain block path (no weights or logits, no keep-mask). A call whose
+// chunks are work items of their own (see Batched.attend) does not pair.
 func (p *batchJob) pairable() bool {
-	return pairedBlocks() && p.block && !p.rowPath && !p.multi && p.chunks == 1 &&
-		p.opt.Keep == nil && p.blocks >= 2
+	return pairedBlocks() && p.block && !p.rowPath && !p.multi && p.opt.Keep == nil && p.blocks >= 2
 }
 
 // units returns the number of work items of a call without chunks as work
@@ -44,18 +44,22 @@ func (p *batchJob) runUnit(u int, scratch *[]float32) {
 	p.runPair(t, t+1, scratch)
 }
 
-// runPair runs tasks t0 and t1, consecutive blocks of the same keys and
-// values, together through runBlockPair where both take every key through
-// the block kernels from the same first key with their queries read in
-// place (the direct path of runKeys), and one after the other otherwise.
+// runPair runs tasks t0 and t1, consecutive blocks of sixteen rows of the
+// same keys and values, together where it can (see pairKeys): all their
+// keys at once, or, for rows cut into chunks, chunk by chunk. Otherwise it
+// runs them one after the other.
 func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
 	tk0, tk1 := p.task(t0), p.task(t1)
 	p.rowEnds(&tk0)
 	p.rowEnds(&tk1)
-	if tk0.R == blockRows && tk1.R == blockRows && tk0.single && tk1.single && tk0.lo == tk1.lo {
+	if tk0.R == blockRows && tk1.R == blockRows && tk0.single && tk1.single {
 		sc0, sc1 := p.scratchPair(scratch)
-		if p.direct(&tk0, &sc0) && p.direct(&tk1, &sc1) {
-			p.runBlockPair(&tk0, &tk1, &sc0, &sc1)
+		if p.chunks > 1 {
+			p.runChunksPair(&tk0, &tk1, &sc0, &sc1)
+			return
+		}
+		if p.pairKeys(&tk0, &tk1, &sc0, &sc1) {
+			p.runBlockPair(&tk0, &tk1, &sc0, &sc1, true)
 			return
 		}
 	}
@@ -63,23 +67,83 @@ func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
 	p.run(t1, scratch)
 }
 
-// direct reports whether task tk would take runKeys's direct path: every
-// key through the block kernels, in place.
-func (p *batchJob) direct(tk *batchTask, sc *taskScratch) bool {
-	cut := p.blockCut(tk, sc)
-	return cut > tk.lo && cut == tk.last
+// pairKeys reports whether tasks tk0 and tk1 can run their keys together:
+// both take every key through the block kernels (the cut of runKeys is
+// the last key), from the same first key.
+func (p *batchJob) pairKeys(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) bool {
+	if tk0.lo != tk1.lo {
+		return false
+	}
+	c0, c1 := p.blockCut(tk0, sc0), p.blockCut(tk1, sc1)
+	return c0 > tk0.lo && c0 == tk0.last && c1 > tk1.lo && c1 == tk1.last
 }
 
-// runBlockPair is runBlock's direct path for two tasks at once: the tiles
-// of keys from their common first key, each task's up to its last key,
-// the keys both take through blockScores2 and blockBlend2 and the rest of
-// the longer one's through blockScores and blockBlend.
-func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) {
+// runChunksPair is runChunks for two tasks at once: the chunks both have
+// through partialPair, the rest of the longer one's alone, each task's
+// partials folded in chunk order as runChunks folds them.
+func (p *batchJob) runChunksPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) {
+	n0, n1 := tk0.chunksOf(), tk1.chunksOf()
+	for c := range max(n0, n1) {
+		switch {
+		case c < n0 && c < n1:
+			p.partialPair(tk0, tk1, sc0, sc1, c)
+		case c < n0:
+			p.partial(tk0, sc0, c, sc0.part)
+		default:
+			p.partial(tk1, sc1, c, sc1.part)
+		}
+		if c < n0 {
+			p.fold(tk0, sc0, c, sc0.part)
+		}
+		if c < n1 {
+			p.fold(tk1, sc1, c, sc1.part)
+		}
+	}
+	p.finish(tk0, sc0, n0)
+	p.finish(tk1, sc1, n1)
+}
+
+// partialPair is partial for chunk c of both tasks: together through the
+// block kernels where pairKeys allows, else each through runKeys.
+func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int) {
+	tks, scs := [2]*batchTask{tk0, tk1}, [2]*taskScratch{sc0, sc1}
+	for i, tk := range tks {
+		tk.keys(c*splitKeys, min(p.k.rows, (c+1)*splitKeys))
+		tk.part = scs[i].part[2*blockRows:]
+	}
+	if p.pairKeys(tk0, tk1, sc0, sc1) {
+		p.scaledQueries(tk0, sc0)
+		p.scaledQueries(tk1, sc1)
+		p.runBlockPair(tk0, tk1, sc0, sc1, false)
+	} else {
+		p.runKeys(tk0, sc0)
+		p.runKeys(tk1, sc1)
+	}
+	for i, tk := range tks {
+		sc := scs[i]
+		tk.part = nil
+		copy(sc.part[:tk.R], sc.m[:tk.R])
+		copy(sc.part[blockRows:blockRows+tk.R], sc.l[:tk.R])
+	}
+}
+
+// runBlockPair is runBlock for two tasks at once: the tiles of keys from
+// their common first key, each task's up to its last key, the keys both
+// take through blockScores2 and blockBlend2 and the rest of the longer
+// one's through blockScores and blockBlend. With direct, as runBlock's,
+// the queries come from the tensor and the outputs go back normalised;
+// otherwise the queries come scaled from each task's sc.qs and the
+// unnormalised outputs go to its tk.part.
+func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, direct bool) {
 	tks, scs := [2]*batchTask{tk0, tk1}, [2]*taskScratch{sc0, sc1}
 	for i, tk := range tks {
 		sc := scs[i]
-		blockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
-		scale(p.scale, sc.qt)
+		if direct {
+			blockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
+			scale(p.scale, sc.qt)
+		} else {
+			blockIn(sc.qt, sc.qs, p.q.cols, tk.R)
+		}
 		clear(sc.ot)
 		for r := range blockRows {
 			sc.ml[r], sc.ml[blockRows+r] = float32(math.Inf(-1)), 0
@@ -114,8 +178,12 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) {
 		for r := range tk.R {
 			sc.m[r], sc.l[r] = sc.ml[r], sc.ml[blockRows+r]
 		}
-		p.normalizeLanes(tk, sc)
-		lanesOut(p.out, tk, sc.ot, 0)
+		if direct {
+			p.normalizeLanes(tk, sc)
+			lanesOut(p.out, tk, sc.ot, 0)
+		} else {
+			blockOut(tk.part, p.v.cols, tk.R, sc.ot)
+		}
 	}
 }
 
