@@ -85,11 +85,17 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 // the end of this one. With several workers the next task may be another
 // worker's; the hint then costs a few cache lines.
 func (p *batchJob) prefetch(tk *batchTask) {
-	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.lead(), p.out.cols)
+	p.prefetchOut(tk)
 	if tk.t+1 < p.tasks() {
-		nx := p.task(tk.t + 1)
-		prefetchRows(p.q.rowsFrom(nx.b, nx.h, nx.i0), p.q.rs, nx.lead(), p.q.cols)
+		b, h, i0, lead := p.taskHead(tk.t + 1)
+		prefetchRows(p.q.rowsFrom(b, h, i0), p.q.rs, lead, p.q.cols)
 	}
+}
+
+// prefetchOut is the half of prefetch that asks for the rows task tk
+// writes.
+func (p *batchJob) prefetchOut(tk *batchTask) {
+	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.lead(), p.out.cols)
 }
 
 // blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the

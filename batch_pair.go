@@ -154,7 +154,12 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 		for i, tk := range tks {
 			n[i] = max(0, min(p.tile, tk.last-j0))
 			if n[i] > 0 && j0+p.tile >= tk.last {
-				p.prefetch(tk)
+				// The task after tk0 is tk1, whose queries are in.
+				if i == 0 {
+					p.prefetchOut(tk)
+				} else {
+					p.prefetch(tk)
+				}
 			}
 		}
 		both := min(n[0], n[1])

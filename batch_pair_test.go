@@ -125,3 +125,28 @@ func TestBatchedPairsChangeNoBits(t *testing.T) {
 		}
 	})
 }
+
+// taskHead gives task(t)'s first row and lead for every task of plans with
+// grouped heads, blocks that span heads and a last block of fewer rows.
+func TestTaskHead(t *testing.T) {
+	for _, s := range []struct{ B, H, Hkv, Tq int }{{1, 1, 1, 1}, {2, 4, 2, 7}, {2, 8, 2, 16}, {3, 6, 3, 37}, {1, 32, 8, 4}} {
+		const Tk, d = 5, 4
+		q := make([]float32, s.B*s.H*s.Tq*d)
+		kv := make([]float32, s.B*s.Hkv*Tk*d)
+		qt, _ := NewTensor(s.B, s.H, s.Tq, d, q)
+		kt, _ := NewTensor(s.B, s.Hkv, Tk, d, kv)
+		out := make([]float32, len(q))
+		ot, _ := NewTensor(s.B, s.H, s.Tq, d, out)
+		p, err := newBatchJob(BatchOutputs{Out: ot}, qt, kt, kt, &BatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range p.tasks() {
+			tk := p.task(i)
+			b, h, i0, lead := p.taskHead(i)
+			if b != tk.b || h != tk.h || i0 != tk.i0 || lead != tk.lead() {
+				t.Fatalf("%+v task %d: taskHead = %d, %d, %d, %d; task gives %d, %d, %d, %d", s, i, b, h, i0, lead, tk.b, tk.h, tk.i0, tk.lead())
+			}
+		}
+	}
+}

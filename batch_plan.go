@@ -214,6 +214,18 @@ func (p *batchJob) task(t int) batchTask {
 	return tk
 }
 
+// taskHead returns what task(t) would give as b, h and i0, and its
+// lead(), without the rest of the task: the next task's query rows, for
+// prefetch.
+func (p *batchJob) taskHead(t int) (b, h, i0, lead int) {
+	blk, bkh := t%p.blocks, t/p.blocks
+	p0 := blk * batchQueryBlock
+	R := min(p.packed, p0+batchQueryBlock) - p0
+	kh := bkh % p.k.heads
+	h, i0 = kh*p.group+p0/p.q.rows, p0%p.q.rows
+	return bkh / p.k.heads, h, i0, min(R, p.q.rows-i0)
+}
+
 // lead returns how many rows of tk, from row 0, are of head tk.h: one
 // strided run of the tensors' rows.
 func (tk *batchTask) lead() int {
