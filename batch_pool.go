@@ -130,6 +130,11 @@ func (e *Batched) attend(job batchJob) error {
 	if e.closed {
 		return ErrClosed
 	}
+	if job.pair && e.wake != nil && job.units() < e.workers {
+		// Pairs would leave workers idle (a few heads of a short
+		// prefill): the tasks go alone, with the same bits.
+		job.pair = false
+	}
 	n := job.units()
 	if n == 0 {
 		return nil
