@@ -13,8 +13,9 @@ import "math"
 
 // pairable reports whether the block path of the call pairs its tasks:
 // where the implementation has the paired kernels and the tasks take the
-// plain block path (no weights or logits, no keep-mask). A call whose
-// chunks are work items of their own (see Batched.attend) does not pair.
+// plain block path (no weights or logits, no keep-mask). Batched.attend
+// unpairs a call whose pairs would be fewer than its workers (which a call
+// whose chunks are work items of their own always is).
 func (p *batchJob) pairable() bool {
 	return pairedBlocks() && p.block && !p.rowPath && !p.multi && p.opt.Keep == nil && p.blocks >= 2
 }

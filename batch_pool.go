@@ -149,11 +149,9 @@ func (e *Batched) attend(job batchJob) error {
 		return nil
 	}
 	items := n
-	if job.chunks > 1 && job.tasks() < e.workers {
-		// Too few tasks to go round: their chunks are the work items,
-		// each task's alone.
-		job.pair = false
-		n = job.tasks()
+	if job.chunks > 1 && n < e.workers {
+		// Too few tasks to go round (and so no pairs, see above): their
+		// chunks are the work items.
 		items = n * job.chunks
 		if need := items * job.partLen(); len(e.parts) < need {
 			e.parts = make([]float32, need)
