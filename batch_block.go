@@ -10,19 +10,8 @@ import "math"
 // direct the queries are read from the tensor instead and the outputs are
 // left normalised (see run).
 func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) {
-	b, R := tk.b, tk.R
-	dk, dv := p.q.cols, p.v.cols
-	qs, m, l, qt, st, ot, ml := sc.qs, sc.m, sc.l, sc.qt, sc.st, sc.ot, sc.ml
-	if direct {
-		blockIn(qt, p.q.rowsFrom(b, tk.h, tk.i0), p.q.rs, R)
-		scale(p.scale, qt)
-	} else {
-		blockIn(qt, qs, dk, R)
-	}
-	clear(ot)
-	for r := range blockRows {
-		ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
-	}
+	st, ot, ml := sc.st, sc.ot, sc.ml
+	p.startLanes(tk, sc, direct)
 	for j0 := tk.lo; j0 < n; j0 += p.tile {
 		if j0+p.tile >= n {
 			p.prefetch(tk)
@@ -35,17 +24,40 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 		blockSoftmax(s, ml)
 		p.blockValues(ot, s, tk, sc, j0, ml[2*blockRows:3*blockRows])
 	}
-	for r := range R {
-		m[r], l[r] = ml[r], ml[blockRows+r]
+	p.endLanes(tk, sc, direct)
+}
+
+// startLanes puts the queries of task tk into the lanes (from the tensor,
+// scaled, with direct; else from sc.qs) and starts the lanes' output and
+// online softmax.
+func (p *batchJob) startLanes(tk *batchTask, sc *taskScratch, direct bool) {
+	if direct {
+		blockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
+		scale(p.scale, sc.qt)
+	} else {
+		blockIn(sc.qt, sc.qs, p.q.cols, tk.R)
+	}
+	clear(sc.ot)
+	for r := range blockRows {
+		sc.ml[r], sc.ml[blockRows+r] = float32(math.Inf(-1)), 0
+	}
+}
+
+// endLanes leaves each row's running max and sum in sc.m and sc.l, and its
+// output (normalised with direct) in tk.part if it is set, else in the
+// output tensor.
+func (p *batchJob) endLanes(tk *batchTask, sc *taskScratch, direct bool) {
+	for r := range tk.R {
+		sc.m[r], sc.l[r] = sc.ml[r], sc.ml[blockRows+r]
 	}
 	if direct {
 		p.normalizeLanes(tk, sc)
 	}
 	if tk.part != nil {
-		blockOut(tk.part, dv, R, ot)
+		blockOut(tk.part, p.v.cols, tk.R, sc.ot)
 		return
 	}
-	lanesOut(p.out, tk, ot, 0)
+	lanesOut(p.out, tk, sc.ot, 0)
 }
 
 // normalizeLanes scales the output lanes of the rows of task tk by their

@@ -1,7 +1,5 @@
 package attention
 
-import "math"
-
 // On avx512 the block kernels are bound by their loads: a key or value
 // element meets the sixteen lanes of one block through a broadcast load
 // per FMA. blockScores2 and blockBlend2 broadcast it once for two blocks,
@@ -138,17 +136,7 @@ func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int
 func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, direct bool) {
 	tks, scs := [2]*batchTask{tk0, tk1}, [2]*taskScratch{sc0, sc1}
 	for i, tk := range tks {
-		sc := scs[i]
-		if direct {
-			blockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
-			scale(p.scale, sc.qt)
-		} else {
-			blockIn(sc.qt, sc.qs, p.q.cols, tk.R)
-		}
-		clear(sc.ot)
-		for r := range blockRows {
-			sc.ml[r], sc.ml[blockRows+r] = float32(math.Inf(-1)), 0
-		}
+		p.startLanes(tk, scs[i], direct)
 	}
 	for j0 := tk0.lo; j0 < max(tk0.last, tk1.last); j0 += p.tile {
 		var n [2]int // the keys of the tile each task takes
@@ -180,16 +168,7 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 		p.blockValuesPair(tks, scs, n, both, j0)
 	}
 	for i, tk := range tks {
-		sc := scs[i]
-		for r := range tk.R {
-			sc.m[r], sc.l[r] = sc.ml[r], sc.ml[blockRows+r]
-		}
-		if direct {
-			p.normalizeLanes(tk, sc)
-			lanesOut(p.out, tk, sc.ot, 0)
-		} else {
-			blockOut(tk.part, p.v.cols, tk.R, sc.ot)
-		}
+		p.endLanes(tk, scs[i], direct)
 	}
 }
 
