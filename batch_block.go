@@ -112,8 +112,13 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 // worker's; the hint then costs a few cache lines.
 func (p *batchJob) prefetch(tk *batchTask) {
 	p.prefetchOut(tk)
-	if tk.t+1 < p.tasks() {
-		b, h, i0, lead := p.taskHead(tk.t + 1)
+	p.prefetchQueries(tk.t + 1)
+}
+
+// prefetchQueries asks for the query rows of task t, if there is one.
+func (p *batchJob) prefetchQueries(t int) {
+	if t < p.tasks() {
+		b, h, i0, lead := p.taskHead(t)
 		prefetchRows(p.q.rowsFrom(b, h, i0), p.q.rs, lead, p.q.cols)
 	}
 }

@@ -48,7 +48,9 @@ func (p *batchJob) runUnit(u int, scratch *[]float32) {
 // keys at once, or, for rows cut into chunks, chunk by chunk. Otherwise it
 // runs them one after the other.
 func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
-	tk0, tk1 := p.task(t0), p.task(t1)
+	var tk0, tk1 batchTask
+	p.taskInto(&tk0, t0)
+	p.taskInto(&tk1, t1)
 	p.rowEnds(&tk0)
 	p.rowEnds(&tk1)
 	if tk0.R == blockRows && tk1.R == blockRows && tk0.single && tk1.single {
@@ -143,11 +145,12 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 		for i, tk := range tks {
 			n[i] = max(0, min(p.tile, tk.last-j0))
 			if n[i] > 0 && j0+p.tile >= tk.last {
-				// The task after tk0 is tk1, whose queries are in.
-				if i == 0 {
-					p.prefetchOut(tk)
-				} else {
-					p.prefetch(tk)
+				// The task after tk0 is tk1, whose queries are in; the
+				// next pair is the two tasks after tk1.
+				p.prefetchOut(tk)
+				if i == 1 {
+					p.prefetchQueries(tk.t + 1)
+					p.prefetchQueries(tk.t + 2)
 				}
 			}
 		}

@@ -195,8 +195,17 @@ type batchTask struct {
 
 // task returns task t's rows; their ends are left for rowEnds.
 func (p *batchJob) task(t int) batchTask {
+	var tk batchTask
+	p.taskInto(&tk, t)
+	return tk
+}
+
+// taskInto sets *tk, zero, to task t's rows; their ends are left for
+// rowEnds. Filling the caller's task in place, rather than returning it
+// (744 bytes), saved a copy per task.
+func (p *batchJob) taskInto(tk *batchTask, t int) {
 	blk, bkh := t%p.blocks, t/p.blocks
-	tk := batchTask{t: t, b: bkh / p.k.heads, kh: bkh % p.k.heads}
+	tk.t, tk.b, tk.kh = t, bkh/p.k.heads, bkh%p.k.heads
 	p0 := blk * batchQueryBlock
 	tk.R = min(p.packed, p0+batchQueryBlock) - p0
 	// Row p0+r is query (p0+r)%Tq of head kh·g + (p0+r)/Tq: one division,
@@ -211,7 +220,6 @@ func (p *batchJob) task(t int) batchTask {
 	}
 	tk.h, tk.i0 = tk.hs[0], tk.is[0]
 	tk.single = tk.hs[tk.R-1] == tk.h
-	return tk
 }
 
 // taskHead returns what task(t) would give as b, h and i0, and its

@@ -118,7 +118,8 @@ func (p *batchJob) item(i int, scratch *[]float32) {
 		return
 	}
 	t, c := i/p.chunks, i%p.chunks
-	tk := p.task(t)
+	var tk batchTask
+	p.taskInto(&tk, t)
 	p.rowEnds(&tk)
 	if c < tk.chunksOf() {
 		sc := p.scratchFor(scratch, tk.R)
@@ -136,7 +137,8 @@ func (p *batchJob) slot(t, c int) []float32 {
 // foldTask folds the partials of task t's chunks, in order, and
 // normalises its rows.
 func (p *batchJob) foldTask(t int, scratch *[]float32) {
-	tk := p.task(t)
+	var tk batchTask
+	p.taskInto(&tk, t)
 	p.rowEnds(&tk)
 	sc := p.scratchFor(scratch, tk.R)
 	n := tk.chunksOf()

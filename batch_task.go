@@ -109,7 +109,8 @@ func (p *batchJob) carve(x []float32, R int) taskScratch {
 // tile, so each tile of K and V is read from memory once, by all of them.
 // Long rows go chunk by chunk (see batch_split.go).
 func (p *batchJob) run(t int, scratch *[]float32) {
-	tk := p.task(t)
+	var tk batchTask
+	p.taskInto(&tk, t)
 	p.rowEnds(&tk)
 	sc := p.scratchFor(scratch, tk.R)
 	if p.chunks > 1 {
