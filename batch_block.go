@@ -65,39 +65,39 @@ func (p *batchJob) endLanes(tk *batchTask, sc *taskScratch, direct bool) {
 // the rows' LSE, for runBlock's direct path, which skips run's per-row
 // finish.
 func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
-	m, ot, ml := sc.m, sc.ot, sc.ml
+	m, ot := sc.m, sc.ot
 	// A NaN factor marks a NaN row: a NaN sum comes from a NaN weight,
 	// which the blend has already spread over the row's lanes (the values
 	// are finite), a NaN or +Inf sink spreads now.
-	f := ml[2*blockRows : 3*blockRows]
+	f := (*[blockRows]float32)(sc.ml[2*blockRows : 3*blockRows])
+	empty := false // a row with nothing attended and no NaN
 	for r := range f {
-		f[r] = 1
-	}
-	if p.opt.Sinks == nil && p.lse == nil {
-		// rowFinish without a sink or an LSE, inlined.
-		for r, l := range sc.l[:tk.R] {
-			switch {
-			case l != l:
-				f[r] = float32(math.NaN())
-			case math.IsInf(float64(m[r]), -1):
-				f[r] = 0
-			default:
-				f[r] = 1 / l
-			}
-		}
-	} else {
-		for r := range tk.R {
+		switch {
+		case r >= tk.R:
+			f[r] = 1
+		case p.opt.Sinks != nil || p.lse != nil:
 			var lse float32
 			f[r], lse = p.rowFinish(tk.hs[r], m[r], sc.l[r])
 			p.setLSE(tk.b, tk.hs[r], tk.is[r], lse)
+		case sc.l[r] != sc.l[r]:
+			// rowFinish without a sink or an LSE, inlined from here on.
+			f[r] = float32(math.NaN())
+		case m[r] < -math.MaxFloat32:
+			f[r] = 0
+		default:
+			f[r] = 1 / sc.l[r]
 		}
+		empty = empty || r < tk.R && m[r] < -math.MaxFloat32 && f[r] == f[r]
 	}
-	blockBlend(ot, nil, nil, 0, f)
+	blockBlend(ot, nil, nil, 0, f[:])
+	if !empty {
+		return
+	}
 	// A row with nothing attended (and no NaN) is zero even where its
 	// lanes met a value row that is not finite (0·Inf is NaN): rare, so a
 	// lane at a time.
 	for r := range tk.R {
-		if math.IsInf(float64(m[r]), -1) && f[r] == f[r] {
+		if m[r] < -math.MaxFloat32 && f[r] == f[r] {
 			for c := r; c < len(ot); c += blockRows {
 				ot[c] = 0
 			}
@@ -155,6 +155,10 @@ func (p *batchJob) adjustTile(s []float32, tk *batchTask, sc *taskScratch, j0 in
 // maskStarts sets the scores s of keys [j0, j0+len(s)/16) before each
 // row's start (a sliding window's) to -Inf.
 func maskStarts(s []float32, tk *batchTask, j0 int) {
+	if tk.late <= j0 {
+		// No row starts past j0: no key of the tile is before a start.
+		return
+	}
 	ninf, nk := float32(math.Inf(-1)), len(s)/blockRows
 	for r := range tk.R {
 		for o := r; o < min(max(tk.starts[r]-j0, 0), nk)*blockRows; o += blockRows {
