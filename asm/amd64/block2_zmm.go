@@ -42,23 +42,7 @@ func genBlockScores2Z() {
 	s3 := GP64()
 	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
 
-	for _, W := range []int{blockGroup2Z, 8, 4, 2, 1} {
-		loop, next := fmt.Sprintf("scores2z%d_loop", W), fmt.Sprintf("scores2z%d_next", W)
-		Label(loop)
-		CMPQ(n, U8(W))
-		JL(LabelRef(next))
-
-		bases := []Register{GP64()}
-		MOVQ(k, bases[0])
-		for b := 1; b < (W+3)/4; b++ {
-			bases = append(bases, GP64())
-			LEAQ(Mem{Base: bases[b-1], Index: stride, Scale: 4}, bases[b])
-		}
-		row := blockRowsZ(bases, stride, s3)
-		qp, cnt := GP64(), GP64()
-		MOVQ(qt, qp)
-		Load(Param("qt0").Len(), cnt)
-		SHRQ(U8(4), cnt) // dimensions
+	keyGroupsZ("scores2z", blockGroup2Z, n, k, qt, stride, s3, "qt0", func(W int, row func(int) Mem, qp, cnt Register, advance func(U int)) {
 		acc0, acc1 := zerosZ(W), zerosZ(W)
 		// step(u) emits dimension u of a block of dimensions at the
 		// current pointers, each accumulator's FMAs in dimension order as
@@ -76,12 +60,6 @@ func genBlockScores2Z() {
 				VFMADD231PS(b, q1, acc1[w])
 			}
 		}
-		advance := func(U int) {
-			ADDQ(U32(64*U), qp)
-			for _, b := range bases {
-				ADDQ(U8(4*U), b)
-			}
-		}
 		unrolled(fmt.Sprintf("scores2z%d", W), cnt, step, advance)
 
 		for w := range W {
@@ -89,16 +67,7 @@ func genBlockScores2Z() {
 			VMOVUPS(acc1[w], Mem{Base: st, Index: sh, Scale: 1, Disp: 64 * w})
 		}
 		ADDQ(U32(64*W), st)
-		adv := GP64()
-		MOVQ(stride, adv)
-		if W > 1 {
-			IMUL3Q(U8(W), adv, adv)
-		}
-		ADDQ(adv, k)
-		SUBQ(U8(W), n)
-		JMP(LabelRef(loop))
-		Label(next)
-	}
+	})
 	VZEROUPPER()
 	RET()
 }
@@ -135,12 +104,7 @@ func genBlockBlend2Z() {
 	SUBQ(scale, ch)
 	Label("blend2z_noc")
 
-	for _, W := range []int{blockGroup2Z, 8, 4, 2, 1} {
-		loop, next := fmt.Sprintf("blend2z%d_loop", W), fmt.Sprintf("blend2z%d_next", W)
-		Label(loop)
-		CMPQ(dv, U8(W))
-		JL(LabelRef(next))
-
+	blockGroupsZ("blend2z", blockGroup2Z, dv, func(W int) {
 		acc0, acc1 := make([]VecVirtual, W), make([]VecVirtual, W)
 		for i := range W {
 			acc0[i] = loadZ(Mem{Base: ot, Disp: 64 * i}, nil)
@@ -154,51 +118,27 @@ func genBlockBlend2Z() {
 			VMULPS(Mem{Base: scale, Index: ch, Scale: 1}, acc1[i], acc1[i])
 		}
 		Label(scaled)
-		vp, sp, cnt, nx := GP64(), GP64(), GP64(), GP64()
-		MOVQ(v, vp)
-		Load(Param("st0").Base(), sp)
-		Load(Param("st0").Len(), cnt)
-		SHRQ(U8(4), cnt) // keys
-		LEAQ(Mem{Base: v, Disp: 4 * (2*W - 1)}, nx)
-		// Key j of the run: unrolled by four (rows vp, vp+s, vp+2s,
-		// vp+3s), then one at a time.
-		step := func(u int) {
+		valueKeysZ(fmt.Sprintf("blend2z%d", W), W, v, stride, s3, "st0", func(sp Register, u int) func(row Mem) {
 			p0 := loadZ(Mem{Base: sp, Disp: 64 * u}, nil)
 			p1 := loadZ(Mem{Base: sp, Index: sh, Scale: 1, Disp: 64 * u}, nil)
-			row := blockRowsZ([]Register{vp}, stride, s3)(u)
-			pf := row
-			pf.Base = nx
-			PREFETCHT1(pf)
-			for w := range W {
-				m := row
-				m.Disp = 4 * w
-				b := ZMM()
-				VBROADCASTSS(m, b)
-				VFMADD231PS(b, p0, acc0[w])
-				VFMADD231PS(b, p1, acc1[w])
-			}
-		}
-		unrolled(fmt.Sprintf("blend2z%d", W), cnt, step, func(U int) {
-			ADDQ(U32(64*U), sp)
-			if U == 4 {
-				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
-				LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
-			} else {
-				ADDQ(stride, vp)
-				ADDQ(stride, nx)
+			return func(row Mem) {
+				for w := range W {
+					m := row
+					m.Disp = 4 * w
+					b := ZMM()
+					VBROADCASTSS(m, b)
+					VFMADD231PS(b, p0, acc0[w])
+					VFMADD231PS(b, p1, acc1[w])
+				}
 			}
 		})
-
 		for i := range W {
 			storeZ(acc0[i], Mem{Base: ot, Disp: 64 * i}, nil)
 			storeZ(acc1[i], Mem{Base: ot, Index: oh, Scale: 1, Disp: 64 * i}, nil)
 		}
 		ADDQ(U32(64*W), ot)
 		ADDQ(U8(4*W), v)
-		SUBQ(U8(W), dv)
-		JMP(LabelRef(loop))
-		Label(next)
-	}
+	})
 	VZEROUPPER()
 	RET()
 }

@@ -56,23 +56,7 @@ func genBlockScoresZ() {
 	s3 := GP64()
 	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
 
-	for _, W := range []int{blockGroupZ, 8, 4, 2, 1} {
-		loop, next := fmt.Sprintf("scoresz%d_loop", W), fmt.Sprintf("scoresz%d_next", W)
-		Label(loop)
-		CMPQ(n, U8(W))
-		JL(LabelRef(next))
-
-		bases := []Register{GP64()}
-		MOVQ(k, bases[0])
-		for b := 1; b < (W+3)/4; b++ {
-			bases = append(bases, GP64())
-			LEAQ(Mem{Base: bases[b-1], Index: stride, Scale: 4}, bases[b])
-		}
-		row := blockRowsZ(bases, stride, s3)
-		qp, cnt := GP64(), GP64()
-		MOVQ(qt, qp)
-		Load(Param("qt").Len(), cnt)
-		SHRQ(U8(4), cnt)
+	keyGroupsZ("scoresz", blockGroupZ, n, k, qt, stride, s3, "qt", func(W int, row func(int) Mem, qp, cnt Register, advance func(U int)) {
 		acc := zerosZ(W)
 		// step(u) emits dimension u of a block of dimensions at the
 		// current pointers.
@@ -85,12 +69,6 @@ func genBlockScoresZ() {
 				VFMADD231PS_BCST(m, q, acc[w])
 			}
 		}
-		advance := func(U int) {
-			ADDQ(U32(64*U), qp)
-			for _, b := range bases {
-				ADDQ(U8(4*U), b)
-			}
-		}
 		if W == blockGroupZ {
 			scoresLinesZ(acc, row, qp, cnt, stride, s3, k, advance)
 		}
@@ -100,18 +78,59 @@ func genBlockScoresZ() {
 			VMOVUPS(a, Mem{Base: st, Disp: 64 * w})
 		}
 		ADDQ(U32(64*W), st)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// keyGroupsZ emits the block score kernels' walk over the keys at k (n of
+// them, stride bytes apart, s3 = 3·stride) in groups of first keys, then
+// of 8, 4, 2 and 1 while that many remain. For each group, group(W, row,
+// qp, cnt, advance) emits its dimensions and stores its scores: row(w)
+// addresses key w's current element, qp the current query dimension (from
+// qt, of param qtParam's length in dimensions, counted down in cnt), and
+// advance(U) steps both U dimensions on. Then k moves past the group.
+func keyGroupsZ(prefix string, first int, n, k, qt, stride, s3 Register, qtParam string, group func(W int, row func(int) Mem, qp, cnt Register, advance func(U int))) {
+	blockGroupsZ(prefix, first, n, func(W int) {
+		bases := []Register{GP64()}
+		MOVQ(k, bases[0])
+		for b := 1; b < (W+3)/4; b++ {
+			bases = append(bases, GP64())
+			LEAQ(Mem{Base: bases[b-1], Index: stride, Scale: 4}, bases[b])
+		}
+		qp, cnt := GP64(), GP64()
+		MOVQ(qt, qp)
+		Load(Param(qtParam).Len(), cnt)
+		SHRQ(U8(4), cnt) // dimensions
+		group(W, blockRowsZ(bases, stride, s3), qp, cnt, func(U int) {
+			ADDQ(U32(64*U), qp)
+			for _, b := range bases {
+				ADDQ(U8(4*U), b)
+			}
+		})
 		adv := GP64()
 		MOVQ(stride, adv)
 		if W > 1 {
 			IMUL3Q(U8(W), adv, adv)
 		}
 		ADDQ(adv, k)
+	})
+}
+
+// blockGroupsZ emits a walk over n keys or columns in groups of first,
+// then of 8, 4, 2 and 1, each size while that many remain: body(W) emits a
+// group of W (and moves the pointers past it), then n drops by W.
+func blockGroupsZ(prefix string, first int, n Register, body func(W int)) {
+	for _, W := range []int{first, 8, 4, 2, 1} {
+		loop, next := fmt.Sprintf("%s%d_loop", prefix, W), fmt.Sprintf("%s%d_next", prefix, W)
+		Label(loop)
+		CMPQ(n, U8(W))
+		JL(LabelRef(next))
+		body(W)
 		SUBQ(U8(W), n)
 		JMP(LabelRef(loop))
 		Label(next)
 	}
-	VZEROUPPER()
-	RET()
 }
 
 func genBlockBlendZ() {
@@ -142,12 +161,7 @@ func genBlockBlendZ() {
 	MOVQ(U32(1), scale)
 	Label("blendz_noc")
 
-	for _, W := range []int{blockGroupZ, 8, 4, 2, 1} {
-		loop, next := fmt.Sprintf("blendz%d_loop", W), fmt.Sprintf("blendz%d_next", W)
-		Label(loop)
-		CMPQ(dv, U8(W))
-		JL(LabelRef(next))
-
+	blockGroupsZ("blendz", blockGroupZ, dv, func(W int) {
 		acc := make([]VecVirtual, W)
 		for i := range acc {
 			acc[i] = loadZ(Mem{Base: ot, Disp: 64 * i}, nil)
@@ -159,48 +173,58 @@ func genBlockBlendZ() {
 			VMULPS(cz, a, a)
 		}
 		Label(scaled)
-		vp, sp, cnt, nx := GP64(), GP64(), GP64(), GP64()
-		MOVQ(v, vp)
-		Load(Param("st").Base(), sp)
-		Load(Param("st").Len(), cnt)
-		SHRQ(U8(4), cnt)
-		LEAQ(Mem{Base: v, Disp: 4 * (2*W - 1)}, nx)
-		// Key j of the run: unrolled by four (rows vp, vp+s, vp+2s,
-		// vp+3s), then one at a time.
-		step := func(u int) {
+		valueKeysZ(fmt.Sprintf("blendz%d", W), W, v, stride, s3, "st", func(sp Register, u int) func(row Mem) {
 			p := loadZ(Mem{Base: sp, Disp: 64 * u}, nil)
-			row := blockRowsZ([]Register{vp}, stride, s3)(u)
-			pf := row
-			pf.Base = nx
-			PREFETCHT1(pf)
-			for w := range W {
-				m := row
-				m.Disp = 4 * w
-				VFMADD231PS_BCST(m, p, acc[w])
-			}
-		}
-		unrolled(fmt.Sprintf("blendz%d", W), cnt, step, func(U int) {
-			ADDQ(U32(64*U), sp)
-			if U == 4 {
-				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
-				LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
-			} else {
-				ADDQ(stride, vp)
-				ADDQ(stride, nx)
+			return func(row Mem) {
+				for w := range W {
+					m := row
+					m.Disp = 4 * w
+					VFMADD231PS_BCST(m, p, acc[w])
+				}
 			}
 		})
-
 		for i, a := range acc {
 			storeZ(a, Mem{Base: ot, Disp: 64 * i}, nil)
 		}
 		ADDQ(U32(64*W), ot)
 		ADDQ(U8(4*W), v)
-		SUBQ(U8(W), dv)
-		JMP(LabelRef(loop))
-		Label(next)
-	}
+	})
 	VZEROUPPER()
 	RET()
+}
+
+// valueKeysZ emits the block blend kernels' walk over the keys for a
+// group of W columns from v (value rows stride bytes apart, s3 =
+// 3·stride), their weights from param stParam, unrolled by four keys
+// (rows vp, vp+s, vp+2s, vp+3s), then one at a time. For key u of a step,
+// weights(sp, u) loads its weights (at sp) and returns what emits its FMAs
+// on the value row at row; each key first fetches into L2 the columns of
+// its row that the next group reads (see genBlockBlendZ).
+func valueKeysZ(name string, W int, v, stride, s3 Register, stParam string, weights func(sp Register, u int) func(row Mem)) {
+	vp, sp, cnt, nx := GP64(), GP64(), GP64(), GP64()
+	MOVQ(v, vp)
+	Load(Param(stParam).Base(), sp)
+	Load(Param(stParam).Len(), cnt)
+	SHRQ(U8(4), cnt) // keys
+	LEAQ(Mem{Base: v, Disp: 4 * (2*W - 1)}, nx)
+	step := func(u int) {
+		fmas := weights(sp, u)
+		row := blockRowsZ([]Register{vp}, stride, s3)(u)
+		pf := row
+		pf.Base = nx
+		PREFETCHT1(pf)
+		fmas(row)
+	}
+	unrolled(name, cnt, step, func(U int) {
+		ADDQ(U32(64*U), sp)
+		if U == 4 {
+			LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
+			LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
+		} else {
+			ADDQ(stride, vp)
+			ADDQ(stride, nx)
+		}
+	})
 }
 
 // scoresLinesZ emits the score loop of a full group over blocks of sixteen
