@@ -54,7 +54,8 @@ func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
 	p.rowEnds(&tk0)
 	p.rowEnds(&tk1)
 	if tk0.R == blockRows && tk1.R == blockRows && tk0.single && tk1.single {
-		sc0, sc1 := p.scratchPair(scratch)
+		var sc0, sc1 taskScratch
+		p.scratchPair(scratch, &sc0, &sc1)
 		if p.chunks > 1 {
 			p.runChunksPair(&tk0, &tk1, &sc0, &sc1)
 			return

@@ -247,10 +247,11 @@ func (tk *batchTask) lead() int {
 // rowEnds sets the key end of each row of tk (see end), and the task's
 // keys to all of them.
 func (p *batchJob) rowEnds(tk *batchTask) {
+	w := p.opt.Window
 	for r := range tk.R {
 		tk.full[r] = p.end(tk.b, tk.is[r])
 		tk.starts[r] = 0
-		if w := p.opt.Window; w > 0 {
+		if w > 0 {
 			tk.starts[r] = max(0, tk.full[r]-w)
 		}
 	}
@@ -260,20 +261,18 @@ func (p *batchJob) rowEnds(tk *batchTask) {
 // keys sets the keys task tk works on to [lo, hi) from the first key a row
 // attends, each row's end within them, and their range.
 func (tk *batchTask) keys(lo, hi int) {
-	start := hi
+	// One pass: late is max(lo, max_r min(starts[r], last)), and
+	// max_r min(s_r, last) = min(max_r s_r, last).
+	start, maxStart, first, last := hi, math.MinInt, hi, math.MinInt
 	for r := range tk.R {
-		start = min(start, tk.starts[r])
+		start, maxStart = min(start, tk.starts[r]), max(maxStart, tk.starts[r])
+		e := min(tk.full[r], hi)
+		tk.ends[r] = e
+		first, last = min(first, e), max(last, e)
 	}
 	tk.lo = max(lo, start)
-	tk.first, tk.last = hi, tk.lo
-	for r := range tk.R {
-		tk.ends[r] = min(tk.full[r], hi)
-		tk.first, tk.last = min(tk.first, tk.ends[r]), max(tk.last, tk.ends[r])
-	}
-	tk.late = tk.lo
-	for r := range tk.R {
-		tk.late = max(tk.late, min(tk.starts[r], tk.last))
-	}
+	tk.first, tk.last = first, max(tk.lo, last)
+	tk.late = max(tk.lo, min(maxStart, tk.last))
 }
 
 // acc returns the row that accumulates row r's unnormalised output.
