@@ -219,6 +219,10 @@ func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int
 	nk := len(s) / blockRows
 	if p.kt != F32 {
 		dk := p.k.cols
+		if kw, _, ok := p.wideRows(sc, tk.b, tk.kh); ok {
+			blockScores(s, sc.qt, kw[j0*dk:], dk)
+			return
+		}
 		step := widenKeys(max(dk, p.v.cols))
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
@@ -254,6 +258,14 @@ func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, 
 	dv := p.v.cols
 	nk := len(s) / blockRows
 	keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+	if _, vw, ok := p.wideRows(sc, tk.b, tk.kh); ok {
+		for k0 := 0; k0 < nk; {
+			n := min(nk-k0, keys)
+			blockBlend(ot, s[k0*blockRows:(k0+n)*blockRows], vw[(j0+k0)*dv:], dv, c)
+			c, k0 = nil, k0+n
+		}
+		return
+	}
 	if p.kt != F32 {
 		step := widenKeys(max(p.k.cols, dv))
 		for k0 := 0; k0 < nk; k0 += step {

@@ -29,25 +29,25 @@ func (p *batchJob) units() int {
 }
 
 // runUnit runs work item u of units.
-func (p *batchJob) runUnit(u int, scratch *[]float32) {
+func (p *batchJob) runUnit(u int, ws *workerScratch) {
 	if !p.pair {
-		p.run(u, scratch)
+		p.run(u, ws)
 		return
 	}
 	per := (p.blocks + 1) / 2
 	t := u/per*p.blocks + 2*(u%per)
 	if 2*(u%per)+1 == p.blocks {
-		p.run(t, scratch)
+		p.run(t, ws)
 		return
 	}
-	p.runPair(t, t+1, scratch)
+	p.runPair(t, t+1, ws)
 }
 
 // runPair runs tasks t0 and t1, consecutive blocks of sixteen rows of the
 // same keys and values, together where it can (see pairKeys): all their
 // keys at once, or, for rows cut into chunks, chunk by chunk. Otherwise it
 // runs them one after the other.
-func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
+func (p *batchJob) runPair(t0, t1 int, ws *workerScratch) {
 	var tk0, tk1 batchTask
 	p.taskInto(&tk0, t0)
 	p.taskInto(&tk1, t1)
@@ -55,7 +55,7 @@ func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
 	p.rowEnds(&tk1)
 	if tk0.R == blockRows && tk1.R == blockRows && tk0.single && tk1.single {
 		var sc0, sc1 taskScratch
-		p.scratchPair(scratch, &sc0, &sc1)
+		p.scratchPair(ws, &sc0, &sc1)
 		if p.chunks > 1 {
 			p.runChunksPair(&tk0, &tk1, &sc0, &sc1)
 			return
@@ -65,8 +65,8 @@ func (p *batchJob) runPair(t0, t1 int, scratch *[]float32) {
 			return
 		}
 	}
-	p.run(t0, scratch)
-	p.run(t1, scratch)
+	p.run(t0, ws)
+	p.run(t1, ws)
 }
 
 // pairKeys reports whether tasks tk0 and tk1 can run their keys together:
@@ -180,6 +180,11 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 // key/value head): s0 and s1 the same keys' scores from j0. 16-bit rows
 // are widened once for both, into sc0.kw.
 func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *taskScratch, j0 int) {
+	if kw, _, ok := p.wideRows(sc0, tk.b, tk.kh); ok {
+		dk := p.k.cols
+		blockScores2(s0, s1, sc0.qt, sc1.qt, kw[j0*dk:], dk)
+		return
+	}
 	if p.kt != F32 {
 		dk, nk := p.k.cols, len(s0)/blockRows
 		step := widenKeys(max(dk, p.v.cols))
@@ -208,7 +213,14 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 	c0, c1 := scs[0].ml[2*blockRows:3*blockRows], scs[1].ml[2*blockRows:3*blockRows]
 	b, kh := tks[0].b, tks[0].kh
 	st0, st1 := scs[0].st, scs[1].st
-	if p.kt != F32 {
+	if _, vw, ok := p.wideRows(scs[0], b, kh); ok {
+		keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+		for k0 := 0; k0 < both; {
+			m := min(both-k0, keys)
+			blockBlend2(scs[0].ot, scs[1].ot, st0[k0*blockRows:(k0+m)*blockRows], st1[k0*blockRows:(k0+m)*blockRows], vw[(j0+k0)*dv:], dv, c0, c1)
+			c0, c1, k0 = nil, nil, k0+m
+		}
+	} else if p.kt != F32 {
 		step := widenKeys(max(p.k.cols, dv))
 		for k0 := 0; k0 < both; k0 += step {
 			m := min(step, both-k0)

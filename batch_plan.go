@@ -85,6 +85,8 @@ type batchJob struct {
 	// kt; k and v then give only their shapes (see batch_kv.go).
 	kv *KVCache
 	kt KVType
+	// call tells the calls of a Batched apart (see wideHead).
+	call uint64
 }
 
 func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {

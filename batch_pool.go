@@ -20,7 +20,8 @@ import (
 type Batched struct {
 	mu      sync.Mutex
 	workers int
-	scratch [][]float32 // per worker; the caller's goroutine is worker 0
+	scratch []workerScratch // per worker; the caller's goroutine is worker 0
+	calls   uint64          // calls so far, which tell a worker's widened heads apart
 	wake    chan struct{}
 	next    atomic.Int64 // the next task to take
 	tasks   int64        // tasks in the call in progress
@@ -37,7 +38,7 @@ func NewBatched(workers int) *Batched {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	e := &Batched{workers: workers, scratch: make([][]float32, workers)}
+	e := &Batched{workers: workers, scratch: make([]workerScratch, workers)}
 	if workers > 1 {
 		e.wake = make(chan struct{}, workers-1)
 		for w := 1; w < workers; w++ {
@@ -139,8 +140,10 @@ func (e *Batched) attend(job batchJob) error {
 	if n == 0 {
 		return nil
 	}
+	e.calls++
+	job.call = e.calls
 	if e.scratch == nil {
-		e.scratch = make([][]float32, 1) // the zero Batched: one worker
+		e.scratch = make([]workerScratch, 1) // the zero Batched: one worker
 	}
 	if e.wake == nil || n == 1 && job.chunks == 1 || job.small() {
 		for u := range n {

@@ -112,9 +112,9 @@ func (p *batchJob) finish(tk *batchTask, sc *taskScratch, n int) {
 // item runs work item i of the call: task i, or, when the chunks of the
 // tasks are items of their own (parts is set), chunk i%chunks of task
 // i/chunks, its partial left in its slot for foldTask.
-func (p *batchJob) item(i int, scratch *[]float32) {
+func (p *batchJob) item(i int, ws *workerScratch) {
 	if p.parts == nil {
-		p.runUnit(i, scratch)
+		p.runUnit(i, ws)
 		return
 	}
 	t, c := i/p.chunks, i%p.chunks
@@ -122,7 +122,7 @@ func (p *batchJob) item(i int, scratch *[]float32) {
 	p.taskInto(&tk, t)
 	p.rowEnds(&tk)
 	if c < tk.chunksOf() {
-		sc := p.scratchFor(scratch, tk.R)
+		sc := p.scratchFor(ws, tk.R)
 		p.partial(&tk, &sc, c, p.slot(t, c))
 	}
 }
@@ -136,11 +136,11 @@ func (p *batchJob) slot(t, c int) []float32 {
 
 // foldTask folds the partials of task t's chunks, in order, and
 // normalises its rows.
-func (p *batchJob) foldTask(t int, scratch *[]float32) {
+func (p *batchJob) foldTask(t int, ws *workerScratch) {
 	var tk batchTask
 	p.taskInto(&tk, t)
 	p.rowEnds(&tk)
-	sc := p.scratchFor(scratch, tk.R)
+	sc := p.scratchFor(ws, tk.R)
 	n := tk.chunksOf()
 	for c := range n {
 		p.fold(&tk, &sc, c, p.slot(t, c))

@@ -23,30 +23,35 @@ type taskScratch struct {
 	// alibiLanes); lanesALiBi says they hold the task's.
 	alibiW, alibiV, slopes []float32
 	lanesALiBi             bool
+	// wide is the worker's widened head, shared by its tasks (see
+	// wideHead).
+	wide *wideHead
 }
 
 // scratchFor carves the worker's scratch for a task of R rows, growing it
 // first if it is too small.
-func (p *batchJob) scratchFor(scratch *[]float32, R int) taskScratch {
+func (p *batchJob) scratchFor(ws *workerScratch, R int) taskScratch {
 	n := p.scratchLen(R)
-	if cap(*scratch) < n {
-		*scratch = make([]float32, n)
+	if cap(ws.buf) < n {
+		ws.buf = make([]float32, n)
 	}
 	var sc taskScratch
-	p.carve(&sc, (*scratch)[:n], R)
+	p.carve(&sc, ws.buf[:n], R)
+	sc.wide = &ws.wide
 	return sc
 }
 
 // scratchPair carves the worker's scratch for two tasks of sixteen rows
 // run together (see runPair), growing it first if it is too small.
-func (p *batchJob) scratchPair(scratch *[]float32, sc0, sc1 *taskScratch) {
+func (p *batchJob) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
 	n := p.scratchLen(blockRows)
-	if cap(*scratch) < 2*n {
-		*scratch = make([]float32, 2*n)
+	if cap(ws.buf) < 2*n {
+		ws.buf = make([]float32, 2*n)
 	}
-	x := (*scratch)[:2*n]
+	x := ws.buf[:2*n]
 	p.carve(sc0, x[:n], blockRows)
 	p.carve(sc1, x[n:], blockRows)
+	sc0.wide, sc1.wide = &ws.wide, &ws.wide
 }
 
 // scratchLen returns how many floats a task of R rows needs. Beyond the
@@ -111,11 +116,11 @@ func (p *batchJob) carve(sc *taskScratch, x []float32, R int) {
 // key/value head). Without weights the rows advance together, tile by
 // tile, so each tile of K and V is read from memory once, by all of them.
 // Long rows go chunk by chunk (see batch_split.go).
-func (p *batchJob) run(t int, scratch *[]float32) {
+func (p *batchJob) run(t int, ws *workerScratch) {
 	var tk batchTask
 	p.taskInto(&tk, t)
 	p.rowEnds(&tk)
-	sc := p.scratchFor(scratch, tk.R)
+	sc := p.scratchFor(ws, tk.R)
 	if p.chunks > 1 {
 		p.runChunks(&tk, &sc)
 		return

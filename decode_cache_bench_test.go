@@ -100,7 +100,8 @@ func asFloats(x []uint16) []float32 {
 // BenchmarkPrefillCache times a prefill (8 heads × 512 query rows × 512
 // keys × d = 64, one key/value head per query head) over a cache of each
 // type, beside the same call of Attend over float32 tensors: the block
-// path, which widens a tile of 16-bit rows at a time for its lanes.
+// path, which widens each head's 16-bit rows once per worker (see
+// wideHead) for its lanes.
 func BenchmarkPrefillCache(b *testing.B) {
 	const heads, T, d = 8, 512, 64
 	testutil.ForEachImplB(b, func(b *testing.B) {
