@@ -75,7 +75,8 @@ type rowKernels[E float32 | uint16] struct {
 	scoreMulti func(dst []float32, k []E, stride int, q []float32, rows int)
 	blendMulti func(acc, w []float32, v []E, stride int, rows int)
 	// multiFirst: row 0's blend goes through blendMulti with the rest of
-	// its group, not through blend first (see tileRowsOf).
+	// its group, not through blend first, where that streams V (see
+	// multiBlendStreams and tileRowsOf).
 	multiFirst bool
 }
 
@@ -92,13 +93,13 @@ var (
 // and V at close to a plain read, and the multi-row kernels then find them
 // in cache; where the multi-row score prefetches well enough to stream K
 // itself, every row is scored by it, and V goes first through the one-row
-// blend for row 0 unless ks.multiFirst.
+// blend for row 0 unless ks.multiFirst and multiBlendStreams.
 //
 // The float32 multi-row blend (two streams of keys, like blendRows)
 // streams V the slower: a grouped decode step (H 32, Hkv 8, Tk 4096,
-// d 128) took 0.95 ms blending all four rows through it against 0.68. The
-// 16-bit one (one stream of keys) streams V itself and widens each
-// element once for the group: over an f16 cache Tk 4096 took 0.41 ms
+// d 128) took 0.95 ms blending all four rows through it against 0.68. On
+// avx512 the 16-bit one (one stream of keys) streams V itself and widens
+// each element once for the group: over an f16 cache Tk 4096 took 0.41 ms
 // against 0.49 with row 0 through blendRowsF16 first, Tk 32768 4.68
 // against 5.08.
 func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, k, v []E, ks *rowKernels[E]) {
@@ -118,7 +119,7 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 		for r := g0; r < g0+g; r++ {
 			p.weighTile(tk, sc, r, s[(r-g0)*n:(r-g0+1)*n], j0)
 		}
-		if g0 == 0 && !ks.multiFirst {
+		if g0 == 0 && !(ks.multiFirst && multiBlendStreams()) {
 			ks.blend(o[:dv], s[:n], v, p.v.rs)
 			s, o, g = s[n:], o[dv:], g-1
 			if g == 0 {

@@ -16946,7 +16946,7 @@ narrowBF16AVX2_done:
 	RET
 
 // func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, rows int)
-// Requires: AVX, FMA3
+// Requires: AVX, FMA3, MMX+
 TEXT ·scoreRowsMultiAVX2(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -16975,8 +16975,10 @@ smulti1_k8:
 	JL     smulti1_k8_next
 	LEAQ   (DI)(DI*2), R10
 	LEAQ   (SI)(DI*4), R11
-	MOVQ   DX, R12
-	LEAQ   (R8)(R8*2), R13
+	IMUL3Q $0x00000020, DI, R12
+	ADDQ   SI, R12
+	MOVQ   DX, R13
+	LEAQ   (R8)(R8*2), R14
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -16985,12 +16987,12 @@ smulti1_k8:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	MOVQ   BX, R14
 
 smulti1_k8_chunk:
-	CMPQ        R13, $0x08
+	CMPQ        R14, $0x08
 	JL          smulti1_k8_tail
-	VMOVUPS     (R12), Y8
+	VMOVUPS     (R13), Y8
 	VFMADD231PS (SI), Y8, Y0
 	VFMADD231PS (SI)(DI*1), Y8, Y1
 	VFMADD231PS (SI)(DI*2), Y8, Y2
@@ -16999,20 +17001,25 @@ smulti1_k8_chunk:
 	VFMADD231PS (R11)(DI*1), Y8, Y5
 	VFMADD231PS (R11)(DI*2), Y8, Y6
 	VFMADD231PS (R11)(R10*1), Y8, Y7
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	ADDQ        $0x00000100, R12
 	ADDQ        $0x20, SI
-	ADDQ        $0x20, R12
+	ADDQ        $0x20, R13
 	ADDQ        $0x20, R11
-	SUBQ        $0x08, R13
+	SUBQ        $0x08, R14
 	JMP         smulti1_k8_chunk
 
 smulti1_k8_tail:
-	TESTQ       R13, R13
+	TESTQ       R14, R14
 	JZ          smulti1_k8_sum
-	LEAQ        masktable<>+0(SB), R14
+	LEAQ        masktable<>+0(SB), R12
 	MOVQ        $0x00000008, R15
-	SUBQ        R13, R15
-	VMOVDQU     (R14)(R15*4), Y8
-	VMASKMOVPS  (R12), Y8, Y9
+	SUBQ        R14, R15
+	VMOVDQU     (R12)(R15*4), Y8
+	VMASKMOVPS  (R13), Y8, Y9
 	VMASKMOVPS  (SI), Y8, Y10
 	VFMADD231PS Y10, Y9, Y0
 	VMASKMOVPS  (SI)(DI*1), Y8, Y10
@@ -17130,8 +17137,10 @@ smulti2_k4:
 	CMPQ   CX, $0x04
 	JL     smulti2_k4_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
+	IMUL3Q $0x00000020, DI, R11
+	ADDQ   SI, R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -17140,47 +17149,50 @@ smulti2_k4:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R12
+	MOVQ   BX, R13
 
 smulti2_k4_chunk:
-	CMPQ        R12, $0x08
+	CMPQ        R13, $0x08
 	JL          smulti2_k4_tail
 	VMOVUPS     (SI), Y8
 	VMOVUPS     (SI)(DI*1), Y9
 	VMOVUPS     (SI)(DI*2), Y10
 	VMOVUPS     (SI)(R10*1), Y11
-	VMOVUPS     (R11), Y12
+	VMOVUPS     (R12), Y12
 	VFMADD231PS Y8, Y12, Y0
 	VFMADD231PS Y9, Y12, Y1
 	VFMADD231PS Y10, Y12, Y2
 	VFMADD231PS Y11, Y12, Y3
-	VMOVUPS     (R11)(R8*1), Y12
+	VMOVUPS     (R12)(R8*1), Y12
 	VFMADD231PS Y8, Y12, Y4
 	VFMADD231PS Y9, Y12, Y5
 	VFMADD231PS Y10, Y12, Y6
 	VFMADD231PS Y11, Y12, Y7
+	PREFETCHT0  (R11)
+	PREFETCHT0  64(R11)
+	ADDQ        $0x00000080, R11
 	ADDQ        $0x20, SI
-	ADDQ        $0x20, R11
-	SUBQ        $0x08, R12
+	ADDQ        $0x20, R12
+	SUBQ        $0x08, R13
 	JMP         smulti2_k4_chunk
 
 smulti2_k4_tail:
-	TESTQ       R12, R12
+	TESTQ       R13, R13
 	JZ          smulti2_k4_sum
-	LEAQ        masktable<>+0(SB), R13
+	LEAQ        masktable<>+0(SB), R11
 	MOVQ        $0x00000008, R14
-	SUBQ        R12, R14
-	VMOVDQU     (R13)(R14*4), Y8
+	SUBQ        R13, R14
+	VMOVDQU     (R11)(R14*4), Y8
 	VMASKMOVPS  (SI), Y8, Y9
 	VMASKMOVPS  (SI)(DI*1), Y8, Y10
 	VMASKMOVPS  (SI)(DI*2), Y8, Y11
 	VMASKMOVPS  (SI)(R10*1), Y8, Y12
-	VMASKMOVPS  (R11), Y8, Y13
+	VMASKMOVPS  (R12), Y8, Y13
 	VFMADD231PS Y9, Y13, Y0
 	VFMADD231PS Y10, Y13, Y1
 	VFMADD231PS Y11, Y13, Y2
 	VFMADD231PS Y12, Y13, Y3
-	VMASKMOVPS  (R11)(R8*1), Y8, Y8
+	VMASKMOVPS  (R12)(R8*1), Y8, Y8
 	VFMADD231PS Y9, Y8, Y4
 	VFMADD231PS Y10, Y8, Y5
 	VFMADD231PS Y11, Y8, Y6
@@ -17300,51 +17312,55 @@ smulti3_k2:
 	CMPQ   CX, $0x02
 	JL     smulti3_k2_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R10
-	LEAQ   (R8)(R8*2), R11
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   BX, R11
+	MOVQ   BX, R12
 
 smulti3_k2_chunk:
-	CMPQ        R11, $0x08
+	CMPQ        R12, $0x08
 	JL          smulti3_k2_tail
 	VMOVUPS     (SI), Y6
 	VMOVUPS     (SI)(DI*1), Y7
-	VMOVUPS     (R10), Y8
+	VMOVUPS     (R11), Y8
 	VFMADD231PS Y6, Y8, Y0
 	VFMADD231PS Y7, Y8, Y1
-	VMOVUPS     (R10)(R8*1), Y8
+	VMOVUPS     (R11)(R8*1), Y8
 	VFMADD231PS Y6, Y8, Y2
 	VFMADD231PS Y7, Y8, Y3
-	VMOVUPS     (R10)(R8*2), Y8
+	VMOVUPS     (R11)(R8*2), Y8
 	VFMADD231PS Y6, Y8, Y4
 	VFMADD231PS Y7, Y8, Y5
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000040, R10
 	ADDQ        $0x20, SI
-	ADDQ        $0x20, R10
-	SUBQ        $0x08, R11
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
 	JMP         smulti3_k2_chunk
 
 smulti3_k2_tail:
-	TESTQ       R11, R11
+	TESTQ       R12, R12
 	JZ          smulti3_k2_sum
-	LEAQ        masktable<>+0(SB), R12
+	LEAQ        masktable<>+0(SB), R10
 	MOVQ        $0x00000008, R13
-	SUBQ        R11, R13
-	VMOVDQU     (R12)(R13*4), Y6
+	SUBQ        R12, R13
+	VMOVDQU     (R10)(R13*4), Y6
 	VMASKMOVPS  (SI), Y6, Y7
 	VMASKMOVPS  (SI)(DI*1), Y6, Y8
-	VMASKMOVPS  (R10), Y6, Y9
+	VMASKMOVPS  (R11), Y6, Y9
 	VFMADD231PS Y7, Y9, Y0
 	VFMADD231PS Y8, Y9, Y1
-	VMASKMOVPS  (R10)(R8*1), Y6, Y9
+	VMASKMOVPS  (R11)(R8*1), Y6, Y9
 	VFMADD231PS Y7, Y9, Y2
 	VFMADD231PS Y8, Y9, Y3
-	VMASKMOVPS  (R10)(R8*2), Y6, Y6
+	VMASKMOVPS  (R11)(R8*2), Y6, Y6
 	VFMADD231PS Y7, Y6, Y4
 	VFMADD231PS Y8, Y6, Y5
 
@@ -17471,8 +17487,10 @@ smulti4_k2:
 	CMPQ   CX, $0x02
 	JL     smulti4_k2_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R10
-	LEAQ   (R8)(R8*2), R11
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -17481,49 +17499,51 @@ smulti4_k2:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R12
+	MOVQ   BX, R13
 
 smulti4_k2_chunk:
-	CMPQ        R12, $0x08
+	CMPQ        R13, $0x08
 	JL          smulti4_k2_tail
 	VMOVUPS     (SI), Y8
 	VMOVUPS     (SI)(DI*1), Y9
-	VMOVUPS     (R10), Y10
+	VMOVUPS     (R11), Y10
 	VFMADD231PS Y8, Y10, Y0
 	VFMADD231PS Y9, Y10, Y1
-	VMOVUPS     (R10)(R8*1), Y10
+	VMOVUPS     (R11)(R8*1), Y10
 	VFMADD231PS Y8, Y10, Y2
 	VFMADD231PS Y9, Y10, Y3
-	VMOVUPS     (R10)(R8*2), Y10
+	VMOVUPS     (R11)(R8*2), Y10
 	VFMADD231PS Y8, Y10, Y4
 	VFMADD231PS Y9, Y10, Y5
-	VMOVUPS     (R10)(R11*1), Y10
+	VMOVUPS     (R11)(R12*1), Y10
 	VFMADD231PS Y8, Y10, Y6
 	VFMADD231PS Y9, Y10, Y7
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000040, R10
 	ADDQ        $0x20, SI
-	ADDQ        $0x20, R10
-	SUBQ        $0x08, R12
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R13
 	JMP         smulti4_k2_chunk
 
 smulti4_k2_tail:
-	TESTQ       R12, R12
+	TESTQ       R13, R13
 	JZ          smulti4_k2_sum
-	LEAQ        masktable<>+0(SB), R13
+	LEAQ        masktable<>+0(SB), R10
 	MOVQ        $0x00000008, R14
-	SUBQ        R12, R14
-	VMOVDQU     (R13)(R14*4), Y8
+	SUBQ        R13, R14
+	VMOVDQU     (R10)(R14*4), Y8
 	VMASKMOVPS  (SI), Y8, Y9
 	VMASKMOVPS  (SI)(DI*1), Y8, Y10
-	VMASKMOVPS  (R10), Y8, Y11
+	VMASKMOVPS  (R11), Y8, Y11
 	VFMADD231PS Y9, Y11, Y0
 	VFMADD231PS Y10, Y11, Y1
-	VMASKMOVPS  (R10)(R8*1), Y8, Y11
+	VMASKMOVPS  (R11)(R8*1), Y8, Y11
 	VFMADD231PS Y9, Y11, Y2
 	VFMADD231PS Y10, Y11, Y3
-	VMASKMOVPS  (R10)(R8*2), Y8, Y11
+	VMASKMOVPS  (R11)(R8*2), Y8, Y11
 	VFMADD231PS Y9, Y11, Y4
 	VFMADD231PS Y10, Y11, Y5
-	VMASKMOVPS  (R10)(R11*1), Y8, Y8
+	VMASKMOVPS  (R11)(R12*1), Y8, Y8
 	VFMADD231PS Y9, Y8, Y6
 	VFMADD231PS Y10, Y8, Y7
 
@@ -18592,7 +18612,7 @@ bmulti_done:
 	RET
 
 // func scoreRowsMultiF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, F16C, FMA3
+// Requires: AVX, F16C, FMA3, MMX+
 TEXT ·scoreRowsMultiF16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -18621,8 +18641,10 @@ smulti161_k8:
 	JL     smulti161_k8_next
 	LEAQ   (DI)(DI*2), R10
 	LEAQ   (SI)(DI*4), R11
-	MOVQ   DX, R12
-	LEAQ   (R8)(R8*2), R13
+	IMUL3Q $0x00000020, DI, R12
+	ADDQ   SI, R12
+	MOVQ   DX, R13
+	LEAQ   (R8)(R8*2), R14
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -18631,12 +18653,12 @@ smulti161_k8:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	MOVQ   BX, R14
 
 smulti161_k8_chunk:
-	CMPQ        R13, $0x08
+	CMPQ        R14, $0x08
 	JL          smulti161_k8_tail
-	VMOVUPS     (R12), Y8
+	VMOVUPS     (R13), Y8
 	VCVTPH2PS   (SI), Y9
 	VFMADD231PS Y9, Y8, Y0
 	VCVTPH2PS   (SI)(DI*1), Y9
@@ -18653,44 +18675,47 @@ smulti161_k8_chunk:
 	VFMADD231PS Y9, Y8, Y6
 	VCVTPH2PS   (R11)(R10*1), Y9
 	VFMADD231PS Y9, Y8, Y7
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	ADDQ        $0x00000080, R12
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R12
+	ADDQ        $0x20, R13
 	ADDQ        $0x10, R11
-	SUBQ        $0x08, R13
+	SUBQ        $0x08, R14
 	JMP         smulti161_k8_chunk
 
 smulti161_k8_tail:
-	TESTQ      R13, R13
+	TESTQ      R14, R14
 	JZ         smulti161_k8_sum
-	LEAQ       masktable<>+0(SB), R14
+	LEAQ       masktable<>+0(SB), R12
 	MOVQ       $0x00000008, R15
-	SUBQ       R13, R15
-	VMOVDQU    (R14)(R15*4), Y8
-	VMASKMOVPS (R12), Y8, Y8
+	SUBQ       R14, R15
+	VMOVDQU    (R12)(R15*4), Y8
+	VMASKMOVPS (R13), Y8, Y8
 	VXORPS     X9, X9, X9
 	MOVWLZX    (SI), R12
 	VPINSRW    $0x00, R12, X9, X9
-	CMPQ       R13, $0x01
+	CMPQ       R14, $0x01
 	JBE        scoreRowsMultiF16AVX2_part1
 	MOVWLZX    2(SI), R12
 	VPINSRW    $0x01, R12, X9, X9
-	CMPQ       R13, $0x02
+	CMPQ       R14, $0x02
 	JBE        scoreRowsMultiF16AVX2_part1
 	MOVWLZX    4(SI), R12
 	VPINSRW    $0x02, R12, X9, X9
-	CMPQ       R13, $0x03
+	CMPQ       R14, $0x03
 	JBE        scoreRowsMultiF16AVX2_part1
 	MOVWLZX    6(SI), R12
 	VPINSRW    $0x03, R12, X9, X9
-	CMPQ       R13, $0x04
+	CMPQ       R14, $0x04
 	JBE        scoreRowsMultiF16AVX2_part1
 	MOVWLZX    8(SI), R12
 	VPINSRW    $0x04, R12, X9, X9
-	CMPQ       R13, $0x05
+	CMPQ       R14, $0x05
 	JBE        scoreRowsMultiF16AVX2_part1
 	MOVWLZX    10(SI), R12
 	VPINSRW    $0x05, R12, X9, X9
-	CMPQ       R13, $0x06
+	CMPQ       R14, $0x06
 	JBE        scoreRowsMultiF16AVX2_part1
 	MOVWLZX    12(SI), R12
 	VPINSRW    $0x06, R12, X9, X9
@@ -18701,27 +18726,27 @@ scoreRowsMultiF16AVX2_part1:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiF16AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiF16AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiF16AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiF16AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiF16AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiF16AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -18732,27 +18757,27 @@ scoreRowsMultiF16AVX2_part2:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiF16AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiF16AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiF16AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiF16AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiF16AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiF16AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -18763,27 +18788,27 @@ scoreRowsMultiF16AVX2_part3:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiF16AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiF16AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiF16AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiF16AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiF16AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiF16AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -18794,27 +18819,27 @@ scoreRowsMultiF16AVX2_part4:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiF16AVX2_part5
 	MOVWLZX     2(R11), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiF16AVX2_part5
 	MOVWLZX     4(R11), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiF16AVX2_part5
 	MOVWLZX     6(R11), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiF16AVX2_part5
 	MOVWLZX     8(R11), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiF16AVX2_part5
 	MOVWLZX     10(R11), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiF16AVX2_part5
 	MOVWLZX     12(R11), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -18825,27 +18850,27 @@ scoreRowsMultiF16AVX2_part5:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiF16AVX2_part6
 	MOVWLZX     2(R11)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiF16AVX2_part6
 	MOVWLZX     4(R11)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiF16AVX2_part6
 	MOVWLZX     6(R11)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiF16AVX2_part6
 	MOVWLZX     8(R11)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiF16AVX2_part6
 	MOVWLZX     10(R11)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiF16AVX2_part6
 	MOVWLZX     12(R11)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -18856,27 +18881,27 @@ scoreRowsMultiF16AVX2_part6:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiF16AVX2_part7
 	MOVWLZX     2(R11)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiF16AVX2_part7
 	MOVWLZX     4(R11)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiF16AVX2_part7
 	MOVWLZX     6(R11)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiF16AVX2_part7
 	MOVWLZX     8(R11)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiF16AVX2_part7
 	MOVWLZX     10(R11)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiF16AVX2_part7
 	MOVWLZX     12(R11)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -18887,27 +18912,27 @@ scoreRowsMultiF16AVX2_part7:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiF16AVX2_part8
 	MOVWLZX     2(R11)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiF16AVX2_part8
 	MOVWLZX     4(R11)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiF16AVX2_part8
 	MOVWLZX     6(R11)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiF16AVX2_part8
 	MOVWLZX     8(R11)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiF16AVX2_part8
 	MOVWLZX     10(R11)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiF16AVX2_part8
 	MOVWLZX     12(R11)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -19046,8 +19071,10 @@ smulti162_k4:
 	CMPQ   CX, $0x04
 	JL     smulti162_k4_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
+	IMUL3Q $0x00000020, DI, R11
+	ADDQ   SI, R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -19056,13 +19083,13 @@ smulti162_k4:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R12
+	MOVQ   BX, R13
 
 smulti162_k4_chunk:
-	CMPQ        R12, $0x08
+	CMPQ        R13, $0x08
 	JL          smulti162_k4_tail
-	VMOVUPS     (R11), Y8
-	VMOVUPS     (R11)(R8*1), Y9
+	VMOVUPS     (R12), Y8
+	VMOVUPS     (R12)(R8*1), Y9
 	VCVTPH2PS   (SI), Y10
 	VFMADD231PS Y10, Y8, Y0
 	VFMADD231PS Y10, Y9, Y4
@@ -19075,44 +19102,46 @@ smulti162_k4_chunk:
 	VCVTPH2PS   (SI)(R10*1), Y10
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
+	PREFETCHT0  (R11)
+	ADDQ        $0x00000040, R11
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R11
-	SUBQ        $0x08, R12
+	ADDQ        $0x20, R12
+	SUBQ        $0x08, R13
 	JMP         smulti162_k4_chunk
 
 smulti162_k4_tail:
-	TESTQ      R12, R12
+	TESTQ      R13, R13
 	JZ         smulti162_k4_sum
-	LEAQ       masktable<>+0(SB), R13
+	LEAQ       masktable<>+0(SB), R11
 	MOVQ       $0x00000008, R14
-	SUBQ       R12, R14
-	VMOVDQU    (R13)(R14*4), Y8
-	VMASKMOVPS (R11), Y8, Y9
-	VMASKMOVPS (R11)(R8*1), Y8, Y8
+	SUBQ       R13, R14
+	VMOVDQU    (R11)(R14*4), Y8
+	VMASKMOVPS (R12), Y8, Y9
+	VMASKMOVPS (R12)(R8*1), Y8, Y8
 	VXORPS     X10, X10, X10
 	MOVWLZX    (SI), R11
 	VPINSRW    $0x00, R11, X10, X10
-	CMPQ       R12, $0x01
+	CMPQ       R13, $0x01
 	JBE        scoreRowsMultiF16AVX2_part10
 	MOVWLZX    2(SI), R11
 	VPINSRW    $0x01, R11, X10, X10
-	CMPQ       R12, $0x02
+	CMPQ       R13, $0x02
 	JBE        scoreRowsMultiF16AVX2_part10
 	MOVWLZX    4(SI), R11
 	VPINSRW    $0x02, R11, X10, X10
-	CMPQ       R12, $0x03
+	CMPQ       R13, $0x03
 	JBE        scoreRowsMultiF16AVX2_part10
 	MOVWLZX    6(SI), R11
 	VPINSRW    $0x03, R11, X10, X10
-	CMPQ       R12, $0x04
+	CMPQ       R13, $0x04
 	JBE        scoreRowsMultiF16AVX2_part10
 	MOVWLZX    8(SI), R11
 	VPINSRW    $0x04, R11, X10, X10
-	CMPQ       R12, $0x05
+	CMPQ       R13, $0x05
 	JBE        scoreRowsMultiF16AVX2_part10
 	MOVWLZX    10(SI), R11
 	VPINSRW    $0x05, R11, X10, X10
-	CMPQ       R12, $0x06
+	CMPQ       R13, $0x06
 	JBE        scoreRowsMultiF16AVX2_part10
 	MOVWLZX    12(SI), R11
 	VPINSRW    $0x06, R11, X10, X10
@@ -19124,27 +19153,27 @@ scoreRowsMultiF16AVX2_part10:
 	VXORPS      X10, X10, X10
 	MOVWLZX     (SI)(DI*1), R11
 	VPINSRW     $0x00, R11, X10, X10
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiF16AVX2_part11
 	MOVWLZX     2(SI)(DI*1), R11
 	VPINSRW     $0x01, R11, X10, X10
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiF16AVX2_part11
 	MOVWLZX     4(SI)(DI*1), R11
 	VPINSRW     $0x02, R11, X10, X10
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiF16AVX2_part11
 	MOVWLZX     6(SI)(DI*1), R11
 	VPINSRW     $0x03, R11, X10, X10
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiF16AVX2_part11
 	MOVWLZX     8(SI)(DI*1), R11
 	VPINSRW     $0x04, R11, X10, X10
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiF16AVX2_part11
 	MOVWLZX     10(SI)(DI*1), R11
 	VPINSRW     $0x05, R11, X10, X10
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiF16AVX2_part11
 	MOVWLZX     12(SI)(DI*1), R11
 	VPINSRW     $0x06, R11, X10, X10
@@ -19156,27 +19185,27 @@ scoreRowsMultiF16AVX2_part11:
 	VXORPS      X10, X10, X10
 	MOVWLZX     (SI)(DI*2), R11
 	VPINSRW     $0x00, R11, X10, X10
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiF16AVX2_part12
 	MOVWLZX     2(SI)(DI*2), R11
 	VPINSRW     $0x01, R11, X10, X10
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiF16AVX2_part12
 	MOVWLZX     4(SI)(DI*2), R11
 	VPINSRW     $0x02, R11, X10, X10
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiF16AVX2_part12
 	MOVWLZX     6(SI)(DI*2), R11
 	VPINSRW     $0x03, R11, X10, X10
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiF16AVX2_part12
 	MOVWLZX     8(SI)(DI*2), R11
 	VPINSRW     $0x04, R11, X10, X10
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiF16AVX2_part12
 	MOVWLZX     10(SI)(DI*2), R11
 	VPINSRW     $0x05, R11, X10, X10
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiF16AVX2_part12
 	MOVWLZX     12(SI)(DI*2), R11
 	VPINSRW     $0x06, R11, X10, X10
@@ -19188,27 +19217,27 @@ scoreRowsMultiF16AVX2_part12:
 	VXORPS      X10, X10, X10
 	MOVWLZX     (SI)(R10*1), R11
 	VPINSRW     $0x00, R11, X10, X10
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiF16AVX2_part13
 	MOVWLZX     2(SI)(R10*1), R11
 	VPINSRW     $0x01, R11, X10, X10
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiF16AVX2_part13
 	MOVWLZX     4(SI)(R10*1), R11
 	VPINSRW     $0x02, R11, X10, X10
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiF16AVX2_part13
 	MOVWLZX     6(SI)(R10*1), R11
 	VPINSRW     $0x03, R11, X10, X10
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiF16AVX2_part13
 	MOVWLZX     8(SI)(R10*1), R11
 	VPINSRW     $0x04, R11, X10, X10
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiF16AVX2_part13
 	MOVWLZX     10(SI)(R10*1), R11
 	VPINSRW     $0x05, R11, X10, X10
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiF16AVX2_part13
 	MOVWLZX     12(SI)(R10*1), R11
 	VPINSRW     $0x06, R11, X10, X10
@@ -19361,22 +19390,24 @@ smulti163_k2:
 	CMPQ   CX, $0x02
 	JL     smulti163_k2_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R10
-	LEAQ   (R8)(R8*2), R11
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   BX, R11
+	MOVQ   BX, R12
 
 smulti163_k2_chunk:
-	CMPQ        R11, $0x08
+	CMPQ        R12, $0x08
 	JL          smulti163_k2_tail
-	VMOVUPS     (R10), Y6
-	VMOVUPS     (R10)(R8*1), Y7
-	VMOVUPS     (R10)(R8*2), Y8
+	VMOVUPS     (R11), Y6
+	VMOVUPS     (R11)(R8*1), Y7
+	VMOVUPS     (R11)(R8*2), Y8
 	VCVTPH2PS   (SI), Y9
 	VFMADD231PS Y9, Y6, Y0
 	VFMADD231PS Y9, Y7, Y2
@@ -19385,45 +19416,47 @@ smulti163_k2_chunk:
 	VFMADD231PS Y9, Y6, Y1
 	VFMADD231PS Y9, Y7, Y3
 	VFMADD231PS Y9, Y8, Y5
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000020, R10
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R10
-	SUBQ        $0x08, R11
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
 	JMP         smulti163_k2_chunk
 
 smulti163_k2_tail:
-	TESTQ      R11, R11
+	TESTQ      R12, R12
 	JZ         smulti163_k2_sum
-	LEAQ       masktable<>+0(SB), R12
+	LEAQ       masktable<>+0(SB), R10
 	MOVQ       $0x00000008, R13
-	SUBQ       R11, R13
-	VMOVDQU    (R12)(R13*4), Y6
-	VMASKMOVPS (R10), Y6, Y7
-	VMASKMOVPS (R10)(R8*1), Y6, Y8
-	VMASKMOVPS (R10)(R8*2), Y6, Y6
+	SUBQ       R12, R13
+	VMOVDQU    (R10)(R13*4), Y6
+	VMASKMOVPS (R11), Y6, Y7
+	VMASKMOVPS (R11)(R8*1), Y6, Y8
+	VMASKMOVPS (R11)(R8*2), Y6, Y6
 	VXORPS     X9, X9, X9
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X9, X9
-	CMPQ       R11, $0x01
+	CMPQ       R12, $0x01
 	JBE        scoreRowsMultiF16AVX2_part15
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X9, X9
-	CMPQ       R11, $0x02
+	CMPQ       R12, $0x02
 	JBE        scoreRowsMultiF16AVX2_part15
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X9, X9
-	CMPQ       R11, $0x03
+	CMPQ       R12, $0x03
 	JBE        scoreRowsMultiF16AVX2_part15
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X9, X9
-	CMPQ       R11, $0x04
+	CMPQ       R12, $0x04
 	JBE        scoreRowsMultiF16AVX2_part15
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X9, X9
-	CMPQ       R11, $0x05
+	CMPQ       R12, $0x05
 	JBE        scoreRowsMultiF16AVX2_part15
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X9, X9
-	CMPQ       R11, $0x06
+	CMPQ       R12, $0x06
 	JBE        scoreRowsMultiF16AVX2_part15
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X9, X9
@@ -19436,27 +19469,27 @@ scoreRowsMultiF16AVX2_part15:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X9, X9
-	CMPQ        R11, $0x01
+	CMPQ        R12, $0x01
 	JBE         scoreRowsMultiF16AVX2_part16
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X9, X9
-	CMPQ        R11, $0x02
+	CMPQ        R12, $0x02
 	JBE         scoreRowsMultiF16AVX2_part16
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X9, X9
-	CMPQ        R11, $0x03
+	CMPQ        R12, $0x03
 	JBE         scoreRowsMultiF16AVX2_part16
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X9, X9
-	CMPQ        R11, $0x04
+	CMPQ        R12, $0x04
 	JBE         scoreRowsMultiF16AVX2_part16
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X9, X9
-	CMPQ        R11, $0x05
+	CMPQ        R12, $0x05
 	JBE         scoreRowsMultiF16AVX2_part16
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X9, X9
-	CMPQ        R11, $0x06
+	CMPQ        R12, $0x06
 	JBE         scoreRowsMultiF16AVX2_part16
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X9, X9
@@ -19619,8 +19652,10 @@ smulti164_k2:
 	CMPQ   CX, $0x02
 	JL     smulti164_k2_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R10
-	LEAQ   (R8)(R8*2), R11
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -19629,15 +19664,15 @@ smulti164_k2:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R12
+	MOVQ   BX, R13
 
 smulti164_k2_chunk:
-	CMPQ        R12, $0x08
+	CMPQ        R13, $0x08
 	JL          smulti164_k2_tail
-	VMOVUPS     (R10), Y8
-	VMOVUPS     (R10)(R8*1), Y9
-	VMOVUPS     (R10)(R8*2), Y10
-	VMOVUPS     (R10)(R11*1), Y11
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VMOVUPS     (R11)(R8*2), Y10
+	VMOVUPS     (R11)(R12*1), Y11
 	VCVTPH2PS   (SI), Y12
 	VFMADD231PS Y12, Y8, Y0
 	VFMADD231PS Y12, Y9, Y2
@@ -19648,46 +19683,48 @@ smulti164_k2_chunk:
 	VFMADD231PS Y12, Y9, Y3
 	VFMADD231PS Y12, Y10, Y5
 	VFMADD231PS Y12, Y11, Y7
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000020, R10
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R10
-	SUBQ        $0x08, R12
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R13
 	JMP         smulti164_k2_chunk
 
 smulti164_k2_tail:
-	TESTQ      R12, R12
+	TESTQ      R13, R13
 	JZ         smulti164_k2_sum
-	LEAQ       masktable<>+0(SB), R13
+	LEAQ       masktable<>+0(SB), R10
 	MOVQ       $0x00000008, R14
-	SUBQ       R12, R14
-	VMOVDQU    (R13)(R14*4), Y8
-	VMASKMOVPS (R10), Y8, Y9
-	VMASKMOVPS (R10)(R8*1), Y8, Y10
-	VMASKMOVPS (R10)(R8*2), Y8, Y11
-	VMASKMOVPS (R10)(R11*1), Y8, Y8
+	SUBQ       R13, R14
+	VMOVDQU    (R10)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y10
+	VMASKMOVPS (R11)(R8*2), Y8, Y11
+	VMASKMOVPS (R11)(R12*1), Y8, Y8
 	VXORPS     X12, X12, X12
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X12, X12
-	CMPQ       R12, $0x01
+	CMPQ       R13, $0x01
 	JBE        scoreRowsMultiF16AVX2_part18
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X12, X12
-	CMPQ       R12, $0x02
+	CMPQ       R13, $0x02
 	JBE        scoreRowsMultiF16AVX2_part18
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X12, X12
-	CMPQ       R12, $0x03
+	CMPQ       R13, $0x03
 	JBE        scoreRowsMultiF16AVX2_part18
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X12, X12
-	CMPQ       R12, $0x04
+	CMPQ       R13, $0x04
 	JBE        scoreRowsMultiF16AVX2_part18
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X12, X12
-	CMPQ       R12, $0x05
+	CMPQ       R13, $0x05
 	JBE        scoreRowsMultiF16AVX2_part18
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X12, X12
-	CMPQ       R12, $0x06
+	CMPQ       R13, $0x06
 	JBE        scoreRowsMultiF16AVX2_part18
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X12, X12
@@ -19701,27 +19738,27 @@ scoreRowsMultiF16AVX2_part18:
 	VXORPS      X12, X12, X12
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X12, X12
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiF16AVX2_part19
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X12, X12
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiF16AVX2_part19
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X12, X12
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiF16AVX2_part19
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X12, X12
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiF16AVX2_part19
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X12, X12
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiF16AVX2_part19
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X12, X12
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiF16AVX2_part19
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X12, X12
@@ -19880,7 +19917,7 @@ smulti16_done:
 	RET
 
 // func scoreRowsMultiBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·scoreRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -19909,8 +19946,10 @@ smulti161_k8:
 	JL     smulti161_k8_next
 	LEAQ   (DI)(DI*2), R10
 	LEAQ   (SI)(DI*4), R11
-	MOVQ   DX, R12
-	LEAQ   (R8)(R8*2), R13
+	IMUL3Q $0x00000020, DI, R12
+	ADDQ   SI, R12
+	MOVQ   DX, R13
+	LEAQ   (R8)(R8*2), R14
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -19919,15 +19958,15 @@ smulti161_k8:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	MOVQ   BX, R14
 
 smulti161_k8_pairs:
-	CMPQ        R13, $0x10
+	CMPQ        R14, $0x10
 	JL          smulti161_k8_chunk
-	VMOVUPS     (R12), Y8
-	VSHUFPS     $0x88, 32(R12), Y8, Y9
+	VMOVUPS     (R13), Y8
+	VSHUFPS     $0x88, 32(R13), Y8, Y9
 	VPERMPD     $0xd8, Y9, Y9
-	VSHUFPS     $0xdd, 32(R12), Y8, Y8
+	VSHUFPS     $0xdd, 32(R13), Y8, Y8
 	VPERMPD     $0xd8, Y8, Y8
 	VMOVDQU     (SI), Y10
 	VPSLLD      $0x10, Y10, Y11
@@ -19969,16 +20008,21 @@ smulti161_k8_pairs:
 	VPAND       bf16_hi<>+0(SB), Y10, Y10
 	VFMADD231PS Y11, Y9, Y7
 	VFMADD231PS Y10, Y8, Y7
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	ADDQ        $0x00000100, R12
 	ADDQ        $0x20, SI
-	ADDQ        $0x40, R12
+	ADDQ        $0x40, R13
 	ADDQ        $0x20, R11
-	SUBQ        $0x10, R13
+	SUBQ        $0x10, R14
 	JMP         smulti161_k8_pairs
 
 smulti161_k8_chunk:
-	CMPQ        R13, $0x08
+	CMPQ        R14, $0x08
 	JL          smulti161_k8_tail
-	VMOVUPS     (R12), Y8
+	VMOVUPS     (R13), Y8
 	VPMOVZXWD   (SI), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
@@ -20003,44 +20047,47 @@ smulti161_k8_chunk:
 	VPMOVZXWD   (R11)(R10*1), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	ADDQ        $0x00000080, R12
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R12
+	ADDQ        $0x20, R13
 	ADDQ        $0x10, R11
-	SUBQ        $0x08, R13
+	SUBQ        $0x08, R14
 	JMP         smulti161_k8_chunk
 
 smulti161_k8_tail:
-	TESTQ      R13, R13
+	TESTQ      R14, R14
 	JZ         smulti161_k8_sum
-	LEAQ       masktable<>+0(SB), R14
+	LEAQ       masktable<>+0(SB), R12
 	MOVQ       $0x00000008, R15
-	SUBQ       R13, R15
-	VMOVDQU    (R14)(R15*4), Y8
-	VMASKMOVPS (R12), Y8, Y8
+	SUBQ       R14, R15
+	VMOVDQU    (R12)(R15*4), Y8
+	VMASKMOVPS (R13), Y8, Y8
 	VXORPS     X9, X9, X9
 	MOVWLZX    (SI), R12
 	VPINSRW    $0x00, R12, X9, X9
-	CMPQ       R13, $0x01
+	CMPQ       R14, $0x01
 	JBE        scoreRowsMultiBF16AVX2_part1
 	MOVWLZX    2(SI), R12
 	VPINSRW    $0x01, R12, X9, X9
-	CMPQ       R13, $0x02
+	CMPQ       R14, $0x02
 	JBE        scoreRowsMultiBF16AVX2_part1
 	MOVWLZX    4(SI), R12
 	VPINSRW    $0x02, R12, X9, X9
-	CMPQ       R13, $0x03
+	CMPQ       R14, $0x03
 	JBE        scoreRowsMultiBF16AVX2_part1
 	MOVWLZX    6(SI), R12
 	VPINSRW    $0x03, R12, X9, X9
-	CMPQ       R13, $0x04
+	CMPQ       R14, $0x04
 	JBE        scoreRowsMultiBF16AVX2_part1
 	MOVWLZX    8(SI), R12
 	VPINSRW    $0x04, R12, X9, X9
-	CMPQ       R13, $0x05
+	CMPQ       R14, $0x05
 	JBE        scoreRowsMultiBF16AVX2_part1
 	MOVWLZX    10(SI), R12
 	VPINSRW    $0x05, R12, X9, X9
-	CMPQ       R13, $0x06
+	CMPQ       R14, $0x06
 	JBE        scoreRowsMultiBF16AVX2_part1
 	MOVWLZX    12(SI), R12
 	VPINSRW    $0x06, R12, X9, X9
@@ -20052,27 +20099,27 @@ scoreRowsMultiBF16AVX2_part1:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -20084,27 +20131,27 @@ scoreRowsMultiBF16AVX2_part2:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -20116,27 +20163,27 @@ scoreRowsMultiBF16AVX2_part3:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -20148,27 +20195,27 @@ scoreRowsMultiBF16AVX2_part4:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part5
 	MOVWLZX     2(R11), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part5
 	MOVWLZX     4(R11), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part5
 	MOVWLZX     6(R11), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part5
 	MOVWLZX     8(R11), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part5
 	MOVWLZX     10(R11), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part5
 	MOVWLZX     12(R11), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -20180,27 +20227,27 @@ scoreRowsMultiBF16AVX2_part5:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part6
 	MOVWLZX     2(R11)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part6
 	MOVWLZX     4(R11)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part6
 	MOVWLZX     6(R11)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part6
 	MOVWLZX     8(R11)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part6
 	MOVWLZX     10(R11)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part6
 	MOVWLZX     12(R11)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -20212,27 +20259,27 @@ scoreRowsMultiBF16AVX2_part6:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part7
 	MOVWLZX     2(R11)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part7
 	MOVWLZX     4(R11)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part7
 	MOVWLZX     6(R11)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part7
 	MOVWLZX     8(R11)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part7
 	MOVWLZX     10(R11)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part7
 	MOVWLZX     12(R11)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -20244,27 +20291,27 @@ scoreRowsMultiBF16AVX2_part7:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
-	CMPQ        R13, $0x01
+	CMPQ        R14, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part8
 	MOVWLZX     2(R11)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
-	CMPQ        R13, $0x02
+	CMPQ        R14, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part8
 	MOVWLZX     4(R11)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
-	CMPQ        R13, $0x03
+	CMPQ        R14, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part8
 	MOVWLZX     6(R11)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
-	CMPQ        R13, $0x04
+	CMPQ        R14, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part8
 	MOVWLZX     8(R11)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
-	CMPQ        R13, $0x05
+	CMPQ        R14, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part8
 	MOVWLZX     10(R11)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
-	CMPQ        R13, $0x06
+	CMPQ        R14, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part8
 	MOVWLZX     12(R11)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
@@ -20424,8 +20471,10 @@ smulti162_k4:
 	CMPQ   CX, $0x04
 	JL     smulti162_k4_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
+	IMUL3Q $0x00000020, DI, R11
+	ADDQ   SI, R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -20434,20 +20483,20 @@ smulti162_k4:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R12
+	MOVQ   BX, R13
 
 smulti162_k4_pairs:
-	CMPQ        R12, $0x10
+	CMPQ        R13, $0x10
 	JL          smulti162_k4_chunk
-	VMOVUPS     (R11), Y8
-	VSHUFPS     $0x88, 32(R11), Y8, Y9
+	VMOVUPS     (R12), Y8
+	VSHUFPS     $0x88, 32(R12), Y8, Y9
 	VPERMPD     $0xd8, Y9, Y9
-	VSHUFPS     $0xdd, 32(R11), Y8, Y8
+	VSHUFPS     $0xdd, 32(R12), Y8, Y8
 	VPERMPD     $0xd8, Y8, Y8
-	VMOVUPS     (R11)(R8*1), Y10
-	VSHUFPS     $0x88, 32(R11)(R8*1), Y10, Y11
+	VMOVUPS     (R12)(R8*1), Y10
+	VSHUFPS     $0x88, 32(R12)(R8*1), Y10, Y11
 	VPERMPD     $0xd8, Y11, Y11
-	VSHUFPS     $0xdd, 32(R11)(R8*1), Y10, Y10
+	VSHUFPS     $0xdd, 32(R12)(R8*1), Y10, Y10
 	VPERMPD     $0xd8, Y10, Y10
 	VMOVDQU     (SI), Y12
 	VPSLLD      $0x10, Y12, Y13
@@ -20477,16 +20526,19 @@ smulti162_k4_pairs:
 	VFMADD231PS Y12, Y8, Y3
 	VFMADD231PS Y13, Y11, Y7
 	VFMADD231PS Y12, Y10, Y7
+	PREFETCHT0  (R11)
+	PREFETCHT0  64(R11)
+	ADDQ        $0x00000080, R11
 	ADDQ        $0x20, SI
-	ADDQ        $0x40, R11
-	SUBQ        $0x10, R12
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
 	JMP         smulti162_k4_pairs
 
 smulti162_k4_chunk:
-	CMPQ        R12, $0x08
+	CMPQ        R13, $0x08
 	JL          smulti162_k4_tail
-	VMOVUPS     (R11), Y8
-	VMOVUPS     (R11)(R8*1), Y9
+	VMOVUPS     (R12), Y8
+	VMOVUPS     (R12)(R8*1), Y9
 	VPMOVZXWD   (SI), Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y8, Y0
@@ -20503,44 +20555,46 @@ smulti162_k4_chunk:
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
+	PREFETCHT0  (R11)
+	ADDQ        $0x00000040, R11
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R11
-	SUBQ        $0x08, R12
+	ADDQ        $0x20, R12
+	SUBQ        $0x08, R13
 	JMP         smulti162_k4_chunk
 
 smulti162_k4_tail:
-	TESTQ      R12, R12
+	TESTQ      R13, R13
 	JZ         smulti162_k4_sum
-	LEAQ       masktable<>+0(SB), R13
+	LEAQ       masktable<>+0(SB), R11
 	MOVQ       $0x00000008, R14
-	SUBQ       R12, R14
-	VMOVDQU    (R13)(R14*4), Y8
-	VMASKMOVPS (R11), Y8, Y9
-	VMASKMOVPS (R11)(R8*1), Y8, Y8
+	SUBQ       R13, R14
+	VMOVDQU    (R11)(R14*4), Y8
+	VMASKMOVPS (R12), Y8, Y9
+	VMASKMOVPS (R12)(R8*1), Y8, Y8
 	VXORPS     X10, X10, X10
 	MOVWLZX    (SI), R11
 	VPINSRW    $0x00, R11, X10, X10
-	CMPQ       R12, $0x01
+	CMPQ       R13, $0x01
 	JBE        scoreRowsMultiBF16AVX2_part10
 	MOVWLZX    2(SI), R11
 	VPINSRW    $0x01, R11, X10, X10
-	CMPQ       R12, $0x02
+	CMPQ       R13, $0x02
 	JBE        scoreRowsMultiBF16AVX2_part10
 	MOVWLZX    4(SI), R11
 	VPINSRW    $0x02, R11, X10, X10
-	CMPQ       R12, $0x03
+	CMPQ       R13, $0x03
 	JBE        scoreRowsMultiBF16AVX2_part10
 	MOVWLZX    6(SI), R11
 	VPINSRW    $0x03, R11, X10, X10
-	CMPQ       R12, $0x04
+	CMPQ       R13, $0x04
 	JBE        scoreRowsMultiBF16AVX2_part10
 	MOVWLZX    8(SI), R11
 	VPINSRW    $0x04, R11, X10, X10
-	CMPQ       R12, $0x05
+	CMPQ       R13, $0x05
 	JBE        scoreRowsMultiBF16AVX2_part10
 	MOVWLZX    10(SI), R11
 	VPINSRW    $0x05, R11, X10, X10
-	CMPQ       R12, $0x06
+	CMPQ       R13, $0x06
 	JBE        scoreRowsMultiBF16AVX2_part10
 	MOVWLZX    12(SI), R11
 	VPINSRW    $0x06, R11, X10, X10
@@ -20553,27 +20607,27 @@ scoreRowsMultiBF16AVX2_part10:
 	VXORPS      X10, X10, X10
 	MOVWLZX     (SI)(DI*1), R11
 	VPINSRW     $0x00, R11, X10, X10
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part11
 	MOVWLZX     2(SI)(DI*1), R11
 	VPINSRW     $0x01, R11, X10, X10
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part11
 	MOVWLZX     4(SI)(DI*1), R11
 	VPINSRW     $0x02, R11, X10, X10
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part11
 	MOVWLZX     6(SI)(DI*1), R11
 	VPINSRW     $0x03, R11, X10, X10
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part11
 	MOVWLZX     8(SI)(DI*1), R11
 	VPINSRW     $0x04, R11, X10, X10
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part11
 	MOVWLZX     10(SI)(DI*1), R11
 	VPINSRW     $0x05, R11, X10, X10
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part11
 	MOVWLZX     12(SI)(DI*1), R11
 	VPINSRW     $0x06, R11, X10, X10
@@ -20586,27 +20640,27 @@ scoreRowsMultiBF16AVX2_part11:
 	VXORPS      X10, X10, X10
 	MOVWLZX     (SI)(DI*2), R11
 	VPINSRW     $0x00, R11, X10, X10
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part12
 	MOVWLZX     2(SI)(DI*2), R11
 	VPINSRW     $0x01, R11, X10, X10
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part12
 	MOVWLZX     4(SI)(DI*2), R11
 	VPINSRW     $0x02, R11, X10, X10
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part12
 	MOVWLZX     6(SI)(DI*2), R11
 	VPINSRW     $0x03, R11, X10, X10
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part12
 	MOVWLZX     8(SI)(DI*2), R11
 	VPINSRW     $0x04, R11, X10, X10
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part12
 	MOVWLZX     10(SI)(DI*2), R11
 	VPINSRW     $0x05, R11, X10, X10
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part12
 	MOVWLZX     12(SI)(DI*2), R11
 	VPINSRW     $0x06, R11, X10, X10
@@ -20619,27 +20673,27 @@ scoreRowsMultiBF16AVX2_part12:
 	VXORPS      X10, X10, X10
 	MOVWLZX     (SI)(R10*1), R11
 	VPINSRW     $0x00, R11, X10, X10
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part13
 	MOVWLZX     2(SI)(R10*1), R11
 	VPINSRW     $0x01, R11, X10, X10
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part13
 	MOVWLZX     4(SI)(R10*1), R11
 	VPINSRW     $0x02, R11, X10, X10
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part13
 	MOVWLZX     6(SI)(R10*1), R11
 	VPINSRW     $0x03, R11, X10, X10
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part13
 	MOVWLZX     8(SI)(R10*1), R11
 	VPINSRW     $0x04, R11, X10, X10
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part13
 	MOVWLZX     10(SI)(R10*1), R11
 	VPINSRW     $0x05, R11, X10, X10
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part13
 	MOVWLZX     12(SI)(R10*1), R11
 	VPINSRW     $0x06, R11, X10, X10
@@ -20820,33 +20874,35 @@ smulti163_k2:
 	CMPQ   CX, $0x02
 	JL     smulti163_k2_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R10
-	LEAQ   (R8)(R8*2), R11
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
-	MOVQ   BX, R11
+	MOVQ   BX, R12
 
 smulti163_k2_pairs:
-	CMPQ        R11, $0x10
+	CMPQ        R12, $0x10
 	JL          smulti163_k2_chunk
-	VMOVUPS     (R10), Y6
-	VSHUFPS     $0x88, 32(R10), Y6, Y7
+	VMOVUPS     (R11), Y6
+	VSHUFPS     $0x88, 32(R11), Y6, Y7
 	VPERMPD     $0xd8, Y7, Y7
-	VSHUFPS     $0xdd, 32(R10), Y6, Y6
+	VSHUFPS     $0xdd, 32(R11), Y6, Y6
 	VPERMPD     $0xd8, Y6, Y6
-	VMOVUPS     (R10)(R8*1), Y8
-	VSHUFPS     $0x88, 32(R10)(R8*1), Y8, Y9
+	VMOVUPS     (R11)(R8*1), Y8
+	VSHUFPS     $0x88, 32(R11)(R8*1), Y8, Y9
 	VPERMPD     $0xd8, Y9, Y9
-	VSHUFPS     $0xdd, 32(R10)(R8*1), Y8, Y8
+	VSHUFPS     $0xdd, 32(R11)(R8*1), Y8, Y8
 	VPERMPD     $0xd8, Y8, Y8
-	VMOVUPS     (R10)(R8*2), Y10
-	VSHUFPS     $0x88, 32(R10)(R8*2), Y10, Y11
+	VMOVUPS     (R11)(R8*2), Y10
+	VSHUFPS     $0x88, 32(R11)(R8*2), Y10, Y11
 	VPERMPD     $0xd8, Y11, Y11
-	VSHUFPS     $0xdd, 32(R10)(R8*2), Y10, Y10
+	VSHUFPS     $0xdd, 32(R11)(R8*2), Y10, Y10
 	VPERMPD     $0xd8, Y10, Y10
 	VMOVDQU     (SI), Y12
 	VPSLLD      $0x10, Y12, Y13
@@ -20866,17 +20922,19 @@ smulti163_k2_pairs:
 	VFMADD231PS Y12, Y8, Y3
 	VFMADD231PS Y13, Y11, Y5
 	VFMADD231PS Y12, Y10, Y5
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000040, R10
 	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	SUBQ        $0x10, R11
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R12
 	JMP         smulti163_k2_pairs
 
 smulti163_k2_chunk:
-	CMPQ        R11, $0x08
+	CMPQ        R12, $0x08
 	JL          smulti163_k2_tail
-	VMOVUPS     (R10), Y6
-	VMOVUPS     (R10)(R8*1), Y7
-	VMOVUPS     (R10)(R8*2), Y8
+	VMOVUPS     (R11), Y6
+	VMOVUPS     (R11)(R8*1), Y7
+	VMOVUPS     (R11)(R8*2), Y8
 	VPMOVZXWD   (SI), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y6, Y0
@@ -20887,45 +20945,47 @@ smulti163_k2_chunk:
 	VFMADD231PS Y9, Y6, Y1
 	VFMADD231PS Y9, Y7, Y3
 	VFMADD231PS Y9, Y8, Y5
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000020, R10
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R10
-	SUBQ        $0x08, R11
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
 	JMP         smulti163_k2_chunk
 
 smulti163_k2_tail:
-	TESTQ      R11, R11
+	TESTQ      R12, R12
 	JZ         smulti163_k2_sum
-	LEAQ       masktable<>+0(SB), R12
+	LEAQ       masktable<>+0(SB), R10
 	MOVQ       $0x00000008, R13
-	SUBQ       R11, R13
-	VMOVDQU    (R12)(R13*4), Y6
-	VMASKMOVPS (R10), Y6, Y7
-	VMASKMOVPS (R10)(R8*1), Y6, Y8
-	VMASKMOVPS (R10)(R8*2), Y6, Y6
+	SUBQ       R12, R13
+	VMOVDQU    (R10)(R13*4), Y6
+	VMASKMOVPS (R11), Y6, Y7
+	VMASKMOVPS (R11)(R8*1), Y6, Y8
+	VMASKMOVPS (R11)(R8*2), Y6, Y6
 	VXORPS     X9, X9, X9
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X9, X9
-	CMPQ       R11, $0x01
+	CMPQ       R12, $0x01
 	JBE        scoreRowsMultiBF16AVX2_part15
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X9, X9
-	CMPQ       R11, $0x02
+	CMPQ       R12, $0x02
 	JBE        scoreRowsMultiBF16AVX2_part15
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X9, X9
-	CMPQ       R11, $0x03
+	CMPQ       R12, $0x03
 	JBE        scoreRowsMultiBF16AVX2_part15
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X9, X9
-	CMPQ       R11, $0x04
+	CMPQ       R12, $0x04
 	JBE        scoreRowsMultiBF16AVX2_part15
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X9, X9
-	CMPQ       R11, $0x05
+	CMPQ       R12, $0x05
 	JBE        scoreRowsMultiBF16AVX2_part15
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X9, X9
-	CMPQ       R11, $0x06
+	CMPQ       R12, $0x06
 	JBE        scoreRowsMultiBF16AVX2_part15
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X9, X9
@@ -20939,27 +20999,27 @@ scoreRowsMultiBF16AVX2_part15:
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X9, X9
-	CMPQ        R11, $0x01
+	CMPQ        R12, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part16
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X9, X9
-	CMPQ        R11, $0x02
+	CMPQ        R12, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part16
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X9, X9
-	CMPQ        R11, $0x03
+	CMPQ        R12, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part16
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X9, X9
-	CMPQ        R11, $0x04
+	CMPQ        R12, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part16
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X9, X9
-	CMPQ        R11, $0x05
+	CMPQ        R12, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part16
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X9, X9
-	CMPQ        R11, $0x06
+	CMPQ        R12, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part16
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X9, X9
@@ -21157,8 +21217,10 @@ smulti164_k2:
 	CMPQ   CX, $0x02
 	JL     smulti164_k2_next
 	LEAQ   (DI)(DI*2), R10
-	MOVQ   DX, R10
-	LEAQ   (R8)(R8*2), R11
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -21167,10 +21229,10 @@ smulti164_k2:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R12
+	MOVQ   BX, R13
 
 smulti164_k2_pairs:
-	CMPQ        R12, $0x10
+	CMPQ        R13, $0x10
 	JL          smulti164_k2_chunk
 	VMOVDQU     (SI), Y8
 	VPSLLD      $0x10, Y8, Y9
@@ -21178,54 +21240,56 @@ smulti164_k2_pairs:
 	VMOVDQU     (SI)(DI*1), Y10
 	VPSLLD      $0x10, Y10, Y11
 	VPAND       bf16_hi<>+0(SB), Y10, Y10
-	VMOVUPS     (R10), Y12
-	VSHUFPS     $0x88, 32(R10), Y12, Y13
+	VMOVUPS     (R11), Y12
+	VSHUFPS     $0x88, 32(R11), Y12, Y13
 	VPERMPD     $0xd8, Y13, Y13
-	VSHUFPS     $0xdd, 32(R10), Y12, Y12
+	VSHUFPS     $0xdd, 32(R11), Y12, Y12
 	VPERMPD     $0xd8, Y12, Y12
 	VFMADD231PS Y9, Y13, Y0
 	VFMADD231PS Y8, Y12, Y0
 	VFMADD231PS Y11, Y13, Y1
 	VFMADD231PS Y10, Y12, Y1
-	VMOVUPS     (R10)(R8*1), Y12
-	VSHUFPS     $0x88, 32(R10)(R8*1), Y12, Y13
+	VMOVUPS     (R11)(R8*1), Y12
+	VSHUFPS     $0x88, 32(R11)(R8*1), Y12, Y13
 	VPERMPD     $0xd8, Y13, Y13
-	VSHUFPS     $0xdd, 32(R10)(R8*1), Y12, Y12
+	VSHUFPS     $0xdd, 32(R11)(R8*1), Y12, Y12
 	VPERMPD     $0xd8, Y12, Y12
 	VFMADD231PS Y9, Y13, Y2
 	VFMADD231PS Y8, Y12, Y2
 	VFMADD231PS Y11, Y13, Y3
 	VFMADD231PS Y10, Y12, Y3
-	VMOVUPS     (R10)(R8*2), Y12
-	VSHUFPS     $0x88, 32(R10)(R8*2), Y12, Y13
+	VMOVUPS     (R11)(R8*2), Y12
+	VSHUFPS     $0x88, 32(R11)(R8*2), Y12, Y13
 	VPERMPD     $0xd8, Y13, Y13
-	VSHUFPS     $0xdd, 32(R10)(R8*2), Y12, Y12
+	VSHUFPS     $0xdd, 32(R11)(R8*2), Y12, Y12
 	VPERMPD     $0xd8, Y12, Y12
 	VFMADD231PS Y9, Y13, Y4
 	VFMADD231PS Y8, Y12, Y4
 	VFMADD231PS Y11, Y13, Y5
 	VFMADD231PS Y10, Y12, Y5
-	VMOVUPS     (R10)(R11*1), Y12
-	VSHUFPS     $0x88, 32(R10)(R11*1), Y12, Y13
+	VMOVUPS     (R11)(R12*1), Y12
+	VSHUFPS     $0x88, 32(R11)(R12*1), Y12, Y13
 	VPERMPD     $0xd8, Y13, Y13
-	VSHUFPS     $0xdd, 32(R10)(R11*1), Y12, Y12
+	VSHUFPS     $0xdd, 32(R11)(R12*1), Y12, Y12
 	VPERMPD     $0xd8, Y12, Y12
 	VFMADD231PS Y9, Y13, Y6
 	VFMADD231PS Y8, Y12, Y6
 	VFMADD231PS Y11, Y13, Y7
 	VFMADD231PS Y10, Y12, Y7
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000040, R10
 	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	SUBQ        $0x10, R12
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R13
 	JMP         smulti164_k2_pairs
 
 smulti164_k2_chunk:
-	CMPQ        R12, $0x08
+	CMPQ        R13, $0x08
 	JL          smulti164_k2_tail
-	VMOVUPS     (R10), Y8
-	VMOVUPS     (R10)(R8*1), Y9
-	VMOVUPS     (R10)(R8*2), Y10
-	VMOVUPS     (R10)(R11*1), Y11
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VMOVUPS     (R11)(R8*2), Y10
+	VMOVUPS     (R11)(R12*1), Y11
 	VPMOVZXWD   (SI), Y12
 	VPSLLD      $0x10, Y12, Y12
 	VFMADD231PS Y12, Y8, Y0
@@ -21238,46 +21302,48 @@ smulti164_k2_chunk:
 	VFMADD231PS Y12, Y9, Y3
 	VFMADD231PS Y12, Y10, Y5
 	VFMADD231PS Y12, Y11, Y7
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000020, R10
 	ADDQ        $0x10, SI
-	ADDQ        $0x20, R10
-	SUBQ        $0x08, R12
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R13
 	JMP         smulti164_k2_chunk
 
 smulti164_k2_tail:
-	TESTQ      R12, R12
+	TESTQ      R13, R13
 	JZ         smulti164_k2_sum
-	LEAQ       masktable<>+0(SB), R13
+	LEAQ       masktable<>+0(SB), R10
 	MOVQ       $0x00000008, R14
-	SUBQ       R12, R14
-	VMOVDQU    (R13)(R14*4), Y8
-	VMASKMOVPS (R10), Y8, Y9
-	VMASKMOVPS (R10)(R8*1), Y8, Y10
-	VMASKMOVPS (R10)(R8*2), Y8, Y11
-	VMASKMOVPS (R10)(R11*1), Y8, Y8
+	SUBQ       R13, R14
+	VMOVDQU    (R10)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y10
+	VMASKMOVPS (R11)(R8*2), Y8, Y11
+	VMASKMOVPS (R11)(R12*1), Y8, Y8
 	VXORPS     X12, X12, X12
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X12, X12
-	CMPQ       R12, $0x01
+	CMPQ       R13, $0x01
 	JBE        scoreRowsMultiBF16AVX2_part18
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X12, X12
-	CMPQ       R12, $0x02
+	CMPQ       R13, $0x02
 	JBE        scoreRowsMultiBF16AVX2_part18
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X12, X12
-	CMPQ       R12, $0x03
+	CMPQ       R13, $0x03
 	JBE        scoreRowsMultiBF16AVX2_part18
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X12, X12
-	CMPQ       R12, $0x04
+	CMPQ       R13, $0x04
 	JBE        scoreRowsMultiBF16AVX2_part18
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X12, X12
-	CMPQ       R12, $0x05
+	CMPQ       R13, $0x05
 	JBE        scoreRowsMultiBF16AVX2_part18
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X12, X12
-	CMPQ       R12, $0x06
+	CMPQ       R13, $0x06
 	JBE        scoreRowsMultiBF16AVX2_part18
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X12, X12
@@ -21292,27 +21358,27 @@ scoreRowsMultiBF16AVX2_part18:
 	VXORPS      X12, X12, X12
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X12, X12
-	CMPQ        R12, $0x01
+	CMPQ        R13, $0x01
 	JBE         scoreRowsMultiBF16AVX2_part19
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X12, X12
-	CMPQ        R12, $0x02
+	CMPQ        R13, $0x02
 	JBE         scoreRowsMultiBF16AVX2_part19
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X12, X12
-	CMPQ        R12, $0x03
+	CMPQ        R13, $0x03
 	JBE         scoreRowsMultiBF16AVX2_part19
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X12, X12
-	CMPQ        R12, $0x04
+	CMPQ        R13, $0x04
 	JBE         scoreRowsMultiBF16AVX2_part19
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X12, X12
-	CMPQ        R12, $0x05
+	CMPQ        R13, $0x05
 	JBE         scoreRowsMultiBF16AVX2_part19
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X12, X12
-	CMPQ        R12, $0x06
+	CMPQ        R13, $0x06
 	JBE         scoreRowsMultiBF16AVX2_part19
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X12, X12

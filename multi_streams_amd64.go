@@ -4,9 +4,20 @@ package attention
 
 // multiScoreStreams reports whether scoreRowsMulti streams K from memory
 // about as fast as the one-row scoreRows, so that the row path scores
-// every row through it (see tileRows). The avx512 kernel prefetches ahead
-// and does: a grouped decode step (H = 32, Hkv = 8, Tk = 4096, d = 128)
-// took 0.67 ms scoring all four rows through it against 0.85 with row 0
-// through scoreRows. The avx2 kernel does not prefetch, and the same step
-// took 1.72 ms against 1.19 with row 0 first through scoreRows.
-func multiScoreStreams() bool { return active == implAVX512 }
+// every row through it (see tileRows). The avx512 and avx2 kernels
+// prefetch ahead and do. With avx512 a grouped decode step (H = 32, Hkv =
+// 8, Tk = 4096, d = 128) took 0.67 ms scoring all four rows through it
+// against 0.85 with row 0 through scoreRows. With avx2, before its kernel
+// prefetched, the same step took 1.72 ms against 1.19 with row 0 first
+// through scoreRows; prefetching, 1.37 ms against 2.42 (Zen 5, a host
+// with much steal).
+func multiScoreStreams() bool { return active == implAVX512 || active == implAVX2 }
+
+// multiBlendStreams reports whether the 16-bit multi-row blend streams V
+// from memory as fast as the one-row blend, so that row 0's blend goes
+// through it with the rest of its group (see rowKernels.multiFirst).
+// avx512's holds a whole row's columns in registers and reads each value
+// row once; avx2's walks the rows in blocks of columns, a pass each, and
+// from memory all but the first pass miss: through it, an f16 decode step
+// (H 32, Hkv 8, Tk 4096) spent 60% of its time in that blend.
+func multiBlendStreams() bool { return active == implAVX512 }

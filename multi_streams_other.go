@@ -5,3 +5,6 @@ package attention
 // multiScoreStreams: see multi_streams_amd64.go. No other implementation's
 // scoreRowsMulti prefetches.
 func multiScoreStreams() bool { return false }
+
+// multiBlendStreams: see multi_streams_amd64.go.
+func multiBlendStreams() bool { return false }

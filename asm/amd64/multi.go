@@ -138,6 +138,15 @@ func scoreKeys(R, P int, m multiShape, db, nb Register, name string) {
 		k4 = GP64()
 		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
 	}
+	// The rows multiAhead on, in address order, as in scoreKeysZ: each
+	// chunk step of P keys' 32 bytes asks for P/2 lines (the blocks of
+	// single keys prefetch nothing).
+	var next Register
+	if P > 1 {
+		next = GP64()
+		IMUL3Q(U32(multiAhead), m.stride, next)
+		ADDQ(m.kv, next)
+	}
 	qp := GP64()
 	MOVQ(m.in, qp)
 	q := newRows(qp, db)
@@ -149,6 +158,12 @@ func scoreKeys(R, P int, m multiShape, db, nb Register, name string) {
 	CMPQ(cnt, U8(8))
 	JL(LabelRef(tail))
 	scoreChunk(R, P, keys, k4, q, acc, nil)
+	if next != nil {
+		for i := range P / 2 {
+			PREFETCHT0(Mem{Base: next, Disp: 64 * i})
+		}
+		ADDQ(U32(32*P), next)
+	}
 	ADDQ(U8(32), m.kv)
 	ADDQ(U8(32), qp)
 	if k4 != nil {

@@ -73,6 +73,15 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
 	}
 	key := func(j int) Mem { return rowAddr(keys.p, k4, keys.s, keys.s3, j) }
+	// The rows multiAhead on, in address order, as in scoreKeysZ: a step
+	// of P keys' elems elements asks for their bytes' lines, at least one
+	// (the blocks of single keys prefetch nothing).
+	var next Register
+	if P > 1 {
+		next = GP64()
+		IMUL3Q(U32(multiAhead), m.stride, next)
+		ADDQ(m.kv, next)
+	}
 	qp := GP64()
 	MOVQ(m.in, qp)
 	q := newRows(qp, db)
@@ -80,6 +89,12 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 	cnt := GP64()
 	MOVQ(m.d, cnt)
 	step := func(elems int) {
+		if next != nil {
+			for i := range max(1, 2*elems*P/64) {
+				PREFETCHT0(Mem{Base: next, Disp: 64 * i})
+			}
+			ADDQ(U32(2*elems*P), next)
+		}
 		ADDQ(U8(2*elems), m.kv)
 		ADDQ(U8(4*elems), qp)
 		if k4 != nil {
