@@ -82,8 +82,8 @@ type rowKernels[E float32 | uint16] struct {
 
 var (
 	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false}
-	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16, scoreRowsMultiF16, blendRowsMultiF16, true}
-	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16, true}
+	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendRowsMultiF16, true}
+	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendRowsMultiBF16, true}
 )
 
 // tileRowsOf is tileRows over the rows k and v of the tile's first key.

@@ -10,3 +10,16 @@ package attention
 // about 10% less: every run's first lines were a miss and every run
 // reloaded and stored the output lanes once per group.
 func wholeTileBlend() bool { return active == implAVX512 }
+
+// blend16Cols is how many columns of a 16-bit value row the one-row
+// blend in use takes a pass (blendRowsF16, blendRowsBF16: eight vectors
+// of accumulators), or 0 where that is not known to matter.
+func blend16Cols() int {
+	switch active {
+	case implAVX512:
+		return 128
+	case implAVX2:
+		return 64
+	}
+	return 0
+}

@@ -65,9 +65,9 @@ func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
 		case F32:
 			blendKept(acc, w[:n], c.v32[r*d:], d, kn)
 		case F16:
-			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16)
+			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16Runs)
 		case BF16:
-			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16)
+			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16Runs)
 		}
 		w, j = w[n:], j+n
 		if keep != nil {
