@@ -2,9 +2,10 @@ package attention
 
 // AttendCache is Attend with the keys and values a KVCache holds: entry b
 // attends its Len(b) held rows, oldest first, read in place in the type
-// they are stored in (16-bit rows are widened in registers, or a tile at a
-// time in scratch for the block kernels: never the whole cache), so an
-// f16 or bf16 cache costs half the bytes of a float32 one to read.
+// they are stored in (16-bit rows are widened in registers, or for the
+// block kernels into a worker's scratch, a head that fits 512 KiB as
+// float32 at a time, else a few rows: never the whole cache), so an f16 or
+// bf16 cache costs half the bytes of a float32 one to read.
 //
 // The call is Attend(dst, q, K, V, opt) for K and V of Tk = the largest
 // Len(b) rows, key j of entry b being its held row j (position
