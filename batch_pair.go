@@ -1,5 +1,7 @@
 package attention
 
+import "math"
+
 // On avx512 the block kernels are bound by their loads: a key or value
 // element meets the sixteen lanes of one block through a broadcast load
 // per FMA. blockScores2 and blockBlend2 broadcast it once for two blocks,
@@ -156,7 +158,21 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 			}
 		}
 		both := min(n[0], n[1])
-		p.blockKeysPair(sc0.st[:blockRows*both], sc1.st[:blockRows*both], tk0, sc0, sc1, j0)
+		if n[0] == n[1] && both > 0 && p.plainTile(tk0, j0, both) && p.plainTile(tk1, j0, both) {
+			// Nothing to adjust or mask: the score kernel folds the
+			// lanes' maxima as it goes, and blockMax takes them as a
+			// tile of one key (the same fold, in two steps).
+			mx := [2 * blockRows]float32{}
+			fillWith(mx[:], float32(math.Inf(-1)))
+			p.blockKeysPair(sc0.st[:blockRows*both], sc1.st[:blockRows*both], tk0, sc0, sc1, j0, mx[:])
+			for i, sc := range scs {
+				blockMax(mx[i*blockRows:(i+1)*blockRows], sc.ml)
+				blockExpSum(sc.st[:blockRows*both], sc.ml)
+			}
+			p.blockValuesPair(tks, scs, n, both, j0)
+			continue
+		}
+		p.blockKeysPair(sc0.st[:blockRows*both], sc1.st[:blockRows*both], tk0, sc0, sc1, j0, nil)
 		for i, tk := range tks {
 			if n[i] == 0 {
 				continue
@@ -178,11 +194,19 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 
 // blockKeysPair is blockKeys for both tasks of a pair (one batch entry and
 // key/value head): s0 and s1 the same keys' scores from j0. 16-bit rows
-// are widened once for both, into sc0.kw.
-func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *taskScratch, j0 int) {
+// are widened once for both, into sc0.kw. With mx, each block's scores
+// are also folded into its lanes of mx (see blockScores2Max).
+func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *taskScratch, j0 int, mx []float32) {
+	scores := func(s0, s1 []float32, k []float32, stride int) {
+		if mx != nil {
+			blockScores2Max(s0, s1, sc0.qt, sc1.qt, k, stride, mx)
+		} else {
+			blockScores2(s0, s1, sc0.qt, sc1.qt, k, stride)
+		}
+	}
 	if kw, _, ok := p.wideRows(sc0, tk.b, tk.kh); ok {
 		dk := p.k.cols
-		blockScores2(s0, s1, sc0.qt, sc1.qt, kw[j0*dk:], dk)
+		scores(s0, s1, kw[j0*dk:], dk)
 		return
 	}
 	if p.kt != F32 {
@@ -192,14 +216,14 @@ func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *task
 			n := min(step, nk-k0)
 			kw := sc0.kw[:n*dk]
 			p.widenRows(kw, tk.b, j0+k0, n, dk, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
-			blockScores2(s0[k0*blockRows:(k0+n)*blockRows], s1[k0*blockRows:(k0+n)*blockRows], sc0.qt, sc1.qt, kw, dk)
+			scores(s0[k0*blockRows:(k0+n)*blockRows], s1[k0*blockRows:(k0+n)*blockRows], kw, dk)
 		}
 		return
 	}
 	for nk := len(s0) / blockRows; nk > 0; {
 		r, run := p.keyRun(tk.b, j0)
 		n := min(nk, run)
-		blockScores2(s0[:n*blockRows], s1[:n*blockRows], sc0.qt, sc1.qt, p.keys32(tk.b, tk.kh, r), p.k.rs)
+		scores(s0[:n*blockRows], s1[:n*blockRows], p.keys32(tk.b, tk.kh, r), p.k.rs)
 		s0, s1, j0, nk = s0[n*blockRows:], s1[n*blockRows:], j0+n, nk-n
 	}
 }
@@ -245,4 +269,12 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 			p.blockValues(sc.ot, sc.st[both*blockRows:n[i]*blockRows], tk, sc, j0+both, cs[i])
 		}
 	}
+}
+
+// plainTile reports whether the tile of n keys from j0 leaves task tk's
+// block scores as the kernels make them: no softcap, bias or ALiBi, and
+// every row attends every key of it (no end or window start inside; a
+// pair has no keep-mask).
+func (p *batchJob) plainTile(tk *batchTask, j0, n int) bool {
+	return !p.adjust && tk.first >= j0+n && tk.late <= j0
 }

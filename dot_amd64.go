@@ -176,6 +176,15 @@ func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
 //go:noescape
 func blockScores2AVX512(st0 []float32, st1 []float32, qt0 []float32, qt1 []float32, k []float32, stride int)
 
+// blockScores2MaxAVX512 is blockScores2, and folds each block's scores, key
+// by key, into its running max in lanes mx[b*16:(b+1)*16] as
+// blockMaxGeneric does (a score replaces the max only if greater: NaN never
+// does, nor an equal value). Only avx512 has it in assembly; elsewhere it
+// is blockScores2 and the fold.
+//
+//go:noescape
+func blockScores2MaxAVX512(st0 []float32, st1 []float32, qt0 []float32, qt1 []float32, k []float32, stride int, mx []float32)
+
 // blockMaxAVX512 starts a tile of the online softmax as blockMaxGeneric
 // does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *=
 // c.

@@ -421,6 +421,28 @@ var kernelCases = map[string]kernelCase{
 		}
 		return []result{{"st", st, bound}}
 	},
+	"blockScores2Max": func(a *kernelArgs, n int) []result {
+		qt, k, st := a.floats(2*blockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(2*blockRows*n, 1)
+		mx := a.salted(2*blockRows, 30, finiteOrNegInf)
+		h, hq := blockRows*n, blockRows*blockD
+		blockScores2Max(st[:h], st[h:], qt[:hq], qt[hq:], k, blockStride, mx)
+		bound, mxBound := make([]float64, len(st)), make([]float64, len(mx))
+		q := make([]float32, blockD)
+		for b := range 2 {
+			for j := range n {
+				for r := range blockRows {
+					for c := range q {
+						q[c] = qt[(b*blockD+c)*blockRows+r]
+					}
+					e := reference.DotBound(blockD, absDot(q, k[j*blockStride:j*blockStride+blockD]))
+					bound[(b*n+j)*blockRows+r] = e
+					// A lane's max moves by at most its scores' largest bound.
+					mxBound[b*blockRows+r] = max(mxBound[b*blockRows+r], e)
+				}
+			}
+		}
+		return []result{{"st", st, bound}, {"mx", mx, mxBound}}
+	},
 	"blockMax": func(a *kernelArgs, n int) []result {
 		st, ml := softmaxTile(a, n), a.salted(4*blockRows, 30, finiteOrNegInf)
 		for r := range blockRows {
