@@ -407,18 +407,7 @@ var kernelCases = map[string]kernelCase{
 		qt, k, st := a.floats(2*blockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(2*blockRows*n, 1)
 		h, hq := blockRows*n, blockRows*blockD
 		blockScores2(st[:h], st[h:], qt[:hq], qt[hq:], k, blockStride)
-		bound := make([]float64, len(st))
-		q := make([]float32, blockD)
-		for b := range 2 {
-			for j := range n {
-				for r := range blockRows {
-					for c := range q {
-						q[c] = qt[(b*blockD+c)*blockRows+r]
-					}
-					bound[(b*n+j)*blockRows+r] = reference.DotBound(blockD, absDot(q, k[j*blockStride:j*blockStride+blockD]))
-				}
-			}
-		}
+		bound, _ := blockScores2Bounds(qt, k, n)
 		return []result{{"st", st, bound}}
 	},
 	"blockScores2Max": func(a *kernelArgs, n int) []result {
@@ -426,21 +415,7 @@ var kernelCases = map[string]kernelCase{
 		mx := a.salted(2*blockRows, 30, finiteOrNegInf)
 		h, hq := blockRows*n, blockRows*blockD
 		blockScores2Max(st[:h], st[h:], qt[:hq], qt[hq:], k, blockStride, mx)
-		bound, mxBound := make([]float64, len(st)), make([]float64, len(mx))
-		q := make([]float32, blockD)
-		for b := range 2 {
-			for j := range n {
-				for r := range blockRows {
-					for c := range q {
-						q[c] = qt[(b*blockD+c)*blockRows+r]
-					}
-					e := reference.DotBound(blockD, absDot(q, k[j*blockStride:j*blockStride+blockD]))
-					bound[(b*n+j)*blockRows+r] = e
-					// A lane's max moves by at most its scores' largest bound.
-					mxBound[b*blockRows+r] = max(mxBound[b*blockRows+r], e)
-				}
-			}
-		}
+		bound, mxBound := blockScores2Bounds(qt, k, n)
 		return []result{{"st", st, bound}, {"mx", mx, mxBound}}
 	},
 	"blockMax": func(a *kernelArgs, n int) []result {
@@ -572,4 +547,25 @@ func softmaxTile(a *kernelArgs, n int) []float32 {
 		}
 	}
 	return st
+}
+
+// blockScores2Bounds returns the error bounds of blockScores2's scores of
+// the two blocks of qt against n keys of k, and of each lane's maximum of
+// them: a lane's max moves by at most its scores' largest bound.
+func blockScores2Bounds(qt, k []float32, n int) (scores, maxima []float64) {
+	scores, maxima = make([]float64, 2*blockRows*n), make([]float64, 2*blockRows)
+	q := make([]float32, blockD)
+	for b := range 2 {
+		for j := range n {
+			for r := range blockRows {
+				for c := range q {
+					q[c] = qt[(b*blockD+c)*blockRows+r]
+				}
+				e := reference.DotBound(blockD, absDot(q, k[j*blockStride:j*blockStride+blockD]))
+				scores[(b*n+j)*blockRows+r] = e
+				maxima[b*blockRows+r] = max(maxima[b*blockRows+r], e)
+			}
+		}
+	}
+	return scores, maxima
 }

@@ -215,16 +215,7 @@ func genBlockBlend() {
 				VFMADD231PS(b, p1, acc[2*w+1])
 			}
 		}
-		unrolled(fmt.Sprintf("blend%d", W), cnt, step, func(U int) {
-			ADDQ(U32(64*U), sp)
-			if U == 4 {
-				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
-				LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
-			} else {
-				ADDQ(stride, vp)
-				ADDQ(stride, nx)
-			}
-		})
+		unrolled(fmt.Sprintf("blend%d", W), cnt, step, nextKeys(sp, vp, nx, stride))
 		JMP(LabelRef(done))
 
 		Label(done)

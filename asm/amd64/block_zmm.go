@@ -215,7 +215,14 @@ func valueKeysZ(name string, W int, v, stride, s3 Register, stParam string, weig
 		PREFETCHT1(pf)
 		fmas(row)
 	}
-	unrolled(name, cnt, step, func(U int) {
+	unrolled(name, cnt, step, nextKeys(sp, vp, nx, stride))
+}
+
+// nextKeys returns the block blends' step of U keys: the weights at sp one
+// 64-byte lane vector a key on, the value rows at vp and the rows fetched
+// at nx stride bytes a key on.
+func nextKeys(sp, vp, nx, stride Register) func(U int) {
+	return func(U int) {
 		ADDQ(U32(64*U), sp)
 		if U == 4 {
 			LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
@@ -224,7 +231,7 @@ func valueKeysZ(name string, W int, v, stride, s3 Register, stParam string, weig
 			ADDQ(stride, vp)
 			ADDQ(stride, nx)
 		}
-	})
+	}
 }
 
 // scoresLinesZ emits the score loop of a full group over blocks of sixteen
