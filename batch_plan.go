@@ -74,6 +74,7 @@ type batchJob struct {
 	chunks       int       // key chunks of splitKeys the rows are cut into (see batch_split.go)
 	parts        []float32 // the chunks' partials, when they are work items of their own
 	multi        bool      // the row path takes a task's rows through the multi-row kernels (see tileRows)
+	eight        bool      // and eight at a time where a task has eight (see multiEight)
 	pair         bool      // the block path takes tasks two at a time (see batch_pair.go)
 	tile         int       // keys per tile of the online softmax
 	block        bool
@@ -127,8 +128,10 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 		// The eight query heads of a decode step's group: the multi-row
 		// kernels, with each row's FMAs only, beat a block's sixteen lanes
 		// half empty (H = 8, Hkv = 1, Tk = 32768, d = 128: 1.79 ms against
-		// 2.36). With sixteen rows the block is faster (a 4-row verify of
-		// 4 heads: 2.35 ms against 3.19 on the row path).
+		// 2.36 on Zen 5, before the eight-row kernels; with them, on a
+		// Xeon, 1.73 ms against 1.94 as two groups of four). With sixteen
+		// rows the block is faster (a 4-row verify of 4 heads: 2.35 ms
+		// against 3.19 on the row path).
 		p.block = false
 	}
 	p.tile = keyTile(p.block, dk, v.cols)
@@ -144,6 +147,7 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 		// stay in L2 for the rows' second reads.
 		p.tile *= 2
 	}
+	p.eight = p.multi && p.kt == F32 && multiEight()
 	p.pair = p.pairable()
 	return p
 }

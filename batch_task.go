@@ -61,7 +61,7 @@ func (p *batchJob) scratchLen(R int) int {
 	dk, dv := p.q.cols, p.v.cols
 	need := R*dk + p.tile + 2*R
 	if p.multi {
-		need += (min(R, 4) - 1) * p.tile // scores of up to four rows
+		need += (p.multiGroup(R) - 1) * p.tile // scores of a multi-row call's rows
 	}
 	if p.block {
 		need += blockRows * (dk + p.tile + dv + 4)
@@ -87,7 +87,7 @@ func (p *batchJob) carve(sc *taskScratch, x []float32, R int) {
 	sc.qs, x = x[:R*dk], x[R*dk:]
 	ns := p.tile
 	if p.multi {
-		ns *= min(R, 4)
+		ns *= p.multiGroup(R)
 	}
 	sc.s, x = x[:ns], x[ns:]
 	sc.m, sc.l, x = x[:R], x[R:2*R], x[2*R:]

@@ -392,6 +392,10 @@ func batchCases(short bool) []batchCase {
 		{B: 1, H: 4, Hkv: 1, Tq: 5, Tk: 129, dk: 8, dv: 8, causal: true, valid: true, toValid: true, weights: true},
 		{B: 2, H: 8, Hkv: 1, Tq: 1, Tk: 1500, dk: 24, dv: 16, valid: true, softcap: 2, bias: biasHeads, strided: true},
 		{B: 1, H: 12, Hkv: 4, Tq: 1, Tk: 700, dk: 13, dv: 9, causal: true, valid: true},
+		// Eight heads of a group, through the eight-row kernels where
+		// there are some: columns past a multiple of 16, tiles cut by
+		// valid lengths.
+		{B: 2, H: 16, Hkv: 2, Tq: 1, Tk: 1100, dk: 128, dv: 100, valid: true},
 		// Groups of two and six heads leave one row to the multi-row
 		// kernels, with value rows wider than one block of theirs.
 		{B: 1, H: 2, Hkv: 1, Tq: 1, Tk: 300, dk: 16, dv: 128},

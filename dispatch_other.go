@@ -81,6 +81,18 @@ func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
 	blendRowsMultiGeneric(acc, w, v, stride, rows)
 }
 
+// scoreRowsMulti8 is scoreRowsMulti for eight rows. Only avx512 has it in
+// assembly, its sixteen lanes holding two keys of each row; elsewhere it is
+// scoreRowsMulti on each four.
+func scoreRowsMulti8(dst, k []float32, stride int, q []float32) {
+	scoreRowsMulti8Generic(dst, k, stride, q)
+}
+
+// blendRowsMulti8 is blendRowsMulti for eight rows. Only avx512 has it in
+// assembly, with a prefetch of each pass's line ahead so that it streams V
+// from memory itself; elsewhere it is blendRowsMulti on each four.
+func blendRowsMulti8(acc, w, v []float32, stride int) { blendRowsMulti8Generic(acc, w, v, stride) }
+
 // scoreRowsMultiF16 sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c] for
 // r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsF16 for
 // several query rows, each half-precision key row read once, each score the

@@ -99,6 +99,21 @@ func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, r
 //go:noescape
 func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int)
 
+// scoreRowsMulti8AVX512 is scoreRowsMulti for eight rows. Only avx512 has
+// it in assembly, its sixteen lanes holding two keys of each row; elsewhere
+// it is scoreRowsMulti on each four.
+//
+//go:noescape
+func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32)
+
+// blendRowsMulti8AVX512 is blendRowsMulti for eight rows. Only avx512 has
+// it in assembly, with a prefetch of each pass's line ahead so that it
+// streams V from memory itself; elsewhere it is blendRowsMulti on each
+// four.
+//
+//go:noescape
+func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int)
+
 // scoreRowsMultiF16AVX512 sets dst[r*n+j] = Σ_c
 // f16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
 // len(q)/rows: scoreRowsF16 for several query rows, each half-precision key

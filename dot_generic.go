@@ -55,6 +55,23 @@ func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int) {
 	}
 }
 
+// scoreRowsMulti8Generic is scoreRowsMulti on each four of the eight
+// rows, through its front, so that an implementation without the eight-row
+// kernel runs its four-row one.
+func scoreRowsMulti8Generic(dst, k []float32, stride int, q []float32) {
+	n, d := len(dst)/8, len(q)/8
+	scoreRowsMulti(dst[:4*n], k, stride, q[:4*d], 4)
+	scoreRowsMulti(dst[4*n:8*n], k, stride, q[4*d:8*d], 4)
+}
+
+// blendRowsMulti8Generic is blendRowsMulti on each four of the eight rows,
+// through its front.
+func blendRowsMulti8Generic(acc, w, v []float32, stride int) {
+	n, d := len(w)/8, len(acc)/8
+	blendRowsMulti(acc[:4*d], w[:4*n], v, stride, 4)
+	blendRowsMulti(acc[4*d:8*d], w[4*n:8*n], v, stride, 4)
+}
+
 // axpyGeneric sets y[i] += alpha*x[i] for i < len(x).
 func axpyGeneric(alpha float32, x, y []float32) {
 	y = y[:len(x)]

@@ -232,7 +232,7 @@ func scoreMultiCase(rows, d int) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		stride := d + 3
 		k, q, dst := a.floats(rowsLen(n, stride, d), 2), a.floats(rows*d, 2), a.floats(rows*n, 1)
-		scoreRowsMulti(dst, k, stride, q, rows)
+		scoreMultiOf(dst, k, stride, q, rows)
 		bound := make([]float64, len(dst))
 		for r := range rows {
 			for j := range n {
@@ -242,6 +242,27 @@ func scoreMultiCase(rows, d int) kernelCase {
 		return []result{{"dst", dst, bound}}
 	}
 }
+
+// scoreMultiOf is scoreRowsMulti, or scoreRowsMulti8 for eight rows.
+func scoreMultiOf(dst, k []float32, stride int, q []float32, rows int) {
+	if rows == 8 {
+		scoreRowsMulti8(dst, k, stride, q)
+		return
+	}
+	scoreRowsMulti(dst, k, stride, q, rows)
+}
+
+// blendMultiOf is blendRowsMulti, or blendRowsMulti8 for eight rows.
+func blendMultiOf(acc, w, v []float32, stride int, rows int) {
+	if rows == 8 {
+		blendRowsMulti8(acc, w, v, stride)
+		return
+	}
+	blendRowsMulti(acc, w, v, stride, rows)
+}
+
+// multiRowCounts are the row counts the multi-row kernels take.
+var multiRowCounts = []int{1, 2, 3, 4, 8}
 
 // blendMultiCase is blendRowsMulti's case for rows rows of d columns over n
 // keys.
@@ -259,7 +280,7 @@ func blendMultiCase(rows, d int) kernelCase {
 				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
 			}
 		}
-		blendRowsMulti(acc, w, v, stride, rows)
+		blendMultiOf(acc, w, v, stride, rows)
 		return []result{{"acc", acc, bound}}
 	}
 }
@@ -276,7 +297,7 @@ func TestMultiRowShapes(t *testing.T) {
 	cols = append(cols, 96, 127, 128, 131, 200)
 	pls := multiPlacements()
 	testutil.ForEachImpl(t, func(t *testing.T) {
-		for rows := 1; rows <= 4; rows++ {
+		for _, rows := range multiRowCounts {
 			for _, d := range cols {
 				// A subtest each, so that the guard pages are unmapped as
 				// it ends.
@@ -356,6 +377,12 @@ var kernelCases = map[string]kernelCase{
 	},
 	"scoreRowsMulti": func(a *kernelArgs, n int) []result {
 		return scoreMultiCase(1+n%4, 13+n%20)(a, n)
+	},
+	"scoreRowsMulti8": func(a *kernelArgs, n int) []result {
+		return scoreMultiCase(8, 13+n%20)(a, n)
+	},
+	"blendRowsMulti8": func(a *kernelArgs, n int) []result {
+		return blendMultiCase(8, 1+(n*29)%150)(a, n)
 	},
 	"blendRowsMulti": func(a *kernelArgs, n int) []result {
 		// Column counts across every block of every row count (64 columns

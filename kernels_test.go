@@ -474,13 +474,13 @@ func TestMultiKernelsMatchOneRow(t *testing.T) {
 		r := testutil.Rand(61)
 		for _, d := range []int{1, 5, 8, 13, 16, 24, 31, 64, 65, 100, 128, 131} {
 			for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 16, 31, 64, 65, 200} {
-				for rows := 1; rows <= 4; rows++ {
+				for _, rows := range multiRowCounts {
 					stride := d + r.IntN(3)
 					kv := testutil.Floats(r, max(0, (n-1)*stride+d), 2)
 					q, w := testutil.Floats(r, rows*d, 2), testutil.Floats(r, rows*n, 1)
 					acc := testutil.Floats(r, rows*d, 1)
 					one := append([]float32(nil), acc...)
-					blendRowsMulti(acc, w, kv, stride, rows)
+					blendMultiOf(acc, w, kv, stride, rows)
 					for i := range rows {
 						blendRows(one[i*d:(i+1)*d], w[i*n:(i+1)*n], kv, stride)
 					}
@@ -490,7 +490,7 @@ func TestMultiKernelsMatchOneRow(t *testing.T) {
 						continue
 					}
 					dst, want := make([]float32, rows*n), make([]float32, rows*n)
-					scoreRowsMulti(dst, kv, stride, q, rows)
+					scoreMultiOf(dst, kv, stride, q, rows)
 					for i := range rows {
 						scoreRows(want[i*n:(i+1)*n], kv, stride, q[i*d:(i+1)*d])
 					}

@@ -8,3 +8,6 @@ func multiScoreStreams() bool { return false }
 
 // multiBlendStreams: see multi_streams_amd64.go.
 func multiBlendStreams() bool { return false }
+
+// multiEight: see multi_streams_amd64.go.
+func multiEight() bool { return false }

@@ -55,13 +55,13 @@ func TestRowKernelsLargeBlocks(t *testing.T) {
 
 				// The multi-row kernels within one call's budget (n·d).
 				m := maxCall / d
-				for rows := 1; rows <= 4; rows++ {
+				for _, rows := range multiRowCounts {
 					qs, ws := testutil.Floats(r, rows*d, 1), testutil.Floats(r, rows*m, 1)
 					got, one := make([]float32, rows*m), make([]float32, rows*m)
-					scoreRowsMulti(got, kv, stride, qs, rows)
+					scoreMultiOf(got, kv, stride, qs, rows)
 					accs := testutil.Floats(r, rows*d, 1)
 					ones := append([]float32(nil), accs...)
-					blendRowsMulti(accs, ws, kv, stride, rows)
+					blendMultiOf(accs, ws, kv, stride, rows)
 					for i := range rows {
 						scoreRows(one[i*m:(i+1)*m], kv, stride, qs[i*d:(i+1)*d])
 						blendRows(ones[i*d:(i+1)*d], ws[i*m:(i+1)*m], kv, stride)

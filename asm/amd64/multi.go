@@ -20,7 +20,7 @@ func init() {
 	avx2["blendRowsMulti"] = genBlendRowsMulti
 }
 
-// divConst sets x = x/R for R in 1..4 and x < 2³².
+// divConst sets x = x/R for R in 1..4 or 8 and x < 2³².
 func divConst(x Register, R int) {
 	switch R {
 	case 2:
@@ -32,6 +32,8 @@ func divConst(x Register, R int) {
 		SHRQ(U8(33), x)
 	case 4:
 		SHRQ(U8(2), x)
+	case 8:
+		SHRQ(U8(3), x)
 	}
 }
 
@@ -46,16 +48,33 @@ func byRows(rows Register, prefix string) {
 }
 
 // rowRegs holds a base pointer and the byte distance between its rows, with
-// three times that, for rowAddr.
-type rowRegs struct{ p, s, s3 Register }
+// three times that, for rowAddr; p4, if not nil, points four rows on, for
+// rows 4 to 7.
+type rowRegs struct{ p, s, s3, p4 Register }
 
 func newRows(p, s Register) rowRegs {
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
-	return rowRegs{p, s, s3}
+	return rowRegs{p: p, s: s, s3: s3}
 }
 
-func (r rowRegs) at(i int) Mem { return rowAddr(r.p, nil, r.s, r.s3, i) }
+// newRows8 is newRows for eight rows: p4 is set to p + 4·s.
+func newRows8(p, s Register) rowRegs {
+	r := newRows(p, s)
+	r.p4 = GP64()
+	LEAQ(Mem{Base: p, Index: s, Scale: 4}, r.p4)
+	return r
+}
+
+// advance moves the rows' pointers by n bytes (below 128).
+func (r rowRegs) advance(n uint8) {
+	ADDQ(U8(n), r.p)
+	if r.p4 != nil {
+		ADDQ(U8(n), r.p4)
+	}
+}
+
+func (r rowRegs) at(i int) Mem { return rowAddr(r.p, r.p4, r.s, r.s3, i) }
 
 // genScoreRowsMulti: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c]. Keys go in
 // blocks of KP (8/R, 2 for three rows), their chunks of eight columns
@@ -379,8 +398,8 @@ func blendColumns(R, P int, m multiShape, db, nb Register, name string, mask Vec
 	Label(pair)
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_odd"))
-	add(rowRegs{w0, nb, s3}, v0)
-	add(rowRegs{w1, nb, s3}, v1)
+	add(rowRegs{p: w0, s: nb, s3: s3}, v0)
+	add(rowRegs{p: w1, s: nb, s3: s3}, v1)
 	ADDQ(U8(4), w0)
 	ADDQ(U8(4), w1)
 	ADDQ(m.stride, v0)
@@ -392,7 +411,7 @@ func blendColumns(R, P int, m multiShape, db, nb Register, name string, mask Vec
 	divConst(m.n, R)
 	TESTQ(U32(1), m.n)
 	JZ(LabelRef(done))
-	add(rowRegs{w1, nb, s3}, v1)
+	add(rowRegs{p: w1, s: nb, s3: s3}, v1)
 	Label(done)
 	Load(Param("w").Base(), m.o)
 	move(false)

@@ -16,6 +16,8 @@ import (
 func init() {
 	avx512["scoreRowsMulti"] = genScoreRowsMultiZ
 	avx512["blendRowsMulti"] = genBlendRowsMultiZ
+	avx512["scoreRowsMulti8"] = genScoreRowsMulti8Z
+	avx512["blendRowsMulti8"] = genBlendRowsMulti8Z
 }
 
 // genScoreRowsMultiZ: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c]. Keys go in
@@ -43,6 +45,16 @@ func genScoreRowsMultiZOf(prefix string, w widen16) {
 	RET()
 }
 
+// genScoreRowsMulti8Z is genScoreRowsMultiZ for eight rows: keys in
+// blocks of two, whose sixteen accumulators fill one sum tree, so that the
+// eight query heads of a group read each key row once.
+func genScoreRowsMulti8Z() {
+	scoreMultiZ(8, "smulti8z", nil)
+	Label("smulti8z_done")
+	VZEROUPPER()
+	RET()
+}
+
 func scoreMultiZ(R int, prefix string, w widen16) {
 	shift := uint8(2)
 	if w != nil {
@@ -55,7 +67,7 @@ func scoreMultiZ(R int, prefix string, w widen16) {
 	SHLQ(U8(2), db)
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
-	KP := map[int]int{1: 8, 2: 8, 3: 4, 4: 4}[R]
+	KP := map[int]int{1: 8, 2: 8, 3: 4, 4: 4, 8: 2}[R]
 	for _, P := range []int{KP, 1} {
 		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
 		Label(loop)
@@ -96,7 +108,7 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 	chunkBytes := 16 << shift
 	qp := GP64()
 	MOVQ(m.in, qp)
-	q := newRows(qp, db)
+	q := rowsOf(R, qp, db)
 	acc := zerosZ(R * P)
 	cnt := GP64()
 	MOVQ(m.d, cnt)
@@ -113,7 +125,7 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 	JL(LabelRef(tail))
 	scoreChunk(nil, next)
 	ADDQ(U8(chunkBytes), m.kv)
-	ADDQ(U8(64), qp)
+	q.advance(64)
 	if k4 != nil {
 		ADDQ(U8(chunkBytes), k4)
 	}
@@ -133,7 +145,15 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 	ANDQ(I32(-16), back)
 	SHLQ(U8(shift), back)
 	SUBQ(back, m.kv)
-	storeMultiZ(R, P, acc, newRows(m.o, nb))
+	storeMultiZ(R, P, acc, rowsOf(R, m.o, nb))
+}
+
+// rowsOf is newRows, or newRows8 for more than four rows.
+func rowsOf(R int, p, s Register) rowRegs {
+	if R > 4 {
+		return newRows8(p, s)
+	}
+	return newRows(p, s)
 }
 
 // scoreChunkZ multiplies one chunk of 16 columns (under mask, if not nil)
@@ -196,6 +216,16 @@ func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 			VMOVUPS(s.AsX(), out.at(r))
 		case P == 4:
 			VEXTRACTF32X4(U8(r), s, out.at(r))
+		case P == 2 && r%2 == 1:
+			// Stored with row r-1's pair.
+		case P == 2:
+			x := s.AsX()
+			if r > 0 {
+				x = XMM()
+				VEXTRACTF32X4(U8(r/2), s, x)
+			}
+			VMOVLPS(x, out.at(r))
+			VMOVHPS(x, out.at(r+1))
 		default:
 			panic("storeMultiZ: unsupported block")
 		}
@@ -216,6 +246,18 @@ func genBlendRowsMultiZ() {
 		Label(fmt.Sprintf("bmultiz_%d", R))
 		blendMultiZ(R)
 	}
+	Label("bmultiz_done")
+	VZEROUPPER()
+	RET()
+}
+
+// genBlendRowsMulti8Z is genBlendRowsMultiZ for eight rows, a vector of
+// columns at a time (sixteen accumulators, eight broadcast weights). Each
+// of its passes over the value rows reads one line of each and asks for
+// that line blendAhead rows on: from memory a pass streams its column
+// with the FMAs of the eight rows in the shadow of the reads.
+func genBlendRowsMulti8Z() {
+	blendMultiZ(8)
 	Label("bmultiz_done")
 	VZEROUPPER()
 	RET()
@@ -272,7 +314,7 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 		at.Disp += 64 * c
 		return at
 	}
-	accs = newRows(m.in, db)
+	accs = rowsOf(R, m.in, db)
 	for r := range R {
 		for c := range P {
 			a[r*P+c] = loadZ(accAt(r, c), mask)
@@ -293,7 +335,19 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 	ADDQ(m.kv, v1)
 	s3 := GP64()
 	LEAQ(Mem{Base: nb, Index: nb, Scale: 2}, s3)
+	ws0, ws1 := rowRegs{p: w0, s: nb, s3: s3}, rowRegs{p: w1, s: nb, s3: s3}
+	var ahead Register
+	if R > 4 {
+		ws0.p4, ws1.p4 = GP64(), GP64()
+		LEAQ(Mem{Base: w0, Index: nb, Scale: 4}, ws0.p4)
+		LEAQ(Mem{Base: w1, Index: nb, Scale: 4}, ws1.p4)
+		ahead = GP64()
+		IMUL3Q(U32(blendAhead), m.stride, ahead)
+	}
 	add := func(w rowRegs, vp Register, set []VecVirtual) {
+		if ahead != nil {
+			PREFETCHT0(Mem{Base: vp, Index: ahead, Scale: 1})
+		}
 		b := make([]VecVirtual, R)
 		for r := range R {
 			b[r] = ZMM()
@@ -319,10 +373,10 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 	Label(pair)
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_odd"))
-	add(rowRegs{w0, nb, s3}, v0, a)
-	add(rowRegs{w1, nb, s3}, v1, s)
-	ADDQ(U8(4), w0)
-	ADDQ(U8(4), w1)
+	add(ws0, v0, a)
+	add(ws1, v1, s)
+	ws0.advance(4)
+	ws1.advance(4)
 	ADDQ(m.stride, v0)
 	ADDQ(m.stride, v1)
 	DECQ(cnt)
@@ -332,10 +386,10 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 	divConst(m.n, R)
 	TESTQ(U32(1), m.n)
 	JZ(LabelRef(done))
-	add(rowRegs{w1, nb, s3}, v1, s)
+	add(ws1, v1, s)
 	Label(done)
 	Load(Param("w").Base(), m.o)
-	accs = newRows(m.in, db)
+	accs = rowsOf(R, m.in, db)
 	for r := range R {
 		for c := range P {
 			VADDPS(s[r*P+c], a[r*P+c], a[r*P+c])
@@ -362,4 +416,8 @@ const multiAhead = 32
 // both took four with blocks of 2): 512 keys of V in L2, 1.76 µs against
 // 2.66 for three rows and 2.35 against 3.77 for four (fastest of nine
 // runs on a busy machine).
-var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}}
+var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}, 8: {1}}
+
+// blendAhead is how many rows ahead blendRowsMulti8 asks for the line of
+// its pass.
+const blendAhead = 32

@@ -103,6 +103,19 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
+		Name: "scoreRowsMulti8", Params: "dst, k []float32, stride int, q []float32",
+		Doc: "is scoreRowsMulti for eight rows. Only avx512 has it in assembly, its sixteen lanes holding two keys of each row; " +
+			"elsewhere it is scoreRowsMulti on each four.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
+		Name: "blendRowsMulti8", Params: "acc, w, v []float32, stride int",
+		Doc: "is blendRowsMulti for eight rows. Only avx512 has it in assembly, " +
+			"with a prefetch of each pass's line ahead so that it streams V from memory itself; " +
+			"elsewhere it is blendRowsMulti on each four.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
 		Name: "scoreRowsMultiF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int",
 		Doc: "sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: " +
 			"scoreRowsF16 for several query rows, each half-precision key row read once, each score the bits scoreRowsF16 gives it " +
