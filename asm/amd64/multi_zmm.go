@@ -268,9 +268,15 @@ func blendMultiZ(R int) {
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
 	name := fmt.Sprintf("bmultiz%d", R)
-	db, nb := GP64(), GP64()
-	MOVQ(m.d, db)
-	SHLQ(U8(2), db)
+	// Eight rows need every register they can get in the key loop: their
+	// accumulator rows' distance is loaded where it is used (db nil).
+	var db Register
+	if R <= 4 {
+		db = GP64()
+		MOVQ(m.d, db)
+		SHLQ(U8(2), db)
+	}
+	nb := GP64()
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	nz := ZMM()
@@ -314,7 +320,7 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 		at.Disp += 64 * c
 		return at
 	}
-	accs = rowsOf(R, m.in, db)
+	accs = rowsOf(R, m.in, accBytes(db))
 	for r := range R {
 		for c := range P {
 			a[r*P+c] = loadZ(accAt(r, c), mask)
@@ -389,7 +395,7 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 	add(ws1, v1, s)
 	Label(done)
 	Load(Param("w").Base(), m.o)
-	accs = rowsOf(R, m.in, db)
+	accs = rowsOf(R, m.in, accBytes(db))
 	for r := range R {
 		for c := range P {
 			VADDPS(s[r*P+c], a[r*P+c], a[r*P+c])
@@ -417,6 +423,18 @@ const multiAhead = 32
 // 2.66 for three rows and 2.35 against 3.77 for four (fastest of nine
 // runs on a busy machine).
 var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}, 8: {1}}
+
+// accBytes returns db, or where it is nil the bytes of a row of the
+// eight-row blend's accumulators, len(acc)/8·4.
+func accBytes(db Register) Register {
+	if db != nil {
+		return db
+	}
+	t := GP64()
+	Load(Param("acc").Len(), t)
+	SHRQ(U8(1), t)
+	return t
+}
 
 // blendAhead is how many rows ahead blendRowsMulti8 asks for the line of
 // its pass.
