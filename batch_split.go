@@ -36,11 +36,16 @@ func (p *batchJob) chunkScratch() int {
 
 // chunksOf returns how many chunks task tk has keys in.
 func (tk *batchTask) chunksOf() int {
+	return (tk.fullEnd() + splitKeys - 1) / splitKeys
+}
+
+// fullEnd returns the greatest of the rows' ends over all keys.
+func (tk *batchTask) fullEnd() int {
 	last := 0
 	for r := range tk.R {
 		last = max(last, tk.full[r])
 	}
-	return (last + splitKeys - 1) / splitKeys
+	return last
 }
 
 // runChunks computes task tk chunk by chunk, folding each partial into the

@@ -26,6 +26,9 @@ type taskScratch struct {
 	// wide is the worker's widened head, shared by its tasks (see
 	// wideHead).
 	wide *wideHead
+	// asked is 1 + the first key of the tile whose value rows the row
+	// path's last tile asked for ahead (see nextRows), 0 for none.
+	asked int
 }
 
 // scratchFor carves the worker's scratch for a task of R rows, growing it

@@ -76,22 +76,29 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 // rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
 // rows, each value row read once, each row's sums the bits blendRows gives
 // it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
-// within one call's budget.
-func blendRowsMulti(acc, w, v []float32, stride int, rows int) {
-	blendRowsMultiGeneric(acc, w, v, stride, rows)
+// within one call's budget. If next is not empty, it is where the value
+// rows of the caller's next call start: the avx512 kernel asks for them in
+// address order as it goes, a line for each line of v it reads, so that the
+// next call finds them in cache (an empty next asks for nothing).
+func blendRowsMulti(acc, w, v []float32, stride int, rows int, next []float32) {
+	blendRowsMultiGeneric(acc, w, v, stride, rows, next)
 }
 
-// scoreRowsMulti8 is scoreRowsMulti for eight rows. Only avx512 has it in
-// assembly, its sixteen lanes holding two keys of each row; elsewhere it is
-// scoreRowsMulti on each four.
-func scoreRowsMulti8(dst, k []float32, stride int, q []float32) {
-	scoreRowsMulti8Generic(dst, k, stride, q)
+// scoreRowsMulti8 is scoreRowsMulti for eight rows. If also is not empty,
+// the avx512 kernel asks for its rows in address order as it goes, a line
+// for each line of k it reads (the tile's value rows, say, for the blend
+// that follows). Only avx512 has it in assembly, its sixteen lanes holding
+// two keys of each row; elsewhere it is scoreRowsMulti on each four.
+func scoreRowsMulti8(dst, k []float32, stride int, q []float32, also []float32) {
+	scoreRowsMulti8Generic(dst, k, stride, q, also)
 }
 
-// blendRowsMulti8 is blendRowsMulti for eight rows. Only avx512 has it in
-// assembly, with a prefetch of each pass's line ahead so that it streams V
-// from memory itself; elsewhere it is blendRowsMulti on each four.
-func blendRowsMulti8(acc, w, v []float32, stride int) { blendRowsMulti8Generic(acc, w, v, stride) }
+// blendRowsMulti8 is blendRowsMulti for eight rows, next as there. Only
+// avx512 has it in assembly, a vector of columns a pass; elsewhere it is
+// blendRowsMulti on each four.
+func blendRowsMulti8(acc, w, v []float32, stride int, next []float32) {
+	blendRowsMulti8Generic(acc, w, v, stride, next)
+}
 
 // scoreRowsMultiF16 sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c] for
 // r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsF16 for

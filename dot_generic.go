@@ -47,8 +47,8 @@ func scoreRowsMultiGeneric(dst, k []float32, stride int, q []float32, rows int) 
 }
 
 // blendRowsMultiGeneric is blendRows for each of the rows, through the
-// blendRows front as scoreRowsMultiGeneric is.
-func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int) {
+// blendRows front as scoreRowsMultiGeneric is; it asks for nothing ahead.
+func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int, next []float32) {
 	n, d := len(w)/rows, len(acc)/rows
 	for r := range rows {
 		blendRows(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
@@ -58,7 +58,7 @@ func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int) {
 // scoreRowsMulti8Generic is scoreRowsMulti on each four of the eight
 // rows, through its front, so that an implementation without the eight-row
 // kernel runs its four-row one.
-func scoreRowsMulti8Generic(dst, k []float32, stride int, q []float32) {
+func scoreRowsMulti8Generic(dst, k []float32, stride int, q []float32, also []float32) {
 	n, d := len(dst)/8, len(q)/8
 	scoreRowsMulti(dst[:4*n], k, stride, q[:4*d], 4)
 	scoreRowsMulti(dst[4*n:8*n], k, stride, q[4*d:8*d], 4)
@@ -66,10 +66,10 @@ func scoreRowsMulti8Generic(dst, k []float32, stride int, q []float32) {
 
 // blendRowsMulti8Generic is blendRowsMulti on each four of the eight rows,
 // through its front.
-func blendRowsMulti8Generic(acc, w, v []float32, stride int) {
+func blendRowsMulti8Generic(acc, w, v []float32, stride int, next []float32) {
 	n, d := len(w)/8, len(acc)/8
-	blendRowsMulti(acc[:4*d], w[:4*n], v, stride, 4)
-	blendRowsMulti(acc[4*d:8*d], w[4*n:8*n], v, stride, 4)
+	blendRowsMulti(acc[:4*d], w[:4*n], v, stride, 4, nil)
+	blendRowsMulti(acc[4*d:8*d], w[4*n:8*n], v, stride, 4, next)
 }
 
 // axpyGeneric sets y[i] += alpha*x[i] for i < len(x).

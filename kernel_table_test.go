@@ -246,19 +246,20 @@ func scoreMultiCase(rows, d int) kernelCase {
 // scoreMultiOf is scoreRowsMulti, or scoreRowsMulti8 for eight rows.
 func scoreMultiOf(dst, k []float32, stride int, q []float32, rows int) {
 	if rows == 8 {
-		scoreRowsMulti8(dst, k, stride, q)
+		scoreRowsMulti8(dst, k, stride, q, k[len(k)/2:])
 		return
 	}
 	scoreRowsMulti(dst, k, stride, q, rows)
 }
 
-// blendMultiOf is blendRowsMulti, or blendRowsMulti8 for eight rows.
-func blendMultiOf(acc, w, v []float32, stride int, rows int) {
+// blendMultiOf is blendRowsMulti, or blendRowsMulti8 for eight rows, with
+// next (which changes no result: it only asks for its lines).
+func blendMultiOf(acc, w, v []float32, stride int, rows int, next []float32) {
 	if rows == 8 {
-		blendRowsMulti8(acc, w, v, stride)
+		blendRowsMulti8(acc, w, v, stride, next)
 		return
 	}
-	blendRowsMulti(acc, w, v, stride, rows)
+	blendRowsMulti(acc, w, v, stride, rows, next)
 }
 
 // multiRowCounts are the row counts the multi-row kernels take.
@@ -280,7 +281,12 @@ func blendMultiCase(rows, d int) kernelCase {
 				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
 			}
 		}
-		blendMultiOf(acc, w, v, stride, rows)
+		// The next call's rows asked for: v's own second half, or none.
+		var next []float32
+		if n%2 == 1 {
+			next = v[len(v)/2:]
+		}
+		blendMultiOf(acc, w, v, stride, rows, next)
 		return []result{{"acc", acc, bound}}
 	}
 }

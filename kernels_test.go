@@ -480,7 +480,7 @@ func TestMultiKernelsMatchOneRow(t *testing.T) {
 					q, w := testutil.Floats(r, rows*d, 2), testutil.Floats(r, rows*n, 1)
 					acc := testutil.Floats(r, rows*d, 1)
 					one := append([]float32(nil), acc...)
-					blendMultiOf(acc, w, kv, stride, rows)
+					blendMultiOf(acc, w, kv, stride, rows, kv[len(kv)/3:])
 					for i := range rows {
 						blendRows(one[i*d:(i+1)*d], w[i*n:(i+1)*n], kv, stride)
 					}

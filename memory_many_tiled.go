@@ -300,7 +300,13 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 		m.kv.blendRun(p, live, T, lo, hi)
 		return
 	}
-	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, true, blendRows, blendRowsMulti)
+	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, true, blendRows, blendRowsMultiNow)
+}
+
+// blendRowsMultiNow is blendRowsMulti asking for nothing ahead: a pass
+// over a memory's keys has no next call to ask for.
+func blendRowsMultiNow(acc, w, v []float32, stride int, rows int) {
+	blendRowsMulti(acc, w, v, stride, rows, nil)
 }
 
 // blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d

@@ -120,7 +120,7 @@ func BenchmarkMultiRows16(b *testing.B) {
 						switch f.name {
 						case "f32":
 							scoreRowsMulti(dst, k[o:o+n*d], d, q, rows)
-							blendRowsMulti(acc, w, v[o:o+n*d], d, rows)
+							blendRowsMulti(acc, w, v[o:o+n*d], d, rows, nil)
 						case "f16":
 							scoreRowsMultiF16(dst, kh[o:o+n*d], d, q, rows)
 							blendRowsMultiF16(acc, w, vh[o:o+n*d], d, rows)

@@ -61,7 +61,7 @@ func TestRowKernelsLargeBlocks(t *testing.T) {
 					scoreMultiOf(got, kv, stride, qs, rows)
 					accs := testutil.Floats(r, rows*d, 1)
 					ones := append([]float32(nil), accs...)
-					blendMultiOf(accs, ws, kv, stride, rows)
+					blendMultiOf(accs, ws, kv, stride, rows, kv[m*stride:])
 					for i := range rows {
 						scoreRows(one[i*m:(i+1)*m], kv, stride, qs[i*d:(i+1)*d])
 						blendRows(ones[i*d:(i+1)*d], ws[i*m:(i+1)*m], kv, stride)

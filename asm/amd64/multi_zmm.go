@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -48,11 +49,18 @@ func genScoreRowsMultiZOf(prefix string, w widen16) {
 // genScoreRowsMulti8Z is genScoreRowsMultiZ for eight rows: keys in
 // blocks of two, whose sixteen accumulators fill one sum tree, so that the
 // eight query heads of a group read each key row once.
+//
+// With also not empty it runs a copy of itself that asks for the lines of
+// also as it goes; the copy without asks for nothing.
 func genScoreRowsMulti8Z() {
-	scoreMultiZ(8, "smulti8z", nil)
-	Label("smulti8z_done")
-	VZEROUPPER()
-	RET()
+	emptyTo("also", "smulti8z")
+	for _, prefix := range []string{"smulti8za", "smulti8z"} {
+		Label(prefix)
+		scoreMultiZ(8, prefix, nil)
+		Label(prefix + "_done")
+		VZEROUPPER()
+		RET()
+	}
 }
 
 func scoreMultiZ(R int, prefix string, w widen16) {
@@ -68,12 +76,21 @@ func scoreMultiZ(R int, prefix string, w widen16) {
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	KP := map[int]int{1: 8, 2: 8, 3: 4, 4: 4, 8: 2}[R]
+	// The eight-row kernel's copy for a non-empty also asks for its lines
+	// as it goes.
+	var also Register
+	if prefix == "smulti8za" {
+		also = Load(Param("also").Base(), GP64())
+	}
 	for _, P := range []int{KP, 1} {
 		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
 		Label(loop)
 		CMPQ(m.n, U8(P))
 		JL(LabelRef(next))
-		scoreKeysZ(R, P, m, db, nb, loop, shift, w)
+		if P == 1 {
+			also = nil
+		}
+		scoreKeysZ(R, P, m, db, nb, loop, shift, w, also)
 		ADDQ(U8(4*P), m.o)
 		for range P {
 			ADDQ(m.stride, m.kv)
@@ -87,8 +104,9 @@ func scoreMultiZ(R int, prefix string, w widen16) {
 
 // scoreKeysZ emits the scores of P keys from m.kv (elements of 1<<shift
 // bytes, widened by w unless it is nil) against the R query rows at m.in,
-// stored at m.o (row r at m.o + r·nb).
-func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint8, w widen16) {
+// stored at m.o (row r at m.o + r·nb). If also is not nil, each step of
+// whole chunks asks for P lines from it, in address order.
+func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint8, w widen16, also Register) {
 	keys := newRows(m.kv, m.stride)
 	var k4 Register
 	if P > 4 {
@@ -124,6 +142,12 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 	CMPQ(cnt, U8(16))
 	JL(LabelRef(tail))
 	scoreChunk(nil, next)
+	if also != nil {
+		for j := range P {
+			PREFETCHT0(Mem{Base: also, Disp: 64 * j})
+		}
+		ADDQ(U8(64*P), also)
+	}
 	ADDQ(U8(chunkBytes), m.kv)
 	q.advance(64)
 	if k4 != nil {
@@ -237,37 +261,56 @@ func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 // for each of genBlendRowsZ's two key streams, stay in registers while the
 // keys stream past: per key, R broadcast weights and C loads of the value
 // row feed R·C FMAs. Then narrower blocks, then a masked tail.
+//
+// With next not empty the kernel runs a copy of itself that asks for the
+// lines of next as it goes (see blendColumnsZ); the copy without asks for
+// nothing, which a call whose V is in cache would pay for in load slots.
 func genBlendRowsMultiZ() {
-	for R := 1; R <= 4; R++ {
-		if R == 1 {
-			rows := Load(Param("rows"), GP64())
-			byRows(rows, "bmultiz")
+	emptyTo("next", "bmultiz")
+	for _, prefix := range []string{"bmultiza", "bmultiz"} {
+		Label(prefix)
+		for R := 1; R <= 4; R++ {
+			if R == 1 {
+				rows := Load(Param("rows"), GP64())
+				byRows(rows, prefix)
+			}
+			Label(fmt.Sprintf("%s_%d", prefix, R))
+			blendMultiZ(R, prefix)
 		}
-		Label(fmt.Sprintf("bmultiz_%d", R))
-		blendMultiZ(R)
+		Label(prefix + "_done")
+		VZEROUPPER()
+		RET()
 	}
-	Label("bmultiz_done")
-	VZEROUPPER()
-	RET()
+}
+
+// emptyTo jumps to label where the slice argument arg is empty.
+func emptyTo(arg, label string) {
+	n := Load(Param(arg).Len(), GP64())
+	TESTQ(n, n)
+	JZ(LabelRef(label))
 }
 
 // genBlendRowsMulti8Z is genBlendRowsMultiZ for eight rows, a vector of
-// columns at a time (sixteen accumulators, eight broadcast weights). Each
-// of its passes over the value rows reads one line of each and asks for
-// that line blendAhead rows on: from memory a pass streams its column
-// with the FMAs of the eight rows in the shadow of the reads.
+// columns at a time (sixteen accumulators, eight broadcast weights).
 func genBlendRowsMulti8Z() {
-	blendMultiZ(8)
-	Label("bmultiz_done")
-	VZEROUPPER()
-	RET()
+	emptyTo("next", "bmulti8z")
+	for _, prefix := range []string{"bmulti8za", "bmulti8z"} {
+		Label(prefix)
+		blendMultiZ(8, prefix)
+		Label(prefix + "_done")
+		VZEROUPPER()
+		RET()
+	}
 }
 
-func blendMultiZ(R int) {
+// blendMultiZ emits the blend of R rows, its labels named from prefix,
+// asking for the lines of next if prefix ends in "a".
+func blendMultiZ(R int, prefix string) {
 	m := loadMulti(R, "w", "acc", "v")
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
-	name := fmt.Sprintf("bmultiz%d", R)
+	name := fmt.Sprintf("%s%d", prefix, R)
+	done := prefix + "_done"
 	// Eight rows need every register they can get in the key loop: their
 	// accumulator rows' distance is loaded where it is used (db nil).
 	var db Register
@@ -279,6 +322,10 @@ func blendMultiZ(R int) {
 	nb := GP64()
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
+	var pf Register // where the lines asked for ahead go on
+	if strings.HasSuffix(prefix, "a") {
+		pf = Load(Param("next").Base(), GP64())
+	}
 	nz := ZMM()
 	VBROADCASTSS(vec32("rows_negzero", 0x80000000), nz)
 	for _, P := range multiBlendBlocks[R] {
@@ -286,7 +333,7 @@ func blendMultiZ(R int) {
 		Label(loop)
 		CMPQ(m.d, U8(16*P))
 		JL(LabelRef(next))
-		blendColumnsZ(R, P, m, db, nb, nz, loop, nil)
+		blendColumnsZ(R, P, m, db, nb, pf, nz, loop, nil)
 		ADDQ(U32(64*P), m.in)
 		ADDQ(U32(64*P), m.kv)
 		SUBQ(U8(16*P), m.d)
@@ -294,9 +341,9 @@ func blendMultiZ(R int) {
 		Label(next)
 	}
 	TESTQ(m.d, m.d)
-	JZ(LabelRef("bmultiz_done"))
-	blendColumnsZ(R, 1, m, db, nb, nz, name+"_tail", tailK(m.d))
-	JMP(LabelRef("bmultiz_done"))
+	JZ(LabelRef(done))
+	blendColumnsZ(R, 1, m, db, nb, pf, nz, name+"_tail", tailK(m.d))
+	JMP(LabelRef(done))
 }
 
 // blendColumnsZ emits the blend of P vectors of columns (one vector under
@@ -304,13 +351,18 @@ func blendMultiZ(R int) {
 // the weights' base and count (m.o, m.n) are reloaded from the arguments
 // after the key loop, which frees their registers for the second stream.
 //
-// There is no software prefetch: the row path has V read by the one-row
-// blend first (see tileRows), so these find it in cache. Streaming 32 MiB
-// of V themselves they ran at 26-29 GB/s (four rows, d = 128) with or
-// without asking, in each key's step of the first block of columns, for
-// the whole value row multiAhead rows on; decode steps took 2-7% longer
-// with it.
-func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name string, mask Op) {
+// If pf is not nil, each key's step of each stream asks for P lines at pf, in address order
+// from the start of the caller's next call's value rows (see
+// blendRowsMulti): as many lines as the step reads, so that over the
+// passes the next call's rows arrive while this one computes, and that
+// call reads V from L2. Asking instead, in each pass, for the pass's own
+// line some rows on (32 or 64; a strided walk for each pass), or for it
+// in the next call's rows, the eight-row blend took 10-30% longer in a
+// decode step (H 8, Hkv 1, Tk 32768, d 128, Xeon); before, with no
+// prefetch, the one-row blend streamed V first for the others (on Zen 5
+// the four-row blend streamed 32 MiB of V at 26-29 GB/s with or without
+// a prefetch of whole rows ahead in its first pass).
+func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, name string, mask Op) {
 	a, s := make([]VecVirtual, R*P), make([]VecVirtual, R*P)
 	// The accumulators' row addresses are formed where they move in and
 	// out, and hold no register during the key loop.
@@ -342,17 +394,17 @@ func blendColumnsZ(R, P int, m multiShape, db, nb Register, nz VecVirtual, name 
 	s3 := GP64()
 	LEAQ(Mem{Base: nb, Index: nb, Scale: 2}, s3)
 	ws0, ws1 := rowRegs{p: w0, s: nb, s3: s3}, rowRegs{p: w1, s: nb, s3: s3}
-	var ahead Register
 	if R > 4 {
 		ws0.p4, ws1.p4 = GP64(), GP64()
 		LEAQ(Mem{Base: w0, Index: nb, Scale: 4}, ws0.p4)
 		LEAQ(Mem{Base: w1, Index: nb, Scale: 4}, ws1.p4)
-		ahead = GP64()
-		IMUL3Q(U32(blendAhead), m.stride, ahead)
 	}
 	add := func(w rowRegs, vp Register, set []VecVirtual) {
-		if ahead != nil {
-			PREFETCHT0(Mem{Base: vp, Index: ahead, Scale: 1})
+		if pf != nil {
+			for c := range P {
+				PREFETCHT0(Mem{Base: pf, Disp: 64 * c})
+			}
+			ADDQ(U32(64*P), pf)
 		}
 		b := make([]VecVirtual, R)
 		for r := range R {
@@ -435,7 +487,3 @@ func accBytes(db Register) Register {
 	SHRQ(U8(1), t)
 	return t
 }
-
-// blendAhead is how many rows ahead blendRowsMulti8 asks for the line of
-// its pass.
-const blendAhead = 32

@@ -93,25 +93,29 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
-		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int",
+		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int, next []float32",
 		Doc: "sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: " +
 			"blendRows for several rows, each value row read once, each row's sums the bits blendRows gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
-			"Callers keep n·d within one call's budget.",
+			"Callers keep n·d within one call's budget. " +
+			"If next is not empty, it is where the value rows of the caller's next call start: " +
+			"the avx512 kernel asks for them in address order as it goes, a line for each line of v it reads, " +
+			"so that the next call finds them in cache (an empty next asks for nothing).",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
-		Name: "scoreRowsMulti8", Params: "dst, k []float32, stride int, q []float32",
-		Doc: "is scoreRowsMulti for eight rows. Only avx512 has it in assembly, its sixteen lanes holding two keys of each row; " +
+		Name: "scoreRowsMulti8", Params: "dst, k []float32, stride int, q []float32, also []float32",
+		Doc: "is scoreRowsMulti for eight rows. If also is not empty, the avx512 kernel asks for its rows in address order as it goes, " +
+			"a line for each line of k it reads (the tile's value rows, say, for the blend that follows). " +
+			"Only avx512 has it in assembly, its sixteen lanes holding two keys of each row; " +
 			"elsewhere it is scoreRowsMulti on each four.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
-		Name: "blendRowsMulti8", Params: "acc, w, v []float32, stride int",
-		Doc: "is blendRowsMulti for eight rows. Only avx512 has it in assembly, " +
-			"with a prefetch of each pass's line ahead so that it streams V from memory itself; " +
+		Name: "blendRowsMulti8", Params: "acc, w, v []float32, stride int, next []float32",
+		Doc: "is blendRowsMulti for eight rows, next as there. Only avx512 has it in assembly, a vector of columns a pass; " +
 			"elsewhere it is blendRowsMulti on each four.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
