@@ -60,11 +60,24 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	r0, _ := p.keyRun(tk.b, j0)
 	switch p.kt {
 	case F32:
-		tileRowsOf(p, tk, sc, j0, n, p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), &rowKernels32)
+		// The float32 blends ask for the next tile's V (see batch_ahead.go).
+		cold := !sc.ahead.is(p.call, tk.t, j0)
+		nt, t, j := p.nextTile(tk, j0, n)
+		sc.ahead.mark(p.call, t, j)
+		var next []float32
+		if t >= 0 {
+			b, kh := tk.b, tk.kh
+			if t != tk.t {
+				b, kh = nt.b, nt.kh
+			}
+			r, _ := p.keyRun(b, j)
+			next = p.values32(b, kh, r)
+		}
+		tileRowsOf(p, tk, sc, j0, n, p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), next, cold, &rowKernels32)
 	case F16:
-		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), &rowKernelsF16)
+		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), nil, true, &rowKernelsF16)
 	case BF16:
-		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), &rowKernelsBF16)
+		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), nil, true, &rowKernelsBF16)
 	}
 }
 
@@ -140,7 +153,11 @@ func blendMultiBF16(acc, w []float32, v []uint16, stride int, rows int, _ []uint
 // each element once for the group: over an f16 cache Tk 4096 took 0.41 ms
 // against 0.49 with row 0 through blendRowsF16 first, Tk 32768 4.68
 // against 5.08.
-func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, k, v []E, ks *rowKernels[E]) {
+//
+// next is where the value rows of the tile the worker takes next start,
+// for the multi-row blends to ask for (nil for none), and cold tells
+// whether this tile's V was not asked for so (see batch_ahead.go).
+func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, k, v, next []E, cold bool, ks *rowKernels[E]) {
 	dk, dv := p.q.cols, p.v.cols
 	first := 0
 	if !multiScoreStreams() {
@@ -152,12 +169,6 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 	}
 	// Where no earlier tile asked for this one's V, the one-row blend
 	// streams it for row 0, or the eight-row score asks for it.
-	cold := sc.asked != j0+1
-	next := nextRows(p, tk, j0, n, v, p.v.rs)
-	sc.asked = 0
-	if len(next) > 0 {
-		sc.asked = j0 + n + 1
-	}
 	for g0, step := first, 0; g0 < tk.R; g0 += step {
 		g := p.multiGroup(tk.R - g0)
 		step = g
@@ -190,21 +201,6 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 		}
 		ks.blendMulti(o, s, v, p.v.rs, g, next)
 	}
-}
-
-// nextRows returns where the rows (K or V, stride apart) of the task's
-// next tile after keys [j0, j0+n) start, within x (the tile's rows on),
-// for a multi-row kernel to ask for ahead: the rows that follow, unless
-// the tile is the task's last, or ends a chunk that is a work item of its
-// own (another worker may take the next one). Past the task's keys lie
-// another head's, or keys a window leaves out: asked for, the next head's
-// first tile took a sliding window's step (Tk 32768, window 1024) 13%
-// longer.
-func nextRows[E float32 | uint16](p *batchJob, tk *batchTask, j0, n int, x []E, stride int) []E {
-	if e := j0 + n; e >= tk.fullEnd() || p.parts != nil && e >= tk.last {
-		return nil
-	}
-	return x[min(len(x), n*stride):]
 }
 
 // weighTile turns s, row r's scores of keys [j0, j0+len(s)), into its

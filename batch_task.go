@@ -26,9 +26,9 @@ type taskScratch struct {
 	// wide is the worker's widened head, shared by its tasks (see
 	// wideHead).
 	wide *wideHead
-	// asked is 1 + the first key of the tile whose value rows the row
-	// path's last tile asked for ahead (see nextRows), 0 for none.
-	asked int
+	// ahead names the tile whose value rows the worker asked for last
+	// (see batch_ahead.go).
+	ahead *aheadMark
 }
 
 // scratchFor carves the worker's scratch for a task of R rows, growing it
@@ -40,7 +40,7 @@ func (p *batchJob) scratchFor(ws *workerScratch, R int) taskScratch {
 	}
 	var sc taskScratch
 	p.carve(&sc, ws.buf[:n], R)
-	sc.wide = &ws.wide
+	sc.wide, sc.ahead = &ws.wide, &ws.ahead
 	return sc
 }
 
@@ -55,6 +55,7 @@ func (p *batchJob) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
 	p.carve(sc0, x[:n], blockRows)
 	p.carve(sc1, x[n:], blockRows)
 	sc0.wide, sc1.wide = &ws.wide, &ws.wide
+	sc0.ahead, sc1.ahead = &ws.ahead, &ws.ahead
 }
 
 // scratchLen returns how many floats a task of R rows needs. Beyond the

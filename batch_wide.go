@@ -10,10 +10,12 @@ package attention
 // for each call of the kernels (see widenKeys).
 
 // workerScratch is a worker's memory: the scratch its tasks carve (see
-// scratchFor), and the head it last widened.
+// scratchFor), the head it last widened, and the tile whose value rows it
+// asked for (see aheadMark).
 type workerScratch struct {
-	buf  []float32
-	wide wideHead
+	buf   []float32
+	wide  wideHead
+	ahead aheadMark
 }
 
 // wideHead holds, if held, the widened key and value rows [0, n) of

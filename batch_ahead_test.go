@@ -1,0 +1,53 @@
+package attention
+
+import "testing"
+
+// nextTile names tiles a worker will read, and only those: the task's
+// next tile, the next task's first (from its window's start), never the
+// keys after a task's last tile, nor past a chunk that is a work item of
+// its own.
+func TestNextTileStaysInTheRowsKeys(t *testing.T) {
+	const B, H, Hkv, Tk, d, tile = 1, 4, 2, 3000, 4, 512
+	for _, window := range []int{0, 700} {
+		q := make([]float32, B*H*d)
+		kv := make([]float32, B*Hkv*Tk*d)
+		qt, _ := NewTensor(B, H, 1, d, q)
+		kt, _ := NewTensor(B, Hkv, Tk, d, kv)
+		ot, _ := NewTensor(B, H, 1, d, make([]float32, len(q)))
+		p, err := newBatchJob(BatchOutputs{Out: ot}, qt, kt, kt, &BatchOptions{Window: window})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.tasks() != 2 {
+			t.Fatalf("window %d: %d tasks, want 2", window, p.tasks())
+		}
+		lo := max(0, Tk-window)
+		if window == 0 {
+			lo = 0
+		}
+		var tk batchTask
+		p.taskInto(&tk, 0)
+		p.rowEnds(&tk)
+		if _, nt, j := p.nextTile(&tk, lo, tile); nt != 0 || j != lo+tile {
+			t.Errorf("window %d: after the first tile: task %d key %d, want 0, %d", window, nt, j, lo+tile)
+		}
+		if _, nt, j := p.nextTile(&tk, Tk-tile, tile); nt != 1 || j != lo {
+			t.Errorf("window %d: after task 0's last tile: task %d key %d, want 1, %d", window, nt, j, lo)
+		}
+		var last batchTask
+		p.taskInto(&last, 1)
+		p.rowEnds(&last)
+		if _, nt, _ := p.nextTile(&last, Tk-tile, tile); nt != -1 {
+			t.Errorf("window %d: after the call's last tile: task %d, want none", window, nt)
+		}
+		if _, nt, _ := p.nextTile(&tk, Tk-10, 10); nt != -1 {
+			t.Errorf("window %d: after a last tile of 10 keys: task %d, want none", window, nt)
+		}
+		// A chunk that is a work item of its own ends at its last key.
+		p.parts = make([]float32, 1)
+		tk.keys(splitKeys, 2*splitKeys)
+		if _, nt, _ := p.nextTile(&tk, 2*splitKeys-tile, tile); nt != -1 {
+			t.Errorf("window %d: after a chunk item's last tile: task %d, want none", window, nt)
+		}
+	}
+}
