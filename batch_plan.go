@@ -147,7 +147,7 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 		// stay in L2 for the rows' second reads.
 		p.tile *= 2
 	}
-	p.eight = p.multi && p.kt == F32 && multiEight()
+	p.eight = p.multi && multiEight()
 	p.pair = p.pairable()
 	return p
 }

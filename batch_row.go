@@ -58,26 +58,35 @@ func (tk *batchTask) common(j0, tile int) (js, n int) {
 // takes no keep-mask (see batchJob.multi).
 func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	r0, _ := p.keyRun(tk.b, j0)
+	// The blends ask for the V of the tile the worker takes next (see
+	// batch_ahead.go): its entry, head and stored row.
+	cold := !sc.ahead.is(p.call, tk.t, j0)
+	nt, t, j := p.nextTile(tk, j0, n)
+	sc.ahead.mark(p.call, t, j)
+	b, kh, r := tk.b, tk.kh, 0
+	if t >= 0 {
+		if t != tk.t {
+			b, kh = nt.b, nt.kh
+		}
+		r, _ = p.keyRun(b, j)
+	}
 	switch p.kt {
 	case F32:
-		// The float32 blends ask for the next tile's V (see batch_ahead.go).
-		cold := !sc.ahead.is(p.call, tk.t, j0)
-		nt, t, j := p.nextTile(tk, j0, n)
-		sc.ahead.mark(p.call, t, j)
 		var next []float32
 		if t >= 0 {
-			b, kh := tk.b, tk.kh
-			if t != tk.t {
-				b, kh = nt.b, nt.kh
-			}
-			r, _ := p.keyRun(b, j)
 			next = p.values32(b, kh, r)
 		}
 		tileRowsOf(p, tk, sc, j0, n, p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), next, cold, &rowKernels32)
-	case F16:
-		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), nil, true, &rowKernelsF16)
-	case BF16:
-		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), nil, true, &rowKernelsBF16)
+	case F16, BF16:
+		var next []uint16
+		if t >= 0 {
+			next = p.values16(b, kh, r)
+		}
+		ks := &rowKernelsF16
+		if p.kt == BF16 {
+			ks = &rowKernelsBF16
+		}
+		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), next, cold, ks)
 	}
 }
 
@@ -112,12 +121,13 @@ func (p *batchJob) multiGroup(R int) int {
 
 var (
 	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false, true, scoreRowsMulti8, blendRowsMulti8}
-	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendMultiF16, true, false, nil, nil}
-	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendMultiBF16, true, false, nil, nil}
+	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendMultiF16, true, false, scoreRowsMulti8F16, blendRowsMulti8F16}
+	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendMultiBF16, true, false, scoreRowsMulti8BF16, blendRowsMulti8BF16}
 )
 
-// blendMultiF16 and blendMultiBF16 are the 16-bit multi-row blends, which
-// stream V without asking for the next tile's rows.
+// blendMultiF16 and blendMultiBF16 are the 16-bit multi-row blends of up
+// to four rows, which stream V (one stream of keys) without asking for the
+// next tile's rows.
 func blendMultiF16(acc, w []float32, v []uint16, stride int, rows int, _ []uint16) {
 	blendRowsMultiF16(acc, w, v, stride, rows)
 }

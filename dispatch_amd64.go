@@ -511,6 +511,54 @@ func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int) {
 	}
 }
 
+// scoreRowsMulti8F16 is scoreRowsMultiF16 for eight rows, also as
+// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
+// scoreRowsMultiF16 on each four.
+func scoreRowsMulti8F16(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	switch active {
+	case implAVX512:
+		scoreRowsMulti8F16AVX512(dst, k, stride, q, also)
+	default:
+		scoreRowsMulti8F16Generic(dst, k, stride, q, also)
+	}
+}
+
+// blendRowsMulti8F16 is blendRowsMultiF16 for eight rows, next as
+// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
+// blendRowsMultiF16 on each four.
+func blendRowsMulti8F16(acc, w []float32, v []uint16, stride int, next []uint16) {
+	switch active {
+	case implAVX512:
+		blendRowsMulti8F16AVX512(acc, w, v, stride, next)
+	default:
+		blendRowsMulti8F16Generic(acc, w, v, stride, next)
+	}
+}
+
+// scoreRowsMulti8BF16 is scoreRowsMultiBF16 for eight rows, also as
+// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
+// scoreRowsMultiBF16 on each four.
+func scoreRowsMulti8BF16(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	switch active {
+	case implAVX512:
+		scoreRowsMulti8BF16AVX512(dst, k, stride, q, also)
+	default:
+		scoreRowsMulti8BF16Generic(dst, k, stride, q, also)
+	}
+}
+
+// blendRowsMulti8BF16 is blendRowsMultiBF16 for eight rows, next as
+// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
+// blendRowsMultiBF16 on each four.
+func blendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, next []uint16) {
+	switch active {
+	case implAVX512:
+		blendRowsMulti8BF16AVX512(acc, w, v, stride, next)
+	default:
+		blendRowsMulti8BF16Generic(acc, w, v, stride, next)
+	}
+}
+
 // maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 func maxf(x []float32) float32 {
 	if len(x) <= maxCall {

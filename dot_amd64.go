@@ -159,6 +159,34 @@ func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int,
 //go:noescape
 func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
 
+// scoreRowsMulti8F16AVX512 is scoreRowsMultiF16 for eight rows, also as
+// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
+// scoreRowsMultiF16 on each four.
+//
+//go:noescape
+func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// blendRowsMulti8F16AVX512 is blendRowsMultiF16 for eight rows, next as
+// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
+// blendRowsMultiF16 on each four.
+//
+//go:noescape
+func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// scoreRowsMulti8BF16AVX512 is scoreRowsMultiBF16 for eight rows, also as
+// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
+// scoreRowsMultiBF16 on each four.
+//
+//go:noescape
+func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// blendRowsMulti8BF16AVX512 is blendRowsMultiBF16 for eight rows, next as
+// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
+// blendRowsMultiBF16 on each four.
+//
+//go:noescape
+func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //

@@ -22,8 +22,8 @@ func multiScoreStreams() bool { return active == implAVX512 || active == implAVX
 // (H 32, Hkv 8, Tk 4096) spent 60% of its time in that blend.
 func multiBlendStreams() bool { return active == implAVX512 }
 
-// multiEight reports whether the row path takes eight rows of float32 K
-// and V at a time through scoreRowsMulti8 and blendRowsMulti8, which read
-// each key and value row once for all eight and stream V themselves: only
-// avx512 has them in assembly.
+// multiEight reports whether the row path takes eight rows at a time
+// through the eight-row kernels (scoreRowsMulti8, blendRowsMulti8 and
+// their 16-bit forms), which read each key and value row once for all
+// eight: only avx512 has them in assembly.
 func multiEight() bool { return active == implAVX512 }

@@ -113,3 +113,35 @@ func blendRowsMultiBF16Generic(acc, w []float32, v []uint16, stride int, rows in
 		blendRowsBF16(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
 	}
 }
+
+// scoreRowsMulti8F16Generic is scoreRowsMultiF16 on each four of the eight
+// rows, through its front; it asks for nothing ahead.
+func scoreRowsMulti8F16Generic(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	n, d := len(dst)/8, len(q)/8
+	scoreRowsMultiF16(dst[:4*n], k, stride, q[:4*d], 4)
+	scoreRowsMultiF16(dst[4*n:8*n], k, stride, q[4*d:8*d], 4)
+}
+
+// blendRowsMulti8F16Generic is blendRowsMultiF16 on each four of the eight
+// rows, through its front; it asks for nothing ahead.
+func blendRowsMulti8F16Generic(acc, w []float32, v []uint16, stride int, next []uint16) {
+	n, d := len(w)/8, len(acc)/8
+	blendRowsMultiF16(acc[:4*d], w[:4*n], v, stride, 4)
+	blendRowsMultiF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4)
+}
+
+// scoreRowsMulti8BF16Generic is scoreRowsMultiBF16 on each four of the eight
+// rows, through its front; it asks for nothing ahead.
+func scoreRowsMulti8BF16Generic(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	n, d := len(dst)/8, len(q)/8
+	scoreRowsMultiBF16(dst[:4*n], k, stride, q[:4*d], 4)
+	scoreRowsMultiBF16(dst[4*n:8*n], k, stride, q[4*d:8*d], 4)
+}
+
+// blendRowsMulti8BF16Generic is blendRowsMultiBF16 on each four of the eight
+// rows, through its front; it asks for nothing ahead.
+func blendRowsMulti8BF16Generic(acc, w []float32, v []uint16, stride int, next []uint16) {
+	n, d := len(w)/8, len(acc)/8
+	blendRowsMultiBF16(acc[:4*d], w[:4*n], v, stride, 4)
+	blendRowsMultiBF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4)
+}

@@ -27,11 +27,41 @@ type format16 struct {
 	blend      func(acc, w []float32, v []uint16, stride int)
 	scoreMulti func(dst []float32, k []uint16, stride int, q []float32, rows int)
 	blendMulti func(acc, w []float32, v []uint16, stride int, rows int)
+	score8     func(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+	blend8     func(acc, w []float32, v []uint16, stride int, next []uint16)
 }
 
 var formats16 = []format16{
-	{"f16", (*kernelArgs).f16s, f16to32, scoreRowsF16, blendRowsF16, scoreRowsMultiF16, blendRowsMultiF16},
-	{"bf16", (*kernelArgs).bf16s, bf16to32, scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16},
+	{"f16", (*kernelArgs).f16s, f16to32, scoreRowsF16, blendRowsF16, scoreRowsMultiF16, blendRowsMultiF16, scoreRowsMulti8F16, blendRowsMulti8F16},
+	{"bf16", (*kernelArgs).bf16s, bf16to32, scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16, scoreRowsMulti8BF16, blendRowsMulti8BF16},
+}
+
+// scoreRows is f's multi-row score, its eight-row kernel for eight rows
+// (asking for the second half of k when n is odd, which changes no bit).
+func (f format16) scoreRows(dst []float32, k []uint16, stride int, q []float32, rows int) {
+	if rows == 8 {
+		var also []uint16
+		if len(dst)/8%2 == 1 {
+			also = k[len(k)/2:]
+		}
+		f.score8(dst, k, stride, q, also)
+		return
+	}
+	f.scoreMulti(dst, k, stride, q, rows)
+}
+
+// blendRowsOf is f's multi-row blend, its eight-row kernel for eight rows
+// (asking for the second half of v when n is odd).
+func (f format16) blendRowsOf(acc, w []float32, v []uint16, stride int, rows int) {
+	if rows == 8 {
+		var next []uint16
+		if len(w)/8%2 == 1 {
+			next = v[len(v)/2:]
+		}
+		f.blend8(acc, w, v, stride, next)
+		return
+	}
+	f.blendMulti(acc, w, v, stride, rows)
 }
 
 // scoreMulti16Case is scoreMultiCase over 16-bit key rows of an odd
@@ -40,7 +70,7 @@ func scoreMulti16Case(f format16, rows, d int) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		stride := d + 3
 		k, q, dst := f.gen(a, rowsLen(n, stride, d)), a.floats(rows*d, 2), a.floats(rows*n, 1)
-		f.scoreMulti(dst, k, stride, q, rows)
+		f.scoreRows(dst, k, stride, q, rows)
 		kf := widen(k, f.widen)
 		bound := make([]float64, len(dst))
 		for r := range rows {
@@ -68,7 +98,7 @@ func blendMulti16Case(f format16, rows, d int) kernelCase {
 				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
 			}
 		}
-		f.blendMulti(acc, w, v, stride, rows)
+		f.blendRowsOf(acc, w, v, stride, rows)
 		return []result{{"acc", acc, bound}}
 	}
 }
@@ -80,6 +110,12 @@ func init() {
 		}
 		kernelCases["blendRowsMulti"+upper(f.name)] = func(a *kernelArgs, n int) []result {
 			return blendMulti16Case(f, 1+n%4, 1+(n*29)%150)(a, n)
+		}
+		kernelCases["scoreRowsMulti8"+upper(f.name)] = func(a *kernelArgs, n int) []result {
+			return scoreMulti16Case(f, 8, 13+n%20)(a, n)
+		}
+		kernelCases["blendRowsMulti8"+upper(f.name)] = func(a *kernelArgs, n int) []result {
+			return blendMulti16Case(f, 8, 1+(n*29)%150)(a, n)
 		}
 	}
 }
@@ -100,7 +136,7 @@ func TestMulti16Shapes(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		skipTwin(t)
 		for _, f := range formats16 {
-			for rows := 1; rows <= 4; rows++ {
+			for _, rows := range multiRowCounts {
 				for _, d := range cols {
 					t.Run(fmt.Sprintf("%s/rows=%d/d=%d", f.name, rows, d), func(t *testing.T) {
 						score, blend := scoreMulti16Case(f, rows, d), blendMulti16Case(f, rows, d)
@@ -179,7 +215,7 @@ func TestMulti16MatchOneRow(t *testing.T) {
 			for _, d := range cols {
 				t.Run(fmt.Sprintf("%s/d=%d", f.name, d), func(t *testing.T) {
 					for _, n := range keys {
-						for rows := 1; rows <= 4; rows++ {
+						for _, rows := range multiRowCounts {
 							for i, pl := range pls {
 								a := &kernelArgs{t: t, r: testutil.Rand(uint64(1000*d + 10*n + rows)), pl: pl}
 								stride := d + 2*i + 1
@@ -208,7 +244,7 @@ func matchOneRow16(t *testing.T, a *kernelArgs, f format16, what string, kv []ui
 	}
 	acc := a.floats(rows*d, 1)
 	one := append([]float32(nil), acc...)
-	f.blendMulti(acc, w, kv, stride, rows)
+	f.blendRowsOf(acc, w, kv, stride, rows)
 	for r := range rows {
 		f.blend(one[r*d:(r+1)*d], w[r*n:(r+1)*n], kv, stride)
 	}
@@ -218,7 +254,7 @@ func matchOneRow16(t *testing.T, a *kernelArgs, f format16, what string, kv []ui
 	}
 	q := a.floats(rows*d, 2)
 	dst, want := a.floats(rows*n, 1), make([]float32, rows*n)
-	f.scoreMulti(dst, kv, stride, q, rows)
+	f.scoreRows(dst, kv, stride, q, rows)
 	for r := range rows {
 		f.score(want[r*n:(r+1)*n], kv, stride, q[r*d:(r+1)*d])
 	}
@@ -244,13 +280,13 @@ func TestMulti16LargeBlocks(t *testing.T) {
 						a.pl = placement{off: 1}
 					}
 					kv := f.gen(a, rowsLen(n, stride, d))
-					for rows := 1; rows <= 4; rows++ {
+					for _, rows := range multiRowCounts {
 						what := fmt.Sprintf("%s d=%d stride=%d n=%d rows=%d", f.name, d, stride, n, rows)
 						matchOneRow16(t, a, f, what, kv, n, d, stride, rows, scoresMatchAnyKeys() || n%8 == 0)
 						// And the scores within the bounds of the exact ones.
 						q := testutil.Floats(a.r, rows*d, 1)
 						dst := make([]float32, rows*n)
-						f.scoreMulti(dst, kv, stride, q, rows)
+						f.scoreRows(dst, kv, stride, q, rows)
 						kf := widen(kv, f.widen)
 						for r := range rows {
 							for j := range n {

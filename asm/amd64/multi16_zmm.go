@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -22,6 +23,25 @@ func init() {
 	avx512["scoreRowsMultiBF16"] = func() { genScoreRowsMulti16Z(widenBF16) }
 	avx512["blendRowsMultiF16"] = func() { genBlendRowsMulti16Z(widenF16) }
 	avx512["blendRowsMultiBF16"] = func() { genBlendRowsMulti16Z(widenBF16) }
+	avx512["scoreRowsMulti8F16"] = func() { genScoreRowsMulti8ZOf("smulti8h", widenF16) }
+	avx512["scoreRowsMulti8BF16"] = func() { genScoreRowsMulti8ZOf("smulti8h", widenBF16) }
+	avx512["blendRowsMulti8F16"] = func() { genBlendRowsMulti8_16Z(widenF16) }
+	avx512["blendRowsMulti8BF16"] = func() { genBlendRowsMulti8_16Z(widenBF16) }
+}
+
+// genBlendRowsMulti8_16Z is genBlendRowsMulti16Z for eight rows, in
+// blocks of two vectors of columns, then one, then a masked tail; with
+// next not empty, a copy of it asks for next's lines into L2 as it goes,
+// as genBlendRowsMulti8Z's does.
+func genBlendRowsMulti8_16Z(w widen16) {
+	emptyTo("next", "bmulti8h")
+	for _, prefix := range []string{"bmulti8ha", "bmulti8h"} {
+		Label(prefix)
+		blendMulti16Z(8, w, prefix)
+		Label(prefix + "_done")
+		VZEROUPPER()
+		RET()
+	}
 }
 
 // genScoreRowsMulti16Z: dst[r*n+j] = Σ_c widen(k[j*stride+c])*q[r*d+c],
@@ -74,29 +94,35 @@ func genBlendRowsMulti16Z(w widen16) {
 			byRows(rows, "bmulti16z")
 		}
 		Label(fmt.Sprintf("bmulti16z_%d", R))
-		blendMulti16Z(R, w)
+		blendMulti16Z(R, w, "bmulti16z")
 	}
 	Label("bmulti16z_done")
 	VZEROUPPER()
 	RET()
 }
 
-func blendMulti16Z(R int, wd widen16) {
+// blendMulti16Z emits the blend of R rows, its labels named from prefix,
+// asking for the lines of next as it goes if prefix ends in "a".
+func blendMulti16Z(R int, wd widen16, prefix string) {
 	m := loadMultiOf(R, "w", "acc", "v", 1)
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
-	name := fmt.Sprintf("bmulti16z%d", R)
+	name, done := fmt.Sprintf("%s%d", prefix, R), prefix+"_done"
 	db, nb := GP64(), GP64()
 	MOVQ(m.d, db)
 	SHLQ(U8(2), db)
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
+	var pf Register
+	if strings.HasSuffix(prefix, "a") {
+		pf = Load(Param("next").Base(), GP64())
+	}
 	for _, P := range multi16BlendBlocks[R] {
 		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
 		Label(loop)
 		CMPQ(m.d, U8(16*P))
 		JL(LabelRef(next))
-		blendColumns16Z(R, P, m, db, nb, loop, nil, wd)
+		blendColumns16Z(R, P, m, db, nb, pf, loop, nil, wd)
 		ADDQ(U32(64*P), m.in)
 		ADDQ(U32(32*P), m.kv)
 		SUBQ(U8(16*P), m.d)
@@ -104,22 +130,22 @@ func blendMulti16Z(R int, wd widen16) {
 		Label(next)
 	}
 	TESTQ(m.d, m.d)
-	JZ(LabelRef("bmulti16z_done"))
-	blendColumns16Z(R, 1, m, db, nb, name+"_tail", tailK(m.d), wd)
-	JMP(LabelRef("bmulti16z_done"))
+	JZ(LabelRef(done))
+	blendColumns16Z(R, 1, m, db, nb, pf, name+"_tail", tailK(m.d), wd)
+	JMP(LabelRef(done))
 }
 
 // blendColumns16Z emits the blend of P vectors of columns (one vector
 // under mask if mask is not nil) for R rows over every key, in key order.
 // The FMAs take genBlendRows16's operands in its order.
-func blendColumns16Z(R, P int, m multiShape, db, nb Register, name string, mask Op, wd widen16) {
+func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, mask Op, wd widen16) {
 	a := make([]VecVirtual, R*P)
 	accAt := func(accs rowRegs, r, c int) Mem {
 		at := accs.at(r)
 		at.Disp += 64 * c
 		return at
 	}
-	accs := newRows(m.in, db)
+	accs := rowsOf(R, m.in, db)
 	for r := range R {
 		for c := range P {
 			a[r*P+c] = loadZ(accAt(accs, r, c), mask)
@@ -129,7 +155,7 @@ func blendColumns16Z(R, P int, m multiShape, db, nb Register, name string, mask 
 	MOVQ(m.o, wp)
 	MOVQ(m.kv, vp)
 	MOVQ(m.n, cnt)
-	ws := newRows(wp, nb)
+	ws := rowsOf(R, wp, nb)
 	Label(name + "_key")
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_keys_done"))
@@ -152,12 +178,19 @@ func blendColumns16Z(R, P int, m multiShape, db, nb Register, name string, mask 
 			VFMADD231PS(t, b[r], a[r*P+c])
 		}
 	}
-	ADDQ(U8(4), wp)
+	if pf != nil {
+		// As many lines as the step reads (into L2, as blendColumnsZ's).
+		for i := range max(1, P/2) {
+			PREFETCHT1(Mem{Base: pf, Disp: 64 * i})
+		}
+		ADDQ(U32(32*P), pf)
+	}
+	ws.advance(4)
 	ADDQ(m.stride, vp)
 	DECQ(cnt)
 	JMP(LabelRef(name + "_key"))
 	Label(name + "_keys_done")
-	accs = newRows(m.in, db)
+	accs = rowsOf(R, m.in, db)
 	for r := range R {
 		for c := range P {
 			storeZ(a[r*P+c], accAt(accs, r, c), mask)
@@ -171,4 +204,4 @@ func blendColumns16Z(R, P int, m multiShape, db, nb Register, name string, mask 
 // registers (one stream of keys needs no second set of accumulators, as
 // the float32 blend's two do), then halving, so that a few columns still
 // keep several FMAs in flight.
-var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}}
+var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}, 8: {2, 1}}

@@ -52,12 +52,17 @@ func genScoreRowsMultiZOf(prefix string, w widen16) {
 //
 // With also not empty it runs a copy of itself that asks for the lines of
 // also as it goes; the copy without asks for nothing.
-func genScoreRowsMulti8Z() {
-	emptyTo("also", "smulti8z")
-	for _, prefix := range []string{"smulti8za", "smulti8z"} {
-		Label(prefix)
-		scoreMultiZ(8, prefix, nil)
-		Label(prefix + "_done")
+func genScoreRowsMulti8Z() { genScoreRowsMulti8ZOf("smulti8z", nil) }
+
+// genScoreRowsMulti8ZOf emits genScoreRowsMulti8Z over keys of float32 (w
+// nil) or of 16-bit elements widened by w, its labels named from prefix
+// (prefix+"a" for the copy that asks for also).
+func genScoreRowsMulti8ZOf(prefix string, w widen16) {
+	emptyTo("also", prefix)
+	for _, p := range []string{prefix + "a", prefix} {
+		Label(p)
+		scoreMultiZ(8, p, w)
+		Label(p + "_done")
 		VZEROUPPER()
 		RET()
 	}
@@ -79,7 +84,7 @@ func scoreMultiZ(R int, prefix string, w widen16) {
 	// The eight-row kernel's copy for a non-empty also asks for its lines
 	// as it goes.
 	var also Register
-	if prefix == "smulti8za" {
+	if R == 8 && strings.HasSuffix(prefix, "a") {
 		also = Load(Param("also").Base(), GP64())
 	}
 	for _, P := range []int{KP, 1} {
@@ -143,10 +148,11 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 	JL(LabelRef(tail))
 	scoreChunk(nil, next)
 	if also != nil {
-		for j := range P {
+		// As many lines as the step reads of k.
+		for j := range max(1, P*chunkBytes/64) {
 			PREFETCHT0(Mem{Base: also, Disp: 64 * j})
 		}
-		ADDQ(U8(64*P), also)
+		ADDQ(U8(P*chunkBytes), also)
 	}
 	ADDQ(U8(chunkBytes), m.kv)
 	q.advance(64)

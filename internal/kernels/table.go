@@ -153,6 +153,26 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
+		Name: "scoreRowsMulti8F16", Params: "dst []float32, k []uint16, stride int, q []float32, also []uint16",
+		Doc:   "is scoreRowsMultiF16 for eight rows, also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiF16 on each four.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
+		Name: "blendRowsMulti8F16", Params: "acc, w []float32, v []uint16, stride int, next []uint16",
+		Doc:   "is blendRowsMultiF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiF16 on each four.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
+		Name: "scoreRowsMulti8BF16", Params: "dst []float32, k []uint16, stride int, q []float32, also []uint16",
+		Doc:   "is scoreRowsMultiBF16 for eight rows, also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiBF16 on each four.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
+		Name: "blendRowsMulti8BF16", Params: "acc, w []float32, v []uint16, stride int, next []uint16",
+		Doc:   "is blendRowsMultiBF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiBF16 on each four.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
 		Doc:   "returns the largest x[i], NaN if any is NaN, -Inf if x is empty.",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi]", Reduce: "max"},
