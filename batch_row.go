@@ -101,7 +101,7 @@ type rowKernels[E float32 | uint16] struct {
 	// multiBlendStreams and tileRowsOf).
 	multiFirst bool
 	// multiWarm: so does it where an earlier tile asked for the tile's V
-	// (see nextRows), which the float32 multi-row blend then reads from
+	// (see batch_ahead.go), which the float32 multi-row blend then reads from
 	// cache; a cold tile's V is streamed by the one-row blend.
 	multiWarm bool
 	// The eight-row kernels, nil where there are none (see multiEight).
@@ -155,7 +155,7 @@ func blendMultiBF16(acc, w []float32, v []uint16, stride int, rows int, _ []uint
 // streams V the slower: a grouped decode step (H 32, Hkv 8, Tk 4096,
 // d 128) took 0.95 ms blending all four rows through it against 0.68 (Zen
 // 5). So each tile's multi-row blend asks for the next tile's V as it
-// goes (see nextRows), and a tile whose V was asked for goes through it
+// goes (see batch_ahead.go), and a tile whose V was asked for goes through it
 // whole; a cold tile still has row 0 through the one-row blend first, and
 // the eight-row score asks for its V. On a Xeon that step went from 1.37
 // to 1.32 ms, eight rows (H 8, Hkv 1, Tk 32768) from 1.70 to 1.48 ms. On
