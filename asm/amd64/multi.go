@@ -127,11 +127,7 @@ func scoreMulti(R int) {
 	SHLQ(U8(2), db)
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
-	KP := 8 / R
-	if R == 3 {
-		KP = 2
-	}
-	for _, P := range []int{KP, 1} {
+	for _, P := range multiScoreKeys[R] {
 		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
 		Label(loop)
 		CMPQ(m.n, U8(P))
@@ -147,6 +143,21 @@ func scoreMulti(R int) {
 	}
 	JMP(LabelRef("smulti_done"))
 }
+
+// multiScoreKeys lists, by row count, the blocks of keys the multi-row
+// score takes, widest first: R·P accumulators, P key chunks and a query
+// chunk in the sixteen registers, and each block's chunk step loads P + R
+// vectors for R·P FMAs. Four rows take three keys (7 loads for 12 FMAs,
+// against 6 for 8 with two), then two and one. From L1 and L2 the
+// four-row score of 256 keys (d = 128) took 5.7 µs against 6.5, and a
+// grouped decode step whose K and V sit in L3 (H 32, Hkv 8, Tk 512 and
+// 1024) 10-15% less time, with the blends' wider blocks (multiBlendCols);
+// from DRAM (Tk 4096) the step moved within the host's noise (Zen 3,
+// medians of 6-12 alternating runs). Every block sums its accumulators
+// through the tree of scoreRows's blocks of eight rows (see storeMulti),
+// so a row's scores keep scoreRows's bits while n is a multiple of 8,
+// whichever blocks its keys fall in.
+var multiScoreKeys = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {2, 1}, 4: {3, 2, 1}}
 
 // scoreKeys emits the scores of P keys from m.kv against the R query rows
 // at m.in, stored at m.o (row r at m.o + r·nb).
@@ -180,6 +191,10 @@ func scoreKeys(R, P int, m multiShape, db, nb Register, name string) {
 	if next != nil {
 		for i := range P / 2 {
 			PREFETCHT0(Mem{Base: next, Disp: 64 * i})
+		}
+		if P%2 == 1 {
+			// An odd block's step straddles a line every other time.
+			PREFETCHT0(Mem{Base: next, Disp: 32*P - 1})
 		}
 		ADDQ(U32(32*P), next)
 	}
@@ -230,6 +245,17 @@ func scoreChunk(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual
 		}
 		return
 	}
+	if mask != nil && R*P+P+2 > 16 {
+		// No registers for every key's masked chunk and the mask: a key
+		// at a time, the query chunks loaded again for each.
+		for j := range P {
+			kj := load(key(j))
+			for r := range R {
+				VFMADD231PS(kj, load(q.at(r)), acc[r*P+j])
+			}
+		}
+		return
+	}
 	kv := make([]VecVirtual, P)
 	for j := range P {
 		kv[j] = load(key(j))
@@ -245,6 +271,16 @@ func scoreChunk(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual
 // storeMulti stores the sums of the R·P accumulators (row r's P keys
 // consecutive) at row r of out.
 func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
+	if P == 1 && R == 4 {
+		// The lone keys of four rows: the tree of the blocks, so that
+		// their bits do not depend on where the blocks end.
+		s := sums8(append(acc[:4:4], zeros(4)...)).AsX()
+		VMOVSS(s, out.at(0))
+		for r := 1; r < 4; r++ {
+			VEXTRACTPS(U8(r), s, out.at(r))
+		}
+		return
+	}
 	if P == 1 {
 		for r := range R {
 			VMOVSS(hsum(acc[r]), out.at(r))
@@ -253,6 +289,28 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 	}
 	for len(acc) < 8 {
 		acc = append(acc, zeros(1)...)
+	}
+	if P == 3 {
+		// Four rows of three keys: lanes 0-7 of the first sums and 0-3 of
+		// the second, row r's keys at lanes 3r to 3r+2.
+		s1 := sums8(acc[:8])
+		s2 := sums8(append(acc[8:12:12], zeros(4)...))
+		lo1, hi1, lo2 := s1.AsX(), XMM(), s2.AsX()
+		VEXTRACTF128(U8(1), s1, hi1)
+		at := func(r, j int) Mem {
+			m := out.at(r)
+			m.Disp += 4 * j
+			return m
+		}
+		VMOVLPS(lo1, at(0, 0))
+		VEXTRACTPS(U8(2), lo1, at(0, 2))
+		VEXTRACTPS(U8(3), lo1, at(1, 0))
+		VMOVLPS(hi1, at(1, 1))
+		VMOVHPS(hi1, at(2, 0))
+		VMOVSS(lo2, at(2, 2))
+		VEXTRACTPS(U8(1), lo2, at(3, 0))
+		VMOVHPS(lo2, at(3, 1))
+		return
 	}
 	s := sums8(acc)
 	lo, hi := s.AsX(), XMM()
@@ -273,11 +331,21 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 	}
 }
 
+// multiBlendCols gives the widest block of columns by row count: as many
+// vectors as the R·C accumulators leave registers for, beside R broadcast
+// weights and a vector of V (C·R + R + 1 ≤ 16), or, for four rows, beside
+// C vectors of V and one weight at a time (C·R + C + 1 ≤ 16). Three rows
+// take four vectors (three before) and four rows three (two before): 7
+// loads for 12 FMAs against 6 for 9 or 8, and fewer passes over the value
+// rows. From L1 and L2 the four-row blend of 256 keys took 4.0 µs against
+// 4.3 (Zen 3, medians; see multiScoreKeys for the decode step).
+var multiBlendCols = map[int]int{1: 8, 2: 4, 3: 4, 4: 3}
+
 // genBlendRowsMulti: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
-// go in blocks of C vectors (8/R rounded, 3 for three rows) whose R·C
-// accumulators stay in registers while the keys stream past: per key, R
-// broadcast weights and C loads of the value row feed R·C FMAs. Then single
-// vectors, then a masked tail.
+// go in blocks of C vectors (multiBlendCols) whose R·C accumulators stay
+// in registers while the keys stream past: per key, R broadcast weights
+// and C loads of the value row feed R·C FMAs. Then single vectors, then a
+// masked tail.
 //
 // The keys go in blendRowsAVX2's order, as two streams (key i beside key
 // h+i, h = n/2, then the odd last key), so that each row's sums are the
@@ -308,8 +376,7 @@ func blendMulti(R int) {
 	SHLQ(U8(2), db)
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
-	C := map[int]int{1: 8, 2: 4, 3: 3, 4: 2}[R]
-	for _, P := range []int{C, 1} {
+	for _, P := range []int{multiBlendCols[R], 1} {
 		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
 		Label(loop)
 		CMPQ(m.d, U8(8*P))
@@ -372,6 +439,28 @@ func blendColumns(R, P int, m multiShape, db, nb Register, name string, mask Vec
 	s3 := GP64()
 	LEAQ(Mem{Base: nb, Index: nb, Scale: 2}, s3)
 	add := func(w rowRegs, vp Register) {
+		if R*P+R+1 > 16 {
+			// No registers for every weight: the block's vectors of V
+			// first, then a weight at a time.
+			t := make([]VecVirtual, P)
+			for c := range P {
+				t[c] = YMM()
+				at := Mem{Base: vp, Disp: 32 * c}
+				if mask == nil {
+					VMOVUPS(at, t[c])
+				} else {
+					VMASKMOVPS(at, mask, t[c])
+				}
+			}
+			for r := range R {
+				b := YMM()
+				VBROADCASTSS(w.at(r), b)
+				for c := range P {
+					VFMADD231PS(t[c], b, a[r*P+c])
+				}
+			}
+			return
+		}
 		b := make([]VecVirtual, R)
 		for r := range R {
 			b[r] = YMM()
