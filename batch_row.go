@@ -107,6 +107,9 @@ type rowKernels[E float32 | uint16] struct {
 	// The eight-row kernels, nil where there are none (see multiEight).
 	scoreMulti8 func(dst []float32, k []E, stride int, q []float32, also []E)
 	blendMulti8 func(acc, w []float32, v []E, stride int, next []E)
+	// scorePaired is scoreMulti over query rows in pair order, where the
+	// task's scratch holds them so (see taskScratch.qp); nil for none.
+	scorePaired func(dst []float32, k []E, stride int, q []float32, rows int)
 }
 
 // multiGroup returns how many of R rows (R > 0) one call of the row
@@ -120,9 +123,9 @@ func (p *batchJob) multiGroup(R int) int {
 }
 
 var (
-	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false, true, scoreRowsMulti8, blendRowsMulti8}
-	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendMultiF16, true, false, scoreRowsMulti8F16, blendRowsMulti8F16}
-	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendMultiBF16, true, false, scoreRowsMulti8BF16, blendRowsMulti8BF16}
+	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false, true, scoreRowsMulti8, blendRowsMulti8, nil}
+	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendMultiF16, true, false, scoreRowsMulti8F16, blendRowsMulti8F16, nil}
+	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendMultiBF16, true, false, scoreRowsMulti8BF16, blendRowsMulti8BF16, scoreRowsMultiPairedBF16}
 )
 
 // blendMultiF16 and blendMultiBF16 are the 16-bit multi-row blends of up
@@ -189,6 +192,8 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 				also = v
 			}
 			ks.scoreMulti8(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], also)
+		} else if ks.scorePaired != nil && sc.qp != nil {
+			ks.scorePaired(s, k, p.k.rs, sc.qp[g0*dk:(g0+g)*dk], g)
 		} else {
 			ks.scoreMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
 		}

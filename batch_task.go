@@ -5,7 +5,10 @@ import "math"
 // taskScratch is a worker's scratch memory as one task uses it, carved by
 // scratchFor.
 type taskScratch struct {
-	qs   []float32 // the task's scaled queries, row by row
+	qs []float32 // the task's scaled queries, row by row
+	// qp holds them in pair order for the bfloat16 multi-row score where
+	// it takes them so (see pairedBF16), else nil.
+	qp   []float32
 	s    []float32 // a tile of one row's scores
 	m, l []float32 // each row's running max and running sum
 	// The block path's lanes (see block_generic.go): the queries, the
@@ -64,6 +67,9 @@ func (p *batchJob) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
 func (p *batchJob) scratchLen(R int) int {
 	dk, dv := p.q.cols, p.v.cols
 	need := R*dk + p.tile + 2*R
+	if p.pairsQueries() {
+		need += R * dk
+	}
 	if p.multi {
 		need += (p.multiGroup(R) - 1) * p.tile // scores of a multi-row call's rows
 	}
@@ -89,6 +95,10 @@ func (p *batchJob) scratchLen(R int) int {
 func (p *batchJob) carve(sc *taskScratch, x []float32, R int) {
 	dk, dv := p.q.cols, p.v.cols
 	sc.qs, x = x[:R*dk], x[R*dk:]
+	sc.qp = nil
+	if p.pairsQueries() {
+		sc.qp, x = x[:R*dk], x[R*dk:]
+	}
 	ns := p.tile
 	if p.multi {
 		ns *= p.multiGroup(R)
@@ -216,7 +226,14 @@ func (p *batchJob) scaledQueries(tk *batchTask, sc *taskScratch) {
 		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.hs[r], tk.is[r]))
 	}
 	scale(p.scale, sc.qs)
+	if sc.qp != nil {
+		pairOrder(sc.qp[:tk.R*dk], sc.qs[:tk.R*dk], dk)
+	}
 }
+
+// pairsQueries reports whether a task's scratch holds its queries in pair
+// order too: for the bfloat16 multi-row score where it takes them so.
+func (p *batchJob) pairsQueries() bool { return p.multi && p.kt == BF16 && pairedBF16() }
 
 // wholeRows computes every row of task tk by rowWithWeights, its score row
 // formed in the weights output, or in scratch when only logits are wanted.

@@ -479,6 +479,23 @@ func scoreRowsMultiBF16(dst []float32, k []uint16, stride int, q []float32, rows
 	}
 }
 
+// scoreRowsMultiPairedBF16 is scoreRowsMultiBF16 with its query rows in
+// pair order (see pairOrder): in each block of sixteen columns from a row's
+// start, while sixteen remain, the even columns first, then the odd ones;
+// the columns after the last block in order. The avx2 kernel takes a
+// block's even and odd bfloat16 elements apart, and so loads the query
+// halves as they are rather than splitting every row's block at every step
+// of keys; there its scores are the bits scoreRowsMultiBF16 gives the rows
+// in order. Elsewhere it is the generic twin, within the same bounds.
+func scoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
+	switch active {
+	case implAVX2:
+		scoreRowsMultiPairedBF16AVX2(dst, k, stride, q, rows)
+	default:
+		scoreRowsMultiPairedBF16Generic(dst, k, stride, q, rows)
+	}
+}
+
 // blendRowsMultiF16 sets acc[r*d+c] += Σ_j w[r*n+j]*f16(v[j*stride+c]) for
 // r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16 for
 // several rows, each half-precision value row read once, each row's sums

@@ -27667,6 +27667,1597 @@ smulti16_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsMultiPairedBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·scoreRowsMultiPairedBF16AVX2(SB), NOSPLIT, $0-88
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x01
+	JE   smulti16_1
+	CMPQ AX, $0x02
+	JE   smulti16_2
+	CMPQ AX, $0x03
+	JE   smulti16_3
+	JMP  smulti16_4
+
+smulti16_1:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti161_k8:
+	CMPQ   CX, $0x08
+	JL     smulti161_k8_next
+	LEAQ   (DI)(DI*2), R10
+	LEAQ   (SI)(DI*4), R11
+	IMUL3Q $0x00000020, DI, R12
+	ADDQ   SI, R12
+	MOVQ   DX, R13
+	LEAQ   (R8)(R8*2), R14
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R14
+
+smulti161_k8_pairs:
+	CMPQ        R14, $0x10
+	JL          smulti161_k8_chunk
+	VMOVUPS     (R13), Y8
+	VMOVUPS     32(R13), Y9
+	VMOVDQU     (SI), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y0
+	VFMADD231PS Y10, Y9, Y0
+	VMOVDQU     (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y1
+	VFMADD231PS Y10, Y9, Y1
+	VMOVDQU     (SI)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y2
+	VFMADD231PS Y10, Y9, Y2
+	VMOVDQU     (SI)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y3
+	VFMADD231PS Y10, Y9, Y3
+	VMOVDQU     (R11), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y4
+	VFMADD231PS Y10, Y9, Y4
+	VMOVDQU     (R11)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y5
+	VFMADD231PS Y10, Y9, Y5
+	VMOVDQU     (R11)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y6
+	VFMADD231PS Y10, Y9, Y6
+	VMOVDQU     (R11)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VFMADD231PS Y11, Y8, Y7
+	VFMADD231PS Y10, Y9, Y7
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	ADDQ        $0x00000100, R12
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R13
+	ADDQ        $0x20, R11
+	SUBQ        $0x10, R14
+	JMP         smulti161_k8_pairs
+
+smulti161_k8_chunk:
+	CMPQ        R14, $0x08
+	JL          smulti161_k8_tail
+	VMOVUPS     (R13), Y8
+	VPMOVZXWD   (SI), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVZXWD   (SI)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPMOVZXWD   (SI)(DI*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVZXWD   (SI)(R10*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPMOVZXWD   (R11), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (R11)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPMOVZXWD   (R11)(DI*2), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVZXWD   (R11)(R10*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	ADDQ        $0x00000080, R12
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R13
+	ADDQ        $0x10, R11
+	SUBQ        $0x08, R14
+	JMP         smulti161_k8_chunk
+
+smulti161_k8_tail:
+	TESTQ      R14, R14
+	JZ         smulti161_k8_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R15
+	SUBQ       R14, R15
+	VMOVDQU    (R12)(R15*4), Y8
+	VMASKMOVPS (R13), Y8, Y8
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R12
+	VPINSRW    $0x00, R12, X9, X9
+	CMPQ       R14, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	MOVWLZX    2(SI), R12
+	VPINSRW    $0x01, R12, X9, X9
+	CMPQ       R14, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	MOVWLZX    4(SI), R12
+	VPINSRW    $0x02, R12, X9, X9
+	CMPQ       R14, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	MOVWLZX    6(SI), R12
+	VPINSRW    $0x03, R12, X9, X9
+	CMPQ       R14, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	MOVWLZX    8(SI), R12
+	VPINSRW    $0x04, R12, X9, X9
+	CMPQ       R14, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	MOVWLZX    10(SI), R12
+	VPINSRW    $0x05, R12, X9, X9
+	CMPQ       R14, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	MOVWLZX    12(SI), R12
+	VPINSRW    $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part1:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	MOVWLZX     2(SI)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	MOVWLZX     4(SI)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	MOVWLZX     6(SI)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	MOVWLZX     8(SI)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	MOVWLZX     10(SI)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	MOVWLZX     12(SI)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part2:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	MOVWLZX     2(SI)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	MOVWLZX     4(SI)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	MOVWLZX     6(SI)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	MOVWLZX     8(SI)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	MOVWLZX     10(SI)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	MOVWLZX     12(SI)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part3:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	MOVWLZX     2(SI)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	MOVWLZX     4(SI)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	MOVWLZX     6(SI)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	MOVWLZX     8(SI)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	MOVWLZX     10(SI)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	MOVWLZX     12(SI)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	MOVWLZX     2(R11), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	MOVWLZX     4(R11), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	MOVWLZX     6(R11), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	MOVWLZX     8(R11), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	MOVWLZX     10(R11), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	MOVWLZX     12(R11), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part5:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	MOVWLZX     2(R11)(DI*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	MOVWLZX     4(R11)(DI*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	MOVWLZX     6(R11)(DI*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	MOVWLZX     8(R11)(DI*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	MOVWLZX     10(R11)(DI*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	MOVWLZX     12(R11)(DI*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part6:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(DI*2), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	MOVWLZX     2(R11)(DI*2), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	MOVWLZX     4(R11)(DI*2), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	MOVWLZX     6(R11)(DI*2), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	MOVWLZX     8(R11)(DI*2), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	MOVWLZX     10(R11)(DI*2), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	MOVWLZX     12(R11)(DI*2), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part7:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VXORPS      X9, X9, X9
+	MOVWLZX     (R11)(R10*1), R12
+	VPINSRW     $0x00, R12, X9, X9
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	MOVWLZX     2(R11)(R10*1), R12
+	VPINSRW     $0x01, R12, X9, X9
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	MOVWLZX     4(R11)(R10*1), R12
+	VPINSRW     $0x02, R12, X9, X9
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	MOVWLZX     6(R11)(R10*1), R12
+	VPINSRW     $0x03, R12, X9, X9
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	MOVWLZX     8(R11)(R10*1), R12
+	VPINSRW     $0x04, R12, X9, X9
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	MOVWLZX     10(R11)(R10*1), R12
+	VPINSRW     $0x05, R12, X9, X9
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	MOVWLZX     12(R11)(R10*1), R12
+	VPINSRW     $0x06, R12, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part8:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+smulti161_k8_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      Y2, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smulti161_k8
+
+smulti161_k8_next:
+smulti161_k1:
+	CMPQ   CX, $0x01
+	JL     smulti161_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	MOVQ   BX, R11
+
+smulti161_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti161_k1_chunk
+	VMOVUPS     (R10), Y1
+	VMOVUPS     32(R10), Y2
+	VMOVDQU     (SI), Y3
+	VPSLLD      $0x10, Y3, Y4
+	VPAND       bf16_hi<>+0(SB), Y3, Y3
+	VFMADD231PS Y4, Y1, Y0
+	VFMADD231PS Y3, Y2, Y0
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti161_k1_pairs
+
+smulti161_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti161_k1_tail
+	VMOVUPS     (R10), Y1
+	VPMOVZXWD   (SI), Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti161_k1_chunk
+
+smulti161_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti161_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y1
+	VMASKMOVPS (R10), Y1, Y1
+	VXORPS     X2, X2, X2
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X2, X2
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X2, X2
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X2, X2
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X2, X2
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X2, X2
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X2, X2
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X2, X2
+
+scoreRowsMultiPairedBF16AVX2_part9:
+	VPMOVZXWD   X2, Y2
+	VPSLLD      $0x10, Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+smulti161_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti161_k1
+
+smulti161_k1_next:
+	JMP smulti16_done
+
+smulti16_2:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti162_k4:
+	CMPQ   CX, $0x04
+	JL     smulti162_k4_next
+	LEAQ   (DI)(DI*2), R10
+	IMUL3Q $0x00000020, DI, R11
+	ADDQ   SI, R11
+	MOVQ   DX, R12
+	LEAQ   (R8)(R8*2), R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R13
+
+smulti162_k4_pairs:
+	CMPQ        R13, $0x10
+	JL          smulti162_k4_chunk
+	VMOVUPS     (R12), Y8
+	VMOVUPS     32(R12), Y9
+	VMOVUPS     (R12)(R8*1), Y10
+	VMOVUPS     32(R12)(R8*1), Y11
+	VMOVDQU     (SI), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y8, Y0
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y13, Y10, Y4
+	VFMADD231PS Y12, Y11, Y4
+	VMOVDQU     (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y8, Y1
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y13, Y10, Y5
+	VFMADD231PS Y12, Y11, Y5
+	VMOVDQU     (SI)(DI*2), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y8, Y2
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y13, Y10, Y6
+	VFMADD231PS Y12, Y11, Y6
+	VMOVDQU     (SI)(R10*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y8, Y3
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y13, Y10, Y7
+	VFMADD231PS Y12, Y11, Y7
+	PREFETCHT0  (R11)
+	PREFETCHT0  64(R11)
+	ADDQ        $0x00000080, R11
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti162_k4_pairs
+
+smulti162_k4_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti162_k4_tail
+	VMOVUPS     (R12), Y8
+	VMOVUPS     (R12)(R8*1), Y9
+	VPMOVZXWD   (SI), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VPMOVZXWD   (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VPMOVZXWD   (SI)(DI*2), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VPMOVZXWD   (SI)(R10*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	PREFETCHT0  (R11)
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R12
+	SUBQ        $0x08, R13
+	JMP         smulti162_k4_chunk
+
+smulti162_k4_tail:
+	TESTQ      R13, R13
+	JZ         smulti162_k4_sum
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R14
+	SUBQ       R13, R14
+	VMOVDQU    (R11)(R14*4), Y8
+	VMASKMOVPS (R12), Y8, Y9
+	VMASKMOVPS (R12)(R8*1), Y8, Y8
+	VXORPS     X10, X10, X10
+	MOVWLZX    (SI), R11
+	VPINSRW    $0x00, R11, X10, X10
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	MOVWLZX    2(SI), R11
+	VPINSRW    $0x01, R11, X10, X10
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	MOVWLZX    4(SI), R11
+	VPINSRW    $0x02, R11, X10, X10
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	MOVWLZX    6(SI), R11
+	VPINSRW    $0x03, R11, X10, X10
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	MOVWLZX    8(SI), R11
+	VPINSRW    $0x04, R11, X10, X10
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	MOVWLZX    10(SI), R11
+	VPINSRW    $0x05, R11, X10, X10
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	MOVWLZX    12(SI), R11
+	VPINSRW    $0x06, R11, X10, X10
+
+scoreRowsMultiPairedBF16AVX2_part10:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y0
+	VFMADD231PS Y10, Y8, Y4
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	MOVWLZX     2(SI)(DI*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	MOVWLZX     4(SI)(DI*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	MOVWLZX     6(SI)(DI*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	MOVWLZX     8(SI)(DI*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	MOVWLZX     10(SI)(DI*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	MOVWLZX     12(SI)(DI*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiPairedBF16AVX2_part11:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y10, Y8, Y5
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(DI*2), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	MOVWLZX     2(SI)(DI*2), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	MOVWLZX     4(SI)(DI*2), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	MOVWLZX     6(SI)(DI*2), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	MOVWLZX     8(SI)(DI*2), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	MOVWLZX     10(SI)(DI*2), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	MOVWLZX     12(SI)(DI*2), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiPairedBF16AVX2_part12:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y2
+	VFMADD231PS Y10, Y8, Y6
+	VXORPS      X10, X10, X10
+	MOVWLZX     (SI)(R10*1), R11
+	VPINSRW     $0x00, R11, X10, X10
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	MOVWLZX     2(SI)(R10*1), R11
+	VPINSRW     $0x01, R11, X10, X10
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	MOVWLZX     4(SI)(R10*1), R11
+	VPINSRW     $0x02, R11, X10, X10
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	MOVWLZX     6(SI)(R10*1), R11
+	VPINSRW     $0x03, R11, X10, X10
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	MOVWLZX     8(SI)(R10*1), R11
+	VPINSRW     $0x04, R11, X10, X10
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	MOVWLZX     10(SI)(R10*1), R11
+	VPINSRW     $0x05, R11, X10, X10
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	MOVWLZX     12(SI)(R10*1), R11
+	VPINSRW     $0x06, R11, X10, X10
+
+scoreRowsMultiPairedBF16AVX2_part13:
+	VPMOVZXWD   X10, Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y9, Y3
+	VFMADD231PS Y10, Y8, Y7
+
+smulti162_k4_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      X2, (AX)
+	VMOVUPS      X0, (AX)(R9*1)
+	ADDQ         $0x10, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x04, CX
+	JMP          smulti162_k4
+
+smulti162_k4_next:
+smulti162_k1:
+	CMPQ   CX, $0x01
+	JL     smulti162_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   BX, R11
+
+smulti162_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti162_k1_chunk
+	VMOVUPS     (R10), Y2
+	VMOVUPS     32(R10), Y3
+	VMOVUPS     (R10)(R8*1), Y4
+	VMOVUPS     32(R10)(R8*1), Y5
+	VMOVDQU     (SI), Y6
+	VPSLLD      $0x10, Y6, Y7
+	VPAND       bf16_hi<>+0(SB), Y6, Y6
+	VFMADD231PS Y7, Y2, Y0
+	VFMADD231PS Y6, Y3, Y0
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y6, Y5, Y1
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti162_k1_pairs
+
+smulti162_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti162_k1_tail
+	VMOVUPS     (R10), Y2
+	VMOVUPS     (R10)(R8*1), Y3
+	VPMOVZXWD   (SI), Y4
+	VPSLLD      $0x10, Y4, Y4
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y4, Y3, Y1
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti162_k1_chunk
+
+smulti162_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti162_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y2
+	VMASKMOVPS (R10), Y2, Y3
+	VMASKMOVPS (R10)(R8*1), Y2, Y2
+	VXORPS     X4, X4, X4
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X4, X4
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X4, X4
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X4, X4
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X4, X4
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X4, X4
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X4, X4
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X4, X4
+
+scoreRowsMultiPairedBF16AVX2_part14:
+	VPMOVZXWD   X4, Y4
+	VPSLLD      $0x10, Y4, Y4
+	VFMADD231PS Y4, Y3, Y0
+	VFMADD231PS Y4, Y2, Y1
+
+smulti162_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X2, X2
+	VADDSS       X2, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti162_k1
+
+smulti162_k1_next:
+	JMP smulti16_done
+
+smulti16_3:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti163_k2:
+	CMPQ   CX, $0x02
+	JL     smulti163_k2_next
+	LEAQ   (DI)(DI*2), R10
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   BX, R12
+
+smulti163_k2_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti163_k2_chunk
+	VMOVUPS     (R11), Y6
+	VMOVUPS     32(R11), Y7
+	VMOVUPS     (R11)(R8*1), Y8
+	VMOVUPS     32(R11)(R8*1), Y9
+	VMOVUPS     (R11)(R8*2), Y10
+	VMOVUPS     32(R11)(R8*2), Y11
+	VMOVDQU     (SI), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y6, Y0
+	VFMADD231PS Y12, Y7, Y0
+	VFMADD231PS Y13, Y8, Y2
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y13, Y10, Y4
+	VFMADD231PS Y12, Y11, Y4
+	VMOVDQU     (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y13
+	VPAND       bf16_hi<>+0(SB), Y12, Y12
+	VFMADD231PS Y13, Y6, Y1
+	VFMADD231PS Y12, Y7, Y1
+	VFMADD231PS Y13, Y8, Y3
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y13, Y10, Y5
+	VFMADD231PS Y12, Y11, Y5
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R12
+	JMP         smulti163_k2_pairs
+
+smulti163_k2_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti163_k2_tail
+	VMOVUPS     (R11), Y6
+	VMOVUPS     (R11)(R8*1), Y7
+	VMOVUPS     (R11)(R8*2), Y8
+	VPMOVZXWD   (SI), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y0
+	VFMADD231PS Y9, Y7, Y2
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD   (SI)(DI*1), Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y1
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y5
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
+	JMP         smulti163_k2_chunk
+
+smulti163_k2_tail:
+	TESTQ      R12, R12
+	JZ         smulti163_k2_sum
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R13
+	SUBQ       R12, R13
+	VMOVDQU    (R10)(R13*4), Y6
+	VMASKMOVPS (R11), Y6, Y7
+	VMASKMOVPS (R11)(R8*1), Y6, Y8
+	VMASKMOVPS (R11)(R8*2), Y6, Y6
+	VXORPS     X9, X9, X9
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X9, X9
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X9, X9
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X9, X9
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X9, X9
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X9, X9
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X9, X9
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part15:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y7, Y0
+	VFMADD231PS Y9, Y8, Y2
+	VFMADD231PS Y9, Y6, Y4
+	VXORPS      X9, X9, X9
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X9, X9
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X9, X9
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X9, X9
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X9, X9
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X9, X9
+
+scoreRowsMultiPairedBF16AVX2_part16:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y7, Y1
+	VFMADD231PS Y9, Y8, Y3
+	VFMADD231PS Y9, Y6, Y5
+
+smulti163_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti163_k2
+
+smulti163_k2_next:
+smulti163_k1:
+	CMPQ   CX, $0x01
+	JL     smulti163_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R11
+
+smulti163_k1_pairs:
+	CMPQ        R11, $0x10
+	JL          smulti163_k1_chunk
+	VMOVUPS     (R10), Y3
+	VMOVUPS     32(R10), Y4
+	VMOVUPS     (R10)(R8*1), Y5
+	VMOVUPS     32(R10)(R8*1), Y6
+	VMOVUPS     (R10)(R8*2), Y7
+	VMOVUPS     32(R10)(R8*2), Y8
+	VMOVDQU     (SI), Y9
+	VPSLLD      $0x10, Y9, Y10
+	VPAND       bf16_hi<>+0(SB), Y9, Y9
+	VFMADD231PS Y10, Y3, Y0
+	VFMADD231PS Y9, Y4, Y0
+	VFMADD231PS Y10, Y5, Y1
+	VFMADD231PS Y9, Y6, Y1
+	VFMADD231PS Y10, Y7, Y2
+	VFMADD231PS Y9, Y8, Y2
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smulti163_k1_pairs
+
+smulti163_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k1_tail
+	VMOVUPS     (R10), Y3
+	VMOVUPS     (R10)(R8*1), Y4
+	VMOVUPS     (R10)(R8*2), Y5
+	VPMOVZXWD   (SI), Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y3, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y6, Y5, Y2
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k1_chunk
+
+smulti163_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y3
+	VMASKMOVPS (R10), Y3, Y4
+	VMASKMOVPS (R10)(R8*1), Y3, Y5
+	VMASKMOVPS (R10)(R8*2), Y3, Y3
+	VXORPS     X6, X6, X6
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X6, X6
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X6, X6
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X6, X6
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X6, X6
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X6, X6
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X6, X6
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X6, X6
+
+scoreRowsMultiPairedBF16AVX2_part17:
+	VPMOVZXWD   X6, Y6
+	VPSLLD      $0x10, Y6, Y6
+	VFMADD231PS Y6, Y4, Y0
+	VFMADD231PS Y6, Y5, Y1
+	VFMADD231PS Y6, Y3, Y2
+
+smulti163_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X3, X3
+	VADDSS       X3, X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti163_k1
+
+smulti163_k1_next:
+	JMP smulti16_done
+
+smulti16_4:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti164_k2:
+	CMPQ   CX, $0x02
+	JL     smulti164_k2_next
+	LEAQ   (DI)(DI*2), R10
+	IMUL3Q $0x00000020, DI, R10
+	ADDQ   SI, R10
+	MOVQ   DX, R11
+	LEAQ   (R8)(R8*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   BX, R13
+
+smulti164_k2_pairs:
+	CMPQ        R13, $0x10
+	JL          smulti164_k2_chunk
+	VMOVDQU     (SI), Y8
+	VPSLLD      $0x10, Y8, Y9
+	VPAND       bf16_hi<>+0(SB), Y8, Y8
+	VMOVDQU     (SI)(DI*1), Y10
+	VPSLLD      $0x10, Y10, Y11
+	VPAND       bf16_hi<>+0(SB), Y10, Y10
+	VMOVUPS     (R11), Y12
+	VMOVUPS     32(R11), Y13
+	VFMADD231PS Y9, Y12, Y0
+	VFMADD231PS Y8, Y13, Y0
+	VFMADD231PS Y11, Y12, Y1
+	VFMADD231PS Y10, Y13, Y1
+	VMOVUPS     (R11)(R8*1), Y12
+	VMOVUPS     32(R11)(R8*1), Y13
+	VFMADD231PS Y9, Y12, Y2
+	VFMADD231PS Y8, Y13, Y2
+	VFMADD231PS Y11, Y12, Y3
+	VFMADD231PS Y10, Y13, Y3
+	VMOVUPS     (R11)(R8*2), Y12
+	VMOVUPS     32(R11)(R8*2), Y13
+	VFMADD231PS Y9, Y12, Y4
+	VFMADD231PS Y8, Y13, Y4
+	VFMADD231PS Y11, Y12, Y5
+	VFMADD231PS Y10, Y13, Y5
+	VMOVUPS     (R11)(R12*1), Y12
+	VMOVUPS     32(R11)(R12*1), Y13
+	VFMADD231PS Y9, Y12, Y6
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y11, Y12, Y7
+	VFMADD231PS Y10, Y13, Y7
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R13
+	JMP         smulti164_k2_pairs
+
+smulti164_k2_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti164_k2_tail
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VMOVUPS     (R11)(R8*2), Y10
+	VMOVUPS     (R11)(R12*1), Y11
+	VPMOVZXWD   (SI), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y12, Y11, Y6
+	VPMOVZXWD   (SI)(DI*1), Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y12, Y10, Y5
+	VFMADD231PS Y12, Y11, Y7
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R13
+	JMP         smulti164_k2_chunk
+
+smulti164_k2_tail:
+	TESTQ      R13, R13
+	JZ         smulti164_k2_sum
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R14
+	SUBQ       R13, R14
+	VMOVDQU    (R10)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y10
+	VMASKMOVPS (R11)(R8*2), Y8, Y11
+	VMASKMOVPS (R11)(R12*1), Y8, Y8
+	VXORPS     X12, X12, X12
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X12, X12
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X12, X12
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X12, X12
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X12, X12
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X12, X12
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X12, X12
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X12, X12
+
+scoreRowsMultiPairedBF16AVX2_part18:
+	VPMOVZXWD   X12, Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y12, Y10, Y2
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y12, Y8, Y6
+	VXORPS      X12, X12, X12
+	MOVWLZX     (SI)(DI*1), R10
+	VPINSRW     $0x00, R10, X12, X12
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	MOVWLZX     2(SI)(DI*1), R10
+	VPINSRW     $0x01, R10, X12, X12
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	MOVWLZX     4(SI)(DI*1), R10
+	VPINSRW     $0x02, R10, X12, X12
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	MOVWLZX     6(SI)(DI*1), R10
+	VPINSRW     $0x03, R10, X12, X12
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	MOVWLZX     8(SI)(DI*1), R10
+	VPINSRW     $0x04, R10, X12, X12
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	MOVWLZX     10(SI)(DI*1), R10
+	VPINSRW     $0x05, R10, X12, X12
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	MOVWLZX     12(SI)(DI*1), R10
+	VPINSRW     $0x06, R10, X12, X12
+
+scoreRowsMultiPairedBF16AVX2_part19:
+	VPMOVZXWD   X12, Y12
+	VPSLLD      $0x10, Y12, Y12
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y12, Y10, Y3
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y12, Y8, Y7
+
+smulti164_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SHLQ         $0x01, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	VMOVHPS      X0, (AX)(R10*1)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti164_k2
+
+smulti164_k2_next:
+smulti164_k1:
+	CMPQ   CX, $0x01
+	JL     smulti164_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   BX, R12
+
+smulti164_k1_pairs:
+	CMPQ        R12, $0x10
+	JL          smulti164_k1_chunk
+	VMOVDQU     (SI), Y4
+	VPSLLD      $0x10, Y4, Y5
+	VPAND       bf16_hi<>+0(SB), Y4, Y4
+	VMOVUPS     (R10), Y6
+	VMOVUPS     32(R10), Y7
+	VFMADD231PS Y5, Y6, Y0
+	VFMADD231PS Y4, Y7, Y0
+	VMOVUPS     (R10)(R8*1), Y6
+	VMOVUPS     32(R10)(R8*1), Y7
+	VFMADD231PS Y5, Y6, Y1
+	VFMADD231PS Y4, Y7, Y1
+	VMOVUPS     (R10)(R8*2), Y6
+	VMOVUPS     32(R10)(R8*2), Y7
+	VFMADD231PS Y5, Y6, Y2
+	VFMADD231PS Y4, Y7, Y2
+	VMOVUPS     (R10)(R11*1), Y6
+	VMOVUPS     32(R10)(R11*1), Y7
+	VFMADD231PS Y5, Y6, Y3
+	VFMADD231PS Y4, Y7, Y3
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smulti164_k1_pairs
+
+smulti164_k1_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k1_tail
+	VMOVUPS     (R10), Y4
+	VMOVUPS     (R10)(R8*1), Y5
+	VMOVUPS     (R10)(R8*2), Y6
+	VMOVUPS     (R10)(R11*1), Y7
+	VPMOVZXWD   (SI), Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y8, Y6, Y2
+	VFMADD231PS Y8, Y7, Y3
+	ADDQ        $0x10, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k1_chunk
+
+smulti164_k1_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k1_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y4
+	VMASKMOVPS (R10), Y4, Y5
+	VMASKMOVPS (R10)(R8*1), Y4, Y6
+	VMASKMOVPS (R10)(R8*2), Y4, Y7
+	VMASKMOVPS (R10)(R11*1), Y4, Y4
+	VXORPS     X8, X8, X8
+	MOVWLZX    (SI), R10
+	VPINSRW    $0x00, R10, X8, X8
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	MOVWLZX    2(SI), R10
+	VPINSRW    $0x01, R10, X8, X8
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	MOVWLZX    4(SI), R10
+	VPINSRW    $0x02, R10, X8, X8
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	MOVWLZX    6(SI), R10
+	VPINSRW    $0x03, R10, X8, X8
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	MOVWLZX    8(SI), R10
+	VPINSRW    $0x04, R10, X8, X8
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	MOVWLZX    10(SI), R10
+	VPINSRW    $0x05, R10, X8, X8
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	MOVWLZX    12(SI), R10
+	VPINSRW    $0x06, R10, X8, X8
+
+scoreRowsMultiPairedBF16AVX2_part20:
+	VPMOVZXWD   X8, Y8
+	VPSLLD      $0x10, Y8, Y8
+	VFMADD231PS Y8, Y5, Y0
+	VFMADD231PS Y8, Y6, Y1
+	VFMADD231PS Y8, Y7, Y2
+	VFMADD231PS Y8, Y4, Y3
+
+smulti164_k1_sum:
+	MOVQ       BX, R10
+	ANDQ       $-8, R10
+	SHLQ       $0x01, R10
+	SUBQ       R10, SI
+	LEAQ       (R9)(R9*2), R10
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VHADDPS    Y5, Y4, Y2
+	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y1, Y0, Y0
+	VHADDPS    Y3, Y2, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y0
+	VADDPS     Y0, Y2, Y2
+	VMOVSS     X2, (AX)
+	VEXTRACTPS $0x01, X2, (AX)(R9*1)
+	VEXTRACTPS $0x02, X2, (AX)(R9*2)
+	VEXTRACTPS $0x03, X2, (AX)(R10*1)
+	ADDQ       $0x04, AX
+	ADDQ       DI, SI
+	SUBQ       $0x01, CX
+	JMP        smulti164_k1
+
+smulti164_k1_next:
+smulti16_done:
+	VZEROUPPER
+	RET
+
 // func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
 // Requires: AVX, F16C, FMA3
 TEXT ·blendRowsMultiF16AVX2(SB), NOSPLIT, $0-88

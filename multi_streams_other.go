@@ -11,3 +11,6 @@ func multiBlendStreams() bool { return false }
 
 // multiEight: see multi_streams_amd64.go.
 func multiEight() bool { return false }
+
+// pairedBF16: see multi_streams_amd64.go.
+func pairedBF16() bool { return false }

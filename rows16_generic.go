@@ -97,6 +97,49 @@ func scoreRowsMultiBF16Generic(dst []float32, k []uint16, stride int, q []float3
 	}
 }
 
+// scoreRowsMultiPairedBF16Generic is scoreRowsBF16Generic's sums for
+// each of the rows, their query elements found in pair order.
+func scoreRowsMultiPairedBF16Generic(dst []float32, k []uint16, stride int, q []float32, rows int) {
+	n, d := len(dst)/rows, len(q)/rows
+	for r := range rows {
+		qr := q[r*d : (r+1)*d]
+		for i := range n {
+			var s float32
+			for c, x := range k[i*stride : i*stride+d] {
+				s += float32(bf16to32(x) * qr[pairIndex(c, d)])
+			}
+			dst[r*n+i] = s
+		}
+	}
+}
+
+// pairOrder sets each row of d elements of dst to the row of q in pair
+// order: in each block of sixteen from the row's start, while sixteen
+// remain, the even elements, then the odd ones; the rest in order. It is
+// the layout scoreRowsMultiPairedBF16 takes, the bfloat16 kernels' split of
+// a block of sixteen columns into even and odd lanes.
+func pairOrder(dst, q []float32, d int) {
+	for r := 0; r+d <= len(q); r += d {
+		row, out := q[r:r+d], dst[r:r+d]
+		c := 0
+		for ; c+16 <= d; c += 16 {
+			for i := range 8 {
+				out[c+i], out[c+8+i] = row[c+2*i], row[c+2*i+1]
+			}
+		}
+		copy(out[c:], row[c:])
+	}
+}
+
+// pairIndex returns where column c of a row of d sits in pair order.
+func pairIndex(c, d int) int {
+	b := c &^ 15
+	if b+16 > d {
+		return c
+	}
+	return b + (c&15)/2 + 8*(c&1)
+}
+
 // blendRowsMultiF16Generic is blendRowsF16 for each of the rows, through
 // the blendRowsF16 front as scoreRowsMultiF16Generic is.
 func blendRowsMultiF16Generic(acc, w []float32, v []uint16, stride int, rows int) {

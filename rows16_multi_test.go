@@ -308,3 +308,73 @@ func TestMulti16LargeBlocks(t *testing.T) {
 		}
 	})
 }
+
+// pairedBF16Case is scoreMulti16Case for scoreRowsMultiPairedBF16: the
+// query rows put in pair order for the call, the bounds those of the rows
+// in order.
+func pairedBF16Case(rows, d int) kernelCase {
+	return func(a *kernelArgs, n int) []result {
+		stride := d + 3
+		k, q, dst := a.bf16s(rowsLen(n, stride, d)), a.floats(rows*d, 2), a.floats(rows*n, 1)
+		qp := make([]float32, len(q))
+		pairOrder(qp, q, d)
+		scoreRowsMultiPairedBF16(dst, k, stride, qp, rows)
+		kf := widen(k, bf16to32)
+		bound := make([]float64, len(dst))
+		for r := range rows {
+			for j := range n {
+				bound[r*n+j] = reference.DotBound(d, absDot(kf[j*stride:j*stride+d], q[r*d:(r+1)*d]))
+			}
+		}
+		return []result{{"dst", dst, bound}}
+	}
+}
+
+func init() {
+	kernelCases["scoreRowsMultiPairedBF16"] = func(a *kernelArgs, n int) []result {
+		return pairedBF16Case(1+n%4, 13+n%40)(a, n)
+	}
+}
+
+// pairOrder is a permutation, pairIndex its map, and the kernel over rows
+// in pair order gives the bits scoreRowsMultiBF16 gives the rows in order
+// where it is in assembly (avx2) and in the generic sums (both add each
+// row's products in column order).
+func TestPairedBF16(t *testing.T) {
+	for _, d := range []int{1, 15, 16, 17, 31, 32, 33, 64, 128, 131} {
+		q := make([]float32, 2*d)
+		for i := range q {
+			q[i] = float32(i)
+		}
+		qp := make([]float32, len(q))
+		pairOrder(qp, q, d)
+		for r := range 2 {
+			for c := range d {
+				if got := qp[r*d+pairIndex(c, d)]; got != q[r*d+c] {
+					t.Fatalf("d=%d: row %d column %d sits at %d, holding %v", d, r, c, pairIndex(c, d), got)
+				}
+			}
+		}
+	}
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		if a := impl.Active(); a != "avx2" && a != "generic" {
+			t.Skipf("%s runs the kernel's generic twin, held to the bounds by TestKernelTable", a)
+		}
+		r := testutil.Rand(71)
+		a := &kernelArgs{t: t, r: r}
+		for _, rows := range []int{1, 2, 3, 4} {
+			for _, d := range []int{16, 37, 64, 128, 131} {
+				for _, n := range []int{1, 7, 8, 24, 256} {
+					k, q := a.bf16s(rowsLen(n, d+1, d)), testutil.Floats(r, rows*d, 1)
+					qp := make([]float32, len(q))
+					pairOrder(qp, q, d)
+					got, want := make([]float32, rows*n), make([]float32, rows*n)
+					scoreRowsMultiPairedBF16(got, k, d+1, qp, rows)
+					scoreRowsMultiBF16(want, k, d+1, q, rows)
+					what := fmt.Sprintf("rows=%d d=%d n=%d", rows, d, n)
+					identical(t, what, got, want)
+				}
+			}
+		}
+	})
+}
