@@ -119,6 +119,9 @@ func scoreRowsMultiPairedBF16Generic(dst []float32, k []uint16, stride int, q []
 // the layout scoreRowsMultiPairedBF16 takes, the bfloat16 kernels' split of
 // a block of sixteen columns into even and odd lanes.
 func pairOrder(dst, q []float32, d int) {
+	if d <= 0 {
+		return
+	}
 	for r := 0; r+d <= len(q); r += d {
 		row, out := q[r:r+d], dst[r:r+d]
 		c := 0
