@@ -340,17 +340,20 @@ func blendColumns16(R, P int, m multiShape, db, nb Register, name string, mask V
 	Label(name + "_key")
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_keys_done"))
+	widened := func(c int) VecVirtual {
+		if mask != nil {
+			return partYMM(Mem{Base: vp}, m.d, mask, wd)
+		}
+		t := YMM()
+		wd(Mem{Base: vp, Disp: 16 * c}, t)
+		return t
+	}
 	if R*P+R+1 > 16 {
 		// As in blendColumns: the block's widened vectors of V first,
 		// then a weight at a time.
 		t := make([]VecVirtual, P)
 		for c := range P {
-			if mask == nil {
-				t[c] = YMM()
-				wd(Mem{Base: vp, Disp: 16 * c}, t[c])
-			} else {
-				t[c] = partYMM(Mem{Base: vp}, m.d, mask, wd)
-			}
+			t[c] = widened(c)
 		}
 		for r := range R {
 			b := YMM()
@@ -359,29 +362,17 @@ func blendColumns16(R, P int, m multiShape, db, nb Register, name string, mask V
 				VFMADD231PS(t[c], b, a[r*P+c])
 			}
 		}
-		ADDQ(U8(4), wp)
-		ADDQ(m.stride, vp)
-		DECQ(cnt)
-		JMP(LabelRef(name + "_key"))
-		Label(name + "_keys_done")
-		move(false)
-		return
-	}
-	b := make([]VecVirtual, R)
-	for r := range R {
-		b[r] = YMM()
-		VBROADCASTSS(ws.at(r), b[r])
-	}
-	for c := range P {
-		var t VecVirtual
-		if mask == nil {
-			t = YMM()
-			wd(Mem{Base: vp, Disp: 16 * c}, t)
-		} else {
-			t = partYMM(Mem{Base: vp}, m.d, mask, wd)
-		}
+	} else {
+		b := make([]VecVirtual, R)
 		for r := range R {
-			VFMADD231PS(t, b[r], a[r*P+c])
+			b[r] = YMM()
+			VBROADCASTSS(ws.at(r), b[r])
+		}
+		for c := range P {
+			t := widened(c)
+			for r := range R {
+				VFMADD231PS(t, b[r], a[r*P+c])
+			}
 		}
 	}
 	ADDQ(U8(4), wp)
