@@ -28,26 +28,48 @@ func TestNextTileStaysInTheRowsKeys(t *testing.T) {
 		var tk batchTask
 		p.taskInto(&tk, 0)
 		p.rowEnds(&tk)
-		if _, nt, j := p.nextTile(&tk, lo, tile); nt != 0 || j != lo+tile {
+		if _, nt, j := p.nextTile(&tk, lo, tile, nil); nt != 0 || j != lo+tile {
 			t.Errorf("window %d: after the first tile: task %d key %d, want 0, %d", window, nt, j, lo+tile)
 		}
-		if _, nt, j := p.nextTile(&tk, Tk-tile, tile); nt != 1 || j != lo {
+		if _, nt, j := p.nextTile(&tk, Tk-tile, tile, nil); nt != 1 || j != lo {
 			t.Errorf("window %d: after task 0's last tile: task %d key %d, want 1, %d", window, nt, j, lo)
 		}
 		var last batchTask
 		p.taskInto(&last, 1)
 		p.rowEnds(&last)
-		if _, nt, _ := p.nextTile(&last, Tk-tile, tile); nt != -1 {
+		if _, nt, _ := p.nextTile(&last, Tk-tile, tile, nil); nt != -1 {
 			t.Errorf("window %d: after the call's last tile: task %d, want none", window, nt)
 		}
-		if _, nt, _ := p.nextTile(&tk, Tk-10, 10); nt != -1 {
+		if _, nt, _ := p.nextTile(&tk, Tk-10, 10, nil); nt != -1 {
 			t.Errorf("window %d: after a last tile of 10 keys: task %d, want none", window, nt)
 		}
 		// A chunk that is a work item of its own ends at its last key.
 		p.parts = make([]float32, 1)
 		tk.keys(splitKeys, 2*splitKeys)
-		if _, nt, _ := p.nextTile(&tk, 2*splitKeys-tile, tile); nt != -1 {
+		if _, nt, _ := p.nextTile(&tk, 2*splitKeys-tile, tile, nil); nt != -1 {
 			t.Errorf("window %d: after a chunk item's last tile: task %d, want none", window, nt)
+		}
+		// Unless the worker takes its next item there: then it names that
+		// item's first tile, and asking again takes no other item.
+		var counter atomicCounter
+		counter.Store(4) // item 4: task 1's second chunk
+		claim := itemClaim{next: &counter, items: int64(2 * p.chunks), item: -1}
+		want, wantJ := 1, splitKeys
+		if window > 0 {
+			want = -1 // the window starts past that chunk
+		}
+		for range 2 {
+			if _, nt, j := p.nextTile(&tk, 2*splitKeys-tile, tile, &claim); nt != want || nt >= 0 && j != wantJ {
+				t.Errorf("window %d: after a chunk item's last tile, taking item 4: task %d key %d, want %d, %d", window, nt, j, want, wantJ)
+			}
+			if claim.item != 4 || counter.Load() != 5 {
+				t.Errorf("window %d: item taken ahead %d, counter %d, want 4 and 5", window, claim.item, counter.Load())
+			}
+		}
+		claim.item = -1
+		counter.Store(int64(2 * p.chunks))
+		if _, nt, _ := p.nextTile(&tk, 2*splitKeys-tile, tile, &claim); nt != -1 || claim.item != int64(2*p.chunks) {
+			t.Errorf("window %d: after the call's last item: task %d, item %d, want none and %d", window, nt, claim.item, 2*p.chunks)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	// The blends ask for the V of the tile the worker takes next (see
 	// batch_ahead.go): its entry, head and stored row.
 	cold := !sc.ahead.is(p.call, tk.t, j0)
-	nt, t, j := p.nextTile(tk, j0, n)
+	nt, t, j := p.nextTile(tk, j0, n, sc.claim)
 	sc.ahead.mark(p.call, t, j)
 	b, kh, r := tk.b, tk.kh, 0
 	if t >= 0 {

@@ -32,6 +32,8 @@ type taskScratch struct {
 	// ahead names the tile whose value rows the worker asked for last
 	// (see batch_ahead.go).
 	ahead *aheadMark
+	// claim is the work item the worker has taken ahead (see itemClaim).
+	claim *itemClaim
 }
 
 // scratchFor carves the worker's scratch for a task of R rows, growing it
@@ -43,7 +45,7 @@ func (p *batchJob) scratchFor(ws *workerScratch, R int) taskScratch {
 	}
 	var sc taskScratch
 	p.carve(&sc, ws.buf[:n], R)
-	sc.wide, sc.ahead = &ws.wide, &ws.ahead
+	sc.wide, sc.ahead, sc.claim = &ws.wide, &ws.ahead, &ws.claim
 	return sc
 }
 

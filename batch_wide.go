@@ -16,6 +16,7 @@ type workerScratch struct {
 	buf   []float32
 	wide  wideHead
 	ahead aheadMark
+	claim itemClaim
 }
 
 // wideHead holds, if held, the widened key and value rows [0, n) of
