@@ -1,5 +1,7 @@
 package attention
 
+import "sync/atomic"
+
 // The row path's multi-row blends ask for the value rows of the tile a
 // worker takes next while they blend this one (see blendRowsMulti's next),
 // so that its V is in cache when it comes. The tile after a task's last
@@ -76,9 +78,8 @@ func (p *batchJob) nextTile(tk *batchTask, j0, n int, claim *itemClaim) (nt batc
 // holds at most one item ahead, so the last items of a call wait at most
 // one chunk longer for a worker.
 type itemClaim struct {
-	next  *atomicCounter // the call's counter; nil: take nothing ahead
-	items int64          // the call's items
-	item  int64          // the item taken ahead, or -1
+	next *atomic.Int64 // the call's counter; nil: take nothing ahead
+	item int64         // the item taken ahead, or -1
 }
 
 // take returns the item taken ahead, taking it from the counter first if

@@ -1,6 +1,9 @@
 package attention
 
-import "testing"
+import (
+	"sync/atomic"
+	"testing"
+)
 
 // nextTile names tiles a worker will read, and only those: the task's
 // next tile, the next task's first (from its window's start), never the
@@ -51,9 +54,9 @@ func TestNextTileStaysInTheRowsKeys(t *testing.T) {
 		}
 		// Unless the worker takes its next item there: then it names that
 		// item's first tile, and asking again takes no other item.
-		var counter atomicCounter
+		var counter atomic.Int64
 		counter.Store(4) // item 4: task 1's second chunk
-		claim := itemClaim{next: &counter, items: int64(2 * p.chunks), item: -1}
+		claim := itemClaim{next: &counter, item: -1}
 		want, wantJ := 1, splitKeys
 		if window > 0 {
 			want = -1 // the window starts past that chunk

@@ -24,8 +24,8 @@ type Batched struct {
 	scratch []workerScratch // per worker; the caller's goroutine is worker 0
 	calls   uint64          // calls so far, which tell a worker's widened heads apart
 	wake    chan struct{}
-	next    atomicCounter // the next task to take
-	tasks   int64         // tasks in the call in progress
+	next    atomic.Int64 // the next task to take
+	tasks   int64        // tasks in the call in progress
 	wg      sync.WaitGroup
 	pending atomic.Int64 // helpers of the call in progress not done yet
 	spin    atomic.Int64 // nanoseconds to poll before parking, see SetIdleSpin
@@ -114,7 +114,7 @@ func (e *Batched) take(w int) {
 	ws := &e.scratch[w]
 	ws.claim = itemClaim{item: -1}
 	if e.job.parts != nil {
-		ws.claim.next, ws.claim.items = &e.next, e.tasks
+		ws.claim.next = &e.next
 	}
 	for {
 		t := ws.claim.item
@@ -235,6 +235,3 @@ func (e *Batched) runItems(job batchJob, items int) {
 	e.wg.Wait()
 	e.job = batchJob{}
 }
-
-// atomicCounter hands out a call's work items.
-type atomicCounter = atomic.Int64
