@@ -287,11 +287,43 @@ func nextKeys(sp, vp, nx, stride Register) func(U int) {
 // packed shapes gained nothing from it.
 func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k Register, advance func(U int)) {
 	W := len(acc)
-	inner, after := "scoresz_lines_inner", "scoresz_lines_after"
 	pa, pw := GP64(), GP64()
 	MOVQ(stride, pa)
 	IMUL3Q(U8(2*W), pa, pa)
 	ADDQ(k, pa)
+	// Packed rows of 64 or 128 floats (a [T][d] tensor, a KV cache's
+	// head) are addressed from the group's first row with the offset in
+	// the instruction: an FMA whose broadcast operand has an index
+	// register is two uops from rename on, one with a base alone stays one.
+	// Measured here (Xeon), the kernel went from 182 to 210 GFLOP/s from
+	// L1 at d = 128.
+	done := "scoresz_lines_done"
+	for _, b := range packedStrides {
+		CMPQ(stride, U32(b))
+		JE(LabelRef(fmt.Sprintf("scoresz_lines%d", b)))
+	}
+	scoresLinesLoopZ("scoresz_lines", acc, row, qp, cnt, stride, s3, pa, pw, advance)
+	JMP(LabelRef(done))
+	for _, b := range packedStrides {
+		name := fmt.Sprintf("scoresz_lines%d", b)
+		Label(name)
+		base := row(0).Base
+		scoresLinesLoopZ(name, acc, func(w int) Mem { return Mem{Base: base, Disp: b * w} }, qp, cnt, stride, s3, pa, pw, advance)
+		JMP(LabelRef(done))
+	}
+	Label(done)
+}
+
+// packedStrides are the row strides in bytes that scoresLinesZ addresses
+// with constant offsets: rows of 128 and 64 floats.
+var packedStrides = []int{512, 256}
+
+// scoresLinesLoopZ emits one of scoresLinesZ's loops over the lines of
+// the group's rows, row(w) addressing row w's current line; pa is the
+// group two groups ahead, pw its row being fetched.
+func scoresLinesLoopZ(name string, acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, pa, pw Register, advance func(U int)) {
+	W := len(acc)
+	inner, after := name+"_inner", name+"_after"
 	Label(inner)
 	CMPQ(cnt, U8(16))
 	JL(LabelRef(after))
