@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"math/bits"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -39,11 +41,65 @@ func genCalib() {
 		genCalibFMAZ()
 		genCalibReadZ()
 		genCalibRead1("readOneAVX512", "zmm", ZMM, 64)
+		genCalibPairs("pairsAVX512", "zmm", ZMM, 64)
 		return
 	}
 	genCalibFMA()
 	genCalibRead()
 	genCalibRead1("readOneAVX2", "ymm", YMM, 32)
+	genCalibPairs("pairsAVX2", "ymm", YMM, 32)
+}
+
+// genCalibPairs is the read as two streams, the buffer's halves, one
+// multiplied into the other as Dot does: one operand of each FMA is a
+// plain load, which needs no ALU port. The other reads issue one float
+// add per load, on two ports, so at most two loads a cycle feed them,
+// while a core with three load ports (Intel since Golden Cove) serves
+// more from L1: Dot reached 116–124% of the ymm add read's limit there.
+func genCalibPairs(name, kind string, vec func() VecVirtual, width int) {
+	TEXT(name, NOSPLIT, "func(x []float32) float32")
+	Pragma("noescape")
+	Doc(name+" returns Σ x[i]·x[h+i] for i < h, 2h being len(x) rounded",
+		"down to a multiple of "+fmt.Sprint(16*width/4)+", reading both halves from start to end at",
+		"once with "+kind+" loads; the order of the additions is unspecified.")
+	x := Load(Param("x").Base(), GP64())
+	n := Load(Param("x").Len(), GP64())
+	acc := make([]VecVirtual, 8)
+	for i := range acc {
+		acc[i] = vec()
+		if width == 64 {
+			VPXORD(acc[i], acc[i], acc[i])
+		} else {
+			VXORPS(acc[i], acc[i], acc[i])
+		}
+	}
+	label := name + "_"
+	step := 8 * width                               // bytes of each half an iteration
+	SHRQ(U8(bits.TrailingZeros(uint(2*step/4))), n) // iterations
+	JZ(LabelRef(label + "done"))
+	y := GP64()
+	MOVQ(n, y)
+	SHLQ(U8(bits.TrailingZeros(uint(step))), y)
+	ADDQ(x, y)
+	Label(label + "loop")
+	for i, r := range acc {
+		t := vec()
+		VMOVUPS(Mem{Base: x, Disp: width * i}, t)
+		VFMADD231PS(Mem{Base: y, Disp: width * i}, t, r)
+	}
+	ADDQ(U32(step), x)
+	ADDQ(U32(step), y)
+	DECQ(n)
+	JNZ(LabelRef(label + "loop"))
+	Label(label + "done")
+	sumTree(acc)
+	if width == 64 {
+		Store(hsumZ(acc[0]), ReturnIndex(0))
+	} else {
+		Store(hsum(acc[0]), ReturnIndex(0))
+	}
+	VZEROUPPER()
+	RET()
 }
 
 // genCalibFMA: iters rounds of acc[c] += a*b on every chain, no memory

@@ -7,7 +7,10 @@
 // Both measurements run generated kernels (asm/amd64 and asm/arm64, run
 // with -calib): one with many independent FMA chains and no memory traffic,
 // and read kernels that stream a buffer through several accumulators (on
-// amd64 as four streams and as one, the read limit being the faster). An
+// amd64 as four streams, as one, and as two halves multiplied together
+// as a dot product reads them, half its loads needing no ALU port; in Go
+// as floats added and as 64-bit words xored; the read limit is the
+// fastest). An
 // architecture
 // has a set of them per register width (on amd64, zmm for AVX-512 and ymm
 // for AVX2), so that code written for one width can be set against the
@@ -17,6 +20,7 @@
 package calib
 
 import (
+	"math"
 	"slices"
 
 	"github.com/glancelab/attention/internal/impl"
@@ -50,15 +54,26 @@ type Kernels struct {
 	reads []readKernel
 }
 
-// readKernel is one read kernel: Σ x[i] over the first len(x) rounded
-// down to a multiple of block floats.
+// readKernel is one read kernel: it folds the first len(x) floats rounded
+// down to a multiple of block, as its kind says.
 type readKernel struct {
 	name  string
 	block int
 	fn    func(x []float32) float32
+	kind  readKind
 }
 
-// sum returns Σ x[i] through r, the tail after its last whole block in Go.
+// readKind is what a read kernel computes over the floats it reads.
+type readKind uint8
+
+const (
+	readSum   readKind = iota // Σ x[i]
+	readXor                   // the xor of the bits of the x[i], as a float32's bits
+	readPairs                 // Σ x[i]·x[h+i] for i < h, the floats being 2h
+)
+
+// sum returns r's fold of x, the floats after its last whole block added
+// (or for an xor kernel xored) in Go.
 func (r readKernel) sum(x []float32) float32 {
 	n := len(x) - len(x)%r.block
 	if n == len(x) {
@@ -66,9 +81,17 @@ func (r readKernel) sum(x []float32) float32 {
 	}
 	s := r.fn(x[:n])
 	for _, v := range x[n:] {
-		s += v
+		s = r.fold(s, v)
 	}
 	return s
+}
+
+// fold returns s + v, or for an xor kernel s xor v (their bits).
+func (r readKernel) fold(s, v float32) float32 {
+	if r.kind == readXor {
+		return math.Float32frombits(math.Float32bits(s) ^ math.Float32bits(v))
+	}
+	return s + v
 }
 
 // Name is the name of the kernels' register width: avx512, avx2, neon or
@@ -96,7 +119,7 @@ func (k *Kernels) FMA(rounds int) float32 { return k.fma(rounds, fmaA, fmaB) }
 func (k *Kernels) Sum(x []float32) float32 { return k.reads[0].sum(x) }
 
 var generic = &Kernels{name: Generic, bits: 32, chains: genericChains, lanes: 1,
-	fma: fmaGeneric, reads: []readKernel{{"readGeneric", 1, readGeneric}}}
+	fma: fmaGeneric, reads: []readKernel{{"readGeneric", 1, readGeneric, readSum}, {"xorGeneric", 1, xorGeneric, readXor}}}
 
 // all holds every set of this architecture, widest first, generic last,
 // each with the features this CPU lacks.

@@ -21,3 +21,10 @@ func readAVX2(x []float32) float32
 //
 //go:noescape
 func readOneAVX2(x []float32) float32
+
+// pairsAVX2 returns Σ x[i]·x[h+i] for i < h, 2h being len(x) rounded
+// down to a multiple of 128, reading both halves from start to end at
+// once with ymm loads; the order of the additions is unspecified.
+//
+//go:noescape
+func pairsAVX2(x []float32) float32

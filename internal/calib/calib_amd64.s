@@ -172,3 +172,62 @@ readOneAVX2_done:
 	MOVSS        X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func pairsAVX2(x []float32) float32
+// Requires: AVX, FMA3, SSE
+TEXT ·pairsAVX2(SB), NOSPLIT, $0-28
+	MOVQ   x_base+0(FP), AX
+	MOVQ   x_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	SHRQ   $0x07, CX
+	JZ     pairsAVX2_done
+	MOVQ   CX, DX
+	SHLQ   $0x08, DX
+	ADDQ   AX, DX
+
+pairsAVX2_loop:
+	VMOVUPS     (AX), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VMOVUPS     32(AX), Y8
+	VFMADD231PS 32(DX), Y8, Y1
+	VMOVUPS     64(AX), Y8
+	VFMADD231PS 64(DX), Y8, Y2
+	VMOVUPS     96(AX), Y8
+	VFMADD231PS 96(DX), Y8, Y3
+	VMOVUPS     128(AX), Y8
+	VFMADD231PS 128(DX), Y8, Y4
+	VMOVUPS     160(AX), Y8
+	VFMADD231PS 160(DX), Y8, Y5
+	VMOVUPS     192(AX), Y8
+	VFMADD231PS 192(DX), Y8, Y6
+	VMOVUPS     224(AX), Y8
+	VFMADD231PS 224(DX), Y8, Y7
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, DX
+	DECQ        CX
+	JNZ         pairsAVX2_loop
+
+pairsAVX2_done:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y6, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET

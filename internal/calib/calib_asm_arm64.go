@@ -7,5 +7,5 @@ package calib
 // implementation declares.
 var asmKernels = []*Kernels{
 	{name: "neon", bits: 128, requires: []string{"ASIMD"},
-		chains: 16, lanes: 4, fma: fmaNEON, reads: []readKernel{{"readNEON", 64, readNEON}}},
+		chains: 16, lanes: 4, fma: fmaNEON, reads: []readKernel{{"readNEON", 64, readNEON, readSum}}},
 }

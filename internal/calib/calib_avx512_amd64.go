@@ -21,3 +21,10 @@ func readAVX512(x []float32) float32
 //
 //go:noescape
 func readOneAVX512(x []float32) float32
+
+// pairsAVX512 returns Σ x[i]·x[h+i] for i < h, 2h being len(x) rounded
+// down to a multiple of 256, reading both halves from start to end at
+// once with zmm loads; the order of the additions is unspecified.
+//
+//go:noescape
+func pairsAVX512(x []float32) float32

@@ -69,8 +69,9 @@ func TestSum(t *testing.T) {
 					t.Fatalf("Sum(buf[%d:%d]) = %g, want %g", off, off+n, got, want)
 				}
 				for _, r := range k.reads {
-					if got := r.sum(x); got != want {
-						t.Fatalf("%s over buf[%d:%d] = %g, want %g", r.name, off, off+n, got, want)
+					if got, want := math.Float32bits(r.sum(x)), math.Float32bits(readRef(r, x, want)); got != want {
+						t.Fatalf("%s over buf[%d:%d] = %g (%#x), want %g (%#x)", r.name, off, off+n,
+							math.Float32frombits(got), got, math.Float32frombits(want), want)
 					}
 				}
 			}
@@ -79,11 +80,16 @@ func TestSum(t *testing.T) {
 		for _, r := range k.reads {
 			x := make([]float32, 2*r.block+r.block/2)
 			for i := range x {
-				x[i] = 1
+				x[i] = float32(i%5 - 2) // words that do not cancel in pairs
 			}
 			whole := r.block * (len(x) / r.block)
-			if got := r.fn(x); got != float32(whole) {
-				t.Errorf("%s over %d floats = %g, want %d", r.name, len(x), got, whole)
+			var all float32
+			for _, v := range x[:whole] {
+				all += v
+			}
+			if got, want := math.Float32bits(r.fn(x)), math.Float32bits(readRef(r, x[:whole], all)); got != want {
+				t.Errorf("%s over %d floats = %g (%#x), want %g (%#x)", r.name, len(x), math.Float32frombits(got), got,
+					math.Float32frombits(want), want)
 			}
 		}
 	})
@@ -279,18 +285,57 @@ func TestReadProbeOf(t *testing.T) {
 	}
 	forEachKernels(t, func(t *testing.T, k *Kernels) {
 		p := k.ReadProbeOf([][]float32{ones(100), ones(3)}, [][]float32{ones(203)})
-		for _, w := range p.ways {
+		for i, w := range p.ways {
 			if got := w.unit * float64(len(w.fs)); got != 4*306 {
 				t.Errorf("bytes per unit = %v, want %d", got, 4*306)
 			}
 			Sink = 0
 			w.run(3)
-			if Sink != 3*306 {
-				t.Errorf("three units summed %v, want %d", Sink, 3*306)
+			// Over ones a pairs kernel's fold is a sum too (1·1 = 1), of
+			// one of two elements in its whole blocks and all the rest.
+			// An xor way: each thread's xor of its ones over three units is
+			// 1.0's bits, as both hold an odd number of ones.
+			want := float32(3 * 306)
+			switch r := k.reads[i]; r.kind {
+			case readXor:
+				want = 2
+			case readPairs:
+				half := func(n int) int { return (n-n%r.block)/2 + n%r.block }
+				want = float32(3 * (half(100) + half(3) + half(203)))
+			}
+			if Sink != want {
+				t.Errorf("%s: three units folded to %v, want %v", k.reads[i].name, Sink, want)
 			}
 		}
 		if r := p.Rate(time.Millisecond); !(r > 0) || math.IsInf(r, 0) {
 			t.Errorf("Rate = %v, want > 0", r)
 		}
 	})
+}
+
+// readRef returns what r.sum(x) should: sum (Σ x[i]) for an add kernel,
+// else its kind's fold of x's whole blocks and its tail, in Go. The test
+// data are small integers, so every order of the additions is exact.
+func readRef(r readKernel, x []float32, sum float32) float32 {
+	n := len(x) - len(x)%r.block
+	var s float32
+	switch r.kind {
+	case readSum:
+		return sum
+	case readXor:
+		var b uint32
+		for _, v := range x {
+			b ^= math.Float32bits(v)
+		}
+		return math.Float32frombits(b)
+	case readPairs:
+		h := n / 2
+		for i := range h {
+			s += x[i] * x[h+i]
+		}
+		for _, v := range x[n:] {
+			s += v
+		}
+	}
+	return s
 }

@@ -1,5 +1,7 @@
 package calib
 
+import "unsafe"
+
 // genericChains is the number of chains fmaGeneric runs, one float each:
 // six cover the add latency (3 or 4 cycles) on two scalar add pipes, and
 // with their products and a take 13 of the 15 registers Go allocates
@@ -51,4 +53,35 @@ func readGeneric(x []float32) float32 {
 		s0 += x[i]
 	}
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// xorGeneric returns the xor of the bits of x's elements, as a float32's
+// bits, reading them eight bytes at a time into four chains: scalar float
+// adds (readGeneric) issue on two ports, one element each, while scalar
+// loads come three a cycle, so Go code reading pairs of floats (a dot
+// product) outran readGeneric's limit by a third.
+func xorGeneric(x []float32) float32 {
+	var r uint32
+	if len(x) > 0 && uintptr(unsafe.Pointer(&x[0]))%8 != 0 {
+		r, x = *(*uint32)(unsafe.Pointer(&x[0])), x[1:]
+	}
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
+	var a0, a1, a2, a3 uint64
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		y := w[i : i+4 : i+4]
+		a0 ^= y[0]
+		a1 ^= y[1]
+		a2 ^= y[2]
+		a3 ^= y[3]
+	}
+	for ; i < len(w); i++ {
+		a0 ^= w[i]
+	}
+	a := a0 ^ a1 ^ a2 ^ a3
+	r ^= uint32(a) ^ uint32(a>>32)
+	if len(x)%2 == 1 {
+		r ^= *(*uint32)(unsafe.Pointer(&x[len(x)-1]))
+	}
+	return *(*float32)(unsafe.Pointer(&r))
 }

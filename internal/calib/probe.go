@@ -83,7 +83,7 @@ func (k *Kernels) ReadProbeOf(sets ...[][]float32) *Probe {
 				var s float32
 				for range units {
 					for _, x := range set {
-						s += r.sum(x)
+						s = r.fold(s, r.sum(x))
 					}
 				}
 				sink(s)
