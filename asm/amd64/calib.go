@@ -64,15 +64,7 @@ func genCalibPairs(name, kind string, vec func() VecVirtual, width int) {
 		"once with "+kind+" loads; the order of the additions is unspecified.")
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
-	acc := make([]VecVirtual, 8)
-	for i := range acc {
-		acc[i] = vec()
-		if width == 64 {
-			VPXORD(acc[i], acc[i], acc[i])
-		} else {
-			VXORPS(acc[i], acc[i], acc[i])
-		}
-	}
+	acc := zeroedOf(vec, width, 8)
 	label := name + "_"
 	step := 8 * width                               // bytes of each half an iteration
 	SHRQ(U8(bits.TrailingZeros(uint(2*step/4))), n) // iterations
@@ -92,14 +84,7 @@ func genCalibPairs(name, kind string, vec func() VecVirtual, width int) {
 	DECQ(n)
 	JNZ(LabelRef(label + "loop"))
 	Label(label + "done")
-	sumTree(acc)
-	if width == 64 {
-		Store(hsumZ(acc[0]), ReturnIndex(0))
-	} else {
-		Store(hsum(acc[0]), ReturnIndex(0))
-	}
-	VZEROUPPER()
-	RET()
+	returnSum(acc, width)
 }
 
 // genCalibFMA: iters rounds of acc[c] += a*b on every chain, no memory
@@ -182,15 +167,7 @@ func genCalibRead1(name, kind string, vec func() VecVirtual, width int) {
 		"order of the additions is unspecified.")
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
-	acc := make([]VecVirtual, 8)
-	for i := range acc {
-		acc[i] = vec()
-		if width == 64 {
-			VPXORD(acc[i], acc[i], acc[i])
-		} else {
-			VXORPS(acc[i], acc[i], acc[i])
-		}
-	}
+	acc := zeroedOf(vec, width, 8)
 	label := name + "_"
 	SHRQ(U8(7), n) // whole blocks of 512 bytes
 	JZ(LabelRef(label + "done"))
@@ -203,14 +180,7 @@ func genCalibRead1(name, kind string, vec func() VecVirtual, width int) {
 	DECQ(n)
 	JNZ(LabelRef(label + "loop"))
 	Label(label + "done")
-	sumTree(acc)
-	if width == 64 {
-		Store(hsumZ(acc[0]), ReturnIndex(0))
-	} else {
-		Store(hsum(acc[0]), ReturnIndex(0))
-	}
-	VZEROUPPER()
-	RET()
+	returnSum(acc, width)
 }
 
 // genCalibFMAZ is genCalibFMA on 16 zmm chains of 16 lanes.
@@ -271,6 +241,33 @@ func genCalibReadZ() {
 	Label("readz_done")
 	sumTree(acc)
 	Store(hsumZ(acc[0]), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// zeroedOf returns n vectors of width bytes made by vec, each set to 0.
+func zeroedOf(vec func() VecVirtual, width, n int) []VecVirtual {
+	acc := make([]VecVirtual, n)
+	for i := range acc {
+		acc[i] = vec()
+		if width == 64 {
+			VPXORD(acc[i], acc[i], acc[i])
+		} else {
+			VXORPS(acc[i], acc[i], acc[i])
+		}
+	}
+	return acc
+}
+
+// returnSum returns the sum of the lanes of acc's vectors (width bytes
+// each) and ends the function.
+func returnSum(acc []VecVirtual, width int) {
+	sumTree(acc)
+	if width == 64 {
+		Store(hsumZ(acc[0]), ReturnIndex(0))
+	} else {
+		Store(hsum(acc[0]), ReturnIndex(0))
+	}
 	VZEROUPPER()
 	RET()
 }
