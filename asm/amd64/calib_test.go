@@ -19,8 +19,8 @@ func TestCalibCode(t *testing.T) {
 		funcs            []string
 		chains           int
 	}{
-		{string(ymm), "fma", "Y", []string{"fmaAVX2", "readAVX2", "readOneAVX2"}, calibFMAChains},
-		{string(zmm), "fmaz", "Z", []string{"fmaAVX512", "readAVX512", "readOneAVX512"}, calibFMAChainsZ},
+		{string(ymm), "fma", "Y", []string{"fmaAVX2", "readAVX2", "readOneAVX2", "pairsAVX2"}, calibFMAChains},
+		{string(zmm), "fmaz", "Z", []string{"fmaAVX512", "readAVX512", "readOneAVX512", "pairsAVX512"}, calibFMAChainsZ},
 	} {
 		for _, name := range c.funcs {
 			if !strings.Contains(c.text, "TEXT ·"+name+"(SB), NOSPLIT, $0-") {
