@@ -1,6 +1,9 @@
 package calib
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // genericChains is the number of chains fmaGeneric runs, one float each:
 // six cover the add latency (3 or 4 cycles) on two scalar add pipes, and
@@ -63,7 +66,7 @@ func readGeneric(x []float32) float32 {
 func xorGeneric(x []float32) float32 {
 	var r uint32
 	if len(x) > 0 && uintptr(unsafe.Pointer(&x[0]))%8 != 0 {
-		r, x = *(*uint32)(unsafe.Pointer(&x[0])), x[1:]
+		r, x = math.Float32bits(x[0]), x[1:]
 	}
 	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
 	var a0, a1, a2, a3 uint64
@@ -81,7 +84,7 @@ func xorGeneric(x []float32) float32 {
 	a := a0 ^ a1 ^ a2 ^ a3
 	r ^= uint32(a) ^ uint32(a>>32)
 	if len(x)%2 == 1 {
-		r ^= *(*uint32)(unsafe.Pointer(&x[len(x)-1]))
+		r ^= math.Float32bits(x[len(x)-1])
 	}
-	return *(*float32)(unsafe.Pointer(&r))
+	return math.Float32frombits(r)
 }
