@@ -200,6 +200,37 @@ func ExampleBatched_Attend() {
 	// weights of head 0, token 2: [0.665 0.245 0.090]
 }
 
+// A decode step with two workers, whose idle workers park at once instead
+// of polling for the next call (DefaultIdleSpin): for a service that would
+// rather give the cores back between steps than have the next step wait
+// for its helpers to wake. The results are the same bits either way. Here
+// one query head reads the seed example's keys [2, 1, 0] over 3000 tokens,
+// cut into chunks the two workers share; the keys repeat, so the weights
+// do too, and the context is the seed example's 3.15.
+func ExampleBatched_SetIdleSpin() {
+	const T = 3000
+	kData, vData := make([]float32, T), make([]float32, T)
+	for j := range T {
+		kData[j] = float32(2 - j%3)     // 2, 1, 0, 2, 1, 0, ...
+		vData[j] = float32(4 - 2*(j%3)) // 4, 2, 0, ...
+	}
+	q, _ := attention.NewTensor(1, 1, 1, 1, []float32{1})
+	k, _ := attention.NewTensor(1, 1, T, 1, kData)
+	v, _ := attention.NewTensor(1, 1, T, 1, vData)
+	outData := make([]float32, 1)
+	out, _ := attention.NewTensor(1, 1, 1, 1, outData)
+
+	e := attention.NewBatched(2)
+	defer e.Close()
+	e.SetIdleSpin(0)
+	if err := e.Attend(attention.BatchOutputs{Out: out}, q, k, v, &attention.BatchOptions{Scale: 1}); err != nil {
+		panic(err)
+	}
+	fmt.Printf("context: %.2f\n", outData[0])
+	// Output:
+	// context: 3.15
+}
+
 // The seed example's keys [2, 1, 0] attended in two chunks, [2] and
 // [1, 0], each call also writing its rows' log-sum-exp; MergeAttention
 // then combines the chunks into attention over all three keys: the context
