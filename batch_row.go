@@ -207,7 +207,7 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 			ks.blendMulti8(o, s, v, p.v.rs, next)
 			continue
 		}
-		if g0 == 0 && !(multiBlendStreams() && (ks.multiFirst || ks.multiWarm && !cold)) {
+		if g0 == 0 && !(multiBlendStreams() && ks.multiFirst || multiAsksAhead() && ks.multiWarm && !cold) {
 			ks.blend(o[:dv], s[:n], v, p.v.rs)
 			s, o, g = s[n:], o[dv:], g-1
 			if g == 0 {

@@ -24153,8 +24153,1091 @@ smulti_done:
 	RET
 
 // func blendRowsMultiAVX2(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
-// Requires: AVX, FMA3
+// Requires: AVX, FMA3, MMX+
 TEXT ·blendRowsMultiAVX2(SB), NOSPLIT, $0-112
+	MOVQ  next_len+96(FP), AX
+	TESTQ AX, AX
+	JZ    bmulti
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x01
+	JE    bmultia_1
+	CMPQ  AX, $0x02
+	JE    bmultia_2
+	CMPQ  AX, $0x03
+	JE    bmultia_3
+	JMP   bmultia_4
+
+bmultia_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmultia1_c8:
+	CMPQ    BX, $0x40
+	JL      bmultia1_c8_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia1_c8_pair:
+	TESTQ        R11, R11
+	JZ           bmultia1_c8_odd
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+	VBROADCASTSS (CX), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+	VBROADCASTSS (AX), Y8
+	VFMADD231PS  (R13), Y8, Y0
+	VFMADD231PS  32(R13), Y8, Y1
+	VFMADD231PS  64(R13), Y8, Y2
+	VFMADD231PS  96(R13), Y8, Y3
+	VFMADD231PS  128(R13), Y8, Y4
+	VFMADD231PS  160(R13), Y8, Y5
+	VFMADD231PS  192(R13), Y8, Y6
+	VFMADD231PS  224(R13), Y8, Y7
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia1_c8_pair
+
+bmultia1_c8_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia1_c8_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	PREFETCHT1   128(R10)
+	PREFETCHT1   192(R10)
+	ADDQ         $0x00000100, R10
+	VBROADCASTSS (AX), Y8
+	VFMADD231PS  (R13), Y8, Y0
+	VFMADD231PS  32(R13), Y8, Y1
+	VFMADD231PS  64(R13), Y8, Y2
+	VFMADD231PS  96(R13), Y8, Y3
+	VFMADD231PS  128(R13), Y8, Y4
+	VFMADD231PS  160(R13), Y8, Y5
+	VFMADD231PS  192(R13), Y8, Y6
+	VFMADD231PS  224(R13), Y8, Y7
+
+bmultia1_c8_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, BX
+	JMP     bmultia1_c8
+
+bmultia1_c8_next:
+bmultia1_c1:
+	CMPQ    BX, $0x08
+	JL      bmultia1_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia1_c1_pair:
+	TESTQ        R11, R11
+	JZ           bmultia1_c1_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y1
+	VFMADD231PS  (R12), Y1, Y0
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y1
+	VFMADD231PS  (R13), Y1, Y0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia1_c1_pair
+
+bmultia1_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia1_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y1
+	VFMADD231PS  (R13), Y1, Y0
+
+bmultia1_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmultia1_c1
+
+bmultia1_c1_next:
+	TESTQ      BX, BX
+	JZ         bmultia_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R11
+	MOVQ       BX, R12
+	IMULQ      DI, R12
+	ADDQ       SI, R12
+	LEAQ       (R9)(R9*2), SI
+
+bmultia1_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultia1_tail_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y2
+	VMASKMOVPS   (R11), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y2
+	VMASKMOVPS   (R12), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         BX
+	JMP          bmultia1_tail_pair
+
+bmultia1_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia1_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y2
+	VMASKMOVPS   (R12), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+
+bmultia1_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmultia_done
+
+bmultia_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmultia2_c4:
+	CMPQ    BX, $0x20
+	JL      bmultia2_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia2_c4_pair:
+	TESTQ        R11, R11
+	JZ           bmultia2_c4_odd
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (CX), Y8
+	VBROADCASTSS (CX)(R9*1), Y9
+	VMOVUPS      (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R12), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VMOVUPS      (R13), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R13), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R13), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R13), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia2_c4_pair
+
+bmultia2_c4_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia2_c4_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VMOVUPS      (R13), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R13), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R13), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R13), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+
+bmultia2_c4_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmultia2_c4
+
+bmultia2_c4_next:
+bmultia2_c1:
+	CMPQ    BX, $0x08
+	JL      bmultia2_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia2_c1_pair:
+	TESTQ        R11, R11
+	JZ           bmultia2_c1_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y2
+	VBROADCASTSS (CX)(R9*1), Y3
+	VMOVUPS      (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y2
+	VBROADCASTSS (AX)(R9*1), Y3
+	VMOVUPS      (R13), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia2_c1_pair
+
+bmultia2_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia2_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y2
+	VBROADCASTSS (AX)(R9*1), Y3
+	VMOVUPS      (R13), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+
+bmultia2_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmultia2_c1
+
+bmultia2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmultia_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R11
+	MOVQ       BX, R12
+	IMULQ      DI, R12
+	ADDQ       SI, R12
+	LEAQ       (R9)(R9*2), SI
+
+bmultia2_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultia2_tail_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (CX)(R9*1), Y4
+	VMASKMOVPS   (R11), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VMASKMOVPS   (R12), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         BX
+	JMP          bmultia2_tail_pair
+
+bmultia2_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia2_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VMASKMOVPS   (R12), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+
+bmultia2_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmultia_done
+
+bmultia_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+88(FP), R10
+
+bmultia3_c4:
+	CMPQ    BX, $0x20
+	JL      bmultia3_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	VMOVUPS (DX)(R8*2), Y8
+	VMOVUPS 32(DX)(R8*2), Y9
+	VMOVUPS 64(DX)(R8*2), Y10
+	VMOVUPS 96(DX)(R8*2), Y11
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia3_c4_pair:
+	TESTQ        R11, R11
+	JZ           bmultia3_c4_odd
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (CX), Y12
+	VBROADCASTSS (CX)(R9*1), Y13
+	VBROADCASTSS (CX)(R9*2), Y14
+	VMOVUPS      (R12), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VMOVUPS      32(R12), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VMOVUPS      64(R12), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VMOVUPS      96(R12), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (AX), Y12
+	VBROADCASTSS (AX)(R9*1), Y13
+	VBROADCASTSS (AX)(R9*2), Y14
+	VMOVUPS      (R13), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VMOVUPS      32(R13), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VMOVUPS      64(R13), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VMOVUPS      96(R13), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia3_c4_pair
+
+bmultia3_c4_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R11
+	IMULQ        R11, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia3_c4_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (AX), Y12
+	VBROADCASTSS (AX)(R9*1), Y13
+	VBROADCASTSS (AX)(R9*2), Y14
+	VMOVUPS      (R13), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VMOVUPS      32(R13), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VMOVUPS      64(R13), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VMOVUPS      96(R13), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+
+bmultia3_c4_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	VMOVUPS Y8, (DX)(R8*2)
+	VMOVUPS Y9, 32(DX)(R8*2)
+	VMOVUPS Y10, 64(DX)(R8*2)
+	VMOVUPS Y11, 96(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmultia3_c4
+
+bmultia3_c4_next:
+bmultia3_c1:
+	CMPQ    BX, $0x08
+	JL      bmultia3_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia3_c1_pair:
+	TESTQ        R11, R11
+	JZ           bmultia3_c1_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (CX)(R9*1), Y4
+	VBROADCASTSS (CX)(R9*2), Y5
+	VMOVUPS      (R12), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VBROADCASTSS (AX)(R9*2), Y5
+	VMOVUPS      (R13), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia3_c1_pair
+
+bmultia3_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R11
+	IMULQ        R11, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia3_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VBROADCASTSS (AX)(R9*2), Y5
+	VMOVUPS      (R13), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+
+bmultia3_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmultia3_c1
+
+bmultia3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmultia_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R11
+	MOVQ       BX, R12
+	IMULQ      DI, R12
+	ADDQ       SI, R12
+	LEAQ       (R9)(R9*2), SI
+
+bmultia3_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultia3_tail_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y4
+	VBROADCASTSS (CX)(R9*1), Y5
+	VBROADCASTSS (CX)(R9*2), Y6
+	VMASKMOVPS   (R11), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VMASKMOVPS   (R12), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         BX
+	JMP          bmultia3_tail_pair
+
+bmultia3_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, BX
+	IMULQ        BX, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia3_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VMASKMOVPS   (R12), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+
+bmultia3_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmultia_done
+
+bmultia_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmultia4_c3:
+	CMPQ    BX, $0x18
+	JL      bmultia4_c3_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	VMOVUPS (DX)(R11*1), Y9
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMOVUPS 64(DX)(R11*1), Y11
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia4_c3_pair:
+	TESTQ        R11, R11
+	JZ           bmultia4_c3_odd
+	PREFETCHT1   (R10)
+	PREFETCHT1   95(R10)
+	ADDQ         $0x00000060, R10
+	VMOVUPS      (R12), Y12
+	VMOVUPS      32(R12), Y13
+	VMOVUPS      64(R12), Y14
+	VBROADCASTSS (CX), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (CX)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (CX)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (CX)(R14*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	PREFETCHT1   (R10)
+	PREFETCHT1   95(R10)
+	ADDQ         $0x00000060, R10
+	VMOVUPS      (R13), Y12
+	VMOVUPS      32(R13), Y13
+	VMOVUPS      64(R13), Y14
+	VBROADCASTSS (AX), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (AX)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (AX)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (AX)(R14*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia4_c3_pair
+
+bmultia4_c3_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia4_c3_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   95(R10)
+	ADDQ         $0x00000060, R10
+	VMOVUPS      (R13), Y12
+	VMOVUPS      32(R13), Y13
+	VMOVUPS      64(R13), Y14
+	VBROADCASTSS (AX), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (AX)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (AX)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (AX)(R14*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+
+bmultia4_c3_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	VMOVUPS Y9, (DX)(R11*1)
+	VMOVUPS Y10, 32(DX)(R11*1)
+	VMOVUPS Y11, 64(DX)(R11*1)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000060, SI
+	SUBQ    $0x18, BX
+	JMP     bmultia4_c3
+
+bmultia4_c3_next:
+bmultia4_c1:
+	CMPQ    BX, $0x08
+	JL      bmultia4_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R11*1), Y3
+	MOVQ    CX, R11
+	SHRQ    $0x01, R11
+	MOVQ    AX, CX
+	LEAQ    (AX)(R11*4), AX
+	MOVQ    SI, R12
+	MOVQ    R11, R13
+	IMULQ   DI, R13
+	ADDQ    SI, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmultia4_c1_pair:
+	TESTQ        R11, R11
+	JZ           bmultia4_c1_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y4
+	VBROADCASTSS (CX)(R9*1), Y5
+	VBROADCASTSS (CX)(R9*2), Y6
+	VBROADCASTSS (CX)(R14*1), Y7
+	VMOVUPS      (R12), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VBROADCASTSS (AX)(R14*1), Y7
+	VMOVUPS      (R13), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R12
+	ADDQ         DI, R13
+	DECQ         R11
+	JMP          bmultia4_c1_pair
+
+bmultia4_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia4_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VBROADCASTSS (AX)(R14*1), Y7
+	VMOVUPS      (R13), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+
+bmultia4_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R11*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmultia4_c1
+
+bmultia4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmultia_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(BX*1), Y0, Y4
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R11
+	MOVQ       BX, R12
+	IMULQ      DI, R12
+	ADDQ       SI, R12
+	LEAQ       (R9)(R9*2), SI
+
+bmultia4_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultia4_tail_odd
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (CX), Y5
+	VBROADCASTSS (CX)(R9*1), Y6
+	VBROADCASTSS (CX)(R9*2), Y7
+	VBROADCASTSS (CX)(SI*1), Y8
+	VMASKMOVPS   (R11), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(SI*1), Y8
+	VMASKMOVPS   (R12), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         BX
+	JMP          bmultia4_tail_pair
+
+bmultia4_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultia4_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(SI*1), Y8
+	VMASKMOVPS   (R12), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+
+bmultia4_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmultia_done:
+	VZEROUPPER
+	RET
+
+bmulti:
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
 	JE   bmulti_1

@@ -9,6 +9,9 @@ func multiScoreStreams() bool { return false }
 // multiBlendStreams: see multi_streams_amd64.go.
 func multiBlendStreams() bool { return false }
 
+// multiAsksAhead: see multi_streams_amd64.go.
+func multiAsksAhead() bool { return false }
+
 // multiEight: see multi_streams_amd64.go.
 func multiEight() bool { return false }
 

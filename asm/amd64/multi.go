@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -352,36 +353,51 @@ var multiBlendCols = map[int]int{1: 8, 2: 4, 3: 4, 4: 3}
 // bits blendRows gives it: the multi-row and one-row kernels may share the
 // rows of one computation. Two streams also keep more cache misses in
 // flight than one when V comes from memory.
+//
+// With next not empty the kernel runs a copy of itself that asks for the
+// lines of next as it goes (see blendColumns); the copy without asks for
+// nothing, which a call whose V is in cache would pay for in load slots.
 func genBlendRowsMulti() {
-	for R := 1; R <= 4; R++ {
-		if R == 1 {
-			rows := Load(Param("rows"), GP64())
-			byRows(rows, "bmulti")
+	emptyTo("next", "bmulti")
+	for _, prefix := range []string{"bmultia", "bmulti"} {
+		Label(prefix)
+		for R := 1; R <= 4; R++ {
+			if R == 1 {
+				rows := Load(Param("rows"), GP64())
+				byRows(rows, prefix)
+			}
+			Label(fmt.Sprintf("%s_%d", prefix, R))
+			blendMulti(R, prefix)
 		}
-		Label(fmt.Sprintf("bmulti_%d", R))
-		blendMulti(R)
+		Label(prefix + "_done")
+		VZEROUPPER()
+		RET()
 	}
-	Label("bmulti_done")
-	VZEROUPPER()
-	RET()
 }
 
-func blendMulti(R int) {
+// blendMulti emits the blend of R rows, its labels named from prefix,
+// asking for the lines of next if prefix ends in "a".
+func blendMulti(R int, prefix string) {
 	m := loadMulti(R, "w", "acc", "v")
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
-	name := fmt.Sprintf("bmulti%d", R)
+	name := fmt.Sprintf("%s%d", prefix, R)
+	done := prefix + "_done"
 	db, nb := GP64(), GP64()
 	MOVQ(m.d, db)
 	SHLQ(U8(2), db)
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
+	var pf Register // where the lines asked for ahead go on
+	if strings.HasSuffix(prefix, "a") {
+		pf = Load(Param("next").Base(), GP64())
+	}
 	for _, P := range []int{multiBlendCols[R], 1} {
 		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
 		Label(loop)
 		CMPQ(m.d, U8(8*P))
 		JL(LabelRef(next))
-		blendColumns(R, P, m, db, nb, loop, nil)
+		blendColumns(R, P, m, db, nb, pf, loop, nil)
 		ADDQ(U32(32*P), m.in)
 		ADDQ(U32(32*P), m.kv)
 		SUBQ(U8(8*P), m.d)
@@ -389,16 +405,22 @@ func blendMulti(R int) {
 		Label(next)
 	}
 	TESTQ(m.d, m.d)
-	JZ(LabelRef("bmulti_done"))
-	blendColumns(R, 1, m, db, nb, name+"_tail", tailMask(m.d))
-	JMP(LabelRef("bmulti_done"))
+	JZ(LabelRef(done))
+	blendColumns(R, 1, m, db, nb, pf, name+"_tail", tailMask(m.d))
+	JMP(LabelRef(done))
 }
 
 // blendColumns emits the blend of P vectors of columns (one masked vector
 // if mask is not nil) for R rows over every key. The weights' base and
 // count (m.o, m.n) are reloaded from the arguments after the key loop,
 // which frees their registers for the second stream's pointers.
-func blendColumns(R, P int, m multiShape, db, nb Register, name string, mask VecVirtual) {
+//
+// If pf is not nil, each key's step of each stream asks for the lines of
+// the 32·P bytes at pf, in address order from the start of the caller's
+// next call's value rows (see blendRowsMulti), as blendColumnsZ does: as
+// many bytes as the step reads, so that over the passes the next call's
+// rows arrive while this one computes.
+func blendColumns(R, P int, m multiShape, db, nb, pf Register, name string, mask VecVirtual) {
 	a := make([]VecVirtual, R*P)
 	for i := range a {
 		a[i] = YMM()
@@ -439,6 +461,25 @@ func blendColumns(R, P int, m multiShape, db, nb Register, name string, mask Vec
 	s3 := GP64()
 	LEAQ(Mem{Base: nb, Index: nb, Scale: 2}, s3)
 	add := func(w rowRegs, vp Register) {
+		if pf != nil {
+			// A line at each 64 bytes of the step; a step of 96 bytes
+			// touches at most the lines of its first and last bytes, and
+			// one of 32 at most a line its next step starts in.
+			switch {
+			case P%2 == 0:
+				for i := range P / 2 {
+					PREFETCHT1(Mem{Base: pf, Disp: 64 * i})
+				}
+			case P == 1:
+				PREFETCHT1(Mem{Base: pf})
+			case P == 3:
+				PREFETCHT1(Mem{Base: pf})
+				PREFETCHT1(Mem{Base: pf, Disp: 32*P - 1})
+			default:
+				panic("blendColumns: no prefetch pattern for P")
+			}
+			ADDQ(U32(32*P), pf)
+		}
 		if R*P+R+1 > 16 {
 			// No registers for every weight: the block's vectors of V
 			// first, then a weight at a time.
