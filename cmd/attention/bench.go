@@ -117,7 +117,8 @@ type benchCase struct {
 	// ownRead sets the case against the read bandwidth of its own buffers
 	// (reads: one set of slices per thread, ws bytes each) instead of the
 	// calibration level its working set falls in, and counts GB/s, not
-	// GFLOP/s, against it.
+	// GFLOP/s, against it; or GFLOP/s against the FMA peak where that
+	// roofline is the lower (see bound.withRead).
 	ownRead bool
 	reads   func() [][][]float32
 	// setup builds the operation with the selected implementation; close
@@ -385,6 +386,7 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 		med    time.Duration
 		runs   int
 		paired float64
+		fma    bool // the kind of bound the runs were paired with
 	}
 	var done []timed
 	defer impl.Reset()
@@ -405,7 +407,9 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 				// too.
 				key = runs.own(ci, c, wk, copt)
 				runs.own(ci, c, machineK, copt)
-				rf = rf.withRead(runs.best[key])
+				if rf = rf.withRead(c, runs.best[key]); rf.fma {
+					key = runs.key(rf, c.workers) // paired with the FMA probe
+				}
 			} else {
 				key = runs.key(rf, c.workers)
 			}
@@ -413,7 +417,7 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s %s (%s): %w", c.name, c.shape, name, err)
 			}
-			done = append(done, timed{ci, name, med, n, paired})
+			done = append(done, timed{ci, name, med, n, paired, rf.fma})
 		}
 	}
 	// The limits are the best of every run of their kernels, the
@@ -425,8 +429,8 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 		c, wk := cases[t.ci], widthKernels(t.impl)
 		rf, mf := roofline(rep, c, wk.Name()), roofline(rep, c, machineK.Name())
 		if c.ownRead {
-			rf = rf.withRead(runs.best[runs.ownKey(t.ci, c, wk)])
-			mf = mf.withRead(runs.best[runs.ownKey(t.ci, c, machineK)])
+			rf = rf.withReadAs(c, runs.best[runs.ownKey(t.ci, c, wk)], t.fma)
+			mf = mf.withRead(c, runs.best[runs.ownKey(t.ci, c, machineK)])
 		}
 		r := newResult(c, t.impl, rf, mf, t.med, t.runs)
 		r.PairedFraction = t.paired

@@ -99,7 +99,7 @@ type resultJSON struct {
 	// "FMA peak" or "<working set> read", the read at ReadBytes.
 	Bound        string  `json:"bound"`
 	Limit        float64 `json:"limit"`
-	LimitUnit    string  `json:"limit_unit"` // GFLOP/s or GB/s, for Limit and MachineLimit
+	LimitUnit    string  `json:"limit_unit"` // GFLOP/s or GB/s
 	LimitKernels string  `json:"limit_kernels"`
 	ReadBytes    int     `json:"read_working_set_bytes"` // per thread; 0 where the FMA peak bounds it
 	Fraction     float64 `json:"fraction"`               // of the limit
@@ -111,6 +111,7 @@ type resultJSON struct {
 	// (MachineKernels): what the core itself can do.
 	MachineBound     string  `json:"machine_bound"`
 	MachineLimit     float64 `json:"machine_limit"`
+	MachineLimitUnit string  `json:"machine_limit_unit"` // GFLOP/s or GB/s: a decode step may be bound by the FMAs of one width and the read of another
 	MachineKernels   string  `json:"machine_kernels"`
 	MachineFraction  float64 `json:"machine_fraction"`
 	SpeedupVsGeneric float64 `json:"speedup_vs_generic"`
@@ -129,6 +130,7 @@ type bound struct {
 	level   calib.Level
 	read    calib.Read // the read it is bound by (at the case's own working set, where measured)
 	fma     bool       // the FMA peak bounds it; otherwise the read
+	peak    float64    // an ownRead case's FMA peak, for withRead
 }
 
 // roofline returns the bound of a case with the limits the named kernels
@@ -148,7 +150,7 @@ func roofline(rep *benchReport, c benchCase, kernels string) bound {
 	if c.ownRead {
 		// The limit is set by withRead, from a read of c.reads().
 		b.read = calib.Read{Bytes: c.ws}
-		b.name, b.unit = size(c.ws)+" read", "GB/s"
+		b.name, b.unit, b.peak = size(c.ws)+" read", "GB/s", lims.PeakGFLOPS
 		return b
 	}
 	b.read = cl.ReadLimit(c.ws)
@@ -165,10 +167,33 @@ func roofline(rep *benchReport, c benchCase, kernels string) bound {
 	return b
 }
 
-// withRead returns the bound of an ownRead case with its limit, the read
-// bandwidth gbps measured at the case's working set.
-func (b bound) withRead(gbps float64) bound {
-	b.limit, b.read.GBps = gbps, gbps
+// withRead returns the bound of an ownRead case c with its limit, the
+// read bandwidth gbps measured at the case's working set, or the FMA peak
+// where that is the lower roofline (ownFMA). A decode step with many
+// query rows to a key, on a core whose FMA pipes are narrow for its
+// memory (the 8 heads on 1 of mqa-32k do 4 FLOPs a byte: on a first
+// generation Zen, 18 GB/s would need 73 GFLOP/s of a peak of 40), is
+// bound by its FMAs, and a fraction of the read alone would understate it.
+func (b bound) withRead(c benchCase, gbps float64) bound {
+	return b.withReadAs(c, gbps, b.ownFMA(c, gbps))
+}
+
+// ownFMA reports whether the FMA peak, not the read of gbps, bounds the
+// ownRead case c.
+func (b bound) ownFMA(c benchCase, gbps float64) bool {
+	return c.flops > 0 && b.peak > 0 && gbps*c.flops/c.bytes > b.peak
+}
+
+// withReadAs is withRead with the kind of bound given: the FMA peak if
+// fma, else the read. The bench pairs each run of a case with a probe of
+// the bound it chose then, and keeps that kind when the limits are raised.
+func (b bound) withReadAs(c benchCase, gbps float64, fma bool) bound {
+	b.read.GBps = gbps
+	if fma {
+		b.name, b.limit, b.unit, b.fma = "FMA peak", b.peak, "GFLOP/s", true
+		return b
+	}
+	b.limit = gbps
 	return b
 }
 
@@ -203,7 +228,7 @@ func newResult(c benchCase, impl string, b, m bound, med time.Duration, runs int
 		GBps:     c.bytes / sec / 1e9,
 		Bound:    b.name, Limit: b.limit, LimitUnit: b.unit, LimitKernels: b.kernels,
 		Fraction:     b.rate(c, med) / b.limit,
-		MachineBound: m.name, MachineLimit: m.limit, MachineKernels: m.kernels,
+		MachineBound: m.name, MachineLimit: m.limit, MachineLimitUnit: m.unit, MachineKernels: m.kernels,
 		MachineFraction: m.rate(c, med) / m.limit,
 	}
 	if !b.fma {
@@ -248,7 +273,7 @@ func writeBenchTable(p *printer, rep *benchReport) {
 			limit(r.Bound, r.Limit, r.LimitUnit),
 			fmt.Sprintf("%.0f%%", 100*r.Fraction),
 			fmt.Sprintf("%.0f%%", 100*r.PairedFraction),
-			limit(r.MachineBound, r.MachineLimit, r.LimitUnit),
+			limit(r.MachineBound, r.MachineLimit, r.MachineLimitUnit),
 			fmt.Sprintf("%.0f%%", 100*r.MachineFraction),
 			fmt.Sprintf("%.1f×", r.SpeedupVsGeneric),
 		})
@@ -260,7 +285,8 @@ func writeBenchTable(p *printer, rep *benchReport) {
 		"read (that bandwidth alone where FLOPs are not counted), for as many threads as\n" +
 		"the operation uses; for the decode steps (read GB/s: K and V, each key/value head\n" +
 		"once), a read of those same K and V buffers (\"32 MiB read\": the working set per\n" +
-		"thread). limit (its width): measured with the calibration kernels of the\n" +
+		"thread), or the FMA peak where their FLOPs need more than it at that read's\n" +
+		"bandwidth (GFLOP/s then). limit (its width): measured with the calibration kernels of the\n" +
 		"implementation's register width (avx512: zmm, avx2: ymm, neon, generic: scalar\n" +
 		"Go); limit (machine): with the widest this CPU has, so that its fraction says\n" +
 		"how much of the core the operation uses.\n" +

@@ -145,6 +145,10 @@ func TestBenchQuickJSON(t *testing.T) {
 		if math.Abs(res.Fraction-measure/res.Limit) > 1e-9*res.Fraction {
 			t.Errorf("%s: fraction %v, want %v / %v", what, res.Fraction, measure, res.Limit)
 		}
+		measure = res.GBps
+		if res.MachineLimitUnit == "GFLOP/s" {
+			measure = res.GFLOPS
+		}
 		if !(res.MachineLimit > 0) || math.Abs(res.MachineFraction-measure/res.MachineLimit) > 1e-9*res.MachineFraction {
 			t.Errorf("%s: machine fraction %v, want %v / %v", what, res.MachineFraction, measure, res.MachineLimit)
 		}
@@ -251,14 +255,30 @@ func TestBenchTable(t *testing.T) {
 	// A decode step is set against a read at its own working set: 16 MiB
 	// per thread, which lives in L3 but is twice the L3 level's working set.
 	dec := benchCase{name: "Batched", shape: "decode", workers: 2, flops: 1e6, bytes: 32 << 20, ws: 16 << 20, ownRead: true}
-	if rd := roofline(rep, dec, "fast").withRead(40); rd.fma || rd.unit != "GB/s" || rd.name != "16 MiB read" || rd.level.Name != "L3" ||
+	if rd := roofline(rep, dec, "fast").withRead(dec, 40); rd.fma || rd.unit != "GB/s" || rd.name != "16 MiB read" || rd.level.Name != "L3" ||
 		rd.read.Bytes != 16<<20 || rd.limit != 40 || math.Abs(rd.fraction(dec, time.Millisecond, 50)-(32<<20)/1e6/50) > 1e-12 {
 		t.Errorf("decode roofline %+v", rd)
 	}
-	if r := newResult(dec, "fast", roofline(rep, dec, "fast").withRead(40), roofline(rep, dec, "wide").withRead(50), time.Millisecond, 1); r.Bound != "16 MiB read" || r.Level != "L3" ||
+	if r := newResult(dec, "fast", roofline(rep, dec, "fast").withRead(dec, 40), roofline(rep, dec, "wide").withRead(dec, 50), time.Millisecond, 1); r.Bound != "16 MiB read" || r.Level != "L3" ||
 		r.LimitUnit != "GB/s" || math.Abs(r.Fraction-(32<<20)/1e6/40) > 1e-12 || math.Abs(r.MachineFraction-(32<<20)/1e6/50) > 1e-12 ||
 		math.Abs(r.GBps-(32<<20)/1e6) > 1e-9 || r.ReadBytes != 16<<20 {
 		t.Errorf("decode result %+v", r)
+	}
+	// A decode step of 4 FLOPs a byte whose own read is 40 GB/s would need
+	// 160 GFLOP/s of a peak of 100: the FMA peak bounds it, and its runs
+	// are paired with the FMA probe; forced to the read, it is the read.
+	fdec := dec
+	fdec.flops = 4 * fdec.bytes
+	if rd := roofline(rep, fdec, "fast").withRead(fdec, 40); !rd.fma || rd.unit != "GFLOP/s" || rd.name != "FMA peak" || rd.limit != 100 ||
+		math.Abs(rd.fraction(fdec, time.Millisecond, 50)-fdec.flops/1e6/50) > 1e-9 {
+		t.Errorf("FMA-bound decode roofline %+v", rd)
+	}
+	if rd := roofline(rep, fdec, "fast").withReadAs(fdec, 40, false); rd.fma || rd.unit != "GB/s" || rd.limit != 40 {
+		t.Errorf("decode roofline forced to the read %+v", rd)
+	}
+	if r := newResult(fdec, "fast", roofline(rep, fdec, "fast").withRead(fdec, 40), roofline(rep, fdec, "wide").withRead(fdec, 60), time.Millisecond, 1); r.Bound != "FMA peak" ||
+		r.LimitUnit != "GFLOP/s" || math.Abs(r.Fraction-fdec.flops/1e6/100) > 1e-9 || r.MachineBound != "FMA peak" || math.Abs(r.MachineFraction-fdec.flops/1e6/200) > 1e-9 || r.ReadBytes != 0 {
+		t.Errorf("FMA-bound decode result %+v", r)
 	}
 	// 512 KiB lives in L2, whose level was read at 256 KiB: the limit is
 	// the read at 512 KiB, 100 GB/s × 0.5 FLOP/B = 50 GFLOP/s (200 GB/s,
