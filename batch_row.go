@@ -101,8 +101,9 @@ type rowKernels[E float32 | uint16] struct {
 	// multiBlendStreams and tileRowsOf).
 	multiFirst bool
 	// multiWarm: so does it where an earlier tile asked for the tile's V
-	// (see batch_ahead.go), which the float32 multi-row blend then reads from
-	// cache; a cold tile's V is streamed by the one-row blend.
+	// (see batch_ahead.go) and the multi-row blends ask so (multiAsksAhead),
+	// which then read it from cache; a cold tile's V is streamed by the
+	// one-row blend.
 	multiWarm bool
 	// The eight-row kernels, nil where there are none (see multiEight).
 	scoreMulti8 func(dst []float32, k []E, stride int, q []float32, also []E)
@@ -124,20 +125,9 @@ func (p *batchJob) multiGroup(R int) int {
 
 var (
 	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false, true, scoreRowsMulti8, blendRowsMulti8, nil}
-	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendMultiF16, true, false, scoreRowsMulti8F16, blendRowsMulti8F16, nil}
-	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendMultiBF16, true, false, scoreRowsMulti8BF16, blendRowsMulti8BF16, scoreRowsMultiPairedBF16}
+	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendRowsMultiF16, true, true, scoreRowsMulti8F16, blendRowsMulti8F16, nil}
+	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendRowsMultiBF16, true, true, scoreRowsMulti8BF16, blendRowsMulti8BF16, scoreRowsMultiPairedBF16}
 )
-
-// blendMultiF16 and blendMultiBF16 are the 16-bit multi-row blends of up
-// to four rows, which stream V (one stream of keys) without asking for the
-// next tile's rows.
-func blendMultiF16(acc, w []float32, v []uint16, stride int, rows int, _ []uint16) {
-	blendRowsMultiF16(acc, w, v, stride, rows)
-}
-
-func blendMultiBF16(acc, w []float32, v []uint16, stride int, rows int, _ []uint16) {
-	blendRowsMultiBF16(acc, w, v, stride, rows)
-}
 
 // tileRowsOf is tileRows over the rows k and v of the tile's first key.
 //

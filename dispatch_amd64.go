@@ -500,15 +500,17 @@ func scoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32
 // r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16 for
 // several rows, each half-precision value row read once, each row's sums
 // the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget.
-func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int) {
+// 2^32. Callers keep n·d within one call's budget. If next is not empty,
+// the avx2 kernel asks for its lines as blendRowsMulti's does (the avx512
+// one streams V itself and asks for nothing).
+func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	switch active {
 	case implAVX512:
-		blendRowsMultiF16AVX512(acc, w, v, stride, rows)
+		blendRowsMultiF16AVX512(acc, w, v, stride, rows, next)
 	case implAVX2:
-		blendRowsMultiF16AVX2(acc, w, v, stride, rows)
+		blendRowsMultiF16AVX2(acc, w, v, stride, rows, next)
 	default:
-		blendRowsMultiF16Generic(acc, w, v, stride, rows)
+		blendRowsMultiF16Generic(acc, w, v, stride, rows, next)
 	}
 }
 
@@ -516,15 +518,16 @@ func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int) {
 // for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsBF16
 // for several rows, each bfloat16 value row read once, each row's sums the
 // bits blendRowsBF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget.
-func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int) {
+// 2^32. Callers keep n·d within one call's budget. next as
+// blendRowsMultiF16's.
+func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	switch active {
 	case implAVX512:
-		blendRowsMultiBF16AVX512(acc, w, v, stride, rows)
+		blendRowsMultiBF16AVX512(acc, w, v, stride, rows, next)
 	case implAVX2:
-		blendRowsMultiBF16AVX2(acc, w, v, stride, rows)
+		blendRowsMultiBF16AVX2(acc, w, v, stride, rows, next)
 	default:
-		blendRowsMultiBF16Generic(acc, w, v, stride, rows)
+		blendRowsMultiBF16Generic(acc, w, v, stride, rows, next)
 	}
 }
 

@@ -136,18 +136,21 @@ func scoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32
 // r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16 for
 // several rows, each half-precision value row read once, each row's sums
 // the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget.
-func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int) {
-	blendRowsMultiF16Generic(acc, w, v, stride, rows)
+// 2^32. Callers keep n·d within one call's budget. If next is not empty,
+// the avx2 kernel asks for its lines as blendRowsMulti's does (the avx512
+// one streams V itself and asks for nothing).
+func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
+	blendRowsMultiF16Generic(acc, w, v, stride, rows, next)
 }
 
 // blendRowsMultiBF16 sets acc[r*d+c] += Σ_j w[r*n+j]*bf16(v[j*stride+c])
 // for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsBF16
 // for several rows, each bfloat16 value row read once, each row's sums the
 // bits blendRowsBF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget.
-func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int) {
-	blendRowsMultiBF16Generic(acc, w, v, stride, rows)
+// 2^32. Callers keep n·d within one call's budget. next as
+// blendRowsMultiF16's.
+func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
+	blendRowsMultiBF16Generic(acc, w, v, stride, rows, next)
 }
 
 // scoreRowsMulti8F16 is scoreRowsMultiF16 for eight rows, also as

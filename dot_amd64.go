@@ -144,20 +144,22 @@ func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32
 // len(w)/rows: blendRowsF16 for several rows, each half-precision value row
 // read once, each row's sums the bits blendRowsF16 gives it; 1 <= rows <=
 // 4, len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget.
+// budget. If next is not empty, the avx2 kernel asks for its lines as
+// blendRowsMulti's does (the avx512 one streams V itself and asks for
+// nothing).
 //
 //go:noescape
-func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 
 // blendRowsMultiBF16AVX512 sets acc[r*d+c] += Σ_j
 // w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
 // len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
 // once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
 // len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget.
+// budget. next as blendRowsMultiF16's.
 //
 //go:noescape
-func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 
 // scoreRowsMulti8F16AVX512 is scoreRowsMultiF16 for eight rows, also as
 // scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
@@ -429,20 +431,22 @@ func scoreRowsMultiPairedBF16AVX2(dst []float32, k []uint16, stride int, q []flo
 // for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16
 // for several rows, each half-precision value row read once, each row's
 // sums the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w)
-// below 2^32. Callers keep n·d within one call's budget.
+// below 2^32. Callers keep n·d within one call's budget. If next is not
+// empty, the avx2 kernel asks for its lines as blendRowsMulti's does (the
+// avx512 one streams V itself and asks for nothing).
 //
 //go:noescape
-func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
+func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 
 // blendRowsMultiBF16AVX2 sets acc[r*d+c] += Σ_j
 // w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
 // len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
 // once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
 // len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget.
+// budget. next as blendRowsMultiF16's.
 //
 //go:noescape
-func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
+func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 
 // maxAVX2 returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //

@@ -9754,9 +9754,9 @@ smulti16z_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+// func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL
-TEXT ·blendRowsMultiF16AVX512(SB), NOSPLIT, $0-88
+TEXT ·blendRowsMultiF16AVX512(SB), NOSPLIT, $0-112
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
 	JE   bmulti16z_1
@@ -10883,9 +10883,9 @@ bmulti16z_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int)
+// func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL
-TEXT ·blendRowsMultiBF16AVX512(SB), NOSPLIT, $0-88
+TEXT ·blendRowsMultiBF16AVX512(SB), NOSPLIT, $0-112
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
 	JE   bmulti16z_1
@@ -30977,9 +30977,757 @@ smulti16_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
-// Requires: AVX, F16C, FMA3
-TEXT ·blendRowsMultiF16AVX2(SB), NOSPLIT, $0-88
+// func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+// Requires: AVX, F16C, FMA3, MMX+
+TEXT ·blendRowsMultiF16AVX2(SB), NOSPLIT, $0-112
+	MOVQ  next_len+96(FP), AX
+	TESTQ AX, AX
+	JZ    bmulti16
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x01
+	JE    bmulti16a_1
+	CMPQ  AX, $0x02
+	JE    bmulti16a_2
+	CMPQ  AX, $0x03
+	JE    bmulti16a_3
+	JMP   bmulti16a_4
+
+bmulti16a_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmulti16a1_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti16a1_c8_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a1_c8_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_c8_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_c8_key
+
+bmulti16a1_c8_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16a1_c8
+
+bmulti16a1_c8_next:
+bmulti16a1_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a1_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a1_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y1
+	VCVTPH2PS    (R12), Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_c1_key
+
+bmulti16a1_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a1_c1
+
+bmulti16a1_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti16a1_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a1_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiF16AVX2_part1:
+	VCVTPH2PS   X3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a1_tail_key
+
+bmulti16a1_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmulti16a_done
+
+bmulti16a_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmulti16a2_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a2_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS (R11)(R9*1), Y9
+	VCVTPH2PS    (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(R12), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(R12), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c4_key
+
+bmulti16a2_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a2_c4
+
+bmulti16a2_c4_next:
+bmulti16a2_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a2_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS (R11)(R9*1), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c1_key
+
+bmulti16a2_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a2_c1
+
+bmulti16a2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a2_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part2
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X5, X5
+
+blendRowsMultiF16AVX2_part2:
+	VCVTPH2PS   X5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a2_tail_key
+
+bmulti16a2_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmulti16a_done
+
+bmulti16a_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+88(FP), R10
+
+bmulti16a3_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a3_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	VMOVUPS (DX)(R8*2), Y8
+	VMOVUPS 32(DX)(R8*2), Y9
+	VMOVUPS 64(DX)(R8*2), Y10
+	VMOVUPS 96(DX)(R8*2), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y12
+	VBROADCASTSS (R11)(R9*1), Y13
+	VBROADCASTSS (R11)(R9*2), Y14
+	VCVTPH2PS    (R12), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VCVTPH2PS    16(R12), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VCVTPH2PS    32(R12), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VCVTPH2PS    48(R12), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c4_key
+
+bmulti16a3_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	VMOVUPS Y8, (DX)(R8*2)
+	VMOVUPS Y9, 32(DX)(R8*2)
+	VMOVUPS Y10, 64(DX)(R8*2)
+	VMOVUPS Y11, 96(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a3_c4
+
+bmulti16a3_c4_next:
+bmulti16a3_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a3_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y3
+	VBROADCASTSS (R11)(R9*1), Y4
+	VBROADCASTSS (R11)(R9*2), Y5
+	VCVTPH2PS    (R12), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c1_key
+
+bmulti16a3_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a3_c1
+
+bmulti16a3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a3_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part3
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X7, X7
+
+blendRowsMultiF16AVX2_part3:
+	VCVTPH2PS   X7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a3_tail_key
+
+bmulti16a3_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmulti16a_done
+
+bmulti16a_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmulti16a4_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti16a4_c3_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	VMOVUPS (DX)(R11*1), Y9
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMOVUPS 64(DX)(R11*1), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c3_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c3_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000030, R10
+	VCVTPH2PS    (R12), Y12
+	VCVTPH2PS    16(R12), Y13
+	VCVTPH2PS    32(R12), Y14
+	VBROADCASTSS (R11), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (R11)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (R11)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (R11)(R14*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c3_key
+
+bmulti16a4_c3_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	VMOVUPS Y9, (DX)(R11*1)
+	VMOVUPS Y10, 32(DX)(R11*1)
+	VMOVUPS Y11, 64(DX)(R11*1)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti16a4_c3
+
+bmulti16a4_c3_next:
+bmulti16a4_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a4_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R11*1), Y3
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS (R11)(R9*1), Y5
+	VBROADCASTSS (R11)(R9*2), Y6
+	VBROADCASTSS (R11)(R14*1), Y7
+	VCVTPH2PS    (R12), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c1_key
+
+bmulti16a4_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R11*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a4_c1
+
+bmulti16a4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R11*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a4_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R11*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R12
+	VPINSRW      $0x00, R12, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      2(SI), R12
+	VPINSRW      $0x01, R12, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      4(SI), R12
+	VPINSRW      $0x02, R12, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      6(SI), R12
+	VPINSRW      $0x03, R12, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      8(SI), R12
+	VPINSRW      $0x04, R12, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      10(SI), R12
+	VPINSRW      $0x05, R12, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16AVX2_part4
+	MOVWLZX      12(SI), R12
+	VPINSRW      $0x06, R12, X9, X9
+
+blendRowsMultiF16AVX2_part4:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a4_tail_key
+
+bmulti16a4_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+bmulti16:
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
 	JE   bmulti16_1
@@ -31109,31 +31857,31 @@ bmulti161_tail_key:
 	MOVWLZX      (SI), R9
 	VPINSRW      $0x00, R9, X3, X3
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part1
+	JBE          blendRowsMultiF16AVX2_part5
 	MOVWLZX      2(SI), R9
 	VPINSRW      $0x01, R9, X3, X3
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part1
+	JBE          blendRowsMultiF16AVX2_part5
 	MOVWLZX      4(SI), R9
 	VPINSRW      $0x02, R9, X3, X3
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part1
+	JBE          blendRowsMultiF16AVX2_part5
 	MOVWLZX      6(SI), R9
 	VPINSRW      $0x03, R9, X3, X3
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part1
+	JBE          blendRowsMultiF16AVX2_part5
 	MOVWLZX      8(SI), R9
 	VPINSRW      $0x04, R9, X3, X3
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part1
+	JBE          blendRowsMultiF16AVX2_part5
 	MOVWLZX      10(SI), R9
 	VPINSRW      $0x05, R9, X3, X3
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part1
+	JBE          blendRowsMultiF16AVX2_part5
 	MOVWLZX      12(SI), R9
 	VPINSRW      $0x06, R9, X3, X3
 
-blendRowsMultiF16AVX2_part1:
+blendRowsMultiF16AVX2_part5:
 	VCVTPH2PS   X3, Y3
 	VFMADD231PS Y3, Y2, Y1
 	ADDQ        $0x04, AX
@@ -31271,31 +32019,31 @@ bmulti162_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X5, X5
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part2
+	JBE          blendRowsMultiF16AVX2_part6
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X5, X5
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part2
+	JBE          blendRowsMultiF16AVX2_part6
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X5, X5
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part2
+	JBE          blendRowsMultiF16AVX2_part6
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X5, X5
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part2
+	JBE          blendRowsMultiF16AVX2_part6
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X5, X5
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part2
+	JBE          blendRowsMultiF16AVX2_part6
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X5, X5
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part2
+	JBE          blendRowsMultiF16AVX2_part6
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X5, X5
 
-blendRowsMultiF16AVX2_part2:
+blendRowsMultiF16AVX2_part6:
 	VCVTPH2PS   X5, Y5
 	VFMADD231PS Y5, Y3, Y1
 	VFMADD231PS Y5, Y4, Y2
@@ -31458,31 +32206,31 @@ bmulti163_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X7, X7
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part3
+	JBE          blendRowsMultiF16AVX2_part7
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X7, X7
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part3
+	JBE          blendRowsMultiF16AVX2_part7
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X7, X7
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part3
+	JBE          blendRowsMultiF16AVX2_part7
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X7, X7
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part3
+	JBE          blendRowsMultiF16AVX2_part7
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X7, X7
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part3
+	JBE          blendRowsMultiF16AVX2_part7
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X7, X7
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part3
+	JBE          blendRowsMultiF16AVX2_part7
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X7, X7
 
-blendRowsMultiF16AVX2_part3:
+blendRowsMultiF16AVX2_part7:
 	VCVTPH2PS   X7, Y7
 	VFMADD231PS Y7, Y4, Y1
 	VFMADD231PS Y7, Y5, Y2
@@ -31649,31 +32397,31 @@ bmulti164_tail_key:
 	MOVWLZX      (SI), R11
 	VPINSRW      $0x00, R11, X9, X9
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part4
+	JBE          blendRowsMultiF16AVX2_part8
 	MOVWLZX      2(SI), R11
 	VPINSRW      $0x01, R11, X9, X9
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part4
+	JBE          blendRowsMultiF16AVX2_part8
 	MOVWLZX      4(SI), R11
 	VPINSRW      $0x02, R11, X9, X9
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part4
+	JBE          blendRowsMultiF16AVX2_part8
 	MOVWLZX      6(SI), R11
 	VPINSRW      $0x03, R11, X9, X9
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part4
+	JBE          blendRowsMultiF16AVX2_part8
 	MOVWLZX      8(SI), R11
 	VPINSRW      $0x04, R11, X9, X9
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part4
+	JBE          blendRowsMultiF16AVX2_part8
 	MOVWLZX      10(SI), R11
 	VPINSRW      $0x05, R11, X9, X9
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part4
+	JBE          blendRowsMultiF16AVX2_part8
 	MOVWLZX      12(SI), R11
 	VPINSRW      $0x06, R11, X9, X9
 
-blendRowsMultiF16AVX2_part4:
+blendRowsMultiF16AVX2_part8:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y5, Y1
 	VFMADD231PS Y9, Y6, Y2
@@ -31695,9 +32443,784 @@ bmulti16_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·blendRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
+// func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·blendRowsMultiBF16AVX2(SB), NOSPLIT, $0-112
+	MOVQ  next_len+96(FP), AX
+	TESTQ AX, AX
+	JZ    bmulti16
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x01
+	JE    bmulti16a_1
+	CMPQ  AX, $0x02
+	JE    bmulti16a_2
+	CMPQ  AX, $0x03
+	JE    bmulti16a_3
+	JMP   bmulti16a_4
+
+bmulti16a_1:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmulti16a1_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti16a1_c8_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a1_c8_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_c8_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (R11), Y8
+	VPMOVZXWD    (R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVZXWD    16(R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVZXWD    32(R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVZXWD    48(R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVZXWD    64(R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVZXWD    80(R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVZXWD    96(R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVZXWD    112(R12), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_c8_key
+
+bmulti16a1_c8_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16a1_c8
+
+bmulti16a1_c8_next:
+bmulti16a1_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a1_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a1_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y1
+	VPMOVZXWD    (R12), Y2
+	VPSLLD       $0x10, Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_c1_key
+
+bmulti16a1_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a1_c1
+
+bmulti16a1_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti16a1_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a1_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiBF16AVX2_part1:
+	VPMOVZXWD   X3, Y3
+	VPSLLD      $0x10, Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a1_tail_key
+
+bmulti16a1_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	JMP        bmulti16a_done
+
+bmulti16a_2:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmulti16a2_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a2_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS (R11)(R9*1), Y9
+	VPMOVZXWD    (R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VPMOVZXWD    16(R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VPMOVZXWD    32(R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VPMOVZXWD    48(R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c4_key
+
+bmulti16a2_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a2_c4
+
+bmulti16a2_c4_next:
+bmulti16a2_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a2_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS (R11)(R9*1), Y3
+	VPMOVZXWD    (R12), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c1_key
+
+bmulti16a2_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a2_c1
+
+bmulti16a2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a2_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part2
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X5, X5
+
+blendRowsMultiBF16AVX2_part2:
+	VPMOVZXWD   X5, Y5
+	VPSLLD      $0x10, Y5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a2_tail_key
+
+bmulti16a2_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	JMP        bmulti16a_done
+
+bmulti16a_3:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+88(FP), R10
+
+bmulti16a3_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a3_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	VMOVUPS (DX)(R8*2), Y8
+	VMOVUPS 32(DX)(R8*2), Y9
+	VMOVUPS 64(DX)(R8*2), Y10
+	VMOVUPS 96(DX)(R8*2), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y12
+	VBROADCASTSS (R11)(R9*1), Y13
+	VBROADCASTSS (R11)(R9*2), Y14
+	VPMOVZXWD    (R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VPMOVZXWD    16(R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VPMOVZXWD    32(R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VPMOVZXWD    48(R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c4_key
+
+bmulti16a3_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	VMOVUPS Y8, (DX)(R8*2)
+	VMOVUPS Y9, 32(DX)(R8*2)
+	VMOVUPS Y10, 64(DX)(R8*2)
+	VMOVUPS Y11, 96(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a3_c4
+
+bmulti16a3_c4_next:
+bmulti16a3_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a3_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y3
+	VBROADCASTSS (R11)(R9*1), Y4
+	VBROADCASTSS (R11)(R9*2), Y5
+	VPMOVZXWD    (R12), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c1_key
+
+bmulti16a3_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a3_c1
+
+bmulti16a3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a3_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part3
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X7, X7
+
+blendRowsMultiBF16AVX2_part3:
+	VPMOVZXWD   X7, Y7
+	VPSLLD      $0x10, Y7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a3_tail_key
+
+bmulti16a3_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	JMP        bmulti16a_done
+
+bmulti16a_4:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
+
+bmulti16a4_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti16a4_c3_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	VMOVUPS (DX)(R11*1), Y9
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMOVUPS 64(DX)(R11*1), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c3_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c3_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000030, R10
+	VPMOVZXWD    (R12), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VPMOVZXWD    16(R12), Y13
+	VPSLLD       $0x10, Y13, Y13
+	VPMOVZXWD    32(R12), Y14
+	VPSLLD       $0x10, Y14, Y14
+	VBROADCASTSS (R11), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (R11)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (R11)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (R11)(R14*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c3_key
+
+bmulti16a4_c3_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	VMOVUPS Y9, (DX)(R11*1)
+	VMOVUPS Y10, 32(DX)(R11*1)
+	VMOVUPS Y11, 64(DX)(R11*1)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti16a4_c3
+
+bmulti16a4_c3_next:
+bmulti16a4_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a4_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R11*1), Y3
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS (R11)(R9*1), Y5
+	VBROADCASTSS (R11)(R9*2), Y6
+	VBROADCASTSS (R11)(R14*1), Y7
+	VPMOVZXWD    (R12), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c1_key
+
+bmulti16a4_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R11*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a4_c1
+
+bmulti16a4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R11*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a4_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R11*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R12
+	VPINSRW      $0x00, R12, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      2(SI), R12
+	VPINSRW      $0x01, R12, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      4(SI), R12
+	VPINSRW      $0x02, R12, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      6(SI), R12
+	VPINSRW      $0x03, R12, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      8(SI), R12
+	VPINSRW      $0x04, R12, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      10(SI), R12
+	VPINSRW      $0x05, R12, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16AVX2_part4
+	MOVWLZX      12(SI), R12
+	VPINSRW      $0x06, R12, X9, X9
+
+blendRowsMultiBF16AVX2_part4:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a4_tail_key
+
+bmulti16a4_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+bmulti16:
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
 	JE   bmulti16_1
@@ -31836,31 +33359,31 @@ bmulti161_tail_key:
 	MOVWLZX      (SI), R9
 	VPINSRW      $0x00, R9, X3, X3
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16AVX2_part5
 	MOVWLZX      2(SI), R9
 	VPINSRW      $0x01, R9, X3, X3
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16AVX2_part5
 	MOVWLZX      4(SI), R9
 	VPINSRW      $0x02, R9, X3, X3
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16AVX2_part5
 	MOVWLZX      6(SI), R9
 	VPINSRW      $0x03, R9, X3, X3
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16AVX2_part5
 	MOVWLZX      8(SI), R9
 	VPINSRW      $0x04, R9, X3, X3
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16AVX2_part5
 	MOVWLZX      10(SI), R9
 	VPINSRW      $0x05, R9, X3, X3
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16AVX2_part5
 	MOVWLZX      12(SI), R9
 	VPINSRW      $0x06, R9, X3, X3
 
-blendRowsMultiBF16AVX2_part1:
+blendRowsMultiBF16AVX2_part5:
 	VPMOVZXWD   X3, Y3
 	VPSLLD      $0x10, Y3, Y3
 	VFMADD231PS Y3, Y2, Y1
@@ -32004,31 +33527,31 @@ bmulti162_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X5, X5
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part2
+	JBE          blendRowsMultiBF16AVX2_part6
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X5, X5
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part2
+	JBE          blendRowsMultiBF16AVX2_part6
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X5, X5
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part2
+	JBE          blendRowsMultiBF16AVX2_part6
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X5, X5
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part2
+	JBE          blendRowsMultiBF16AVX2_part6
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X5, X5
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part2
+	JBE          blendRowsMultiBF16AVX2_part6
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X5, X5
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part2
+	JBE          blendRowsMultiBF16AVX2_part6
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X5, X5
 
-blendRowsMultiBF16AVX2_part2:
+blendRowsMultiBF16AVX2_part6:
 	VPMOVZXWD   X5, Y5
 	VPSLLD      $0x10, Y5, Y5
 	VFMADD231PS Y5, Y3, Y1
@@ -32197,31 +33720,31 @@ bmulti163_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X7, X7
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part3
+	JBE          blendRowsMultiBF16AVX2_part7
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X7, X7
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part3
+	JBE          blendRowsMultiBF16AVX2_part7
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X7, X7
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part3
+	JBE          blendRowsMultiBF16AVX2_part7
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X7, X7
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part3
+	JBE          blendRowsMultiBF16AVX2_part7
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X7, X7
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part3
+	JBE          blendRowsMultiBF16AVX2_part7
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X7, X7
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part3
+	JBE          blendRowsMultiBF16AVX2_part7
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X7, X7
 
-blendRowsMultiBF16AVX2_part3:
+blendRowsMultiBF16AVX2_part7:
 	VPMOVZXWD   X7, Y7
 	VPSLLD      $0x10, Y7, Y7
 	VFMADD231PS Y7, Y4, Y1
@@ -32393,31 +33916,31 @@ bmulti164_tail_key:
 	MOVWLZX      (SI), R11
 	VPINSRW      $0x00, R11, X9, X9
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part4
+	JBE          blendRowsMultiBF16AVX2_part8
 	MOVWLZX      2(SI), R11
 	VPINSRW      $0x01, R11, X9, X9
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part4
+	JBE          blendRowsMultiBF16AVX2_part8
 	MOVWLZX      4(SI), R11
 	VPINSRW      $0x02, R11, X9, X9
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part4
+	JBE          blendRowsMultiBF16AVX2_part8
 	MOVWLZX      6(SI), R11
 	VPINSRW      $0x03, R11, X9, X9
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part4
+	JBE          blendRowsMultiBF16AVX2_part8
 	MOVWLZX      8(SI), R11
 	VPINSRW      $0x04, R11, X9, X9
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part4
+	JBE          blendRowsMultiBF16AVX2_part8
 	MOVWLZX      10(SI), R11
 	VPINSRW      $0x05, R11, X9, X9
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part4
+	JBE          blendRowsMultiBF16AVX2_part8
 	MOVWLZX      12(SI), R11
 	VPINSRW      $0x06, R11, X9, X9
 
-blendRowsMultiBF16AVX2_part4:
+blendRowsMultiBF16AVX2_part8:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y5, Y1

@@ -117,9 +117,9 @@ func (c *cacheHead) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
 		case F32:
 			blendGroups(p, live, T, c.v32[r*d:], d, d, lo, e, true, blendRows, blendRowsMultiNow)
 		case F16:
-			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsF16, blendRowsMultiF16)
+			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsF16, blendRowsMultiF16Now)
 		case BF16:
-			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsBF16, blendRowsMultiBF16)
+			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsBF16, blendRowsMultiBF16Now)
 		}
 		lo = e
 	}

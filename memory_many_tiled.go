@@ -309,6 +309,16 @@ func blendRowsMultiNow(acc, w, v []float32, stride int, rows int) {
 	blendRowsMulti(acc, w, v, stride, rows, nil)
 }
 
+// blendRowsMultiF16Now and blendRowsMultiBF16Now are the 16-bit
+// multi-row blends asking for nothing ahead, as blendRowsMultiNow.
+func blendRowsMultiF16Now(acc, w []float32, v []uint16, stride int, rows int) {
+	blendRowsMultiF16(acc, w, v, stride, rows, nil)
+}
+
+func blendRowsMultiBF16Now(acc, w []float32, v []uint16, stride int, rows int) {
+	blendRowsMultiBF16(acc, w, v, stride, rows, nil)
+}
+
 // blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d
 // elements, stride apart) start at v. With oneFirst the first live query
 // goes through one, as on the float32 path; the 16-bit multi-row blend

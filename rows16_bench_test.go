@@ -123,10 +123,10 @@ func BenchmarkMultiRows16(b *testing.B) {
 							blendRowsMulti(acc, w, v[o:o+n*d], d, rows, nil)
 						case "f16":
 							scoreRowsMultiF16(dst, kh[o:o+n*d], d, q, rows)
-							blendRowsMultiF16(acc, w, vh[o:o+n*d], d, rows)
+							blendRowsMultiF16(acc, w, vh[o:o+n*d], d, rows, nil)
 						case "bf16":
 							scoreRowsMultiBF16(dst, kb[o:o+n*d], d, q, rows)
-							blendRowsMultiBF16(acc, w, vb[o:o+n*d], d, rows)
+							blendRowsMultiBF16(acc, w, vb[o:o+n*d], d, rows, nil)
 						}
 					}
 					reportKV(b, 2*f.bytes*n*d)

@@ -144,8 +144,9 @@ func pairIndex(c, d int) int {
 }
 
 // blendRowsMultiF16Generic is blendRowsF16 for each of the rows, through
-// the blendRowsF16 front as scoreRowsMultiF16Generic is.
-func blendRowsMultiF16Generic(acc, w []float32, v []uint16, stride int, rows int) {
+// the blendRowsF16 front as scoreRowsMultiF16Generic is; it asks for
+// nothing ahead.
+func blendRowsMultiF16Generic(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	n, d := len(w)/rows, len(acc)/rows
 	for r := range rows {
 		blendRowsF16(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
@@ -153,7 +154,7 @@ func blendRowsMultiF16Generic(acc, w []float32, v []uint16, stride int, rows int
 }
 
 // blendRowsMultiBF16Generic is blendRowsMultiF16Generic for bfloat16 rows.
-func blendRowsMultiBF16Generic(acc, w []float32, v []uint16, stride int, rows int) {
+func blendRowsMultiBF16Generic(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	n, d := len(w)/rows, len(acc)/rows
 	for r := range rows {
 		blendRowsBF16(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
@@ -172,8 +173,8 @@ func scoreRowsMulti8F16Generic(dst []float32, k []uint16, stride int, q []float3
 // rows, through its front; it asks for nothing ahead.
 func blendRowsMulti8F16Generic(acc, w []float32, v []uint16, stride int, next []uint16) {
 	n, d := len(w)/8, len(acc)/8
-	blendRowsMultiF16(acc[:4*d], w[:4*n], v, stride, 4)
-	blendRowsMultiF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4)
+	blendRowsMultiF16(acc[:4*d], w[:4*n], v, stride, 4, nil)
+	blendRowsMultiF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4, nil)
 }
 
 // scoreRowsMulti8BF16Generic is scoreRowsMultiBF16 on each four of the eight
@@ -188,6 +189,6 @@ func scoreRowsMulti8BF16Generic(dst []float32, k []uint16, stride int, q []float
 // rows, through its front; it asks for nothing ahead.
 func blendRowsMulti8BF16Generic(acc, w []float32, v []uint16, stride int, next []uint16) {
 	n, d := len(w)/8, len(acc)/8
-	blendRowsMultiBF16(acc[:4*d], w[:4*n], v, stride, 4)
-	blendRowsMultiBF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4)
+	blendRowsMultiBF16(acc[:4*d], w[:4*n], v, stride, 4, nil)
+	blendRowsMultiBF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4, nil)
 }

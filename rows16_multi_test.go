@@ -26,7 +26,7 @@ type format16 struct {
 	score      func(dst []float32, k []uint16, stride int, q []float32)
 	blend      func(acc, w []float32, v []uint16, stride int)
 	scoreMulti func(dst []float32, k []uint16, stride int, q []float32, rows int)
-	blendMulti func(acc, w []float32, v []uint16, stride int, rows int)
+	blendMulti func(acc, w []float32, v []uint16, stride int, rows int, next []uint16)
 	score8     func(dst []float32, k []uint16, stride int, q []float32, also []uint16)
 	blend8     func(acc, w []float32, v []uint16, stride int, next []uint16)
 }
@@ -61,7 +61,11 @@ func (f format16) blendRowsOf(acc, w []float32, v []uint16, stride int, rows int
 		f.blend8(acc, w, v, stride, next)
 		return
 	}
-	f.blendMulti(acc, w, v, stride, rows)
+	var next []uint16
+	if len(w)/rows%2 == 1 {
+		next = v[len(v)/2:]
+	}
+	f.blendMulti(acc, w, v, stride, rows, next)
 }
 
 // scoreMulti16Case is scoreMultiCase over 16-bit key rows of an odd

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -275,46 +276,70 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 // vectors, then a masked tail) but one stream of keys in
 // order, genBlendRows16's. Its bfloat16 pairs change no column's order of
 // sums, so the plain widening serves both formats.
+//
+// With next not empty the kernel runs a copy of itself that asks for the
+// lines of next as it goes (see blendColumns16), as genBlendRowsMulti's
+// does; the copy without asks for nothing.
 func genBlendRowsMulti16(wd widen16) {
-	for R := 1; R <= 4; R++ {
-		if R == 1 {
-			rows := Load(Param("rows"), GP64())
-			byRows(rows, "bmulti16")
+	emptyTo("next", "bmulti16")
+	for _, prefix := range []string{"bmulti16a", "bmulti16"} {
+		Label(prefix)
+		for R := 1; R <= 4; R++ {
+			if R == 1 {
+				rows := Load(Param("rows"), GP64())
+				byRows(rows, prefix)
+			}
+			Label(fmt.Sprintf("%s_%d", prefix, R))
+			blendMulti16(R, prefix, wd)
 		}
-		Label(fmt.Sprintf("bmulti16_%d", R))
-		m := loadMultiOf(R, "w", "acc", "v", 1)
-		name := fmt.Sprintf("bmulti16%d", R)
-		db, nb := GP64(), GP64()
-		MOVQ(m.d, db)
-		SHLQ(U8(2), db)
-		MOVQ(m.n, nb)
-		SHLQ(U8(2), nb)
-		for _, P := range []int{multiBlendCols[R], 1} {
-			loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
-			Label(loop)
-			CMPQ(m.d, U8(8*P))
-			JL(LabelRef(next))
-			blendColumns16(R, P, m, db, nb, loop, nil, wd)
-			ADDQ(U32(32*P), m.in)
-			ADDQ(U32(16*P), m.kv)
-			SUBQ(U8(8*P), m.d)
-			JMP(LabelRef(loop))
-			Label(next)
-		}
-		TESTQ(m.d, m.d)
-		JZ(LabelRef("bmulti16_done"))
-		blendColumns16(R, 1, m, db, nb, name+"_tail", tailMask(m.d), wd)
-		JMP(LabelRef("bmulti16_done"))
+		Label(prefix + "_done")
+		VZEROUPPER()
+		RET()
 	}
-	Label("bmulti16_done")
-	VZEROUPPER()
-	RET()
+}
+
+// blendMulti16 emits the 16-bit blend of R rows, its labels named from
+// prefix, asking for the lines of next if prefix ends in "a".
+func blendMulti16(R int, prefix string, wd widen16) {
+	m := loadMultiOf(R, "w", "acc", "v", 1)
+	name := fmt.Sprintf("%s%d", prefix, R)
+	done := prefix + "_done"
+	db, nb := GP64(), GP64()
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	var pf Register // where the lines asked for ahead go on
+	if strings.HasSuffix(prefix, "a") {
+		pf = Load(Param("next").Base(), GP64())
+	}
+	for _, P := range []int{multiBlendCols[R], 1} {
+		loop, next := fmt.Sprintf("%s_c%d", name, P), fmt.Sprintf("%s_c%d_next", name, P)
+		Label(loop)
+		CMPQ(m.d, U8(8*P))
+		JL(LabelRef(next))
+		blendColumns16(R, P, m, db, nb, pf, loop, nil, wd)
+		ADDQ(U32(32*P), m.in)
+		ADDQ(U32(16*P), m.kv)
+		SUBQ(U8(8*P), m.d)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
+	TESTQ(m.d, m.d)
+	JZ(LabelRef(done))
+	blendColumns16(R, 1, m, db, nb, pf, name+"_tail", tailMask(m.d), wd)
+	JMP(LabelRef(done))
 }
 
 // blendColumns16 emits the blend of P vectors of columns (one masked
 // vector, the last m.d columns, if mask is not nil) for R rows over every
 // key, in key order, the FMAs taking genBlendRows16's operands.
-func blendColumns16(R, P int, m multiShape, db, nb Register, name string, mask VecVirtual, wd widen16) {
+//
+// If pf is not nil, each key's step asks for the lines at pf, which then
+// moves on by the 16·P bytes the step reads (see blendColumns): a line
+// for each 64 bytes of a step, so that every line of the caller's next
+// call's rows is asked for.
+func blendColumns16(R, P int, m multiShape, db, nb, pf Register, name string, mask VecVirtual, wd widen16) {
 	a := make([]VecVirtual, R*P)
 	move := func(load bool) {
 		accs := newRows(m.in, db)
@@ -347,6 +372,15 @@ func blendColumns16(R, P int, m multiShape, db, nb Register, name string, mask V
 		t := YMM()
 		wd(Mem{Base: vp, Disp: 16 * c}, t)
 		return t
+	}
+	if pf != nil {
+		if 16*P > 64 && 16*P%64 != 0 {
+			panic("blendColumns16: no prefetch pattern for P")
+		}
+		for i := 0; 64*i < 16*P; i++ {
+			PREFETCHT1(Mem{Base: pf, Disp: 64 * i})
+		}
+		ADDQ(U32(16*P), pf)
 	}
 	if R*P+R+1 > 16 {
 		// As in blendColumns: the block's widened vectors of V first,

@@ -146,19 +146,20 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Generic, "avx2": Asm, "neon": Generic},
 	},
 	{
-		Name: "blendRowsMultiF16", Params: "acc, w []float32, v []uint16, stride int, rows int",
+		Name: "blendRowsMultiF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
 		Doc: "sets acc[r*d+c] += Σ_j w[r*n+j]*f16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: " +
 			"blendRowsF16 for several rows, each half-precision value row read once, each row's sums the bits blendRowsF16 gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
-			"Callers keep n·d within one call's budget.",
+			"Callers keep n·d within one call's budget. If next is not empty, the avx2 kernel asks for its lines as blendRowsMulti's does " +
+			"(the avx512 one streams V itself and asks for nothing).",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
-		Name: "blendRowsMultiBF16", Params: "acc, w []float32, v []uint16, stride int, rows int",
+		Name: "blendRowsMultiBF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
 		Doc: "sets acc[r*d+c] += Σ_j w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: " +
 			"blendRowsBF16 for several rows, each bfloat16 value row read once, each row's sums the bits blendRowsBF16 gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
-			"Callers keep n·d within one call's budget.",
+			"Callers keep n·d within one call's budget. next as blendRowsMultiF16's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
