@@ -358,21 +358,7 @@ var multiBlendCols = map[int]int{1: 8, 2: 4, 3: 4, 4: 3}
 // lines of next as it goes (see blendColumns); the copy without asks for
 // nothing, which a call whose V is in cache would pay for in load slots.
 func genBlendRowsMulti() {
-	emptyTo("next", "bmulti")
-	for _, prefix := range []string{"bmultia", "bmulti"} {
-		Label(prefix)
-		for R := 1; R <= 4; R++ {
-			if R == 1 {
-				rows := Load(Param("rows"), GP64())
-				byRows(rows, prefix)
-			}
-			Label(fmt.Sprintf("%s_%d", prefix, R))
-			blendMulti(R, prefix)
-		}
-		Label(prefix + "_done")
-		VZEROUPPER()
-		RET()
-	}
+	askingByRows("bmulti", blendMulti)
 }
 
 // blendMulti emits the blend of R rows, its labels named from prefix,

@@ -281,21 +281,7 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 // lines of next as it goes (see blendColumns16), as genBlendRowsMulti's
 // does; the copy without asks for nothing.
 func genBlendRowsMulti16(wd widen16) {
-	emptyTo("next", "bmulti16")
-	for _, prefix := range []string{"bmulti16a", "bmulti16"} {
-		Label(prefix)
-		for R := 1; R <= 4; R++ {
-			if R == 1 {
-				rows := Load(Param("rows"), GP64())
-				byRows(rows, prefix)
-			}
-			Label(fmt.Sprintf("%s_%d", prefix, R))
-			blendMulti16(R, prefix, wd)
-		}
-		Label(prefix + "_done")
-		VZEROUPPER()
-		RET()
-	}
+	askingByRows("bmulti16", func(R int, prefix string) { blendMulti16(R, prefix, wd) })
 }
 
 // blendMulti16 emits the 16-bit blend of R rows, its labels named from

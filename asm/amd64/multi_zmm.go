@@ -272,8 +272,17 @@ func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 // lines of next as it goes (see blendColumnsZ); the copy without asks for
 // nothing, which a call whose V is in cache would pay for in load slots.
 func genBlendRowsMultiZ() {
-	emptyTo("next", "bmultiz")
-	for _, prefix := range []string{"bmultiza", "bmultiz"} {
+	askingByRows("bmultiz", blendMultiZ)
+}
+
+// askingByRows emits a multi-row blend of 1 to 4 rows (the argument
+// rows) as two copies, each with a code path per row count that emit
+// writes with its labels named from prefix: the copy under base+"a" for
+// a non-empty next, which asks for its lines, and the one under base,
+// which asks for nothing. Each copy ends at prefix+"_done".
+func askingByRows(base string, emit func(R int, prefix string)) {
+	emptyTo("next", base)
+	for _, prefix := range []string{base + "a", base} {
 		Label(prefix)
 		for R := 1; R <= 4; R++ {
 			if R == 1 {
@@ -281,7 +290,7 @@ func genBlendRowsMultiZ() {
 				byRows(rows, prefix)
 			}
 			Label(fmt.Sprintf("%s_%d", prefix, R))
-			blendMultiZ(R, prefix)
+			emit(R, prefix)
 		}
 		Label(prefix + "_done")
 		VZEROUPPER()
