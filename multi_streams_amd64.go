@@ -29,18 +29,19 @@ func multiBlendStreams() bool { return active == implAVX512 }
 // twin), so that a tile whose V was asked for by the tile before goes
 // through them whole (see tileRowsOf): the avx512 and avx2 float32
 // kernels do, and the avx2 16-bit ones (avx512's 16-bit blend streams V
-// itself and goes whole in any case, see multiBlendStreams). On the same
-// Zen, asking and blending warm tiles whole took an avx2 decode step over
-// a 16-bit cache (H 32, Hkv 8, Tk 4096, d 128) from 3.89 to 3.50 ms over
-// f16 and 3.34 to 2.83 over bf16, with one worker; H 8, Hkv 1, Tk 32768
-// from 6.91 to 6.32 and 5.95 to 5.41 (medians of 6 alternating runs):
-// each value element is widened once for the group rather than twice. On an AMD EPYC of the first Zen
-// generation (128-bit FMA pipes, where a grouped decode step is bound by
-// its FMAs as much as by DRAM), the avx2 four-row score and blend of 512
-// keys from memory (d = 128) took 50.8 µs asking against 58.5, and the
-// steps' fraction of a read of their K and V rose 4-10% (gqa-4k 0.55 to
-// 0.57 on one worker, mqa-32k 0.31 to 0.34; medians of 8 alternating
-// runs on a noisy host).
+// itself and goes whole in any case, see multiBlendStreams).
+//
+// On an AMD EPYC of the first Zen generation (128-bit FMA pipes, where a
+// grouped decode step is bound by its FMAs as much as by DRAM), the avx2
+// four-row score and blend of 512 keys from memory (d = 128) took 50.8 µs
+// asking against 58.5, and the steps' fraction of a read of their K and V
+// rose 4-10% (gqa-4k 0.55 to 0.57 on one worker, mqa-32k 0.31 to 0.34;
+// medians of 8 alternating runs on a noisy host). Over a 16-bit cache,
+// where each value element is then widened once for the group rather
+// than twice, a decode step (H 32, Hkv 8, Tk 4096, d 128) went from 3.89
+// to 3.50 ms over f16 and 3.34 to 2.83 over bf16 on one worker, and H 8,
+// Hkv 1, Tk 32768 from 6.91 to 6.32 and 5.95 to 5.41 (medians of 6
+// alternating runs).
 func multiAsksAhead() bool { return active == implAVX512 || active == implAVX2 }
 
 // multiEight reports whether the row path takes eight rows at a time
