@@ -6,11 +6,17 @@ package testutil
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/glancelab/attention/internal/impl"
 )
+
+// OnlyImplsVar names the environment variable that limits ForEachImpl to
+// the implementations it lists.
+const OnlyImplsVar = "ATTENTION_TEST_IMPLS"
 
 // ForEachImpl runs f as a subtest named impl=NAME once for every
 // registered implementation, with that implementation selected; one the
@@ -22,15 +28,24 @@ import (
 // goroutines to shared memory, which the choice of kernels does not change
 // (it does not see into assembly at all), and the suite without -race
 // runs every implementation.
+//
+// Where OnlyImplsVar names implementations (comma-separated), the others
+// are skipped subtests naming it: an emulated run spends most of its time
+// in the generic kernels, which another run of the same architecture
+// (with the purego tag) tests.
 func ForEachImpl(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	impl.Reset()
 	defer impl.Reset()
 	initial := impl.Active()
+	only := os.Getenv(OnlyImplsVar)
 	for _, in := range impl.All() {
 		t.Run("impl="+in.Name, func(t *testing.T) {
 			if Race && in.Name != initial {
 				t.Skipf("implementation %s not run under the race detector (it runs %s): the suite without -race runs it", in.Name, initial)
+			}
+			if only != "" && !slices.Contains(strings.Split(only, ","), in.Name) {
+				t.Skipf("implementation %s not run: %s=%s", in.Name, OnlyImplsVar, only)
 			}
 			UseImpl(t, in.Name)
 			f(t)
