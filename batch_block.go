@@ -291,13 +291,14 @@ func (p *batchJob) widenRows(dst []float32, b, j0, n, d int, rows func(r int) []
 	for n > 0 {
 		r, run := p.keyRun(b, j0)
 		m := min(n, run)
-		widen16(dst[:m*d], rows(r)[:m*d], p.kt)
+		widen16(dst[:m*d], rows(r), p.kt) // the rows after them too, for its prefetches
 		dst, j0, n = dst[m*d:], j0+m, n-m
 	}
 }
 
-// widen16 sets dst to the float32 values of the 16-bit elements src (as
-// long), of type t, exactly.
+// widen16 sets dst to the float32 values of the first len(dst) 16-bit
+// elements of src, of type t, exactly. The kernels prefetch ahead within
+// src, so callers pass the rows after too where there are any.
 func widen16(dst []float32, src []uint16, t KVType) {
 	if t == F16 {
 		widenF16(dst, src)

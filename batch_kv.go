@@ -28,10 +28,11 @@ func (p *batchJob) within(b, j, n int) int {
 	return min(n, run)
 }
 
-// keys32 returns the float32 key rows of (b, kh) from stored row r on.
+// keys32 returns the float32 key rows of (b, kh) from stored row r to the
+// end of the rows the entry holds (see KVCache.heldRows).
 func (p *batchJob) keys32(b, kh, r int) []float32 {
 	if c := p.kv; c != nil {
-		return c.keys32(b, kh)[r*c.dk:]
+		return c.heldKeys32(b, kh)[r*c.dk:]
 	}
 	return p.k.rowsFrom(b, kh, r)
 }
@@ -39,18 +40,18 @@ func (p *batchJob) keys32(b, kh, r int) []float32 {
 // values32 is keys32 for the value rows.
 func (p *batchJob) values32(b, kh, r int) []float32 {
 	if c := p.kv; c != nil {
-		return c.values32(b, kh)[r*c.dv:]
+		return c.heldValues32(b, kh)[r*c.dv:]
 	}
 	return p.v.rowsFrom(b, kh, r)
 }
 
 // keys16 and values16 return the 16-bit rows of a cache, from stored row r.
 func (p *batchJob) keys16(b, kh, r int) []uint16 {
-	return p.kv.keys16(b, kh)[r*p.kv.dk:]
+	return p.kv.heldKeys16(b, kh)[r*p.kv.dk:]
 }
 
 func (p *batchJob) values16(b, kh, r int) []uint16 {
-	return p.kv.values16(b, kh)[r*p.kv.dv:]
+	return p.kv.heldValues16(b, kh)[r*p.kv.dv:]
 }
 
 // scoreKeys sets s[n] to the dot of q with key j0+n of (b, kh), for

@@ -62,7 +62,6 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	// batch_ahead.go): its entry, head and stored row.
 	cold := !sc.ahead.is(p.call, tk.t, j0)
 	nt, t, j := p.nextTile(tk, j0, n, sc.claim)
-	sc.ahead.mark(p.call, t, j)
 	b, kh, r := tk.b, tk.kh, 0
 	if t >= 0 {
 		if t != tk.t {
@@ -76,18 +75,34 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 		if t >= 0 {
 			next = p.values32(b, kh, r)
 		}
+		next, t = asksFit(next, n, p.v.cols, t)
+		sc.ahead.mark(p.call, t, j)
 		tileRowsOf(p, tk, sc, j0, n, p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), next, cold, &rowKernels32)
 	case F16, BF16:
 		var next []uint16
 		if t >= 0 {
 			next = p.values16(b, kh, r)
 		}
+		next, t = asksFit(next, n, p.v.cols, t)
+		sc.ahead.mark(p.call, t, j)
 		ks := &rowKernelsF16
 		if p.kt == BF16 {
 			ks = &rowKernelsBF16
 		}
 		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), next, cold, ks)
 	}
+}
+
+// asksFit returns next and the task t of the tile it starts, or nil and
+// -1 where next holds fewer elements than a tile of n keys' blends ask for
+// (as many as they read of each value row of dv, in vectors of up to 16,
+// per key; see blendRowsMulti): next ends where the rows its entry holds
+// end (see keys32), and its tile is shorter than this one.
+func asksFit[E float32 | uint16](next []E, n, dv, t int) ([]E, int) {
+	if len(next) < n*((dv+15)&^15) {
+		return nil, -1
+	}
+	return next, t
 }
 
 // rowKernels are the row path's kernels over K and V rows of E.

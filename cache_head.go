@@ -9,7 +9,7 @@ type cacheHead struct {
 	kt              KVType
 	start, capacity int
 	dk, dv          int
-	k32, v32        []float32 // F32: the head's capacity rows
+	k32, v32        []float32 // F32: the head's rows up to KVCache.heldRows
 	k16, v16        []uint16  // F16 and BF16: the stored bits
 }
 
@@ -80,9 +80,9 @@ func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
 func (c *KVCache) head(b, h int) cacheHead {
 	x := cacheHead{kt: c.typ, start: c.Start(b), capacity: c.capacity, dk: c.dk, dv: c.dv}
 	if c.typ == F32 {
-		x.k32, x.v32 = c.keys32(b, h), c.values32(b, h)
+		x.k32, x.v32 = c.heldKeys32(b, h), c.heldValues32(b, h)
 	} else {
-		x.k16, x.v16 = c.keys16(b, h), c.values16(b, h)
+		x.k16, x.v16 = c.heldKeys16(b, h), c.heldValues16(b, h)
 	}
 	return x
 }

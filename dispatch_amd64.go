@@ -288,7 +288,7 @@ func widenF16Split(dst []float32, src []uint16) {
 	n, per := len(dst), maxCall
 	for lo := 0; lo < n; lo += per {
 		hi := min(n, lo+per)
-		widenF16(dst[lo:hi], src[lo:hi])
+		widenF16(dst[lo:hi], src[lo:])
 	}
 }
 
@@ -318,7 +318,7 @@ func widenBF16Split(dst []float32, src []uint16) {
 	n, per := len(dst), maxCall
 	for lo := 0; lo < n; lo += per {
 		hi := min(n, lo+per)
-		widenBF16(dst[lo:hi], src[lo:hi])
+		widenBF16(dst[lo:hi], src[lo:])
 	}
 }
 
@@ -405,9 +405,11 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 // rows, each value row read once, each row's sums the bits blendRows gives
 // it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
 // within one call's budget. If next is not empty, it is where the value
-// rows of the caller's next call start: the avx512 kernel asks for them in
-// address order as it goes, a line for each line of v it reads, so that the
-// next call finds them in cache (an empty next asks for nothing).
+// rows of the caller's next call start: the avx2 and avx512 kernels ask for
+// them in address order as they go, a line for each line of v they read, so
+// that the next call finds them in cache (an empty next asks for nothing);
+// a non-empty next holds at least n·d' elements, d' = d rounded up to a
+// multiple of 16, all that is asked for.
 func blendRowsMulti(acc, w, v []float32, stride int, rows int, next []float32) {
 	switch active {
 	case implAVX512:

@@ -95,9 +95,11 @@ func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, r
 // rows, each value row read once, each row's sums the bits blendRows gives
 // it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
 // within one call's budget. If next is not empty, it is where the value
-// rows of the caller's next call start: the avx512 kernel asks for them in
-// address order as it goes, a line for each line of v it reads, so that the
-// next call finds them in cache (an empty next asks for nothing).
+// rows of the caller's next call start: the avx2 and avx512 kernels ask for
+// them in address order as they go, a line for each line of v they read, so
+// that the next call finds them in cache (an empty next asks for nothing);
+// a non-empty next holds at least n·d' elements, d' = d rounded up to a
+// multiple of 16, all that is asked for.
 //
 //go:noescape
 func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
@@ -388,9 +390,11 @@ func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, row
 // rows, each value row read once, each row's sums the bits blendRows gives
 // it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
 // within one call's budget. If next is not empty, it is where the value
-// rows of the caller's next call start: the avx512 kernel asks for them in
-// address order as it goes, a line for each line of v it reads, so that the
-// next call finds them in cache (an empty next asks for nothing).
+// rows of the caller's next call start: the avx2 and avx512 kernels ask for
+// them in address order as they go, a line for each line of v they read, so
+// that the next call finds them in cache (an empty next asks for nothing);
+// a non-empty next holds at least n·d' elements, d' = d rounded up to a
+// multiple of 16, all that is asked for.
 //
 //go:noescape
 func blendRowsMultiAVX2(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)

@@ -142,7 +142,7 @@ DATA ktable<>+30(SB)/2, $0x7fff
 GLOBL ktable<>(SB), RODATA|NOPTR, $32
 
 // func scoreRowsAVX512(dst []float32, k []float32, stride int, q []float32)
-// Requires: AVX, AVX512F, AVX512VL, MMX+
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsAVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
@@ -280,6 +280,12 @@ scorezrm4_pf:
 	LEAQ         (DX)(BX*4), R10
 	LEAQ         (DX)(BX*8), R11
 	LEAQ         (R10)(BX*8), R12
+	LEAQ         (R12)(BX*4), R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x02, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      DX, R11
+	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z5
 	VBROADCASTSS zero<>+0(SB), Z6
 	VBROADCASTSS zero<>+0(SB), Z7
@@ -484,6 +490,12 @@ scorezrm4_full_pf:
 	LEAQ         (DX)(BX*4), R10
 	LEAQ         (DX)(BX*8), R11
 	LEAQ         (R10)(BX*8), R12
+	LEAQ         (R12)(BX*4), R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x02, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      DX, R11
+	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z4
 	VBROADCASTSS zero<>+0(SB), Z5
 	VBROADCASTSS zero<>+0(SB), Z6
@@ -735,6 +747,12 @@ scorezrm8_pf:
 	LEAQ         (DX)(BX*4), R10
 	LEAQ         (DX)(BX*8), R11
 	LEAQ         (R10)(BX*8), R12
+	LEAQ         (R12)(BX*4), R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x02, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      DX, R11
+	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z9
 	VBROADCASTSS zero<>+0(SB), Z10
 	VBROADCASTSS zero<>+0(SB), Z11
@@ -1035,6 +1053,12 @@ scorezrm8_full_pf:
 	LEAQ         (DX)(BX*4), R10
 	LEAQ         (DX)(BX*8), R11
 	LEAQ         (R10)(BX*8), R12
+	LEAQ         (R12)(BX*4), R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x02, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      DX, R11
+	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z8
 	VBROADCASTSS zero<>+0(SB), Z9
 	VBROADCASTSS zero<>+0(SB), Z10
@@ -1224,6 +1248,11 @@ scorez8_loop:
 	JL           scorez8_chunk
 	JG           scorez8_strided
 	LEAQ         (DX)(BX*8), R13
+	LEAQ         (R13)(BX*8), R14
+	SUBQ         k_base+24(FP), R14
+	SHRQ         $0x02, R14
+	CMPQ         R14, k_len+32(FP)
+	CMOVQHI      DX, R13
 
 scorez8_stream:
 	TESTQ       R12, R12
@@ -1254,8 +1283,14 @@ scorez8_stream:
 	JMP scorez8_chunk
 
 scorez8_strided:
-	LEAQ (DX)(BX*8), R13
-	LEAQ (R11)(BX*8), R14
+	LEAQ    (DX)(BX*8), R13
+	LEAQ    (R11)(BX*8), R14
+	LEAQ    (R14)(BX*4), R15
+	SUBQ    k_base+24(FP), R15
+	SHRQ    $0x02, R15
+	CMPQ    R15, k_len+32(FP)
+	CMOVQHI DX, R13
+	CMOVQHI R11, R14
 
 scorez8_strided_step:
 	TESTQ       R12, R12
@@ -2734,24 +2769,32 @@ TEXT ·widenF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
+	MOVQ src_len+32(FP), BX
+	SHLQ $0x01, BX
+	ADDQ DX, BX
+	SUBQ $0x00001080, BX
 
 widenF16AVX512_loop64:
 	CMPQ       CX, $0x40
 	JL         widenF16AVX512_next64
+	CMPQ       DX, BX
+	JHI        widenF16AVX512_far64
 	PREFETCHT0 4096(DX)
 	PREFETCHT0 4160(DX)
-	VCVTPH2PS  (DX), Z0
-	VMOVUPS    Z0, (AX)
-	VCVTPH2PS  32(DX), Z0
-	VMOVUPS    Z0, 64(AX)
-	VCVTPH2PS  64(DX), Z0
-	VMOVUPS    Z0, 128(AX)
-	VCVTPH2PS  96(DX), Z0
-	VMOVUPS    Z0, 192(AX)
-	ADDQ       $0x00000080, DX
-	ADDQ       $0x00000100, AX
-	SUBQ       $0x40, CX
-	JMP        widenF16AVX512_loop64
+
+widenF16AVX512_far64:
+	VCVTPH2PS (DX), Z0
+	VMOVUPS   Z0, (AX)
+	VCVTPH2PS 32(DX), Z0
+	VMOVUPS   Z0, 64(AX)
+	VCVTPH2PS 64(DX), Z0
+	VMOVUPS   Z0, 128(AX)
+	VCVTPH2PS 96(DX), Z0
+	VMOVUPS   Z0, 192(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x40, CX
+	JMP       widenF16AVX512_loop64
 
 widenF16AVX512_next64:
 widenF16AVX512_loop16:
@@ -2783,28 +2826,36 @@ TEXT ·widenBF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
+	MOVQ src_len+32(FP), BX
+	SHLQ $0x01, BX
+	ADDQ DX, BX
+	SUBQ $0x00001080, BX
 
 widenBF16AVX512_loop64:
 	CMPQ       CX, $0x40
 	JL         widenBF16AVX512_next64
+	CMPQ       DX, BX
+	JHI        widenBF16AVX512_far64
 	PREFETCHT0 4096(DX)
 	PREFETCHT0 4160(DX)
-	VPMOVZXWD  (DX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, (AX)
-	VPMOVZXWD  32(DX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 64(AX)
-	VPMOVZXWD  64(DX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 128(AX)
-	VPMOVZXWD  96(DX), Z0
-	VPSLLD     $0x10, Z0, Z0
-	VMOVUPS    Z0, 192(AX)
-	ADDQ       $0x00000080, DX
-	ADDQ       $0x00000100, AX
-	SUBQ       $0x40, CX
-	JMP        widenBF16AVX512_loop64
+
+widenBF16AVX512_far64:
+	VPMOVZXWD (DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VPMOVZXWD 32(DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VPMOVZXWD 64(DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VPMOVZXWD 96(DX), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x40, CX
+	JMP       widenBF16AVX512_loop64
 
 widenBF16AVX512_next64:
 widenBF16AVX512_loop16:
@@ -2997,7 +3048,7 @@ DATA bf16_quiet<>+28(SB)/4, $0x00000040
 GLOBL bf16_quiet<>(SB), RODATA|NOPTR, $32
 
 // func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
-// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, MMX+
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsMultiAVX512(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -3028,6 +3079,12 @@ smultiz1_k8:
 	LEAQ         (SI)(DI*4), R11
 	IMUL3Q       $0x00000020, DI, R12
 	ADDQ         SI, R12
+	IMUL3Q       $0x00000020, BX, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x02, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      SI, R12
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -3200,6 +3257,12 @@ smultiz2_k8:
 	LEAQ         (SI)(DI*4), R11
 	IMUL3Q       $0x00000020, DI, R12
 	ADDQ         SI, R12
+	IMUL3Q       $0x00000020, BX, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x02, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      SI, R12
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -3453,6 +3516,12 @@ smultiz3_k4:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000010, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -3683,6 +3752,12 @@ smultiz4_k4:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000010, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -6508,7 +6583,7 @@ bmultiz_done:
 	RET
 
 // func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
-// Requires: AVX, AVX512F, AVX512VL, MMX+
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsMulti8AVX512(SB), NOSPLIT, $0-104
 	MOVQ  also_len+88(FP), AX
 	TESTQ AX, AX
@@ -6534,6 +6609,12 @@ smulti8za8_k2:
 	LEAQ         (DI)(DI*2), R11
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	LEAQ         (R12)(R8*4), R14
@@ -6873,6 +6954,12 @@ smulti8z8_k2:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R10
 	ADDQ         SI, R10
+	IMUL3Q       $0x00000008, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x02, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
 	MOVQ         DX, R11
 	LEAQ         (R8)(R8*2), R12
 	LEAQ         (R11)(R8*4), R13
@@ -7763,7 +7850,7 @@ bmulti8z_done:
 	RET
 
 // func scoreRowsMultiF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, MMX+
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsMultiF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -7794,6 +7881,12 @@ smulti16z1_k8:
 	LEAQ         (SI)(DI*4), R11
 	IMUL3Q       $0x00000020, DI, R12
 	ADDQ         SI, R12
+	IMUL3Q       $0x00000010, BX, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x01, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      SI, R12
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -7989,6 +8082,12 @@ smulti16z2_k8:
 	LEAQ         (SI)(DI*4), R11
 	IMUL3Q       $0x00000020, DI, R12
 	ADDQ         SI, R12
+	IMUL3Q       $0x00000010, BX, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x01, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      SI, R12
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -8247,6 +8346,12 @@ smulti16z3_k4:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -8480,6 +8585,12 @@ smulti16z4_k4:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -8731,7 +8842,7 @@ smulti16z_done:
 	RET
 
 // func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, MMX+
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsMultiBF16AVX512(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -8762,6 +8873,12 @@ smulti16z1_k8:
 	LEAQ         (SI)(DI*4), R11
 	IMUL3Q       $0x00000020, DI, R12
 	ADDQ         SI, R12
+	IMUL3Q       $0x00000010, BX, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x01, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      SI, R12
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -8975,6 +9092,12 @@ smulti16z2_k8:
 	LEAQ         (SI)(DI*4), R11
 	IMUL3Q       $0x00000020, DI, R12
 	ADDQ         SI, R12
+	IMUL3Q       $0x00000010, BX, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x01, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      SI, R12
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -9251,6 +9374,12 @@ smulti16z3_k4:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -9494,6 +9623,12 @@ smulti16z4_k4:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
@@ -12075,7 +12210,7 @@ bmulti16z_done:
 	RET
 
 // func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsMulti8F16AVX512(SB), NOSPLIT, $0-104
 	MOVQ  also_len+88(FP), AX
 	TESTQ AX, AX
@@ -12101,6 +12236,12 @@ smulti8ha8_k2:
 	LEAQ         (DI)(DI*2), R11
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	LEAQ         (R12)(R8*4), R14
@@ -12441,6 +12582,12 @@ smulti8h8_k2:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R10
 	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
 	MOVQ         DX, R11
 	LEAQ         (R8)(R8*2), R12
 	LEAQ         (R11)(R8*4), R13
@@ -13221,7 +13368,7 @@ bmulti8h_done:
 	RET
 
 // func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsMulti8BF16AVX512(SB), NOSPLIT, $0-104
 	MOVQ  also_len+88(FP), AX
 	TESTQ AX, AX
@@ -13247,6 +13394,12 @@ smulti8ha8_k2:
 	LEAQ         (DI)(DI*2), R11
 	IMUL3Q       $0x00000020, DI, R11
 	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	LEAQ         (R12)(R8*4), R14
@@ -13593,6 +13746,12 @@ smulti8h8_k2:
 	LEAQ         (DI)(DI*2), R10
 	IMUL3Q       $0x00000020, DI, R10
 	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
 	MOVQ         DX, R11
 	LEAQ         (R8)(R8*2), R12
 	LEAQ         (R11)(R8*4), R13
@@ -14965,7 +15124,7 @@ expSumAVX512_done:
 	RET
 
 // func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, CMOV, MMX+
 TEXT ·blockScoresAVX512(SB), NOSPLIT, $0-80
 	MOVQ st_base+0(FP), AX
 	MOVQ st_len+8(FP), CX
@@ -15005,6 +15164,12 @@ scoresz16_loop:
 	MOVQ         SI, R14
 	IMUL3Q       $0x20, R14, R14
 	ADDQ         BX, R14
+	IMUL3Q       $0x10, SI, R15
+	ADDQ         R14, R15
+	SUBQ         k_base+48(FP), R15
+	SHRQ         $0x02, R15
+	CMPQ         R15, k_len+56(FP)
+	CMOVQHI      BX, R14
 	CMPQ         SI, $0x00000200
 	JE           scoresz_lines512
 	CMPQ         SI, $0x00000100
@@ -20624,7 +20789,7 @@ DATA masktable<>+60(SB)/4, $0x00000000
 GLOBL masktable<>(SB), RODATA|NOPTR, $64
 
 // func scoreRowsAVX2(dst []float32, k []float32, stride int, q []float32)
-// Requires: AVX, FMA3, MMX+
+// Requires: AVX, CMOV, FMA3, MMX+
 TEXT ·scoreRowsAVX2(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
@@ -20655,23 +20820,28 @@ score_small:
 
 score_setup:
 score8_loop:
-	CMPQ   CX, $0x08
-	JL     score8_next
-	LEAQ   (BX)(BX*2), R10
-	LEAQ   (DX)(BX*4), R11
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   R9, R12
-	CMPQ   DI, $0x01
-	JL     score8_chunk
-	JG     score8_strided
-	LEAQ   (DX)(BX*8), R13
+	CMPQ    CX, $0x08
+	JL      score8_next
+	LEAQ    (BX)(BX*2), R10
+	LEAQ    (DX)(BX*4), R11
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    R9, R12
+	CMPQ    DI, $0x01
+	JL      score8_chunk
+	JG      score8_strided
+	LEAQ    (DX)(BX*8), R13
+	LEAQ    (R13)(BX*8), R14
+	SUBQ    k_base+24(FP), R14
+	SHRQ    $0x02, R14
+	CMPQ    R14, k_len+32(FP)
+	CMOVQHI DX, R13
 
 score8_stream:
 	CMPQ        R12, $0x40
@@ -20710,8 +20880,14 @@ score8_stream:
 	JMP         score8_stream
 
 score8_strided:
-	LEAQ (DX)(BX*8), R13
-	LEAQ (R11)(BX*8), R14
+	LEAQ    (DX)(BX*8), R13
+	LEAQ    (R11)(BX*8), R14
+	LEAQ    (R14)(BX*4), R15
+	SUBQ    k_base+24(FP), R15
+	SHRQ    $0x02, R15
+	CMPQ    R15, k_len+32(FP)
+	CMOVQHI DX, R13
+	CMOVQHI R11, R14
 
 score8_strided_step:
 	CMPQ        R12, $0x40
@@ -22938,23 +23114,31 @@ TEXT ·widenF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
+	MOVQ src_len+32(FP), BX
+	SHLQ $0x01, BX
+	ADDQ DX, BX
+	SUBQ $0x00001040, BX
 
 widenF16AVX2_loop32:
 	CMPQ       CX, $0x20
 	JL         widenF16AVX2_next32
+	CMPQ       DX, BX
+	JHI        widenF16AVX2_far32
 	PREFETCHT0 4096(DX)
-	VCVTPH2PS  (DX), Y0
-	VMOVUPS    Y0, (AX)
-	VCVTPH2PS  16(DX), Y0
-	VMOVUPS    Y0, 32(AX)
-	VCVTPH2PS  32(DX), Y0
-	VMOVUPS    Y0, 64(AX)
-	VCVTPH2PS  48(DX), Y0
-	VMOVUPS    Y0, 96(AX)
-	ADDQ       $0x00000040, DX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x20, CX
-	JMP        widenF16AVX2_loop32
+
+widenF16AVX2_far32:
+	VCVTPH2PS (DX), Y0
+	VMOVUPS   Y0, (AX)
+	VCVTPH2PS 16(DX), Y0
+	VMOVUPS   Y0, 32(AX)
+	VCVTPH2PS 32(DX), Y0
+	VMOVUPS   Y0, 64(AX)
+	VCVTPH2PS 48(DX), Y0
+	VMOVUPS   Y0, 96(AX)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000080, AX
+	SUBQ      $0x20, CX
+	JMP       widenF16AVX2_loop32
 
 widenF16AVX2_next32:
 widenF16AVX2_loop8:
@@ -23016,27 +23200,35 @@ TEXT ·widenBF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ src_base+24(FP), DX
+	MOVQ src_len+32(FP), BX
+	SHLQ $0x01, BX
+	ADDQ DX, BX
+	SUBQ $0x00001040, BX
 
 widenBF16AVX2_loop32:
 	CMPQ       CX, $0x20
 	JL         widenBF16AVX2_next32
+	CMPQ       DX, BX
+	JHI        widenBF16AVX2_far32
 	PREFETCHT0 4096(DX)
-	VPMOVZXWD  (DX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, (AX)
-	VPMOVZXWD  16(DX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 32(AX)
-	VPMOVZXWD  32(DX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 64(AX)
-	VPMOVZXWD  48(DX), Y0
-	VPSLLD     $0x10, Y0, Y0
-	VMOVUPS    Y0, 96(AX)
-	ADDQ       $0x00000040, DX
-	ADDQ       $0x00000080, AX
-	SUBQ       $0x20, CX
-	JMP        widenBF16AVX2_loop32
+
+widenBF16AVX2_far32:
+	VPMOVZXWD (DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	VPMOVZXWD 16(DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 32(AX)
+	VPMOVZXWD 32(DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 64(AX)
+	VPMOVZXWD 48(DX), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, 96(AX)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000080, AX
+	SUBQ      $0x20, CX
+	JMP       widenBF16AVX2_loop32
 
 widenBF16AVX2_next32:
 widenBF16AVX2_loop8:
@@ -23313,7 +23505,7 @@ narrowBF16AVX2_done:
 	RET
 
 // func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, rows int)
-// Requires: AVX, FMA3, MMX+
+// Requires: AVX, CMOV, FMA3, MMX+
 TEXT ·scoreRowsMultiAVX2(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -23338,23 +23530,29 @@ smulti_1:
 	SHLQ $0x02, R9
 
 smulti1_k8:
-	CMPQ   CX, $0x08
-	JL     smulti1_k8_next
-	LEAQ   (DI)(DI*2), R10
-	LEAQ   (SI)(DI*4), R11
-	IMUL3Q $0x00000020, DI, R12
-	ADDQ   SI, R12
-	MOVQ   DX, R13
-	LEAQ   (R8)(R8*2), R14
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R14
+	CMPQ    CX, $0x08
+	JL      smulti1_k8_next
+	LEAQ    (DI)(DI*2), R10
+	LEAQ    (SI)(DI*4), R11
+	IMUL3Q  $0x00000020, DI, R12
+	ADDQ    SI, R12
+	IMUL3Q  $0x00000020, BX, R13
+	ADDQ    R12, R13
+	SUBQ    k_base+24(FP), R13
+	SHRQ    $0x02, R13
+	CMPQ    R13, k_len+32(FP)
+	CMOVQHI SI, R12
+	MOVQ    DX, R13
+	LEAQ    (R8)(R8*2), R14
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R14
 
 smulti1_k8_chunk:
 	CMPQ        R14, $0x08
@@ -23501,22 +23699,28 @@ smulti_2:
 	SHLQ $0x02, R9
 
 smulti2_k4:
-	CMPQ   CX, $0x04
-	JL     smulti2_k4_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R11
-	ADDQ   SI, R11
-	MOVQ   DX, R12
-	LEAQ   (R8)(R8*2), R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x04
+	JL      smulti2_k4_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R11
+	ADDQ    SI, R11
+	IMUL3Q  $0x00000010, BX, R12
+	ADDQ    R11, R12
+	SUBQ    k_base+24(FP), R12
+	SHRQ    $0x02, R12
+	CMPQ    R12, k_len+32(FP)
+	CMOVQHI SI, R11
+	MOVQ    DX, R12
+	LEAQ    (R8)(R8*2), R13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti2_k4_chunk:
 	CMPQ        R13, $0x08
@@ -23676,20 +23880,26 @@ smulti_3:
 	SHLQ  $0x02, R9
 
 smulti3_k2:
-	CMPQ   CX, $0x02
-	JL     smulti3_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	MOVQ   BX, R12
+	CMPQ    CX, $0x02
+	JL      smulti3_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000008, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x02, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	MOVQ    BX, R12
 
 smulti3_k2_chunk:
 	CMPQ        R12, $0x08
@@ -23851,26 +24061,32 @@ smulti_4:
 	SHLQ $0x02, R9
 
 smulti4_k3:
-	CMPQ   CX, $0x03
-	JL     smulti4_k3_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   BX, R13
+	CMPQ    CX, $0x03
+	JL      smulti4_k3_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x0000000c, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x02, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	MOVQ    BX, R13
 
 smulti4_k3_chunk:
 	CMPQ        R13, $0x08
@@ -23983,22 +24199,28 @@ smulti4_k3_sum:
 
 smulti4_k3_next:
 smulti4_k2:
-	CMPQ   CX, $0x02
-	JL     smulti4_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x02
+	JL      smulti4_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000008, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x02, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti4_k2_chunk:
 	CMPQ        R13, $0x08
@@ -26224,7 +26446,7 @@ bmulti_done:
 	RET
 
 // func scoreRowsMultiF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, F16C, FMA3, MMX+
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
 TEXT ·scoreRowsMultiF16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -26249,23 +26471,29 @@ smulti16_1:
 	SHLQ $0x02, R9
 
 smulti161_k8:
-	CMPQ   CX, $0x08
-	JL     smulti161_k8_next
-	LEAQ   (DI)(DI*2), R10
-	LEAQ   (SI)(DI*4), R11
-	IMUL3Q $0x00000020, DI, R12
-	ADDQ   SI, R12
-	MOVQ   DX, R13
-	LEAQ   (R8)(R8*2), R14
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R14
+	CMPQ    CX, $0x08
+	JL      smulti161_k8_next
+	LEAQ    (DI)(DI*2), R10
+	LEAQ    (SI)(DI*4), R11
+	IMUL3Q  $0x00000020, DI, R12
+	ADDQ    SI, R12
+	IMUL3Q  $0x00000010, BX, R13
+	ADDQ    R12, R13
+	SUBQ    k_base+24(FP), R13
+	SHRQ    $0x01, R13
+	CMPQ    R13, k_len+32(FP)
+	CMOVQHI SI, R12
+	MOVQ    DX, R13
+	LEAQ    (R8)(R8*2), R14
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R14
 
 smulti161_k8_chunk:
 	CMPQ        R14, $0x08
@@ -26680,22 +26908,28 @@ smulti16_2:
 	SHLQ $0x02, R9
 
 smulti162_k4:
-	CMPQ   CX, $0x04
-	JL     smulti162_k4_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R11
-	ADDQ   SI, R11
-	MOVQ   DX, R12
-	LEAQ   (R8)(R8*2), R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x04
+	JL      smulti162_k4_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R11
+	ADDQ    SI, R11
+	IMUL3Q  $0x00000008, BX, R12
+	ADDQ    R11, R12
+	SUBQ    k_base+24(FP), R12
+	SHRQ    $0x01, R12
+	CMPQ    R12, k_len+32(FP)
+	CMOVQHI SI, R11
+	MOVQ    DX, R12
+	LEAQ    (R8)(R8*2), R13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti162_k4_chunk:
 	CMPQ        R13, $0x08
@@ -26999,20 +27233,26 @@ smulti16_3:
 	SHLQ  $0x02, R9
 
 smulti163_k2:
-	CMPQ   CX, $0x02
-	JL     smulti163_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	MOVQ   BX, R12
+	CMPQ    CX, $0x02
+	JL      smulti163_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000004, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x01, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	MOVQ    BX, R12
 
 smulti163_k2_chunk:
 	CMPQ        R12, $0x08
@@ -27261,26 +27501,32 @@ smulti16_4:
 	SHLQ $0x02, R9
 
 smulti164_k3:
-	CMPQ   CX, $0x03
-	JL     smulti164_k3_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   BX, R13
+	CMPQ    CX, $0x03
+	JL      smulti164_k3_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000006, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x01, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	MOVQ    BX, R13
 
 smulti164_k3_chunk:
 	CMPQ        R13, $0x08
@@ -27479,22 +27725,28 @@ smulti164_k3_sum:
 
 smulti164_k3_next:
 smulti164_k2:
-	CMPQ   CX, $0x02
-	JL     smulti164_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x02
+	JL      smulti164_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000004, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x01, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti164_k2_chunk:
 	CMPQ        R13, $0x08
@@ -27736,7 +27988,7 @@ smulti16_done:
 	RET
 
 // func scoreRowsMultiBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, AVX2, FMA3, MMX+
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·scoreRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -27761,23 +28013,29 @@ smulti16_1:
 	SHLQ $0x02, R9
 
 smulti161_k8:
-	CMPQ   CX, $0x08
-	JL     smulti161_k8_next
-	LEAQ   (DI)(DI*2), R10
-	LEAQ   (SI)(DI*4), R11
-	IMUL3Q $0x00000020, DI, R12
-	ADDQ   SI, R12
-	MOVQ   DX, R13
-	LEAQ   (R8)(R8*2), R14
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R14
+	CMPQ    CX, $0x08
+	JL      smulti161_k8_next
+	LEAQ    (DI)(DI*2), R10
+	LEAQ    (SI)(DI*4), R11
+	IMUL3Q  $0x00000020, DI, R12
+	ADDQ    SI, R12
+	IMUL3Q  $0x00000010, BX, R13
+	ADDQ    R12, R13
+	SUBQ    k_base+24(FP), R13
+	SHRQ    $0x01, R13
+	CMPQ    R13, k_len+32(FP)
+	CMOVQHI SI, R12
+	MOVQ    DX, R13
+	LEAQ    (R8)(R8*2), R14
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R14
 
 smulti161_k8_pairs:
 	CMPQ        R14, $0x10
@@ -28287,22 +28545,28 @@ smulti16_2:
 	SHLQ $0x02, R9
 
 smulti162_k4:
-	CMPQ   CX, $0x04
-	JL     smulti162_k4_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R11
-	ADDQ   SI, R11
-	MOVQ   DX, R12
-	LEAQ   (R8)(R8*2), R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x04
+	JL      smulti162_k4_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R11
+	ADDQ    SI, R11
+	IMUL3Q  $0x00000008, BX, R12
+	ADDQ    R11, R12
+	SUBQ    k_base+24(FP), R12
+	SHRQ    $0x01, R12
+	CMPQ    R12, k_len+32(FP)
+	CMOVQHI SI, R11
+	MOVQ    DX, R12
+	LEAQ    (R8)(R8*2), R13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti162_k4_pairs:
 	CMPQ        R13, $0x10
@@ -28690,20 +28954,26 @@ smulti16_3:
 	SHLQ  $0x02, R9
 
 smulti163_k2:
-	CMPQ   CX, $0x02
-	JL     smulti163_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	MOVQ   BX, R12
+	CMPQ    CX, $0x02
+	JL      smulti163_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000004, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x01, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	MOVQ    BX, R12
 
 smulti163_k2_pairs:
 	CMPQ        R12, $0x10
@@ -29033,22 +29303,28 @@ smulti16_4:
 	SHLQ $0x02, R9
 
 smulti164_k2:
-	CMPQ   CX, $0x02
-	JL     smulti164_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x02
+	JL      smulti164_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000004, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x01, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti164_k2_pairs:
 	CMPQ        R13, $0x10
@@ -29387,7 +29663,7 @@ smulti16_done:
 	RET
 
 // func scoreRowsMultiPairedBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, AVX2, FMA3, MMX+
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·scoreRowsMultiPairedBF16AVX2(SB), NOSPLIT, $0-88
 	MOVQ rows+80(FP), AX
 	CMPQ AX, $0x01
@@ -29412,23 +29688,29 @@ smulti16_1:
 	SHLQ $0x02, R9
 
 smulti161_k8:
-	CMPQ   CX, $0x08
-	JL     smulti161_k8_next
-	LEAQ   (DI)(DI*2), R10
-	LEAQ   (SI)(DI*4), R11
-	IMUL3Q $0x00000020, DI, R12
-	ADDQ   SI, R12
-	MOVQ   DX, R13
-	LEAQ   (R8)(R8*2), R14
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R14
+	CMPQ    CX, $0x08
+	JL      smulti161_k8_next
+	LEAQ    (DI)(DI*2), R10
+	LEAQ    (SI)(DI*4), R11
+	IMUL3Q  $0x00000020, DI, R12
+	ADDQ    SI, R12
+	IMUL3Q  $0x00000010, BX, R13
+	ADDQ    R12, R13
+	SUBQ    k_base+24(FP), R13
+	SHRQ    $0x01, R13
+	CMPQ    R13, k_len+32(FP)
+	CMOVQHI SI, R12
+	MOVQ    DX, R13
+	LEAQ    (R8)(R8*2), R14
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R14
 
 smulti161_k8_pairs:
 	CMPQ        R14, $0x10
@@ -29932,22 +30214,28 @@ smulti16_2:
 	SHLQ $0x02, R9
 
 smulti162_k4:
-	CMPQ   CX, $0x04
-	JL     smulti162_k4_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R11
-	ADDQ   SI, R11
-	MOVQ   DX, R12
-	LEAQ   (R8)(R8*2), R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x04
+	JL      smulti162_k4_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R11
+	ADDQ    SI, R11
+	IMUL3Q  $0x00000008, BX, R12
+	ADDQ    R11, R12
+	SUBQ    k_base+24(FP), R12
+	SHRQ    $0x01, R12
+	CMPQ    R12, k_len+32(FP)
+	CMOVQHI SI, R11
+	MOVQ    DX, R12
+	LEAQ    (R8)(R8*2), R13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti162_k4_pairs:
 	CMPQ        R13, $0x10
@@ -30323,20 +30611,26 @@ smulti16_3:
 	SHLQ  $0x02, R9
 
 smulti163_k2:
-	CMPQ   CX, $0x02
-	JL     smulti163_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	MOVQ   BX, R12
+	CMPQ    CX, $0x02
+	JL      smulti163_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000004, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x01, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	MOVQ    BX, R12
 
 smulti163_k2_pairs:
 	CMPQ        R12, $0x10
@@ -30648,22 +30942,28 @@ smulti16_4:
 	SHLQ $0x02, R9
 
 smulti164_k2:
-	CMPQ   CX, $0x02
-	JL     smulti164_k2_next
-	LEAQ   (DI)(DI*2), R10
-	IMUL3Q $0x00000020, DI, R10
-	ADDQ   SI, R10
-	MOVQ   DX, R11
-	LEAQ   (R8)(R8*2), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   BX, R13
+	CMPQ    CX, $0x02
+	JL      smulti164_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000004, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	SHRQ    $0x01, R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
 
 smulti164_k2_pairs:
 	CMPQ        R13, $0x10
@@ -35257,7 +35557,7 @@ expSumSpecialAVX2_ret:
 	RET
 
 // func blockScoresAVX2(st []float32, qt []float32, k []float32, stride int)
-// Requires: AVX, FMA3, MMX+
+// Requires: AVX, CMOV, FMA3, MMX+
 TEXT ·blockScoresAVX2(SB), NOSPLIT, $0-80
 	MOVQ   st_base+0(FP), AX
 	MOVQ   st_len+8(FP), CX
@@ -35272,29 +35572,35 @@ TEXT ·blockScoresAVX2(SB), NOSPLIT, $0-80
 	IMUL3Q $0x0c, R8, R8
 
 scores6_loop:
-	CMPQ   CX, $0x06
-	JL     scores6_next
-	MOVQ   SI, R9
-	LEAQ   (SI)(DI*2), R10
-	ADDQ   DI, R10
-	MOVQ   R8, R13
-	ADDQ   R9, R13
-	MOVQ   R8, R14
-	ADDQ   R10, R14
-	MOVQ   DX, R11
-	MOVQ   BX, R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	CMPQ    CX, $0x06
+	JL      scores6_next
+	MOVQ    SI, R9
+	LEAQ    (SI)(DI*2), R10
+	ADDQ    DI, R10
+	MOVQ    R8, R13
+	ADDQ    R9, R13
+	LEAQ    (R13)(DI*4), R11
+	LEAQ    (R11)(DI*2), R11
+	SUBQ    k_base+48(FP), R11
+	SHRQ    $0x02, R11
+	CMPQ    R11, k_len+56(FP)
+	CMOVQHI R9, R13
+	LEAQ    (R13)(DI*2), R14
+	ADDQ    DI, R14
+	MOVQ    DX, R11
+	MOVQ    BX, R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
 
 scores6_inner4:
 	CMPQ         R12, $0x04
@@ -36260,7 +36566,7 @@ blockExpSumSpecialAVX2_ret:
 	RET
 
 // func blockBlendAVX2(ot []float32, st []float32, v []float32, stride int, c []float32)
-// Requires: AVX, FMA3, MMX+
+// Requires: AVX, CMOV, FMA3, MMX+
 TEXT ·blockBlendAVX2(SB), NOSPLIT, $0-104
 	MOVQ  ot_base+0(FP), AX
 	MOVQ  ot_len+8(FP), CX
@@ -36308,133 +36614,138 @@ blend6_loop:
 	VMULPS  32(R8), Y11, Y11
 
 blend6_scaled:
-	MOVQ SI, R12
-	MOVQ DX, R13
-	MOVQ BX, R14
-	LEAQ 20(SI)(R11*1), R15
+	LEAQ    20(SI)(R11*1), R12
+	LEAQ    (R12)(R11*1), R13
+	SUBQ    v_base+48(FP), R13
+	SHRQ    $0x02, R13
+	CMPQ    R13, v_len+56(FP)
+	CMOVQHI SI, R12
+	MOVQ    SI, R13
+	MOVQ    DX, R14
+	MOVQ    BX, R15
 
 blend6_inner4:
-	CMPQ         R14, $0x04
+	CMPQ         R15, $0x04
 	JL           blend6_after4
-	VMOVUPS      (R13), Y12
-	VMOVUPS      32(R13), Y13
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y14
+	VMOVUPS      (R14), Y12
+	VMOVUPS      32(R14), Y13
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y1
-	VBROADCASTSS 4(R12), Y14
+	VBROADCASTSS 4(R13), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y3
-	VBROADCASTSS 8(R12), Y14
+	VBROADCASTSS 8(R13), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y5
-	VBROADCASTSS 12(R12), Y14
+	VBROADCASTSS 12(R13), Y14
 	VFMADD231PS  Y14, Y12, Y6
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 16(R12), Y14
+	VBROADCASTSS 16(R13), Y14
 	VFMADD231PS  Y14, Y12, Y8
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 20(R12), Y14
+	VBROADCASTSS 20(R13), Y14
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      64(R13), Y12
-	VMOVUPS      96(R13), Y13
-	PREFETCHT1   (R15)(DI*1)
-	VBROADCASTSS (R12)(DI*1), Y14
+	VMOVUPS      64(R14), Y12
+	VMOVUPS      96(R14), Y13
+	PREFETCHT1   (R12)(DI*1)
+	VBROADCASTSS (R13)(DI*1), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y1
-	VBROADCASTSS 4(R12)(DI*1), Y14
+	VBROADCASTSS 4(R13)(DI*1), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y3
-	VBROADCASTSS 8(R12)(DI*1), Y14
+	VBROADCASTSS 8(R13)(DI*1), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y5
-	VBROADCASTSS 12(R12)(DI*1), Y14
+	VBROADCASTSS 12(R13)(DI*1), Y14
 	VFMADD231PS  Y14, Y12, Y6
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 16(R12)(DI*1), Y14
+	VBROADCASTSS 16(R13)(DI*1), Y14
 	VFMADD231PS  Y14, Y12, Y8
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 20(R12)(DI*1), Y14
+	VBROADCASTSS 20(R13)(DI*1), Y14
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      128(R13), Y12
-	VMOVUPS      160(R13), Y13
-	PREFETCHT1   (R15)(DI*2)
-	VBROADCASTSS (R12)(DI*2), Y14
+	VMOVUPS      128(R14), Y12
+	VMOVUPS      160(R14), Y13
+	PREFETCHT1   (R12)(DI*2)
+	VBROADCASTSS (R13)(DI*2), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y1
-	VBROADCASTSS 4(R12)(DI*2), Y14
+	VBROADCASTSS 4(R13)(DI*2), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y3
-	VBROADCASTSS 8(R12)(DI*2), Y14
+	VBROADCASTSS 8(R13)(DI*2), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y5
-	VBROADCASTSS 12(R12)(DI*2), Y14
+	VBROADCASTSS 12(R13)(DI*2), Y14
 	VFMADD231PS  Y14, Y12, Y6
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 16(R12)(DI*2), Y14
+	VBROADCASTSS 16(R13)(DI*2), Y14
 	VFMADD231PS  Y14, Y12, Y8
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 20(R12)(DI*2), Y14
+	VBROADCASTSS 20(R13)(DI*2), Y14
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y14, Y13, Y11
-	VMOVUPS      192(R13), Y12
-	VMOVUPS      224(R13), Y13
-	PREFETCHT1   (R15)(R10*1)
-	VBROADCASTSS (R12)(R10*1), Y14
+	VMOVUPS      192(R14), Y12
+	VMOVUPS      224(R14), Y13
+	PREFETCHT1   (R12)(R10*1)
+	VBROADCASTSS (R13)(R10*1), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y1
-	VBROADCASTSS 4(R12)(R10*1), Y14
+	VBROADCASTSS 4(R13)(R10*1), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y3
-	VBROADCASTSS 8(R12)(R10*1), Y14
+	VBROADCASTSS 8(R13)(R10*1), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y5
-	VBROADCASTSS 12(R12)(R10*1), Y14
+	VBROADCASTSS 12(R13)(R10*1), Y14
 	VFMADD231PS  Y14, Y12, Y6
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 16(R12)(R10*1), Y14
+	VBROADCASTSS 16(R13)(R10*1), Y14
 	VFMADD231PS  Y14, Y12, Y8
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 20(R12)(R10*1), Y14
+	VBROADCASTSS 20(R13)(R10*1), Y14
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000100, R13
+	ADDQ         $0x00000100, R14
+	LEAQ         (R13)(DI*4), R13
 	LEAQ         (R12)(DI*4), R12
-	LEAQ         (R15)(DI*4), R15
-	SUBQ         $0x04, R14
+	SUBQ         $0x04, R15
 	JMP          blend6_inner4
 
 blend6_after4:
 blend6_inner1:
-	CMPQ         R14, $0x01
+	CMPQ         R15, $0x01
 	JL           blend6_after1
-	VMOVUPS      (R13), Y12
-	VMOVUPS      32(R13), Y13
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y14
+	VMOVUPS      (R14), Y12
+	VMOVUPS      32(R14), Y13
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y14
 	VFMADD231PS  Y14, Y12, Y0
 	VFMADD231PS  Y14, Y13, Y1
-	VBROADCASTSS 4(R12), Y14
+	VBROADCASTSS 4(R13), Y14
 	VFMADD231PS  Y14, Y12, Y2
 	VFMADD231PS  Y14, Y13, Y3
-	VBROADCASTSS 8(R12), Y14
+	VBROADCASTSS 8(R13), Y14
 	VFMADD231PS  Y14, Y12, Y4
 	VFMADD231PS  Y14, Y13, Y5
-	VBROADCASTSS 12(R12), Y14
+	VBROADCASTSS 12(R13), Y14
 	VFMADD231PS  Y14, Y12, Y6
 	VFMADD231PS  Y14, Y13, Y7
-	VBROADCASTSS 16(R12), Y14
+	VBROADCASTSS 16(R13), Y14
 	VFMADD231PS  Y14, Y12, Y8
 	VFMADD231PS  Y14, Y13, Y9
-	VBROADCASTSS 20(R12), Y14
+	VBROADCASTSS 20(R13), Y14
 	VFMADD231PS  Y14, Y12, Y10
 	VFMADD231PS  Y14, Y13, Y11
-	ADDQ         $0x00000040, R13
+	ADDQ         $0x00000040, R14
+	ADDQ         DI, R13
 	ADDQ         DI, R12
-	ADDQ         DI, R15
-	SUBQ         $0x01, R14
+	SUBQ         $0x01, R15
 	JMP          blend6_inner1
 
 blend6_after1:
@@ -36479,103 +36790,108 @@ blend4_loop:
 	VMULPS  32(R8), Y7, Y7
 
 blend4_scaled:
-	MOVQ SI, R12
-	MOVQ DX, R13
-	MOVQ BX, R14
-	LEAQ 12(SI)(R11*1), R15
+	LEAQ    12(SI)(R11*1), R12
+	LEAQ    (R12)(R11*1), R13
+	SUBQ    v_base+48(FP), R13
+	SHRQ    $0x02, R13
+	CMPQ    R13, v_len+56(FP)
+	CMOVQHI SI, R12
+	MOVQ    SI, R13
+	MOVQ    DX, R14
+	MOVQ    BX, R15
 
 blend4_inner4:
-	CMPQ         R14, $0x04
+	CMPQ         R15, $0x04
 	JL           blend4_after4
-	VMOVUPS      (R13), Y8
-	VMOVUPS      32(R13), Y9
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y10
+	VMOVUPS      (R14), Y8
+	VMOVUPS      32(R14), Y9
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y10
 	VFMADD231PS  Y10, Y8, Y0
 	VFMADD231PS  Y10, Y9, Y1
-	VBROADCASTSS 4(R12), Y10
+	VBROADCASTSS 4(R13), Y10
 	VFMADD231PS  Y10, Y8, Y2
 	VFMADD231PS  Y10, Y9, Y3
-	VBROADCASTSS 8(R12), Y10
+	VBROADCASTSS 8(R13), Y10
 	VFMADD231PS  Y10, Y8, Y4
 	VFMADD231PS  Y10, Y9, Y5
-	VBROADCASTSS 12(R12), Y10
+	VBROADCASTSS 12(R13), Y10
 	VFMADD231PS  Y10, Y8, Y6
 	VFMADD231PS  Y10, Y9, Y7
-	VMOVUPS      64(R13), Y8
-	VMOVUPS      96(R13), Y9
-	PREFETCHT1   (R15)(DI*1)
-	VBROADCASTSS (R12)(DI*1), Y10
+	VMOVUPS      64(R14), Y8
+	VMOVUPS      96(R14), Y9
+	PREFETCHT1   (R12)(DI*1)
+	VBROADCASTSS (R13)(DI*1), Y10
 	VFMADD231PS  Y10, Y8, Y0
 	VFMADD231PS  Y10, Y9, Y1
-	VBROADCASTSS 4(R12)(DI*1), Y10
+	VBROADCASTSS 4(R13)(DI*1), Y10
 	VFMADD231PS  Y10, Y8, Y2
 	VFMADD231PS  Y10, Y9, Y3
-	VBROADCASTSS 8(R12)(DI*1), Y10
+	VBROADCASTSS 8(R13)(DI*1), Y10
 	VFMADD231PS  Y10, Y8, Y4
 	VFMADD231PS  Y10, Y9, Y5
-	VBROADCASTSS 12(R12)(DI*1), Y10
+	VBROADCASTSS 12(R13)(DI*1), Y10
 	VFMADD231PS  Y10, Y8, Y6
 	VFMADD231PS  Y10, Y9, Y7
-	VMOVUPS      128(R13), Y8
-	VMOVUPS      160(R13), Y9
-	PREFETCHT1   (R15)(DI*2)
-	VBROADCASTSS (R12)(DI*2), Y10
+	VMOVUPS      128(R14), Y8
+	VMOVUPS      160(R14), Y9
+	PREFETCHT1   (R12)(DI*2)
+	VBROADCASTSS (R13)(DI*2), Y10
 	VFMADD231PS  Y10, Y8, Y0
 	VFMADD231PS  Y10, Y9, Y1
-	VBROADCASTSS 4(R12)(DI*2), Y10
+	VBROADCASTSS 4(R13)(DI*2), Y10
 	VFMADD231PS  Y10, Y8, Y2
 	VFMADD231PS  Y10, Y9, Y3
-	VBROADCASTSS 8(R12)(DI*2), Y10
+	VBROADCASTSS 8(R13)(DI*2), Y10
 	VFMADD231PS  Y10, Y8, Y4
 	VFMADD231PS  Y10, Y9, Y5
-	VBROADCASTSS 12(R12)(DI*2), Y10
+	VBROADCASTSS 12(R13)(DI*2), Y10
 	VFMADD231PS  Y10, Y8, Y6
 	VFMADD231PS  Y10, Y9, Y7
-	VMOVUPS      192(R13), Y8
-	VMOVUPS      224(R13), Y9
-	PREFETCHT1   (R15)(R10*1)
-	VBROADCASTSS (R12)(R10*1), Y10
+	VMOVUPS      192(R14), Y8
+	VMOVUPS      224(R14), Y9
+	PREFETCHT1   (R12)(R10*1)
+	VBROADCASTSS (R13)(R10*1), Y10
 	VFMADD231PS  Y10, Y8, Y0
 	VFMADD231PS  Y10, Y9, Y1
-	VBROADCASTSS 4(R12)(R10*1), Y10
+	VBROADCASTSS 4(R13)(R10*1), Y10
 	VFMADD231PS  Y10, Y8, Y2
 	VFMADD231PS  Y10, Y9, Y3
-	VBROADCASTSS 8(R12)(R10*1), Y10
+	VBROADCASTSS 8(R13)(R10*1), Y10
 	VFMADD231PS  Y10, Y8, Y4
 	VFMADD231PS  Y10, Y9, Y5
-	VBROADCASTSS 12(R12)(R10*1), Y10
+	VBROADCASTSS 12(R13)(R10*1), Y10
 	VFMADD231PS  Y10, Y8, Y6
 	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x00000100, R13
+	ADDQ         $0x00000100, R14
+	LEAQ         (R13)(DI*4), R13
 	LEAQ         (R12)(DI*4), R12
-	LEAQ         (R15)(DI*4), R15
-	SUBQ         $0x04, R14
+	SUBQ         $0x04, R15
 	JMP          blend4_inner4
 
 blend4_after4:
 blend4_inner1:
-	CMPQ         R14, $0x01
+	CMPQ         R15, $0x01
 	JL           blend4_after1
-	VMOVUPS      (R13), Y8
-	VMOVUPS      32(R13), Y9
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y10
+	VMOVUPS      (R14), Y8
+	VMOVUPS      32(R14), Y9
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y10
 	VFMADD231PS  Y10, Y8, Y0
 	VFMADD231PS  Y10, Y9, Y1
-	VBROADCASTSS 4(R12), Y10
+	VBROADCASTSS 4(R13), Y10
 	VFMADD231PS  Y10, Y8, Y2
 	VFMADD231PS  Y10, Y9, Y3
-	VBROADCASTSS 8(R12), Y10
+	VBROADCASTSS 8(R13), Y10
 	VFMADD231PS  Y10, Y8, Y4
 	VFMADD231PS  Y10, Y9, Y5
-	VBROADCASTSS 12(R12), Y10
+	VBROADCASTSS 12(R13), Y10
 	VFMADD231PS  Y10, Y8, Y6
 	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x00000040, R13
+	ADDQ         $0x00000040, R14
+	ADDQ         DI, R13
 	ADDQ         DI, R12
-	ADDQ         DI, R15
-	SUBQ         $0x01, R14
+	SUBQ         $0x01, R15
 	JMP          blend4_inner1
 
 blend4_after1:
@@ -36608,73 +36924,78 @@ blend2_loop:
 	VMULPS  32(R8), Y3, Y3
 
 blend2_scaled:
-	MOVQ SI, R12
-	MOVQ DX, R13
-	MOVQ BX, R14
-	LEAQ 4(SI)(R11*1), R15
+	LEAQ    4(SI)(R11*1), R12
+	LEAQ    (R12)(R11*1), R13
+	SUBQ    v_base+48(FP), R13
+	SHRQ    $0x02, R13
+	CMPQ    R13, v_len+56(FP)
+	CMOVQHI SI, R12
+	MOVQ    SI, R13
+	MOVQ    DX, R14
+	MOVQ    BX, R15
 
 blend2_inner4:
-	CMPQ         R14, $0x04
+	CMPQ         R15, $0x04
 	JL           blend2_after4
-	VMOVUPS      (R13), Y4
-	VMOVUPS      32(R13), Y5
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y6
+	VMOVUPS      (R14), Y4
+	VMOVUPS      32(R14), Y5
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y6
 	VFMADD231PS  Y6, Y4, Y0
 	VFMADD231PS  Y6, Y5, Y1
-	VBROADCASTSS 4(R12), Y6
+	VBROADCASTSS 4(R13), Y6
 	VFMADD231PS  Y6, Y4, Y2
 	VFMADD231PS  Y6, Y5, Y3
-	VMOVUPS      64(R13), Y4
-	VMOVUPS      96(R13), Y5
-	PREFETCHT1   (R15)(DI*1)
-	VBROADCASTSS (R12)(DI*1), Y6
+	VMOVUPS      64(R14), Y4
+	VMOVUPS      96(R14), Y5
+	PREFETCHT1   (R12)(DI*1)
+	VBROADCASTSS (R13)(DI*1), Y6
 	VFMADD231PS  Y6, Y4, Y0
 	VFMADD231PS  Y6, Y5, Y1
-	VBROADCASTSS 4(R12)(DI*1), Y6
+	VBROADCASTSS 4(R13)(DI*1), Y6
 	VFMADD231PS  Y6, Y4, Y2
 	VFMADD231PS  Y6, Y5, Y3
-	VMOVUPS      128(R13), Y4
-	VMOVUPS      160(R13), Y5
-	PREFETCHT1   (R15)(DI*2)
-	VBROADCASTSS (R12)(DI*2), Y6
+	VMOVUPS      128(R14), Y4
+	VMOVUPS      160(R14), Y5
+	PREFETCHT1   (R12)(DI*2)
+	VBROADCASTSS (R13)(DI*2), Y6
 	VFMADD231PS  Y6, Y4, Y0
 	VFMADD231PS  Y6, Y5, Y1
-	VBROADCASTSS 4(R12)(DI*2), Y6
+	VBROADCASTSS 4(R13)(DI*2), Y6
 	VFMADD231PS  Y6, Y4, Y2
 	VFMADD231PS  Y6, Y5, Y3
-	VMOVUPS      192(R13), Y4
-	VMOVUPS      224(R13), Y5
-	PREFETCHT1   (R15)(R10*1)
-	VBROADCASTSS (R12)(R10*1), Y6
+	VMOVUPS      192(R14), Y4
+	VMOVUPS      224(R14), Y5
+	PREFETCHT1   (R12)(R10*1)
+	VBROADCASTSS (R13)(R10*1), Y6
 	VFMADD231PS  Y6, Y4, Y0
 	VFMADD231PS  Y6, Y5, Y1
-	VBROADCASTSS 4(R12)(R10*1), Y6
+	VBROADCASTSS 4(R13)(R10*1), Y6
 	VFMADD231PS  Y6, Y4, Y2
 	VFMADD231PS  Y6, Y5, Y3
-	ADDQ         $0x00000100, R13
+	ADDQ         $0x00000100, R14
+	LEAQ         (R13)(DI*4), R13
 	LEAQ         (R12)(DI*4), R12
-	LEAQ         (R15)(DI*4), R15
-	SUBQ         $0x04, R14
+	SUBQ         $0x04, R15
 	JMP          blend2_inner4
 
 blend2_after4:
 blend2_inner1:
-	CMPQ         R14, $0x01
+	CMPQ         R15, $0x01
 	JL           blend2_after1
-	VMOVUPS      (R13), Y4
-	VMOVUPS      32(R13), Y5
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y6
+	VMOVUPS      (R14), Y4
+	VMOVUPS      32(R14), Y5
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y6
 	VFMADD231PS  Y6, Y4, Y0
 	VFMADD231PS  Y6, Y5, Y1
-	VBROADCASTSS 4(R12), Y6
+	VBROADCASTSS 4(R13), Y6
 	VFMADD231PS  Y6, Y4, Y2
 	VFMADD231PS  Y6, Y5, Y3
-	ADDQ         $0x00000040, R13
+	ADDQ         $0x00000040, R14
+	ADDQ         DI, R13
 	ADDQ         DI, R12
-	ADDQ         DI, R15
-	SUBQ         $0x01, R14
+	SUBQ         $0x01, R15
 	JMP          blend2_inner1
 
 blend2_after1:
@@ -36699,58 +37020,63 @@ blend1_loop:
 	VMULPS  32(R8), Y1, Y1
 
 blend1_scaled:
-	MOVQ SI, R12
-	MOVQ DX, R13
-	MOVQ BX, R14
-	LEAQ (SI)(R11*1), R15
+	LEAQ    (SI)(R11*1), R12
+	LEAQ    (R12)(R11*1), R13
+	SUBQ    v_base+48(FP), R13
+	SHRQ    $0x02, R13
+	CMPQ    R13, v_len+56(FP)
+	CMOVQHI SI, R12
+	MOVQ    SI, R13
+	MOVQ    DX, R14
+	MOVQ    BX, R15
 
 blend1_inner4:
-	CMPQ         R14, $0x04
+	CMPQ         R15, $0x04
 	JL           blend1_after4
-	VMOVUPS      (R13), Y2
-	VMOVUPS      32(R13), Y3
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y4
+	VMOVUPS      (R14), Y2
+	VMOVUPS      32(R14), Y3
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
-	VMOVUPS      64(R13), Y2
-	VMOVUPS      96(R13), Y3
-	PREFETCHT1   (R15)(DI*1)
-	VBROADCASTSS (R12)(DI*1), Y4
+	VMOVUPS      64(R14), Y2
+	VMOVUPS      96(R14), Y3
+	PREFETCHT1   (R12)(DI*1)
+	VBROADCASTSS (R13)(DI*1), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
-	VMOVUPS      128(R13), Y2
-	VMOVUPS      160(R13), Y3
-	PREFETCHT1   (R15)(DI*2)
-	VBROADCASTSS (R12)(DI*2), Y4
+	VMOVUPS      128(R14), Y2
+	VMOVUPS      160(R14), Y3
+	PREFETCHT1   (R12)(DI*2)
+	VBROADCASTSS (R13)(DI*2), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
-	VMOVUPS      192(R13), Y2
-	VMOVUPS      224(R13), Y3
-	PREFETCHT1   (R15)(R10*1)
-	VBROADCASTSS (R12)(R10*1), Y4
+	VMOVUPS      192(R14), Y2
+	VMOVUPS      224(R14), Y3
+	PREFETCHT1   (R12)(R10*1)
+	VBROADCASTSS (R13)(R10*1), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x00000100, R13
+	ADDQ         $0x00000100, R14
+	LEAQ         (R13)(DI*4), R13
 	LEAQ         (R12)(DI*4), R12
-	LEAQ         (R15)(DI*4), R15
-	SUBQ         $0x04, R14
+	SUBQ         $0x04, R15
 	JMP          blend1_inner4
 
 blend1_after4:
 blend1_inner1:
-	CMPQ         R14, $0x01
+	CMPQ         R15, $0x01
 	JL           blend1_after1
-	VMOVUPS      (R13), Y2
-	VMOVUPS      32(R13), Y3
-	PREFETCHT1   (R15)
-	VBROADCASTSS (R12), Y4
+	VMOVUPS      (R14), Y2
+	VMOVUPS      32(R14), Y3
+	PREFETCHT1   (R12)
+	VBROADCASTSS (R13), Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x00000040, R13
+	ADDQ         $0x00000040, R14
+	ADDQ         DI, R13
 	ADDQ         DI, R12
-	ADDQ         DI, R15
-	SUBQ         $0x01, R14
+	SUBQ         $0x01, R15
 	JMP          blend1_inner1
 
 blend1_after1:

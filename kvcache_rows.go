@@ -85,6 +85,21 @@ func (c *KVCache) values16(b, h int) []uint16 {
 	return c.v16[o : o+c.headV : o+c.headV]
 }
 
+// heldRows returns how many of entry b's physical rows, from row 0, the
+// engine's kernels may be given: up to the end of the held rows, or all of
+// a ring's once they wrap. The rows past them were never written, or hold
+// nothing any more; a new cache's unused capacity may not even be backed
+// by memory yet, where a kernel's prefetches ahead, which keep inside the
+// slices they get, would each cost a page walk.
+func (c *KVCache) heldRows(b int) int { return min(c.capacity, c.Start(b)+c.n[b]) }
+
+// heldKeys32, heldValues32, heldKeys16 and heldValues16 are keys32 and its
+// kin up to heldRows.
+func (c *KVCache) heldKeys32(b, h int) []float32   { return c.keys32(b, h)[:c.heldRows(b)*c.dk] }
+func (c *KVCache) heldValues32(b, h int) []float32 { return c.values32(b, h)[:c.heldRows(b)*c.dv] }
+func (c *KVCache) heldKeys16(b, h int) []uint16    { return c.keys16(b, h)[:c.heldRows(b)*c.dk] }
+func (c *KVCache) heldValues16(b, h int) []uint16  { return c.values16(b, h)[:c.heldRows(b)*c.dv] }
+
 // mustType panics unless the cache's storage is that of want (F16 and
 // BF16 share theirs) and (b, h) is in range.
 func (c *KVCache) mustType(op string, want KVType, b, h int) {

@@ -152,7 +152,7 @@ func (c *cacheHead) blockScores(p *blockPass, s, qt []float32, lo, hi int) {
 			for k0 := 0; k0 < n; k0 += step {
 				m := min(step, n-k0)
 				kw := p.kw[:m*d]
-				widen16(kw, c.k16[(r+k0)*d:(r+k0+m)*d], c.kt)
+				widen16(kw, c.k16[(r+k0)*d:], c.kt)
 				blockScores(s[k0*blockRows:(k0+m)*blockRows], qt, kw, d)
 			}
 		}
@@ -176,7 +176,7 @@ func (c *cacheHead) blockBlend(p *blockPass, ot, s []float32, lo, hi int, sc []f
 			for k0 := 0; k0 < n; k0 += step {
 				m := min(step, n-k0)
 				vw := p.kw[:m*d]
-				widen16(vw, c.v16[(r+k0)*d:(r+k0+m)*d], c.kt)
+				widen16(vw, c.v16[(r+k0)*d:], c.kt)
 				blockBlend(ot, s[k0*blockRows:(k0+m)*blockRows], vw, d, sc)
 				sc = nil
 			}

@@ -90,10 +90,16 @@ func (t Tensor) Row(b, h, i int) []float32 {
 	return t.data[o : o+t.cols]
 }
 
-// rowsFrom returns the data from row i of (b, h) on, for the row kernels.
-// A view without elements has zero strides, so this is nil[0:].
+// rowsFrom returns the data from row i of (b, h) to the end of the head's
+// last row, for the row kernels. It stops there, not at the end of the
+// data, because the kernels prefetch ahead within the slices they get:
+// past a head's rows may lie memory the view does not use, such as the
+// unused capacity of the caller's own cache, never written and perhaps not
+// backed by memory yet, where each prefetch would cost a page walk. A view
+// without elements has zero strides, so this is nil[0:0].
 func (t Tensor) rowsFrom(b, h, i int) []float32 {
-	return t.data[b*t.bs+h*t.hs+i*t.rs:]
+	o := b*t.bs + h*t.hs
+	return t.data[o+i*t.rs : max(o+i*t.rs, min(len(t.data), o+(t.rows-1)*t.rs+t.cols))]
 }
 
 // empty reports whether the view has no elements.

@@ -81,8 +81,14 @@ func genBlockScores() {
 			a0, a3 = GP64(), GP64()
 			MOVQ(ahead, a0)
 			ADDQ(p0, a0)
-			MOVQ(ahead, a3)
-			ADDQ(p3, a3)
+			reach := GP64()
+			LEAQ(Mem{Base: a0, Index: stride, Scale: 4}, reach)
+			LEAQ(Mem{Base: reach, Index: stride, Scale: 2}, reach)
+			keepInside("k", 2, reach, [2]Register{p0, a0})
+			// Row 3 of the group ahead, or of this one where the rows
+			// ahead would pass the end of k.
+			LEAQ(Mem{Base: a0, Index: stride, Scale: 2}, a3)
+			ADDQ(stride, a3)
 		}
 		MOVQ(qt, qp)
 		MOVQ(d, cnt)
@@ -182,11 +188,15 @@ func genBlockBlend() {
 			VMULPS(Mem{Base: c, Disp: 32 * (i % 2)}, acc[i], acc[i])
 		}
 		Label(scaled)
-		vp, sp, cnt, nx := GP64(), GP64(), GP64(), GP64()
+		nx := GP64()
+		LEAQ(Mem{Base: v, Index: run, Scale: 1, Disp: 4 * (W - 1)}, nx)
+		reach := GP64()
+		LEAQ(Mem{Base: nx, Index: run, Scale: 1}, reach)
+		keepInside("v", 2, reach, [2]Register{v, nx})
+		vp, sp, cnt := GP64(), GP64(), GP64()
 		MOVQ(v, vp)
 		MOVQ(st, sp)
 		MOVQ(n, cnt)
-		LEAQ(Mem{Base: v, Index: run, Scale: 1, Disp: 4 * (W - 1)}, nx)
 		done := fmt.Sprintf("blend%d_store", W)
 		// Key j of the tile: unrolled by four (rows vp, vp+s, vp+2s,
 		// vp+3s), then one at a time.

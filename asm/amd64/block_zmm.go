@@ -291,6 +291,10 @@ func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k 
 	MOVQ(stride, pa)
 	IMUL3Q(U8(2*W), pa, pa)
 	ADDQ(k, pa)
+	reach := GP64()
+	IMUL3Q(U8(W), stride, reach)
+	ADDQ(pa, reach)
+	keepInside("k", 2, reach, [2]Register{k, pa})
 	// Packed rows of 64 or 128 floats (a [T][d] tensor, a KV cache's
 	// head) are addressed from the group's first row with the offset in
 	// the instruction: an FMA whose broadcast operand has an index

@@ -212,11 +212,14 @@ const scoreStreamBytes = 128 << 10
 // median of alternating runs), a decoder step at T = 1024, d = 128 about
 // 12% less; prefetching two or four blocks ahead gained less, and so did
 // scoreStreamStrided's order on contiguous rows. The loop leaves fewer
-// than 64 bytes of each row to the single-chunk loop, and prefetches past
-// the end of k never fault.
+// than 64 bytes of each row to the single-chunk loop, and the prefetches of
+// the last block keep inside k (see keepInside).
 func scoreStream(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	next := GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, next)
+	reach := GP64()
+	LEAQ(Mem{Base: next, Index: stride, Scale: 8}, reach)
+	keepInside("k", 2, reach, [2]Register{k, next})
 	scorePairs("score8_stream", acc, q, k, k4, stride, s3, cnt,
 		func(half, r int) {
 			if r%2 == 1 {
@@ -235,6 +238,9 @@ func scoreStreamStrided(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	kn, kn4 := GP64(), GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, kn)
 	LEAQ(Mem{Base: k4, Index: stride, Scale: 8}, kn4)
+	reach := GP64()
+	LEAQ(Mem{Base: kn4, Index: stride, Scale: 4}, reach)
+	keepInside("k", 2, reach, [2]Register{k, kn}, [2]Register{k4, kn4})
 	scorePairs("score8_strided_step", acc, q, k, k4, stride, s3, cnt,
 		func(half, r int) {
 			if half == 0 {

@@ -173,6 +173,9 @@ func scoreRowMajorZ(nc int, dst, rows, k, stride, q, rem, stream Register) {
 				kn, kn4 = GP64(), GP64()
 				LEAQ(Mem{Base: k, Index: stride, Scale: 8}, kn)
 				LEAQ(Mem{Base: k4, Index: stride, Scale: 8}, kn4)
+				reach := GP64()
+				LEAQ(Mem{Base: kn4, Index: stride, Scale: 4}, reach)
+				keepInside("k", 2, reach, [2]Register{k, kn}, [2]Register{k4, kn4})
 			}
 			acc := zerosZ(8)
 			for r := range acc {
@@ -279,6 +282,9 @@ func scoreBlockZ(R int, dst, rows, k, stride, q, full, rem, stream Register) {
 func scoreStreamZ(name string, acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	next := GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, next)
+	reach := GP64()
+	LEAQ(Mem{Base: next, Index: stride, Scale: 8}, reach)
+	keepInside("k", 2, reach, [2]Register{k, next})
 	scoreStepsZ(name+"_stream", name+"_chunk", acc, q, k, k4, stride, s3, cnt,
 		func(r int) { PREFETCHT0(Mem{Base: next, Disp: 64 * r}) },
 		func() { ADDQ(U32(512), next) })
@@ -292,6 +298,9 @@ func scoreStreamStridedZ(name string, acc []VecVirtual, q, k, k4, stride, s3, cn
 	kn, kn4 := GP64(), GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, kn)
 	LEAQ(Mem{Base: k4, Index: stride, Scale: 8}, kn4)
+	reach := GP64()
+	LEAQ(Mem{Base: kn4, Index: stride, Scale: 4}, reach)
+	keepInside("k", 2, reach, [2]Register{k, kn}, [2]Register{k4, kn4})
 	scoreStepsZ(name+"_strided_step", name+"_chunk", acc, q, k, k4, stride, s3, cnt,
 		func(r int) { PREFETCHT0(rowAddr(kn, kn4, stride, s3, r)) },
 		func() {

@@ -177,6 +177,7 @@ func scoreKeys(R, P int, m multiShape, db, nb Register, name string) {
 		next = GP64()
 		IMUL3Q(U32(multiAhead), m.stride, next)
 		ADDQ(m.kv, next)
+		reachRows("k", 2, P, m.d, next, m.kv)
 	}
 	qp := GP64()
 	MOVQ(m.in, qp)

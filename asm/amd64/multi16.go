@@ -96,6 +96,7 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 		next = GP64()
 		IMUL3Q(U32(multiAhead), m.stride, next)
 		ADDQ(m.kv, next)
+		reachRows("k", 1, P, m.d, next, m.kv)
 	}
 	qp := GP64()
 	MOVQ(m.in, qp)

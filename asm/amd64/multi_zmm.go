@@ -127,6 +127,7 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 		next = GP64()
 		IMUL3Q(U32(multiAhead), m.stride, next)
 		ADDQ(m.kv, next)
+		reachRows("k", shift, P, m.d, next, m.kv)
 	}
 	chunkBytes := 16 << shift
 	qp := GP64()

@@ -26,6 +26,12 @@ func genWiden16(l lanes16, w widen16) {
 	dst := Load(Param("dst").Base(), GP64())
 	n := Load(Param("dst").Len(), GP64())
 	src := Load(Param("src").Base(), GP64())
+	// The last address from which a step's prefetches keep inside src
+	// (see keepInside).
+	lim := Load(Param("src").Len(), GP64())
+	SHLQ(U8(1), lim)
+	ADDQ(src, lim)
+	SUBQ(U32(widenAhead+2*l.lanes*4), lim)
 	for _, U := range []int{4, 1} {
 		loop, next := fmt.Sprintf("%s_loop%d", fn, l.lanes*U), fmt.Sprintf("%s_next%d", fn, l.lanes*U)
 		Label(loop)
@@ -34,9 +40,13 @@ func genWiden16(l lanes16, w widen16) {
 		if U == 4 {
 			// The rows a few calls on: the engine widens a run of rows
 			// 16 KiB of floats at a time, in address order.
+			far := fmt.Sprintf("%s_far%d", fn, l.lanes*U)
+			CMPQ(src, lim)
+			JHI(LabelRef(far))
 			for off := 0; off < 2*l.lanes*U; off += 64 {
 				PREFETCHT0(Mem{Base: src, Disp: widenAhead + off})
 			}
+			Label(far)
 		}
 		for u := range U {
 			v := l.vec()

@@ -59,13 +59,13 @@ var All = []Kernel{
 	{
 		Name: "widenF16", Params: "dst []float32, src []uint16",
 		Doc:   "sets dst[i] = f16(src[i]) for i < len(dst), each half-precision element widened exactly to float32; len(src) >= len(dst).",
-		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
+		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:]"},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "widenBF16", Params: "dst []float32, src []uint16",
 		Doc:   "sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16 element the top half of a float32; len(src) >= len(dst).",
-		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:hi]"},
+		Split: &Split{N: "len(dst)", Per: elems, Args: "dst[lo:hi], src[lo:]"},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
@@ -99,8 +99,9 @@ var All = []Kernel{
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
 			"Callers keep n·d within one call's budget. " +
 			"If next is not empty, it is where the value rows of the caller's next call start: " +
-			"the avx512 kernel asks for them in address order as it goes, a line for each line of v it reads, " +
-			"so that the next call finds them in cache (an empty next asks for nothing).",
+			"the avx2 and avx512 kernels ask for them in address order as they go, a line for each line of v they read, " +
+			"so that the next call finds them in cache (an empty next asks for nothing); " +
+			"a non-empty next holds at least n·d' elements, d' = d rounded up to a multiple of 16, all that is asked for.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
