@@ -4,7 +4,6 @@ package attention
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"unsafe"
 
@@ -52,7 +51,7 @@ func benchUnwritten(b *testing.B, n int, kind string, written bool) {
 	if kind == "f16" {
 		elems /= 2 // the 16-bit rows, counted in float32s
 	}
-	kb, vb := mapped(b, elems, written), mapped(b, elems, written)
+	kb, vb := testutil.Mapped(b, elems, written), testutil.Mapped(b, elems, written)
 	k, v := testutil.Floats(r, kvHeads*n*d, 1), testutil.Floats(r, kvHeads*n*d, 1)
 	var step func() error
 	var kv [][]float32 // the held rows, for the read the step is set against
@@ -99,22 +98,6 @@ func benchUnwritten(b *testing.B, n int, kind string, written bool) {
 		step = func() error { return e.AttendCache(dst, q, c, nil) }
 	}
 	benchStep(b, step, kv, bytes, 1)
-}
-
-// mapped returns n float32s of a new private mapping, every page written
-// once if written is true; the mapping is removed when b ends.
-func mapped(b *testing.B, n int, written bool) []float32 {
-	buf, err := syscall.Mmap(-1, 0, 4*n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { syscall.Munmap(buf) })
-	if written {
-		for i := 0; i < len(buf); i += 4096 {
-			buf[i] = 0
-		}
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf))), n)
 }
 
 // asHalves views x as twice as many uint16s.

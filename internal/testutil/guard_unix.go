@@ -84,3 +84,22 @@ func GuardedRows(t testing.TB, rows, cols int, hide func(i int) bool) (data []fl
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[page])), (rows-1)*stride+cols), stride
 }
+
+// Mapped returns n float32 of a new private mapping, which the system
+// backs with pages only where it is written: every page is written once
+// if written is true, none otherwise. The memory is freed when the test
+// ends.
+func Mapped(t testing.TB, n int, written bool) []float32 {
+	t.Helper()
+	mem, err := syscall.Mmap(-1, 0, max(4*n, 1), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	if written {
+		for i := 0; i < len(mem); i += os.Getpagesize() {
+			mem[i] = 0
+		}
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(mem))), n)
+}
