@@ -32772,6 +32772,193 @@ bmulti16a_1:
 	SHLQ $0x02, R9
 	MOVQ next_base+88(FP), R10
 
+bmulti16a1_p3:
+	CMPQ         BX, $0x30
+	JL           bmulti16a1_p3_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      128(DX), Y4
+	VMOVUPS      160(DX), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a1_p3_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_p3_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000060, R10
+	VMOVDQU      (R12), Y6
+	VPSLLD       $0x10, Y6, Y8
+	VPAND        Y0, Y6, Y6
+	VMOVDQU      32(R12), Y9
+	VPSLLD       $0x10, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VMOVDQU      64(R12), Y11
+	VPSLLD       $0x10, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VBROADCASTSS (R11), Y13
+	VFMADD231PS  Y8, Y13, Y3
+	VFMADD231PS  Y6, Y13, Y1
+	VFMADD231PS  Y10, Y13, Y5
+	VFMADD231PS  Y9, Y13, Y2
+	VFMADD231PS  Y12, Y13, Y7
+	VFMADD231PS  Y11, Y13, Y4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_p3_key
+
+bmulti16a1_p3_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, 128(DX)
+	VMOVUPS   Y1, 160(DX)
+	ADDQ      $0x000000c0, DX
+	ADDQ      $0x00000060, SI
+	SUBQ      $0x30, BX
+	JMP       bmulti16a1_p3
+
+bmulti16a1_p3_next:
+bmulti16a1_p2:
+	CMPQ         BX, $0x20
+	JL           bmulti16a1_p2_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a1_p2_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_p2_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VMOVDQU      (R12), Y4
+	VPSLLD       $0x10, Y4, Y6
+	VPAND        Y0, Y4, Y4
+	VMOVDQU      32(R12), Y7
+	VPSLLD       $0x10, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VBROADCASTSS (R11), Y9
+	VFMADD231PS  Y6, Y9, Y3
+	VFMADD231PS  Y4, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y5
+	VFMADD231PS  Y7, Y9, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_p2_key
+
+bmulti16a1_p2_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x20, BX
+	JMP       bmulti16a1_p2
+
+bmulti16a1_p2_next:
+bmulti16a1_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti16a1_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a1_p1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_p1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VMOVDQU      (R12), Y2
+	VPSLLD       $0x10, Y2, Y4
+	VPAND        Y0, Y2, Y2
+	VBROADCASTSS (R11), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VFMADD231PS  Y2, Y5, Y1
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_p1_key
+
+bmulti16a1_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti16a1_p1
+
+bmulti16a1_p1_next:
 bmulti16a1_c8:
 	CMPQ    BX, $0x40
 	JL      bmulti16a1_c8_next
@@ -32949,6 +33136,157 @@ bmulti16a_2:
 	SHLQ $0x02, R9
 	MOVQ next_base+88(FP), R10
 
+bmulti16a2_p2:
+	CMPQ         BX, $0x20
+	JL           bmulti16a2_p2_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*1), Y4
+	VMOVUPS      32(DX)(R8*1), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	VMOVUPS      64(DX)(R8*1), Y6
+	VMOVUPS      96(DX)(R8*1), Y8
+	VSHUFPS      $0x88, Y8, Y6, Y9
+	VPERMPD      $0xd8, Y9, Y9
+	VSHUFPS      $0xdd, Y8, Y6, Y6
+	VPERMPD      $0xd8, Y6, Y6
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a2_p2_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_p2_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VMOVDQU      (R12), Y8
+	VPSLLD       $0x10, Y8, Y10
+	VPAND        Y0, Y8, Y8
+	VMOVDQU      32(R12), Y11
+	VPSLLD       $0x10, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VBROADCASTSS (R11), Y13
+	VFMADD231PS  Y10, Y13, Y3
+	VFMADD231PS  Y8, Y13, Y1
+	VFMADD231PS  Y12, Y13, Y5
+	VFMADD231PS  Y11, Y13, Y2
+	VBROADCASTSS (R11)(R9*1), Y13
+	VFMADD231PS  Y10, Y13, Y7
+	VFMADD231PS  Y8, Y13, Y4
+	VFMADD231PS  Y12, Y13, Y9
+	VFMADD231PS  Y11, Y13, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_p2_key
+
+bmulti16a2_p2_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y0
+	VUNPCKHPS Y6, Y9, Y1
+	VMOVUPS   Y0, 64(DX)(R8*1)
+	VMOVUPS   Y1, 96(DX)(R8*1)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x20, BX
+	JMP       bmulti16a2_p2
+
+bmulti16a2_p2_next:
+bmulti16a2_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti16a2_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a2_p1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_p1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VMOVDQU      (R12), Y4
+	VPSLLD       $0x10, Y4, Y6
+	VPAND        Y0, Y4, Y4
+	VBROADCASTSS (R11), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VFMADD231PS  Y4, Y7, Y1
+	VBROADCASTSS (R11)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VFMADD231PS  Y4, Y7, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_p1_key
+
+bmulti16a2_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti16a2_p1
+
+bmulti16a2_p1_next:
 bmulti16a2_c4:
 	CMPQ    BX, $0x20
 	JL      bmulti16a2_c4_next
@@ -33130,6 +33468,81 @@ bmulti16a_3:
 	SHLQ  $0x02, R9
 	MOVQ  next_base+88(FP), R10
 
+bmulti16a3_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti16a3_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*2), Y4
+	VMOVUPS      32(DX)(R8*2), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a3_p1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_p1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VMOVDQU      (R12), Y6
+	VPSLLD       $0x10, Y6, Y8
+	VPAND        Y0, Y6, Y6
+	VBROADCASTSS (R11), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VFMADD231PS  Y6, Y9, Y1
+	VBROADCASTSS (R11)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VFMADD231PS  Y6, Y9, Y2
+	VBROADCASTSS (R11)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VFMADD231PS  Y6, Y9, Y4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_p1_key
+
+bmulti16a3_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*2)
+	VMOVUPS   Y1, 32(DX)(R8*2)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti16a3_p1
+
+bmulti16a3_p1_next:
 bmulti16a3_c4:
 	CMPQ    BX, $0x20
 	JL      bmulti16a3_c4_next
@@ -33328,6 +33741,96 @@ bmulti16a_4:
 	SHLQ $0x02, R9
 	MOVQ next_base+88(FP), R10
 
+bmulti16a4_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti16a4_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*2), Y4
+	VMOVUPS      32(DX)(R8*2), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	VMOVUPS      (DX)(R11*1), Y6
+	VMOVUPS      32(DX)(R11*1), Y8
+	VSHUFPS      $0x88, Y8, Y6, Y9
+	VPERMPD      $0xd8, Y9, Y9
+	VSHUFPS      $0xdd, Y8, Y6, Y6
+	VPERMPD      $0xd8, Y6, Y6
+	MOVQ         AX, R12
+	MOVQ         SI, R13
+	MOVQ         CX, R14
+	LEAQ         (R9)(R9*2), R15
+
+bmulti16a4_p1_key:
+	TESTQ        R14, R14
+	JZ           bmulti16a4_p1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VMOVDQU      (R13), Y8
+	VPSLLD       $0x10, Y8, Y10
+	VPAND        Y0, Y8, Y8
+	VBROADCASTSS (R12), Y11
+	VFMADD231PS  Y10, Y11, Y3
+	VFMADD231PS  Y8, Y11, Y1
+	VBROADCASTSS (R12)(R9*1), Y11
+	VFMADD231PS  Y10, Y11, Y5
+	VFMADD231PS  Y8, Y11, Y2
+	VBROADCASTSS (R12)(R9*2), Y11
+	VFMADD231PS  Y10, Y11, Y7
+	VFMADD231PS  Y8, Y11, Y4
+	VBROADCASTSS (R12)(R15*1), Y11
+	VFMADD231PS  Y10, Y11, Y9
+	VFMADD231PS  Y8, Y11, Y6
+	ADDQ         $0x04, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          bmulti16a4_p1_key
+
+bmulti16a4_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*2)
+	VMOVUPS   Y1, 32(DX)(R8*2)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y0
+	VUNPCKHPS Y6, Y9, Y1
+	VMOVUPS   Y0, (DX)(R11*1)
+	VMOVUPS   Y1, 32(DX)(R11*1)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti16a4_p1
+
+bmulti16a4_p1_next:
 bmulti16a4_c3:
 	CMPQ    BX, $0x18
 	JL      bmulti16a4_c3_next
@@ -33543,6 +34046,186 @@ bmulti16_1:
 	MOVQ CX, R9
 	SHLQ $0x02, R9
 
+bmulti161_p3:
+	CMPQ         BX, $0x30
+	JL           bmulti161_p3_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      128(DX), Y4
+	VMOVUPS      160(DX), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti161_p3_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_p3_keys_done
+	VMOVDQU      (R11), Y6
+	VPSLLD       $0x10, Y6, Y8
+	VPAND        Y0, Y6, Y6
+	VMOVDQU      32(R11), Y9
+	VPSLLD       $0x10, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VMOVDQU      64(R11), Y11
+	VPSLLD       $0x10, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VBROADCASTSS (R10), Y13
+	VFMADD231PS  Y8, Y13, Y3
+	VFMADD231PS  Y6, Y13, Y1
+	VFMADD231PS  Y10, Y13, Y5
+	VFMADD231PS  Y9, Y13, Y2
+	VFMADD231PS  Y12, Y13, Y7
+	VFMADD231PS  Y11, Y13, Y4
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_p3_key
+
+bmulti161_p3_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, 128(DX)
+	VMOVUPS   Y1, 160(DX)
+	ADDQ      $0x000000c0, DX
+	ADDQ      $0x00000060, SI
+	SUBQ      $0x30, BX
+	JMP       bmulti161_p3
+
+bmulti161_p3_next:
+bmulti161_p2:
+	CMPQ         BX, $0x20
+	JL           bmulti161_p2_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti161_p2_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_p2_keys_done
+	VMOVDQU      (R11), Y4
+	VPSLLD       $0x10, Y4, Y6
+	VPAND        Y0, Y4, Y4
+	VMOVDQU      32(R11), Y7
+	VPSLLD       $0x10, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VBROADCASTSS (R10), Y9
+	VFMADD231PS  Y6, Y9, Y3
+	VFMADD231PS  Y4, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y5
+	VFMADD231PS  Y7, Y9, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_p2_key
+
+bmulti161_p2_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x20, BX
+	JMP       bmulti161_p2
+
+bmulti161_p2_next:
+bmulti161_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti161_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti161_p1_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_p1_keys_done
+	VMOVDQU      (R11), Y2
+	VPSLLD       $0x10, Y2, Y4
+	VPAND        Y0, Y2, Y2
+	VBROADCASTSS (R10), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VFMADD231PS  Y2, Y5, Y1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_p1_key
+
+bmulti161_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti161_p1
+
+bmulti161_p1_next:
 bmulti161_c8:
 	CMPQ    BX, $0x40
 	JL      bmulti161_c8_next
@@ -33712,6 +34395,153 @@ bmulti16_2:
 	MOVQ CX, R9
 	SHLQ $0x02, R9
 
+bmulti162_p2:
+	CMPQ         BX, $0x20
+	JL           bmulti162_p2_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*1), Y4
+	VMOVUPS      32(DX)(R8*1), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	VMOVUPS      64(DX)(R8*1), Y6
+	VMOVUPS      96(DX)(R8*1), Y8
+	VSHUFPS      $0x88, Y8, Y6, Y9
+	VPERMPD      $0xd8, Y9, Y9
+	VSHUFPS      $0xdd, Y8, Y6, Y6
+	VPERMPD      $0xd8, Y6, Y6
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti162_p2_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_p2_keys_done
+	VMOVDQU      (R11), Y8
+	VPSLLD       $0x10, Y8, Y10
+	VPAND        Y0, Y8, Y8
+	VMOVDQU      32(R11), Y11
+	VPSLLD       $0x10, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VBROADCASTSS (R10), Y13
+	VFMADD231PS  Y10, Y13, Y3
+	VFMADD231PS  Y8, Y13, Y1
+	VFMADD231PS  Y12, Y13, Y5
+	VFMADD231PS  Y11, Y13, Y2
+	VBROADCASTSS (R10)(R9*1), Y13
+	VFMADD231PS  Y10, Y13, Y7
+	VFMADD231PS  Y8, Y13, Y4
+	VFMADD231PS  Y12, Y13, Y9
+	VFMADD231PS  Y11, Y13, Y6
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_p2_key
+
+bmulti162_p2_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y0
+	VUNPCKHPS Y6, Y9, Y1
+	VMOVUPS   Y0, 64(DX)(R8*1)
+	VMOVUPS   Y1, 96(DX)(R8*1)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x20, BX
+	JMP       bmulti162_p2
+
+bmulti162_p2_next:
+bmulti162_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti162_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti162_p1_key:
+	TESTQ        R12, R12
+	JZ           bmulti162_p1_keys_done
+	VMOVDQU      (R11), Y4
+	VPSLLD       $0x10, Y4, Y6
+	VPAND        Y0, Y4, Y4
+	VBROADCASTSS (R10), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VFMADD231PS  Y4, Y7, Y1
+	VBROADCASTSS (R10)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VFMADD231PS  Y4, Y7, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti162_p1_key
+
+bmulti162_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti162_p1
+
+bmulti162_p1_next:
 bmulti162_c4:
 	CMPQ    BX, $0x20
 	JL      bmulti162_c4_next
@@ -33886,6 +34716,79 @@ bmulti16_3:
 	MOVQ  CX, R9
 	SHLQ  $0x02, R9
 
+bmulti163_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti163_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*2), Y4
+	VMOVUPS      32(DX)(R8*2), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti163_p1_key:
+	TESTQ        R12, R12
+	JZ           bmulti163_p1_keys_done
+	VMOVDQU      (R11), Y6
+	VPSLLD       $0x10, Y6, Y8
+	VPAND        Y0, Y6, Y6
+	VBROADCASTSS (R10), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VFMADD231PS  Y6, Y9, Y1
+	VBROADCASTSS (R10)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VFMADD231PS  Y6, Y9, Y2
+	VBROADCASTSS (R10)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VFMADD231PS  Y6, Y9, Y4
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti163_p1_key
+
+bmulti163_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*2)
+	VMOVUPS   Y1, 32(DX)(R8*2)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti163_p1
+
+bmulti163_p1_next:
 bmulti163_c4:
 	CMPQ    BX, $0x20
 	JL      bmulti163_c4_next
@@ -34077,6 +34980,94 @@ bmulti16_4:
 	MOVQ CX, R9
 	SHLQ $0x02, R9
 
+bmulti164_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti164_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*2), Y4
+	VMOVUPS      32(DX)(R8*2), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	VMOVUPS      (DX)(R10*1), Y6
+	VMOVUPS      32(DX)(R10*1), Y8
+	VSHUFPS      $0x88, Y8, Y6, Y9
+	VPERMPD      $0xd8, Y9, Y9
+	VSHUFPS      $0xdd, Y8, Y6, Y6
+	VPERMPD      $0xd8, Y6, Y6
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti164_p1_key:
+	TESTQ        R13, R13
+	JZ           bmulti164_p1_keys_done
+	VMOVDQU      (R12), Y8
+	VPSLLD       $0x10, Y8, Y10
+	VPAND        Y0, Y8, Y8
+	VBROADCASTSS (R11), Y11
+	VFMADD231PS  Y10, Y11, Y3
+	VFMADD231PS  Y8, Y11, Y1
+	VBROADCASTSS (R11)(R9*1), Y11
+	VFMADD231PS  Y10, Y11, Y5
+	VFMADD231PS  Y8, Y11, Y2
+	VBROADCASTSS (R11)(R9*2), Y11
+	VFMADD231PS  Y10, Y11, Y7
+	VFMADD231PS  Y8, Y11, Y4
+	VBROADCASTSS (R11)(R14*1), Y11
+	VFMADD231PS  Y10, Y11, Y9
+	VFMADD231PS  Y8, Y11, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti164_p1_key
+
+bmulti164_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*2)
+	VMOVUPS   Y1, 32(DX)(R8*2)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y0
+	VUNPCKHPS Y6, Y9, Y1
+	VMOVUPS   Y0, (DX)(R10*1)
+	VMOVUPS   Y1, 32(DX)(R10*1)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti164_p1
+
+bmulti164_p1_next:
 bmulti164_c3:
 	CMPQ    BX, $0x18
 	JL      bmulti164_c3_next

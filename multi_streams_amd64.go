@@ -48,6 +48,15 @@ func multiAsksAhead() bool { return active == implAVX512 || active == implAVX2 }
 // through the eight-row kernels (scoreRowsMulti8, blendRowsMulti8 and
 // their 16-bit forms), which read each key and value row once for all
 // eight: only avx512 has them in assembly.
+//
+// avx2 eight-row kernels over float32, tried with sixteen registers (a
+// key at a time: eight accumulators, a key chunk, a query chunk; the blend
+// a vector of columns a pass), lost to two calls of four rows: from L2 the
+// score of 512 keys (d = 128) took 30 µs against 17-21, whose chains of 16
+// FMAs a key have no room for a second key beside them, and the blend
+// 16-22 µs against 13-19; an eight-head decode step (H 8, Hkv 1, Tk
+// 32768) moved within the noise on one worker (Zen 3, 8 alternating
+// rounds).
 func multiEight() bool { return active == implAVX512 }
 
 // pairedBF16 reports whether the row path scores bfloat16 keys through
