@@ -457,11 +457,7 @@ func blendPairs16(R, C int, m multiShape, db, nb, pf Register, name string) {
 			a0, a1 := YMM(), YMM()
 			VMOVUPS(accAt(r, j, 0), a0)
 			VMOVUPS(accAt(r, j, 1), a1)
-			ae[i], ao[i] = YMM(), YMM()
-			VSHUFPS(U8(0x88), a1, a0, ae[i])
-			VPERMPD(U8(0xd8), ae[i], ae[i])
-			VSHUFPS(U8(0xdd), a1, a0, ao[i])
-			VPERMPD(U8(0xd8), ao[i], ao[i])
+			ae[i], ao[i] = splitPairs(a0, a1)
 		}
 	}
 	wp, vp, cnt := GP64(), GP64(), GP64()
@@ -498,17 +494,9 @@ func blendPairs16(R, C int, m multiShape, db, nb, pf Register, name string) {
 	DECQ(cnt)
 	JMP(LabelRef(name + "_key"))
 	Label(name + "_keys_done")
-	// As in blendPairsBF16: in 128-bit lanes the even floats are a0 a2 a8
-	// a10 | a4 a6 a12 a14 once VPERMPD has swapped their middle qwords
-	// back, and the odd ones likewise, so unpacking interleaves them.
 	for r := range R {
 		for j := range C {
-			i := r*C + j
-			VPERMPD(U8(0xd8), ae[i], ae[i])
-			VPERMPD(U8(0xd8), ao[i], ao[i])
-			lo, hi2 := YMM(), YMM()
-			VUNPCKLPS(ao[i], ae[i], lo)
-			VUNPCKHPS(ao[i], ae[i], hi2)
+			lo, hi2 := joinPairs(ae[r*C+j], ao[r*C+j])
 			VMOVUPS(lo, accAt(r, j, 0))
 			VMOVUPS(hi2, accAt(r, j, 1))
 		}

@@ -329,11 +329,7 @@ func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVi
 			a0, a1 := YMM(), YMM()
 			VMOVUPS(Mem{Base: acc, Disp: 64 * j}, a0)
 			VMOVUPS(Mem{Base: acc, Disp: 64*j + 32}, a1)
-			ae[j], ao[j] = YMM(), YMM()
-			VSHUFPS(U8(0x88), a1, a0, ae[j])
-			VPERMPD(U8(0xd8), ae[j], ae[j])
-			VSHUFPS(U8(0xdd), a1, a0, ao[j])
-			VPERMPD(U8(0xd8), ao[j], ao[j])
+			ae[j], ao[j] = splitPairs(a0, a1)
 		}
 		over(name, func(wb VecVirtual, row Register) {
 			for j := range C {
@@ -345,15 +341,8 @@ func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVi
 				VFMADD231PS(x, wb, ao[j])
 			}
 		})
-		// In 128-bit lanes the even floats are a0 a2 a8 a10 | a4 a6 a12
-		// a14 once VPERMPD has swapped their middle qwords back, and the
-		// odd ones likewise, so unpacking interleaves them in order.
 		for j := range C {
-			VPERMPD(U8(0xd8), ae[j], ae[j])
-			VPERMPD(U8(0xd8), ao[j], ao[j])
-			lo, hi2 := YMM(), YMM()
-			VUNPCKLPS(ao[j], ae[j], lo)
-			VUNPCKHPS(ao[j], ae[j], hi2)
+			lo, hi2 := joinPairs(ae[j], ao[j])
 			VMOVUPS(lo, Mem{Base: acc, Disp: 64 * j})
 			VMOVUPS(hi2, Mem{Base: acc, Disp: 64*j + 32})
 		}
@@ -363,4 +352,29 @@ func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVi
 		JMP(LabelRef(name))
 		Label(name + "_next")
 	}
+}
+
+// splitPairs returns the even and the odd floats of the sixteen in a0 and
+// a1, each in the lane order of a block of sixteen bfloat16 elements split
+// by a shift and a mask, for the blends that accumulate in pair order.
+func splitPairs(a0, a1 VecVirtual) (ae, ao VecVirtual) {
+	ae, ao = YMM(), YMM()
+	VSHUFPS(U8(0x88), a1, a0, ae)
+	VPERMPD(U8(0xd8), ae, ae)
+	VSHUFPS(U8(0xdd), a1, a0, ao)
+	VPERMPD(U8(0xd8), ao, ao)
+	return ae, ao
+}
+
+// joinPairs undoes splitPairs, overwriting ae and ao: in 128-bit lanes the
+// even floats are a0 a2 a8 a10 | a4 a6 a12 a14 once VPERMPD has swapped
+// their middle qwords back, and the odd ones likewise, so unpacking
+// interleaves them in order.
+func joinPairs(ae, ao VecVirtual) (lo, hi VecVirtual) {
+	VPERMPD(U8(0xd8), ae, ae)
+	VPERMPD(U8(0xd8), ao, ao)
+	lo, hi = YMM(), YMM()
+	VUNPCKLPS(ao, ae, lo)
+	VUNPCKHPS(ao, ae, hi)
+	return lo, hi
 }
