@@ -86,20 +86,22 @@ func (p *batchJob) pairKeys(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) bool {
 // through partialPair, the rest of the longer one's alone, each task's
 // partials folded in chunk order as runChunks folds them.
 func (p *batchJob) runChunksPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) {
+	f0, f1 := tk0.firstChunk(), tk1.firstChunk()
 	n0, n1 := tk0.chunksOf(), tk1.chunksOf()
-	for c := range max(n0, n1) {
+	for c := min(f0, f1); c < max(n0, n1); c++ {
+		in0, in1 := f0 <= c && c < n0, f1 <= c && c < n1
 		switch {
-		case c < n0 && c < n1:
+		case in0 && in1:
 			p.partialPair(tk0, tk1, sc0, sc1, c)
-		case c < n0:
+		case in0:
 			p.partial(tk0, sc0, c, sc0.part)
-		default:
+		case in1:
 			p.partial(tk1, sc1, c, sc1.part)
 		}
-		if c < n0 {
+		if in0 {
 			p.fold(tk0, sc0, c, sc0.part)
 		}
-		if c < n1 {
+		if in1 {
 			p.fold(tk1, sc1, c, sc1.part)
 		}
 	}

@@ -34,9 +34,26 @@ func (p *batchJob) chunkScratch() int {
 	return p.partLen() + 2*blockRows
 }
 
-// chunksOf returns how many chunks task tk has keys in.
+// chunksOf returns the end of the chunks task tk has keys in: chunks
+// [firstChunk, chunksOf) hold them.
 func (tk *batchTask) chunksOf() int {
 	return (tk.fullEnd() + splitKeys - 1) / splitKeys
+}
+
+// firstChunk returns the first chunk a row of task tk has keys in. The
+// chunks before every row's start (a sliding window's) would be empty
+// partials, folded as nothing: they are neither computed nor folded, which
+// a window over a long cache would otherwise pay per chunk of the cache
+// (its queries scaled, its partial started and folded into every row).
+func (tk *batchTask) firstChunk() int {
+	if tk.R == 0 {
+		return 0
+	}
+	s := tk.starts[0]
+	for r := 1; r < tk.R; r++ {
+		s = min(s, tk.starts[r])
+	}
+	return s / splitKeys
 }
 
 // fullEnd returns the greatest of the rows' ends over all keys.
@@ -52,7 +69,7 @@ func (tk *batchTask) fullEnd() int {
 // rows as it goes.
 func (p *batchJob) runChunks(tk *batchTask, sc *taskScratch) {
 	n := tk.chunksOf()
-	for c := range n {
+	for c := tk.firstChunk(); c < n; c++ {
 		p.partial(tk, sc, c, sc.part)
 		p.fold(tk, sc, c, sc.part)
 	}
@@ -70,13 +87,15 @@ func (p *batchJob) partial(tk *batchTask, sc *taskScratch, c int, part []float32
 }
 
 // fold merges chunk c's partial into the rows of task tk: the output rows
-// of the tensor and the running max and sum in sc. Chunk 0 is copied.
+// of the tensor and the running max and sum in sc. The task's first chunk
+// (see firstChunk) is copied.
 func (p *batchJob) fold(tk *batchTask, sc *taskScratch, c int, part []float32) {
 	dv := p.v.cols
 	pm, pl, po := part[:blockRows], part[blockRows:2*blockRows], part[2*blockRows:]
+	first := c == tk.firstChunk()
 	for r := range tk.R {
 		o, o1 := p.out.Row(tk.b, tk.hs[r], tk.is[r]), po[r*dv:(r+1)*dv]
-		if c == 0 {
+		if first {
 			copy(o, o1)
 			sc.rm[r], sc.rl[r] = pm[r], pl[r]
 			continue
@@ -104,9 +123,10 @@ func foldRow(o []float32, m, l float32, o1 []float32, m1, l1 float32) (float32, 
 	return mx, l*c + l1*c1
 }
 
-// finish normalises the rows of task tk once its n chunks are folded.
+// finish normalises the rows of task tk once its chunks up to n are
+// folded.
 func (p *batchJob) finish(tk *batchTask, sc *taskScratch, n int) {
-	if n == 0 {
+	if n <= tk.firstChunk() {
 		for r := range tk.R {
 			sc.rm[r], sc.rl[r] = float32(math.Inf(-1)), 0
 		}
@@ -126,7 +146,7 @@ func (p *batchJob) item(i int, ws *workerScratch) {
 	var tk batchTask
 	p.taskInto(&tk, t)
 	p.rowEnds(&tk)
-	if c < tk.chunksOf() {
+	if c >= tk.firstChunk() && c < tk.chunksOf() {
 		sc := p.scratchFor(ws, tk.R)
 		p.partial(&tk, &sc, c, p.slot(t, c))
 	}
@@ -147,7 +167,7 @@ func (p *batchJob) foldTask(t int, ws *workerScratch) {
 	p.rowEnds(&tk)
 	sc := p.scratchFor(ws, tk.R)
 	n := tk.chunksOf()
-	for c := range n {
+	for c := tk.firstChunk(); c < n; c++ {
 		p.fold(&tk, &sc, c, p.slot(t, c))
 	}
 	p.finish(&tk, &sc, n)

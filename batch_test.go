@@ -509,6 +509,14 @@ func TestBatchedBitIdenticalAcrossWorkers(t *testing.T) {
 		// One task whose chunks of keys are shared out between workers.
 		c = batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 5000, dk: 16, dv: 8, valid: true, keep: keep, sinks: true, alibi: true, lse: true}
 		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		// Windows that leave a task's first chunks out: shared out, and
+		// task by task on the row path and the block path.
+		c = batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 5000, dk: 16, dv: 8, valid: true, window: 1500, keep: keep, lse: true}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		c = batchCase{B: 2, H: 8, Hkv: 2, Tq: 1, Tk: 3000, dk: 16, dv: 8, valid: true, window: 700, keep: keep}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
+		c = batchCase{B: 2, H: 8, Hkv: 2, Tq: 3, Tk: 3000, dk: 16, dv: 8, window: 1200, causal: true, keep: keep, sinks: true}
+		sameForAnyWorkers(t, newBatchProblem(t, r, c))
 	}
 }
 
