@@ -231,12 +231,7 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 		at1.Disp += 32
 		q0 := YMM()
 		VMOVUPS(at, q0)
-		qe, qo = YMM(), YMM()
-		VSHUFPS(U8(0x88), at1, q0, qe)
-		VPERMPD(U8(0xd8), qe, qe)
-		VSHUFPS(U8(0xdd), at1, q0, qo)
-		VPERMPD(U8(0xd8), qo, qo)
-		return qe, qo
+		return splitPairs(q0, at1)
 	}
 	halves := func(j int) (e, x VecVirtual) {
 		x, e = YMM(), YMM()

@@ -289,13 +289,7 @@ func scorePairsBF16(name string, acc []VecVirtual, q, c, full Register, row func
 	q0, q1 := YMM(), YMM()
 	VMOVUPS(Mem{Base: q, Index: c, Scale: 2}, q0)
 	VMOVUPS(Mem{Base: q, Index: c, Scale: 2, Disp: 32}, q1)
-	// VSHUFPS picks the even (odd) floats of each 128-bit lane of q0 and
-	// q1 as qwords q0lo q1lo | q0hi q1hi; VPERMPD puts them in order.
-	qe, qo := YMM(), YMM()
-	VSHUFPS(U8(0x88), q1, q0, qe)
-	VPERMPD(U8(0xd8), qe, qe)
-	VSHUFPS(U8(0xdd), q1, q0, qo)
-	VPERMPD(U8(0xd8), qo, qo)
+	qe, qo := splitPairs(q0, q1)
 	for r := range acc {
 		x, e := YMM(), YMM()
 		VMOVDQU(row(r), x)
@@ -355,9 +349,11 @@ func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVi
 }
 
 // splitPairs returns the even and the odd floats of the sixteen in a0 and
-// a1, each in the lane order of a block of sixteen bfloat16 elements split
-// by a shift and a mask, for the blends that accumulate in pair order.
-func splitPairs(a0, a1 VecVirtual) (ae, ao VecVirtual) {
+// a1 (a register or memory), each in the lane order of a block of sixteen
+// bfloat16 elements split by a shift and a mask: VSHUFPS picks the even
+// (odd) floats of each 128-bit lane of a0 and a1 as qwords a0lo a1lo |
+// a0hi a1hi, and VPERMPD puts them in order.
+func splitPairs(a0 VecVirtual, a1 Op) (ae, ao VecVirtual) {
 	ae, ao = YMM(), YMM()
 	VSHUFPS(U8(0x88), a1, a0, ae)
 	VPERMPD(U8(0xd8), ae, ae)
