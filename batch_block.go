@@ -20,6 +20,9 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 		p.blockTileScores(s, tk, sc, j0)
 		if p.logits != nil {
 			lanesOut(*p.logits, tk, s, j0)
+		} else if p.w != nil {
+			// The scores, which blockOutputs turns into the weights.
+			lanesOut(*p.w, tk, s, j0)
 		}
 		blockSoftmax(s, ml)
 		p.blockValues(ot, s, tk, sc, j0, ml[2*blockRows:3*blockRows])

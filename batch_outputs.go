@@ -68,14 +68,16 @@ func checkOutputShapes(op string, dst *BatchOutputs, B, H, Tq, Tk int) error {
 }
 
 // blockOutputs finishes the weights and logits of a query block whose
-// attended keys all went through the block kernels, [tk.lo, n) (runBlock
-// wrote the logits of those). Keys outside get logit -Inf and weight 0. The
-// weights of keys [tk.lo, n) are exp(s - m)·f with each row's final max
-// and factor (1/l, or with a sink 1/(l + e^{sink−m})), the scores formed
-// again tile by tile: a second pass of the score kernel costs less than the
-// row path, which forms and blends whole rows one at a time. A NaN row (a
-// NaN or +Inf score or sink) is redone by the row path, which sets its
-// output, weights, logits and LSE as Memory.Attend does.
+// attended keys all went through the block kernels, [tk.lo, n): runBlock
+// wrote the scores of those into the logits, or into the weights where no
+// logits are wanted. Keys outside get logit -Inf and weight 0. The weights
+// of keys [tk.lo, n) are exp(s - m)·f with each row's final max and factor
+// (1/l, or with a sink 1/(l + e^{sink−m})), formed from those scores row by
+// row while they are still in cache: forming the scores again in a second
+// pass of the score kernel took a third of a prefill's time (8 heads × 512
+// × 512 × 64, avx2). A NaN row (a NaN or +Inf score or sink) is redone by
+// the row path, which sets its output, weights, logits and LSE as
+// Memory.Attend does.
 func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	b, R := tk.b, tk.R
 	m, l := sc.m, sc.l
@@ -89,32 +91,27 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 	if p.w == nil {
 		return
 	}
-	// The block's scratch as runBlock left it: the queries are still in
-	// the lanes; the output lanes are free.
-	st, ot, ml := sc.st, sc.ot, sc.ml
-	f := ot[:blockRows]
-	clear(ml)
-	clear(f)
-	mu := ml[3*blockRows:]
 	for r := range R {
-		f[r], _ = p.rowFinish(tk.hs[r], m[r], l[r])
-		if !math.IsInf(float64(m[r]), -1) {
-			mu[r] = m[r]
-		}
-	}
-	for j0 := tk.lo; j0 < n; j0 += p.tile {
-		s := st[:blockRows*min(p.tile, n-j0)]
-		p.blockTileScores(s, tk, sc, j0)
-		blockExpSum(s, ml)
-		blockBlend(s, nil, nil, 0, f)
-		lanesOut(*p.w, tk, s, j0)
-	}
-	for r := range R {
-		w := p.w.Row(b, tk.hs[r], tk.is[r])
+		h, i := tk.hs[r], tk.is[r]
+		w := p.w.Row(b, h, i)
 		clear(w[:tk.lo])
 		clear(w[n:])
-		if f[r] != f[r] {
+		f, _ := p.rowFinish(h, m[r], l[r])
+		if f != f {
 			p.rowWithWeights(tk, r, w, sc)
+			continue
 		}
+		s := w
+		if p.logits != nil {
+			s = p.logits.Row(b, h, i)
+		}
+		// As blockExpSum's lanes, against 0 for a row that attended
+		// nothing (its scores are all -Inf).
+		mu := m[r]
+		if math.IsInf(float64(mu), -1) {
+			mu = 0
+		}
+		expSum(w[tk.lo:n], s[tk.lo:n], mu)
+		scale(f, w[tk.lo:n])
 	}
 }
