@@ -97,7 +97,8 @@ func scoreRowsMulti8(dst, k []float32, stride int, q []float32, also []float32) 
 
 // blendRowsMulti8 is blendRowsMulti for eight rows, next as there. Only
 // avx512 has it in assembly, a vector of columns a pass; elsewhere it is
-// blendRowsMulti on each four.
+// blendRowsMulti on each four. Where a weight and a value are both NaN, the
+// avx512 kernel's sum keeps the value's payload, not the weight's.
 func blendRowsMulti8(acc, w, v []float32, stride int, next []float32) {
 	blendRowsMulti8Generic(acc, w, v, stride, next)
 }
@@ -164,7 +165,7 @@ func scoreRowsMulti8F16(dst []float32, k []uint16, stride int, q []float32, also
 
 // blendRowsMulti8F16 is blendRowsMultiF16 for eight rows, next as
 // blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiF16 on each four.
+// blendRowsMultiF16 on each four. NaN payloads as blendRowsMulti8's.
 func blendRowsMulti8F16(acc, w []float32, v []uint16, stride int, next []uint16) {
 	blendRowsMulti8F16Generic(acc, w, v, stride, next)
 }
@@ -178,7 +179,7 @@ func scoreRowsMulti8BF16(dst []float32, k []uint16, stride int, q []float32, als
 
 // blendRowsMulti8BF16 is blendRowsMultiBF16 for eight rows, next as
 // blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiBF16 on each four.
+// blendRowsMultiBF16 on each four. NaN payloads as blendRowsMulti8's.
 func blendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, next []uint16) {
 	blendRowsMulti8BF16Generic(acc, w, v, stride, next)
 }

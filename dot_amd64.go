@@ -116,7 +116,8 @@ func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, 
 
 // blendRowsMulti8AVX512 is blendRowsMulti for eight rows, next as there.
 // Only avx512 has it in assembly, a vector of columns a pass; elsewhere it
-// is blendRowsMulti on each four.
+// is blendRowsMulti on each four. Where a weight and a value are both NaN,
+// the avx512 kernel's sum keeps the value's payload, not the weight's.
 //
 //go:noescape
 func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
@@ -172,7 +173,7 @@ func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32
 
 // blendRowsMulti8F16AVX512 is blendRowsMultiF16 for eight rows, next as
 // blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiF16 on each four.
+// blendRowsMultiF16 on each four. NaN payloads as blendRowsMulti8's.
 //
 //go:noescape
 func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
@@ -186,7 +187,7 @@ func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float3
 
 // blendRowsMulti8BF16AVX512 is blendRowsMultiBF16 for eight rows, next as
 // blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiBF16 on each four.
+// blendRowsMultiBF16 on each four. NaN payloads as blendRowsMulti8's.
 //
 //go:noescape
 func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)

@@ -252,7 +252,7 @@ func matchOneRow16(t *testing.T, a *kernelArgs, f format16, what string, kv []ui
 	for r := range rows {
 		f.blend(one[r*d:(r+1)*d], w[r*n:(r+1)*n], kv, stride)
 	}
-	identical(t, what+": blendRowsMulti"+upper(f.name), acc, one)
+	identicalBlend(t, what+": blendRowsMulti"+upper(f.name), acc, one)
 	if !scores {
 		return
 	}

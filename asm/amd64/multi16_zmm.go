@@ -137,7 +137,8 @@ func blendMulti16Z(R int, wd widen16, prefix string) {
 
 // blendColumns16Z emits the blend of P vectors of columns (one vector
 // under mask if mask is not nil) for R rows over every key, in key order.
-// The FMAs take genBlendRows16's operands in its order.
+// The FMAs take genBlendRows16's operands in its order, but for eight
+// rows, whose weights are the FMAs' broadcast operands (weightOperand).
 func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, mask Op, wd widen16) {
 	a := make([]VecVirtual, R*P)
 	accAt := func(accs rowRegs, r, c int) Mem {
@@ -159,8 +160,13 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 	Label(name + "_key")
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_keys_done"))
+	// Eight rows take their weights as the FMAs' broadcast operands (see
+	// weightOperand), which here costs a second load of each where P is 2.
 	b := make([]VecVirtual, R)
 	for r := range R {
+		if R == 8 {
+			break
+		}
 		b[r] = ZMM()
 		VBROADCASTSS(ws.at(r), b[r])
 	}
@@ -175,7 +181,11 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 			wd(y, t)
 		}
 		for r := range R {
-			VFMADD231PS(t, b[r], a[r*P+c])
+			if R == 8 {
+				VFMADD231PS_BCST(ws.at(r), t, a[r*P+c])
+			} else {
+				VFMADD231PS(t, b[r], a[r*P+c])
+			}
 		}
 	}
 	if pf != nil {

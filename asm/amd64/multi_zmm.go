@@ -425,6 +425,15 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 			}
 			ADDQ(U32(64*P), pf)
 		}
+		if R == 8 {
+			// One vector of columns a pass: each weight feeds one FMA,
+			// so it is that FMA's broadcast operand (see weightOperand).
+			t := loadZ(Mem{Base: vp}, mask)
+			for r := range R {
+				VFMADD231PS_BCST(w.at(r), t, set[r])
+			}
+			return
+		}
 		b := make([]VecVirtual, R)
 		for r := range R {
 			b[r] = ZMM()
@@ -475,6 +484,19 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 	}
 }
 
+// weightOperand: the eight-row blends take each row's weight as the
+// FMA's broadcast memory operand ({1to16}) rather than through a
+// VBROADCASTSS of its own. On a Zen 4 the separate broadcasts held the
+// float32 blend to 85-87 GFLOP/s from L1 and L2 (d = 128, 24 and 256
+// keys), 74% of the FMA peak of 117, and the 16-bit ones to 98-101; with
+// the broadcast in the FMA all three ran at 114-117. Intel cores split an
+// FMA whose memory operand has an index register into a load and the FMA,
+// the two uops the separate broadcast and FMA were. The sums are the same
+// products in the same order; only the operands' order changes, and with
+// it which NaN's payload an FMA keeps where a weight and a value are both
+// NaN (x86 keeps the first NaN operand's, and a broadcast operand comes
+// last), so such sums may differ from the one-row kernels' in the payload.
+//
 // multiAhead is how many rows ahead scoreRowsMulti prefetches K. Its
 // blocks read four or eight rows side by side, a chunk of each at a time,
 // and R FMAs per chunk loaded; from memory the hardware prefetchers do not

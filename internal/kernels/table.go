@@ -117,7 +117,8 @@ var All = []Kernel{
 	{
 		Name: "blendRowsMulti8", Params: "acc, w, v []float32, stride int, next []float32",
 		Doc: "is blendRowsMulti for eight rows, next as there. Only avx512 has it in assembly, a vector of columns a pass; " +
-			"elsewhere it is blendRowsMulti on each four.",
+			"elsewhere it is blendRowsMulti on each four. " +
+			"Where a weight and a value are both NaN, the avx512 kernel's sum keeps the value's payload, not the weight's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
@@ -170,7 +171,8 @@ var All = []Kernel{
 	},
 	{
 		Name: "blendRowsMulti8F16", Params: "acc, w []float32, v []uint16, stride int, next []uint16",
-		Doc:   "is blendRowsMultiF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiF16 on each four.",
+		Doc: "is blendRowsMultiF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiF16 on each four. " +
+			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
@@ -180,7 +182,8 @@ var All = []Kernel{
 	},
 	{
 		Name: "blendRowsMulti8BF16", Params: "acc, w []float32, v []uint16, stride int, next []uint16",
-		Doc:   "is blendRowsMultiBF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiBF16 on each four.",
+		Doc: "is blendRowsMultiBF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiBF16 on each four. " +
+			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
