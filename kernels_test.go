@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/glancelab/attention/internal/reference"
@@ -486,6 +487,16 @@ func TestMultiKernelsMatchOneRow(t *testing.T) {
 					}
 					what := fmt.Sprintf("d=%d n=%d rows=%d", d, n, rows)
 					identicalBlend(t, what+": blendRowsMulti", acc, one)
+					// And with special values among the weights, the value
+					// rows and the accumulators.
+					ws, vs := withSpecials(r, w), withSpecials(r, kv)
+					acc, one = withSpecials(r, acc), nil
+					one = append(one, acc...)
+					blendMultiOf(acc, ws, vs, stride, rows, nil)
+					for i := range rows {
+						blendRows(one[i*d:(i+1)*d], ws[i*n:(i+1)*n], vs, stride)
+					}
+					identicalBlend(t, what+" specials: blendRowsMulti", acc, one)
 					if n%8 != 0 {
 						continue
 					}
@@ -515,4 +526,16 @@ func identicalBlend(t *testing.T, what string, got, want []float32) {
 			t.Fatalf("%s[%d] = %v (%#x), want %v (%#x)", what, i, g, math.Float32bits(g), w, math.Float32bits(w))
 		}
 	}
+}
+
+// withSpecials returns a copy of x with about one element in 16 replaced
+// by one of testutil.Specials.
+func withSpecials(r *rand.Rand, x []float32) []float32 {
+	y := append([]float32(nil), x...)
+	for i := range y {
+		if r.IntN(16) == 0 {
+			y[i] = testutil.Specials[r.IntN(len(testutil.Specials))]
+		}
+	}
+	return y
 }
