@@ -25,62 +25,30 @@ func BenchmarkMultiRowKernels(b *testing.B) {
 			v, vh, vb := rows16Data(n, d)
 			q, w := testutil.Floats(r, 8*d, 1), testutil.Floats(r, 8*n, 1e-3)
 			dst, acc := make([]float32, 8*n), make([]float32, 8*d)
+			// The kernels of each format, by name and row count.
+			kernels := map[string]map[string][2]func(){
+				"f32": {
+					"score": {func() { scoreRowsMulti(dst[:4*n], k, d, q[:4*d], 4) }, func() { scoreRowsMulti8(dst, k, d, q, nil) }},
+					"blend": {func() { blendRowsMulti(acc[:4*d], w[:4*n], v, d, 4, nil) }, func() { blendRowsMulti8(acc, w, v, d, nil) }},
+				},
+				"f16": {
+					"score": {func() { scoreRowsMultiF16(dst[:4*n], kh, d, q[:4*d], 4) }, func() { scoreRowsMulti8F16(dst, kh, d, q, nil) }},
+					"blend": {func() { blendRowsMultiF16(acc[:4*d], w[:4*n], vh, d, 4, nil) }, func() { blendRowsMulti8F16(acc, w, vh, d, nil) }},
+				},
+				"bf16": {
+					"score": {func() { scoreRowsMultiBF16(dst[:4*n], kb, d, q[:4*d], 4) }, func() { scoreRowsMulti8BF16(dst, kb, d, q, nil) }},
+					"blend": {func() { blendRowsMultiBF16(acc[:4*d], w[:4*n], vb, d, 4, nil) }, func() { blendRowsMulti8BF16(acc, w, vb, d, nil) }},
+				},
+			}
 			for _, f := range rows16Formats {
-				for _, rows := range []int{4, 8} {
-					score := func() {
-						switch f.name {
-						case "f32":
-							if rows == 8 {
-								scoreRowsMulti8(dst, k, d, q, nil)
-							} else {
-								scoreRowsMulti(dst[:4*n], k, d, q[:4*d], 4)
-							}
-						case "f16":
-							if rows == 8 {
-								scoreRowsMulti8F16(dst, kh, d, q, nil)
-							} else {
-								scoreRowsMultiF16(dst[:4*n], kh, d, q[:4*d], 4)
-							}
-						case "bf16":
-							if rows == 8 {
-								scoreRowsMulti8BF16(dst, kb, d, q, nil)
-							} else {
-								scoreRowsMultiBF16(dst[:4*n], kb, d, q[:4*d], 4)
-							}
-						}
-					}
-					blend := func() {
-						switch f.name {
-						case "f32":
-							if rows == 8 {
-								blendRowsMulti8(acc, w, v, d, nil)
-							} else {
-								blendRowsMulti(acc[:4*d], w[:4*n], v, d, 4, nil)
-							}
-						case "f16":
-							if rows == 8 {
-								blendRowsMulti8F16(acc, w, vh, d, nil)
-							} else {
-								blendRowsMultiF16(acc[:4*d], w[:4*n], vh, d, 4, nil)
-							}
-						case "bf16":
-							if rows == 8 {
-								blendRowsMulti8BF16(acc, w, vb, d, nil)
-							} else {
-								blendRowsMultiBF16(acc[:4*d], w[:4*n], vb, d, 4, nil)
-							}
-						}
-					}
-					flops := float64(2 * rows * n * d)
-					for _, kn := range []struct {
-						name string
-						run  func()
-					}{{"score", score}, {"blend", blend}} {
-						b.Run(fmt.Sprintf("%s/fmt=%s/rows=%d/n=%d", kn.name, f.name, rows, n), func(b *testing.B) {
+				for i, rows := range []int{4, 8} {
+					for _, name := range []string{"score", "blend"} {
+						run := kernels[f.name][name][i]
+						b.Run(fmt.Sprintf("%s/fmt=%s/rows=%d/n=%d", name, f.name, rows, n), func(b *testing.B) {
 							for b.Loop() {
-								kn.run()
+								run()
 							}
-							reportPeak(b, flops)
+							reportPeak(b, float64(2*rows*n*d))
 						})
 					}
 				}
