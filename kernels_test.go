@@ -490,8 +490,8 @@ func TestMultiKernelsMatchOneRow(t *testing.T) {
 					// And with special values among the weights, the value
 					// rows and the accumulators.
 					ws, vs := withSpecials(r, w), withSpecials(r, kv)
-					acc, one = withSpecials(r, acc), nil
-					one = append(one, acc...)
+					acc = withSpecials(r, acc)
+					one = append(one[:0], acc...)
 					blendMultiOf(acc, ws, vs, stride, rows, nil)
 					for i := range rows {
 						blendRows(one[i*d:(i+1)*d], ws[i*n:(i+1)*n], vs, stride)

@@ -163,12 +163,11 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 	// Eight rows take their weights as the FMAs' broadcast operands (see
 	// weightOperand), which here costs a second load of each where P is 2.
 	b := make([]VecVirtual, R)
-	for r := range R {
-		if R == 8 {
-			break
+	if R < 8 {
+		for r := range R {
+			b[r] = ZMM()
+			VBROADCASTSS(ws.at(r), b[r])
 		}
-		b[r] = ZMM()
-		VBROADCASTSS(ws.at(r), b[r])
 	}
 	for c := range P {
 		at := Mem{Base: vp, Disp: 32 * c}

@@ -516,7 +516,7 @@ func prefetchAhead(w widen16, m Mem) {
 // it which NaN's payload an FMA keeps where a weight and a value are both
 // NaN (x86 keeps the first NaN operand's, and a broadcast operand comes
 // last), so such sums may differ from the one-row kernels' in the payload.
-//
+
 // multiAhead is how many rows ahead scoreRowsMulti prefetches K. Its
 // blocks read four or eight rows side by side, a chunk of each at a time,
 // and R FMAs per chunk loaded; from memory the hardware prefetchers do not
