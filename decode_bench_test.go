@@ -24,9 +24,17 @@ import (
 //     four-stream reads, whatever implementation the attention runs), on
 //     as many threads as the engine
 //     has workers, each reading its share of K and of V;
-//   - read-fraction: GB/s over read-GB/s.
+//   - read-fraction: GB/s over read-GB/s;
+//   - GFLOP/s: the multiply-adds of the scores and the blend (2·(dk+dv)
+//     FLOPs per query row and key it sees);
+//   - roof-fraction: the time the step cannot beat on this machine, the
+//     longer of its read at read-GB/s and its FLOPs at the FMA peak (on
+//     as many threads, measured alongside the read), over its time. A
+//     step whose FLOPs take longer than its read (many query rows a KV
+//     head, a core with narrow FMA pipes) cannot reach a read-fraction of
+//     1; roof-fraction says how near it is to what it can reach.
 //
-// The read is timed in short samples interleaved with the timed loop (one
+// The read (and the peak) is timed in short samples interleaved with the timed loop (one
 // before each quarter of b.N, the rest after it), with the timer stopped,
 // and the median sample is kept: on a shared, noisy machine the reference
 // then meets the same load as the attention it is set against, which a
@@ -83,6 +91,25 @@ func (s decodeShape) read() int {
 // kvBytes is the size of the K and V the step reads, each key/value head
 // once.
 func (s decodeShape) kvBytes() int { return 2 * 4 * s.kvHeads * s.read() * decodeDim }
+
+// flops is the step's multiply-adds: a score and a blend of decodeDim
+// each for every query row and key it sees. Causal aligns the rows
+// bottom-right, so row i sees the keys up to Tk-Tq+i; a window keeps the
+// last window of those.
+func (s decodeShape) flops() float64 {
+	seen := 0
+	for i := range s.Tq {
+		n := s.Tk
+		if s.causal {
+			n = max(0, s.Tk-s.Tq+i+1)
+		}
+		if s.window > 0 {
+			n = min(n, s.window)
+		}
+		seen += n
+	}
+	return float64(s.heads) * float64(seen) * 2 * 2 * decodeDim
+}
 
 const decodeDim = 128
 
@@ -156,22 +183,27 @@ func benchDecode(b *testing.B, p *decodeProblem, workers int) {
 	e := NewBatched(workers)
 	defer e.Close()
 	dst := BatchOutputs{Out: p.out}
-	benchStep(b, func() error { return e.Attend(dst, p.q, p.k, p.v, &p.opt) }, p.kv, p.kvBytes(), workers)
+	benchStep(b, func() error { return e.Attend(dst, p.q, p.k, p.v, &p.opt) }, p.kv, p.kvBytes(), p.flops(), workers)
 }
 
-// benchStep times step, which reads the bytes of kv, against a read of
-// them on workers threads (see BenchmarkDecode).
-func benchStep(b *testing.B, step func() error, kv [][]float32, bytes, workers int) {
+// benchStep times step, which reads the bytes of kv and does flops FLOPs,
+// against a read of them and the FMA peak on workers threads (see
+// BenchmarkDecode).
+func benchStep(b *testing.B, step func() error, kv [][]float32, bytes int, flops float64, workers int) {
 	// One call sizes the workers' scratch, so the loop is the steady state.
 	if err := step(); err != nil {
 		b.Fatal(err)
 	}
 	read := calib.ReadProbeOf(readSets(kv, workers)...)
 	read.Rate(decodeReadSample) // sizes the samples
+	fma := calib.FMAProbe(workers)
+	fma.Rate(decodeReadSample)
 	rates := make([]float64, 0, decodeReadSamples)
+	peaks := make([]float64, 0, decodeReadSamples)
 	sample := func() {
 		b.StopTimer()
 		rates = append(rates, read.Rate(decodeReadSample))
+		peaks = append(peaks, fma.Rate(decodeReadSample))
 		b.StartTimer()
 	}
 	segments := min(b.N, decodeReadSamples-1)
@@ -196,9 +228,14 @@ func benchStep(b *testing.B, step func() error, kv [][]float32, bytes, workers i
 		return
 	}
 	slices.Sort(rates)
-	ref := rates[len(rates)/2]
-	gbps := float64(bytes) * float64(b.N) / sec / 1e9
+	slices.Sort(peaks)
+	ref, peak := rates[len(rates)/2], peaks[len(peaks)/2]
+	step1 := sec / float64(b.N)
+	gbps := float64(bytes) / step1 / 1e9
 	b.ReportMetric(gbps, "GB/s")
 	b.ReportMetric(ref, "read-GB/s")
 	b.ReportMetric(gbps/ref, "read-fraction")
+	b.ReportMetric(flops/step1/1e9, "GFLOP/s")
+	roof := max(float64(bytes)/ref, flops/peak) / 1e9
+	b.ReportMetric(roof/step1, "roof-fraction")
 }

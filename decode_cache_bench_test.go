@@ -29,7 +29,7 @@ func BenchmarkDecodeCache(b *testing.B) {
 							e := NewBatched(workers)
 							defer e.Close()
 							dst := BatchOutputs{Out: p.out}
-							benchStep(b, func() error { return e.AttendCache(dst, p.q, p.cache, &p.opt) }, p.kv, p.bytes, workers)
+							benchStep(b, func() error { return e.AttendCache(dst, p.q, p.cache, &p.opt) }, p.kv, p.bytes, p.flops(), workers)
 						})
 					}
 				})
