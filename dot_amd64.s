@@ -11,13 +11,13 @@ TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	MOVQ         y_base+24(FP), CX
 	MOVQ         x_len+8(FP), DX
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	XORQ         BX, BX
 	MOVQ         DX, SI
 	ANDQ         $-128, SI
@@ -192,13 +192,13 @@ scorezrm4_loop:
 	LEAQ         (BX)(BX*2), DI
 	LEAQ         (DX)(BX*4), R10
 	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
+	VPXORD       Z5, Z5, Z6
+	VPXORD       Z5, Z5, Z7
+	VPXORD       Z5, Z5, Z8
+	VPXORD       Z5, Z5, Z9
+	VPXORD       Z5, Z5, Z10
+	VPXORD       Z5, Z5, Z11
+	VPXORD       Z5, Z5, Z12
 	VFMADD231PS  (DX), Z0, Z5
 	VFMADD231PS  64(DX), Z1, Z5
 	VFMADD231PS  128(DX), Z2, Z5
@@ -287,13 +287,13 @@ scorezrm4_pf:
 	CMOVQHI      DX, R11
 	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
+	VPXORD       Z5, Z5, Z6
+	VPXORD       Z5, Z5, Z7
+	VPXORD       Z5, Z5, Z8
+	VPXORD       Z5, Z5, Z9
+	VPXORD       Z5, Z5, Z10
+	VPXORD       Z5, Z5, Z11
+	VPXORD       Z5, Z5, Z12
 	VFMADD231PS  (DX), Z0, Z5
 	PREFETCHT0   (R11)
 	VFMADD231PS  64(DX), Z1, Z5
@@ -410,13 +410,13 @@ scorezrm4_full_loop:
 	LEAQ         (BX)(BX*2), DI
 	LEAQ         (DX)(BX*4), R10
 	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
+	VPXORD       Z4, Z4, Z5
+	VPXORD       Z4, Z4, Z6
+	VPXORD       Z4, Z4, Z7
+	VPXORD       Z4, Z4, Z8
+	VPXORD       Z4, Z4, Z9
+	VPXORD       Z4, Z4, Z10
+	VPXORD       Z4, Z4, Z11
 	VFMADD231PS  (DX), Z0, Z4
 	VFMADD231PS  64(DX), Z1, Z4
 	VFMADD231PS  128(DX), Z2, Z4
@@ -497,13 +497,13 @@ scorezrm4_full_pf:
 	CMOVQHI      DX, R11
 	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
+	VPXORD       Z4, Z4, Z5
+	VPXORD       Z4, Z4, Z6
+	VPXORD       Z4, Z4, Z7
+	VPXORD       Z4, Z4, Z8
+	VPXORD       Z4, Z4, Z9
+	VPXORD       Z4, Z4, Z10
+	VPXORD       Z4, Z4, Z11
 	VFMADD231PS  (DX), Z0, Z4
 	PREFETCHT0   (R11)
 	VFMADD231PS  64(DX), Z1, Z4
@@ -627,13 +627,13 @@ scorezrm8_loop:
 	LEAQ         (BX)(BX*2), DI
 	LEAQ         (DX)(BX*4), R10
 	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
-	VBROADCASTSS zero<>+0(SB), Z16
+	VPXORD       Z9, Z9, Z10
+	VPXORD       Z9, Z9, Z11
+	VPXORD       Z9, Z9, Z12
+	VPXORD       Z9, Z9, Z13
+	VPXORD       Z9, Z9, Z14
+	VPXORD       Z9, Z9, Z15
+	VPXORD       Z9, Z9, Z16
 	VFMADD231PS  (DX), Z0, Z9
 	VFMADD231PS  64(DX), Z1, Z9
 	VFMADD231PS  128(DX), Z2, Z9
@@ -754,13 +754,13 @@ scorezrm8_pf:
 	CMOVQHI      DX, R11
 	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
-	VBROADCASTSS zero<>+0(SB), Z16
+	VPXORD       Z9, Z9, Z10
+	VPXORD       Z9, Z9, Z11
+	VPXORD       Z9, Z9, Z12
+	VPXORD       Z9, Z9, Z13
+	VPXORD       Z9, Z9, Z14
+	VPXORD       Z9, Z9, Z15
+	VPXORD       Z9, Z9, Z16
 	VFMADD231PS  (DX), Z0, Z9
 	PREFETCHT0   (R11)
 	VFMADD231PS  64(DX), Z1, Z9
@@ -941,13 +941,13 @@ scorezrm8_full_loop:
 	LEAQ         (BX)(BX*2), DI
 	LEAQ         (DX)(BX*4), R10
 	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z8, Z8, Z9
+	VPXORD       Z8, Z8, Z10
+	VPXORD       Z8, Z8, Z11
+	VPXORD       Z8, Z8, Z12
+	VPXORD       Z8, Z8, Z13
+	VPXORD       Z8, Z8, Z14
+	VPXORD       Z8, Z8, Z15
 	VFMADD231PS  (DX), Z0, Z8
 	VFMADD231PS  64(DX), Z1, Z8
 	VFMADD231PS  128(DX), Z2, Z8
@@ -1060,13 +1060,13 @@ scorezrm8_full_pf:
 	CMOVQHI      DX, R11
 	CMOVQHI      R10, R12
 	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z8, Z8, Z9
+	VPXORD       Z8, Z8, Z10
+	VPXORD       Z8, Z8, Z11
+	VPXORD       Z8, Z8, Z12
+	VPXORD       Z8, Z8, Z13
+	VPXORD       Z8, Z8, Z14
+	VPXORD       Z8, Z8, Z15
 	VFMADD231PS  (DX), Z0, Z8
 	PREFETCHT0   (R11)
 	VFMADD231PS  64(DX), Z1, Z8
@@ -1236,13 +1236,13 @@ scorez8_loop:
 	LEAQ         (BX)(BX*2), R10
 	LEAQ         (DX)(BX*4), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         R9, R12
 	CMPQ         DI, $0x01
 	JL           scorez8_chunk
@@ -1396,9 +1396,9 @@ scorez4_loop:
 	JL           scorez4_next
 	LEAQ         (BX)(BX*2), DI
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
 	MOVQ         R9, R10
 
 scorez4_chunk:
@@ -2028,13 +2028,13 @@ scoreRowsF16AVX512_rows8:
 	LEAQ         (BX)(BX*2), R9
 	LEAQ         (DX)(BX*4), R10
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	XORQ         R11, R11
 
 scoreRowsF16AVX512_rows8_chunk:
@@ -2389,13 +2389,13 @@ scoreRowsBF16AVX512_rows8:
 	LEAQ         (BX)(BX*2), R9
 	LEAQ         (DX)(BX*4), R10
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	XORQ         R11, R11
 
 scoreRowsBF16AVX512_rows8_chunk:
@@ -3088,13 +3088,13 @@ smultiz1_k8:
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R14
 
 smultiz1_k8_chunk:
@@ -3266,21 +3266,21 @@ smultiz2_k8:
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smultiz2_k8_chunk:
@@ -3432,7 +3432,7 @@ smultiz2_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z0, Z0, Z1
 	MOVQ         BX, R11
 
 smultiz2_k1_chunk:
@@ -3525,17 +3525,17 @@ smultiz3_k4:
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
 	MOVQ         BX, R13
 
 smultiz3_k4_chunk:
@@ -3658,8 +3658,8 @@ smultiz3_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
 	MOVQ         BX, R11
 
 smultiz3_k1_chunk:
@@ -3761,21 +3761,21 @@ smultiz4_k4:
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smultiz4_k4_chunk:
@@ -3916,9 +3916,9 @@ smultiz4_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
 	MOVQ         BX, R12
 
 smultiz4_k1_chunk:
@@ -6619,21 +6619,21 @@ smulti8za8_k2:
 	LEAQ         (R8)(R8*2), R13
 	LEAQ         (R12)(R8*4), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R15
 
 smulti8za8_k2_chunk:
@@ -6787,13 +6787,13 @@ smulti8za8_k1:
 	LEAQ         (R8)(R8*2), R11
 	LEAQ         (R10)(R8*4), R12
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R13
 
 smulti8za8_k1_chunk:
@@ -6964,21 +6964,21 @@ smulti8z8_k2:
 	LEAQ         (R8)(R8*2), R12
 	LEAQ         (R11)(R8*4), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smulti8z8_k2_chunk:
@@ -7129,13 +7129,13 @@ smulti8z8_k1:
 	LEAQ         (R8)(R8*2), R11
 	LEAQ         (R10)(R8*4), R12
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R13
 
 smulti8z8_k1_chunk:
@@ -7794,13 +7794,13 @@ smulti16z1_k8:
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R14
 
 smulti16z1_k8_chunk:
@@ -7995,21 +7995,21 @@ smulti16z2_k8:
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smulti16z2_k8_chunk:
@@ -8165,7 +8165,7 @@ smulti16z2_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z0, Z0, Z1
 	MOVQ         BX, R11
 
 smulti16z2_k1_chunk:
@@ -8259,17 +8259,17 @@ smulti16z3_k4:
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
 	MOVQ         BX, R13
 
 smulti16z3_k4_chunk:
@@ -8394,8 +8394,8 @@ smulti16z3_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
 	MOVQ         BX, R11
 
 smulti16z3_k1_chunk:
@@ -8498,21 +8498,21 @@ smulti16z4_k4:
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smulti16z4_k4_chunk:
@@ -8655,9 +8655,9 @@ smulti16z4_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
 	MOVQ         BX, R12
 
 smulti16z4_k1_chunk:
@@ -8786,13 +8786,13 @@ smulti16z1_k8:
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R14
 
 smulti16z1_k8_chunk:
@@ -9005,21 +9005,21 @@ smulti16z2_k8:
 	MOVQ         DX, R13
 	LEAQ         (R8)(R8*2), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smulti16z2_k8_chunk:
@@ -9191,7 +9191,7 @@ smulti16z2_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z0, Z0, Z1
 	MOVQ         BX, R11
 
 smulti16z2_k1_chunk:
@@ -9287,17 +9287,17 @@ smulti16z3_k4:
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
 	MOVQ         BX, R13
 
 smulti16z3_k4_chunk:
@@ -9430,8 +9430,8 @@ smulti16z3_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
 	MOVQ         BX, R11
 
 smulti16z3_k1_chunk:
@@ -9536,21 +9536,21 @@ smulti16z4_k4:
 	MOVQ         DX, R12
 	LEAQ         (R8)(R8*2), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smulti16z4_k4_chunk:
@@ -9701,9 +9701,9 @@ smulti16z4_k1:
 	MOVQ         DX, R10
 	LEAQ         (R8)(R8*2), R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
 	MOVQ         BX, R12
 
 smulti16z4_k1_chunk:
@@ -12150,21 +12150,21 @@ smulti8ha8_k2:
 	LEAQ         (R8)(R8*2), R13
 	LEAQ         (R12)(R8*4), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R15
 
 smulti8ha8_k2_chunk:
@@ -12318,13 +12318,13 @@ smulti8ha8_k1:
 	LEAQ         (R8)(R8*2), R11
 	LEAQ         (R10)(R8*4), R12
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R13
 
 smulti8ha8_k1_chunk:
@@ -12496,21 +12496,21 @@ smulti8h8_k2:
 	LEAQ         (R8)(R8*2), R12
 	LEAQ         (R11)(R8*4), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smulti8h8_k2_chunk:
@@ -12662,13 +12662,13 @@ smulti8h8_k1:
 	LEAQ         (R8)(R8*2), R11
 	LEAQ         (R10)(R8*4), R12
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R13
 
 smulti8h8_k1_chunk:
@@ -13260,21 +13260,21 @@ smulti8ha8_k2:
 	LEAQ         (R8)(R8*2), R13
 	LEAQ         (R12)(R8*4), R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R15
 
 smulti8ha8_k2_chunk:
@@ -13432,13 +13432,13 @@ smulti8ha8_k1:
 	LEAQ         (R8)(R8*2), R11
 	LEAQ         (R10)(R8*4), R12
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R13
 
 smulti8ha8_k1_chunk:
@@ -13612,21 +13612,21 @@ smulti8h8_k2:
 	LEAQ         (R8)(R8*2), R12
 	LEAQ         (R11)(R8*4), R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         BX, R14
 
 smulti8h8_k2_chunk:
@@ -13782,13 +13782,13 @@ smulti8h8_k1:
 	LEAQ         (R8)(R8*2), R11
 	LEAQ         (R10)(R8*4), R12
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	MOVQ         BX, R13
 
 smulti8h8_k1_chunk:
@@ -14773,7 +14773,7 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-60
 	MOVQ         x_len+32(FP), DX
 	VBROADCASTSS m+48(FP), Z0
 	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
+	VPXORD       Z1, Z1, Z2
 	VBROADCASTSS exp_shift<>+0(SB), Z3
 	VBROADCASTSS exp_invln2<>+0(SB), Z4
 	VBROADCASTSS exp_ln2hi<>+0(SB), Z5
@@ -14954,21 +14954,21 @@ scoresz16_loop:
 	MOVQ         qt_len+32(FP), R13
 	SHRQ         $0x04, R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	MOVQ         SI, R14
 	IMUL3Q       $0x20, R14, R14
 	ADDQ         BX, R14
@@ -16047,13 +16047,13 @@ scoresz8_loop:
 	MOVQ         qt_len+32(FP), R11
 	SHRQ         $0x04, R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 
 scoresz8_inner4:
 	CMPQ             R11, $0x04
@@ -16144,9 +16144,9 @@ scoresz4_loop:
 	MOVQ         qt_len+32(FP), R10
 	SHRQ         $0x04, R10
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
 
 scoresz4_inner4:
 	CMPQ             R10, $0x04
@@ -16211,7 +16211,7 @@ scoresz2_loop:
 	MOVQ         qt_len+32(FP), R9
 	SHRQ         $0x04, R9
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z0, Z0, Z1
 
 scoresz2_inner4:
 	CMPQ             R9, $0x04
@@ -16330,29 +16330,29 @@ scores2z12_loop:
 	MOVQ         qt0_len+56(FP), R14
 	SHRQ         $0x04, R14
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
 	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
-	VBROADCASTSS zero<>+0(SB), Z16
-	VBROADCASTSS zero<>+0(SB), Z17
-	VBROADCASTSS zero<>+0(SB), Z18
-	VBROADCASTSS zero<>+0(SB), Z19
-	VBROADCASTSS zero<>+0(SB), Z20
-	VBROADCASTSS zero<>+0(SB), Z21
-	VBROADCASTSS zero<>+0(SB), Z22
-	VBROADCASTSS zero<>+0(SB), Z23
+	VPXORD       Z12, Z12, Z13
+	VPXORD       Z12, Z12, Z14
+	VPXORD       Z12, Z12, Z15
+	VPXORD       Z12, Z12, Z16
+	VPXORD       Z12, Z12, Z17
+	VPXORD       Z12, Z12, Z18
+	VPXORD       Z12, Z12, Z19
+	VPXORD       Z12, Z12, Z20
+	VPXORD       Z12, Z12, Z21
+	VPXORD       Z12, Z12, Z22
+	VPXORD       Z12, Z12, Z23
 
 scores2z12_inner4:
 	CMPQ         R14, $0x04
@@ -16607,21 +16607,21 @@ scores2z8_loop:
 	MOVQ         qt0_len+56(FP), R13
 	SHRQ         $0x04, R13
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z8, Z8, Z9
+	VPXORD       Z8, Z8, Z10
+	VPXORD       Z8, Z8, Z11
+	VPXORD       Z8, Z8, Z12
+	VPXORD       Z8, Z8, Z13
+	VPXORD       Z8, Z8, Z14
+	VPXORD       Z8, Z8, Z15
 
 scores2z8_inner4:
 	CMPQ         R13, $0x04
@@ -16805,13 +16805,13 @@ scores2z4_loop:
 	MOVQ         qt0_len+56(FP), R12
 	SHRQ         $0x04, R12
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
 	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z4, Z4, Z5
+	VPXORD       Z4, Z4, Z6
+	VPXORD       Z4, Z4, Z7
 
 scores2z4_inner4:
 	CMPQ         R12, $0x04
@@ -16925,9 +16925,9 @@ scores2z2_loop:
 	MOVQ         qt0_len+56(FP), R11
 	SHRQ         $0x04, R11
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z0, Z0, Z1
 	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z2, Z2, Z3
 
 scores2z2_inner4:
 	CMPQ         R11, $0x04
@@ -17093,29 +17093,29 @@ scores2mz12_loop:
 	MOVQ         qt0_len+56(FP), R15
 	SHRQ         $0x04, R15
 	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
+	VPXORD       Z2, Z2, Z3
+	VPXORD       Z2, Z2, Z4
+	VPXORD       Z2, Z2, Z5
+	VPXORD       Z2, Z2, Z6
+	VPXORD       Z2, Z2, Z7
+	VPXORD       Z2, Z2, Z8
+	VPXORD       Z2, Z2, Z9
+	VPXORD       Z2, Z2, Z10
+	VPXORD       Z2, Z2, Z11
+	VPXORD       Z2, Z2, Z12
+	VPXORD       Z2, Z2, Z13
 	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
-	VBROADCASTSS zero<>+0(SB), Z16
-	VBROADCASTSS zero<>+0(SB), Z17
-	VBROADCASTSS zero<>+0(SB), Z18
-	VBROADCASTSS zero<>+0(SB), Z19
-	VBROADCASTSS zero<>+0(SB), Z20
-	VBROADCASTSS zero<>+0(SB), Z21
-	VBROADCASTSS zero<>+0(SB), Z22
-	VBROADCASTSS zero<>+0(SB), Z23
-	VBROADCASTSS zero<>+0(SB), Z24
-	VBROADCASTSS zero<>+0(SB), Z25
+	VPXORD       Z14, Z14, Z15
+	VPXORD       Z14, Z14, Z16
+	VPXORD       Z14, Z14, Z17
+	VPXORD       Z14, Z14, Z18
+	VPXORD       Z14, Z14, Z19
+	VPXORD       Z14, Z14, Z20
+	VPXORD       Z14, Z14, Z21
+	VPXORD       Z14, Z14, Z22
+	VPXORD       Z14, Z14, Z23
+	VPXORD       Z14, Z14, Z24
+	VPXORD       Z14, Z14, Z25
 
 scores2mz12_inner4:
 	CMPQ         R15, $0x04
@@ -17394,21 +17394,21 @@ scores2mz8_loop:
 	MOVQ         qt0_len+56(FP), R14
 	SHRQ         $0x04, R14
 	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
+	VPXORD       Z2, Z2, Z3
+	VPXORD       Z2, Z2, Z4
+	VPXORD       Z2, Z2, Z5
+	VPXORD       Z2, Z2, Z6
+	VPXORD       Z2, Z2, Z7
+	VPXORD       Z2, Z2, Z8
+	VPXORD       Z2, Z2, Z9
 	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
-	VBROADCASTSS zero<>+0(SB), Z16
-	VBROADCASTSS zero<>+0(SB), Z17
+	VPXORD       Z10, Z10, Z11
+	VPXORD       Z10, Z10, Z12
+	VPXORD       Z10, Z10, Z13
+	VPXORD       Z10, Z10, Z14
+	VPXORD       Z10, Z10, Z15
+	VPXORD       Z10, Z10, Z16
+	VPXORD       Z10, Z10, Z17
 
 scores2mz8_inner4:
 	CMPQ         R14, $0x04
@@ -17608,13 +17608,13 @@ scores2mz4_loop:
 	MOVQ         qt0_len+56(FP), R13
 	SHRQ         $0x04, R13
 	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
+	VPXORD       Z2, Z2, Z3
+	VPXORD       Z2, Z2, Z4
+	VPXORD       Z2, Z2, Z5
 	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
+	VPXORD       Z6, Z6, Z7
+	VPXORD       Z6, Z6, Z8
+	VPXORD       Z6, Z6, Z9
 
 scores2mz4_inner4:
 	CMPQ         R13, $0x04
@@ -17736,9 +17736,9 @@ scores2mz2_loop:
 	MOVQ         qt0_len+56(FP), R12
 	SHRQ         $0x04, R12
 	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
+	VPXORD       Z2, Z2, Z3
 	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
+	VPXORD       Z4, Z4, Z5
 
 scores2mz2_inner4:
 	CMPQ         R12, $0x04
@@ -19564,21 +19564,21 @@ inz_loop:
 
 inz_full:
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	CMPQ         SI, $0x01
 	JL           inz_loaded
 	VMOVUPS.Z    (DX), K1, Z0
@@ -19769,21 +19769,21 @@ outz_loop:
 	LEAQ         (R8)(CX*4), R9
 	LEAQ         (R9)(CX*4), R10
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
 	VMOVUPS      (BX), Z0
 	CMPQ         SI, $0x02
 	JL           outz_loaded

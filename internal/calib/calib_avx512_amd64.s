@@ -11,21 +11,21 @@ TEXT ·fmaAVX512(SB), NOSPLIT, $0-20
 	VBROADCASTSS a+8(FP), Z0
 	VBROADCASTSS b+12(FP), Z1
 	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
-	VBROADCASTSS zero<>+0(SB), Z8
-	VBROADCASTSS zero<>+0(SB), Z9
-	VBROADCASTSS zero<>+0(SB), Z10
-	VBROADCASTSS zero<>+0(SB), Z11
-	VBROADCASTSS zero<>+0(SB), Z12
-	VBROADCASTSS zero<>+0(SB), Z13
-	VBROADCASTSS zero<>+0(SB), Z14
-	VBROADCASTSS zero<>+0(SB), Z15
-	VBROADCASTSS zero<>+0(SB), Z16
-	VBROADCASTSS zero<>+0(SB), Z17
+	VPXORD       Z2, Z2, Z3
+	VPXORD       Z2, Z2, Z4
+	VPXORD       Z2, Z2, Z5
+	VPXORD       Z2, Z2, Z6
+	VPXORD       Z2, Z2, Z7
+	VPXORD       Z2, Z2, Z8
+	VPXORD       Z2, Z2, Z9
+	VPXORD       Z2, Z2, Z10
+	VPXORD       Z2, Z2, Z11
+	VPXORD       Z2, Z2, Z12
+	VPXORD       Z2, Z2, Z13
+	VPXORD       Z2, Z2, Z14
+	VPXORD       Z2, Z2, Z15
+	VPXORD       Z2, Z2, Z16
+	VPXORD       Z2, Z2, Z17
 	TESTQ        AX, AX
 	JLE          fmaz_done
 
@@ -93,13 +93,13 @@ TEXT ·readAVX512(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), AX
 	MOVQ         x_len+8(FP), CX
 	VBROADCASTSS zero<>+0(SB), Z0
-	VBROADCASTSS zero<>+0(SB), Z1
-	VBROADCASTSS zero<>+0(SB), Z2
-	VBROADCASTSS zero<>+0(SB), Z3
-	VBROADCASTSS zero<>+0(SB), Z4
-	VBROADCASTSS zero<>+0(SB), Z5
-	VBROADCASTSS zero<>+0(SB), Z6
-	VBROADCASTSS zero<>+0(SB), Z7
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
 	SHRQ         $0x07, CX
 	JZ           readz_done
 	MOVQ         CX, DX
