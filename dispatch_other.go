@@ -141,7 +141,9 @@ func scoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32
 // the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
 // 2^32. Callers keep n·d within one call's budget. If next is not empty,
 // the avx2 kernel asks for its lines as blendRowsMulti's does (the avx512
-// one streams V itself and asks for nothing).
+// one streams V itself and asks for nothing). Where a weight and a value
+// are both NaN, the avx512 kernel's sums of four rows keep the value's
+// payload, not the weight's.
 func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	blendRowsMultiF16Generic(acc, w, v, stride, rows, next)
 }
@@ -150,8 +152,8 @@ func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next 
 // for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsBF16
 // for several rows, each bfloat16 value row read once, each row's sums the
 // bits blendRowsBF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget. next as
-// blendRowsMultiF16's.
+// 2^32. Callers keep n·d within one call's budget. next and NaN payloads
+// as blendRowsMultiF16's.
 func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	blendRowsMultiBF16Generic(acc, w, v, stride, rows, next)
 }

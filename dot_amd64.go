@@ -149,7 +149,8 @@ func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32
 // 4, len(acc) and len(w) below 2^32. Callers keep n·d within one call's
 // budget. If next is not empty, the avx2 kernel asks for its lines as
 // blendRowsMulti's does (the avx512 one streams V itself and asks for
-// nothing).
+// nothing). Where a weight and a value are both NaN, the avx512 kernel's
+// sums of four rows keep the value's payload, not the weight's.
 //
 //go:noescape
 func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
@@ -159,7 +160,7 @@ func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int,
 // len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
 // once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
 // len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget. next as blendRowsMultiF16's.
+// budget. next and NaN payloads as blendRowsMultiF16's.
 //
 //go:noescape
 func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
@@ -438,7 +439,9 @@ func scoreRowsMultiPairedBF16AVX2(dst []float32, k []uint16, stride int, q []flo
 // sums the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w)
 // below 2^32. Callers keep n·d within one call's budget. If next is not
 // empty, the avx2 kernel asks for its lines as blendRowsMulti's does (the
-// avx512 one streams V itself and asks for nothing).
+// avx512 one streams V itself and asks for nothing). Where a weight and a
+// value are both NaN, the avx512 kernel's sums of four rows keep the
+// value's payload, not the weight's.
 //
 //go:noescape
 func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
@@ -448,7 +451,7 @@ func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, r
 // len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
 // once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
 // len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget. next as blendRowsMultiF16's.
+// budget. next and NaN payloads as blendRowsMultiF16's.
 //
 //go:noescape
 func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)

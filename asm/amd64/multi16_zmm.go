@@ -138,7 +138,8 @@ func blendMulti16Z(R int, wd widen16, prefix string) {
 // blendColumns16Z emits the blend of P vectors of columns (one vector
 // under mask if mask is not nil) for R rows over every key, in key order.
 // The FMAs take genBlendRows16's operands in its order, but for eight
-// rows, whose weights are the FMAs' broadcast operands (weightOperand).
+// and four rows, whose weights are the FMAs' broadcast operands
+// (weightOperand).
 func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, mask Op, wd widen16) {
 	a := make([]VecVirtual, R*P)
 	accAt := func(accs rowRegs, r, c int) Mem {
@@ -160,10 +161,11 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 	Label(name + "_key")
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_keys_done"))
-	// Eight rows take their weights as the FMAs' broadcast operands (see
-	// weightOperand), which here costs a second load of each where P is 2.
+	// Four and eight rows take their weights as the FMAs' broadcast
+	// operands (see weightOperand), which costs a load of each weight per
+	// vector of columns.
 	b := make([]VecVirtual, R)
-	if R < 8 {
+	if R < 4 {
 		for r := range R {
 			b[r] = ZMM()
 			VBROADCASTSS(ws.at(r), b[r])
@@ -180,7 +182,7 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 			wd(y, t)
 		}
 		for r := range R {
-			if R == 8 {
+			if R >= 4 {
 				VFMADD231PS_BCST(ws.at(r), t, a[r*P+c])
 			} else {
 				VFMADD231PS(t, b[r], a[r*P+c])

@@ -153,7 +153,8 @@ var All = []Kernel{
 			"blendRowsF16 for several rows, each half-precision value row read once, each row's sums the bits blendRowsF16 gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
 			"Callers keep n·d within one call's budget. If next is not empty, the avx2 kernel asks for its lines as blendRowsMulti's does " +
-			"(the avx512 one streams V itself and asks for nothing).",
+			"(the avx512 one streams V itself and asks for nothing). Where a weight and a value are both NaN, the avx512 kernel's sums " +
+			"of four rows keep the value's payload, not the weight's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
@@ -161,7 +162,7 @@ var All = []Kernel{
 		Doc: "sets acc[r*d+c] += Σ_j w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: " +
 			"blendRowsBF16 for several rows, each bfloat16 value row read once, each row's sums the bits blendRowsBF16 gives it; " +
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
-			"Callers keep n·d within one call's budget. next as blendRowsMultiF16's.",
+			"Callers keep n·d within one call's budget. next and NaN payloads as blendRowsMultiF16's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
