@@ -142,8 +142,8 @@ func scoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32
 // 2^32. Callers keep n·d within one call's budget. If next is not empty,
 // the avx2 kernel asks for its lines as blendRowsMulti's does (the avx512
 // one streams V itself and asks for nothing). Where a weight and a value
-// are both NaN, the avx512 kernel's sums of four rows keep the value's
-// payload, not the weight's.
+// are both NaN, the avx512 kernel's sums keep the value's payload, not the
+// weight's.
 func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	blendRowsMultiF16Generic(acc, w, v, stride, rows, next)
 }

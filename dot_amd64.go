@@ -150,7 +150,7 @@ func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32
 // budget. If next is not empty, the avx2 kernel asks for its lines as
 // blendRowsMulti's does (the avx512 one streams V itself and asks for
 // nothing). Where a weight and a value are both NaN, the avx512 kernel's
-// sums of four rows keep the value's payload, not the weight's.
+// sums keep the value's payload, not the weight's.
 //
 //go:noescape
 func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
@@ -440,8 +440,8 @@ func scoreRowsMultiPairedBF16AVX2(dst []float32, k []uint16, stride int, q []flo
 // below 2^32. Callers keep n·d within one call's budget. If next is not
 // empty, the avx2 kernel asks for its lines as blendRowsMulti's does (the
 // avx512 one streams V itself and asks for nothing). Where a weight and a
-// value are both NaN, the avx512 kernel's sums of four rows keep the
-// value's payload, not the weight's.
+// value are both NaN, the avx512 kernel's sums keep the value's payload,
+// not the weight's.
 //
 //go:noescape
 func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)

@@ -9836,29 +9836,28 @@ bmulti16z1_c8:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c8_keys_done
-	VBROADCASTSS (R10), Z8
-	VCVTPH2PS    (R11), Z9
-	VFMADD231PS  Z9, Z8, Z0
-	VCVTPH2PS    32(R11), Z9
-	VFMADD231PS  Z9, Z8, Z1
-	VCVTPH2PS    64(R11), Z9
-	VFMADD231PS  Z9, Z8, Z2
-	VCVTPH2PS    96(R11), Z9
-	VFMADD231PS  Z9, Z8, Z3
-	VCVTPH2PS    128(R11), Z9
-	VFMADD231PS  Z9, Z8, Z4
-	VCVTPH2PS    160(R11), Z9
-	VFMADD231PS  Z9, Z8, Z5
-	VCVTPH2PS    192(R11), Z9
-	VFMADD231PS  Z9, Z8, Z6
-	VCVTPH2PS    224(R11), Z9
-	VFMADD231PS  Z9, Z8, Z7
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c8_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c8_keys_done
+	VCVTPH2PS        (R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z0
+	VCVTPH2PS        32(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z1
+	VCVTPH2PS        64(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z2
+	VCVTPH2PS        96(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z3
+	VCVTPH2PS        128(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z4
+	VCVTPH2PS        160(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z5
+	VCVTPH2PS        192(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z6
+	VCVTPH2PS        224(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z7
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c8_key
 
 bmulti16z1_c8_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -9890,21 +9889,20 @@ bmulti16z1_c4:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c4_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c4_keys_done
-	VBROADCASTSS (R10), Z4
-	VCVTPH2PS    (R11), Z5
-	VFMADD231PS  Z5, Z4, Z0
-	VCVTPH2PS    32(R11), Z5
-	VFMADD231PS  Z5, Z4, Z1
-	VCVTPH2PS    64(R11), Z5
-	VFMADD231PS  Z5, Z4, Z2
-	VCVTPH2PS    96(R11), Z5
-	VFMADD231PS  Z5, Z4, Z3
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c4_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c4_keys_done
+	VCVTPH2PS        (R11), Z4
+	VFMADD231PS.BCST (R10), Z4, Z0
+	VCVTPH2PS        32(R11), Z4
+	VFMADD231PS.BCST (R10), Z4, Z1
+	VCVTPH2PS        64(R11), Z4
+	VFMADD231PS.BCST (R10), Z4, Z2
+	VCVTPH2PS        96(R11), Z4
+	VFMADD231PS.BCST (R10), Z4, Z3
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c4_key
 
 bmulti16z1_c4_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -9930,17 +9928,16 @@ bmulti16z1_c2:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c2_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c2_keys_done
-	VBROADCASTSS (R10), Z2
-	VCVTPH2PS    (R11), Z3
-	VFMADD231PS  Z3, Z2, Z0
-	VCVTPH2PS    32(R11), Z3
-	VFMADD231PS  Z3, Z2, Z1
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c2_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c2_keys_done
+	VCVTPH2PS        (R11), Z2
+	VFMADD231PS.BCST (R10), Z2, Z0
+	VCVTPH2PS        32(R11), Z2
+	VFMADD231PS.BCST (R10), Z2, Z1
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c2_key
 
 bmulti16z1_c2_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -9963,15 +9960,14 @@ bmulti16z1_c1:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c1_keys_done
-	VBROADCASTSS (R10), Z1
-	VCVTPH2PS    (R11), Z2
-	VFMADD231PS  Z2, Z1, Z0
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c1_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c1_keys_done
+	VCVTPH2PS        (R11), Z1
+	VFMADD231PS.BCST (R10), Z1, Z0
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c1_key
 
 bmulti16z1_c1_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -9992,16 +9988,15 @@ bmulti16z1_c1_next:
 	LEAQ      (R9)(R9*2), SI
 
 bmulti16z1_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16z1_tail_keys_done
-	VBROADCASTSS (AX), Z1
-	VMOVDQU16.Z  (BX), K1, Y2
-	VCVTPH2PS    Y2, Z2
-	VFMADD231PS  Z2, Z1, Z0
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti16z1_tail_key
+	TESTQ            CX, CX
+	JZ               bmulti16z1_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y1
+	VCVTPH2PS        Y1, Z1
+	VFMADD231PS.BCST (AX), Z1, Z0
+	ADDQ             $0x04, AX
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti16z1_tail_key
 
 bmulti16z1_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
@@ -10049,38 +10044,36 @@ bmulti16z2_c8:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c8_keys_done
-	VBROADCASTSS (R10), Z16
-	VBROADCASTSS (R10)(R9*1), Z17
-	VCVTPH2PS    (R11), Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VCVTPH2PS    32(R11), Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VCVTPH2PS    64(R11), Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VCVTPH2PS    96(R11), Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VCVTPH2PS    128(R11), Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VCVTPH2PS    160(R11), Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VCVTPH2PS    192(R11), Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VCVTPH2PS    224(R11), Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c8_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c8_keys_done
+	VCVTPH2PS        (R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z8
+	VCVTPH2PS        32(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z9
+	VCVTPH2PS        64(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z10
+	VCVTPH2PS        96(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z11
+	VCVTPH2PS        128(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z12
+	VCVTPH2PS        160(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z13
+	VCVTPH2PS        192(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z14
+	VCVTPH2PS        224(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z15
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c8_key
 
 bmulti16z2_c8_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10124,26 +10117,24 @@ bmulti16z2_c4:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c4_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c4_keys_done
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS (R10)(R9*1), Z9
-	VCVTPH2PS    (R11), Z10
-	VFMADD231PS  Z10, Z8, Z0
-	VFMADD231PS  Z10, Z9, Z4
-	VCVTPH2PS    32(R11), Z10
-	VFMADD231PS  Z10, Z8, Z1
-	VFMADD231PS  Z10, Z9, Z5
-	VCVTPH2PS    64(R11), Z10
-	VFMADD231PS  Z10, Z8, Z2
-	VFMADD231PS  Z10, Z9, Z6
-	VCVTPH2PS    96(R11), Z10
-	VFMADD231PS  Z10, Z8, Z3
-	VFMADD231PS  Z10, Z9, Z7
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c4_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c4_keys_done
+	VCVTPH2PS        (R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z4
+	VCVTPH2PS        32(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z5
+	VCVTPH2PS        64(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z6
+	VCVTPH2PS        96(R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z7
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c4_key
 
 bmulti16z2_c4_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10175,20 +10166,18 @@ bmulti16z2_c2:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c2_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c2_keys_done
-	VBROADCASTSS (R10), Z4
-	VBROADCASTSS (R10)(R9*1), Z5
-	VCVTPH2PS    (R11), Z6
-	VFMADD231PS  Z6, Z4, Z0
-	VFMADD231PS  Z6, Z5, Z2
-	VCVTPH2PS    32(R11), Z6
-	VFMADD231PS  Z6, Z4, Z1
-	VFMADD231PS  Z6, Z5, Z3
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c2_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c2_keys_done
+	VCVTPH2PS        (R11), Z4
+	VFMADD231PS.BCST (R10), Z4, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z4, Z2
+	VCVTPH2PS        32(R11), Z4
+	VFMADD231PS.BCST (R10), Z4, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z4, Z3
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c2_key
 
 bmulti16z2_c2_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10214,17 +10203,15 @@ bmulti16z2_c1:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c1_keys_done
-	VBROADCASTSS (R10), Z2
-	VBROADCASTSS (R10)(R9*1), Z3
-	VCVTPH2PS    (R11), Z4
-	VFMADD231PS  Z4, Z2, Z0
-	VFMADD231PS  Z4, Z3, Z1
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c1_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c1_keys_done
+	VCVTPH2PS        (R11), Z2
+	VFMADD231PS.BCST (R10), Z2, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z2, Z1
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c1_key
 
 bmulti16z2_c1_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10247,18 +10234,16 @@ bmulti16z2_c1_next:
 	LEAQ      (R9)(R9*2), SI
 
 bmulti16z2_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16z2_tail_keys_done
-	VBROADCASTSS (AX), Z2
-	VBROADCASTSS (AX)(R9*1), Z3
-	VMOVDQU16.Z  (BX), K1, Y4
-	VCVTPH2PS    Y4, Z4
-	VFMADD231PS  Z4, Z2, Z0
-	VFMADD231PS  Z4, Z3, Z1
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti16z2_tail_key
+	TESTQ            CX, CX
+	JZ               bmulti16z2_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y2
+	VCVTPH2PS        Y2, Z2
+	VFMADD231PS.BCST (AX), Z2, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z2, Z1
+	ADDQ             $0x04, AX
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti16z2_tail_key
 
 bmulti16z2_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
@@ -10319,47 +10304,44 @@ bmulti16z3_c8:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c8_keys_done
-	VBROADCASTSS (R10), Z24
-	VBROADCASTSS (R10)(R9*1), Z25
-	VBROADCASTSS (R10)(R9*2), Z26
-	VCVTPH2PS    (R11), Z27
-	VFMADD231PS  Z27, Z24, Z0
-	VFMADD231PS  Z27, Z25, Z8
-	VFMADD231PS  Z27, Z26, Z16
-	VCVTPH2PS    32(R11), Z27
-	VFMADD231PS  Z27, Z24, Z1
-	VFMADD231PS  Z27, Z25, Z9
-	VFMADD231PS  Z27, Z26, Z17
-	VCVTPH2PS    64(R11), Z27
-	VFMADD231PS  Z27, Z24, Z2
-	VFMADD231PS  Z27, Z25, Z10
-	VFMADD231PS  Z27, Z26, Z18
-	VCVTPH2PS    96(R11), Z27
-	VFMADD231PS  Z27, Z24, Z3
-	VFMADD231PS  Z27, Z25, Z11
-	VFMADD231PS  Z27, Z26, Z19
-	VCVTPH2PS    128(R11), Z27
-	VFMADD231PS  Z27, Z24, Z4
-	VFMADD231PS  Z27, Z25, Z12
-	VFMADD231PS  Z27, Z26, Z20
-	VCVTPH2PS    160(R11), Z27
-	VFMADD231PS  Z27, Z24, Z5
-	VFMADD231PS  Z27, Z25, Z13
-	VFMADD231PS  Z27, Z26, Z21
-	VCVTPH2PS    192(R11), Z27
-	VFMADD231PS  Z27, Z24, Z6
-	VFMADD231PS  Z27, Z25, Z14
-	VFMADD231PS  Z27, Z26, Z22
-	VCVTPH2PS    224(R11), Z27
-	VFMADD231PS  Z27, Z24, Z7
-	VFMADD231PS  Z27, Z25, Z15
-	VFMADD231PS  Z27, Z26, Z23
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c8_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c8_keys_done
+	VCVTPH2PS        (R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z16
+	VCVTPH2PS        32(R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z17
+	VCVTPH2PS        64(R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z18
+	VCVTPH2PS        96(R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z19
+	VCVTPH2PS        128(R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z20
+	VCVTPH2PS        160(R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z21
+	VCVTPH2PS        192(R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z22
+	VCVTPH2PS        224(R11), Z24
+	VFMADD231PS.BCST (R10), Z24, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z15
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z23
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c8_key
 
 bmulti16z3_c8_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10415,31 +10397,28 @@ bmulti16z3_c4:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c4_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c4_keys_done
-	VBROADCASTSS (R10), Z12
-	VBROADCASTSS (R10)(R9*1), Z13
-	VBROADCASTSS (R10)(R9*2), Z14
-	VCVTPH2PS    (R11), Z15
-	VFMADD231PS  Z15, Z12, Z0
-	VFMADD231PS  Z15, Z13, Z4
-	VFMADD231PS  Z15, Z14, Z8
-	VCVTPH2PS    32(R11), Z15
-	VFMADD231PS  Z15, Z12, Z1
-	VFMADD231PS  Z15, Z13, Z5
-	VFMADD231PS  Z15, Z14, Z9
-	VCVTPH2PS    64(R11), Z15
-	VFMADD231PS  Z15, Z12, Z2
-	VFMADD231PS  Z15, Z13, Z6
-	VFMADD231PS  Z15, Z14, Z10
-	VCVTPH2PS    96(R11), Z15
-	VFMADD231PS  Z15, Z12, Z3
-	VFMADD231PS  Z15, Z13, Z7
-	VFMADD231PS  Z15, Z14, Z11
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c4_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c4_keys_done
+	VCVTPH2PS        (R11), Z12
+	VFMADD231PS.BCST (R10), Z12, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z4
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z8
+	VCVTPH2PS        32(R11), Z12
+	VFMADD231PS.BCST (R10), Z12, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z9
+	VCVTPH2PS        64(R11), Z12
+	VFMADD231PS.BCST (R10), Z12, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z10
+	VCVTPH2PS        96(R11), Z12
+	VFMADD231PS.BCST (R10), Z12, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z11
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c4_key
 
 bmulti16z3_c4_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10477,23 +10456,20 @@ bmulti16z3_c2:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c2_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c2_keys_done
-	VBROADCASTSS (R10), Z6
-	VBROADCASTSS (R10)(R9*1), Z7
-	VBROADCASTSS (R10)(R9*2), Z8
-	VCVTPH2PS    (R11), Z9
-	VFMADD231PS  Z9, Z6, Z0
-	VFMADD231PS  Z9, Z7, Z2
-	VFMADD231PS  Z9, Z8, Z4
-	VCVTPH2PS    32(R11), Z9
-	VFMADD231PS  Z9, Z6, Z1
-	VFMADD231PS  Z9, Z7, Z3
-	VFMADD231PS  Z9, Z8, Z5
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c2_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c2_keys_done
+	VCVTPH2PS        (R11), Z6
+	VFMADD231PS.BCST (R10), Z6, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z6, Z4
+	VCVTPH2PS        32(R11), Z6
+	VFMADD231PS.BCST (R10), Z6, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z6, Z5
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c2_key
 
 bmulti16z3_c2_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10522,19 +10498,16 @@ bmulti16z3_c1:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c1_keys_done
-	VBROADCASTSS (R10), Z3
-	VBROADCASTSS (R10)(R9*1), Z4
-	VBROADCASTSS (R10)(R9*2), Z5
-	VCVTPH2PS    (R11), Z6
-	VFMADD231PS  Z6, Z3, Z0
-	VFMADD231PS  Z6, Z4, Z1
-	VFMADD231PS  Z6, Z5, Z2
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c1_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c1_keys_done
+	VCVTPH2PS        (R11), Z3
+	VFMADD231PS.BCST (R10), Z3, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z3, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z3, Z2
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c1_key
 
 bmulti16z3_c1_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -10559,20 +10532,17 @@ bmulti16z3_c1_next:
 	LEAQ      (R9)(R9*2), SI
 
 bmulti16z3_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16z3_tail_keys_done
-	VBROADCASTSS (AX), Z3
-	VBROADCASTSS (AX)(R9*1), Z4
-	VBROADCASTSS (AX)(R9*2), Z5
-	VMOVDQU16.Z  (BX), K1, Y6
-	VCVTPH2PS    Y6, Z6
-	VFMADD231PS  Z6, Z3, Z0
-	VFMADD231PS  Z6, Z4, Z1
-	VFMADD231PS  Z6, Z5, Z2
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti16z3_tail_key
+	TESTQ            CX, CX
+	JZ               bmulti16z3_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y3
+	VCVTPH2PS        Y3, Z3
+	VFMADD231PS.BCST (AX), Z3, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z3, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z3, Z2
+	ADDQ             $0x04, AX
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti16z3_tail_key
 
 bmulti16z3_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
@@ -10945,37 +10915,36 @@ bmulti16z1_c8:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c8_keys_done
-	VBROADCASTSS (R10), Z8
-	VPMOVZXWD    (R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z0
-	VPMOVZXWD    32(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z1
-	VPMOVZXWD    64(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z2
-	VPMOVZXWD    96(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z3
-	VPMOVZXWD    128(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z4
-	VPMOVZXWD    160(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z5
-	VPMOVZXWD    192(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z6
-	VPMOVZXWD    224(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z8, Z7
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c8_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c8_keys_done
+	VPMOVZXWD        (R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z0
+	VPMOVZXWD        32(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z1
+	VPMOVZXWD        64(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z2
+	VPMOVZXWD        96(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z3
+	VPMOVZXWD        128(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z4
+	VPMOVZXWD        160(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z5
+	VPMOVZXWD        192(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z6
+	VPMOVZXWD        224(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z7
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c8_key
 
 bmulti16z1_c8_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11007,25 +10976,24 @@ bmulti16z1_c4:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c4_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c4_keys_done
-	VBROADCASTSS (R10), Z4
-	VPMOVZXWD    (R11), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VFMADD231PS  Z5, Z4, Z0
-	VPMOVZXWD    32(R11), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VFMADD231PS  Z5, Z4, Z1
-	VPMOVZXWD    64(R11), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VFMADD231PS  Z5, Z4, Z2
-	VPMOVZXWD    96(R11), Z5
-	VPSLLD       $0x10, Z5, Z5
-	VFMADD231PS  Z5, Z4, Z3
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c4_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c4_keys_done
+	VPMOVZXWD        (R11), Z4
+	VPSLLD           $0x10, Z4, Z4
+	VFMADD231PS.BCST (R10), Z4, Z0
+	VPMOVZXWD        32(R11), Z4
+	VPSLLD           $0x10, Z4, Z4
+	VFMADD231PS.BCST (R10), Z4, Z1
+	VPMOVZXWD        64(R11), Z4
+	VPSLLD           $0x10, Z4, Z4
+	VFMADD231PS.BCST (R10), Z4, Z2
+	VPMOVZXWD        96(R11), Z4
+	VPSLLD           $0x10, Z4, Z4
+	VFMADD231PS.BCST (R10), Z4, Z3
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c4_key
 
 bmulti16z1_c4_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11051,19 +11019,18 @@ bmulti16z1_c2:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c2_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c2_keys_done
-	VBROADCASTSS (R10), Z2
-	VPMOVZXWD    (R11), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VFMADD231PS  Z3, Z2, Z0
-	VPMOVZXWD    32(R11), Z3
-	VPSLLD       $0x10, Z3, Z3
-	VFMADD231PS  Z3, Z2, Z1
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c2_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c2_keys_done
+	VPMOVZXWD        (R11), Z2
+	VPSLLD           $0x10, Z2, Z2
+	VFMADD231PS.BCST (R10), Z2, Z0
+	VPMOVZXWD        32(R11), Z2
+	VPSLLD           $0x10, Z2, Z2
+	VFMADD231PS.BCST (R10), Z2, Z1
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c2_key
 
 bmulti16z1_c2_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11086,16 +11053,15 @@ bmulti16z1_c1:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z1_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z1_c1_keys_done
-	VBROADCASTSS (R10), Z1
-	VPMOVZXWD    (R11), Z2
-	VPSLLD       $0x10, Z2, Z2
-	VFMADD231PS  Z2, Z1, Z0
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z1_c1_key
+	TESTQ            R12, R12
+	JZ               bmulti16z1_c1_keys_done
+	VPMOVZXWD        (R11), Z1
+	VPSLLD           $0x10, Z1, Z1
+	VFMADD231PS.BCST (R10), Z1, Z0
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z1_c1_key
 
 bmulti16z1_c1_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11116,17 +11082,16 @@ bmulti16z1_c1_next:
 	LEAQ      (R9)(R9*2), SI
 
 bmulti16z1_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16z1_tail_keys_done
-	VBROADCASTSS (AX), Z1
-	VMOVDQU16.Z  (BX), K1, Y2
-	VPMOVZXWD    Y2, Z2
-	VPSLLD       $0x10, Z2, Z2
-	VFMADD231PS  Z2, Z1, Z0
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti16z1_tail_key
+	TESTQ            CX, CX
+	JZ               bmulti16z1_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y1
+	VPMOVZXWD        Y1, Z1
+	VPSLLD           $0x10, Z1, Z1
+	VFMADD231PS.BCST (AX), Z1, Z0
+	ADDQ             $0x04, AX
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti16z1_tail_key
 
 bmulti16z1_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
@@ -11174,46 +11139,44 @@ bmulti16z2_c8:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c8_keys_done
-	VBROADCASTSS (R10), Z16
-	VBROADCASTSS (R10)(R9*1), Z17
-	VPMOVZXWD    (R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z0
-	VFMADD231PS  Z18, Z17, Z8
-	VPMOVZXWD    32(R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z1
-	VFMADD231PS  Z18, Z17, Z9
-	VPMOVZXWD    64(R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z2
-	VFMADD231PS  Z18, Z17, Z10
-	VPMOVZXWD    96(R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z3
-	VFMADD231PS  Z18, Z17, Z11
-	VPMOVZXWD    128(R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z4
-	VFMADD231PS  Z18, Z17, Z12
-	VPMOVZXWD    160(R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z5
-	VFMADD231PS  Z18, Z17, Z13
-	VPMOVZXWD    192(R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z6
-	VFMADD231PS  Z18, Z17, Z14
-	VPMOVZXWD    224(R11), Z18
-	VPSLLD       $0x10, Z18, Z18
-	VFMADD231PS  Z18, Z16, Z7
-	VFMADD231PS  Z18, Z17, Z15
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c8_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c8_keys_done
+	VPMOVZXWD        (R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z8
+	VPMOVZXWD        32(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z9
+	VPMOVZXWD        64(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z10
+	VPMOVZXWD        96(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z11
+	VPMOVZXWD        128(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z12
+	VPMOVZXWD        160(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z13
+	VPMOVZXWD        192(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z14
+	VPMOVZXWD        224(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z15
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c8_key
 
 bmulti16z2_c8_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11257,30 +11220,28 @@ bmulti16z2_c4:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c4_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c4_keys_done
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS (R10)(R9*1), Z9
-	VPMOVZXWD    (R11), Z10
-	VPSLLD       $0x10, Z10, Z10
-	VFMADD231PS  Z10, Z8, Z0
-	VFMADD231PS  Z10, Z9, Z4
-	VPMOVZXWD    32(R11), Z10
-	VPSLLD       $0x10, Z10, Z10
-	VFMADD231PS  Z10, Z8, Z1
-	VFMADD231PS  Z10, Z9, Z5
-	VPMOVZXWD    64(R11), Z10
-	VPSLLD       $0x10, Z10, Z10
-	VFMADD231PS  Z10, Z8, Z2
-	VFMADD231PS  Z10, Z9, Z6
-	VPMOVZXWD    96(R11), Z10
-	VPSLLD       $0x10, Z10, Z10
-	VFMADD231PS  Z10, Z8, Z3
-	VFMADD231PS  Z10, Z9, Z7
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c4_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c4_keys_done
+	VPMOVZXWD        (R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z4
+	VPMOVZXWD        32(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z5
+	VPMOVZXWD        64(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z6
+	VPMOVZXWD        96(R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z7
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c4_key
 
 bmulti16z2_c4_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11312,22 +11273,20 @@ bmulti16z2_c2:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c2_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c2_keys_done
-	VBROADCASTSS (R10), Z4
-	VBROADCASTSS (R10)(R9*1), Z5
-	VPMOVZXWD    (R11), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VFMADD231PS  Z6, Z4, Z0
-	VFMADD231PS  Z6, Z5, Z2
-	VPMOVZXWD    32(R11), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VFMADD231PS  Z6, Z4, Z1
-	VFMADD231PS  Z6, Z5, Z3
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c2_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c2_keys_done
+	VPMOVZXWD        (R11), Z4
+	VPSLLD           $0x10, Z4, Z4
+	VFMADD231PS.BCST (R10), Z4, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z4, Z2
+	VPMOVZXWD        32(R11), Z4
+	VPSLLD           $0x10, Z4, Z4
+	VFMADD231PS.BCST (R10), Z4, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z4, Z3
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c2_key
 
 bmulti16z2_c2_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11353,18 +11312,16 @@ bmulti16z2_c1:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z2_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z2_c1_keys_done
-	VBROADCASTSS (R10), Z2
-	VBROADCASTSS (R10)(R9*1), Z3
-	VPMOVZXWD    (R11), Z4
-	VPSLLD       $0x10, Z4, Z4
-	VFMADD231PS  Z4, Z2, Z0
-	VFMADD231PS  Z4, Z3, Z1
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z2_c1_key
+	TESTQ            R12, R12
+	JZ               bmulti16z2_c1_keys_done
+	VPMOVZXWD        (R11), Z2
+	VPSLLD           $0x10, Z2, Z2
+	VFMADD231PS.BCST (R10), Z2, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z2, Z1
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z2_c1_key
 
 bmulti16z2_c1_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11387,19 +11344,17 @@ bmulti16z2_c1_next:
 	LEAQ      (R9)(R9*2), SI
 
 bmulti16z2_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16z2_tail_keys_done
-	VBROADCASTSS (AX), Z2
-	VBROADCASTSS (AX)(R9*1), Z3
-	VMOVDQU16.Z  (BX), K1, Y4
-	VPMOVZXWD    Y4, Z4
-	VPSLLD       $0x10, Z4, Z4
-	VFMADD231PS  Z4, Z2, Z0
-	VFMADD231PS  Z4, Z3, Z1
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti16z2_tail_key
+	TESTQ            CX, CX
+	JZ               bmulti16z2_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y2
+	VPMOVZXWD        Y2, Z2
+	VPSLLD           $0x10, Z2, Z2
+	VFMADD231PS.BCST (AX), Z2, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z2, Z1
+	ADDQ             $0x04, AX
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti16z2_tail_key
 
 bmulti16z2_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
@@ -11460,55 +11415,52 @@ bmulti16z3_c8:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c8_keys_done
-	VBROADCASTSS (R10), Z24
-	VBROADCASTSS (R10)(R9*1), Z25
-	VBROADCASTSS (R10)(R9*2), Z26
-	VPMOVZXWD    (R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z0
-	VFMADD231PS  Z27, Z25, Z8
-	VFMADD231PS  Z27, Z26, Z16
-	VPMOVZXWD    32(R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z1
-	VFMADD231PS  Z27, Z25, Z9
-	VFMADD231PS  Z27, Z26, Z17
-	VPMOVZXWD    64(R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z2
-	VFMADD231PS  Z27, Z25, Z10
-	VFMADD231PS  Z27, Z26, Z18
-	VPMOVZXWD    96(R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z3
-	VFMADD231PS  Z27, Z25, Z11
-	VFMADD231PS  Z27, Z26, Z19
-	VPMOVZXWD    128(R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z4
-	VFMADD231PS  Z27, Z25, Z12
-	VFMADD231PS  Z27, Z26, Z20
-	VPMOVZXWD    160(R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z5
-	VFMADD231PS  Z27, Z25, Z13
-	VFMADD231PS  Z27, Z26, Z21
-	VPMOVZXWD    192(R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z6
-	VFMADD231PS  Z27, Z25, Z14
-	VFMADD231PS  Z27, Z26, Z22
-	VPMOVZXWD    224(R11), Z27
-	VPSLLD       $0x10, Z27, Z27
-	VFMADD231PS  Z27, Z24, Z7
-	VFMADD231PS  Z27, Z25, Z15
-	VFMADD231PS  Z27, Z26, Z23
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c8_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c8_keys_done
+	VPMOVZXWD        (R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z16
+	VPMOVZXWD        32(R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z17
+	VPMOVZXWD        64(R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z18
+	VPMOVZXWD        96(R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z19
+	VPMOVZXWD        128(R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z20
+	VPMOVZXWD        160(R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z21
+	VPMOVZXWD        192(R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z22
+	VPMOVZXWD        224(R11), Z24
+	VPSLLD           $0x10, Z24, Z24
+	VFMADD231PS.BCST (R10), Z24, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z24, Z15
+	VFMADD231PS.BCST (R10)(R9*2), Z24, Z23
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c8_key
 
 bmulti16z3_c8_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11564,35 +11516,32 @@ bmulti16z3_c4:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c4_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c4_keys_done
-	VBROADCASTSS (R10), Z12
-	VBROADCASTSS (R10)(R9*1), Z13
-	VBROADCASTSS (R10)(R9*2), Z14
-	VPMOVZXWD    (R11), Z15
-	VPSLLD       $0x10, Z15, Z15
-	VFMADD231PS  Z15, Z12, Z0
-	VFMADD231PS  Z15, Z13, Z4
-	VFMADD231PS  Z15, Z14, Z8
-	VPMOVZXWD    32(R11), Z15
-	VPSLLD       $0x10, Z15, Z15
-	VFMADD231PS  Z15, Z12, Z1
-	VFMADD231PS  Z15, Z13, Z5
-	VFMADD231PS  Z15, Z14, Z9
-	VPMOVZXWD    64(R11), Z15
-	VPSLLD       $0x10, Z15, Z15
-	VFMADD231PS  Z15, Z12, Z2
-	VFMADD231PS  Z15, Z13, Z6
-	VFMADD231PS  Z15, Z14, Z10
-	VPMOVZXWD    96(R11), Z15
-	VPSLLD       $0x10, Z15, Z15
-	VFMADD231PS  Z15, Z12, Z3
-	VFMADD231PS  Z15, Z13, Z7
-	VFMADD231PS  Z15, Z14, Z11
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c4_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c4_keys_done
+	VPMOVZXWD        (R11), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R10), Z12, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z4
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z8
+	VPMOVZXWD        32(R11), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R10), Z12, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z9
+	VPMOVZXWD        64(R11), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R10), Z12, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z10
+	VPMOVZXWD        96(R11), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R10), Z12, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z11
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c4_key
 
 bmulti16z3_c4_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11630,25 +11579,22 @@ bmulti16z3_c2:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c2_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c2_keys_done
-	VBROADCASTSS (R10), Z6
-	VBROADCASTSS (R10)(R9*1), Z7
-	VBROADCASTSS (R10)(R9*2), Z8
-	VPMOVZXWD    (R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z6, Z0
-	VFMADD231PS  Z9, Z7, Z2
-	VFMADD231PS  Z9, Z8, Z4
-	VPMOVZXWD    32(R11), Z9
-	VPSLLD       $0x10, Z9, Z9
-	VFMADD231PS  Z9, Z6, Z1
-	VFMADD231PS  Z9, Z7, Z3
-	VFMADD231PS  Z9, Z8, Z5
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c2_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c2_keys_done
+	VPMOVZXWD        (R11), Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (R10), Z6, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z6, Z4
+	VPMOVZXWD        32(R11), Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (R10), Z6, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z6, Z5
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c2_key
 
 bmulti16z3_c2_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11677,20 +11623,17 @@ bmulti16z3_c1:
 	LEAQ    (R9)(R9*2), R13
 
 bmulti16z3_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti16z3_c1_keys_done
-	VBROADCASTSS (R10), Z3
-	VBROADCASTSS (R10)(R9*1), Z4
-	VBROADCASTSS (R10)(R9*2), Z5
-	VPMOVZXWD    (R11), Z6
-	VPSLLD       $0x10, Z6, Z6
-	VFMADD231PS  Z6, Z3, Z0
-	VFMADD231PS  Z6, Z4, Z1
-	VFMADD231PS  Z6, Z5, Z2
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti16z3_c1_key
+	TESTQ            R12, R12
+	JZ               bmulti16z3_c1_keys_done
+	VPMOVZXWD        (R11), Z3
+	VPSLLD           $0x10, Z3, Z3
+	VFMADD231PS.BCST (R10), Z3, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z3, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z3, Z2
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti16z3_c1_key
 
 bmulti16z3_c1_keys_done:
 	LEAQ    (R8)(R8*2), R10
@@ -11715,21 +11658,18 @@ bmulti16z3_c1_next:
 	LEAQ      (R9)(R9*2), SI
 
 bmulti16z3_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16z3_tail_keys_done
-	VBROADCASTSS (AX), Z3
-	VBROADCASTSS (AX)(R9*1), Z4
-	VBROADCASTSS (AX)(R9*2), Z5
-	VMOVDQU16.Z  (BX), K1, Y6
-	VPMOVZXWD    Y6, Z6
-	VPSLLD       $0x10, Z6, Z6
-	VFMADD231PS  Z6, Z3, Z0
-	VFMADD231PS  Z6, Z4, Z1
-	VFMADD231PS  Z6, Z5, Z2
-	ADDQ         $0x04, AX
-	ADDQ         DI, BX
-	DECQ         CX
-	JMP          bmulti16z3_tail_key
+	TESTQ            CX, CX
+	JZ               bmulti16z3_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y3
+	VPMOVZXWD        Y3, Z3
+	VPSLLD           $0x10, Z3, Z3
+	VFMADD231PS.BCST (AX), Z3, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z3, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z3, Z2
+	ADDQ             $0x04, AX
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti16z3_tail_key
 
 bmulti16z3_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX

@@ -137,9 +137,8 @@ func blendMulti16Z(R int, wd widen16, prefix string) {
 
 // blendColumns16Z emits the blend of P vectors of columns (one vector
 // under mask if mask is not nil) for R rows over every key, in key order.
-// The FMAs take genBlendRows16's operands in its order, but for eight
-// and four rows, whose weights are the FMAs' broadcast operands
-// (weightOperand).
+// The FMAs take the weights as their broadcast operands (weightOperand),
+// so their operands come in the other order than genBlendRows16's.
 func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, mask Op, wd widen16) {
 	a := make([]VecVirtual, R*P)
 	accAt := func(accs rowRegs, r, c int) Mem {
@@ -161,16 +160,9 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 	Label(name + "_key")
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_keys_done"))
-	// Four and eight rows take their weights as the FMAs' broadcast
-	// operands (see weightOperand), which costs a load of each weight per
-	// vector of columns.
-	b := make([]VecVirtual, R)
-	if R < 4 {
-		for r := range R {
-			b[r] = ZMM()
-			VBROADCASTSS(ws.at(r), b[r])
-		}
-	}
+	// Every row takes its weight as the FMAs' broadcast operand (see
+	// weightOperand), which costs a load of each weight per vector of
+	// columns.
 	for c := range P {
 		at := Mem{Base: vp, Disp: 32 * c}
 		t := ZMM()
@@ -182,11 +174,7 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 			wd(y, t)
 		}
 		for r := range R {
-			if R >= 4 {
-				VFMADD231PS_BCST(ws.at(r), t, a[r*P+c])
-			} else {
-				VFMADD231PS(t, b[r], a[r*P+c])
-			}
+			VFMADD231PS_BCST(ws.at(r), t, a[r*P+c])
 		}
 	}
 	if pf != nil {
@@ -211,8 +199,10 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 
 // multi16BlendBlocks lists, by row count, the blocks of column vectors
 // the 16-bit multi-row blend takes, widest first: as wide as R·P
-// accumulators, R broadcast weights and a widened chunk fit in 32
-// registers (one stream of keys needs no second set of accumulators, as
-// the float32 blend's two do), then halving, so that a few columns still
-// keep several FMAs in flight.
+// accumulators, R broadcast weights and a widened chunk fitted in 32
+// registers when the weights were broadcast into registers (one stream of
+// keys needs no second set of accumulators, as the float32 blend's two
+// do), then halving, so that a few columns still keep several FMAs in
+// flight. With the weights as operands (weightOperand) four rows could
+// take seven vectors; at d = 128 that is two blocks either way.
 var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}, 8: {2, 1}}

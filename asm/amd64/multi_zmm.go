@@ -504,17 +504,19 @@ func prefetchAhead(w widen16, m Mem) {
 	}
 }
 
-// weightOperand: the eight-row blends, and the 16-bit four-row ones, take
-// each row's weight as the FMA's broadcast memory operand ({1to16})
+// weightOperand: the eight-row blends, and the 16-bit ones of any row
+// count, take each row's weight as the FMA's broadcast memory operand ({1to16})
 // rather than through a VBROADCASTSS of its own. On a Zen 4 the separate
 // broadcasts held the float32 eight-row blend to 85-87 GFLOP/s from L1
 // and L2 (d = 128, 24 and 256 keys), 74% of the FMA peak of 117, and the
 // 16-bit ones to 98-101; with the broadcast in the FMA all three ran at
 // 114-117. The 16-bit four-row blends, whose six vectors of columns a key
 // share each weight among six FMAs, went from 101 to 115 from L2 (256
-// keys; 5 alternating runs), beside the widening that shares their pipes;
-// the float32 four-row blend, three vectors a key and no widening, did
-// not gain (111 against 107) and keeps its broadcasts. Intel cores split an
+// keys; 5 alternating runs), beside the widening that shares their pipes,
+// and with fewer rows (eight vectors a key) three rows from 104 to 115,
+// two from 91-95 to 97-98 and one from 56-58 to 58-60; the float32
+// four-row blend, three vectors a key and no widening, did not gain (111
+// against 107) and keeps its broadcasts. Intel cores split an
 // FMA whose memory operand has an index register into a load and the FMA,
 // the two uops the separate broadcast and FMA were. The sums are the same
 // products in the same order; only the operands' order changes, and with

@@ -154,7 +154,7 @@ var All = []Kernel{
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
 			"Callers keep n·d within one call's budget. If next is not empty, the avx2 kernel asks for its lines as blendRowsMulti's does " +
 			"(the avx512 one streams V itself and asks for nothing). Where a weight and a value are both NaN, the avx512 kernel's sums " +
-			"of four rows keep the value's payload, not the weight's.",
+			"keep the value's payload, not the weight's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
