@@ -34,11 +34,11 @@ import (
 //     head, a core with narrow FMA pipes) cannot reach a read-fraction of
 //     1; roof-fraction says how near it is to what it can reach.
 //
-// The read (and the peak) is timed in short samples interleaved with the timed loop (one
-// before each quarter of b.N, the rest after it), with the timer stopped,
-// and the median sample is kept: on a shared, noisy machine the reference
-// then meets the same load as the attention it is set against, which a
-// limit measured once, minutes before, does not.
+// The read and the peak are timed in short samples interleaved with the
+// timed loop (one before each quarter of b.N, the rest after it), with the
+// timer stopped, and the median sample is kept: on a shared, noisy machine
+// the reference then meets the same load as the attention it is set
+// against, which a limit measured once, minutes before, does not.
 //
 // Caches: both loops run back to back over the same buffers and never
 // flush, so each starts from the state the other leaves, and both measure

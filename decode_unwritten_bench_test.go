@@ -97,7 +97,7 @@ func benchUnwritten(b *testing.B, n int, kind string, written bool) {
 		bytes = 2 * typ.Size() * kvHeads * n * d
 		step = func() error { return e.AttendCache(dst, q, c, nil) }
 	}
-	benchStep(b, step, kv, bytes, float64(heads*n)*2*2*d, 1)
+	benchStep(b, step, kv, bytes, decodeShape{heads: heads, kvHeads: kvHeads, Tq: 1, Tk: n}.flops(), 1)
 }
 
 // asHalves views x as twice as many uint16s.

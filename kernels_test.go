@@ -515,8 +515,9 @@ func TestMultiKernelsMatchOneRow(t *testing.T) {
 // identicalBlend is identical for the sums of a multi-row blend against
 // the one-row kernel's, but for a NaN's payload: where a weight and a
 // value are both NaN, x86 keeps the payload of the FMA's first NaN
-// operand, and the eight-row avx512 blends take the weight as the last
-// (their broadcast operand) where the one-row kernels take it first. No
+// operand, and the avx512 eight-row and 16-bit multi-row blends take the
+// weight as the last (their broadcast operand) where the one-row kernels
+// take it first. No
 // kernel's contract names a payload; a NaN must still be a NaN.
 func identicalBlend(t *testing.T, what string, got, want []float32) {
 	t.Helper()

@@ -198,13 +198,12 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 }
 
 // multi16BlendBlocks lists, by row count, the blocks of column vectors
-// the 16-bit multi-row blend takes, widest first: as wide as R·P
-// accumulators, R broadcast weights and a widened chunk fitted in 32
-// registers when the weights were broadcast into registers (one stream of
-// keys needs no second set of accumulators, as the float32 blend's two
-// do), then halving, so that a few columns still keep several FMAs in
-// flight. With the weights as operands (weightOperand) four rows could
-// take seven vectors; at d = 128 that is two blocks either way.
+// the 16-bit multi-row blend takes, widest first: R·P accumulators and a
+// widened chunk within 32 registers (one stream of keys needs no second
+// set of accumulators, as the float32 blend's two do), then halving, so
+// that a few columns still keep several FMAs in flight. Four rows keep six
+// vectors, chosen when R broadcast weights needed registers too; seven
+// would fit now, but d = 128 takes two blocks either way.
 var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}, 8: {2, 1}}
 
 // widenBF16Perm returns a widen16 that puts sixteen bfloat16 values into

@@ -505,8 +505,8 @@ func prefetchAhead(w widen16, m Mem) {
 }
 
 // weightOperand: the eight-row blends, and the 16-bit ones of any row
-// count, take each row's weight as the FMA's broadcast memory operand ({1to16})
-// rather than through a VBROADCASTSS of its own. On a Zen 4 the separate
+// count, take each row's weight as the FMA's broadcast memory operand
+// ({1to16}) rather than through a VBROADCASTSS of its own. On a Zen 4 the separate
 // broadcasts held the float32 eight-row blend to 85-87 GFLOP/s from L1
 // and L2 (d = 128, 24 and 256 keys), 74% of the FMA peak of 117, and the
 // 16-bit ones to 98-101; with the broadcast in the FMA all three ran at
