@@ -31,7 +31,7 @@ package attention
 func (e *Batched) AttendCache(dst BatchOutputs, q Tensor, c *KVCache, opt *BatchOptions) error {
 	const op = "Batched.AttendCache"
 	if opt == nil {
-		opt = &BatchOptions{}
+		opt = &noOptions
 	}
 	if c == nil {
 		return argErr(op, "nil cache")

@@ -245,6 +245,12 @@ func TestAttendCacheAllocatesNothing(t *testing.T) {
 				if n := testing.AllocsPerRun(5, func() { e.AttendCache(p.outputs(), p.q, p.cache, &p.opt) }); n != 0 {
 					t.Errorf("%v workers=%d %v: %v allocations per AttendCache, want 0", typ, workers, c, n)
 				}
+				if c.Tq == 1 {
+					// A decode loop with no options passes nil.
+					if n := testing.AllocsPerRun(5, func() { e.AttendCache(p.outputs(), p.q, p.cache, nil) }); n != 0 {
+						t.Errorf("%v workers=%d %v: %v allocations per AttendCache(nil options), want 0", typ, workers, c, n)
+					}
+				}
 				e.Close()
 			}
 		}

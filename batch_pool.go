@@ -165,7 +165,7 @@ func (e *Batched) take(w int) {
 // After Close, Attend returns ErrClosed.
 func (e *Batched) Attend(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) error {
 	if opt == nil {
-		opt = &BatchOptions{}
+		opt = &noOptions
 	}
 	job, err := newBatchJob(dst, q, k, v, opt)
 	if err != nil {
@@ -173,6 +173,11 @@ func (e *Batched) Attend(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) er
 	}
 	return e.attend(job)
 }
+
+// noOptions stands for a nil *BatchOptions. The engine only reads the
+// options, so every such call can share it: a new one per call escaped
+// to the heap with the call's plan, an allocation per decode step.
+var noOptions BatchOptions
 
 // attend runs a planned call.
 func (e *Batched) attend(job batchJob) error {

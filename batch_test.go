@@ -661,6 +661,11 @@ func TestBatchedAllocatesNothing(t *testing.T) {
 		if n := testing.AllocsPerRun(5, func() { e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt) }); n != 0 {
 			t.Errorf("workers=%d, chunked decode: %v allocations per Attend, want 0", workers, n)
 		}
+		// The same step with no options (nil): valid lengths aside, the
+		// same work.
+		if n := testing.AllocsPerRun(5, func() { e.Attend(p.outputs(), p.q, p.k, p.v, nil) }); n != 0 {
+			t.Errorf("workers=%d, chunked decode, nil options: %v allocations per Attend, want 0", workers, n)
+		}
 		e.Close()
 	}
 }
