@@ -39,11 +39,12 @@ const aheadMinKeys = 64
 
 // nextTile returns the task and first key of the tile a worker takes after
 // keys [j0, j0+n) of task tk, for the tile's blend to ask for its value
-// rows: the task's next tile, or after its last the next task's first (a
-// row path task, whose first tile starts at its lo), or after a chunk that
-// is a work item of its own the first tile of the item the worker takes
-// next (see itemClaim), or t = -1 for none: the call's last task or item,
-// or a last tile of fewer than aheadMinKeys keys. Past a task's keys lie
+// rows: the task's next tile, or after its last the first tile (from its
+// lo) of the task the worker takes next (the next task when it is the only
+// worker; with several, the one it takes ahead, see itemClaim), or after a
+// chunk that is a work item of its own the first tile of the item the
+// worker takes next, or t = -1 for none: the call's last task or item, or
+// a last tile of fewer than aheadMinKeys keys. Past a task's keys lie
 // another head's, or keys a window leaves out: asked for, the rows after
 // the last tile took a sliding window's step (Tk 32768, window 1024) 13%
 // longer.
@@ -57,10 +58,22 @@ func (p *batchJob) nextTile(tk *batchTask, j0, n int, claim *itemClaim) (nt batc
 		return p.itemTile(claim.take())
 	case e < tk.fullEnd():
 		return nt, tk.t, e
-	case tk.t+1 >= p.tasks() || n < aheadMinKeys:
+	case n < aheadMinKeys:
+		return nt, -1, 0
+	case claim != nil && claim.next != nil:
+		// Several workers: the task this worker takes next, taken now.
+		return p.taskTile(claim.take())
+	}
+	return p.taskTile(int64(tk.t) + 1)
+}
+
+// taskTile returns task t and the first key of its first tile, or t = -1
+// if there is no such task or it has no keys.
+func (p *batchJob) taskTile(t int64) (nt batchTask, _, j int) {
+	if t < 0 || t >= int64(p.tasks()) {
 		return nt, -1, 0
 	}
-	p.taskInto(&nt, tk.t+1)
+	p.taskInto(&nt, int(t))
 	p.rowEnds(&nt)
 	if nt.lo >= nt.last {
 		return nt, -1, 0
@@ -74,9 +87,15 @@ func (p *batchJob) nextTile(tk *batchTask, j0, n int, claim *itemClaim) (nt batc
 // that item at its chunk's last tile, whose blend can then ask for the
 // item's first tile (two workers sharing 32 chunks of one head, Tk 32768:
 // each chunk's first tile read cold cost about 7 µs, a tenth of a step).
-// Which worker computes an item still never changes its result; a worker
-// holds at most one item ahead, so the last items of a call wait at most
-// one chunk longer for a worker.
+// Tasks that are work items take ahead the same way where their tiles
+// go through the multi-row kernels: the next task is otherwise another
+// worker's, and each task's first tile was read cold, row 0's blend
+// through the one-row kernel (19% of a grouped step over 512 keys on two
+// workers; taking ahead, that step (H 32, Hkv 8, Tk 512, d 128) took 59
+// µs against 63, Tk 1024 110 against 116, Tk 4096 633 against 653, Zen
+// 4, medians of 10-14 alternating rounds). Which worker computes an item
+// still never changes its result; a worker holds at most one item ahead,
+// so the last items of a call wait at most one item longer for a worker.
 type itemClaim struct {
 	next *atomic.Int64 // the call's counter; nil: take nothing ahead
 	item int64         // the item taken ahead, or -1
@@ -112,3 +131,8 @@ func (p *batchJob) itemTile(i int64) (nt batchTask, t, j int) {
 	}
 	return nt, t, nt.lo
 }
+
+// claims reports whether the call's workers take items ahead (see
+// itemClaim): where its row-path tiles ask for the next item's, whether
+// chunks or whole tasks of the multi-row kernels.
+func (p *batchJob) claims() bool { return p.parts != nil || p.multi && !p.pair }

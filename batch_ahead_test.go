@@ -6,7 +6,8 @@ import (
 )
 
 // nextTile names tiles a worker will read, and only those: the task's
-// next tile, the next task's first (from its window's start), never the
+// next tile, the next task's first (from its window's start) or, with
+// several workers, that of the task the worker takes ahead, never the
 // keys after a task's last tile, nor past a chunk that is a work item of
 // its own.
 func TestNextTileStaysInTheRowsKeys(t *testing.T) {
@@ -46,6 +47,23 @@ func TestNextTileStaysInTheRowsKeys(t *testing.T) {
 		if _, nt, _ := p.nextTile(&tk, Tk-10, 10, nil); nt != -1 {
 			t.Errorf("window %d: after a last tile of 10 keys: task %d, want none", window, nt)
 		}
+		// With several workers a task is followed by the one its worker
+		// takes ahead, whichever the counter gives; past the last, none.
+		if !p.claims() {
+			t.Errorf("window %d: the workers of a multi-row call take no task ahead", window)
+		}
+		var tasks atomic.Int64
+		tasks.Store(1)
+		claim := itemClaim{next: &tasks, item: -1}
+		for range 2 {
+			if _, nt, j := p.nextTile(&tk, Tk-tile, tile, &claim); nt != 1 || j != lo || claim.item != 1 || tasks.Load() != 2 {
+				t.Errorf("window %d: after task 0's last tile, taking task 1: task %d key %d, item %d, counter %d, want 1, %d, 1, 2", window, nt, j, claim.item, tasks.Load(), lo)
+			}
+		}
+		claim.item = -1
+		if _, nt, _ := p.nextTile(&last, Tk-tile, tile, &claim); nt != -1 || claim.item != 2 {
+			t.Errorf("window %d: after the last task, taking none: task %d, item %d, want none and 2", window, nt, claim.item)
+		}
 		// A chunk that is a work item of its own ends at its last key.
 		p.parts = make([]float32, 1)
 		tk.keys(splitKeys, 2*splitKeys)
@@ -56,7 +74,7 @@ func TestNextTileStaysInTheRowsKeys(t *testing.T) {
 		// item's first tile, and asking again takes no other item.
 		var counter atomic.Int64
 		counter.Store(4) // item 4: task 1's second chunk
-		claim := itemClaim{next: &counter, item: -1}
+		claim = itemClaim{next: &counter, item: -1}
 		want, wantJ := 1, splitKeys
 		if window > 0 {
 			want = -1 // the window starts past that chunk

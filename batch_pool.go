@@ -113,7 +113,7 @@ func (e *Batched) poll(ready func() bool) {
 func (e *Batched) take(w int) {
 	ws := &e.scratch[w]
 	ws.claim = itemClaim{item: -1}
-	if e.job.parts != nil {
+	if e.job.claims() {
 		ws.claim.next = &e.next
 	}
 	for {
