@@ -239,3 +239,42 @@ func benchStep(b *testing.B, step func() error, kv [][]float32, bytes int, flops
 	roof := max(float64(bytes)/ref, flops/peak) / 1e9
 	b.ReportMetric(roof/step1, "roof-fraction")
 }
+
+// BenchmarkDecodeKernels times the row path's kernels alone over the K and
+// V of gqa-4k (32 query heads on 8 KV heads, 4096 keys, d = 128): for
+// each KV head, each tile of 512 keys scored for its group's four query
+// rows (scoreRowsMulti) and blended (blendRowsMulti, asking for the next
+// tile's value rows as tileRows has it do), with the scores as weights
+// and no softmax between. It reports what BenchmarkDecode does, so the
+// two set side by side show what the engine adds to its kernels' reading
+// and arithmetic: where the step runs at about this rate, a faster step
+// needs kernels that stream faster, not less bookkeeping.
+func BenchmarkDecodeKernels(b *testing.B) {
+	const rows, tile = 4, 512
+	s := decodeShapes[0]
+	if s.name != "gqa-4k" || s.kvHeads*rows != s.heads {
+		b.Fatalf("decodeShapes[0] is %s, not gqa-4k", s.name)
+	}
+	var p *decodeProblem
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		if p == nil {
+			p = newDecodeProblem(b, s)
+		}
+		sc, acc := make([]float32, rows*tile), make([]float32, rows*decodeDim)
+		step := func() error {
+			for h := range s.kvHeads {
+				q := p.q.data[h*rows*decodeDim:][:rows*decodeDim] // the group's rows, packed
+				for j := 0; j < s.Tk; j += tile {
+					var next []float32
+					if j+tile < s.Tk {
+						next = p.v.rowsFrom(0, h, j+tile)
+					}
+					scoreRowsMulti(sc, p.k.rowsFrom(0, h, j), decodeDim, q, rows)
+					blendRowsMulti(acc, sc, p.v.rowsFrom(0, h, j), decodeDim, rows, next)
+				}
+			}
+			return nil
+		}
+		benchStep(b, step, p.kv, p.kvBytes(), p.flops(), 1)
+	})
+}
