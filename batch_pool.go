@@ -24,8 +24,10 @@ type Batched struct {
 	scratch []workerScratch // per worker; the caller's goroutine is worker 0
 	calls   uint64          // calls so far, which tell a worker's widened heads apart
 	wake    chan struct{}
-	next    atomic.Int64 // the next task to take
-	tasks   int64        // tasks in the call in progress
+	alert   chan struct{} // Wake's nudges to parked workers
+	nudged  atomic.Int64  // nudges the workers took, for the tests
+	next    atomic.Int64  // the next task to take
+	tasks   int64         // tasks in the call in progress
 	wg      sync.WaitGroup
 	pending atomic.Int64 // helpers of the call in progress not done yet
 	spin    atomic.Int64 // nanoseconds to poll before parking, see SetIdleSpin
@@ -46,6 +48,7 @@ func NewBatched(workers int) *Batched {
 	e.spin.Store(int64(DefaultIdleSpin))
 	if workers > 1 {
 		e.wake = make(chan struct{}, workers-1)
+		e.alert = make(chan struct{}, workers-1)
 		for w := 1; w < workers; w++ {
 			go e.work(w)
 		}
@@ -84,21 +87,57 @@ const DefaultIdleSpin = 100 * time.Microsecond
 // needs helpers pays their wake-up. It may be called at any time.
 func (e *Batched) SetIdleSpin(d time.Duration) { e.spin.Store(int64(max(0, d))) }
 
-func (e *Batched) work(w int) {
-	for {
-		e.poll(func() bool { return len(e.wake) > 0 || e.stop.Load() })
-		if _, ok := <-e.wake; !ok {
+// WakeSpin is how long workers nudged by Wake poll for the next call
+// before they park again.
+const WakeSpin = 2 * time.Millisecond
+
+// Wake asks the workers that have parked to poll for the next call (for
+// WakeSpin, or the idle spin if longer), so that a call made within that
+// time finds them awake. Call it when a call is coming and the work before
+// it is longer than the idle spin: at the start of a layer, say, whose
+// projections come before its attention. A parked worker takes about as
+// long to wake as a short call runs: on a KVM guest (Zen 4) a grouped
+// decode step over 512 keys (H 32, Hkv 8, d 128) 300 µs after the last
+// ran no faster on two workers than on one, 92.6 µs against 92.4, and in
+// 65.0 µs on two woken as the 300 µs began; over 4096 keys 667 µs, and
+// 588 woken (BenchmarkDecodeGap). Wake never blocks; it does
+// nothing on an engine with one worker or after Close, and may be called
+// from any goroutine at any time.
+func (e *Batched) Wake() {
+	if e.alert == nil || e.stop.Load() {
+		return
+	}
+	for range cap(e.alert) {
+		select {
+		case e.alert <- struct{}{}:
+		default:
 			return
 		}
-		e.take(w)
-		e.wg.Done()
-		e.pending.Add(-1) // after Done, so that a caller seeing 0 need not park
 	}
 }
 
-// poll returns once ready does or the idle spin has passed.
-func (e *Batched) poll(ready func() bool) {
-	d := time.Duration(e.spin.Load())
+func (e *Batched) work(w int) {
+	spin := time.Duration(e.spin.Load())
+	for {
+		e.poll(spin, func() bool { return len(e.wake) > 0 || e.stop.Load() })
+		spin = time.Duration(e.spin.Load())
+		select {
+		case _, ok := <-e.wake:
+			if !ok {
+				return
+			}
+			e.take(w)
+			e.wg.Done()
+			e.pending.Add(-1) // after Done, so that a caller seeing 0 need not park
+		case <-e.alert:
+			e.nudged.Add(1)
+			spin = max(spin, WakeSpin)
+		}
+	}
+}
+
+// poll returns once ready does or d has passed.
+func (e *Batched) poll(d time.Duration, ready func() bool) {
 	if d <= 0 || ready() {
 		return
 	}
@@ -229,6 +268,14 @@ func (e *Batched) attend(job batchJob) error {
 func (e *Batched) runItems(job batchJob, items int) {
 	e.job, e.tasks = job, int64(items)
 	e.next.Store(0)
+	// Nudges from Wake that no parked worker took are spent: this call
+	// wakes its helpers itself.
+	for len(e.alert) > 0 {
+		select {
+		case <-e.alert:
+		default:
+		}
+	}
 	helpers := min(e.workers, items) - 1
 	e.wg.Add(helpers)
 	e.pending.Store(int64(helpers))
@@ -236,7 +283,7 @@ func (e *Batched) runItems(job batchJob, items int) {
 		e.wake <- struct{}{}
 	}
 	e.take(0)
-	e.poll(func() bool { return e.pending.Load() == 0 })
+	e.poll(time.Duration(e.spin.Load()), func() bool { return e.pending.Load() == 0 })
 	e.wg.Wait()
 	e.job = batchJob{}
 }

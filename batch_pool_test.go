@@ -52,3 +52,68 @@ func TestIdleSpin(t *testing.T) {
 		}
 	}
 }
+
+// Wake changes no result: calls made after it, while the workers it woke
+// poll or after they parked again, give the bits of one worker; it does
+// nothing on the zero engine, one with one worker, or a closed one; it may
+// race with calls and with Close; and workers it woke stop at Close.
+func TestWake(t *testing.T) {
+	var zero Batched
+	zero.Wake()
+	NewBatched(1).Wake()
+	r := testutil.Rand(37)
+	p := newBatchProblem(t, r, batchCase{B: 1, H: 8, Hkv: 2, Tq: 1, Tk: 700, dk: 16, dv: 8})
+	one := NewBatched(1)
+	if err := one.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
+		t.Fatal(err)
+	}
+	one.Close()
+	want := append([]float32(nil), p.out.data...)
+	before := runtime.NumGoroutine()
+	e := NewBatched(3)
+	e.SetIdleSpin(0) // parked between calls, so that Wake has workers to wake
+	// The parked helpers take its two nudges.
+	e.Wake()
+	for deadline := time.Now().Add(5 * time.Second); e.nudged.Load() < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("5 s after Wake, the two parked helpers took %d nudges", e.nudged.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() { // Wake from elsewhere throughout
+		defer close(done)
+		for range 200 {
+			e.Wake()
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	for call := range 20 {
+		if call%3 == 0 {
+			e.Wake()
+		}
+		if call%5 == 0 {
+			time.Sleep(time.Duration(call%3) * time.Millisecond)
+		}
+		clear(p.out.data)
+		if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range p.out.data {
+			if math.Float32bits(x) != math.Float32bits(want[i]) {
+				t.Fatalf("call %d: element %d = %v, with one worker %v", call, i, x, want[i])
+			}
+		}
+	}
+	e.Wake()
+	e.Close()
+	<-done
+	e.Wake() // closed: nothing
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines 5 s after Close, %d before the engine", n, before)
+	}
+}

@@ -278,3 +278,52 @@ func BenchmarkDecodeKernels(b *testing.B) {
 		benchStep(b, step, p.kv, p.kvBytes(), p.flops(), 1)
 	})
 }
+
+// BenchmarkDecodeGap times decode steps as a model's layer loop makes
+// them: between two steps the caller's goroutine is busy for gap (its
+// projections and MLP, say), so that the idle workers' spin runs out and
+// they park, and each step's helpers must be woken. With wake the caller
+// calls Batched.Wake as the gap begins. ns/op is the step alone (the gap
+// is outside the timer); set against BenchmarkDecode's back-to-back steps
+// it is the cost of waking the workers.
+func BenchmarkDecodeGap(b *testing.B) {
+	const gap = 300 * time.Microsecond
+	for _, name := range []string{"gqa-512", "gqa-4k"} {
+		var s decodeShape
+		for _, x := range decodeShapes {
+			if x.name == name {
+				s = x
+			}
+		}
+		p := newDecodeProblem(b, s)
+		for _, workers := range []int{1, 2} {
+			for _, wake := range []bool{false, true} {
+				if workers == 1 && wake {
+					continue // nothing to wake
+				}
+				b.Run(fmt.Sprintf("shape=%s/gap=%v/workers=%d/wake=%v", name, gap, workers, wake), func(b *testing.B) {
+					e := NewBatched(workers)
+					defer e.Close()
+					dst := BatchOutputs{Out: p.out}
+					if err := e.Attend(dst, p.q, p.k, p.v, &p.opt); err != nil {
+						b.Fatal(err)
+					}
+					b.ReportAllocs()
+					b.ResetTimer()
+					for range b.N {
+						b.StopTimer()
+						if wake {
+							e.Wake()
+						}
+						for t0 := time.Now(); time.Since(t0) < gap; {
+						}
+						b.StartTimer()
+						if err := e.Attend(dst, p.q, p.k, p.v, &p.opt); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

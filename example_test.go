@@ -231,6 +231,34 @@ func ExampleBatched_SetIdleSpin() {
 	// context: 3.15
 }
 
+// A model's layer loop on two workers: each layer wakes the workers as
+// it begins, so that they are polling, not parked, when its attention
+// comes after the work before it (the projections, here left out). Each
+// layer's single query head reads the seed example's keys [2, 1, 0] and
+// values [4, 2, 0], scaled by the layer's number; the context scales with
+// them.
+func ExampleBatched_Wake() {
+	e := attention.NewBatched(2)
+	defer e.Close()
+	q, _ := attention.NewTensor(1, 1, 1, 1, []float32{1})
+	k, _ := attention.NewTensor(1, 1, 3, 1, []float32{2, 1, 0})
+	outData := make([]float32, 1)
+	out, _ := attention.NewTensor(1, 1, 1, 1, outData)
+	for layer := 1; layer <= 3; layer++ {
+		e.Wake()
+		// ... the layer's projections would run here ...
+		v, _ := attention.NewTensor(1, 1, 3, 1, []float32{4 * float32(layer), 2 * float32(layer), 0})
+		if err := e.Attend(attention.BatchOutputs{Out: out}, q, k, v, &attention.BatchOptions{Scale: 1}); err != nil {
+			panic(err)
+		}
+		fmt.Printf("layer %d: context %.2f\n", layer, outData[0])
+	}
+	// Output:
+	// layer 1: context 3.15
+	// layer 2: context 6.30
+	// layer 3: context 9.45
+}
+
 // The seed example's keys [2, 1, 0] attended in two chunks, [2] and
 // [1, 0], each call also writing its rows' log-sum-exp; MergeAttention
 // then combines the chunks into attention over all three keys: the context
