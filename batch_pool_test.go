@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -20,12 +21,7 @@ func TestIdleSpin(t *testing.T) {
 		{B: 2, H: 8, Hkv: 4, Tq: 3, Tk: 300, dk: 16, dv: 8, causal: true},
 	} {
 		p := newBatchProblem(t, r, c)
-		one := NewBatched(1)
-		if err := one.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
-			t.Fatal(err)
-		}
-		one.Close()
-		want := append([]float32(nil), p.out.data...)
+		want := oneWorkerOut(t, p)
 		before := runtime.NumGoroutine()
 		for _, spin := range []time.Duration{0, -1, DefaultIdleSpin, time.Hour} {
 			e := NewBatched(2)
@@ -42,13 +38,7 @@ func TestIdleSpin(t *testing.T) {
 				}
 			}
 			e.Close()
-			deadline := time.Now().Add(5 * time.Second)
-			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
-			if n := runtime.NumGoroutine(); n > before {
-				t.Fatalf("spin %v: %d goroutines 5 s after Close, %d before the engine", spin, n, before)
-			}
+			workersGone(t, before, fmt.Sprintf("spin %v", spin))
 		}
 	}
 }
@@ -63,12 +53,7 @@ func TestWake(t *testing.T) {
 	NewBatched(1).Wake()
 	r := testutil.Rand(37)
 	p := newBatchProblem(t, r, batchCase{B: 1, H: 8, Hkv: 2, Tq: 1, Tk: 700, dk: 16, dv: 8})
-	one := NewBatched(1)
-	if err := one.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
-		t.Fatal(err)
-	}
-	one.Close()
-	want := append([]float32(nil), p.out.data...)
+	want := oneWorkerOut(t, p)
 	before := runtime.NumGoroutine()
 	e := NewBatched(3)
 	e.SetIdleSpin(0) // parked between calls, so that Wake has workers to wake
@@ -109,11 +94,29 @@ func TestWake(t *testing.T) {
 	e.Close()
 	<-done
 	e.Wake() // closed: nothing
+	workersGone(t, before, "woken")
+}
+
+// oneWorkerOut returns p's output as one worker computes it.
+func oneWorkerOut(t *testing.T, p *batchProblem) []float32 {
+	t.Helper()
+	one := NewBatched(1)
+	defer one.Close()
+	if err := one.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), p.out.data...)
+}
+
+// workersGone fails the test if, 5 s after a Close, more goroutines run
+// than there were before the engine.
+func workersGone(t *testing.T, before int, what string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	if n := runtime.NumGoroutine(); n > before {
-		t.Fatalf("%d goroutines 5 s after Close, %d before the engine", n, before)
+		t.Fatalf("%s: %d goroutines 5 s after Close, %d before the engine", what, n, before)
 	}
 }
