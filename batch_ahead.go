@@ -119,10 +119,8 @@ func (p *batchJob) itemTile(i int64) (nt batchTask, t, j int) {
 	if i < 0 || i >= int64(p.tasks()*p.chunks) {
 		return nt, -1, 0
 	}
-	t, c := int(i)/p.chunks, int(i)%p.chunks
-	p.taskInto(&nt, t)
-	p.rowEnds(&nt)
-	if c >= nt.chunksOf() {
+	c := int(i) % p.chunks
+	if nt, t, _ = p.taskTile(i / int64(p.chunks)); t < 0 || c >= nt.chunksOf() {
 		return nt, -1, 0
 	}
 	nt.keys(c*splitKeys, min(p.k.rows, (c+1)*splitKeys))

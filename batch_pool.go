@@ -117,10 +117,14 @@ func (e *Batched) Wake() {
 }
 
 func (e *Batched) work(w int) {
-	spin := time.Duration(e.spin.Load())
+	woken := false // by Wake: poll for WakeSpin at least
 	for {
+		spin := time.Duration(e.spin.Load())
+		if woken {
+			spin = max(spin, WakeSpin)
+		}
 		e.poll(spin, func() bool { return len(e.wake) > 0 || e.stop.Load() })
-		spin = time.Duration(e.spin.Load())
+		woken = false
 		select {
 		case _, ok := <-e.wake:
 			if !ok {
@@ -131,7 +135,7 @@ func (e *Batched) work(w int) {
 			e.pending.Add(-1) // after Done, so that a caller seeing 0 need not park
 		case <-e.alert:
 			e.nudged.Add(1)
-			spin = max(spin, WakeSpin)
+			woken = true
 		}
 	}
 }

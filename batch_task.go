@@ -141,28 +141,24 @@ func (p *batchJob) run(t int, ws *workerScratch) {
 		p.runChunks(&tk, &sc)
 		return
 	}
-	inPlace := false
+	copyOut := false
 	if p.multi {
 		// The multi-row kernels blend into contiguous rows: the output's
 		// own where the task's rows lie so, else scratch, copied out.
-		tk.part = p.outRun(&tk)
-		inPlace = tk.part != nil
-		if !inPlace {
-			tk.part = sc.part[2*blockRows:]
+		if tk.part = p.outRun(&tk); tk.part == nil {
+			tk.part, copyOut = sc.part[2*blockRows:], true
 		}
 	}
 	cut, done := p.runKeys(&tk, &sc)
 	if done {
 		return
 	}
-	if tk.part != nil {
-		if !inPlace {
-			for r := range tk.R {
-				copy(p.out.Row(tk.b, tk.hs[r], tk.is[r]), p.acc(&tk, r))
-			}
+	if copyOut {
+		for r := range tk.R {
+			copy(p.out.Row(tk.b, tk.hs[r], tk.is[r]), p.acc(&tk, r))
 		}
-		tk.part = nil
 	}
+	tk.part = nil
 	p.finishRows(&tk, sc.m, sc.l)
 	if p.rowPath {
 		p.blockOutputs(&tk, &sc, cut)
