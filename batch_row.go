@@ -120,20 +120,21 @@ type rowKernels[E float32 | uint16] struct {
 	// which then read it from cache; a cold tile's V is streamed by the
 	// one-row blend.
 	multiWarm bool
-	// The eight-row kernels, nil where there are none (see multiEight).
-	scoreMulti8 func(dst []float32, k []E, stride int, q []float32, also []E)
-	blendMulti8 func(acc, w []float32, v []E, stride int, next []E)
+	// The wide kernels of five to eight rows, nil where there are none (see
+	// multiEight).
+	scoreMulti8 func(dst []float32, k []E, stride int, q []float32, rows int, also []E)
+	blendMulti8 func(acc, w []float32, v []E, stride int, rows int, next []E)
 	// scorePaired is scoreMulti over query rows in pair order, where the
 	// task's scratch holds them so (see taskScratch.qp); nil for none.
 	scorePaired func(dst []float32, k []E, stride int, q []float32, rows int)
 }
 
 // multiGroup returns how many of R rows (R > 0) one call of the row
-// path's multi-row kernels takes: eight where the job has the eight-row
-// kernels (see multiEight), otherwise up to four.
+// path's multi-row kernels takes: five to eight where the job has the wide
+// kernels (see multiEight) and R is at least five, otherwise up to four.
 func (p *batchJob) multiGroup(R int) int {
-	if p.eight && R >= 8 {
-		return 8
+	if p.eight && R >= 5 {
+		return min(R, 8)
 	}
 	return min(R, 4)
 }
@@ -153,9 +154,9 @@ var (
 // itself, every row is scored by it, and V goes first through the one-row
 // blend for row 0 unless ks.multiFirst and multiBlendStreams.
 //
-// Where a task has eight rows of float32 K and V and the eight-row kernels
-// (see multiEight), they read each key row and each value row once for
-// all eight, from memory: eight query heads of a group (H = 8, Hkv = 1,
+// Where a task has five to eight rows and the wide kernels (see
+// multiEight), they read each key row and each value row once for all of
+// them, from memory: eight query heads of a group (H = 8, Hkv = 1,
 // Tk = 32768, d = 128) took 1.73 ms against 1.94 as two groups of four,
 // whose second group read the tile again from L2 while nothing streamed.
 //
@@ -191,12 +192,12 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 		g := p.multiGroup(tk.R - g0)
 		step = g
 		s, o := sc.s[:g*n], tk.part[g0*dv:(g0+g)*dv]
-		if g == 8 {
+		if g > 4 {
 			var also []E
 			if cold {
 				also = v
 			}
-			ks.scoreMulti8(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], also)
+			ks.scoreMulti8(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g, also)
 		} else if ks.scorePaired != nil && sc.qp != nil {
 			ks.scorePaired(s, k, p.k.rs, sc.qp[g0*dk:(g0+g)*dk], g)
 		} else {
@@ -208,8 +209,8 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 		if g0 > first {
 			next = nil // asked for by the first group
 		}
-		if g == 8 {
-			ks.blendMulti8(o, s, v, p.v.rs, next)
+		if g > 4 {
+			ks.blendMulti8(o, s, v, p.v.rs, g, next)
 			continue
 		}
 		if g0 == 0 && !(multiBlendStreams() && ks.multiFirst || multiAsksAhead() && ks.multiWarm && !cold) {

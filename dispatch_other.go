@@ -86,21 +86,23 @@ func blendRowsMulti(acc, w, v []float32, stride int, rows int, next []float32) {
 	blendRowsMultiGeneric(acc, w, v, stride, rows, next)
 }
 
-// scoreRowsMulti8 is scoreRowsMulti for eight rows. If also is not empty,
-// the avx512 kernel asks for its rows in address order as it goes, a line
-// for each line of k it reads (the tile's value rows, say, for the blend
-// that follows). Only avx512 has it in assembly, its sixteen lanes holding
-// two keys of each row; elsewhere it is scoreRowsMulti on each four.
-func scoreRowsMulti8(dst, k []float32, stride int, q []float32, also []float32) {
-	scoreRowsMulti8Generic(dst, k, stride, q, also)
+// scoreRowsMulti8 is scoreRowsMulti for 5 <= rows <= 8, len(dst) and len(q)
+// below 2^31. If also is not empty, the avx512 kernel asks for its rows in
+// address order as it goes, a line for each line of k it reads (the tile's
+// value rows, say, for the blend that follows). Only avx512 has it in
+// assembly, its lanes holding two keys of each row; elsewhere it is
+// scoreRowsMulti on the first four rows and on the rest.
+func scoreRowsMulti8(dst, k []float32, stride int, q []float32, rows int, also []float32) {
+	scoreRowsMulti8Generic(dst, k, stride, q, rows, also)
 }
 
-// blendRowsMulti8 is blendRowsMulti for eight rows, next as there. Only
-// avx512 has it in assembly, a vector of columns a pass; elsewhere it is
-// blendRowsMulti on each four. Where a weight and a value are both NaN, the
-// avx512 kernel's sum keeps the value's payload, not the weight's.
-func blendRowsMulti8(acc, w, v []float32, stride int, next []float32) {
-	blendRowsMulti8Generic(acc, w, v, stride, next)
+// blendRowsMulti8 is blendRowsMulti for 5 <= rows <= 8, len(acc) and len(w)
+// below 2^31, next as there. Only avx512 has it in assembly, a vector of
+// columns a pass; elsewhere it is blendRowsMulti on the first four rows and
+// on the rest. Where a weight and a value are both NaN, the avx512 kernel's
+// sum keeps the value's payload, not the weight's.
+func blendRowsMulti8(acc, w, v []float32, stride int, rows int, next []float32) {
+	blendRowsMulti8Generic(acc, w, v, stride, rows, next)
 }
 
 // scoreRowsMultiF16 sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c] for
@@ -158,32 +160,34 @@ func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int, next
 	blendRowsMultiBF16Generic(acc, w, v, stride, rows, next)
 }
 
-// scoreRowsMulti8F16 is scoreRowsMultiF16 for eight rows, also as
-// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
-// scoreRowsMultiF16 on each four.
-func scoreRowsMulti8F16(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
-	scoreRowsMulti8F16Generic(dst, k, stride, q, also)
+// scoreRowsMulti8F16 is scoreRowsMultiF16 for 5 <= rows <= 8, lengths and
+// also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it
+// is scoreRowsMultiF16 on the first four rows and on the rest.
+func scoreRowsMulti8F16(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
+	scoreRowsMulti8F16Generic(dst, k, stride, q, rows, also)
 }
 
-// blendRowsMulti8F16 is blendRowsMultiF16 for eight rows, next as
-// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiF16 on each four. NaN payloads as blendRowsMulti8's.
-func blendRowsMulti8F16(acc, w []float32, v []uint16, stride int, next []uint16) {
-	blendRowsMulti8F16Generic(acc, w, v, stride, next)
+// blendRowsMulti8F16 is blendRowsMultiF16 for 5 <= rows <= 8, lengths as
+// blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in
+// assembly; elsewhere it is blendRowsMultiF16 on the first four rows and on
+// the rest. NaN payloads as blendRowsMulti8's.
+func blendRowsMulti8F16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
+	blendRowsMulti8F16Generic(acc, w, v, stride, rows, next)
 }
 
-// scoreRowsMulti8BF16 is scoreRowsMultiBF16 for eight rows, also as
-// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
-// scoreRowsMultiBF16 on each four.
-func scoreRowsMulti8BF16(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
-	scoreRowsMulti8BF16Generic(dst, k, stride, q, also)
+// scoreRowsMulti8BF16 is scoreRowsMultiBF16 for 5 <= rows <= 8, lengths and
+// also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it
+// is scoreRowsMultiBF16 on the first four rows and on the rest.
+func scoreRowsMulti8BF16(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
+	scoreRowsMulti8BF16Generic(dst, k, stride, q, rows, also)
 }
 
-// blendRowsMulti8BF16 is blendRowsMultiBF16 for eight rows, next as
-// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiBF16 on each four. NaN payloads as blendRowsMulti8's.
-func blendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, next []uint16) {
-	blendRowsMulti8BF16Generic(acc, w, v, stride, next)
+// blendRowsMulti8BF16 is blendRowsMultiBF16 for 5 <= rows <= 8, lengths as
+// blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in
+// assembly; elsewhere it is blendRowsMultiBF16 on the first four rows and
+// on the rest. NaN payloads as blendRowsMulti8's.
+func blendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
+	blendRowsMulti8BF16Generic(acc, w, v, stride, rows, next)
 }
 
 // maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.

@@ -104,23 +104,24 @@ func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, r
 //go:noescape
 func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
 
-// scoreRowsMulti8AVX512 is scoreRowsMulti for eight rows. If also is not
-// empty, the avx512 kernel asks for its rows in address order as it goes, a
-// line for each line of k it reads (the tile's value rows, say, for the
-// blend that follows). Only avx512 has it in assembly, its sixteen lanes
-// holding two keys of each row; elsewhere it is scoreRowsMulti on each
-// four.
+// scoreRowsMulti8AVX512 is scoreRowsMulti for 5 <= rows <= 8, len(dst) and
+// len(q) below 2^31. If also is not empty, the avx512 kernel asks for its
+// rows in address order as it goes, a line for each line of k it reads (the
+// tile's value rows, say, for the blend that follows). Only avx512 has it
+// in assembly, its lanes holding two keys of each row; elsewhere it is
+// scoreRowsMulti on the first four rows and on the rest.
 //
 //go:noescape
-func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, rows int, also []float32)
 
-// blendRowsMulti8AVX512 is blendRowsMulti for eight rows, next as there.
-// Only avx512 has it in assembly, a vector of columns a pass; elsewhere it
-// is blendRowsMulti on each four. Where a weight and a value are both NaN,
-// the avx512 kernel's sum keeps the value's payload, not the weight's.
+// blendRowsMulti8AVX512 is blendRowsMulti for 5 <= rows <= 8, len(acc) and
+// len(w) below 2^31, next as there. Only avx512 has it in assembly, a
+// vector of columns a pass; elsewhere it is blendRowsMulti on the first
+// four rows and on the rest. Where a weight and a value are both NaN, the
+// avx512 kernel's sum keeps the value's payload, not the weight's.
 //
 //go:noescape
-func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
 
 // scoreRowsMultiF16AVX512 sets dst[r*n+j] = Σ_c
 // f16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
@@ -165,33 +166,36 @@ func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int,
 //go:noescape
 func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 
-// scoreRowsMulti8F16AVX512 is scoreRowsMultiF16 for eight rows, also as
-// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
-// scoreRowsMultiF16 on each four.
+// scoreRowsMulti8F16AVX512 is scoreRowsMultiF16 for 5 <= rows <= 8, lengths
+// and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere
+// it is scoreRowsMultiF16 on the first four rows and on the rest.
 //
 //go:noescape
-func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
 
-// blendRowsMulti8F16AVX512 is blendRowsMultiF16 for eight rows, next as
-// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiF16 on each four. NaN payloads as blendRowsMulti8's.
+// blendRowsMulti8F16AVX512 is blendRowsMultiF16 for 5 <= rows <= 8, lengths
+// as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in
+// assembly; elsewhere it is blendRowsMultiF16 on the first four rows and on
+// the rest. NaN payloads as blendRowsMulti8's.
 //
 //go:noescape
-func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 
-// scoreRowsMulti8BF16AVX512 is scoreRowsMultiBF16 for eight rows, also as
-// scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is
-// scoreRowsMultiBF16 on each four.
+// scoreRowsMulti8BF16AVX512 is scoreRowsMultiBF16 for 5 <= rows <= 8,
+// lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly;
+// elsewhere it is scoreRowsMultiBF16 on the first four rows and on the
+// rest.
 //
 //go:noescape
-func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
 
-// blendRowsMulti8BF16AVX512 is blendRowsMultiBF16 for eight rows, next as
-// blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is
-// blendRowsMultiBF16 on each four. NaN payloads as blendRowsMulti8's.
+// blendRowsMulti8BF16AVX512 is blendRowsMultiBF16 for 5 <= rows <= 8,
+// lengths as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has
+// it in assembly; elsewhere it is blendRowsMultiBF16 on the first four rows
+// and on the rest. NaN payloads as blendRowsMulti8's.
 //
 //go:noescape
-func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.

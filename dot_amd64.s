@@ -6582,12 +6582,22 @@ bmultiz_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+// func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, rows int, also []float32)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMulti8AVX512(SB), NOSPLIT, $0-104
-	MOVQ  also_len+88(FP), AX
+TEXT ·scoreRowsMulti8AVX512(SB), NOSPLIT, $0-112
+	MOVQ  also_len+96(FP), AX
 	TESTQ AX, AX
 	JZ    smulti8z
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x05
+	JE    smulti8za_5
+	CMPQ  AX, $0x06
+	JE    smulti8za_6
+	CMPQ  AX, $0x07
+	JE    smulti8za_7
+	JMP   smulti8za_8
+
+smulti8za_5:
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -6595,13 +6605,902 @@ TEXT ·scoreRowsMulti8AVX512(SB), NOSPLIT, $0-104
 	MOVQ  k_base+24(FP), SI
 	MOVQ  stride+48(FP), DI
 	SHLQ  $0x02, DI
-	SHRQ  $0x03, CX
-	SHRQ  $0x03, BX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
 	MOVQ  BX, R8
 	SHLQ  $0x02, R8
 	MOVQ  CX, R9
 	SHLQ  $0x02, R9
-	MOVQ  also_base+80(FP), R10
+	MOVQ  also_base+88(FP), R10
+
+smulti8za5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8za5_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	MOVQ         BX, R15
+
+smulti8za5_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8za5_k2_tail
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VMOVUPS     (R12)(R8*2), Z12
+	VMOVUPS     (R12)(R13*1), Z13
+	VMOVUPS     (R14), Z14
+	VMOVUPS     (SI), Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	PREFETCHT1  (R11)
+	VMOVUPS     (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT1  64(R11)
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	ADDQ        $0x80, R10
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8za5_k2_chunk
+
+smulti8za5_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8za5_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVUPS.Z   (R12)(R8*2), K1, Z12
+	VMOVUPS.Z   (R12)(R13*1), K1, Z13
+	VMOVUPS.Z   (R14), K1, Z14
+	VMOVUPS.Z   (SI), K1, Z15
+	VFMADD231PS Z15, Z10, K1, Z0
+	VFMADD231PS Z15, Z11, K1, Z2
+	VFMADD231PS Z15, Z12, K1, Z4
+	VFMADD231PS Z15, Z13, K1, Z6
+	VFMADD231PS Z15, Z14, K1, Z8
+	VMOVUPS.Z   (SI)(DI*1), K1, Z15
+	VFMADD231PS Z15, Z10, K1, Z1
+	VFMADD231PS Z15, Z11, K1, Z3
+	VFMADD231PS Z15, Z12, K1, Z5
+	VFMADD231PS Z15, Z13, K1, Z7
+	VFMADD231PS Z15, Z14, K1, Z9
+
+smulti8za5_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x02, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z10
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z10, Z4
+	VSHUFF32X4    $0xdd, Z0, Z10, Z0
+	VADDPS        Z0, Z4, Z4
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z3, Z3, Z1
+	VSHUFF32X4    $0xdd, Z3, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z4, Z2
+	VSHUFPS       $0xdd, Z0, Z4, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8za5_k2
+
+smulti8za5_k2_next:
+smulti8za5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8za5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	MOVQ         BX, R13
+
+smulti8za5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8za5_k1_tail
+	VMOVUPS     (R10), Z5
+	VMOVUPS     (R10)(R8*1), Z6
+	VMOVUPS     (R10)(R8*2), Z7
+	VMOVUPS     (R10)(R11*1), Z8
+	VMOVUPS     (R12), Z9
+	VMOVUPS     (SI), Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8za5_k1_chunk
+
+smulti8za5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8za5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z5
+	VMOVUPS.Z   (R10)(R8*1), K1, Z6
+	VMOVUPS.Z   (R10)(R8*2), K1, Z7
+	VMOVUPS.Z   (R10)(R11*1), K1, Z8
+	VMOVUPS.Z   (R12), K1, Z9
+	VMOVUPS.Z   (SI), K1, Z10
+	VFMADD231PS Z10, Z5, K1, Z0
+	VFMADD231PS Z10, Z6, K1, Z1
+	VFMADD231PS Z10, Z7, K1, Z2
+	VFMADD231PS Z10, Z8, K1, Z3
+	VFMADD231PS Z10, Z9, K1, Z4
+
+smulti8za5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X5, X5
+	VADDSS        X5, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8za5_k1
+
+smulti8za5_k1_next:
+	JMP smulti8za_done
+
+smulti8za_6:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+88(FP), R10
+
+smulti8za6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8za6_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	MOVQ         BX, R15
+
+smulti8za6_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8za6_k2_tail
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVUPS     (R12)(R13*1), Z15
+	VMOVUPS     (R14), Z16
+	VMOVUPS     (R14)(R8*1), Z17
+	VMOVUPS     (SI), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	PREFETCHT1  (R11)
+	VMOVUPS     (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT1  64(R11)
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	ADDQ        $0x80, R10
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8za6_k2_chunk
+
+smulti8za6_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8za6_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVUPS.Z   (R12)(R13*1), K1, Z15
+	VMOVUPS.Z   (R14), K1, Z16
+	VMOVUPS.Z   (R14)(R8*1), K1, Z17
+	VMOVUPS.Z   (SI), K1, Z18
+	VFMADD231PS Z18, Z12, K1, Z0
+	VFMADD231PS Z18, Z13, K1, Z2
+	VFMADD231PS Z18, Z14, K1, Z4
+	VFMADD231PS Z18, Z15, K1, Z6
+	VFMADD231PS Z18, Z16, K1, Z8
+	VFMADD231PS Z18, Z17, K1, Z10
+	VMOVUPS.Z   (SI)(DI*1), K1, Z18
+	VFMADD231PS Z18, Z12, K1, Z1
+	VFMADD231PS Z18, Z13, K1, Z3
+	VFMADD231PS Z18, Z14, K1, Z5
+	VFMADD231PS Z18, Z15, K1, Z7
+	VFMADD231PS Z18, Z16, K1, Z9
+	VFMADD231PS Z18, Z17, K1, Z11
+
+smulti8za6_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x02, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	VMOVHPS       X0, (R12)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8za6_k2
+
+smulti8za6_k2_next:
+smulti8za6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8za6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	MOVQ         BX, R13
+
+smulti8za6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8za6_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VMOVUPS     (SI), Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8za6_k1_chunk
+
+smulti8za6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8za6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z6
+	VMOVUPS.Z   (R10)(R8*1), K1, Z7
+	VMOVUPS.Z   (R10)(R8*2), K1, Z8
+	VMOVUPS.Z   (R10)(R11*1), K1, Z9
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVUPS.Z   (SI), K1, Z12
+	VFMADD231PS Z12, Z6, K1, Z0
+	VFMADD231PS Z12, Z7, K1, Z1
+	VFMADD231PS Z12, Z8, K1, Z2
+	VFMADD231PS Z12, Z9, K1, Z3
+	VFMADD231PS Z12, Z10, K1, Z4
+	VFMADD231PS Z12, Z11, K1, Z5
+
+smulti8za6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X6, X6
+	VADDSS        X6, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8za6_k1
+
+smulti8za6_k1_next:
+	JMP smulti8za_done
+
+smulti8za_7:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+88(FP), R10
+
+smulti8za7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8za7_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	MOVQ         BX, R15
+
+smulti8za7_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8za7_k2_tail
+	VMOVUPS     (R12), Z14
+	VMOVUPS     (R12)(R8*1), Z15
+	VMOVUPS     (R12)(R8*2), Z16
+	VMOVUPS     (R12)(R13*1), Z17
+	VMOVUPS     (R14), Z18
+	VMOVUPS     (R14)(R8*1), Z19
+	VMOVUPS     (R14)(R8*2), Z20
+	VMOVUPS     (SI), Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	PREFETCHT1  (R11)
+	VMOVUPS     (SI)(DI*1), Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+	PREFETCHT1  64(R11)
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	ADDQ        $0x80, R10
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8za7_k2_chunk
+
+smulti8za7_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8za7_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z14
+	VMOVUPS.Z   (R12)(R8*1), K1, Z15
+	VMOVUPS.Z   (R12)(R8*2), K1, Z16
+	VMOVUPS.Z   (R12)(R13*1), K1, Z17
+	VMOVUPS.Z   (R14), K1, Z18
+	VMOVUPS.Z   (R14)(R8*1), K1, Z19
+	VMOVUPS.Z   (R14)(R8*2), K1, Z20
+	VMOVUPS.Z   (SI), K1, Z21
+	VFMADD231PS Z21, Z14, K1, Z0
+	VFMADD231PS Z21, Z15, K1, Z2
+	VFMADD231PS Z21, Z16, K1, Z4
+	VFMADD231PS Z21, Z17, K1, Z6
+	VFMADD231PS Z21, Z18, K1, Z8
+	VFMADD231PS Z21, Z19, K1, Z10
+	VFMADD231PS Z21, Z20, K1, Z12
+	VMOVUPS.Z   (SI)(DI*1), K1, Z21
+	VFMADD231PS Z21, Z14, K1, Z1
+	VFMADD231PS Z21, Z15, K1, Z3
+	VFMADD231PS Z21, Z16, K1, Z5
+	VFMADD231PS Z21, Z17, K1, Z7
+	VFMADD231PS Z21, Z18, K1, Z9
+	VFMADD231PS Z21, Z19, K1, Z11
+	VFMADD231PS Z21, Z20, K1, Z13
+
+smulti8za7_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x02, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z14
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z14, Z14
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z12, Z5
+	VSHUFF32X4    $0xee, Z13, Z12, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z0, Z14, Z6
+	VSHUFF32X4    $0xdd, Z0, Z14, Z0
+	VADDPS        Z0, Z6, Z6
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z5, Z2
+	VSHUFF32X4    $0xdd, Z5, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z6, Z3
+	VSHUFPS       $0xdd, Z0, Z6, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X1
+	VMOVLPS       X1, (R12)
+	VMOVHPS       X1, (R12)(R9*1)
+	VEXTRACTF32X4 $0x03, Z0, X0
+	VMOVLPS       X0, (R12)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8za7_k2
+
+smulti8za7_k2_next:
+smulti8za7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8za7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	MOVQ         BX, R13
+
+smulti8za7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8za7_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVUPS     (R12)(R8*2), Z13
+	VMOVUPS     (SI), Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8za7_k1_chunk
+
+smulti8za7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8za7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z7
+	VMOVUPS.Z   (R10)(R8*1), K1, Z8
+	VMOVUPS.Z   (R10)(R8*2), K1, Z9
+	VMOVUPS.Z   (R10)(R11*1), K1, Z10
+	VMOVUPS.Z   (R12), K1, Z11
+	VMOVUPS.Z   (R12)(R8*1), K1, Z12
+	VMOVUPS.Z   (R12)(R8*2), K1, Z13
+	VMOVUPS.Z   (SI), K1, Z14
+	VFMADD231PS Z14, Z7, K1, Z0
+	VFMADD231PS Z14, Z8, K1, Z1
+	VFMADD231PS Z14, Z9, K1, Z2
+	VFMADD231PS Z14, Z10, K1, Z3
+	VFMADD231PS Z14, Z11, K1, Z4
+	VFMADD231PS Z14, Z12, K1, Z5
+	VFMADD231PS Z14, Z13, K1, Z6
+
+smulti8za7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X7, X7
+	VADDSS        X7, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8za7_k1
+
+smulti8za7_k1_next:
+	JMP smulti8za_done
+
+smulti8za_8:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ also_base+88(FP), R10
 
 smulti8za8_k2:
 	CMPQ         CX, $0x02
@@ -6930,10 +7829,898 @@ smulti8za8_k1_sum:
 	JMP           smulti8za8_k1
 
 smulti8za8_k1_next:
+smulti8za_done:
 	VZEROUPPER
 	RET
 
 smulti8z:
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x05
+	JE   smulti8z_5
+	CMPQ AX, $0x06
+	JE   smulti8z_6
+	CMPQ AX, $0x07
+	JE   smulti8z_7
+	JMP  smulti8z_8
+
+smulti8z_5:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8z5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8z5_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000008, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x02, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	MOVQ         BX, R14
+
+smulti8z5_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8z5_k2_tail
+	VMOVUPS     (R11), Z10
+	VMOVUPS     (R11)(R8*1), Z11
+	VMOVUPS     (R11)(R8*2), Z12
+	VMOVUPS     (R11)(R12*1), Z13
+	VMOVUPS     (R13), Z14
+	VMOVUPS     (SI), Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	PREFETCHT1  (R10)
+	VMOVUPS     (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT1  64(R10)
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000080, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8z5_k2_chunk
+
+smulti8z5_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8z5_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K1
+	VMOVUPS.Z   (R11), K1, Z10
+	VMOVUPS.Z   (R11)(R8*1), K1, Z11
+	VMOVUPS.Z   (R11)(R8*2), K1, Z12
+	VMOVUPS.Z   (R11)(R12*1), K1, Z13
+	VMOVUPS.Z   (R13), K1, Z14
+	VMOVUPS.Z   (SI), K1, Z15
+	VFMADD231PS Z15, Z10, K1, Z0
+	VFMADD231PS Z15, Z11, K1, Z2
+	VFMADD231PS Z15, Z12, K1, Z4
+	VFMADD231PS Z15, Z13, K1, Z6
+	VFMADD231PS Z15, Z14, K1, Z8
+	VMOVUPS.Z   (SI)(DI*1), K1, Z15
+	VFMADD231PS Z15, Z10, K1, Z1
+	VFMADD231PS Z15, Z11, K1, Z3
+	VFMADD231PS Z15, Z12, K1, Z5
+	VFMADD231PS Z15, Z13, K1, Z7
+	VFMADD231PS Z15, Z14, K1, Z9
+
+smulti8z5_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z1, Z0, Z10
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z10, Z4
+	VSHUFF32X4    $0xdd, Z0, Z10, Z0
+	VADDPS        Z0, Z4, Z4
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z3, Z3, Z1
+	VSHUFF32X4    $0xdd, Z3, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z4, Z2
+	VSHUFPS       $0xdd, Z0, Z4, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R11)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8z5_k2
+
+smulti8z5_k2_next:
+smulti8z5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8z5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	MOVQ         BX, R13
+
+smulti8z5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8z5_k1_tail
+	VMOVUPS     (R10), Z5
+	VMOVUPS     (R10)(R8*1), Z6
+	VMOVUPS     (R10)(R8*2), Z7
+	VMOVUPS     (R10)(R11*1), Z8
+	VMOVUPS     (R12), Z9
+	VMOVUPS     (SI), Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8z5_k1_chunk
+
+smulti8z5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8z5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z5
+	VMOVUPS.Z   (R10)(R8*1), K1, Z6
+	VMOVUPS.Z   (R10)(R8*2), K1, Z7
+	VMOVUPS.Z   (R10)(R11*1), K1, Z8
+	VMOVUPS.Z   (R12), K1, Z9
+	VMOVUPS.Z   (SI), K1, Z10
+	VFMADD231PS Z10, Z5, K1, Z0
+	VFMADD231PS Z10, Z6, K1, Z1
+	VFMADD231PS Z10, Z7, K1, Z2
+	VFMADD231PS Z10, Z8, K1, Z3
+	VFMADD231PS Z10, Z9, K1, Z4
+
+smulti8z5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X5, X5
+	VADDSS        X5, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8z5_k1
+
+smulti8z5_k1_next:
+	JMP smulti8z_done
+
+smulti8z_6:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8z6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8z6_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000008, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x02, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	MOVQ         BX, R14
+
+smulti8z6_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8z6_k2_tail
+	VMOVUPS     (R11), Z12
+	VMOVUPS     (R11)(R8*1), Z13
+	VMOVUPS     (R11)(R8*2), Z14
+	VMOVUPS     (R11)(R12*1), Z15
+	VMOVUPS     (R13), Z16
+	VMOVUPS     (R13)(R8*1), Z17
+	VMOVUPS     (SI), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	PREFETCHT1  (R10)
+	VMOVUPS     (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT1  64(R10)
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000080, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8z6_k2_chunk
+
+smulti8z6_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8z6_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K1
+	VMOVUPS.Z   (R11), K1, Z12
+	VMOVUPS.Z   (R11)(R8*1), K1, Z13
+	VMOVUPS.Z   (R11)(R8*2), K1, Z14
+	VMOVUPS.Z   (R11)(R12*1), K1, Z15
+	VMOVUPS.Z   (R13), K1, Z16
+	VMOVUPS.Z   (R13)(R8*1), K1, Z17
+	VMOVUPS.Z   (SI), K1, Z18
+	VFMADD231PS Z18, Z12, K1, Z0
+	VFMADD231PS Z18, Z13, K1, Z2
+	VFMADD231PS Z18, Z14, K1, Z4
+	VFMADD231PS Z18, Z15, K1, Z6
+	VFMADD231PS Z18, Z16, K1, Z8
+	VFMADD231PS Z18, Z17, K1, Z10
+	VMOVUPS.Z   (SI)(DI*1), K1, Z18
+	VFMADD231PS Z18, Z12, K1, Z1
+	VFMADD231PS Z18, Z13, K1, Z3
+	VFMADD231PS Z18, Z14, K1, Z5
+	VFMADD231PS Z18, Z15, K1, Z7
+	VFMADD231PS Z18, Z16, K1, Z9
+	VFMADD231PS Z18, Z17, K1, Z11
+
+smulti8z6_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R11)
+	VMOVHPS       X0, (R11)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8z6_k2
+
+smulti8z6_k2_next:
+smulti8z6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8z6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	MOVQ         BX, R13
+
+smulti8z6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8z6_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VMOVUPS     (SI), Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8z6_k1_chunk
+
+smulti8z6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8z6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z6
+	VMOVUPS.Z   (R10)(R8*1), K1, Z7
+	VMOVUPS.Z   (R10)(R8*2), K1, Z8
+	VMOVUPS.Z   (R10)(R11*1), K1, Z9
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVUPS.Z   (SI), K1, Z12
+	VFMADD231PS Z12, Z6, K1, Z0
+	VFMADD231PS Z12, Z7, K1, Z1
+	VFMADD231PS Z12, Z8, K1, Z2
+	VFMADD231PS Z12, Z9, K1, Z3
+	VFMADD231PS Z12, Z10, K1, Z4
+	VFMADD231PS Z12, Z11, K1, Z5
+
+smulti8z6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X6, X6
+	VADDSS        X6, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8z6_k1
+
+smulti8z6_k1_next:
+	JMP smulti8z_done
+
+smulti8z_7:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8z7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8z7_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000008, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x02, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	MOVQ         BX, R14
+
+smulti8z7_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8z7_k2_tail
+	VMOVUPS     (R11), Z14
+	VMOVUPS     (R11)(R8*1), Z15
+	VMOVUPS     (R11)(R8*2), Z16
+	VMOVUPS     (R11)(R12*1), Z17
+	VMOVUPS     (R13), Z18
+	VMOVUPS     (R13)(R8*1), Z19
+	VMOVUPS     (R13)(R8*2), Z20
+	VMOVUPS     (SI), Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	PREFETCHT1  (R10)
+	VMOVUPS     (SI)(DI*1), Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+	PREFETCHT1  64(R10)
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000080, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8z7_k2_chunk
+
+smulti8z7_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8z7_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K1
+	VMOVUPS.Z   (R11), K1, Z14
+	VMOVUPS.Z   (R11)(R8*1), K1, Z15
+	VMOVUPS.Z   (R11)(R8*2), K1, Z16
+	VMOVUPS.Z   (R11)(R12*1), K1, Z17
+	VMOVUPS.Z   (R13), K1, Z18
+	VMOVUPS.Z   (R13)(R8*1), K1, Z19
+	VMOVUPS.Z   (R13)(R8*2), K1, Z20
+	VMOVUPS.Z   (SI), K1, Z21
+	VFMADD231PS Z21, Z14, K1, Z0
+	VFMADD231PS Z21, Z15, K1, Z2
+	VFMADD231PS Z21, Z16, K1, Z4
+	VFMADD231PS Z21, Z17, K1, Z6
+	VFMADD231PS Z21, Z18, K1, Z8
+	VFMADD231PS Z21, Z19, K1, Z10
+	VFMADD231PS Z21, Z20, K1, Z12
+	VMOVUPS.Z   (SI)(DI*1), K1, Z21
+	VFMADD231PS Z21, Z14, K1, Z1
+	VFMADD231PS Z21, Z15, K1, Z3
+	VFMADD231PS Z21, Z16, K1, Z5
+	VFMADD231PS Z21, Z17, K1, Z7
+	VFMADD231PS Z21, Z18, K1, Z9
+	VFMADD231PS Z21, Z19, K1, Z11
+	VFMADD231PS Z21, Z20, K1, Z13
+
+smulti8z7_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z1, Z0, Z14
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z14, Z14
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z12, Z5
+	VSHUFF32X4    $0xee, Z13, Z12, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z0, Z14, Z6
+	VSHUFF32X4    $0xdd, Z0, Z14, Z0
+	VADDPS        Z0, Z6, Z6
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z5, Z2
+	VSHUFF32X4    $0xdd, Z5, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z6, Z3
+	VSHUFPS       $0xdd, Z0, Z6, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z0, X1
+	VMOVLPS       X1, (R11)
+	VMOVHPS       X1, (R11)(R9*1)
+	VEXTRACTF32X4 $0x03, Z0, X0
+	VMOVLPS       X0, (R11)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8z7_k2
+
+smulti8z7_k2_next:
+smulti8z7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8z7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	MOVQ         BX, R13
+
+smulti8z7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8z7_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVUPS     (R12)(R8*2), Z13
+	VMOVUPS     (SI), Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8z7_k1_chunk
+
+smulti8z7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8z7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z7
+	VMOVUPS.Z   (R10)(R8*1), K1, Z8
+	VMOVUPS.Z   (R10)(R8*2), K1, Z9
+	VMOVUPS.Z   (R10)(R11*1), K1, Z10
+	VMOVUPS.Z   (R12), K1, Z11
+	VMOVUPS.Z   (R12)(R8*1), K1, Z12
+	VMOVUPS.Z   (R12)(R8*2), K1, Z13
+	VMOVUPS.Z   (SI), K1, Z14
+	VFMADD231PS Z14, Z7, K1, Z0
+	VFMADD231PS Z14, Z8, K1, Z1
+	VFMADD231PS Z14, Z9, K1, Z2
+	VFMADD231PS Z14, Z10, K1, Z3
+	VFMADD231PS Z14, Z11, K1, Z4
+	VFMADD231PS Z14, Z12, K1, Z5
+	VFMADD231PS Z14, Z13, K1, Z6
+
+smulti8z7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X7, X7
+	VADDSS        X7, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8z7_k1
+
+smulti8z7_k1_next:
+	JMP smulti8z_done
+
+smulti8z_8:
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -7272,15 +9059,758 @@ smulti8z8_k1_sum:
 	JMP           smulti8z8_k1
 
 smulti8z8_k1_next:
+smulti8z_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+4(SB)/4, $0x00000004
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+8(SB)/4, $0x00000008
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+12(SB)/4, $0x0000000c
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+16(SB)/4, $0x00000001
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+20(SB)/4, $0x00000005
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+24(SB)/4, $0x00000009
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+28(SB)/4, $0x0000000d
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+32(SB)/4, $0x00000002
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+36(SB)/4, $0x00000006
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+40(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+44(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+48(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+52(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+56(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+60(SB)/4, $0x00000000
+GLOBL permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>(SB), RODATA|NOPTR, $64
+
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+4(SB)/4, $0x00000004
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+8(SB)/4, $0x00000008
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+12(SB)/4, $0x0000000c
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+16(SB)/4, $0x00000001
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+20(SB)/4, $0x00000005
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+24(SB)/4, $0x00000009
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+28(SB)/4, $0x0000000d
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+32(SB)/4, $0x00000002
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+36(SB)/4, $0x00000006
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+40(SB)/4, $0x0000000a
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+44(SB)/4, $0x0000000e
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+48(SB)/4, $0x00000003
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+52(SB)/4, $0x00000007
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+56(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+60(SB)/4, $0x00000000
+GLOBL permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>(SB), RODATA|NOPTR, $64
+
+// func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
 // Requires: AVX, AVX512F, MMX+
-TEXT ·blendRowsMulti8AVX512(SB), NOSPLIT, $0-104
-	MOVQ         next_len+88(FP), AX
-	TESTQ        AX, AX
-	JZ           bmulti8z
+TEXT ·blendRowsMulti8AVX512(SB), NOSPLIT, $0-112
+	MOVQ  next_len+96(FP), AX
+	TESTQ AX, AX
+	JZ    bmulti8z
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x05
+	JE    bmulti8za_5
+	CMPQ  AX, $0x06
+	JE    bmulti8za_6
+	CMPQ  AX, $0x07
+	JE    bmulti8za_7
+	JMP   bmulti8za_8
+
+bmulti8za_5:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xcccccccd, R8
+	IMULQ        R8, CX
+	SHRQ         $0x22, CX
+	MOVQ         $0xcccccccd, R8
+	IMULQ        R8, BX
+	SHRQ         $0x22, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	MOVQ         next_base+88(FP), R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8za5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8za5_c1_next
+	MOVQ    acc_len+8(FP), R10
+	MOVQ    $0xcccccccd, R11
+	IMULQ   R11, R10
+	SHRQ    $0x22, R10
+	SHLQ    $0x02, R10
+	LEAQ    (R10)(R10*2), R11
+	LEAQ    (DX)(R10*4), R12
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R10*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R11*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R12), Z9
+	VMOVAPS Z0, Z10
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R8)(R8*2), R13
+	LEAQ    (CX)(R8*4), R14
+	LEAQ    (AX)(R8*4), R15
+
+bmulti8za5_c1_pair:
+	TESTQ            R10, R10
+	JZ               bmulti8za5_c1_odd
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R11), Z11
+	VFMADD231PS.BCST (CX), Z11, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z11, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z11, Z5
+	VFMADD231PS.BCST (CX)(R13*1), Z11, Z7
+	VFMADD231PS.BCST (R14), Z11, Z9
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R12), Z11
+	VFMADD231PS.BCST (AX), Z11, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
+	VFMADD231PS.BCST (AX)(R13*1), Z11, Z8
+	VFMADD231PS.BCST (R15), Z11, Z10
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R14
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R15
+	ADDQ             DI, R11
+	ADDQ             DI, R12
+	DECQ             R10
+	JMP              bmulti8za5_c1_pair
+
+bmulti8za5_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xcccccccd, R10
+	IMULQ            R10, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8za5_c1_keys_done
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R12), Z11
+	VFMADD231PS.BCST (AX), Z11, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
+	VFMADD231PS.BCST (AX)(R13*1), Z11, Z8
+	VFMADD231PS.BCST (R15), Z11, Z10
+
+bmulti8za5_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R10
+	MOVQ    $0xcccccccd, R11
+	IMULQ   R11, R10
+	SHRQ    $0x22, R10
+	SHLQ    $0x02, R10
+	LEAQ    (R10)(R10*2), R11
+	LEAQ    (DX)(R10*4), R12
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R10*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R10*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R11*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R12)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8za5_c1
+
+bmulti8za5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8za_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0xcccccccd, R10
+	IMULQ     R10, BX
+	SHRQ      $0x22, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R10
+	LEAQ      (DX)(BX*4), R11
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R10*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R11), K1, Z9
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R12
+	LEAQ      (AX)(R8*4), R13
+
+bmulti8za5_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8za5_tail_odd
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R10), K1, Z10
+	VFMADD231PS.BCST (CX), Z10, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z10, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z10, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z10, Z7
+	VFMADD231PS.BCST (R12), Z10, Z9
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R11), K1, Z10
+	VFMADD231PS.BCST (AX), Z10, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
+	VFMADD231PS.BCST (R13), Z10, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R12
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R13
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             BX
+	JMP              bmulti8za5_tail_pair
+
+bmulti8za5_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xcccccccd, BX
+	IMULQ            BX, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8za5_tail_keys_done
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R11), K1, Z10
+	VFMADD231PS.BCST (AX), Z10, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
+	VFMADD231PS.BCST (R13), Z10, Z0
+
+bmulti8za5_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0xcccccccd, CX
+	IMULQ   CX, AX
+	SHRQ    $0x22, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z0, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	JMP     bmulti8za_done
+
+bmulti8za_6:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, CX
+	SHRQ         $0x22, CX
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, BX
+	SHRQ         $0x22, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	MOVQ         next_base+88(FP), R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8za6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8za6_c1_next
+	MOVQ    acc_len+8(FP), R10
+	MOVQ    $0xaaaaaaab, R11
+	IMULQ   R11, R10
+	SHRQ    $0x22, R10
+	SHLQ    $0x02, R10
+	LEAQ    (R10)(R10*2), R11
+	LEAQ    (DX)(R10*4), R12
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R10*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R11*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R12), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (R12)(R10*1), Z11
+	VMOVAPS Z0, Z12
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R8)(R8*2), R13
+	LEAQ    (CX)(R8*4), R14
+	LEAQ    (AX)(R8*4), R15
+
+bmulti8za6_c1_pair:
+	TESTQ            R10, R10
+	JZ               bmulti8za6_c1_odd
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (CX), Z13, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z13, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z13, Z5
+	VFMADD231PS.BCST (CX)(R13*1), Z13, Z7
+	VFMADD231PS.BCST (R14), Z13, Z9
+	VFMADD231PS.BCST (R14)(R8*1), Z13, Z11
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R12), Z13
+	VFMADD231PS.BCST (AX), Z13, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
+	VFMADD231PS.BCST (AX)(R13*1), Z13, Z8
+	VFMADD231PS.BCST (R15), Z13, Z10
+	VFMADD231PS.BCST (R15)(R8*1), Z13, Z12
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R14
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R15
+	ADDQ             DI, R11
+	ADDQ             DI, R12
+	DECQ             R10
+	JMP              bmulti8za6_c1_pair
+
+bmulti8za6_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, R10
+	IMULQ            R10, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8za6_c1_keys_done
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R12), Z13
+	VFMADD231PS.BCST (AX), Z13, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
+	VFMADD231PS.BCST (AX)(R13*1), Z13, Z8
+	VFMADD231PS.BCST (R15), Z13, Z10
+	VFMADD231PS.BCST (R15)(R8*1), Z13, Z12
+
+bmulti8za6_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R10
+	MOVQ    $0xaaaaaaab, R11
+	IMULQ   R11, R10
+	SHRQ    $0x22, R10
+	SHLQ    $0x02, R10
+	LEAQ    (R10)(R10*2), R11
+	LEAQ    (DX)(R10*4), R12
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R10*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R10*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R11*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R12)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (R12)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8za6_c1
+
+bmulti8za6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8za_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0xaaaaaaab, R10
+	IMULQ     R10, BX
+	SHRQ      $0x22, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R10
+	LEAQ      (DX)(BX*4), R11
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R10*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R11), K1, Z9
+	VMOVAPS   Z0, Z10
+	VMOVUPS.Z (R11)(BX*1), K1, Z11
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R12
+	LEAQ      (AX)(R8*4), R13
+
+bmulti8za6_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8za6_tail_odd
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R10), K1, Z12
+	VFMADD231PS.BCST (CX), Z12, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z12, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z12, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z12, Z7
+	VFMADD231PS.BCST (R12), Z12, Z9
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z11
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R11), K1, Z12
+	VFMADD231PS.BCST (AX), Z12, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
+	VFMADD231PS.BCST (R13), Z12, Z10
+	VFMADD231PS.BCST (R13)(R8*1), Z12, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R12
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R13
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             BX
+	JMP              bmulti8za6_tail_pair
+
+bmulti8za6_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, BX
+	IMULQ            BX, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8za6_tail_keys_done
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R11), K1, Z12
+	VFMADD231PS.BCST (AX), Z12, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
+	VFMADD231PS.BCST (R13), Z12, Z10
+	VFMADD231PS.BCST (R13)(R8*1), Z12, Z0
+
+bmulti8za6_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0xaaaaaaab, CX
+	IMULQ   CX, AX
+	SHRQ    $0x22, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	VADDPS  Z0, Z11, Z11
+	VMOVUPS Z11, K1, (BX)(AX*1)
+	JMP     bmulti8za_done
+
+bmulti8za_7:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0x0000000124924925, R8
+	IMULQ        R8, CX
+	SHRQ         $0x23, CX
+	MOVQ         $0x0000000124924925, R8
+	IMULQ        R8, BX
+	SHRQ         $0x23, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	MOVQ         next_base+88(FP), R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8za7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8za7_c1_next
+	MOVQ    acc_len+8(FP), R10
+	MOVQ    $0x0000000124924925, R11
+	IMULQ   R11, R10
+	SHRQ    $0x23, R10
+	SHLQ    $0x02, R10
+	LEAQ    (R10)(R10*2), R11
+	LEAQ    (DX)(R10*4), R12
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R10*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R11*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R12), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (R12)(R10*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (R12)(R10*2), Z13
+	VMOVAPS Z0, Z14
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R8)(R8*2), R13
+	LEAQ    (CX)(R8*4), R14
+	LEAQ    (AX)(R8*4), R15
+
+bmulti8za7_c1_pair:
+	TESTQ            R10, R10
+	JZ               bmulti8za7_c1_odd
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R11), Z15
+	VFMADD231PS.BCST (CX), Z15, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z15, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z15, Z5
+	VFMADD231PS.BCST (CX)(R13*1), Z15, Z7
+	VFMADD231PS.BCST (R14), Z15, Z9
+	VFMADD231PS.BCST (R14)(R8*1), Z15, Z11
+	VFMADD231PS.BCST (R14)(R8*2), Z15, Z13
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R12), Z15
+	VFMADD231PS.BCST (AX), Z15, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
+	VFMADD231PS.BCST (AX)(R13*1), Z15, Z8
+	VFMADD231PS.BCST (R15), Z15, Z10
+	VFMADD231PS.BCST (R15)(R8*1), Z15, Z12
+	VFMADD231PS.BCST (R15)(R8*2), Z15, Z14
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R14
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R15
+	ADDQ             DI, R11
+	ADDQ             DI, R12
+	DECQ             R10
+	JMP              bmulti8za7_c1_pair
+
+bmulti8za7_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0x0000000124924925, R10
+	IMULQ            R10, CX
+	SHRQ             $0x23, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8za7_c1_keys_done
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS          (R12), Z15
+	VFMADD231PS.BCST (AX), Z15, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
+	VFMADD231PS.BCST (AX)(R13*1), Z15, Z8
+	VFMADD231PS.BCST (R15), Z15, Z10
+	VFMADD231PS.BCST (R15)(R8*1), Z15, Z12
+	VFMADD231PS.BCST (R15)(R8*2), Z15, Z14
+
+bmulti8za7_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R10
+	MOVQ    $0x0000000124924925, R11
+	IMULQ   R11, R10
+	SHRQ    $0x23, R10
+	SHLQ    $0x02, R10
+	LEAQ    (R10)(R10*2), R11
+	LEAQ    (DX)(R10*4), R12
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R10*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R10*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R11*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R12)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (R12)(R10*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (R12)(R10*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8za7_c1
+
+bmulti8za7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8za_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0x0000000124924925, R10
+	IMULQ     R10, BX
+	SHRQ      $0x23, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R10
+	LEAQ      (DX)(BX*4), R11
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R10*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R11), K1, Z9
+	VMOVAPS   Z0, Z10
+	VMOVUPS.Z (R11)(BX*1), K1, Z11
+	VMOVAPS   Z0, Z12
+	VMOVUPS.Z (R11)(BX*2), K1, Z13
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R12
+	LEAQ      (AX)(R8*4), R13
+
+bmulti8za7_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8za7_tail_odd
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R10), K1, Z14
+	VFMADD231PS.BCST (CX), Z14, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z14, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z14, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z14, Z7
+	VFMADD231PS.BCST (R12), Z14, Z9
+	VFMADD231PS.BCST (R12)(R8*1), Z14, Z11
+	VFMADD231PS.BCST (R12)(R8*2), Z14, Z13
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R11), K1, Z14
+	VFMADD231PS.BCST (AX), Z14, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
+	VFMADD231PS.BCST (R13), Z14, Z10
+	VFMADD231PS.BCST (R13)(R8*1), Z14, Z12
+	VFMADD231PS.BCST (R13)(R8*2), Z14, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R12
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R13
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             BX
+	JMP              bmulti8za7_tail_pair
+
+bmulti8za7_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0x0000000124924925, BX
+	IMULQ            BX, CX
+	SHRQ             $0x23, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8za7_tail_keys_done
+	PREFETCHT1       (R9)
+	ADDQ             $0x00000040, R9
+	VMOVUPS.Z        (R11), K1, Z14
+	VFMADD231PS.BCST (AX), Z14, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
+	VFMADD231PS.BCST (R13), Z14, Z10
+	VFMADD231PS.BCST (R13)(R8*1), Z14, Z12
+	VFMADD231PS.BCST (R13)(R8*2), Z14, Z0
+
+bmulti8za7_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0x0000000124924925, CX
+	IMULQ   CX, AX
+	SHRQ    $0x23, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, K1, (BX)(AX*1)
+	VADDPS  Z0, Z13, Z13
+	VMOVUPS Z13, K1, (BX)(AX*2)
+	JMP     bmulti8za_done
+
+bmulti8za_8:
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -7292,14 +9822,15 @@ TEXT ·blendRowsMulti8AVX512(SB), NOSPLIT, $0-104
 	SHRQ         $0x03, BX
 	MOVQ         CX, R8
 	SHLQ         $0x02, R8
-	MOVQ         next_base+80(FP), R9
+	MOVQ         next_base+88(FP), R9
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 
 bmulti8za8_c1:
 	CMPQ    BX, $0x10
 	JL      bmulti8za8_c1_next
 	MOVQ    acc_len+8(FP), R10
-	SHRQ    $0x01, R10
+	SHRQ    $0x03, R10
+	SHLQ    $0x02, R10
 	LEAQ    (R10)(R10*2), R11
 	LEAQ    (DX)(R10*4), R12
 	VMOVUPS (DX), Z1
@@ -7384,7 +9915,8 @@ bmulti8za8_c1_odd:
 bmulti8za8_c1_keys_done:
 	MOVQ    w_base+24(FP), AX
 	MOVQ    acc_len+8(FP), R10
-	SHRQ    $0x01, R10
+	SHRQ    $0x03, R10
+	SHLQ    $0x02, R10
 	LEAQ    (R10)(R10*2), R11
 	LEAQ    (DX)(R10*4), R12
 	VADDPS  Z2, Z1, Z1
@@ -7414,7 +9946,8 @@ bmulti8za8_c1_next:
 	LEAQ      ktable<>+0(SB), R10
 	KMOVW     (R10)(BX*2), K1
 	MOVQ      acc_len+8(FP), BX
-	SHRQ      $0x01, BX
+	SHRQ      $0x03, BX
+	SHLQ      $0x02, BX
 	LEAQ      (BX)(BX*2), R10
 	LEAQ      (DX)(BX*4), R11
 	VMOVUPS.Z (DX), K1, Z1
@@ -7499,7 +10032,8 @@ bmulti8za8_tail_odd:
 bmulti8za8_tail_keys_done:
 	MOVQ    w_base+24(FP), AX
 	MOVQ    acc_len+8(FP), AX
-	SHRQ    $0x01, AX
+	SHRQ    $0x03, AX
+	SHLQ    $0x02, AX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	VADDPS  Z2, Z1, Z1
@@ -7524,6 +10058,673 @@ bmulti8za_done:
 	RET
 
 bmulti8z:
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x05
+	JE   bmulti8z_5
+	CMPQ AX, $0x06
+	JE   bmulti8z_6
+	CMPQ AX, $0x07
+	JE   bmulti8z_7
+	JMP  bmulti8z_8
+
+bmulti8z_5:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xcccccccd, R8
+	IMULQ        R8, CX
+	SHRQ         $0x22, CX
+	MOVQ         $0xcccccccd, R8
+	IMULQ        R8, BX
+	SHRQ         $0x22, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8z5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8z5_c1_next
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xcccccccd, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R9*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R9*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R11), Z9
+	VMOVAPS Z0, Z10
+	MOVQ    CX, R9
+	SHRQ    $0x01, R9
+	MOVQ    AX, CX
+	LEAQ    (AX)(R9*4), AX
+	MOVQ    SI, R10
+	MOVQ    R9, R11
+	IMULQ   DI, R11
+	ADDQ    SI, R11
+	LEAQ    (R8)(R8*2), R12
+	LEAQ    (CX)(R8*4), R13
+	LEAQ    (AX)(R8*4), R14
+
+bmulti8z5_c1_pair:
+	TESTQ            R9, R9
+	JZ               bmulti8z5_c1_odd
+	VMOVUPS          (R10), Z11
+	VFMADD231PS.BCST (CX), Z11, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z11, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z11, Z5
+	VFMADD231PS.BCST (CX)(R12*1), Z11, Z7
+	VFMADD231PS.BCST (R13), Z11, Z9
+	VMOVUPS          (R11), Z11
+	VFMADD231PS.BCST (AX), Z11, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z11, Z8
+	VFMADD231PS.BCST (R14), Z11, Z10
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R13
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R14
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             R9
+	JMP              bmulti8z5_c1_pair
+
+bmulti8z5_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xcccccccd, R9
+	IMULQ            R9, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z5_c1_keys_done
+	VMOVUPS          (R11), Z11
+	VFMADD231PS.BCST (AX), Z11, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z11, Z8
+	VFMADD231PS.BCST (R14), Z11, Z10
+
+bmulti8z5_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xcccccccd, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R9*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R9*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R11)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8z5_c1
+
+bmulti8z5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8z_done
+	LEAQ      ktable<>+0(SB), R9
+	KMOVW     (R9)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0xcccccccd, R9
+	IMULQ     R9, BX
+	SHRQ      $0x22, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R9
+	LEAQ      (DX)(BX*4), R10
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R9*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R10), K1, Z9
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R9
+	MOVQ      BX, R10
+	IMULQ     DI, R10
+	ADDQ      SI, R10
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R11
+	LEAQ      (AX)(R8*4), R12
+
+bmulti8z5_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8z5_tail_odd
+	VMOVUPS.Z        (R9), K1, Z10
+	VFMADD231PS.BCST (CX), Z10, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z10, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z10, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z10, Z7
+	VFMADD231PS.BCST (R11), Z10, Z9
+	VMOVUPS.Z        (R10), K1, Z10
+	VFMADD231PS.BCST (AX), Z10, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
+	VFMADD231PS.BCST (R12), Z10, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R12
+	ADDQ             DI, R9
+	ADDQ             DI, R10
+	DECQ             BX
+	JMP              bmulti8z5_tail_pair
+
+bmulti8z5_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xcccccccd, BX
+	IMULQ            BX, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z5_tail_keys_done
+	VMOVUPS.Z        (R10), K1, Z10
+	VFMADD231PS.BCST (AX), Z10, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
+	VFMADD231PS.BCST (R12), Z10, Z0
+
+bmulti8z5_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0xcccccccd, CX
+	IMULQ   CX, AX
+	SHRQ    $0x22, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z0, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	JMP     bmulti8z_done
+
+bmulti8z_6:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, CX
+	SHRQ         $0x22, CX
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, BX
+	SHRQ         $0x22, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8z6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8z6_c1_next
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xaaaaaaab, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R9*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R9*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R11), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (R11)(R9*1), Z11
+	VMOVAPS Z0, Z12
+	MOVQ    CX, R9
+	SHRQ    $0x01, R9
+	MOVQ    AX, CX
+	LEAQ    (AX)(R9*4), AX
+	MOVQ    SI, R10
+	MOVQ    R9, R11
+	IMULQ   DI, R11
+	ADDQ    SI, R11
+	LEAQ    (R8)(R8*2), R12
+	LEAQ    (CX)(R8*4), R13
+	LEAQ    (AX)(R8*4), R14
+
+bmulti8z6_c1_pair:
+	TESTQ            R9, R9
+	JZ               bmulti8z6_c1_odd
+	VMOVUPS          (R10), Z13
+	VFMADD231PS.BCST (CX), Z13, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z13, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z13, Z5
+	VFMADD231PS.BCST (CX)(R12*1), Z13, Z7
+	VFMADD231PS.BCST (R13), Z13, Z9
+	VFMADD231PS.BCST (R13)(R8*1), Z13, Z11
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (AX), Z13, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z13, Z8
+	VFMADD231PS.BCST (R14), Z13, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z13, Z12
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R13
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R14
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             R9
+	JMP              bmulti8z6_c1_pair
+
+bmulti8z6_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, R9
+	IMULQ            R9, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z6_c1_keys_done
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (AX), Z13, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z13, Z8
+	VFMADD231PS.BCST (R14), Z13, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z13, Z12
+
+bmulti8z6_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xaaaaaaab, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R9*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R9*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R11)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (R11)(R9*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8z6_c1
+
+bmulti8z6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8z_done
+	LEAQ      ktable<>+0(SB), R9
+	KMOVW     (R9)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0xaaaaaaab, R9
+	IMULQ     R9, BX
+	SHRQ      $0x22, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R9
+	LEAQ      (DX)(BX*4), R10
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R9*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R10), K1, Z9
+	VMOVAPS   Z0, Z10
+	VMOVUPS.Z (R10)(BX*1), K1, Z11
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R9
+	MOVQ      BX, R10
+	IMULQ     DI, R10
+	ADDQ      SI, R10
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R11
+	LEAQ      (AX)(R8*4), R12
+
+bmulti8z6_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8z6_tail_odd
+	VMOVUPS.Z        (R9), K1, Z12
+	VFMADD231PS.BCST (CX), Z12, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z12, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z12, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z12, Z7
+	VFMADD231PS.BCST (R11), Z12, Z9
+	VFMADD231PS.BCST (R11)(R8*1), Z12, Z11
+	VMOVUPS.Z        (R10), K1, Z12
+	VFMADD231PS.BCST (AX), Z12, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
+	VFMADD231PS.BCST (R12), Z12, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R12
+	ADDQ             DI, R9
+	ADDQ             DI, R10
+	DECQ             BX
+	JMP              bmulti8z6_tail_pair
+
+bmulti8z6_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, BX
+	IMULQ            BX, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z6_tail_keys_done
+	VMOVUPS.Z        (R10), K1, Z12
+	VFMADD231PS.BCST (AX), Z12, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
+	VFMADD231PS.BCST (R12), Z12, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z0
+
+bmulti8z6_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0xaaaaaaab, CX
+	IMULQ   CX, AX
+	SHRQ    $0x22, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	VADDPS  Z0, Z11, Z11
+	VMOVUPS Z11, K1, (BX)(AX*1)
+	JMP     bmulti8z_done
+
+bmulti8z_7:
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0x0000000124924925, R8
+	IMULQ        R8, CX
+	SHRQ         $0x23, CX
+	MOVQ         $0x0000000124924925, R8
+	IMULQ        R8, BX
+	SHRQ         $0x23, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8z7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8z7_c1_next
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0x0000000124924925, R10
+	IMULQ   R10, R9
+	SHRQ    $0x23, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R9*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R9*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R11), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (R11)(R9*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (R11)(R9*2), Z13
+	VMOVAPS Z0, Z14
+	MOVQ    CX, R9
+	SHRQ    $0x01, R9
+	MOVQ    AX, CX
+	LEAQ    (AX)(R9*4), AX
+	MOVQ    SI, R10
+	MOVQ    R9, R11
+	IMULQ   DI, R11
+	ADDQ    SI, R11
+	LEAQ    (R8)(R8*2), R12
+	LEAQ    (CX)(R8*4), R13
+	LEAQ    (AX)(R8*4), R14
+
+bmulti8z7_c1_pair:
+	TESTQ            R9, R9
+	JZ               bmulti8z7_c1_odd
+	VMOVUPS          (R10), Z15
+	VFMADD231PS.BCST (CX), Z15, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z15, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z15, Z5
+	VFMADD231PS.BCST (CX)(R12*1), Z15, Z7
+	VFMADD231PS.BCST (R13), Z15, Z9
+	VFMADD231PS.BCST (R13)(R8*1), Z15, Z11
+	VFMADD231PS.BCST (R13)(R8*2), Z15, Z13
+	VMOVUPS          (R11), Z15
+	VFMADD231PS.BCST (AX), Z15, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z15, Z8
+	VFMADD231PS.BCST (R14), Z15, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z15, Z12
+	VFMADD231PS.BCST (R14)(R8*2), Z15, Z14
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R13
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R14
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             R9
+	JMP              bmulti8z7_c1_pair
+
+bmulti8z7_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0x0000000124924925, R9
+	IMULQ            R9, CX
+	SHRQ             $0x23, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z7_c1_keys_done
+	VMOVUPS          (R11), Z15
+	VFMADD231PS.BCST (AX), Z15, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z15, Z8
+	VFMADD231PS.BCST (R14), Z15, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z15, Z12
+	VFMADD231PS.BCST (R14)(R8*2), Z15, Z14
+
+bmulti8z7_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0x0000000124924925, R10
+	IMULQ   R10, R9
+	SHRQ    $0x23, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R9*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R9*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R11)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (R11)(R9*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (R11)(R9*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8z7_c1
+
+bmulti8z7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8z_done
+	LEAQ      ktable<>+0(SB), R9
+	KMOVW     (R9)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0x0000000124924925, R9
+	IMULQ     R9, BX
+	SHRQ      $0x23, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R9
+	LEAQ      (DX)(BX*4), R10
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R9*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R10), K1, Z9
+	VMOVAPS   Z0, Z10
+	VMOVUPS.Z (R10)(BX*1), K1, Z11
+	VMOVAPS   Z0, Z12
+	VMOVUPS.Z (R10)(BX*2), K1, Z13
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R9
+	MOVQ      BX, R10
+	IMULQ     DI, R10
+	ADDQ      SI, R10
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R11
+	LEAQ      (AX)(R8*4), R12
+
+bmulti8z7_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8z7_tail_odd
+	VMOVUPS.Z        (R9), K1, Z14
+	VFMADD231PS.BCST (CX), Z14, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z14, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z14, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z14, Z7
+	VFMADD231PS.BCST (R11), Z14, Z9
+	VFMADD231PS.BCST (R11)(R8*1), Z14, Z11
+	VFMADD231PS.BCST (R11)(R8*2), Z14, Z13
+	VMOVUPS.Z        (R10), K1, Z14
+	VFMADD231PS.BCST (AX), Z14, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
+	VFMADD231PS.BCST (R12), Z14, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z14, Z12
+	VFMADD231PS.BCST (R12)(R8*2), Z14, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R12
+	ADDQ             DI, R9
+	ADDQ             DI, R10
+	DECQ             BX
+	JMP              bmulti8z7_tail_pair
+
+bmulti8z7_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0x0000000124924925, BX
+	IMULQ            BX, CX
+	SHRQ             $0x23, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z7_tail_keys_done
+	VMOVUPS.Z        (R10), K1, Z14
+	VFMADD231PS.BCST (AX), Z14, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
+	VFMADD231PS.BCST (R12), Z14, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z14, Z12
+	VFMADD231PS.BCST (R12)(R8*2), Z14, Z0
+
+bmulti8z7_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0x0000000124924925, CX
+	IMULQ   CX, AX
+	SHRQ    $0x23, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, K1, (BX)(AX*1)
+	VADDPS  Z0, Z13, Z13
+	VMOVUPS Z13, K1, (BX)(AX*2)
+	JMP     bmulti8z_done
+
+bmulti8z_8:
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -7541,7 +10742,8 @@ bmulti8z8_c1:
 	CMPQ    BX, $0x10
 	JL      bmulti8z8_c1_next
 	MOVQ    acc_len+8(FP), R9
-	SHRQ    $0x01, R9
+	SHRQ    $0x03, R9
+	SHLQ    $0x02, R9
 	LEAQ    (R9)(R9*2), R10
 	LEAQ    (DX)(R9*4), R11
 	VMOVUPS (DX), Z1
@@ -7620,7 +10822,8 @@ bmulti8z8_c1_odd:
 bmulti8z8_c1_keys_done:
 	MOVQ    w_base+24(FP), AX
 	MOVQ    acc_len+8(FP), R9
-	SHRQ    $0x01, R9
+	SHRQ    $0x03, R9
+	SHLQ    $0x02, R9
 	LEAQ    (R9)(R9*2), R10
 	LEAQ    (DX)(R9*4), R11
 	VADDPS  Z2, Z1, Z1
@@ -7650,7 +10853,8 @@ bmulti8z8_c1_next:
 	LEAQ      ktable<>+0(SB), R9
 	KMOVW     (R9)(BX*2), K1
 	MOVQ      acc_len+8(FP), BX
-	SHRQ      $0x01, BX
+	SHRQ      $0x03, BX
+	SHLQ      $0x02, BX
 	LEAQ      (BX)(BX*2), R9
 	LEAQ      (DX)(BX*4), R10
 	VMOVUPS.Z (DX), K1, Z1
@@ -7729,7 +10933,8 @@ bmulti8z8_tail_odd:
 bmulti8z8_tail_keys_done:
 	MOVQ    w_base+24(FP), AX
 	MOVQ    acc_len+8(FP), AX
-	SHRQ    $0x01, AX
+	SHRQ    $0x03, AX
+	SHLQ    $0x02, AX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	VADDPS  Z2, Z1, Z1
@@ -12022,12 +15227,22 @@ bmulti16z_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMulti8F16AVX512(SB), NOSPLIT, $0-104
-	MOVQ  also_len+88(FP), AX
+TEXT ·scoreRowsMulti8F16AVX512(SB), NOSPLIT, $0-112
+	MOVQ  also_len+96(FP), AX
 	TESTQ AX, AX
 	JZ    smulti8h
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x05
+	JE    smulti8ha_5
+	CMPQ  AX, $0x06
+	JE    smulti8ha_6
+	CMPQ  AX, $0x07
+	JE    smulti8ha_7
+	JMP   smulti8ha_8
+
+smulti8ha_5:
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -12035,13 +15250,905 @@ TEXT ·scoreRowsMulti8F16AVX512(SB), NOSPLIT, $0-104
 	MOVQ  k_base+24(FP), SI
 	MOVQ  stride+48(FP), DI
 	SHLQ  $0x01, DI
-	SHRQ  $0x03, CX
-	SHRQ  $0x03, BX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
 	MOVQ  BX, R8
 	SHLQ  $0x02, R8
 	MOVQ  CX, R9
 	SHLQ  $0x02, R9
-	MOVQ  also_base+80(FP), R10
+	MOVQ  also_base+88(FP), R10
+
+smulti8ha5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha5_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	MOVQ         BX, R15
+
+smulti8ha5_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha5_k2_tail
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VMOVUPS     (R12)(R8*2), Z12
+	VMOVUPS     (R12)(R13*1), Z13
+	VMOVUPS     (R14), Z14
+	VCVTPH2PS   (SI), Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha5_k2_chunk
+
+smulti8ha5_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha5_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVUPS.Z   (R12)(R8*2), K1, Z12
+	VMOVUPS.Z   (R12)(R13*1), K1, Z13
+	VMOVUPS.Z   (R14), K1, Z14
+	VMOVDQU16.Z (SI), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	VMOVDQU16.Z (SI)(DI*1), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+
+smulti8ha5_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z10
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z10, Z4
+	VSHUFF32X4    $0xdd, Z0, Z10, Z0
+	VADDPS        Z0, Z4, Z4
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z3, Z3, Z1
+	VSHUFF32X4    $0xdd, Z3, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z4, Z2
+	VSHUFPS       $0xdd, Z0, Z4, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha5_k2
+
+smulti8ha5_k2_next:
+smulti8ha5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	MOVQ         BX, R13
+
+smulti8ha5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha5_k1_tail
+	VMOVUPS     (R10), Z5
+	VMOVUPS     (R10)(R8*1), Z6
+	VMOVUPS     (R10)(R8*2), Z7
+	VMOVUPS     (R10)(R11*1), Z8
+	VMOVUPS     (R12), Z9
+	VCVTPH2PS   (SI), Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha5_k1_chunk
+
+smulti8ha5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z5
+	VMOVUPS.Z   (R10)(R8*1), K1, Z6
+	VMOVUPS.Z   (R10)(R8*2), K1, Z7
+	VMOVUPS.Z   (R10)(R11*1), K1, Z8
+	VMOVUPS.Z   (R12), K1, Z9
+	VMOVDQU16.Z (SI), K1, Y10
+	VCVTPH2PS   Y10, Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+
+smulti8ha5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X5, X5
+	VADDSS        X5, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha5_k1
+
+smulti8ha5_k1_next:
+	JMP smulti8ha_done
+
+smulti8ha_6:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+88(FP), R10
+
+smulti8ha6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha6_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	MOVQ         BX, R15
+
+smulti8ha6_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha6_k2_tail
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVUPS     (R12)(R13*1), Z15
+	VMOVUPS     (R14), Z16
+	VMOVUPS     (R14)(R8*1), Z17
+	VCVTPH2PS   (SI), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	VCVTPH2PS   (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha6_k2_chunk
+
+smulti8ha6_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha6_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVUPS.Z   (R12)(R13*1), K1, Z15
+	VMOVUPS.Z   (R14), K1, Z16
+	VMOVUPS.Z   (R14)(R8*1), K1, Z17
+	VMOVDQU16.Z (SI), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	VMOVDQU16.Z (SI)(DI*1), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+
+smulti8ha6_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	VMOVHPS       X0, (R12)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha6_k2
+
+smulti8ha6_k2_next:
+smulti8ha6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	MOVQ         BX, R13
+
+smulti8ha6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha6_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VCVTPH2PS   (SI), Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha6_k1_chunk
+
+smulti8ha6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z6
+	VMOVUPS.Z   (R10)(R8*1), K1, Z7
+	VMOVUPS.Z   (R10)(R8*2), K1, Z8
+	VMOVUPS.Z   (R10)(R11*1), K1, Z9
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVDQU16.Z (SI), K1, Y12
+	VCVTPH2PS   Y12, Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+
+smulti8ha6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X6, X6
+	VADDSS        X6, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha6_k1
+
+smulti8ha6_k1_next:
+	JMP smulti8ha_done
+
+smulti8ha_7:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+88(FP), R10
+
+smulti8ha7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha7_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	MOVQ         BX, R15
+
+smulti8ha7_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha7_k2_tail
+	VMOVUPS     (R12), Z14
+	VMOVUPS     (R12)(R8*1), Z15
+	VMOVUPS     (R12)(R8*2), Z16
+	VMOVUPS     (R12)(R13*1), Z17
+	VMOVUPS     (R14), Z18
+	VMOVUPS     (R14)(R8*1), Z19
+	VMOVUPS     (R14)(R8*2), Z20
+	VCVTPH2PS   (SI), Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	VCVTPH2PS   (SI)(DI*1), Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha7_k2_chunk
+
+smulti8ha7_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha7_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z14
+	VMOVUPS.Z   (R12)(R8*1), K1, Z15
+	VMOVUPS.Z   (R12)(R8*2), K1, Z16
+	VMOVUPS.Z   (R12)(R13*1), K1, Z17
+	VMOVUPS.Z   (R14), K1, Z18
+	VMOVUPS.Z   (R14)(R8*1), K1, Z19
+	VMOVUPS.Z   (R14)(R8*2), K1, Z20
+	VMOVDQU16.Z (SI), K1, Y21
+	VCVTPH2PS   Y21, Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	VMOVDQU16.Z (SI)(DI*1), K1, Y21
+	VCVTPH2PS   Y21, Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+
+smulti8ha7_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z14
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z14, Z14
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z12, Z5
+	VSHUFF32X4    $0xee, Z13, Z12, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z0, Z14, Z6
+	VSHUFF32X4    $0xdd, Z0, Z14, Z0
+	VADDPS        Z0, Z6, Z6
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z5, Z2
+	VSHUFF32X4    $0xdd, Z5, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z6, Z3
+	VSHUFPS       $0xdd, Z0, Z6, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X1
+	VMOVLPS       X1, (R12)
+	VMOVHPS       X1, (R12)(R9*1)
+	VEXTRACTF32X4 $0x03, Z0, X0
+	VMOVLPS       X0, (R12)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha7_k2
+
+smulti8ha7_k2_next:
+smulti8ha7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	MOVQ         BX, R13
+
+smulti8ha7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha7_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVUPS     (R12)(R8*2), Z13
+	VCVTPH2PS   (SI), Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha7_k1_chunk
+
+smulti8ha7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z7
+	VMOVUPS.Z   (R10)(R8*1), K1, Z8
+	VMOVUPS.Z   (R10)(R8*2), K1, Z9
+	VMOVUPS.Z   (R10)(R11*1), K1, Z10
+	VMOVUPS.Z   (R12), K1, Z11
+	VMOVUPS.Z   (R12)(R8*1), K1, Z12
+	VMOVUPS.Z   (R12)(R8*2), K1, Z13
+	VMOVDQU16.Z (SI), K1, Y14
+	VCVTPH2PS   Y14, Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+
+smulti8ha7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X7, X7
+	VADDSS        X7, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha7_k1
+
+smulti8ha7_k1_next:
+	JMP smulti8ha_done
+
+smulti8ha_8:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ also_base+88(FP), R10
 
 smulti8ha8_k2:
 	CMPQ         CX, $0x02
@@ -12371,10 +16478,904 @@ smulti8ha8_k1_sum:
 	JMP           smulti8ha8_k1
 
 smulti8ha8_k1_next:
+smulti8ha_done:
 	VZEROUPPER
 	RET
 
 smulti8h:
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x05
+	JE   smulti8h_5
+	CMPQ AX, $0x06
+	JE   smulti8h_6
+	CMPQ AX, $0x07
+	JE   smulti8h_7
+	JMP  smulti8h_8
+
+smulti8h_5:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8h5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h5_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	MOVQ         BX, R14
+
+smulti8h5_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h5_k2_tail
+	VMOVUPS     (R11), Z10
+	VMOVUPS     (R11)(R8*1), Z11
+	VMOVUPS     (R11)(R8*2), Z12
+	VMOVUPS     (R11)(R12*1), Z13
+	VMOVUPS     (R13), Z14
+	VCVTPH2PS   (SI), Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h5_k2_chunk
+
+smulti8h5_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h5_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K1
+	VMOVUPS.Z   (R11), K1, Z10
+	VMOVUPS.Z   (R11)(R8*1), K1, Z11
+	VMOVUPS.Z   (R11)(R8*2), K1, Z12
+	VMOVUPS.Z   (R11)(R12*1), K1, Z13
+	VMOVUPS.Z   (R13), K1, Z14
+	VMOVDQU16.Z (SI), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	VMOVDQU16.Z (SI)(DI*1), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+
+smulti8h5_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z1, Z0, Z10
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z10, Z4
+	VSHUFF32X4    $0xdd, Z0, Z10, Z0
+	VADDPS        Z0, Z4, Z4
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z3, Z3, Z1
+	VSHUFF32X4    $0xdd, Z3, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z4, Z2
+	VSHUFPS       $0xdd, Z0, Z4, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R11)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h5_k2
+
+smulti8h5_k2_next:
+smulti8h5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	MOVQ         BX, R13
+
+smulti8h5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h5_k1_tail
+	VMOVUPS     (R10), Z5
+	VMOVUPS     (R10)(R8*1), Z6
+	VMOVUPS     (R10)(R8*2), Z7
+	VMOVUPS     (R10)(R11*1), Z8
+	VMOVUPS     (R12), Z9
+	VCVTPH2PS   (SI), Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h5_k1_chunk
+
+smulti8h5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z5
+	VMOVUPS.Z   (R10)(R8*1), K1, Z6
+	VMOVUPS.Z   (R10)(R8*2), K1, Z7
+	VMOVUPS.Z   (R10)(R11*1), K1, Z8
+	VMOVUPS.Z   (R12), K1, Z9
+	VMOVDQU16.Z (SI), K1, Y10
+	VCVTPH2PS   Y10, Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+
+smulti8h5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X5, X5
+	VADDSS        X5, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h5_k1
+
+smulti8h5_k1_next:
+	JMP smulti8h_done
+
+smulti8h_6:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8h6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h6_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	MOVQ         BX, R14
+
+smulti8h6_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h6_k2_tail
+	VMOVUPS     (R11), Z12
+	VMOVUPS     (R11)(R8*1), Z13
+	VMOVUPS     (R11)(R8*2), Z14
+	VMOVUPS     (R11)(R12*1), Z15
+	VMOVUPS     (R13), Z16
+	VMOVUPS     (R13)(R8*1), Z17
+	VCVTPH2PS   (SI), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	VCVTPH2PS   (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h6_k2_chunk
+
+smulti8h6_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h6_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K1
+	VMOVUPS.Z   (R11), K1, Z12
+	VMOVUPS.Z   (R11)(R8*1), K1, Z13
+	VMOVUPS.Z   (R11)(R8*2), K1, Z14
+	VMOVUPS.Z   (R11)(R12*1), K1, Z15
+	VMOVUPS.Z   (R13), K1, Z16
+	VMOVUPS.Z   (R13)(R8*1), K1, Z17
+	VMOVDQU16.Z (SI), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	VMOVDQU16.Z (SI)(DI*1), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+
+smulti8h6_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R11)
+	VMOVHPS       X0, (R11)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h6_k2
+
+smulti8h6_k2_next:
+smulti8h6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	MOVQ         BX, R13
+
+smulti8h6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h6_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VCVTPH2PS   (SI), Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h6_k1_chunk
+
+smulti8h6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z6
+	VMOVUPS.Z   (R10)(R8*1), K1, Z7
+	VMOVUPS.Z   (R10)(R8*2), K1, Z8
+	VMOVUPS.Z   (R10)(R11*1), K1, Z9
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVDQU16.Z (SI), K1, Y12
+	VCVTPH2PS   Y12, Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+
+smulti8h6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X6, X6
+	VADDSS        X6, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h6_k1
+
+smulti8h6_k1_next:
+	JMP smulti8h_done
+
+smulti8h_7:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8h7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h7_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	MOVQ         BX, R14
+
+smulti8h7_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h7_k2_tail
+	VMOVUPS     (R11), Z14
+	VMOVUPS     (R11)(R8*1), Z15
+	VMOVUPS     (R11)(R8*2), Z16
+	VMOVUPS     (R11)(R12*1), Z17
+	VMOVUPS     (R13), Z18
+	VMOVUPS     (R13)(R8*1), Z19
+	VMOVUPS     (R13)(R8*2), Z20
+	VCVTPH2PS   (SI), Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	VCVTPH2PS   (SI)(DI*1), Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h7_k2_chunk
+
+smulti8h7_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h7_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K1
+	VMOVUPS.Z   (R11), K1, Z14
+	VMOVUPS.Z   (R11)(R8*1), K1, Z15
+	VMOVUPS.Z   (R11)(R8*2), K1, Z16
+	VMOVUPS.Z   (R11)(R12*1), K1, Z17
+	VMOVUPS.Z   (R13), K1, Z18
+	VMOVUPS.Z   (R13)(R8*1), K1, Z19
+	VMOVUPS.Z   (R13)(R8*2), K1, Z20
+	VMOVDQU16.Z (SI), K1, Y21
+	VCVTPH2PS   Y21, Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	VMOVDQU16.Z (SI)(DI*1), K1, Y21
+	VCVTPH2PS   Y21, Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+
+smulti8h7_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z1, Z0, Z14
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z14, Z14
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z12, Z5
+	VSHUFF32X4    $0xee, Z13, Z12, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z0, Z14, Z6
+	VSHUFF32X4    $0xdd, Z0, Z14, Z0
+	VADDPS        Z0, Z6, Z6
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z5, Z2
+	VSHUFF32X4    $0xdd, Z5, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z6, Z3
+	VSHUFPS       $0xdd, Z0, Z6, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z0, X1
+	VMOVLPS       X1, (R11)
+	VMOVHPS       X1, (R11)(R9*1)
+	VEXTRACTF32X4 $0x03, Z0, X0
+	VMOVLPS       X0, (R11)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h7_k2
+
+smulti8h7_k2_next:
+smulti8h7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	MOVQ         BX, R13
+
+smulti8h7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h7_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVUPS     (R12)(R8*2), Z13
+	VCVTPH2PS   (SI), Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h7_k1_chunk
+
+smulti8h7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z7
+	VMOVUPS.Z   (R10)(R8*1), K1, Z8
+	VMOVUPS.Z   (R10)(R8*2), K1, Z9
+	VMOVUPS.Z   (R10)(R11*1), K1, Z10
+	VMOVUPS.Z   (R12), K1, Z11
+	VMOVUPS.Z   (R12)(R8*1), K1, Z12
+	VMOVUPS.Z   (R12)(R8*2), K1, Z13
+	VMOVDQU16.Z (SI), K1, Y14
+	VCVTPH2PS   Y14, Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+
+smulti8h7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X7, X7
+	VADDSS        X7, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h7_k1
+
+smulti8h7_k1_next:
+	JMP smulti8h_done
+
+smulti8h_8:
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -12715,15 +17716,26 @@ smulti8h8_k1_sum:
 	JMP           smulti8h8_k1
 
 smulti8h8_k1_next:
+smulti8h_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
-TEXT ·blendRowsMulti8F16AVX512(SB), NOSPLIT, $0-104
-	MOVQ  next_len+88(FP), AX
+TEXT ·blendRowsMulti8F16AVX512(SB), NOSPLIT, $0-112
+	MOVQ  next_len+96(FP), AX
 	TESTQ AX, AX
 	JZ    bmulti8h
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x05
+	JE    bmulti8ha_5
+	CMPQ  AX, $0x06
+	JE    bmulti8ha_6
+	CMPQ  AX, $0x07
+	JE    bmulti8ha_7
+	JMP   bmulti8ha_8
+
+bmulti8ha_5:
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -12731,13 +17743,568 @@ TEXT ·blendRowsMulti8F16AVX512(SB), NOSPLIT, $0-104
 	MOVQ  v_base+48(FP), SI
 	MOVQ  stride+72(FP), DI
 	SHLQ  $0x01, DI
-	SHRQ  $0x03, CX
-	SHRQ  $0x03, BX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
 	MOVQ  BX, R8
 	SHLQ  $0x02, R8
 	MOVQ  CX, R9
 	SHLQ  $0x02, R9
-	MOVQ  next_base+80(FP), R10
+	MOVQ  next_base+88(FP), R10
+
+bmulti8ha5_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha5_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c2_keys_done
+	VCVTPH2PS        (R12), Z10
+	VFMADD231PS.BCST (R11), Z10, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z6
+	VFMADD231PS.BCST (R15), Z10, Z8
+	VCVTPH2PS        32(R12), Z10
+	VFMADD231PS.BCST (R11), Z10, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z7
+	VFMADD231PS.BCST (R15), Z10, Z9
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c2_key
+
+bmulti8ha5_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha5_c2
+
+bmulti8ha5_c2_next:
+bmulti8ha5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha5_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c1_keys_done
+	VCVTPH2PS        (R12), Z5
+	VFMADD231PS.BCST (R11), Z5, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z5, Z3
+	VFMADD231PS.BCST (R15), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c1_key
+
+bmulti8ha5_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha5_c1
+
+bmulti8ha5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha5_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha5_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y5
+	VCVTPH2PS        Y5, Z5
+	VFMADD231PS.BCST (AX), Z5, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
+	VFMADD231PS.BCST (R11), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha5_tail_key
+
+bmulti8ha5_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	JMP     bmulti8ha_done
+
+bmulti8ha_6:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+88(FP), R10
+
+bmulti8ha6_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha6_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c2_keys_done
+	VCVTPH2PS        (R12), Z12
+	VFMADD231PS.BCST (R11), Z12, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z6
+	VFMADD231PS.BCST (R15), Z12, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z10
+	VCVTPH2PS        32(R12), Z12
+	VFMADD231PS.BCST (R11), Z12, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z7
+	VFMADD231PS.BCST (R15), Z12, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z11
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c2_key
+
+bmulti8ha6_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha6_c2
+
+bmulti8ha6_c2_next:
+bmulti8ha6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha6_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c1_keys_done
+	VCVTPH2PS        (R12), Z6
+	VFMADD231PS.BCST (R11), Z6, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z6, Z3
+	VFMADD231PS.BCST (R15), Z6, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c1_key
+
+bmulti8ha6_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha6_c1
+
+bmulti8ha6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha6_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha6_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y6
+	VCVTPH2PS        Y6, Z6
+	VFMADD231PS.BCST (AX), Z6, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
+	VFMADD231PS.BCST (R11), Z6, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha6_tail_key
+
+bmulti8ha6_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	JMP     bmulti8ha_done
+
+bmulti8ha_7:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+88(FP), R10
+
+bmulti8ha7_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha7_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c2_keys_done
+	VCVTPH2PS        (R12), Z14
+	VFMADD231PS.BCST (R11), Z14, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z6
+	VFMADD231PS.BCST (R15), Z14, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z12
+	VCVTPH2PS        32(R12), Z14
+	VFMADD231PS.BCST (R11), Z14, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z7
+	VFMADD231PS.BCST (R15), Z14, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z13
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c2_key
+
+bmulti8ha7_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha7_c2
+
+bmulti8ha7_c2_next:
+bmulti8ha7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha7_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c1_keys_done
+	VCVTPH2PS        (R12), Z7
+	VFMADD231PS.BCST (R11), Z7, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z7, Z3
+	VFMADD231PS.BCST (R15), Z7, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c1_key
+
+bmulti8ha7_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha7_c1
+
+bmulti8ha7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha7_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha7_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y7
+	VCVTPH2PS        Y7, Z7
+	VFMADD231PS.BCST (AX), Z7, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
+	VFMADD231PS.BCST (R11), Z7, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha7_tail_key
+
+bmulti8ha7_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	JMP     bmulti8ha_done
+
+bmulti8ha_8:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
 
 bmulti8ha8_c2:
 	CMPQ    BX, $0x20
@@ -12932,6 +18499,550 @@ bmulti8ha_done:
 	RET
 
 bmulti8h:
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x05
+	JE   bmulti8h_5
+	CMPQ AX, $0x06
+	JE   bmulti8h_6
+	CMPQ AX, $0x07
+	JE   bmulti8h_7
+	JMP  bmulti8h_8
+
+bmulti8h_5:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti8h5_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h5_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h5_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h5_c2_keys_done
+	VCVTPH2PS        (R11), Z10
+	VFMADD231PS.BCST (R10), Z10, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z10, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z10, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z10, Z6
+	VFMADD231PS.BCST (R14), Z10, Z8
+	VCVTPH2PS        32(R11), Z10
+	VFMADD231PS.BCST (R10), Z10, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z10, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z10, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z10, Z7
+	VFMADD231PS.BCST (R14), Z10, Z9
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h5_c2_key
+
+bmulti8h5_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h5_c2
+
+bmulti8h5_c2_next:
+bmulti8h5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h5_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h5_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h5_c1_keys_done
+	VCVTPH2PS        (R11), Z5
+	VFMADD231PS.BCST (R10), Z5, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z5, Z3
+	VFMADD231PS.BCST (R14), Z5, Z4
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h5_c1_key
+
+bmulti8h5_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h5_c1
+
+bmulti8h5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h5_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h5_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y5
+	VCVTPH2PS        Y5, Z5
+	VFMADD231PS.BCST (AX), Z5, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
+	VFMADD231PS.BCST (R10), Z5, Z4
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h5_tail_key
+
+bmulti8h5_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	JMP     bmulti8h_done
+
+bmulti8h_6:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti8h6_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h6_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	VMOVUPS (R11)(R8*1), Z10
+	VMOVUPS 64(R11)(R8*1), Z11
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h6_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h6_c2_keys_done
+	VCVTPH2PS        (R11), Z12
+	VFMADD231PS.BCST (R10), Z12, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z12, Z6
+	VFMADD231PS.BCST (R14), Z12, Z8
+	VFMADD231PS.BCST (R14)(R9*1), Z12, Z10
+	VCVTPH2PS        32(R11), Z12
+	VFMADD231PS.BCST (R10), Z12, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z12, Z7
+	VFMADD231PS.BCST (R14), Z12, Z9
+	VFMADD231PS.BCST (R14)(R9*1), Z12, Z11
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h6_c2_key
+
+bmulti8h6_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	VMOVUPS Z10, (R11)(R8*1)
+	VMOVUPS Z11, 64(R11)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h6_c2
+
+bmulti8h6_c2_next:
+bmulti8h6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h6_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	VMOVUPS (R11)(R8*1), Z5
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h6_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h6_c1_keys_done
+	VCVTPH2PS        (R11), Z6
+	VFMADD231PS.BCST (R10), Z6, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z6, Z3
+	VFMADD231PS.BCST (R14), Z6, Z4
+	VFMADD231PS.BCST (R14)(R9*1), Z6, Z5
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h6_c1_key
+
+bmulti8h6_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	VMOVUPS Z5, (R11)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h6_c1
+
+bmulti8h6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	VMOVUPS.Z (R10)(R8*1), K1, Z5
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h6_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h6_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y6
+	VCVTPH2PS        Y6, Z6
+	VFMADD231PS.BCST (AX), Z6, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
+	VFMADD231PS.BCST (R10), Z6, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z5
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h6_tail_key
+
+bmulti8h6_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	JMP     bmulti8h_done
+
+bmulti8h_7:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti8h7_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h7_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	VMOVUPS (R11)(R8*1), Z10
+	VMOVUPS 64(R11)(R8*1), Z11
+	VMOVUPS (R11)(R8*2), Z12
+	VMOVUPS 64(R11)(R8*2), Z13
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h7_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h7_c2_keys_done
+	VCVTPH2PS        (R11), Z14
+	VFMADD231PS.BCST (R10), Z14, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z14, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z14, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z14, Z6
+	VFMADD231PS.BCST (R14), Z14, Z8
+	VFMADD231PS.BCST (R14)(R9*1), Z14, Z10
+	VFMADD231PS.BCST (R14)(R9*2), Z14, Z12
+	VCVTPH2PS        32(R11), Z14
+	VFMADD231PS.BCST (R10), Z14, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z14, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z14, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z14, Z7
+	VFMADD231PS.BCST (R14), Z14, Z9
+	VFMADD231PS.BCST (R14)(R9*1), Z14, Z11
+	VFMADD231PS.BCST (R14)(R9*2), Z14, Z13
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h7_c2_key
+
+bmulti8h7_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	VMOVUPS Z10, (R11)(R8*1)
+	VMOVUPS Z11, 64(R11)(R8*1)
+	VMOVUPS Z12, (R11)(R8*2)
+	VMOVUPS Z13, 64(R11)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h7_c2
+
+bmulti8h7_c2_next:
+bmulti8h7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h7_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	VMOVUPS (R11)(R8*1), Z5
+	VMOVUPS (R11)(R8*2), Z6
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h7_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h7_c1_keys_done
+	VCVTPH2PS        (R11), Z7
+	VFMADD231PS.BCST (R10), Z7, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z7, Z3
+	VFMADD231PS.BCST (R14), Z7, Z4
+	VFMADD231PS.BCST (R14)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R14)(R9*2), Z7, Z6
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h7_c1_key
+
+bmulti8h7_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	VMOVUPS Z5, (R11)(R8*1)
+	VMOVUPS Z6, (R11)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h7_c1
+
+bmulti8h7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	VMOVUPS.Z (R10)(R8*1), K1, Z5
+	VMOVUPS.Z (R10)(R8*2), K1, Z6
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h7_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h7_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y7
+	VCVTPH2PS        Y7, Z7
+	VFMADD231PS.BCST (AX), Z7, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
+	VFMADD231PS.BCST (R10), Z7, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z7, Z6
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h7_tail_key
+
+bmulti8h7_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	JMP     bmulti8h_done
+
+bmulti8h_8:
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -13132,29 +19243,940 @@ bmulti8h_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMulti8BF16AVX512(SB), NOSPLIT, $0-104
+TEXT ·scoreRowsMulti8BF16AVX512(SB), NOSPLIT, $0-112
 	VMOVDQU64 bf16perm<>+0(SB), Z0
 	MOVL      $0xaaaaaaaa, AX
 	KMOVD     AX, K1
-	MOVQ      also_len+88(FP), AX
+	MOVQ      also_len+96(FP), AX
 	TESTQ     AX, AX
 	JZ        smulti8h
-	MOVQ      dst_base+0(FP), AX
-	MOVQ      dst_len+8(FP), CX
-	MOVQ      q_base+56(FP), DX
-	MOVQ      q_len+64(FP), BX
-	MOVQ      k_base+24(FP), SI
-	MOVQ      stride+48(FP), DI
-	SHLQ      $0x01, DI
-	SHRQ      $0x03, CX
-	SHRQ      $0x03, BX
-	MOVQ      BX, R8
-	SHLQ      $0x02, R8
-	MOVQ      CX, R9
-	SHLQ      $0x02, R9
-	MOVQ      also_base+80(FP), R10
+	MOVQ      rows+80(FP), AX
+	CMPQ      AX, $0x05
+	JE        smulti8ha_5
+	CMPQ      AX, $0x06
+	JE        smulti8ha_6
+	CMPQ      AX, $0x07
+	JE        smulti8ha_7
+	JMP       smulti8ha_8
+
+smulti8ha_5:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+88(FP), R10
+
+smulti8ha5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha5_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	MOVQ         BX, R15
+
+smulti8ha5_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha5_k2_tail
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVUPS     (R12)(R8*2), Z13
+	VMOVUPS     (R12)(R13*1), Z14
+	VMOVUPS     (R14), Z15
+	VMOVDQU32   (SI), Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z1
+	VFMADD231PS Z16, Z12, Z3
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z7
+	VFMADD231PS Z16, Z15, Z9
+	VMOVDQU32   (SI)(DI*1), Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z2
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z6
+	VFMADD231PS Z16, Z14, Z8
+	VFMADD231PS Z16, Z15, Z10
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha5_k2_chunk
+
+smulti8ha5_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha5_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K2
+	VMOVUPS.Z   (R12), K2, Z11
+	VMOVUPS.Z   (R12)(R8*1), K2, Z12
+	VMOVUPS.Z   (R12)(R8*2), K2, Z13
+	VMOVUPS.Z   (R12)(R13*1), K2, Z14
+	VMOVUPS.Z   (R14), K2, Z15
+	VMOVDQU16.Z (SI), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z1
+	VFMADD231PS Z16, Z12, Z3
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z7
+	VFMADD231PS Z16, Z15, Z9
+	VMOVDQU16.Z (SI)(DI*1), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z2
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z6
+	VFMADD231PS Z16, Z14, Z8
+	VFMADD231PS Z16, Z15, Z10
+
+smulti8ha5_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z2, Z1, Z11
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z11, Z11
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z1, Z11, Z5
+	VSHUFF32X4    $0xdd, Z1, Z11, Z1
+	VADDPS        Z1, Z5, Z5
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z4, Z4, Z2
+	VSHUFF32X4    $0xdd, Z4, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z5, Z3
+	VSHUFPS       $0xdd, Z1, Z5, Z1
+	VADDPS        Z1, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z2, Z1
+	VSHUFPS       $0xdd, Z2, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z3, Z2
+	VSHUFPS       $0xdd, Z1, Z3, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z1, X1
+	VMOVLPS       X1, (R12)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha5_k2
+
+smulti8ha5_k2_next:
+smulti8ha5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	MOVQ         BX, R13
+
+smulti8ha5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha5_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVDQU32   (SI), Y17
+	VPERMW.Z    Z17, Z0, K1, Z11
+	VFMADD231PS Z11, Z6, Z1
+	VFMADD231PS Z11, Z7, Z2
+	VFMADD231PS Z11, Z8, Z3
+	VFMADD231PS Z11, Z9, Z4
+	VFMADD231PS Z11, Z10, Z5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha5_k1_chunk
+
+smulti8ha5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z6
+	VMOVUPS.Z   (R10)(R8*1), K2, Z7
+	VMOVUPS.Z   (R10)(R8*2), K2, Z8
+	VMOVUPS.Z   (R10)(R11*1), K2, Z9
+	VMOVUPS.Z   (R12), K2, Z10
+	VMOVDQU16.Z (SI), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z11
+	VFMADD231PS Z11, Z6, Z1
+	VFMADD231PS Z11, Z7, Z2
+	VFMADD231PS Z11, Z8, Z3
+	VFMADD231PS Z11, Z9, Z4
+	VFMADD231PS Z11, Z10, Z5
+
+smulti8ha5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	VMOVSHDUP     X1, X6
+	VADDPS        X6, X1, X1
+	VMOVHLPS      X1, X6, X6
+	VADDSS        X6, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha5_k1
+
+smulti8ha5_k1_next:
+	JMP smulti8ha_done
+
+smulti8ha_6:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+88(FP), R10
+
+smulti8ha6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha6_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	MOVQ         BX, R15
+
+smulti8ha6_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha6_k2_tail
+	VMOVUPS     (R12), Z13
+	VMOVUPS     (R12)(R8*1), Z14
+	VMOVUPS     (R12)(R8*2), Z15
+	VMOVUPS     (R12)(R13*1), Z16
+	VMOVUPS     (R14), Z17
+	VMOVUPS     (R14)(R8*1), Z18
+	VMOVDQU32   (SI), Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z5
+	VFMADD231PS Z19, Z16, Z7
+	VFMADD231PS Z19, Z17, Z9
+	VFMADD231PS Z19, Z18, Z11
+	VMOVDQU32   (SI)(DI*1), Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z2
+	VFMADD231PS Z19, Z14, Z4
+	VFMADD231PS Z19, Z15, Z6
+	VFMADD231PS Z19, Z16, Z8
+	VFMADD231PS Z19, Z17, Z10
+	VFMADD231PS Z19, Z18, Z12
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha6_k2_chunk
+
+smulti8ha6_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha6_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K2
+	VMOVUPS.Z   (R12), K2, Z13
+	VMOVUPS.Z   (R12)(R8*1), K2, Z14
+	VMOVUPS.Z   (R12)(R8*2), K2, Z15
+	VMOVUPS.Z   (R12)(R13*1), K2, Z16
+	VMOVUPS.Z   (R14), K2, Z17
+	VMOVUPS.Z   (R14)(R8*1), K2, Z18
+	VMOVDQU16.Z (SI), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z5
+	VFMADD231PS Z19, Z16, Z7
+	VFMADD231PS Z19, Z17, Z9
+	VFMADD231PS Z19, Z18, Z11
+	VMOVDQU16.Z (SI)(DI*1), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z2
+	VFMADD231PS Z19, Z14, Z4
+	VFMADD231PS Z19, Z15, Z6
+	VFMADD231PS Z19, Z16, Z8
+	VFMADD231PS Z19, Z17, Z10
+	VFMADD231PS Z19, Z18, Z12
+
+smulti8ha6_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z2, Z1, Z13
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z13, Z13
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z12, Z11, Z5
+	VSHUFF32X4    $0xee, Z12, Z11, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z1, Z13, Z6
+	VSHUFF32X4    $0xdd, Z1, Z13, Z1
+	VADDPS        Z1, Z6, Z6
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z4, Z2
+	VSHUFF32X4    $0xdd, Z5, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z6, Z3
+	VSHUFPS       $0xdd, Z1, Z6, Z1
+	VADDPS        Z1, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z2, Z1
+	VSHUFPS       $0xdd, Z2, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z3, Z2
+	VSHUFPS       $0xdd, Z1, Z3, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z1, X1
+	VMOVLPS       X1, (R12)
+	VMOVHPS       X1, (R12)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha6_k2
+
+smulti8ha6_k2_next:
+smulti8ha6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	MOVQ         BX, R13
+
+smulti8ha6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha6_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVDQU32   (SI), Y20
+	VPERMW.Z    Z20, Z0, K1, Z13
+	VFMADD231PS Z13, Z7, Z1
+	VFMADD231PS Z13, Z8, Z2
+	VFMADD231PS Z13, Z9, Z3
+	VFMADD231PS Z13, Z10, Z4
+	VFMADD231PS Z13, Z11, Z5
+	VFMADD231PS Z13, Z12, Z6
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha6_k1_chunk
+
+smulti8ha6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z7
+	VMOVUPS.Z   (R10)(R8*1), K2, Z8
+	VMOVUPS.Z   (R10)(R8*2), K2, Z9
+	VMOVUPS.Z   (R10)(R11*1), K2, Z10
+	VMOVUPS.Z   (R12), K2, Z11
+	VMOVUPS.Z   (R12)(R8*1), K2, Z12
+	VMOVDQU16.Z (SI), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z13
+	VFMADD231PS Z13, Z7, Z1
+	VFMADD231PS Z13, Z8, Z2
+	VFMADD231PS Z13, Z9, Z3
+	VFMADD231PS Z13, Z10, Z4
+	VFMADD231PS Z13, Z11, Z5
+	VFMADD231PS Z13, Z12, Z6
+
+smulti8ha6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y7
+	VADDPS        Y7, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X7
+	VADDPS        X7, X1, X1
+	VMOVSHDUP     X1, X7
+	VADDPS        X7, X1, X1
+	VMOVHLPS      X1, X7, X7
+	VADDSS        X7, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha6_k1
+
+smulti8ha6_k1_next:
+	JMP smulti8ha_done
+
+smulti8ha_7:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+88(FP), R10
+
+smulti8ha7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha7_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	VPXORD       Z1, Z1, Z13
+	VPXORD       Z1, Z1, Z14
+	MOVQ         BX, R15
+
+smulti8ha7_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha7_k2_tail
+	VMOVUPS     (R12), Z15
+	VMOVUPS     (R12)(R8*1), Z16
+	VMOVUPS     (R12)(R8*2), Z17
+	VMOVUPS     (R12)(R13*1), Z18
+	VMOVUPS     (R14), Z19
+	VMOVUPS     (R14)(R8*1), Z20
+	VMOVUPS     (R14)(R8*2), Z21
+	VMOVDQU32   (SI), Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z1
+	VFMADD231PS Z22, Z16, Z3
+	VFMADD231PS Z22, Z17, Z5
+	VFMADD231PS Z22, Z18, Z7
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z13
+	VMOVDQU32   (SI)(DI*1), Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z2
+	VFMADD231PS Z22, Z16, Z4
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z22, Z18, Z8
+	VFMADD231PS Z22, Z19, Z10
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z14
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha7_k2_chunk
+
+smulti8ha7_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha7_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K2
+	VMOVUPS.Z   (R12), K2, Z15
+	VMOVUPS.Z   (R12)(R8*1), K2, Z16
+	VMOVUPS.Z   (R12)(R8*2), K2, Z17
+	VMOVUPS.Z   (R12)(R13*1), K2, Z18
+	VMOVUPS.Z   (R14), K2, Z19
+	VMOVUPS.Z   (R14)(R8*1), K2, Z20
+	VMOVUPS.Z   (R14)(R8*2), K2, Z21
+	VMOVDQU16.Z (SI), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z1
+	VFMADD231PS Z22, Z16, Z3
+	VFMADD231PS Z22, Z17, Z5
+	VFMADD231PS Z22, Z18, Z7
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z13
+	VMOVDQU16.Z (SI)(DI*1), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z2
+	VFMADD231PS Z22, Z16, Z4
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z22, Z18, Z8
+	VFMADD231PS Z22, Z19, Z10
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z14
+
+smulti8ha7_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z2, Z1, Z15
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z15, Z15
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z12, Z11, Z5
+	VSHUFF32X4    $0xee, Z12, Z11, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z13, Z6
+	VSHUFF32X4    $0xee, Z14, Z13, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFF32X4    $0x88, Z1, Z15, Z7
+	VSHUFF32X4    $0xdd, Z1, Z15, Z1
+	VADDPS        Z1, Z7, Z7
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z4, Z2
+	VSHUFF32X4    $0xdd, Z5, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x88, Z6, Z6, Z3
+	VSHUFF32X4    $0xdd, Z6, Z6, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFPS       $0x88, Z1, Z7, Z4
+	VSHUFPS       $0xdd, Z1, Z7, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFPS       $0x88, Z3, Z2, Z1
+	VSHUFPS       $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z4, Z2
+	VSHUFPS       $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z1, X2
+	VMOVLPS       X2, (R12)
+	VMOVHPS       X2, (R12)(R9*1)
+	VEXTRACTF32X4 $0x03, Z1, X1
+	VMOVLPS       X1, (R12)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha7_k2
+
+smulti8ha7_k2_next:
+smulti8ha7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	MOVQ         BX, R13
+
+smulti8ha7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha7_k1_tail
+	VMOVUPS     (R10), Z8
+	VMOVUPS     (R10)(R8*1), Z9
+	VMOVUPS     (R10)(R8*2), Z10
+	VMOVUPS     (R10)(R11*1), Z11
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVDQU32   (SI), Y23
+	VPERMW.Z    Z23, Z0, K1, Z15
+	VFMADD231PS Z15, Z8, Z1
+	VFMADD231PS Z15, Z9, Z2
+	VFMADD231PS Z15, Z10, Z3
+	VFMADD231PS Z15, Z11, Z4
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha7_k1_chunk
+
+smulti8ha7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z8
+	VMOVUPS.Z   (R10)(R8*1), K2, Z9
+	VMOVUPS.Z   (R10)(R8*2), K2, Z10
+	VMOVUPS.Z   (R10)(R11*1), K2, Z11
+	VMOVUPS.Z   (R12), K2, Z12
+	VMOVUPS.Z   (R12)(R8*1), K2, Z13
+	VMOVUPS.Z   (R12)(R8*2), K2, Z14
+	VMOVDQU16.Z (SI), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z15
+	VFMADD231PS Z15, Z8, Z1
+	VFMADD231PS Z15, Z9, Z2
+	VFMADD231PS Z15, Z10, Z3
+	VFMADD231PS Z15, Z11, Z4
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z7
+
+smulti8ha7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X8
+	VADDPS        X8, X1, X1
+	VMOVSHDUP     X1, X8
+	VADDPS        X8, X1, X1
+	VMOVHLPS      X1, X8, X8
+	VADDSS        X8, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z7, Y1
+	VADDPS        Y1, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X1
+	VADDPS        X1, X7, X7
+	VMOVSHDUP     X7, X1
+	VADDPS        X1, X7, X7
+	VMOVHLPS      X7, X1, X1
+	VADDSS        X1, X7, X7
+	VMOVSS        X7, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha7_k1
+
+smulti8ha7_k1_next:
+	JMP smulti8ha_done
+
+smulti8ha_8:
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ also_base+88(FP), R10
 
 smulti8ha8_k2:
 	CMPQ         CX, $0x02
@@ -13487,10 +20509,913 @@ smulti8ha8_k1_sum:
 	JMP           smulti8ha8_k1
 
 smulti8ha8_k1_next:
+smulti8ha_done:
 	VZEROUPPER
 	RET
 
 smulti8h:
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x05
+	JE   smulti8h_5
+	CMPQ AX, $0x06
+	JE   smulti8h_6
+	CMPQ AX, $0x07
+	JE   smulti8h_7
+	JMP  smulti8h_8
+
+smulti8h_5:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8h5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h5_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	MOVQ         BX, R14
+
+smulti8h5_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h5_k2_tail
+	VMOVUPS     (R11), Z11
+	VMOVUPS     (R11)(R8*1), Z12
+	VMOVUPS     (R11)(R8*2), Z13
+	VMOVUPS     (R11)(R12*1), Z14
+	VMOVUPS     (R13), Z15
+	VMOVDQU32   (SI), Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z1
+	VFMADD231PS Z16, Z12, Z3
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z7
+	VFMADD231PS Z16, Z15, Z9
+	VMOVDQU32   (SI)(DI*1), Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z2
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z6
+	VFMADD231PS Z16, Z14, Z8
+	VFMADD231PS Z16, Z15, Z10
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h5_k2_chunk
+
+smulti8h5_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h5_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z11
+	VMOVUPS.Z   (R11)(R8*1), K2, Z12
+	VMOVUPS.Z   (R11)(R8*2), K2, Z13
+	VMOVUPS.Z   (R11)(R12*1), K2, Z14
+	VMOVUPS.Z   (R13), K2, Z15
+	VMOVDQU16.Z (SI), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z1
+	VFMADD231PS Z16, Z12, Z3
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z7
+	VFMADD231PS Z16, Z15, Z9
+	VMOVDQU16.Z (SI)(DI*1), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z2
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z6
+	VFMADD231PS Z16, Z14, Z8
+	VFMADD231PS Z16, Z15, Z10
+
+smulti8h5_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z2, Z1, Z11
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z11, Z11
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z1, Z11, Z5
+	VSHUFF32X4    $0xdd, Z1, Z11, Z1
+	VADDPS        Z1, Z5, Z5
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z4, Z4, Z2
+	VSHUFF32X4    $0xdd, Z4, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z5, Z3
+	VSHUFPS       $0xdd, Z1, Z5, Z1
+	VADDPS        Z1, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z2, Z1
+	VSHUFPS       $0xdd, Z2, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z3, Z2
+	VSHUFPS       $0xdd, Z1, Z3, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z1, X1
+	VMOVLPS       X1, (R11)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h5_k2
+
+smulti8h5_k2_next:
+smulti8h5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	MOVQ         BX, R13
+
+smulti8h5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h5_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVDQU32   (SI), Y17
+	VPERMW.Z    Z17, Z0, K1, Z11
+	VFMADD231PS Z11, Z6, Z1
+	VFMADD231PS Z11, Z7, Z2
+	VFMADD231PS Z11, Z8, Z3
+	VFMADD231PS Z11, Z9, Z4
+	VFMADD231PS Z11, Z10, Z5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h5_k1_chunk
+
+smulti8h5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z6
+	VMOVUPS.Z   (R10)(R8*1), K2, Z7
+	VMOVUPS.Z   (R10)(R8*2), K2, Z8
+	VMOVUPS.Z   (R10)(R11*1), K2, Z9
+	VMOVUPS.Z   (R12), K2, Z10
+	VMOVDQU16.Z (SI), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z11
+	VFMADD231PS Z11, Z6, Z1
+	VFMADD231PS Z11, Z7, Z2
+	VFMADD231PS Z11, Z8, Z3
+	VFMADD231PS Z11, Z9, Z4
+	VFMADD231PS Z11, Z10, Z5
+
+smulti8h5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	VMOVSHDUP     X1, X6
+	VADDPS        X6, X1, X1
+	VMOVHLPS      X1, X6, X6
+	VADDSS        X6, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h5_k1
+
+smulti8h5_k1_next:
+	JMP smulti8h_done
+
+smulti8h_6:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8h6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h6_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	MOVQ         BX, R14
+
+smulti8h6_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h6_k2_tail
+	VMOVUPS     (R11), Z13
+	VMOVUPS     (R11)(R8*1), Z14
+	VMOVUPS     (R11)(R8*2), Z15
+	VMOVUPS     (R11)(R12*1), Z16
+	VMOVUPS     (R13), Z17
+	VMOVUPS     (R13)(R8*1), Z18
+	VMOVDQU32   (SI), Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z5
+	VFMADD231PS Z19, Z16, Z7
+	VFMADD231PS Z19, Z17, Z9
+	VFMADD231PS Z19, Z18, Z11
+	VMOVDQU32   (SI)(DI*1), Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z2
+	VFMADD231PS Z19, Z14, Z4
+	VFMADD231PS Z19, Z15, Z6
+	VFMADD231PS Z19, Z16, Z8
+	VFMADD231PS Z19, Z17, Z10
+	VFMADD231PS Z19, Z18, Z12
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h6_k2_chunk
+
+smulti8h6_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h6_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z13
+	VMOVUPS.Z   (R11)(R8*1), K2, Z14
+	VMOVUPS.Z   (R11)(R8*2), K2, Z15
+	VMOVUPS.Z   (R11)(R12*1), K2, Z16
+	VMOVUPS.Z   (R13), K2, Z17
+	VMOVUPS.Z   (R13)(R8*1), K2, Z18
+	VMOVDQU16.Z (SI), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z5
+	VFMADD231PS Z19, Z16, Z7
+	VFMADD231PS Z19, Z17, Z9
+	VFMADD231PS Z19, Z18, Z11
+	VMOVDQU16.Z (SI)(DI*1), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z2
+	VFMADD231PS Z19, Z14, Z4
+	VFMADD231PS Z19, Z15, Z6
+	VFMADD231PS Z19, Z16, Z8
+	VFMADD231PS Z19, Z17, Z10
+	VFMADD231PS Z19, Z18, Z12
+
+smulti8h6_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z2, Z1, Z13
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z13, Z13
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z12, Z11, Z5
+	VSHUFF32X4    $0xee, Z12, Z11, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z1, Z13, Z6
+	VSHUFF32X4    $0xdd, Z1, Z13, Z1
+	VADDPS        Z1, Z6, Z6
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z4, Z2
+	VSHUFF32X4    $0xdd, Z5, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z6, Z3
+	VSHUFPS       $0xdd, Z1, Z6, Z1
+	VADDPS        Z1, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z2, Z1
+	VSHUFPS       $0xdd, Z2, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z3, Z2
+	VSHUFPS       $0xdd, Z1, Z3, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z1, X1
+	VMOVLPS       X1, (R11)
+	VMOVHPS       X1, (R11)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h6_k2
+
+smulti8h6_k2_next:
+smulti8h6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	MOVQ         BX, R13
+
+smulti8h6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h6_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVDQU32   (SI), Y20
+	VPERMW.Z    Z20, Z0, K1, Z13
+	VFMADD231PS Z13, Z7, Z1
+	VFMADD231PS Z13, Z8, Z2
+	VFMADD231PS Z13, Z9, Z3
+	VFMADD231PS Z13, Z10, Z4
+	VFMADD231PS Z13, Z11, Z5
+	VFMADD231PS Z13, Z12, Z6
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h6_k1_chunk
+
+smulti8h6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z7
+	VMOVUPS.Z   (R10)(R8*1), K2, Z8
+	VMOVUPS.Z   (R10)(R8*2), K2, Z9
+	VMOVUPS.Z   (R10)(R11*1), K2, Z10
+	VMOVUPS.Z   (R12), K2, Z11
+	VMOVUPS.Z   (R12)(R8*1), K2, Z12
+	VMOVDQU16.Z (SI), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z13
+	VFMADD231PS Z13, Z7, Z1
+	VFMADD231PS Z13, Z8, Z2
+	VFMADD231PS Z13, Z9, Z3
+	VFMADD231PS Z13, Z10, Z4
+	VFMADD231PS Z13, Z11, Z5
+	VFMADD231PS Z13, Z12, Z6
+
+smulti8h6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y7
+	VADDPS        Y7, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X7
+	VADDPS        X7, X1, X1
+	VMOVSHDUP     X1, X7
+	VADDPS        X7, X1, X1
+	VMOVHLPS      X1, X7, X7
+	VADDSS        X7, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h6_k1
+
+smulti8h6_k1_next:
+	JMP smulti8h_done
+
+smulti8h_7:
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti8h7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h7_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	VPXORD       Z1, Z1, Z13
+	VPXORD       Z1, Z1, Z14
+	MOVQ         BX, R14
+
+smulti8h7_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h7_k2_tail
+	VMOVUPS     (R11), Z15
+	VMOVUPS     (R11)(R8*1), Z16
+	VMOVUPS     (R11)(R8*2), Z17
+	VMOVUPS     (R11)(R12*1), Z18
+	VMOVUPS     (R13), Z19
+	VMOVUPS     (R13)(R8*1), Z20
+	VMOVUPS     (R13)(R8*2), Z21
+	VMOVDQU32   (SI), Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z1
+	VFMADD231PS Z22, Z16, Z3
+	VFMADD231PS Z22, Z17, Z5
+	VFMADD231PS Z22, Z18, Z7
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z13
+	VMOVDQU32   (SI)(DI*1), Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z2
+	VFMADD231PS Z22, Z16, Z4
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z22, Z18, Z8
+	VFMADD231PS Z22, Z19, Z10
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z14
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h7_k2_chunk
+
+smulti8h7_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h7_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z15
+	VMOVUPS.Z   (R11)(R8*1), K2, Z16
+	VMOVUPS.Z   (R11)(R8*2), K2, Z17
+	VMOVUPS.Z   (R11)(R12*1), K2, Z18
+	VMOVUPS.Z   (R13), K2, Z19
+	VMOVUPS.Z   (R13)(R8*1), K2, Z20
+	VMOVUPS.Z   (R13)(R8*2), K2, Z21
+	VMOVDQU16.Z (SI), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z1
+	VFMADD231PS Z22, Z16, Z3
+	VFMADD231PS Z22, Z17, Z5
+	VFMADD231PS Z22, Z18, Z7
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z13
+	VMOVDQU16.Z (SI)(DI*1), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z2
+	VFMADD231PS Z22, Z16, Z4
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z22, Z18, Z8
+	VFMADD231PS Z22, Z19, Z10
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z14
+
+smulti8h7_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z2, Z1, Z15
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z15, Z15
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z12, Z11, Z5
+	VSHUFF32X4    $0xee, Z12, Z11, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z13, Z6
+	VSHUFF32X4    $0xee, Z14, Z13, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFF32X4    $0x88, Z1, Z15, Z7
+	VSHUFF32X4    $0xdd, Z1, Z15, Z1
+	VADDPS        Z1, Z7, Z7
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z4, Z2
+	VSHUFF32X4    $0xdd, Z5, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x88, Z6, Z6, Z3
+	VSHUFF32X4    $0xdd, Z6, Z6, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFPS       $0x88, Z1, Z7, Z4
+	VSHUFPS       $0xdd, Z1, Z7, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFPS       $0x88, Z3, Z2, Z1
+	VSHUFPS       $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z4, Z2
+	VSHUFPS       $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z1, X2
+	VMOVLPS       X2, (R11)
+	VMOVHPS       X2, (R11)(R9*1)
+	VEXTRACTF32X4 $0x03, Z1, X1
+	VMOVLPS       X1, (R11)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h7_k2
+
+smulti8h7_k2_next:
+smulti8h7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	MOVQ         BX, R13
+
+smulti8h7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h7_k1_tail
+	VMOVUPS     (R10), Z8
+	VMOVUPS     (R10)(R8*1), Z9
+	VMOVUPS     (R10)(R8*2), Z10
+	VMOVUPS     (R10)(R11*1), Z11
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVDQU32   (SI), Y23
+	VPERMW.Z    Z23, Z0, K1, Z15
+	VFMADD231PS Z15, Z8, Z1
+	VFMADD231PS Z15, Z9, Z2
+	VFMADD231PS Z15, Z10, Z3
+	VFMADD231PS Z15, Z11, Z4
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h7_k1_chunk
+
+smulti8h7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z8
+	VMOVUPS.Z   (R10)(R8*1), K2, Z9
+	VMOVUPS.Z   (R10)(R8*2), K2, Z10
+	VMOVUPS.Z   (R10)(R11*1), K2, Z11
+	VMOVUPS.Z   (R12), K2, Z12
+	VMOVUPS.Z   (R12)(R8*1), K2, Z13
+	VMOVUPS.Z   (R12)(R8*2), K2, Z14
+	VMOVDQU16.Z (SI), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z15
+	VFMADD231PS Z15, Z8, Z1
+	VFMADD231PS Z15, Z9, Z2
+	VFMADD231PS Z15, Z10, Z3
+	VFMADD231PS Z15, Z11, Z4
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z7
+
+smulti8h7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X8
+	VADDPS        X8, X1, X1
+	VMOVSHDUP     X1, X8
+	VADDPS        X8, X1, X1
+	VMOVHLPS      X1, X8, X8
+	VADDSS        X8, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z7, Y1
+	VADDPS        Y1, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X1
+	VADDPS        X1, X7, X7
+	VMOVSHDUP     X7, X1
+	VADDPS        X1, X7, X7
+	VMOVHLPS      X7, X1, X1
+	VADDSS        X1, X7, X7
+	VMOVSS        X7, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h7_k1
+
+smulti8h7_k1_next:
+	JMP smulti8h_done
+
+smulti8h_8:
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -13834,15 +21759,26 @@ smulti8h8_k1_sum:
 	JMP           smulti8h8_k1
 
 smulti8h8_k1_next:
+smulti8h_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
-TEXT ·blendRowsMulti8BF16AVX512(SB), NOSPLIT, $0-104
-	MOVQ  next_len+88(FP), AX
+TEXT ·blendRowsMulti8BF16AVX512(SB), NOSPLIT, $0-112
+	MOVQ  next_len+96(FP), AX
 	TESTQ AX, AX
 	JZ    bmulti8h
+	MOVQ  rows+80(FP), AX
+	CMPQ  AX, $0x05
+	JE    bmulti8ha_5
+	CMPQ  AX, $0x06
+	JE    bmulti8ha_6
+	CMPQ  AX, $0x07
+	JE    bmulti8ha_7
+	JMP   bmulti8ha_8
+
+bmulti8ha_5:
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -13850,13 +21786,580 @@ TEXT ·blendRowsMulti8BF16AVX512(SB), NOSPLIT, $0-104
 	MOVQ  v_base+48(FP), SI
 	MOVQ  stride+72(FP), DI
 	SHLQ  $0x01, DI
-	SHRQ  $0x03, CX
-	SHRQ  $0x03, BX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
 	MOVQ  BX, R8
 	SHLQ  $0x02, R8
 	MOVQ  CX, R9
 	SHLQ  $0x02, R9
-	MOVQ  next_base+80(FP), R10
+	MOVQ  next_base+88(FP), R10
+
+bmulti8ha5_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha5_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c2_keys_done
+	VPMOVZXWD        (R12), Z10
+	VPSLLD           $0x10, Z10, Z10
+	VFMADD231PS.BCST (R11), Z10, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z6
+	VFMADD231PS.BCST (R15), Z10, Z8
+	VPMOVZXWD        32(R12), Z10
+	VPSLLD           $0x10, Z10, Z10
+	VFMADD231PS.BCST (R11), Z10, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z7
+	VFMADD231PS.BCST (R15), Z10, Z9
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c2_key
+
+bmulti8ha5_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha5_c2
+
+bmulti8ha5_c2_next:
+bmulti8ha5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha5_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c1_keys_done
+	VPMOVZXWD        (R12), Z5
+	VPSLLD           $0x10, Z5, Z5
+	VFMADD231PS.BCST (R11), Z5, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z5, Z3
+	VFMADD231PS.BCST (R15), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c1_key
+
+bmulti8ha5_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha5_c1
+
+bmulti8ha5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha5_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha5_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y5
+	VPMOVZXWD        Y5, Z5
+	VPSLLD           $0x10, Z5, Z5
+	VFMADD231PS.BCST (AX), Z5, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
+	VFMADD231PS.BCST (R11), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha5_tail_key
+
+bmulti8ha5_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	JMP     bmulti8ha_done
+
+bmulti8ha_6:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+88(FP), R10
+
+bmulti8ha6_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha6_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c2_keys_done
+	VPMOVZXWD        (R12), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R11), Z12, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z6
+	VFMADD231PS.BCST (R15), Z12, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z10
+	VPMOVZXWD        32(R12), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R11), Z12, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z7
+	VFMADD231PS.BCST (R15), Z12, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z11
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c2_key
+
+bmulti8ha6_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha6_c2
+
+bmulti8ha6_c2_next:
+bmulti8ha6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha6_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c1_keys_done
+	VPMOVZXWD        (R12), Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (R11), Z6, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z6, Z3
+	VFMADD231PS.BCST (R15), Z6, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c1_key
+
+bmulti8ha6_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha6_c1
+
+bmulti8ha6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha6_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha6_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y6
+	VPMOVZXWD        Y6, Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (AX), Z6, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
+	VFMADD231PS.BCST (R11), Z6, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha6_tail_key
+
+bmulti8ha6_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	JMP     bmulti8ha_done
+
+bmulti8ha_7:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+88(FP), R10
+
+bmulti8ha7_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha7_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c2_keys_done
+	VPMOVZXWD        (R12), Z14
+	VPSLLD           $0x10, Z14, Z14
+	VFMADD231PS.BCST (R11), Z14, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z6
+	VFMADD231PS.BCST (R15), Z14, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z12
+	VPMOVZXWD        32(R12), Z14
+	VPSLLD           $0x10, Z14, Z14
+	VFMADD231PS.BCST (R11), Z14, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z7
+	VFMADD231PS.BCST (R15), Z14, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z13
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c2_key
+
+bmulti8ha7_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha7_c2
+
+bmulti8ha7_c2_next:
+bmulti8ha7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha7_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c1_keys_done
+	VPMOVZXWD        (R12), Z7
+	VPSLLD           $0x10, Z7, Z7
+	VFMADD231PS.BCST (R11), Z7, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z7, Z3
+	VFMADD231PS.BCST (R15), Z7, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c1_key
+
+bmulti8ha7_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha7_c1
+
+bmulti8ha7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha7_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha7_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y7
+	VPMOVZXWD        Y7, Z7
+	VPSLLD           $0x10, Z7, Z7
+	VFMADD231PS.BCST (AX), Z7, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
+	VFMADD231PS.BCST (R11), Z7, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha7_tail_key
+
+bmulti8ha7_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	JMP     bmulti8ha_done
+
+bmulti8ha_8:
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+88(FP), R10
 
 bmulti8ha8_c2:
 	CMPQ    BX, $0x20
@@ -14055,6 +22558,562 @@ bmulti8ha_done:
 	RET
 
 bmulti8h:
+	MOVQ rows+80(FP), AX
+	CMPQ AX, $0x05
+	JE   bmulti8h_5
+	CMPQ AX, $0x06
+	JE   bmulti8h_6
+	CMPQ AX, $0x07
+	JE   bmulti8h_7
+	JMP  bmulti8h_8
+
+bmulti8h_5:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti8h5_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h5_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h5_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h5_c2_keys_done
+	VPMOVZXWD        (R11), Z10
+	VPSLLD           $0x10, Z10, Z10
+	VFMADD231PS.BCST (R10), Z10, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z10, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z10, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z10, Z6
+	VFMADD231PS.BCST (R14), Z10, Z8
+	VPMOVZXWD        32(R11), Z10
+	VPSLLD           $0x10, Z10, Z10
+	VFMADD231PS.BCST (R10), Z10, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z10, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z10, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z10, Z7
+	VFMADD231PS.BCST (R14), Z10, Z9
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h5_c2_key
+
+bmulti8h5_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h5_c2
+
+bmulti8h5_c2_next:
+bmulti8h5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h5_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h5_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h5_c1_keys_done
+	VPMOVZXWD        (R11), Z5
+	VPSLLD           $0x10, Z5, Z5
+	VFMADD231PS.BCST (R10), Z5, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z5, Z3
+	VFMADD231PS.BCST (R14), Z5, Z4
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h5_c1_key
+
+bmulti8h5_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h5_c1
+
+bmulti8h5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h5_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h5_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y5
+	VPMOVZXWD        Y5, Z5
+	VPSLLD           $0x10, Z5, Z5
+	VFMADD231PS.BCST (AX), Z5, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
+	VFMADD231PS.BCST (R10), Z5, Z4
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h5_tail_key
+
+bmulti8h5_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	JMP     bmulti8h_done
+
+bmulti8h_6:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti8h6_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h6_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	VMOVUPS (R11)(R8*1), Z10
+	VMOVUPS 64(R11)(R8*1), Z11
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h6_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h6_c2_keys_done
+	VPMOVZXWD        (R11), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R10), Z12, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z12, Z6
+	VFMADD231PS.BCST (R14), Z12, Z8
+	VFMADD231PS.BCST (R14)(R9*1), Z12, Z10
+	VPMOVZXWD        32(R11), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R10), Z12, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z12, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z12, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z12, Z7
+	VFMADD231PS.BCST (R14), Z12, Z9
+	VFMADD231PS.BCST (R14)(R9*1), Z12, Z11
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h6_c2_key
+
+bmulti8h6_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	VMOVUPS Z10, (R11)(R8*1)
+	VMOVUPS Z11, 64(R11)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h6_c2
+
+bmulti8h6_c2_next:
+bmulti8h6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h6_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	VMOVUPS (R11)(R8*1), Z5
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h6_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h6_c1_keys_done
+	VPMOVZXWD        (R11), Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (R10), Z6, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z6, Z3
+	VFMADD231PS.BCST (R14), Z6, Z4
+	VFMADD231PS.BCST (R14)(R9*1), Z6, Z5
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h6_c1_key
+
+bmulti8h6_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	VMOVUPS Z5, (R11)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h6_c1
+
+bmulti8h6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	VMOVUPS.Z (R10)(R8*1), K1, Z5
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h6_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h6_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y6
+	VPMOVZXWD        Y6, Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (AX), Z6, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
+	VFMADD231PS.BCST (R10), Z6, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z6, Z5
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h6_tail_key
+
+bmulti8h6_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	JMP     bmulti8h_done
+
+bmulti8h_7:
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+bmulti8h7_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h7_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	VMOVUPS (R11)(R8*1), Z10
+	VMOVUPS 64(R11)(R8*1), Z11
+	VMOVUPS (R11)(R8*2), Z12
+	VMOVUPS 64(R11)(R8*2), Z13
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h7_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h7_c2_keys_done
+	VPMOVZXWD        (R11), Z14
+	VPSLLD           $0x10, Z14, Z14
+	VFMADD231PS.BCST (R10), Z14, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z14, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z14, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z14, Z6
+	VFMADD231PS.BCST (R14), Z14, Z8
+	VFMADD231PS.BCST (R14)(R9*1), Z14, Z10
+	VFMADD231PS.BCST (R14)(R9*2), Z14, Z12
+	VPMOVZXWD        32(R11), Z14
+	VPSLLD           $0x10, Z14, Z14
+	VFMADD231PS.BCST (R10), Z14, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z14, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z14, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z14, Z7
+	VFMADD231PS.BCST (R14), Z14, Z9
+	VFMADD231PS.BCST (R14)(R9*1), Z14, Z11
+	VFMADD231PS.BCST (R14)(R9*2), Z14, Z13
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h7_c2_key
+
+bmulti8h7_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	VMOVUPS Z10, (R11)(R8*1)
+	VMOVUPS Z11, 64(R11)(R8*1)
+	VMOVUPS Z12, (R11)(R8*2)
+	VMOVUPS Z13, 64(R11)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h7_c2
+
+bmulti8h7_c2_next:
+bmulti8h7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h7_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	VMOVUPS (R11)(R8*1), Z5
+	VMOVUPS (R11)(R8*2), Z6
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h7_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h7_c1_keys_done
+	VPMOVZXWD        (R11), Z7
+	VPSLLD           $0x10, Z7, Z7
+	VFMADD231PS.BCST (R10), Z7, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z7, Z3
+	VFMADD231PS.BCST (R14), Z7, Z4
+	VFMADD231PS.BCST (R14)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R14)(R9*2), Z7, Z6
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h7_c1_key
+
+bmulti8h7_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	VMOVUPS Z5, (R11)(R8*1)
+	VMOVUPS Z6, (R11)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h7_c1
+
+bmulti8h7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	VMOVUPS.Z (R10)(R8*1), K1, Z5
+	VMOVUPS.Z (R10)(R8*2), K1, Z6
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h7_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h7_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y7
+	VPMOVZXWD        Y7, Z7
+	VPSLLD           $0x10, Z7, Z7
+	VFMADD231PS.BCST (AX), Z7, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
+	VFMADD231PS.BCST (R10), Z7, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z7, Z6
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h7_tail_key
+
+bmulti8h7_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	JMP     bmulti8h_done
+
+bmulti8h_8:
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX

@@ -55,21 +55,21 @@ func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int, next []flo
 	}
 }
 
-// scoreRowsMulti8Generic is scoreRowsMulti on each four of the eight
-// rows, through its front, so that an implementation without the eight-row
+// scoreRowsMulti8Generic is scoreRowsMulti on the first four rows and on
+// the rest, through its front, so that an implementation without the wide
 // kernel runs its four-row one.
-func scoreRowsMulti8Generic(dst, k []float32, stride int, q []float32, also []float32) {
-	n, d := len(dst)/8, len(q)/8
+func scoreRowsMulti8Generic(dst, k []float32, stride int, q []float32, rows int, also []float32) {
+	n, d := len(dst)/rows, len(q)/rows
 	scoreRowsMulti(dst[:4*n], k, stride, q[:4*d], 4)
-	scoreRowsMulti(dst[4*n:8*n], k, stride, q[4*d:8*d], 4)
+	scoreRowsMulti(dst[4*n:rows*n], k, stride, q[4*d:rows*d], rows-4)
 }
 
-// blendRowsMulti8Generic is blendRowsMulti on each four of the eight rows,
-// through its front.
-func blendRowsMulti8Generic(acc, w, v []float32, stride int, next []float32) {
-	n, d := len(w)/8, len(acc)/8
+// blendRowsMulti8Generic is blendRowsMulti on the first four rows and on
+// the rest, through its front.
+func blendRowsMulti8Generic(acc, w, v []float32, stride int, rows int, next []float32) {
+	n, d := len(w)/rows, len(acc)/rows
 	blendRowsMulti(acc[:4*d], w[:4*n], v, stride, 4, nil)
-	blendRowsMulti(acc[4*d:8*d], w[4*n:8*n], v, stride, 4, next)
+	blendRowsMulti(acc[4*d:rows*d], w[4*n:rows*n], v, stride, rows-4, next)
 }
 
 // axpyGeneric sets y[i] += alpha*x[i] for i < len(x).

@@ -243,27 +243,28 @@ func scoreMultiCase(rows, d int) kernelCase {
 	}
 }
 
-// scoreMultiOf is scoreRowsMulti, or scoreRowsMulti8 for eight rows.
+// scoreMultiOf is scoreRowsMulti, or scoreRowsMulti8 for five to eight
+// rows.
 func scoreMultiOf(dst, k []float32, stride int, q []float32, rows int) {
-	if rows == 8 {
-		scoreRowsMulti8(dst, k, stride, q, k[len(k)/2:])
+	if rows > 4 {
+		scoreRowsMulti8(dst, k, stride, q, rows, k[len(k)/2:])
 		return
 	}
 	scoreRowsMulti(dst, k, stride, q, rows)
 }
 
-// blendMultiOf is blendRowsMulti, or blendRowsMulti8 for eight rows, with
+// blendMultiOf is blendRowsMulti, or blendRowsMulti8 for five to eight rows, with
 // next (which changes no result: it only asks for its lines).
 func blendMultiOf(acc, w, v []float32, stride int, rows int, next []float32) {
-	if rows == 8 {
-		blendRowsMulti8(acc, w, v, stride, next)
+	if rows > 4 {
+		blendRowsMulti8(acc, w, v, stride, rows, next)
 		return
 	}
 	blendRowsMulti(acc, w, v, stride, rows, next)
 }
 
 // multiRowCounts are the row counts the multi-row kernels take.
-var multiRowCounts = []int{1, 2, 3, 4, 8}
+var multiRowCounts = []int{1, 2, 3, 4, 5, 6, 7, 8}
 
 // blendMultiCase is blendRowsMulti's case for rows rows of d columns over n
 // keys.
@@ -385,10 +386,10 @@ var kernelCases = map[string]kernelCase{
 		return scoreMultiCase(1+n%4, 13+n%20)(a, n)
 	},
 	"scoreRowsMulti8": func(a *kernelArgs, n int) []result {
-		return scoreMultiCase(8, 13+n%20)(a, n)
+		return scoreMultiCase(5+n%4, 13+n%20)(a, n)
 	},
 	"blendRowsMulti8": func(a *kernelArgs, n int) []result {
-		return blendMultiCase(8, 1+(n*29)%150)(a, n)
+		return blendMultiCase(5+n%4, 1+(n*29)%150)(a, n)
 	},
 	"blendRowsMulti": func(a *kernelArgs, n int) []result {
 		// Column counts across every block of every row count (64 columns

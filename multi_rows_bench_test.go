@@ -28,16 +28,16 @@ func BenchmarkMultiRowKernels(b *testing.B) {
 			// The kernels of each format, by name and row count.
 			kernels := map[string]map[string][2]func(){
 				"f32": {
-					"score": {func() { scoreRowsMulti(dst[:4*n], k, d, q[:4*d], 4) }, func() { scoreRowsMulti8(dst, k, d, q, nil) }},
-					"blend": {func() { blendRowsMulti(acc[:4*d], w[:4*n], v, d, 4, nil) }, func() { blendRowsMulti8(acc, w, v, d, nil) }},
+					"score": {func() { scoreRowsMulti(dst[:4*n], k, d, q[:4*d], 4) }, func() { scoreRowsMulti8(dst, k, d, q, 8, nil) }},
+					"blend": {func() { blendRowsMulti(acc[:4*d], w[:4*n], v, d, 4, nil) }, func() { blendRowsMulti8(acc, w, v, d, 8, nil) }},
 				},
 				"f16": {
-					"score": {func() { scoreRowsMultiF16(dst[:4*n], kh, d, q[:4*d], 4) }, func() { scoreRowsMulti8F16(dst, kh, d, q, nil) }},
-					"blend": {func() { blendRowsMultiF16(acc[:4*d], w[:4*n], vh, d, 4, nil) }, func() { blendRowsMulti8F16(acc, w, vh, d, nil) }},
+					"score": {func() { scoreRowsMultiF16(dst[:4*n], kh, d, q[:4*d], 4) }, func() { scoreRowsMulti8F16(dst, kh, d, q, 8, nil) }},
+					"blend": {func() { blendRowsMultiF16(acc[:4*d], w[:4*n], vh, d, 4, nil) }, func() { blendRowsMulti8F16(acc, w, vh, d, 8, nil) }},
 				},
 				"bf16": {
-					"score": {func() { scoreRowsMultiBF16(dst[:4*n], kb, d, q[:4*d], 4) }, func() { scoreRowsMulti8BF16(dst, kb, d, q, nil) }},
-					"blend": {func() { blendRowsMultiBF16(acc[:4*d], w[:4*n], vb, d, 4, nil) }, func() { blendRowsMulti8BF16(acc, w, vb, d, nil) }},
+					"score": {func() { scoreRowsMultiBF16(dst[:4*n], kb, d, q[:4*d], 4) }, func() { scoreRowsMulti8BF16(dst, kb, d, q, 8, nil) }},
+					"blend": {func() { blendRowsMultiBF16(acc[:4*d], w[:4*n], vb, d, 4, nil) }, func() { blendRowsMulti8BF16(acc, w, vb, d, 8, nil) }},
 				},
 			}
 			for _, f := range rows16Formats {

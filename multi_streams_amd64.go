@@ -44,10 +44,15 @@ func multiBlendStreams() bool { return active == implAVX512 }
 // alternating runs).
 func multiAsksAhead() bool { return active == implAVX512 || active == implAVX2 }
 
-// multiEight reports whether the row path takes eight rows at a time
-// through the eight-row kernels (scoreRowsMulti8, blendRowsMulti8 and
-// their 16-bit forms), which read each key and value row once for all
-// eight: only avx512 has them in assembly.
+// multiEight reports whether the row path takes five to eight rows at a
+// time through the wide kernels (scoreRowsMulti8, blendRowsMulti8 and
+// their 16-bit forms), which read each key and value row once for all of
+// them: only avx512 has them in assembly. Groups of five to seven query
+// heads (Qwen's 28 on 4 or 40 on 8, say) went through them rather than
+// as four rows and the rest, which read each tile a second time from
+// L2: a decode step over 32 MiB of float32 K and V (d = 128) took 0.69-0.72
+// of the time with five, six and seven heads a group (Zen 4, medians of
+// 5 alternating runs).
 //
 // avx2 eight-row kernels over float32, tried with sixteen registers (a
 // key at a time: eight accumulators, a key chunk, a query chunk; the blend

@@ -161,34 +161,34 @@ func blendRowsMultiBF16Generic(acc, w []float32, v []uint16, stride int, rows in
 	}
 }
 
-// scoreRowsMulti8F16Generic is scoreRowsMultiF16 on each four of the eight
-// rows, through its front; it asks for nothing ahead.
-func scoreRowsMulti8F16Generic(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
-	n, d := len(dst)/8, len(q)/8
+// scoreRowsMulti8F16Generic is scoreRowsMultiF16 on the first four rows and
+// on the rest, through its front; it asks for nothing ahead.
+func scoreRowsMulti8F16Generic(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
+	n, d := len(dst)/rows, len(q)/rows
 	scoreRowsMultiF16(dst[:4*n], k, stride, q[:4*d], 4)
-	scoreRowsMultiF16(dst[4*n:8*n], k, stride, q[4*d:8*d], 4)
+	scoreRowsMultiF16(dst[4*n:rows*n], k, stride, q[4*d:rows*d], rows-4)
 }
 
-// blendRowsMulti8F16Generic is blendRowsMultiF16 on each four of the eight
-// rows, through its front; it asks for nothing ahead.
-func blendRowsMulti8F16Generic(acc, w []float32, v []uint16, stride int, next []uint16) {
-	n, d := len(w)/8, len(acc)/8
+// blendRowsMulti8F16Generic is blendRowsMultiF16 on the first four rows and
+// on the rest, through its front; it asks for nothing ahead.
+func blendRowsMulti8F16Generic(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
+	n, d := len(w)/rows, len(acc)/rows
 	blendRowsMultiF16(acc[:4*d], w[:4*n], v, stride, 4, nil)
-	blendRowsMultiF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4, nil)
+	blendRowsMultiF16(acc[4*d:rows*d], w[4*n:rows*n], v, stride, rows-4, nil)
 }
 
-// scoreRowsMulti8BF16Generic is scoreRowsMultiBF16 on each four of the eight
-// rows, through its front; it asks for nothing ahead.
-func scoreRowsMulti8BF16Generic(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
-	n, d := len(dst)/8, len(q)/8
+// scoreRowsMulti8BF16Generic is scoreRowsMultiBF16 on the first four rows and
+// on the rest, through its front; it asks for nothing ahead.
+func scoreRowsMulti8BF16Generic(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
+	n, d := len(dst)/rows, len(q)/rows
 	scoreRowsMultiBF16(dst[:4*n], k, stride, q[:4*d], 4)
-	scoreRowsMultiBF16(dst[4*n:8*n], k, stride, q[4*d:8*d], 4)
+	scoreRowsMultiBF16(dst[4*n:rows*n], k, stride, q[4*d:rows*d], rows-4)
 }
 
-// blendRowsMulti8BF16Generic is blendRowsMultiBF16 on each four of the eight
-// rows, through its front; it asks for nothing ahead.
-func blendRowsMulti8BF16Generic(acc, w []float32, v []uint16, stride int, next []uint16) {
-	n, d := len(w)/8, len(acc)/8
+// blendRowsMulti8BF16Generic is blendRowsMultiBF16 on the first four rows and
+// on the rest, through its front; it asks for nothing ahead.
+func blendRowsMulti8BF16Generic(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
+	n, d := len(w)/rows, len(acc)/rows
 	blendRowsMultiBF16(acc[:4*d], w[:4*n], v, stride, 4, nil)
-	blendRowsMultiBF16(acc[4*d:8*d], w[4*n:8*n], v, stride, 4, nil)
+	blendRowsMultiBF16(acc[4*d:rows*d], w[4*n:rows*n], v, stride, rows-4, nil)
 }

@@ -27,8 +27,8 @@ type format16 struct {
 	blend      func(acc, w []float32, v []uint16, stride int)
 	scoreMulti func(dst []float32, k []uint16, stride int, q []float32, rows int)
 	blendMulti func(acc, w []float32, v []uint16, stride int, rows int, next []uint16)
-	score8     func(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-	blend8     func(acc, w []float32, v []uint16, stride int, next []uint16)
+	score8     func(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
+	blend8     func(acc, w []float32, v []uint16, stride int, rows int, next []uint16)
 }
 
 var formats16 = []format16{
@@ -36,29 +36,30 @@ var formats16 = []format16{
 	{"bf16", (*kernelArgs).bf16s, bf16to32, scoreRowsBF16, blendRowsBF16, scoreRowsMultiBF16, blendRowsMultiBF16, scoreRowsMulti8BF16, blendRowsMulti8BF16},
 }
 
-// scoreRows is f's multi-row score, its eight-row kernel for eight rows
-// (asking for the second half of k when n is odd, which changes no bit).
+// scoreRows is f's multi-row score, its wide kernel for five to eight
+// rows (asking for the second half of k when n is odd, which changes no
+// bit).
 func (f format16) scoreRows(dst []float32, k []uint16, stride int, q []float32, rows int) {
-	if rows == 8 {
+	if rows > 4 {
 		var also []uint16
-		if len(dst)/8%2 == 1 {
+		if len(dst)/rows%2 == 1 {
 			also = k[len(k)/2:]
 		}
-		f.score8(dst, k, stride, q, also)
+		f.score8(dst, k, stride, q, rows, also)
 		return
 	}
 	f.scoreMulti(dst, k, stride, q, rows)
 }
 
-// blendRowsOf is f's multi-row blend, its eight-row kernel for eight rows
-// (asking for the second half of v when n is odd).
+// blendRowsOf is f's multi-row blend, its wide kernel for five to eight
+// rows (asking for the second half of v when n is odd).
 func (f format16) blendRowsOf(acc, w []float32, v []uint16, stride int, rows int) {
-	if rows == 8 {
+	if rows > 4 {
 		var next []uint16
-		if len(w)/8%2 == 1 {
+		if len(w)/rows%2 == 1 {
 			next = v[len(v)/2:]
 		}
-		f.blend8(acc, w, v, stride, next)
+		f.blend8(acc, w, v, stride, rows, next)
 		return
 	}
 	var next []uint16
@@ -116,10 +117,10 @@ func init() {
 			return blendMulti16Case(f, 1+n%4, 1+(n*29)%150)(a, n)
 		}
 		kernelCases["scoreRowsMulti8"+upper(f.name)] = func(a *kernelArgs, n int) []result {
-			return scoreMulti16Case(f, 8, 13+n%20)(a, n)
+			return scoreMulti16Case(f, 5+n%4, 13+n%20)(a, n)
 		}
 		kernelCases["blendRowsMulti8"+upper(f.name)] = func(a *kernelArgs, n int) []result {
-			return blendMulti16Case(f, 8, 1+(n*29)%150)(a, n)
+			return blendMulti16Case(f, 5+n%4, 1+(n*29)%150)(a, n)
 		}
 	}
 }

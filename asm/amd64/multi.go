@@ -21,18 +21,33 @@ func init() {
 	avx2["blendRowsMulti"] = genBlendRowsMulti
 }
 
-// divConst sets x = x/R for R in 1..4 or 8 and x < 2³².
+// divConst sets x = x/R for R in 1..8 and x < 2³¹ (2³² but for 7): a
+// shift, or a product with the reciprocal rounded up and a shift, exact
+// for every such x.
 func divConst(x Register, R int) {
+	mul := func(m uint64, shift uint8) {
+		r := GP64()
+		if m>>32 == 0 {
+			MOVQ(U32(m), r)
+		} else {
+			MOVQ(U64(m), r)
+		}
+		IMULQ(r, x)
+		SHRQ(U8(shift), x)
+	}
 	switch R {
 	case 2:
 		SHRQ(U8(1), x)
 	case 3:
-		m := GP64()
-		MOVQ(U32(0xAAAAAAAB), m)
-		IMULQ(m, x)
-		SHRQ(U8(33), x)
+		mul(0xAAAAAAAB, 33)
 	case 4:
 		SHRQ(U8(2), x)
+	case 5:
+		mul(0xCCCCCCCD, 34)
+	case 6:
+		mul(0xAAAAAAAB, 34)
+	case 7:
+		mul(0x124924925, 35) // a 33-bit factor: x·m stays below 2⁶⁴ for x < 2³¹
 	case 8:
 		SHRQ(U8(3), x)
 	}
@@ -40,12 +55,16 @@ func divConst(x Register, R int) {
 
 // byRows jumps to the code path for the row count: prefix_R for R = 1..4
 // (4 for anything above 3).
-func byRows(rows Register, prefix string) {
-	for R := 1; R <= 3; R++ {
+func byRows(rows Register, prefix string) { byRowsIn(rows, prefix, 1, 4) }
+
+// byRowsIn jumps to prefix_R for the row count R in lo..hi (hi for
+// anything above hi-1).
+func byRowsIn(rows Register, prefix string, lo, hi int) {
+	for R := lo; R < hi; R++ {
 		CMPQ(rows, U8(R))
 		JE(LabelRef(fmt.Sprintf("%s_%d", prefix, R)))
 	}
-	JMP(LabelRef(prefix + "_4"))
+	JMP(LabelRef(fmt.Sprintf("%s_%d", prefix, hi)))
 }
 
 // rowRegs holds a base pointer and the byte distance between its rows, with

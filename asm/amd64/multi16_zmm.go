@@ -29,15 +29,15 @@ func init() {
 	avx512["blendRowsMulti8BF16"] = func() { genBlendRowsMulti8_16Z(widenBF16) }
 }
 
-// genBlendRowsMulti8_16Z is genBlendRowsMulti16Z for eight rows, in
-// blocks of two vectors of columns, then one, then a masked tail; with
-// next not empty, a copy of it asks for next's lines into L2 as it goes,
-// as genBlendRowsMulti8Z's does.
+// genBlendRowsMulti8_16Z is genBlendRowsMulti16Z for five to eight rows
+// (the argument rows), in blocks of two vectors of columns, then one,
+// then a masked tail; with next not empty, a copy of it asks for next's
+// lines into L2 as it goes, as genBlendRowsMulti8Z's does.
 func genBlendRowsMulti8_16Z(w widen16) {
 	emptyTo("next", "bmulti8h")
 	for _, prefix := range []string{"bmulti8ha", "bmulti8h"} {
 		Label(prefix)
-		blendMulti16Z(8, w, prefix)
+		byWideRows(prefix, func(R int) { blendMulti16Z(R, w, prefix) })
 		Label(prefix + "_done")
 		VZEROUPPER()
 		RET()
@@ -204,7 +204,7 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 // that a few columns still keep several FMAs in flight. Four rows keep six
 // vectors, chosen when R broadcast weights needed registers too; seven
 // would fit now, but d = 128 takes two blocks either way.
-var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}, 8: {2, 1}}
+var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 4, 2, 1}, 4: {6, 4, 2, 1}, 5: {2, 1}, 6: {2, 1}, 7: {2, 1}, 8: {2, 1}}
 
 // widenBF16Perm returns a widen16 that puts sixteen bfloat16 values into
 // the top halves of float32 lanes with one word permutation (VPERMW, the

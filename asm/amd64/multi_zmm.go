@@ -46,9 +46,10 @@ func genScoreRowsMultiZOf(prefix string, w widen16) {
 	RET()
 }
 
-// genScoreRowsMulti8Z is genScoreRowsMultiZ for eight rows: keys in
-// blocks of two, whose sixteen accumulators fill one sum tree, so that the
-// eight query heads of a group read each key row once.
+// genScoreRowsMulti8Z is genScoreRowsMultiZ for five to eight rows (the
+// argument rows): keys in blocks of two, whose ten to sixteen accumulators
+// fill one sum tree, so that the query heads of a group of that size read
+// each key row once.
 //
 // With also not empty it runs a copy of itself that asks for the lines of
 // also as it goes; the copy without asks for nothing.
@@ -61,10 +62,22 @@ func genScoreRowsMulti8ZOf(prefix string, w widen16) {
 	emptyTo("also", prefix)
 	for _, p := range []string{prefix + "a", prefix} {
 		Label(p)
-		scoreMultiZ(8, p, w)
+		byWideRows(p, func(R int) { scoreMultiZ(R, p, w) })
 		Label(p + "_done")
 		VZEROUPPER()
 		RET()
+	}
+}
+
+// byWideRows emits a code path for each row count from five to eight, the
+// argument rows choosing (eight for anything above seven), each emitted
+// by emit under the label prefix_R and ending at prefix+"_done".
+func byWideRows(prefix string, emit func(R int)) {
+	rows := Load(Param("rows"), GP64())
+	byRowsIn(rows, prefix, 5, 8)
+	for R := 5; R <= 8; R++ {
+		Label(fmt.Sprintf("%s_%d", prefix, R))
+		emit(R)
 	}
 }
 
@@ -80,11 +93,11 @@ func scoreMultiZ(R int, prefix string, w widen16) {
 	SHLQ(U8(2), db)
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
-	KP := map[int]int{1: 8, 2: 8, 3: 4, 4: 4, 8: 2}[R]
-	// The eight-row kernel's copy for a non-empty also asks for its lines
-	// as it goes.
+	KP := map[int]int{1: 8, 2: 8, 3: 4, 4: 4, 5: 2, 6: 2, 7: 2, 8: 2}[R]
+	// The wide kernel's copy for a non-empty also asks for its lines as it
+	// goes.
 	var also Register
-	if R == 8 && strings.HasSuffix(prefix, "a") {
+	if R > 4 && strings.HasSuffix(prefix, "a") {
 		also = Load(Param("also").Base(), GP64())
 	}
 	for _, P := range []int{KP, 1} {
@@ -256,7 +269,9 @@ func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 				VEXTRACTF32X4(U8(r/2), s, x)
 			}
 			VMOVLPS(x, out.at(r))
-			VMOVHPS(x, out.at(r+1))
+			if r+1 < R {
+				VMOVHPS(x, out.at(r+1))
+			}
 		default:
 			panic("storeMultiZ: unsupported block")
 		}
@@ -306,13 +321,14 @@ func emptyTo(arg, label string) {
 	JZ(LabelRef(label))
 }
 
-// genBlendRowsMulti8Z is genBlendRowsMultiZ for eight rows, a vector of
-// columns at a time (sixteen accumulators, eight broadcast weights).
+// genBlendRowsMulti8Z is genBlendRowsMultiZ for five to eight rows (the
+// argument rows), a vector of columns at a time (two accumulators a row,
+// the weights the FMAs' broadcast operands).
 func genBlendRowsMulti8Z() {
 	emptyTo("next", "bmulti8z")
 	for _, prefix := range []string{"bmulti8za", "bmulti8z"} {
 		Label(prefix)
-		blendMultiZ(8, prefix)
+		byWideRows(prefix, func(R int) { blendMultiZ(R, prefix) })
 		Label(prefix + "_done")
 		VZEROUPPER()
 		RET()
@@ -327,8 +343,8 @@ func blendMultiZ(R int, prefix string) {
 	// the weights.
 	name := fmt.Sprintf("%s%d", prefix, R)
 	done := prefix + "_done"
-	// Eight rows need every register they can get in the key loop: their
-	// accumulator rows' distance is loaded where it is used (db nil).
+	// Five to eight rows need every register they can get in the key loop:
+	// their accumulator rows' distance is loaded where it is used (db nil).
 	var db Register
 	if R <= 4 {
 		db = GP64()
@@ -391,7 +407,7 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 		at.Disp += 64 * c
 		return at
 	}
-	accs = rowsOf(R, m.in, accBytes(db))
+	accs = rowsOf(R, m.in, accBytes(db, R))
 	for r := range R {
 		for c := range P {
 			a[r*P+c] = loadZ(accAt(r, c), mask)
@@ -425,7 +441,7 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 			}
 			ADDQ(U32(64*P), pf)
 		}
-		if R == 8 {
+		if R > 4 {
 			// One vector of columns a pass: each weight feeds one FMA,
 			// so it is that FMA's broadcast operand (see weightOperand).
 			t := loadZ(Mem{Base: vp}, mask)
@@ -475,7 +491,7 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 	add(ws1, v1, s)
 	Label(done)
 	Load(Param("w").Base(), m.o)
-	accs = rowsOf(R, m.in, accBytes(db))
+	accs = rowsOf(R, m.in, accBytes(db, R))
 	for r := range R {
 		for c := range P {
 			VADDPS(s[r*P+c], a[r*P+c], a[r*P+c])
@@ -542,16 +558,17 @@ const multiAhead = 32
 // both took four with blocks of 2): 512 keys of V in L2, 1.76 µs against
 // 2.66 for three rows and 2.35 against 3.77 for four (fastest of nine
 // runs on a busy machine).
-var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}, 8: {1}}
+var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}, 5: {1}, 6: {1}, 7: {1}, 8: {1}}
 
-// accBytes returns db, or where it is nil the bytes of a row of the
-// eight-row blend's accumulators, len(acc)/8·4.
-func accBytes(db Register) Register {
+// accBytes returns db, or where it is nil the bytes of a row of the R-row
+// blend's accumulators, len(acc)/R·4.
+func accBytes(db Register, R int) Register {
 	if db != nil {
 		return db
 	}
 	t := GP64()
 	Load(Param("acc").Len(), t)
-	SHRQ(U8(1), t)
+	divConst(t, R)
+	SHLQ(U8(2), t)
 	return t
 }

@@ -107,17 +107,17 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
 	},
 	{
-		Name: "scoreRowsMulti8", Params: "dst, k []float32, stride int, q []float32, also []float32",
-		Doc: "is scoreRowsMulti for eight rows. If also is not empty, the avx512 kernel asks for its rows in address order as it goes, " +
+		Name: "scoreRowsMulti8", Params: "dst, k []float32, stride int, q []float32, rows int, also []float32",
+		Doc: "is scoreRowsMulti for 5 <= rows <= 8, len(dst) and len(q) below 2^31. If also is not empty, the avx512 kernel asks for its rows in address order as it goes, " +
 			"a line for each line of k it reads (the tile's value rows, say, for the blend that follows). " +
-			"Only avx512 has it in assembly, its sixteen lanes holding two keys of each row; " +
-			"elsewhere it is scoreRowsMulti on each four.",
+			"Only avx512 has it in assembly, its lanes holding two keys of each row; " +
+			"elsewhere it is scoreRowsMulti on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
-		Name: "blendRowsMulti8", Params: "acc, w, v []float32, stride int, next []float32",
-		Doc: "is blendRowsMulti for eight rows, next as there. Only avx512 has it in assembly, a vector of columns a pass; " +
-			"elsewhere it is blendRowsMulti on each four. " +
+		Name: "blendRowsMulti8", Params: "acc, w, v []float32, stride int, rows int, next []float32",
+		Doc: "is blendRowsMulti for 5 <= rows <= 8, len(acc) and len(w) below 2^31, next as there. Only avx512 has it in assembly, a vector of columns a pass; " +
+			"elsewhere it is blendRowsMulti on the first four rows and on the rest. " +
 			"Where a weight and a value are both NaN, the avx512 kernel's sum keeps the value's payload, not the weight's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
@@ -166,24 +166,24 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
-		Name: "scoreRowsMulti8F16", Params: "dst []float32, k []uint16, stride int, q []float32, also []uint16",
-		Doc:   "is scoreRowsMultiF16 for eight rows, also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiF16 on each four.",
+		Name: "scoreRowsMulti8F16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16",
+		Doc:   "is scoreRowsMultiF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
-		Name: "blendRowsMulti8F16", Params: "acc, w []float32, v []uint16, stride int, next []uint16",
-		Doc: "is blendRowsMultiF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiF16 on each four. " +
+		Name: "blendRowsMulti8F16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
+		Doc: "is blendRowsMultiF16 for 5 <= rows <= 8, lengths as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiF16 on the first four rows and on the rest. " +
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
-		Name: "scoreRowsMulti8BF16", Params: "dst []float32, k []uint16, stride int, q []float32, also []uint16",
-		Doc:   "is scoreRowsMultiBF16 for eight rows, also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiBF16 on each four.",
+		Name: "scoreRowsMulti8BF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16",
+		Doc:   "is scoreRowsMultiBF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiBF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
-		Name: "blendRowsMulti8BF16", Params: "acc, w []float32, v []uint16, stride int, next []uint16",
-		Doc: "is blendRowsMultiBF16 for eight rows, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiBF16 on each four. " +
+		Name: "blendRowsMulti8BF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
+		Doc: "is blendRowsMultiBF16 for 5 <= rows <= 8, lengths as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiBF16 on the first four rows and on the rest. " +
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
