@@ -106,6 +106,8 @@ func cacheCases(short bool) []cacheCase {
 			// Eight heads a group: the eight-row kernels where there are
 			// some, columns past a multiple of 16.
 			add(batchCase{B: 1, H: 16, Hkv: 2, Tq: 1, Tk: 600, dk: 48, dv: 40})
+			// Seven heads a group: the wide kernels' odd row counts.
+			add(batchCase{B: 1, H: 14, Hkv: 2, Tq: 1, Tk: 600, dk: 48, dv: 40})
 			add(batchCase{B: 2, H: 2, Hkv: 1, Tq: 9, Tk: 200, dk: 16, dv: 24, causal: true, window: 50, alibi: true, sinks: true, lse: true})
 			add(batchCase{B: 1, H: 2, Hkv: 2, Tq: 3, Tk: 100, dk: 8, dv: 8, causal: true, weights: true, logit: true, keep: true})
 			add(batchCase{B: 2, H: 4, Hkv: 2, Tq: 20, Tk: 150, dk: 40, dv: 8, causal: true, softcap: 5, bias: biasRows, keep: true})

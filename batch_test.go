@@ -400,6 +400,10 @@ func batchCases(short bool) []batchCase {
 		// kernels, with value rows wider than one block of theirs.
 		{B: 1, H: 2, Hkv: 1, Tq: 1, Tk: 300, dk: 16, dv: 128},
 		{B: 1, H: 6, Hkv: 1, Tq: 1, Tk: 50, dk: 8, dv: 200, valid: true},
+		// Groups of five and seven heads: the wide kernels where there are
+		// some, an odd row count (a lone last row in the scores' pairs).
+		{B: 2, H: 10, Hkv: 2, Tq: 1, Tk: 700, dk: 64, dv: 40, valid: true},
+		{B: 1, H: 7, Hkv: 1, Tq: 1, Tk: 1100, dk: 128, dv: 128},
 		// Rows longer than a chunk of keys: partials folded chunk by
 		// chunk, on the row path and the block path, the chunk edges
 		// meeting valid lengths, causal frontiers and keep-masks.

@@ -128,6 +128,9 @@ var decodeShapes = []decodeShape{
 	// are never read.
 	{name: "gqa-32k-window-1k", heads: 32, kvHeads: 8, Tq: 1, Tk: 32768, window: 1024},
 	{name: "gqa-1k", heads: 32, kvHeads: 8, Tq: 1, Tk: 1024},
+	// Seven query heads a group (28 on 4, as in Qwen 2.5 7B): the wide
+	// row kernels where there are some. K+V 32 MiB.
+	{name: "gqa7-8k", heads: 28, kvHeads: 4, Tq: 1, Tk: 8192},
 }
 
 // decodeProblem holds a shape's packed tensors; kv are the data of k and v.
