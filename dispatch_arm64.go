@@ -365,7 +365,9 @@ func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 // them in address order as they go, a line for each line of v they read, so
 // that the next call finds them in cache (an empty next asks for nothing);
 // a non-empty next holds at least n·d' elements, d' = d rounded up to a
-// multiple of 16, all that is asked for.
+// multiple of 16, all that is asked for. Where a weight and a value are
+// both NaN, the avx512 kernel's sum for three rows keeps the value's
+// payload, not the weight's.
 func blendRowsMulti(acc, w, v []float32, stride int, rows int, next []float32) {
 	blendRowsMultiGeneric(acc, w, v, stride, rows, next)
 }

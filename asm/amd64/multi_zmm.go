@@ -441,12 +441,14 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 			}
 			ADDQ(U32(64*P), pf)
 		}
-		if R > 4 {
+		if R > 4 || R == 3 {
 			// One vector of columns a pass: each weight feeds one FMA,
 			// so it is that FMA's broadcast operand (see weightOperand).
-			t := loadZ(Mem{Base: vp}, mask)
-			for r := range R {
-				VFMADD231PS_BCST(w.at(r), t, set[r])
+			for c := range P {
+				t := loadZ(Mem{Base: vp, Disp: 64 * c}, mask)
+				for r := range R {
+					VFMADD231PS_BCST(w.at(r), t, set[r*P+c])
+				}
 			}
 			return
 		}
@@ -520,8 +522,8 @@ func prefetchAhead(w widen16, m Mem) {
 	}
 }
 
-// weightOperand: the eight-row blends, and the 16-bit ones of any row
-// count, take each row's weight as the FMA's broadcast memory operand
+// weightOperand: the wide blends (five to eight rows), the float32 one of
+// three rows, and the 16-bit ones of any row count, take each row's weight as the FMA's broadcast memory operand
 // ({1to16}) rather than through a VBROADCASTSS of its own. On a Zen 4 the separate
 // broadcasts held the float32 eight-row blend to 85-87 GFLOP/s from L1
 // and L2 (d = 128, 24 and 256 keys), 74% of the FMA peak of 117, and the
@@ -558,7 +560,17 @@ const multiAhead = 32
 // both took four with blocks of 2): 512 keys of V in L2, 1.76 µs against
 // 2.66 for three rows and 2.35 against 3.77 for four (fastest of nine
 // runs on a busy machine).
-var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {4, 1}, 4: {3, 2, 1}, 5: {1}, 6: {1}, 7: {1}, 8: {1}}
+//
+// From memory the first pass is what streams V, and the more of each row
+// it reads the nearer its reads come to one stream. So two rows take 7
+// vectors (28 accumulators, 2 weights and a value vector: 31 registers)
+// and then 1, and three rows take their weights as the FMAs' broadcast
+// operands (see weightOperand), which frees the registers for 5 vectors
+// (30 accumulators) and then 3: decode steps over 32 MiB of K and V (d =
+// 128) with two and three heads a group took 0.85-0.88 of the time with
+// blocks of 4, while from L2 both blends kept their speed (Zen 4, medians
+// of 8 alternating rounds).
+var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {7, 1}, 3: {5, 3, 1}, 4: {3, 2, 1}, 5: {1}, 6: {1}, 7: {1}, 8: {1}}
 
 // accBytes returns db, or where it is nil the bytes of a row of the R-row
 // blend's accumulators, len(acc)/R·4.

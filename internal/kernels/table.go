@@ -101,7 +101,8 @@ var All = []Kernel{
 			"If next is not empty, it is where the value rows of the caller's next call start: " +
 			"the avx2 and avx512 kernels ask for them in address order as they go, a line for each line of v they read, " +
 			"so that the next call finds them in cache (an empty next asks for nothing); " +
-			"a non-empty next holds at least n·d' elements, d' = d rounded up to a multiple of 16, all that is asked for.",
+			"a non-empty next holds at least n·d' elements, d' = d rounded up to a multiple of 16, all that is asked for. " +
+			"Where a weight and a value are both NaN, the avx512 kernel's sum for three rows keeps the value's payload, not the weight's.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
