@@ -26,54 +26,21 @@ func BenchmarkMultiRowKernels(b *testing.B) {
 			q, w := testutil.Floats(r, 8*d, 1), testutil.Floats(r, 8*n, 1e-3)
 			dst, acc := make([]float32, 8*n), make([]float32, 8*d)
 			// The kernels of each format, by name, for a row count.
-			kernels := map[string]map[string]func(rows int){
+			s32, b32 := scoreAnyRows(scoreRowsMulti, scoreRowsMulti8), blendAnyRows(blendRowsMulti, blendRowsMulti8)
+			sh, bh := scoreAnyRows(scoreRowsMultiF16, scoreRowsMulti8F16), blendAnyRows(blendRowsMultiF16, blendRowsMulti8F16)
+			sb, bb := scoreAnyRows(scoreRowsMultiBF16, scoreRowsMulti8BF16), blendAnyRows(blendRowsMultiBF16, blendRowsMulti8BF16)
+			kernels := map[string]map[string]func(R int){
 				"f32": {
-					"score": func(R int) {
-						if R > 4 {
-							scoreRowsMulti8(dst[:R*n], k, d, q[:R*d], R, nil)
-						} else {
-							scoreRowsMulti(dst[:R*n], k, d, q[:R*d], R)
-						}
-					},
-					"blend": func(R int) {
-						if R > 4 {
-							blendRowsMulti8(acc[:R*d], w[:R*n], v, d, R, nil)
-						} else {
-							blendRowsMulti(acc[:R*d], w[:R*n], v, d, R, nil)
-						}
-					},
+					"score": func(R int) { s32(dst[:R*n], k, d, q[:R*d], R) },
+					"blend": func(R int) { b32(acc[:R*d], w[:R*n], v, d, R) },
 				},
 				"f16": {
-					"score": func(R int) {
-						if R > 4 {
-							scoreRowsMulti8F16(dst[:R*n], kh, d, q[:R*d], R, nil)
-						} else {
-							scoreRowsMultiF16(dst[:R*n], kh, d, q[:R*d], R)
-						}
-					},
-					"blend": func(R int) {
-						if R > 4 {
-							blendRowsMulti8F16(acc[:R*d], w[:R*n], vh, d, R, nil)
-						} else {
-							blendRowsMultiF16(acc[:R*d], w[:R*n], vh, d, R, nil)
-						}
-					},
+					"score": func(R int) { sh(dst[:R*n], kh, d, q[:R*d], R) },
+					"blend": func(R int) { bh(acc[:R*d], w[:R*n], vh, d, R) },
 				},
 				"bf16": {
-					"score": func(R int) {
-						if R > 4 {
-							scoreRowsMulti8BF16(dst[:R*n], kb, d, q[:R*d], R, nil)
-						} else {
-							scoreRowsMultiBF16(dst[:R*n], kb, d, q[:R*d], R)
-						}
-					},
-					"blend": func(R int) {
-						if R > 4 {
-							blendRowsMulti8BF16(acc[:R*d], w[:R*n], vb, d, R, nil)
-						} else {
-							blendRowsMultiBF16(acc[:R*d], w[:R*n], vb, d, R, nil)
-						}
-					},
+					"score": func(R int) { sb(dst[:R*n], kb, d, q[:R*d], R) },
+					"blend": func(R int) { bb(acc[:R*d], w[:R*n], vb, d, R) },
 				},
 			}
 			for _, f := range rows16Formats {
@@ -91,4 +58,29 @@ func BenchmarkMultiRowKernels(b *testing.B) {
 			}
 		}
 	})
+}
+
+// scoreAnyRows returns a score of one to eight rows: multi up to four,
+// wide (asking for nothing ahead) above.
+func scoreAnyRows[E float32 | uint16](multi func(dst []float32, k []E, stride int, q []float32, rows int),
+	wide func(dst []float32, k []E, stride int, q []float32, rows int, also []E)) func(dst []float32, k []E, stride int, q []float32, rows int) {
+	return func(dst []float32, k []E, stride int, q []float32, rows int) {
+		if rows > 4 {
+			wide(dst, k, stride, q, rows, nil)
+			return
+		}
+		multi(dst, k, stride, q, rows)
+	}
+}
+
+// blendAnyRows returns a blend of one to eight rows, asking for nothing
+// ahead: multi up to four, wide above.
+func blendAnyRows[E float32 | uint16](multi, wide func(acc, w []float32, v []E, stride int, rows int, next []E)) func(acc, w []float32, v []E, stride int, rows int) {
+	return func(acc, w []float32, v []E, stride int, rows int) {
+		if rows > 4 {
+			wide(acc, w, v, stride, rows, nil)
+			return
+		}
+		multi(acc, w, v, stride, rows, nil)
+	}
 }
