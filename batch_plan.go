@@ -74,7 +74,7 @@ type batchJob struct {
 	chunks       int       // key chunks of splitKeys the rows are cut into (see batch_split.go)
 	parts        []float32 // the chunks' partials, when they are work items of their own
 	multi        bool      // the row path takes a task's rows through the multi-row kernels (see tileRows)
-	eight        bool      // and eight at a time where a task has eight (see multiEight)
+	wide         bool      // and five to eight at a time where a task has them (see multiWide)
 	pair         bool      // the block path takes tasks two at a time (see batch_pair.go)
 	tile         int       // keys per tile of the online softmax
 	block        bool
@@ -147,7 +147,7 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 		// stay in L2 for the rows' second reads.
 		p.tile *= 2
 	}
-	p.eight = p.multi && multiEight()
+	p.wide = p.multi && multiWide()
 	p.pair = p.pairable()
 	return p
 }

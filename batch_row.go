@@ -121,7 +121,7 @@ type rowKernels[E float32 | uint16] struct {
 	// one-row blend.
 	multiWarm bool
 	// The wide kernels of five to eight rows, nil where there are none (see
-	// multiEight).
+	// multiWide).
 	scoreMulti8 func(dst []float32, k []E, stride int, q []float32, rows int, also []E)
 	blendMulti8 func(acc, w []float32, v []E, stride int, rows int, next []E)
 	// scorePaired is scoreMulti over query rows in pair order, where the
@@ -131,9 +131,9 @@ type rowKernels[E float32 | uint16] struct {
 
 // multiGroup returns how many of R rows (R > 0) one call of the row
 // path's multi-row kernels takes: five to eight where the job has the wide
-// kernels (see multiEight) and R is at least five, otherwise up to four.
+// kernels (see multiWide) and R is at least five, otherwise up to four.
 func (p *batchJob) multiGroup(R int) int {
-	if p.eight && R >= 5 {
+	if p.wide && R >= 5 {
 		return min(R, 8)
 	}
 	return min(R, 4)
@@ -155,7 +155,7 @@ var (
 // blend for row 0 unless ks.multiFirst and multiBlendStreams.
 //
 // Where a task has five to eight rows and the wide kernels (see
-// multiEight), they read each key row and each value row once for all of
+// multiWide), they read each key row and each value row once for all of
 // them, from memory: eight query heads of a group (H = 8, Hkv = 1,
 // Tk = 32768, d = 128) took 1.73 ms against 1.94 as two groups of four,
 // whose second group read the tile again from L2 while nothing streamed.

@@ -12,7 +12,7 @@ import (
 // score and the blend of a group of two to eight query rows against the
 // same key and value rows, over float32, float16 and bfloat16 rows. Rows
 // above four are one call of the wide kernels where an implementation has
-// them in assembly (see multiEight), a call of four and one of the rest
+// them in assembly (see multiWide), a call of four and one of the rest
 // elsewhere. Each reports GFLOP/s and its fraction of the FMA peak measured
 // right after it; set against BenchmarkBlockKernels, it shows what the
 // kernels leave of the peak before any memory cost.

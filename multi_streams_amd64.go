@@ -44,7 +44,7 @@ func multiBlendStreams() bool { return active == implAVX512 }
 // alternating runs).
 func multiAsksAhead() bool { return active == implAVX512 || active == implAVX2 }
 
-// multiEight reports whether the row path takes five to eight rows at a
+// multiWide reports whether the row path takes five to eight rows at a
 // time through the wide kernels (scoreRowsMulti8, blendRowsMulti8 and
 // their 16-bit forms), which read each key and value row once for all of
 // them: only avx512 has them in assembly. Groups of five to seven query
@@ -62,7 +62,7 @@ func multiAsksAhead() bool { return active == implAVX512 || active == implAVX2 }
 // 16-22 µs against 13-19; an eight-head decode step (H 8, Hkv 1, Tk
 // 32768) moved within the noise on one worker (Zen 3, 8 alternating
 // rounds).
-func multiEight() bool { return active == implAVX512 }
+func multiWide() bool { return active == implAVX512 }
 
 // pairedBF16 reports whether the row path scores bfloat16 keys through
 // scoreRowsMultiPairedBF16, its query rows put in pair order once a task:

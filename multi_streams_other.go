@@ -12,8 +12,8 @@ func multiBlendStreams() bool { return false }
 // multiAsksAhead: see multi_streams_amd64.go.
 func multiAsksAhead() bool { return false }
 
-// multiEight: see multi_streams_amd64.go.
-func multiEight() bool { return false }
+// multiWide: see multi_streams_amd64.go.
+func multiWide() bool { return false }
 
 // pairedBF16: see multi_streams_amd64.go.
 func pairedBF16() bool { return false }

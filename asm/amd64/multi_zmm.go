@@ -441,9 +441,9 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 			}
 			ADDQ(U32(64*P), pf)
 		}
-		if R > 4 || R == 3 {
-			// One vector of columns a pass: each weight feeds one FMA,
-			// so it is that FMA's broadcast operand (see weightOperand).
+		if weightOperands(R) {
+			// Each weight is its FMAs' broadcast operand (see
+			// weightOperand), which holds no register.
 			for c := range P {
 				t := loadZ(Mem{Base: vp, Disp: 64 * c}, mask)
 				for r := range R {
@@ -523,8 +523,9 @@ func prefetchAhead(w widen16, m Mem) {
 }
 
 // weightOperand: the wide blends (five to eight rows), the float32 one of
-// three rows, and the 16-bit ones of any row count, take each row's weight as the FMA's broadcast memory operand
-// ({1to16}) rather than through a VBROADCASTSS of its own. On a Zen 4 the separate
+// three rows (see weightOperands), and the 16-bit ones of any row count,
+// take each row's weight as the FMA's broadcast memory operand ({1to16})
+// rather than through a VBROADCASTSS of its own. On a Zen 4 the separate
 // broadcasts held the float32 eight-row blend to 85-87 GFLOP/s from L1
 // and L2 (d = 128, 24 and 256 keys), 74% of the FMA peak of 117, and the
 // 16-bit ones to 98-101; with the broadcast in the FMA all three ran at
@@ -570,6 +571,12 @@ const multiAhead = 32
 // 128) with two and three heads a group took 0.85-0.88 of the time with
 // blocks of 4, while from L2 both blends kept their speed (Zen 4, medians
 // of 8 alternating rounds).
+// weightOperands reports whether the float32 multi-row blend of R rows
+// takes its weights as the FMAs' broadcast operands: the wide ones, whose
+// two sets of R accumulators leave no registers for R weights, and three
+// rows, for the width of their first block (see multiBlendBlocks).
+func weightOperands(R int) bool { return R == 3 || R > 4 }
+
 var multiBlendBlocks = map[int][]int{1: {8, 1}, 2: {7, 1}, 3: {5, 3, 1}, 4: {3, 2, 1}, 5: {1}, 6: {1}, 7: {1}, 8: {1}}
 
 // accBytes returns db, or where it is nil the bytes of a row of the R-row
