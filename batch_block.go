@@ -230,8 +230,21 @@ func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			kw := sc.kw[:n*dk]
-			p.widenRows(kw, tk.b, j0+k0, n, dk, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
-			blockScores(s[k0*blockRows:(k0+n)*blockRows], sc.qt, kw, dk)
+			// Every chunk but a task's first was asked for by the kernels
+			// before it.
+			ahead := j0+k0 == tk.lo
+			p.widenRows(kw, tk.b, j0+k0, n, dk, ahead, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+			// The keys' scores ask for the rows widened next: the next
+			// keys', or the tile's first values'.
+			ask := p.asks16(tk, j0+k0+n, false, n*dk)
+			if k0+n >= nk {
+				ask = p.asks16(tk, j0, true, n*dk)
+			}
+			if ask != nil {
+				blockScoresAsk(s[k0*blockRows:(k0+n)*blockRows], sc.qt, kw, dk, ask)
+			} else {
+				blockScores(s[k0*blockRows:(k0+n)*blockRows], sc.qt, kw, dk)
+			}
 		}
 		return
 	}
@@ -274,8 +287,18 @@ func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, 
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			vw := sc.vw[:n*dv]
-			p.widenRows(vw, tk.b, j0+k0, n, dv, func(r int) []uint16 { return p.values16(tk.b, tk.kh, r) })
-			blockBlend(ot, s[k0*blockRows:(k0+n)*blockRows], vw, dv, c)
+			p.widenRows(vw, tk.b, j0+k0, n, dv, false, func(r int) []uint16 { return p.values16(tk.b, tk.kh, r) })
+			// The blend asks for the next values' rows, or the next
+			// tile's first keys'.
+			ask := p.asks16(tk, j0+k0+n, true, n*dv)
+			if k0+n >= nk {
+				ask = p.asks16(tk, j0+nk, false, n*dv)
+			}
+			if ask != nil {
+				blockBlendAsk(ot, s[k0*blockRows:(k0+n)*blockRows], vw, dv, c, ask)
+			} else {
+				blockBlend(ot, s[k0*blockRows:(k0+n)*blockRows], vw, dv, c)
+			}
 			c = nil
 		}
 		return
@@ -288,13 +311,39 @@ func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, 
 	}
 }
 
+// asks16 returns the stored 16-bit rows of task tk's head from key j on,
+// its keys' or with values its values', for an Ask kernel that asks for
+// their first need elements (see askStep); nil where the task attends no
+// key j or fewer elements are stored from there.
+func (p *batchJob) asks16(tk *batchTask, j int, values bool, need int) []uint16 {
+	if j >= tk.last {
+		return nil
+	}
+	r, _ := p.keyRun(tk.b, j)
+	x := p.keys16(tk.b, tk.kh, r)
+	if values {
+		x = p.values16(tk.b, tk.kh, r)
+	}
+	if len(x) < need {
+		return nil
+	}
+	return x
+}
+
 // widenRows widens the n 16-bit rows (d elements each) of keys j0 on of
 // entry b into dst, packed; rows(r) returns the stored rows from row r.
-func (p *batchJob) widenRows(dst []float32, b, j0, n, d int, rows func(r int) []uint16) {
+// With ahead the widening also fetches the rows after them, as it goes;
+// without, the rows were asked for before (see askStep), and fetching
+// more in the widening's burst would only add to it.
+func (p *batchJob) widenRows(dst []float32, b, j0, n, d int, ahead bool, rows func(r int) []uint16) {
 	for n > 0 {
 		r, run := p.keyRun(b, j0)
 		m := min(n, run)
-		widen16(dst[:m*d], rows(r), p.kt) // the rows after them too, for its prefetches
+		src := rows(r)
+		if !ahead {
+			src = src[:m*d]
+		}
+		widen16(dst[:m*d], src, p.kt)
 		dst, j0, n = dst[m*d:], j0+m, n-m
 	}
 }

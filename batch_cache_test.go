@@ -103,6 +103,10 @@ func cacheCases(short bool) []cacheCase {
 			add(batchCase{B: 2, H: 8, Hkv: 2, Tq: 1, Tk: 300, dk: 64, dv: 48})
 			add(batchCase{B: 1, H: 8, Hkv: 2, Tq: 4, Tk: 300, dk: 64, dv: 64, causal: true})
 			add(batchCase{B: 1, H: 4, Hkv: 1, Tq: 1, Tk: 2500, dk: 32, dv: 16, lse: true})
+			// A verify over heads too long to widen whole (see
+			// wideHeadBytes): 16-bit rows widened a few at a time, the
+			// kernels asking for the next ones (see askStep).
+			add(batchCase{B: 1, H: 4, Hkv: 1, Tq: 4, Tk: 1100, dk: 64, dv: 64, causal: true})
 			// Eight heads a group: the eight-row kernels where there are
 			// some, columns past a multiple of 16.
 			add(batchCase{B: 1, H: 16, Hkv: 2, Tq: 1, Tk: 600, dk: 48, dv: 40})

@@ -217,7 +217,7 @@ func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *task
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			kw := sc0.kw[:n*dk]
-			p.widenRows(kw, tk.b, j0+k0, n, dk, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+			p.widenRows(kw, tk.b, j0+k0, n, dk, true, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
 			scores(s0[k0*blockRows:(k0+n)*blockRows], s1[k0*blockRows:(k0+n)*blockRows], kw, dk)
 		}
 		return
@@ -251,7 +251,7 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 		for k0 := 0; k0 < both; k0 += step {
 			m := min(step, both-k0)
 			vw := scs[0].vw[:m*dv]
-			p.widenRows(vw, b, j0+k0, m, dv, func(r int) []uint16 { return p.values16(b, kh, r) })
+			p.widenRows(vw, b, j0+k0, m, dv, true, func(r int) []uint16 { return p.values16(b, kh, r) })
 			blockBlend2(scs[0].ot, scs[1].ot, st0[k0*blockRows:(k0+m)*blockRows], st1[k0*blockRows:(k0+m)*blockRows], vw, dv, c0, c1)
 			c0, c1 = nil, nil
 		}

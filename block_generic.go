@@ -189,3 +189,15 @@ func blockKeep16Generic(st []float32, keep []byte, stride int) {
 	n := len(st) / blockRows &^ 15
 	blockKeepGeneric(st[:n*blockRows], keep, stride, blockRows)
 }
+
+// blockScoresAskGeneric is blockScoresAsk as blockScores (the selected
+// implementation's): the asking changes no result.
+func blockScoresAskGeneric(st, qt, k []float32, stride int, ask []uint16) {
+	blockScores(st, qt, k, stride)
+}
+
+// blockBlendAskGeneric is blockBlendAsk as blockBlend (the selected
+// implementation's).
+func blockBlendAskGeneric(ot, st, v []float32, stride int, c []float32, ask []uint16) {
+	blockBlend(ot, st, v, stride, c)
+}

@@ -592,6 +592,15 @@ func blockScores(st, qt, k []float32, stride int) {
 	}
 }
 
+// blockScoresAsk is blockScores, bit for bit, and asks for the first
+// 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller
+// widens next), spread over its FMAs, in place of fetching its own rows
+// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). Only avx512 has it in
+// assembly; elsewhere it is blockScores.
+func blockScoresAsk(st, qt, k []float32, stride int, ask []uint16) {
+	blockScoresAskGeneric(st, qt, k, stride, ask)
+}
+
 // blockScores2 is blockScores(st0, qt0, k, stride) and blockScores(st1,
 // qt1, k, stride), bit for bit; st1 and qt1 are as long as st0 and qt0.
 // Only avx512 has it in assembly (two FMAs per broadcast key element);
@@ -640,6 +649,15 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 	default:
 		blockBlendGeneric(ot, st, v, stride, c)
 	}
+}
+
+// blockBlendAsk is blockBlend, bit for bit, and asks for the first
+// 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller
+// widens next), spread over its FMAs, in place of fetching its own rows
+// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). Only avx512 has it in
+// assembly; elsewhere it is blockBlend.
+func blockBlendAsk(ot, st, v []float32, stride int, c []float32, ask []uint16) {
+	blockBlendAskGeneric(ot, st, v, stride, c, ask)
 }
 
 // blockBlend2 is blockBlend(ot0, st0, v, stride, c0) and blockBlend(ot1,

@@ -228,6 +228,15 @@ func expSumAVX512(dst []float32, x []float32, m float32) float32
 //go:noescape
 func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
 
+// blockScoresAskAVX512 is blockScores, bit for bit, and asks for the first
+// 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller
+// widens next), spread over its FMAs, in place of fetching its own rows
+// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). Only avx512 has it in
+// assembly; elsewhere it is blockScores.
+//
+//go:noescape
+func blockScoresAskAVX512(st []float32, qt []float32, k []float32, stride int, ask []uint16)
+
 // blockScores2AVX512 is blockScores(st0, qt0, k, stride) and
 // blockScores(st1, qt1, k, stride), bit for bit; st1 and qt1 are as long as
 // st0 and qt0. Only avx512 has it in assembly (two FMAs per broadcast key
@@ -264,6 +273,15 @@ func blockExpSumAVX512(st []float32, ml []float32)
 //
 //go:noescape
 func blockBlendAVX512(ot []float32, st []float32, v []float32, stride int, c []float32)
+
+// blockBlendAskAVX512 is blockBlend, bit for bit, and asks for the first
+// 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller
+// widens next), spread over its FMAs, in place of fetching its own rows
+// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). Only avx512 has it in
+// assembly; elsewhere it is blockBlend.
+//
+//go:noescape
+func blockBlendAskAVX512(ot []float32, st []float32, v []float32, stride int, c []float32, ask []uint16)
 
 // blockBlend2AVX512 is blockBlend(ot0, st0, v, stride, c0) and
 // blockBlend(ot1, st1, v, stride, c1), bit for bit; ot1, st1 and c1 are as

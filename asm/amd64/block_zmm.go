@@ -9,8 +9,33 @@ import (
 )
 
 func init() {
-	avx512["blockScores"] = genBlockScoresZ
-	avx512["blockBlend"] = genBlockBlendZ
+	avx512["blockScores"] = func() { genBlockScoresZ(false) }
+	avx512["blockBlend"] = func() { genBlockBlendZ(false) }
+	avx512["blockScoresAsk"] = func() { genBlockScoresZ(true) }
+	avx512["blockBlendAsk"] = func() { genBlockBlendZ(true) }
+}
+
+// askStep is how many bytes of the argument ask the Ask kernels ask for
+// per prefetch slot of the kernels without (per line of a full group's key
+// rows in the scores, per key and full group of columns in the blend):
+// both make d/16 slots a key, so 32 bytes a slot asks for the 2·d bytes
+// of a 16-bit row a key, spread evenly over the kernel's FMAs. The engine
+// widens the rows it asks for next (see blockKeys): in one burst of 128
+// lines from memory, with the FMA pipes idle, the widening took 0.65 µs
+// against 0.15 from cache, and a 4-row verify over an f16 cache (H 32,
+// Hkv 8, Tk 4096, d 128) spent 27% of its time in it (Zen 4). A prefetch
+// burst before the kernels cost as much: at most a few dozen lines are in
+// flight at once, and the kernels' steady pace keeps that many going.
+const askStep = 32
+
+// askAt returns a register at the argument ask's first element, whose
+// lines the Ask kernels ask for, askStep bytes a slot, in address order
+// (into L2: the widening reads them once, soon after); nil without ask.
+func askAt(ask bool) Register {
+	if !ask {
+		return nil
+	}
+	return Load(Param("ask").Base(), GP64())
 }
 
 // The block score and blend kernels on sixteen lanes: the block's sixteen
@@ -45,7 +70,8 @@ func blockRowsZ(bases []Register, stride, s3 Register) func(w int) Mem {
 	}
 }
 
-func genBlockScoresZ() {
+func genBlockScoresZ(ask bool) {
+	ap := askAt(ask)
 	st := Load(Param("st").Base(), GP64())
 	n := Load(Param("st").Len(), GP64())
 	SHRQ(U8(4), n)
@@ -70,7 +96,7 @@ func genBlockScoresZ() {
 			}
 		}
 		if W == blockGroupZ {
-			scoresLinesZ(acc, row, qp, cnt, stride, s3, k, advance)
+			scoresLinesZ(acc, row, qp, cnt, stride, s3, k, ap, advance)
 		}
 		unrolled(fmt.Sprintf("scoresz%d", W), cnt, step, advance)
 
@@ -133,7 +159,8 @@ func blockGroupsZ(prefix string, first int, n Register, body func(W int)) {
 	}
 }
 
-func genBlockBlendZ() {
+func genBlockBlendZ(ask bool) {
+	ap := askAt(ask)
 	ot := Load(Param("ot").Base(), GP64())
 	dv := Load(Param("ot").Len(), GP64())
 	SHRQ(U8(4), dv)
@@ -173,7 +200,11 @@ func genBlockBlendZ() {
 			VMULPS(cz, a, a)
 		}
 		Label(scaled)
-		valueKeysOwnZ(fmt.Sprintf("blendz%d", W), W, v, stride, s3, "st", func(sp Register, u int) func(row Mem) {
+		var wap Register
+		if W == blockGroupZ {
+			wap = ap
+		}
+		valueKeysOwnZ(fmt.Sprintf("blendz%d", W), W, v, stride, s3, "st", wap, func(sp Register, u int) func(row Mem) {
 			p := loadZ(Mem{Base: sp, Disp: 64 * u}, nil)
 			return func(row Mem) {
 				for w := range W {
@@ -225,7 +256,10 @@ func valueKeysZ(name string, W int, v, stride, s3 Register, stParam string, weig
 // stays one. Measured here (Xeon), the one-block blend from L1 went
 // from 199 to 206 GFLOP/s at d = 128; the two-block blend, which
 // broadcasts into a register for two FMAs, lost 4% with its own bases.
-func valueKeysOwnZ(name string, W int, v, stride, s3 Register, stParam string, weights func(sp Register, u int) func(row Mem)) {
+//
+// With ap not nil, the keys ask for the lines at ap instead, askStep bytes
+// a key (see askStep), and move ap on.
+func valueKeysOwnZ(name string, W int, v, stride, s3 Register, stParam string, ap Register, weights func(sp Register, u int) func(row Mem)) {
 	vp, sp, cnt := GP64(), GP64(), GP64()
 	MOVQ(v, vp)
 	Load(Param(stParam).Base(), sp)
@@ -237,11 +271,21 @@ func valueKeysOwnZ(name string, W int, v, stride, s3 Register, stParam string, w
 	LEAQ(Mem{Base: vp, Index: s3, Scale: 1}, vps[3])
 	step := func(u int) {
 		fmas := weights(sp, u)
-		PREFETCHT1(Mem{Base: vps[u], Disp: 4 * (2*W - 1)})
+		switch {
+		case ap == nil:
+			PREFETCHT1(Mem{Base: vps[u], Disp: 4 * (2*W - 1)})
+		case u%2 == 0:
+			// A line for two keys; a lone key asks for the line of its
+			// own askStep bytes.
+			PREFETCHT1(Mem{Base: ap, Disp: askStep * u})
+		}
 		fmas(Mem{Base: vps[u]})
 	}
 	unrolled(name, cnt, step, func(U int) {
 		ADDQ(U32(64*U), sp)
+		if ap != nil {
+			ADDQ(U8(askStep*U), ap)
+		}
 		if U == 4 {
 			for _, r := range vps {
 				LEAQ(Mem{Base: r, Index: stride, Scale: 4}, r)
@@ -285,16 +329,24 @@ func nextKeys(sp, vp, nx, stride Register) func(U int) {
 // 4 KiB apart evicted the group's own from their set: measured here, a
 // [T][H][d] prefill with H·d = 1024 took 16% longer that way, and the
 // packed shapes gained nothing from it.
-func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k Register, advance func(U int)) {
+//
+// With ap not nil, the group asks for the lines at ap instead, askStep
+// bytes a row and line (see askStep), and moves ap on.
+func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k, ap Register, advance func(U int)) {
 	W := len(acc)
-	pa, pw := GP64(), GP64()
-	MOVQ(stride, pa)
-	IMUL3Q(U8(2*W), pa, pa)
-	ADDQ(k, pa)
-	reach := GP64()
-	IMUL3Q(U8(W), stride, reach)
-	ADDQ(pa, reach)
-	keepInside("k", 2, reach, [2]Register{k, pa})
+	var pa, pw Register
+	if ap == nil {
+		pa, pw = GP64(), GP64()
+		MOVQ(stride, pa)
+		IMUL3Q(U8(2*W), pa, pa)
+		ADDQ(k, pa)
+		reach := GP64()
+		IMUL3Q(U8(W), stride, reach)
+		ADDQ(pa, reach)
+		keepInside("k", 2, reach, [2]Register{k, pa})
+	} else {
+		pa = ap
+	}
 	// Packed rows of 64 or 128 floats (a [T][d] tensor, a KV cache's
 	// head) are addressed from the group's first row with the offset in
 	// the instruction: an FMA whose broadcast operand has an index
@@ -331,7 +383,9 @@ func scoresLinesLoopZ(name string, acc []VecVirtual, row func(w int) Mem, qp, cn
 	Label(inner)
 	CMPQ(cnt, U8(16))
 	JL(LabelRef(after))
-	MOVQ(pa, pw)
+	if pw != nil {
+		MOVQ(pa, pw)
+	}
 	q := make([]VecVirtual, 16)
 	for u := range q {
 		q[u] = loadZ(Mem{Base: qp, Disp: 64 * u}, nil)
@@ -339,7 +393,13 @@ func scoresLinesLoopZ(name string, acc []VecVirtual, row func(w int) Mem, qp, cn
 	pf := 0 // the next row of the group ahead to fetch
 	for h := 0; h < W; h += 8 {
 		for u := range q {
-			if (h/8*16+u)%2 == 0 && pf < W {
+			if (h/8*16+u)%2 == 0 && pf < W && pw == nil {
+				// Asking: a line for two slots.
+				if pf%2 == 0 {
+					PREFETCHT1(Mem{Base: pa, Disp: askStep * pf})
+				}
+				pf++
+			} else if (h/8*16+u)%2 == 0 && pf < W {
 				switch pf % 4 {
 				case 0:
 					PREFETCHT1(Mem{Base: pw})
@@ -363,7 +423,11 @@ func scoresLinesLoopZ(name string, acc []VecVirtual, row func(w int) Mem, qp, cn
 		}
 	}
 	advance(16)
-	ADDQ(U8(64), pa)
+	if pw == nil {
+		ADDQ(U32(askStep*W), pa)
+	} else {
+		ADDQ(U8(64), pa)
+	}
 	SUBQ(U8(16), cnt)
 	JMP(LabelRef(inner))
 	Label(after)

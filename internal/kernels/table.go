@@ -229,6 +229,12 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
+		Name: "blockScoresAsk", Params: "st, qt, k []float32, stride int, ask []uint16",
+		Doc: "is blockScores, bit for bit, and asks for the first 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
+			"len(ask) >= (len(st)/16)·(len(qt)/16). Only avx512 has it in assembly; elsewhere it is blockScores.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
 		Name: "blockScores2", Params: "st0, st1, qt0, qt1, k []float32, stride int",
 		Doc:   "is blockScores(st0, qt0, k, stride) and blockScores(st1, qt1, k, stride), bit for bit; st1 and qt1 are as long as st0 and qt0. Only avx512 has it in assembly (two FMAs per broadcast key element); elsewhere it is the two calls.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
@@ -257,6 +263,12 @@ var All = []Kernel{
 		Name: "blockBlend", Params: "ot, st, v []float32, stride int, c []float32",
 		Doc:   "sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c leaves ot unscaled.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
+	},
+	{
+		Name: "blockBlendAsk", Params: "ot, st, v []float32, stride int, c []float32, ask []uint16",
+		Doc: "is blockBlend, bit for bit, and asks for the first 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
+			"len(ask) >= (len(st)/16)·(len(ot)/16). Only avx512 has it in assembly; elsewhere it is blockBlend.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
 		Name: "blockBlend2", Params: "ot0, ot1, st0, st1, v []float32, stride int, c0, c1 []float32",
