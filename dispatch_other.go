@@ -213,8 +213,8 @@ func blockScores(st, qt, k []float32, stride int) { blockScoresGeneric(st, qt, k
 // blockScoresAsk is blockScores, bit for bit, and asks for the first
 // 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller
 // widens next), spread over its FMAs, in place of fetching its own rows
-// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). Only avx512 has it in
-// assembly; elsewhere it is blockScores.
+// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). NEON has no such form;
+// there it is blockScores.
 func blockScoresAsk(st, qt, k []float32, stride int, ask []uint16) {
 	blockScoresAskGeneric(st, qt, k, stride, ask)
 }
@@ -253,8 +253,8 @@ func blockBlend(ot, st, v []float32, stride int, c []float32) {
 // blockBlendAsk is blockBlend, bit for bit, and asks for the first
 // 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller
 // widens next), spread over its FMAs, in place of fetching its own rows
-// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). Only avx512 has it in
-// assembly; elsewhere it is blockBlend.
+// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). NEON has no such form;
+// there it is blockBlend.
 func blockBlendAsk(ot, st, v []float32, stride int, c []float32, ask []uint16) {
 	blockBlendAskGeneric(ot, st, v, stride, c, ask)
 }

@@ -231,8 +231,8 @@ func blockScoresAVX512(st []float32, qt []float32, k []float32, stride int)
 // blockScoresAskAVX512 is blockScores, bit for bit, and asks for the first
 // 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller
 // widens next), spread over its FMAs, in place of fetching its own rows
-// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). Only avx512 has it in
-// assembly; elsewhere it is blockScores.
+// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). NEON has no such form;
+// there it is blockScores.
 //
 //go:noescape
 func blockScoresAskAVX512(st []float32, qt []float32, k []float32, stride int, ask []uint16)
@@ -277,8 +277,8 @@ func blockBlendAVX512(ot []float32, st []float32, v []float32, stride int, c []f
 // blockBlendAskAVX512 is blockBlend, bit for bit, and asks for the first
 // 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller
 // widens next), spread over its FMAs, in place of fetching its own rows
-// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). Only avx512 has it in
-// assembly; elsewhere it is blockBlend.
+// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). NEON has no such form;
+// there it is blockBlend.
 //
 //go:noescape
 func blockBlendAskAVX512(ot []float32, st []float32, v []float32, stride int, c []float32, ask []uint16)
@@ -524,6 +524,15 @@ func expSumSpecialAVX2(dst []float32, x []float32, m float32) (sum float32, done
 //go:noescape
 func blockScoresAVX2(st []float32, qt []float32, k []float32, stride int)
 
+// blockScoresAskAVX2 is blockScores, bit for bit, and asks for the first
+// 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller
+// widens next), spread over its FMAs, in place of fetching its own rows
+// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). NEON has no such form;
+// there it is blockScores.
+//
+//go:noescape
+func blockScoresAskAVX2(st []float32, qt []float32, k []float32, stride int, ask []uint16)
+
 // blockMaxAVX2 starts a tile of the online softmax as blockMaxGeneric does:
 // m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 //
@@ -548,6 +557,15 @@ func blockExpSumSpecialAVX2(st []float32, ml []float32) int
 //
 //go:noescape
 func blockBlendAVX2(ot []float32, st []float32, v []float32, stride int, c []float32)
+
+// blockBlendAskAVX2 is blockBlend, bit for bit, and asks for the first
+// 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller
+// widens next), spread over its FMAs, in place of fetching its own rows
+// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). NEON has no such form;
+// there it is blockBlend.
+//
+//go:noescape
+func blockBlendAskAVX2(ot []float32, st []float32, v []float32, stride int, c []float32, ask []uint16)
 
 // blockInAVX2 sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows
 // <= r < 16, c < len(qt)/16.

@@ -9,8 +9,10 @@ import (
 )
 
 func init() {
-	avx2["blockScores"] = genBlockScores
-	avx2["blockBlend"] = genBlockBlend
+	avx2["blockScores"] = func() { genBlockScores(false) }
+	avx2["blockBlend"] = func() { genBlockBlend(false) }
+	avx2["blockScoresAsk"] = func() { genBlockScores(true) }
+	avx2["blockBlendAsk"] = func() { genBlockBlend(true) }
 	avx2["blockMax"] = genBlockMax
 	avx2["blockExpSumFast"] = func() { genBlockExpSum(false) }
 	avx2["blockExpSumSpecial"] = func() { genBlockExpSum(true) }
@@ -43,7 +45,12 @@ func stridedRows(p0, p3, stride Register) func(w int) Mem {
 	}
 }
 
-func genBlockScores() {
+// genBlockScores emits blockScores, or with ask blockScoresAsk: its full
+// groups ask for 2·blockGroup bytes of ask per dimension (one prefetch a
+// step of four, the bytes of the 16-bit rows of blockGroup keys, see
+// askStep) in place of their rows ahead.
+func genBlockScores(ask bool) {
+	ap := askAt(ask)
 	st := Load(Param("st").Base(), GP64())
 	n := Load(Param("st").Len(), GP64())
 	SHRQ(U8(4), n)
@@ -77,7 +84,7 @@ func genBlockScores() {
 		// spare load slots; a separate loop over the lines cost a fifth
 		// of the kernel's time.
 		var a0, a3 Register
-		if W == blockGroup {
+		if W == blockGroup && ap == nil {
 			a0, a3 = GP64(), GP64()
 			MOVQ(ahead, a0)
 			ADDQ(p0, a0)
@@ -97,7 +104,10 @@ func genBlockScores() {
 		done := fmt.Sprintf("scores%d_store", W)
 		// Dimension c of the group: unrolled by four, then one at a time.
 		step := func(u int) {
-			if W == blockGroup && u == 0 {
+			switch {
+			case W == blockGroup && u == 0 && ap != nil:
+				PREFETCHT1(Mem{Base: ap})
+			case W == blockGroup && u == 0:
 				ahead := stridedRows(a0, a3, stride)
 				for w := range W {
 					PREFETCHT0(ahead(w))
@@ -121,7 +131,10 @@ func genBlockScores() {
 			if W > 3 {
 				ADDQ(U8(4*U), p3)
 			}
-			if W == blockGroup {
+			switch {
+			case W == blockGroup && ap != nil:
+				ADDQ(U8(2*blockGroup*U), ap)
+			case W == blockGroup:
 				ADDQ(U8(4*U), a0)
 				ADDQ(U8(4*U), a3)
 			}
@@ -147,7 +160,11 @@ func genBlockScores() {
 	RET()
 }
 
-func genBlockBlend() {
+// genBlockBlend emits blockBlend, or with ask blockBlendAsk: its full
+// groups ask for 2·blockGroup bytes of ask per key (one prefetch a step of
+// four keys, see askStep) in place of the next run's rows.
+func genBlockBlend(ask bool) {
+	ap := askAt(ask)
 	ot := Load(Param("ot").Base(), GP64())
 	dv := Load(Param("ot").Len(), GP64())
 	SHRQ(U8(4), dv)
@@ -165,9 +182,12 @@ func genBlockBlend() {
 	// columns of the next run's row into L2 while this run computes. The
 	// prefetch goes to a group's last column: every cache line of a row
 	// holds the last column of some group.
-	run := GP64()
-	MOVQ(stride, run)
-	IMULQ(n, run)
+	var run Register
+	if ap == nil {
+		run = GP64()
+		MOVQ(stride, run)
+		IMULQ(n, run)
+	}
 
 	for _, W := range []int{blockGroup, 4, 2, 1} {
 		loop, next := fmt.Sprintf("blend%d_loop", W), fmt.Sprintf("blend%d_next", W)
@@ -188,11 +208,14 @@ func genBlockBlend() {
 			VMULPS(Mem{Base: c, Disp: 32 * (i % 2)}, acc[i], acc[i])
 		}
 		Label(scaled)
-		nx := GP64()
-		LEAQ(Mem{Base: v, Index: run, Scale: 1, Disp: 4 * (W - 1)}, nx)
-		reach := GP64()
-		LEAQ(Mem{Base: nx, Index: run, Scale: 1}, reach)
-		keepInside("v", 2, reach, [2]Register{v, nx})
+		var nx Register // the next run's rows, which the Ask form does not fetch
+		if ap == nil {
+			nx = GP64()
+			LEAQ(Mem{Base: v, Index: run, Scale: 1, Disp: 4 * (W - 1)}, nx)
+			reach := GP64()
+			LEAQ(Mem{Base: nx, Index: run, Scale: 1}, reach)
+			keepInside("v", 2, reach, [2]Register{v, nx})
+		}
 		vp, sp, cnt := GP64(), GP64(), GP64()
 		MOVQ(v, vp)
 		MOVQ(st, sp)
@@ -213,9 +236,14 @@ func genBlockBlend() {
 			case 3:
 				row = Mem{Base: vp, Index: s3, Scale: 1}
 			}
-			pf := row
-			pf.Base = nx
-			PREFETCHT1(pf)
+			switch {
+			case ap == nil:
+				pf := row
+				pf.Base = nx
+				PREFETCHT1(pf)
+			case W == blockGroup && u == 0:
+				PREFETCHT1(Mem{Base: ap})
+			}
 			for w := range W {
 				b := YMM()
 				m := row
@@ -225,7 +253,21 @@ func genBlockBlend() {
 				VFMADD231PS(b, p1, acc[2*w+1])
 			}
 		}
-		unrolled(fmt.Sprintf("blend%d", W), cnt, step, nextKeys(sp, vp, nx, stride))
+		advance := func(U int) {
+			ADDQ(U32(64*U), sp)
+			if U == 4 {
+				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
+			} else {
+				ADDQ(stride, vp)
+			}
+			if W == blockGroup {
+				ADDQ(U8(2*blockGroup*U), ap)
+			}
+		}
+		if nx != nil {
+			advance = nextKeys(sp, vp, nx, stride)
+		}
+		unrolled(fmt.Sprintf("blend%d", W), cnt, step, advance)
 		JMP(LabelRef(done))
 
 		Label(done)

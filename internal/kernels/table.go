@@ -231,8 +231,8 @@ var All = []Kernel{
 	{
 		Name: "blockScoresAsk", Params: "st, qt, k []float32, stride int, ask []uint16",
 		Doc: "is blockScores, bit for bit, and asks for the first 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
-			"len(ask) >= (len(st)/16)·(len(qt)/16). Only avx512 has it in assembly; elsewhere it is blockScores.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+			"len(ask) >= (len(st)/16)·(len(qt)/16). NEON has no such form; there it is blockScores.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "blockScores2", Params: "st0, st1, qt0, qt1, k []float32, stride int",
@@ -267,8 +267,8 @@ var All = []Kernel{
 	{
 		Name: "blockBlendAsk", Params: "ot, st, v []float32, stride int, c []float32, ask []uint16",
 		Doc: "is blockBlend, bit for bit, and asks for the first 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
-			"len(ask) >= (len(st)/16)·(len(ot)/16). Only avx512 has it in assembly; elsewhere it is blockBlend.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+			"len(ask) >= (len(st)/16)·(len(ot)/16). NEON has no such form; there it is blockBlend.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "blockBlend2", Params: "ot0, ot1, st0, st1, v []float32, stride int, c0, c1 []float32",
