@@ -107,6 +107,9 @@ func cacheCases(short bool) []cacheCase {
 			// wideHeadBytes): 16-bit rows widened a few at a time, the
 			// kernels asking for the next ones (see askStep).
 			add(batchCase{B: 1, H: 4, Hkv: 1, Tq: 4, Tk: 1100, dk: 64, dv: 64, causal: true})
+			// Two blocks of one head's queries: the paired kernels where
+			// there are some.
+			add(batchCase{B: 1, H: 2, Hkv: 1, Tq: 32, Tk: 1100, dk: 64, dv: 76, causal: true})
 			// Eight heads a group: the eight-row kernels where there are
 			// some, columns past a multiple of 16.
 			add(batchCase{B: 1, H: 16, Hkv: 2, Tq: 1, Tk: 600, dk: 48, dv: 40})
