@@ -1,11 +1,6 @@
 package attention
 
-import (
-	"math"
-	"slices"
-
-	"github.com/glancelab/attention/internal/reference"
-)
+import "slices"
 
 // The Ask block kernels give the bits of the kernels without, on every
 // implementation, against the generic twin within its bound, with their
@@ -27,37 +22,14 @@ func init() {
 		if i := firstDiff(st, want); i >= 0 {
 			a.t.Fatalf("n=%d d=%d stride=%d: st[%d] = %v, blockScores %v", n, d, stride, i, st[i], want[i])
 		}
-		bound := make([]float64, len(st))
-		q := make([]float32, d)
-		for j := range n {
-			for r := range blockRows {
-				for c := range q {
-					q[c] = qt[c*blockRows+r]
-				}
-				bound[j*blockRows+r] = reference.DotBound(d, absDot(q, k[j*stride:j*stride+d]))
-			}
-		}
-		return []result{{"st", st, bound}}
+		return []result{{"st", st, blockScoresBound(qt, k, n, d, stride)}}
 	}
 	kernelCases["blockBlendAsk"] = func(a *kernelArgs, n int) []result {
 		dv, stride := askShape(n)
 		ot, st, v := a.floats(blockRows*dv, 2), a.floats(blockRows*n, 1), a.floats(rowsLen(n, stride, dv), 3)
 		c := a.floats(blockRows*(n%2), 1) // odd n rescale, even n do not
 		ask := a.halves(n * dv)
-		bound := make([]float64, len(ot))
-		for i := range dv {
-			for r := range blockRows {
-				o := ot[i*blockRows+r]
-				if len(c) > 0 {
-					o *= c[r]
-				}
-				abs := math.Abs(float64(o))
-				for j := range n {
-					abs += math.Abs(float64(st[j*blockRows+r]) * float64(v[j*stride+i]))
-				}
-				bound[i*blockRows+r] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
-			}
-		}
+		bound := blockBlendBound(ot, st, v, c, n, stride)
 		want := slices.Clone(ot)
 		blockBlend(want, st, v, stride, c)
 		blockBlendAsk(ot, st, v, stride, c, ask)

@@ -425,17 +425,7 @@ var kernelCases = map[string]kernelCase{
 	"blockScores": func(a *kernelArgs, n int) []result {
 		qt, k, st := a.floats(blockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(blockRows*n, 1)
 		blockScores(st, qt, k, blockStride)
-		bound := make([]float64, len(st))
-		q := make([]float32, blockD)
-		for j := range n {
-			for r := range blockRows {
-				for c := range q {
-					q[c] = qt[c*blockRows+r]
-				}
-				bound[j*blockRows+r] = reference.DotBound(blockD, absDot(q, k[j*blockStride:j*blockStride+blockD]))
-			}
-		}
-		return []result{{"st", st, bound}}
+		return []result{{"st", st, blockScoresBound(qt, k, n, blockD, blockStride)}}
 	},
 	"blockScores2": func(a *kernelArgs, n int) []result {
 		qt, k, st := a.floats(2*blockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(2*blockRows*n, 1)
@@ -479,20 +469,7 @@ var kernelCases = map[string]kernelCase{
 		dv := 11
 		ot, st, v := a.floats(blockRows*dv, 2), a.floats(blockRows*n, 1), a.floats(rowsLen(n, blockStride, dv), 3)
 		c := a.floats(blockRows*(n%2), 1) // odd n rescale, even n do not
-		bound := make([]float64, len(ot))
-		for i := range dv {
-			for r := range blockRows {
-				o := ot[i*blockRows+r]
-				if len(c) > 0 {
-					o *= c[r]
-				}
-				abs := math.Abs(float64(o))
-				for j := range n {
-					abs += math.Abs(float64(st[j*blockRows+r]) * float64(v[j*blockStride+i]))
-				}
-				bound[i*blockRows+r] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
-			}
-		}
+		bound := blockBlendBound(ot, st, v, c, n, blockStride)
 		blockBlend(ot, st, v, blockStride, c)
 		return []result{{"ot", ot, bound}}
 	},
@@ -581,6 +558,42 @@ func softmaxTile(a *kernelArgs, n int) []float32 {
 		}
 	}
 	return st
+}
+
+// blockScoresBound returns the error bound of each of blockScores' scores
+// of n keys of d dimensions, stride apart in k, against the lanes qt.
+func blockScoresBound(qt, k []float32, n, d, stride int) []float64 {
+	bound := make([]float64, blockRows*n)
+	q := make([]float32, d)
+	for j := range n {
+		for r := range blockRows {
+			for c := range q {
+				q[c] = qt[c*blockRows+r]
+			}
+			bound[j*blockRows+r] = reference.DotBound(d, absDot(q, k[j*stride:j*stride+d]))
+		}
+	}
+	return bound
+}
+
+// blockBlendBound returns the error bound of each output lane of
+// blockBlend(ot, st, v, stride, c) over n keys, computed before the call.
+func blockBlendBound(ot, st, v, c []float32, n, stride int) []float64 {
+	bound := make([]float64, len(ot))
+	for i := range len(ot) / blockRows {
+		for r := range blockRows {
+			o := ot[i*blockRows+r]
+			if len(c) > 0 {
+				o *= c[r]
+			}
+			abs := math.Abs(float64(o))
+			for j := range n {
+				abs += math.Abs(float64(st[j*blockRows+r]) * float64(v[j*stride+i]))
+			}
+			bound[i*blockRows+r] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
+		}
+	}
+	return bound
 }
 
 // blockScores2Bounds returns the error bounds of blockScores2's scores of
