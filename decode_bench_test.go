@@ -131,6 +131,11 @@ var decodeShapes = []decodeShape{
 	// Seven query heads a group (28 on 4, as in Qwen 2.5 7B): the wide
 	// row kernels where there are some. K+V 32 MiB.
 	{name: "gqa7-8k", heads: 28, kvHeads: 4, Tq: 1, Tk: 8192},
+	// Two and three query heads a group (16 on 8 as in Gemma 2 9B, 24 on
+	// 8 as in Llama 3.2 3B), whose row kernels stream K and V with fewer
+	// FMAs a byte than four. K+V 32 MiB.
+	{name: "gqa2-4k", heads: 16, kvHeads: 8, Tq: 1, Tk: 4096},
+	{name: "gqa3-4k", heads: 24, kvHeads: 8, Tq: 1, Tk: 4096},
 }
 
 // decodeProblem holds a shape's packed tensors; kv are the data of k and v.
