@@ -320,9 +320,11 @@ func (p *batchJob) asks16(tk *batchTask, j int, values bool, need int) []uint16 
 		return nil
 	}
 	r, _ := p.keyRun(tk.b, j)
-	x := p.keys16(tk.b, tk.kh, r)
+	var x []uint16
 	if values {
 		x = p.values16(tk.b, tk.kh, r)
+	} else {
+		x = p.keys16(tk.b, tk.kh, r)
 	}
 	if len(x) < need {
 		return nil

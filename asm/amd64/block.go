@@ -253,21 +253,13 @@ func genBlockBlend(ask bool) {
 				VFMADD231PS(b, p1, acc[2*w+1])
 			}
 		}
-		advance := func(U int) {
-			ADDQ(U32(64*U), sp)
-			if U == 4 {
-				LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
-			} else {
-				ADDQ(stride, vp)
-			}
-			if W == blockGroup {
+		keys := nextKeys(sp, vp, nx, stride)
+		unrolled(fmt.Sprintf("blend%d", W), cnt, step, func(U int) {
+			keys(U)
+			if ap != nil && W == blockGroup {
 				ADDQ(U8(2*blockGroup*U), ap)
 			}
-		}
-		if nx != nil {
-			advance = nextKeys(sp, vp, nx, stride)
-		}
-		unrolled(fmt.Sprintf("blend%d", W), cnt, step, advance)
+		})
 		JMP(LabelRef(done))
 
 		Label(done)

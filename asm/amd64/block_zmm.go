@@ -298,16 +298,20 @@ func valueKeysOwnZ(name string, W int, v, stride, s3 Register, stParam string, a
 
 // nextKeys returns the block blends' step of U keys: the weights at sp one
 // 64-byte lane vector a key on, the value rows at vp and the rows fetched
-// at nx stride bytes a key on.
+// at nx (nil for none) stride bytes a key on.
 func nextKeys(sp, vp, nx, stride Register) func(U int) {
 	return func(U int) {
 		ADDQ(U32(64*U), sp)
 		if U == 4 {
 			LEAQ(Mem{Base: vp, Index: stride, Scale: 4}, vp)
-			LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
+			if nx != nil {
+				LEAQ(Mem{Base: nx, Index: stride, Scale: 4}, nx)
+			}
 		} else {
 			ADDQ(stride, vp)
-			ADDQ(stride, nx)
+			if nx != nil {
+				ADDQ(stride, nx)
+			}
 		}
 	}
 }
@@ -393,21 +397,20 @@ func scoresLinesLoopZ(name string, acc []VecVirtual, row func(w int) Mem, qp, cn
 	pf := 0 // the next row of the group ahead to fetch
 	for h := 0; h < W; h += 8 {
 		for u := range q {
-			if (h/8*16+u)%2 == 0 && pf < W && pw == nil {
-				// Asking: a line for two slots.
-				if pf%2 == 0 {
-					PREFETCHT1(Mem{Base: pa, Disp: askStep * pf})
-				}
-				pf++
-			} else if (h/8*16+u)%2 == 0 && pf < W {
-				switch pf % 4 {
-				case 0:
+			if (h/8*16+u)%2 == 0 && pf < W {
+				switch {
+				case pw == nil:
+					// Asking: a line for two slots.
+					if pf%2 == 0 {
+						PREFETCHT1(Mem{Base: pa, Disp: askStep * pf})
+					}
+				case pf%4 == 0:
 					PREFETCHT1(Mem{Base: pw})
-				case 1:
+				case pf%4 == 1:
 					PREFETCHT1(Mem{Base: pw, Index: stride, Scale: 1})
-				case 2:
+				case pf%4 == 2:
 					PREFETCHT1(Mem{Base: pw, Index: stride, Scale: 2})
-				case 3:
+				default:
 					PREFETCHT1(Mem{Base: pw, Index: s3, Scale: 1})
 					if pf < W-1 {
 						LEAQ(Mem{Base: pw, Index: stride, Scale: 4}, pw)
