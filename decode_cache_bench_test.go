@@ -43,6 +43,7 @@ var cacheDecodeShapes = []decodeShape{
 	{name: "gqa-32k", heads: 32, kvHeads: 8, Tq: 1, Tk: 32768}, // 256 MiB
 	{name: "verify-4k", heads: 32, kvHeads: 8, Tq: 4, Tk: 4096, causal: true},
 	{name: "mqa-32k", heads: 8, kvHeads: 1, Tq: 1, Tk: 32768}, // eight query heads a group; f32 K+V 32 MiB
+	{name: "gqa2-4k", heads: 16, kvHeads: 8, Tq: 1, Tk: 4096}, // two query heads a group (Gemma 2)
 }
 
 // cacheDecode is a decode step over a full cache; kv views its stored
