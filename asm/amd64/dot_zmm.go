@@ -139,10 +139,11 @@ func genScoreRowsZ() {
 //
 // A large K of contiguous rows streams without software prefetches, the
 // hardware prefetchers following the address order: asking for the next
-// block's lines as well, a decoder step (Memory.Attend, scaled dot, T =
-// 8192, d = 128) took 1.10 times as long, the kernel alone over 32 MiB
-// 1.15 (Zen 4, medians of 6 alternating runs). Rows further apart keep
-// them: without, a head of rows 4 KiB apart streamed 1.18 times slower.
+// block's lines as well, the kernel alone over 32 MiB (tiles of 512 keys)
+// took 1.15 times as long, while decoder steps (Memory.Attend and
+// AttendMany, d = 128, T = 8192 and 65536) moved within the noise (Zen 4,
+// medians of 6-8 alternating runs). Rows further apart keep them:
+// without, a head of rows 4 KiB apart streamed 1.18 times slower.
 func scoreRowMajorZ(nc int, dst, rows, k, stride, q, rem, stream Register) {
 	name := fmt.Sprintf("scorezrm%d", nc)
 	qs := make([]VecVirtual, nc)
