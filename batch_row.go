@@ -72,7 +72,7 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	switch p.kt {
 	case F32:
 		var next []float32
-		if t >= 0 {
+		if t >= 0 && !multiBlendSplits(tk.R, p.v.cols) {
 			next = p.values32(b, kh, r)
 		}
 		next, t = asksFit(next, n, p.v.cols, t)
@@ -127,6 +127,9 @@ type rowKernels[E float32 | uint16] struct {
 	// scorePaired is scoreMulti over query rows in pair order, where the
 	// task's scratch holds them so (see taskScratch.qp); nil for none.
 	scorePaired func(dst []float32, k []E, stride int, q []float32, rows int)
+	// splits reports whether blendMulti streams V itself for rows rows of
+	// dv columns (see multiBlendSplits); nil for never.
+	splits func(rows, dv int) bool
 }
 
 // multiGroup returns how many of R rows (R > 0) one call of the row
@@ -140,9 +143,9 @@ func (p *batchJob) multiGroup(R int) int {
 }
 
 var (
-	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false, true, scoreRowsMulti8, blendRowsMulti8, nil}
-	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendRowsMultiF16, true, true, scoreRowsMulti8F16, blendRowsMulti8F16, nil}
-	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendRowsMultiBF16, true, true, scoreRowsMulti8BF16, blendRowsMulti8BF16, scoreRowsMultiPairedBF16}
+	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false, true, scoreRowsMulti8, blendRowsMulti8, nil, multiBlendSplits}
+	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendRowsMultiF16, true, true, scoreRowsMulti8F16, blendRowsMulti8F16, nil, nil}
+	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendRowsMultiBF16, true, true, scoreRowsMulti8BF16, blendRowsMulti8BF16, scoreRowsMultiPairedBF16, nil}
 )
 
 // tileRowsOf is tileRows over the rows k and v of the tile's first key.
@@ -213,7 +216,8 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 			ks.blendMulti8(o, s, v, p.v.rs, g, next)
 			continue
 		}
-		if g0 == 0 && !(multiBlendStreams() && ks.multiFirst || multiAsksAhead() && ks.multiWarm && !cold) {
+		streams := multiBlendStreams() && ks.multiFirst || ks.splits != nil && ks.splits(g, dv)
+		if g0 == 0 && !(streams || multiAsksAhead() && ks.multiWarm && !cold) {
 			ks.blend(o[:dv], s[:n], v, p.v.rs)
 			s, o, g = s[n:], o[dv:], g-1
 			if g == 0 {

@@ -72,3 +72,23 @@ func multiWide() bool { return active == implAVX512 }
 // over 32768 keys 22.0 against 24.5 (Zen 3, medians of six alternating
 // runs).
 func pairedBF16() bool { return active == implAVX2 }
+
+// multiBlendSplits reports whether the float32 multi-row blend of rows
+// rows of dv columns takes its first columns a key stream at a time
+// (blendSplitZ in the generator), reading most of each value row in
+// address order, so that it streams V from memory itself: the row path
+// then asks for no tile's V ahead (see batch_ahead.go) and blends row 0
+// with its group, warm or cold. Only avx512 has it, for two to four rows
+// of 64 or 128 columns.
+//
+// Decode steps (H 32, Hkv 8, Tk 4096, d 128), alternating step by step in
+// one process with the blend of both streams at once asking ahead (Zen 4,
+// medians of 300 pairs): four heads a group took 0.91 of the time on one
+// worker and 0.93 on two, two heads 0.86 and 0.84, three 0.87 and 0.88;
+// one head a group, which does not change, 1.00; 1024 keys 0.99 and a
+// window of 1024 over 32768 keys 0.99 and 0.93. Of that, not asking:
+// the split blend asking none took 1.00-1.02 of the time it took asking
+// with four heads, 0.87-0.88 with two and 0.96 with three.
+func multiBlendSplits(rows, dv int) bool {
+	return active == implAVX512 && rows >= 2 && rows <= 4 && (dv == 64 || dv == 128)
+}

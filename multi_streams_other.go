@@ -17,3 +17,6 @@ func multiWide() bool { return false }
 
 // pairedBF16: see multi_streams_amd64.go.
 func pairedBF16() bool { return false }
+
+// multiBlendSplits: see multi_streams_amd64.go.
+func multiBlendSplits(rows, dv int) bool { return false }
