@@ -115,7 +115,7 @@ func (c *cacheHead) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			blendGroups(p, live, T, c.v32[r*d:], d, d, lo, e, true, blendRows, blendRowsMultiNow)
+			blendGroups(p, live, T, c.v32[r*d:], d, d, lo, e, oneFirst32(d), blendRows, blendRowsMultiNow)
 		case F16:
 			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsF16, blendRowsMultiF16Now)
 		case BF16:

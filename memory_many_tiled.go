@@ -300,8 +300,17 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 		m.kv.blendRun(p, live, T, lo, hi)
 		return
 	}
-	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, true, blendRows, blendRowsMultiNow)
+	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, oneFirst32(dv), blendRows, blendRowsMultiNow)
 }
+
+// oneFirst32 reports whether blendGroups takes the first live query of a
+// float32 pass through blendRows, which streams V for the multi-row blends
+// after it: not where the multi-row blend streams V itself (see
+// multiBlendSplits; every group it takes is of two to four rows). Over 128
+// columns, two to four queries took 0.82-0.91 of the time with V in L3
+// (T = 8192) and 0.91-0.95 from DRAM (T = 65536), five 0.91 and 0.99
+// (AttendMany, scaled dot, alternating call by call in one process, Zen 4).
+func oneFirst32(dv int) bool { return !multiBlendSplits(2, dv) }
 
 // blendRowsMultiNow is blendRowsMulti asking for nothing ahead: a pass
 // over a memory's keys has no next call to ask for.
@@ -321,7 +330,8 @@ func blendRowsMultiBF16Now(acc, w []float32, v []uint16, stride int, rows int) {
 
 // blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d
 // elements, stride apart) start at v. With oneFirst the first live query
-// goes through one, as on the float32 path; the 16-bit multi-row blend
+// goes through one, as on the float32 path where the multi-row blend does
+// not stream V itself (see oneFirst32); the 16-bit multi-row blend
 // streams V itself (one stream of keys) and widens each element once for
 // the group, so there every group takes it (see tileRowsOf).
 func blendGroups[E float32 | uint16](p *tiledPass, live []bool, T int, v []E, stride, d, lo, hi int, oneFirst bool,
