@@ -225,9 +225,10 @@ func (m *Memory) tiledDots(p *tiledPass) {
 }
 
 // scoreRun sets the scores of keys [lo, hi) for every query of the pass,
-// the rows k of width d, ks apart: the first query's through scoreRows,
-// the others' through scoreRowsMulti in groups of up to four, their last
-// (hi-lo)%8 keys through scoreRows row by row.
+// the rows k of width d, ks apart: the first query's through scoreRows
+// unless the multi-row score streams K itself for its group (see
+// multiScoreRowMajor), the others' through scoreRowsMulti in groups of up
+// to four, their last (hi-lo)%8 keys through scoreRows row by row.
 func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
 	T, n := m.keys.rows, (hi-lo)&^7
 	if k == nil && m.kv != nil { // a cache's keys
@@ -235,8 +236,12 @@ func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
 		return
 	}
 	k = k[lo*ks:]
-	scoreRows(p.w[lo:hi], k, ks, p.pq[:d])
-	for r, g := 1, 0; r < p.R; r += g {
+	first := 0
+	if !multiScoreRowMajor(groupOf(p.R), d) {
+		scoreRows(p.w[lo:hi], k, ks, p.pq[:d])
+		first = 1
+	}
+	for r, g := first, 0; r < p.R; r += g {
 		g = groupOf(p.R - r)
 		if g == 1 {
 			scoreRows(p.w[r*T+lo:r*T+hi], k, ks, p.pq[r*d:(r+1)*d])

@@ -20,3 +20,6 @@ func pairedBF16() bool { return false }
 
 // multiBlendSplits: see multi_streams_amd64.go.
 func multiBlendSplits(rows, dv int) bool { return false }
+
+// multiScoreRowMajor: see multi_streams_amd64.go.
+func multiScoreRowMajor(rows, d int) bool { return false }
