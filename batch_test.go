@@ -404,6 +404,13 @@ func batchCases(short bool) []batchCase {
 		// some, an odd row count (a lone last row in the scores' pairs).
 		{B: 2, H: 10, Hkv: 2, Tq: 1, Tk: 700, dk: 64, dv: 40, valid: true},
 		{B: 1, H: 7, Hkv: 1, Tq: 1, Tk: 1100, dk: 128, dv: 128},
+		// Groups of two to four heads at the widths where the avx512
+		// scores read K in address order and the blends take a key stream
+		// at a time, asking for no tile ahead: several tiles a task, cut
+		// by valid lengths, odd key counts (a blend's odd last key).
+		{B: 2, H: 8, Hkv: 2, Tq: 1, Tk: 1301, dk: 128, dv: 128, valid: true},
+		{B: 1, H: 6, Hkv: 3, Tq: 1, Tk: 1101, dk: 64, dv: 64},
+		{B: 2, H: 3, Hkv: 1, Tq: 1, Tk: 1099, dk: 128, dv: 64, valid: true, strided: true},
 		// Rows longer than a chunk of keys: partials folded chunk by
 		// chunk, on the row path and the block path, the chunk edges
 		// meeting valid lengths, causal frontiers and keep-masks.
