@@ -5517,9 +5517,7 @@ bmultiza2_split4_s1_keys:
 	JMP              bmultiza2_split4_s1_keys
 
 bmultiza2_split4_s1_keys_done:
-	MOVQ             w_len+32(FP), R13
-	SHRQ             $0x01, R13
-	TESTQ            $0x00000001, R13
+	TESTQ            $0x00000001, CX
 	JZ               bmultiza2_split4_s1_even
 	PREFETCHT1       (R10)
 	PREFETCHT1       64(R10)
@@ -5723,9 +5721,7 @@ bmultiza2_split8_s1_keys:
 	JMP              bmultiza2_split8_s1_keys
 
 bmultiza2_split8_s1_keys_done:
-	MOVQ             w_len+32(FP), R13
-	SHRQ             $0x01, R13
-	TESTQ            $0x00000001, R13
+	TESTQ            $0x00000001, CX
 	JZ               bmultiza2_split8_s1_even
 	PREFETCHT1       (R10)
 	PREFETCHT1       64(R10)
@@ -6274,11 +6270,7 @@ bmultiza3_split4_s1_keys:
 	JMP              bmultiza3_split4_s1_keys
 
 bmultiza3_split4_s1_keys_done:
-	MOVQ             w_len+32(FP), R13
-	MOVQ             $0xaaaaaaab, R14
-	IMULQ            R14, R13
-	SHRQ             $0x21, R13
-	TESTQ            $0x00000001, R13
+	TESTQ            $0x00000001, CX
 	JZ               bmultiza3_split4_s1_even
 	PREFETCHT1       (R10)
 	PREFETCHT1       64(R10)
@@ -6538,11 +6530,7 @@ bmultiza3_split8_s1_keys:
 	JMP              bmultiza3_split8_s1_keys
 
 bmultiza3_split8_s1_keys_done:
-	MOVQ             w_len+32(FP), R13
-	MOVQ             $0xaaaaaaab, R14
-	IMULQ            R14, R13
-	SHRQ             $0x21, R13
-	TESTQ            $0x00000001, R13
+	TESTQ            $0x00000001, CX
 	JZ               bmultiza3_split8_s1_even
 	PREFETCHT1       (R10)
 	PREFETCHT1       64(R10)
@@ -7261,9 +7249,7 @@ bmultiza4_split4_s1_keys:
 	JMP              bmultiza4_split4_s1_keys
 
 bmultiza4_split4_s1_keys_done:
-	MOVQ             w_len+32(FP), R13
-	SHRQ             $0x02, R13
-	TESTQ            $0x00000001, R13
+	TESTQ            $0x00000001, CX
 	JZ               bmultiza4_split4_s1_even
 	PREFETCHT1       (R10)
 	PREFETCHT1       64(R10)
@@ -7555,9 +7541,7 @@ bmultiza4_split8_s1_keys:
 	JMP              bmultiza4_split8_s1_keys
 
 bmultiza4_split8_s1_keys_done:
-	MOVQ             w_len+32(FP), R13
-	SHRQ             $0x02, R13
-	TESTQ            $0x00000001, R13
+	TESTQ            $0x00000001, CX
 	JZ               bmultiza4_split8_s1_even
 	PREFETCHT1       (R10)
 	PREFETCHT1       64(R10)
@@ -8464,9 +8448,7 @@ bmultiz2_split4_s1_keys:
 	JMP              bmultiz2_split4_s1_keys
 
 bmultiz2_split4_s1_keys_done:
-	MOVQ             w_len+32(FP), R12
-	SHRQ             $0x01, R12
-	TESTQ            $0x00000001, R12
+	TESTQ            $0x00000001, CX
 	JZ               bmultiz2_split4_s1_even
 	VMOVUPS          (R11), Z9
 	VFMADD231PS.BCST (R10), Z9, Z1
@@ -8647,9 +8629,7 @@ bmultiz2_split8_s1_keys:
 	JMP              bmultiz2_split8_s1_keys
 
 bmultiz2_split8_s1_keys_done:
-	MOVQ             w_len+32(FP), R12
-	SHRQ             $0x01, R12
-	TESTQ            $0x00000001, R12
+	TESTQ            $0x00000001, CX
 	JZ               bmultiz2_split8_s1_even
 	VMOVUPS          (R11), Z17
 	VFMADD231PS.BCST (R10), Z17, Z1
@@ -9142,11 +9122,7 @@ bmultiz3_split4_s1_keys:
 	JMP              bmultiz3_split4_s1_keys
 
 bmultiz3_split4_s1_keys_done:
-	MOVQ             w_len+32(FP), R12
-	MOVQ             $0xaaaaaaab, R13
-	IMULQ            R13, R12
-	SHRQ             $0x21, R12
-	TESTQ            $0x00000001, R12
+	TESTQ            $0x00000001, CX
 	JZ               bmultiz3_split4_s1_even
 	VMOVUPS          (R11), Z13
 	VFMADD231PS.BCST (R10), Z13, Z1
@@ -9383,11 +9359,7 @@ bmultiz3_split8_s1_keys:
 	JMP              bmultiz3_split8_s1_keys
 
 bmultiz3_split8_s1_keys_done:
-	MOVQ             w_len+32(FP), R12
-	MOVQ             $0xaaaaaaab, R13
-	IMULQ            R13, R12
-	SHRQ             $0x21, R12
-	TESTQ            $0x00000001, R12
+	TESTQ            $0x00000001, CX
 	JZ               bmultiz3_split8_s1_even
 	VMOVUPS          (R11), Z25
 	VFMADD231PS.BCST (R10), Z25, Z1
@@ -10044,9 +10016,7 @@ bmultiz4_split4_s1_keys:
 	JMP              bmultiz4_split4_s1_keys
 
 bmultiz4_split4_s1_keys_done:
-	MOVQ             w_len+32(FP), R12
-	SHRQ             $0x02, R12
-	TESTQ            $0x00000001, R12
+	TESTQ            $0x00000001, CX
 	JZ               bmultiz4_split4_s1_even
 	VMOVUPS          (R11), Z17
 	VFMADD231PS.BCST (R10), Z17, Z1
@@ -10317,9 +10287,7 @@ bmultiz4_split8_s1_keys:
 	JMP              bmultiz4_split8_s1_keys
 
 bmultiz4_split8_s1_keys_done:
-	MOVQ             w_len+32(FP), R12
-	SHRQ             $0x02, R12
-	TESTQ            $0x00000001, R12
+	TESTQ            $0x00000001, CX
 	JZ               bmultiz4_split8_s1_even
 	VMOVUPS          (R11), Z29
 	VFMADD231PS.BCST (R10), Z29, Z1

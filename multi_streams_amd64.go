@@ -103,5 +103,5 @@ func multiBlendSplits(rows, dv int) bool {
 // L3 (T = 8192) and 0.85-0.89 from DRAM (T = 65536) (scaled dot,
 // alternating call by call in one process, Zen 4).
 func multiScoreRowMajor(rows, d int) bool {
-	return active == implAVX512 && rows > 1 && (d == 128 && rows <= 3 || d == 64 && rows <= 4)
+	return active == implAVX512 && (d == 128 && rows <= 3 || d == 64 && rows <= 4)
 }

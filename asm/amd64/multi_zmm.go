@@ -781,15 +781,12 @@ func blendStreamZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, na
 	JMP(LabelRef(loop))
 	Label(done)
 	if stream == 1 {
-		// The odd last key.
-		odd := name + "_even"
-		n := GP64()
-		Load(Param("w").Len(), n)
-		divConst(n, R)
-		TESTQ(U32(1), n)
-		JZ(LabelRef(odd))
+		// The odd last key (m.n, the keys, is still whole here).
+		even := name + "_even"
+		TESTQ(U32(1), m.n)
+		JZ(LabelRef(even))
 		add()
-		Label(odd)
+		Label(even)
 	}
 	accs = rowsOf(R, m.in, accBytes(db, R))
 	for r := range R {
