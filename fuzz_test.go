@@ -320,7 +320,8 @@ func oracleSane(want reference.Result) bool {
 }
 
 // FuzzBatched builds a batched problem from the fuzzer's bytes: shapes
-// (every dimension may be 0), grouped heads, causal shift, valid lengths, a
+// (every dimension may be 0; or decode shapes of 64 and 128 columns),
+// grouped heads, causal shift, valid lengths, a
 // keep-mask, a sliding window, strided views, sinks, ALiBi slopes, the LSE
 // output and all the data. Row padding of strided views holds NaN, so a
 // read outside a row shows up in the output.
@@ -345,6 +346,22 @@ func FuzzBatched(f *testing.F) {
 	f.Add(uint8(4), uint8(9), uint8(20), uint8(4), uint8(3), uint8(0x08), uint8(0x17), []byte{251, 130, 140})
 	// And with a window over chunks of keys.
 	f.Add(uint8(5), uint8(9), uint8(201), uint8(8), uint8(5), uint8(0x99), uint8(0x07), []byte{9, 200, 31, 140, 252})
+	// Decode shapes (bits 5 and 6 of the seventh byte): one to eight
+	// query heads a group (dvB/2), heads of 64 or 128 columns (dkB), over
+	// two tiles of keys, one row each; and a causal batch of two with two
+	// rows, the LSE, and NaN and Inf among the data.
+	// The data lie within ±1/2 (bytes 117 to 133), so that the softmax
+	// weighs many keys and a wrong product shows.
+	mild := make([]byte, 61)
+	for i := range mild {
+		mild[i] = byte(117 + (i*37+11)%17)
+	}
+	for g := range 8 {
+		for dk := range 2 {
+			f.Add(uint8(0), uint8(1), uint8(171), uint8(3*dk), uint8(2*g), uint8(0), uint8(0x60), mild)
+		}
+	}
+	f.Add(uint8(9), uint8(2), uint8(200), uint8(1), uint8(7), uint8(0x01), uint8(0x64), []byte{250, 251, 252, 130, 100, 160, 7})
 	f.Fuzz(func(t *testing.T, hB, tqB, tkB, dkB, dvB, flags, more uint8, data []byte) {
 		hkv, group, B := 1+int(hB)%2, 1+int(hB/2)%3, int(hB/8)%3
 		if hB >= 0xf0 { // no query heads, and for some no key/value heads either
@@ -356,6 +373,16 @@ func FuzzBatched(f *testing.F) {
 			causal: flags&1 != 0, shift: int(flags>>1)%4 - 1, valid: flags&8 != 0,
 			keep: flags&16 != 0, weights: flags&32 != 0, strided: flags&64 != 0,
 			sinks: more&1 != 0, alibi: more&2 != 0, lse: more&4 != 0, toValid: more&8 != 0,
+		}
+		if more&0x60 == 0x60 {
+			// Decode shapes: heads of 64 or 128 columns, one to eight query
+			// heads a group with a few rows each, over one or two tiles of
+			// keys, where the row-major scores, the stream blends and the
+			// wide row kernels take the rows.
+			B = 1 + int(hB/8)%2
+			c.B, c.H = B, hkv*(1+int(dvB/2)%8)
+			c.Tq, c.Tk = int(tqB)%5, 3*int(tkB)
+			c.dk, c.dv = 64<<(dkB&1), 64<<(dkB>>1&1)
 		}
 		if flags&128 != 0 {
 			// A sliding window, and for odd tkB rows long enough to be
