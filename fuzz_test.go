@@ -133,8 +133,10 @@ func FuzzSoftmax(f *testing.F) {
 // NaN in the keys and +Inf in the values of masked keys, which are never
 // read; bits 4-6, from 1 to 6, read the keys and values from a KVCache
 // holding them, cacheSources[bits-1] (an f32, f16 or bf16 cache, packed
-// or a wrapped ring). Sizes no scorer takes must give its typed error. A
-// shape of 0 is the step the earlier corpus entries were found with.
+// or a wrapped ring); bit 7 makes the keys and values 64 or 128 wide (by
+// the low bit of dkB and of dvB). Sizes no scorer takes must give its
+// typed error. A shape of 0 is the step the earlier corpus entries were
+// found with.
 func FuzzAttend(f *testing.F) {
 	f.Add(uint8(0), uint8(3), uint8(1), uint8(1), uint8(2), uint8(0), []byte{141, 157, 125, 189, 157, 125, 141})
 	f.Add(uint8(4), uint8(5), uint8(3), uint8(2), uint8(9), uint8(0), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
@@ -164,12 +166,33 @@ func FuzzAttendMany(f *testing.F) {
 	f.Add(uint8(5), uint8(6), uint8(0), uint8(0), uint8(0x83), uint8(0x0b), uint8(16), []byte{1, 200, 141})
 	f.Add(uint8(0), uint8(40), uint8(8), uint8(3), uint8(0x85), uint8(0x68), uint8(17), []byte{77, 3, 199, 255, 0, 44, 124, 60})
 	f.Add(uint8(1), uint8(69), uint8(9), uint8(7), uint8(0x83), uint8(0x58), uint8(12), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
+	// Heads of 64 and 128 columns (bit 7 of shapeB) for one to eight
+	// queries, over float32 rows and over caches of each storage type, the
+	// data within ±1/2 so that the softmax weighs many keys.
+	mild := make([]byte, 61)
+	for i := range mild {
+		mild[i] = byte(117 + (i*37+11)%17)
+	}
+	for n := 1; n <= 8; n++ {
+		for dk := range 2 {
+			f.Add(uint8(1), uint8(69), uint8(dk), uint8(dk), uint8(0), uint8(0x80), uint8(n), mild)
+		}
+	}
+	for src := 1; src <= 3; src++ {
+		f.Add(uint8(1), uint8(69), uint8(src&1), uint8(src&1), uint8(0), uint8(0x80|src<<4), uint8(1+src), mild)
+	}
 	f.Fuzz(func(t *testing.T, kindB, tB, dkB, dvB, maskB, shapeB, nB uint8, data []byte) {
 		p, d, ok := fuzzProblem(t, fuzzShape{kindB, tB, dkB, dvB, maskB, shapeB}, data)
 		if !ok {
 			return
 		}
-		q, rows := d.rows(t, int(nB)%40, len(p.ref.Query))
+		n := int(nB) % 40
+		if shapeB&0x80 != 0 {
+			// Up to one block of the block kernels past the row ones: the
+			// oracle of wide rows is the cost of a run.
+			n = int(nB) % 13
+		}
+		q, rows := d.rows(t, n, len(p.ref.Query))
 		c := manyCase{p: p, queries: q, rows: rows}
 		seen := manyCase{p: p.seen(t), queries: q, rows: rows}
 		for _, want := range seen.oracle() {
@@ -242,6 +265,11 @@ func fuzzProblem(t *testing.T, in fuzzShape, data []byte) (p problem, d *fuzzDat
 	if in.shape&1 != 0 {
 		T, dk, dv = int(in.t)%70, int(in.dk)%41, int(in.dv)%21
 		dq, da = int(in.dk/7)%10, int(in.dv/5)%10
+	}
+	if in.shape&0x80 != 0 {
+		// The widths of a model's heads, where the float32 row kernels
+		// have blocks of their own.
+		dk, dv = 64<<(in.dk&1), 64<<(in.dv&1)
 	}
 	if isDot(kind) {
 		dq = dk
