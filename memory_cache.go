@@ -68,44 +68,44 @@ func (c *cacheHead) scoreRun(p *tiledPass, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			scoreGroups(p, T, c.k32[r*d:], d, lo, e, !multiScoreRowMajor(groupOf(p.R), d), scoreRows, scoreRowsMulti)
+			scoreGroups(p, T, c.k32[r*d:], d, d, lo, e, !multiScoreRowMajor(groupOf(p.R), d), scoreRows, scoreRowsMulti)
 		case F16:
-			scoreGroups(p, T, c.k16[r*d:], d, lo, e, true, scoreRowsF16, scoreRowsMultiF16)
+			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, scoreRowsF16, scoreRowsMultiF16)
 		case BF16:
-			scoreGroups(p, T, c.k16[r*d:], d, lo, e, true, scoreRowsBF16, scoreRowsMultiBF16)
+			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, scoreRowsBF16, scoreRowsMultiBF16)
 		}
 		lo = e
 	}
 }
 
-// scoreGroups is Memory.scoreRun for keys [lo, hi) whose rows (d elements,
-// packed) start at k: with oneFirst the first query through one, the
-// others (or all) in groups through multi, their last (hi-lo)%8 keys
-// through one row by row.
-func scoreGroups[E float32 | uint16](p *tiledPass, T int, k []E, d, lo, hi int, oneFirst bool,
+// scoreGroups sets the scores of keys [lo, hi) for every query of the
+// pass, their rows (d elements, stride apart) starting at k: with oneFirst
+// the first query through one, the others (or all) in groups of up to four
+// through multi, their last (hi-lo)%8 keys through one row by row.
+func scoreGroups[E float32 | uint16](p *tiledPass, T int, k []E, stride, d, lo, hi int, oneFirst bool,
 	one func(dst []float32, k []E, stride int, q []float32),
 	multi func(dst []float32, k []E, stride int, q []float32, rows int)) {
 	n := (hi - lo) &^ 7
 	first := 0
 	if oneFirst {
-		one(p.w[lo:hi], k, d, p.pq[:d])
+		one(p.w[lo:hi], k, stride, p.pq[:d])
 		first = 1
 	}
 	for r, g := first, 0; r < p.R; r += g {
 		g = groupOf(p.R - r)
 		if g == 1 {
-			one(p.w[r*T+lo:r*T+hi], k, d, p.pq[r*d:(r+1)*d])
+			one(p.w[r*T+lo:r*T+hi], k, stride, p.pq[r*d:(r+1)*d])
 			continue
 		}
 		if n > 0 {
 			s := p.s[:g*n]
-			multi(s, k, d, p.pq[r*d:(r+g)*d], g)
+			multi(s, k, stride, p.pq[r*d:(r+g)*d], g)
 			for i := range g {
 				copy(p.w[(r+i)*T+lo:(r+i)*T+lo+n], s[i*n:(i+1)*n])
 			}
 		}
 		for i := r; i < r+g && lo+n < hi; i++ {
-			one(p.w[i*T+lo+n:i*T+hi], k[n*d:], d, p.pq[i*d:(i+1)*d])
+			one(p.w[i*T+lo+n:i*T+hi], k[n*stride:], stride, p.pq[i*d:(i+1)*d])
 		}
 	}
 }

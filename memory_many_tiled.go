@@ -225,39 +225,15 @@ func (m *Memory) tiledDots(p *tiledPass) {
 }
 
 // scoreRun sets the scores of keys [lo, hi) for every query of the pass,
-// the rows k of width d, ks apart: the first query's through scoreRows
-// unless the multi-row score streams K itself for its group (see
-// multiScoreRowMajor), the others' through scoreRowsMulti in groups of up
-// to four, their last (hi-lo)%8 keys through scoreRows row by row.
+// the rows k of width d, ks apart, through scoreGroups: the first query's
+// through scoreRows unless the multi-row score streams K itself for its
+// group (see multiScoreRowMajor).
 func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
-	T, n := m.keys.rows, (hi-lo)&^7
 	if k == nil && m.kv != nil { // a cache's keys
-		m.kv.scoreRun(p, T, lo, hi)
+		m.kv.scoreRun(p, m.keys.rows, lo, hi)
 		return
 	}
-	k = k[lo*ks:]
-	first := 0
-	if !multiScoreRowMajor(groupOf(p.R), d) {
-		scoreRows(p.w[lo:hi], k, ks, p.pq[:d])
-		first = 1
-	}
-	for r, g := first, 0; r < p.R; r += g {
-		g = groupOf(p.R - r)
-		if g == 1 {
-			scoreRows(p.w[r*T+lo:r*T+hi], k, ks, p.pq[r*d:(r+1)*d])
-			continue
-		}
-		if n > 0 {
-			s := p.s[:g*n]
-			scoreRowsMulti(s, k, ks, p.pq[r*d:(r+g)*d], g)
-			for i := range g {
-				copy(p.w[(r+i)*T+lo:(r+i)*T+lo+n], s[i*n:(i+1)*n])
-			}
-		}
-		for i := r; i < r+g && lo+n < hi; i++ {
-			scoreRows(p.w[i*T+lo+n:i*T+hi], k[n*ks:], ks, p.pq[i*d:(i+1)*d])
-		}
-	}
+	scoreGroups(p, m.keys.rows, k[lo*ks:], ks, d, lo, hi, !multiScoreRowMajor(groupOf(p.R), d), scoreRows, scoreRowsMulti)
 }
 
 // groupOf returns the size of the first group when n rows go in as few
