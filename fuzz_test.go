@@ -582,7 +582,8 @@ func FuzzBatchedScores(f *testing.F) {
 // them after every call: errors, lengths, positions, every held row, and
 // that a failed call changed no byte.
 func FuzzKVCache(f *testing.F) {
-	// cfg: type (mod 3), ring (bit 2), batch (bit 3), heads (bits 4–5);
+	// cfg: type (mod 3), ring (bit 2), batch (bit 3), heads (bits 4–5),
+	// a model's heads (bits 6 and 7, see wide);
 	// ops: pairs (op, argument), op 7 mod 8 an attend (see
 	// fuzzAttendCache), else by op mod 4 an append or a truncation;
 	// sizes: capacity (bits 0–2 mod 6), dk (bits 3–4), dv (bits 5–7 mod 3).
@@ -593,10 +594,49 @@ func FuzzKVCache(f *testing.F) {
 	// Appends, attends (op 7 mod 8), a truncation, a ring wrapping.
 	f.Add(uint8(0x11), uint8(0x4b), []byte{0, 5, 7, 0x27, 0, 3, 7, 0xe5, 2, 1, 7, 0x1a})
 	f.Add(uint8(0x1d), uint8(0x0c), []byte{0, 7, 0, 7, 7, 0x44, 0, 6, 7, 0xad, 15, 0x12})
+	// A model's heads (see wide) over each type, two KV heads, packed and
+	// ring: appends of up to seven rows, attends of one to eight query
+	// heads a KV head, a truncation, rows with special values.
+	var wideOps [2][]byte
+	attendAs := func(ops []byte, g, tq int) []byte { // an attend of g query heads a KV head, tq rows each
+		for a := range 256 {
+			i := len(ops)
+			if a%3 == tq-1 && a&4 == 0 && (a>>5+i/2)%8 == g-1 {
+				return append(ops, 7, byte(a))
+			}
+		}
+		panic("no such attend")
+	}
+	wideOps[0] = []byte{0, 7, 1, 7, 0, 7} // 21 rows in batch entry 0
+	for _, g := range []int{2, 3, 4, 5} {
+		wideOps[0] = attendAs(wideOps[0], g, 1)
+	}
+	wideOps[1] = []byte{0, 7, 1, 7, 0, 7}
+	for _, g := range []int{8, 1} {
+		wideOps[1] = attendAs(wideOps[1], g, 1)
+	}
+	wideOps[1] = attendAs(wideOps[1], 2, 2)
+	wideOps[1] = append(wideOps[1], 2, 2, 0, 0xff) // back two rows, then seven with special values
+	wideOps[1] = attendAs(wideOps[1], 4, 1)
+	for x := range 12 {
+		for _, ops := range wideOps {
+			f.Add(uint8(0xe0|x), uint8(0x18|x%2<<5|x%4), ops)
+		}
+	}
 	f.Fuzz(func(t *testing.T, cfg, sizes uint8, ops []byte) {
 		typ, ring := kvTypes[int(cfg)%3], cfg&4 != 0
 		batch, heads := 1+int(cfg>>3)%2, int(cfg>>4)%3
 		capacity, dk, dv := int(sizes&7)%6, int(sizes>>3)&3, int(sizes>>5)%3
+		// wide: a model's heads, 64 or 128 columns (sizes bit 5), room
+		// for a few tiles of rows, mild values, at most wideAttends
+		// attends: the 16-bit row kernels' blocks, through the engine.
+		// One input in sixteen, as it costs far more than the others.
+		wide := cfg&0xc0 == 0xc0 && sizes&0x18 == 0x18
+		if wide {
+			capacity, dk = 16*(1+int(sizes&3)), 64<<(sizes>>5&1)
+			dv = dk
+		}
+		attends := 0
 		var opts []KVCacheOption
 		if ring {
 			capacity = max(capacity, 1)
@@ -614,13 +654,15 @@ func FuzzKVCache(f *testing.F) {
 			before := kvSnapshot(c)
 			var want, got error
 			if o%8 == 7 {
-				fuzzAttendCache(t, c, a, i)
+				if attends++; !wide || attends <= wideAttends {
+					fuzzAttendCache(t, c, a, i)
+				}
 				continue
 			}
 			switch o % 4 {
 			case 0, 1: // an append of 0–7 rows; bit 7: k one element off
 				rows := int(a) % 8
-				k, v := kvFuzzRows(heads*rows*dk, a, i), kvFuzzRows(heads*rows*dv, a, i+1)
+				k, v := kvFuzzRows(heads*rows*dk, a, i, wide), kvFuzzRows(heads*rows*dv, a, i+1, wide)
 				if o&0x80 != 0 {
 					if len(k) > 0 {
 						k = k[1:]
@@ -663,10 +705,21 @@ func FuzzKVCache(f *testing.F) {
 // FuzzKVCache checks against its model after every call): a of 1–3 query
 // rows per head, one or two query heads per key/value head, bit 2 causal,
 // bits 3–4 a window of 0–3 keys, bit 5 sinks, bit 6 ALiBi, bit 7 the LSE.
+// wideAttends is how many attends an input of FuzzKVCache over a model's
+// heads runs.
+const wideAttends = 4
+
 func fuzzAttendCache(t *testing.T, c *KVCache, a byte, salt int) {
 	B, Hkv, _, dk, dv := c.Shape()
 	bc := batchCase{B: B, H: Hkv * (1 + int(a>>1)%2), Hkv: Hkv, Tq: 1 + int(a)%3, dk: dk, dv: dv,
 		causal: a&4 != 0, window: int(a>>3) % 4, sinks: a&32 != 0, alibi: a&64 != 0, lse: a&128 != 0}
+	if dk >= 64 {
+		// Heads of a model: one to eight query heads a KV head, so that
+		// every multi-row kernel meets the cache, and windows as long as
+		// a tile of rows.
+		bc.H = Hkv * (1 + (int(a>>5)+salt/2)%8)
+		bc.window *= 17
+	}
 	bc.Tq = min(bc.Tq, 3)
 	k, _ := c.shapes()
 	bc.Tk, bc.valid, bc.toValid = k.rows, true, true
@@ -698,11 +751,15 @@ func fuzzAttendCache(t *testing.T, c *KVCache, a byte, salt int) {
 
 // kvFuzzRows returns n values of a call's rows from its argument byte:
 // the fuzz values and the special ones, half of them scaled by 1.1 so that
-// 16-bit types round them.
-func kvFuzzRows(n int, a byte, salt int) []float32 {
+// 16-bit types round them. Mild, they lie within ±1/2 but for a special
+// value where a is 0xff, so that the softmax of long rows weighs many keys.
+func kvFuzzRows(n int, a byte, salt int, mild bool) []float32 {
 	b := make([]byte, n)
 	for j := range b {
 		b[j] = byte(int(a)*31 + j*17 + salt*7)
+		if mild && (a != 0xff || j%97 != 0) {
+			b[j] = 117 + b[j]%17
+		}
 	}
 	x := decodeFloats(b)
 	for j := 1; j < n; j += 2 {

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -145,9 +146,26 @@ func sameRowBits(a, b []float32) bool {
 }
 
 // kvSnapshot is every byte of a cache's state, to show a failed call
-// changed nothing.
+// changed nothing: the bits of every element (a NaN's payload and the
+// sign of a zero too), positions and lengths.
 func kvSnapshot(c *KVCache) string {
-	return fmt.Sprint(c.k32, c.v32, c.k16, c.v16, c.pos, c.n)
+	b := make([]byte, 0, 4*(len(c.k32)+len(c.v32))+2*(len(c.k16)+len(c.v16))+8*(len(c.pos)+len(c.n)))
+	for _, x := range [][]float32{c.k32, c.v32} {
+		for _, v := range x {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+		}
+	}
+	for _, x := range [][]uint16{c.k16, c.v16} {
+		for _, v := range x {
+			b = binary.LittleEndian.AppendUint16(b, v)
+		}
+	}
+	for _, x := range [][]int{c.pos, c.n} {
+		for _, v := range x {
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+	}
+	return string(b)
 }
 
 // kvRows returns rows·heads·d values: exact ones, ones that round in 16
