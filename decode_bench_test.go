@@ -115,6 +115,11 @@ const decodeDim = 128
 
 var decodeShapes = []decodeShape{
 	{name: "gqa-4k", heads: 32, kvHeads: 8, Tq: 1, Tk: 4096},  // K+V 32 MiB
+	// Twice as long: 64 MiB, more than any L3 of this class holds, so that
+	// both the step and the read come from DRAM. At 32 MiB an L3 of about
+	// that size still serves part of a pass, and more of the read probe's
+	// (a tight loop over exactly those bytes) than of the step's.
+	{name: "gqa-8k", heads: 32, kvHeads: 8, Tq: 1, Tk: 8192},
 	{name: "mqa-32k", heads: 8, kvHeads: 1, Tq: 1, Tk: 32768}, // 32 MiB in one head
 	// A speculative verify of 4 tokens: the new rows see the cache and
 	// their causal prefix (Causal aligns them bottom-right); the last row
