@@ -114,7 +114,7 @@ func (s decodeShape) flops() float64 {
 const decodeDim = 128
 
 var decodeShapes = []decodeShape{
-	{name: "gqa-4k", heads: 32, kvHeads: 8, Tq: 1, Tk: 4096},  // K+V 32 MiB
+	{name: "gqa-4k", heads: 32, kvHeads: 8, Tq: 1, Tk: 4096}, // K+V 32 MiB
 	// Twice as long: 64 MiB, more than any L3 of this class holds, so that
 	// both the step and the read come from DRAM. At 32 MiB an L3 of about
 	// that size still serves part of a pass, and more of the read probe's
