@@ -34,6 +34,19 @@ func decodeFloats(b []byte) []float32 {
 	return x
 }
 
+// mildBytes returns fuzz data whose values (see decodeFloats) lie within
+// ±1/2, bytes 117 to 133 in no short period: over rows of 64 or 128
+// columns the scores stay small, so the softmax weighs many keys and one
+// wrong product shows in the output, where data of a few large values
+// saturate it onto a key or two.
+func mildBytes() []byte {
+	b := make([]byte, 61)
+	for i := range b {
+		b[i] = byte(117 + (i*37+11)%17)
+	}
+	return b
+}
+
 // eachImpl runs f under every available implementation.
 func eachImpl(f func(name string)) {
 	defer impl.Reset()
@@ -167,12 +180,9 @@ func FuzzAttendMany(f *testing.F) {
 	f.Add(uint8(0), uint8(40), uint8(8), uint8(3), uint8(0x85), uint8(0x68), uint8(17), []byte{77, 3, 199, 255, 0, 44, 124, 60})
 	f.Add(uint8(1), uint8(69), uint8(9), uint8(7), uint8(0x83), uint8(0x58), uint8(12), []byte{1, 2, 3, 250, 5, 6, 7, 8, 9, 10, 200, 12})
 	// Heads of 64 and 128 columns (bit 7 of shapeB) for one to eight
-	// queries, over float32 rows and over caches of each storage type, the
-	// data within ±1/2 so that the softmax weighs many keys.
-	mild := make([]byte, 61)
-	for i := range mild {
-		mild[i] = byte(117 + (i*37+11)%17)
-	}
+	// queries, over float32 rows and over caches of each storage type,
+	// mild data.
+	mild := mildBytes()
 	for n := 1; n <= 8; n++ {
 		for dk := range 2 {
 			f.Add(uint8(1), uint8(69), uint8(dk), uint8(dk), uint8(0), uint8(0x80), uint8(n), mild)
@@ -376,14 +386,9 @@ func FuzzBatched(f *testing.F) {
 	f.Add(uint8(5), uint8(9), uint8(201), uint8(8), uint8(5), uint8(0x99), uint8(0x07), []byte{9, 200, 31, 140, 252})
 	// Decode shapes (bits 5 and 6 of the seventh byte): one to eight
 	// query heads a group (dvB/2), heads of 64 or 128 columns (dkB), over
-	// two tiles of keys, one row each; and a causal batch of two with two
-	// rows, the LSE, and NaN and Inf among the data.
-	// The data lie within ±1/2 (bytes 117 to 133), so that the softmax
-	// weighs many keys and a wrong product shows.
-	mild := make([]byte, 61)
-	for i := range mild {
-		mild[i] = byte(117 + (i*37+11)%17)
-	}
+	// two tiles of keys, one row each, mild data; and a causal batch of
+	// two with two rows, the LSE, and NaN and Inf among the data.
+	mild := mildBytes()
 	for g := range 8 {
 		for dk := range 2 {
 			f.Add(uint8(0), uint8(1), uint8(171), uint8(3*dk), uint8(2*g), uint8(0), uint8(0x60), mild)
@@ -700,15 +705,18 @@ func FuzzKVCache(f *testing.F) {
 	})
 }
 
+// wideAttends is how many attends an input of FuzzKVCache over a model's
+// heads runs.
+const wideAttends = 4
+
 // fuzzAttendCache attends over the cache on every implementation and
 // checks the outputs against the oracle of the rows it holds (which
 // FuzzKVCache checks against its model after every call): a of 1–3 query
 // rows per head, one or two query heads per key/value head, bit 2 causal,
 // bits 3–4 a window of 0–3 keys, bit 5 sinks, bit 6 ALiBi, bit 7 the LSE.
-// wideAttends is how many attends an input of FuzzKVCache over a model's
-// heads runs.
-const wideAttends = 4
-
+// Over a model's heads (64 columns or more) bits 5–7 and the salt choose
+// one to eight query heads per key/value head, and the window is 17 times
+// as long.
 func fuzzAttendCache(t *testing.T, c *KVCache, a byte, salt int) {
 	B, Hkv, _, dk, dv := c.Shape()
 	bc := batchCase{B: B, H: Hkv * (1 + int(a>>1)%2), Hkv: Hkv, Tq: 1 + int(a)%3, dk: dk, dv: dv,
