@@ -68,7 +68,7 @@ func (c *cacheHead) scoreRun(p *tiledPass, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			scoreGroups(p, T, c.k32[r*d:], d, d, lo, e, !multiScoreRowMajor(groupOf(p.R), d), scoreRows, scoreRowsMulti)
+			scoreGroups(p, T, c.k32[r*d:], d, d, lo, e, oneFirstScore32(p.R, d), scoreRows, scoreRowsMulti)
 		case F16:
 			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, scoreRowsF16, scoreRowsMultiF16)
 		case BF16:

@@ -233,8 +233,14 @@ func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
 		m.kv.scoreRun(p, m.keys.rows, lo, hi)
 		return
 	}
-	scoreGroups(p, m.keys.rows, k[lo*ks:], ks, d, lo, hi, !multiScoreRowMajor(groupOf(p.R), d), scoreRows, scoreRowsMulti)
+	scoreGroups(p, m.keys.rows, k[lo*ks:], ks, d, lo, hi, oneFirstScore32(p.R, d), scoreRows, scoreRowsMulti)
 }
+
+// oneFirstScore32 reports whether scoreGroups takes the first of R
+// queries over float32 keys of d columns through scoreRows: not where the
+// multi-row score reads K in address order for the first group (see
+// multiScoreRowMajor), which streams it as fast.
+func oneFirstScore32(R, d int) bool { return !multiScoreRowMajor(groupOf(R), d) }
 
 // groupOf returns the size of the first group when n rows go in as few
 // groups of at most multiRows as they fill, the sizes differing by at most
