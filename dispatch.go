@@ -12,22 +12,12 @@ func Implementation() string { return impl.Active() }
 // first and "generic" last.
 func Implementations() []string { return impl.List() }
 
-// The kernels' fronts (dispatch_GOARCH.go, generated from the kernel table
-// in internal/kernels) switch on active, which internal/impl sets at init
-// to the fastest implementation the CPU supports: a compare and a direct
-// call into the assembly, with no function value (and its ABI wrapper) on
-// the hot path.
-var active uint8
-
 // No single assembly call processes more than maxCall elements: Go cannot
 // preempt a goroutine inside assembly, so a long call would hold up the
 // garbage collector and the scheduler. 64Ki elements take some 10–30 µs.
 // The fronts of the element-wise and row kernels cut longer calls; the
 // engine sizes its calls of the block kernels within the same budget.
 const maxCall = 1 << 16
-
-// rowsPerCall is how many rows of d columns fit in one call's budget.
-func rowsPerCall(d int) int { return max(1, maxCall/max(d, 1)) }
 
 // blockSoftmax starts a tile of the online softmax: blockMax, then the
 // exponentials and their sums.
