@@ -455,8 +455,26 @@ func TestAttendShapeErrors(t *testing.T) {
 		}
 	}
 
-	if _, err := ScoreAdditive(w34, w35, make([]float32, 2)); !errors.Is(err, ErrShape) {
-		t.Errorf("ScoreAdditive with short v: %v", err)
+	// The error names the operand that disagrees with the other two (with
+	// the W of ScoreConcat), not one of those that agree.
+	w24 := mustMatrix(t, 2, 4, make([]float32, 8))
+	for _, c := range []struct {
+		name       string
+		f          func() (Scorer, error)
+		what       string
+		got, wantN int
+	}{
+		{"ScoreAdditive short v", func() (Scorer, error) { return ScoreAdditive(w34, w35, make([]float32, 2)) }, "len(v)", 2, 3},
+		{"ScoreAdditive long v", func() (Scorer, error) { return ScoreAdditive(w34, w35, make([]float32, 8)) }, "len(v)", 8, 3},
+		{"ScoreAdditive short W", func() (Scorer, error) { return ScoreAdditive(w24, w35, make([]float32, 3)) }, "W.Rows", 2, 3},
+		{"ScoreAdditive short U", func() (Scorer, error) { return ScoreAdditive(w34, w24, make([]float32, 3)) }, "U.Rows", 2, 3},
+		{"ScoreConcat short v", func() (Scorer, error) { return ScoreConcat(w34, make([]float32, 2)) }, "len(v)", 2, 3},
+	} {
+		_, err := c.f()
+		var se *ShapeError
+		if !errors.Is(err, ErrShape) || !errors.As(err, &se) || se.What != c.what || se.Got != c.got || se.Want != c.wantN {
+			t.Errorf("%s: err = %v, want a ShapeError on %s %d vs %d", c.name, err, c.what, c.got, c.wantN)
+		}
 	}
 	if _, err := ScoreConcat(w34, nil); !errors.Is(err, ErrArgument) {
 		t.Errorf("ScoreConcat with empty v: %v", err)

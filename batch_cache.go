@@ -39,11 +39,31 @@ func (e *Batched) AttendCache(dst BatchOutputs, q Tensor, c *KVCache, opt *Batch
 	if opt.ValidLen != nil {
 		return argErr(op, "ValidLen is set: the cache's lengths are the valid lengths")
 	}
+	if err := c.checkQuery(op, dst.Out, q); err != nil {
+		return err
+	}
 	k, v := c.shapes()
 	if err := checkBatch(op, &dst, q, k, v, opt); err != nil {
 		return err
 	}
 	return e.attend(planBatch(dst, q, k, v, opt, c.n, true, c))
+}
+
+// checkQuery matches q and out against the cache. The cache's shape is
+// not the caller's to get wrong in this call, so a mismatch names q or
+// out (checkBatch, which matches k and v against q, would name them).
+func (c *KVCache) checkQuery(op string, out, q Tensor) error {
+	switch B, H, _, dk := q.Shape(); {
+	case B != c.batch:
+		return shapeErr(op, "q batch", B, c.batch, "cache entries")
+	case dk != c.dk:
+		return shapeErr(op, "q dim", dk, c.dk, "cache key dimension")
+	case c.heads == 0 && H > 0, c.heads > 0 && H%c.heads != 0:
+		return shapeErr(op, "q heads", H, c.heads, "a multiple of the cache's KV heads")
+	case out.cols != c.dv:
+		return shapeErr(op, "out dim", out.cols, c.dv, "cache value dimension")
+	}
+	return nil
 }
 
 // shapes returns views of the shapes of the keys and values a call of

@@ -292,19 +292,31 @@ func TestAttendCacheErrors(t *testing.T) {
 		cache *KVCache
 		opt   *BatchOptions
 		want  error
+		what  string // the operand a *ShapeError names: q or an output, never the cache's k or v
 	}{
-		{"nil cache", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 8), nil, nil, ErrArgument},
-		{"ValidLen", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 8), cache, &BatchOptions{ValidLen: []int{1, 1}}, ErrArgument},
-		{"batch", BatchOutputs{Out: q(1, 4, 1, 4)}, q(1, 4, 1, 8), cache, nil, ErrShape},
-		{"dk", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 6), cache, nil, ErrShape},
-		{"dv", BatchOutputs{Out: q(2, 4, 1, 5)}, q(2, 4, 1, 8), cache, nil, ErrShape},
-		{"heads", BatchOutputs{Out: q(2, 3, 1, 4)}, q(2, 3, 1, 8), cache, nil, ErrShape},
-		{"keep", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 8), cache, &BatchOptions{Keep: make([]bool, 10)}, ErrShape},
-		{"weights", BatchOutputs{Out: q(2, 4, 1, 4), Weights: ptr(q(2, 4, 1, 10))}, q(2, 4, 1, 8), cache, nil, ErrShape},
+		{"nil cache", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 8), nil, nil, ErrArgument, ""},
+		{"ValidLen", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 8), cache, &BatchOptions{ValidLen: []int{1, 1}}, ErrArgument, ""},
+		{"batch", BatchOutputs{Out: q(1, 4, 1, 4)}, q(1, 4, 1, 8), cache, nil, ErrShape, "q batch"},
+		{"dk", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 6), cache, nil, ErrShape, "q dim"},
+		{"dv", BatchOutputs{Out: q(2, 4, 1, 5)}, q(2, 4, 1, 8), cache, nil, ErrShape, "out dim"},
+		{"heads", BatchOutputs{Out: q(2, 3, 1, 4)}, q(2, 3, 1, 8), cache, nil, ErrShape, "q heads"},
+		{"out batch", BatchOutputs{Out: q(1, 4, 1, 4)}, q(2, 4, 1, 8), cache, nil, ErrShape, "out batch"},
+		{"keep", BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 8), cache, &BatchOptions{Keep: make([]bool, 10)}, ErrShape, "len(Keep)"},
+		{"weights", BatchOutputs{Out: q(2, 4, 1, 4), Weights: ptr(q(2, 4, 1, 10))}, q(2, 4, 1, 8), cache, nil, ErrShape, "Weights cols"},
 	} {
-		if err := e.AttendCache(tc.dst, tc.q, tc.cache, tc.opt); !errors.Is(err, tc.want) {
+		err := e.AttendCache(tc.dst, tc.q, tc.cache, tc.opt)
+		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
+		var se *ShapeError
+		if tc.what != "" && (!errors.As(err, &se) || se.What != tc.what) {
+			t.Errorf("%s: %v, want a *ShapeError naming %s", tc.name, err, tc.what)
+		}
+	}
+	// The message of the review: a query one column too wide names q.
+	err = e.AttendCache(BatchOutputs{Out: q(2, 4, 1, 4)}, q(2, 4, 1, 9), cache, nil)
+	if want := "attention: Batched.AttendCache: q dim = 9, want 8 (cache key dimension)"; err == nil || err.Error() != want {
+		t.Errorf("wide query: %v, want %q", err, want)
 	}
 	// Tk is the longest length: 3.
 	if err := e.AttendCache(BatchOutputs{Out: q(2, 4, 1, 4), Weights: ptr(q(2, 4, 1, 3))}, q(2, 4, 1, 8), cache, nil); err != nil {

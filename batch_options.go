@@ -221,6 +221,3 @@ func elems(dims ...int) int {
 	}
 	return n
 }
-
-// elems returns the number of elements the view's shape calls for.
-func (t Tensor) elems() int { return elems(t.batch, t.heads, t.rows, t.cols) }

@@ -56,9 +56,21 @@ func checkOutputShapes(op string, dst *BatchOutputs, B, H, Tq, Tk int) error {
 	for _, o := range [...]struct {
 		name string
 		t    *Tensor
-	}{{"Weights shape", dst.Weights}, {"Logits shape", dst.Logits}} {
-		if x := o.t; x != nil && (x.batch != B || x.heads != H || x.rows != Tq || x.cols != Tk) {
-			return shapeErr(op, o.name, x.elems(), elems(B, H, Tq, Tk), "[batch][heads][Tq][Tk] elements")
+	}{{"Weights", dst.Weights}, {"Logits", dst.Logits}} {
+		x := o.t
+		if x == nil {
+			continue
+		}
+		// The first dimension that differs from [batch][heads][Tq][Tk].
+		switch {
+		case x.batch != B:
+			return shapeErr(op, o.name+" batch", x.batch, B, "the batch")
+		case x.heads != H:
+			return shapeErr(op, o.name+" heads", x.heads, H, "the query heads")
+		case x.rows != Tq:
+			return shapeErr(op, o.name+" rows", x.rows, Tq, "Tq")
+		case x.cols != Tk:
+			return shapeErr(op, o.name+" cols", x.cols, Tk, "Tk")
 		}
 	}
 	if n := elems(B, H, Tq); dst.LSE != nil && len(dst.LSE) != n {

@@ -342,8 +342,9 @@ func TestBatchedOutputErrorMessages(t *testing.T) {
 		want string
 	}{
 		{BatchOutputs{Out: view(1000, 1, 2, 4, 7, 56, 28, 7)}, nil, "out dim = 7, want 8 (v dim)"},
-		{BatchOutputs{Out: out, Weights: &short}, nil, "Weights shape = 24, want 32 ([batch][heads][Tq][Tk] elements)"},
-		{BatchOutputs{Out: out, Logits: &short}, nil, "Logits shape = 24, want 32 ([batch][heads][Tq][Tk] elements)"},
+		{BatchOutputs{Out: out, Weights: &short}, nil, "Weights cols = 3, want 4 (Tk)"},
+		{BatchOutputs{Out: out, Logits: &short}, nil, "Logits cols = 3, want 4 (Tk)"},
+		{BatchOutputs{Out: out, Weights: ptr(view(2000, 1, 2, 2, 8, 32, 16, 8))}, nil, "Weights rows = 2, want 4 (Tq)"},
 		{BatchOutputs{Out: out, Weights: grid(1010)}, nil, "out overlaps Weights in memory"},
 		{BatchOutputs{Out: out, Weights: grid(2000), Logits: grid(2010)}, nil, "Weights overlaps Logits in memory"},
 		{BatchOutputs{Out: out, Logits: grid(3000)}, &BatchOptions{Bias: &bias}, "Logits overlaps Bias in memory"},

@@ -47,6 +47,10 @@ func checkMerge(out, lse, out2, lse2 []float32, dv int) error {
 	rows, _ := mulInt(n, dv)
 	switch {
 	case len(lse2) != n:
+		// The LSE that out's length agrees with is the right one.
+		if rows2, ok := mulInt(len(lse2), dv); ok && dv > 0 && len(out) == rows2 {
+			return shapeErr(op, "len(lse)", n, len(lse2), "len(lse2) and len(out)/dv")
+		}
 		return shapeErr(op, "len(lse2)", len(lse2), n, "len(lse)")
 	case len(out) != rows:
 		return shapeErr(op, "len(out)", len(out), rows, "len(lse)·dv")

@@ -69,6 +69,8 @@ func TestMergeAttentionErrors(t *testing.T) {
 		shape                string // the operand a *ShapeError names, or "" for ErrArgument
 	}{
 		{"lse2 short", out, lse, out2, lse2[:2], 2, "len(lse2)"},
+		{"lse short", out, lse[:2], out2, lse2, 2, "len(lse)"},
+		{"lse and out short", out[:4], lse[:2], out2, lse2, 2, "len(lse2)"},
 		{"out short", out[:5], lse, out2, lse2, 2, "len(out)"},
 		{"out2 long", out, lse, buf[20:27], lse2, 2, "len(out2)"},
 		{"dv negative", nil, lse, nil, lse2, -1, ""},

@@ -180,11 +180,15 @@ func ScoreAdditive(W, U Matrix, v []float32) (Scorer, error) {
 	if len(v) == 0 {
 		return nil, argErr(op, "v is empty")
 	}
-	if W.rows != len(v) {
-		return nil, shapeErr(op, "W.Rows", W.rows, len(v), "len(v)")
-	}
-	if U.rows != len(v) {
-		return nil, shapeErr(op, "U.Rows", U.rows, len(v), "len(v)")
+	// da is what two of W.Rows, U.Rows and len(v) agree on; the error names
+	// the third. W sets it when all three differ.
+	switch {
+	case W.rows == U.rows && len(v) != W.rows:
+		return nil, shapeErr(op, "len(v)", len(v), W.rows, "W.Rows and U.Rows")
+	case U.rows == len(v) && W.rows != len(v):
+		return nil, shapeErr(op, "W.Rows", W.rows, len(v), "len(v) and U.Rows")
+	case U.rows != W.rows:
+		return nil, shapeErr(op, "U.Rows", U.rows, W.rows, "W.Rows")
 	}
 	return additiveScorer{w: W, u: U, v: v, name: "additive"}, nil
 }
@@ -197,8 +201,8 @@ func ScoreConcat(W Matrix, v []float32) (Scorer, error) {
 	if len(v) == 0 {
 		return nil, argErr(op, "v is empty")
 	}
-	if W.rows != len(v) {
-		return nil, shapeErr(op, "W.Rows", W.rows, len(v), "len(v)")
+	if len(v) != W.rows {
+		return nil, shapeErr(op, "len(v)", len(v), W.rows, "W.Rows")
 	}
 	return additiveScorer{w: W, v: v, concat: true, name: "concat"}, nil
 }

@@ -83,8 +83,11 @@ func dims3D(a Attributes, Q, K, V []int) (dims, error) {
 		return d, shapeErr("V", V, "a hidden size divisible by kv_num_heads = %d", kvh)
 	}
 	d.Hkv, d.Skv, d.Dv = kvh, K[1], V[2]/kvh
-	if K[0] != d.B || V[0] != d.B || V[1] != d.Skv {
-		return d, shapeErr("K/V", append(append([]int(nil), K...), V...), "K [%d, S, %d] and V [%d, S, ·] with one S (Q is %v)", d.B, K[2], d.B, Q)
+	if K[0] != d.B {
+		return d, shapeErr("K", K, "[%d, kv_sequence_length, %d] (Q is %v)", d.B, K[2], Q)
+	}
+	if V[0] != d.B || V[1] != d.Skv {
+		return d, shapeErr("V", V, "[%d, %d, %d] (batch and kv_sequence_length like K %v)", d.B, d.Skv, V[2], K)
 	}
 	return d, nil
 }

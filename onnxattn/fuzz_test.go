@@ -205,16 +205,13 @@ func checkRefusal(t *testing.T, c fuzzCase, err error) {
 	}
 }
 
-// inputShape returns the shape of the named input ("K/V": K's then V's),
-// and false if the call has no such input.
+// inputShape returns the shape of the named input, and false if the call
+// has no such input.
 func (c fuzzCase) inputShape(name string) ([]int, bool) {
 	in := c.in
 	t := map[string]*Tensor{"Q": in.Q, "K": in.K, "V": in.V, "attn_mask": in.AttnMask,
 		"past_key": in.PastKey, "past_value": in.PastValue, "nonpad_kv_seqlen": in.NonpadKVSeqlen}[name]
-	switch {
-	case name == "K/V" && in.K != nil && in.V != nil:
-		return append(slices.Clone(in.K.Shape), in.V.Shape...), true
-	case t == nil:
+	if t == nil {
 		return nil, false
 	}
 	return t.Shape, true
