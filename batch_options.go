@@ -25,11 +25,12 @@ type BatchOptions struct {
 	Keep []bool
 	// Softcap, if positive, bounds every scaled score s to (−Softcap,
 	// Softcap) through Softcap·tanh(s/Softcap), before Bias is added (so a
-	// −Inf bias still masks). The tanh is tanh32's (absolute error below
-	// 2^-22), its exponentials computed by the Exp kernel of the
-	// implementation in use. 0 means off. A Softcap below 1/MaxFloat32
-	// (about 2.9e-39) is refused with ErrArgument: the scores are
-	// multiplied by its reciprocal, which would not be a float32.
+	// −Inf bias still masks). The tanh is the package's own float32 tanh
+	// (absolute error below 2^-22), its exponentials computed by the Exp
+	// kernel of the implementation in use. 0 means off. A Softcap below
+	// 1/math.MaxFloat32 (about 2.9e-39) is refused with ErrArgument: the
+	// scores are multiplied by its reciprocal, which would not be a
+	// float32.
 	Softcap float32
 	// Bias, if not nil, is added to the (softcapped) scores before the
 	// softmax: an additive mask (−Inf masks a key), a position bias, an

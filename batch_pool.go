@@ -100,9 +100,9 @@ const WakeSpin = 2 * time.Millisecond
 // decode step over 512 keys (H 32, Hkv 8, d 128) 300 µs after the last
 // ran no faster on two workers than on one, 92.6 µs against 92.4, and in
 // 65.0 µs on two woken as the 300 µs began; over 4096 keys 667 µs, and
-// 588 woken (BenchmarkDecodeGap). Wake never blocks; it does
-// nothing on an engine with one worker or after Close, and may be called
-// from any goroutine at any time.
+// 588 woken (BenchmarkDecodeGap in this package's tests). Wake never
+// blocks; it does nothing on an engine with one worker or after Close, and
+// may be called from any goroutine at any time.
 func (e *Batched) Wake() {
 	if e.alert == nil || e.stop.Load() {
 		return

@@ -2,10 +2,14 @@ package attention
 
 import "math"
 
-// Matrix is a read-only, row-major view of float32 data: element (i, j) is
-// Data[i*Stride+j]. Rows may be padded (Stride > Cols), so a Matrix can view
-// part of a caller's larger buffer without copying. The zero Matrix is a
-// valid 0×0 matrix.
+// Matrix is a row-major view of a caller's float32 slice, which the engine
+// only reads. NewMatrix makes one whose rows are packed back to back;
+// NewMatrixStrided one whose rows start stride elements apart, padded
+// (stride > cols), so a Matrix can view part of a larger buffer without
+// copying. Element (i, j) is data[i*stride+j] of the slice it was made
+// from. Rows, Cols and Stride report the shape; At returns one element and
+// Row one row, a slice aliasing the data. The zero Matrix is a valid 0×0
+// matrix.
 type Matrix struct {
 	rows, cols, stride int
 	data               []float32 // exactly the reach of the view: nil if it has no element

@@ -5,11 +5,17 @@ import (
 	"math/bits"
 )
 
-// Tensor is a read-only strided view of float32 data laid out as
-// [batch][heads][rows][cols]: element (b, h, i, j) is
-// Data[b*BatchStride + h*HeadStride + i*RowStride + j]. Strides let Q, K and
-// V be views into a caller's projection output (for example one
-// [batch][T][heads·d] buffer) without copies.
+// Tensor is a strided view of a caller's float32 slice laid out as
+// [batch][heads][rows][cols]. NewTensor makes a packed one;
+// NewTensorStrided takes the batch, head and row strides, in elements
+// (columns are contiguous), which let Q, K and V be views into a caller's
+// projection output (for example one [batch][T][heads·d] buffer) without
+// copies. Element (b, h, i, j) is
+// data[b*batchStride + h*headStride + i*rowStride + j] of the slice it was
+// made from. Shape and Strides report the view; At returns one element and
+// Row one row, a slice aliasing the data. Batched reads the Tensors it is
+// given as inputs and writes only those of BatchOutputs. The zero Tensor
+// is a valid view with no element.
 type Tensor struct {
 	data                     []float32
 	batch, heads, rows, cols int
@@ -22,8 +28,10 @@ func NewTensor(batch, heads, rows, cols int, data []float32) (Tensor, error) {
 }
 
 // NewTensorStrided returns a view with explicit batch, head and row strides
-// (in elements; columns are contiguous). Views may overlap only if they are
-// read-only; the engine never writes to Q, K or V.
+// (in elements; columns are contiguous). With more than one row, the row
+// stride must be at least cols. Input views may share memory with each
+// other, since the engine never writes to Q, K or V; an output may not
+// (see BatchOutputs).
 //
 // The reach of the last element, cols + Σ (dim−1)·stride, is computed with
 // overflow checks and must not exceed len(data). A view with a zero-size

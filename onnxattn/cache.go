@@ -7,42 +7,46 @@ import (
 	"github.com/glancelab/attention"
 )
 
-// RunCache is Run for a node whose past lives in c, a KVCache the caller
-// keeps across calls (a decode loop), instead of in past_key/past_value
-// tensors: K and V are appended to c (entry b of the cache is batch entry
-// b) and the engine attends over the rows c then holds, read in place in
-// c's type (see attention.Batched.AttendCache). Nothing grows with the
-// past: Run concatenates the whole past with the new rows into
+// RunCache is Run for a node whose past lives in c, an
+// [attention.KVCache] the caller keeps across calls (a decode loop),
+// instead of in past_key/past_value tensors: K and V are appended to c
+// (entry b of the cache is batch entry b) and the engine attends over the
+// rows c then holds, read in place in c's type (see
+// [attention.Batched.AttendCache]). Nothing grows with the past: Run
+// concatenates the whole past with the new rows into
 // present_key/present_value every call and widens a float16 past, where
-// RunCache converts only the Skv new rows (float16 K and V are widened,
-// then stored in c's type) and allocates only the outputs, a float16 Q
-// widened, and the bias of a mask that is bool, float16 or short.
+// RunCache converts only the kv_sequence_length new rows (float16 K and V
+// are widened, then stored in c's type) and allocates only the outputs, a
+// float16 Q widened, and the bias of a mask that is bool, float16 or
+// short.
 //
 // The result is Run's for past_key/past_value holding the rows c holds
-// (its float32 values, widened if c is F16 or BF16), with present_key and
-// present_value the rows c holds afterwards: the past length P is
-// c.Len(b), which must be the same for every entry (ErrArgument
-// otherwise; 0 for a batch of 0), the causal offset is P, and attn_mask covers P + Skv
-// columns. An F32 cache, or an F16 one for float16 inputs, stores K and V
-// exactly; an F16 or BF16 cache for float32 inputs rounds them as it
-// stores them (see attention.KVCache), so the past of later calls is the
-// rounded rows. The outputs are within Run's bounds of those values; with
-// an F32 cache whose rows do not wrap (not a ring), Y and qk_matmul_output
-// are Run's bits.
+// (its float32 values, widened if c is [attention.F16] or
+// [attention.BF16]), with present_key and present_value the rows c holds
+// afterwards: the past length P is c.Len(b), which must be the same for
+// every entry ([attention.ErrArgument] otherwise; 0 for a batch of 0), the
+// causal offset is P, and attn_mask covers P + kv_sequence_length columns.
+// An [attention.F32] cache, or an F16 one for float16 inputs, stores K and
+// V exactly; an F16 or BF16 cache for float32 inputs rounds them as it
+// stores them, so the past of later calls is the rounded rows. The outputs
+// are within Run's bounds of those values; with an F32 cache whose rows do
+// not wrap (not a ring), Y and qk_matmul_output are Run's bits.
 //
 // Arguments: c must not be nil; past_key, past_value and nonpad_kv_seqlen
 // must be absent (the specification does not combine nonpad_kv_seqlen,
 // for a cache kept outside the operator, with a past) and want.Present
 // false: present_key and present_value are c itself, which the caller
-// reads (KVCache.Key and Value, Len and Pos). All these are ErrArgument.
-// A cache whose batch, KV heads or head sizes do not match K and V is a
-// *ShapeError naming K or V; a ShapeError about the past length names
-// "cache" with the shape of its held keys, [batch, kv_num_heads, P,
-// head_size]. Every check comes before c changes. A cache without room
-// for the Skv rows returns the attention.ErrCapacity of KVCache.Append (a
-// ring too: one that would overwrite rows of the past is refused). A
-// failed call leaves c as it was: rows appended before an error of the
-// engine (attention.ErrClosed) are truncated away.
+// reads with [attention.KVCache.Key], [attention.KVCache.Value],
+// [attention.KVCache.Len] and [attention.KVCache.Pos]. All these are
+// attention.ErrArgument. A cache whose batch, KV heads or head sizes do
+// not match K and V is a *ShapeError naming K or V; a ShapeError about
+// the past length names "cache" with the shape of its held keys, [batch,
+// kv_num_heads, P, head_size]. Every check comes before c changes. A cache
+// without room for the kv_sequence_length new rows returns the
+// [attention.ErrCapacity] of [attention.KVCache.Append] (a ring too: one
+// that would overwrite rows of the past is refused). A failed call leaves
+// c as it was: rows appended before an error of the engine
+// ([attention.ErrClosed]) are truncated away.
 //
 // c must not be used by anything else during the call.
 func RunCache(e *attention.Batched, c *attention.KVCache, a Attributes, in Inputs, want Want) (Outputs, error) {
