@@ -1,19 +1,55 @@
-// Package attention computes neural attention on the CPU: at each decoder
-// step it scores every encoder state against the decoder state, turns the
-// scores into weights with a numerically stable softmax, and blends the
-// values into a context vector.
+// Package attention computes neural attention on the CPU in float32: it
+// scores queries against keys, turns the scores into weights with a
+// numerically stable softmax, and blends the values with those weights.
+// Calls in a steady state allocate nothing (a Memory's when given a
+// reused [Workspace]). There is one entry point per way a model calls
+// attention; the paragraphs below say which to use.
 //
-// A Memory holds one source sequence (keys, values, mask) and whatever the
-// chosen Scorer can precompute from it; Memory.Attend runs one decoder step
-// with fresh weights, allocating nothing when given a Workspace.
+// [Memory] is for a seq2seq decoder step (an RNN decoder, or
+// cross-attention over an encoder's output): [NewMemory] takes one source
+// sequence's keys and values as [Matrix] views and a [Scorer] (dot,
+// scaled dot, general, additive or concat), precomputes what the scorer
+// can from the keys once, and [Memory.Attend] then runs one decoder step,
+// a query in and a context vector (and, if asked, the weights) out.
 //
-// Batched runs many queries at once (prefill, encoders, batched requests):
-// scaled dot-product attention over [batch][heads][T][d] tensors with causal
-// and padding masks, grouped-query heads and a pool of workers.
+// [Memory.AttendMany] runs several queries against one Memory in a single
+// pass over its keys and values. It is for beam search, whose hypotheses
+// all attend to the same source: one pass per step instead of one per
+// beam.
 //
-// The package also exports the float32 kernels the engine is built from
-// (Dot, Axpy, Exp, Softmax). Each runs the fastest implementation the CPU
-// supports; see Implementation.
+// [Batched] is for many queries at once: prompt prefill, encoders,
+// batched requests. [Batched.Attend] computes scaled dot-product attention
+// over [batch][heads][T][d] [Tensor] views on a pool of worker goroutines,
+// with grouped-query heads and the options of [BatchOptions]: causal,
+// padding and sliding-window masks, bias, softcap, ALiBi and sinks.
+//
+// [KVCache] is for LLM decoding: it holds the keys and values of past
+// tokens, as float32 or as 16-bit floats that halve the bytes a step
+// reads, up to a capacity or as a ring for a sliding window. Each decode
+// step appends its new rows with [KVCache.Append] and calls
+// [Batched.AttendCache], which attends over the rows the cache holds, in
+// place. [NewMemoryCache] makes a Memory over one entry and head of a
+// KVCache, for a seq2seq decoder that keeps its encoder output there.
+//
+// [MergeAttention] combines two results over disjoint sets of keys, using
+// the log-sum-exp [BatchOutputs] can return. It is for attention split
+// into parts computed separately: the chunks of a long context, or a
+// shared prefix and each request's own suffix.
+//
+// The float32 kernels the engine is built from are exported for code that
+// needs them elsewhere: [Dot], [Axpy], [Exp] and [Softmax]. Each runs the
+// fastest implementation the CPU supports: [Implementation] names the one
+// in use, the environment variable ATTENTION_IMPL chooses another, and
+// [ImplementationRequest] reports a value of it that was ignored.
+//
+// Package [github.com/glancelab/attention/onnxattn] runs the ONNX
+// Attention operator on this engine, for ONNX runtimes: its inputs and
+// outputs are ONNX tensors, and a KVCache can hold the past of a decode
+// loop instead of past_key and past_value.
+//
+// Errors wrap one of [ErrShape] (a [*ShapeError] names the operand that
+// does not fit), [ErrArgument], [ErrClosed] or [ErrCapacity], for
+// errors.Is.
 package attention
 
 import (
@@ -60,9 +96,9 @@ type operand struct {
 	m    Matrix
 }
 
-// A MemoryOption configures NewMemory; WithKeepMask and WithValidLength
-// make them. Options apply in order, a later one of a kind replacing an
-// earlier one. The zero MemoryOption changes nothing.
+// A MemoryOption configures NewMemory or NewMemoryCache; WithKeepMask and
+// WithValidLength make them. Options apply in order, a later one of a kind
+// replacing an earlier one. The zero MemoryOption changes nothing.
 type MemoryOption struct {
 	keep              []bool
 	valid             int

@@ -1,25 +1,31 @@
 // Package onnxattn implements the ONNX Attention operator (opsets 23 and
 // 24, with the ONNX 1.23 errata) on the batched engine of package
-// attention, so attention exported from ONNX models runs through the same
-// kernels as everything else.
+// [github.com/glancelab/attention], so attention exported from ONNX models
+// runs through the same kernels as everything else. It is for programs
+// that run ONNX models (an inference runtime, say) and hold a node's
+// inputs as ONNX tensors: [Run] evaluates one node from its [Attributes]
+// and [Inputs], [RunCache] a node of a decode loop whose past the caller
+// keeps in an [attention.KVCache]. Programs that call the engine directly
+// use package attention instead.
 //
-// Everything the operator computes, attention.Batched.Attend computes:
-// the attention mask becomes the engine's Bias (bool false and the padded
-// columns of a short mask become −Inf), is_causal its causal frontier with
-// the operator's own offset (the past length with a KV cache, the valid
-// length minus Sq with nonpad_kv_seqlen, 0 otherwise: top-left aligned,
-// not bottom-right), nonpad_kv_seqlen its ValidLen, softcap its Softcap,
-// and the qk_matmul_output modes its Logits (mode 2) and Weights (mode 3);
-// modes 0 and 1 are the Logits of one more call without masks (and
-// without softcap for mode 0). 3D inputs are strided views, never
-// transposed copies; only past_key/past_value are concatenated (into
-// present_key/present_value, which the engine then reads) and float16
-// inputs are widened.
+// Everything the operator computes, [attention.Batched.Attend] computes:
+// the attention mask becomes the Bias of [attention.BatchOptions] (bool
+// false and the padded columns of a short mask become −Inf), is_causal
+// its causal frontier with the operator's own offset (the past length
+// with a KV cache, the valid length minus q_sequence_length with
+// nonpad_kv_seqlen, 0 otherwise: top-left aligned, not bottom-right),
+// nonpad_kv_seqlen its ValidLen, softcap its Softcap, and the
+// qk_matmul_output modes the Logits (mode 2) and Weights (mode 3) of
+// [attention.BatchOutputs]; modes 0 and 1 are the Logits of one more call
+// without masks (and without softcap for mode 0). 3D inputs are strided
+// views, never transposed copies; only past_key/past_value are
+// concatenated (into present_key/present_value, which the engine then
+// reads) and float16 inputs are widened.
 //
 // For a decode loop, RunCache keeps the past in an attention.KVCache
 // instead: each call appends its K and V to the cache (widening only
 // those rows, if float16) and attends over the rows held with
-// attention.Batched.AttendCache, read in place in the cache's type, so
+// [attention.Batched.AttendCache], read in place in the cache's type, so
 // no call widens, copies or allocates anything that grows with the past.
 // Its results are Run's for past_key/past_value holding the cache's rows
 // (the bits of Run with a float32 cache); present_key/present_value are
