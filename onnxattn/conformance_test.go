@@ -1,26 +1,39 @@
 package onnxattn
 
 import (
-	"bytes"
+	"archive/tar"
+	"bufio"
+	"compress/bzip2"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
-	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/glancelab/attention"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
-// conformanceDir holds the ONNX backend test cases of the Attention
-// operator converted to JSON (its README gives the format). It sits beside
-// the repository in CI; from this package's directory that is two levels up.
-const conformanceDir = "../../shared/conformance/onnx-attention"
+// conformanceArchive holds the ONNX backend test cases of the Attention
+// operator converted to JSON, one <case>.json per case in a bzip2-compressed
+// tar. The README beside it gives their provenance, license, format and
+// semantics, and ends with the sha256 of every file, which the cases are
+// checked against.
+const (
+	conformanceArchive = "testdata/onnx-attention/cases.tar.bz2"
+	conformanceReadme  = "testdata/onnx-attention/README.md"
+)
 
-// conformanceCases is how many cases the folder holds: all of them must
-// load and pass.
+// conformanceCases is how many cases the archive holds: all of them must
+// load, run and pass, on every implementation.
 const conformanceCases = 76
 
 // Tolerances of ONNX's own test runner (numpy.testing.assert_allclose):
@@ -122,47 +135,101 @@ func (c *jsonCase) attributes() (Attributes, error) {
 	return a, nil
 }
 
-func loadCase(path string) (*jsonCase, error) {
-	b, err := os.ReadFile(path)
+// The README's checksum lines, as sha256sum prints them.
+var sumLine = regexp.MustCompile(`^([0-9a-f]{64})  (test_attention\S*\.json)$`)
+
+// readmeSums returns the sha256 of every case file listed in the README.
+func readmeSums() (map[string]string, error) {
+	f, err := os.Open(conformanceReadme)
 	if err != nil {
 		return nil, err
 	}
-	var c jsonCase
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	defer f.Close()
+	sums := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if m := sumLine.FindStringSubmatch(s.Text()); m != nil {
+			if _, dup := sums[m[2]]; dup {
+				return nil, fmt.Errorf("%s: %s listed twice", conformanceReadme, m[2])
+			}
+			sums[m[2]] = m[1]
+		}
 	}
-	return &c, nil
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	if len(sums) != conformanceCases {
+		return nil, fmt.Errorf("%s lists the sha256 of %d cases, want %d", conformanceReadme, len(sums), conformanceCases)
+	}
+	return sums, nil
 }
 
-func conformanceFiles(t *testing.T) []string {
-	t.Helper()
-	if _, err := os.Stat(conformanceDir); err != nil {
-		t.Skipf("ONNX conformance vectors not found (%v): they live in shared/conformance/onnx-attention beside the repository, as in CI", err)
-	}
-	files, err := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+// readCases reads every case of the archive, in the archive's (name)
+// order. Each file must be a plain <case>.json whose bytes have the sha256
+// the README lists for it, and the archive must hold exactly the
+// conformanceCases files the README lists.
+func readCases() ([]*jsonCase, error) {
+	sums, err := readmeSums()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	if len(files) != conformanceCases {
-		t.Fatalf("%s holds %d cases, want %d", conformanceDir, len(files), conformanceCases)
+	f, err := os.Open(conformanceArchive)
+	if err != nil {
+		return nil, err
 	}
-	return files
+	defer f.Close()
+	var cases []*jsonCase
+	tr := tar.NewReader(bzip2.NewReader(f))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", conformanceArchive, err)
+		}
+		name := h.Name
+		if h.Typeflag != tar.TypeReg || strings.Contains(name, "/") || !strings.HasSuffix(name, ".json") {
+			return nil, fmt.Errorf("%s: unexpected entry %q (type %q): want only <case>.json files", conformanceArchive, name, h.Typeflag)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", conformanceArchive, name, err)
+		}
+		want, ok := sums[name]
+		if !ok {
+			return nil, fmt.Errorf("%s: %s is not listed in %s (or appears twice)", conformanceArchive, name, conformanceReadme)
+		}
+		delete(sums, name)
+		if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != want {
+			return nil, fmt.Errorf("%s: %s has sha256 %x, %s lists %s", conformanceArchive, name, got, conformanceReadme, want)
+		}
+		var c jsonCase
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", conformanceArchive, name, err)
+		}
+		if c.Name+".json" != name {
+			return nil, fmt.Errorf("%s: %s holds case %q", conformanceArchive, name, c.Name)
+		}
+		cases = append(cases, &c)
+	}
+	if len(cases) != conformanceCases {
+		return nil, fmt.Errorf("%s holds %d cases, want %d", conformanceArchive, len(cases), conformanceCases)
+	}
+	return cases, nil
 }
 
-// loadCases loads every case of the folder (skipping the test without
-// it).
+// The archive is read once per test binary: TestConformance and
+// TestConformanceCache share the cases (which the tests only read).
+var conformanceOnce = sync.OnceValues(readCases)
+
+// loadCases returns every case of the archive, failing the test (never
+// skipping it) if any is missing or altered.
 func loadCases(t *testing.T) []*jsonCase {
 	t.Helper()
-	files := conformanceFiles(t)
-	cases := make([]*jsonCase, len(files))
-	for i, f := range files {
-		c, err := loadCase(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases[i] = c
+	cases, err := conformanceOnce()
+	if err != nil {
+		t.Fatalf("ONNX Attention conformance vectors: %v", err)
 	}
 	return cases
 }
@@ -176,13 +243,22 @@ func TestConformance(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		e := attention.NewBatched(2)
 		defer e.Close()
-		passed := 0
+		// t.Run reports success for a case a -run or -skip pattern left
+		// out, so what ran is counted here: fewer than all fails.
+		ran, passed := 0, 0
 		for _, c := range cases {
-			if t.Run(c.Name, func(t *testing.T) { runCase(t, e, c) }) {
+			run := false
+			if t.Run(c.Name, func(t *testing.T) { run = true; runCase(t, e, c) }) && run {
 				passed++
 			}
+			if run {
+				ran++
+			}
 		}
-		t.Logf("implementation %s: %d/%d ONNX Attention conformance cases pass", attention.Implementation(), passed, len(cases))
+		t.Logf("implementation %s: %d/%d ONNX Attention conformance cases pass", attention.Implementation(), passed, conformanceCases)
+		if ran != conformanceCases {
+			t.Errorf("implementation %s: %d of the %d cases ran (a -run or -skip pattern on the cases counts too)", attention.Implementation(), ran, conformanceCases)
+		}
 	})
 }
 
