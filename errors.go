@@ -3,6 +3,9 @@ package attention
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/glancelab/attention/internal/impl"
 )
 
 // Sentinel errors, for errors.Is. Every error the engine returns wraps one
@@ -36,6 +39,27 @@ func (e *ShapeError) Error() string {
 
 // Is reports whether target is ErrShape.
 func (e *ShapeError) Is(target error) bool { return target == ErrShape }
+
+// ImplementationError reports a value of the environment variable
+// ATTENTION_IMPL that was ignored: no implementation has that name, or
+// this CPU lacks features it needs. It matches ErrArgument under errors.Is.
+type ImplementationError struct {
+	Value   string   // the variable's value, as read
+	Missing []string // the CPU features the named implementation needs and this CPU lacks; nil if no implementation has the name
+	Names   []string // the implementations of this build, available or not, generic last
+	Running string   // the implementation that runs instead, the default
+}
+
+func (e *ImplementationError) Error() string {
+	why := "no such name among " + strings.Join(e.Names, ", ")
+	if e.Missing != nil {
+		why = "this CPU lacks " + strings.Join(e.Missing, ", ")
+	}
+	return fmt.Sprintf("attention: %s=%q ignored: %s; running %s", impl.EnvVar, e.Value, why, e.Running)
+}
+
+// Is reports whether target is ErrArgument.
+func (e *ImplementationError) Is(target error) bool { return target == ErrArgument }
 
 func shapeErr(op, what string, got, want int, why string) error {
 	return &ShapeError{Op: op, What: what, Got: got, Want: want, Why: why}

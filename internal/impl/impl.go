@@ -13,15 +13,22 @@ package impl
 
 import (
 	"os"
+	"slices"
 	"strings"
 )
 
 // Generic is the name of the pure-Go path, always available.
 const Generic = "generic"
 
-// EnvVar names the environment variable that, set to "generic" (or to any
-// registered name), chooses the path at init.
+// EnvVar names the environment variable that, set to "generic" or to the
+// name of an available implementation, chooses the path at init. Its value
+// is matched in any case and trimmed of spaces (see Canonical); any other
+// value is ignored, the default runs, and Request says why.
 const EnvVar = "ATTENTION_IMPL"
+
+// Canonical returns the name a value of EnvVar asks for: trimmed of spaces
+// and lower case, as every registered name is.
+func Canonical(value string) string { return strings.ToLower(strings.TrimSpace(value)) }
 
 type entry struct {
 	name    string
@@ -33,15 +40,20 @@ var (
 	registry []entry
 	active   *uint8 // the selection the kernels read
 	initial  uint8  // its value after init, for Reset
+
+	// requested is EnvVar as read when this package is initialized, before
+	// any Register.
+	requested = os.Getenv(EnvVar)
 )
 
 // Register records an implementation, fastest first: id (at least 1) is
 // the value *sel takes when it is selected, requires the features it needs
 // (by the names of avo's "// Requires:" lines, see Features). Call from
 // init. The first available implementation becomes the selection, unless
-// EnvVar names another one (or generic).
+// EnvVar names another available one, or generic: a name no implementation
+// has, or one the CPU cannot run, never selects the generic path.
 func Register(sel *uint8, id uint8, name string, requires ...string) {
-	if name == Generic || name == "" || strings.ContainsAny(name, " /=") || id == 0 {
+	if name == Generic || name == "" || strings.ContainsAny(name, " /=") || name != Canonical(name) || id == 0 {
 		panic("impl: invalid implementation " + name)
 	}
 	if active != nil && active != sel {
@@ -55,11 +67,60 @@ func Register(sel *uint8, id uint8, name string, requires ...string) {
 	e := entry{name: name, id: id, missing: Missing(requires)}
 	registry = append(registry, e)
 	active = sel
-	want := os.Getenv(EnvVar)
-	if e.missing == nil && (want == name || want == "" && *sel == 0) {
-		*sel = id
-	}
+	*sel = choose()
 	initial = *sel
+}
+
+// choose returns the id the registry so far selects for the request: the
+// implementation it names if available, 0 for generic, else the first
+// available one (0 if none is).
+func choose() uint8 {
+	want := Canonical(requested)
+	if want == Generic {
+		return 0
+	}
+	var first uint8
+	for _, e := range registry {
+		if e.missing != nil {
+			continue
+		}
+		if e.name == want {
+			return e.id
+		}
+		if first == 0 {
+			first = e.id
+		}
+	}
+	return first
+}
+
+// Rejection says why EnvVar's value was not honoured.
+type Rejection struct {
+	// Missing lists the CPU features the implementation of that name
+	// needs and this CPU lacks; it is nil if no implementation has the
+	// name.
+	Missing []string
+	// Instead names the implementation selected at init in its place.
+	Instead string
+}
+
+// Request returns EnvVar's value as read at init ("" if unset) and, if it
+// was set and not honoured, why; rej is nil if it was unset or honoured.
+func Request() (value string, rej *Rejection) {
+	want := Canonical(requested)
+	if want == "" || want == Generic {
+		return requested, nil
+	}
+	rej = &Rejection{Instead: nameOf(initial)}
+	for _, e := range registry {
+		if e.name == want {
+			if e.missing == nil {
+				return requested, nil
+			}
+			rej.Missing = slices.Clone(e.missing)
+		}
+	}
+	return requested, rej
 }
 
 // Info describes a registered implementation.
@@ -91,8 +152,16 @@ func List() []string {
 
 // Active returns the name of the implementation the kernels use now.
 func Active() string {
+	if active == nil {
+		return Generic
+	}
+	return nameOf(*active)
+}
+
+// nameOf returns the name of the implementation with the given id.
+func nameOf(id uint8) string {
 	for _, e := range registry {
-		if *active == e.id {
+		if id == e.id {
 			return e.name
 		}
 	}
