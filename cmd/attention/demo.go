@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/glancelab/attention"
+	"github.com/glancelab/attention/internal/impl"
 )
 
 func runDemo(stdout, _ io.Writer, args []string) error {
@@ -31,10 +33,25 @@ func runDemo(stdout, _ io.Writer, args []string) error {
 
 func writeSetup(p *printer) error {
 	p.printf("attention demo\n")
-	p.printf("  implementation  %s\n", attention.Implementation())
+	p.printf("  implementation  %s%s\n", attention.Implementation(), ignoredRequest())
 	p.printf("  available       %s\n", strings.Join(attention.Implementations(), ", "))
 	p.printf("  cpu             %s\n\n", cpuFeatures())
 	return nil
+}
+
+// ignoredRequest returns, for the implementation line, the ATTENTION_IMPL
+// value the library ignored and why, or "" if it ignored none.
+func ignoredRequest() string {
+	_, err := attention.ImplementationRequest()
+	var ie *attention.ImplementationError
+	if !errors.As(err, &ie) {
+		return ""
+	}
+	why := "unknown name"
+	if ie.Missing != nil {
+		why = "this CPU lacks " + strings.Join(ie.Missing, ", ")
+	}
+	return fmt.Sprintf(" (%s=%q ignored: %s)", impl.EnvVar, ie.Value, why)
 }
 
 // writeWorkedExample replays the seeds' worked example (scores [2, 1, 0],

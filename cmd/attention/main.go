@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/glancelab/attention"
 	"github.com/glancelab/attention/internal/impl"
 )
 
@@ -71,6 +72,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "attention: unknown command %q\n\n", name)
 		usage(stderr)
 		return 2
+	}
+	// An ATTENTION_IMPL value the library ignored is said first, on
+	// stderr, so that a mistyped name is not silently the default.
+	if _, err := attention.ImplementationRequest(); err != nil {
+		fmt.Fprintln(stderr, err)
 	}
 	err := cmd.run(stdout, stderr, args)
 	var ue *usageError

@@ -6,12 +6,16 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/glancelab/attention"
+	"github.com/glancelab/attention/internal/impl"
 )
 
 // childEnv, set in the environment, makes the test binary run the command
@@ -81,7 +85,13 @@ func TestDemo(t *testing.T) {
 		if code := run(args, &stdout, &stderr); code != 0 {
 			t.Fatalf("run(%q) = %d, stderr:\n%s", args, code, stderr.String())
 		}
-		if stderr.Len() != 0 {
+		// Only an ignored ATTENTION_IMPL in the tests' own environment
+		// may be reported on stderr.
+		wantErr := ""
+		if _, err := attention.ImplementationRequest(); err != nil {
+			wantErr = err.Error() + "\n"
+		}
+		if stderr.String() != wantErr {
 			t.Errorf("run(%q) wrote to stderr:\n%s", args, stderr.String())
 		}
 		out := stdout.String()
@@ -192,5 +202,77 @@ func TestDemoHelp(t *testing.T) {
 	}
 	if out := stdout.String(); !strings.HasPrefix(out, "usage: attention demo\n") || strings.Contains(out, "flags:") {
 		t.Errorf("demo --help = %q", out)
+	}
+}
+
+// runDemoWith runs the demo in a child process (the test binary, as
+// TestMain lets it) with env added to its environment, and returns the
+// second field of the first stdout line that has "implementation" (what
+// .ci/run reads), that line, and stderr.
+func runDemoWith(t *testing.T, env ...string) (name, line, stderr string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip("no test executable:", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "demo")
+	cmd.Env = append(append(os.Environ(), childEnv+"=1"), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if errors.Is(err, syscall.ENOEXEC) {
+		t.Skip("test binary cannot be executed directly here (run under an emulator):", err)
+	}
+	if err != nil {
+		t.Fatalf("attention demo with %q: %v\nstderr:\n%s", env, err, errOut.String())
+	}
+	for l := range strings.Lines(out.String()) {
+		if strings.Contains(l, "implementation") {
+			if f := strings.Fields(l); len(f) > 1 {
+				name = f[1]
+			}
+			return name, strings.TrimSpace(l), errOut.String()
+		}
+	}
+	t.Fatalf("attention demo with %q printed no implementation line:\n%s", env, out.String())
+	return
+}
+
+// A value of ATTENTION_IMPL that names no available implementation runs
+// the default, not generic, and the CLI says so on stderr and on the
+// implementation line; a name in another case is honoured.
+func TestIgnoredImplementationRequest(t *testing.T) {
+	names := attention.Implementations()
+	def := names[0] // the default whatever this process's environment says
+
+	name, line, stderr := runDemoWith(t, impl.EnvVar+"=avx513")
+	if name != def {
+		t.Errorf("%s=avx513: implementation %q, want the default %q (line %q)", impl.EnvVar, name, def, line)
+	}
+	if want := `(ATTENTION_IMPL="avx513" ignored: unknown name)`; !strings.HasSuffix(line, want) {
+		t.Errorf("%s=avx513: implementation line %q lacks %q", impl.EnvVar, line, want)
+	}
+	if want := `attention: ATTENTION_IMPL="avx513" ignored: no such name among `; !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "; running "+def+"\n") {
+		t.Errorf("%s=avx513: stderr = %q, want %q... running %s", impl.EnvVar, stderr, want, def)
+	}
+
+	// The last accelerated path (or generic), named in upper case with
+	// spaces, is honoured and nothing is said.
+	other := names[max(0, len(names)-2)]
+	name, line, stderr = runDemoWith(t, impl.EnvVar+"= "+strings.ToUpper(other)+" ")
+	if name != other || line != "implementation  "+other || stderr != "" {
+		t.Errorf("%s=%q: implementation line %q, stderr %q; want %s, nothing on stderr", impl.EnvVar, strings.ToUpper(other), line, stderr, other)
+	}
+
+	// A path this CPU cannot run: x/sys/cpu's GODEBUG switches AVX-512 off.
+	if runtime.GOARCH == "amd64" && slices.Contains(names, "avx512") {
+		name, line, stderr = runDemoWith(t, impl.EnvVar+"=avx512", "GODEBUG=cpu.avx512f=off")
+		if name == "avx512" || name == impl.Generic && slices.Contains(names, "avx2") ||
+			!strings.HasSuffix(line, `(ATTENTION_IMPL="avx512" ignored: this CPU lacks AVX512F)`) ||
+			!strings.Contains(stderr, "this CPU lacks AVX512F; running "+name+"\n") {
+			t.Errorf("%s=avx512 without AVX512F: implementation line %q, stderr %q", impl.EnvVar, line, stderr)
+		}
 	}
 }
