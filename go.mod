@@ -1,6 +1,6 @@
 module github.com/glancelab/attention
 
-go 1.26.8
+go 1.26.0
 
 require (
 	golang.org/x/image v0.48.0
