@@ -32,9 +32,9 @@ func (a *aheadMark) mark(call uint64, t, j int) {
 }
 
 // aheadMinKeys is the fewest keys a task's last tile has for its blend to
-// ask for the next task's first: forming that task costs about 60 ns, a
-// tenth of a decode step over one key (H 32, Hkv 8); from 512 keys on
-// asking took 12% off the step (Xeon).
+// ask for the next task's first: forming that task costs a tenth of a
+// decode step over one key, while longer tiles gain from the asking
+// (measured: docs/performance/intel-xeon.md#the-multi-row-blends-ask-ahead-from-code-comments).
 const aheadMinKeys = 64
 
 // nextTile returns the task and first key of the tile a worker takes after
@@ -85,17 +85,16 @@ func (p *batchJob) taskTile(t int64) (nt batchTask, _, j int) {
 // one it runs. A chunk that is a work item of its own is followed by
 // whichever item the counter gives its worker next, so the worker takes
 // that item at its chunk's last tile, whose blend can then ask for the
-// item's first tile (two workers sharing 32 chunks of one head, Tk 32768:
-// each chunk's first tile read cold cost about 7 µs, a tenth of a step).
+// item's first tile, which was otherwise read cold (measured:
+// docs/performance/intel-xeon.md#the-next-chunk-taken-ahead-from-code-comments).
 // Tasks that are work items take ahead the same way where their tiles
 // go through the multi-row kernels: the next task is otherwise another
 // worker's, and each task's first tile was read cold, row 0's blend
-// through the one-row kernel (19% of a grouped step over 512 keys on two
-// workers; taking ahead, that step (H 32, Hkv 8, Tk 512, d 128) took 59
-// µs against 63, Tk 1024 110 against 116, Tk 4096 633 against 653, Zen
-// 4, medians of 10-14 alternating rounds). Which worker computes an item
-// still never changes its result; a worker holds at most one item ahead,
-// so the last items of a call wait at most one item longer for a worker.
+// through the one-row kernel (measured:
+// docs/performance/amd-epyc-zen4.md#the-next-task-taken-ahead-and-blends-in-place-from-code-comments).
+// Which worker computes an item still never changes its result; a worker
+// holds at most one item ahead, so the last items of a call wait at most
+// one item longer for a worker.
 type itemClaim struct {
 	next *atomic.Int64 // the call's counter; nil: take nothing ahead
 	item int64         // the item taken ahead, or -1

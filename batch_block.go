@@ -259,8 +259,8 @@ func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int
 // widenKeys is how many 16-bit key or value rows of d elements the block
 // path widens at a time: 16 KiB of float32s, which stay in L1 for the
 // kernel call that reads them. Widening a whole tile (128 KiB at d = 128)
-// first ran at the speed of its stores to L2: 3.4 µs against 0.15 for
-// 4096 elements from L1, 40% of a 4-row verify over an f16 cache.
+// first ran at the speed of its stores to L2 (measured:
+// docs/performance/amd-epyc-zen5.md#widening-16-bit-rows-for-the-block-path-from-code-comments).
 func widenKeys(d int) int { return max(8, 4096/max(1, d)) }
 
 // blockValues blends the tile's weights s (keys from j0) into the output

@@ -17,9 +17,7 @@ const batchQueryBlock = 16
 // block path's tiles stay in L1 or L2 (see blockTileKeys). On the row path each row
 // of a task reads the tile in turn, so it must stay in L2 (256 keys of
 // d = 128 are 256 KiB of K and V), and larger tiles mean fewer kernel
-// calls: for the four rows of a grouped decode step (H = 32, Hkv = 8,
-// Tk = 4096, d = 128) 256 keys took 1.53 ms against 1.99 with tiles of 24
-// keys (L1-sized) and 1.67–1.87 with 1024.
+// calls (measured: docs/performance/amd-epyc-zen5.md#row-path-tiles-of-256-keys-from-code-comments).
 func keyTile(block bool, dk, dv int) int {
 	if block {
 		return min(blockTileKeys(), max(1, blockBudget/max(1, dk, dv)))
@@ -44,11 +42,9 @@ const (
 // use. A blend that takes a whole tile per call (see wholeTileBlend) pays
 // its per-call and per-group costs (the output lanes loaded, rescaled and
 // stored once per group of columns) once per tile, so longer tiles halve
-// them: on Zen 5 with avx512, 256 keys against 128 took 1–5% less time
-// for a prefill (d = 64), up to 3% for a causal one and 5–6% under a
-// keep-mask; a chunked long row (d = 128) and the [T][H][d] layouts moved
-// within ±3%. With blends in runs, 64 keys against 128 measured −4% for a
-// prefill but +2% for a chunked row, so 128 stays there.
+// them. With blends in runs, shorter tiles did not pay for a chunked row,
+// so 128 keys stay there (measured:
+// docs/performance/amd-epyc-zen5.md#block-path-tiles-from-code-comments).
 func blockTileKeys() int {
 	if wholeTileBlend() {
 		return blockTileWhole
@@ -127,11 +123,8 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 	if Tq == 1 && p.packed <= blockMinRows && opt.Keep == nil && !p.rowPath {
 		// The eight query heads of a decode step's group: the multi-row
 		// kernels, with each row's FMAs only, beat a block's sixteen lanes
-		// half empty (H = 8, Hkv = 1, Tk = 32768, d = 128: 1.79 ms against
-		// 2.36 on Zen 5, before the eight-row kernels; with them, on a
-		// Xeon, 1.73 ms against 1.94 as two groups of four). With sixteen
-		// rows the block is faster (a 4-row verify of 4 heads: 2.35 ms
-		// against 3.19 on the row path).
+		// half empty; with sixteen rows the block is faster (measured:
+		// docs/performance/amd-epyc-zen5.md#eight-query-heads-on-the-row-path-from-code-comments).
 		p.block = false
 	}
 	p.tile = keyTile(p.block, dk, v.cols)
@@ -154,8 +147,8 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 
 // smallWork is the work (multiply-adds) below which a call runs on the
 // caller's goroutine alone: waking a worker and waiting for it costs more
-// than it saves. A decode step over one key (H = 32, Hkv = 8, d = 128)
-// took 6.2 µs on two workers against 5.0 on one.
+// than it saves, as on a decode step over one key (measured:
+// docs/performance/amd-epyc-zen5.md#small-calls-on-one-goroutine-from-code-comments).
 const smallWork = 1 << 16
 
 // small reports whether the call's work is below smallWork. Which worker
@@ -215,8 +208,9 @@ func (p *batchJob) taskInto(tk *batchTask, t int) {
 	p0 := blk * batchQueryBlock
 	tk.R = min(p.packed, p0+batchQueryBlock) - p0
 	// Row p0+r is query (p0+r)%Tq of head kh·g + (p0+r)/Tq: one division,
-	// then a step per row: the two divisions per row took 88 ns a task
-	// against 42 (task is called twice per task, see prefetch).
+	// then a step per row, not two divisions per row, which took about twice
+	// as long (task is called twice per task, see prefetch; measured:
+	// docs/performance/amd-epyc-zen5.md#a-tasks-rows-by-one-division-from-code-comments).
 	h, i := tk.kh*p.group+p0/p.q.rows, p0%p.q.rows
 	for r := range tk.R {
 		tk.hs[r], tk.is[r] = h, i

@@ -73,12 +73,12 @@ func (e *Batched) Close() {
 
 // DefaultIdleSpin is how long a new Batched's idle workers poll for the
 // next call before they park. Waking a parked worker costs an OS thread's
-// wake-up: measured about 100 µs on a KVM guest (the vCPU halts), where a
-// decode step split across two workers takes 0.7 ms, so a helper woken
-// from sleep missed a seventh of the step. Polling for about as long as a
-// wake-up costs keeps back-to-back calls' helpers awake and, when no call
-// comes, wastes at most that long again: never more than twice the better
-// of the two choices.
+// wake-up, measured about 100 µs on a KVM guest (the vCPU halts): a good
+// part of a decode step split across two workers (measured:
+// docs/performance/intel-xeon.md#the-idle-spin-from-code-comments).
+// Polling for about as long as a wake-up costs keeps back-to-back calls'
+// helpers awake and, when no call comes, wastes at most that long again:
+// never more than twice the better of the two choices.
 const DefaultIdleSpin = 100 * time.Microsecond
 
 // SetIdleSpin sets how long idle workers, and a call waiting for its
@@ -96,13 +96,12 @@ const WakeSpin = 2 * time.Millisecond
 // time finds them awake. Call it when a call is coming and the work before
 // it is longer than the idle spin: at the start of a layer, say, whose
 // projections come before its attention. A parked worker takes about as
-// long to wake as a short call runs: on a KVM guest (Zen 4) a grouped
-// decode step over 512 keys (H 32, Hkv 8, d 128) 300 µs after the last
-// ran no faster on two workers than on one, 92.6 µs against 92.4, and in
-// 65.0 µs on two woken as the 300 µs began; over 4096 keys 667 µs, and
-// 588 woken (BenchmarkDecodeGap in this package's tests). Wake never
-// blocks; it does nothing on an engine with one worker or after Close, and
-// may be called from any goroutine at any time.
+// long to wake as a short call runs: a short decode step made after a gap
+// ran no faster on two workers than on one unless they were woken as the
+// gap began (BenchmarkDecodeGap in this package's tests; measured:
+// docs/performance/amd-epyc-zen4.md#waking-parked-workers-from-code-comments).
+// Wake never blocks; it does nothing on an engine with one worker or after
+// Close, and may be called from any goroutine at any time.
 func (e *Batched) Wake() {
 	if e.alert == nil || e.stop.Load() {
 		return

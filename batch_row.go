@@ -159,22 +159,20 @@ var (
 //
 // Where a task has five to eight rows and the wide kernels (see
 // multiWide), they read each key row and each value row once for all of
-// them, from memory: eight query heads of a group (H = 8, Hkv = 1,
-// Tk = 32768, d = 128) took 1.73 ms against 1.94 as two groups of four,
-// whose second group read the tile again from L2 while nothing streamed.
+// them, from memory, where two groups of four would have the second read
+// the tile again from L2 while nothing streamed (measured:
+// docs/performance/intel-xeon.md#eight-query-heads-in-the-eight-row-kernels-from-code-comments).
 //
 // The float32 multi-row blend (two streams of keys, like blendRows)
-// streams V the slower: a grouped decode step (H 32, Hkv 8, Tk 4096,
-// d 128) took 0.95 ms blending all four rows through it against 0.68 (Zen
-// 5). So each tile's multi-row blend asks for the next tile's V as it
-// goes (see batch_ahead.go), and a tile whose V was asked for goes through it
-// whole; a cold tile still has row 0 through the one-row blend first, and
-// the eight-row score asks for its V. On a Xeon that step went from 1.37
-// to 1.32 ms, eight rows (H 8, Hkv 1, Tk 32768) from 1.70 to 1.48 ms. On
-// avx512 the 16-bit one (one stream of keys) streams V itself and widens
-// each element once for the group: over an f16 cache Tk 4096 took 0.41 ms
-// against 0.49 with row 0 through blendRowsF16 first, Tk 32768 4.68
-// against 5.08.
+// streams V the slower (measured:
+// docs/performance/amd-epyc-zen5.md#row-0s-blend-from-code-comments). So
+// each tile's multi-row blend asks for the next tile's V as it goes (see
+// batch_ahead.go), and a tile whose V was asked for goes through it whole
+// (measured: docs/performance/intel-xeon.md#the-multi-row-blends-ask-ahead-from-code-comments);
+// a cold tile still has row 0 through the one-row blend first, and the
+// eight-row score asks for its V. On avx512 the 16-bit one (one stream of
+// keys) streams V itself and widens each element once for the group, so
+// row 0 goes through it too.
 //
 // next is where the value rows of the tile the worker takes next start,
 // for the multi-row blends to ask for (nil for none), and cold tells

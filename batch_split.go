@@ -14,11 +14,11 @@ import "math"
 //
 // splitKeys is fixed, not derived from the worker count, for that reason.
 // A fold costs two passes over the rows' outputs (R·dv floats) per chunk,
-// against a chunk's reading of splitKeys rows of K and V. Measured on
-// decode steps (d = 128; H = 8, Hkv = 1, Tk = 32768 on one and two
-// workers; H = 32, Hkv = 8, Tk = 4096), chunks of 512 to 4096 keys ran
-// within 6% of each other, 1024 the fastest or tied: small enough that a
-// few key/value heads give a many-core machine work for every core.
+// against a chunk's reading of splitKeys rows of K and V. Chunks of 512 to
+// 4096 keys ran about as fast, 1024 the fastest or tied (measured:
+// docs/performance/amd-epyc-zen5.md#chunks-of-1024-keys-from-code-comments):
+// small enough that a few key/value heads give a many-core machine work
+// for every core.
 const splitKeys = 1024
 
 // partLen is the size of one chunk's partial: the max and the sum of each

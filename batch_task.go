@@ -302,7 +302,8 @@ func (p *batchJob) finishRows(tk *batchTask, m, l []float32) {
 // outRun returns the output rows of task tk as one slice, row r at r·dv,
 // where they lie so (the query heads of a group at Tq = 1 in a packed
 // output), else nil. Blending there saves copying each row out of
-// scratch: 11% of a decode step over one key (H 32, Hkv 8, d 128; Zen 4).
+// scratch, a tenth of a decode step over one key (measured:
+// docs/performance/amd-epyc-zen4.md#the-next-task-taken-ahead-and-blends-in-place-from-code-comments).
 func (p *batchJob) outRun(tk *batchTask) []float32 {
 	o, dv := p.out, p.v.cols
 	at := func(r int) int { return tk.b*o.bs + tk.hs[r]*o.hs + tk.is[r]*o.rs }

@@ -17,10 +17,9 @@ func blendRunKeys(bytes, dv int) int {
 // blend16RunKeys returns how many keys of 16-bit value rows dv elements
 // wide one call of the one-row 16-bit blend should take: all of them where
 // it walks a row in one pass, else 16 KiB of rows, so that its later
-// passes over the same rows find them in L1. With avx2 (64 columns a pass)
-// a grouped decode step (H 32, Hkv 8, d 128) over an f16 cache took 1.34
-// ms against 1.58 with a call per tile of 512 keys at Tk 4096, 9.8 against
-// 12.9 at Tk 32768 (Zen 5, medians of 5 alternating rounds).
+// passes over the same rows find them in L1 (measured with avx2, 64
+// columns a pass:
+// docs/performance/amd-epyc-zen5.md#the-one-row-16-bit-blend-in-runs-from-code-comments).
 func blend16RunKeys(dv int) int {
 	if c := blend16Cols(); c == 0 || dv <= c {
 		return math.MaxInt

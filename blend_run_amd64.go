@@ -5,10 +5,9 @@ package attention
 // wholeTileBlend reports whether the blend kernel in use fetches ahead
 // within the rows of one call, so that a tile should go in one call
 // rather than in runs. avx512's does: each group of columns fetches the
-// line the next group reads. Measured here (Zen 5) against runs of 8 KiB,
-// prefill (d = 64) took 1–5% less time and a chunked long row (d = 128)
-// about 10% less: every run's first lines were a miss and every run
-// reloaded and stored the output lanes once per group.
+// line the next group reads; in runs, every run's first lines were a miss
+// and every run reloaded and stored the output lanes once per group
+// (measured: docs/performance/amd-epyc-zen5.md#block-path-tiles-from-code-comments).
 func wholeTileBlend() bool { return active == implAVX512 }
 
 // blend16Cols is how many columns of a 16-bit value row the one-row

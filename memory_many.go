@@ -57,11 +57,8 @@ func (m *Memory) AttendMany(ctx, weights []float32, queries Matrix, ws *Workspac
 // manyBlockMin is the number of queries from which a block of sixteen
 // lanes costs less than the tiled path. The block kernels do the work of
 // sixteen queries whatever the number in the block, and on an AVX2 core
-// that work takes about as long as twelve queries through the tiled path:
-// with K and V evicted from the caches before each step (d = 128, T = 1024
-// and 8192), 11 queries took 0.99× the time of a block there and 12
-// queries 1.01-1.03×; with K and V in L2 or L3 the tiled path won up to 13
-// queries, from DRAM (T = 65536) up to 10.
+// that work takes about as long as twelve queries through the tiled path
+// (measured: docs/performance/amd-epyc-zen5.md#attendmanys-block-path-from-12-queries-from-code-comments).
 const manyBlockMin = 12
 
 // attendSplit runs the queries in blocks of sixteen on the block path, the

@@ -16,38 +16,14 @@ import "math"
 // one-row kernels instead, which stream the tile from memory (scoreRows
 // prefetches ahead from 128 KiB on, blendRows reads V as two streams), and
 // leave it in L2 for the others: the multi-row kernels, faster from cache,
-// stream worse from memory. BenchmarkAttendMany (d = 128) on an AMD EPYC
-// with 1 MiB of L2 per core and 32 MiB of L3, medians of 7 alternating
-// runs, before (every query on the one-row kernels, tiles of 32 KiB),
-// with every query on the multi-row kernels, and with this "hybrid" (both
-// with tiles of 128 KiB):
-//
-//	K and V                  beams  one-row   multi-row  hybrid
-//	1 MiB (T = 1024), warm   2      17.4 µs   11.7 µs    17.2 µs
-//	                         4      30.2      22.0       27.0
-//	                         8      57.2      43.1       47.2
-//	8 MiB (T = 8192), warm   2      144       101        137
-//	                         4      248       173        211
-//	                         8      458       331        376
-//	1 MiB, evicted           2      41.6      54.5       35.7
-//	                         4      56.0      96.7       47.0
-//	                         8      81.9      113        68.1
-//	8 MiB, evicted           2      319       404        257
-//	                         4      431       707        342
-//	                         8      639       861        501
-//	64 MiB (T = 65536)       2      2.73 ms   3.31 ms    2.16 ms
-//	                         4      3.71      5.86       2.82
-//	                         8      5.74      7.12       4.28
-//
-// (warm: K and V stay in L2 or L3 from one step to the next; evicted: 64
-// MiB of other data are touched before each step, as the other layers of
-// a model do between its steps; 64 MiB come from DRAM either way). Every
-// query on the multi-row kernels beat the hybrid by 10-45% while K and V
-// stayed in cache, and lost by up to 2× when they did not; the hybrid
-// matched the one-row kernels or beat them, by up to 1.4×. With two
-// queries the hybrid is the one-row kernels on larger tiles: the second
-// query alone is a group of one, which the multi-row kernels do not serve
-// faster.
+// stream worse from memory. Every query on the multi-row kernels beat this
+// "hybrid" while K and V stayed in cache and lost when they did not (the
+// other layers of a model evict them between its steps), where the hybrid
+// matched the one-row kernels or beat them (measured:
+// docs/performance/amd-epyc-zen5.md#attendmanys-first-query-from-code-comments).
+// With two queries the hybrid is the one-row kernels on larger tiles: the
+// second query alone is a group of one, which the multi-row kernels do not
+// serve faster.
 //
 // Every query's scores and contexts are the bits it would get in any other
 // place among the queries: the multi-row kernels give a row what the
@@ -293,10 +269,8 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 // oneFirst32 reports whether blendGroups takes the first live query of a
 // float32 pass through blendRows, which streams V for the multi-row blends
 // after it: not where the multi-row blend streams V itself (see
-// multiBlendSplits; every group it takes is of two to four rows). Over 128
-// columns, two to four queries took 0.82-0.91 of the time with V in L3
-// (T = 8192) and 0.91-0.95 from DRAM (T = 65536), five 0.91 and 0.99
-// (AttendMany, scaled dot, alternating call by call in one process, Zen 4).
+// multiBlendSplits; every group it takes is of two to four rows; measured:
+// docs/performance/amd-epyc-zen4.md#the-float32-blend-a-key-stream-at-a-time-from-code-comments).
 func oneFirst32(dv int) bool { return !multiBlendSplits(2, dv) }
 
 // blendRowsMultiNow is blendRowsMulti asking for nothing ahead: a pass
