@@ -171,9 +171,11 @@ func roofline(rep *benchReport, c benchCase, kernels string) bound {
 // read bandwidth gbps measured at the case's working set, or the FMA peak
 // where that is the lower roofline (ownFMA). A decode step with many
 // query rows to a key, on a core whose FMA pipes are narrow for its
-// memory (the 8 heads on 1 of mqa-32k do 4 FLOPs a byte: on a first
-// generation Zen, 18 GB/s would need 73 GFLOP/s of a peak of 40), is
-// bound by its FMAs, and a fraction of the read alone would understate it.
+// memory (the 8 heads on 1 of mqa-32k do 4 FLOPs a byte, more than a
+// first-generation Zen's FMAs keep up with at its DRAM read; measured:
+// docs/performance/amd-epyc-zen1.md#decode-steps-bound-by-their-fmas-from-code-comments),
+// is bound by its FMAs, and a fraction of the read alone would understate
+// it.
 func (b bound) withRead(c benchCase, gbps float64) bound {
 	return b.withReadAs(c, gbps, b.ownFMA(c, gbps))
 }

@@ -296,10 +296,9 @@ var All = []Kernel{
 		Generic: NoOp,
 		// Without arm64 hardware to measure it on, prefetching is a no-op there.
 		// avx512 reuses avx2's: one PREFETCHT0 per cache line and no vector
-		// register, so wider registers have nothing to widen
-		// (BenchmarkSmallKernels/prefetch, 16 rows × 64 floats: 17.1 ns on
-		// avx512 and 17.9 on avx2, the same code within noise), and a
-		// prefill spends under 1% of its time in it.
+		// register, so wider registers have nothing to widen (measured:
+		// docs/performance/amd-epyc-zen5.md#avx512-reuses-avx2s-prefetch-from-code-comments),
+		// and a prefill spends under 1% of its time in it.
 		Impls: map[string]Use{"avx512": Reuse, "avx2": Asm, "neon": NoOp},
 	},
 	{
