@@ -46,11 +46,12 @@ func genAxpy() {
 //
 // The rows are read as two streams, row i beside row i+h (h = len(w)/2),
 // then the odd last row: two sequential streams keep more cache misses in
-// flight than one, and a value matrix is usually too large for L1. Against
-// a single stream, the kernel alone took 8-11% less time with V in L1 or
-// L2 (d = 64 and 128), 8-15% in L3 and 22% from DRAM (median of
-// alternating runs). Each acc[j] still sums every product once, in a
-// different order from the generic kernel.
+// flight than one, and a value matrix is usually too large for L1; the
+// kernel took less time this way than as one stream, from L1 to DRAM
+// (measured:
+// docs/performance/amd-epyc-zen3.md#the-avx2-blend-as-two-streams-from-code-comments).
+// Each acc[j] still sums every product once, in a different order from the
+// generic kernel.
 func genBlendRows() {
 	acc := Load(Param("acc").Base(), GP64())
 	d := Load(Param("acc").Len(), GP64())

@@ -43,13 +43,11 @@ func genAxpyZ() {
 // d = 64 where the two FMA pipes need eight. blendRowsMulti adds in the
 // same order.
 //
-// There is no software prefetch: eight rows ahead of each stream, the
-// kernel alone took 11-15% less time with V in L3 (d = 64 and 128,
-// T = 8192) but 8-18% more with V in L2 (d = 128, T = 1024), which a call
-// cannot tell apart (the fronts split V into calls of 256 KiB), and a
-// decoder step (Attend, d = 128, T = 1024 and 8192) and the decode shapes
-// gqa-4k and mqa-32k through blendRowsMulti took the same time within
-// noise either way (medians of four alternating runs).
+// There is no software prefetch: ahead of each stream it saved time with
+// V in L3 but cost about as much with V in L2, which a call cannot tell
+// apart (the fronts split V into calls of 256 KiB), and decode steps took
+// the same time either way (measured:
+// docs/performance/amd-epyc-zen5.md#no-prefetch-in-the-zmm-blend-from-code-comments).
 func genBlendRowsZ() {
 	acc := Load(Param("acc").Base(), GP64())
 	d := Load(Param("acc").Len(), GP64())

@@ -11,12 +11,11 @@ import (
 // The block score and blend kernels for two blocks of sixteen query rows
 // at once: each key or value element is broadcast into a register once and
 // meets both blocks' row vectors, two FMAs per load where blockScores and
-// blockBlend have one. That
-// load is what bounds blockScores on sixteen lanes (see block_zmm.go): on
-// Zen 5 a loop of FMAs with a broadcast operand ran at 87% of the FMA peak
-// of register operands, with a row vector loaded per sixteen of them
-// (blockScores' pattern) at 80%, and with two row vectors and an explicit
-// broadcast per two FMAs (this kernel's) at 97%.
+// blockBlend have one. That load is what bounds blockScores on sixteen
+// lanes (see block_zmm.go): a loop of FMAs with two row vectors and an
+// explicit broadcast per two FMAs (this kernel's pattern) came nearer the
+// FMA peak of register operands than blockScores' (measured:
+// docs/performance/amd-epyc-zen5.md#two-blocks-per-broadcast-from-code-comments).
 
 func init() {
 	avx512["blockScores2"] = func() { genBlockScores2Z(false) }

@@ -20,12 +20,13 @@ func init() {
 // rows in the scores, per key and full group of columns in the blend):
 // both make d/16 slots a key, so 32 bytes a slot asks for the 2·d bytes
 // of a 16-bit row a key, spread evenly over the kernel's FMAs. The engine
-// widens the rows it asks for next (see blockKeys): in one burst of 128
-// lines from memory, with the FMA pipes idle, the widening took 0.65 µs
-// against 0.15 from cache, and a 4-row verify over an f16 cache (H 32,
-// Hkv 8, Tk 4096, d 128) spent 27% of its time in it (Zen 4). A prefetch
-// burst before the kernels cost as much: at most a few dozen lines are in
-// flight at once, and the kernels' steady pace keeps that many going.
+// widens the rows it asks for next (see blockKeys): in one burst from
+// memory, with the FMA pipes idle, the widening took several times as long
+// as from cache, a good part of a 4-row verify over an f16 cache (measured:
+// docs/performance/amd-epyc-zen4.md#the-block-kernels-ask-for-the-rows-widened-next-from-code-comments).
+// A prefetch burst before the kernels cost as much: at most a few dozen
+// lines are in flight at once, and the kernels' steady pace keeps that
+// many going.
 const askStep = 32
 
 // askAt returns a register at the argument ask's first element, whose
@@ -253,9 +254,9 @@ func valueKeysZ(name string, W int, v, stride, s3 Register, stParam string, weig
 // rows as broadcast memory operands (one block of lanes). Each of the four
 // keys of a step has a base register of its own: an FMA whose operand
 // has an index register is two uops from rename on, one with a base alone
-// stays one. Measured here (Xeon), the one-block blend from L1 went
-// from 199 to 206 GFLOP/s at d = 128; the two-block blend, which
-// broadcasts into a register for two FMAs, lost 4% with its own bases.
+// stays one. The one-block blend gained from it; the two-block blend,
+// which broadcasts into a register for two FMAs, lost with its own bases
+// (measured: docs/performance/intel-xeon.md#base-registers-for-the-one-block-kernels-from-code-comments).
 //
 // With ap not nil, the keys ask for the lines at ap instead, askStep bytes
 // a key (see askStep), and move ap on.
@@ -354,9 +355,9 @@ func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k,
 	// Packed rows of 64 or 128 floats (a [T][d] tensor, a KV cache's
 	// head) are addressed from the group's first row with the offset in
 	// the instruction: an FMA whose broadcast operand has an index
-	// register is two uops from rename on, one with a base alone stays one.
-	// Measured here (Xeon), the kernel went from 188 to 194 GFLOP/s from
-	// L1 at d = 128 (medians of 12 alternating runs).
+	// register is two uops from rename on, one with a base alone stays one
+	// (measured:
+	// docs/performance/intel-xeon.md#base-registers-for-the-one-block-kernels-from-code-comments).
 	done := "scoresz_lines_done"
 	for _, b := range packedStrides {
 		CMPQ(stride, U32(b))

@@ -207,13 +207,12 @@ const scoreStreamBytes = 128 << 10
 // prefetch of the next block, 512 bytes per step in address order, so it
 // is all requested by the time this block is done. The eight rows are read
 // side by side, each only d floats long, and the hardware prefetchers lose
-// track of them at every jump to the next block. Alone, with K in L3, the
-// kernel took 9-12% less time at d = 64 and 128 (T = 1024 to 8192,
-// median of alternating runs), a decoder step at T = 1024, d = 128 about
-// 12% less; prefetching two or four blocks ahead gained less, and so did
-// scoreStreamStrided's order on contiguous rows. The loop leaves fewer
-// than 64 bytes of each row to the single-chunk loop, and the prefetches of
-// the last block keep inside k (see keepInside).
+// track of them at every jump to the next block. One block ahead gained
+// more than two or four, or than scoreStreamStrided's order on contiguous
+// rows (measured:
+// docs/performance/amd-epyc-zen3.md#the-avx2-score-prefetches-the-next-block-from-code-comments).
+// The loop leaves fewer than 64 bytes of each row to the single-chunk loop,
+// and the prefetches of the last block keep inside k (see keepInside).
 func scoreStream(acc []VecVirtual, q, k, k4, stride, s3, cnt Register) {
 	next := GP64()
 	LEAQ(Mem{Base: k, Index: stride, Scale: 8}, next)

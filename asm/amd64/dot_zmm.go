@@ -130,20 +130,17 @@ func genScoreRowsZ() {
 // after the other, so K is read in address order, where the chunk-major
 // blocks read eight rows side by side. Each row's FMAs come in the same
 // order as there, so its bits are the same. The rows left over go to the
-// four-row blocks. Against the chunk-major blocks, the kernel alone took
-// 29-30% less time at d = 128 with K in L2 (T = 512 and 1024), 12% less
-// at T = 8192, 9% less at d = 64, T = 8192 and the same at T <= 1024
-// (medians of three alternating runs). It serves d = 64 and 128 and
-// their tails (d < 80, 128 <= d < 144); other d keep the chunk-major
-// blocks.
+// four-row blocks. The kernel alone took less time this way than with the
+// chunk-major blocks, most at d = 128 with K in L2 (measured:
+// docs/performance/amd-epyc-zen5.md#scorerows-in-address-order-from-code-comments).
+// It serves d = 64 and 128 and their tails (d < 80, 128 <= d < 144);
+// other d keep the chunk-major blocks.
 //
 // A large K of contiguous rows streams without software prefetches, the
 // hardware prefetchers following the address order: asking for the next
-// block's lines as well, the kernel alone over 32 MiB (tiles of 512 keys)
-// took 1.15 times as long, while decoder steps (Memory.Attend and
-// AttendMany, d = 128, T = 8192 and 65536) moved within the noise (Zen 4,
-// medians of 6-8 alternating runs). Rows further apart keep them:
-// without, a head of rows 4 KiB apart streamed 1.18 times slower.
+// block's lines as well only slowed the kernel. Rows further apart keep
+// them, and stream slower without (measured:
+// docs/performance/amd-epyc-zen4.md#scores-in-address-order-from-code-comments).
 func scoreRowMajorZ(nc int, dst, rows, k, stride, q, rem, stream Register) {
 	name := fmt.Sprintf("scorezrm%d", nc)
 	qs := make([]VecVirtual, nc)

@@ -33,13 +33,10 @@ const expFastBound = 86.5
 // stage, so their 6-FMA Horner chains overlap. Four vectors need twelve
 // registers between them (x, z and n of each), which leaves room for only
 // a few constants in registers; the rest become memory operands. More
-// loads cost less than idle FMA pipes: against two vectors with every
-// constant in a register, four took about 7% less time for exp and expSum
-// at n = 4096 (best and 25th percentile of alternating runs), 12% at the
-// median of the Exp benchmark. Three vectors with more constants in
-// registers, or five with none, were slower; a software-pipelined loop
-// (the reduction of the next vectors beside the polynomial of these) gained
-// nothing.
+// loads cost less than idle FMA pipes: four vectors beat two with every
+// constant in a register, three with more constants in registers, five
+// with none and a software-pipelined loop (measured:
+// docs/performance/amd-epyc-zen3.md#the-avx2-exp-kernels-from-code-comments).
 const expUnroll = 4
 
 // expK holds the scheme's constants, each a register or a memory operand.
@@ -425,9 +422,8 @@ func init() {
 	// without NaN, so the fast kernel checks only the lower end of its range
 	// (belowRange: three VMINPS for four vectors against the AND and VPMAXUD of
 	// each). It keeps two sums, for alternate vectors, and only Shift in a
-	// register (the second sum needs it). Measured at n=4096 against the
-	// two-sided check, one sum and Shift and 1/ln2 in registers, in one
-	// process on a quiet host: expSum 1150 -> 1070 ns, Softmax 1480 -> 1400.
+	// register (the second sum needs it; measured:
+	// docs/performance/amd-epyc-zen3.md#the-avx2-exp-kernels-from-code-comments).
 	avx2["expSumFast"] = expKernel{sum: true, regs: []string{"shift"}}.generate
 	avx2["expSumSpecial"] = expKernel{sum: true, special: true}.generate
 }

@@ -34,10 +34,10 @@ const expClampZ = 100
 // expZUnroll is how many vectors the kernels interleave stage by stage, so
 // that their 9-deep FMA chains overlap on the two FMA pipes; with the
 // constants in registers, four vectors take 12 of the 32 registers. The
-// kernels are bound by the FMA pipes' throughput from two vectors on:
-// medians of 8 alternating runs at n=4096, Exp 340 / 333 / 332 ns and
-// Softmax 535 / 512 / 503 ns for two / four / six vectors. Six leave no
-// register spare (eight do not fit), for 1-2%.
+// kernels are bound by the FMA pipes' throughput from two vectors on, and
+// six, which leave no register spare (eight do not fit), gain little over
+// four (measured:
+// docs/performance/amd-epyc-zen5.md#the-zmm-exp-kernels-interleave-four-vectors-from-code-comments).
 const expZUnroll = 4
 
 // expZK holds the scheme's constants, broadcast into registers.

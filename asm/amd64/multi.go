@@ -168,15 +168,12 @@ func scoreMulti(R int) {
 // score takes, widest first: R·P accumulators, P key chunks and a query
 // chunk in the sixteen registers, and each block's chunk step loads P + R
 // vectors for R·P FMAs. Four rows take three keys (7 loads for 12 FMAs,
-// against 6 for 8 with two), then two and one. From L1 and L2 the
-// four-row score of 256 keys (d = 128) took 5.7 µs against 6.5, and a
-// grouped decode step whose K and V sit in L3 (H 32, Hkv 8, Tk 512 and
-// 1024) 10-15% less time, with the blends' wider blocks (multiBlendCols);
-// from DRAM (Tk 4096) the step moved within the host's noise (Zen 3,
-// medians of 6-12 alternating runs). Every block sums its accumulators
-// through the tree of scoreRows's blocks of eight rows (see storeMulti),
-// so a row's scores keep scoreRows's bits while n is a multiple of 8,
-// whichever blocks its keys fall in.
+// against 6 for 8 with two), then two and one, which pays from cache
+// (measured:
+// docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
+// Every block sums its accumulators through the tree of scoreRows's blocks
+// of eight rows (see storeMulti), so a row's scores keep scoreRows's bits
+// while n is a multiple of 8, whichever blocks its keys fall in.
 var multiScoreKeys = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {2, 1}, 4: {3, 2, 1}}
 
 // scoreKeys emits the scores of P keys from m.kv against the R query rows
@@ -358,8 +355,8 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 // C vectors of V and one weight at a time (C·R + C + 1 ≤ 16). Three rows
 // take four vectors (three before) and four rows three (two before): 7
 // loads for 12 FMAs against 6 for 9 or 8, and fewer passes over the value
-// rows. From L1 and L2 the four-row blend of 256 keys took 4.0 µs against
-// 4.3 (Zen 3, medians; see multiScoreKeys for the decode step).
+// rows (measured:
+// docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
 var multiBlendCols = map[int]int{1: 8, 2: 4, 3: 4, 4: 3}
 
 // genBlendRowsMulti: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns

@@ -50,11 +50,10 @@ func genScoreRowsMulti16(w widen16, pairs bool) {
 		keys := multiScoreKeys[R]
 		if pairs {
 			// Four rows' pairs of key halves beside twelve accumulators
-			// would not fit: two keys a block. With the wider blocks of
-			// multiScoreKeys and multiBlendCols, a grouped decode step
-			// over an f16 cache (H 32, Hkv 8, Tk 4096, d 128) took 2.02
-			// ms against 2.23, and 1.60 times less than over float32
-			// against 1.50 (Zen 3, medians of six alternating runs).
+			// would not fit: two keys a block. Otherwise the 16-bit
+			// kernels take the float32 kernels' wider blocks, which pay
+			// over an f16 cache too (measured:
+			// docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
 			keys = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {2, 1}, 4: {2, 1}}[R]
 		}
 		for _, P := range keys {
@@ -202,8 +201,8 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 
 // paired says that the query rows come in pair order
 // (scoreRowsMultiPairedBF16): each block's even and odd halves are loaded,
-// not split. From L2, four rows' scores of 256 keys (d = 128) took 9.5 µs
-// against 15.7 (Zen 3, medians of eight runs), where f16's took 9.1.
+// not split, which brings four rows' scores from L2 near f16's speed
+// (measured: docs/performance/amd-epyc-zen3.md#bfloat16-in-pair-order-from-code-comments).
 var paired bool
 
 // scorePairs16 emits one step of sixteen bfloat16 columns of P keys
@@ -429,10 +428,11 @@ var multiBlendPairs = map[int][]int{1: {3, 2, 1}, 2: {2, 1}, 3: {1}, 4: {1}}
 // top halves masked), two FMAs per broadcast weight. Widening eight
 // columns at a time instead (VPMOVZXWD and VPSLLD for each) took two
 // shuffle-port instructions per eight columns beside the FMAs, and the
-// bfloat16 blend took 1.8 times as long as the float16 one in a decode
-// step (H 32, Hkv 8, Tk 32768, d 128; Zen 3). The accumulators are split
-// into even and odd columns as they are loaded and put back in order as
-// they are stored, so every column's sums are the bits of key order.
+// bfloat16 blend was far slower than the float16 one (measured:
+// docs/performance/amd-epyc-zen3.md#bfloat16-in-pair-order-from-code-comments).
+// The accumulators are split into even and odd columns as they are loaded
+// and put back in order as they are stored, so every column's sums are the
+// bits of key order.
 //
 // pf, if not nil, is asked for as in blendColumns16: a line for each 64
 // bytes of a key's step, then it moves on by the step's 32·C bytes.

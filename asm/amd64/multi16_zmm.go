@@ -212,9 +212,8 @@ var multi16BlendBlocks = map[int][]int{1: {8, 4, 2, 1}, 2: {8, 4, 2, 1}, 3: {8, 
 // zero-extension and shift: one operation on the vector pipes where there
 // were two, and the same bits. Its index and mask are loaded where it is
 // made, at the kernel's entry, and held through it. The multi-row
-// bfloat16 scores (d = 128, 5 alternating runs, Zen 4) went from 90 to 94
-// GFLOP/s with four rows from L2 (256 keys), 84 to 93 from L1 (24 keys),
-// and 90 to 93 with eight rows from L2.
+// bfloat16 scores gained from it (measured:
+// docs/performance/amd-epyc-zen4.md#bfloat16-widening-by-one-permutation-from-code-comments).
 func widenBF16Perm() widen16 {
 	name := "bf16perm"
 	if _, ok := consts[name]; !ok {

@@ -394,15 +394,12 @@ func blendMultiZ(R int, prefix string) {
 // rows (see blendRowsMulti): as many lines as the step reads, so that over
 // the passes the next call's rows arrive in L2 while this one computes,
 // and that call reads V from there. Into L2 (PREFETCHT1): into L1 they
-// held the fill buffers that this call's own loads from L2 wait for, and
-// a decode step over a cache in DRAM (H 32, Hkv 8, Tk 32768) took 6-12%
-// longer than with no prefetch, 2-3% with PREFETCHT1 (Xeon). Asking instead, in each pass, for the pass's own
-// line some rows on (32 or 64; a strided walk for each pass), or for it
-// in the next call's rows, the eight-row blend took 10-30% longer in a
-// decode step (H 8, Hkv 1, Tk 32768, d 128, Xeon); before, with no
-// prefetch, the one-row blend streamed V first for the others (on Zen 5
-// the four-row blend streamed 32 MiB of V at 26-29 GB/s with or without
-// a prefetch of whole rows ahead in its first pass).
+// held the fill buffers that this call's own loads from L2 wait for.
+// Asking instead, in each pass, for the pass's own line some rows on (a
+// strided walk for each pass), or for it in the next call's rows, was
+// slower; before, with no prefetch, the one-row blend streamed V first
+// for the others (measured:
+// docs/performance/intel-xeon.md#the-multi-row-blends-ask-ahead-from-code-comments).
 func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, name string, mask Op) {
 	a, s := make([]VecVirtual, R*P), make([]VecVirtual, R*P)
 	// The accumulators' row addresses are formed where they move in and
@@ -511,15 +508,11 @@ func blendColumnsZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, n
 // prefetchAhead asks for the line at m as the zmm multi-row scores ask for
 // the rows ahead of them (K multiAhead rows on, and the eight-row score's
 // also): into L2 (PREFETCHT1) over float32 rows (w nil), into L1 over
-// 16-bit ones. On a Zen 4, whose PREFETCHT1 stops at L2 (older Zen cores
-// fill L1 at every level), the four-row score streamed K from DRAM at 20.8
-// GB/s against 19.4 into L1 and the eight-row one at 17.9 against 14.9;
-// a grouped decode step (H 32, Hkv 8, Tk 4096, d 128, 32 MiB of K and V)
-// took 1.28 ms against 1.41 on one worker and 0.74 against 0.83 on two,
-// H 8 on Hkv 1 over 32768 keys 1.70 against 1.95 and 0.92 against 1.03,
-// with no change at 512 and 1024 keys (medians of 5 alternating rounds).
-// Over 16-bit rows the scores are bound by their arithmetic there, and
-// the level made no difference.
+// 16-bit ones. Into L2 the float32 scores stream K from DRAM faster where
+// PREFETCHT1 stops at L2 (a Zen 4; older Zen cores fill L1 at every
+// level); over 16-bit rows the scores are bound by their arithmetic, and
+// the level made no difference (measured:
+// docs/performance/amd-epyc-zen4.md#the-scores-prefetches-into-l2-from-code-comments).
 func prefetchAhead(w widen16, m Mem) {
 	if w == nil {
 		PREFETCHT1(m)
@@ -531,32 +524,24 @@ func prefetchAhead(w widen16, m Mem) {
 // weightOperand: the wide blends (five to eight rows), the float32 one of
 // three rows (see weightOperands), and the 16-bit ones of any row count,
 // take each row's weight as the FMA's broadcast memory operand ({1to16})
-// rather than through a VBROADCASTSS of its own. On a Zen 4 the separate
-// broadcasts held the float32 eight-row blend to 85-87 GFLOP/s from L1
-// and L2 (d = 128, 24 and 256 keys), 74% of the FMA peak of 117, and the
-// 16-bit ones to 98-101; with the broadcast in the FMA all three ran at
-// 114-117. The 16-bit four-row blends, whose six vectors of columns a key
-// share each weight among six FMAs, went from 101 to 115 from L2 (256
-// keys; 5 alternating runs), beside the widening that shares their pipes,
-// and with fewer rows (eight vectors a key) three rows from 104 to 115,
-// two from 91-95 to 97-98 and one from 56-58 to 58-60; the float32
-// four-row blend, three vectors a key and no widening, did not gain (111
-// against 107) and keeps its broadcasts. Intel cores split an
-// FMA whose memory operand has an index register into a load and the FMA,
-// the two uops the separate broadcast and FMA were. The sums are the same
-// products in the same order; only the operands' order changes, and with
-// it which NaN's payload an FMA keeps where a weight and a value are both
-// NaN (x86 keeps the first NaN operand's, and a broadcast operand comes
-// last), so such sums may differ from the one-row kernels' in the payload.
+// rather than through a VBROADCASTSS of its own, which on a Zen 4 takes a
+// slot of the FMA pipes; the float32 four-row blend, three vectors a key
+// and no widening, did not gain and keeps its broadcasts (measured:
+// docs/performance/amd-epyc-zen4.md#weights-as-the-fmas-broadcast-operand-from-code-comments).
+// Intel cores split an FMA whose memory operand has an index register into a
+// load and the FMA, the two uops the separate broadcast and FMA were. The
+// sums are the same products in the same order; only the operands' order
+// changes, and with it which NaN's payload an FMA keeps where a weight and a
+// value are both NaN (x86 keeps the first NaN operand's, and a broadcast
+// operand comes last), so such sums may differ from the one-row kernels' in
+// the payload.
 
 // multiAhead is how many rows ahead scoreRowsMulti prefetches K. Its
 // blocks read four or eight rows side by side, a chunk of each at a time,
 // and R FMAs per chunk loaded; from memory the hardware prefetchers do not
-// keep up with that order: streaming 32 MiB of K (d = 128, tiles of 256
-// keys, K read once per call) the four-row score ran at 25 GB/s without
-// software prefetch, 35 prefetching each row's chunk a tile ahead, and 53,
-// 61, 52 and 44 GB/s prefetching in address order 16, 32, 64 and 128 rows
-// ahead; the one-row scoreRows ran at 55-60 and the read kernels at ~80.
+// keep up with that order, and of the distances tried in address order 32
+// rows streamed K the fastest (measured:
+// docs/performance/amd-epyc-zen5.md#multi-row-scores-stream-k-from-code-comments).
 const multiAhead = 32
 
 // multiBlendBlocks lists, by row count, the blocks of column vectors the
@@ -564,21 +549,20 @@ const multiAhead = 32
 // sets of R per vector) and R broadcast weights fit in 32 registers, as
 // every block is one more pass over the value rows. Three rows took 4
 // vectors and four rows 3 then 2 (at d = 128, two passes and three where
-// both took four with blocks of 2): 512 keys of V in L2, 1.76 µs against
-// 2.66 for three rows and 2.35 against 3.77 for four (fastest of nine
-// runs on a busy machine).
+// both took four with blocks of 2), which paid with V in L2 (measured:
+// docs/performance/amd-epyc-zen5.md#the-zmm-multi-row-blends-column-blocks-from-code-comments).
 //
 // From memory the first pass is what streams V, and the more of each row
 // it reads the nearer its reads come to one stream. So two rows take 7
 // vectors (28 accumulators, 2 weights and a value vector: 31 registers)
 // and then 1, and three rows take their weights as the FMAs' broadcast
 // operands (see weightOperand), which frees the registers for 5 vectors
-// (30 accumulators) and then 3: decode steps over 32 MiB of K and V (d =
-// 128) with two and three heads a group took 0.85-0.88 of the time with
-// blocks of 4, while from L2 both blends kept their speed (Zen 4, medians
-// of 8 alternating rounds). At d = 64 and 128 two to four rows now take
-// their first columns a key stream at a time (see blendSplitZ), and these
-// blocks serve the rest: four rows' eighth vector, and other d.
+// (30 accumulators) and then 3, which pays in decode steps from memory and
+// costs nothing from L2 (measured:
+// docs/performance/amd-epyc-zen4.md#wider-first-passes-for-two-and-three-rows-from-code-comments).
+// At d = 64 and 128 two to four rows now take their first columns a key
+// stream at a time (see blendSplitZ), and these blocks serve the rest: four
+// rows' eighth vector, and other d.
 //
 // weightOperands reports whether the float32 multi-row blend of R rows
 // takes its weights as the FMAs' broadcast operands: the wide ones, whose
@@ -609,19 +593,14 @@ func accBytes(db Register, R int) Register {
 // the order the chunk-major blocks give them, so its bits are the same.
 // Other d, and the keys left over, go on to the chunk-major blocks.
 //
-// Streaming 32 MiB of float32 K (tiles of 512 keys, d = 128), one row
-// took 0.83 of the time of the chunk-major blocks asking 32 rows ahead,
-// two 0.60 and three 0.72 (those blocks without the prefetches: 0.63 and
-// 0.74 for two and three rows); two and three rows had streamed slower
-// than four. At d = 64 two rows took 0.65, three 0.87-0.90 and four 0.92
-// (Zen 4, medians of 4-10 alternating runs). Decode steps over 64 MiB of
-// K and V (16 and 24 query heads on 8, 8192 keys), all from DRAM, took
-// 0.80 of the time on one worker and 0.90-0.91 on two (120 pairs
-// alternating step by step). Four rows of 128 do not
-// fit: with two of them as the FMAs' memory operands their loads bound
-// the block (1.37 times the time). The 16-bit kernels keep their blocks:
-// two rows of f16 or bf16 keys this way moved a decode step within the
-// noise.
+// Read so, K streams from memory faster than through the chunk-major
+// blocks, with or without their prefetches, and so do decode steps from
+// DRAM (measured:
+// docs/performance/amd-epyc-zen4.md#scores-in-address-order-from-code-comments).
+// Four rows of 128 do not fit: with two of them as the FMAs' memory
+// operands their loads bound the block. The 16-bit kernels keep their
+// blocks: two rows of f16 or bf16 keys this way did not speed a decode
+// step.
 func scoreRowMajorMultiZ(R int, m multiShape, db, nb Register, name string) {
 	end := name + "_rm_end"
 	for _, nc := range []int{4, 8} {
@@ -699,12 +678,11 @@ func scoreRowMajorBlocksZ(R, nc, P int, m multiShape, db, nb Register, name stri
 // four rows, whose eighth goes on with both streams as before). Each pass
 // then reads the rows of one stream in address order, most of each row,
 // and the hardware prefetchers follow it, where they do not follow the
-// passes of a few vectors of both streams at once: the blend streamed V
-// from memory without asking ahead as fast as asking ahead, and faster
-// than that did before. Over 32 MiB of V in tiles of 512 keys, alternating
-// call by call with the blend before it (asking for the next tile's rows),
-// two to four rows took 0.79 of the time at d = 128 and 0.64-0.79 at d =
-// 64; from L2 1.00-1.05 (Zen 4). Other d keep the blocks of both streams.
+// passes of a few vectors of both streams at once: the blend streams V
+// from memory without asking ahead faster than the blend of both streams
+// did asking ahead, and about as fast from L2 (measured:
+// docs/performance/amd-epyc-zen4.md#the-float32-blend-a-key-stream-at-a-time-from-code-comments).
+// Other d keep the blocks of both streams.
 func blendSplitZ(R int, m multiShape, db, nb, pf Register, nz VecVirtual, name string) {
 	for _, nc := range []int{4, 8} {
 		P := min(nc, 28/R)

@@ -51,10 +51,8 @@ func genPrefetchRows() {
 // memory nothing has written yet, such as the unused capacity of a new
 // cache, which the system backs with pages only when first written: there
 // each prefetch costs a page walk that finds no page, and no walk's failure
-// is remembered. A four-row score of 100 keys (d = 128) whose K slice went
-// on into untouched pages took 30.5 µs against 3.6 with them touched, 1000
-// keys 70 against 49, the one-row score of 1000 keys 19.3 against 15.1 and
-// the block score of 1000 keys 136 against 109 (Zen 1).
+// is remembered: a short score over such rows took several times as long
+// (measured: docs/performance/amd-epyc-zen1.md#prefetches-past-the-rows-from-code-comments).
 
 // keepInside compares reach, the end of the bytes a block's prefetches ask
 // for, with the end of the slice argument arg (elements of 1<<shift bytes),

@@ -72,6 +72,6 @@ func genWiden16(l lanes16, w widen16) {
 // widenAhead is how many bytes ahead of its loads the widening prefetches:
 // two of the engine's calls on at d = 128. Its loads are the block path's
 // only reads of K and V from memory, and without the hint a 4-row verify
-// over an f16 cache (H 32, Hkv 8, Tk 4096, d 128) took 3.3 ms against 2.3
-// with it, where a float32 one took 1.9.
+// over an f16 cache was far slower (measured:
+// docs/performance/amd-epyc-zen5.md#widening-16-bit-rows-for-the-block-path-from-code-comments).
 const widenAhead = 4096

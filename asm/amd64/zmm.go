@@ -57,12 +57,9 @@ func storeZ(z VecVirtual, m Mem, mask Op) {
 // hold that register from the function's entry on, which the kernels that
 // need all 32 cannot afford; the first is written just before. The XOR is
 // a zero idiom, done at rename on Intel and AMD cores, where a broadcast
-// load a register took a slot of an FP pipe on a Zen 4. There the
-// multi-row scores, which zero sixteen accumulators a block of keys, went
-// from 80-83 to 87-91 GFLOP/s over 16-bit keys, from 94 to 104 over
-// float32 with four rows and from 90 to 95 with eight (d = 128, 24 and
-// 256 keys, medians of 5 alternating runs); the block kernels, which zero
-// theirs once per 2048 FMAs, and a one-query Attend did not move.
+// load a register took a slot of an FP pipe on a Zen 4, which the
+// multi-row scores, zeroing sixteen accumulators a block of keys, felt
+// (measured: docs/performance/amd-epyc-zen4.md#zeroing-by-xor-from-code-comments).
 func zerosZ(n int) []VecVirtual {
 	v := make([]VecVirtual, n)
 	for i := range v {
