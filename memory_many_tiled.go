@@ -49,9 +49,9 @@ const manyTileBytes = 32 << 10
 // multiTileBytes is at least how many bytes of key (or value) rows a tile
 // of the multi-row kernels holds: enough for scoreRows to stream them
 // (scoreStreamBytes in asm/amd64), few enough to stay in L2. On the hybrid
-// (see above) with K and V in DRAM, tiles of 32 KiB took 8-13% more time
-// than tiles of 128 KiB and tiles of 64 KiB 3-8% more (2 to 8 queries),
-// tiles of 256 KiB the same; in cache all four sizes ran alike.
+// (see above) with K and V in DRAM smaller tiles took longer and larger
+// ones no less, while in cache all sizes ran alike (measured:
+// docs/performance/amd-epyc-zen5.md#attendmanys-first-query-from-code-comments).
 const multiTileBytes = 128 << 10
 
 // multiRows is the most queries one call of the multi-row kernels takes.

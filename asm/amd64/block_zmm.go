@@ -43,9 +43,10 @@ func askAt(ask bool) Register {
 // query rows are one ZMM register, so a key (scores) or a value column
 // (blend) costs one accumulator, and the K or V element meets it through
 // an embedded broadcast, one load per FMA. That load is what bounds them:
-// a bare loop of such FMAs ran at 94% of the FMA peak here, and both
-// kernels reach 92-94% from L1; only a second row vector per broadcast
-// (32 query rows a block) would lift it.
+// from L1 both kernels come about as near the FMA peak as a bare loop of
+// such FMAs, and only a second row vector per broadcast (32 query rows a
+// block) would lift it (measured:
+// docs/performance/amd-epyc-zen5.md#two-blocks-per-broadcast-from-code-comments).
 
 // blockGroupZ is how many keys (scores) or value columns (blend) share one
 // pass: 16 accumulators are twice the chains that two FMA pipes of 4
