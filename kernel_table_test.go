@@ -14,7 +14,8 @@ import (
 
 // Every kernel of the table, on every implementation, agrees with its
 // generic twin on every size 0..67 and two large ones, with every input
-// starting off alignment or against an inaccessible page on either side.
+// starting off alignment or against an inaccessible page on either side
+// (with -short, fewer placements: see tablePlacements).
 // A kernel of the table without a case here fails the test.
 func TestKernelTable(t *testing.T) {
 	for name := range kernelCases {
@@ -31,7 +32,7 @@ func TestKernelTable(t *testing.T) {
 		t.Run(k.Name, func(t *testing.T) {
 			testutil.ForEachImpl(t, func(t *testing.T) {
 				for _, n := range tableSizes {
-					for _, pl := range placementsFor(n) {
+					for _, pl := range tablePlacements(n, k.Name) {
 						checkAgainstGeneric(t, c, n, pl)
 					}
 				}
@@ -87,6 +88,56 @@ func placementsFor(n int) []placement {
 		p = append(p, placement{guard: 1}, placement{guard: -1})
 	}
 	return p
+}
+
+// tablePlacements are the placements TestKernelTable runs the kernel
+// called name on at size n: all of placementsFor(n), but with -short
+// fewer. Where the active implementation runs its own assembly for the
+// kernel, one offset, turning with n (so that the sizes 0..67 meet each
+// one eight times), and one guard page, turning every sixteen sizes (so
+// that every tail of 8- and 16-lane loops meets both). Where it runs
+// code another check covers (see sharedCode), one placement, turning
+// with n: the generic twin is Go, which bounds checks keep inside its
+// slices, and which the check compares with itself; reused functions get
+// every placement under their own implementation.
+func tablePlacements(n int, name string) []placement {
+	all := placementsFor(n)
+	if !testing.Short() {
+		return all
+	}
+	if sharedCode(name) {
+		return []placement{all[n%len(all)]}
+	}
+	offsets := 0
+	for _, pl := range all {
+		if pl.guard == 0 {
+			offsets++
+		}
+	}
+	p := []placement{all[n%offsets]}
+	if guards := all[offsets:]; len(guards) > 0 {
+		p = append(p, guards[n/16%len(guards)])
+	}
+	return p
+}
+
+// sharedCode reports whether the active implementation runs, for the
+// kernel called name, code that a check of another implementation
+// covers: the generic twin (on the generic implementation, or where the
+// table says Generic), another implementation's functions (Reuse), or
+// nothing (NoOp). The short tests run such pairs smaller.
+func sharedCode(name string) bool {
+	a := impl.Active()
+	if a == impl.Generic {
+		return true
+	}
+	for _, k := range kernels.All {
+		if k.Name == name {
+			u := k.Use(a)
+			return u == kernels.Generic || u == kernels.Reuse || u == kernels.NoOp
+		}
+	}
+	panic("sharedCode: " + name + " is no kernel of the table")
 }
 
 // checkAgainstGeneric runs c at size n with its slices placed by pl on the
@@ -295,7 +346,11 @@ func blendMultiCase(rows, d int) kernelCase {
 // The table's cases for the multi-row kernels tie the row count to the
 // size; here every row count meets every count of keys up to past two
 // blocks of keys and every count of columns up to past one block of
-// columns, and a few counts of several blocks.
+// columns, and a few counts of several blocks. With -short, only the
+// column counts around the kernels' chunks and blocks (shortCols; the
+// table's cases, kernelCases, still meet every row count with other
+// column counts), and each count of keys takes one of the placements,
+// turning with the count.
 func TestMultiRowShapes(t *testing.T) {
 	var cols []int
 	for d := range 68 {
@@ -306,12 +361,18 @@ func TestMultiRowShapes(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, rows := range multiRowCounts {
 			for _, d := range cols {
+				if testing.Short() && !shortCols(d) {
+					continue
+				}
 				// A subtest each, so that the guard pages are unmapped as
 				// it ends.
 				t.Run(fmt.Sprintf("rows=%d/d=%d", rows, d), func(t *testing.T) {
 					score, blend := scoreMultiCase(rows, d), blendMultiCase(rows, d)
 					for n := 0; n <= 19; n++ {
-						for _, pl := range pls {
+						for i, pl := range pls {
+							if testing.Short() && i != n%len(pls) {
+								continue
+							}
 							checkAgainstGeneric(t, score, n, pl)
 							checkAgainstGeneric(t, blend, n, pl)
 						}

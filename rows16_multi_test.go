@@ -134,7 +134,11 @@ func upper(name string) string {
 
 // Every row count meets every count of keys up to past two blocks and
 // every count of columns up to past one block of columns, then several
-// blocks, as TestMultiRowShapes does for the float32 kernels.
+// blocks, as TestMultiRowShapes does for the float32 kernels. With
+// -short, each count of keys takes one of the placements, turning with
+// the count, and a kernel the implementation runs as its generic twin
+// (five to eight rows on avx2) is not run: as skipTwin says, it compares
+// nothing.
 func TestMulti16Shapes(t *testing.T) {
 	cols := multi16Cols(96, 127, 128, 131, 200)
 	pls := multiPlacements()
@@ -145,10 +149,22 @@ func TestMulti16Shapes(t *testing.T) {
 				for _, d := range cols {
 					t.Run(fmt.Sprintf("%s/rows=%d/d=%d", f.name, rows, d), func(t *testing.T) {
 						score, blend := scoreMulti16Case(f, rows, d), blendMulti16Case(f, rows, d)
+						doScore, doBlend := true, true
+						if testing.Short() {
+							doScore = !sharedCode(multi16Name("scoreRowsMulti", f, rows))
+							doBlend = !sharedCode(multi16Name("blendRowsMulti", f, rows))
+						}
 						for n := 0; n <= 19; n++ {
-							for _, pl := range pls {
-								checkAgainstGeneric(t, score, n, pl)
-								checkAgainstGeneric(t, blend, n, pl)
+							for i, pl := range pls {
+								if testing.Short() && i != n%len(pls) {
+									continue
+								}
+								if doScore {
+									checkAgainstGeneric(t, score, n, pl)
+								}
+								if doBlend {
+									checkAgainstGeneric(t, blend, n, pl)
+								}
 							}
 						}
 					})
@@ -165,11 +181,28 @@ func TestMulti16Shapes(t *testing.T) {
 func multi16Cols(large ...int) []int {
 	var cols []int
 	for d := range 68 {
-		if !testing.Short() || d < 4 || d%16 <= 1 || d%16 == 15 || d%8 == 0 {
+		if !testing.Short() || shortCols(d) {
 			cols = append(cols, d)
 		}
 	}
 	return append(cols, large...)
+}
+
+// shortCols reports whether the short tests of the multi-row kernels run
+// d columns: the counts around the kernels' 8- and 16-lane chunks and
+// blocks, and every count past 67 (the tests' few large ones).
+func shortCols(d int) bool {
+	return d >= 68 || d < 4 || d%16 <= 1 || d%16 == 15 || d%8 == 0
+}
+
+// multi16Name is the table's name of f's multi-row kernel stem
+// ("scoreRowsMulti" or "blendRowsMulti") for rows rows: the wide one for
+// five to eight.
+func multi16Name(stem string, f format16, rows int) string {
+	if rows > 4 {
+		stem += "8"
+	}
+	return stem + upper(f.name)
 }
 
 // skipTwin skips a test of the multi-row 16-bit kernels on an
@@ -205,7 +238,11 @@ func scoresMatchAnyKeys() bool {
 // groups of eight (and for any number where scoresMatchAnyKeys says so),
 // on every count of columns 0..67 and a few large ones, odd strides,
 // inputs off alignment or against a guard page, with signed zeros,
-// infinities, NaNs and subnormal halves among the elements.
+// infinities, NaNs and subnormal halves among the elements. With -short,
+// fewer counts of columns (multi16Cols), each count of keys and rows
+// takes one of the placements (and its stride), turning with them, and
+// five to eight rows are not run where the wide kernels are the generic
+// twin (avx2), which calls the one-row kernels: that compares nothing.
 func TestMulti16MatchOneRow(t *testing.T) {
 	cols := multi16Cols(127, 128, 200)
 	keys := []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 33, 40, 64, 67, 200}
@@ -219,9 +256,15 @@ func TestMulti16MatchOneRow(t *testing.T) {
 		for _, f := range formats16 {
 			for _, d := range cols {
 				t.Run(fmt.Sprintf("%s/d=%d", f.name, d), func(t *testing.T) {
-					for _, n := range keys {
+					for ki, n := range keys {
 						for _, rows := range multiRowCounts {
+							if testing.Short() && sharedCode(multi16Name("blendRowsMulti", f, rows)) && sharedCode(multi16Name("scoreRowsMulti", f, rows)) {
+								continue
+							}
 							for i, pl := range pls {
+								if testing.Short() && i != (ki+rows)%len(pls) {
+									continue
+								}
 								a := &kernelArgs{t: t, r: testutil.Rand(uint64(1000*d + 10*n + rows)), pl: pl}
 								stride := d + 2*i + 1
 								what := fmt.Sprintf("n=%d rows=%d stride=%d %v", n, rows, stride, pl)
@@ -272,7 +315,8 @@ func matchOneRow16(t *testing.T, a *kernelArgs, f format16, what string, kv []ui
 // Blocks of a whole call's budget of keys (the kernels' callers keep n·d
 // within it), strided and ending at a guard page: within the bounds of
 // the generic twin's sums and the one-row kernels' bits, as
-// TestRowKernelsLargeBlocks checks the float32 kernels.
+// TestRowKernelsLargeBlocks checks the float32 kernels. With -short, half
+// the row counts, turning with the shape.
 func TestMulti16LargeBlocks(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, f := range formats16 {
@@ -286,6 +330,9 @@ func TestMulti16LargeBlocks(t *testing.T) {
 					}
 					kv := f.gen(a, rowsLen(n, stride, d))
 					for _, rows := range multiRowCounts {
+						if testing.Short() && (rows+d+extra)%2 != 0 {
+							continue
+						}
 						what := fmt.Sprintf("%s d=%d stride=%d n=%d rows=%d", f.name, d, stride, n, rows)
 						matchOneRow16(t, a, f, what, kv, n, d, stride, rows, scoresMatchAnyKeys() || n%8 == 0)
 						// And the scores within the bounds of the exact ones.
