@@ -119,14 +119,7 @@ func finite32(v []float32, n, d, stride int) bool {
 }
 
 // onesLen is how many 16-bit elements finite16 sums per kernel call.
-const onesLen = 1024
-
-var ones = func() (x [onesLen]float32) {
-	for i := range x {
-		x[i] = 1
-	}
-	return x
-}()
+const onesLen = 256
 
 // finite16 reports whether the 16-bit elements x (of type t) are all
 // finite, by their sums, a kernel call per onesLen of them: an infinity or
@@ -134,6 +127,10 @@ var ones = func() (x [onesLen]float32) {
 // 65504 each) cannot overflow one.
 func finite16(x []uint16, t KVType) bool {
 	var s [1]float32
+	var ones [onesLen]float32 // on the stack, not a package variable every program would link
+	for i := range ones {
+		ones[i] = 1
+	}
 	for len(x) > 0 {
 		n := min(len(x), onesLen)
 		if t == F16 {

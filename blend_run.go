@@ -27,21 +27,26 @@ func blend16RunKeys(dv int) int {
 	return max(8, (16<<10)/(2*dv))
 }
 
-// inRuns16 returns blend, a one-row 16-bit blend kernel, called in runs of
+// blendInRuns16 calls blend, a one-row 16-bit blend kernel, in runs of
 // blend16RunKeys keys. Each column still adds its keys in order, so the
 // bits are those of one call.
-func inRuns16(blend func(acc, w []float32, v []uint16, stride int)) func(acc, w []float32, v []uint16, stride int) {
-	return func(acc, w []float32, v []uint16, stride int) {
-		keys := blend16RunKeys(len(acc))
-		for len(w) > keys {
-			blend(acc, w[:keys], v, stride)
-			w, v = w[keys:], v[keys*stride:]
-		}
-		blend(acc, w, v, stride)
+func blendInRuns16(blend func(acc, w []float32, v []uint16, stride int), acc, w []float32, v []uint16, stride int) {
+	keys := blend16RunKeys(len(acc))
+	for len(w) > keys {
+		blend(acc, w[:keys], v, stride)
+		w, v = w[keys:], v[keys*stride:]
 	}
+	blend(acc, w, v, stride)
 }
 
-var (
-	blendRowsF16Runs  = inRuns16(blendRowsF16)
-	blendRowsBF16Runs = inRuns16(blendRowsBF16)
-)
+// blendRowsF16Runs and blendRowsBF16Runs are blendRowsF16 and
+// blendRowsBF16 in runs. They are plain functions, not values made at
+// init, so that a program that never blends 16-bit rows links none of
+// their kernels.
+func blendRowsF16Runs(acc, w []float32, v []uint16, stride int) {
+	blendInRuns16(blendRowsF16, acc, w, v, stride)
+}
+
+func blendRowsBF16Runs(acc, w []float32, v []uint16, stride int) {
+	blendInRuns16(blendRowsBF16, acc, w, v, stride)
+}

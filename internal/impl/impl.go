@@ -28,7 +28,29 @@ const EnvVar = "ATTENTION_IMPL"
 
 // Canonical returns the name a value of EnvVar asks for: trimmed of spaces
 // and lower case, as every registered name is.
-func Canonical(value string) string { return strings.ToLower(strings.TrimSpace(value)) }
+//
+// Only ASCII letters and spaces are folded (names are ASCII), so that the
+// package links no Unicode tables into every program that uses a kernel.
+func Canonical(value string) string {
+	i, j := 0, len(value)
+	for i < j && asciiSpace(value[i]) {
+		i++
+	}
+	for j > i && asciiSpace(value[j-1]) {
+		j--
+	}
+	b := []byte(value[i:j])
+	for k, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[k] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 type entry struct {
 	name    string
