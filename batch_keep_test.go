@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/glancelab/attention/internal/kernel"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -60,7 +61,7 @@ func TestBlockKeep(t *testing.T) {
 									keep[i] = 1
 								}
 							}
-							st := testutil.Guarded(t, blockRows*n, a)
+							st := testutil.Guarded(t, kernel.BlockRows*n, a)
 							for i := range st {
 								st[i] = testutil.Specials[r.IntN(len(testutil.Specials))]
 							}
@@ -68,15 +69,15 @@ func TestBlockKeep(t *testing.T) {
 							for k := range n {
 								for rr := range rows {
 									if keep[rr*stride+k] == 0 {
-										want[k*blockRows+rr] = float32(math.Inf(-1))
+										want[k*kernel.BlockRows+rr] = float32(math.Inf(-1))
 									}
 								}
 							}
-							blockKeep(st, keep, stride, rows)
+							kernel.BlockKeep(st, keep, stride, rows)
 							for i := range st {
 								if math.Float32bits(st[i]) != math.Float32bits(want[i]) {
 									t.Fatalf("rows=%d n=%d stride=%d density=%d%%: st[%d] (key %d, row %d) = %v, want %v",
-										rows, n, stride, density, i, i/blockRows, i%blockRows, st[i], want[i])
+										rows, n, stride, density, i, i/kernel.BlockRows, i%kernel.BlockRows, st[i], want[i])
 								}
 							}
 						}

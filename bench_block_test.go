@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/glancelab/attention/internal/kernel"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -54,43 +55,43 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, d := range []int{64, 128} {
 			r := testutil.Rand(10)
-			qt, kv := testutil.Floats(r, blockRows*d, 1), testutil.Floats(r, tiles*n*d, 1)
-			st, ot := testutil.Floats(r, blockRows*n, 1), make([]float32, blockRows*d)
-			c := testutil.Floats(r, blockRows, 1)
+			qt, kv := testutil.Floats(r, kernel.BlockRows*d, 1), testutil.Floats(r, tiles*n*d, 1)
+			st, ot := testutil.Floats(r, kernel.BlockRows*n, 1), make([]float32, kernel.BlockRows*d)
+			c := testutil.Floats(r, kernel.BlockRows, 1)
 			tile := func(i int) []float32 { return kv[i%tiles*n*d:][:n*d] }
 			b.Run(fmt.Sprintf("scores/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0
 				for b.Loop() {
-					blockScores(st, qt, tile(i), d)
+					kernel.BlockScores(st, qt, tile(i), d)
 					i++
 				}
-				report(b, float64(2*blockRows*n*d), 0)
+				report(b, float64(2*kernel.BlockRows*n*d), 0)
 			})
-			qt2, st2 := testutil.Floats(r, 2*blockRows*d, 1), make([]float32, 2*blockRows*n)
+			qt2, st2 := testutil.Floats(r, 2*kernel.BlockRows*d, 1), make([]float32, 2*kernel.BlockRows*n)
 			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0
 				for b.Loop() {
-					blockScores2(st2[:blockRows*n], st2[blockRows*n:], qt2[:blockRows*d], qt2[blockRows*d:], tile(i), d)
+					kernel.BlockScores2(st2[:kernel.BlockRows*n], st2[kernel.BlockRows*n:], qt2[:kernel.BlockRows*d], qt2[kernel.BlockRows*d:], tile(i), d)
 					i++
 				}
-				report(b, float64(2*2*blockRows*n*d), 0)
+				report(b, float64(2*2*kernel.BlockRows*n*d), 0)
 			})
 			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0
 				for b.Loop() {
-					blockBlend(ot, st, tile(i), d, c)
+					kernel.BlockBlend(ot, st, tile(i), d, c)
 					i++
 				}
-				report(b, float64(2*blockRows*n*d), 0)
+				report(b, float64(2*kernel.BlockRows*n*d), 0)
 			})
-			ot2, c2 := make([]float32, 2*blockRows*d), testutil.Floats(r, 2*blockRows, 1)
+			ot2, c2 := make([]float32, 2*kernel.BlockRows*d), testutil.Floats(r, 2*kernel.BlockRows, 1)
 			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0
 				for b.Loop() {
-					blockBlend2(ot2[:blockRows*d], ot2[blockRows*d:], st2[:blockRows*n], st2[blockRows*n:], tile(i), d, c2[:blockRows], c2[blockRows:])
+					kernel.BlockBlend2(ot2[:kernel.BlockRows*d], ot2[kernel.BlockRows*d:], st2[:kernel.BlockRows*n], st2[kernel.BlockRows*n:], tile(i), d, c2[:kernel.BlockRows], c2[kernel.BlockRows:])
 					i++
 				}
-				report(b, float64(2*2*blockRows*n*d), 0)
+				report(b, float64(2*2*kernel.BlockRows*n*d), 0)
 			})
 		}
 	})

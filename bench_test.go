@@ -2,11 +2,13 @@ package attention
 
 import (
 	"fmt"
-	"github.com/glancelab/attention/internal/calib"
 	"math"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/glancelab/attention/internal/calib"
+	"github.com/glancelab/attention/internal/kernel"
 
 	"github.com/glancelab/attention/internal/reference"
 	"github.com/glancelab/attention/internal/testutil"
@@ -154,7 +156,7 @@ func BenchmarkScoreRows(b *testing.B) {
 					out := make([]float32, T)
 					b.SetBytes(int64(4 * T * d))
 					for b.Loop() {
-						scoreRows(out, k, d, q)
+						kernel.ScoreRows(out, k, d, q)
 					}
 					report(b, float64(2*T*d), float64(T))
 				})
@@ -174,7 +176,7 @@ func BenchmarkBlendRows(b *testing.B) {
 					acc := make([]float32, d)
 					b.SetBytes(int64(4 * T * d))
 					for b.Loop() {
-						blendRows(acc, w, v, d)
+						kernel.BlendRows(acc, w, v, d)
 					}
 					report(b, float64(2*T*d), float64(T))
 				})
@@ -300,43 +302,43 @@ func BenchmarkBlockKernels(b *testing.B) {
 		for _, d := range []int{64, 128} {
 			const n = 128
 			r := testutil.Rand(10)
-			qt, k := testutil.Floats(r, blockRows*d, 1), testutil.Floats(r, n*d, 1)
-			st, ot := make([]float32, blockRows*n), make([]float32, blockRows*d)
-			ml := make([]float32, 4*blockRows)
+			qt, k := testutil.Floats(r, kernel.BlockRows*d, 1), testutil.Floats(r, n*d, 1)
+			st, ot := make([]float32, kernel.BlockRows*n), make([]float32, kernel.BlockRows*d)
+			ml := make([]float32, 4*kernel.BlockRows)
 			b.Run(fmt.Sprintf("scores/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
-					blockScores(st, qt, k, d)
+					kernel.BlockScores(st, qt, k, d)
 				}
-				reportPeak(b, float64(2*blockRows*n*d))
+				reportPeak(b, float64(2*kernel.BlockRows*n*d))
 			})
-			qt2, st2 := testutil.Floats(r, 2*blockRows*d, 1), make([]float32, 2*blockRows*n)
+			qt2, st2 := testutil.Floats(r, 2*kernel.BlockRows*d, 1), make([]float32, 2*kernel.BlockRows*n)
 			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
-					blockScores2(st2[:blockRows*n], st2[blockRows*n:], qt2[:blockRows*d], qt2[blockRows*d:], k, d)
+					kernel.BlockScores2(st2[:kernel.BlockRows*n], st2[kernel.BlockRows*n:], qt2[:kernel.BlockRows*d], qt2[kernel.BlockRows*d:], k, d)
 				}
-				reportPeak(b, float64(2*2*blockRows*n*d))
+				reportPeak(b, float64(2*2*kernel.BlockRows*n*d))
 			})
 			b.Run(fmt.Sprintf("softmax/n=%d", n), func(b *testing.B) {
 				for b.Loop() {
 					for i := range ml {
 						ml[i] = 0
 					}
-					blockSoftmax(st, ml)
+					kernel.BlockSoftmax(st, ml)
 				}
-				report(b, 0, float64(blockRows*n))
+				report(b, 0, float64(kernel.BlockRows*n))
 			})
 			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
-					blockBlend(ot, st, k, d, ml[2*blockRows:3*blockRows])
+					kernel.BlockBlend(ot, st, k, d, ml[2*kernel.BlockRows:3*kernel.BlockRows])
 				}
-				reportPeak(b, float64(2*blockRows*n*d))
+				reportPeak(b, float64(2*kernel.BlockRows*n*d))
 			})
-			ot2, c2 := make([]float32, 2*blockRows*d), testutil.Floats(r, 2*blockRows, 1)
+			ot2, c2 := make([]float32, 2*kernel.BlockRows*d), testutil.Floats(r, 2*kernel.BlockRows, 1)
 			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
-					blockBlend2(ot2[:blockRows*d], ot2[blockRows*d:], st2[:blockRows*n], st2[blockRows*n:], k, d, c2[:blockRows], c2[blockRows:])
+					kernel.BlockBlend2(ot2[:kernel.BlockRows*d], ot2[kernel.BlockRows*d:], st2[:kernel.BlockRows*n], st2[kernel.BlockRows*n:], k, d, c2[:kernel.BlockRows], c2[kernel.BlockRows:])
 				}
-				reportPeak(b, float64(2*2*blockRows*n*d))
+				reportPeak(b, float64(2*2*kernel.BlockRows*n*d))
 			})
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/glancelab/attention/internal/kernel"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -53,9 +54,9 @@ func TestKernelsStayInBounds(t *testing.T) {
 						stride := n + pad
 						k := testutil.Guarded(t, (rows-1)*stride+n, after)
 						out := testutil.Guarded(t, rows, after)
-						scoreRows(out, k, stride, x)
+						kernel.ScoreRows(out, k, stride, x)
 						w := testutil.Guarded(t, rows, after)
-						blendRows(dst, w, k, stride)
+						kernel.BlendRows(dst, w, k, stride)
 					}
 				}
 			}
@@ -70,9 +71,9 @@ func TestKernelsStayInBounds(t *testing.T) {
 					k := testutil.Guarded(t, (rows-1)*stride+d, after)
 					q := testutil.Guarded(t, d, after)
 					out := testutil.Guarded(t, rows, after)
-					scoreRows(out, k, stride, q)
+					kernel.ScoreRows(out, k, stride, q)
 					acc := testutil.Guarded(t, d, after)
-					blendRows(acc, out, k, stride)
+					kernel.BlendRows(acc, out, k, stride)
 				}
 			}
 		}

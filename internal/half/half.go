@@ -87,4 +87,3 @@ func F32ToBF16(f float32) uint16 {
 	// The rounding carry ripples into the exponent, up to Inf.
 	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
 }
-
