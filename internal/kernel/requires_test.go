@@ -81,27 +81,29 @@ func implOf(arch, name string) (kernels.Impl, bool) {
 // x/sys/cpu can check: else code could run on a CPU without the
 // instructions it uses.
 func TestRequiresCoveredByDispatch(t *testing.T) {
-	seen := 0
-	for _, f := range readAsm(t, "dot_amd64.s") {
-		im, ok := implOf("amd64", f.name)
-		if !ok {
-			t.Errorf("dot_amd64.s:%d: %s is no function of the kernel table", f.line, f.name)
-			continue
-		}
-		for _, feat := range f.requires {
-			seen++
-			_, known := impl.Features[feat]
-			switch {
-			case !known:
-				t.Errorf("dot_amd64.s:%d: %s requires %s, a feature internal/impl does not know", f.line, f.name, feat)
-			case impl.Baseline(feat):
-			case !slices.Contains(im.Requires, feat):
-				t.Errorf("dot_amd64.s:%d: %s requires %s, which the %s dispatch condition %v does not check", f.line, f.name, feat, im.Name, im.Requires)
+	for _, file := range []string{"zkernel_amd64.s", "../../dot_amd64.s"} {
+		seen := 0
+		for _, f := range readAsm(t, file) {
+			im, ok := implOf("amd64", f.name)
+			if !ok {
+				t.Errorf("%s:%d: %s is no function of the kernel table", file, f.line, f.name)
+				continue
+			}
+			for _, feat := range f.requires {
+				seen++
+				_, known := impl.Features[feat]
+				switch {
+				case !known:
+					t.Errorf("%s:%d: %s requires %s, a feature internal/impl does not know", file, f.line, f.name, feat)
+				case impl.Baseline(feat):
+				case !slices.Contains(im.Requires, feat):
+					t.Errorf("%s:%d: %s requires %s, which the %s dispatch condition %v does not check", file, f.line, f.name, feat, im.Name, im.Requires)
+				}
 			}
 		}
-	}
-	if seen == 0 {
-		t.Fatal("no // Requires: lines found in dot_amd64.s")
+		if seen == 0 {
+			t.Fatalf("no // Requires: lines found in %s", file)
+		}
 	}
 	for _, im := range kernels.Impls {
 		for _, feat := range im.Requires {
@@ -129,21 +131,24 @@ func TestRegistryMatchesTable(t *testing.T) {
 }
 
 // Every function the table gives an amd64 implementation is in the
-// generated file, and nothing else is.
+// generated file of its package (this one's, and the root's for the
+// exported family), and nothing else is.
 func TestGeneratedFunctionsMatchTable(t *testing.T) {
-	var want, got []string
-	for _, im := range kernels.For("amd64") {
-		for _, k := range kernels.All {
-			for _, f := range k.Funcs(k.Use(im.Name)) {
-				want = append(want, f.Stem+im.Suffix)
+	for file, pkg := range map[string]kernels.Pkg{"zkernel_amd64.s": kernels.Engine, "../../dot_amd64.s": kernels.Root} {
+		var want, got []string
+		for _, im := range kernels.For("amd64") {
+			for _, k := range kernels.In(pkg) {
+				for _, f := range k.Funcs(k.Use(im.Name)) {
+					want = append(want, f.Stem+im.Suffix)
+				}
 			}
 		}
-	}
-	for _, f := range readAsm(t, "dot_amd64.s") {
-		got = append(got, f.name)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("dot_amd64.s has %v, the table %v", got, want)
+		for _, f := range readAsm(t, file) {
+			got = append(got, f.name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s has %v, the table %v", file, got, want)
+		}
 	}
 }
 
@@ -157,7 +162,7 @@ func TestGeneratedFunctionsMatchTable(t *testing.T) {
 func TestGeneratedAsmUsesOnlyAVX2Registers(t *testing.T) {
 	high := regexp.MustCompile(`\b([XY](1[6-9]|2[0-9]|3[01])|Z([0-9]|[12][0-9]|3[01])|K[0-7])\b`)
 	checked := 0
-	for _, name := range []string{"dot_amd64.s", "internal/calib/calib_amd64.s"} {
+	for _, name := range []string{"zkernel_amd64.s", "../../dot_amd64.s", "../calib/calib_amd64.s"} {
 		for _, f := range readAsm(t, name) {
 			if im, ok := implOf("amd64", f.name); ok && slices.Contains(im.Requires, "AVX512F") {
 				continue
