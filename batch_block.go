@@ -7,7 +7,7 @@ import (
 )
 
 // runBlock runs keys [tk.lo, n) for the rows of task tk at once, with the rows
-// across SIMD lanes (see block_generic.go), and leaves each row's
+// across SIMD lanes (see internal/kernel/block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
 // Row r attends keys below tk.ends[r] that the keep-mask keeps; the others
 // get a -Inf score. sc.qs holds the block's scaled queries, row by row; with

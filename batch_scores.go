@@ -91,7 +91,7 @@ func (p *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
 
 // adjustBlock is adjustScores for the block path: s holds the scores of
 // keys [j0, j0+len(s)/16) for the rows of task tk across the lanes,
-// s[k*16+r] for row r of the task (see block_generic.go). Softcap works on
+// s[k*16+r] for row r of the task (see internal/kernel/block_generic.go). Softcap works on
 // every lane alike (the unused lanes hold zeros); the bias and the ALiBi
 // terms, each row's own head and position, are added lane by lane.
 func (p *batchJob) adjustBlock(s []float32, sc *taskScratch, tk *batchTask, j0 int) {

@@ -15,7 +15,7 @@ type taskScratch struct {
 	qp   []float32
 	s    []float32 // a tile of one row's scores
 	m, l []float32 // each row's running max and running sum
-	// The block path's lanes (see block_generic.go): the queries, the
+	// The block path's lanes (see internal/kernel/block_generic.go): the queries, the
 	// scores of a tile, the output, and the softmax state.
 	qt, st, ot, ml []float32
 	kw, vw         []float32 // 16-bit key and value rows, widened (see widenKeys)

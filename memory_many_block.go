@@ -10,7 +10,7 @@ import (
 // queries, for the scorers whose scores are dot products of the queries
 // with rows of the Memory: the dot scorers (with the keys) and general
 // (with its projections W·h). Blocks of sixteen queries sit across the SIMD lanes as
-// in Batched (see block_generic.go), so that each key and value element,
+// in Batched (see internal/kernel/block_generic.go), so that each key and value element,
 // once loaded, serves sixteen queries; an online softmax takes the keys a
 // tile at a time. Every block of a pass runs over a tile before the next
 // tile is read: K and V come from memory once per pass of up to

@@ -5,7 +5,7 @@
 //
 // Every function is one of the kernel table in internal/kernels, which
 // gives its name, signature and contract; its body mirrors the generic twin
-// (dot_generic.go and beside it). Loads are unaligned (Go guarantees
+// (internal/kernel/generic.go and beside it). Loads are unaligned (Go guarantees
 // only 4-byte alignment), tails use VMASKMOVPS so no byte outside the slices
 // is read or written, and every function ends with VZEROUPPER.
 package main

@@ -9,7 +9,7 @@
 //
 // Every function is one of the kernel table in internal/kernels, which
 // gives its name, signature and contract; its body mirrors the generic twin
-// (dot_generic.go and beside it). Tails are loaded and stored lane by lane, so no byte outside the
+// (internal/kernel/generic.go and beside it). Tails are loaded and stored lane by lane, so no byte outside the
 // slices is touched.
 package main
 

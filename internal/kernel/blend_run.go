@@ -2,7 +2,7 @@ package kernel
 
 import "math"
 
-// blendRunKeys returns how many keys of value rows dv floats wide one
+// BlendRunKeys returns how many keys of value rows dv floats wide one
 // blockBlend call should take: about bytes of value rows where the blend
 // kernel fetches the next call's rows while it computes (avx2), or every
 // key it is given where the kernel fetches a row's next line itself
@@ -39,7 +39,7 @@ func blendInRuns16(blend func(acc, w []float32, v []uint16, stride int), acc, w 
 	blend(acc, w, v, stride)
 }
 
-// blendRowsF16Runs and blendRowsBF16Runs are blendRowsF16 and
+// BlendRowsF16Runs and blendRowsBF16Runs are blendRowsF16 and
 // blendRowsBF16 in runs. They are plain functions, not values made at
 // init, so that a program that never blends 16-bit rows links none of
 // their kernels.

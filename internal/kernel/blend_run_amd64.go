@@ -2,7 +2,7 @@
 
 package kernel
 
-// wholeTileBlend reports whether the blend kernel in use fetches ahead
+// WholeTileBlend reports whether the blend kernel in use fetches ahead
 // within the rows of one call, so that a tile should go in one call
 // rather than in runs. avx512's does: each group of columns fetches the
 // line the next group reads; in runs, every run's first lines were a miss

@@ -10,14 +10,14 @@ const MaxCall = 1 << 16
 // maxCall is MaxCall under the name the kernel table's fronts use.
 const maxCall = MaxCall
 
-// blockSoftmax starts a tile of the online softmax: blockMax, then the
+// BlockSoftmax starts a tile of the online softmax: blockMax, then the
 // exponentials and their sums.
 func BlockSoftmax(st, ml []float32) {
 	BlockMax(st, ml)
 	BlockExpSum(st, ml)
 }
 
-// blockKeep sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < rows
+// BlockKeep sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r < rows
 // and k < len(st)/16: a whole block's groups of sixteen keys through the
 // kernel, the rest through the generic code.
 func BlockKeep(st []float32, keep []byte, stride, rows int) {
@@ -29,7 +29,7 @@ func BlockKeep(st []float32, keep []byte, stride, rows int) {
 	blockKeepGeneric(st, keep, stride, rows)
 }
 
-// prefetchRows asks for rows [0, rows) of x, cols floats each, stride
+// PrefetchRows asks for rows [0, rows) of x, cols floats each, stride
 // apart, to be brought into cache; it changes nothing else. Rows past the
 // end of x are not asked for.
 func PrefetchRows(x []float32, stride, rows, cols int) {
@@ -49,10 +49,10 @@ func PrefetchRows(x []float32, stride, rows, cols int) {
 // exponentials (16 KiB each) stay in L1 between the kernels.
 const additiveElems = 4096
 
-// additiveRows is how many keys of dimension da make one block.
+// AdditiveRows is how many keys of dimension da make one block.
 func AdditiveRows(da int) int { return max(1, additiveElems/max(da, 1)) }
 
-// additiveScores sets dst[i] = Σ_j v[j]*tanh(s[j] + u[i*stride+j]) for
+// AdditiveScores sets dst[i] = Σ_j v[j]*tanh(s[j] + u[i*stride+j]) for
 // i < len(dst), j < len(v): additive (Bahdanau) scores of a block of keys
 // whose projections U·h are the rows of u, against the projected query
 // s = W·q. A block of keys goes through four kernel calls: the tanh

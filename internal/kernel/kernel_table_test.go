@@ -221,16 +221,16 @@ func (a *kernelArgs) place(n int) []float32 {
 }
 
 // floats returns n values uniform in ±scale.
-func (a *kernelArgs) floats(n int, Scale float32) []float32 {
+func (a *kernelArgs) floats(n int, scale float32) []float32 {
 	x := a.place(n)
-	copy(x, testutil.Floats(a.r, n, Scale))
+	copy(x, testutil.Floats(a.r, n, scale))
 	return x
 }
 
 // salted returns floats with about one in eight replaced by a special
 // value that keep accepts.
-func (a *kernelArgs) salted(n int, Scale float32, keep func(float32) bool) []float32 {
-	x := a.floats(n, Scale)
+func (a *kernelArgs) salted(n int, scale float32, keep func(float32) bool) []float32 {
+	x := a.floats(n, scale)
 	for i := range x {
 		if s := testutil.Specials[a.r.IntN(len(testutil.Specials))]; a.r.IntN(8) == 0 && keep(s) {
 			x[i] = s

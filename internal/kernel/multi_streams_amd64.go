@@ -2,7 +2,7 @@
 
 package kernel
 
-// multiScoreStreams reports whether scoreRowsMulti streams K from memory
+// MultiScoreStreams reports whether scoreRowsMulti streams K from memory
 // about as fast as the one-row scoreRows, so that the row path scores
 // every row through it (see tileRows). The avx512 and avx2 kernels
 // prefetch ahead and do; before avx2's prefetched, scoring row 0 through
@@ -10,7 +10,7 @@ package kernel
 // docs/performance/amd-epyc-zen5.md#multi-row-scores-stream-k-from-code-comments).
 func MultiScoreStreams() bool { return active == ImplAVX512 || active == ImplAVX2 }
 
-// multiBlendStreams reports whether the 16-bit multi-row blend streams V
+// MultiBlendStreams reports whether the 16-bit multi-row blend streams V
 // from memory as fast as the one-row blend, so that row 0's blend goes
 // through it with the rest of its group (see rowKernels.multiFirst).
 // avx512's holds a whole row's columns in registers and reads each value
@@ -21,7 +21,7 @@ func MultiScoreStreams() bool { return active == ImplAVX512 || active == ImplAVX
 // (see multiAsksAhead).
 func MultiBlendStreams() bool { return active == ImplAVX512 }
 
-// multiAsksAhead reports whether the multi-row blends ask for the rows of
+// MultiAsksAhead reports whether the multi-row blends ask for the rows of
 // next as they go (blendRowsMulti, and blendRowsMultiF16 and its bfloat16
 // twin), so that a tile whose V was asked for by the tile before goes
 // through them whole (see tileRowsOf): the avx512 and avx2 float32
@@ -34,7 +34,7 @@ func MultiBlendStreams() bool { return active == ImplAVX512 }
 // (measured: docs/performance/amd-epyc-zen1.md#the-avx2-multi-row-blends-ask-ahead-from-code-comments).
 func MultiAsksAhead() bool { return active == ImplAVX512 || active == ImplAVX2 }
 
-// multiWide reports whether the row path takes five to eight rows at a
+// MultiWide reports whether the row path takes five to eight rows at a
 // time through the wide kernels (scoreRowsMulti8, blendRowsMulti8 and
 // their 16-bit forms), which read each key and value row once for all of
 // them: only avx512 has them in assembly. Groups of five to seven query
@@ -48,14 +48,14 @@ func MultiAsksAhead() bool { return active == ImplAVX512 || active == ImplAVX2 }
 // docs/performance/amd-epyc-zen3.md#avx2-eight-row-kernels-tried-from-code-comments).
 func MultiWide() bool { return active == ImplAVX512 }
 
-// pairedBF16 reports whether the row path scores bfloat16 keys through
+// PairedBF16 reports whether the row path scores bfloat16 keys through
 // scoreRowsMultiPairedBF16, its query rows put in pair order once a task:
 // avx2's kernel splits each row's block of sixteen columns into even and
 // odd lanes, at every step of keys without it (measured:
 // docs/performance/amd-epyc-zen3.md#bfloat16-in-pair-order-from-code-comments).
 func PairedBF16() bool { return active == ImplAVX2 }
 
-// multiBlendSplits reports whether the float32 multi-row blend of rows
+// MultiBlendSplits reports whether the float32 multi-row blend of rows
 // rows of dv columns takes its first columns a key stream at a time
 // (blendSplitZ in the generator), reading most of each value row in
 // address order, so that it streams V from memory itself: the row path
@@ -72,7 +72,7 @@ func MultiBlendSplits(rows, dv int) bool {
 	return active == ImplAVX512 && rows >= 2 && rows <= 4 && (dv == 64 || dv == 128)
 }
 
-// multiScoreRowMajor reports whether scoreRowsMulti reads K in address
+// MultiScoreRowMajor reports whether scoreRowsMulti reads K in address
 // order for a group of rows rows of d columns (avx512: one to three rows
 // of 128, one to four of 64; see scoreRowMajorMultiZ in the generator),
 // streaming it from memory as fast as scoreRows: AttendMany's tiled

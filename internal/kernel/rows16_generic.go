@@ -88,7 +88,7 @@ func scoreRowsMultiPairedBF16Generic(dst []float32, k []uint16, stride int, q []
 	}
 }
 
-// pairOrder sets each row of d elements of dst to the row of q in pair
+// PairOrder sets each row of d elements of dst to the row of q in pair
 // order: in each block of sixteen from the row's start, while sixteen
 // remain, the even elements, then the odd ones; the rest in order. It is
 // the layout scoreRowsMultiPairedBF16 takes, the bfloat16 kernels' split of

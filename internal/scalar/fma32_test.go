@@ -1,11 +1,10 @@
-package kernel
+package scalar
 
 import (
 	"math"
 	"math/big"
 	"testing"
 
-	"github.com/glancelab/attention/internal/scalar"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -21,7 +20,7 @@ func fmaExact(a, b, c float32) float32 {
 func TestFMA32(t *testing.T) {
 	r := testutil.Rand(3)
 	check := func(a, b, c float32) {
-		if got, want := scalar.FMA32(a, b, c), fmaExact(a, b, c); math.Float32bits(got) != math.Float32bits(want) && want != 0 {
+		if got, want := FMA32(a, b, c), fmaExact(a, b, c); math.Float32bits(got) != math.Float32bits(want) && want != 0 {
 			t.Fatalf("fma32(%v, %v, %v) = %v, want %v", a, b, c, got, want)
 		}
 	}
@@ -41,7 +40,7 @@ func TestFMA32(t *testing.T) {
 	check(a, b, -0x1p-24)
 	check(a, b, float32(-0x1p-24-0x1p-47))
 	check(a, b, float32(math.Inf(1)))
-	if got := scalar.FMA32(float32(math.NaN()), 1, 1); got == got {
+	if got := FMA32(float32(math.NaN()), 1, 1); got == got {
 		t.Fatal("fma32(NaN) is not NaN")
 	}
 }
