@@ -10,9 +10,9 @@ import (
 // with bits h. Every float16 is a float32, so the conversion is exact:
 // subnormals, ±0, ±Inf and NaN payloads included.
 //
-// It is the conversion of package attention's f16 KV cache
-// (internal/half), but that a NaN keeps its payload as it is, signalling or
-// quiet, where the kernels quiet it as VCVTPH2PS does.
+// It is the widening of package attention's f16 KV cache, but that a NaN
+// keeps its payload as it is, signalling or quiet, where the cache's
+// kernels quiet it as VCVTPH2PS does.
 func Float16ToFloat32(h uint16) float32 {
 	if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
 		return math.Float32frombits(uint32(h&0x8000)<<16 | 0x7f800000 | uint32(h&0x3ff)<<13)
@@ -23,6 +23,6 @@ func Float16ToFloat32(h uint16) float32 {
 // Float32ToFloat16 returns the float16 nearest to f, ties to even: values
 // beyond the largest float16 (65504) by half a unit or more become ±Inf,
 // small values become float16 subnormals or ±0, ±Inf stay ±Inf and NaN
-// stays NaN (quiet, with the top bits of its payload). It is the
-// conversion of package attention's f16 KV cache (internal/half).
+// stays NaN (quiet, with the top bits of its payload): the narrowing of
+// package attention's f16 KV cache.
 func Float32ToFloat16(f float32) uint16 { return half.F32ToF16(f) }
