@@ -276,11 +276,6 @@ func contains(s, sub string) bool {
 	return false
 }
 
-// scoreStreamBytes is the size of K's rows from which the AVX2 score
-// kernel takes its prefetching loops (the generator's constant of the same
-// name); tests use it to reach those loops.
-const scoreStreamBytes = 128 << 10
-
 // checkExpSum runs expSum(dst, x, m) and checks every element within an ulp
 // of e^(x[i]-m) and the sum within its bound.
 func checkExpSum(t *testing.T, what string, dst, x []float32, m float32) {
