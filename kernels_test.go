@@ -387,19 +387,3 @@ func TestKernelsLarge(t *testing.T) {
 		}
 	})
 }
-
-// The multi-row kernels give each row the bits the one-row kernels give
-// it, whatever the row count and the row's place among the rows: the
-// blend for any number of keys, the scores for keys in whole groups of
-// eight (the last keys of other counts are summed in another order). So
-// one computation may take some rows through each, as AttendMany's tiled
-// path and Batched's decode step do.
-// identicalBlend is identical for the sums of a multi-row blend against
-// the one-row kernel's, but for a NaN's payload: where a weight and a
-// value are both NaN, x86 keeps the payload of the FMA's first NaN
-// operand, and the avx512 eight-row and 16-bit multi-row blends take the
-// weight as the last (their broadcast operand) where the one-row kernels
-// take it first. No
-// kernel's contract names a payload; a NaN must still be a NaN.
-// withSpecials returns a copy of x with about one element in 16 replaced
-// by one of testutil.Specials.

@@ -114,6 +114,8 @@ func overflowed(want, abs float64) bool {
 	return math.IsNaN(want) || math.IsInf(abs, 0) || math.IsNaN(abs) || abs > math.MaxFloat32/2
 }
 
+// report adds GFLOP/s for flops floating-point operations per iteration
+// and ns per element for elems elements per iteration.
 func report(b *testing.B, flops, elems float64) {
 	sec := b.Elapsed().Seconds()
 	if sec == 0 {
@@ -144,8 +146,6 @@ func reportPeak(b *testing.B, flops float64) {
 // name); tests use it to reach those loops.
 const scoreStreamBytes = 128 << 10
 
-// report adds GFLOP/s for flops floating-point operations per iteration
-// and ns per element for elems elements per iteration.
 // peakProbe measures the FMA peak for reportPeak; one probe, so that it is
 // sized once.
 var peakProbe = sync.OnceValue(func() *calib.Probe { return calib.FMAProbe(1) })
