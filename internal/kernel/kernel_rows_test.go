@@ -157,3 +157,37 @@ func withSpecials(r *rand.Rand, x []float32) []float32 {
 	}
 	return y
 }
+
+// The row kernels cross the row budget of one assembly call: their fronts
+// split long calls so that a goroutine is never stuck in one for long.
+func TestRowKernelsOverBudget(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(99)
+		// 2500 rows of 64 cross the row budget twice.
+		const rows, d, stride = 2500, 64, 67
+		k := testutil.Floats(r, rows*stride, 1)
+		q := testutil.Floats(r, d, 1)
+		out := make([]float32, rows)
+		ScoreRows(out, k, stride, q)
+		for i := range rows {
+			want, abs := reference.Dot(k[i*stride:i*stride+d], q)
+			if !testutil.Close(out[i], want, reference.DotBound(d, abs)) {
+				t.Fatalf("scoreRows row %d = %v, want %v", i, out[i], want)
+			}
+		}
+		w := testutil.Floats(r, rows, 1)
+		acc := make([]float32, d)
+		BlendRows(acc, w, k, stride)
+		for j := range d {
+			var want, abs float64
+			for i := range rows {
+				p := float64(w[i]) * float64(k[i*stride+j])
+				want += p
+				abs += math.Abs(p)
+			}
+			if !testutil.Close(acc[j], want, reference.Gamma(rows+1)*abs) {
+				t.Fatalf("blendRows acc[%d] = %v, want %v", j, acc[j], want)
+			}
+		}
+	})
+}
