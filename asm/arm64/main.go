@@ -1,11 +1,11 @@
 // Command arm64 generates the NEON kernels: with -pkg kernel those of
 // internal/kernel, with -pkg attention the exported family of package
-// attention. Avo has no
-// arm64 backend and Go's assembler lacks the vector floating-point
-// instructions, so this program emits Plan 9 assembly itself: the
-// assembler's own mnemonics where they exist, WORD-encoded instructions
-// (with their GNU spelling as a comment) for the rest. Run it through go
-// generate in the root package; see attention.go.
+// attention. Avo has no arm64 backend and Go's assembler lacks the vector
+// floating-point instructions, so this program emits Plan 9 assembly
+// itself: the assembler's own mnemonics where they exist, WORD-encoded
+// instructions (with their GNU spelling as a comment) for the rest. Run it
+// through go generate in either package; see attention.go and
+// internal/kernel/kernel.go.
 //
 // Every function is one of the kernel table in internal/kernels, which
 // gives its name, signature and contract; its body mirrors the generic twin

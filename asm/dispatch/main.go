@@ -5,7 +5,7 @@
 // call their assembly directly and the adapters of the kernels done in two
 // halves; and the fronts of builds without assembly (purego, or an
 // architecture no implementation targets). Run it through go generate in
-// the root package; see attention.go.
+// either package; see attention.go and internal/kernel/kernel.go.
 package main
 
 import (

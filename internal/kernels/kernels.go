@@ -1,9 +1,9 @@
-// Package kernels describes, once, every kernel of package attention: its
-// Go signature, its contract, how its front splits long calls, and what
-// each implementation provides for it. The generators in asm/ emit from
-// this table the assembly and its stubs, the dispatch fronts and the
-// fallback for builds without assembly; the tests of package attention
-// check every kernel of it on every implementation.
+// Package kernels describes, once, every kernel of this module: its Go
+// signature, its contract, how its front splits long calls, and what each
+// implementation provides for it. The generators in asm/ emit from this
+// table the assembly and its stubs, the dispatch fronts and the fallback
+// for builds without assembly; the tests of internal/kernel check every
+// kernel of it on every implementation.
 //
 // A kernel is emitted into internal/kernel (Engine), and the exported
 // family (what Dot, Axpy, Exp and Softmax run) into package attention
@@ -61,7 +61,7 @@ func (u Use) String() string {
 
 // Kernel is one row of the table.
 type Kernel struct {
-	Name    string // the front, as package attention calls it
+	Name    string // the front, as package attention calls it (exported in internal/kernel)
 	Base    string // the stem of the implementations' names; Name if empty
 	Params  string // Go parameter list
 	Results string // Go result list; empty for none
