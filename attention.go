@@ -55,6 +55,8 @@ package attention
 import (
 	"math"
 	"unsafe"
+
+	"github.com/glancelab/attention/internal/kernel"
 )
 
 // The kernels are described once, in the table of internal/kernels; the
@@ -254,7 +256,7 @@ func (m *Memory) project(a Matrix) {
 			} else {
 				k = m.keys.Row(i)
 			}
-			scoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, k)
+			kernel.ScoreRows(m.proj[i*c:(i+1)*c], a.rowsFrom(0), a.stride, k)
 		}
 	}
 }

@@ -1,9 +1,13 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // runBlock runs keys [tk.lo, n) for the rows of task tk at once, with the rows
-// across SIMD lanes (see block_generic.go), and leaves each row's
+// across SIMD lanes (see internal/kernel/block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
 // Row r attends keys below tk.ends[r] that the keep-mask keeps; the others
 // get a -Inf score. sc.qs holds the block's scaled queries, row by row; with
@@ -16,7 +20,7 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 		if j0+p.tile >= n {
 			p.prefetch(tk)
 		}
-		s := st[:blockRows*min(p.tile, n-j0)]
+		s := st[:kernel.BlockRows*min(p.tile, n-j0)]
 		p.blockTileScores(s, tk, sc, j0)
 		if p.logits != nil {
 			lanesOut(*p.logits, tk, s, j0)
@@ -24,8 +28,8 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 			// The scores, which blockOutputs turns into the weights.
 			lanesOut(*p.w, tk, s, j0)
 		}
-		blockSoftmax(s, ml)
-		p.blockValues(ot, s, tk, sc, j0, ml[2*blockRows:3*blockRows])
+		kernel.BlockSoftmax(s, ml)
+		p.blockValues(ot, s, tk, sc, j0, ml[2*kernel.BlockRows:3*kernel.BlockRows])
 	}
 	p.endLanes(tk, sc, direct)
 }
@@ -35,14 +39,14 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 // online softmax.
 func (p *batchJob) startLanes(tk *batchTask, sc *taskScratch, direct bool) {
 	if direct {
-		blockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
+		kernel.BlockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
 		scale(p.scale, sc.qt)
 	} else {
-		blockIn(sc.qt, sc.qs, p.q.cols, tk.R)
+		kernel.BlockIn(sc.qt, sc.qs, p.q.cols, tk.R)
 	}
 	clear(sc.ot)
-	for r := range blockRows {
-		sc.ml[r], sc.ml[blockRows+r] = float32(math.Inf(-1)), 0
+	for r := range kernel.BlockRows {
+		sc.ml[r], sc.ml[kernel.BlockRows+r] = float32(math.Inf(-1)), 0
 	}
 }
 
@@ -51,13 +55,13 @@ func (p *batchJob) startLanes(tk *batchTask, sc *taskScratch, direct bool) {
 // output tensor.
 func (p *batchJob) endLanes(tk *batchTask, sc *taskScratch, direct bool) {
 	for r := range tk.R {
-		sc.m[r], sc.l[r] = sc.ml[r], sc.ml[blockRows+r]
+		sc.m[r], sc.l[r] = sc.ml[r], sc.ml[kernel.BlockRows+r]
 	}
 	if direct {
 		p.normalizeLanes(tk, sc)
 	}
 	if tk.part != nil {
-		blockOut(tk.part, p.v.cols, tk.R, sc.ot)
+		kernel.BlockOut(tk.part, p.v.cols, tk.R, sc.ot)
 		return
 	}
 	lanesOut(p.out, tk, sc.ot, 0)
@@ -72,7 +76,7 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 	// A NaN factor marks a NaN row: a NaN sum comes from a NaN weight,
 	// which the blend has already spread over the row's lanes (the values
 	// are finite), a NaN or +Inf sink spreads now.
-	f := (*[blockRows]float32)(sc.ml[2*blockRows : 3*blockRows])
+	f := (*[kernel.BlockRows]float32)(sc.ml[2*kernel.BlockRows : 3*kernel.BlockRows])
 	empty := false // a row with nothing attended and no NaN
 	for r := range f {
 		switch {
@@ -92,7 +96,7 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 		}
 		empty = empty || r < tk.R && m[r] < -math.MaxFloat32 && f[r] == f[r]
 	}
-	blockBlend(ot, nil, nil, 0, f[:])
+	kernel.BlockBlend(ot, nil, nil, 0, f[:])
 	if !empty {
 		return
 	}
@@ -101,7 +105,7 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 	// lane at a time.
 	for r := range tk.R {
 		if m[r] < -math.MaxFloat32 && f[r] == f[r] {
-			for c := r; c < len(ot); c += blockRows {
+			for c := r; c < len(ot); c += kernel.BlockRows {
 				ot[c] = 0
 			}
 		}
@@ -122,14 +126,14 @@ func (p *batchJob) prefetch(tk *batchTask) {
 func (p *batchJob) prefetchQueries(t int) {
 	if t < p.tasks() {
 		b, h, i0, lead := p.taskHead(t)
-		prefetchRows(p.q.rowsFrom(b, h, i0), p.q.rs, lead, p.q.cols)
+		kernel.PrefetchRows(p.q.rowsFrom(b, h, i0), p.q.rs, lead, p.q.cols)
 	}
 }
 
 // prefetchOut is the half of prefetch that asks for the rows task tk
 // writes.
 func (p *batchJob) prefetchOut(tk *batchTask) {
-	prefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.lead(), p.out.cols)
+	kernel.PrefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.lead(), p.out.cols)
 }
 
 // blockTileScores sets s to the scores of keys [j0, j0+len(s)/16) for the
@@ -162,9 +166,9 @@ func maskStarts(s []float32, tk *batchTask, j0 int) {
 		// No row starts past j0: no key of the tile is before a start.
 		return
 	}
-	ninf, nk := float32(math.Inf(-1)), len(s)/blockRows
+	ninf, nk := float32(math.Inf(-1)), len(s)/kernel.BlockRows
 	for r := range tk.R {
-		for o := r; o < min(max(tk.starts[r]-j0, 0), nk)*blockRows; o += blockRows {
+		for o := r; o < min(max(tk.starts[r]-j0, 0), nk)*kernel.BlockRows; o += kernel.BlockRows {
 			s[o] = ninf
 		}
 	}
@@ -177,14 +181,14 @@ func maskStarts(s []float32, tk *batchTask, j0 int) {
 // blockKeep16 of stairKeep; otherwise a lane at a time (a stride walk the compiler can see stays in s). On a causal
 // prefill (8 × 512 × 512 × 64) the lane walk took 2% of the time.
 func maskEnds(s []float32, tk *batchTask, j0 int) {
-	nk := len(s) / blockRows
-	if g := tk.ends[0] - 1 - j0; tk.R == blockRows && g >= 0 && g+blockRows == nk && tk.stair() {
-		blockKeep16(s[g*blockRows:], stairKeep[:], blockRows)
+	nk := len(s) / kernel.BlockRows
+	if g := tk.ends[0] - 1 - j0; tk.R == kernel.BlockRows && g >= 0 && g+kernel.BlockRows == nk && tk.stair() {
+		kernel.BlockKeep16(s[g*kernel.BlockRows:], stairKeep[:], kernel.BlockRows)
 		return
 	}
 	ninf := float32(math.Inf(-1))
 	for r, e := range tk.endsOf() {
-		for o := min(max(e-j0, 0), nk)*blockRows + r; o < len(s); o += blockRows {
+		for o := min(max(e-j0, 0), nk)*kernel.BlockRows + r; o < len(s); o += kernel.BlockRows {
 			s[o] = ninf
 		}
 	}
@@ -192,7 +196,7 @@ func maskEnds(s []float32, tk *batchTask, j0 int) {
 
 // stair reports whether the task's sixteen rows end one key apart.
 func (tk *batchTask) stair() bool {
-	for r := 1; r < blockRows; r++ {
+	for r := 1; r < kernel.BlockRows; r++ {
 		if tk.ends[r] != tk.ends[0]+r {
 			return false
 		}
@@ -205,7 +209,7 @@ func (tk *batchTask) stair() bool {
 // first row's last key: row r keeps the first r+1 of them.
 // It is a literal, not computed at init, so that only programs that run
 // the block path link it.
-var stairKeep = [blockRows * blockRows]byte{
+var stairKeep = [kernel.BlockRows * kernel.BlockRows]byte{
 	1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -231,11 +235,11 @@ var stairKeep = [blockRows * blockRows]byte{
 // 16-bit element would need a conversion per use for), a few keys at a
 // time (see widenKeys).
 func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
-	nk := len(s) / blockRows
+	nk := len(s) / kernel.BlockRows
 	if p.kt != F32 {
 		dk := p.k.cols
 		if kw, _, ok := p.wideRows(sc, tk.b, tk.kh); ok {
-			blockScores(s, sc.qt, kw[j0*dk:], dk)
+			kernel.BlockScores(s, sc.qt, kw[j0*dk:], dk)
 			return
 		}
 		step := widenKeys(max(dk, p.v.cols))
@@ -253,9 +257,9 @@ func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int
 				ask = p.asks16(tk, j0, true, n*dk)
 			}
 			if ask != nil {
-				blockScoresAsk(s[k0*blockRows:(k0+n)*blockRows], sc.qt, kw, dk, ask)
+				kernel.BlockScoresAsk(s[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], sc.qt, kw, dk, ask)
 			} else {
-				blockScores(s[k0*blockRows:(k0+n)*blockRows], sc.qt, kw, dk)
+				kernel.BlockScores(s[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], sc.qt, kw, dk)
 			}
 		}
 		return
@@ -263,8 +267,8 @@ func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int
 	for nk > 0 {
 		r, run := p.keyRun(tk.b, j0)
 		n := min(nk, run)
-		blockScores(s[:n*blockRows], sc.qt, p.keys32(tk.b, tk.kh, r), p.k.rs)
-		s, j0, nk = s[n*blockRows:], j0+n, nk-n
+		kernel.BlockScores(s[:n*kernel.BlockRows], sc.qt, p.keys32(tk.b, tk.kh, r), p.k.rs)
+		s, j0, nk = s[n*kernel.BlockRows:], j0+n, nk-n
 	}
 }
 
@@ -284,12 +288,12 @@ func widenKeys(d int) int { return max(8, 4096/max(1, d)) }
 // widened into sc.vw first, a few at a time (see widenKeys).
 func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, j0 int, c []float32) {
 	dv := p.v.cols
-	nk := len(s) / blockRows
-	keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+	nk := len(s) / kernel.BlockRows
+	keys := min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
 	if _, vw, ok := p.wideRows(sc, tk.b, tk.kh); ok {
 		for k0 := 0; k0 < nk; {
 			n := min(nk-k0, keys)
-			blockBlend(ot, s[k0*blockRows:(k0+n)*blockRows], vw[(j0+k0)*dv:], dv, c)
+			kernel.BlockBlend(ot, s[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], vw[(j0+k0)*dv:], dv, c)
 			c, k0 = nil, k0+n
 		}
 		return
@@ -307,9 +311,9 @@ func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, 
 				ask = p.asks16(tk, j0+nk, false, n*dv)
 			}
 			if ask != nil {
-				blockBlendAsk(ot, s[k0*blockRows:(k0+n)*blockRows], vw, dv, c, ask)
+				kernel.BlockBlendAsk(ot, s[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], vw, dv, c, ask)
 			} else {
-				blockBlend(ot, s[k0*blockRows:(k0+n)*blockRows], vw, dv, c)
+				kernel.BlockBlend(ot, s[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], vw, dv, c)
 			}
 			c = nil
 		}
@@ -318,7 +322,7 @@ func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, 
 	for k0 := 0; k0 < nk; {
 		r, run := p.keyRun(tk.b, j0+k0)
 		n := min(nk-k0, keys, run)
-		blockBlend(ot, s[k0*blockRows:(k0+n)*blockRows], p.values32(tk.b, tk.kh, r), p.v.rs, c)
+		kernel.BlockBlend(ot, s[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], p.values32(tk.b, tk.kh, r), p.v.rs, c)
 		c, k0 = nil, k0+n
 	}
 }
@@ -367,8 +371,8 @@ func (p *batchJob) widenRows(dst []float32, b, j0, n, d int, ahead bool, rows fu
 // src, so callers pass the rows after too where there are any.
 func widen16(dst []float32, src []uint16, t KVType) {
 	if t == F16 {
-		widenF16(dst, src)
+		kernel.WidenF16(dst, src)
 	} else {
-		widenBF16(dst, src)
+		kernel.WidenBF16(dst, src)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"unsafe"
+
+	"github.com/glancelab/attention/internal/kernel"
 )
 
 // The keep-mask on the block path. Keys a row does not keep get a -Inf
@@ -83,14 +85,14 @@ func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
 func (p *batchJob) keepTile(s []float32, tk *batchTask, j0 int) {
 	Tk := p.k.rows
 	if tk.single {
-		blockKeep(s, keepBytes(p.opt.Keep)[tk.i0*Tk+j0:], Tk, tk.R)
+		kernel.BlockKeep(s, keepBytes(p.opt.Keep)[tk.i0*Tk+j0:], Tk, tk.R)
 		return
 	}
 	ninf := float32(math.Inf(-1))
 	for r := range tk.R {
-		for k, kept := range p.keep(tk.is[r])[j0 : j0+len(s)/blockRows] {
+		for k, kept := range p.keep(tk.is[r])[j0 : j0+len(s)/kernel.BlockRows] {
 			if !kept {
-				s[k*blockRows+r] = ninf
+				s[k*kernel.BlockRows+r] = ninf
 			}
 		}
 	}

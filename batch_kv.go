@@ -1,6 +1,10 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // Where a call's keys and values live: the K and V tensors of Attend, or
 // the rows a KVCache holds (AttendCache), as float32 or 16-bit elements.
@@ -62,7 +66,7 @@ func (p *batchJob) scoreKeys(s []float32, b, kh, j0 int, q []float32) {
 		h.scoreKeys(s, j0, q)
 		return
 	}
-	scoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, q)
+	kernel.ScoreRows(s, p.k.rowsFrom(b, kh, j0), p.k.rs, q)
 }
 
 // blendValues adds Σ w[n]·v(j0+n) to acc over the value rows of (b, kh)
@@ -134,9 +138,9 @@ func finite16(x []uint16, t KVType) bool {
 	for len(x) > 0 {
 		n := min(len(x), onesLen)
 		if t == F16 {
-			scoreRowsF16(s[:], x[:n], n, ones[:n])
+			kernel.ScoreRowsF16(s[:], x[:n], n, ones[:n])
 		} else {
-			scoreRowsBF16(s[:], x[:n], n, ones[:n])
+			kernel.ScoreRowsBF16(s[:], x[:n], n, ones[:n])
 		}
 		if s[0]-s[0] != 0 {
 			return false

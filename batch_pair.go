@@ -1,6 +1,10 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // On avx512 the block kernels are bound by their loads: a key or value
 // element meets the sixteen lanes of one block through a broadcast load
@@ -17,7 +21,7 @@ import "math"
 // unpairs a call whose pairs would be fewer than its workers (which a call
 // whose chunks are work items of their own always is).
 func (p *batchJob) pairable() bool {
-	return pairedBlocks() && p.block && !p.rowPath && !p.multi && p.opt.Keep == nil && p.blocks >= 2
+	return kernel.PairedBlocks() && p.block && !p.rowPath && !p.multi && p.opt.Keep == nil && p.blocks >= 2
 }
 
 // units returns the number of work items of a call without chunks as work
@@ -55,7 +59,7 @@ func (p *batchJob) runPair(t0, t1 int, ws *workerScratch) {
 	p.taskInto(&tk1, t1)
 	p.rowEnds(&tk0)
 	p.rowEnds(&tk1)
-	if tk0.R == blockRows && tk1.R == blockRows && tk0.single && tk1.single {
+	if tk0.R == kernel.BlockRows && tk1.R == kernel.BlockRows && tk0.single && tk1.single {
 		var sc0, sc1 taskScratch
 		p.scratchPair(ws, &sc0, &sc1)
 		if p.chunks > 1 {
@@ -115,7 +119,7 @@ func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int
 	tks, scs := [2]*batchTask{tk0, tk1}, [2]*taskScratch{sc0, sc1}
 	for i, tk := range tks {
 		tk.keys(c*splitKeys, min(p.k.rows, (c+1)*splitKeys))
-		tk.part = scs[i].part[2*blockRows:]
+		tk.part = scs[i].part[2*kernel.BlockRows:]
 	}
 	if p.pairKeys(tk0, tk1, sc0, sc1) {
 		p.scaledQueries(tk0, sc0)
@@ -129,7 +133,7 @@ func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int
 		sc := scs[i]
 		tk.part = nil
 		copy(sc.part[:tk.R], sc.m[:tk.R])
-		copy(sc.part[blockRows:blockRows+tk.R], sc.l[:tk.R])
+		copy(sc.part[kernel.BlockRows:kernel.BlockRows+tk.R], sc.l[:tk.R])
 	}
 }
 
@@ -164,28 +168,28 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 			// Nothing to adjust or mask: the score kernel folds the
 			// lanes' maxima as it goes, and blockMax takes them as a
 			// tile of one key (the same fold, in two steps).
-			mx := [2 * blockRows]float32{}
+			mx := [2 * kernel.BlockRows]float32{}
 			fillWith(mx[:], float32(math.Inf(-1)))
-			p.blockKeysPair(sc0.st[:blockRows*both], sc1.st[:blockRows*both], tk0, sc0, sc1, j0, mx[:])
+			p.blockKeysPair(sc0.st[:kernel.BlockRows*both], sc1.st[:kernel.BlockRows*both], tk0, sc0, sc1, j0, mx[:])
 			for i, sc := range scs {
-				blockMax(mx[i*blockRows:(i+1)*blockRows], sc.ml)
-				blockExpSum(sc.st[:blockRows*both], sc.ml)
+				kernel.BlockMax(mx[i*kernel.BlockRows:(i+1)*kernel.BlockRows], sc.ml)
+				kernel.BlockExpSum(sc.st[:kernel.BlockRows*both], sc.ml)
 			}
 			p.blockValuesPair(tks, scs, n, both, j0)
 			continue
 		}
-		p.blockKeysPair(sc0.st[:blockRows*both], sc1.st[:blockRows*both], tk0, sc0, sc1, j0, nil)
+		p.blockKeysPair(sc0.st[:kernel.BlockRows*both], sc1.st[:kernel.BlockRows*both], tk0, sc0, sc1, j0, nil)
 		for i, tk := range tks {
 			if n[i] == 0 {
 				continue
 			}
 			sc := scs[i]
-			s := sc.st[:blockRows*n[i]]
+			s := sc.st[:kernel.BlockRows*n[i]]
 			if n[i] > both {
-				p.blockKeys(s[blockRows*both:], tk, sc, j0+both)
+				p.blockKeys(s[kernel.BlockRows*both:], tk, sc, j0+both)
 			}
 			p.adjustTile(s, tk, sc, j0)
-			blockSoftmax(s, sc.ml)
+			kernel.BlockSoftmax(s, sc.ml)
 		}
 		p.blockValuesPair(tks, scs, n, both, j0)
 	}
@@ -201,9 +205,9 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *taskScratch, j0 int, mx []float32) {
 	scores := func(s0, s1 []float32, k []float32, stride int) {
 		if mx != nil {
-			blockScores2Max(s0, s1, sc0.qt, sc1.qt, k, stride, mx)
+			kernel.BlockScores2Max(s0, s1, sc0.qt, sc1.qt, k, stride, mx)
 		} else {
-			blockScores2(s0, s1, sc0.qt, sc1.qt, k, stride)
+			kernel.BlockScores2(s0, s1, sc0.qt, sc1.qt, k, stride)
 		}
 	}
 	if kw, _, ok := p.wideRows(sc0, tk.b, tk.kh); ok {
@@ -212,21 +216,21 @@ func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *task
 		return
 	}
 	if p.kt != F32 {
-		dk, nk := p.k.cols, len(s0)/blockRows
+		dk, nk := p.k.cols, len(s0)/kernel.BlockRows
 		step := widenKeys(max(dk, p.v.cols))
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			kw := sc0.kw[:n*dk]
 			p.widenRows(kw, tk.b, j0+k0, n, dk, true, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
-			scores(s0[k0*blockRows:(k0+n)*blockRows], s1[k0*blockRows:(k0+n)*blockRows], kw, dk)
+			scores(s0[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], s1[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], kw, dk)
 		}
 		return
 	}
-	for nk := len(s0) / blockRows; nk > 0; {
+	for nk := len(s0) / kernel.BlockRows; nk > 0; {
 		r, run := p.keyRun(tk.b, j0)
 		n := min(nk, run)
-		scores(s0[:n*blockRows], s1[:n*blockRows], p.keys32(tk.b, tk.kh, r), p.k.rs)
-		s0, s1, j0, nk = s0[n*blockRows:], s1[n*blockRows:], j0+n, nk-n
+		scores(s0[:n*kernel.BlockRows], s1[:n*kernel.BlockRows], p.keys32(tk.b, tk.kh, r), p.k.rs)
+		s0, s1, j0, nk = s0[n*kernel.BlockRows:], s1[n*kernel.BlockRows:], j0+n, nk-n
 	}
 }
 
@@ -236,14 +240,14 @@ func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *task
 // scs[0].vw), then the rest of the longer task's.
 func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]int, both, j0 int) {
 	dv := p.v.cols
-	c0, c1 := scs[0].ml[2*blockRows:3*blockRows], scs[1].ml[2*blockRows:3*blockRows]
+	c0, c1 := scs[0].ml[2*kernel.BlockRows:3*kernel.BlockRows], scs[1].ml[2*kernel.BlockRows:3*kernel.BlockRows]
 	b, kh := tks[0].b, tks[0].kh
 	st0, st1 := scs[0].st, scs[1].st
 	if _, vw, ok := p.wideRows(scs[0], b, kh); ok {
-		keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+		keys := min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
 		for k0 := 0; k0 < both; {
 			m := min(both-k0, keys)
-			blockBlend2(scs[0].ot, scs[1].ot, st0[k0*blockRows:(k0+m)*blockRows], st1[k0*blockRows:(k0+m)*blockRows], vw[(j0+k0)*dv:], dv, c0, c1)
+			kernel.BlockBlend2(scs[0].ot, scs[1].ot, st0[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], st1[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], vw[(j0+k0)*dv:], dv, c0, c1)
 			c0, c1, k0 = nil, nil, k0+m
 		}
 	} else if p.kt != F32 {
@@ -252,15 +256,15 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 			m := min(step, both-k0)
 			vw := scs[0].vw[:m*dv]
 			p.widenRows(vw, b, j0+k0, m, dv, true, func(r int) []uint16 { return p.values16(b, kh, r) })
-			blockBlend2(scs[0].ot, scs[1].ot, st0[k0*blockRows:(k0+m)*blockRows], st1[k0*blockRows:(k0+m)*blockRows], vw, dv, c0, c1)
+			kernel.BlockBlend2(scs[0].ot, scs[1].ot, st0[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], st1[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], vw, dv, c0, c1)
 			c0, c1 = nil, nil
 		}
 	} else {
-		keys := min(p.tile, blendRunKeys(blendRunBytes, dv))
+		keys := min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
 		for k0 := 0; k0 < both; {
 			r, run := p.keyRun(b, j0+k0)
 			m := min(both-k0, keys, run)
-			blockBlend2(scs[0].ot, scs[1].ot, st0[k0*blockRows:(k0+m)*blockRows], st1[k0*blockRows:(k0+m)*blockRows], p.values32(b, kh, r), p.v.rs, c0, c1)
+			kernel.BlockBlend2(scs[0].ot, scs[1].ot, st0[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], st1[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], p.values32(b, kh, r), p.v.rs, c0, c1)
 			c0, c1, k0 = nil, nil, k0+m
 		}
 	}
@@ -268,7 +272,7 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 	for i, tk := range tks {
 		if n[i] > both {
 			sc := scs[i]
-			p.blockValues(sc.ot, sc.st[both*blockRows:n[i]*blockRows], tk, sc, j0+both, cs[i])
+			p.blockValues(sc.ot, sc.st[both*kernel.BlockRows:n[i]*kernel.BlockRows], tk, sc, j0+both, cs[i])
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/glancelab/attention/internal/kernel"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -45,7 +46,7 @@ func TestBatchedPairsChangeNoBits(t *testing.T) {
 		r := testutil.Rand(61)
 		for _, Tq := range []int{32, 37, 48, 64} {
 			Tks := []int{1, 31, 150, 300}
-			if pairedBlocks() {
+			if kernel.PairedBlocks() {
 				// Past splitKeys (1024) the rows go in chunks: 1100 and
 				// 2100 end inside a chunk's first tile and its last.
 				// Only where tasks pair: elsewhere it is the same
@@ -76,7 +77,7 @@ func TestBatchedPairsChangeNoBits(t *testing.T) {
 					}
 					for oi, o := range opts {
 						for via, c := range caches {
-							if testing.Short() && !pairedBlocks() && via != []string{"tensors", "f32", "f16", "bf16"}[(oi+Tq+Tk+d)%4] {
+							if testing.Short() && !kernel.PairedBlocks() && via != []string{"tensors", "f32", "f16", "bf16"}[(oi+Tq+Tk+d)%4] {
 								continue
 							}
 							name := fmt.Sprintf("Tq=%d Tk=%d d=%d %s %s", Tq, Tk, d, o.name, via)
@@ -96,8 +97,8 @@ func TestBatchedPairsChangeNoBits(t *testing.T) {
 							}
 							// A last block of fewer rows is never paired; alone
 							// it would take the row path.
-							for i0 := 0; i0+blockRows <= Tq; i0 += blockRows {
-								rows := blockRows
+							for i0 := 0; i0+kernel.BlockRows <= Tq; i0 += kernel.BlockRows {
+								rows := kernel.BlockRows
 								one := opt
 								one.CausalShift = opt.CausalShift + i0 + rows - Tq
 								qv, _ := NewTensorStrided(B, H, rows, d, H*Tq*d, Tq*d, d, q[i0*d:])

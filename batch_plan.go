@@ -1,6 +1,10 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // batchQueryBlock is the number of query rows one task handles: the unit of
 // parallel work. Each output row is computed by exactly one task, in a fixed
@@ -46,7 +50,7 @@ const (
 // so 128 keys stay there (measured:
 // docs/performance/amd-epyc-zen5.md#block-path-tiles-from-code-comments).
 func blockTileKeys() int {
-	if wholeTileBlend() {
+	if kernel.WholeTileBlend() {
 		return blockTileWhole
 	}
 	return blockTile
@@ -132,15 +136,15 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int,
 	if !p.rowPath && k.rows > splitKeys {
 		p.chunks = (k.rows + splitKeys - 1) / splitKeys
 	}
-	p.multi = !p.block && !p.rowPath && opt.Keep == nil && p.packed > 1 && p.tile*max(dk, v.cols) <= maxCall
-	if p.multi && multiScoreStreams() && 2*p.tile*max(dk, v.cols) <= maxCall {
+	p.multi = !p.block && !p.rowPath && opt.Keep == nil && p.packed > 1 && p.tile*max(dk, v.cols) <= kernel.MaxCall
+	if p.multi && kernel.MultiScoreStreams() && 2*p.tile*max(dk, v.cols) <= kernel.MaxCall {
 		// Every row scored by the multi-row kernels, which stream K (see
 		// tileRows): longer tiles halve the calls and the softmax's
 		// passes per key. The tile's K and V (512 KiB at d = 128) still
 		// stay in L2 for the rows' second reads.
 		p.tile *= 2
 	}
-	p.wide = p.multi && multiWide()
+	p.wide = p.multi && kernel.MultiWide()
 	p.pair = p.pairable()
 	return p
 }
@@ -178,15 +182,15 @@ type batchTask struct {
 	t, b, kh, R int
 	h, i0       int  // the head and query of row 0
 	single      bool // every row is of head h
-	hs, is      [blockRows]int
+	hs, is      [kernel.BlockRows]int
 	// The keys the task works on now are [lo, hi): all of them, or one
 	// chunk (see batch_split.go), from the first key a row attends. ends
 	// holds each row's end within them, full its end over all keys, and
 	// starts its first key (0 but for a sliding window).
 	lo, late    int // lo, and the last row's start within [lo, last]
 	first, last int // the least and the greatest of ends[:R]
-	ends, full  [blockRows]int
-	starts      [blockRows]int
+	ends, full  [kernel.BlockRows]int
+	starts      [kernel.BlockRows]int
 	// part, if not nil, receives the rows' unnormalised outputs (R rows
 	// of dv) in place of the output tensor: a chunk's partial.
 	part []float32

@@ -1,6 +1,11 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+	"github.com/glancelab/attention/internal/scalar"
+)
 
 // tileOnline adds keys [j0, j0+n) to row r of task tk in the flash-style
 // online softmax, and returns the row's new running maximum and running
@@ -72,7 +77,7 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 	switch p.kt {
 	case F32:
 		var next []float32
-		if t >= 0 && !multiBlendSplits(tk.R, p.v.cols) {
+		if t >= 0 && !kernel.MultiBlendSplits(tk.R, p.v.cols) {
 			next = p.values32(b, kh, r)
 		}
 		next, t = asksFit(next, n, p.v.cols, t)
@@ -143,9 +148,9 @@ func (p *batchJob) multiGroup(R int) int {
 }
 
 var (
-	rowKernels32   = rowKernels[float32]{scoreRows, blendRows, scoreRowsMulti, blendRowsMulti, false, true, scoreRowsMulti8, blendRowsMulti8, nil, multiBlendSplits}
-	rowKernelsF16  = rowKernels[uint16]{scoreRowsF16, blendRowsF16Runs, scoreRowsMultiF16, blendRowsMultiF16, true, true, scoreRowsMulti8F16, blendRowsMulti8F16, nil, nil}
-	rowKernelsBF16 = rowKernels[uint16]{scoreRowsBF16, blendRowsBF16Runs, scoreRowsMultiBF16, blendRowsMultiBF16, true, true, scoreRowsMulti8BF16, blendRowsMulti8BF16, scoreRowsMultiPairedBF16, nil}
+	rowKernels32   = rowKernels[float32]{kernel.ScoreRows, kernel.BlendRows, kernel.ScoreRowsMulti, kernel.BlendRowsMulti, false, true, kernel.ScoreRowsMulti8, kernel.BlendRowsMulti8, nil, kernel.MultiBlendSplits}
+	rowKernelsF16  = rowKernels[uint16]{kernel.ScoreRowsF16, kernel.BlendRowsF16Runs, kernel.ScoreRowsMultiF16, kernel.BlendRowsMultiF16, true, true, kernel.ScoreRowsMulti8F16, kernel.BlendRowsMulti8F16, nil, nil}
+	rowKernelsBF16 = rowKernels[uint16]{kernel.ScoreRowsBF16, kernel.BlendRowsBF16Runs, kernel.ScoreRowsMultiBF16, kernel.BlendRowsMultiBF16, true, true, kernel.ScoreRowsMulti8BF16, kernel.BlendRowsMulti8BF16, kernel.ScoreRowsMultiPairedBF16, nil}
 )
 
 // tileRowsOf is tileRows over the rows k and v of the tile's first key.
@@ -180,7 +185,7 @@ var (
 func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, k, v, next []E, cold bool, ks *rowKernels[E]) {
 	dk, dv := p.q.cols, p.v.cols
 	first := 0
-	if !multiScoreStreams() {
+	if !kernel.MultiScoreStreams() {
 		s := sc.s[:n]
 		ks.score(s, k, p.k.rs, sc.qs[:dk])
 		p.weighTile(tk, sc, 0, s, j0)
@@ -214,8 +219,8 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 			ks.blendMulti8(o, s, v, p.v.rs, g, next)
 			continue
 		}
-		streams := multiBlendStreams() && ks.multiFirst || ks.splits != nil && ks.splits(g, dv)
-		if g0 == 0 && !(streams || multiAsksAhead() && ks.multiWarm && !cold) {
+		streams := kernel.MultiBlendStreams() && ks.multiFirst || ks.splits != nil && ks.splits(g, dv)
+		if g0 == 0 && !(streams || kernel.MultiAsksAhead() && ks.multiWarm && !cold) {
 			ks.blend(o[:dv], s[:n], v, p.v.rs)
 			s, o, g = s[n:], o[dv:], g-1
 			if g == 0 {
@@ -261,7 +266,7 @@ func rescale(o []float32, m, l, mt float32) (float32, float32) {
 	case math.IsInf(float64(m), -1):
 		return mt, l
 	}
-	c := exp32(m - mt)
+	c := scalar.Exp32(m - mt)
 	scale(c, o)
 	return mt, l * c
 }
@@ -348,7 +353,7 @@ func fillWith(x []float32, v float32) {
 // nil), one kernel call per run of consecutive kept rows: masked rows are
 // never read.
 func blendKept(acc, w, v []float32, stride int, keep []bool) {
-	blendKeptWith(acc, w, v, stride, keep, blendRows)
+	blendKeptWith(acc, w, v, stride, keep, kernel.BlendRows)
 }
 
 // blendKeptWith is blendKept over value rows of E, blended by kernel.

@@ -1,6 +1,10 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // The score-stage options of Batched.Attend (Softcap, Bias, ALiBi,
 // CausalToValidLen) and its Logits output: the options' checks, their
@@ -58,9 +62,9 @@ func (p *batchJob) tmpLen() int {
 	switch {
 	case p.block && p.opt.ALiBi != nil:
 		// The lane tile, then the ALiBi lanes (see carveTmp).
-		return blockRows*p.tile + 3*blockRows + 2*p.tile
+		return kernel.BlockRows*p.tile + 3*kernel.BlockRows + 2*p.tile
 	case p.block && (p.opt.Softcap > 0 || p.opt.Bias != nil):
-		return blockRows * p.tile
+		return kernel.BlockRows * p.tile
 	case p.opt.Softcap > 0:
 		return p.tile
 	}
@@ -87,7 +91,7 @@ func (p *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
 
 // adjustBlock is adjustScores for the block path: s holds the scores of
 // keys [j0, j0+len(s)/16) for the rows of task tk across the lanes,
-// s[k*16+r] for row r of the task (see block_generic.go). Softcap works on
+// s[k*16+r] for row r of the task (see internal/kernel/block_generic.go). Softcap works on
 // every lane alike (the unused lanes hold zeros); the bias and the ALiBi
 // terms, each row's own head and position, are added lane by lane.
 func (p *batchJob) adjustBlock(s []float32, sc *taskScratch, tk *batchTask, j0 int) {
@@ -105,7 +109,7 @@ func (p *batchJob) adjustBlock(s []float32, sc *taskScratch, tk *batchTask, j0 i
 			if x.rows == 1 {
 				stride = 0
 			}
-			blockIn(t, x.rowsFrom(b, broadcast(tk.h, x.heads), broadcast(tk.i0, x.rows))[j0:], stride, tk.R)
+			kernel.BlockIn(t, x.rowsFrom(b, broadcast(tk.h, x.heads), broadcast(tk.i0, x.rows))[j0:], stride, tk.R)
 		} else {
 			lanesIn(t, tk.R, func(r int) []float32 {
 				return x.Row(b, broadcast(tk.hs[r], x.heads), broadcast(tk.is[r], x.rows))[j0:]
@@ -126,8 +130,8 @@ func (p *batchJob) carveTmp(sc *taskScratch, x []float32) []float32 {
 	n := p.tmpLen()
 	sc.tmp, x = x[:n], x[n:]
 	if p.block && p.opt.ALiBi != nil {
-		t, a := sc.tmp[:blockRows*p.tile], sc.tmp[blockRows*p.tile:]
-		sc.tmp, sc.alibiW, sc.alibiV, sc.slopes = t, a[:2*blockRows], a[2*blockRows:2*blockRows+2*p.tile], a[2*blockRows+2*p.tile:]
+		t, a := sc.tmp[:kernel.BlockRows*p.tile], sc.tmp[kernel.BlockRows*p.tile:]
+		sc.tmp, sc.alibiW, sc.alibiV, sc.slopes = t, a[:2*kernel.BlockRows], a[2*kernel.BlockRows:2*kernel.BlockRows+2*p.tile], a[2*kernel.BlockRows+2*p.tile:]
 	}
 	return x
 }
@@ -150,7 +154,7 @@ func (p *batchJob) alibiLanes(tk *batchTask, sc *taskScratch) bool {
 			return false
 		}
 	}
-	w, pos := sc.alibiW[:blockRows], sc.alibiW[blockRows:]
+	w, pos := sc.alibiW[:kernel.BlockRows], sc.alibiW[kernel.BlockRows:]
 	clear(sc.slopes)
 	clear(pos)
 	fillWith(w, 1)
@@ -169,7 +173,7 @@ func (p *batchJob) alibiLanes(tk *batchTask, sc *taskScratch) bool {
 // same bits as alibiScores, which otherwise forms each lane's terms in
 // turn.
 func (p *batchJob) alibiBlock(s []float32, sc *taskScratch, tk *batchTask, j0 int) {
-	n := len(s) / blockRows
+	n := len(s) / kernel.BlockRows
 	if j0 == tk.lo {
 		// The first tile of a pass over the task's keys (or over a chunk
 		// of them): runBlock's, or blockOutputs' second.
@@ -177,7 +181,7 @@ func (p *batchJob) alibiBlock(s []float32, sc *taskScratch, tk *batchTask, j0 in
 	}
 	if !sc.lanesALiBi {
 		for r := range tk.R {
-			alibiScores(s[r:], blockRows, n, p.opt.ALiBi[tk.hs[r]], p.pos(tk.b, tk.is[r]), j0)
+			alibiScores(s[r:], kernel.BlockRows, n, p.opt.ALiBi[tk.hs[r]], p.pos(tk.b, tk.is[r]), j0)
 		}
 		return
 	}
@@ -187,8 +191,8 @@ func (p *batchJob) alibiBlock(s []float32, sc *taskScratch, tk *batchTask, j0 in
 	}
 	t := sc.tmp[:len(s)]
 	clear(t)
-	blockBlend(t, sc.alibiW, sc.alibiV, len(sc.alibiV)/2, nil)
-	blockBlend(t, nil, nil, 0, sc.slopes)
+	kernel.BlockBlend(t, sc.alibiW, sc.alibiV, len(sc.alibiV)/2, nil)
+	kernel.BlockBlend(t, nil, nil, 0, sc.slopes)
 	axpy(1, t, s)
 }
 
@@ -227,9 +231,9 @@ func softcapScores(s, tmp []float32, c float32) {
 	for len(s) > 0 {
 		n := min(len(s), len(tmp))
 		x, z := s[:n], tmp[:n]
-		softcapPrep(x, z, inv)
+		kernel.SoftcapPrep(x, z, inv)
 		expv(z, z)
-		softcapFinish(x, z, c)
+		kernel.SoftcapFinish(x, z, c)
 		s = s[n:]
 	}
 }

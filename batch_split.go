@@ -1,6 +1,11 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+	"github.com/glancelab/attention/internal/scalar"
+)
 
 // Long rows are cut into chunks of splitKeys keys. Each chunk's partial
 // result (each row's max, sum and unnormalised output over the chunk's
@@ -23,7 +28,7 @@ const splitKeys = 1024
 
 // partLen is the size of one chunk's partial: the max and the sum of each
 // of the sixteen rows, then their outputs.
-func (p *batchJob) partLen() int { return 2*blockRows + blockRows*p.v.cols }
+func (p *batchJob) partLen() int { return 2*kernel.BlockRows + kernel.BlockRows*p.v.cols }
 
 // chunkScratch is the scratch a task needs for its chunks: one partial and
 // the running max and sum.
@@ -31,7 +36,7 @@ func (p *batchJob) chunkScratch() int {
 	if p.chunks == 1 && !p.multi {
 		return 0
 	}
-	return p.partLen() + 2*blockRows
+	return p.partLen() + 2*kernel.BlockRows
 }
 
 // chunksOf returns the end of the chunks task tk has keys in: chunks
@@ -79,11 +84,11 @@ func (p *batchJob) runChunks(tk *batchTask, sc *taskScratch) {
 // partial computes chunk c of task tk into part (see partLen).
 func (p *batchJob) partial(tk *batchTask, sc *taskScratch, c int, part []float32) {
 	tk.keys(c*splitKeys, min(p.k.rows, (c+1)*splitKeys))
-	tk.part = part[2*blockRows:]
+	tk.part = part[2*kernel.BlockRows:]
 	p.runKeys(tk, sc)
 	tk.part = nil
 	copy(part[:tk.R], sc.m[:tk.R])
-	copy(part[blockRows:blockRows+tk.R], sc.l[:tk.R])
+	copy(part[kernel.BlockRows:kernel.BlockRows+tk.R], sc.l[:tk.R])
 }
 
 // fold merges chunk c's partial into the rows of task tk: the output rows
@@ -91,7 +96,7 @@ func (p *batchJob) partial(tk *batchTask, sc *taskScratch, c int, part []float32
 // (see firstChunk) is copied.
 func (p *batchJob) fold(tk *batchTask, sc *taskScratch, c int, part []float32) {
 	dv := p.v.cols
-	pm, pl, po := part[:blockRows], part[blockRows:2*blockRows], part[2*blockRows:]
+	pm, pl, po := part[:kernel.BlockRows], part[kernel.BlockRows:2*kernel.BlockRows], part[2*kernel.BlockRows:]
 	first := c == tk.firstChunk()
 	for r := range tk.R {
 		o, o1 := p.out.Row(tk.b, tk.hs[r], tk.is[r]), po[r*dv:(r+1)*dv]
@@ -113,11 +118,11 @@ func foldRow(o []float32, m, l float32, o1 []float32, m1, l1 float32) (float32, 
 	mx := max(m, m1)
 	c, c1 := float32(1), float32(1)
 	if m != mx {
-		c = exp32(m - mx)
+		c = scalar.Exp32(m - mx)
 		scale(c, o)
 	}
 	if m1 != mx {
-		c1 = exp32(m1 - mx)
+		c1 = scalar.Exp32(m1 - mx)
 	}
 	axpy(c1, o1, o)
 	return mx, l*c + l1*c1

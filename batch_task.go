@@ -1,6 +1,10 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // taskScratch is a worker's scratch memory as one task uses it, carved by
 // scratchFor.
@@ -11,7 +15,7 @@ type taskScratch struct {
 	qp   []float32
 	s    []float32 // a tile of one row's scores
 	m, l []float32 // each row's running max and running sum
-	// The block path's lanes (see block_generic.go): the queries, the
+	// The block path's lanes (see internal/kernel/block_generic.go): the queries, the
 	// scores of a tile, the output, and the softmax state.
 	qt, st, ot, ml []float32
 	kw, vw         []float32 // 16-bit key and value rows, widened (see widenKeys)
@@ -52,13 +56,13 @@ func (p *batchJob) scratchFor(ws *workerScratch, R int) taskScratch {
 // scratchPair carves the worker's scratch for two tasks of sixteen rows
 // run together (see runPair), growing it first if it is too small.
 func (p *batchJob) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
-	n := p.scratchLen(blockRows)
+	n := p.scratchLen(kernel.BlockRows)
 	if cap(ws.buf) < 2*n {
 		ws.buf = make([]float32, 2*n)
 	}
 	x := ws.buf[:2*n]
-	p.carve(sc0, x[:n], blockRows)
-	p.carve(sc1, x[n:], blockRows)
+	p.carve(sc0, x[:n], kernel.BlockRows)
+	p.carve(sc1, x[n:], kernel.BlockRows)
 	sc0.wide, sc1.wide = &ws.wide, &ws.wide
 	sc0.ahead, sc1.ahead = &ws.ahead, &ws.ahead
 }
@@ -76,7 +80,7 @@ func (p *batchJob) scratchLen(R int) int {
 		need += (p.multiGroup(R) - 1) * p.tile // scores of a multi-row call's rows
 	}
 	if p.block {
-		need += blockRows * (dk + p.tile + dv + 4)
+		need += kernel.BlockRows * (dk + p.tile + dv + 4)
 		if p.opt.Keep != nil {
 			need += p.k.rows
 		}
@@ -108,10 +112,10 @@ func (p *batchJob) carve(sc *taskScratch, x []float32, R int) {
 	sc.s, x = x[:ns], x[ns:]
 	sc.m, sc.l, x = x[:R], x[R:2*R], x[2*R:]
 	if p.block {
-		sc.qt, x = x[:blockRows*dk], x[blockRows*dk:]
-		sc.st, x = x[:blockRows*p.tile], x[blockRows*p.tile:]
-		sc.ot, x = x[:blockRows*dv], x[blockRows*dv:]
-		sc.ml, x = x[:4*blockRows], x[4*blockRows:]
+		sc.qt, x = x[:kernel.BlockRows*dk], x[kernel.BlockRows*dk:]
+		sc.st, x = x[:kernel.BlockRows*p.tile], x[kernel.BlockRows*p.tile:]
+		sc.ot, x = x[:kernel.BlockRows*dv], x[kernel.BlockRows*dv:]
+		sc.ml, x = x[:4*kernel.BlockRows], x[4*kernel.BlockRows:]
 		if p.opt.Keep != nil {
 			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
 		}
@@ -123,7 +127,7 @@ func (p *batchJob) carve(sc *taskScratch, x []float32, R int) {
 	}
 	x = p.carveTmp(sc, x)
 	if n := p.chunkScratch(); n > 0 {
-		sc.part, sc.rm, sc.rl, x = x[:n-2*blockRows], x[n-2*blockRows:n-blockRows], x[n-blockRows:n], x[n:]
+		sc.part, sc.rm, sc.rl, x = x[:n-2*kernel.BlockRows], x[n-2*kernel.BlockRows:n-kernel.BlockRows], x[n-kernel.BlockRows:n], x[n:]
 	}
 	sc.row = x
 }
@@ -146,7 +150,7 @@ func (p *batchJob) run(t int, ws *workerScratch) {
 		// The multi-row kernels blend into contiguous rows: the output's
 		// own where the task's rows lie so, else scratch, copied out.
 		if tk.part = p.outRun(&tk); tk.part == nil {
-			tk.part, copyOut = sc.part[2*blockRows:], true
+			tk.part, copyOut = sc.part[2*kernel.BlockRows:], true
 		}
 	}
 	cut, done := p.runKeys(&tk, &sc)
@@ -233,13 +237,13 @@ func (p *batchJob) scaledQueries(tk *batchTask, sc *taskScratch) {
 	}
 	scale(p.scale, sc.qs)
 	if sc.qp != nil {
-		pairOrder(sc.qp[:tk.R*dk], sc.qs[:tk.R*dk], dk)
+		kernel.PairOrder(sc.qp[:tk.R*dk], sc.qs[:tk.R*dk], dk)
 	}
 }
 
 // pairsQueries reports whether a task's scratch holds its queries in pair
 // order too: for the bfloat16 multi-row score where it takes them so.
-func (p *batchJob) pairsQueries() bool { return p.multi && p.kt == BF16 && pairedBF16() }
+func (p *batchJob) pairsQueries() bool { return p.multi && p.kt == BF16 && kernel.PairedBF16() }
 
 // wholeRows computes every row of task tk by rowWithWeights, its score row
 // formed in the weights output, or in scratch when only logits are wanted.

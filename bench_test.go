@@ -2,11 +2,8 @@ package attention
 
 import (
 	"fmt"
-	"github.com/glancelab/attention/internal/calib"
 	"math"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/glancelab/attention/internal/reference"
 	"github.com/glancelab/attention/internal/testutil"
@@ -18,22 +15,6 @@ import (
 
 // report adds GFLOP/s for flops floating-point operations per iteration
 // and ns per element for elems elements per iteration.
-// peakProbe measures the FMA peak for reportPeak; one probe, so that it is
-// sized once.
-var peakProbe = sync.OnceValue(func() *calib.Probe { return calib.FMAProbe(1) })
-
-// reportPeak is report for flops FLOPs per op, and their fraction of the
-// FMA peak measured now, with the timer stopped (see BenchmarkBlockKernels).
-func reportPeak(b *testing.B, flops float64) {
-	report(b, flops, 0)
-	sec := b.Elapsed().Seconds()
-	b.StopTimer()
-	peak := peakProbe().Best(3, 5*time.Millisecond)
-	if sec > 0 && peak > 0 {
-		b.ReportMetric(flops*float64(b.N)/sec/1e9/peak, "peak-fraction")
-	}
-}
-
 func report(b *testing.B, flops, elems float64) {
 	sec := b.Elapsed().Seconds()
 	if sec == 0 {
@@ -135,50 +116,6 @@ func BenchmarkSoftmaxMasked(b *testing.B) {
 				}
 				report(b, 0, float64(n))
 			})
-		}
-	})
-}
-
-// BenchmarkScoreRows times the score kernel alone: T keys of dimension d
-// against one query, the keys streamed from L1 (T=128, d=64), L2 or L3.
-// With a 512 KiB L2, T=512 at d=128 (256 KiB) is the largest K here that
-// stays in L2 between calls; T=1024 at d=128 fills L2 entirely and is
-// read partly from L3.
-func BenchmarkScoreRows(b *testing.B) {
-	testutil.ForEachImplB(b, func(b *testing.B) {
-		for _, d := range []int{64, 128} {
-			for _, T := range []int{128, 512, 1024, 8192} {
-				b.Run(fmt.Sprintf("d=%d/T=%d", d, T), func(b *testing.B) {
-					r := testutil.Rand(6)
-					k, q := testutil.Floats(r, T*d, 1), testutil.Floats(r, d, 1)
-					out := make([]float32, T)
-					b.SetBytes(int64(4 * T * d))
-					for b.Loop() {
-						scoreRows(out, k, d, q)
-					}
-					report(b, float64(2*T*d), float64(T))
-				})
-			}
-		}
-	})
-}
-
-// BenchmarkBlendRows times the blend kernel alone: acc += Σ w[i]·V[i].
-func BenchmarkBlendRows(b *testing.B) {
-	testutil.ForEachImplB(b, func(b *testing.B) {
-		for _, d := range []int{64, 128} {
-			for _, T := range []int{128, 1024, 8192} {
-				b.Run(fmt.Sprintf("d=%d/T=%d", d, T), func(b *testing.B) {
-					r := testutil.Rand(7)
-					v, w := testutil.Floats(r, T*d, 1), testutil.Floats(r, T, 1e-3)
-					acc := make([]float32, d)
-					b.SetBytes(int64(4 * T * d))
-					for b.Loop() {
-						blendRows(acc, w, v, d)
-					}
-					report(b, float64(2*T*d), float64(T))
-				})
-			}
 		}
 	})
 }
@@ -285,59 +222,6 @@ func BenchmarkBatched(b *testing.B) {
 					report(b, float64(4*s.heads*pairs*s.d), 0)
 				})
 			}
-		}
-	})
-}
-
-// BenchmarkBlockKernels times the batched engine's block kernels on one
-// tile from L1: sixteen query rows against n keys of d dimensions
-// (scores2 and blend2: two blocks of sixteen, blockScores2 and
-// blockBlend2). The score and blend kernels also report peak-fraction:
-// their GFLOP/s over this machine's FMA peak (the calibration kernel of
-// the widest registers, one thread) measured right after them.
-func BenchmarkBlockKernels(b *testing.B) {
-	testutil.ForEachImplB(b, func(b *testing.B) {
-		for _, d := range []int{64, 128} {
-			const n = 128
-			r := testutil.Rand(10)
-			qt, k := testutil.Floats(r, blockRows*d, 1), testutil.Floats(r, n*d, 1)
-			st, ot := make([]float32, blockRows*n), make([]float32, blockRows*d)
-			ml := make([]float32, 4*blockRows)
-			b.Run(fmt.Sprintf("scores/d=%d/n=%d", d, n), func(b *testing.B) {
-				for b.Loop() {
-					blockScores(st, qt, k, d)
-				}
-				reportPeak(b, float64(2*blockRows*n*d))
-			})
-			qt2, st2 := testutil.Floats(r, 2*blockRows*d, 1), make([]float32, 2*blockRows*n)
-			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
-				for b.Loop() {
-					blockScores2(st2[:blockRows*n], st2[blockRows*n:], qt2[:blockRows*d], qt2[blockRows*d:], k, d)
-				}
-				reportPeak(b, float64(2*2*blockRows*n*d))
-			})
-			b.Run(fmt.Sprintf("softmax/n=%d", n), func(b *testing.B) {
-				for b.Loop() {
-					for i := range ml {
-						ml[i] = 0
-					}
-					blockSoftmax(st, ml)
-				}
-				report(b, 0, float64(blockRows*n))
-			})
-			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
-				for b.Loop() {
-					blockBlend(ot, st, k, d, ml[2*blockRows:3*blockRows])
-				}
-				reportPeak(b, float64(2*blockRows*n*d))
-			})
-			ot2, c2 := make([]float32, 2*blockRows*d), testutil.Floats(r, 2*blockRows, 1)
-			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
-				for b.Loop() {
-					blockBlend2(ot2[:blockRows*d], ot2[blockRows*d:], st2[:blockRows*n], st2[blockRows*n:], k, d, c2[:blockRows], c2[blockRows:])
-				}
-				reportPeak(b, float64(2*2*blockRows*n*d))
-			})
 		}
 	})
 }

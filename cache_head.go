@@ -1,5 +1,7 @@
 package attention
 
+import "github.com/glancelab/attention/internal/kernel"
+
 // cacheHead is the rows one entry and head of a KVCache holds, where
 // Batched.AttendCache and a Memory of NewMemoryCache read them: float32 or
 // 16-bit, packed (stride dk or dv), key j at stored row start+j, wrapping
@@ -43,11 +45,11 @@ func (c *cacheHead) scoreKeys(dst []float32, j int, q []float32) {
 		n := min(len(dst), run)
 		switch c.kt {
 		case F32:
-			scoreRows(dst[:n], c.k32[r*d:], d, q)
+			kernel.ScoreRows(dst[:n], c.k32[r*d:], d, q)
 		case F16:
-			scoreRowsF16(dst[:n], c.k16[r*d:], d, q)
+			kernel.ScoreRowsF16(dst[:n], c.k16[r*d:], d, q)
 		case BF16:
-			scoreRowsBF16(dst[:n], c.k16[r*d:], d, q)
+			kernel.ScoreRowsBF16(dst[:n], c.k16[r*d:], d, q)
 		}
 		dst, j = dst[n:], j+n
 	}
@@ -65,9 +67,9 @@ func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
 		case F32:
 			blendKept(acc, w[:n], c.v32[r*d:], d, kn)
 		case F16:
-			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsF16Runs)
+			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, kernel.BlendRowsF16Runs)
 		case BF16:
-			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, blendRowsBF16Runs)
+			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, kernel.BlendRowsBF16Runs)
 		}
 		w, j = w[n:], j+n
 		if keep != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/glancelab/attention/internal/calib"
+	"github.com/glancelab/attention/internal/kernel"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -282,8 +283,8 @@ func BenchmarkDecodeKernels(b *testing.B) {
 					if j+tile < s.Tk {
 						next = p.v.rowsFrom(0, h, j+tile)
 					}
-					scoreRowsMulti(sc, p.k.rowsFrom(0, h, j), decodeDim, q, rows)
-					blendRowsMulti(acc, sc, p.v.rowsFrom(0, h, j), decodeDim, rows, next)
+					kernel.ScoreRowsMulti(sc, p.k.rowsFrom(0, h, j), decodeDim, q, rows)
+					kernel.BlendRowsMulti(acc, sc, p.v.rowsFrom(0, h, j), decodeDim, rows, next)
 				}
 			}
 			return nil

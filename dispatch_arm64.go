@@ -7,24 +7,17 @@ package attention
 import (
 	"math"
 
-	"github.com/glancelab/attention/internal/impl"
+	"github.com/glancelab/attention/internal/kernel"
 )
 
-// The implementations on arm64, fastest first; active holds the one the
-// kernels use (0: the generic code).
-const (
-	implNEON uint8 = iota + 1
-)
-
-func init() {
-	impl.Register(&active, implNEON, "neon", "ASIMD")
-}
+// The fronts of the exported family switch on the one selection of the
+// process, which internal/kernel holds.
 
 // dot returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).
 func dot(x, y []float32) float32 {
 	if len(x) <= maxCall {
-		switch active {
-		case implNEON:
+		switch kernel.Active() {
+		case kernel.ImplNEON:
 			return dotNEON(x, y)
 		}
 	}
@@ -34,7 +27,7 @@ func dot(x, y []float32) float32 {
 // dotSplit is dot on the generic path, and otherwise dot cut into calls
 // within one call's budget.
 func dotSplit(x, y []float32) (r float32) {
-	if active != implNEON {
+	if kernel.Active() != kernel.ImplNEON {
 		return dotGeneric(x, y)
 	}
 	n, per := len(x), maxCall
@@ -45,38 +38,11 @@ func dotSplit(x, y []float32) (r float32) {
 	return r
 }
 
-// scoreRows sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j <
-// len(q).
-func scoreRows(dst, k []float32, stride int, q []float32) {
-	if len(dst) <= rowsPerCall(len(q)) {
-		switch active {
-		case implNEON:
-			scoreRowsNEON(dst, k, stride, q)
-			return
-		}
-	}
-	scoreRowsSplit(dst, k, stride, q)
-}
-
-// scoreRowsSplit is scoreRows on the generic path, and otherwise scoreRows
-// cut into calls within one call's budget.
-func scoreRowsSplit(dst, k []float32, stride int, q []float32) {
-	if active != implNEON {
-		scoreRowsGeneric(dst, k, stride, q)
-		return
-	}
-	n, per := len(dst), rowsPerCall(len(q))
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		scoreRows(dst[lo:hi], k[lo*stride:], stride, q)
-	}
-}
-
 // axpy sets y[i] += alpha*x[i] for i < len(x).
 func axpy(alpha float32, x, y []float32) {
 	if len(x) <= maxCall {
-		switch active {
-		case implNEON:
+		switch kernel.Active() {
+		case kernel.ImplNEON:
 			axpyNEON(alpha, x, y)
 			return
 		}
@@ -87,7 +53,7 @@ func axpy(alpha float32, x, y []float32) {
 // axpySplit is axpy on the generic path, and otherwise axpy cut into calls
 // within one call's budget.
 func axpySplit(alpha float32, x, y []float32) {
-	if active != implNEON {
+	if kernel.Active() != kernel.ImplNEON {
 		axpyGeneric(alpha, x, y)
 		return
 	}
@@ -98,389 +64,11 @@ func axpySplit(alpha float32, x, y []float32) {
 	}
 }
 
-// blendRows sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j <
-// len(acc).
-func blendRows(acc, w, v []float32, stride int) {
-	if len(w) <= rowsPerCall(len(acc)) {
-		switch active {
-		case implNEON:
-			blendRowsNEON(acc, w, v, stride)
-			return
-		}
-	}
-	blendRowsSplit(acc, w, v, stride)
-}
-
-// blendRowsSplit is blendRows on the generic path, and otherwise blendRows
-// cut into calls within one call's budget.
-func blendRowsSplit(acc, w, v []float32, stride int) {
-	if active != implNEON {
-		blendRowsGeneric(acc, w, v, stride)
-		return
-	}
-	n, per := len(w), rowsPerCall(len(acc))
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		blendRows(acc, w[lo:hi], v[lo*stride:], stride)
-	}
-}
-
-// scoreRowsF16 sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i < len(dst),
-// j < len(q): scoreRows over half-precision key rows, each element widened
-// exactly to float32.
-func scoreRowsF16(dst []float32, k []uint16, stride int, q []float32) {
-	if len(dst) <= rowsPerCall(len(q)) {
-		switch active {
-		case implNEON:
-			scoreRowsF16NEON(dst, k, stride, q)
-			return
-		}
-	}
-	scoreRowsF16Split(dst, k, stride, q)
-}
-
-// scoreRowsF16Split is scoreRowsF16 on the generic path, and otherwise
-// scoreRowsF16 cut into calls within one call's budget.
-func scoreRowsF16Split(dst []float32, k []uint16, stride int, q []float32) {
-	if active != implNEON {
-		scoreRowsF16Generic(dst, k, stride, q)
-		return
-	}
-	n, per := len(dst), rowsPerCall(len(q))
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		scoreRowsF16(dst[lo:hi], k[lo*stride:], stride, q)
-	}
-}
-
-// blendRowsF16 sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i < len(w),
-// j < len(acc): blendRows over half-precision value rows, each element
-// widened exactly to float32.
-func blendRowsF16(acc, w []float32, v []uint16, stride int) {
-	if len(w) <= rowsPerCall(len(acc)) {
-		switch active {
-		case implNEON:
-			blendRowsF16NEON(acc, w, v, stride)
-			return
-		}
-	}
-	blendRowsF16Split(acc, w, v, stride)
-}
-
-// blendRowsF16Split is blendRowsF16 on the generic path, and otherwise
-// blendRowsF16 cut into calls within one call's budget.
-func blendRowsF16Split(acc, w []float32, v []uint16, stride int) {
-	if active != implNEON {
-		blendRowsF16Generic(acc, w, v, stride)
-		return
-	}
-	n, per := len(w), rowsPerCall(len(acc))
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		blendRowsF16(acc, w[lo:hi], v[lo*stride:], stride)
-	}
-}
-
-// scoreRowsBF16 sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
-// len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
-// top half of a float32.
-func scoreRowsBF16(dst []float32, k []uint16, stride int, q []float32) {
-	if len(dst) <= rowsPerCall(len(q)) {
-		switch active {
-		case implNEON:
-			scoreRowsBF16NEON(dst, k, stride, q)
-			return
-		}
-	}
-	scoreRowsBF16Split(dst, k, stride, q)
-}
-
-// scoreRowsBF16Split is scoreRowsBF16 on the generic path, and otherwise
-// scoreRowsBF16 cut into calls within one call's budget.
-func scoreRowsBF16Split(dst []float32, k []uint16, stride int, q []float32) {
-	if active != implNEON {
-		scoreRowsBF16Generic(dst, k, stride, q)
-		return
-	}
-	n, per := len(dst), rowsPerCall(len(q))
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		scoreRowsBF16(dst[lo:hi], k[lo*stride:], stride, q)
-	}
-}
-
-// blendRowsBF16 sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
-// len(w), j < len(acc): blendRows over bfloat16 value rows, each element
-// the top half of a float32.
-func blendRowsBF16(acc, w []float32, v []uint16, stride int) {
-	if len(w) <= rowsPerCall(len(acc)) {
-		switch active {
-		case implNEON:
-			blendRowsBF16NEON(acc, w, v, stride)
-			return
-		}
-	}
-	blendRowsBF16Split(acc, w, v, stride)
-}
-
-// blendRowsBF16Split is blendRowsBF16 on the generic path, and otherwise
-// blendRowsBF16 cut into calls within one call's budget.
-func blendRowsBF16Split(acc, w []float32, v []uint16, stride int) {
-	if active != implNEON {
-		blendRowsBF16Generic(acc, w, v, stride)
-		return
-	}
-	n, per := len(w), rowsPerCall(len(acc))
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		blendRowsBF16(acc, w[lo:hi], v[lo*stride:], stride)
-	}
-}
-
-// widenF16 sets dst[i] = f16(src[i]) for i < len(dst), each half-precision
-// element widened exactly to float32; len(src) >= len(dst).
-func widenF16(dst []float32, src []uint16) {
-	if len(dst) <= maxCall {
-		switch active {
-		case implNEON:
-			widenF16NEON(dst, src)
-			return
-		}
-	}
-	widenF16Split(dst, src)
-}
-
-// widenF16Split is widenF16 on the generic path, and otherwise widenF16 cut
-// into calls within one call's budget.
-func widenF16Split(dst []float32, src []uint16) {
-	if active != implNEON {
-		widenF16Generic(dst, src)
-		return
-	}
-	n, per := len(dst), maxCall
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		widenF16(dst[lo:hi], src[lo:])
-	}
-}
-
-// widenBF16 sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16
-// element the top half of a float32; len(src) >= len(dst).
-func widenBF16(dst []float32, src []uint16) {
-	if len(dst) <= maxCall {
-		switch active {
-		case implNEON:
-			widenBF16NEON(dst, src)
-			return
-		}
-	}
-	widenBF16Split(dst, src)
-}
-
-// widenBF16Split is widenBF16 on the generic path, and otherwise widenBF16
-// cut into calls within one call's budget.
-func widenBF16Split(dst []float32, src []uint16) {
-	if active != implNEON {
-		widenBF16Generic(dst, src)
-		return
-	}
-	n, per := len(dst), maxCall
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		widenBF16(dst[lo:hi], src[lo:])
-	}
-}
-
-// narrowF16 sets dst[i] = f32ToF16(src[i]) for i < len(src): each float32
-// rounded to the nearest binary16, ties to even, ±Inf from 65520 on, a NaN
-// made quiet with the top bits of its payload; len(dst) >= len(src).
-func narrowF16(dst []uint16, src []float32) {
-	if len(src) <= maxCall {
-		switch active {
-		case implNEON:
-			narrowF16NEON(dst, src)
-			return
-		}
-	}
-	narrowF16Split(dst, src)
-}
-
-// narrowF16Split is narrowF16 on the generic path, and otherwise narrowF16
-// cut into calls within one call's budget.
-func narrowF16Split(dst []uint16, src []float32) {
-	if active != implNEON {
-		narrowF16Generic(dst, src)
-		return
-	}
-	n, per := len(src), maxCall
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		narrowF16(dst[lo:hi], src[lo:hi])
-	}
-}
-
-// narrowBF16 sets dst[i] = f32ToBF16(src[i]) for i < len(src): each float32
-// rounded to the nearest bfloat16, ties to even, subnormals kept, a NaN
-// made quiet with the top bits of its payload; len(dst) >= len(src).
-func narrowBF16(dst []uint16, src []float32) {
-	if len(src) <= maxCall {
-		switch active {
-		case implNEON:
-			narrowBF16NEON(dst, src)
-			return
-		}
-	}
-	narrowBF16Split(dst, src)
-}
-
-// narrowBF16Split is narrowBF16 on the generic path, and otherwise
-// narrowBF16 cut into calls within one call's budget.
-func narrowBF16Split(dst []uint16, src []float32) {
-	if active != implNEON {
-		narrowBF16Generic(dst, src)
-		return
-	}
-	n, per := len(src), maxCall
-	for lo := 0; lo < n; lo += per {
-		hi := min(n, lo+per)
-		narrowBF16(dst[lo:hi], src[lo:hi])
-	}
-}
-
-// scoreRowsMulti sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
-// rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
-// query rows, each key row read once, each score the bits scoreRows gives
-// it while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below
-// 2^32. Callers keep n·d within one call's budget.
-func scoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
-	scoreRowsMultiGeneric(dst, k, stride, q, rows)
-}
-
-// blendRowsMulti sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
-// rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
-// rows, each value row read once, each row's sums the bits blendRows gives
-// it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
-// within one call's budget. If next is not empty, it is where the value
-// rows of the caller's next call start: the avx2 and avx512 kernels ask for
-// them in address order as they go, a line for each line of v they read, so
-// that the next call finds them in cache (an empty next asks for nothing);
-// a non-empty next holds at least n·d' elements, d' = d rounded up to a
-// multiple of 16, all that is asked for. Where a weight and a value are
-// both NaN, the avx512 kernel's sum for three rows keeps the value's
-// payload, not the weight's.
-func blendRowsMulti(acc, w, v []float32, stride int, rows int, next []float32) {
-	blendRowsMultiGeneric(acc, w, v, stride, rows, next)
-}
-
-// scoreRowsMulti8 is scoreRowsMulti for 5 <= rows <= 8, len(dst) and len(q)
-// below 2^31. If also is not empty, the avx512 kernel asks for its rows in
-// address order as it goes, a line for each line of k it reads (the tile's
-// value rows, say, for the blend that follows). Only avx512 has it in
-// assembly, its lanes holding two keys of each row; elsewhere it is
-// scoreRowsMulti on the first four rows and on the rest.
-func scoreRowsMulti8(dst, k []float32, stride int, q []float32, rows int, also []float32) {
-	scoreRowsMulti8Generic(dst, k, stride, q, rows, also)
-}
-
-// blendRowsMulti8 is blendRowsMulti for 5 <= rows <= 8, len(acc) and len(w)
-// below 2^31, next as there. Only avx512 has it in assembly, a vector of
-// columns a pass; elsewhere it is blendRowsMulti on the first four rows and
-// on the rest. Where a weight and a value are both NaN, the avx512 kernel's
-// sum keeps the value's payload, not the weight's.
-func blendRowsMulti8(acc, w, v []float32, stride int, rows int, next []float32) {
-	blendRowsMulti8Generic(acc, w, v, stride, rows, next)
-}
-
-// scoreRowsMultiF16 sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c] for
-// r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsF16 for
-// several query rows, each half-precision key row read once, each score the
-// bits scoreRowsF16 gives it while n is a multiple of 8; 1 <= rows <= 4,
-// len(dst) and len(q) below 2^32. Callers keep n·d within one call's
-// budget.
-func scoreRowsMultiF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
-	scoreRowsMultiF16Generic(dst, k, stride, q, rows)
-}
-
-// scoreRowsMultiBF16 sets dst[r*n+j] = Σ_c bf16(k[j*stride+c])*q[r*d+c]
-// for r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsBF16
-// for several query rows, each bfloat16 key row read once, each score the
-// bits scoreRowsBF16 gives it while n is a multiple of 8; 1 <= rows <= 4,
-// len(dst) and len(q) below 2^32. Callers keep n·d within one call's
-// budget.
-func scoreRowsMultiBF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
-	scoreRowsMultiBF16Generic(dst, k, stride, q, rows)
-}
-
-// scoreRowsMultiPairedBF16 is scoreRowsMultiBF16 with its query rows in
-// pair order (see pairOrder): in each block of sixteen columns from a row's
-// start, while sixteen remain, the even columns first, then the odd ones;
-// the columns after the last block in order. The avx2 kernel takes a
-// block's even and odd bfloat16 elements apart, and so loads the query
-// halves as they are rather than splitting every row's block at every step
-// of keys; there its scores are the bits scoreRowsMultiBF16 gives the rows
-// in order. Elsewhere it is the generic twin, within the same bounds.
-func scoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
-	scoreRowsMultiPairedBF16Generic(dst, k, stride, q, rows)
-}
-
-// blendRowsMultiF16 sets acc[r*d+c] += Σ_j w[r*n+j]*f16(v[j*stride+c]) for
-// r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16 for
-// several rows, each half-precision value row read once, each row's sums
-// the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget. If next is not empty,
-// the avx2 kernel asks for its lines as blendRowsMulti's does (the avx512
-// one streams V itself and asks for nothing). Where a weight and a value
-// are both NaN, the avx512 kernel's sums keep the value's payload, not the
-// weight's.
-func blendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
-	blendRowsMultiF16Generic(acc, w, v, stride, rows, next)
-}
-
-// blendRowsMultiBF16 sets acc[r*d+c] += Σ_j w[r*n+j]*bf16(v[j*stride+c])
-// for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsBF16
-// for several rows, each bfloat16 value row read once, each row's sums the
-// bits blendRowsBF16 gives it; 1 <= rows <= 4, len(acc) and len(w) below
-// 2^32. Callers keep n·d within one call's budget. next and NaN payloads
-// as blendRowsMultiF16's.
-func blendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
-	blendRowsMultiBF16Generic(acc, w, v, stride, rows, next)
-}
-
-// scoreRowsMulti8F16 is scoreRowsMultiF16 for 5 <= rows <= 8, lengths and
-// also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it
-// is scoreRowsMultiF16 on the first four rows and on the rest.
-func scoreRowsMulti8F16(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
-	scoreRowsMulti8F16Generic(dst, k, stride, q, rows, also)
-}
-
-// blendRowsMulti8F16 is blendRowsMultiF16 for 5 <= rows <= 8, lengths as
-// blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in
-// assembly; elsewhere it is blendRowsMultiF16 on the first four rows and on
-// the rest. NaN payloads as blendRowsMulti8's.
-func blendRowsMulti8F16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
-	blendRowsMulti8F16Generic(acc, w, v, stride, rows, next)
-}
-
-// scoreRowsMulti8BF16 is scoreRowsMultiBF16 for 5 <= rows <= 8, lengths and
-// also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it
-// is scoreRowsMultiBF16 on the first four rows and on the rest.
-func scoreRowsMulti8BF16(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
-	scoreRowsMulti8BF16Generic(dst, k, stride, q, rows, also)
-}
-
-// blendRowsMulti8BF16 is blendRowsMultiBF16 for 5 <= rows <= 8, lengths as
-// blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in
-// assembly; elsewhere it is blendRowsMultiBF16 on the first four rows and
-// on the rest. NaN payloads as blendRowsMulti8's.
-func blendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
-	blendRowsMulti8BF16Generic(acc, w, v, stride, rows, next)
-}
-
 // maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 func maxf(x []float32) float32 {
 	if len(x) <= maxCall {
-		switch active {
-		case implNEON:
+		switch kernel.Active() {
+		case kernel.ImplNEON:
 			return maxNEON(x)
 		}
 	}
@@ -490,7 +78,7 @@ func maxf(x []float32) float32 {
 // maxfSplit is maxf on the generic path, and otherwise maxf cut into calls
 // within one call's budget.
 func maxfSplit(x []float32) (r float32) {
-	if active != implNEON {
+	if kernel.Active() != kernel.ImplNEON {
 		return maxGeneric(x)
 	}
 	r = float32(math.Inf(-1))
@@ -505,8 +93,8 @@ func maxfSplit(x []float32) (r float32) {
 // scale sets x[i] *= s.
 func scale(s float32, x []float32) {
 	if len(x) <= maxCall {
-		switch active {
-		case implNEON:
+		switch kernel.Active() {
+		case kernel.ImplNEON:
 			scaleNEON(s, x)
 			return
 		}
@@ -517,7 +105,7 @@ func scale(s float32, x []float32) {
 // scaleSplit is scale on the generic path, and otherwise scale cut into
 // calls within one call's budget.
 func scaleSplit(s float32, x []float32) {
-	if active != implNEON {
+	if kernel.Active() != kernel.ImplNEON {
 		scaleGeneric(s, x)
 		return
 	}
@@ -531,8 +119,8 @@ func scaleSplit(s float32, x []float32) {
 // expv sets dst[i] = e^x[i] for i < len(x), bit-identical to exp32.
 func expv(dst, x []float32) {
 	if len(x) <= maxCall {
-		switch active {
-		case implNEON:
+		switch kernel.Active() {
+		case kernel.ImplNEON:
 			expNEON(dst, x)
 			return
 		}
@@ -543,7 +131,7 @@ func expv(dst, x []float32) {
 // expvSplit is expv on the generic path, and otherwise expv cut into calls
 // within one call's budget.
 func expvSplit(dst, x []float32) {
-	if active != implNEON {
+	if kernel.Active() != kernel.ImplNEON {
 		expGeneric(dst, x)
 		return
 	}
@@ -559,8 +147,8 @@ func expvSplit(dst, x []float32) {
 // softmax's maximum is.
 func expSum(dst, x []float32, m float32) float32 {
 	if len(x) <= maxCall {
-		switch active {
-		case implNEON:
+		switch kernel.Active() {
+		case kernel.ImplNEON:
 			return expSumNEON(dst, x, m)
 		}
 	}
@@ -570,7 +158,7 @@ func expSum(dst, x []float32, m float32) float32 {
 // expSumSplit is expSum on the generic path, and otherwise expSum cut into
 // calls within one call's budget.
 func expSumSplit(dst, x []float32, m float32) (r float32) {
-	if active != implNEON {
+	if kernel.Active() != kernel.ImplNEON {
 		return expSumGeneric(dst, x, m)
 	}
 	n, per := len(x), maxCall
@@ -579,129 +167,4 @@ func expSumSplit(dst, x []float32, m float32) (r float32) {
 		r += expSum(dst[lo:hi], x[lo:hi], m)
 	}
 	return r
-}
-
-// blockScores sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j <
-// len(st)/16, c < len(qt)/16.
-func blockScores(st, qt, k []float32, stride int) {
-	switch active {
-	case implNEON:
-		blockScoresNEON(st, qt, k, stride)
-	default:
-		blockScoresGeneric(st, qt, k, stride)
-	}
-}
-
-// blockScoresAsk is blockScores, bit for bit, and asks for the first
-// 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller
-// widens next), spread over its FMAs, in place of fetching its own rows
-// ahead; len(ask) >= (len(st)/16)·(len(qt)/16). NEON has no such form;
-// there it is blockScores.
-func blockScoresAsk(st, qt, k []float32, stride int, ask []uint16) {
-	blockScoresAskGeneric(st, qt, k, stride, ask)
-}
-
-// blockScores2 is blockScores(st0, qt0, k, stride) and blockScores(st1,
-// qt1, k, stride), bit for bit; st1 and qt1 are as long as st0 and qt0.
-// Only avx512 has it in assembly (two FMAs per broadcast key element);
-// elsewhere it is the two calls.
-func blockScores2(st0, st1, qt0, qt1, k []float32, stride int) {
-	blockScores2Generic(st0, st1, qt0, qt1, k, stride)
-}
-
-// blockScores2Max is blockScores2, and folds each block's scores, key by
-// key, into its running max in lanes mx[b*16:(b+1)*16] as blockMaxGeneric
-// does (a score replaces the max only if greater: NaN never does, nor an
-// equal value). Only avx512 has it in assembly; elsewhere it is
-// blockScores2 and the fold.
-func blockScores2Max(st0, st1, qt0, qt1, k []float32, stride int, mx []float32) {
-	blockScores2MaxGeneric(st0, st1, qt0, qt1, k, stride, mx)
-}
-
-// blockMax starts a tile of the online softmax as blockMaxGeneric does: m =
-// max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
-func blockMax(st, ml []float32) {
-	switch active {
-	case implNEON:
-		blockMaxNEON(st, ml)
-	default:
-		blockMaxGeneric(st, ml)
-	}
-}
-
-// blockExpSum sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to l[r].
-func blockExpSum(st, ml []float32) {
-	switch active {
-	case implNEON:
-		blockExpSumNEON(st, ml)
-	default:
-		blockExpSumGeneric(st, ml)
-	}
-}
-
-// blockBlend sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j
-// st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c
-// leaves ot unscaled.
-func blockBlend(ot, st, v []float32, stride int, c []float32) {
-	switch active {
-	case implNEON:
-		blockBlendNEON(ot, st, v, stride, c)
-	default:
-		blockBlendGeneric(ot, st, v, stride, c)
-	}
-}
-
-// blockBlendAsk is blockBlend, bit for bit, and asks for the first
-// 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller
-// widens next), spread over its FMAs, in place of fetching its own rows
-// ahead; len(ask) >= (len(st)/16)·(len(ot)/16). NEON has no such form;
-// there it is blockBlend.
-func blockBlendAsk(ot, st, v []float32, stride int, c []float32, ask []uint16) {
-	blockBlendAskGeneric(ot, st, v, stride, c, ask)
-}
-
-// blockBlend2 is blockBlend(ot0, st0, v, stride, c0) and blockBlend(ot1,
-// st1, v, stride, c1), bit for bit; ot1, st1 and c1 are as long as ot0, st0
-// and c0. Only avx512 has it in assembly (two FMAs per broadcast value
-// element); elsewhere it is the two calls.
-func blockBlend2(ot0, ot1, st0, st1, v []float32, stride int, c0, c1 []float32) {
-	blockBlend2Generic(ot0, ot1, st0, st1, v, stride, c0, c1)
-}
-
-// blockIn sets qt[c*16+r] = q[r*stride+c] for r < rows, and 0 for rows <= r
-// < 16, c < len(qt)/16.
-func blockIn(qt, q []float32, stride, rows int) {
-	blockInGeneric(qt, q, stride, rows)
-}
-
-// blockOut sets o[r*stride+c] = ot[c*16+r] for r < rows, c < len(ot)/16.
-func blockOut(o []float32, stride, rows int, ot []float32) {
-	blockOutGeneric(o, stride, rows, ot)
-}
-
-// blockKeep16 sets st[k*16+r] = -Inf where keep[r*stride+k] == 0, for r <
-// 16 and k < len(st)/16 rounded down to a multiple of 16.
-func blockKeep16(st []float32, keep []byte, stride int) {
-	blockKeep16Generic(st, keep, stride)
-}
-
-// prefetch asks for the cache lines of x[r*stride : r*stride+cols] for r <
-// rows, and changes nothing; cols > 0 and every such row lies within x.
-func prefetch(x []float32, stride, rows, cols int) {
-}
-
-// softcapPrep sets x[i] *= inv and z[i] = 2*|x[i]| for i < len(x).
-func softcapPrep(x, z []float32, inv float32) {
-	softcapPrepGeneric(x, z, inv)
-}
-
-// softcapFinish sets x[i] = c*tanhFinish(x[i], e[i]) for i < len(x).
-func softcapFinish(x, e []float32, c float32) {
-	softcapFinishGeneric(x, e, c)
-}
-
-// additivePrep sets x[r*d+j] = s[j] + u[r*stride+j] and z[r*d+j] =
-// 2*|x[r*d+j]| for r < len(x)/d, j < d = len(s).
-func additivePrep(x, z, u []float32, stride int, s []float32) {
-	additivePrepGeneric(x, z, u, stride, s)
 }

@@ -9,77 +9,10 @@ package attention
 //go:noescape
 func dotNEON(x, y []float32) float32
 
-// scoreRowsNEON sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j <
-// len(q).
-//
-//go:noescape
-func scoreRowsNEON(dst, k []float32, stride int, q []float32)
-
 // axpyNEON sets y[i] += alpha*x[i] for i < len(x).
 //
 //go:noescape
 func axpyNEON(alpha float32, x, y []float32)
-
-// blendRowsNEON sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w), j <
-// len(acc).
-//
-//go:noescape
-func blendRowsNEON(acc, w, v []float32, stride int)
-
-// scoreRowsF16NEON sets dst[i] = Σ_j f16(k[i*stride+j])*q[j] for i <
-// len(dst), j < len(q): scoreRows over half-precision key rows, each
-// element widened exactly to float32.
-//
-//go:noescape
-func scoreRowsF16NEON(dst []float32, k []uint16, stride int, q []float32)
-
-// blendRowsF16NEON sets acc[j] += Σ_i w[i]*f16(v[i*stride+j]) for i <
-// len(w), j < len(acc): blendRows over half-precision value rows, each
-// element widened exactly to float32.
-//
-//go:noescape
-func blendRowsF16NEON(acc, w []float32, v []uint16, stride int)
-
-// scoreRowsBF16NEON sets dst[i] = Σ_j bf16(k[i*stride+j])*q[j] for i <
-// len(dst), j < len(q): scoreRows over bfloat16 key rows, each element the
-// top half of a float32.
-//
-//go:noescape
-func scoreRowsBF16NEON(dst []float32, k []uint16, stride int, q []float32)
-
-// blendRowsBF16NEON sets acc[j] += Σ_i w[i]*bf16(v[i*stride+j]) for i <
-// len(w), j < len(acc): blendRows over bfloat16 value rows, each element
-// the top half of a float32.
-//
-//go:noescape
-func blendRowsBF16NEON(acc, w []float32, v []uint16, stride int)
-
-// widenF16NEON sets dst[i] = f16(src[i]) for i < len(dst), each
-// half-precision element widened exactly to float32; len(src) >= len(dst).
-//
-//go:noescape
-func widenF16NEON(dst []float32, src []uint16)
-
-// widenBF16NEON sets dst[i] = bf16(src[i]) for i < len(dst), each bfloat16
-// element the top half of a float32; len(src) >= len(dst).
-//
-//go:noescape
-func widenBF16NEON(dst []float32, src []uint16)
-
-// narrowF16NEON sets dst[i] = f32ToF16(src[i]) for i < len(src): each
-// float32 rounded to the nearest binary16, ties to even, ±Inf from 65520
-// on, a NaN made quiet with the top bits of its payload; len(dst) >=
-// len(src).
-//
-//go:noescape
-func narrowF16NEON(dst []uint16, src []float32)
-
-// narrowBF16NEON sets dst[i] = f32ToBF16(src[i]) for i < len(src): each
-// float32 rounded to the nearest bfloat16, ties to even, subnormals kept, a
-// NaN made quiet with the top bits of its payload; len(dst) >= len(src).
-//
-//go:noescape
-func narrowBF16NEON(dst []uint16, src []float32)
 
 // maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
@@ -102,28 +35,3 @@ func expNEON(dst, x []float32)
 //
 //go:noescape
 func expSumNEON(dst, x []float32, m float32) float32
-
-// blockScoresNEON sets st[j*16+r] = Σ_c qt[c*16+r]*k[j*stride+c] for j <
-// len(st)/16, c < len(qt)/16.
-//
-//go:noescape
-func blockScoresNEON(st, qt, k []float32, stride int)
-
-// blockMaxNEON starts a tile of the online softmax as blockMaxGeneric does:
-// m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
-//
-//go:noescape
-func blockMaxNEON(st, ml []float32)
-
-// blockExpSumNEON sets st[j*16+r] = e^(st[j*16+r]-mu[r]) and adds it to
-// l[r].
-//
-//go:noescape
-func blockExpSumNEON(st, ml []float32)
-
-// blockBlendNEON sets ot[i*16+r] = ot[i*16+r]*c[r] + Σ_j
-// st[j*16+r]*v[j*stride+i] for i < len(ot)/16, j < len(st)/16; an empty c
-// leaves ot unscaled.
-//
-//go:noescape
-func blockBlendNEON(ot, st, v []float32, stride int, c []float32)

@@ -89,192 +89,6 @@ dotNEON_done6:
 	FMOVS F0, ret+48(FP)
 	RET
 
-// func scoreRowsNEON(dst, k []float32, stride int, q []float32)
-TEXT ·scoreRowsNEON(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R0
-	MOVD dst_len+8(FP), R1
-	MOVD k_base+24(FP), R2
-	MOVD stride+48(FP), R3
-	MOVD q_base+56(FP), R4
-	MOVD q_len+64(FP), R5
-	LSL $2, R3, R3
-	AND $3, R5, R6
-	VEOR V18.B16, V18.B16, V18.B16
-	CBZ R6, scoreRowsNEON_noqt7
-	SUB R6, R5, R7
-	ADD R7<<2, R4, R7
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R7), V18.S[0]
-	CMP $2, R6
-	BLT scoreRowsNEON_ll8
-	ADD $4, R7, R8
-	VLD1 (R8), V18.S[1]
-	CMP $3, R6
-	BLT scoreRowsNEON_ll8
-	ADD $8, R7, R8
-	VLD1 (R8), V18.S[2]
-scoreRowsNEON_ll8:
-scoreRowsNEON_noqt7:
-scoreRowsNEON_rows9:
-	CMP $4, R1
-	BLT scoreRowsNEON_next10
-	MOVD R2, R10
-	ADD R3, R10, R11
-	ADD R3, R11, R12
-	ADD R3, R12, R13
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	MOVD R4, R9
-scoreRowsNEON_c811:
-	LSR $3, R5, R8
-	CBZ R8, scoreRowsNEON_c413
-scoreRowsNEON_c8loop12:
-	VLD1.P 32(R9), [V16.S4, V17.S4]
-	VLD1.P 32(R10), [V20.S4, V21.S4]
-	VLD1.P 32(R11), [V22.S4, V23.S4]
-	VLD1.P 32(R12), [V24.S4, V25.S4]
-	VLD1.P 32(R13), [V26.S4, V27.S4]
-	VFMLA V16.S4, V20.S4, V0.S4
-	VFMLA V17.S4, V21.S4, V1.S4
-	VFMLA V16.S4, V22.S4, V2.S4
-	VFMLA V17.S4, V23.S4, V3.S4
-	VFMLA V16.S4, V24.S4, V4.S4
-	VFMLA V17.S4, V25.S4, V5.S4
-	VFMLA V16.S4, V26.S4, V6.S4
-	VFMLA V17.S4, V27.S4, V7.S4
-	SUB $1, R8, R8
-	CBNZ R8, scoreRowsNEON_c8loop12
-scoreRowsNEON_c413:
-	TBZ $2, R5, scoreRowsNEON_tail14
-	VLD1.P 16(R9), [V16.S4]
-	VLD1.P 16(R10), [V20.S4]
-	VFMLA V16.S4, V20.S4, V0.S4
-	VLD1.P 16(R11), [V22.S4]
-	VFMLA V16.S4, V22.S4, V2.S4
-	VLD1.P 16(R12), [V24.S4]
-	VFMLA V16.S4, V24.S4, V4.S4
-	VLD1.P 16(R13), [V26.S4]
-	VFMLA V16.S4, V26.S4, V6.S4
-scoreRowsNEON_tail14:
-	CBZ R6, scoreRowsNEON_reduce15
-	VEOR V20.B16, V20.B16, V20.B16
-	VLD1 (R10), V20.S[0]
-	CMP $2, R6
-	BLT scoreRowsNEON_ll16
-	ADD $4, R10, R7
-	VLD1 (R7), V20.S[1]
-	CMP $3, R6
-	BLT scoreRowsNEON_ll16
-	ADD $8, R10, R7
-	VLD1 (R7), V20.S[2]
-scoreRowsNEON_ll16:
-	VFMLA V18.S4, V20.S4, V0.S4
-	VEOR V20.B16, V20.B16, V20.B16
-	VLD1 (R11), V20.S[0]
-	CMP $2, R6
-	BLT scoreRowsNEON_ll17
-	ADD $4, R11, R7
-	VLD1 (R7), V20.S[1]
-	CMP $3, R6
-	BLT scoreRowsNEON_ll17
-	ADD $8, R11, R7
-	VLD1 (R7), V20.S[2]
-scoreRowsNEON_ll17:
-	VFMLA V18.S4, V20.S4, V2.S4
-	VEOR V20.B16, V20.B16, V20.B16
-	VLD1 (R12), V20.S[0]
-	CMP $2, R6
-	BLT scoreRowsNEON_ll18
-	ADD $4, R12, R7
-	VLD1 (R7), V20.S[1]
-	CMP $3, R6
-	BLT scoreRowsNEON_ll18
-	ADD $8, R12, R7
-	VLD1 (R7), V20.S[2]
-scoreRowsNEON_ll18:
-	VFMLA V18.S4, V20.S4, V4.S4
-	VEOR V20.B16, V20.B16, V20.B16
-	VLD1 (R13), V20.S[0]
-	CMP $2, R6
-	BLT scoreRowsNEON_ll19
-	ADD $4, R13, R7
-	VLD1 (R7), V20.S[1]
-	CMP $3, R6
-	BLT scoreRowsNEON_ll19
-	ADD $8, R13, R7
-	VLD1 (R7), V20.S[2]
-scoreRowsNEON_ll19:
-	VFMLA V18.S4, V20.S4, V6.S4
-scoreRowsNEON_reduce15:
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x4e27d4c6 // fadd v6.4s, v6.4s, v7.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	WORD $0x6e24d400 // faddp v0.4s, v0.4s, v4.4s
-	VST1.P [V0.S4], 16(R0)
-	MOVD $4, R7
-	MUL R3, R7, R7
-	ADD R7, R2, R2
-	SUB $4, R1, R1
-	B scoreRowsNEON_rows9
-scoreRowsNEON_next10:
-scoreRowsNEON_rows20:
-	CMP $1, R1
-	BLT scoreRowsNEON_next21
-	MOVD R2, R10
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	MOVD R4, R9
-scoreRowsNEON_c822:
-	LSR $3, R5, R8
-	CBZ R8, scoreRowsNEON_c424
-scoreRowsNEON_c8loop23:
-	VLD1.P 32(R9), [V16.S4, V17.S4]
-	VLD1.P 32(R10), [V20.S4, V21.S4]
-	VFMLA V16.S4, V20.S4, V0.S4
-	VFMLA V17.S4, V21.S4, V1.S4
-	SUB $1, R8, R8
-	CBNZ R8, scoreRowsNEON_c8loop23
-scoreRowsNEON_c424:
-	TBZ $2, R5, scoreRowsNEON_tail25
-	VLD1.P 16(R9), [V16.S4]
-	VLD1.P 16(R10), [V20.S4]
-	VFMLA V16.S4, V20.S4, V0.S4
-scoreRowsNEON_tail25:
-	CBZ R6, scoreRowsNEON_reduce26
-	VEOR V20.B16, V20.B16, V20.B16
-	VLD1 (R10), V20.S[0]
-	CMP $2, R6
-	BLT scoreRowsNEON_ll27
-	ADD $4, R10, R7
-	VLD1 (R7), V20.S[1]
-	CMP $3, R6
-	BLT scoreRowsNEON_ll27
-	ADD $8, R10, R7
-	VLD1 (R7), V20.S[2]
-scoreRowsNEON_ll27:
-	VFMLA V18.S4, V20.S4, V0.S4
-scoreRowsNEON_reduce26:
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R0)
-	MOVD $1, R7
-	MUL R3, R7, R7
-	ADD R7, R2, R2
-	SUB $1, R1, R1
-	B scoreRowsNEON_rows20
-scoreRowsNEON_next21:
-	RET
-
 // func axpyNEON(alpha float32, x, y []float32)
 TEXT ·axpyNEON(SB), NOSPLIT, $0-56
 	FMOVS alpha+0(FP), F31
@@ -283,8 +97,8 @@ TEXT ·axpyNEON(SB), NOSPLIT, $0-56
 	MOVD y_base+32(FP), R1
 	MOVD x_len+16(FP), R2
 	LSR $4, R2, R3
-	CBZ R3, axpyNEON_vec29
-axpyNEON_loop28:
+	CBZ R3, axpyNEON_vec8
+axpyNEON_loop7:
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	MOVD R1, R4
 	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -294,1100 +108,28 @@ axpyNEON_loop28:
 	VFMLA V30.S4, V3.S4, V7.S4
 	VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R4)
 	SUB $1, R3, R3
-	CBNZ R3, axpyNEON_loop28
-axpyNEON_vec29:
+	CBNZ R3, axpyNEON_loop7
+axpyNEON_vec8:
 	UBFX $2, R2, $2, R3
-	CBZ R3, axpyNEON_scalar31
-axpyNEON_vloop30:
+	CBZ R3, axpyNEON_scalar10
+axpyNEON_vloop9:
 	VLD1.P 16(R0), [V0.S4]
 	VLD1 (R1), [V4.S4]
 	VFMLA V30.S4, V0.S4, V4.S4
 	VST1.P [V4.S4], 16(R1)
 	SUB $1, R3, R3
-	CBNZ R3, axpyNEON_vloop30
-axpyNEON_scalar31:
+	CBNZ R3, axpyNEON_vloop9
+axpyNEON_scalar10:
 	AND $3, R2, R3
-	CBZ R3, axpyNEON_done33
-axpyNEON_sloop32:
+	CBZ R3, axpyNEON_done12
+axpyNEON_sloop11:
 	FMOVS.P 4(R0), F0
 	FMOVS (R1), F1
 	FMADDS F31, F1, F0, F1
 	FMOVS.P F1, 4(R1)
 	SUB $1, R3, R3
-	CBNZ R3, axpyNEON_sloop32
-axpyNEON_done33:
-	RET
-
-// func blendRowsNEON(acc, w, v []float32, stride int)
-TEXT ·blendRowsNEON(SB), NOSPLIT, $0-80
-	MOVD acc_base+0(FP), R0
-	MOVD acc_len+8(FP), R1
-	MOVD w_base+24(FP), R2
-	MOVD w_len+32(FP), R3
-	MOVD v_base+48(FP), R4
-	MOVD stride+72(FP), R5
-	LSL $2, R5, R5
-blendRowsNEON_chunk34:
-	CMP $32, R1
-	BLT blendRowsNEON_next35
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	ADD $64, R0, R9
-	VLD1 (R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsNEON_row36:
-	CBZ R8, blendRowsNEON_store37
-	VLD1R.P 4(R6), [V31.S4]
-	MOVD R7, R9
-	VLD1.P 64(R9), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1 (R9), [V20.S4, V21.S4, V22.S4, V23.S4]
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	VFMLA V31.S4, V18.S4, V2.S4
-	VFMLA V31.S4, V19.S4, V3.S4
-	VFMLA V31.S4, V20.S4, V4.S4
-	VFMLA V31.S4, V21.S4, V5.S4
-	VFMLA V31.S4, V22.S4, V6.S4
-	VFMLA V31.S4, V23.S4, V7.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsNEON_row36
-blendRowsNEON_store37:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	ADD $128, R4, R4
-	SUB $32, R1, R1
-	B blendRowsNEON_chunk34
-blendRowsNEON_next35:
-blendRowsNEON_chunk38:
-	CMP $16, R1
-	BLT blendRowsNEON_next39
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsNEON_row40:
-	CBZ R8, blendRowsNEON_store41
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	VFMLA V31.S4, V18.S4, V2.S4
-	VFMLA V31.S4, V19.S4, V3.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsNEON_row40
-blendRowsNEON_store41:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	ADD $64, R4, R4
-	SUB $16, R1, R1
-	B blendRowsNEON_chunk38
-blendRowsNEON_next39:
-blendRowsNEON_chunk42:
-	CMP $8, R1
-	BLT blendRowsNEON_next43
-	VLD1 (R0), [V0.S4, V1.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsNEON_row44:
-	CBZ R8, blendRowsNEON_store45
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V16.S4, V17.S4]
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsNEON_row44
-blendRowsNEON_store45:
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	ADD $32, R4, R4
-	SUB $8, R1, R1
-	B blendRowsNEON_chunk42
-blendRowsNEON_next43:
-blendRowsNEON_chunk46:
-	CMP $4, R1
-	BLT blendRowsNEON_next47
-	VLD1 (R0), [V0.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsNEON_row48:
-	CBZ R8, blendRowsNEON_store49
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V16.S4]
-	VFMLA V31.S4, V16.S4, V0.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsNEON_row48
-blendRowsNEON_store49:
-	VST1.P [V0.S4], 16(R0)
-	ADD $16, R4, R4
-	SUB $4, R1, R1
-	B blendRowsNEON_chunk46
-blendRowsNEON_next47:
-blendRowsNEON_col50:
-	CBZ R1, blendRowsNEON_done53
-	FMOVS (R0), F0
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsNEON_colrow51:
-	CBZ R8, blendRowsNEON_colstore52
-	FMOVS.P 4(R6), F1
-	FMOVS (R7), F2
-	FMADDS F2, F0, F1, F0
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsNEON_colrow51
-blendRowsNEON_colstore52:
-	FMOVS.P F0, 4(R0)
-	ADD $4, R4, R4
-	SUB $1, R1, R1
-	B blendRowsNEON_col50
-blendRowsNEON_done53:
-	RET
-
-// func scoreRowsF16NEON(dst []float32, k []uint16, stride int, q []float32)
-TEXT ·scoreRowsF16NEON(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R0
-	MOVD dst_len+8(FP), R1
-	MOVD k_base+24(FP), R2
-	MOVD stride+48(FP), R3
-	MOVD q_base+56(FP), R4
-	MOVD q_len+64(FP), R5
-	LSL $1, R3, R3
-	AND $3, R5, R6
-	VEOR V18.B16, V18.B16, V18.B16
-	CBZ R6, scoreRowsF16NEON_noqt54
-	SUB R6, R5, R7
-	ADD R7<<2, R4, R7
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R7), V18.S[0]
-	CMP $2, R6
-	BLT scoreRowsF16NEON_ll55
-	ADD $4, R7, R8
-	VLD1 (R8), V18.S[1]
-	CMP $3, R6
-	BLT scoreRowsF16NEON_ll55
-	ADD $8, R7, R8
-	VLD1 (R8), V18.S[2]
-scoreRowsF16NEON_ll55:
-scoreRowsF16NEON_noqt54:
-scoreRowsF16NEON_rows56:
-	CMP $4, R1
-	BLT scoreRowsF16NEON_next57
-	MOVD R2, R10
-	ADD R3, R10, R11
-	ADD R3, R11, R12
-	ADD R3, R12, R13
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	MOVD R4, R9
-scoreRowsF16NEON_c858:
-	LSR $3, R5, R8
-	CBZ R8, scoreRowsF16NEON_c460
-scoreRowsF16NEON_c8loop59:
-	VLD1.P 32(R9), [V16.S4, V17.S4]
-	VLD1.P 16(R10), [V28.H8]
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	WORD $0x4e217b95 // fcvtl2 v21.4s, v28.8h
-	VLD1.P 16(R11), [V29.H8]
-	WORD $0x0e217bb6 // fcvtl v22.4s, v29.4h
-	WORD $0x4e217bb7 // fcvtl2 v23.4s, v29.8h
-	VLD1.P 16(R12), [V30.H8]
-	WORD $0x0e217bd8 // fcvtl v24.4s, v30.4h
-	WORD $0x4e217bd9 // fcvtl2 v25.4s, v30.8h
-	VLD1.P 16(R13), [V31.H8]
-	WORD $0x0e217bfa // fcvtl v26.4s, v31.4h
-	WORD $0x4e217bfb // fcvtl2 v27.4s, v31.8h
-	VFMLA V16.S4, V20.S4, V0.S4
-	VFMLA V17.S4, V21.S4, V1.S4
-	VFMLA V16.S4, V22.S4, V2.S4
-	VFMLA V17.S4, V23.S4, V3.S4
-	VFMLA V16.S4, V24.S4, V4.S4
-	VFMLA V17.S4, V25.S4, V5.S4
-	VFMLA V16.S4, V26.S4, V6.S4
-	VFMLA V17.S4, V27.S4, V7.S4
-	SUB $1, R8, R8
-	CBNZ R8, scoreRowsF16NEON_c8loop59
-scoreRowsF16NEON_c460:
-	TBZ $2, R5, scoreRowsF16NEON_tail61
-	VLD1.P 16(R9), [V16.S4]
-	VLD1.P 8(R10), [V28.H4]
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	VFMLA V16.S4, V20.S4, V0.S4
-	VLD1.P 8(R11), [V29.H4]
-	WORD $0x0e217bb6 // fcvtl v22.4s, v29.4h
-	VFMLA V16.S4, V22.S4, V2.S4
-	VLD1.P 8(R12), [V30.H4]
-	WORD $0x0e217bd8 // fcvtl v24.4s, v30.4h
-	VFMLA V16.S4, V24.S4, V4.S4
-	VLD1.P 8(R13), [V31.H4]
-	WORD $0x0e217bfa // fcvtl v26.4s, v31.4h
-	VFMLA V16.S4, V26.S4, V6.S4
-scoreRowsF16NEON_tail61:
-	CBZ R6, scoreRowsF16NEON_reduce62
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R10), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsF16NEON_llh63
-	ADD $2, R10, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsF16NEON_llh63
-	ADD $4, R10, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsF16NEON_llh63:
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	VFMLA V18.S4, V20.S4, V0.S4
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R11), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsF16NEON_llh64
-	ADD $2, R11, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsF16NEON_llh64
-	ADD $4, R11, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsF16NEON_llh64:
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	VFMLA V18.S4, V20.S4, V2.S4
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R12), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsF16NEON_llh65
-	ADD $2, R12, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsF16NEON_llh65
-	ADD $4, R12, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsF16NEON_llh65:
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	VFMLA V18.S4, V20.S4, V4.S4
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R13), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsF16NEON_llh66
-	ADD $2, R13, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsF16NEON_llh66
-	ADD $4, R13, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsF16NEON_llh66:
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	VFMLA V18.S4, V20.S4, V6.S4
-scoreRowsF16NEON_reduce62:
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x4e27d4c6 // fadd v6.4s, v6.4s, v7.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	WORD $0x6e24d400 // faddp v0.4s, v0.4s, v4.4s
-	VST1.P [V0.S4], 16(R0)
-	MOVD $4, R7
-	MUL R3, R7, R7
-	ADD R7, R2, R2
-	SUB $4, R1, R1
-	B scoreRowsF16NEON_rows56
-scoreRowsF16NEON_next57:
-scoreRowsF16NEON_rows67:
-	CMP $1, R1
-	BLT scoreRowsF16NEON_next68
-	MOVD R2, R10
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	MOVD R4, R9
-scoreRowsF16NEON_c869:
-	LSR $3, R5, R8
-	CBZ R8, scoreRowsF16NEON_c471
-scoreRowsF16NEON_c8loop70:
-	VLD1.P 32(R9), [V16.S4, V17.S4]
-	VLD1.P 16(R10), [V28.H8]
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	WORD $0x4e217b95 // fcvtl2 v21.4s, v28.8h
-	VFMLA V16.S4, V20.S4, V0.S4
-	VFMLA V17.S4, V21.S4, V1.S4
-	SUB $1, R8, R8
-	CBNZ R8, scoreRowsF16NEON_c8loop70
-scoreRowsF16NEON_c471:
-	TBZ $2, R5, scoreRowsF16NEON_tail72
-	VLD1.P 16(R9), [V16.S4]
-	VLD1.P 8(R10), [V28.H4]
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	VFMLA V16.S4, V20.S4, V0.S4
-scoreRowsF16NEON_tail72:
-	CBZ R6, scoreRowsF16NEON_reduce73
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R10), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsF16NEON_llh74
-	ADD $2, R10, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsF16NEON_llh74
-	ADD $4, R10, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsF16NEON_llh74:
-	WORD $0x0e217b94 // fcvtl v20.4s, v28.4h
-	VFMLA V18.S4, V20.S4, V0.S4
-scoreRowsF16NEON_reduce73:
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R0)
-	MOVD $1, R7
-	MUL R3, R7, R7
-	ADD R7, R2, R2
-	SUB $1, R1, R1
-	B scoreRowsF16NEON_rows67
-scoreRowsF16NEON_next68:
-	RET
-
-// func blendRowsF16NEON(acc, w []float32, v []uint16, stride int)
-TEXT ·blendRowsF16NEON(SB), NOSPLIT, $0-80
-	MOVD acc_base+0(FP), R0
-	MOVD acc_len+8(FP), R1
-	MOVD w_base+24(FP), R2
-	MOVD w_len+32(FP), R3
-	MOVD v_base+48(FP), R4
-	MOVD stride+72(FP), R5
-	LSL $1, R5, R5
-blendRowsF16NEON_chunk75:
-	CMP $32, R1
-	BLT blendRowsF16NEON_next76
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	ADD $64, R0, R9
-	VLD1 (R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsF16NEON_row77:
-	CBZ R8, blendRowsF16NEON_store78
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H8, V25.H8, V26.H8, V27.H8]
-	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
-	WORD $0x4e217b11 // fcvtl2 v17.4s, v24.8h
-	WORD $0x0e217b32 // fcvtl v18.4s, v25.4h
-	WORD $0x4e217b33 // fcvtl2 v19.4s, v25.8h
-	WORD $0x0e217b54 // fcvtl v20.4s, v26.4h
-	WORD $0x4e217b55 // fcvtl2 v21.4s, v26.8h
-	WORD $0x0e217b76 // fcvtl v22.4s, v27.4h
-	WORD $0x4e217b77 // fcvtl2 v23.4s, v27.8h
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	VFMLA V31.S4, V18.S4, V2.S4
-	VFMLA V31.S4, V19.S4, V3.S4
-	VFMLA V31.S4, V20.S4, V4.S4
-	VFMLA V31.S4, V21.S4, V5.S4
-	VFMLA V31.S4, V22.S4, V6.S4
-	VFMLA V31.S4, V23.S4, V7.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsF16NEON_row77
-blendRowsF16NEON_store78:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	ADD $64, R4, R4
-	SUB $32, R1, R1
-	B blendRowsF16NEON_chunk75
-blendRowsF16NEON_next76:
-blendRowsF16NEON_chunk79:
-	CMP $16, R1
-	BLT blendRowsF16NEON_next80
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsF16NEON_row81:
-	CBZ R8, blendRowsF16NEON_store82
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H8, V25.H8]
-	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
-	WORD $0x4e217b11 // fcvtl2 v17.4s, v24.8h
-	WORD $0x0e217b32 // fcvtl v18.4s, v25.4h
-	WORD $0x4e217b33 // fcvtl2 v19.4s, v25.8h
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	VFMLA V31.S4, V18.S4, V2.S4
-	VFMLA V31.S4, V19.S4, V3.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsF16NEON_row81
-blendRowsF16NEON_store82:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	ADD $32, R4, R4
-	SUB $16, R1, R1
-	B blendRowsF16NEON_chunk79
-blendRowsF16NEON_next80:
-blendRowsF16NEON_chunk83:
-	CMP $8, R1
-	BLT blendRowsF16NEON_next84
-	VLD1 (R0), [V0.S4, V1.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsF16NEON_row85:
-	CBZ R8, blendRowsF16NEON_store86
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H8]
-	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
-	WORD $0x4e217b11 // fcvtl2 v17.4s, v24.8h
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsF16NEON_row85
-blendRowsF16NEON_store86:
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	ADD $16, R4, R4
-	SUB $8, R1, R1
-	B blendRowsF16NEON_chunk83
-blendRowsF16NEON_next84:
-blendRowsF16NEON_chunk87:
-	CMP $4, R1
-	BLT blendRowsF16NEON_next88
-	VLD1 (R0), [V0.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsF16NEON_row89:
-	CBZ R8, blendRowsF16NEON_store90
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H4]
-	WORD $0x0e217b10 // fcvtl v16.4s, v24.4h
-	VFMLA V31.S4, V16.S4, V0.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsF16NEON_row89
-blendRowsF16NEON_store90:
-	VST1.P [V0.S4], 16(R0)
-	ADD $8, R4, R4
-	SUB $4, R1, R1
-	B blendRowsF16NEON_chunk87
-blendRowsF16NEON_next88:
-blendRowsF16NEON_col91:
-	CBZ R1, blendRowsF16NEON_done94
-	FMOVS (R0), F0
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsF16NEON_colrow92:
-	CBZ R8, blendRowsF16NEON_colstore93
-	FMOVS.P 4(R6), F1
-	VLD1 (R7), V2.H[0]
-	WORD $0x0e217842 // fcvtl v2.4s, v2.4h
-	FMADDS F2, F0, F1, F0
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsF16NEON_colrow92
-blendRowsF16NEON_colstore93:
-	FMOVS.P F0, 4(R0)
-	ADD $2, R4, R4
-	SUB $1, R1, R1
-	B blendRowsF16NEON_col91
-blendRowsF16NEON_done94:
-	RET
-
-// func scoreRowsBF16NEON(dst []float32, k []uint16, stride int, q []float32)
-TEXT ·scoreRowsBF16NEON(SB), NOSPLIT, $0-80
-	MOVD dst_base+0(FP), R0
-	MOVD dst_len+8(FP), R1
-	MOVD k_base+24(FP), R2
-	MOVD stride+48(FP), R3
-	MOVD q_base+56(FP), R4
-	MOVD q_len+64(FP), R5
-	LSL $1, R3, R3
-	AND $3, R5, R6
-	VEOR V18.B16, V18.B16, V18.B16
-	CBZ R6, scoreRowsBF16NEON_noqt95
-	SUB R6, R5, R7
-	ADD R7<<2, R4, R7
-	VEOR V18.B16, V18.B16, V18.B16
-	VLD1 (R7), V18.S[0]
-	CMP $2, R6
-	BLT scoreRowsBF16NEON_ll96
-	ADD $4, R7, R8
-	VLD1 (R8), V18.S[1]
-	CMP $3, R6
-	BLT scoreRowsBF16NEON_ll96
-	ADD $8, R7, R8
-	VLD1 (R8), V18.S[2]
-scoreRowsBF16NEON_ll96:
-scoreRowsBF16NEON_noqt95:
-scoreRowsBF16NEON_rows97:
-	CMP $4, R1
-	BLT scoreRowsBF16NEON_next98
-	MOVD R2, R10
-	ADD R3, R10, R11
-	ADD R3, R11, R12
-	ADD R3, R12, R13
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	MOVD R4, R9
-scoreRowsBF16NEON_c899:
-	LSR $3, R5, R8
-	CBZ R8, scoreRowsBF16NEON_c4101
-scoreRowsBF16NEON_c8loop100:
-	VLD1.P 32(R9), [V16.S4, V17.S4]
-	VLD1.P 16(R10), [V28.H8]
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	WORD $0x6e613b95 // shll2 v21.4s, v28.8h, #16
-	VLD1.P 16(R11), [V29.H8]
-	WORD $0x2e613bb6 // shll v22.4s, v29.4h, #16
-	WORD $0x6e613bb7 // shll2 v23.4s, v29.8h, #16
-	VLD1.P 16(R12), [V30.H8]
-	WORD $0x2e613bd8 // shll v24.4s, v30.4h, #16
-	WORD $0x6e613bd9 // shll2 v25.4s, v30.8h, #16
-	VLD1.P 16(R13), [V31.H8]
-	WORD $0x2e613bfa // shll v26.4s, v31.4h, #16
-	WORD $0x6e613bfb // shll2 v27.4s, v31.8h, #16
-	VFMLA V16.S4, V20.S4, V0.S4
-	VFMLA V17.S4, V21.S4, V1.S4
-	VFMLA V16.S4, V22.S4, V2.S4
-	VFMLA V17.S4, V23.S4, V3.S4
-	VFMLA V16.S4, V24.S4, V4.S4
-	VFMLA V17.S4, V25.S4, V5.S4
-	VFMLA V16.S4, V26.S4, V6.S4
-	VFMLA V17.S4, V27.S4, V7.S4
-	SUB $1, R8, R8
-	CBNZ R8, scoreRowsBF16NEON_c8loop100
-scoreRowsBF16NEON_c4101:
-	TBZ $2, R5, scoreRowsBF16NEON_tail102
-	VLD1.P 16(R9), [V16.S4]
-	VLD1.P 8(R10), [V28.H4]
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	VFMLA V16.S4, V20.S4, V0.S4
-	VLD1.P 8(R11), [V29.H4]
-	WORD $0x2e613bb6 // shll v22.4s, v29.4h, #16
-	VFMLA V16.S4, V22.S4, V2.S4
-	VLD1.P 8(R12), [V30.H4]
-	WORD $0x2e613bd8 // shll v24.4s, v30.4h, #16
-	VFMLA V16.S4, V24.S4, V4.S4
-	VLD1.P 8(R13), [V31.H4]
-	WORD $0x2e613bfa // shll v26.4s, v31.4h, #16
-	VFMLA V16.S4, V26.S4, V6.S4
-scoreRowsBF16NEON_tail102:
-	CBZ R6, scoreRowsBF16NEON_reduce103
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R10), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsBF16NEON_llh104
-	ADD $2, R10, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsBF16NEON_llh104
-	ADD $4, R10, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsBF16NEON_llh104:
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	VFMLA V18.S4, V20.S4, V0.S4
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R11), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsBF16NEON_llh105
-	ADD $2, R11, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsBF16NEON_llh105
-	ADD $4, R11, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsBF16NEON_llh105:
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	VFMLA V18.S4, V20.S4, V2.S4
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R12), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsBF16NEON_llh106
-	ADD $2, R12, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsBF16NEON_llh106
-	ADD $4, R12, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsBF16NEON_llh106:
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	VFMLA V18.S4, V20.S4, V4.S4
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R13), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsBF16NEON_llh107
-	ADD $2, R13, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsBF16NEON_llh107
-	ADD $4, R13, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsBF16NEON_llh107:
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	VFMLA V18.S4, V20.S4, V6.S4
-scoreRowsBF16NEON_reduce103:
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
-	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
-	WORD $0x4e27d4c6 // fadd v6.4s, v6.4s, v7.4s
-	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
-	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
-	WORD $0x6e24d400 // faddp v0.4s, v0.4s, v4.4s
-	VST1.P [V0.S4], 16(R0)
-	MOVD $4, R7
-	MUL R3, R7, R7
-	ADD R7, R2, R2
-	SUB $4, R1, R1
-	B scoreRowsBF16NEON_rows97
-scoreRowsBF16NEON_next98:
-scoreRowsBF16NEON_rows108:
-	CMP $1, R1
-	BLT scoreRowsBF16NEON_next109
-	MOVD R2, R10
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	MOVD R4, R9
-scoreRowsBF16NEON_c8110:
-	LSR $3, R5, R8
-	CBZ R8, scoreRowsBF16NEON_c4112
-scoreRowsBF16NEON_c8loop111:
-	VLD1.P 32(R9), [V16.S4, V17.S4]
-	VLD1.P 16(R10), [V28.H8]
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	WORD $0x6e613b95 // shll2 v21.4s, v28.8h, #16
-	VFMLA V16.S4, V20.S4, V0.S4
-	VFMLA V17.S4, V21.S4, V1.S4
-	SUB $1, R8, R8
-	CBNZ R8, scoreRowsBF16NEON_c8loop111
-scoreRowsBF16NEON_c4112:
-	TBZ $2, R5, scoreRowsBF16NEON_tail113
-	VLD1.P 16(R9), [V16.S4]
-	VLD1.P 8(R10), [V28.H4]
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	VFMLA V16.S4, V20.S4, V0.S4
-scoreRowsBF16NEON_tail113:
-	CBZ R6, scoreRowsBF16NEON_reduce114
-	VEOR V28.B16, V28.B16, V28.B16
-	VLD1 (R10), V28.H[0]
-	CMP $2, R6
-	BLT scoreRowsBF16NEON_llh115
-	ADD $2, R10, R7
-	VLD1 (R7), V28.H[1]
-	CMP $3, R6
-	BLT scoreRowsBF16NEON_llh115
-	ADD $4, R10, R7
-	VLD1 (R7), V28.H[2]
-scoreRowsBF16NEON_llh115:
-	WORD $0x2e613b94 // shll v20.4s, v28.4h, #16
-	VFMLA V18.S4, V20.S4, V0.S4
-scoreRowsBF16NEON_reduce114:
-	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x7e30d800 // faddp s0, v0.2s
-	FMOVS.P F0, 4(R0)
-	MOVD $1, R7
-	MUL R3, R7, R7
-	ADD R7, R2, R2
-	SUB $1, R1, R1
-	B scoreRowsBF16NEON_rows108
-scoreRowsBF16NEON_next109:
-	RET
-
-// func blendRowsBF16NEON(acc, w []float32, v []uint16, stride int)
-TEXT ·blendRowsBF16NEON(SB), NOSPLIT, $0-80
-	MOVD acc_base+0(FP), R0
-	MOVD acc_len+8(FP), R1
-	MOVD w_base+24(FP), R2
-	MOVD w_len+32(FP), R3
-	MOVD v_base+48(FP), R4
-	MOVD stride+72(FP), R5
-	LSL $1, R5, R5
-blendRowsBF16NEON_chunk116:
-	CMP $32, R1
-	BLT blendRowsBF16NEON_next117
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	ADD $64, R0, R9
-	VLD1 (R9), [V4.S4, V5.S4, V6.S4, V7.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsBF16NEON_row118:
-	CBZ R8, blendRowsBF16NEON_store119
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H8, V25.H8, V26.H8, V27.H8]
-	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
-	WORD $0x6e613b11 // shll2 v17.4s, v24.8h, #16
-	WORD $0x2e613b32 // shll v18.4s, v25.4h, #16
-	WORD $0x6e613b33 // shll2 v19.4s, v25.8h, #16
-	WORD $0x2e613b54 // shll v20.4s, v26.4h, #16
-	WORD $0x6e613b55 // shll2 v21.4s, v26.8h, #16
-	WORD $0x2e613b76 // shll v22.4s, v27.4h, #16
-	WORD $0x6e613b77 // shll2 v23.4s, v27.8h, #16
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	VFMLA V31.S4, V18.S4, V2.S4
-	VFMLA V31.S4, V19.S4, V3.S4
-	VFMLA V31.S4, V20.S4, V4.S4
-	VFMLA V31.S4, V21.S4, V5.S4
-	VFMLA V31.S4, V22.S4, V6.S4
-	VFMLA V31.S4, V23.S4, V7.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsBF16NEON_row118
-blendRowsBF16NEON_store119:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	ADD $64, R4, R4
-	SUB $32, R1, R1
-	B blendRowsBF16NEON_chunk116
-blendRowsBF16NEON_next117:
-blendRowsBF16NEON_chunk120:
-	CMP $16, R1
-	BLT blendRowsBF16NEON_next121
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsBF16NEON_row122:
-	CBZ R8, blendRowsBF16NEON_store123
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H8, V25.H8]
-	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
-	WORD $0x6e613b11 // shll2 v17.4s, v24.8h, #16
-	WORD $0x2e613b32 // shll v18.4s, v25.4h, #16
-	WORD $0x6e613b33 // shll2 v19.4s, v25.8h, #16
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	VFMLA V31.S4, V18.S4, V2.S4
-	VFMLA V31.S4, V19.S4, V3.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsBF16NEON_row122
-blendRowsBF16NEON_store123:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	ADD $32, R4, R4
-	SUB $16, R1, R1
-	B blendRowsBF16NEON_chunk120
-blendRowsBF16NEON_next121:
-blendRowsBF16NEON_chunk124:
-	CMP $8, R1
-	BLT blendRowsBF16NEON_next125
-	VLD1 (R0), [V0.S4, V1.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsBF16NEON_row126:
-	CBZ R8, blendRowsBF16NEON_store127
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H8]
-	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
-	WORD $0x6e613b11 // shll2 v17.4s, v24.8h, #16
-	VFMLA V31.S4, V16.S4, V0.S4
-	VFMLA V31.S4, V17.S4, V1.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsBF16NEON_row126
-blendRowsBF16NEON_store127:
-	VST1.P [V0.S4, V1.S4], 32(R0)
-	ADD $16, R4, R4
-	SUB $8, R1, R1
-	B blendRowsBF16NEON_chunk124
-blendRowsBF16NEON_next125:
-blendRowsBF16NEON_chunk128:
-	CMP $4, R1
-	BLT blendRowsBF16NEON_next129
-	VLD1 (R0), [V0.S4]
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsBF16NEON_row130:
-	CBZ R8, blendRowsBF16NEON_store131
-	VLD1R.P 4(R6), [V31.S4]
-	VLD1 (R7), [V24.H4]
-	WORD $0x2e613b10 // shll v16.4s, v24.4h, #16
-	VFMLA V31.S4, V16.S4, V0.S4
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsBF16NEON_row130
-blendRowsBF16NEON_store131:
-	VST1.P [V0.S4], 16(R0)
-	ADD $8, R4, R4
-	SUB $4, R1, R1
-	B blendRowsBF16NEON_chunk128
-blendRowsBF16NEON_next129:
-blendRowsBF16NEON_col132:
-	CBZ R1, blendRowsBF16NEON_done135
-	FMOVS (R0), F0
-	MOVD R2, R6
-	MOVD R4, R7
-	MOVD R3, R8
-blendRowsBF16NEON_colrow133:
-	CBZ R8, blendRowsBF16NEON_colstore134
-	FMOVS.P 4(R6), F1
-	VLD1 (R7), V2.H[0]
-	WORD $0x2e613842 // shll v2.4s, v2.4h, #16
-	FMADDS F2, F0, F1, F0
-	ADD R5, R7, R7
-	SUB $1, R8, R8
-	B blendRowsBF16NEON_colrow133
-blendRowsBF16NEON_colstore134:
-	FMOVS.P F0, 4(R0)
-	ADD $2, R4, R4
-	SUB $1, R1, R1
-	B blendRowsBF16NEON_col132
-blendRowsBF16NEON_done135:
-	RET
-
-// func widenF16NEON(dst []float32, src []uint16)
-TEXT ·widenF16NEON(SB), NOSPLIT, $0-48
-	MOVD dst_base+0(FP), R0
-	MOVD dst_len+8(FP), R1
-	MOVD src_base+24(FP), R2
-	LSR $5, R1, R3
-	CBZ R3, widenF16NEON_vec137
-widenF16NEON_loop136:
-	VLD1.P 64(R2), [V16.H8, V17.H8, V18.H8, V19.H8]
-	WORD $0x0e217a00 // fcvtl v0.4s, v16.4h
-	WORD $0x4e217a01 // fcvtl2 v1.4s, v16.8h
-	WORD $0x0e217a22 // fcvtl v2.4s, v17.4h
-	WORD $0x4e217a23 // fcvtl2 v3.4s, v17.8h
-	WORD $0x0e217a44 // fcvtl v4.4s, v18.4h
-	WORD $0x4e217a45 // fcvtl2 v5.4s, v18.8h
-	WORD $0x0e217a66 // fcvtl v6.4s, v19.4h
-	WORD $0x4e217a67 // fcvtl2 v7.4s, v19.8h
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	SUB $1, R3, R3
-	CBNZ R3, widenF16NEON_loop136
-widenF16NEON_vec137:
-	UBFX $2, R1, $3, R3
-	CBZ R3, widenF16NEON_scalar139
-widenF16NEON_vloop138:
-	VLD1.P 8(R2), [V16.H4]
-	WORD $0x0e217a00 // fcvtl v0.4s, v16.4h
-	VST1.P [V0.S4], 16(R0)
-	SUB $1, R3, R3
-	CBNZ R3, widenF16NEON_vloop138
-widenF16NEON_scalar139:
-	AND $3, R1, R3
-	CBZ R3, widenF16NEON_done141
-widenF16NEON_sloop140:
-	VLD1.P 2(R2), V16.H[0]
-	WORD $0x0e217a00 // fcvtl v0.4s, v16.4h
-	FMOVS.P F0, 4(R0)
-	SUB $1, R3, R3
-	CBNZ R3, widenF16NEON_sloop140
-widenF16NEON_done141:
-	RET
-
-// func widenBF16NEON(dst []float32, src []uint16)
-TEXT ·widenBF16NEON(SB), NOSPLIT, $0-48
-	MOVD dst_base+0(FP), R0
-	MOVD dst_len+8(FP), R1
-	MOVD src_base+24(FP), R2
-	LSR $5, R1, R3
-	CBZ R3, widenBF16NEON_vec143
-widenBF16NEON_loop142:
-	VLD1.P 64(R2), [V16.H8, V17.H8, V18.H8, V19.H8]
-	WORD $0x2e613a00 // shll v0.4s, v16.4h, #16
-	WORD $0x6e613a01 // shll2 v1.4s, v16.8h, #16
-	WORD $0x2e613a22 // shll v2.4s, v17.4h, #16
-	WORD $0x6e613a23 // shll2 v3.4s, v17.8h, #16
-	WORD $0x2e613a44 // shll v4.4s, v18.4h, #16
-	WORD $0x6e613a45 // shll2 v5.4s, v18.8h, #16
-	WORD $0x2e613a66 // shll v6.4s, v19.4h, #16
-	WORD $0x6e613a67 // shll2 v7.4s, v19.8h, #16
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	SUB $1, R3, R3
-	CBNZ R3, widenBF16NEON_loop142
-widenBF16NEON_vec143:
-	UBFX $2, R1, $3, R3
-	CBZ R3, widenBF16NEON_scalar145
-widenBF16NEON_vloop144:
-	VLD1.P 8(R2), [V16.H4]
-	WORD $0x2e613a00 // shll v0.4s, v16.4h, #16
-	VST1.P [V0.S4], 16(R0)
-	SUB $1, R3, R3
-	CBNZ R3, widenBF16NEON_vloop144
-widenBF16NEON_scalar145:
-	AND $3, R1, R3
-	CBZ R3, widenBF16NEON_done147
-widenBF16NEON_sloop146:
-	VLD1.P 2(R2), V16.H[0]
-	WORD $0x2e613a00 // shll v0.4s, v16.4h, #16
-	FMOVS.P F0, 4(R0)
-	SUB $1, R3, R3
-	CBNZ R3, widenBF16NEON_sloop146
-widenBF16NEON_done147:
-	RET
-
-// func narrowF16NEON(dst []uint16, src []float32)
-TEXT ·narrowF16NEON(SB), NOSPLIT, $0-48
-	MOVD dst_base+0(FP), R0
-	MOVD src_base+24(FP), R1
-	MOVD src_len+32(FP), R2
-	LSR $5, R2, R3
-	CBZ R3, narrowF16NEON_vec149
-narrowF16NEON_loop148:
-	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD $0x0e216810 // fcvtn v16.4h, v0.4s
-	WORD $0x4e216830 // fcvtn2 v16.8h, v1.4s
-	WORD $0x0e216851 // fcvtn v17.4h, v2.4s
-	WORD $0x4e216871 // fcvtn2 v17.8h, v3.4s
-	WORD $0x0e216892 // fcvtn v18.4h, v4.4s
-	WORD $0x4e2168b2 // fcvtn2 v18.8h, v5.4s
-	WORD $0x0e2168d3 // fcvtn v19.4h, v6.4s
-	WORD $0x4e2168f3 // fcvtn2 v19.8h, v7.4s
-	VST1.P [V16.H8, V17.H8, V18.H8, V19.H8], 64(R0)
-	SUB $1, R3, R3
-	CBNZ R3, narrowF16NEON_loop148
-narrowF16NEON_vec149:
-	UBFX $2, R2, $3, R3
-	CBZ R3, narrowF16NEON_scalar151
-narrowF16NEON_vloop150:
-	VLD1.P 16(R1), [V0.S4]
-	WORD $0x0e216810 // fcvtn v16.4h, v0.4s
-	VST1.P [V16.H4], 8(R0)
-	SUB $1, R3, R3
-	CBNZ R3, narrowF16NEON_vloop150
-narrowF16NEON_scalar151:
-	AND $3, R2, R3
-	CBZ R3, narrowF16NEON_done153
-narrowF16NEON_sloop152:
-	FMOVS.P 4(R1), F0
-	WORD $0x0e216810 // fcvtn v16.4h, v0.4s
-	VST1.P V16.H[0], 2(R0)
-	SUB $1, R3, R3
-	CBNZ R3, narrowF16NEON_sloop152
-narrowF16NEON_done153:
-	RET
-
-// func narrowBF16NEON(dst []uint16, src []float32)
-TEXT ·narrowBF16NEON(SB), NOSPLIT, $0-48
-	MOVD dst_base+0(FP), R0
-	MOVD src_base+24(FP), R1
-	MOVD src_len+32(FP), R2
-	MOVD $0x1, R4
-	VDUP R4, V28.S4
-	MOVD $0x7fff, R4
-	VDUP R4, V29.S4
-	MOVD $0x400000, R4
-	VDUP R4, V30.S4
-	LSR $5, R2, R3
-	CBZ R3, narrowBF16NEON_vec155
-narrowBF16NEON_loop154:
-	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VUSHR $16, V0.S4, V8.S4
-	VAND V28.B16, V8.B16, V8.B16
-	VADD V29.S4, V8.S4, V8.S4
-	VADD V0.S4, V8.S4, V8.S4
-	WORD $0x4e20e410 // fcmeq v16.4s, v0.4s, v0.4s
-	VORR V30.B16, V0.B16, V0.B16
-	VBSL V0.B16, V8.B16, V16.B16
-	VUSHR $16, V1.S4, V9.S4
-	VAND V28.B16, V9.B16, V9.B16
-	VADD V29.S4, V9.S4, V9.S4
-	VADD V1.S4, V9.S4, V9.S4
-	WORD $0x4e21e431 // fcmeq v17.4s, v1.4s, v1.4s
-	VORR V30.B16, V1.B16, V1.B16
-	VBSL V1.B16, V9.B16, V17.B16
-	VUSHR $16, V2.S4, V10.S4
-	VAND V28.B16, V10.B16, V10.B16
-	VADD V29.S4, V10.S4, V10.S4
-	VADD V2.S4, V10.S4, V10.S4
-	WORD $0x4e22e452 // fcmeq v18.4s, v2.4s, v2.4s
-	VORR V30.B16, V2.B16, V2.B16
-	VBSL V2.B16, V10.B16, V18.B16
-	VUSHR $16, V3.S4, V11.S4
-	VAND V28.B16, V11.B16, V11.B16
-	VADD V29.S4, V11.S4, V11.S4
-	VADD V3.S4, V11.S4, V11.S4
-	WORD $0x4e23e473 // fcmeq v19.4s, v3.4s, v3.4s
-	VORR V30.B16, V3.B16, V3.B16
-	VBSL V3.B16, V11.B16, V19.B16
-	VUSHR $16, V4.S4, V12.S4
-	VAND V28.B16, V12.B16, V12.B16
-	VADD V29.S4, V12.S4, V12.S4
-	VADD V4.S4, V12.S4, V12.S4
-	WORD $0x4e24e494 // fcmeq v20.4s, v4.4s, v4.4s
-	VORR V30.B16, V4.B16, V4.B16
-	VBSL V4.B16, V12.B16, V20.B16
-	VUSHR $16, V5.S4, V13.S4
-	VAND V28.B16, V13.B16, V13.B16
-	VADD V29.S4, V13.S4, V13.S4
-	VADD V5.S4, V13.S4, V13.S4
-	WORD $0x4e25e4b5 // fcmeq v21.4s, v5.4s, v5.4s
-	VORR V30.B16, V5.B16, V5.B16
-	VBSL V5.B16, V13.B16, V21.B16
-	VUSHR $16, V6.S4, V14.S4
-	VAND V28.B16, V14.B16, V14.B16
-	VADD V29.S4, V14.S4, V14.S4
-	VADD V6.S4, V14.S4, V14.S4
-	WORD $0x4e26e4d6 // fcmeq v22.4s, v6.4s, v6.4s
-	VORR V30.B16, V6.B16, V6.B16
-	VBSL V6.B16, V14.B16, V22.B16
-	VUSHR $16, V7.S4, V15.S4
-	VAND V28.B16, V15.B16, V15.B16
-	VADD V29.S4, V15.S4, V15.S4
-	VADD V7.S4, V15.S4, V15.S4
-	WORD $0x4e27e4f7 // fcmeq v23.4s, v7.4s, v7.4s
-	VORR V30.B16, V7.B16, V7.B16
-	VBSL V7.B16, V15.B16, V23.B16
-	VUZP2 V17.H8, V16.H8, V24.H8
-	VUZP2 V19.H8, V18.H8, V25.H8
-	VUZP2 V21.H8, V20.H8, V26.H8
-	VUZP2 V23.H8, V22.H8, V27.H8
-	VST1.P [V24.H8, V25.H8, V26.H8, V27.H8], 64(R0)
-	SUB $1, R3, R3
-	CBNZ R3, narrowBF16NEON_loop154
-narrowBF16NEON_vec155:
-	UBFX $2, R2, $3, R3
-	CBZ R3, narrowBF16NEON_scalar157
-narrowBF16NEON_vloop156:
-	VLD1.P 16(R1), [V0.S4]
-	VUSHR $16, V0.S4, V8.S4
-	VAND V28.B16, V8.B16, V8.B16
-	VADD V29.S4, V8.S4, V8.S4
-	VADD V0.S4, V8.S4, V8.S4
-	WORD $0x4e20e410 // fcmeq v16.4s, v0.4s, v0.4s
-	VORR V30.B16, V0.B16, V0.B16
-	VBSL V0.B16, V8.B16, V16.B16
-	VUZP2 V16.H8, V16.H8, V24.H8
-	VST1.P [V24.H4], 8(R0)
-	SUB $1, R3, R3
-	CBNZ R3, narrowBF16NEON_vloop156
-narrowBF16NEON_scalar157:
-	AND $3, R2, R3
-	CBZ R3, narrowBF16NEON_done159
-narrowBF16NEON_sloop158:
-	FMOVS.P 4(R1), F0
-	VUSHR $16, V0.S4, V8.S4
-	VAND V28.B16, V8.B16, V8.B16
-	VADD V29.S4, V8.S4, V8.S4
-	VADD V0.S4, V8.S4, V8.S4
-	WORD $0x4e20e410 // fcmeq v16.4s, v0.4s, v0.4s
-	VORR V30.B16, V0.B16, V0.B16
-	VBSL V0.B16, V8.B16, V16.B16
-	VST1.P V16.H[1], 2(R0)
-	SUB $1, R3, R3
-	CBNZ R3, narrowBF16NEON_sloop158
-narrowBF16NEON_done159:
+	CBNZ R3, axpyNEON_sloop11
+axpyNEON_done12:
 	RET
 
 // func maxNEON(x []float32) float32
@@ -1400,37 +142,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec161
-maxNEON_loop160:
+	CBZ R2, maxNEON_vec14
+maxNEON_loop13:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop160
-maxNEON_vec161:
+	CBNZ R2, maxNEON_loop13
+maxNEON_vec14:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar163
-maxNEON_vloop162:
+	CBZ R2, maxNEON_scalar16
+maxNEON_vloop15:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop162
-maxNEON_scalar163:
+	CBNZ R2, maxNEON_vloop15
+maxNEON_scalar16:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done165
-maxNEON_sloop164:
+	CBZ R2, maxNEON_done18
+maxNEON_sloop17:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop164
-maxNEON_done165:
+	CBNZ R2, maxNEON_sloop17
+maxNEON_done18:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -1441,8 +183,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec167
-scaleNEON_loop166:
+	CBZ R2, scaleNEON_vec20
+scaleNEON_loop19:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -1451,26 +193,26 @@ scaleNEON_loop166:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop166
-scaleNEON_vec167:
+	CBNZ R2, scaleNEON_loop19
+scaleNEON_vec20:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar169
-scaleNEON_vloop168:
+	CBZ R2, scaleNEON_scalar22
+scaleNEON_vloop21:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop168
-scaleNEON_scalar169:
+	CBNZ R2, scaleNEON_vloop21
+scaleNEON_scalar22:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done171
-scaleNEON_sloop170:
+	CBZ R2, scaleNEON_done24
+scaleNEON_sloop23:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop170
-scaleNEON_done171:
+	CBNZ R2, scaleNEON_sloop23
+scaleNEON_done24:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -1492,8 +234,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next173
-expNEON_loop172:
+	CBZ R3, expNEON_next26
+expNEON_loop25:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -1586,7 +328,7 @@ expNEON_loop172:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok174
+	BLS expNEON_ok27
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -1759,15 +501,15 @@ expNEON_loop172:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok174:
+expNEON_ok27:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop172
-expNEON_next173:
+	CBNZ R3, expNEON_loop25
+expNEON_next26:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next176
-expNEON_loop175:
+	CBZ R3, expNEON_next29
+expNEON_loop28:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -1794,7 +536,7 @@ expNEON_loop175:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok177
+	BLS expNEON_ok30
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -1838,25 +580,25 @@ expNEON_loop175:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok177:
+expNEON_ok30:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop175
-expNEON_next176:
+	CBNZ R3, expNEON_loop28
+expNEON_next29:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done178
+	CBZ R5, expNEON_done31
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll179
+	BLT expNEON_ll32
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll179
+	BLT expNEON_ll32
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll179:
+expNEON_ll32:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -1882,18 +624,18 @@ expNEON_ll179:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok180
+	BLS expNEON_ok33
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll181
+	BLT expNEON_ll34
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll181
+	BLT expNEON_ll34
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll181:
+expNEON_ll34:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -1935,18 +677,18 @@ expNEON_ll181:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok180:
+expNEON_ok33:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls182
+	BLT expNEON_ls35
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls182
+	BLT expNEON_ls35
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls182:
-expNEON_done178:
+expNEON_ls35:
+expNEON_done31:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -1971,8 +713,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next184
-expSumNEON_loop183:
+	CBZ R3, expSumNEON_next37
+expSumNEON_loop36:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -2069,7 +811,7 @@ expSumNEON_loop183:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok185
+	BLS expSumNEON_ok38
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2246,7 +988,7 @@ expSumNEON_loop183:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok185:
+expSumNEON_ok38:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -2254,11 +996,11 @@ expSumNEON_ok185:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop183
-expSumNEON_next184:
+	CBNZ R3, expSumNEON_loop36
+expSumNEON_next37:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next187
-expSumNEON_loop186:
+	CBZ R3, expSumNEON_next40
+expSumNEON_loop39:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -2286,7 +1028,7 @@ expSumNEON_loop186:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok188
+	BLS expSumNEON_ok41
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2331,26 +1073,26 @@ expSumNEON_loop186:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok188:
+expSumNEON_ok41:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop186
-expSumNEON_next187:
+	CBNZ R3, expSumNEON_loop39
+expSumNEON_next40:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done189
+	CBZ R5, expSumNEON_done42
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll190
+	BLT expSumNEON_ll43
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll190
+	BLT expSumNEON_ll43
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll190:
+expSumNEON_ll43:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2382,18 +1124,18 @@ expSumNEON_ll190:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok191
+	BLS expSumNEON_ok44
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll192
+	BLT expSumNEON_ll45
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll192
+	BLT expSumNEON_ll45
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll192:
+expSumNEON_ll45:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2441,791 +1183,25 @@ expSumNEON_ll192:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok191:
+expSumNEON_ok44:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls193
+	BLT expSumNEON_ls46
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls193
+	BLT expSumNEON_ls46
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls193:
+expSumNEON_ls46:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done189:
+expSumNEON_done42:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
-	RET
-
-// func blockScoresNEON(st, qt, k []float32, stride int)
-TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
-	MOVD st_base+0(FP), R0
-	MOVD st_len+8(FP), R1
-	LSR $4, R1, R1
-	MOVD qt_base+24(FP), R2
-	MOVD qt_len+32(FP), R3
-	LSR $4, R3, R3
-	MOVD k_base+48(FP), R4
-	MOVD stride+72(FP), R5
-	LSL $2, R5, R5
-blockScoresNEON_keys194:
-	CMP $4, R1
-	BLT blockScoresNEON_next195
-	MOVD R4, R8
-	ADD R5, R8, R9
-	ADD R5, R9, R10
-	ADD R5, R10, R11
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	VEOR V7.B16, V7.B16, V7.B16
-	VEOR V8.B16, V8.B16, V8.B16
-	VEOR V9.B16, V9.B16, V9.B16
-	VEOR V10.B16, V10.B16, V10.B16
-	VEOR V11.B16, V11.B16, V11.B16
-	VEOR V12.B16, V12.B16, V12.B16
-	VEOR V13.B16, V13.B16, V13.B16
-	VEOR V14.B16, V14.B16, V14.B16
-	VEOR V15.B16, V15.B16, V15.B16
-	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store197
-	MOVD R3, R6
-blockScoresNEON_dim196:
-	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1R.P 4(R8), [V20.S4]
-	VLD1R.P 4(R9), [V21.S4]
-	VLD1R.P 4(R10), [V22.S4]
-	VLD1R.P 4(R11), [V23.S4]
-	VFMLA V20.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V20.S4, V18.S4, V2.S4
-	VFMLA V20.S4, V19.S4, V3.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V21.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V6.S4
-	VFMLA V21.S4, V19.S4, V7.S4
-	VFMLA V22.S4, V16.S4, V8.S4
-	VFMLA V22.S4, V17.S4, V9.S4
-	VFMLA V22.S4, V18.S4, V10.S4
-	VFMLA V22.S4, V19.S4, V11.S4
-	VFMLA V23.S4, V16.S4, V12.S4
-	VFMLA V23.S4, V17.S4, V13.S4
-	VFMLA V23.S4, V18.S4, V14.S4
-	VFMLA V23.S4, V19.S4, V15.S4
-	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim196
-blockScoresNEON_store197:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
-	MOVD $4, R12
-	MUL R5, R12, R12
-	ADD R12, R4, R4
-	SUB $4, R1, R1
-	B blockScoresNEON_keys194
-blockScoresNEON_next195:
-blockScoresNEON_keys198:
-	CMP $1, R1
-	BLT blockScoresNEON_next199
-	MOVD R4, R8
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store201
-	MOVD R3, R6
-blockScoresNEON_dim200:
-	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1R.P 4(R8), [V20.S4]
-	VFMLA V20.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V20.S4, V18.S4, V2.S4
-	VFMLA V20.S4, V19.S4, V3.S4
-	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim200
-blockScoresNEON_store201:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	MOVD $1, R12
-	MUL R5, R12, R12
-	ADD R12, R4, R4
-	SUB $1, R1, R1
-	B blockScoresNEON_keys198
-blockScoresNEON_next199:
-	RET
-
-// func blockMaxNEON(st, ml []float32)
-TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
-	MOVD st_base+0(FP), R0
-	MOVD st_len+8(FP), R1
-	LSR $4, R1, R1
-	MOVD ml_base+24(FP), R2
-	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone203
-blockMaxNEON_max202:
-	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
-	VBIT V8.B16, V4.B16, V0.B16
-	WORD $0x6ea1e4a9 // fcmgt v9.4s, v5.4s, v1.4s
-	VBIT V9.B16, V5.B16, V1.B16
-	WORD $0x6ea2e4ca // fcmgt v10.4s, v6.4s, v2.4s
-	VBIT V10.B16, V6.B16, V2.B16
-	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
-	VBIT V11.B16, V7.B16, V3.B16
-	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max202
-blockMaxNEON_maxdone203:
-	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
-	MOVW $0xff800000, R3
-	VDUP R3, V12.S4
-	WORD $0x6eace408 // fcmgt v8.4s, v0.4s, v12.4s
-	VAND V8.B16, V0.B16, V0.B16
-	WORD $0x6eace428 // fcmgt v8.4s, v1.4s, v12.4s
-	VAND V8.B16, V1.B16, V1.B16
-	WORD $0x6eace448 // fcmgt v8.4s, v2.4s, v12.4s
-	VAND V8.B16, V2.B16, V2.B16
-	WORD $0x6eace468 // fcmgt v8.4s, v3.4s, v12.4s
-	VAND V8.B16, V3.B16, V3.B16
-	ADD $192, R2, R4
-	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R4)
-	WORD $0x4ea0d480 // fsub v0.4s, v4.4s, v0.4s
-	WORD $0x4ea1d4a1 // fsub v1.4s, v5.4s, v1.4s
-	WORD $0x4ea2d4c2 // fsub v2.4s, v6.4s, v2.4s
-	WORD $0x4ea3d4e3 // fsub v3.4s, v7.4s, v3.4s
-	MOVD $·neonExpConsts<>(SB), R3
-	VLD1R.P 4(R3), [V16.S4]
-	VLD1R.P 4(R3), [V17.S4]
-	VLD1R.P 4(R3), [V18.S4]
-	VLD1R.P 4(R3), [V19.S4]
-	VLD1R.P 4(R3), [V20.S4]
-	VLD1R.P 4(R3), [V21.S4]
-	VLD1R.P 4(R3), [V22.S4]
-	VLD1R.P 4(R3), [V23.S4]
-	VLD1R.P 4(R3), [V24.S4]
-	VLD1R.P 4(R3), [V25.S4]
-	VLD1R.P 4(R3), [V26.S4]
-	VLD1R.P 4(R3), [V27.S4]
-	VMOV V16.B16, V4.B16
-	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V0.S4
-	VFMLS V19.S4, V8.S4, V0.S4
-	VSHL $23, V4.S4, V11.S4
-	VADD V20.S4, V11.S4, V4.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V0.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V0.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V0.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V0.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V0.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V0.S4, V9.S4
-	WORD $0x6e29dc84 // fmul v4.4s, v4.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V4.B16
-	VMOV V16.B16, V5.B16
-	VFMLA V17.S4, V1.S4, V5.S4
-	WORD $0x4eb0d4a8 // fsub v8.4s, v5.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V1.S4
-	VFMLS V19.S4, V8.S4, V1.S4
-	VSHL $23, V5.S4, V11.S4
-	VADD V20.S4, V11.S4, V5.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V1.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V1.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V1.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V1.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V1.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V1.S4, V9.S4
-	WORD $0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V5.B16
-	VMOV V16.B16, V6.B16
-	VFMLA V17.S4, V2.S4, V6.S4
-	WORD $0x4eb0d4c8 // fsub v8.4s, v6.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V2.S4
-	VFMLS V19.S4, V8.S4, V2.S4
-	VSHL $23, V6.S4, V11.S4
-	VADD V20.S4, V11.S4, V6.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V2.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V2.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V2.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V2.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V2.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V2.S4, V9.S4
-	WORD $0x6e29dcc6 // fmul v6.4s, v6.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V6.B16
-	VMOV V16.B16, V7.B16
-	VFMLA V17.S4, V3.S4, V7.S4
-	WORD $0x4eb0d4e8 // fsub v8.4s, v7.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V3.S4
-	VFMLS V19.S4, V8.S4, V3.S4
-	VSHL $23, V7.S4, V11.S4
-	VADD V20.S4, V11.S4, V7.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V3.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V3.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V3.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V3.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V3.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V3.S4, V9.S4
-	WORD $0x6e29dce7 // fmul v7.4s, v7.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V7.B16
-	ADD $128, R2, R4
-	VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R4)
-	ADD $64, R2, R4
-	VLD1 (R4), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD $0x6e24dd08 // fmul v8.4s, v8.4s, v4.4s
-	WORD $0x6e25dd29 // fmul v9.4s, v9.4s, v5.4s
-	WORD $0x6e26dd4a // fmul v10.4s, v10.4s, v6.4s
-	WORD $0x6e27dd6b // fmul v11.4s, v11.4s, v7.4s
-	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R4)
-	RET
-
-// func blockExpSumNEON(st, ml []float32)
-TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
-	MOVD st_base+0(FP), R0
-	MOVD st_len+8(FP), R1
-	LSR $4, R1, R1
-	MOVD ml_base+24(FP), R2
-	ADD $192, R2, R4
-	ADD $64, R2, R5
-	MOVD $·neonExpConsts<>(SB), R3
-	VLD1R.P 4(R3), [V16.S4]
-	VLD1R.P 4(R3), [V17.S4]
-	VLD1R.P 4(R3), [V18.S4]
-	VLD1R.P 4(R3), [V19.S4]
-	VLD1R.P 4(R3), [V20.S4]
-	VLD1R.P 4(R3), [V21.S4]
-	VLD1R.P 4(R3), [V22.S4]
-	VLD1R.P 4(R3), [V23.S4]
-	VLD1R.P 4(R3), [V24.S4]
-	VLD1R.P 4(R3), [V25.S4]
-	VLD1R.P 4(R3), [V26.S4]
-	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done205
-blockExpSumNEON_row204:
-	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
-	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
-	WORD $0x4ea5d421 // fsub v1.4s, v1.4s, v5.4s
-	WORD $0x4ea6d442 // fsub v2.4s, v2.4s, v6.4s
-	WORD $0x4ea7d463 // fsub v3.4s, v3.4s, v7.4s
-	VAND V27.B16, V0.B16, V31.B16
-	VAND V27.B16, V1.B16, V13.B16
-	VUMAX V13.S4, V31.S4, V31.S4
-	VAND V27.B16, V2.B16, V14.B16
-	VUMAX V14.S4, V31.S4, V31.S4
-	VAND V27.B16, V3.B16, V15.B16
-	VUMAX V15.S4, V31.S4, V31.S4
-	VMOV V16.B16, V4.B16
-	VFMLA V17.S4, V0.S4, V4.S4
-	VMOV V16.B16, V5.B16
-	VFMLA V17.S4, V1.S4, V5.S4
-	VMOV V16.B16, V6.B16
-	VFMLA V17.S4, V2.S4, V6.S4
-	VMOV V16.B16, V7.B16
-	VFMLA V17.S4, V3.S4, V7.S4
-	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
-	WORD $0x4eb0d4a9 // fsub v9.4s, v5.4s, v16.4s
-	WORD $0x4eb0d4ca // fsub v10.4s, v6.4s, v16.4s
-	WORD $0x4eb0d4eb // fsub v11.4s, v7.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V0.S4
-	VFMLS V18.S4, V9.S4, V1.S4
-	VFMLS V18.S4, V10.S4, V2.S4
-	VFMLS V18.S4, V11.S4, V3.S4
-	VFMLS V19.S4, V8.S4, V0.S4
-	VFMLS V19.S4, V9.S4, V1.S4
-	VFMLS V19.S4, V10.S4, V2.S4
-	VFMLS V19.S4, V11.S4, V3.S4
-	VSHL $23, V4.S4, V4.S4
-	VSHL $23, V5.S4, V5.S4
-	VSHL $23, V6.S4, V6.S4
-	VSHL $23, V7.S4, V7.S4
-	VMOV V21.B16, V8.B16
-	VMOV V21.B16, V9.B16
-	VMOV V21.B16, V10.B16
-	VMOV V21.B16, V11.B16
-	VMOV V22.B16, V12.B16
-	VFMLA V8.S4, V0.S4, V12.S4
-	VMOV V22.B16, V13.B16
-	VFMLA V9.S4, V1.S4, V13.S4
-	VMOV V22.B16, V14.B16
-	VFMLA V10.S4, V2.S4, V14.S4
-	VMOV V22.B16, V15.B16
-	VFMLA V11.S4, V3.S4, V15.S4
-	VMOV V23.B16, V8.B16
-	VFMLA V12.S4, V0.S4, V8.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V13.S4, V1.S4, V9.S4
-	VMOV V23.B16, V10.B16
-	VFMLA V14.S4, V2.S4, V10.S4
-	VMOV V23.B16, V11.B16
-	VFMLA V15.S4, V3.S4, V11.S4
-	VMOV V24.B16, V12.B16
-	VFMLA V8.S4, V0.S4, V12.S4
-	VMOV V24.B16, V13.B16
-	VFMLA V9.S4, V1.S4, V13.S4
-	VMOV V24.B16, V14.B16
-	VFMLA V10.S4, V2.S4, V14.S4
-	VMOV V24.B16, V15.B16
-	VFMLA V11.S4, V3.S4, V15.S4
-	VMOV V25.B16, V8.B16
-	VFMLA V12.S4, V0.S4, V8.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V13.S4, V1.S4, V9.S4
-	VMOV V25.B16, V10.B16
-	VFMLA V14.S4, V2.S4, V10.S4
-	VMOV V25.B16, V11.B16
-	VFMLA V15.S4, V3.S4, V11.S4
-	VMOV V26.B16, V12.B16
-	VFMLA V8.S4, V0.S4, V12.S4
-	VMOV V26.B16, V13.B16
-	VFMLA V9.S4, V1.S4, V13.S4
-	VMOV V26.B16, V14.B16
-	VFMLA V10.S4, V2.S4, V14.S4
-	VMOV V26.B16, V15.B16
-	VFMLA V11.S4, V3.S4, V15.S4
-	VMOV V26.B16, V8.B16
-	VFMLA V12.S4, V0.S4, V8.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V13.S4, V1.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V14.S4, V2.S4, V10.S4
-	VMOV V26.B16, V11.B16
-	VFMLA V15.S4, V3.S4, V11.S4
-	VADD V8.S4, V4.S4, V4.S4
-	VADD V9.S4, V5.S4, V5.S4
-	VADD V10.S4, V6.S4, V6.S4
-	VADD V11.S4, V7.S4, V7.S4
-	WORD $0x6eb0abff // umaxv s31, v31.4s
-	VMOV V31.S[0], R3
-	MOVW $0x42ad0000, R16
-	CMPW R16, R3
-	BLS blockExpSumNEON_ok206
-	ADD $0, R0, R6
-	VLD1 (R6), [V0.S4]
-	ADD $0, R4, R6
-	VLD1 (R6), [V28.S4]
-	WORD $0x4ebcd400 // fsub v0.4s, v0.4s, v28.4s
-	VMOV V16.B16, V4.B16
-	VFMLA V17.S4, V0.S4, V4.S4
-	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V0.S4
-	VFMLS V19.S4, V8.S4, V0.S4
-	VSHL $23, V4.S4, V11.S4
-	VADD V20.S4, V11.S4, V4.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V0.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V0.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V0.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V0.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V0.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V0.S4, V9.S4
-	WORD $0x6e29dc84 // fmul v4.4s, v4.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V4.B16
-	ADD $16, R0, R6
-	VLD1 (R6), [V1.S4]
-	ADD $16, R4, R6
-	VLD1 (R6), [V28.S4]
-	WORD $0x4ebcd421 // fsub v1.4s, v1.4s, v28.4s
-	VMOV V16.B16, V5.B16
-	VFMLA V17.S4, V1.S4, V5.S4
-	WORD $0x4eb0d4a8 // fsub v8.4s, v5.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V1.S4
-	VFMLS V19.S4, V8.S4, V1.S4
-	VSHL $23, V5.S4, V11.S4
-	VADD V20.S4, V11.S4, V5.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V1.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V1.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V1.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V1.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V1.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V1.S4, V9.S4
-	WORD $0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V5.B16
-	ADD $32, R0, R6
-	VLD1 (R6), [V2.S4]
-	ADD $32, R4, R6
-	VLD1 (R6), [V28.S4]
-	WORD $0x4ebcd442 // fsub v2.4s, v2.4s, v28.4s
-	VMOV V16.B16, V6.B16
-	VFMLA V17.S4, V2.S4, V6.S4
-	WORD $0x4eb0d4c8 // fsub v8.4s, v6.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V2.S4
-	VFMLS V19.S4, V8.S4, V2.S4
-	VSHL $23, V6.S4, V11.S4
-	VADD V20.S4, V11.S4, V6.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V2.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V2.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V2.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V2.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V2.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V2.S4, V9.S4
-	WORD $0x6e29dcc6 // fmul v6.4s, v6.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V6.B16
-	ADD $48, R0, R6
-	VLD1 (R6), [V3.S4]
-	ADD $48, R4, R6
-	VLD1 (R6), [V28.S4]
-	WORD $0x4ebcd463 // fsub v3.4s, v3.4s, v28.4s
-	VMOV V16.B16, V7.B16
-	VFMLA V17.S4, V3.S4, V7.S4
-	WORD $0x4eb0d4e8 // fsub v8.4s, v7.4s, v16.4s
-	VFMLS V18.S4, V8.S4, V3.S4
-	VFMLS V19.S4, V8.S4, V3.S4
-	VSHL $23, V7.S4, V11.S4
-	VADD V20.S4, V11.S4, V7.S4
-	VMOV V21.B16, V9.B16
-	VMOV V22.B16, V10.B16
-	VFMLA V9.S4, V3.S4, V10.S4
-	VMOV V23.B16, V9.B16
-	VFMLA V10.S4, V3.S4, V9.S4
-	VMOV V24.B16, V10.B16
-	VFMLA V9.S4, V3.S4, V10.S4
-	VMOV V25.B16, V9.B16
-	VFMLA V10.S4, V3.S4, V9.S4
-	VMOV V26.B16, V10.B16
-	VFMLA V9.S4, V3.S4, V10.S4
-	VMOV V26.B16, V9.B16
-	VFMLA V10.S4, V3.S4, V9.S4
-	WORD $0x6e29dce7 // fmul v7.4s, v7.4s, v9.4s
-	WORD $0x6ea0d90c // fcmle v12.4s, v8.4s, #0.0
-	MOVW $0x83000000, R3
-	VDUP R3, V28.S4
-	VAND V28.B16, V12.B16, V12.B16
-	MOVW $0x7f000000, R3
-	VDUP R3, V13.S4
-	VADD V12.S4, V13.S4, V13.S4
-	VSUB V12.S4, V11.S4, V11.S4
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2bdd29 // fmul v9.4s, v9.4s, v11.4s
-	WORD $0x6e2dddad // fmul v13.4s, v13.4s, v13.4s
-	WORD $0x4ea0f90e // fabs v14.4s, v8.4s
-	MOVW $0x43400000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V13.B16, V9.B16
-	MOVW $0x42fc0000, R3
-	VDUP R3, V28.S4
-	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
-	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok206:
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
-	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
-	WORD $0x4e25d529 // fadd v9.4s, v9.4s, v5.4s
-	WORD $0x4e26d54a // fadd v10.4s, v10.4s, v6.4s
-	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
-	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
-	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row204
-blockExpSumNEON_done205:
-	RET
-
-// func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
-TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
-	MOVD ot_base+0(FP), R0
-	MOVD ot_len+8(FP), R1
-	LSR $4, R1, R1
-	MOVD st_base+24(FP), R2
-	MOVD st_len+32(FP), R3
-	LSR $4, R3, R3
-	MOVD v_base+48(FP), R4
-	MOVD stride+72(FP), R5
-	LSL $2, R5, R5
-	MOVD c_base+80(FP), R6
-	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc207
-	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec208
-blockBlendNEON_noc207:
-	MOVW $0x3f800000, R10
-	VDUP R10, V24.S4
-	VDUP R10, V25.S4
-	VDUP R10, V26.S4
-	VDUP R10, V27.S4
-blockBlendNEON_havec208:
-blockBlendNEON_cols209:
-	CMP $4, R1
-	BLT blockBlendNEON_next210
-	MOVD R0, R10
-	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
-	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
-	VLD1.P 64(R10), [V8.S4, V9.S4, V10.S4, V11.S4]
-	VLD1.P 64(R10), [V12.S4, V13.S4, V14.S4, V15.S4]
-	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD $0x6e39dc21 // fmul v1.4s, v1.4s, v25.4s
-	WORD $0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
-	WORD $0x6e38dc84 // fmul v4.4s, v4.4s, v24.4s
-	WORD $0x6e39dca5 // fmul v5.4s, v5.4s, v25.4s
-	WORD $0x6e3adcc6 // fmul v6.4s, v6.4s, v26.4s
-	WORD $0x6e3bdce7 // fmul v7.4s, v7.4s, v27.4s
-	WORD $0x6e38dd08 // fmul v8.4s, v8.4s, v24.4s
-	WORD $0x6e39dd29 // fmul v9.4s, v9.4s, v25.4s
-	WORD $0x6e3add4a // fmul v10.4s, v10.4s, v26.4s
-	WORD $0x6e3bdd6b // fmul v11.4s, v11.4s, v27.4s
-	WORD $0x6e38dd8c // fmul v12.4s, v12.4s, v24.4s
-	WORD $0x6e39ddad // fmul v13.4s, v13.4s, v25.4s
-	WORD $0x6e3addce // fmul v14.4s, v14.4s, v26.4s
-	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
-	MOVD R2, R8
-	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store212
-	MOVD R3, R7
-blockBlendNEON_key211:
-	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1R (R9), [V20.S4]
-	ADD $4, R9, R10
-	VLD1R (R10), [V21.S4]
-	ADD $8, R9, R10
-	VLD1R (R10), [V22.S4]
-	ADD $12, R9, R10
-	VLD1R (R10), [V23.S4]
-	VFMLA V20.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V20.S4, V18.S4, V2.S4
-	VFMLA V20.S4, V19.S4, V3.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V21.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V6.S4
-	VFMLA V21.S4, V19.S4, V7.S4
-	VFMLA V22.S4, V16.S4, V8.S4
-	VFMLA V22.S4, V17.S4, V9.S4
-	VFMLA V22.S4, V18.S4, V10.S4
-	VFMLA V22.S4, V19.S4, V11.S4
-	VFMLA V23.S4, V16.S4, V12.S4
-	VFMLA V23.S4, V17.S4, V13.S4
-	VFMLA V23.S4, V18.S4, V14.S4
-	VFMLA V23.S4, V19.S4, V15.S4
-	ADD R5, R9, R9
-	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key211
-blockBlendNEON_store212:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
-	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
-	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
-	ADD $16, R4, R4
-	SUB $4, R1, R1
-	B blockBlendNEON_cols209
-blockBlendNEON_next210:
-blockBlendNEON_cols213:
-	CMP $1, R1
-	BLT blockBlendNEON_next214
-	MOVD R0, R10
-	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
-	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
-	WORD $0x6e39dc21 // fmul v1.4s, v1.4s, v25.4s
-	WORD $0x6e3adc42 // fmul v2.4s, v2.4s, v26.4s
-	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
-	MOVD R2, R8
-	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store216
-	MOVD R3, R7
-blockBlendNEON_key215:
-	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
-	VLD1R (R9), [V20.S4]
-	VFMLA V20.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V20.S4, V18.S4, V2.S4
-	VFMLA V20.S4, V19.S4, V3.S4
-	ADD R5, R9, R9
-	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key215
-blockBlendNEON_store216:
-	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
-	ADD $4, R4, R4
-	SUB $1, R1, R1
-	B blockBlendNEON_cols213
-blockBlendNEON_next214:
 	RET

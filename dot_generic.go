@@ -1,8 +1,14 @@
 package attention
 
-import "math"
+import (
+	"math"
 
-// Generic kernels: the pure-Go twin of every assembly kernel. They are always
+	"github.com/glancelab/attention/internal/scalar"
+)
+
+// The generic twins of the exported family (what Dot, Axpy, Exp and Softmax
+// run; internal/kernel holds the same twins of its own, beside the
+// engine's kernels). They are always
 // compiled (no build tag) so tests can compare them with the assembly on any
 // machine. Callers have checked lengths; these assume them.
 //
@@ -27,66 +33,11 @@ func dotGeneric(x, y []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// scoreRowsGeneric sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst),
-// j < len(q): the scores of a block of keys against one query.
-func scoreRowsGeneric(dst, k []float32, stride int, q []float32) {
-	for i := range dst {
-		dst[i] = dotGeneric(q, k[i*stride:i*stride+len(q)])
-	}
-}
-
-// scoreRowsMultiGeneric is scoreRows for each of the query rows. It calls
-// the scoreRows front, so an implementation without a multi-row kernel of
-// its own runs its one-row kernel; the generic path runs the generic code
-// throughout.
-func scoreRowsMultiGeneric(dst, k []float32, stride int, q []float32, rows int) {
-	n, d := len(dst)/rows, len(q)/rows
-	for r := range rows {
-		scoreRows(dst[r*n:(r+1)*n], k, stride, q[r*d:(r+1)*d])
-	}
-}
-
-// blendRowsMultiGeneric is blendRows for each of the rows, through the
-// blendRows front as scoreRowsMultiGeneric is; it asks for nothing ahead.
-func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int, next []float32) {
-	n, d := len(w)/rows, len(acc)/rows
-	for r := range rows {
-		blendRows(acc[r*d:(r+1)*d], w[r*n:(r+1)*n], v, stride)
-	}
-}
-
-// scoreRowsMulti8Generic is scoreRowsMulti on the first four rows and on
-// the rest, through its front, so that an implementation without the wide
-// kernel runs its four-row one.
-func scoreRowsMulti8Generic(dst, k []float32, stride int, q []float32, rows int, also []float32) {
-	n, d := len(dst)/rows, len(q)/rows
-	scoreRowsMulti(dst[:4*n], k, stride, q[:4*d], 4)
-	scoreRowsMulti(dst[4*n:rows*n], k, stride, q[4*d:rows*d], rows-4)
-}
-
-// blendRowsMulti8Generic is blendRowsMulti on the first four rows and on
-// the rest, through its front.
-func blendRowsMulti8Generic(acc, w, v []float32, stride int, rows int, next []float32) {
-	n, d := len(w)/rows, len(acc)/rows
-	blendRowsMulti(acc[:4*d], w[:4*n], v, stride, 4, nil)
-	blendRowsMulti(acc[4*d:rows*d], w[4*n:rows*n], v, stride, rows-4, next)
-}
-
 // axpyGeneric sets y[i] += alpha*x[i] for i < len(x).
 func axpyGeneric(alpha float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
 		y[i] += float32(alpha * v)
-	}
-}
-
-// blendRowsGeneric sets acc[j] += Σ_i w[i]*v[i*stride+j] for i < len(w),
-// j < len(acc): the weighted sum of a block of value rows. Rows are added
-// in order, so acc[j] sees the same rounding as repeated axpy.
-func blendRowsGeneric(acc, w, v []float32, stride int) {
-	d := len(acc)
-	for i, wi := range w {
-		axpyGeneric(wi, v[i*stride:i*stride+d], acc)
 	}
 }
 
@@ -108,7 +59,7 @@ func maxGeneric(x []float32) float32 {
 func expGeneric(dst, x []float32) {
 	dst = dst[:len(x)]
 	for i, v := range x {
-		dst[i] = exp32(v)
+		dst[i] = scalar.Exp32(v)
 	}
 }
 
@@ -119,10 +70,10 @@ func expSumGeneric(dst, x []float32, m float32) float32 {
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i <= len(x)-4; i += 4 {
-		e0 := exp32(x[i] - m)
-		e1 := exp32(x[i+1] - m)
-		e2 := exp32(x[i+2] - m)
-		e3 := exp32(x[i+3] - m)
+		e0 := scalar.Exp32(x[i] - m)
+		e1 := scalar.Exp32(x[i+1] - m)
+		e2 := scalar.Exp32(x[i+2] - m)
+		e3 := scalar.Exp32(x[i+3] - m)
 		dst[i], dst[i+1], dst[i+2], dst[i+3] = e0, e1, e2, e3
 		s0 += e0
 		s1 += e1
@@ -130,7 +81,7 @@ func expSumGeneric(dst, x []float32, m float32) float32 {
 		s3 += e3
 	}
 	for ; i < len(x); i++ {
-		e := exp32(x[i] - m)
+		e := scalar.Exp32(x[i] - m)
 		dst[i] = e
 		s0 += e
 	}
@@ -141,75 +92,5 @@ func expSumGeneric(dst, x []float32, m float32) float32 {
 func scaleGeneric(s float32, x []float32) {
 	for i := range x {
 		x[i] *= s
-	}
-}
-
-// tanh32 returns tanh(x) with absolute error below 2^-22 (measured densely
-// in tests): 1 - 2/(e^{2|x|}+1) with the sign restored. Below 2^-4 the
-// odd Taylor polynomial is used instead, because the subtraction would
-// cancel there.
-func tanh32(x float32) float32 {
-	a := x
-	if a < 0 {
-		a = -a
-	}
-	return tanhFinish(x, exp32(2*a))
-}
-
-// tanhFinish completes tanh32(x) given e = e^{2|x|}; the SIMD paths compute
-// e for many x at once.
-func tanhFinish(x, e float32) float32 {
-	a := x
-	if a < 0 {
-		a = -a
-	}
-	var t float32
-	if a < 0x1p-4 {
-		a2 := float32(a * a)
-		// x - x³/3 + 2x⁵/15 - 17x⁷/315: truncation < 2^-33 relative at 2^-4.
-		t = a + float32(a*float32(a2*float32(-1.0/3+float32(a2*float32(2.0/15-float32(a2*(17.0/315)))))))
-	} else {
-		t = 1 - 2/(e+1)
-	}
-	// t >= 0, or NaN when x is (e is then NaN too): x's sign bit makes it
-	// the odd function, tanh(-0) = -0 included.
-	return math.Float32frombits(math.Float32bits(t) | math.Float32bits(x)&(1<<31))
-}
-
-// softcapPrepGeneric sets x[i] *= inv and z[i] = 2|x[i]| for i < len(x):
-// the scaled scores of a softcap and the arguments of their exponentials.
-func softcapPrepGeneric(x, z []float32, inv float32) {
-	z = z[:len(x)]
-	for k, v := range x {
-		v *= inv
-		x[k] = v
-		z[k] = 2 * float32(math.Abs(float64(v)))
-	}
-}
-
-// additivePrepGeneric sets x[r*d+j] = s[j] + u[r*stride+j] and
-// z[r*d+j] = 2|x[r*d+j]| for r < len(x)/d, j < d, d = len(s): the tanh
-// arguments of a block of additive scores and the arguments of their
-// exponentials.
-func additivePrepGeneric(x, z, u []float32, stride int, s []float32) {
-	d := len(s)
-	if d == 0 {
-		return
-	}
-	for r := range len(x) / d {
-		xr, zr, ur := x[r*d:(r+1)*d], z[r*d:(r+1)*d], u[r*stride:r*stride+d]
-		for j, a := range s {
-			v := a + ur[j]
-			xr[j] = v
-			zr[j] = 2 * float32(math.Abs(float64(v)))
-		}
-	}
-}
-
-// softcapFinishGeneric sets x[i] = c·tanhFinish(x[i], e[i]) for i < len(x).
-func softcapFinishGeneric(x, e []float32, c float32) {
-	e = e[:len(x)]
-	for k, v := range x {
-		x[k] = c * tanhFinish(v, e[k])
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/glancelab/attention/internal/reference"
+	"github.com/glancelab/attention/internal/scalar"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -87,7 +88,7 @@ func expScan(t *testing.T, lo, hi, step uint64) (maxULP float64, worst uint32) {
 					if u > r.max && reference.Exp(x[i]) >= 0x1p-126 {
 						r.max, r.worst = u, math.Float32bits(x[i])
 					}
-					if s := exp32(x[i]); !r.split && math.Float32bits(s) != math.Float32bits(y[i]) && !(s != s && y[i] != y[i]) {
+					if s := scalar.Exp32(x[i]); !r.split && math.Float32bits(s) != math.Float32bits(y[i]) && !(s != s && y[i] != y[i]) {
 						r.split, r.splitX = true, x[i]
 					}
 				}
@@ -101,7 +102,7 @@ func expScan(t *testing.T, lo, hi, step uint64) (maxULP float64, worst uint32) {
 		}
 		if r.split {
 			x := r.splitX
-			t.Fatalf("Exp(%v) [bits %#08x] differs from the scalar scheme's %v", x, math.Float32bits(x), exp32(x))
+			t.Fatalf("Exp(%v) [bits %#08x] differs from the scalar scheme's %v", x, math.Float32bits(x), scalar.Exp32(x))
 		}
 		if r.max > maxULP {
 			maxULP, worst = r.max, r.worst
@@ -201,7 +202,7 @@ func TestTanh32(t *testing.T) {
 	}
 	for b := uint32(0); b < 0x41300000; b += step { // [0, 11): beyond, tanh rounds to 1
 		for _, x := range []float32{math.Float32frombits(b), -math.Float32frombits(b)} {
-			e := math.Abs(float64(tanh32(x)) - math.Tanh(float64(x)))
+			e := math.Abs(float64(scalar.Tanh32(x)) - math.Tanh(float64(x)))
 			if e > worst {
 				worst, at = e, x
 			}
@@ -214,11 +215,11 @@ func TestTanh32(t *testing.T) {
 	for _, c := range []struct{ x, want float32 }{
 		{float32(math.Inf(1)), 1}, {float32(math.Inf(-1)), -1}, {0, 0}, {100, 1}, {-100, -1},
 	} {
-		if got := tanh32(c.x); got != c.want {
+		if got := scalar.Tanh32(c.x); got != c.want {
 			t.Errorf("tanh32(%v) = %v, want %v", c.x, got, c.want)
 		}
 	}
-	if got := tanh32(float32(math.NaN())); got == got {
+	if got := scalar.Tanh32(float32(math.NaN())); got == got {
 		t.Errorf("tanh32(NaN) = %v", got)
 	}
 }
@@ -234,7 +235,7 @@ func TestExpImplementationsAgree(t *testing.T) {
 		for start := uint64(0); start < 1<<32; start += 1 << 32 / 64 {
 			for i := range x {
 				x[i] = math.Float32frombits(uint32(start + uint64(i)*4099))
-				want[i] = exp32(x[i])
+				want[i] = scalar.Exp32(x[i])
 			}
 			Exp(got, x)
 			for i := range got {
@@ -255,11 +256,11 @@ func TestExpIsZeroFromMinus104(t *testing.T) {
 		t.Fatal("-104 is not below -150·ln2")
 	}
 	for x := float32(-104); x > -110; x = math.Nextafter32(x, -200) {
-		if e := exp32(x); math.Float32bits(e) != 0 {
+		if e := scalar.Exp32(x); math.Float32bits(e) != 0 {
 			t.Fatalf("exp32(%v) = %v, want +0", x, e)
 		}
 	}
-	if e := exp32(float32(math.Inf(-1))); math.Float32bits(e) != 0 {
+	if e := scalar.Exp32(float32(math.Inf(-1))); math.Float32bits(e) != 0 {
 		t.Fatalf("exp32(-Inf) = %v", e)
 	}
 }
@@ -292,7 +293,7 @@ func TestExpMaskedLanes(t *testing.T) {
 					Exp(dst, x)
 					testutil.CheckGuards(t, whole, (off+5)%8, n)
 					for i, v := range x {
-						if want := exp32(v); !sameBits(dst[i], want) {
+						if want := scalar.Exp32(v); !sameBits(dst[i], want) {
 							t.Fatalf("%s: Exp(%v) = %v, exp32 %v", name, v, dst[i], want)
 						}
 					}
@@ -300,7 +301,7 @@ func TestExpMaskedLanes(t *testing.T) {
 					sum := expSum(dst, x, m)
 					var want float64
 					for i, v := range x {
-						e := exp32(v - m)
+						e := scalar.Exp32(v - m)
 						want += float64(e)
 						if !sameBits(dst[i], e) {
 							t.Fatalf("%s: exp(%v-%v) = %v, exp32 %v", name, v, float32(m), dst[i], e)
@@ -314,4 +315,9 @@ func TestExpMaskedLanes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// sameBits reports whether a and b have the same bits, or are both NaN.
+func sameBits(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
 }

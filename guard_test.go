@@ -7,10 +7,11 @@ import (
 	"github.com/glancelab/attention/internal/testutil"
 )
 
-// TestKernelsStayInBounds runs every kernel of every implementation on
-// slices that end exactly at an inaccessible page, and on slices that
-// start exactly after one: a single element read or written outside the
-// slices crashes the test binary.
+// TestKernelsStayInBounds runs the exported kernels, and the exported
+// family's kernels beneath them, of every implementation on slices that end
+// exactly at an inaccessible page, and on slices that start exactly after
+// one: a single element read or written outside the slices crashes the test
+// binary. internal/kernel's tests do the same for its kernels.
 func TestKernelsStayInBounds(t *testing.T) {
 	if !testutil.GuardSupported {
 		t.Skip("guard pages need mmap (unix)")
@@ -44,35 +45,6 @@ func TestKernelsStayInBounds(t *testing.T) {
 					Exp(dst, x)
 					Softmax(dst, x)
 					_ = expSum(dst, x, 1)
-				}
-
-				// Row kernels: rows of d = n columns packed (stride d) and
-				// padded (stride d+3), the last row ending at the guard.
-				for _, pad := range []int{0, 3} {
-					for _, rows := range []int{1, 3, 8, 9, 13} {
-						stride := n + pad
-						k := testutil.Guarded(t, (rows-1)*stride+n, after)
-						out := testutil.Guarded(t, rows, after)
-						scoreRows(out, k, stride, x)
-						w := testutil.Guarded(t, rows, after)
-						blendRows(dst, w, k, stride)
-					}
-				}
-			}
-			// A K of 128 KiB or more takes the AVX2 score kernel's
-			// prefetching loops, which prefetch past the end of k; with a
-			// multiple of eight rows the last row read by those loops
-			// ends at the guard.
-			for _, d := range []int{67, 128} {
-				for _, shape := range [][2]int{{0, 0}, {0, 5}, {3, 0}, {3, 5}} {
-					pad, extra := shape[0], shape[1]
-					rows, stride := (scoreStreamBytes/(4*d)+7)/8*8+extra, d+pad
-					k := testutil.Guarded(t, (rows-1)*stride+d, after)
-					q := testutil.Guarded(t, d, after)
-					out := testutil.Guarded(t, rows, after)
-					scoreRows(out, k, stride, q)
-					acc := testutil.Guarded(t, d, after)
-					blendRows(acc, out, k, stride)
 				}
 			}
 		}

@@ -3,6 +3,8 @@ package attention
 import (
 	"fmt"
 	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
 )
 
 // Append adds rows rows to every KV head of entry b: k holds them as
@@ -124,11 +126,11 @@ func (c *KVCache) putRows(ko, vo int, k, v []float32) {
 		copy(c.k32[ko:ko+len(k)], k)
 		copy(c.v32[vo:vo+len(v)], v)
 	case F16:
-		narrowF16(c.k16[ko:ko+len(k)], k)
-		narrowF16(c.v16[vo:vo+len(v)], v)
+		kernel.NarrowF16(c.k16[ko:ko+len(k)], k)
+		kernel.NarrowF16(c.v16[vo:vo+len(v)], v)
 	case BF16:
-		narrowBF16(c.k16[ko:ko+len(k)], k)
-		narrowBF16(c.v16[vo:vo+len(v)], v)
+		kernel.NarrowBF16(c.k16[ko:ko+len(k)], k)
+		kernel.NarrowBF16(c.v16[vo:vo+len(v)], v)
 	}
 }
 

@@ -3,6 +3,8 @@ package attention
 import (
 	"math"
 	"testing"
+
+	"github.com/glancelab/attention/internal/half"
 )
 
 // f16Value is binary16's definition, in float64: an independent reading
@@ -28,14 +30,14 @@ func f16Value(h uint16) float64 {
 func TestF16Exhaustive(t *testing.T) {
 	for i := range 1 << 16 {
 		h := uint16(i)
-		f := f16to32(h)
+		f := half.F16ToF32(h)
 		want := f16Value(h)
 		if math.IsNaN(want) {
 			// Widening quiets a NaN, as VCVTPH2PS does, and keeps its payload.
 			if !isNaN32(f) || math.Float32bits(f)&0x1fff != 0 || uint16(math.Float32bits(f)>>13)&0x3ff != h&0x3ff|0x200 {
 				t.Fatalf("f16to32(%#04x) = %#08x, want the quiet NaN with its payload", h, math.Float32bits(f))
 			}
-			if got := f32ToF16(f); got != h|0x0200 {
+			if got := half.F32ToF16(f); got != h|0x0200 {
 				t.Fatalf("f32ToF16(f16to32(%#04x)) = %#04x, want the quiet NaN %#04x", h, got, h|0x0200)
 			}
 			continue
@@ -43,7 +45,7 @@ func TestF16Exhaustive(t *testing.T) {
 		if float64(f) != want || math.Signbit(float64(f)) != (h&0x8000 != 0) {
 			t.Fatalf("f16to32(%#04x) = %g, want %g", h, f, want)
 		}
-		if got := f32ToF16(f); got != h {
+		if got := half.F32ToF16(f); got != h {
 			t.Fatalf("f32ToF16(f16to32(%#04x)) = %#04x", h, got)
 		}
 	}
@@ -52,7 +54,7 @@ func TestF16Exhaustive(t *testing.T) {
 func TestBF16Exhaustive(t *testing.T) {
 	for i := range 1 << 16 {
 		h := uint16(i)
-		f := bf16to32(h)
+		f := half.BF16ToF32(h)
 		if math.Float32bits(f) != uint32(h)<<16 {
 			t.Fatalf("bf16to32(%#04x) = %#08x", h, math.Float32bits(f))
 		}
@@ -60,7 +62,7 @@ func TestBF16Exhaustive(t *testing.T) {
 		if isNaN32(f) {
 			want |= 0x0040
 		}
-		if got := f32ToBF16(f); got != want {
+		if got := half.F32ToBF16(f); got != want {
 			t.Fatalf("f32ToBF16(bf16to32(%#04x)) = %#04x, want %#04x", h, got, want)
 		}
 	}
@@ -104,8 +106,8 @@ func checkTies(t *testing.T, name string, last uint16, widen func(uint16) float3
 
 // All neighbours, subnormals included; the last pair is the largest finite
 // value and Inf, so the overflow threshold is a tie to even (Inf).
-func TestF16Ties(t *testing.T)  { checkTies(t, "f32ToF16", 0x7bff, f16to32, f32ToF16) }
-func TestBF16Ties(t *testing.T) { checkTies(t, "f32ToBF16", 0x7f7f, bf16to32, f32ToBF16) }
+func TestF16Ties(t *testing.T)  { checkTies(t, "f32ToF16", 0x7bff, half.F16ToF32, half.F32ToF16) }
+func TestBF16Ties(t *testing.T) { checkTies(t, "f32ToBF16", 0x7f7f, half.BF16ToF32, half.F32ToBF16) }
 
 func TestF16Specials(t *testing.T) {
 	for _, c := range []struct {
@@ -123,7 +125,7 @@ func TestF16Specials(t *testing.T) {
 		{math.SmallestNonzeroFloat32, 0}, {-0x1p-140, 0x8000},
 		{1, 0x3c00}, {1 + 0x1p-11, 0x3c00}, {1 + 0x3p-11, 0x3c02}, {2049, 0x6800},
 	} {
-		if got := f32ToF16(c.x); got != c.want {
+		if got := half.F32ToF16(c.x); got != c.want {
 			t.Errorf("f32ToF16(%g) = %#04x, want %#04x", c.x, got, c.want)
 		}
 	}
@@ -142,7 +144,7 @@ func TestBF16Specials(t *testing.T) {
 		{math.SmallestNonzeroFloat32, 0}, {0x1p-133, 0x0001},
 		{1, 0x3f80}, {1 + 0x1p-8, 0x3f80}, {1 + 0x3p-8, 0x3f82},
 	} {
-		if got := f32ToBF16(c.x); got != c.want {
+		if got := half.F32ToBF16(c.x); got != c.want {
 			t.Errorf("f32ToBF16(%g) = %#04x, want %#04x", c.x, got, c.want)
 		}
 	}

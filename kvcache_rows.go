@@ -1,6 +1,10 @@
 package attention
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // Key stores in dst, widened to float32, the key row of head h that entry
 // b holds i-th, oldest first: the row of position Pos(b)−Len(b)+i. It
@@ -40,9 +44,9 @@ func (c *KVCache) physRow(op string, b, h, i, got, want int) int {
 
 func (c *KVCache) widen(dst []float32, src []uint16) {
 	if c.typ == F16 {
-		widenF16(dst, src)
+		kernel.WidenF16(dst, src)
 	} else {
-		widenBF16(dst, src)
+		kernel.WidenBF16(dst, src)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/glancelab/attention/internal/half"
 )
 
 // kvModel is the cache as plain float32 rows: per entry, its position and
@@ -32,9 +34,9 @@ func newKVModel(batch, heads, capacity, dk, dv int, typ KVType, ring bool) *kvMo
 func (m *kvModel) round(x float32) float32 {
 	switch m.typ {
 	case F16:
-		return f16to32(f32ToF16(x))
+		return half.F16ToF32(half.F32ToF16(x))
 	case BF16:
-		return bf16to32(f32ToBF16(x))
+		return half.BF16ToF32(half.F32ToBF16(x))
 	}
 	return x
 }

@@ -1,5 +1,7 @@
 package attention
 
+import "github.com/glancelab/attention/internal/kernel"
+
 // NewMemoryCache is NewMemory over the keys and values a KVCache holds for
 // entry b, head h: the Len(b) rows held at the call, oldest first (key i
 // is the row of position Pos(b)−Len(b)+i), read in place in the type they
@@ -68,11 +70,11 @@ func (c *cacheHead) scoreRun(p *tiledPass, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			scoreGroups(p, T, c.k32[r*d:], d, d, lo, e, oneFirstScore32(p.R, d), scoreRows, scoreRowsMulti)
+			scoreGroups(p, T, c.k32[r*d:], d, d, lo, e, oneFirstScore32(p.R, d), kernel.ScoreRows, kernel.ScoreRowsMulti)
 		case F16:
-			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, scoreRowsF16, scoreRowsMultiF16)
+			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, kernel.ScoreRowsF16, kernel.ScoreRowsMultiF16)
 		case BF16:
-			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, scoreRowsBF16, scoreRowsMultiBF16)
+			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, kernel.ScoreRowsBF16, kernel.ScoreRowsMultiBF16)
 		}
 		lo = e
 	}
@@ -120,11 +122,11 @@ func (c *cacheHead) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			blendGroups(p, live, T, c.v32[r*d:], d, d, lo, e, oneFirst32(d), blendRows, blendRowsMultiNow)
+			blendGroups(p, live, T, c.v32[r*d:], d, d, lo, e, oneFirst32(d), kernel.BlendRows, blendRowsMultiNow)
 		case F16:
-			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsF16, blendRowsMultiF16Now)
+			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, kernel.BlendRowsF16, blendRowsMultiF16Now)
 		case BF16:
-			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, blendRowsBF16, blendRowsMultiBF16Now)
+			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, kernel.BlendRowsBF16, blendRowsMultiBF16Now)
 		}
 		lo = e
 	}
@@ -152,16 +154,16 @@ func (c *cacheHead) blockScores(p *blockPass, s, qt []float32, lo, hi int) {
 		r, run := c.run(lo)
 		n := min(hi-lo, run)
 		if c.kt == F32 {
-			blockScores(s[:n*blockRows], qt, c.k32[r*d:], d)
+			kernel.BlockScores(s[:n*kernel.BlockRows], qt, c.k32[r*d:], d)
 		} else {
 			for k0 := 0; k0 < n; k0 += step {
 				m := min(step, n-k0)
 				kw := p.kw[:m*d]
 				widen16(kw, c.k16[(r+k0)*d:], c.kt)
-				blockScores(s[k0*blockRows:(k0+m)*blockRows], qt, kw, d)
+				kernel.BlockScores(s[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], qt, kw, d)
 			}
 		}
-		s, lo = s[n*blockRows:], lo+n
+		s, lo = s[n*kernel.BlockRows:], lo+n
 	}
 }
 
@@ -175,17 +177,17 @@ func (c *cacheHead) blockBlend(p *blockPass, ot, s []float32, lo, hi int, sc []f
 		r, run := c.run(lo)
 		n := min(hi-lo, run)
 		if c.kt == F32 {
-			blockBlend(ot, s[:n*blockRows], c.v32[r*d:], d, sc)
+			kernel.BlockBlend(ot, s[:n*kernel.BlockRows], c.v32[r*d:], d, sc)
 			sc = nil
 		} else {
 			for k0 := 0; k0 < n; k0 += step {
 				m := min(step, n-k0)
 				vw := p.kw[:m*d]
 				widen16(vw, c.v16[(r+k0)*d:], c.kt)
-				blockBlend(ot, s[k0*blockRows:(k0+m)*blockRows], vw, d, sc)
+				kernel.BlockBlend(ot, s[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], vw, d, sc)
 				sc = nil
 			}
 		}
-		s, lo = s[n*blockRows:], lo+n
+		s, lo = s[n*kernel.BlockRows:], lo+n
 	}
 }

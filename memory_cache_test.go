@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/glancelab/attention/internal/kernel"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -399,10 +400,10 @@ func TestAttendManyWideValues(t *testing.T) {
 		r := testutil.Rand(64)
 		for i, src := range []memSource{{}, cacheSources[1], cacheSources[3], cacheSources[5]} {
 			kind := kinds[i%len(kinds)]
-			c := newManyCase(t, r, kind, 2, 4, 4, 3, maxCall+3, 2)
+			c := newManyCase(t, r, kind, 2, 4, 4, 3, kernel.MaxCall+3, 2)
 			c.withMasks(r, 4)
 			c.p.src = src
-			c.check(t, fmt.Sprintf("%s dv=%d", c.p.scorer, maxCall+3))
+			c.check(t, fmt.Sprintf("%s dv=%d", c.p.scorer, kernel.MaxCall+3))
 		}
 	})
 }

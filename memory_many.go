@@ -3,6 +3,8 @@ package attention
 import (
 	"fmt"
 	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
 )
 
 // AttendMany runs one decoder step for each row of queries, as n calls of
@@ -67,7 +69,7 @@ const manyBlockMin = 12
 func (m *Memory) attendSplit(ctx, weights []float32, queries Matrix, ws *Workspace) {
 	n, T, dv := queries.rows, m.keys.rows, m.values.cols
 	nb := n
-	if rest := n % blockRows; rest < manyBlockMin {
+	if rest := n % kernel.BlockRows; rest < manyBlockMin {
 		nb = n - rest
 	}
 	m.attendBlocks(ctx[:nb*dv], rowsOf(weights, 0, nb, T), queries.rowRange(0, nb), ws)

@@ -1,12 +1,16 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // The block path of AttendMany, in blocks of manyBlockMin to sixteen
 // queries, for the scorers whose scores are dot products of the queries
 // with rows of the Memory: the dot scorers (with the keys) and general
 // (with its projections W·h). Blocks of sixteen queries sit across the SIMD lanes as
-// in Batched (see block_generic.go), so that each key and value element,
+// in Batched (see internal/kernel/block_generic.go), so that each key and value element,
 // once loaded, serves sixteen queries; an online softmax takes the keys a
 // tile at a time. Every block of a pass runs over a tile before the next
 // tile is read: K and V come from memory once per pass of up to
@@ -58,13 +62,13 @@ func (m *Memory) blockable() bool {
 func (m *Memory) attendBlocks(ctx, weights []float32, queries Matrix, ws *Workspace) {
 	n, T, dv := queries.rows, m.keys.rows, m.values.cols
 	p := m.newBlockPass()
-	G := min(manyGroups, (n+blockRows-1)/blockRows)
-	lane := blockRows * (p.d + dv + 4)
-	buf := ws.floats(G*lane + blockRows*p.tile + m.kv.widenScratch(&p))
-	p.lanes, p.st = buf[:G*lane], buf[G*lane:G*lane+blockRows*p.tile]
-	p.kw = buf[G*lane+blockRows*p.tile:]
-	for i0 := 0; i0 < n; i0 += G * blockRows {
-		p.R = min(G*blockRows, n-i0)
+	G := min(manyGroups, (n+kernel.BlockRows-1)/kernel.BlockRows)
+	lane := kernel.BlockRows * (p.d + dv + 4)
+	buf := ws.floats(G*lane + kernel.BlockRows*p.tile + m.kv.widenScratch(&p))
+	p.lanes, p.st = buf[:G*lane], buf[G*lane:G*lane+kernel.BlockRows*p.tile]
+	p.kw = buf[G*lane+kernel.BlockRows*p.tile:]
+	for i0 := 0; i0 < n; i0 += G * kernel.BlockRows {
+		p.R = min(G*kernel.BlockRows, n-i0)
 		p.ctx, p.w = ctx[i0*dv:(i0+p.R)*dv], nil
 		if weights != nil {
 			p.w = weights[i0*T : (i0+p.R)*T]
@@ -82,24 +86,24 @@ func (m *Memory) newBlockPass() blockPass {
 		p.f = s.factor(d)
 	}
 	p.tile = min(manyBlockTile, max(1, manyBlockBudget/max(d, dv)))
-	p.run = min(p.tile, blendRunKeys(manyBlendBytes, dv))
+	p.run = min(p.tile, kernel.BlendRunKeys(manyBlendBytes, dv))
 	return p
 }
 
 // blockRun computes the contexts and weights of one pass: the queries into
 // the lanes, the tiles, then each block's outputs and the weights' softmax.
 func (m *Memory) blockRun(p *blockPass, q Matrix, i0 int) {
-	G := (p.R + blockRows - 1) / blockRows
+	G := (p.R + kernel.BlockRows - 1) / kernel.BlockRows
 	for g := range G {
 		qt, ot, ml := p.lanesOf(g)
 		// Scaled as Attend's prepare scales a query: the same products.
-		blockIn(qt, q.rowsFrom(i0+g*blockRows), q.stride, p.rows(g))
+		kernel.BlockIn(qt, q.rowsFrom(i0+g*kernel.BlockRows), q.stride, p.rows(g))
 		if p.f != 1 {
 			scale(p.f, qt)
 		}
 		clear(ot)
-		for r := range blockRows {
-			ml[r], ml[blockRows+r] = float32(math.Inf(-1)), 0
+		for r := range kernel.BlockRows {
+			ml[r], ml[kernel.BlockRows+r] = float32(math.Inf(-1)), 0
 		}
 	}
 	for j0 := 0; j0 < m.valid; j0 += p.tile {
@@ -123,31 +127,31 @@ func (m *Memory) blockTile(p *blockPass, g, j0, j1 int) {
 	qt, ot, ml := p.lanesOf(g)
 	n := 0
 	for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
-		s := p.st[n*blockRows : (n+hi-lo)*blockRows]
+		s := p.st[n*kernel.BlockRows : (n+hi-lo)*kernel.BlockRows]
 		if p.k == nil && m.kv != nil { // a cache's keys
 			m.kv.blockScores(p, s, qt, lo, hi)
 		} else {
-			blockScores(s, qt, p.k[lo*p.ks:], p.ks)
+			kernel.BlockScores(s, qt, p.k[lo*p.ks:], p.ks)
 		}
 		if p.w != nil {
-			blockOut(p.w[g*blockRows*p.T+lo:], p.T, p.rows(g), s)
+			kernel.BlockOut(p.w[g*kernel.BlockRows*p.T+lo:], p.T, p.rows(g), s)
 		}
 		n += hi - lo
 	}
 	if n == 0 {
 		return // the running max and sum stand
 	}
-	blockSoftmax(p.st[:n*blockRows], ml)
+	kernel.BlockSoftmax(p.st[:n*kernel.BlockRows], ml)
 	// The blend rescales the output by c once, on its first call.
-	c := ml[2*blockRows : 3*blockRows]
+	c := ml[2*kernel.BlockRows : 3*kernel.BlockRows]
 	n = 0
 	for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
 		for k0 := lo; k0 < hi; k0 += p.run {
 			k1 := min(hi, k0+p.run)
 			if m.kv != nil {
-				m.kv.blockBlend(p, ot, p.st[n*blockRows:(n+k1-k0)*blockRows], k0, k1, c)
+				m.kv.blockBlend(p, ot, p.st[n*kernel.BlockRows:(n+k1-k0)*kernel.BlockRows], k0, k1, c)
 			} else {
-				blockBlend(ot, p.st[n*blockRows:(n+k1-k0)*blockRows], m.values.rowsFrom(k0), m.values.stride, c)
+				kernel.BlockBlend(ot, p.st[n*kernel.BlockRows:(n+k1-k0)*kernel.BlockRows], m.values.rowsFrom(k0), m.values.stride, c)
 			}
 			c, n = nil, n+k1-k0
 		}
@@ -162,22 +166,22 @@ func (m *Memory) blockTile(p *blockPass, g, j0, j1 int) {
 func (p *blockPass) finish(g int) {
 	_, ot, ml := p.lanesOf(g)
 	rows := p.rows(g)
-	mx, l, f := ml[:blockRows], ml[blockRows:2*blockRows], ml[2*blockRows:3*blockRows]
+	mx, l, f := ml[:kernel.BlockRows], ml[kernel.BlockRows:2*kernel.BlockRows], ml[2*kernel.BlockRows:3*kernel.BlockRows]
 	for r := range f {
 		f[r] = 1
 		if r < rows && !math.IsInf(float64(mx[r]), -1) {
 			f[r] = 1 / l[r]
 		}
 	}
-	blockBlend(ot, nil, nil, 0, f)
+	kernel.BlockBlend(ot, nil, nil, 0, f)
 	for r := range rows {
 		if math.IsInf(float64(mx[r]), -1) && l[r] == l[r] {
-			for c := r; c < len(ot); c += blockRows {
+			for c := r; c < len(ot); c += kernel.BlockRows {
 				ot[c] = 0
 			}
 		}
 	}
-	blockOut(p.ctx[g*blockRows*p.dv:], p.dv, rows, ot)
+	kernel.BlockOut(p.ctx[g*kernel.BlockRows*p.dv:], p.dv, rows, ot)
 }
 
 // blockWeights turns the logits of the pass's weights rows into weights,
@@ -194,10 +198,10 @@ func (m *Memory) blockWeights(p *blockPass) {
 
 // lanesOf returns block g's lanes: queries, output and softmax state.
 func (p *blockPass) lanesOf(g int) (qt, ot, ml []float32) {
-	lane := blockRows * (p.d + p.dv + 4)
+	lane := kernel.BlockRows * (p.d + p.dv + 4)
 	x := p.lanes[g*lane : (g+1)*lane]
-	return x[:blockRows*p.d], x[blockRows*p.d : blockRows*(p.d+p.dv)], x[blockRows*(p.d+p.dv):]
+	return x[:kernel.BlockRows*p.d], x[kernel.BlockRows*p.d : kernel.BlockRows*(p.d+p.dv)], x[kernel.BlockRows*(p.d+p.dv):]
 }
 
 // rows returns the number of queries of block g.
-func (p *blockPass) rows(g int) int { return min(blockRows, p.R-g*blockRows) }
+func (p *blockPass) rows(g int) int { return min(kernel.BlockRows, p.R-g*kernel.BlockRows) }

@@ -1,6 +1,10 @@
 package attention
 
-import "math"
+import (
+	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+)
 
 // The tiled path of AttendMany: Attend's three phases (score, softmax,
 // blend) with the loops over keys and queries exchanged. The keys are cut
@@ -68,10 +72,10 @@ func tiledKeys(width int) int {
 // run's last covers whole groups of eight) within one call's budget; 0 if
 // the rows have no columns or one row exceeds the budget.
 func multiKeys(width int) int {
-	if width == 0 || width > maxCall {
+	if width == 0 || width > kernel.MaxCall {
 		return 0
 	}
-	n := min(2048, ((multiTileBytes+4*width-1)/(4*width)+7)&^7, maxCall/width)
+	n := min(2048, ((multiTileBytes+4*width-1)/(4*width)+7)&^7, kernel.MaxCall/width)
 	if n >= 8 {
 		n &^= 7
 	}
@@ -209,14 +213,14 @@ func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
 		m.kv.scoreRun(p, m.keys.rows, lo, hi)
 		return
 	}
-	scoreGroups(p, m.keys.rows, k[lo*ks:], ks, d, lo, hi, oneFirstScore32(p.R, d), scoreRows, scoreRowsMulti)
+	scoreGroups(p, m.keys.rows, k[lo*ks:], ks, d, lo, hi, oneFirstScore32(p.R, d), kernel.ScoreRows, kernel.ScoreRowsMulti)
 }
 
 // oneFirstScore32 reports whether scoreGroups takes the first of R
 // queries over float32 keys of d columns through scoreRows: not where the
 // multi-row score reads K in address order for the first group (see
 // multiScoreRowMajor), which streams it as fast.
-func oneFirstScore32(R, d int) bool { return !multiScoreRowMajor(groupOf(R), d) }
+func oneFirstScore32(R, d int) bool { return !kernel.MultiScoreRowMajor(groupOf(R), d) }
 
 // groupOf returns the size of the first group when n rows go in as few
 // groups of at most multiRows as they fill, the sizes differing by at most
@@ -263,7 +267,7 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 		m.kv.blendRun(p, live, T, lo, hi)
 		return
 	}
-	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, oneFirst32(dv), blendRows, blendRowsMultiNow)
+	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, oneFirst32(dv), kernel.BlendRows, blendRowsMultiNow)
 }
 
 // oneFirst32 reports whether blendGroups takes the first live query of a
@@ -271,22 +275,22 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 // after it: not where the multi-row blend streams V itself (see
 // multiBlendSplits; every group it takes is of two to four rows; measured:
 // docs/performance/amd-epyc-zen4.md#the-float32-blend-a-key-stream-at-a-time-from-code-comments).
-func oneFirst32(dv int) bool { return !multiBlendSplits(2, dv) }
+func oneFirst32(dv int) bool { return !kernel.MultiBlendSplits(2, dv) }
 
 // blendRowsMultiNow is blendRowsMulti asking for nothing ahead: a pass
 // over a memory's keys has no next call to ask for.
 func blendRowsMultiNow(acc, w, v []float32, stride int, rows int) {
-	blendRowsMulti(acc, w, v, stride, rows, nil)
+	kernel.BlendRowsMulti(acc, w, v, stride, rows, nil)
 }
 
 // blendRowsMultiF16Now and blendRowsMultiBF16Now are the 16-bit
 // multi-row blends asking for nothing ahead, as blendRowsMultiNow.
 func blendRowsMultiF16Now(acc, w []float32, v []uint16, stride int, rows int) {
-	blendRowsMultiF16(acc, w, v, stride, rows, nil)
+	kernel.BlendRowsMultiF16(acc, w, v, stride, rows, nil)
 }
 
 func blendRowsMultiBF16Now(acc, w []float32, v []uint16, stride int, rows int) {
-	blendRowsMultiBF16(acc, w, v, stride, rows, nil)
+	kernel.BlendRowsMultiBF16(acc, w, v, stride, rows, nil)
 }
 
 // blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d

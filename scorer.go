@@ -3,6 +3,9 @@ package attention
 import (
 	"fmt"
 	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
+	"github.com/glancelab/attention/internal/scalar"
 )
 
 // A Scorer is one of the score functions score(s, h) of the decoder state s
@@ -101,7 +104,7 @@ func (s dotScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
 		m.kv.scoreKeys(dst, i, q)
 		return
 	}
-	scoreRows(dst, m.keys.rowsFrom(i), m.keys.stride, q)
+	kernel.ScoreRows(dst, m.keys.rowsFrom(i), m.keys.stride, q)
 }
 
 func (s dotScorer) operands() [3]operand { return [3]operand{} }
@@ -156,7 +159,7 @@ func (s generalScorer) score(dst []float32, m *Memory, i int, q, _ []float32) {
 		fillWith(dst, q[0])
 		return
 	}
-	scoreRows(dst, m.proj[i*m.projCols:], m.projCols, q)
+	kernel.ScoreRows(dst, m.proj[i*m.projCols:], m.projCols, q)
 }
 
 func (s generalScorer) operands() [3]operand { return [3]operand{{"the scorer's W", s.w}} }
@@ -244,18 +247,18 @@ func (s additiveScorer) scratch(m *Memory) int {
 	if m.keys.cols == 0 {
 		return da + 1
 	}
-	return (1 + 2*additiveRows(da)) * da
+	return (1 + 2*kernel.AdditiveRows(da)) * da
 }
 
 func (s additiveScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 	w, _ := s.split(m.keys.cols)
 	da := len(s.v)
 	ws := tmp[:da]
-	scoreRows(ws, w.rowsFrom(0), w.stride, q)
+	kernel.ScoreRows(ws, w.rowsFrom(0), w.stride, q)
 	if m.keys.cols == 0 {
 		var c float32
 		for j, v := range s.v {
-			c += v * tanh32(ws[j])
+			c += v * scalar.Tanh32(ws[j])
 		}
 		tmp[da] = c
 		return tmp[da : da+1], nil
@@ -275,7 +278,7 @@ func (s additiveScorer) score(dst []float32, m *Memory, i int, ws, tmp []float32
 		fillWith(dst, ws[0])
 		return
 	}
-	additiveScores(dst, m.proj[i*m.projCols:], m.projCols, ws, s.v, tmp)
+	kernel.AdditiveScores(dst, m.proj[i*m.projCols:], m.projCols, ws, s.v, tmp)
 }
 
 func (s additiveScorer) operands() [3]operand {

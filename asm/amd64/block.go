@@ -18,7 +18,7 @@ func init() {
 	avx2["blockExpSumSpecial"] = func() { genBlockExpSum(true) }
 }
 
-// The block kernels of the batched engine (see block_generic.go): sixteen
+// The block kernels of the batched engine (see internal/kernel/block_generic.go): sixteen
 // query rows across two YMM registers, so every kernel streams whole
 // 64-byte groups and needs no tails along the rows.
 

@@ -1,9 +1,11 @@
-// Command amd64 generates the AVX2+FMA kernels of package attention with
-// avo. Run it through go generate in the root package; see attention.go.
+// Command amd64 generates the AVX-512 and AVX2+FMA kernels with avo: with
+// -pkg kernel those of internal/kernel, with -pkg attention the exported
+// family of package attention. Run it through go generate in either
+// package; see attention.go and internal/kernel/kernel.go.
 //
 // Every function is one of the kernel table in internal/kernels, which
 // gives its name, signature and contract; its body mirrors the generic twin
-// (dot_generic.go and beside it). Loads are unaligned (Go guarantees
+// (internal/kernel/generic.go and beside it). Loads are unaligned (Go guarantees
 // only 4-byte alignment), tails use VMASKMOVPS so no byte outside the slices
 // is read or written, and every function ends with VZEROUPPER.
 package main
@@ -32,8 +34,12 @@ func main() {
 		Generate()
 		return
 	}
+	pkg, ok := kernels.PkgNamed(flag.Lookup("pkg").Value.String())
+	if !ok {
+		log.Fatal("amd64: -pkg must be attention (the exported family) or kernel (internal/kernel)")
+	}
 	for _, im := range kernels.For("amd64") {
-		generate(im, generators[im.Name])
+		generate(im, generators[im.Name], pkg)
 	}
 	Generate()
 }
@@ -50,8 +56,9 @@ var fn string
 
 // generate emits every function of the table that im provides, with the
 // signature and contract the table gives, and fails on a function without
-// a generator or a generator without a function.
-func generate(im kernels.Impl, gens map[string]func()) {
+// a generator or a generator without a function (of the whole table:
+// package pkg has only its own kernels).
+func generate(im kernels.Impl, gens map[string]func(), pkg kernels.Pkg) {
 	used := map[string]bool{}
 	for _, k := range kernels.All {
 		for _, f := range k.Funcs(k.Use(im.Name)) {
@@ -60,6 +67,9 @@ func generate(im kernels.Impl, gens map[string]func()) {
 				log.Fatalf("%s: no generator for %s%s (kernel %s)", im.Name, f.Stem, im.Suffix, k.Name)
 			}
 			used[f.Stem] = true
+			if !k.In(pkg) {
+				continue
+			}
 			fn = f.Stem + im.Suffix
 			TEXT(fn, NOSPLIT, f.Sig())
 			Pragma("noescape")

@@ -14,7 +14,7 @@ func init() {
 }
 
 // The block path's transposes between row-major rows (queries in, outputs
-// out) and the lane layout of block_generic.go, in 8×8 tiles: eight
+// out) and the lane layout of internal/kernel/block_generic.go, in 8×8 tiles: eight
 // unpacks, eight shuffles and eight lane permutes per 64 floats.
 
 // transpose8 transposes the 8×8 tile held in v (v[i] = row i) in place.

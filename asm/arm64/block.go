@@ -9,7 +9,7 @@ func init() {
 	neon["blockExpSum"] = genBlockExpSum
 }
 
-// The block kernels of the batched engine (see block_generic.go): sixteen
+// The block kernels of the batched engine (see internal/kernel/block_generic.go): sixteen
 // query rows across four vectors, so every kernel moves whole 64-byte
 // groups and needs no lane tails.
 

@@ -11,19 +11,26 @@ import (
 	"github.com/glancelab/attention/internal/kernels"
 )
 
-// The committed fronts are what the generator produces from the table now.
+// The committed fronts, the root's and internal/kernel's, are what the
+// generator produces from the table now.
 func TestCommittedFilesAreCurrent(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "run", ".", "-dir", dir).CombinedOutput(); err != nil {
-		t.Fatalf("generator failed: %v\n%s", err, out)
-	}
 	files := map[string][]byte{}
-	for _, name := range []string{"dispatch_amd64.go", "dispatch_arm64.go", "dispatch_other.go"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
+	for _, p := range []struct{ pkg, dir, prefix string }{
+		{"attention", "../../", "dispatch_"},
+		{"kernel", "../../internal/kernel/", "zdispatch_"},
+	} {
+		dir := t.TempDir()
+		if out, err := exec.Command("go", "run", ".", "-dir", dir, "-pkg", p.pkg).CombinedOutput(); err != nil {
+			t.Fatalf("generator failed: %v\n%s", err, out)
 		}
-		files["../../"+name] = b
+		for _, arch := range []string{"amd64", "arm64", "other"} {
+			name := p.prefix + arch + ".go"
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[p.dir+name] = b
+		}
 	}
 	gentest.CheckCommitted(t, files)
 }

@@ -1,16 +1,24 @@
-// Package kernels describes, once, every kernel of package attention: its
-// Go signature, its contract, how its front splits long calls, and what
-// each implementation provides for it. The generators in asm/ emit from
-// this table the assembly and its stubs, the dispatch fronts and the
-// fallback for builds without assembly; the tests of package attention
-// check every kernel of it on every implementation.
+// Package kernels describes, once, every kernel of this module: its Go
+// signature, its contract, how its front splits long calls, and what each
+// implementation provides for it. The generators in asm/ emit from this
+// table the assembly and its stubs, the dispatch fronts and the fallback
+// for builds without assembly; the tests of internal/kernel check every
+// kernel of it on every implementation.
 //
-// Names follow from the table: a kernel's front is Name, its generic twin
+// A kernel is emitted into internal/kernel (Engine), and the exported
+// family (what Dot, Axpy, Exp and Softmax run) into package attention
+// (Root) as well.
+//
+// Names follow from the table: a kernel's front is Name (exported in
+// internal/kernel), its generic twin
 // Base+"Generic" (written by hand beside the other generic kernels) and an
 // implementation's function Base+Impl.Suffix.
 package kernels
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Use says what an implementation provides for a kernel.
 type Use uint8
@@ -53,7 +61,7 @@ func (u Use) String() string {
 
 // Kernel is one row of the table.
 type Kernel struct {
-	Name    string // the front, as package attention calls it
+	Name    string // the front, as package attention calls it (exported in internal/kernel)
 	Base    string // the stem of the implementations' names; Name if empty
 	Params  string // Go parameter list
 	Results string // Go result list; empty for none
@@ -72,6 +80,61 @@ type Kernel struct {
 	// Impls gives, by implementation name, what each provides; an
 	// implementation the map does not name runs the generic twin.
 	Impls map[string]Use
+	// Pkgs says which packages the generators emit the kernel into;
+	// zero means Engine only.
+	Pkgs Pkg
+}
+
+// Pkg is a set of the packages the generators emit kernels into.
+type Pkg uint8
+
+const (
+	// Engine is internal/kernel: every kernel the engine calls, its front
+	// exported (Name with its first letter upper case).
+	Engine Pkg = 1 << iota
+	// Root is package attention, the repository root: the exported family
+	// (what Dot, Axpy, Exp and Softmax run), its fronts unexported.
+	Root
+)
+
+// PkgNamed returns the package a generator's -pkg value names:
+// "attention" for Root, "kernel" for Engine.
+func PkgNamed(name string) (Pkg, bool) {
+	switch name {
+	case "attention":
+		return Root, true
+	case "kernel":
+		return Engine, true
+	}
+	return 0, false
+}
+
+// In reports whether the generators emit k into package p.
+func (k Kernel) In(p Pkg) bool {
+	if k.Pkgs == 0 {
+		return p == Engine
+	}
+	return k.Pkgs&p != 0
+}
+
+// In returns the kernels of package p, in the order of All.
+func In(p Pkg) []Kernel {
+	var r []Kernel
+	for _, k := range All {
+		if k.In(p) {
+			r = append(r, k)
+		}
+	}
+	return r
+}
+
+// Front returns the name of k's front in package p: Name in Root, Name
+// exported in Engine.
+func (k Kernel) Front(p Pkg) string {
+	if p == Engine {
+		return strings.ToUpper(k.Name[:1]) + k.Name[1:]
+	}
+	return k.Name
 }
 
 // Split describes a front's cutting of a long call. The generated front

@@ -1,7 +1,8 @@
 package kernels
 
 // elems is the budget of one call of an element-wise kernel (maxCall and
-// rowsPerCall are defined in package attention).
+// rowsPerCall are defined in internal/kernel, maxCall in package attention
+// too).
 const (
 	elems = "maxCall"
 )
@@ -13,6 +14,7 @@ var All = []Kernel{
 		Doc:   "returns Σ x[i]*y[i] for i < len(x); len(y) >= len(x).",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi], y[lo:hi]", Reduce: "+"},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
+		Pkgs:  Root | Engine,
 	},
 	{
 		Name: "scoreRows", Params: "dst, k []float32, stride int, q []float32",
@@ -25,6 +27,7 @@ var All = []Kernel{
 		Doc:   "sets y[i] += alpha*x[i] for i < len(x).",
 		Split: &Split{N: "len(x)", Per: elems, Args: "alpha, x[lo:hi], y[lo:hi]"},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
+		Pkgs:  Root | Engine,
 	},
 	{
 		Name: "blendRows", Params: "acc, w, v []float32, stride int",
@@ -193,12 +196,14 @@ var All = []Kernel{
 		Doc:   "returns the largest x[i], NaN if any is NaN, -Inf if x is empty.",
 		Split: &Split{N: "len(x)", Per: elems, Args: "x[lo:hi]", Reduce: "max"},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
+		Pkgs:  Root | Engine,
 	},
 	{
 		Name: "scale", Params: "s float32, x []float32",
 		Doc:   "sets x[i] *= s.",
 		Split: &Split{N: "len(x)", Per: elems, Args: "s, x[lo:hi]"},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
+		Pkgs:  Root | Engine,
 	},
 	{
 		Name: "expv", Base: "exp", Params: "dst, x []float32",
@@ -210,6 +215,7 @@ var All = []Kernel{
 			Special: "sets dst[i] = e^x[i] for any input, from the first vector on until a vector the fast half can take; it returns how many elements it did.",
 		},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
+		Pkgs:  Root | Engine,
 	},
 	{
 		Name: "expSum", Params: "dst, x []float32, m float32", Results: "float32",
@@ -222,6 +228,7 @@ var All = []Kernel{
 			Special: "is the fast half for any input, from the first vector on until a vector the fast half can take.",
 		},
 		Impls: map[string]Use{"avx512": Asm, "avx2": Pair, "neon": Asm},
+		Pkgs:  Root | Engine,
 	},
 	{
 		Name: "blockScores", Params: "st, qt, k []float32, stride int",

@@ -11,10 +11,24 @@ import (
 )
 
 // Generate runs the generator in the current directory into a temporary
-// directory and returns the assembly and the Go declarations.
+// directory and returns the assembly and the Go declarations of
+// internal/kernel, which has every kernel of the table.
 func Generate(t *testing.T, asmName, stubsName string) (asm, stubs []byte) {
 	t.Helper()
-	return GenerateArgs(t, asmName, stubsName, "-pkg", "attention")
+	return GenerateArgs(t, asmName, stubsName, "-pkg", "kernel")
+}
+
+// CheckCommittedKernels fails unless the committed assembly and stubs of
+// internal/kernel (zkernel_ARCH) and of the root's exported family
+// (dot_ARCH) are what the generator in the current directory produces.
+func CheckCommittedKernels(t *testing.T, arch string) {
+	t.Helper()
+	files := map[string][]byte{}
+	for pkg, base := range map[string]string{"kernel": "../../internal/kernel/zkernel_" + arch, "attention": "../../dot_" + arch} {
+		asm, stubs := GenerateArgs(t, "k.s", "k.go", "-pkg", pkg)
+		files[base+".s"], files[base+".go"] = asm, stubs
+	}
+	CheckCommitted(t, files)
 }
 
 // GenerateArgs is Generate with other arguments for the generator, such as
