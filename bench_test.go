@@ -261,3 +261,166 @@ func BenchmarkBatchedScoreStage(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBatchedLayout runs a prefill with the heads packed ([H][T][d])
+// and interleaved ([T][H][d], as a fused QKV projection leaves them): the
+// interleaved rows lie H·d floats apart, a power of two, so the rows of
+// one tile share few L1 sets, which the block kernels' runs must allow
+// for.
+func BenchmarkBatchedLayout(b *testing.B) {
+	const heads, T = 8, 512
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, d := range []int{64, 128} {
+			for _, layout := range []string{"packed", "interleaved"} {
+				b.Run(fmt.Sprintf("%s/h=%d/T=%d/d=%d", layout, heads, T, d), func(b *testing.B) {
+					r := testutil.Rand(9)
+					mk := func() Tensor {
+						data := testutil.Floats(r, heads*T*d, 1)
+						hs, rs := T*d, d
+						if layout == "interleaved" {
+							hs, rs = d, heads*d
+						}
+						x, err := NewTensorStrided(1, heads, T, d, heads*T*d, hs, rs, data)
+						if err != nil {
+							b.Fatal(err)
+						}
+						return x
+					}
+					q, k, v, out := mk(), mk(), mk(), mk()
+					e := NewBatched(1)
+					defer e.Close()
+					for b.Loop() {
+						e.Attend(BatchOutputs{Out: out}, q, k, v, nil)
+					}
+					report(b, float64(4*heads*T*T*d), 0)
+				})
+			}
+		}
+	})
+}
+
+// BenchmarkAttendMasked times a decoder step under keep-masks that mask
+// one key in every `every`: each run of kept keys is scored by its own
+// kernel call and no masked key is read, so short runs cost calls, long
+// ones nothing measurable.
+func BenchmarkAttendMasked(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, kind := range []reference.Kind{reference.KindDot, reference.KindGeneral, reference.KindAdditive} {
+			for _, every := range []int{2, 5, 64} {
+				const T, d = 1024, 64
+				b.Run(fmt.Sprintf("score=%s/d=%d/T=%d/every=%d", kindName(kind), d, T, every), func(b *testing.B) {
+					p := newProblem(b, testutil.Rand(5), kind, T, d, d, d, d)
+					keep := make([]bool, T)
+					for i := range keep {
+						keep[i] = i%every != 0
+					}
+					mem, err := NewMemory(p.scorer, p.keys, p.values, WithKeepMask(keep))
+					if err != nil {
+						b.Fatal(err)
+					}
+					ctx, ws := make([]float32, d), new(Workspace)
+					mem.Attend(ctx, nil, p.ref.Query, ws) // the Workspace grows once, outside the timing
+					b.ReportAllocs()
+					for b.Loop() {
+						mem.Attend(ctx, nil, p.ref.Query, ws)
+					}
+				})
+			}
+		}
+	})
+}
+
+// BenchmarkAttendCacheMemory times a decoder step of scaled-dot attention
+// over T = 8192 keys and values of d = 128 (a long source) read from
+// float32 matrices (NewMemory) or from an f16 or bf16 KVCache
+// (NewMemoryCache): one query (Attend), 8 (beam search, AttendMany's tiled
+// path) and 16 (its block path). GB/s count the K and V bytes as stored,
+// read once per step: 8·T·d for float32, 4·T·d for 16 bits.
+func BenchmarkAttendCacheMemory(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		const T, d = 8192, 128
+		for _, beams := range []int{1, 8, 16} {
+			for _, src := range []string{"f32", "f16", "bf16"} {
+				b.Run(fmt.Sprintf("beams=%d/T=%d/d=%d/src=%s", beams, T, d, src), func(b *testing.B) {
+					c := newManyCase(b, testutil.Rand(5), reference.KindScaledDot, beams, T, d, d, d, d)
+					var mem *Memory
+					var err error
+					bytes := 8 * T * d
+					if src == "f32" {
+						mem, err = NewMemory(c.p.scorer, c.p.keys, c.p.values)
+					} else {
+						c.p.src = memSource{cache: true, typ: map[string]KVType{"f16": F16, "bf16": BF16}[src]}
+						mem, _, err = c.p.memory(b)
+						bytes /= 2
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					ctx, ws := make([]float32, beams*d), new(Workspace)
+					step := func() {
+						if beams == 1 {
+							mem.Attend(ctx, nil, c.rows[0], ws)
+						} else {
+							mem.AttendMany(ctx, nil, c.queries, ws)
+						}
+					}
+					step()
+					b.ReportAllocs()
+					b.SetBytes(int64(bytes))
+					for b.Loop() {
+						step()
+					}
+				})
+			}
+		}
+	})
+}
+
+// BenchmarkAttendMany times one beam-search step of B beams over T keys of
+// dimension d (values of the same dimension): mode=many is one AttendMany
+// call, mode=loop the same work as B Attend calls. Both report GB/s of the
+// K and V bytes read once (8·T·d per step), so the loop's figure is what a
+// single pass would have to reach, and the ratio of the two is the
+// speedup; GFLOP/s count 4·T·d per beam. K+V take 1 MiB at T = 1024 (L2),
+// 8 MiB at 8192 (L3) and 64 MiB at 65536, more than a 32 MiB L3 holds.
+func BenchmarkAttendMany(b *testing.B) {
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, beams := range []int{1, 2, 4, 8, 16} {
+			for _, T := range []int{1024, 8192, 65536} {
+				const d = 128
+				for _, mode := range []string{"loop", "many"} {
+					name := fmt.Sprintf("score=scaled-dot/beams=%d/T=%d/d=%d/mode=%s", beams, T, d, mode)
+					b.Run(name, func(b *testing.B) { benchBeams(b, reference.KindScaledDot, beams, T, d, mode == "loop") })
+				}
+			}
+		}
+	})
+}
+
+// benchBeams times one step of the given beams, by AttendMany or (loop)
+// by an Attend call per beam.
+func benchBeams(b *testing.B, kind reference.Kind, beams, T, d int, loop bool) {
+	r := testutil.Rand(5)
+	c := newManyCase(b, r, kind, beams, T, d, d, d, d)
+	mem, err := NewMemory(c.p.scorer, c.p.keys, c.p.values)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, ws := make([]float32, beams*d), new(Workspace)
+	step := func() {
+		if !loop {
+			mem.AttendMany(ctx, nil, c.queries, ws)
+			return
+		}
+		for i, q := range c.rows {
+			mem.Attend(ctx[i*d:(i+1)*d], nil, q, ws)
+		}
+	}
+	step() // the Workspace grows once, outside the timing
+	b.ReportAllocs()
+	b.SetBytes(int64(8 * T * d))
+	for b.Loop() {
+		step()
+	}
+	report(b, float64(4*T*d*beams), 0)
+}
