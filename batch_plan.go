@@ -33,7 +33,7 @@ func keyTile(block bool, dk, dv int) int {
 // call works on blockTile keys (blockTileWhole where the blend takes a
 // whole tile per call, see blockTileKeys), fewer for long rows so that no
 // call runs longer than the per-row kernels' budget (Go cannot preempt
-// assembly).
+// assembly). Memory's block path (AttendMany) uses the same sizes.
 const (
 	blockMinRows   = 8
 	blockTile      = 128

@@ -20,12 +20,9 @@ import (
 // into consecutive lanes of the score tile, and their value rows blended
 // run by run, so the lanes hold only attended keys and no -Inf padding.
 
-const (
-	manyGroups      = 4       // blocks of sixteen queries per pass
-	manyBlockTile   = 128     // keys per tile
-	manyBlockBudget = 1 << 16 // keys × row width per block kernel call, as Go cannot preempt assembly
-	manyBlendBytes  = 8 << 10 // value rows per blend call, which stay in L1 while it runs
-)
+// Its tiles, kernel calls and blend runs are Batched's block path's
+// (blockTile, blockBudget, blendRunBytes): the same kernels, sized alike.
+const manyGroups = 4 // blocks of sixteen queries per pass
 
 // blockPass is one pass of the block path: rows [i0, i0+R) of the queries
 // in ceil(R/16) blocks, their lanes side by side in lanes.
@@ -54,7 +51,7 @@ func (m *Memory) blockWidth() int {
 // calls within the kernels' budget.
 func (m *Memory) blockable() bool {
 	d, dv := m.blockWidth(), m.values.cols
-	return d > 0 && dv > 0 && max(d, dv) <= manyBlockBudget
+	return d > 0 && dv > 0 && max(d, dv) <= blockBudget
 }
 
 // attendBlocks runs AttendMany's queries through the block path, up to
@@ -85,8 +82,8 @@ func (m *Memory) newBlockPass() blockPass {
 	if s, ok := m.scorer.(dotScorer); ok {
 		p.f = s.factor(d)
 	}
-	p.tile = min(manyBlockTile, max(1, manyBlockBudget/max(d, dv)))
-	p.run = min(p.tile, kernel.BlendRunKeys(manyBlendBytes, dv))
+	p.tile = min(blockTile, max(1, blockBudget/max(d, dv)))
+	p.run = min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
 	return p
 }
 
