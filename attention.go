@@ -146,13 +146,20 @@ func mergeOptions(opts []MemoryOption) MemoryOption {
 // overflow, or exceed what a Go heap can hold) is an error wrapping
 // ErrArgument.
 func NewMemory(scorer Scorer, keys, values Matrix, opts ...MemoryOption) (*Memory, error) {
-	return newMemory("NewMemory", scorer, keys, values, nil, false, opts)
+	return newMemory("NewMemory", scorer, keys, values, memorySource{}, opts)
 }
 
-// newMemory is NewMemory, and with cached NewMemoryCache: keys and values
-// are then views of a cache's storage, or with kv their shapes only, and
+// memorySource says where a Memory's keys and values live: with cached,
+// in a cache's storage, as views of it or with kv their shapes only, which
 // are not views the caller can reach (Attend does not check them).
-func newMemory(op string, scorer Scorer, keys, values Matrix, kv *cacheHead, cached bool, opts []MemoryOption) (*Memory, error) {
+type memorySource struct {
+	kv     *cacheHead
+	cached bool
+}
+
+// newMemory is NewMemory, and with src.cached NewMemoryCache.
+func newMemory(op string, scorer Scorer, keys, values Matrix, src memorySource, opts []MemoryOption) (*Memory, error) {
+	kv, cached := src.kv, src.cached
 	if scorer == nil {
 		return nil, argErr(op, "nil Scorer")
 	}

@@ -249,7 +249,7 @@ func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int
 			// Every chunk but a task's first was asked for by the kernels
 			// before it.
 			ahead := j0+k0 == tk.lo
-			p.widenRows(kw, tk.b, j0+k0, n, dk, ahead, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+			p.widenRows(kw, keySpan{tk.b, j0 + k0, n}, dk, ahead, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
 			// The keys' scores ask for the rows widened next: the next
 			// keys', or the tile's first values'.
 			ask := p.asks16(tk, j0+k0+n, false, n*dk)
@@ -303,7 +303,7 @@ func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, 
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			vw := sc.vw[:n*dv]
-			p.widenRows(vw, tk.b, j0+k0, n, dv, false, func(r int) []uint16 { return p.values16(tk.b, tk.kh, r) })
+			p.widenRows(vw, keySpan{tk.b, j0 + k0, n}, dv, false, func(r int) []uint16 { return p.values16(tk.b, tk.kh, r) })
 			// The blend asks for the next values' rows, or the next
 			// tile's first keys'.
 			ask := p.asks16(tk, j0+k0+n, true, n*dv)
@@ -348,12 +348,16 @@ func (p *batchJob) asks16(tk *batchTask, j int, values bool, need int) []uint16 
 	return x
 }
 
-// widenRows widens the n 16-bit rows (d elements each) of keys j0 on of
-// entry b into dst, packed; rows(r) returns the stored rows from row r.
-// With ahead the widening also fetches the rows after them, as it goes;
-// without, the rows were asked for before (see askStep), and fetching
-// more in the widening's burst would only add to it.
-func (p *batchJob) widenRows(dst []float32, b, j0, n, d int, ahead bool, rows func(r int) []uint16) {
+// keySpan is keys [j0, j0+n) of batch entry b.
+type keySpan struct{ b, j0, n int }
+
+// widenRows widens the 16-bit rows (d elements each) of the keys kr into
+// dst, packed; rows(r) returns the stored rows from row r. With ahead the
+// widening also fetches the rows after them, as it goes; without, the
+// rows were asked for before (see askStep), and fetching more in the
+// widening's burst would only add to it.
+func (p *batchJob) widenRows(dst []float32, kr keySpan, d int, ahead bool, rows func(r int) []uint16) {
+	b, j0, n := kr.b, kr.j0, kr.n
 	for n > 0 {
 		r, run := p.keyRun(b, j0)
 		m := min(n, run)

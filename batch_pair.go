@@ -150,19 +150,7 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 		p.startLanes(tk, scs[i], direct)
 	}
 	for j0 := tk0.lo; j0 < max(tk0.last, tk1.last); j0 += p.tile {
-		var n [2]int // the keys of the tile each task takes
-		for i, tk := range tks {
-			n[i] = max(0, min(p.tile, tk.last-j0))
-			if n[i] > 0 && j0+p.tile >= tk.last {
-				// The task after tk0 is tk1, whose queries are in; the
-				// next pair is the two tasks after tk1.
-				p.prefetchOut(tk)
-				if i == 1 {
-					p.prefetchQueries(tk.t + 1)
-					p.prefetchQueries(tk.t + 2)
-				}
-			}
-		}
+		n := p.pairTile(tks, j0)
 		both := min(n[0], n[1])
 		if n[0] == n[1] && both > 0 && p.plainTile(tk0, j0, both) && p.plainTile(tk1, j0, both) {
 			// Nothing to adjust or mask: the score kernel folds the
@@ -170,7 +158,7 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 			// tile of one key (the same fold, in two steps).
 			mx := [2 * kernel.BlockRows]float32{}
 			fillWith(mx[:], float32(math.Inf(-1)))
-			p.blockKeysPair(sc0.st[:kernel.BlockRows*both], sc1.st[:kernel.BlockRows*both], tk0, sc0, sc1, j0, mx[:])
+			p.blockKeysPair(tk0, sc0, sc1, j0, both, mx[:])
 			for i, sc := range scs {
 				kernel.BlockMax(mx[i*kernel.BlockRows:(i+1)*kernel.BlockRows], sc.ml)
 				kernel.BlockExpSum(sc.st[:kernel.BlockRows*both], sc.ml)
@@ -178,7 +166,7 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 			p.blockValuesPair(tks, scs, n, both, j0)
 			continue
 		}
-		p.blockKeysPair(sc0.st[:kernel.BlockRows*both], sc1.st[:kernel.BlockRows*both], tk0, sc0, sc1, j0, nil)
+		p.blockKeysPair(tk0, sc0, sc1, j0, both, nil)
 		for i, tk := range tks {
 			if n[i] == 0 {
 				continue
@@ -198,11 +186,31 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 	}
 }
 
+// pairTile returns how many keys of the tile from j0 each task of a pair
+// takes, and at either task's last tile asks for what comes after it.
+func (p *batchJob) pairTile(tks [2]*batchTask, j0 int) (n [2]int) {
+	for i, tk := range tks {
+		n[i] = max(0, min(p.tile, tk.last-j0))
+		if n[i] > 0 && j0+p.tile >= tk.last {
+			// The task after tk0 is tk1, whose queries are in; the
+			// next pair is the two tasks after tk1.
+			p.prefetchOut(tk)
+			if i == 1 {
+				p.prefetchQueries(tk.t + 1)
+				p.prefetchQueries(tk.t + 2)
+			}
+		}
+	}
+	return n
+}
+
 // blockKeysPair is blockKeys for both tasks of a pair (one batch entry and
-// key/value head): s0 and s1 the same keys' scores from j0. 16-bit rows
-// are widened once for both, into sc0.kw. With mx, each block's scores
-// are also folded into its lanes of mx (see blockScores2Max).
-func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *taskScratch, j0 int, mx []float32) {
+// key/value head): the scores of the same both keys from j0, into sc0.st
+// and sc1.st. 16-bit rows are widened once for both, into sc0.kw. With mx,
+// each block's scores are also folded into its lanes of mx (see
+// blockScores2Max).
+func (p *batchJob) blockKeysPair(tk *batchTask, sc0, sc1 *taskScratch, j0, both int, mx []float32) {
+	s0, s1 := sc0.st[:kernel.BlockRows*both], sc1.st[:kernel.BlockRows*both]
 	scores := func(s0, s1 []float32, k []float32, stride int) {
 		if mx != nil {
 			kernel.BlockScores2Max(s0, s1, sc0.qt, sc1.qt, k, stride, mx)
@@ -221,7 +229,7 @@ func (p *batchJob) blockKeysPair(s0, s1 []float32, tk *batchTask, sc0, sc1 *task
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			kw := sc0.kw[:n*dk]
-			p.widenRows(kw, tk.b, j0+k0, n, dk, true, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+			p.widenRows(kw, keySpan{tk.b, j0 + k0, n}, dk, true, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
 			scores(s0[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], s1[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], kw, dk)
 		}
 		return
@@ -255,7 +263,7 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 		for k0 := 0; k0 < both; k0 += step {
 			m := min(step, both-k0)
 			vw := scs[0].vw[:m*dv]
-			p.widenRows(vw, b, j0+k0, m, dv, true, func(r int) []uint16 { return p.values16(b, kh, r) })
+			p.widenRows(vw, keySpan{b, j0 + k0, m}, dv, true, func(r int) []uint16 { return p.values16(b, kh, r) })
 			kernel.BlockBlend2(scs[0].ot, scs[1].ot, st0[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], st1[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], vw, dv, c0, c1)
 			c0, c1 = nil, nil
 		}

@@ -94,13 +94,21 @@ func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob,
 	if err := checkBatch("Batched.Attend", &dst, q, k, v, opt); err != nil {
 		return batchJob{}, err
 	}
-	return planBatch(dst, q, k, v, opt, opt.ValidLen, opt.CausalToValidLen && opt.ValidLen != nil, nil), nil
+	return planBatch(dst, q, k, v, opt, keySource{opt.ValidLen, opt.CausalToValidLen && opt.ValidLen != nil, nil}), nil
 }
 
-// planBatch plans a checked call whose keys have the valid lengths valid
-// (nil: all Tk), the causal frontier aligned to them if toValid, and are
-// read from the cache kv if it is not nil.
-func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, valid []int, toValid bool, kv *KVCache) batchJob {
+// keySource says where a call's keys end and come from: the valid
+// lengths valid (nil: all Tk), the causal frontier aligned to them if
+// toValid, read from the cache kv if it is not nil.
+type keySource struct {
+	valid   []int
+	toValid bool
+	kv      *KVCache
+}
+
+// planBatch plans a checked call whose keys are as src says.
+func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, src keySource) batchJob {
+	valid, toValid, kv := src.valid, src.toValid, src.kv
 	H, Tq, dk := q.heads, q.rows, q.cols
 	scale := opt.Scale
 	if scale == 0 {

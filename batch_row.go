@@ -82,7 +82,7 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 		}
 		next, t = asksFit(next, n, p.v.cols, t)
 		sc.ahead.mark(p.call, t, j)
-		tileRowsOf(p, tk, sc, j0, n, p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), next, cold, &rowKernels32)
+		tileRowsOf(p, tk, sc, j0, n, tileRows[float32]{p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), next, cold, &rowKernels32})
 	case F16, BF16:
 		var next []uint16
 		if t >= 0 {
@@ -94,7 +94,7 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 		if p.kt == BF16 {
 			ks = &rowKernelsBF16
 		}
-		tileRowsOf(p, tk, sc, j0, n, p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), next, cold, ks)
+		tileRowsOf(p, tk, sc, j0, n, tileRows[uint16]{p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), next, cold, ks})
 	}
 }
 
@@ -153,6 +153,17 @@ var (
 	rowKernelsBF16 = rowKernels[uint16]{kernel.ScoreRowsBF16, kernel.BlendRowsBF16Runs, kernel.ScoreRowsMultiBF16, kernel.BlendRowsMultiBF16, true, true, kernel.ScoreRowsMulti8BF16, kernel.BlendRowsMulti8BF16, kernel.ScoreRowsMultiPairedBF16, nil}
 )
 
+// tileRows is what tileRowsOf works on: the key and value rows from the
+// tile's first key, next, where the value rows of the tile the worker takes
+// next start, for the multi-row blends to ask for (nil for none), cold,
+// whether this tile's V was not asked for so (see batch_ahead.go), and the
+// row kernels of the rows' type.
+type tileRows[E float32 | uint16] struct {
+	k, v, next []E
+	cold       bool
+	ks         *rowKernels[E]
+}
+
 // tileRowsOf is tileRows over the rows k and v of the tile's first key.
 //
 // Which kernel reads the tile from memory first depends on the
@@ -179,10 +190,9 @@ var (
 // keys) streams V itself and widens each element once for the group, so
 // row 0 goes through it too.
 //
-// next is where the value rows of the tile the worker takes next start,
-// for the multi-row blends to ask for (nil for none), and cold tells
-// whether this tile's V was not asked for so (see batch_ahead.go).
-func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, k, v, next []E, cold bool, ks *rowKernels[E]) {
+// t holds the tile's rows and the kernels of their type.
+func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, t tileRows[E]) {
+	k, v, next, cold, ks := t.k, t.v, t.next, t.cold, t.ks
 	dk, dv := p.q.cols, p.v.cols
 	first := 0
 	if !kernel.MultiScoreStreams() {

@@ -49,7 +49,7 @@ func NewMemoryCache(scorer Scorer, c *KVCache, b, h int, opts ...MemoryOption) (
 		head := c.head(b, h)
 		kv = &head
 	}
-	return newMemory(op, scorer, keys, values, kv, true, opts)
+	return newMemory(op, scorer, keys, values, memorySource{kv, true}, opts)
 }
 
 // packedView returns the T packed rows of d elements from row start of x.
@@ -70,23 +70,31 @@ func (c *cacheHead) scoreRun(p *tiledPass, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			scoreGroups(p, T, c.k32[r*d:], d, d, lo, e, oneFirstScore32(p.R, d), kernel.ScoreRows, kernel.ScoreRowsMulti)
+			scoreGroups(p, rowSpan[float32]{c.k32[r*d:], d, d, lo, e, T}, oneFirstScore32(p.R, d), kernel.ScoreRows, kernel.ScoreRowsMulti)
 		case F16:
-			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, kernel.ScoreRowsF16, kernel.ScoreRowsMultiF16)
+			scoreGroups(p, rowSpan[uint16]{c.k16[r*d:], d, d, lo, e, T}, true, kernel.ScoreRowsF16, kernel.ScoreRowsMultiF16)
 		case BF16:
-			scoreGroups(p, T, c.k16[r*d:], d, d, lo, e, true, kernel.ScoreRowsBF16, kernel.ScoreRowsMultiBF16)
+			scoreGroups(p, rowSpan[uint16]{c.k16[r*d:], d, d, lo, e, T}, true, kernel.ScoreRowsBF16, kernel.ScoreRowsMultiBF16)
 		}
 		lo = e
 	}
 }
 
-// scoreGroups sets the scores of keys [lo, hi) for every query of the
-// pass, their rows (d elements, stride apart) starting at k: with oneFirst
-// the first query through one, the others (or all) in groups of up to four
-// through multi, their last (hi-lo)%8 keys through one row by row.
-func scoreGroups[E float32 | uint16](p *tiledPass, T int, k []E, stride, d, lo, hi int, oneFirst bool,
+// rowSpan is keys [lo, hi) of a pass whose score and weight rows are T
+// wide, their rows (d elements, stride apart) starting at rows.
+type rowSpan[E float32 | uint16] struct {
+	rows                 []E
+	stride, d, lo, hi, T int
+}
+
+// scoreGroups sets the scores of sp's keys for every query of the pass:
+// with oneFirst the first query through one, the others (or all) in groups
+// of up to four through multi, their last (hi-lo)%8 keys through one row
+// by row.
+func scoreGroups[E float32 | uint16](p *tiledPass, sp rowSpan[E], oneFirst bool,
 	one func(dst []float32, k []E, stride int, q []float32),
 	multi func(dst []float32, k []E, stride int, q []float32, rows int)) {
+	k, stride, d, lo, hi, T := sp.rows, sp.stride, sp.d, sp.lo, sp.hi, sp.T
 	n := (hi - lo) &^ 7
 	first := 0
 	if oneFirst {
@@ -122,11 +130,11 @@ func (c *cacheHead) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
 		e := min(hi, lo+run)
 		switch c.kt {
 		case F32:
-			blendGroups(p, live, T, c.v32[r*d:], d, d, lo, e, oneFirst32(d), kernel.BlendRows, blendRowsMultiNow)
+			blendGroups(p, live, rowSpan[float32]{c.v32[r*d:], d, d, lo, e, T}, oneFirst32(d), kernel.BlendRows, blendRowsMultiNow)
 		case F16:
-			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, kernel.BlendRowsF16, blendRowsMultiF16Now)
+			blendGroups(p, live, rowSpan[uint16]{c.v16[r*d:], d, d, lo, e, T}, false, kernel.BlendRowsF16, blendRowsMultiF16Now)
 		case BF16:
-			blendGroups(p, live, T, c.v16[r*d:], d, d, lo, e, false, kernel.BlendRowsBF16, blendRowsMultiBF16Now)
+			blendGroups(p, live, rowSpan[uint16]{c.v16[r*d:], d, d, lo, e, T}, false, kernel.BlendRowsBF16, blendRowsMultiBF16Now)
 		}
 		lo = e
 	}

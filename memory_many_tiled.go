@@ -213,7 +213,7 @@ func (m *Memory) scoreRun(p *tiledPass, k []float32, ks, d, lo, hi int) {
 		m.kv.scoreRun(p, m.keys.rows, lo, hi)
 		return
 	}
-	scoreGroups(p, m.keys.rows, k[lo*ks:], ks, d, lo, hi, oneFirstScore32(p.R, d), kernel.ScoreRows, kernel.ScoreRowsMulti)
+	scoreGroups(p, rowSpan[float32]{k[lo*ks:], ks, d, lo, hi, m.keys.rows}, oneFirstScore32(p.R, d), kernel.ScoreRows, kernel.ScoreRowsMulti)
 }
 
 // oneFirstScore32 reports whether scoreGroups takes the first of R
@@ -267,7 +267,7 @@ func (m *Memory) blendRun(p *tiledPass, live []bool, lo, hi int) {
 		m.kv.blendRun(p, live, T, lo, hi)
 		return
 	}
-	blendGroups(p, live, T, m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, oneFirst32(dv), kernel.BlendRows, blendRowsMultiNow)
+	blendGroups(p, live, rowSpan[float32]{m.values.rowsFrom(lo), m.values.stride, dv, lo, hi, T}, oneFirst32(dv), kernel.BlendRows, blendRowsMultiNow)
 }
 
 // oneFirst32 reports whether blendGroups takes the first live query of a
@@ -293,15 +293,16 @@ func blendRowsMultiBF16Now(acc, w []float32, v []uint16, stride int, rows int) {
 	kernel.BlendRowsMultiBF16(acc, w, v, stride, rows, nil)
 }
 
-// blendGroups is Memory.blendRun for keys [lo, hi) whose value rows (d
-// elements, stride apart) start at v. With oneFirst the first live query
+// blendGroups is Memory.blendRun for sp's keys, sp.rows their value rows.
+// With oneFirst the first live query
 // goes through one, as on the float32 path where the multi-row blend does
 // not stream V itself (see oneFirst32); the 16-bit multi-row blend
 // streams V itself (one stream of keys) and widens each element once for
 // the group, so there every group takes it (see tileRowsOf).
-func blendGroups[E float32 | uint16](p *tiledPass, live []bool, T int, v []E, stride, d, lo, hi int, oneFirst bool,
+func blendGroups[E float32 | uint16](p *tiledPass, live []bool, sp rowSpan[E], oneFirst bool,
 	one func(acc, w []float32, v []E, stride int),
 	multi func(acc, w []float32, v []E, stride int, rows int)) {
+	v, stride, d, lo, hi, T := sp.rows, sp.stride, sp.d, sp.lo, sp.hi, sp.T
 	n := hi - lo
 	first := oneFirst
 	for r := 0; r < len(live); {
