@@ -1,11 +1,12 @@
 package linkcost
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/glancelab/attention/internal/testutil"
 )
 
 // dotBudget is how many bytes a program calling only attention.Dot may
@@ -57,38 +58,18 @@ func TestLinkCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three programs: not in -short")
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH: cannot build the programs")
-	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	gomod := fmt.Sprintf("module linkcost\n\ngo 1.26.0\n\nrequire github.com/glancelab/attention v0.0.0\n\nreplace github.com/glancelab/attention => %s\n", root)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name string, data []byte) {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("go.mod", []byte(gomod))
-	write("go.sum", sum)
+	dir, goCmd := testutil.ProgramModule(t, root, programs)
 	size := map[string]int64{}
-	for name, src := range programs {
-		write(name+"/main.go", []byte(src))
+	for name := range programs {
 		cmd := exec.Command(goCmd, "build", "-o", name+".bin", "./"+name)
 		cmd.Dir = dir
 		// One target for every run (the test may run under an emulator or
 		// for another GOARCH): the budget is amd64's.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0")
+		cmd.Env = append(append(os.Environ(), testutil.OfflineGo...), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", name, err, out)
 		}

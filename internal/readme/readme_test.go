@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/glancelab/attention/internal/testutil"
 )
 
 // maxLines is the README's budget: what a user needs, the rest in docs/.
@@ -66,15 +68,7 @@ func TestReadmeCompiles(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("README.md has no Go block")
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH: cannot build the README's programs")
-	}
-	dir := t.TempDir()
-	gomod := fmt.Sprintf("module readmecheck\n\ngo 1.26.0\n\nrequire github.com/glancelab/attention v0.0.0\n\nreplace github.com/glancelab/attention => %s\n", root)
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	programs := map[string]string{}
 	var pkgs []string
 	for i, b := range blocks {
 		if !strings.HasPrefix(b, "package main\n") {
@@ -82,27 +76,15 @@ func TestReadmeCompiles(t *testing.T) {
 			continue
 		}
 		name := fmt.Sprintf("block%d_line%d", i, starts[i])
-		if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name, "main.go"), []byte(b), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		programs[name] = b
 		pkgs = append(pkgs, "./"+name)
 	}
+	dir, goCmd := testutil.ProgramModule(t, root, programs)
 	// The build runs for the host (the test may run under an emulator with
-	// another GOARCH), offline, taking the dependencies' sums from this
-	// module and the module cache.
+	// another GOARCH).
 	cmd := exec.Command(goCmd, append([]string{"vet"}, pkgs...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOARCH=", "GOOS=")
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cmd.Env = append(append(os.Environ(), testutil.OfflineGo...), "GOARCH=", "GOOS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("the README's Go blocks do not build (go vet %s): %v\n%s", strings.Join(pkgs, " "), err, out)
 	}
