@@ -193,14 +193,14 @@ func TestAttendCacheBits(t *testing.T) {
 				got := p.results()
 				if first == nil {
 					first = got
-				} else if i := firstDiff(got, first); i >= 0 {
+				} else if i := testutil.FirstDiff(got, first); i >= 0 {
 					t.Fatalf("%v workers=%d: element %d = %v, with one worker %v", c, workers, i, got[i], first[i])
 				}
 				if c.typ == F32 && !c.ring {
 					if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.batchProblem.opt); err != nil {
 						t.Fatal(err)
 					}
-					if i := firstDiff(p.results(), got); i >= 0 {
+					if i := testutil.FirstDiff(p.results(), got); i >= 0 {
 						t.Fatalf("%v workers=%d: element %d = %v from the cache, %v from tensors", c, workers, i, got[i], p.results()[i])
 					}
 				}
@@ -228,16 +228,6 @@ func (p *batchProblem) results() []float32 {
 		}
 	}
 	return append(got, p.lse...)
-}
-
-// firstDiff returns the first index where a and b differ in bits, or −1.
-func firstDiff(a, b []float32) int {
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 func TestAttendCacheAllocatesNothing(t *testing.T) {

@@ -912,7 +912,7 @@ func TestBatchedWidenedHeadsFollowTheCache(t *testing.T) {
 					if err := fresh.AttendCache(BatchOutputs{Out: out}, q, c, opt); err != nil {
 						t.Fatal(err)
 					}
-					if i := firstDiff(got, out.data); i >= 0 {
+					if i := testutil.FirstDiff(got, out.data); i >= 0 {
 						t.Fatalf("%v, B %d, H %d/%d, %d workers, %s: output %d is %v, a fresh engine gives %v", typ, B, H, Hkv, workers, what, i, got[i], out.data[i])
 					}
 				}

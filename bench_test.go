@@ -13,21 +13,6 @@ import (
 // are compared in the same run; names are benchstat-friendly. Each reports
 // its throughput: GB/s through b.SetBytes, plus GFLOP/s or ns/elem.
 
-// report adds GFLOP/s for flops floating-point operations per iteration
-// and ns per element for elems elements per iteration.
-func report(b *testing.B, flops, elems float64) {
-	sec := b.Elapsed().Seconds()
-	if sec == 0 {
-		return
-	}
-	if flops > 0 {
-		b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
-	}
-	if elems > 0 {
-		b.ReportMetric(sec*1e9/(elems*float64(b.N)), "ns/elem")
-	}
-}
-
 func BenchmarkDot(b *testing.B) {
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, n := range []int{128, 1024, 4096, 65536} {
@@ -40,7 +25,7 @@ func BenchmarkDot(b *testing.B) {
 					s += Dot(x, y)
 				}
 				sink = s
-				report(b, 2*float64(n), float64(n))
+				testutil.Report(b, 2*float64(n), float64(n))
 			})
 		}
 	})
@@ -56,7 +41,7 @@ func BenchmarkAxpy(b *testing.B) {
 				for b.Loop() {
 					Axpy(1e-3, x, y)
 				}
-				report(b, 2*float64(n), float64(n))
+				testutil.Report(b, 2*float64(n), float64(n))
 			})
 		}
 	})
@@ -72,7 +57,7 @@ func BenchmarkExp(b *testing.B) {
 				for b.Loop() {
 					Exp(dst, x)
 				}
-				report(b, 0, float64(n))
+				testutil.Report(b, 0, float64(n))
 			})
 		}
 	})
@@ -88,7 +73,7 @@ func BenchmarkSoftmax(b *testing.B) {
 				for b.Loop() {
 					Softmax(dst, x)
 				}
-				report(b, 0, float64(n))
+				testutil.Report(b, 0, float64(n))
 			})
 		}
 	})
@@ -114,7 +99,7 @@ func BenchmarkSoftmaxMasked(b *testing.B) {
 				for b.Loop() {
 					Softmax(dst, x)
 				}
-				report(b, 0, float64(n))
+				testutil.Report(b, 0, float64(n))
 			})
 		}
 	})
@@ -144,7 +129,7 @@ func BenchmarkAttend(b *testing.B) {
 						for b.Loop() {
 							mem.Attend(ctx, nil, p.ref.Query, ws)
 						}
-						report(b, float64(4*T*d), float64(T))
+						testutil.Report(b, float64(4*T*d), float64(T))
 					})
 				}
 			}
@@ -219,7 +204,7 @@ func BenchmarkBatched(b *testing.B) {
 					for b.Loop() {
 						e.Attend(dst, q, k, v, opt)
 					}
-					report(b, float64(4*s.heads*pairs*s.d), 0)
+					testutil.Report(b, float64(4*s.heads*pairs*s.d), 0)
 				})
 			}
 		}
@@ -256,7 +241,7 @@ func BenchmarkBatchedScoreStage(b *testing.B) {
 				for b.Loop() {
 					e.Attend(BatchOutputs{Out: out}, q, k, v, &c.opt)
 				}
-				report(b, float64(4*heads*T*T*d), 0)
+				testutil.Report(b, float64(4*heads*T*T*d), 0)
 			})
 		}
 	})
@@ -292,7 +277,7 @@ func BenchmarkBatchedLayout(b *testing.B) {
 					for b.Loop() {
 						e.Attend(BatchOutputs{Out: out}, q, k, v, nil)
 					}
-					report(b, float64(4*heads*T*T*d), 0)
+					testutil.Report(b, float64(4*heads*T*T*d), 0)
 				})
 			}
 		}
@@ -422,5 +407,5 @@ func benchBeams(b *testing.B, kind reference.Kind, beams, T, d int, loop bool) {
 	for b.Loop() {
 		step()
 	}
-	report(b, float64(4*T*d*beams), 0)
+	testutil.Report(b, float64(4*T*d*beams), 0)
 }

@@ -479,7 +479,7 @@ func BenchmarkPrefillCache(b *testing.B) {
 					for b.Loop() {
 						step()
 					}
-					report(b, float64(4*pairs*d), 0)
+					testutil.Report(b, float64(4*pairs*d), 0)
 				})
 			}
 		}

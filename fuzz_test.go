@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/glancelab/attention/internal/impl"
 	"github.com/glancelab/attention/internal/reference"
 	"github.com/glancelab/attention/internal/testutil"
 )
@@ -14,25 +13,6 @@ import (
 // implementation this CPU supports on it, and compare each with the float64
 // oracle under the same error bounds as the unit tests. The committed
 // corpus in testdata/fuzz runs as ordinary tests everywhere.
-
-// decodeFloats turns each byte into a value: mostly small multiples of
-// 1/16 in [-7.8, 8], with the top byte values reserved for the special
-// values every kernel must survive.
-func decodeFloats(b []byte) []float32 {
-	specials := []float32{
-		float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
-		float32(math.Copysign(0, -1)), 0x1p-140, 3e38,
-	}
-	x := make([]float32, len(b))
-	for i, v := range b {
-		if k := int(v) - (256 - len(specials)); k >= 0 {
-			x[i] = specials[k]
-		} else {
-			x[i] = float32(int(v)-125) / 16
-		}
-	}
-	return x
-}
 
 // mildBytes returns fuzz data whose values (see decodeFloats) lie within
 // ±1/2, bytes 117 to 133 in no short period: over rows of 64 or 128
@@ -45,15 +25,6 @@ func mildBytes() []byte {
 		b[i] = byte(117 + (i*37+11)%17)
 	}
 	return b
-}
-
-// eachImpl runs f under every available implementation.
-func eachImpl(f func(name string)) {
-	defer impl.Reset()
-	for _, name := range impl.List() {
-		impl.Select(name)
-		f(name)
-	}
 }
 
 func FuzzDot(f *testing.F) {
@@ -69,13 +40,13 @@ func FuzzDot(f *testing.F) {
 				y[i] = math.Float32frombits(le32(data[8*i+4:]))
 			}
 		} else {
-			v := decodeFloats(data)
+			v := testutil.DecodeFloats(data)
 			x, y = v[:len(v)/2], v[len(v)/2:len(v)/2*2]
 		}
 		want, abs := reference.Dot(x, y)
-		eachImpl(func(name string) {
+		testutil.EachImpl(func(name string) {
 			got := Dot(x, y)
-			if !testutil.Close(got, want, reference.DotBound(len(x), abs)) && !overflowed(want, abs) {
+			if !testutil.Close(got, want, reference.DotBound(len(x), abs)) && !testutil.Overflowed(want, abs) {
 				t.Fatalf("%s: Dot(%v, %v) = %v, want %v", name, x, y, got, want)
 			}
 		})
@@ -100,7 +71,7 @@ func FuzzExp(f *testing.F) {
 			in[i] = 1
 		}
 		in[n-1] = x
-		eachImpl(func(name string) {
+		testutil.EachImpl(func(name string) {
 			out := make([]float32, n)
 			Exp(out, in)
 			if u, ok := expError(x, out[n-1]); !ok {
@@ -121,12 +92,12 @@ func FuzzSoftmax(f *testing.F) {
 		if scale != scale || math.IsInf(float64(scale), 0) || math.Abs(float64(scale)) > 1e6 {
 			return
 		}
-		x := decodeFloats(data)
+		x := testutil.DecodeFloats(data)
 		for i := range x {
 			x[i] *= scale
 		}
 		want, bound := reference.Softmax(x)
-		eachImpl(func(name string) {
+		testutil.EachImpl(func(name string) {
 			got := make([]float32, len(x))
 			Softmax(got, x)
 			for i := range got {
@@ -163,7 +134,7 @@ func FuzzAttend(f *testing.F) {
 		if !ok || !oracleSane(reference.Attend(p.seen(t).ref)) {
 			return
 		}
-		eachImpl(func(name string) { p.check(t, name+" "+p.scorer.String()) })
+		testutil.EachImpl(func(name string) { p.check(t, name+" "+p.scorer.String()) })
 	})
 }
 
@@ -210,7 +181,7 @@ func FuzzAttendMany(f *testing.F) {
 				return
 			}
 		}
-		eachImpl(func(name string) { c.check(t, name+" "+p.scorer.String()) })
+		testutil.EachImpl(func(name string) { c.check(t, name+" "+p.scorer.String()) })
 	})
 }
 
@@ -284,7 +255,7 @@ func fuzzProblem(t *testing.T, in fuzzShape, data []byte) (p problem, d *fuzzDat
 	if isDot(kind) {
 		dq = dk
 	}
-	d = &fuzzData{vals: decodeFloats(data), pad: int(in.shape>>1) & 3}
+	d = &fuzzData{vals: testutil.DecodeFloats(data), pad: int(in.shape>>1) & 3}
 	p.ref.Kind = kind
 	p.keys, p.ref.Keys = d.rows(t, T, dk)
 	p.values, p.ref.Values = d.rows(t, T, dv)
@@ -425,7 +396,7 @@ func FuzzBatched(f *testing.F) {
 			}
 			c.window = 1 + (37*int(dkB)+int(tqB))%(c.Tk+1)
 		}
-		vals := decodeFloats(data)
+		vals := testutil.DecodeFloats(data)
 		next := 0
 		take := func() float32 {
 			if len(vals) == 0 {
@@ -474,7 +445,7 @@ func FuzzBatched(f *testing.F) {
 		}
 		p.opt.CausalToValidLen = c.toValid
 		refuse := fuzzPerHead(p, more&16 != 0, take)
-		eachImpl(func(name string) {
+		testutil.EachImpl(func(name string) {
 			for _, workers := range []int{1, 2} {
 				e := NewBatched(workers)
 				err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
@@ -565,7 +536,7 @@ func FuzzBatchedScores(f *testing.F) {
 		}
 		p := newBatchProblem(t, r, c)
 		bb, bh, bq, _ := p.bias.Shape()
-		for _, x := range decodeFloats(data) {
+		for _, x := range testutil.DecodeFloats(data) {
 			if p.bias.empty() {
 				break
 			}
@@ -573,7 +544,7 @@ func FuzzBatchedScores(f *testing.F) {
 		}
 		e := NewBatched(1)
 		defer e.Close()
-		eachImpl(func(name string) {
+		testutil.EachImpl(func(name string) {
 			if err := e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt); err != nil {
 				t.Fatalf("%s %v: %v", name, c, err)
 			}
@@ -747,7 +718,7 @@ func fuzzAttendCache(t *testing.T, c *KVCache, a byte, salt int) {
 	}
 	opt := p.opt
 	opt.ValidLen = nil
-	eachImpl(func(name string) {
+	testutil.EachImpl(func(name string) {
 		e := NewBatched(2)
 		defer e.Close()
 		if err := e.AttendCache(p.outputs(), p.q, c, &opt); err != nil {
@@ -769,7 +740,7 @@ func kvFuzzRows(n int, a byte, salt int, mild bool) []float32 {
 			b[j] = 117 + b[j]%17
 		}
 	}
-	x := decodeFloats(b)
+	x := testutil.DecodeFloats(b)
 	for j := 1; j < n; j += 2 {
 		x[j] *= 1.1
 	}

@@ -23,31 +23,17 @@ var lengths = func() []int {
 // offsets start slices off 32-byte alignment (Go guarantees only 4).
 var offsets = []int{0, 1, 2, 3, 4, 5, 6, 7}
 
-// fill returns a slice of length n at offset off holding data drawn from
-// kind: random values, or random values salted with special values.
-func fill(seed uint64, n, off int, scale float32, specials bool) (x, whole []float32) {
-	x, whole = testutil.Offset(n, off)
-	r := testutil.Rand(seed)
-	copy(x, testutil.Floats(r, n, scale))
-	if specials && n > 0 {
-		for k := 0; k < 1+n/16; k++ {
-			x[r.IntN(n)] = testutil.Specials[r.IntN(len(testutil.Specials))]
-		}
-	}
-	return x, whole
-}
-
 func TestDot(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, n := range lengths {
 			for _, off := range offsets {
 				for _, sp := range []bool{false, true} {
 					seed := uint64(n*100 + off)
-					x, _ := fill(seed, n, off, 4, sp)
-					y, _ := fill(seed+1, n, (off+3)%8, 4, false)
+					x, _ := testutil.Fill(seed, n, off, 4, sp)
+					y, _ := testutil.Fill(seed+1, n, (off+3)%8, 4, false)
 					got := Dot(x, y)
 					want, abs := reference.Dot(x, y)
-					if !testutil.Close(got, want, reference.DotBound(n, abs)) && !(sp && overflowed(want, abs)) {
+					if !testutil.Close(got, want, reference.DotBound(n, abs)) && !(sp && testutil.Overflowed(want, abs)) {
 						t.Fatalf("n=%d off=%d specials=%v: Dot = %v, want %v ± %g", n, off, sp, got, want, reference.DotBound(n, abs))
 					}
 				}
@@ -56,27 +42,20 @@ func TestDot(t *testing.T) {
 	})
 }
 
-// overflowed reports whether a float32 computation of a sum with these
-// exact and absolute values may legitimately give Inf or NaN instead: an
-// intermediate beyond MaxFloat32, or Inf/NaN operands (∞−∞).
-func overflowed(want, abs float64) bool {
-	return math.IsNaN(want) || math.IsInf(abs, 0) || math.IsNaN(abs) || abs > math.MaxFloat32/2
-}
-
 func TestAxpy(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, n := range lengths {
 			for _, off := range offsets {
 				for _, alpha := range []float32{0, 1, -0.5, 3.25} {
-					x, _ := fill(uint64(n+off), n, off, 8, true)
-					y, whole := fill(uint64(n+off+1), n, (off+5)%8, 8, false)
+					x, _ := testutil.Fill(uint64(n+off), n, off, 8, true)
+					y, whole := testutil.Fill(uint64(n+off+1), n, (off+5)%8, 8, false)
 					y0 := append([]float32(nil), y...)
 					Axpy(alpha, x, y)
 					testutil.CheckGuards(t, whole, (off+5)%8, n)
 					for i := range x {
 						want := float64(y0[i]) + float64(alpha)*float64(x[i])
 						bound := 2*reference.U*(math.Abs(float64(alpha)*float64(x[i]))+math.Abs(float64(y0[i]))) + 0x1p-149
-						if !testutil.Close(y[i], want, bound) && !overflowed(want, math.Abs(float64(alpha)*float64(x[i]))) {
+						if !testutil.Close(y[i], want, bound) && !testutil.Overflowed(want, math.Abs(float64(alpha)*float64(x[i]))) {
 							t.Fatalf("n=%d off=%d alpha=%v: y[%d] = %v, want %v", n, off, alpha, i, y[i], want)
 						}
 					}
@@ -90,7 +69,7 @@ func TestMax(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, n := range lengths {
 			for _, off := range offsets {
-				x, _ := fill(uint64(n*8+off), n, off, 100, true)
+				x, _ := testutil.Fill(uint64(n*8+off), n, off, 100, true)
 				want := math.Inf(-1)
 				for _, v := range x {
 					if v != v {
@@ -121,7 +100,7 @@ func TestExpSumAndScale(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, n := range lengths {
 			for _, off := range offsets {
-				x, _ := fill(uint64(n*9+off), n, off, 20, false)
+				x, _ := testutil.Fill(uint64(n*9+off), n, off, 20, false)
 				dst, whole := testutil.Offset(n, (off+2)%8)
 				m := float32(3)
 				sum := expSum(dst, x, m)
@@ -153,7 +132,7 @@ func TestSoftmax(t *testing.T) {
 		for _, n := range lengths {
 			for _, off := range offsets {
 				for _, sc := range []float32{1, 30, 1e4} {
-					x, _ := fill(uint64(n*11+off), n, off, sc, false)
+					x, _ := testutil.Fill(uint64(n*11+off), n, off, sc, false)
 					checkSoftmax(t, fmt.Sprintf("n=%d off=%d scale=%v", n, off, sc), x)
 				}
 			}

@@ -212,8 +212,8 @@ func TestAttendManyQueriesIndependent(t *testing.T) {
 				}
 				ctx2, w2 := run()
 				what := fmt.Sprintf("%s n=%d", mc.p.scorer, c.n)
-				identical(t, what+": ctx", ctx2[c.to*10:(c.to+1)*10], ctx[:10])
-				identical(t, what+": weights", w2[c.to*203:(c.to+1)*203], w[:203])
+				testutil.Identical(t, what+": ctx", ctx2[c.to*10:(c.to+1)*10], ctx[:10])
+				testutil.Identical(t, what+": weights", w2[c.to*203:(c.to+1)*203], w[:203])
 			}
 		}
 	})
@@ -312,14 +312,14 @@ func (c manyOverlap) check(t *testing.T) {
 		if err := c.mem.AttendMany(ctx, w, c.q, nil); err != nil {
 			t.Fatal(err)
 		}
-		identical(t, c.name+": ctx", c.ctx, ctx)
-		identical(t, c.name+": weights", c.w, w)
+		testutil.Identical(t, c.name+": ctx", c.ctx, ctx)
+		testutil.Identical(t, c.name+": weights", c.w, w)
 		return
 	}
 	if !errors.Is(err, ErrArgument) || !strings.Contains(err.Error(), c.want[0]) || !strings.Contains(err.Error(), c.want[1]) {
 		t.Errorf("%s: err = %v, want ErrArgument naming %s and %s", c.name, err, c.want[0], c.want[1])
 		return
 	}
-	identical(t, c.name+": ctx on error", c.ctx, ctxBefore)
-	identical(t, c.name+": weights on error", c.w, wBefore)
+	testutil.Identical(t, c.name+": ctx on error", c.ctx, ctxBefore)
+	testutil.Identical(t, c.name+": weights on error", c.w, wBefore)
 }

@@ -292,9 +292,9 @@ func TestAttendRejectsOverlap(t *testing.T) {
 			if err := c.mem.Attend(ctx, w, qBefore, nil); err != nil {
 				t.Fatal(err)
 			}
-			identical(t, c.name+": ctx", c.ctx, ctx)
+			testutil.Identical(t, c.name+": ctx", c.ctx, ctx)
 			if c.w != nil {
-				identical(t, c.name+": weights", c.w, w)
+				testutil.Identical(t, c.name+": weights", c.w, w)
 			}
 			continue
 		}
@@ -302,18 +302,8 @@ func TestAttendRejectsOverlap(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrArgument naming %s and %s", c.name, err, c.want[0], c.want[1])
 			continue
 		}
-		identical(t, c.name+": ctx on error", c.ctx, ctxBefore)
-		identical(t, c.name+": weights on error", c.w, wBefore)
-		identical(t, c.name+": query on error", c.q, qBefore)
-	}
-}
-
-// identical fails unless got and want hold the same bits.
-func identical(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s[%d] = %v (%#x), want %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-		}
+		testutil.Identical(t, c.name+": ctx on error", c.ctx, ctxBefore)
+		testutil.Identical(t, c.name+": weights on error", c.w, wBefore)
+		testutil.Identical(t, c.name+": query on error", c.q, qBefore)
 	}
 }

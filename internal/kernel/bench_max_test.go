@@ -18,7 +18,7 @@ func BenchmarkMax(b *testing.B) {
 				for b.Loop() {
 					m = Maxf(x)
 				}
-				report(b, 0, float64(n))
+				testutil.Report(b, 0, float64(n))
 				sinkMax = m
 			})
 		}

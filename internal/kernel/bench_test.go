@@ -24,7 +24,7 @@ func BenchmarkScoreRows(b *testing.B) {
 					for b.Loop() {
 						ScoreRows(out, k, d, q)
 					}
-					report(b, float64(2*T*d), float64(T))
+					testutil.Report(b, float64(2*T*d), float64(T))
 				})
 			}
 		}
@@ -44,7 +44,7 @@ func BenchmarkBlendRows(b *testing.B) {
 					for b.Loop() {
 						BlendRows(acc, w, v, d)
 					}
-					report(b, float64(2*T*d), float64(T))
+					testutil.Report(b, float64(2*T*d), float64(T))
 				})
 			}
 		}
@@ -85,7 +85,7 @@ func BenchmarkBlockKernels(b *testing.B) {
 					}
 					BlockSoftmax(st, ml)
 				}
-				report(b, 0, float64(BlockRows*n))
+				testutil.Report(b, 0, float64(BlockRows*n))
 			})
 			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
 				for b.Loop() {
@@ -124,7 +124,7 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 					BlockScores(st, qt, tile(i), d)
 					i++
 				}
-				report(b, float64(2*BlockRows*n*d), 0)
+				testutil.Report(b, float64(2*BlockRows*n*d), 0)
 			})
 			qt2, st2 := testutil.Floats(r, 2*BlockRows*d, 1), make([]float32, 2*BlockRows*n)
 			b.Run(fmt.Sprintf("scores2/d=%d/n=%d", d, n), func(b *testing.B) {
@@ -133,7 +133,7 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 					BlockScores2(st2[:BlockRows*n], st2[BlockRows*n:], qt2[:BlockRows*d], qt2[BlockRows*d:], tile(i), d)
 					i++
 				}
-				report(b, float64(2*2*BlockRows*n*d), 0)
+				testutil.Report(b, float64(2*2*BlockRows*n*d), 0)
 			})
 			b.Run(fmt.Sprintf("blend/d=%d/n=%d", d, n), func(b *testing.B) {
 				i := 0
@@ -141,7 +141,7 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 					BlockBlend(ot, st, tile(i), d, c)
 					i++
 				}
-				report(b, float64(2*BlockRows*n*d), 0)
+				testutil.Report(b, float64(2*BlockRows*n*d), 0)
 			})
 			ot2, c2 := make([]float32, 2*BlockRows*d), testutil.Floats(r, 2*BlockRows, 1)
 			b.Run(fmt.Sprintf("blend2/d=%d/n=%d", d, n), func(b *testing.B) {
@@ -150,7 +150,7 @@ func BenchmarkBlockKernelsL2(b *testing.B) {
 					BlockBlend2(ot2[:BlockRows*d], ot2[BlockRows*d:], st2[:BlockRows*n], st2[BlockRows*n:], tile(i), d, c2[:BlockRows], c2[BlockRows:])
 					i++
 				}
-				report(b, float64(2*2*BlockRows*n*d), 0)
+				testutil.Report(b, float64(2*2*BlockRows*n*d), 0)
 			})
 		}
 	})

@@ -32,9 +32,9 @@ func TestBlockScores2(t *testing.T) {
 					for _, sp := range []bool{false, true} {
 						stride, off := d+pad, (n+d)%8
 						seed := uint64(n*1000 + d*10 + pad)
-						k, kw := fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
-						qt0, qw0 := fill(seed+1, BlockRows*d, (off+3)%8, 2, sp)
-						qt1, qw1 := fill(seed+2, BlockRows*d, (off+1)%8, 2, sp)
+						k, kw := testutil.Fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
+						qt0, qw0 := testutil.Fill(seed+1, BlockRows*d, (off+3)%8, 2, sp)
+						qt1, qw1 := testutil.Fill(seed+2, BlockRows*d, (off+1)%8, 2, sp)
 						st0, sw0 := testutil.Offset(BlockRows*n, 5)
 						st1, sw1 := testutil.Offset(BlockRows*n, 2)
 						BlockScores2(st0, st1, qt0, qt1, k, stride)
@@ -92,15 +92,15 @@ func TestBlockBlend2(t *testing.T) {
 						for _, scaled := range []bool{false, true} {
 							stride, off := d+pad, (n+d)%8
 							seed := uint64(n*1000 + d*10 + pad)
-							v, vw := fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
-							st0, sw0 := fill(seed+1, BlockRows*n, (off+3)%8, 1, sp)
-							st1, sw1 := fill(seed+2, BlockRows*n, (off+1)%8, 1, sp)
-							ot0, ow0 := fill(seed+3, BlockRows*d, 5, 1, sp)
-							ot1, ow1 := fill(seed+4, BlockRows*d, 2, 1, sp)
+							v, vw := testutil.Fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
+							st0, sw0 := testutil.Fill(seed+1, BlockRows*n, (off+3)%8, 1, sp)
+							st1, sw1 := testutil.Fill(seed+2, BlockRows*n, (off+1)%8, 1, sp)
+							ot0, ow0 := testutil.Fill(seed+3, BlockRows*d, 5, 1, sp)
+							ot1, ow1 := testutil.Fill(seed+4, BlockRows*d, 2, 1, sp)
 							var c0, c1 []float32
 							if scaled {
-								c0, _ = fill(seed+5, BlockRows, 1, 1, sp)
-								c1, _ = fill(seed+6, BlockRows, 3, 1, sp)
+								c0, _ = testutil.Fill(seed+5, BlockRows, 1, 1, sp)
+								c1, _ = testutil.Fill(seed+6, BlockRows, 3, 1, sp)
 							}
 							want0, want1 := append([]float32(nil), ot0...), append([]float32(nil), ot1...)
 							BlockBlend2(ot0, ot1, st0, st1, v, stride, c0, c1)

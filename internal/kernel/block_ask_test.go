@@ -1,6 +1,10 @@
 package kernel
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/glancelab/attention/internal/testutil"
+)
 
 // The Ask block kernels give the bits of the kernels without, on every
 // implementation, against the generic twin within its bound, with their
@@ -19,7 +23,7 @@ func init() {
 		want := slices.Clone(st)
 		BlockScores(want, qt, k, stride)
 		BlockScoresAsk(st, qt, k, stride, ask)
-		if i := firstDiff(st, want); i >= 0 {
+		if i := testutil.FirstDiff(st, want); i >= 0 {
 			a.t.Fatalf("n=%d d=%d stride=%d: st[%d] = %v, blockScores %v", n, d, stride, i, st[i], want[i])
 		}
 		return []result{{"st", st, blockScoresBound(qt, k, n, d, stride)}}
@@ -33,7 +37,7 @@ func init() {
 		want := slices.Clone(ot)
 		BlockBlend(want, st, v, stride, c)
 		BlockBlendAsk(ot, st, v, stride, c, ask)
-		if i := firstDiff(ot, want); i >= 0 {
+		if i := testutil.FirstDiff(ot, want); i >= 0 {
 			a.t.Fatalf("n=%d dv=%d stride=%d: ot[%d] = %v, blockBlend %v", n, dv, stride, i, ot[i], want[i])
 		}
 		return []result{{"ot", ot, bound}}

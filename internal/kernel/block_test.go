@@ -23,8 +23,8 @@ func TestBlockScores(t *testing.T) {
 					for _, sp := range []bool{false, true} {
 						stride, off := d+pad, (n+d)%8
 						seed := uint64(n*1000 + d*10 + pad)
-						k, kw := fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
-						qt, qw := fill(seed+1, BlockRows*d, (off+3)%8, 2, sp)
+						k, kw := testutil.Fill(seed, max(0, (n-1)*stride+d), off, 2, sp)
+						qt, qw := testutil.Fill(seed+1, BlockRows*d, (off+3)%8, 2, sp)
 						st, sw := testutil.Offset(BlockRows*n, 5)
 						BlockScores(st, qt, k, stride)
 						testutil.CheckGuards(t, sw, 5, len(st))
@@ -37,7 +37,7 @@ func TestBlockScores(t *testing.T) {
 									q[c] = qt[c*BlockRows+r]
 								}
 								want, abs := reference.Dot(q, k[j*stride:j*stride+d])
-								if !testutil.Close(st[j*BlockRows+r], want, reference.DotBound(d, abs)) && !(sp && overflowed(want, abs)) {
+								if !testutil.Close(st[j*BlockRows+r], want, reference.DotBound(d, abs)) && !(sp && testutil.Overflowed(want, abs)) {
 									t.Fatalf("n=%d d=%d stride=%d: score[%d][%d] = %v, want %v", n, d, stride, j, r, st[j*BlockRows+r], want)
 								}
 							}
@@ -56,13 +56,13 @@ func TestBlockBlend(t *testing.T) {
 				for _, pad := range []int{0, 3} {
 					stride, off := dv+pad, (n+dv)%8
 					seed := uint64(n*1000 + dv*10 + pad)
-					v, vw := fill(seed, max(0, (n-1)*stride+dv), off, 3, false)
-					st, _ := fill(seed+1, BlockRows*n, 1, 1, false)
-					c, _ := fill(seed+2, BlockRows, 2, 1, false)
+					v, vw := testutil.Fill(seed, max(0, (n-1)*stride+dv), off, 3, false)
+					st, _ := testutil.Fill(seed+1, BlockRows*n, 1, 1, false)
+					c, _ := testutil.Fill(seed+2, BlockRows, 2, 1, false)
 					if pad == 3 {
 						c = nil // no rescale
 					}
-					ot, ow := fill(seed+3, BlockRows*dv, 6, 2, false)
+					ot, ow := testutil.Fill(seed+3, BlockRows*dv, 6, 2, false)
 					ot0 := append([]float32(nil), ot...)
 					BlockBlend(ot, st, v, stride, c)
 					testutil.CheckGuards(t, ow, 6, len(ot))
@@ -270,7 +270,7 @@ func TestBlockTransposes(t *testing.T) {
 				for _, pad := range []int{0, 3} {
 					stride := d + pad
 					seed := uint64(d*100 + rows*10 + pad)
-					q, qw := fill(seed, max(0, (rows-1)*stride+d), 3, 4, true)
+					q, qw := testutil.Fill(seed, max(0, (rows-1)*stride+d), 3, 4, true)
 					qt, tw := testutil.Offset(BlockRows*d, 1)
 					want := make([]float32, BlockRows*d)
 					BlockIn(qt, q, stride, rows)
@@ -282,7 +282,7 @@ func TestBlockTransposes(t *testing.T) {
 							t.Fatalf("in d=%d rows=%d stride=%d: qt[%d] = %v, want %v", d, rows, stride, i, qt[i], want[i])
 						}
 					}
-					o, ow := fill(seed+1, max(0, (rows-1)*stride+d), 5, 1, false)
+					o, ow := testutil.Fill(seed+1, max(0, (rows-1)*stride+d), 5, 1, false)
 					o2 := append([]float32(nil), o...)
 					BlockOut(o, stride, rows, qt)
 					blockOutGeneric(o2, stride, rows, qt)
@@ -303,7 +303,7 @@ func TestBlockTransposes(t *testing.T) {
 func TestPrefetchRows(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, n := range []int{0, 1, 15, 16, 17, 100, 1000} {
-			x, xw := fill(uint64(n), n, 3, 2, true)
+			x, xw := testutil.Fill(uint64(n), n, 3, 2, true)
 			want := append([]float32(nil), x...)
 			for _, stride := range []int{0, 1, 16, 19, 64} {
 				for _, rows := range []int{0, 1, 2, 16, 100} {

@@ -31,7 +31,7 @@ func FuzzRowKernels(f *testing.F) {
 			d = 1 + int(dB)%140
 		}
 		n, rows, stride := int(nB), 1+int(rowsB)%8, d+int(strideB)%4
-		vals := decodeFloats(data)
+		vals := testutil.DecodeFloats(data)
 		next := 0
 		take := func(m int) []float32 {
 			x := make([]float32, m)
@@ -45,7 +45,7 @@ func FuzzRowKernels(f *testing.F) {
 		}
 		k, q := take(rowsLen(n, stride, d)), take(rows*d)
 		w, acc := take(rows*n), take(rows*d)
-		eachImpl(func(name string) {
+		testutil.EachImpl(func(name string) {
 			what := fmt.Sprintf("%s d=%d n=%d rows=%d stride=%d", name, d, n, rows, stride)
 			dst, one := make([]float32, rows*n), make([]float32, rows*n)
 			scoreMultiOf(dst, k, stride, q, rows)
@@ -54,7 +54,7 @@ func FuzzRowKernels(f *testing.F) {
 				ScoreRows(one[r*n:(r+1)*n], k, stride, qr)
 				for j := range n {
 					want, abs := reference.Dot(k[j*stride:j*stride+d], qr)
-					if !testutil.Close(dst[r*n+j], want, reference.DotBound(d, abs)) && !overflowed(want, abs) {
+					if !testutil.Close(dst[r*n+j], want, reference.DotBound(d, abs)) && !testutil.Overflowed(want, abs) {
 						t.Fatalf("%s: score of row %d, key %d = %v, want %v", what, r, j, dst[r*n+j], want)
 					}
 				}
@@ -75,7 +75,7 @@ func FuzzRowKernels(f *testing.F) {
 						abs += math.Abs(p)
 					}
 					bound := reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
-					if !testutil.Close(got[r*d+c], want, bound) && !overflowed(want, abs) {
+					if !testutil.Close(got[r*d+c], want, bound) && !testutil.Overflowed(want, abs) {
 						t.Fatalf("%s: blend of row %d, column %d = %v, want %v", what, r, c, got[r*d+c], want)
 					}
 				}

@@ -17,8 +17,8 @@ func TestScoreRows(t *testing.T) {
 				for _, pad := range []int{0, 1, 5} {
 					stride := d + pad
 					off := (d + rows) % 8
-					k, whole := fill(uint64(d*1000+rows), max(0, (rows-1)*stride+d), off, 2, false)
-					q, _ := fill(uint64(d+7), d, 3, 2, false)
+					k, whole := testutil.Fill(uint64(d*1000+rows), max(0, (rows-1)*stride+d), off, 2, false)
+					q, _ := testutil.Fill(uint64(d+7), d, 3, 2, false)
 					dst, dwhole := testutil.Offset(rows, 5)
 					ScoreRows(dst, k, stride, q)
 					testutil.CheckGuards(t, dwhole, 5, rows)
@@ -38,8 +38,8 @@ func TestScoreRows(t *testing.T) {
 		for _, d := range []int{1, 8, 15, 16, 67, 128, 131} {
 			for _, pad := range []int{0, 3, 2 * d} {
 				rows, stride := scoreStreamBytes/(4*d)+13, d+pad
-				k, whole := fill(uint64(d+pad), (rows-1)*stride+d, 3, 2, false)
-				q, _ := fill(uint64(d+7), d, 1, 2, false)
+				k, whole := testutil.Fill(uint64(d+pad), (rows-1)*stride+d, 3, 2, false)
+				q, _ := testutil.Fill(uint64(d+7), d, 1, 2, false)
 				dst := make([]float32, rows)
 				ScoreRows(dst, k, stride, q)
 				testutil.CheckGuards(t, whole, 3, len(k))
@@ -59,9 +59,9 @@ func TestBlendRows(t *testing.T) {
 		for _, d := range []int{0, 1, 3, 7, 8, 9, 16, 31, 64, 67, 128} {
 			for _, rows := range []int{0, 1, 2, 3, 5, 8, 9, 17} {
 				stride := d + rows%3
-				v, _ := fill(uint64(d*31+rows), max(0, (rows-1)*stride+d), rows%8, 3, false)
-				w, _ := fill(uint64(d*37+rows), rows, 1, 1, false)
-				acc, whole := fill(uint64(d*41+rows), d, 6, 1, false)
+				v, _ := testutil.Fill(uint64(d*31+rows), max(0, (rows-1)*stride+d), rows%8, 3, false)
+				w, _ := testutil.Fill(uint64(d*37+rows), rows, 1, 1, false)
+				acc, whole := testutil.Fill(uint64(d*41+rows), d, 6, 1, false)
 				acc0 := append([]float32(nil), acc...)
 				BlendRows(acc, w, v, stride)
 				testutil.CheckGuards(t, whole, 6, d)
@@ -122,7 +122,7 @@ func TestMultiKernelsMatchOneRow(t *testing.T) {
 					for i := range rows {
 						ScoreRows(want[i*n:(i+1)*n], kv, stride, q[i*d:(i+1)*d])
 					}
-					identical(t, what+": scoreRowsMulti", dst, want)
+					testutil.Identical(t, what+": scoreRowsMulti", dst, want)
 				}
 			}
 		}

@@ -307,7 +307,7 @@ func matchOneRow16(t *testing.T, a *kernelArgs, f format16, what string, kv []ui
 	for r := range rows {
 		f.score(want[r*n:(r+1)*n], kv, stride, q[r*d:(r+1)*d])
 	}
-	identical(t, what+": scoreRowsMulti"+upper(f.name), dst, want)
+	testutil.Identical(t, what+": scoreRowsMulti"+upper(f.name), dst, want)
 	for _, check := range a.checks {
 		check()
 	}
@@ -426,7 +426,7 @@ func TestPairedBF16(t *testing.T) {
 					ScoreRowsMultiPairedBF16(got, k, d+1, qp, rows)
 					ScoreRowsMultiBF16(want, k, d+1, q, rows)
 					what := fmt.Sprintf("rows=%d d=%d n=%d", rows, d, n)
-					identical(t, what, got, want)
+					testutil.Identical(t, what, got, want)
 				}
 			}
 		}

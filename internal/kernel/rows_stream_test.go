@@ -67,9 +67,9 @@ func TestRowKernelsLargeBlocks(t *testing.T) {
 						BlendRows(ones[i*d:(i+1)*d], ws[i*m:(i+1)*m], kv, stride)
 					}
 					if m%8 == 0 {
-						identical(t, fmt.Sprintf("%s rows=%d: scoreRowsMulti", what, rows), got, one)
+						testutil.Identical(t, fmt.Sprintf("%s rows=%d: scoreRowsMulti", what, rows), got, one)
 					}
-					identical(t, fmt.Sprintf("%s rows=%d: blendRowsMulti", what, rows), accs, ones)
+					testutil.Identical(t, fmt.Sprintf("%s rows=%d: blendRowsMulti", what, rows), accs, ones)
 				}
 			}
 		}

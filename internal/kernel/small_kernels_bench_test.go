@@ -27,7 +27,7 @@ func BenchmarkSmallKernels(b *testing.B) {
 			for b.Loop() {
 				SoftcapPrep(x, z, 1)
 			}
-			report(b, 0, float64(n))
+			testutil.Report(b, 0, float64(n))
 		})
 		b.Run(fmt.Sprintf("softcapFinish/n=%d", n), func(b *testing.B) {
 			// Each call overwrites y with values within ±30, which the next
@@ -37,7 +37,7 @@ func BenchmarkSmallKernels(b *testing.B) {
 			for b.Loop() {
 				SoftcapFinish(y, e, 30)
 			}
-			report(b, 0, float64(n))
+			testutil.Report(b, 0, float64(n))
 		})
 		for _, da := range []int{64, 100, 128} {
 			rows := AdditiveRows(da)
@@ -47,7 +47,7 @@ func BenchmarkSmallKernels(b *testing.B) {
 				for b.Loop() {
 					AdditivePrep(xa, za, u, da, s)
 				}
-				report(b, 0, float64(rows*da))
+				testutil.Report(b, 0, float64(rows*da))
 			})
 		}
 		keep := make([]byte, BlockRows*blockTile)
@@ -61,7 +61,7 @@ func BenchmarkSmallKernels(b *testing.B) {
 			for b.Loop() {
 				BlockKeep16(st, keep, blockTile)
 			}
-			report(b, 0, float64(n))
+			testutil.Report(b, 0, float64(n))
 		})
 		// A padding mask keeps most tiles whole.
 		kept := make([]byte, len(keep))
@@ -72,7 +72,7 @@ func BenchmarkSmallKernels(b *testing.B) {
 			for b.Loop() {
 				BlockKeep16(st, kept, blockTile)
 			}
-			report(b, 0, float64(n))
+			testutil.Report(b, 0, float64(n))
 		})
 		for _, d := range []int{64, 128} {
 			for _, rows := range []int{16, 11} {
@@ -81,13 +81,13 @@ func BenchmarkSmallKernels(b *testing.B) {
 					for b.Loop() {
 						BlockIn(qt, q, d, rows)
 					}
-					report(b, 0, float64(BlockRows*d))
+					testutil.Report(b, 0, float64(BlockRows*d))
 				})
 				b.Run(fmt.Sprintf("blockOut/d=%d/rows=%d", d, rows), func(b *testing.B) {
 					for b.Loop() {
 						BlockOut(q, d, rows, qt)
 					}
-					report(b, 0, float64(BlockRows*d))
+					testutil.Report(b, 0, float64(BlockRows*d))
 				})
 			}
 		}
@@ -95,7 +95,7 @@ func BenchmarkSmallKernels(b *testing.B) {
 			for b.Loop() {
 				PrefetchRows(x, 64, 16, 64)
 			}
-			report(b, 0, 16*64)
+			testutil.Report(b, 0, 16*64)
 		})
 	})
 }

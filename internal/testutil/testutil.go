@@ -1,6 +1,7 @@
 // Package testutil holds helpers shared by the tests, fuzzers and
 // benchmarks: running a test once per kernel implementation, special
-// float32 values, random data, and float comparison.
+// float32 values, random data, float comparison, benchmark metrics, and a
+// temporary module for building programs against this one.
 package testutil
 
 import (
@@ -144,4 +145,88 @@ func Close(got float32, want, bound float64) bool {
 		return false
 	}
 	return math.Abs(g-want) <= bound
+}
+
+// DecodeFloats turns each byte into a value: mostly small multiples of
+// 1/16 in [-7.8, 8], with the top byte values reserved for the special
+// values every kernel must survive.
+func DecodeFloats(b []byte) []float32 {
+	specials := []float32{
+		float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.Copysign(0, -1)), 0x1p-140, 3e38,
+	}
+	x := make([]float32, len(b))
+	for i, v := range b {
+		if k := int(v) - (256 - len(specials)); k >= 0 {
+			x[i] = specials[k]
+		} else {
+			x[i] = float32(int(v)-125) / 16
+		}
+	}
+	return x
+}
+
+// EachImpl runs f under every available implementation.
+func EachImpl(f func(name string)) {
+	defer impl.Reset()
+	for _, name := range impl.List() {
+		impl.Select(name)
+		f(name)
+	}
+}
+
+// Fill returns a slice of length n at offset off holding data drawn from
+// kind: random values, or random values salted with special values.
+func Fill(seed uint64, n, off int, scale float32, specials bool) (x, whole []float32) {
+	x, whole = Offset(n, off)
+	r := Rand(seed)
+	copy(x, Floats(r, n, scale))
+	if specials && n > 0 {
+		for k := 0; k < 1+n/16; k++ {
+			x[r.IntN(n)] = Specials[r.IntN(len(Specials))]
+		}
+	}
+	return x, whole
+}
+
+// FirstDiff returns the first index where a and b differ in bits, or −1.
+func FirstDiff(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Identical fails unless got and want hold the same bits.
+func Identical(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s[%d] = %v (%#x), want %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// Overflowed reports whether a float32 computation of a sum with these
+// exact and absolute values may legitimately give Inf or NaN instead: an
+// intermediate beyond MaxFloat32, or Inf/NaN operands (∞−∞).
+func Overflowed(want, abs float64) bool {
+	return math.IsNaN(want) || math.IsInf(abs, 0) || math.IsNaN(abs) || abs > math.MaxFloat32/2
+}
+
+// Report adds GFLOP/s for flops floating-point operations per iteration
+// and ns per element for elems elements per iteration.
+func Report(b *testing.B, flops, elems float64) {
+	sec := b.Elapsed().Seconds()
+	if sec == 0 {
+		return
+	}
+	if flops > 0 {
+		b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
+	}
+	if elems > 0 {
+		b.ReportMetric(sec*1e9/(elems*float64(b.N)), "ns/elem")
+	}
 }
