@@ -73,13 +73,23 @@ func BenchmarkDecode(b *testing.B) {
 	})
 }
 
-// decodeShape is one decode step: batch 1, keys and values of decodeDim.
+// decodeShape is one decode step: batch 1, keys and values of decodeDim
+// columns unless d says otherwise.
 type decodeShape struct {
 	name           string
 	heads, kvHeads int // query heads, key/value heads
 	Tq, Tk         int // new rows per head, keys in the cache
 	causal         bool
 	window         int // a sliding window (BatchOptions.Window), 0 for none
+	d              int // head width; 0 for decodeDim
+}
+
+// dim is the shape's head width.
+func (s decodeShape) dim() int {
+	if s.d > 0 {
+		return s.d
+	}
+	return decodeDim
 }
 
 // read is how many keys of each head the step reads: the window's.
@@ -92,9 +102,9 @@ func (s decodeShape) read() int {
 
 // kvBytes is the size of the K and V the step reads, each key/value head
 // once.
-func (s decodeShape) kvBytes() int { return 2 * 4 * s.kvHeads * s.read() * decodeDim }
+func (s decodeShape) kvBytes() int { return 2 * 4 * s.kvHeads * s.read() * s.dim() }
 
-// flops is the step's multiply-adds: a score and a blend of decodeDim
+// flops is the step's multiply-adds: a score and a blend of dim
 // each for every query row and key it sees. Causal aligns the rows
 // bottom-right, so row i sees the keys up to Tk-Tq+i; a window keeps the
 // last window of those.
@@ -110,7 +120,7 @@ func (s decodeShape) flops() float64 {
 		}
 		seen += n
 	}
-	return float64(s.heads) * float64(seen) * 2 * 2 * decodeDim
+	return float64(s.heads) * float64(seen) * 2 * 2 * float64(s.dim())
 }
 
 const decodeDim = 128
@@ -143,6 +153,9 @@ var decodeShapes = []decodeShape{
 	// FMAs a byte than four. K+V 32 MiB.
 	{name: "gqa2-4k", heads: 16, kvHeads: 8, Tq: 1, Tk: 4096},
 	{name: "gqa3-4k", heads: 24, kvHeads: 8, Tq: 1, Tk: 4096},
+	// Head width 64 (32 query heads on 8, as in Llama 3.2 1B): the
+	// multi-row kernels' d = 64 forms. K+V 16 MiB.
+	{name: "gqa-4k-d64", heads: 32, kvHeads: 8, Tq: 1, Tk: 4096, d: 64},
 }
 
 // decodeProblem holds a shape's packed tensors; kv are the data of k and v.
@@ -154,25 +167,25 @@ type decodeProblem struct {
 }
 
 func newDecodeProblem(b *testing.B, s decodeShape) *decodeProblem {
-	r := testutil.Rand(11)
+	r, d := testutil.Rand(11), s.dim()
 	p := &decodeProblem{decodeShape: s, opt: BatchOptions{Causal: s.causal, Window: s.window}}
 	mk := func(heads, rows int, data []float32) Tensor {
-		t, err := NewTensor(1, heads, rows, decodeDim, data)
+		t, err := NewTensor(1, heads, rows, d, data)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return t
 	}
-	n := s.kvHeads * s.Tk * decodeDim
+	n := s.kvHeads * s.Tk * d
 	kd, vd := testutil.Floats(r, n, 1), testutil.Floats(r, n, 1)
-	p.q = mk(s.heads, s.Tq, testutil.Floats(r, s.heads*s.Tq*decodeDim, 1))
+	p.q = mk(s.heads, s.Tq, testutil.Floats(r, s.heads*s.Tq*d, 1))
 	p.k, p.v = mk(s.kvHeads, s.Tk, kd), mk(s.kvHeads, s.Tk, vd)
 	for _, x := range [][]float32{kd, vd} {
 		for h := range s.kvHeads {
-			p.kv = append(p.kv, x[(h*s.Tk+s.Tk-s.read())*decodeDim:(h+1)*s.Tk*decodeDim])
+			p.kv = append(p.kv, x[(h*s.Tk+s.Tk-s.read())*d:(h+1)*s.Tk*d])
 		}
 	}
-	p.out = mk(s.heads, s.Tq, make([]float32, s.heads*s.Tq*decodeDim))
+	p.out = mk(s.heads, s.Tq, make([]float32, s.heads*s.Tq*d))
 	return p
 }
 
@@ -379,6 +392,7 @@ var cacheDecodeShapes = []decodeShape{
 	{name: "verify-4k", heads: 32, kvHeads: 8, Tq: 4, Tk: 4096, causal: true},
 	{name: "mqa-32k", heads: 8, kvHeads: 1, Tq: 1, Tk: 32768}, // eight query heads a group; f32 K+V 32 MiB
 	{name: "gqa2-4k", heads: 16, kvHeads: 8, Tq: 1, Tk: 4096}, // two query heads a group (Gemma 2)
+	{name: "gqa7-8k", heads: 28, kvHeads: 4, Tq: 1, Tk: 8192}, // seven query heads a group (Qwen 2.5 7B): the wide row kernels
 }
 
 // cacheDecode is a decode step over a full cache; kv views its stored
@@ -393,28 +407,28 @@ type cacheDecode struct {
 }
 
 func newCacheDecode(b *testing.B, s decodeShape, typ KVType) *cacheDecode {
-	r := testutil.Rand(12)
-	c, err := NewKVCache(1, s.kvHeads, s.Tk, decodeDim, decodeDim, typ)
+	r, d := testutil.Rand(12), s.dim()
+	c, err := NewKVCache(1, s.kvHeads, s.Tk, d, d, typ)
 	if err != nil {
 		b.Fatal(err)
 	}
 	const chunk = 256
 	for j := 0; j < s.Tk; j += chunk {
 		n := min(chunk, s.Tk-j)
-		if err := c.Append(0, testutil.Floats(r, s.kvHeads*n*decodeDim, 1), testutil.Floats(r, s.kvHeads*n*decodeDim, 1), n); err != nil {
+		if err := c.Append(0, testutil.Floats(r, s.kvHeads*n*d, 1), testutil.Floats(r, s.kvHeads*n*d, 1), n); err != nil {
 			b.Fatal(err)
 		}
 	}
 	p := &cacheDecode{decodeShape: s, cache: c, opt: BatchOptions{Causal: s.causal}}
 	mk := func(data []float32) Tensor {
-		t, err := NewTensor(1, s.heads, s.Tq, decodeDim, data)
+		t, err := NewTensor(1, s.heads, s.Tq, d, data)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return t
 	}
-	p.q = mk(testutil.Floats(r, s.heads*s.Tq*decodeDim, 1))
-	p.out = mk(make([]float32, s.heads*s.Tq*decodeDim))
+	p.q = mk(testutil.Floats(r, s.heads*s.Tq*d, 1))
+	p.out = mk(make([]float32, s.heads*s.Tq*d))
 	for h := range s.kvHeads {
 		if typ == F32 {
 			p.kv = append(p.kv, c.keys32(0, h), c.values32(0, h))
