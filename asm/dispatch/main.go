@@ -52,6 +52,7 @@ func main() {
 	for _, arch := range kernels.Arches() {
 		files[prefix+arch+".go"] = forArch(arch)
 	}
+	addTraits(files, prefix) // traits.go: internal/kernel's, as data
 	for name, src := range files {
 		out, err := format.Source([]byte(src))
 		if err != nil {

@@ -6,7 +6,7 @@ import "math"
 // blockBlend call should take: about bytes of value rows where the blend
 // kernel fetches the next call's rows while it computes (avx2), or every
 // key it is given where the kernel fetches a row's next line itself
-// (avx512, see wholeTileBlend).
+// (avx512, see WholeTileBlend).
 func BlendRunKeys(bytes, dv int) int {
 	if WholeTileBlend() {
 		return math.MaxInt

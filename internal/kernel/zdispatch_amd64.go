@@ -953,3 +953,29 @@ func blockExpSumAVX2(st, ml []float32) {
 		st = st[done:]
 	}
 }
+
+// implTraits holds the traits of each implementation on amd64, by its Impl
+// constant (internal/kernels.Impls says why each is so); the generic
+// code's, at 0, are all zero.
+var implTraits = [...]traits{
+	ImplAVX512: {
+		wholeTileBlend:     true,
+		blend16Cols:        128,
+		multiScoreStreams:  true,
+		multiBlendStreams:  true,
+		multiAsksAhead:     true,
+		multiWide:          true,
+		multiBlendSplits:   blendSplits{minRows: 2, maxRows: 4, widths: []int{64, 128}},
+		multiScoreRowMajor: []rowMajor{{cols: 128, maxRows: 3}, {cols: 64, maxRows: 4}},
+		pairedBlocks:       true,
+	},
+	ImplAVX2: {
+		blend16Cols:       64,
+		multiScoreStreams: true,
+		multiAsksAhead:    true,
+		pairedBF16:        true,
+	},
+}
+
+// activeTraits returns the traits of the implementation in use.
+func activeTraits() *traits { return &implTraits[active] }

@@ -706,3 +706,13 @@ func SoftcapFinish(x, e []float32, c float32) {
 func AdditivePrep(x, z, u []float32, stride int, s []float32) {
 	additivePrepGeneric(x, z, u, stride, s)
 }
+
+// implTraits holds the traits of each implementation on arm64, by its Impl
+// constant (internal/kernels.Impls says why each is so); the generic
+// code's, at 0, are all zero.
+var implTraits = [...]traits{
+	ImplNEON: {},
+}
+
+// activeTraits returns the traits of the implementation in use.
+func activeTraits() *traits { return &implTraits[active] }

@@ -293,3 +293,9 @@ func SoftcapFinish(x, e []float32, c float32) { softcapFinishGeneric(x, e, c) }
 func AdditivePrep(x, z, u []float32, stride int, s []float32) {
 	additivePrepGeneric(x, z, u, stride, s)
 }
+
+// implTraits holds the generic code's traits, all zero.
+var implTraits [1]traits
+
+// activeTraits returns the traits of the implementation in use.
+func activeTraits() *traits { return &implTraits[0] }

@@ -213,6 +213,8 @@ type Impl struct {
 	// Reuses names the implementation whose functions the kernels marked
 	// Reuse run; its Requires must be a subset of this one's.
 	Reuses string
+	// Traits is what the engine plans by for it (see traits.go).
+	Traits Traits
 }
 
 // Impls lists the implementations; within an architecture the first one
@@ -221,11 +223,12 @@ var Impls = []Impl{
 	{
 		Name: "avx512", Arch: "amd64", Suffix: "AVX512", Reuses: "avx2",
 		Requires: []string{"AVX", "AVX2", "FMA3", "F16C", "AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL"},
+		Traits:   avx512Traits,
 	},
 	// F16C (the half-precision conversions) came before AVX2 on every
 	// line of Intel and AMD CPUs, so requiring it excludes no AVX2 CPU.
-	{Name: "avx2", Arch: "amd64", Suffix: "AVX2", Requires: []string{"AVX", "AVX2", "FMA3", "F16C"}},
-	{Name: "neon", Arch: "arm64", Suffix: "NEON", Requires: []string{"ASIMD"}},
+	{Name: "avx2", Arch: "amd64", Suffix: "AVX2", Requires: []string{"AVX", "AVX2", "FMA3", "F16C"}, Traits: avx2Traits},
+	{Name: "neon", Arch: "arm64", Suffix: "NEON", Requires: []string{"ASIMD"}, Traits: neonTraits},
 }
 
 // Arches returns the architectures that have an implementation, in the
