@@ -29,7 +29,7 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 			lanesOut(*p.w, tk, s, j0)
 		}
 		kernel.BlockSoftmax(s, ml)
-		p.blockValues(ot, s, tk, sc, j0, ml[2*kernel.BlockRows:3*kernel.BlockRows])
+		p.blockValues(ot, s, tk, sc, j0, laneFactors(ml))
 	}
 	p.endLanes(tk, sc, direct)
 }
@@ -44,10 +44,7 @@ func (p *batchJob) startLanes(tk *batchTask, sc *taskScratch, direct bool) {
 	} else {
 		kernel.BlockIn(sc.qt, sc.qs, p.q.cols, tk.R)
 	}
-	clear(sc.ot)
-	for r := range kernel.BlockRows {
-		sc.ml[r], sc.ml[kernel.BlockRows+r] = float32(math.Inf(-1)), 0
-	}
+	resetLanes(sc.ot, sc.ml)
 }
 
 // endLanes leaves each row's running max and sum in sc.m and sc.l, and its
@@ -76,7 +73,7 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 	// A NaN factor marks a NaN row: a NaN sum comes from a NaN weight,
 	// which the blend has already spread over the row's lanes (the values
 	// are finite), a NaN or +Inf sink spreads now.
-	f := (*[kernel.BlockRows]float32)(sc.ml[2*kernel.BlockRows : 3*kernel.BlockRows])
+	f := (*[kernel.BlockRows]float32)(laneFactors(sc.ml))
 	empty := false // a row with nothing attended and no NaN
 	for r := range f {
 		switch {
@@ -100,14 +97,9 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 	if !empty {
 		return
 	}
-	// A row with nothing attended (and no NaN) is zero even where its
-	// lanes met a value row that is not finite (0·Inf is NaN): rare, so a
-	// lane at a time.
 	for r := range tk.R {
 		if m[r] < -math.MaxFloat32 && f[r] == f[r] {
-			for c := r; c < len(ot); c += kernel.BlockRows {
-				ot[c] = 0
-			}
+			zeroLane(ot, r)
 		}
 	}
 }
@@ -281,15 +273,13 @@ func widenKeys(d int) int { return max(8, 4096/max(1, d)) }
 
 // blockValues blends the tile's weights s (keys from j0) into the output
 // lanes ot, the lanes scaled first by c. The blend walks the tile's value
-// rows once per group of columns: in runs of about 8 KiB of keys those
-// rows stay in L1 (a whole tile of rows a power-of-two apart would fight
-// over cache sets), unless the kernel fetches ahead within a call (see
-// blendRunKeys). A run ends where a ring's rows wrap; 16-bit rows are
-// widened into sc.vw first, a few at a time (see widenKeys).
+// rows once per group of columns, in runs (see blendRun). A run ends where
+// a ring's rows wrap; 16-bit rows are widened into sc.vw first, a few at a
+// time (see widenKeys).
 func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, j0 int, c []float32) {
 	dv := p.v.cols
 	nk := len(s) / kernel.BlockRows
-	keys := min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
+	keys := blendRun(p.tile, dv)
 	if _, vw, ok := p.wideRows(sc, tk.b, tk.kh); ok {
 		for k0 := 0; k0 < nk; {
 			n := min(nk-k0, keys)

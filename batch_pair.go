@@ -248,11 +248,11 @@ func (p *batchJob) blockKeysPair(tk *batchTask, sc0, sc1 *taskScratch, j0, both 
 // scs[0].vw), then the rest of the longer task's.
 func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]int, both, j0 int) {
 	dv := p.v.cols
-	c0, c1 := scs[0].ml[2*kernel.BlockRows:3*kernel.BlockRows], scs[1].ml[2*kernel.BlockRows:3*kernel.BlockRows]
+	c0, c1 := laneFactors(scs[0].ml), laneFactors(scs[1].ml)
 	b, kh := tks[0].b, tks[0].kh
 	st0, st1 := scs[0].st, scs[1].st
 	if _, vw, ok := p.wideRows(scs[0], b, kh); ok {
-		keys := min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
+		keys := blendRun(p.tile, dv)
 		for k0 := 0; k0 < both; {
 			m := min(both-k0, keys)
 			kernel.BlockBlend2(scs[0].ot, scs[1].ot, st0[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], st1[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], vw[(j0+k0)*dv:], dv, c0, c1)
@@ -268,7 +268,7 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 			c0, c1 = nil, nil
 		}
 	} else {
-		keys := min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
+		keys := blendRun(p.tile, dv)
 		for k0 := 0; k0 < both; {
 			r, run := p.keyRun(b, j0+k0)
 			m := min(both-k0, keys, run)

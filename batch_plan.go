@@ -24,23 +24,14 @@ const batchQueryBlock = 16
 // calls (measured: docs/performance/amd-epyc-zen5.md#row-path-tiles-of-256-keys-from-code-comments).
 func keyTile(block bool, dk, dv int) int {
 	if block {
-		return min(blockTileKeys(), max(1, blockBudget/max(1, dk, dv)))
+		return blockTileFor(blockTileKeys(), dk, dv)
 	}
 	return 256
 }
 
-// The block kernels pay off from about half a block of query rows; one
-// call works on blockTile keys (blockTileWhole where the blend takes a
-// whole tile per call, see blockTileKeys), fewer for long rows so that no
-// call runs longer than the per-row kernels' budget (Go cannot preempt
-// assembly). Memory's block path (AttendMany) uses the same sizes.
-const (
-	blockMinRows   = 8
-	blockTile      = 128
-	blockTileWhole = 256
-	blockBudget    = 1 << 16
-	blendRunBytes  = 8 << 10
-)
+// blockMinRows is the fewest query rows a task takes the block kernels
+// for: they pay off from about half a block.
+const blockMinRows = 8
 
 // blockTileKeys returns the block path's keys per tile for the kernels in
 // use. A blend that takes a whole tile per call (see wholeTileBlend) pays
@@ -56,7 +47,7 @@ func blockTileKeys() int {
 	return blockTile
 }
 
-func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && max(dk, dv) <= blockBudget }
+func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && blockFits(dk, dv) }
 
 // batchJob is one Attend call: shapes, options and derived values.
 type batchJob struct {

@@ -138,14 +138,19 @@ type rowKernels[E float32 | uint16] struct {
 }
 
 // multiGroup returns how many of R rows (R > 0) one call of the row
-// path's multi-row kernels takes: five to eight where the job has the wide
-// kernels (see multiWide) and R is at least five, otherwise up to four.
+// path's multi-row kernels takes: five to multiWideRows where the job has
+// the wide kernels (see multiWide) and R is at least five, otherwise up to
+// multiRows, as on AttendMany's tiled path.
 func (p *batchJob) multiGroup(R int) int {
-	if p.wide && R >= 5 {
-		return min(R, 8)
+	if p.wide && R > multiRows {
+		return min(R, multiWideRows)
 	}
-	return min(R, 4)
+	return min(R, multiRows)
 }
+
+// multiWideRows is the most rows one call of the wide multi-row kernels
+// takes.
+const multiWideRows = 8
 
 var (
 	rowKernels32   = rowKernels[float32]{kernel.ScoreRows, kernel.BlendRows, kernel.ScoreRowsMulti, kernel.BlendRowsMulti, false, true, kernel.ScoreRowsMulti8, kernel.BlendRowsMulti8, nil, kernel.MultiBlendSplits}
@@ -208,7 +213,7 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 		g := p.multiGroup(tk.R - g0)
 		step = g
 		s, o := sc.s[:g*n], tk.part[g0*dv:(g0+g)*dv]
-		if g > 4 {
+		if g > multiRows {
 			var also []E
 			if cold {
 				also = v
@@ -225,7 +230,7 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 		if g0 > first {
 			next = nil // asked for by the first group
 		}
-		if g > 4 {
+		if g > multiRows {
 			ks.blendMulti8(o, s, v, p.v.rs, g, next)
 			continue
 		}

@@ -80,7 +80,7 @@ func (p *batchJob) scratchLen(R int) int {
 		need += (p.multiGroup(R) - 1) * p.tile // scores of a multi-row call's rows
 	}
 	if p.block {
-		need += kernel.BlockRows * (dk + p.tile + dv + 4)
+		need += kernel.BlockRows * (dk + p.tile + dv + laneStates)
 		if p.opt.Keep != nil {
 			need += p.k.rows
 		}
@@ -115,7 +115,7 @@ func (p *batchJob) carve(sc *taskScratch, x []float32, R int) {
 		sc.qt, x = x[:kernel.BlockRows*dk], x[kernel.BlockRows*dk:]
 		sc.st, x = x[:kernel.BlockRows*p.tile], x[kernel.BlockRows*p.tile:]
 		sc.ot, x = x[:kernel.BlockRows*dv], x[kernel.BlockRows*dv:]
-		sc.ml, x = x[:4*kernel.BlockRows], x[4*kernel.BlockRows:]
+		sc.ml, x = x[:laneStates*kernel.BlockRows], x[laneStates*kernel.BlockRows:]
 		if p.opt.Keep != nil {
 			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
 		}

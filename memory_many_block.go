@@ -20,8 +20,8 @@ import (
 // into consecutive lanes of the score tile, and their value rows blended
 // run by run, so the lanes hold only attended keys and no -Inf padding.
 
-// Its tiles, kernel calls and blend runs are Batched's block path's
-// (blockTile, blockBudget, blendRunBytes): the same kernels, sized alike.
+// Its tiles, kernel calls, blend runs and lanes are sized by the rules of
+// Batched's block path (see batch_lanes.go): the same kernels, sized alike.
 const manyGroups = 4 // blocks of sixteen queries per pass
 
 // blockPass is one pass of the block path: rows [i0, i0+R) of the queries
@@ -51,7 +51,7 @@ func (m *Memory) blockWidth() int {
 // calls within the kernels' budget.
 func (m *Memory) blockable() bool {
 	d, dv := m.blockWidth(), m.values.cols
-	return d > 0 && dv > 0 && max(d, dv) <= blockBudget
+	return d > 0 && dv > 0 && blockFits(d, dv)
 }
 
 // attendBlocks runs AttendMany's queries through the block path, up to
@@ -60,7 +60,7 @@ func (m *Memory) attendBlocks(ctx, weights []float32, queries Matrix, ws *Worksp
 	n, T, dv := queries.rows, m.keys.rows, m.values.cols
 	p := m.newBlockPass()
 	G := min(manyGroups, (n+kernel.BlockRows-1)/kernel.BlockRows)
-	lane := kernel.BlockRows * (p.d + dv + 4)
+	lane := kernel.BlockRows * (p.d + dv + laneStates)
 	buf := ws.floats(G*lane + kernel.BlockRows*p.tile + m.kv.widenScratch(&p))
 	p.lanes, p.st = buf[:G*lane], buf[G*lane:G*lane+kernel.BlockRows*p.tile]
 	p.kw = buf[G*lane+kernel.BlockRows*p.tile:]
@@ -82,8 +82,8 @@ func (m *Memory) newBlockPass() blockPass {
 	if s, ok := m.scorer.(dotScorer); ok {
 		p.f = s.factor(d)
 	}
-	p.tile = min(blockTile, max(1, blockBudget/max(d, dv)))
-	p.run = min(p.tile, kernel.BlendRunKeys(blendRunBytes, dv))
+	p.tile = blockTileFor(blockTile, d, dv)
+	p.run = blendRun(p.tile, dv)
 	return p
 }
 
@@ -98,10 +98,7 @@ func (m *Memory) blockRun(p *blockPass, q Matrix, i0 int) {
 		if p.f != 1 {
 			scale(p.f, qt)
 		}
-		clear(ot)
-		for r := range kernel.BlockRows {
-			ml[r], ml[kernel.BlockRows+r] = float32(math.Inf(-1)), 0
-		}
+		resetLanes(ot, ml)
 	}
 	for j0 := 0; j0 < m.valid; j0 += p.tile {
 		j1 := min(m.valid, j0+p.tile)
@@ -140,7 +137,7 @@ func (m *Memory) blockTile(p *blockPass, g, j0, j1 int) {
 	}
 	kernel.BlockSoftmax(p.st[:n*kernel.BlockRows], ml)
 	// The blend rescales the output by c once, on its first call.
-	c := ml[2*kernel.BlockRows : 3*kernel.BlockRows]
+	c := laneFactors(ml)
 	n = 0
 	for lo, hi := m.nextRun(j0, j1); lo < hi; lo, hi = m.nextRun(hi, j1) {
 		for k0 := lo; k0 < hi; k0 += p.run {
@@ -163,7 +160,7 @@ func (m *Memory) blockTile(p *blockPass, g, j0, j1 int) {
 func (p *blockPass) finish(g int) {
 	_, ot, ml := p.lanesOf(g)
 	rows := p.rows(g)
-	mx, l, f := ml[:kernel.BlockRows], ml[kernel.BlockRows:2*kernel.BlockRows], ml[2*kernel.BlockRows:3*kernel.BlockRows]
+	mx, l, f := ml[:kernel.BlockRows], ml[kernel.BlockRows:2*kernel.BlockRows], laneFactors(ml)
 	for r := range f {
 		f[r] = 1
 		if r < rows && !math.IsInf(float64(mx[r]), -1) {
@@ -173,9 +170,7 @@ func (p *blockPass) finish(g int) {
 	kernel.BlockBlend(ot, nil, nil, 0, f)
 	for r := range rows {
 		if math.IsInf(float64(mx[r]), -1) && l[r] == l[r] {
-			for c := r; c < len(ot); c += kernel.BlockRows {
-				ot[c] = 0
-			}
+			zeroLane(ot, r)
 		}
 	}
 	kernel.BlockOut(p.ctx[g*kernel.BlockRows*p.dv:], p.dv, rows, ot)
@@ -195,7 +190,7 @@ func (m *Memory) blockWeights(p *blockPass) {
 
 // lanesOf returns block g's lanes: queries, output and softmax state.
 func (p *blockPass) lanesOf(g int) (qt, ot, ml []float32) {
-	lane := kernel.BlockRows * (p.d + p.dv + 4)
+	lane := kernel.BlockRows * (p.d + p.dv + laneStates)
 	x := p.lanes[g*lane : (g+1)*lane]
 	return x[:kernel.BlockRows*p.d], x[kernel.BlockRows*p.d : kernel.BlockRows*(p.d+p.dv)], x[kernel.BlockRows*(p.d+p.dv):]
 }
