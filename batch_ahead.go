@@ -48,10 +48,10 @@ const aheadMinKeys = 64
 // another head's, or keys a window leaves out: asked for, the rows after
 // the last tile took a sliding window's step (Tk 32768, window 1024) 13%
 // longer.
-func (p *batchJob) nextTile(tk *batchTask, j0, n int, claim *itemClaim) (nt batchTask, t, j int) {
+func (p *batchPlan) nextTile(tk *batchTask, j0, n int, claim *itemClaim) (nt batchTask, t, j int) {
 	e := j0 + n
 	switch {
-	case p.parts != nil && e >= tk.last:
+	case p.chunkWork && e >= tk.last:
 		if n < aheadMinKeys {
 			return nt, -1, 0
 		}
@@ -69,7 +69,7 @@ func (p *batchJob) nextTile(tk *batchTask, j0, n int, claim *itemClaim) (nt batc
 
 // taskTile returns task t and the first key of its first tile, or t = -1
 // if there is no such task or it has no keys.
-func (p *batchJob) taskTile(t int64) (nt batchTask, _, j int) {
+func (p *batchPlan) taskTile(t int64) (nt batchTask, _, j int) {
 	if t < 0 || t >= int64(p.tasks()) {
 		return nt, -1, 0
 	}
@@ -114,7 +114,7 @@ func (c *itemClaim) take() int64 {
 
 // itemTile returns the task and first key of work item i's first tile, or
 // t = -1 if there is no such item or it has no keys.
-func (p *batchJob) itemTile(i int64) (nt batchTask, t, j int) {
+func (p *batchPlan) itemTile(i int64) (nt batchTask, t, j int) {
 	if i < 0 || i >= int64(p.tasks()*p.chunks) {
 		return nt, -1, 0
 	}
@@ -132,4 +132,4 @@ func (p *batchJob) itemTile(i int64) (nt batchTask, t, j int) {
 // claims reports whether the call's workers take items ahead (see
 // itemClaim): where its row-path tiles ask for the next item's, whether
 // chunks or whole tasks of the multi-row kernels.
-func (p *batchJob) claims() bool { return p.parts != nil || p.multi && !p.pair }
+func (p *batchPlan) claims() bool { return p.chunkWork || p.multi && !p.pair }

@@ -6,6 +6,20 @@ import (
 	"github.com/glancelab/attention/internal/kernel"
 )
 
+// blockPath is the block path of one task: the plan and the task's block
+// scratch, which holds none of the row path's buffers (see rowPath). Its
+// methods put the task's rows across the SIMD lanes (startLanes), score,
+// mask and blend a tile of keys at a time (blockKeys, adjustTile,
+// blockValues) and take the rows out of the lanes (endLanes); two tasks
+// at once are a blockPair (batch_pair.go).
+type blockPath struct {
+	*batchPlan
+	sc *blockScratch
+}
+
+// blockPathOf returns the block path over the block scratch of sc.
+func (p *batchPlan) blockPathOf(sc *taskScratch) blockPath { return blockPath{p, &sc.blk} }
+
 // runBlock runs keys [tk.lo, n) for the rows of task tk at once, with the rows
 // across SIMD lanes (see internal/kernel/block_generic.go), and leaves each row's
 // unnormalised output, running max and running sum as tileOnline would.
@@ -13,15 +27,15 @@ import (
 // get a -Inf score. sc.qs holds the block's scaled queries, row by row; with
 // direct the queries are read from the tensor instead and the outputs are
 // left normalised (see run).
-func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) {
-	st, ot, ml := sc.st, sc.ot, sc.ml
-	p.startLanes(tk, sc, direct)
+func (p blockPath) runBlock(tk *batchTask, n int, direct bool) {
+	st, ot, ml := p.sc.st, p.sc.ot, p.sc.ml
+	p.startLanes(tk, direct)
 	for j0 := tk.lo; j0 < n; j0 += p.tile {
 		if j0+p.tile >= n {
 			p.prefetch(tk)
 		}
 		s := st[:kernel.BlockRows*min(p.tile, n-j0)]
-		p.blockTileScores(s, tk, sc, j0)
+		p.blockTileScores(s, tk, j0)
 		if p.logits != nil {
 			lanesOut(*p.logits, tk, s, j0)
 		} else if p.w != nil {
@@ -29,15 +43,16 @@ func (p *batchJob) runBlock(tk *batchTask, sc *taskScratch, n int, direct bool) 
 			lanesOut(*p.w, tk, s, j0)
 		}
 		kernel.BlockSoftmax(s, ml)
-		p.blockValues(ot, s, tk, sc, j0, laneFactors(ml))
+		p.blockValues(ot, s, tk, j0, laneFactors(ml))
 	}
-	p.endLanes(tk, sc, direct)
+	p.endLanes(tk, direct)
 }
 
 // startLanes puts the queries of task tk into the lanes (from the tensor,
 // scaled, with direct; else from sc.qs) and starts the lanes' output and
 // online softmax.
-func (p *batchJob) startLanes(tk *batchTask, sc *taskScratch, direct bool) {
+func (p blockPath) startLanes(tk *batchTask, direct bool) {
+	sc := p.sc
 	if direct {
 		kernel.BlockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
 		scale(p.scale, sc.qt)
@@ -50,12 +65,13 @@ func (p *batchJob) startLanes(tk *batchTask, sc *taskScratch, direct bool) {
 // endLanes leaves each row's running max and sum in sc.m and sc.l, and its
 // output (normalised with direct) in tk.part if it is set, else in the
 // output tensor.
-func (p *batchJob) endLanes(tk *batchTask, sc *taskScratch, direct bool) {
+func (p blockPath) endLanes(tk *batchTask, direct bool) {
+	sc := p.sc
 	for r := range tk.R {
 		sc.m[r], sc.l[r] = sc.ml[r], sc.ml[kernel.BlockRows+r]
 	}
 	if direct {
-		p.normalizeLanes(tk, sc)
+		p.normalizeLanes(tk)
 	}
 	if tk.part != nil {
 		kernel.BlockOut(tk.part, p.v.cols, tk.R, sc.ot)
@@ -68,7 +84,8 @@ func (p *batchJob) endLanes(tk *batchTask, sc *taskScratch, direct bool) {
 // factors (1/l, or with a sink 1/(l + e^{sink−m}): see rowFinish) and sets
 // the rows' LSE, for runBlock's direct path, which skips run's per-row
 // finish.
-func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
+func (p blockPath) normalizeLanes(tk *batchTask) {
+	sc := p.sc
 	m, ot := sc.m, sc.ot
 	// A NaN factor marks a NaN row: a NaN sum comes from a NaN weight,
 	// which the blend has already spread over the row's lanes (the values
@@ -109,13 +126,13 @@ func (p *batchJob) normalizeLanes(tk *batchTask, sc *taskScratch) {
 // miss per cache line would otherwise stall the start of the next task and
 // the end of this one. With several workers the next task may be another
 // worker's; the hint then costs a few cache lines.
-func (p *batchJob) prefetch(tk *batchTask) {
+func (p *batchPlan) prefetch(tk *batchTask) {
 	p.prefetchOut(tk)
 	p.prefetchQueries(tk.t + 1)
 }
 
 // prefetchQueries asks for the query rows of task t, if there is one.
-func (p *batchJob) prefetchQueries(t int) {
+func (p *batchPlan) prefetchQueries(t int) {
 	if t < p.tasks() {
 		b, h, i0, lead := p.taskHead(t)
 		kernel.PrefetchRows(p.q.rowsFrom(b, h, i0), p.q.rs, lead, p.q.cols)
@@ -124,7 +141,7 @@ func (p *batchJob) prefetchQueries(t int) {
 
 // prefetchOut is the half of prefetch that asks for the rows task tk
 // writes.
-func (p *batchJob) prefetchOut(tk *batchTask) {
+func (p *batchPlan) prefetchOut(tk *batchTask) {
 	kernel.PrefetchRows(p.out.rowsFrom(tk.b, tk.h, tk.i0), p.out.rs, tk.lead(), p.out.cols)
 }
 
@@ -132,17 +149,17 @@ func (p *batchJob) prefetchOut(tk *batchTask) {
 // rows of task tk, in the lanes: scaled (sc.qt holds the scaled queries),
 // then softcapped and biased, then -Inf where a row does not attend the key
 // (past its end, or not kept).
-func (p *batchJob) blockTileScores(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
-	p.blockKeys(s, tk, sc, j0)
-	p.adjustTile(s, tk, sc, j0)
+func (p blockPath) blockTileScores(s []float32, tk *batchTask, j0 int) {
+	p.blockKeys(s, tk, j0)
+	p.adjustTile(s, tk, j0)
 }
 
 // adjustTile takes the block scores s of keys [j0, j0+len(s)/16) on from
 // the kernels' dot products, as blockTileScores does: softcapped and
 // biased, then -Inf where a row does not attend the key.
-func (p *batchJob) adjustTile(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
+func (p blockPath) adjustTile(s []float32, tk *batchTask, j0 int) {
 	if p.adjust {
-		p.adjustBlock(s, sc, tk, j0)
+		p.adjustBlock(s, tk, j0)
 	}
 	maskStarts(s, tk, j0)
 	maskEnds(s, tk, j0)
@@ -226,11 +243,12 @@ var stairKeep = [kernel.BlockRows * kernel.BlockRows]byte{
 // (the block kernels broadcast each key element to the lanes, which a
 // 16-bit element would need a conversion per use for), a few keys at a
 // time (see widenKeys).
-func (p *batchJob) blockKeys(s []float32, tk *batchTask, sc *taskScratch, j0 int) {
+func (p blockPath) blockKeys(s []float32, tk *batchTask, j0 int) {
+	sc := p.sc
 	nk := len(s) / kernel.BlockRows
 	if p.kt != F32 {
 		dk := p.k.cols
-		if kw, _, ok := p.wideRows(sc, tk.b, tk.kh); ok {
+		if kw, _, ok := p.wideRows(tk.b, tk.kh); ok {
 			kernel.BlockScores(s, sc.qt, kw[j0*dk:], dk)
 			return
 		}
@@ -276,11 +294,12 @@ func widenKeys(d int) int { return max(8, 4096/max(1, d)) }
 // rows once per group of columns, in runs (see blendRun). A run ends where
 // a ring's rows wrap; 16-bit rows are widened into sc.vw first, a few at a
 // time (see widenKeys).
-func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, j0 int, c []float32) {
+func (p blockPath) blockValues(ot, s []float32, tk *batchTask, j0 int, c []float32) {
+	sc := p.sc
 	dv := p.v.cols
 	nk := len(s) / kernel.BlockRows
 	keys := blendRun(p.tile, dv)
-	if _, vw, ok := p.wideRows(sc, tk.b, tk.kh); ok {
+	if _, vw, ok := p.wideRows(tk.b, tk.kh); ok {
 		for k0 := 0; k0 < nk; {
 			n := min(nk-k0, keys)
 			kernel.BlockBlend(ot, s[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], vw[(j0+k0)*dv:], dv, c)
@@ -321,7 +340,7 @@ func (p *batchJob) blockValues(ot, s []float32, tk *batchTask, sc *taskScratch, 
 // its keys' or with values its values', for an Ask kernel that asks for
 // their first need elements (see askStep); nil where the task attends no
 // key j or fewer elements are stored from there.
-func (p *batchJob) asks16(tk *batchTask, j int, values bool, need int) []uint16 {
+func (p *keyRows) asks16(tk *batchTask, j int, values bool, need int) []uint16 {
 	if j >= tk.last {
 		return nil
 	}
@@ -346,7 +365,7 @@ type keySpan struct{ b, j0, n int }
 // widening also fetches the rows after them, as it goes; without, the
 // rows were asked for before (see askStep), and fetching more in the
 // widening's burst would only add to it.
-func (p *batchJob) widenRows(dst []float32, kr keySpan, d int, ahead bool, rows func(r int) []uint16) {
+func (p *keyRows) widenRows(dst []float32, kr keySpan, d int, ahead bool, rows func(r int) []uint16) {
 	b, j0, n := kr.b, kr.j0, kr.n
 	for n > 0 {
 		r, run := p.keyRun(b, j0)

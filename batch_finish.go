@@ -14,7 +14,7 @@ import "math"
 // then 0, the weights' limit). A NaN sum, or a NaN or +Inf sink, gives a
 // NaN factor and LSE: the row is NaN. A row with nothing attended (m is
 // -Inf) gets factor 0 and the sink, or -Inf, as its LSE.
-func (p *batchJob) rowFinish(h int, m, l float32) (f, lse float32) {
+func (p *batchPlan) rowFinish(h int, m, l float32) (f, lse float32) {
 	sink := math.Inf(-1)
 	if p.opt.Sinks != nil {
 		sink = float64(p.opt.Sinks[h])
@@ -44,7 +44,7 @@ func logAddExp(a, b float64) float64 {
 
 // setLSE stores the LSE of query row i of head h in batch entry b, if the
 // LSE is wanted.
-func (p *batchJob) setLSE(b, h, i int, lse float32) {
+func (p *batchPlan) setLSE(b, h, i int, lse float32) {
 	if p.lse != nil {
 		p.lse[(b*p.q.heads+h)*p.q.rows+i] = lse
 	}

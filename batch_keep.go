@@ -56,7 +56,7 @@ func nextMasked(keep []byte, k int) int {
 // when the value rows are not all finite are the mask rows read, in order,
 // each masked key's row checked once. seen holds at least n floats of
 // scratch.
-func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
+func (p *batchPlan) keepCut(tk *batchTask, n int, seen []float32) int {
 	b, kh, lo := tk.b, tk.kh, tk.lo
 	if p.finiteValues(b, kh, lo, n) {
 		return n
@@ -82,7 +82,7 @@ func (p *batchJob) keepCut(tk *batchTask, n int, seen []float32) int {
 // keepTile sets s[k*16+r] = -Inf where row r of task tk does not keep key
 // j0+k, for the tile of block scores s: its mask rows are consecutive for
 // the rows of one head, and repeat for each head of a packed group.
-func (p *batchJob) keepTile(s []float32, tk *batchTask, j0 int) {
+func (p *batchPlan) keepTile(s []float32, tk *batchTask, j0 int) {
 	Tk := p.k.rows
 	if tk.single {
 		kernel.BlockKeep(s, keepBytes(p.opt.Keep)[tk.i0*Tk+j0:], Tk, tk.R)

@@ -15,9 +15,18 @@ import (
 // keys may be two runs of rows: every kernel call below is cut there, and
 // the multi-row and block paths cut their tiles there (see keyRun).
 
+// keyRows is where a call's keys and values live: the tensors k and v,
+// or, if kv is not nil, the rows of that cache (AttendCache), stored as
+// kt; k and v then give only their shapes.
+type keyRows struct {
+	k, v Tensor
+	kv   *KVCache
+	kt   KVType
+}
+
 // keyRun returns the stored row of entry b's key j and how many rows from
 // it on are contiguous (key j+n is row r+n for n below it).
-func (p *batchJob) keyRun(b, j int) (r, run int) {
+func (p *keyRows) keyRun(b, j int) (r, run int) {
 	if p.kv == nil {
 		return j, math.MaxInt
 	}
@@ -27,14 +36,14 @@ func (p *batchJob) keyRun(b, j int) (r, run int) {
 
 // within returns how many of the n keys from key j of entry b are
 // contiguous rows.
-func (p *batchJob) within(b, j, n int) int {
+func (p *keyRows) within(b, j, n int) int {
 	_, run := p.keyRun(b, j)
 	return min(n, run)
 }
 
 // keys32 returns the float32 key rows of (b, kh) from stored row r to the
 // end of the rows the entry holds (see KVCache.heldRows).
-func (p *batchJob) keys32(b, kh, r int) []float32 {
+func (p *keyRows) keys32(b, kh, r int) []float32 {
 	if c := p.kv; c != nil {
 		return c.heldKeys32(b, kh)[r*c.dk:]
 	}
@@ -42,7 +51,7 @@ func (p *batchJob) keys32(b, kh, r int) []float32 {
 }
 
 // values32 is keys32 for the value rows.
-func (p *batchJob) values32(b, kh, r int) []float32 {
+func (p *keyRows) values32(b, kh, r int) []float32 {
 	if c := p.kv; c != nil {
 		return c.heldValues32(b, kh)[r*c.dv:]
 	}
@@ -50,17 +59,17 @@ func (p *batchJob) values32(b, kh, r int) []float32 {
 }
 
 // keys16 and values16 return the 16-bit rows of a cache, from stored row r.
-func (p *batchJob) keys16(b, kh, r int) []uint16 {
+func (p *keyRows) keys16(b, kh, r int) []uint16 {
 	return p.kv.heldKeys16(b, kh)[r*p.kv.dk:]
 }
 
-func (p *batchJob) values16(b, kh, r int) []uint16 {
+func (p *keyRows) values16(b, kh, r int) []uint16 {
 	return p.kv.heldValues16(b, kh)[r*p.kv.dv:]
 }
 
 // scoreKeys sets s[n] to the dot of q with key j0+n of (b, kh), for
 // n < len(s): scoreRows over the keys' rows.
-func (p *batchJob) scoreKeys(s []float32, b, kh, j0 int, q []float32) {
+func (p *keyRows) scoreKeys(s []float32, b, kh, j0 int, q []float32) {
 	if p.kv != nil {
 		h := p.kv.head(b, kh)
 		h.scoreKeys(s, j0, q)
@@ -71,7 +80,7 @@ func (p *batchJob) scoreKeys(s []float32, b, kh, j0 int, q []float32) {
 
 // blendValues adds Σ w[n]·v(j0+n) to acc over the value rows of (b, kh)
 // from key j0, those keep keeps (all if it is nil), as blendKept does.
-func (p *batchJob) blendValues(acc, w []float32, b, kh, j0 int, keep []bool) {
+func (p *keyRows) blendValues(acc, w []float32, b, kh, j0 int, keep []bool) {
 	if p.kv != nil {
 		h := p.kv.head(b, kh)
 		h.blendValues(acc, w, j0, keep)
@@ -80,12 +89,42 @@ func (p *batchJob) blendValues(acc, w []float32, b, kh, j0 int, keep []bool) {
 	blendKept(acc, w, p.v.rowsFrom(b, kh, j0), p.v.rs, keep)
 }
 
+// blendKept adds Σ w[i]·v[i] to acc over the kept rows (all if keep is
+// nil), one kernel call per run of consecutive kept rows: masked rows are
+// never read.
+func blendKept(acc, w, v []float32, stride int, keep []bool) {
+	blendKeptWith(acc, w, v, stride, keep, kernel.BlendRows)
+}
+
+// blendKeptWith is blendKept over value rows of E, blended by kernel.
+func blendKeptWith[E float32 | uint16](acc, w []float32, v []E, stride int, keep []bool, kernel func(acc, w []float32, v []E, stride int)) {
+	if len(acc) == 0 {
+		return
+	}
+	if keep == nil {
+		kernel(acc, w, v, stride)
+		return
+	}
+	for i := 0; i < len(keep); {
+		if !keep[i] {
+			i++
+			continue
+		}
+		k := i + 1
+		for k < len(keep) && keep[k] {
+			k++
+		}
+		kernel(acc, w[i:k], v[i*stride:], stride)
+		i = k
+	}
+}
+
 // finiteValues reports whether value rows [j0, j1) of (b, kh) hold only
 // finite numbers. A float32 row's dot with itself is finite only then; a
 // 16-bit row's sum is too, as long as it does not overflow (binary16
 // rows never do; a huge bfloat16 row may say no, as may a huge float32
 // one, which only costs speed: its keys take the row path).
-func (p *batchJob) finiteValues(b, kh, j0, j1 int) bool {
+func (p *keyRows) finiteValues(b, kh, j0, j1 int) bool {
 	dv, rs := p.v.cols, p.v.rs
 	for j0 < j1 {
 		r, run := p.keyRun(b, j0)

@@ -90,9 +90,9 @@ func checkOutputShapes(op string, dst *BatchOutputs, B, H, Tq, Tk int) error {
 // for its weights (8 heads × 512 × 512 × 64, avx2). A NaN row (a NaN or +Inf score or sink) is redone by
 // the row path, which sets its output, weights, logits and LSE as
 // Memory.Attend does.
-func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
+func (p rowPath) blockOutputs(tk *batchTask, n int) {
 	b, R := tk.b, tk.R
-	m, l := sc.m, sc.l
+	m, l := p.sc.m, p.sc.l
 	if p.logits != nil {
 		for r := range R {
 			lg := p.logits.Row(b, tk.hs[r], tk.is[r])
@@ -110,7 +110,7 @@ func (p *batchJob) blockOutputs(tk *batchTask, sc *taskScratch, n int) {
 		clear(w[n:])
 		f, _ := p.rowFinish(h, m[r], l[r])
 		if f != f {
-			p.rowWithWeights(tk, r, w, sc)
+			p.rowWithWeights(tk, r, w)
 			continue
 		}
 		s := w

@@ -15,19 +15,34 @@ import (
 // same kernels' order), so pairing changes no result. A 16-bit cache's
 // rows are widened once for both tasks.
 
+// blockPair is the block path of two tasks at once: the plan and each
+// task's block scratch.
+type blockPair struct {
+	*batchPlan
+	sc [2]*blockScratch
+}
+
+// blockPairOf returns the block path of the tasks of sc0 and sc1.
+func (p *batchPlan) blockPairOf(sc0, sc1 *taskScratch) blockPair {
+	return blockPair{p, [2]*blockScratch{&sc0.blk, &sc1.blk}}
+}
+
+// path returns the block path of task i of the pair.
+func (p blockPair) path(i int) blockPath { return blockPath{p.batchPlan, p.sc[i]} }
+
 // pairable reports whether the block path of the call pairs its tasks:
 // where the implementation has the paired kernels and the tasks take the
 // plain block path (no weights or logits, no keep-mask). Batched.attend
 // unpairs a call whose pairs would be fewer than its workers (which a call
 // whose chunks are work items of their own always is).
-func (p *batchJob) pairable() bool {
-	return kernel.PairedBlocks() && p.block && !p.rowPath && !p.multi && p.opt.Keep == nil && p.blocks >= 2
+func (p *batchPlan) pairable() bool {
+	return kernel.PairedBlocks() && p.block && !p.wantRows && !p.multi && p.opt.Keep == nil && p.blocks >= 2
 }
 
 // units returns the number of work items of a call without chunks as work
 // items: its tasks, or, where they pair, pairs of consecutive tasks of each
 // (batch, key/value head) and the odd last task alone.
-func (p *batchJob) units() int {
+func (p *batchPlan) units() int {
 	if !p.pair {
 		return p.tasks()
 	}
@@ -66,8 +81,9 @@ func (p *batchJob) runPair(t0, t1 int, ws *workerScratch) {
 			p.runChunksPair(&tk0, &tk1, &sc0, &sc1)
 			return
 		}
-		if p.pairKeys(&tk0, &tk1, &sc0, &sc1) {
-			p.runBlockPair(&tk0, &tk1, &sc0, &sc1, true)
+		tks, bp := [2]*batchTask{&tk0, &tk1}, p.blockPairOf(&sc0, &sc1)
+		if bp.pairKeys(tks) {
+			bp.runBlockPair(tks, true)
 			return
 		}
 	}
@@ -78,11 +94,12 @@ func (p *batchJob) runPair(t0, t1 int, ws *workerScratch) {
 // pairKeys reports whether tasks tk0 and tk1 can run their keys together:
 // both take every key through the block kernels (the cut of runKeys is
 // the last key), from the same first key.
-func (p *batchJob) pairKeys(tk0, tk1 *batchTask, sc0, sc1 *taskScratch) bool {
+func (p blockPair) pairKeys(tks [2]*batchTask) bool {
+	tk0, tk1 := tks[0], tks[1]
 	if tk0.lo != tk1.lo {
 		return false
 	}
-	c0, c1 := p.blockCut(tk0, sc0), p.blockCut(tk1, sc1)
+	c0, c1 := p.path(0).blockCut(tk0), p.path(1).blockCut(tk1)
 	return c0 > tk0.lo && c0 == tk0.last && c1 > tk1.lo && c1 == tk1.last
 }
 
@@ -121,10 +138,10 @@ func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int
 		tk.keys(c*splitKeys, min(p.k.rows, (c+1)*splitKeys))
 		tk.part = scs[i].part[2*kernel.BlockRows:]
 	}
-	if p.pairKeys(tk0, tk1, sc0, sc1) {
-		p.scaledQueries(tk0, sc0)
-		p.scaledQueries(tk1, sc1)
-		p.runBlockPair(tk0, tk1, sc0, sc1, false)
+	if bp := p.blockPairOf(sc0, sc1); bp.pairKeys(tks) {
+		p.scaledQueries(tk0, &sc0.row)
+		p.scaledQueries(tk1, &sc1.row)
+		bp.runBlockPair(tks, false)
 	} else {
 		p.runKeys(tk0, sc0)
 		p.runKeys(tk1, sc1)
@@ -132,8 +149,8 @@ func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int
 	for i, tk := range tks {
 		sc := scs[i]
 		tk.part = nil
-		copy(sc.part[:tk.R], sc.m[:tk.R])
-		copy(sc.part[kernel.BlockRows:kernel.BlockRows+tk.R], sc.l[:tk.R])
+		copy(sc.part[:tk.R], sc.row.m[:tk.R])
+		copy(sc.part[kernel.BlockRows:kernel.BlockRows+tk.R], sc.row.l[:tk.R])
 	}
 }
 
@@ -144,10 +161,10 @@ func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int
 // the queries come from the tensor and the outputs go back normalised;
 // otherwise the queries come scaled from each task's sc.qs and the
 // unnormalised outputs go to its tk.part.
-func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, direct bool) {
-	tks, scs := [2]*batchTask{tk0, tk1}, [2]*taskScratch{sc0, sc1}
+func (p blockPair) runBlockPair(tks [2]*batchTask, direct bool) {
+	tk0, tk1 := tks[0], tks[1]
 	for i, tk := range tks {
-		p.startLanes(tk, scs[i], direct)
+		p.path(i).startLanes(tk, direct)
 	}
 	for j0 := tk0.lo; j0 < max(tk0.last, tk1.last); j0 += p.tile {
 		n := p.pairTile(tks, j0)
@@ -158,37 +175,37 @@ func (p *batchJob) runBlockPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, dire
 			// tile of one key (the same fold, in two steps).
 			mx := [2 * kernel.BlockRows]float32{}
 			fillWith(mx[:], float32(math.Inf(-1)))
-			p.blockKeysPair(tk0, sc0, sc1, j0, both, mx[:])
-			for i, sc := range scs {
+			p.blockKeysPair(tk0, j0, both, mx[:])
+			for i, sc := range p.sc {
 				kernel.BlockMax(mx[i*kernel.BlockRows:(i+1)*kernel.BlockRows], sc.ml)
 				kernel.BlockExpSum(sc.st[:kernel.BlockRows*both], sc.ml)
 			}
-			p.blockValuesPair(tks, scs, n, both, j0)
+			p.blockValuesPair(tks, n, both, j0)
 			continue
 		}
-		p.blockKeysPair(tk0, sc0, sc1, j0, both, nil)
+		p.blockKeysPair(tk0, j0, both, nil)
 		for i, tk := range tks {
 			if n[i] == 0 {
 				continue
 			}
-			sc := scs[i]
-			s := sc.st[:kernel.BlockRows*n[i]]
+			bp := p.path(i)
+			s := bp.sc.st[:kernel.BlockRows*n[i]]
 			if n[i] > both {
-				p.blockKeys(s[kernel.BlockRows*both:], tk, sc, j0+both)
+				bp.blockKeys(s[kernel.BlockRows*both:], tk, j0+both)
 			}
-			p.adjustTile(s, tk, sc, j0)
-			kernel.BlockSoftmax(s, sc.ml)
+			bp.adjustTile(s, tk, j0)
+			kernel.BlockSoftmax(s, bp.sc.ml)
 		}
-		p.blockValuesPair(tks, scs, n, both, j0)
+		p.blockValuesPair(tks, n, both, j0)
 	}
 	for i, tk := range tks {
-		p.endLanes(tk, scs[i], direct)
+		p.path(i).endLanes(tk, direct)
 	}
 }
 
 // pairTile returns how many keys of the tile from j0 each task of a pair
 // takes, and at either task's last tile asks for what comes after it.
-func (p *batchJob) pairTile(tks [2]*batchTask, j0 int) (n [2]int) {
+func (p *batchPlan) pairTile(tks [2]*batchTask, j0 int) (n [2]int) {
 	for i, tk := range tks {
 		n[i] = max(0, min(p.tile, tk.last-j0))
 		if n[i] > 0 && j0+p.tile >= tk.last {
@@ -209,7 +226,8 @@ func (p *batchJob) pairTile(tks [2]*batchTask, j0 int) (n [2]int) {
 // and sc1.st. 16-bit rows are widened once for both, into sc0.kw. With mx,
 // each block's scores are also folded into its lanes of mx (see
 // blockScores2Max).
-func (p *batchJob) blockKeysPair(tk *batchTask, sc0, sc1 *taskScratch, j0, both int, mx []float32) {
+func (p blockPair) blockKeysPair(tk *batchTask, j0, both int, mx []float32) {
+	sc0, sc1 := p.sc[0], p.sc[1]
 	s0, s1 := sc0.st[:kernel.BlockRows*both], sc1.st[:kernel.BlockRows*both]
 	scores := func(s0, s1 []float32, k []float32, stride int) {
 		if mx != nil {
@@ -218,7 +236,7 @@ func (p *batchJob) blockKeysPair(tk *batchTask, sc0, sc1 *taskScratch, j0, both 
 			kernel.BlockScores2(s0, s1, sc0.qt, sc1.qt, k, stride)
 		}
 	}
-	if kw, _, ok := p.wideRows(sc0, tk.b, tk.kh); ok {
+	if kw, _, ok := p.path(0).wideRows(tk.b, tk.kh); ok {
 		dk := p.k.cols
 		scores(s0, s1, kw[j0*dk:], dk)
 		return
@@ -246,12 +264,12 @@ func (p *batchJob) blockKeysPair(tk *batchTask, sc0, sc1 *taskScratch, j0, both 
 // j0: the first both keys (n[i] for task i) through blockBlend2, in the
 // runs blockValues takes (16-bit rows widened once for both, into
 // scs[0].vw), then the rest of the longer task's.
-func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]int, both, j0 int) {
-	dv := p.v.cols
+func (p blockPair) blockValuesPair(tks [2]*batchTask, n [2]int, both, j0 int) {
+	dv, scs := p.v.cols, p.sc
 	c0, c1 := laneFactors(scs[0].ml), laneFactors(scs[1].ml)
 	b, kh := tks[0].b, tks[0].kh
 	st0, st1 := scs[0].st, scs[1].st
-	if _, vw, ok := p.wideRows(scs[0], b, kh); ok {
+	if _, vw, ok := p.path(0).wideRows(b, kh); ok {
 		keys := blendRun(p.tile, dv)
 		for k0 := 0; k0 < both; {
 			m := min(both-k0, keys)
@@ -279,8 +297,8 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 	cs := [2][]float32{c0, c1}
 	for i, tk := range tks {
 		if n[i] > both {
-			sc := scs[i]
-			p.blockValues(sc.ot, sc.st[both*kernel.BlockRows:n[i]*kernel.BlockRows], tk, sc, j0+both, cs[i])
+			bp := p.path(i)
+			bp.blockValues(bp.sc.ot, bp.sc.st[both*kernel.BlockRows:n[i]*kernel.BlockRows], tk, j0+both, cs[i])
 		}
 	}
 }
@@ -289,6 +307,6 @@ func (p *batchJob) blockValuesPair(tks [2]*batchTask, scs [2]*taskScratch, n [2]
 // block scores as the kernels make them: no softcap, bias or ALiBi, and
 // every row attends every key of it (no end or window start inside; a
 // pair has no keep-mask).
-func (p *batchJob) plainTile(tk *batchTask, j0, n int) bool {
+func (p *batchPlan) plainTile(tk *batchTask, j0, n int) bool {
 	return !p.adjust && tk.first >= j0+n && tk.late <= j0
 }

@@ -49,36 +49,48 @@ func blockTileKeys() int {
 
 func useBlock(rows, dk, dv int) bool { return rows >= blockMinRows && blockFits(dk, dv) }
 
-// batchJob is one Attend call: shapes, options and derived values.
-type batchJob struct {
-	out, q, k, v Tensor
-	w, logits    *Tensor
-	lse          []float32
-	rowPath      bool // weights or logits wanted: whole score rows are formed
-	idle         bool // no output has an element: the call has no task
-	adjust       bool // Softcap, Bias or ALiBi: adjustScores has work to do
-	opt          *BatchOptions
-	scale        float32
-	group        int       // query heads per key/value head
-	packed       int       // query rows per (batch, key/value head): group·Tq
-	blocks       int       // query blocks per (batch, key/value head)
-	chunks       int       // key chunks of splitKeys the rows are cut into (see batch_split.go)
-	parts        []float32 // the chunks' partials, when they are work items of their own
-	multi        bool      // the row path takes a task's rows through the multi-row kernels (see tileRows)
-	wide         bool      // and five to eight at a time where a task has them (see multiWide)
-	pair         bool      // the block path takes tasks two at a time (see batch_pair.go)
-	tile         int       // keys per tile of the online softmax
-	block        bool
+// batchPlan is what every path of a call reads: the shapes, options and
+// derived values, where the keys and values live (keyRows) and the
+// outputs. It is planned once per call (planBatch) and read-only while the
+// tasks run; the paths of a task are views of it with their own scratch:
+// rowPath (batch_row.go) and blockPath (batch_block.go), and batchJob
+// runs the tasks through them.
+type batchPlan struct {
+	q         Tensor
+	keyRows   // k and v, and the cache they are read from (batch_kv.go)
+	out       Tensor
+	w, logits *Tensor
+	lse       []float32
+	wantRows  bool // weights or logits wanted: whole score rows are formed
+	idle      bool // no output has an element: the call has no task
+	adjust    bool // Softcap, Bias or ALiBi: adjustScores has work to do
+	opt       *BatchOptions
+	scale     float32
+	group     int  // query heads per key/value head
+	packed    int  // query rows per (batch, key/value head): group·Tq
+	blocks    int  // query blocks per (batch, key/value head)
+	chunks    int  // key chunks of splitKeys the rows are cut into (see batch_split.go)
+	chunkWork bool // the chunks are work items of their own (see batchJob.item)
+	multi     bool // the row path takes a task's rows through the multi-row kernels (see tileRows)
+	wide      bool // and five to eight at a time where a task has them (see multiWide)
+	pair      bool // the block path takes tasks two at a time (see batch_pair.go)
+	tile      int  // keys per tile of the online softmax
+	block     bool
 	// The keys' valid lengths (ValidLen, or a cache's Len) and whether
 	// the causal frontier is aligned to them.
 	valid   []int
 	toValid bool
-	// kv, if not nil, holds the keys and values (AttendCache), stored as
-	// kt; k and v then give only their shapes (see batch_kv.go).
-	kv *KVCache
-	kt KVType
 	// call tells the calls of a Batched apart (see wideHead).
 	call uint64
+}
+
+// batchJob is one Attend call: its plan, and the partials of its chunks
+// where they are work items of their own. Its methods run a call's work
+// items: tasks, pairs of tasks and chunks, through the row and block
+// paths, and fold the chunks' partials.
+type batchJob struct {
+	batchPlan
+	parts []float32 // the chunks' partials, when chunkWork
 }
 
 func newBatchJob(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions) (batchJob, error) {
@@ -108,12 +120,12 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, src keySourc
 			scale = float32(1 / math.Sqrt(float64(dk)))
 		}
 	}
-	p := batchJob{out: dst.Out, q: q, k: k, v: v, w: dst.Weights, logits: dst.Logits, lse: dst.LSE, opt: opt, scale: scale,
-		valid: valid, toValid: toValid, kv: kv}
+	p := batchPlan{q: q, keyRows: keyRows{k: k, v: v, kv: kv}, out: dst.Out, w: dst.Weights, logits: dst.Logits, lse: dst.LSE,
+		opt: opt, scale: scale, valid: valid, toValid: toValid}
 	if kv != nil {
 		p.kt = kv.typ
 	}
-	p.rowPath = p.w != nil || p.logits != nil
+	p.wantRows = p.w != nil || p.logits != nil
 	p.idle = dst.empty()
 	p.adjust = opt.Softcap > 0 || opt.Bias != nil || opt.ALiBi != nil
 	if !p.idle {
@@ -123,7 +135,7 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, src keySourc
 		p.blocks = (p.packed + batchQueryBlock - 1) / batchQueryBlock
 	}
 	p.block = useBlock(p.packed, dk, v.cols)
-	if Tq == 1 && p.packed <= blockMinRows && opt.Keep == nil && !p.rowPath {
+	if Tq == 1 && p.packed <= blockMinRows && opt.Keep == nil && !p.wantRows {
 		// The eight query heads of a decode step's group: the multi-row
 		// kernels, with each row's FMAs only, beat a block's sixteen lanes
 		// half empty; with sixteen rows the block is faster (measured:
@@ -132,10 +144,10 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, src keySourc
 	}
 	p.tile = keyTile(p.block, dk, v.cols)
 	p.chunks = 1
-	if !p.rowPath && k.rows > splitKeys {
+	if !p.wantRows && k.rows > splitKeys {
 		p.chunks = (k.rows + splitKeys - 1) / splitKeys
 	}
-	p.multi = !p.block && !p.rowPath && opt.Keep == nil && p.packed > 1 && p.tile*max(dk, v.cols) <= kernel.MaxCall
+	p.multi = !p.block && !p.wantRows && opt.Keep == nil && p.packed > 1 && p.tile*max(dk, v.cols) <= kernel.MaxCall
 	if p.multi && kernel.MultiScoreStreams() && 2*p.tile*max(dk, v.cols) <= kernel.MaxCall {
 		// Every row scored by the multi-row kernels, which stream K (see
 		// tileRows): longer tiles halve the calls and the softmax's
@@ -145,7 +157,7 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, src keySourc
 	}
 	p.wide = p.multi && kernel.MultiWide()
 	p.pair = p.pairable()
-	return p
+	return batchJob{batchPlan: p}
 }
 
 // smallWork is the work (multiply-adds) below which a call runs on the
@@ -156,7 +168,7 @@ const smallWork = 1 << 16
 
 // small reports whether the call's work is below smallWork. Which worker
 // runs a task never changes its result, so this only saves time.
-func (p *batchJob) small() bool {
+func (p *batchPlan) small() bool {
 	work := float64(p.q.batch) * float64(p.q.heads) * float64(p.q.rows) * float64(p.k.rows) * float64(p.q.cols+p.v.cols)
 	return work < smallWork
 }
@@ -165,7 +177,7 @@ func (p *batchJob) small() bool {
 // an element, so a dimension that only empty tensors have never sizes any
 // work or scratch. Otherwise every dimension that counts tasks is one of a
 // non-empty output, whose elements back it: the count fits in an int.
-func (p *batchJob) tasks() int {
+func (p *batchPlan) tasks() int {
 	if p.idle {
 		return 0
 	}
@@ -196,7 +208,7 @@ type batchTask struct {
 }
 
 // task returns task t's rows; their ends are left for rowEnds.
-func (p *batchJob) task(t int) batchTask {
+func (p *batchPlan) task(t int) batchTask {
 	var tk batchTask
 	p.taskInto(&tk, t)
 	return tk
@@ -205,7 +217,7 @@ func (p *batchJob) task(t int) batchTask {
 // taskInto sets *tk, zero, to task t's rows; their ends are left for
 // rowEnds. Filling the caller's task in place, rather than returning it
 // (744 bytes), saved a copy per task.
-func (p *batchJob) taskInto(tk *batchTask, t int) {
+func (p *batchPlan) taskInto(tk *batchTask, t int) {
 	blk, bkh := t%p.blocks, t/p.blocks
 	tk.t, tk.b, tk.kh = t, bkh/p.k.heads, bkh%p.k.heads
 	p0 := blk * batchQueryBlock
@@ -228,7 +240,7 @@ func (p *batchJob) taskInto(tk *batchTask, t int) {
 // taskHead returns what task(t) would give as b, h and i0, and its
 // lead(), without the rest of the task: the next task's query rows, for
 // prefetch.
-func (p *batchJob) taskHead(t int) (b, h, i0, lead int) {
+func (p *batchPlan) taskHead(t int) (b, h, i0, lead int) {
 	blk, bkh := t%p.blocks, t/p.blocks
 	p0 := blk * batchQueryBlock
 	R := min(p.packed, p0+batchQueryBlock) - p0
@@ -249,7 +261,7 @@ func (tk *batchTask) lead() int {
 
 // rowEnds sets the key end of each row of tk (see end), and the task's
 // keys to all of them.
-func (p *batchJob) rowEnds(tk *batchTask) {
+func (p *batchPlan) rowEnds(tk *batchTask) {
 	w := p.opt.Window
 	for r := range tk.R {
 		tk.full[r] = p.end(tk.b, tk.is[r])
@@ -279,7 +291,7 @@ func (tk *batchTask) keys(lo, hi int) {
 }
 
 // acc returns the row that accumulates row r's unnormalised output.
-func (p *batchJob) acc(tk *batchTask, r int) []float32 {
+func (p *batchPlan) acc(tk *batchTask, r int) []float32 {
 	if tk.part != nil {
 		dv := p.v.cols
 		return tk.part[r*dv : (r+1)*dv]
@@ -292,7 +304,7 @@ func (tk *batchTask) endsOf() []int { return tk.ends[:tk.R] }
 
 // end returns how many keys query row i of batch entry b can attend: the
 // valid length and, for a causal mask, the row's own position cut it short.
-func (p *batchJob) end(b, i int) int {
+func (p *batchPlan) end(b, i int) int {
 	e := p.k.rows
 	if p.valid != nil {
 		e = p.valid[b]
@@ -310,7 +322,7 @@ func (p *batchJob) end(b, i int) int {
 // i + base − Tq + CausalShift with base Tk, or ValidLen[b] with
 // CausalToValidLen. i < Tq, so i + base − Tq is in [base−Tq, base−1]: no
 // overflow; the shift, any int, saturates.
-func (p *batchJob) pos(b, i int) int {
+func (p *batchPlan) pos(b, i int) int {
 	base := p.k.rows
 	if p.toValid {
 		base = p.valid[b]
@@ -340,7 +352,7 @@ func subSat(a, b int) int {
 	return a - b
 }
 
-func (p *batchJob) keep(i int) []bool {
+func (p *batchPlan) keep(i int) []bool {
 	if p.opt.Keep == nil {
 		return nil
 	}

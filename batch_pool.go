@@ -256,10 +256,10 @@ func (e *Batched) attend(job batchJob) error {
 		if need := items * job.partLen(); len(e.parts) < need {
 			e.parts = make([]float32, need)
 		}
-		job.parts = e.parts
+		job.parts, job.chunkWork = e.parts, true
 	}
 	e.runItems(job, items)
-	if job.parts != nil {
+	if job.chunkWork {
 		for t := range n {
 			job.foldTask(t, &e.scratch[0])
 		}

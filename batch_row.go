@@ -7,12 +7,27 @@ import (
 	"github.com/glancelab/attention/internal/scalar"
 )
 
+// rowPath is the row path of one task: the plan and the task's row
+// scratch, which holds none of the block path's buffers (see
+// blockPath). Its methods are the online softmax tile by tile (tailTiles,
+// tileOnline, and tileRows through the multi-row kernels) and the whole
+// score rows of weights and logits (wholeRows, rowWithWeights,
+// blockOutputs).
+type rowPath struct {
+	*batchPlan
+	sc *rowScratch
+}
+
+// rowPathOf returns the row path over the row scratch of sc.
+func (p *batchPlan) rowPathOf(sc *taskScratch) rowPath { return rowPath{p, &sc.row} }
+
 // tileOnline adds keys [j0, j0+n) to row r of task tk in the flash-style
 // online softmax, and returns the row's new running maximum and running
 // sum (sc.m[r] and sc.l[r] hold the old ones). The row's output holds the
 // unnormalised partial output, rescaled whenever the maximum grows. A NaN
 // or +Inf score makes the sum NaN, which marks the row.
-func (p *batchJob) tileOnline(tk *batchTask, r int, sc *taskScratch, j0, n int) (float32, float32) {
+func (p rowPath) tileOnline(tk *batchTask, r, j0, n int) (float32, float32) {
+	sc := p.sc
 	b, h, kh, i := tk.b, tk.hs[r], tk.kh, tk.is[r]
 	o, qs, s, tmp, keep := p.acc(tk, r), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.s[:n], sc.tmp, p.keep(i)
 	m, l := sc.m[r], sc.l[r]
@@ -60,8 +75,9 @@ func (tk *batchTask) common(j0, tile int) (js, n int) {
 // does for one, through the multi-row kernels in groups of up to four
 // rows, each key's K and V rows read once per group (16-bit elements
 // widened once for the group). The rows accumulate in tk.part; the tile
-// takes no keep-mask (see batchJob.multi).
-func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
+// takes no keep-mask (see batchPlan.multi).
+func (p rowPath) tileRows(tk *batchTask, j0, n int) {
+	sc := p.sc
 	r0, _ := p.keyRun(tk.b, j0)
 	// The blends ask for the V of the tile the worker takes next (see
 	// batch_ahead.go): its entry, head and stored row.
@@ -82,7 +98,7 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 		}
 		next, t = asksFit(next, n, p.v.cols, t)
 		sc.ahead.mark(p.call, t, j)
-		tileRowsOf(p, tk, sc, j0, n, tileRows[float32]{p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), next, cold, &rowKernels32})
+		tileRowsOf(p, tk, j0, n, tileRows[float32]{p.keys32(tk.b, tk.kh, r0), p.values32(tk.b, tk.kh, r0), next, cold, &rowKernels32})
 	case F16, BF16:
 		var next []uint16
 		if t >= 0 {
@@ -94,7 +110,7 @@ func (p *batchJob) tileRows(tk *batchTask, sc *taskScratch, j0, n int) {
 		if p.kt == BF16 {
 			ks = &rowKernelsBF16
 		}
-		tileRowsOf(p, tk, sc, j0, n, tileRows[uint16]{p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), next, cold, ks})
+		tileRowsOf(p, tk, j0, n, tileRows[uint16]{p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), next, cold, ks})
 	}
 }
 
@@ -130,7 +146,7 @@ type rowKernels[E float32 | uint16] struct {
 	scoreMulti8 func(dst []float32, k []E, stride int, q []float32, rows int, also []E)
 	blendMulti8 func(acc, w []float32, v []E, stride int, rows int, next []E)
 	// scorePaired is scoreMulti over query rows in pair order, where the
-	// task's scratch holds them so (see taskScratch.qp); nil for none.
+	// task's scratch holds them so (see rowScratch.qp); nil for none.
 	scorePaired func(dst []float32, k []E, stride int, q []float32, rows int)
 	// splits reports whether blendMulti streams V itself for rows rows of
 	// dv columns (see multiBlendSplits); nil for never.
@@ -141,7 +157,7 @@ type rowKernels[E float32 | uint16] struct {
 // path's multi-row kernels takes: five to multiWideRows where the job has
 // the wide kernels (see multiWide) and R is at least five, otherwise up to
 // multiRows, as on AttendMany's tiled path.
-func (p *batchJob) multiGroup(R int) int {
+func (p *batchPlan) multiGroup(R int) int {
 	if p.wide && R > multiRows {
 		return min(R, multiWideRows)
 	}
@@ -196,14 +212,15 @@ type tileRows[E float32 | uint16] struct {
 // row 0 goes through it too.
 //
 // t holds the tile's rows and the kernels of their type.
-func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch, j0, n int, t tileRows[E]) {
+func tileRowsOf[E float32 | uint16](p rowPath, tk *batchTask, j0, n int, t tileRows[E]) {
+	sc := p.sc
 	k, v, next, cold, ks := t.k, t.v, t.next, t.cold, t.ks
 	dk, dv := p.q.cols, p.v.cols
 	first := 0
 	if !kernel.MultiScoreStreams() {
 		s := sc.s[:n]
 		ks.score(s, k, p.k.rs, sc.qs[:dk])
-		p.weighTile(tk, sc, 0, s, j0)
+		p.weighTile(tk, 0, s, j0)
 		ks.blend(tk.part[:dv], s, v, p.v.rs)
 		first = 1
 	}
@@ -225,7 +242,7 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 			ks.scoreMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
 		}
 		for r := g0; r < g0+g; r++ {
-			p.weighTile(tk, sc, r, s[(r-g0)*n:(r-g0+1)*n], j0)
+			p.weighTile(tk, r, s[(r-g0)*n:(r-g0+1)*n], j0)
 		}
 		if g0 > first {
 			next = nil // asked for by the first group
@@ -252,7 +269,8 @@ func tileRowsOf[E float32 | uint16](p *batchJob, tk *batchTask, sc *taskScratch,
 // marks the row NaN (whatever is blended into it then no longer matters);
 // a tile of -Inf scores gets weights 0, whose blend still carries a value
 // row that is not finite into the row, as on every path.
-func (p *batchJob) weighTile(tk *batchTask, sc *taskScratch, r int, s []float32, j0 int) {
+func (p rowPath) weighTile(tk *batchTask, r int, s []float32, j0 int) {
+	sc := p.sc
 	if p.adjust {
 		p.adjustScores(s, sc.tmp, tk.b, tk.hs[r], tk.is[r], j0)
 	}
@@ -290,7 +308,8 @@ func rescale(o []float32, m, l, mt float32) (float32, float32) {
 // logits: the whole score row of row r of task tk, keys [start, end), is
 // formed in w (the weights output, or scratch), as in Memory.Attend; its
 // LSE is set too.
-func (p *batchJob) rowWithWeights(tk *batchTask, r int, w []float32, sc *taskScratch) {
+func (p rowPath) rowWithWeights(tk *batchTask, r int, w []float32) {
+	sc := p.sc
 	b, h, kh, i, start, end := tk.b, tk.hs[r], tk.kh, tk.is[r], min(tk.starts[r], tk.ends[r]), tk.ends[r]
 	o, qs, tmp, keep := p.out.Row(b, h, i), sc.qs[r*p.q.cols:(r+1)*p.q.cols], sc.tmp, maybe(p.keep(i), start, end-start)
 	clear(o)
@@ -361,35 +380,5 @@ func fillNaN(x []float32) { fillWith(x, float32(math.NaN())) }
 func fillWith(x []float32, v float32) {
 	for i := range x {
 		x[i] = v
-	}
-}
-
-// blendKept adds Σ w[i]·v[i] to acc over the kept rows (all if keep is
-// nil), one kernel call per run of consecutive kept rows: masked rows are
-// never read.
-func blendKept(acc, w, v []float32, stride int, keep []bool) {
-	blendKeptWith(acc, w, v, stride, keep, kernel.BlendRows)
-}
-
-// blendKeptWith is blendKept over value rows of E, blended by kernel.
-func blendKeptWith[E float32 | uint16](acc, w []float32, v []E, stride int, keep []bool, kernel func(acc, w []float32, v []E, stride int)) {
-	if len(acc) == 0 {
-		return
-	}
-	if keep == nil {
-		kernel(acc, w, v, stride)
-		return
-	}
-	for i := 0; i < len(keep); {
-		if !keep[i] {
-			i++
-			continue
-		}
-		k := i + 1
-		for k < len(keep) && keep[k] {
-			k++
-		}
-		kernel(acc, w[i:k], v[i*stride:], stride)
-		i = k
 	}
 }

@@ -58,7 +58,7 @@ func checkPerHead(op string, opt *BatchOptions, H int) error {
 // for Softcap, and on the block path a tile of all sixteen lanes (Softcap
 // runs on the whole lane tile, the bias is transposed into it, the ALiBi
 // terms are formed in it), with ALiBi's lanes after it.
-func (p *batchJob) tmpLen() int {
+func (p *batchPlan) tmpLen() int {
 	switch {
 	case p.block && p.opt.ALiBi != nil:
 		// The lane tile, then the ALiBi lanes (see carveTmp).
@@ -76,7 +76,7 @@ func (p *batchJob) tmpLen() int {
 // then Bias, then ALiBi. tmp holds at least one tile of floats when
 // Softcap is on. Called right after the scores are computed, before any
 // masking, on every path.
-func (p *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
+func (p *batchPlan) adjustScores(s, tmp []float32, b, h, i, j0 int) {
 	if c := p.opt.Softcap; c > 0 {
 		softcapScores(s, tmp, c)
 	}
@@ -94,8 +94,8 @@ func (p *batchJob) adjustScores(s, tmp []float32, b, h, i, j0 int) {
 // s[k*16+r] for row r of the task (see internal/kernel/block_generic.go). Softcap works on
 // every lane alike (the unused lanes hold zeros); the bias and the ALiBi
 // terms, each row's own head and position, are added lane by lane.
-func (p *batchJob) adjustBlock(s []float32, sc *taskScratch, tk *batchTask, j0 int) {
-	tmp := sc.tmp
+func (p blockPath) adjustBlock(s []float32, tk *batchTask, j0 int) {
+	tmp := p.sc.tmp
 	if c := p.opt.Softcap; c > 0 {
 		softcapScores(s, tmp, c)
 	}
@@ -118,7 +118,7 @@ func (p *batchJob) adjustBlock(s []float32, sc *taskScratch, tk *batchTask, j0 i
 		axpy(1, t, s)
 	}
 	if p.opt.ALiBi != nil {
-		p.alibiBlock(s, sc, tk, j0)
+		p.alibiBlock(s, tk, j0)
 	}
 }
 
@@ -126,13 +126,14 @@ func (p *batchJob) adjustBlock(s []float32, sc *taskScratch, tk *batchTask, j0 i
 // and returns the rest of x: the tile, and on the block path with ALiBi
 // two keys' weights (a lane each), their values (a row of tile columns
 // each) and a lane of slopes (see alibiLanes).
-func (p *batchJob) carveTmp(sc *taskScratch, x []float32) []float32 {
+func (p *batchPlan) carveTmp(sc *taskScratch, x []float32) []float32 {
 	n := p.tmpLen()
-	sc.tmp, x = x[:n], x[n:]
-	if p.block && p.opt.ALiBi != nil {
-		t, a := sc.tmp[:kernel.BlockRows*p.tile], sc.tmp[kernel.BlockRows*p.tile:]
-		sc.tmp, sc.alibiW, sc.alibiV, sc.slopes = t, a[:2*kernel.BlockRows], a[2*kernel.BlockRows:2*kernel.BlockRows+2*p.tile], a[2*kernel.BlockRows+2*p.tile:]
+	t, x := x[:n], x[n:]
+	if bs := &sc.blk; p.block && p.opt.ALiBi != nil {
+		a := t[kernel.BlockRows*p.tile:]
+		t, bs.alibiW, bs.alibiV, bs.slopes = t[:kernel.BlockRows*p.tile], a[:2*kernel.BlockRows], a[2*kernel.BlockRows:2*kernel.BlockRows+2*p.tile], a[2*kernel.BlockRows+2*p.tile:]
 	}
+	sc.row.tmp, sc.blk.tmp = t, t
 	return x
 }
 
@@ -144,7 +145,8 @@ func (p *batchJob) carveTmp(sc *taskScratch, x []float32) []float32 {
 // whether every distance is an exact float32 and so every product and sum
 // of the blend (|j|, |pos_r| <= 2^23), which the vector form needs; else
 // nothing is set.
-func (p *batchJob) alibiLanes(tk *batchTask, sc *taskScratch) bool {
+func (p blockPath) alibiLanes(tk *batchTask) bool {
+	sc := p.sc
 	const exact = 1 << 23
 	if p.k.rows > exact {
 		return false
@@ -172,12 +174,13 @@ func (p *batchJob) alibiLanes(tk *batchTask, sc *taskScratch) bool {
 // by its slope (one rounding) and added to the scores (one more): the
 // same bits as alibiScores, which otherwise forms each lane's terms in
 // turn.
-func (p *batchJob) alibiBlock(s []float32, sc *taskScratch, tk *batchTask, j0 int) {
+func (p blockPath) alibiBlock(s []float32, tk *batchTask, j0 int) {
+	sc := p.sc
 	n := len(s) / kernel.BlockRows
 	if j0 == tk.lo {
 		// The first tile of a pass over the task's keys (or over a chunk
 		// of them): runBlock's, or blockOutputs' second.
-		sc.lanesALiBi = p.alibiLanes(tk, sc)
+		sc.lanesALiBi = p.alibiLanes(tk)
 	}
 	if !sc.lanesALiBi {
 		for r := range tk.R {

@@ -28,11 +28,11 @@ const splitKeys = 1024
 
 // partLen is the size of one chunk's partial: the max and the sum of each
 // of the sixteen rows, then their outputs.
-func (p *batchJob) partLen() int { return 2*kernel.BlockRows + kernel.BlockRows*p.v.cols }
+func (p *batchPlan) partLen() int { return 2*kernel.BlockRows + kernel.BlockRows*p.v.cols }
 
 // chunkScratch is the scratch a task needs for its chunks: one partial and
 // the running max and sum.
-func (p *batchJob) chunkScratch() int {
+func (p *batchPlan) chunkScratch() int {
 	if p.chunks == 1 && !p.multi {
 		return 0
 	}
@@ -87,8 +87,8 @@ func (p *batchJob) partial(tk *batchTask, sc *taskScratch, c int, part []float32
 	tk.part = part[2*kernel.BlockRows:]
 	p.runKeys(tk, sc)
 	tk.part = nil
-	copy(part[:tk.R], sc.m[:tk.R])
-	copy(part[kernel.BlockRows:kernel.BlockRows+tk.R], sc.l[:tk.R])
+	copy(part[:tk.R], sc.row.m[:tk.R])
+	copy(part[kernel.BlockRows:kernel.BlockRows+tk.R], sc.row.l[:tk.R])
 }
 
 // fold merges chunk c's partial into the rows of task tk: the output rows
@@ -140,10 +140,10 @@ func (p *batchJob) finish(tk *batchTask, sc *taskScratch, n int) {
 }
 
 // item runs work item i of the call: task i, or, when the chunks of the
-// tasks are items of their own (parts is set), chunk i%chunks of task
+// tasks are items of their own (chunkWork), chunk i%chunks of task
 // i/chunks, its partial left in its slot for foldTask.
 func (p *batchJob) item(i int, ws *workerScratch) {
-	if p.parts == nil {
+	if !p.chunkWork {
 		p.runUnit(i, ws)
 		return
 	}

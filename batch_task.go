@@ -7,32 +7,36 @@ import (
 )
 
 // taskScratch is a worker's scratch memory as one task uses it, carved by
-// scratchFor.
+// scratchFor: the row path's (row), the block path's (blk), and the
+// chunks' state, which the task's driver (batchJob) keeps. Each path's
+// methods get only their own part (see rowPath and blockPath), so neither
+// can name the other's buffers.
 type taskScratch struct {
-	qs []float32 // the task's scaled queries, row by row
-	// qp holds them in pair order for the bfloat16 multi-row score where
-	// it takes them so (see pairedBF16), else nil.
-	qp   []float32
-	s    []float32 // a tile of one row's scores
-	m, l []float32 // each row's running max and running sum
-	// The block path's lanes (see internal/kernel/block_generic.go): the queries, the
-	// scores of a tile, the output, and the softmax state.
-	qt, st, ot, ml []float32
-	kw, vw         []float32 // 16-bit key and value rows, widened (see widenKeys)
-	seen           []float32 // keepCut's marks of the keys it checked
-	tmp            []float32 // the score stage's tile (see tmpLen)
-	row            []float32 // a score row when logits are wanted without the weights
+	row rowScratch
+	blk blockScratch
 	// For rows cut into chunks: a chunk's partial (see partLen) and the
 	// running max and sum of the chunks folded so far.
 	part, rm, rl []float32
-	// The block path's ALiBi distances as two keys of the blend kernel,
-	// their lane weights and value rows, and each lane's slope (see
-	// alibiLanes); lanesALiBi says they hold the task's.
-	alibiW, alibiV, slopes []float32
-	lanesALiBi             bool
-	// wide is the worker's widened head, shared by its tasks (see
-	// wideHead).
-	wide *wideHead
+}
+
+// taskRows is what both paths hold of a task's rows, over the same
+// floats: the scaled queries, row by row (the block path reads them into
+// its lanes), and each row's running max and sum (which the block path
+// leaves for the row path's tiles after it).
+type taskRows struct {
+	qs   []float32
+	m, l []float32
+}
+
+// rowScratch is the row path's scratch.
+type rowScratch struct {
+	taskRows
+	// qp holds the queries in pair order for the bfloat16 multi-row score
+	// where it takes them so (see pairedBF16), else nil.
+	qp  []float32
+	s   []float32 // a tile of one row's scores (of a group's rows, see multiGroup)
+	tmp []float32 // the score stage's tile (see tmpLen), the block path's tmp
+	row []float32 // a score row when logits are wanted without the weights
 	// ahead names the tile whose value rows the worker asked for last
 	// (see batch_ahead.go).
 	ahead *aheadMark
@@ -40,22 +44,41 @@ type taskScratch struct {
 	claim *itemClaim
 }
 
+// blockScratch is the block path's scratch.
+type blockScratch struct {
+	taskRows
+	// The lanes (see internal/kernel/block_generic.go): the queries, the
+	// scores of a tile, the output, and the softmax state.
+	qt, st, ot, ml []float32
+	kw, vw         []float32 // 16-bit key and value rows, widened (see widenKeys)
+	seen           []float32 // keepCut's marks of the keys it checked
+	tmp            []float32 // the score stage's lane tile (see tmpLen), the row path's tmp
+	// The ALiBi distances as two keys of the blend kernel, their lane
+	// weights and value rows, and each lane's slope (see alibiLanes);
+	// lanesALiBi says they hold the task's.
+	alibiW, alibiV, slopes []float32
+	lanesALiBi             bool
+	// wide is the worker's widened head, shared by its tasks (see
+	// wideHead).
+	wide *wideHead
+}
+
 // scratchFor carves the worker's scratch for a task of R rows, growing it
 // first if it is too small.
-func (p *batchJob) scratchFor(ws *workerScratch, R int) taskScratch {
+func (p *batchPlan) scratchFor(ws *workerScratch, R int) taskScratch {
 	n := p.scratchLen(R)
 	if cap(ws.buf) < n {
 		ws.buf = make([]float32, n)
 	}
 	var sc taskScratch
 	p.carve(&sc, ws.buf[:n], R)
-	sc.wide, sc.ahead, sc.claim = &ws.wide, &ws.ahead, &ws.claim
+	sc.blk.wide, sc.row.ahead, sc.row.claim = &ws.wide, &ws.ahead, &ws.claim
 	return sc
 }
 
 // scratchPair carves the worker's scratch for two tasks of sixteen rows
 // run together (see runPair), growing it first if it is too small.
-func (p *batchJob) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
+func (p *batchPlan) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
 	n := p.scratchLen(kernel.BlockRows)
 	if cap(ws.buf) < 2*n {
 		ws.buf = make([]float32, 2*n)
@@ -63,14 +86,14 @@ func (p *batchJob) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
 	x := ws.buf[:2*n]
 	p.carve(sc0, x[:n], kernel.BlockRows)
 	p.carve(sc1, x[n:], kernel.BlockRows)
-	sc0.wide, sc1.wide = &ws.wide, &ws.wide
-	sc0.ahead, sc1.ahead = &ws.ahead, &ws.ahead
+	sc0.blk.wide, sc1.blk.wide = &ws.wide, &ws.wide
+	sc0.row.ahead, sc1.row.ahead = &ws.ahead, &ws.ahead
 }
 
 // scratchLen returns how many floats a task of R rows needs. Beyond the
 // online softmax's state a task needs a tile of exponentials for Softcap,
 // and a score row when logits are wanted without the weights.
-func (p *batchJob) scratchLen(R int) int {
+func (p *batchPlan) scratchLen(R int) int {
 	dk, dv := p.q.cols, p.v.cols
 	need := R*dk + p.tile + 2*R
 	if p.pairsQueries() {
@@ -96,40 +119,50 @@ func (p *batchJob) scratchLen(R int) int {
 }
 
 // carve carves x, scratchLen(R) floats, into sc, zero, for a task of R
-// rows. Filled in place: the 504 bytes of a taskScratch returned and
+// rows: the two paths' scratch hold the same taskRows and score-stage
+// tile. Filled in place: the 504 bytes of a taskScratch returned and
 // copied twice a pair took 1% of a prefill's time.
-func (p *batchJob) carve(sc *taskScratch, x []float32, R int) {
-	dk, dv := p.q.cols, p.v.cols
-	sc.qs, x = x[:R*dk], x[R*dk:]
-	sc.qp = nil
+func (p *batchPlan) carve(sc *taskScratch, x []float32, R int) {
+	dk, rs := p.q.cols, &sc.row
+	rs.qs, x = x[:R*dk], x[R*dk:]
+	rs.qp = nil
 	if p.pairsQueries() {
-		sc.qp, x = x[:R*dk], x[R*dk:]
+		rs.qp, x = x[:R*dk], x[R*dk:]
 	}
 	ns := p.tile
 	if p.multi {
 		ns *= p.multiGroup(R)
 	}
-	sc.s, x = x[:ns], x[ns:]
-	sc.m, sc.l, x = x[:R], x[R:2*R], x[2*R:]
+	rs.s, x = x[:ns], x[ns:]
+	rs.m, rs.l, x = x[:R], x[R:2*R], x[2*R:]
 	if p.block {
-		sc.qt, x = x[:kernel.BlockRows*dk], x[kernel.BlockRows*dk:]
-		sc.st, x = x[:kernel.BlockRows*p.tile], x[kernel.BlockRows*p.tile:]
-		sc.ot, x = x[:kernel.BlockRows*dv], x[kernel.BlockRows*dv:]
-		sc.ml, x = x[:laneStates*kernel.BlockRows], x[laneStates*kernel.BlockRows:]
-		if p.opt.Keep != nil {
-			sc.seen, x = x[:p.k.rows], x[p.k.rows:]
-		}
-		if p.kt != F32 {
-			w := widenKeys(max(dk, dv))
-			sc.kw, x = x[:w*dk], x[w*dk:]
-			sc.vw, x = x[:w*dv], x[w*dv:]
-		}
+		sc.blk.taskRows = rs.taskRows
+		x = p.carveLanes(&sc.blk, x)
 	}
 	x = p.carveTmp(sc, x)
 	if n := p.chunkScratch(); n > 0 {
 		sc.part, sc.rm, sc.rl, x = x[:n-2*kernel.BlockRows], x[n-2*kernel.BlockRows:n-kernel.BlockRows], x[n-kernel.BlockRows:n], x[n:]
 	}
-	sc.row = x
+	rs.row = x
+}
+
+// carveLanes carves the block path's lanes and widened rows from x into
+// bs and returns the rest of x.
+func (p *batchPlan) carveLanes(bs *blockScratch, x []float32) []float32 {
+	dk, dv := p.q.cols, p.v.cols
+	bs.qt, x = x[:kernel.BlockRows*dk], x[kernel.BlockRows*dk:]
+	bs.st, x = x[:kernel.BlockRows*p.tile], x[kernel.BlockRows*p.tile:]
+	bs.ot, x = x[:kernel.BlockRows*dv], x[kernel.BlockRows*dv:]
+	bs.ml, x = x[:laneStates*kernel.BlockRows], x[laneStates*kernel.BlockRows:]
+	if p.opt.Keep != nil {
+		bs.seen, x = x[:p.k.rows], x[p.k.rows:]
+	}
+	if p.kt != F32 {
+		w := widenKeys(max(dk, dv))
+		bs.kw, x = x[:w*dk], x[w*dk:]
+		bs.vw, x = x[:w*dv], x[w*dv:]
+	}
+	return x
 }
 
 // run computes task t: up to sixteen packed query rows of one (batch,
@@ -163,9 +196,9 @@ func (p *batchJob) run(t int, ws *workerScratch) {
 		}
 	}
 	tk.part = nil
-	p.finishRows(&tk, sc.m, sc.l)
-	if p.rowPath {
-		p.blockOutputs(&tk, &sc, cut)
+	p.finishRows(&tk, sc.row.m, sc.row.l)
+	if p.wantRows {
+		p.rowPathOf(&sc).blockOutputs(&tk, cut)
 	}
 }
 
@@ -174,31 +207,32 @@ func (p *batchJob) run(t int, ws *workerScratch) {
 // running sum. It reports how many keys the block path took and whether
 // the rows are already finished (the direct block path, or whole rows).
 func (p *batchJob) runKeys(tk *batchTask, sc *taskScratch) (cut int, done bool) {
-	cut = p.blockCut(tk, sc)
+	rp, bp := p.rowPathOf(sc), p.blockPathOf(sc)
+	cut = bp.blockCut(tk)
 	// When the block kernels take every key and no weights or logits are
 	// wanted, the queries go from the tensor straight into the lanes and
 	// the outputs straight back, normalised; otherwise the row path needs
 	// the scaled queries as rows.
-	direct := !p.rowPath && cut > tk.lo && cut == tk.last && tk.single && tk.part == nil
+	direct := !p.wantRows && cut > tk.lo && cut == tk.last && tk.single && tk.part == nil
 	if !direct {
-		p.scaledQueries(tk, sc)
+		p.scaledQueries(tk, &sc.row)
 	}
 	// Weights and logits come from the block path when it takes every key
 	// the rows attend, else from whole rows.
-	if p.rowPath && (cut == 0 || cut < tk.last) {
-		p.wholeRows(tk, sc)
+	if p.wantRows && (cut == 0 || cut < tk.last) {
+		rp.wholeRows(tk)
 		return cut, true
 	}
 	if cut == tk.lo {
 		for r := range tk.R {
 			clear(p.acc(tk, r))
-			sc.m[r], sc.l[r] = float32(math.Inf(-1)), 0
+			sc.row.m[r], sc.row.l[r] = float32(math.Inf(-1)), 0
 		}
 	} else {
-		p.runBlock(tk, sc, cut, direct)
+		bp.runBlock(tk, cut, direct)
 	}
 	if !direct {
-		p.tailTiles(tk, sc, cut)
+		rp.tailTiles(tk, cut)
 	}
 	return cut, direct
 }
@@ -208,7 +242,7 @@ func (p *batchJob) runKeys(tk *batchTask, sc *taskScratch) (cut int, done bool) 
 // block attends (and, under a keep-mask, those before a masked key whose
 // value row is not finite); the rest go row by row. tk.lo when the rows
 // are too few for the block kernels.
-func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
+func (p blockPath) blockCut(tk *batchTask) int {
 	if !p.block {
 		return tk.lo
 	}
@@ -224,13 +258,14 @@ func (p *batchJob) blockCut(tk *batchTask, sc *taskScratch) int {
 		cut = tk.last
 	}
 	if p.opt.Keep != nil && cut > tk.lo {
-		cut = p.keepCut(tk, cut, sc.seen)
+		cut = p.keepCut(tk, cut, p.sc.seen)
 	}
 	return cut
 }
 
-// scaledQueries copies the queries of task tk into sc.qs, scaled.
-func (p *batchJob) scaledQueries(tk *batchTask, sc *taskScratch) {
+// scaledQueries copies the queries of task tk into sc.qs, scaled (and
+// into sc.qp in pair order where the row path takes them so).
+func (p *batchPlan) scaledQueries(tk *batchTask, sc *rowScratch) {
 	dk := p.q.cols
 	for r := range tk.R {
 		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.hs[r], tk.is[r]))
@@ -243,31 +278,32 @@ func (p *batchJob) scaledQueries(tk *batchTask, sc *taskScratch) {
 
 // pairsQueries reports whether a task's scratch holds its queries in pair
 // order too: for the bfloat16 multi-row score where it takes them so.
-func (p *batchJob) pairsQueries() bool { return p.multi && p.kt == BF16 && kernel.PairedBF16() }
+func (p *batchPlan) pairsQueries() bool { return p.multi && p.kt == BF16 && kernel.PairedBF16() }
 
 // wholeRows computes every row of task tk by rowWithWeights, its score row
 // formed in the weights output, or in scratch when only logits are wanted.
-func (p *batchJob) wholeRows(tk *batchTask, sc *taskScratch) {
+func (p rowPath) wholeRows(tk *batchTask) {
 	for r := range tk.R {
-		w := sc.row
+		w := p.sc.row
 		if p.w != nil {
 			w = p.w.Row(tk.b, tk.hs[r], tk.is[r])
 		}
-		p.rowWithWeights(tk, r, w, sc)
+		p.rowWithWeights(tk, r, w)
 	}
 }
 
 // tailTiles runs the keys from cut on through the online softmax, a tile
 // at a time for every row of task tk, each row up to its end. A row whose
 // sum is NaN is done with.
-func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
+func (p rowPath) tailTiles(tk *batchTask, cut int) {
+	sc := p.sc
 	for j0 := cut; j0 < tk.last; j0 += p.tile {
 		if js, n := tk.common(j0, p.tile); p.multi && n > 0 {
 			// The multi-row kernels take one run of rows: a ring's
 			// tile is cut where its rows wrap.
 			for n > 0 {
 				m := p.within(tk.b, js, n)
-				p.tileRows(tk, sc, js, m)
+				p.tileRows(tk, js, m)
 				js, n = js+m, n-m
 			}
 			continue
@@ -275,7 +311,7 @@ func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 		for r := range tk.R {
 			js := max(j0, tk.starts[r])
 			if n := min(j0+p.tile, tk.ends[r]) - js; n > 0 && sc.l[r] == sc.l[r] {
-				sc.m[r], sc.l[r] = p.tileOnline(tk, r, sc, js, n)
+				sc.m[r], sc.l[r] = p.tileOnline(tk, r, js, n)
 			}
 		}
 	}
@@ -284,7 +320,7 @@ func (p *batchJob) tailTiles(tk *batchTask, sc *taskScratch, cut int) {
 // finishRows normalises the outputs of task tk by their sums l (and
 // sinks), given their maxima m, and sets their LSE: after every chunk of
 // a row is folded, so the sink enters the denominator once.
-func (p *batchJob) finishRows(tk *batchTask, m, l []float32) {
+func (p *batchPlan) finishRows(tk *batchTask, m, l []float32) {
 	for r := range tk.R {
 		b, h, i := tk.b, tk.hs[r], tk.is[r]
 		o := p.out.Row(b, h, i)
@@ -308,7 +344,7 @@ func (p *batchJob) finishRows(tk *batchTask, m, l []float32) {
 // output), else nil. Blending there saves copying each row out of
 // scratch, a tenth of a decode step over one key (measured:
 // docs/performance/amd-epyc-zen4.md#the-next-task-taken-ahead-and-blends-in-place-from-code-comments).
-func (p *batchJob) outRun(tk *batchTask) []float32 {
+func (p *batchPlan) outRun(tk *batchTask) []float32 {
 	o, dv := p.out, p.v.cols
 	at := func(r int) int { return tk.b*o.bs + tk.hs[r]*o.hs + tk.is[r]*o.rs }
 	base := at(0)

@@ -990,7 +990,7 @@ func TestNextTileStaysInTheRowsKeys(t *testing.T) {
 			t.Errorf("window %d: after the last task, taking none: task %d, item %d, want none and 2", window, nt, claim.item)
 		}
 		// A chunk that is a work item of its own ends at its last key.
-		p.parts = make([]float32, 1)
+		p.chunkWork = true
 		tk.keys(splitKeys, 2*splitKeys)
 		if _, nt, _ := p.nextTile(&tk, 2*splitKeys-tile, tile, nil); nt != -1 {
 			t.Errorf("window %d: after a chunk item's last tile: task %d, want none", window, nt)

@@ -36,7 +36,7 @@ const wideHeadBytes = 512 << 10
 
 // widensHeads reports whether the call's block path reads a 16-bit
 // cache's rows from a head widened once per worker (see wideHead).
-func (p *batchJob) widensHeads() bool {
+func (p *batchPlan) widensHeads() bool {
 	return p.block && p.kt != F32 && 4*p.k.rows*(p.k.cols+p.v.cols) <= wideHeadBytes
 }
 
@@ -44,8 +44,8 @@ func (p *batchJob) widensHeads() bool {
 // from key 0 (dk and dv floats a row), widening them into the worker's
 // scratch first unless it holds them already; ok is false where the call
 // does not widen whole heads.
-func (p *batchJob) wideRows(sc *taskScratch, b, kh int) (k, v []float32, ok bool) {
-	w := sc.wide
+func (p blockPath) wideRows(b, kh int) (k, v []float32, ok bool) {
+	w := p.sc.wide
 	if w == nil || !p.widensHeads() {
 		return nil, nil, false
 	}
