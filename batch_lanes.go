@@ -45,15 +45,16 @@ func lanesIn(ls []float32, R int, row func(r int) []float32) {
 // AttendMany's) share: one call works on blockTile keys (blockTileWhole
 // where Batched's blend takes a whole tile per call, see blockTileKeys),
 // fewer for long rows so that no call runs longer than the per-row
-// kernels' budget, blockBudget (Go cannot preempt assembly); the blend
-// walks a tile's value rows in runs of about blendRunBytes (see blendRun);
-// a block's softmax state is laneStates rows of lanes (see
-// internal/kernel/block_generic.go: the running max, the running sum, the
-// rescale factor and the max the weights are taken against).
+// kernels' budget, blockBudget (kernel.MaxCall: Go cannot preempt
+// assembly); the blend walks a tile's value rows in runs of about
+// blendRunBytes (see blendRun); a block's softmax state is laneStates rows
+// of lanes (see internal/kernel/block_generic.go: the running max, the
+// running sum, the rescale factor and the max the weights are taken
+// against).
 const (
 	blockTile      = 128
 	blockTileWhole = 256
-	blockBudget    = 1 << 16
+	blockBudget    = kernel.MaxCall
 	blendRunBytes  = 8 << 10
 	laneStates     = 4
 )

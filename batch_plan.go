@@ -15,7 +15,8 @@ import (
 // group's g·Tq rows is query p%Tq of head kh·g + p/Tq. A task of a
 // decode step (Tq = 1) thus holds every query head of a group, which all
 // read one pass of that head's keys and values instead of one each.
-const batchQueryBlock = 16
+// A task's rows fill the lanes of one block of the block kernels.
+const batchQueryBlock = kernel.BlockRows
 
 // keyTile is the number of keys the online softmax takes at a time. The
 // block path's tiles stay in L1 or L2 (see blockTileKeys). On the row path each row
