@@ -139,8 +139,8 @@ func (p *batchJob) partialPair(tk0, tk1 *batchTask, sc0, sc1 *taskScratch, c int
 		tk.part = scs[i].part[2*kernel.BlockRows:]
 	}
 	if bp := p.blockPairOf(sc0, sc1); bp.pairKeys(tks) {
-		p.scaledQueries(tk0, &sc0.row)
-		p.scaledQueries(tk1, &sc1.row)
+		p.rowPathOf(sc0).scaledQueries(tk0)
+		p.rowPathOf(sc1).scaledQueries(tk1)
 		bp.runBlockPair(tks, false)
 	} else {
 		p.runKeys(tk0, sc0)

@@ -9,9 +9,10 @@ import (
 
 // rowPath is the row path of one task: the plan and the task's row
 // scratch, which holds none of the block path's buffers (see
-// blockPath). Its methods are the online softmax tile by tile (tailTiles,
-// tileOnline, and tileRows through the multi-row kernels) and the whole
-// score rows of weights and logits (wholeRows, rowWithWeights,
+// blockPath). Its methods are the task's scaled queries (scaledQueries,
+// which the block path reads too), the online softmax tile by tile
+// (tailTiles, tileOnline, and tileRows through the multi-row kernels) and
+// the whole score rows of weights and logits (wholeRows, rowWithWeights,
 // blockOutputs).
 type rowPath struct {
 	*batchPlan

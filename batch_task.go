@@ -215,7 +215,7 @@ func (p *batchJob) runKeys(tk *batchTask, sc *taskScratch) (cut int, done bool) 
 	// the scaled queries as rows.
 	direct := !p.wantRows && cut > tk.lo && cut == tk.last && tk.single && tk.part == nil
 	if !direct {
-		p.scaledQueries(tk, &sc.row)
+		rp.scaledQueries(tk)
 	}
 	// Weights and logits come from the block path when it takes every key
 	// the rows attend, else from whole rows.
@@ -265,7 +265,8 @@ func (p blockPath) blockCut(tk *batchTask) int {
 
 // scaledQueries copies the queries of task tk into sc.qs, scaled (and
 // into sc.qp in pair order where the row path takes them so).
-func (p *batchPlan) scaledQueries(tk *batchTask, sc *rowScratch) {
+func (p rowPath) scaledQueries(tk *batchTask) {
+	sc := p.sc
 	dk := p.q.cols
 	for r := range tk.R {
 		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.hs[r], tk.is[r]))
