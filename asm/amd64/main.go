@@ -24,11 +24,17 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-var calib = flag.Bool("calib", false, "generate the calibration kernels of internal/calib instead (see calib.go)")
+var (
+	calib        = flag.Bool("calib", false, "generate the calibration kernels of internal/calib instead (see calib.go)")
+	experimental = flag.Bool("experimental", false, "generate the functions the kernel table makes experimental instead, for the files built with the "+kernels.ExperimentalTag+" tag")
+)
 
 func main() {
 	flag.Parse()
 	ConstraintExpr("!purego")
+	if *experimental {
+		ConstraintExpr(kernels.ExperimentalTag)
+	}
 	if *calib {
 		genCalib()
 		Generate()
@@ -37,6 +43,9 @@ func main() {
 	pkg, ok := kernels.PkgNamed(flag.Lookup("pkg").Value.String())
 	if !ok {
 		log.Fatal("amd64: -pkg must be attention (the exported family) or kernel (internal/kernel)")
+	}
+	if *experimental && pkg != kernels.Engine {
+		log.Fatal("amd64: -experimental goes with -pkg kernel: only internal/kernel has variants")
 	}
 	for _, im := range kernels.For("amd64") {
 		generate(im, generators[im.Name], pkg)
@@ -54,20 +63,22 @@ var avx2, avx512 = map[string]func(){}, map[string]func(){}
 // fn is the name of the function being generated, for its labels.
 var fn string
 
-// generate emits every function of the table that im provides, with the
-// signature and contract the table gives, and fails on a function without
-// a generator or a generator without a function (of the whole table:
-// package pkg has only its own kernels).
+// generate emits every function of the table that im provides in the
+// tier being generated (Experimental with -experimental, else
+// Production), with the signature and contract the table gives, and fails
+// on a function without a generator or a generator without a function (of
+// the whole table: package pkg has only its own kernels, and a run only
+// its tier's).
 func generate(im kernels.Impl, gens map[string]func(), pkg kernels.Pkg) {
 	used := map[string]bool{}
 	for _, k := range kernels.All {
-		for _, f := range k.Funcs(k.Use(im.Name)) {
+		for _, f := range k.Funcs(im.Name) {
 			body, ok := gens[f.Stem]
 			if !ok {
 				log.Fatalf("%s: no generator for %s%s (kernel %s)", im.Name, f.Stem, im.Suffix, k.Name)
 			}
 			used[f.Stem] = true
-			if !k.In(pkg) {
+			if !k.In(pkg) || (f.Tier == kernels.Experimental) != *experimental {
 				continue
 			}
 			fn = f.Stem + im.Suffix

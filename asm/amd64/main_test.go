@@ -50,7 +50,18 @@ func TestGeneratedCode(t *testing.T) {
 }
 
 // The committed files, internal/kernel's and the root's, are what the
-// generator produces now.
+// generator produces now; so are internal/kernel's experimental ones
+// (empty while every variant is in production).
 func TestCommittedFilesAreCurrent(t *testing.T) {
 	gentest.CheckCommittedKernels(t, "amd64")
+	asm, stubs := gentest.GenerateArgs(t, "e.s", "e.go", "-experimental", "-pkg", "kernel")
+	for _, f := range [][]byte{asm, stubs} {
+		if !strings.Contains(string(f), "//go:build !purego && attention_experimental") {
+			t.Error("an experimental file lacks //go:build !purego && attention_experimental")
+		}
+	}
+	gentest.CheckCommitted(t, map[string][]byte{
+		"../../internal/kernel/zkernel_exp_amd64.s":  asm,
+		"../../internal/kernel/zkernel_exp_amd64.go": stubs,
+	})
 }

@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/glancelab/attention/internal/kernels"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -12,13 +13,51 @@ import (
 // The multi-row kernels serve the row path when a few query rows (the
 // query heads of a grouped decode step) walk the same keys: each key's
 // row of K or V is loaded once for all of them, where the one-row kernels
-// would read it once per query row. Each takes 1 to 4 rows, with a code
-// path per row count; the row count divides the slices' lengths, done by
+// would read it once per query row. Each takes 1 to 4 rows, with a
+// function per row count (the kernel table's variants, which the front
+// chooses from); the row count divides the slices' lengths, done by
 // multiplying with its reciprocal (the lengths are below 2³²).
 
 func init() {
-	avx2["scoreRowsMulti"] = genScoreRowsMulti
-	avx2["blendRowsMulti"] = genBlendRowsMulti
+	rowFuncs(avx2, "scoreRowsMulti", 1, 4, false, func(R int, ask bool) {
+		scoreMulti(R)
+		epilogue("smulti")
+	})
+	rowFuncs(avx2, "blendRowsMulti", 1, 4, true, func(R int, ask bool) {
+		blendMulti(R, askPrefix("bmulti", ask), ask)
+		epilogue(askPrefix("bmulti", ask))
+	})
+}
+
+// rowFuncs registers gen, for each row count R in lo..hi, as the generator
+// of kernel stem's function of R rows, and with asks of its asking copy
+// too (gen's ask set), each a variant of the kernel table
+// (kernels.Variant).
+func rowFuncs(gens map[string]func(), stem string, lo, hi int, asks bool, gen func(R int, ask bool)) {
+	for R := lo; R <= hi; R++ {
+		for _, ask := range []bool{false, true} {
+			if ask && !asks {
+				continue
+			}
+			gens[stem+kernels.Variant{Rows: R, Asks: ask}.Suffix()] = func() { gen(R, ask) }
+		}
+	}
+}
+
+// askPrefix is the prefix of an asking copy's labels: base+"a".
+func askPrefix(base string, ask bool) string {
+	if ask {
+		return base + "a"
+	}
+	return base
+}
+
+// epilogue ends a multi-row function at prefix+"_done", where every path
+// of its body ends.
+func epilogue(prefix string) {
+	Label(prefix + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 // divConst sets x = x/R for R in 1..8 and x < 2³¹ (2³² but for 7): a
@@ -53,20 +92,6 @@ func divConst(x Register, R int) {
 	}
 }
 
-// byRows jumps to the code path for the row count: prefix_R for R = 1..4
-// (4 for anything above 3).
-func byRows(rows Register, prefix string) { byRowsIn(rows, prefix, 1, 4) }
-
-// byRowsIn jumps to prefix_R for the row count R in lo..hi (hi for
-// anything above hi-1).
-func byRowsIn(rows Register, prefix string, lo, hi int) {
-	for R := lo; R < hi; R++ {
-		CMPQ(rows, U8(R))
-		JE(LabelRef(fmt.Sprintf("%s_%d", prefix, R)))
-	}
-	JMP(LabelRef(fmt.Sprintf("%s_%d", prefix, hi)))
-}
-
 // rowRegs holds a base pointer and the byte distance between its rows, with
 // three times that, for rowAddr; p4, if not nil, points four rows on, for
 // rows 4 to 7.
@@ -96,25 +121,6 @@ func (r rowRegs) advance(n uint8) {
 
 func (r rowRegs) at(i int) Mem { return rowAddr(r.p, r.p4, r.s, r.s3, i) }
 
-// genScoreRowsMulti: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c]. Keys go in
-// blocks of KP (8/R, 2 for three rows), their chunks of eight columns
-// loaded once and multiplied with the same chunk of every query row: R·KP
-// independent accumulators, whose sums come out of one horizontal-add
-// tree. The last keys go one at a time.
-func genScoreRowsMulti() {
-	for R := 1; R <= 4; R++ {
-		if R == 1 {
-			rows := Load(Param("rows"), GP64())
-			byRows(rows, "smulti")
-		}
-		Label(fmt.Sprintf("smulti_%d", R))
-		scoreMulti(R)
-	}
-	Label("smulti_done")
-	VZEROUPPER()
-	RET()
-}
-
 // multiShape loads the pointers and sizes both multi-row kernels share: the
 // output rows (o, n elements a row), the per-row inputs (w, d elements a
 // row) and the key rows (kv, stride bytes apart).
@@ -139,6 +145,11 @@ func loadMultiOf(R int, out, in, keys string, shift uint8) multiShape {
 	return m
 }
 
+// scoreMulti: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for R rows. Keys go
+// in blocks of KP (8/R, 2 for three rows), their chunks of eight columns
+// loaded once and multiplied with the same chunk of every query row: R·KP
+// independent accumulators, whose sums come out of one horizontal-add
+// tree. The last keys go one at a time. It ends at smulti_done.
 func scoreMulti(R int) {
 	m := loadMulti(R, "dst", "q", "k")
 	name := fmt.Sprintf("smulti%d", R)
@@ -161,7 +172,6 @@ func scoreMulti(R int) {
 		JMP(LabelRef(loop))
 		Label(next)
 	}
-	JMP(LabelRef("smulti_done"))
 }
 
 // multiScoreKeys lists, by row count, the blocks of keys the multi-row
@@ -359,7 +369,7 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 // docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
 var multiBlendCols = map[int]int{1: 8, 2: 4, 3: 4, 4: 3}
 
-// genBlendRowsMulti: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
+// blendMulti: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
 // go in blocks of C vectors (multiBlendCols) whose R·C accumulators stay
 // in registers while the keys stream past: per key, R broadcast weights
 // and C loads of the value row feed R·C FMAs. Then single vectors, then a
@@ -371,16 +381,13 @@ var multiBlendCols = map[int]int{1: 8, 2: 4, 3: 4, 4: 3}
 // rows of one computation. Two streams also keep more cache misses in
 // flight than one when V comes from memory.
 //
-// With next not empty the kernel runs a copy of itself that asks for the
+// With next not empty the front calls a copy of it that asks for the
 // lines of next as it goes (see blendColumns); the copy without asks for
 // nothing, which a call whose V is in cache would pay for in load slots.
-func genBlendRowsMulti() {
-	askingByRows("bmulti", blendMulti)
-}
-
+//
 // blendMulti emits the blend of R rows, its labels named from prefix,
-// asking for the lines of next if prefix ends in "a".
-func blendMulti(R int, prefix string) {
+// asking for the lines of next if ask is set; it ends at prefix+"_done".
+func blendMulti(R int, prefix string, ask bool) {
 	m := loadMulti(R, "w", "acc", "v")
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
@@ -392,7 +399,7 @@ func blendMulti(R int, prefix string) {
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	var pf Register // where the lines asked for ahead go on
-	if strings.HasSuffix(prefix, "a") {
+	if ask {
 		pf = Load(Param("next").Base(), GP64())
 	}
 	for _, P := range []int{multiBlendCols[R], 1} {
@@ -410,7 +417,6 @@ func blendMulti(R int, prefix string) {
 	TESTQ(m.d, m.d)
 	JZ(LabelRef(done))
 	blendColumns(R, 1, m, db, nb, pf, name+"_tail", tailMask(m.d))
-	JMP(LabelRef(done))
 }
 
 // blendColumns emits the blend of P vectors of columns (one masked vector

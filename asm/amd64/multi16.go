@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -18,63 +17,65 @@ import (
 // the blends always.
 
 func init() {
-	avx2["scoreRowsMultiF16"] = func() { genScoreRowsMulti16(widenF16, false) }
-	avx2["scoreRowsMultiBF16"] = func() { genScoreRowsMulti16(widenBF16, true) }
-	avx2["scoreRowsMultiPairedBF16"] = func() {
+	rowFuncs(avx2, "scoreRowsMultiF16", 1, 4, false, func(R int, ask bool) {
+		scoreMulti16(R, widenF16, false)
+		epilogue("smulti16")
+	})
+	rowFuncs(avx2, "scoreRowsMultiBF16", 1, 4, false, func(R int, ask bool) {
+		scoreMulti16(R, widenBF16, true)
+		epilogue("smulti16")
+	})
+	rowFuncs(avx2, "scoreRowsMultiPairedBF16", 1, 4, false, func(R int, ask bool) {
 		paired = true
 		defer func() { paired = false }()
-		genScoreRowsMulti16(widenBF16, true)
-	}
-	avx2["blendRowsMultiF16"] = func() { genBlendRowsMulti16(widenF16, false) }
-	avx2["blendRowsMultiBF16"] = func() { genBlendRowsMulti16(widenBF16, true) }
+		scoreMulti16(R, widenBF16, true)
+		epilogue("smulti16")
+	})
+	rowFuncs(avx2, "blendRowsMultiF16", 1, 4, true, func(R int, ask bool) {
+		blendMulti16(R, askPrefix("bmulti16", ask), ask, widenF16, false)
+		epilogue(askPrefix("bmulti16", ask))
+	})
+	rowFuncs(avx2, "blendRowsMultiBF16", 1, 4, true, func(R int, ask bool) {
+		blendMulti16(R, askPrefix("bmulti16", ask), ask, widenBF16, true)
+		epilogue(askPrefix("bmulti16", ask))
+	})
 }
 
-// genScoreRowsMulti16: dst[r*n+j] = Σ_c widen(k[j*stride+c])*q[r*d+c], in
-// genScoreRowsMulti's blocks of keys. With pairs (bfloat16) the columns go
-// sixteen at a time first, as in scorePairsBF16, which fixes which lane
-// each product is added in.
-func genScoreRowsMulti16(w widen16, pairs bool) {
-	for R := 1; R <= 4; R++ {
-		if R == 1 {
-			rows := Load(Param("rows"), GP64())
-			byRows(rows, "smulti16")
-		}
-		Label(fmt.Sprintf("smulti16_%d", R))
-		m := loadMultiOf(R, "dst", "q", "k", 1)
-		name := fmt.Sprintf("smulti16%d", R)
-		db, nb := GP64(), GP64()
-		MOVQ(m.d, db)
-		SHLQ(U8(2), db)
-		MOVQ(m.n, nb)
-		SHLQ(U8(2), nb)
-		keys := multiScoreKeys[R]
-		if pairs {
-			// Four rows' pairs of key halves beside twelve accumulators
-			// would not fit: two keys a block. Otherwise the 16-bit
-			// kernels take the float32 kernels' wider blocks, which pay
-			// over an f16 cache too (measured:
-			// docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
-			keys = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {2, 1}, 4: {2, 1}}[R]
-		}
-		for _, P := range keys {
-			loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
-			Label(loop)
-			CMPQ(m.n, U8(P))
-			JL(LabelRef(next))
-			scoreKeys16(R, P, m, db, nb, loop, w, pairs)
-			ADDQ(U8(4*P), m.o)
-			for range P {
-				ADDQ(m.stride, m.kv)
-			}
-			SUBQ(U8(P), m.n)
-			JMP(LabelRef(loop))
-			Label(next)
-		}
-		JMP(LabelRef("smulti16_done"))
+// scoreMulti16: dst[r*n+j] = Σ_c widen(k[j*stride+c])*q[r*d+c] for R
+// rows, in scoreMulti's blocks of keys; it ends at smulti16_done. With
+// pairs (bfloat16) the columns go sixteen at a time first, as in
+// scorePairsBF16, which fixes which lane each product is added in.
+func scoreMulti16(R int, w widen16, pairs bool) {
+	m := loadMultiOf(R, "dst", "q", "k", 1)
+	name := fmt.Sprintf("smulti16%d", R)
+	db, nb := GP64(), GP64()
+	MOVQ(m.d, db)
+	SHLQ(U8(2), db)
+	MOVQ(m.n, nb)
+	SHLQ(U8(2), nb)
+	keys := multiScoreKeys[R]
+	if pairs {
+		// Four rows' pairs of key halves beside twelve accumulators
+		// would not fit: two keys a block. Otherwise the 16-bit
+		// kernels take the float32 kernels' wider blocks, which pay
+		// over an f16 cache too (measured:
+		// docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
+		keys = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {2, 1}, 4: {2, 1}}[R]
 	}
-	Label("smulti16_done")
-	VZEROUPPER()
-	RET()
+	for _, P := range keys {
+		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
+		Label(loop)
+		CMPQ(m.n, U8(P))
+		JL(LabelRef(next))
+		scoreKeys16(R, P, m, db, nb, loop, w, pairs)
+		ADDQ(U8(4*P), m.o)
+		for range P {
+			ADDQ(m.stride, m.kv)
+		}
+		SUBQ(U8(P), m.n)
+		JMP(LabelRef(loop))
+		Label(next)
+	}
 }
 
 // scoreKeys16 emits the scores of P keys from m.kv against the R query
@@ -266,25 +267,21 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 	}
 }
 
-// genBlendRowsMulti16: acc[r*d+c] += Σ_j w[r*n+j]*widen(v[j*stride+c]), in
-// genBlendRowsMulti's blocks of columns (multiBlendCols, then single
-// vectors, then a masked tail) but one stream of keys in
-// order, genBlendRows16's. Its bfloat16 pairs change no column's order of
-// sums, so the plain widening serves both formats.
+// blendMulti16: acc[r*d+c] += Σ_j w[r*n+j]*widen(v[j*stride+c]) for R
+// rows, in blendMulti's blocks of columns (multiBlendCols, then single
+// vectors, then a masked tail) but one stream of keys in order,
+// genBlendRows16's. Its bfloat16 pairs change no column's order of sums,
+// so the plain widening serves both formats.
 //
-// With next not empty the kernel runs a copy of itself that asks for the
-// lines of next as it goes (see blendColumns16), as genBlendRowsMulti's
-// does; the copy without asks for nothing.
+// With next not empty the front calls a copy of it that asks for the
+// lines of next as it goes (see blendColumns16), as blendMulti's does;
+// the copy without asks for nothing.
 //
 // With pairs (bfloat16) the columns go sixteen at a time first, in pair
 // order (see blendPairs16).
-func genBlendRowsMulti16(wd widen16, pairs bool) {
-	askingByRows("bmulti16", func(R int, prefix string) { blendMulti16(R, prefix, wd, pairs) })
-}
-
-// blendMulti16 emits the 16-bit blend of R rows, its labels named from
-// prefix, asking for the lines of next if prefix ends in "a".
-func blendMulti16(R int, prefix string, wd widen16, pairs bool) {
+//
+// Its labels are named from prefix, and it ends at prefix+"_done".
+func blendMulti16(R int, prefix string, ask bool, wd widen16, pairs bool) {
 	m := loadMultiOf(R, "w", "acc", "v", 1)
 	name := fmt.Sprintf("%s%d", prefix, R)
 	done := prefix + "_done"
@@ -294,7 +291,7 @@ func blendMulti16(R int, prefix string, wd widen16, pairs bool) {
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	var pf Register // where the lines asked for ahead go on
-	if strings.HasSuffix(prefix, "a") {
+	if ask {
 		pf = Load(Param("next").Base(), GP64())
 	}
 	if pairs {
@@ -326,7 +323,6 @@ func blendMulti16(R int, prefix string, wd widen16, pairs bool) {
 	TESTQ(m.d, m.d)
 	JZ(LabelRef(done))
 	blendColumns16(R, 1, m, db, nb, pf, name+"_tail", tailMask(m.d), wd)
-	JMP(LabelRef(done))
 }
 
 // blendColumns16 emits the blend of P vectors of columns (one masked

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -19,36 +18,40 @@ import (
 // does (one stream, where the float32 blend has two).
 
 func init() {
-	avx512["scoreRowsMultiF16"] = func() { genScoreRowsMulti16Z(widenF16) }
-	avx512["scoreRowsMultiBF16"] = func() { genScoreRowsMulti16Z(widenBF16Perm()) }
-	avx512["blendRowsMultiF16"] = func() { genBlendRowsMulti16Z(widenF16) }
-	avx512["blendRowsMultiBF16"] = func() { genBlendRowsMulti16Z(widenBF16) }
-	avx512["scoreRowsMulti8F16"] = func() { genScoreRowsMulti8ZOf("smulti8h", widenF16) }
-	avx512["scoreRowsMulti8BF16"] = func() { genScoreRowsMulti8ZOf("smulti8h", widenBF16Perm()) }
-	avx512["blendRowsMulti8F16"] = func() { genBlendRowsMulti8_16Z(widenF16) }
-	avx512["blendRowsMulti8BF16"] = func() { genBlendRowsMulti8_16Z(widenBF16) }
-}
-
-// genBlendRowsMulti8_16Z is genBlendRowsMulti16Z for five to eight rows
-// (the argument rows), in blocks of two vectors of columns, then one,
-// then a masked tail; with next not empty, a copy of it asks for next's
-// lines into L2 as it goes, as genBlendRowsMulti8Z's does.
-func genBlendRowsMulti8_16Z(w widen16) {
-	emptyTo("next", "bmulti8h")
-	for _, prefix := range []string{"bmulti8ha", "bmulti8h"} {
-		Label(prefix)
-		byWideRows(prefix, func(R int) { blendMulti16Z(R, w, prefix) })
-		Label(prefix + "_done")
-		VZEROUPPER()
-		RET()
+	for _, f := range []struct {
+		name  string
+		score func() widen16 // the widening of the scores, made at their entry
+		blend widen16
+	}{
+		{"F16", func() widen16 { return widenF16 }, widenF16},
+		{"BF16", widenBF16Perm, widenBF16},
+	} {
+		// The scores in scoreMultiZ's blocks of keys (8 for one or two
+		// rows, 4 for three or four, then single keys; two for five to
+		// eight), prefetching multiAhead rows on in address order.
+		rowFuncs(avx512, "scoreRowsMulti"+f.name, 1, 4, false, func(R int, ask bool) {
+			scoreMultiZ(R, "smulti16z", f.score(), false)
+			epilogue("smulti16z")
+		})
+		rowFuncs(avx512, "scoreRowsMulti8"+f.name, 5, 8, true, func(R int, ask bool) {
+			scoreMultiZ(R, askPrefix("smulti8h", ask), f.score(), ask)
+			epilogue(askPrefix("smulti8h", ask))
+		})
+		// The blends of one to four rows ask for nothing (they stream V
+		// themselves); those of five to eight rows, in blocks of two
+		// vectors of columns, then one, then a masked tail, have a copy
+		// that asks for next's lines into L2 as it goes, as blendMultiZ's
+		// does.
+		rowFuncs(avx512, "blendRowsMulti"+f.name, 1, 4, false, func(R int, ask bool) {
+			blendMulti16Z(R, f.blend, "bmulti16z", false)
+			epilogue("bmulti16z")
+		})
+		rowFuncs(avx512, "blendRowsMulti8"+f.name, 5, 8, true, func(R int, ask bool) {
+			blendMulti16Z(R, f.blend, askPrefix("bmulti8h", ask), ask)
+			epilogue(askPrefix("bmulti8h", ask))
+		})
 	}
 }
-
-// genScoreRowsMulti16Z: dst[r*n+j] = Σ_c widen(k[j*stride+c])*q[r*d+c],
-// in genScoreRowsMultiZ's blocks of keys (8 for one or two rows, 4 for
-// three or four, then single keys), prefetching multiAhead rows on in
-// address order.
-func genScoreRowsMulti16Z(w widen16) { genScoreRowsMultiZOf("smulti16z", w) }
 
 // scoreChunk16Z multiplies one chunk of 16 columns (under mask, if not
 // nil) of P keys, each widened once, with the same chunk of R query rows
@@ -82,28 +85,14 @@ func scoreChunk16Z(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirt
 	}
 }
 
-// genBlendRowsMulti16Z: acc[r*d+c] += Σ_j w[r*n+j]*widen(v[j*stride+c]).
-// The columns go in blocks of P vectors (multi16BlendBlocks) whose R·P
-// accumulators stay in registers while the keys stream past in order: per
-// key, R broadcast weights and P widened chunks of the value row feed R·P
-// FMAs. Then narrower blocks, then a masked tail.
-func genBlendRowsMulti16Z(w widen16) {
-	for R := 1; R <= 4; R++ {
-		if R == 1 {
-			rows := Load(Param("rows"), GP64())
-			byRows(rows, "bmulti16z")
-		}
-		Label(fmt.Sprintf("bmulti16z_%d", R))
-		blendMulti16Z(R, w, "bmulti16z")
-	}
-	Label("bmulti16z_done")
-	VZEROUPPER()
-	RET()
-}
-
-// blendMulti16Z emits the blend of R rows, its labels named from prefix,
-// asking for the lines of next as it goes if prefix ends in "a".
-func blendMulti16Z(R int, wd widen16, prefix string) {
+// blendMulti16Z: acc[r*d+c] += Σ_j w[r*n+j]*widen(v[j*stride+c]) for R
+// rows. The columns go in blocks of P vectors (multi16BlendBlocks) whose
+// R·P accumulators stay in registers while the keys stream past in order:
+// per key, R broadcast weights and P widened chunks of the value row feed
+// R·P FMAs. Then narrower blocks, then a masked tail. Its labels are
+// named from prefix; it asks for the lines of next as it goes if ask is
+// set, and ends at prefix+"_done".
+func blendMulti16Z(R int, wd widen16, prefix string, ask bool) {
 	m := loadMultiOf(R, "w", "acc", "v", 1)
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
@@ -114,7 +103,7 @@ func blendMulti16Z(R int, wd widen16, prefix string) {
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	var pf Register
-	if strings.HasSuffix(prefix, "a") {
+	if ask {
 		pf = Load(Param("next").Base(), GP64())
 	}
 	for _, P := range multi16BlendBlocks[R] {
@@ -132,7 +121,6 @@ func blendMulti16Z(R int, wd widen16, prefix string) {
 	TESTQ(m.d, m.d)
 	JZ(LabelRef(done))
 	blendColumns16Z(R, 1, m, db, nb, pf, name+"_tail", tailK(m.d), wd)
-	JMP(LabelRef(done))
 }
 
 // blendColumns16Z emits the blend of P vectors of columns (one vector

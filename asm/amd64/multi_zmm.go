@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -15,73 +14,41 @@ import (
 // blend keeps genBlendRowsZ's two streams with accumulators of their own.
 
 func init() {
-	avx512["scoreRowsMulti"] = genScoreRowsMultiZ
-	avx512["blendRowsMulti"] = genBlendRowsMultiZ
-	avx512["scoreRowsMulti8"] = genScoreRowsMulti8Z
-	avx512["blendRowsMulti8"] = genBlendRowsMulti8Z
+	rowFuncs(avx512, "scoreRowsMulti", 1, 4, false, func(R int, ask bool) {
+		scoreMultiZ(R, "smultiz", nil, false)
+		epilogue("smultiz")
+	})
+	rowFuncs(avx512, "blendRowsMulti", 1, 4, true, func(R int, ask bool) {
+		blendMultiZ(R, askPrefix("bmultiz", ask), ask)
+		epilogue(askPrefix("bmultiz", ask))
+	})
+	rowFuncs(avx512, "scoreRowsMulti8", 5, 8, true, func(R int, ask bool) {
+		scoreMultiZ(R, askPrefix("smulti8z", ask), nil, ask)
+		epilogue(askPrefix("smulti8z", ask))
+	})
+	rowFuncs(avx512, "blendRowsMulti8", 5, 8, true, func(R int, ask bool) {
+		blendMultiZ(R, askPrefix("bmulti8z", ask), ask)
+		epilogue(askPrefix("bmulti8z", ask))
+	})
 }
 
-// genScoreRowsMultiZ: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c]. Keys go in
-// blocks of KP (8 for one or two rows, 4 for three or four), their 16-float
-// chunks loaded once and multiplied with the same chunk of every query
-// row: R·KP accumulators summed by one tree. The last keys go one at a
-// time. The blocks prefetch the rows multiAhead keys on, in address order
-// (prefetches past the end of k never fault).
-func genScoreRowsMultiZ() { genScoreRowsMultiZOf("smultiz", nil) }
-
-// genScoreRowsMultiZOf emits genScoreRowsMultiZ over keys of float32
-// (w nil) or of 16-bit elements widened by w as they are loaded, its
-// labels named from prefix.
-func genScoreRowsMultiZOf(prefix string, w widen16) {
-	for R := 1; R <= 4; R++ {
-		if R == 1 {
-			rows := Load(Param("rows"), GP64())
-			byRows(rows, prefix)
-		}
-		Label(fmt.Sprintf("%s_%d", prefix, R))
-		scoreMultiZ(R, prefix, w)
-	}
-	Label(prefix + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// genScoreRowsMulti8Z is genScoreRowsMultiZ for five to eight rows (the
-// argument rows): keys in blocks of two, whose ten to sixteen accumulators
-// fill one sum tree, so that the query heads of a group of that size read
-// each key row once.
+// scoreMultiZ: dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for R rows, over
+// keys of float32 (w nil) or of 16-bit elements widened by w as they are
+// loaded, its labels named from prefix; it ends at prefix+"_done".
 //
-// With also not empty it runs a copy of itself that asks for the lines of
-// also as it goes; the copy without asks for nothing.
-func genScoreRowsMulti8Z() { genScoreRowsMulti8ZOf("smulti8z", nil) }
-
-// genScoreRowsMulti8ZOf emits genScoreRowsMulti8Z over keys of float32 (w
-// nil) or of 16-bit elements widened by w, its labels named from prefix
-// (prefix+"a" for the copy that asks for also).
-func genScoreRowsMulti8ZOf(prefix string, w widen16) {
-	emptyTo("also", prefix)
-	for _, p := range []string{prefix + "a", prefix} {
-		Label(p)
-		byWideRows(p, func(R int) { scoreMultiZ(R, p, w) })
-		Label(p + "_done")
-		VZEROUPPER()
-		RET()
-	}
-}
-
-// byWideRows emits a code path for each row count from five to eight, the
-// argument rows choosing (eight for anything above seven), each emitted
-// by emit under the label prefix_R and ending at prefix+"_done".
-func byWideRows(prefix string, emit func(R int)) {
-	rows := Load(Param("rows"), GP64())
-	byRowsIn(rows, prefix, 5, 8)
-	for R := 5; R <= 8; R++ {
-		Label(fmt.Sprintf("%s_%d", prefix, R))
-		emit(R)
-	}
-}
-
-func scoreMultiZ(R int, prefix string, w widen16) {
+// One to four rows: keys go in blocks of KP (8 for one or two rows, 4 for
+// three or four), their 16-float chunks loaded once and multiplied with
+// the same chunk of every query row: R·KP accumulators summed by one
+// tree. The last keys go one at a time. The blocks prefetch the rows
+// multiAhead keys on, in address order (prefetches past the end of k
+// never fault).
+//
+// Five to eight rows (scoreRowsMulti8): keys in blocks of two, whose ten
+// to sixteen accumulators fill one sum tree, so that the query heads of a
+// group of that size read each key row once. The copy for a non-empty
+// also (ask set) asks for the lines of also as it goes; the copy without
+// asks for nothing.
+func scoreMultiZ(R int, prefix string, w widen16, ask bool) {
 	shift := uint8(2)
 	if w != nil {
 		shift = 1
@@ -97,7 +64,7 @@ func scoreMultiZ(R int, prefix string, w widen16) {
 	// The wide kernel's copy for a non-empty also asks for its lines as it
 	// goes.
 	var also Register
-	if R > 4 && strings.HasSuffix(prefix, "a") {
+	if R > 4 && ask {
 		also = Load(Param("also").Base(), GP64())
 	}
 	if w == nil {
@@ -120,7 +87,6 @@ func scoreMultiZ(R int, prefix string, w widen16) {
 		JMP(LabelRef(loop))
 		Label(next)
 	}
-	JMP(LabelRef(prefix + "_done"))
 }
 
 // scoreKeysZ emits the scores of P keys from m.kv (elements of 1<<shift
@@ -281,66 +247,21 @@ func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 	}
 }
 
-// genBlendRowsMultiZ: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns
-// go in blocks of C vectors (multiBlendBlocks) whose accumulators, a set
-// for each of genBlendRowsZ's two key streams, stay in registers while the
+// blendMultiZ: acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c]. The columns go
+// in blocks of C vectors (multiBlendBlocks) whose accumulators, a set for
+// each of genBlendRowsZ's two key streams, stay in registers while the
 // keys stream past: per key, R broadcast weights and C loads of the value
-// row feed R·C FMAs. Then narrower blocks, then a masked tail.
+// row feed R·C FMAs. Then narrower blocks, then a masked tail. Five to
+// eight rows (blendRowsMulti8) take a vector of columns at a time (two
+// accumulators a row, the weights the FMAs' broadcast operands).
 //
-// With next not empty the kernel runs a copy of itself that asks for the
+// With next not empty the front calls a copy of it that asks for the
 // lines of next as it goes (see blendColumnsZ); the copy without asks for
 // nothing, which a call whose V is in cache would pay for in load slots.
-func genBlendRowsMultiZ() {
-	askingByRows("bmultiz", blendMultiZ)
-}
-
-// askingByRows emits a multi-row blend of 1 to 4 rows (the argument
-// rows) as two copies, each with a code path per row count that emit
-// writes with its labels named from prefix: the copy under base+"a" for
-// a non-empty next, which asks for its lines, and the one under base,
-// which asks for nothing. Each copy ends at prefix+"_done".
-func askingByRows(base string, emit func(R int, prefix string)) {
-	emptyTo("next", base)
-	for _, prefix := range []string{base + "a", base} {
-		Label(prefix)
-		for R := 1; R <= 4; R++ {
-			if R == 1 {
-				rows := Load(Param("rows"), GP64())
-				byRows(rows, prefix)
-			}
-			Label(fmt.Sprintf("%s_%d", prefix, R))
-			emit(R, prefix)
-		}
-		Label(prefix + "_done")
-		VZEROUPPER()
-		RET()
-	}
-}
-
-// emptyTo jumps to label where the slice argument arg is empty.
-func emptyTo(arg, label string) {
-	n := Load(Param(arg).Len(), GP64())
-	TESTQ(n, n)
-	JZ(LabelRef(label))
-}
-
-// genBlendRowsMulti8Z is genBlendRowsMultiZ for five to eight rows (the
-// argument rows), a vector of columns at a time (two accumulators a row,
-// the weights the FMAs' broadcast operands).
-func genBlendRowsMulti8Z() {
-	emptyTo("next", "bmulti8z")
-	for _, prefix := range []string{"bmulti8za", "bmulti8z"} {
-		Label(prefix)
-		byWideRows(prefix, func(R int) { blendMultiZ(R, prefix) })
-		Label(prefix + "_done")
-		VZEROUPPER()
-		RET()
-	}
-}
-
+//
 // blendMultiZ emits the blend of R rows, its labels named from prefix,
-// asking for the lines of next if prefix ends in "a".
-func blendMultiZ(R int, prefix string) {
+// asking for the lines of next if ask is set; it ends at prefix+"_done".
+func blendMultiZ(R int, prefix string, ask bool) {
 	m := loadMulti(R, "w", "acc", "v")
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
@@ -358,7 +279,7 @@ func blendMultiZ(R int, prefix string) {
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	var pf Register // where the lines asked for ahead go on
-	if strings.HasSuffix(prefix, "a") {
+	if ask {
 		pf = Load(Param("next").Base(), GP64())
 	}
 	nz := ZMM()
@@ -381,7 +302,6 @@ func blendMultiZ(R int, prefix string) {
 	TESTQ(m.d, m.d)
 	JZ(LabelRef(done))
 	blendColumnsZ(R, 1, m, db, nb, pf, nz, name+"_tail", tailK(m.d))
-	JMP(LabelRef(done))
 }
 
 // blendColumnsZ emits the blend of P vectors of columns (one vector under

@@ -79,7 +79,7 @@ func generate(pkg kernels.Pkg) (asm, decls string) {
 	for _, im := range kernels.For("arm64") {
 		used := map[string]bool{}
 		for _, k := range kernels.All {
-			for _, f := range k.Funcs(k.Use(im.Name)) {
+			for _, f := range k.Funcs(im.Name) {
 				body, ok := neon[f.Stem]
 				if !ok {
 					log.Fatalf("%s: no generator for %s%s (kernel %s)", im.Name, f.Stem, im.Suffix, k.Name)

@@ -53,6 +53,11 @@ func main() {
 		files[prefix+arch+".go"] = forArch(arch)
 	}
 	addTraits(files, prefix) // traits.go: internal/kernel's, as data
+	if pkg == kernels.Engine {
+		for _, arch := range expArches {
+			files["zfallback_"+arch+".go"] = fallbacks(arch)
+		}
+	}
 	for name, src := range files {
 		out, err := format.Source([]byte(src))
 		if err != nil {
@@ -227,6 +232,9 @@ func cases(b *strings.Builder, k kernels.Kernel, s sig, impls []kernels.Impl, ge
 		switch u {
 		case kernels.Asm, kernels.Pair:
 			c = fmt.Sprintf("%s%s%s(%s)\n", s.ret(), k.Stem(), runs.Suffix, s.args)
+			if k.Rows != nil {
+				c = rowsCase(k, runs)
+			}
 			if !generic && s.void() {
 				c += "return\n"
 			}

@@ -23,8 +23,11 @@ func TestCommittedFilesAreCurrent(t *testing.T) {
 		if out, err := exec.Command("go", "run", ".", "-dir", dir, "-pkg", p.pkg).CombinedOutput(); err != nil {
 			t.Fatalf("generator failed: %v\n%s", err, out)
 		}
-		for _, arch := range []string{"amd64", "arm64", "other"} {
-			name := p.prefix + arch + ".go"
+		names := []string{p.prefix + "amd64.go", p.prefix + "arm64.go", p.prefix + "other.go"}
+		if p.pkg == "kernel" {
+			names = append(names, "zfallback_amd64.go")
+		}
+		for _, name := range names {
 			b, err := os.ReadFile(filepath.Join(dir, name))
 			if err != nil {
 				t.Fatal(err)
@@ -80,5 +83,74 @@ func TestCheckRefusesBadEntries(t *testing.T) {
 	reuse.Impls = map[string]kernels.Use{"avx512": kernels.Reuse, "avx2": kernels.Asm}
 	if err := check([]kernels.Kernel{reuse}); err != nil {
 		t.Errorf("check refused a good reuse: %v", err)
+	}
+}
+
+// check refuses variants without the gain that earns a production tier,
+// and functions per row count that do not cover the Doc's range.
+func TestCheckRefusesBadVariants(t *testing.T) {
+	gain := &kernels.Gain{Shape: "decode", CPU: "Zen 4", Date: "2026-12-07", Ratio: "0.9", Source: "abc1234"}
+	prod := map[string]kernels.Tiered{"avx2": {Tier: kernels.Production, Gain: gain}}
+	good := func() kernels.Kernel {
+		k := kernels.Kernel{
+			Name: "k", Params: "x []float32, rows int, next []float32", Doc: "sets x; 1 <= rows <= 2.",
+			Impls: map[string]kernels.Use{"avx2": kernels.Asm},
+			Rows:  &kernels.ByRows{Param: "rows", Ask: "next"},
+		}
+		for R := 1; R <= 2; R++ {
+			k.Rows.Variants = append(k.Rows.Variants,
+				kernels.Variant{Rows: R, Impls: prod}, kernels.Variant{Rows: R, Asks: true, Impls: prod})
+		}
+		return k
+	}
+	if err := check([]kernels.Kernel{good()}); err != nil {
+		t.Fatalf("check refused good variants: %v", err)
+	}
+	exp := good()
+	exp.Rows.Variants[1].Impls = map[string]kernels.Tiered{"avx2": {Tier: kernels.Experimental}}
+	if err := check([]kernels.Kernel{exp}); err != nil {
+		t.Errorf("check refused an experimental variant without a gain: %v", err)
+	}
+	for name, edit := range map[string]func(k *kernels.Kernel){
+		"no gain": func(k *kernels.Kernel) {
+			k.Rows.Variants[0].Impls = map[string]kernels.Tiered{"avx2": {Tier: kernels.Production}}
+		},
+		"gain without ratio": func(k *kernels.Kernel) {
+			g := *gain
+			g.Ratio = ""
+			k.Rows.Variants[0].Impls = map[string]kernels.Tiered{"avx2": {Gain: &g}}
+		},
+		"bad note": func(k *kernels.Kernel) {
+			g := *gain
+			g.Note = "later"
+			k.Rows.Variants[0].Impls = map[string]kernels.Tiered{"avx2": {Gain: &g}}
+		},
+		"kernel tier without gain": func(k *kernels.Kernel) {
+			k.Tiers = map[string]kernels.Tiered{"avx2": {}}
+		},
+		"row count missing":  func(k *kernels.Kernel) { k.Rows.Variants = k.Rows.Variants[:2] },
+		"beyond the range":   func(k *kernels.Kernel) { k.Doc = "sets x; 1 <= rows <= 3." },
+		"no range":           func(k *kernels.Kernel) { k.Doc = "sets x." },
+		"one asking copy":    func(k *kernels.Kernel) { k.Rows.Variants = k.Rows.Variants[:3] },
+		"listed twice":       func(k *kernels.Kernel) { k.Rows.Variants = append(k.Rows.Variants, k.Rows.Variants[0]) },
+		"rows shares a type": func(k *kernels.Kernel) { k.Params = "x []float32, stride, rows int, next []float32" },
+		"ask not a slice":    func(k *kernels.Kernel) { k.Rows.Ask = "rows" },
+		"no ask parameter":   func(k *kernels.Kernel) { k.Rows.Ask = "" },
+		"generic impl": func(k *kernels.Kernel) {
+			k.Impls = map[string]kernels.Use{"avx2": kernels.Asm, "avx512": kernels.Generic}
+			k.Rows.Variants[0].Impls = map[string]kernels.Tiered{"avx2": prod["avx2"], "avx512": prod["avx2"]}
+		},
+		"experimental on neon": func(k *kernels.Kernel) {
+			k.Impls = map[string]kernels.Use{"avx2": kernels.Asm, "neon": kernels.Asm}
+			for i := range k.Rows.Variants {
+				k.Rows.Variants[i].Impls = map[string]kernels.Tiered{"avx2": prod["avx2"], "neon": {Tier: kernels.Experimental}}
+			}
+		},
+	} {
+		k := good()
+		edit(&k)
+		if err := check([]kernels.Kernel{k}); err == nil {
+			t.Errorf("%s: check accepted %+v", name, k)
+		}
 	}
 }

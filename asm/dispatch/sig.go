@@ -89,6 +89,9 @@ func check(all []kernels.Kernel) error {
 		if err := checkUses(k); err != nil {
 			return fmt.Errorf("kernel %s: %v", k.Name, err)
 		}
+		if err := checkVariants(k, all); err != nil {
+			return fmt.Errorf("kernel %s: %v", k.Name, err)
+		}
 	}
 	return nil
 }

@@ -8,28 +8,22 @@ import (
 	"testing"
 )
 
-// The generated code's budget (see docs/kernel-variants.md). Each
-// implementation's assembly may not grow past its line count of
-// 2026-12-07; a variant that adds lines must first earn them (a recorded
-// median gain of at least 5% on a production shape), and the budget is
-// then raised in the same change, with the figure in its commit.
-var isaBudget = map[string]int{"AVX512": 36500, "AVX2": 20500, "NEON": 3300}
+// The generated code's budget (see docs/kernel-variants.md §4). Each
+// implementation's production assembly (what a default build assembles)
+// may not grow past its line count of 2026-12-07, rounded up a little; a
+// variant that adds lines must first earn them (a recorded median gain of
+// at least 5% on a production shape, its Gain in the kernel table), and
+// the budget is then raised in the same change, with the figure in its
+// commit. The experimental functions (built only with the
+// attention_experimental tag) have a cap of their own, so that moving a
+// variant there does not hide growth.
+var (
+	productionBudget   = map[string]int{"AVX512": 36000, "AVX2": 20000, "NEON": 3300}
+	experimentalBudget = map[string]int{"AVX512": 15000, "AVX2": 1500, "NEON": 0}
+)
 
-// No generated function may pass maxFuncLines, except these, which hold
-// four row-count bodies behind a jump each, at most as long as they are
-// now: splitting them into one function per row count takes them off the
-// list.
+// No generated function may pass maxFuncLines.
 const maxFuncLines = 2000
-
-var overLong = map[string]int{
-	"blendRowsMultiAVX512":      5692,
-	"scoreRowsMulti8BF16AVX512": 2519,
-	"scoreRowsMulti8AVX512":     2517,
-	"blendRowsMultiBF16AVX2":    2511,
-	"scoreRowsMulti8F16AVX512":  2493,
-	"scoreRowsMultiAVX512":      2098,
-	"blendRowsMultiAVX2":        2071,
-}
 
 // rootBudget bounds the root package's generated files: the exported
 // family only (Dot, Axpy, Exp, Softmax and what they run).
@@ -51,38 +45,59 @@ func textFuncs(t *testing.T, path string) map[string]int {
 	return funcs
 }
 
-func TestGeneratedBudget(t *testing.T) {
-	perISA := map[string]int{}
-	for _, file := range []string{"zkernel_amd64.s", "zkernel_arm64.s"} {
-		funcs := textFuncs(t, file)
-		names := make([]string, 0, len(funcs))
-		for name := range funcs {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			n := funcs[name]
-			for isa := range isaBudget {
-				if strings.HasSuffix(name, isa) && !(isa == "AVX2" && strings.HasSuffix(name, "AVX512")) {
-					perISA[isa] += n
-				}
-			}
-			limit, listed := overLong[name]
-			if !listed {
-				limit = maxFuncLines
-			}
-			if n > limit {
-				t.Errorf("%s: %d generated lines, more than %d", name, n, limit)
-			}
-			if listed && n <= maxFuncLines {
-				t.Errorf("%s: %d generated lines, within %d now: take it off overLong", name, n, maxFuncLines)
-			}
+// isaOf returns the implementation suffix a generated function's name
+// ends in.
+func isaOf(name string) string {
+	for _, isa := range []string{"AVX512", "AVX2", "NEON"} {
+		if strings.HasSuffix(name, isa) {
+			return isa
 		}
 	}
-	for isa, budget := range isaBudget {
-		t.Logf("%s: %d generated lines of %d", isa, perISA[isa], budget)
-		if perISA[isa] > budget {
-			t.Errorf("%s: %d generated lines, more than its budget of %d", isa, perISA[isa], budget)
+	return ""
+}
+
+func TestGeneratedBudget(t *testing.T) {
+	for _, tier := range []struct {
+		name   string
+		files  []string
+		budget map[string]int
+	}{
+		{"production", []string{"zkernel_amd64.s", "zkernel_arm64.s"}, productionBudget},
+		{"experimental", []string{"zkernel_exp_amd64.s"}, experimentalBudget},
+	} {
+		perISA := map[string]int{}
+		largest, largestName := 0, ""
+		for _, file := range tier.files {
+			funcs := textFuncs(t, file)
+			names := make([]string, 0, len(funcs))
+			for name := range funcs {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				n := funcs[name]
+				isa := isaOf(name)
+				if _, ok := tier.budget[isa]; !ok {
+					t.Errorf("%s: %s is of no implementation the budget knows", file, name)
+				}
+				perISA[isa] += n
+				if n > maxFuncLines {
+					t.Errorf("%s: %d generated lines, more than %d", name, n, maxFuncLines)
+				}
+				if n > largest {
+					largest, largestName = n, name
+				}
+			}
+		}
+		if largestName != "" {
+			t.Logf("%s: largest function %s, %d lines", tier.name, largestName, largest)
+		}
+		for _, isa := range []string{"AVX512", "AVX2", "NEON"} {
+			budget := tier.budget[isa]
+			t.Logf("%s %s: %d generated lines of %d", tier.name, isa, perISA[isa], budget)
+			if perISA[isa] > budget {
+				t.Errorf("%s %s: %d generated lines, more than its budget of %d", tier.name, isa, perISA[isa], budget)
+			}
 		}
 	}
 	root := 0

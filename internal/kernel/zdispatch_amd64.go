@@ -393,9 +393,27 @@ func narrowBF16Split(dst []uint16, src []float32) {
 func ScoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 	switch active {
 	case ImplAVX512:
-		scoreRowsMultiAVX512(dst, k, stride, q, rows)
+		switch rows {
+		case 1:
+			scoreRowsMultiR1AVX512(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiR2AVX512(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiR3AVX512(dst, k, stride, q)
+		default:
+			scoreRowsMultiR4AVX512(dst, k, stride, q)
+		}
 	case ImplAVX2:
-		scoreRowsMultiAVX2(dst, k, stride, q, rows)
+		switch rows {
+		case 1:
+			scoreRowsMultiR1AVX2(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiR2AVX2(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiR3AVX2(dst, k, stride, q)
+		default:
+			scoreRowsMultiR4AVX2(dst, k, stride, q)
+		}
 	default:
 		scoreRowsMultiGeneric(dst, k, stride, q, rows)
 	}
@@ -416,9 +434,59 @@ func ScoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 func BlendRowsMulti(acc, w, v []float32, stride int, rows int, next []float32) {
 	switch active {
 	case ImplAVX512:
-		blendRowsMultiAVX512(acc, w, v, stride, rows, next)
+		switch rows {
+		case 1:
+			if len(next) > 0 {
+				blendRowsMultiR1AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR1AVX512(acc, w, v, stride)
+			}
+		case 2:
+			if len(next) > 0 {
+				blendRowsMultiR2AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR2AVX512(acc, w, v, stride)
+			}
+		case 3:
+			if len(next) > 0 {
+				blendRowsMultiR3AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR3AVX512(acc, w, v, stride)
+			}
+		default:
+			if len(next) > 0 {
+				blendRowsMultiR4AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR4AVX512(acc, w, v, stride)
+			}
+		}
 	case ImplAVX2:
-		blendRowsMultiAVX2(acc, w, v, stride, rows, next)
+		switch rows {
+		case 1:
+			if len(next) > 0 {
+				blendRowsMultiR1AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR1AVX2(acc, w, v, stride)
+			}
+		case 2:
+			if len(next) > 0 {
+				blendRowsMultiR2AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR2AVX2(acc, w, v, stride)
+			}
+		case 3:
+			if len(next) > 0 {
+				blendRowsMultiR3AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR3AVX2(acc, w, v, stride)
+			}
+		default:
+			if len(next) > 0 {
+				blendRowsMultiR4AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiR4AVX2(acc, w, v, stride)
+			}
+		}
 	default:
 		blendRowsMultiGeneric(acc, w, v, stride, rows, next)
 	}
@@ -433,7 +501,32 @@ func BlendRowsMulti(acc, w, v []float32, stride int, rows int, next []float32) {
 func ScoreRowsMulti8(dst, k []float32, stride int, q []float32, rows int, also []float32) {
 	switch active {
 	case ImplAVX512:
-		scoreRowsMulti8AVX512(dst, k, stride, q, rows, also)
+		switch rows {
+		case 5:
+			if len(also) > 0 {
+				scoreRowsMulti8R5AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8R5AVX512(dst, k, stride, q)
+			}
+		case 6:
+			if len(also) > 0 {
+				scoreRowsMulti8R6AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8R6AVX512(dst, k, stride, q)
+			}
+		case 7:
+			if len(also) > 0 {
+				scoreRowsMulti8R7AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8R7AVX512(dst, k, stride, q)
+			}
+		default:
+			if len(also) > 0 {
+				scoreRowsMulti8R8AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8R8AVX512(dst, k, stride, q)
+			}
+		}
 	default:
 		scoreRowsMulti8Generic(dst, k, stride, q, rows, also)
 	}
@@ -447,7 +540,32 @@ func ScoreRowsMulti8(dst, k []float32, stride int, q []float32, rows int, also [
 func BlendRowsMulti8(acc, w, v []float32, stride int, rows int, next []float32) {
 	switch active {
 	case ImplAVX512:
-		blendRowsMulti8AVX512(acc, w, v, stride, rows, next)
+		switch rows {
+		case 5:
+			if len(next) > 0 {
+				blendRowsMulti8R5AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8R5AVX512(acc, w, v, stride)
+			}
+		case 6:
+			if len(next) > 0 {
+				blendRowsMulti8R6AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8R6AVX512(acc, w, v, stride)
+			}
+		case 7:
+			if len(next) > 0 {
+				blendRowsMulti8R7AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8R7AVX512(acc, w, v, stride)
+			}
+		default:
+			if len(next) > 0 {
+				blendRowsMulti8R8AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8R8AVX512(acc, w, v, stride)
+			}
+		}
 	default:
 		blendRowsMulti8Generic(acc, w, v, stride, rows, next)
 	}
@@ -462,9 +580,27 @@ func BlendRowsMulti8(acc, w, v []float32, stride int, rows int, next []float32) 
 func ScoreRowsMultiF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
 	switch active {
 	case ImplAVX512:
-		scoreRowsMultiF16AVX512(dst, k, stride, q, rows)
+		switch rows {
+		case 1:
+			scoreRowsMultiF16R1AVX512(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiF16R2AVX512(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiF16R3AVX512(dst, k, stride, q)
+		default:
+			scoreRowsMultiF16R4AVX512(dst, k, stride, q)
+		}
 	case ImplAVX2:
-		scoreRowsMultiF16AVX2(dst, k, stride, q, rows)
+		switch rows {
+		case 1:
+			scoreRowsMultiF16R1AVX2(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiF16R2AVX2(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiF16R3AVX2(dst, k, stride, q)
+		default:
+			scoreRowsMultiF16R4AVX2(dst, k, stride, q)
+		}
 	default:
 		scoreRowsMultiF16Generic(dst, k, stride, q, rows)
 	}
@@ -479,9 +615,27 @@ func ScoreRowsMultiF16(dst []float32, k []uint16, stride int, q []float32, rows 
 func ScoreRowsMultiBF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
 	switch active {
 	case ImplAVX512:
-		scoreRowsMultiBF16AVX512(dst, k, stride, q, rows)
+		switch rows {
+		case 1:
+			scoreRowsMultiBF16R1AVX512(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiBF16R2AVX512(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiBF16R3AVX512(dst, k, stride, q)
+		default:
+			scoreRowsMultiBF16R4AVX512(dst, k, stride, q)
+		}
 	case ImplAVX2:
-		scoreRowsMultiBF16AVX2(dst, k, stride, q, rows)
+		switch rows {
+		case 1:
+			scoreRowsMultiBF16R1AVX2(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiBF16R2AVX2(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiBF16R3AVX2(dst, k, stride, q)
+		default:
+			scoreRowsMultiBF16R4AVX2(dst, k, stride, q)
+		}
 	default:
 		scoreRowsMultiBF16Generic(dst, k, stride, q, rows)
 	}
@@ -498,7 +652,16 @@ func ScoreRowsMultiBF16(dst []float32, k []uint16, stride int, q []float32, rows
 func ScoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32, rows int) {
 	switch active {
 	case ImplAVX2:
-		scoreRowsMultiPairedBF16AVX2(dst, k, stride, q, rows)
+		switch rows {
+		case 1:
+			scoreRowsMultiPairedBF16R1AVX2(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiPairedBF16R2AVX2(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiPairedBF16R3AVX2(dst, k, stride, q)
+		default:
+			scoreRowsMultiPairedBF16R4AVX2(dst, k, stride, q)
+		}
 	default:
 		scoreRowsMultiPairedBF16Generic(dst, k, stride, q, rows)
 	}
@@ -516,9 +679,43 @@ func ScoreRowsMultiPairedBF16(dst []float32, k []uint16, stride int, q []float32
 func BlendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	switch active {
 	case ImplAVX512:
-		blendRowsMultiF16AVX512(acc, w, v, stride, rows, next)
+		switch rows {
+		case 1:
+			blendRowsMultiF16R1AVX512(acc, w, v, stride)
+		case 2:
+			blendRowsMultiF16R2AVX512(acc, w, v, stride)
+		case 3:
+			blendRowsMultiF16R3AVX512(acc, w, v, stride)
+		default:
+			blendRowsMultiF16R4AVX512(acc, w, v, stride)
+		}
 	case ImplAVX2:
-		blendRowsMultiF16AVX2(acc, w, v, stride, rows, next)
+		switch rows {
+		case 1:
+			if len(next) > 0 {
+				blendRowsMultiF16R1AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiF16R1AVX2(acc, w, v, stride)
+			}
+		case 2:
+			if len(next) > 0 {
+				blendRowsMultiF16R2AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiF16R2AVX2(acc, w, v, stride)
+			}
+		case 3:
+			if len(next) > 0 {
+				blendRowsMultiF16R3AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiF16R3AVX2(acc, w, v, stride)
+			}
+		default:
+			if len(next) > 0 {
+				blendRowsMultiF16R4AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiF16R4AVX2(acc, w, v, stride)
+			}
+		}
 	default:
 		blendRowsMultiF16Generic(acc, w, v, stride, rows, next)
 	}
@@ -533,9 +730,43 @@ func BlendRowsMultiF16(acc, w []float32, v []uint16, stride int, rows int, next 
 func BlendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	switch active {
 	case ImplAVX512:
-		blendRowsMultiBF16AVX512(acc, w, v, stride, rows, next)
+		switch rows {
+		case 1:
+			blendRowsMultiBF16R1AVX512(acc, w, v, stride)
+		case 2:
+			blendRowsMultiBF16R2AVX512(acc, w, v, stride)
+		case 3:
+			blendRowsMultiBF16R3AVX512(acc, w, v, stride)
+		default:
+			blendRowsMultiBF16R4AVX512(acc, w, v, stride)
+		}
 	case ImplAVX2:
-		blendRowsMultiBF16AVX2(acc, w, v, stride, rows, next)
+		switch rows {
+		case 1:
+			if len(next) > 0 {
+				blendRowsMultiBF16R1AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiBF16R1AVX2(acc, w, v, stride)
+			}
+		case 2:
+			if len(next) > 0 {
+				blendRowsMultiBF16R2AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiBF16R2AVX2(acc, w, v, stride)
+			}
+		case 3:
+			if len(next) > 0 {
+				blendRowsMultiBF16R3AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiBF16R3AVX2(acc, w, v, stride)
+			}
+		default:
+			if len(next) > 0 {
+				blendRowsMultiBF16R4AskAVX2(acc, w, v, stride, next)
+			} else {
+				blendRowsMultiBF16R4AVX2(acc, w, v, stride)
+			}
+		}
 	default:
 		blendRowsMultiBF16Generic(acc, w, v, stride, rows, next)
 	}
@@ -547,7 +778,32 @@ func BlendRowsMultiBF16(acc, w []float32, v []uint16, stride int, rows int, next
 func ScoreRowsMulti8F16(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
 	switch active {
 	case ImplAVX512:
-		scoreRowsMulti8F16AVX512(dst, k, stride, q, rows, also)
+		switch rows {
+		case 5:
+			if len(also) > 0 {
+				scoreRowsMulti8F16R5AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8F16R5AVX512(dst, k, stride, q)
+			}
+		case 6:
+			if len(also) > 0 {
+				scoreRowsMulti8F16R6AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8F16R6AVX512(dst, k, stride, q)
+			}
+		case 7:
+			if len(also) > 0 {
+				scoreRowsMulti8F16R7AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8F16R7AVX512(dst, k, stride, q)
+			}
+		default:
+			if len(also) > 0 {
+				scoreRowsMulti8F16R8AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8F16R8AVX512(dst, k, stride, q)
+			}
+		}
 	default:
 		scoreRowsMulti8F16Generic(dst, k, stride, q, rows, also)
 	}
@@ -560,7 +816,32 @@ func ScoreRowsMulti8F16(dst []float32, k []uint16, stride int, q []float32, rows
 func BlendRowsMulti8F16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	switch active {
 	case ImplAVX512:
-		blendRowsMulti8F16AVX512(acc, w, v, stride, rows, next)
+		switch rows {
+		case 5:
+			if len(next) > 0 {
+				blendRowsMulti8F16R5AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8F16R5AVX512(acc, w, v, stride)
+			}
+		case 6:
+			if len(next) > 0 {
+				blendRowsMulti8F16R6AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8F16R6AVX512(acc, w, v, stride)
+			}
+		case 7:
+			if len(next) > 0 {
+				blendRowsMulti8F16R7AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8F16R7AVX512(acc, w, v, stride)
+			}
+		default:
+			if len(next) > 0 {
+				blendRowsMulti8F16R8AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8F16R8AVX512(acc, w, v, stride)
+			}
+		}
 	default:
 		blendRowsMulti8F16Generic(acc, w, v, stride, rows, next)
 	}
@@ -572,7 +853,32 @@ func BlendRowsMulti8F16(acc, w []float32, v []uint16, stride int, rows int, next
 func ScoreRowsMulti8BF16(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16) {
 	switch active {
 	case ImplAVX512:
-		scoreRowsMulti8BF16AVX512(dst, k, stride, q, rows, also)
+		switch rows {
+		case 5:
+			if len(also) > 0 {
+				scoreRowsMulti8BF16R5AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8BF16R5AVX512(dst, k, stride, q)
+			}
+		case 6:
+			if len(also) > 0 {
+				scoreRowsMulti8BF16R6AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8BF16R6AVX512(dst, k, stride, q)
+			}
+		case 7:
+			if len(also) > 0 {
+				scoreRowsMulti8BF16R7AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8BF16R7AVX512(dst, k, stride, q)
+			}
+		default:
+			if len(also) > 0 {
+				scoreRowsMulti8BF16R8AskAVX512(dst, k, stride, q, also)
+			} else {
+				scoreRowsMulti8BF16R8AVX512(dst, k, stride, q)
+			}
+		}
 	default:
 		scoreRowsMulti8BF16Generic(dst, k, stride, q, rows, also)
 	}
@@ -585,7 +891,32 @@ func ScoreRowsMulti8BF16(dst []float32, k []uint16, stride int, q []float32, row
 func BlendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, rows int, next []uint16) {
 	switch active {
 	case ImplAVX512:
-		blendRowsMulti8BF16AVX512(acc, w, v, stride, rows, next)
+		switch rows {
+		case 5:
+			if len(next) > 0 {
+				blendRowsMulti8BF16R5AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8BF16R5AVX512(acc, w, v, stride)
+			}
+		case 6:
+			if len(next) > 0 {
+				blendRowsMulti8BF16R6AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8BF16R6AVX512(acc, w, v, stride)
+			}
+		case 7:
+			if len(next) > 0 {
+				blendRowsMulti8BF16R7AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8BF16R7AVX512(acc, w, v, stride)
+			}
+		default:
+			if len(next) > 0 {
+				blendRowsMulti8BF16R8AskAVX512(acc, w, v, stride, next)
+			} else {
+				blendRowsMulti8BF16R8AVX512(acc, w, v, stride)
+			}
+		}
 	default:
 		blendRowsMulti8BF16Generic(acc, w, v, stride, rows, next)
 	}

@@ -81,123 +81,447 @@ func narrowF16AVX512(dst []uint16, src []float32)
 //go:noescape
 func narrowBF16AVX512(dst []uint16, src []float32)
 
-// scoreRowsMultiAVX512 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r
-// < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
-// query rows, each key row read once, each score the bits scoreRows gives
-// it while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below
-// 2^32. Callers keep n·d within one call's budget.
+// scoreRowsMultiR1AVX512 is scoreRowsMulti with rows = 1.
 //
 //go:noescape
-func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
+func scoreRowsMultiR1AVX512(dst []float32, k []float32, stride int, q []float32)
 
-// blendRowsMultiAVX512 sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r
-// < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
-// rows, each value row read once, each row's sums the bits blendRows gives
-// it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
-// within one call's budget. If next is not empty, it is where the value
-// rows of the caller's next call start: the avx2 and avx512 kernels ask for
-// them in address order as they go, a line for each line of v they read, so
-// that the next call finds them in cache (an empty next asks for nothing);
-// a non-empty next holds at least n·d' elements, d' = d rounded up to a
-// multiple of 16, all that is asked for. Where a weight and a value are
-// both NaN, the avx512 kernel's sum for three rows keeps the value's
-// payload, not the weight's.
+// scoreRowsMultiR2AVX512 is scoreRowsMulti with rows = 2.
 //
 //go:noescape
-func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
+func scoreRowsMultiR2AVX512(dst []float32, k []float32, stride int, q []float32)
 
-// scoreRowsMulti8AVX512 is scoreRowsMulti for 5 <= rows <= 8, len(dst) and
-// len(q) below 2^31. If also is not empty, the avx512 kernel asks for its
-// rows in address order as it goes, a line for each line of k it reads (the
-// tile's value rows, say, for the blend that follows). Only avx512 has it
-// in assembly, its lanes holding two keys of each row; elsewhere it is
-// scoreRowsMulti on the first four rows and on the rest.
+// scoreRowsMultiR3AVX512 is scoreRowsMulti with rows = 3.
 //
 //go:noescape
-func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, rows int, also []float32)
+func scoreRowsMultiR3AVX512(dst []float32, k []float32, stride int, q []float32)
 
-// blendRowsMulti8AVX512 is blendRowsMulti for 5 <= rows <= 8, len(acc) and
-// len(w) below 2^31, next as there. Only avx512 has it in assembly, a
-// vector of columns a pass; elsewhere it is blendRowsMulti on the first
-// four rows and on the rest. Where a weight and a value are both NaN, the
-// avx512 kernel's sum keeps the value's payload, not the weight's.
+// scoreRowsMultiR4AVX512 is scoreRowsMulti with rows = 4 (the front's
+// default).
 //
 //go:noescape
-func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
+func scoreRowsMultiR4AVX512(dst []float32, k []float32, stride int, q []float32)
 
-// scoreRowsMultiF16AVX512 sets dst[r*n+j] = Σ_c
-// f16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
-// len(q)/rows: scoreRowsF16 for several query rows, each half-precision key
-// row read once, each score the bits scoreRowsF16 gives it while n is a
-// multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. Callers
-// keep n·d within one call's budget.
+// blendRowsMultiR1AVX512 is blendRowsMulti with rows = 1 and next empty.
 //
 //go:noescape
-func scoreRowsMultiF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
+func blendRowsMultiR1AVX512(acc []float32, w []float32, v []float32, stride int)
 
-// scoreRowsMultiBF16AVX512 sets dst[r*n+j] = Σ_c
-// bf16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
-// len(q)/rows: scoreRowsBF16 for several query rows, each bfloat16 key row
-// read once, each score the bits scoreRowsBF16 gives it while n is a
-// multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. Callers
-// keep n·d within one call's budget.
+// blendRowsMultiR1AskAVX512 is blendRowsMulti with rows = 1 and next not
+// empty: it asks for the lines of next as it goes.
 //
 //go:noescape
-func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
+func blendRowsMultiR1AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
 
-// blendRowsMultiF16AVX512 sets acc[r*d+c] += Σ_j
-// w[r*n+j]*f16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
-// len(w)/rows: blendRowsF16 for several rows, each half-precision value row
-// read once, each row's sums the bits blendRowsF16 gives it; 1 <= rows <=
-// 4, len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget. If next is not empty, the avx2 kernel asks for its lines as
-// blendRowsMulti's does (the avx512 one streams V itself and asks for
-// nothing). Where a weight and a value are both NaN, the avx512 kernel's
-// sums keep the value's payload, not the weight's.
+// blendRowsMultiR2AVX512 is blendRowsMulti with rows = 2 and next empty.
 //
 //go:noescape
-func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+func blendRowsMultiR2AVX512(acc []float32, w []float32, v []float32, stride int)
 
-// blendRowsMultiBF16AVX512 sets acc[r*d+c] += Σ_j
-// w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
-// len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
-// once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
-// len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget. next and NaN payloads as blendRowsMultiF16's.
+// blendRowsMultiR2AskAVX512 is blendRowsMulti with rows = 2 and next not
+// empty: it asks for the lines of next as it goes.
 //
 //go:noescape
-func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+func blendRowsMultiR2AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
 
-// scoreRowsMulti8F16AVX512 is scoreRowsMultiF16 for 5 <= rows <= 8, lengths
-// and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere
-// it is scoreRowsMultiF16 on the first four rows and on the rest.
+// blendRowsMultiR3AVX512 is blendRowsMulti with rows = 3 and next empty.
 //
 //go:noescape
-func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
+func blendRowsMultiR3AVX512(acc []float32, w []float32, v []float32, stride int)
 
-// blendRowsMulti8F16AVX512 is blendRowsMultiF16 for 5 <= rows <= 8, lengths
-// as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in
-// assembly; elsewhere it is blendRowsMultiF16 on the first four rows and on
-// the rest. NaN payloads as blendRowsMulti8's.
+// blendRowsMultiR3AskAVX512 is blendRowsMulti with rows = 3 and next not
+// empty: it asks for the lines of next as it goes.
 //
 //go:noescape
-func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+func blendRowsMultiR3AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
 
-// scoreRowsMulti8BF16AVX512 is scoreRowsMultiBF16 for 5 <= rows <= 8,
-// lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly;
-// elsewhere it is scoreRowsMultiBF16 on the first four rows and on the
-// rest.
+// blendRowsMultiR4AVX512 is blendRowsMulti with rows = 4 (the front's
+// default) and next empty.
 //
 //go:noescape
-func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
+func blendRowsMultiR4AVX512(acc []float32, w []float32, v []float32, stride int)
 
-// blendRowsMulti8BF16AVX512 is blendRowsMultiBF16 for 5 <= rows <= 8,
-// lengths as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has
-// it in assembly; elsewhere it is blendRowsMultiBF16 on the first four rows
-// and on the rest. NaN payloads as blendRowsMulti8's.
+// blendRowsMultiR4AskAVX512 is blendRowsMulti with rows = 4 (the front's
+// default) and next not empty: it asks for the lines of next as it goes.
 //
 //go:noescape
-func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+func blendRowsMultiR4AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// scoreRowsMulti8R5AVX512 is scoreRowsMulti8 with rows = 5 and also empty.
+//
+//go:noescape
+func scoreRowsMulti8R5AVX512(dst []float32, k []float32, stride int, q []float32)
+
+// scoreRowsMulti8R5AskAVX512 is scoreRowsMulti8 with rows = 5 and also not
+// empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8R5AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// scoreRowsMulti8R6AVX512 is scoreRowsMulti8 with rows = 6 and also empty.
+//
+//go:noescape
+func scoreRowsMulti8R6AVX512(dst []float32, k []float32, stride int, q []float32)
+
+// scoreRowsMulti8R6AskAVX512 is scoreRowsMulti8 with rows = 6 and also not
+// empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8R6AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// scoreRowsMulti8R7AVX512 is scoreRowsMulti8 with rows = 7 and also empty.
+//
+//go:noescape
+func scoreRowsMulti8R7AVX512(dst []float32, k []float32, stride int, q []float32)
+
+// scoreRowsMulti8R7AskAVX512 is scoreRowsMulti8 with rows = 7 and also not
+// empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8R7AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// scoreRowsMulti8R8AVX512 is scoreRowsMulti8 with rows = 8 (the front's
+// default) and also empty.
+//
+//go:noescape
+func scoreRowsMulti8R8AVX512(dst []float32, k []float32, stride int, q []float32)
+
+// scoreRowsMulti8R8AskAVX512 is scoreRowsMulti8 with rows = 8 (the front's
+// default) and also not empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8R8AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// blendRowsMulti8R5AVX512 is blendRowsMulti8 with rows = 5 and next empty.
+//
+//go:noescape
+func blendRowsMulti8R5AVX512(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMulti8R5AskAVX512 is blendRowsMulti8 with rows = 5 and next not
+// empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8R5AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMulti8R6AVX512 is blendRowsMulti8 with rows = 6 and next empty.
+//
+//go:noescape
+func blendRowsMulti8R6AVX512(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMulti8R6AskAVX512 is blendRowsMulti8 with rows = 6 and next not
+// empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8R6AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMulti8R7AVX512 is blendRowsMulti8 with rows = 7 and next empty.
+//
+//go:noescape
+func blendRowsMulti8R7AVX512(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMulti8R7AskAVX512 is blendRowsMulti8 with rows = 7 and next not
+// empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8R7AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMulti8R8AVX512 is blendRowsMulti8 with rows = 8 (the front's
+// default) and next empty.
+//
+//go:noescape
+func blendRowsMulti8R8AVX512(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMulti8R8AskAVX512 is blendRowsMulti8 with rows = 8 (the front's
+// default) and next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8R8AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// scoreRowsMultiF16R1AVX512 is scoreRowsMultiF16 with rows = 1.
+//
+//go:noescape
+func scoreRowsMultiF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiF16R2AVX512 is scoreRowsMultiF16 with rows = 2.
+//
+//go:noescape
+func scoreRowsMultiF16R2AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiF16R3AVX512 is scoreRowsMultiF16 with rows = 3.
+//
+//go:noescape
+func scoreRowsMultiF16R3AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiF16R4AVX512 is scoreRowsMultiF16 with rows = 4 (the front's
+// default).
+//
+//go:noescape
+func scoreRowsMultiF16R4AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R1AVX512 is scoreRowsMultiBF16 with rows = 1.
+//
+//go:noescape
+func scoreRowsMultiBF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R2AVX512 is scoreRowsMultiBF16 with rows = 2.
+//
+//go:noescape
+func scoreRowsMultiBF16R2AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R3AVX512 is scoreRowsMultiBF16 with rows = 3.
+//
+//go:noescape
+func scoreRowsMultiBF16R3AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R4AVX512 is scoreRowsMultiBF16 with rows = 4 (the
+// front's default).
+//
+//go:noescape
+func scoreRowsMultiBF16R4AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsMultiF16R1AVX512 is blendRowsMultiF16 with rows = 1 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiF16R2AVX512 is blendRowsMultiF16 with rows = 2 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiF16R2AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiF16R3AVX512 is blendRowsMultiF16 with rows = 3 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiF16R3AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiF16R4AVX512 is blendRowsMultiF16 with rows = 4 (the front's
+// default) and next empty.
+//
+//go:noescape
+func blendRowsMultiF16R4AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R1AVX512 is blendRowsMultiBF16 with rows = 1 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiBF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R2AVX512 is blendRowsMultiBF16 with rows = 2 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiBF16R2AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R3AVX512 is blendRowsMultiBF16 with rows = 3 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiBF16R3AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R4AVX512 is blendRowsMultiBF16 with rows = 4 (the
+// front's default) and next empty.
+//
+//go:noescape
+func blendRowsMultiBF16R4AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// scoreRowsMulti8F16R5AVX512 is scoreRowsMulti8F16 with rows = 5 and also
+// empty.
+//
+//go:noescape
+func scoreRowsMulti8F16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R5AskAVX512 is scoreRowsMulti8F16 with rows = 5 and
+// also not empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8F16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8F16R6AVX512 is scoreRowsMulti8F16 with rows = 6 and also
+// empty.
+//
+//go:noescape
+func scoreRowsMulti8F16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R6AskAVX512 is scoreRowsMulti8F16 with rows = 6 and
+// also not empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8F16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8F16R7AVX512 is scoreRowsMulti8F16 with rows = 7 and also
+// empty.
+//
+//go:noescape
+func scoreRowsMulti8F16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R7AskAVX512 is scoreRowsMulti8F16 with rows = 7 and
+// also not empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8F16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8F16R8AVX512 is scoreRowsMulti8F16 with rows = 8 (the
+// front's default) and also empty.
+//
+//go:noescape
+func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R8AskAVX512 is scoreRowsMulti8F16 with rows = 8 (the
+// front's default) and also not empty: it asks for the lines of also as it
+// goes.
+//
+//go:noescape
+func scoreRowsMulti8F16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// blendRowsMulti8F16R5AVX512 is blendRowsMulti8F16 with rows = 5 and next
+// empty.
+//
+//go:noescape
+func blendRowsMulti8F16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R5AskAVX512 is blendRowsMulti8F16 with rows = 5 and
+// next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8F16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8F16R6AVX512 is blendRowsMulti8F16 with rows = 6 and next
+// empty.
+//
+//go:noescape
+func blendRowsMulti8F16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R6AskAVX512 is blendRowsMulti8F16 with rows = 6 and
+// next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8F16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8F16R7AVX512 is blendRowsMulti8F16 with rows = 7 and next
+// empty.
+//
+//go:noescape
+func blendRowsMulti8F16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R7AskAVX512 is blendRowsMulti8F16 with rows = 7 and
+// next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8F16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8F16R8AVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next empty.
+//
+//go:noescape
+func blendRowsMulti8F16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R8AskAVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes.
+//
+//go:noescape
+func blendRowsMulti8F16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// scoreRowsMulti8BF16R5AVX512 is scoreRowsMulti8BF16 with rows = 5 and also
+// empty.
+//
+//go:noescape
+func scoreRowsMulti8BF16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R5AskAVX512 is scoreRowsMulti8BF16 with rows = 5 and
+// also not empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8BF16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8BF16R6AVX512 is scoreRowsMulti8BF16 with rows = 6 and also
+// empty.
+//
+//go:noescape
+func scoreRowsMulti8BF16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R6AskAVX512 is scoreRowsMulti8BF16 with rows = 6 and
+// also not empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8BF16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8BF16R7AVX512 is scoreRowsMulti8BF16 with rows = 7 and also
+// empty.
+//
+//go:noescape
+func scoreRowsMulti8BF16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R7AskAVX512 is scoreRowsMulti8BF16 with rows = 7 and
+// also not empty: it asks for the lines of also as it goes.
+//
+//go:noescape
+func scoreRowsMulti8BF16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8BF16R8AVX512 is scoreRowsMulti8BF16 with rows = 8 (the
+// front's default) and also empty.
+//
+//go:noescape
+func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R8AskAVX512 is scoreRowsMulti8BF16 with rows = 8 (the
+// front's default) and also not empty: it asks for the lines of also as it
+// goes.
+//
+//go:noescape
+func scoreRowsMulti8BF16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// blendRowsMulti8BF16R5AVX512 is blendRowsMulti8BF16 with rows = 5 and next
+// empty.
+//
+//go:noescape
+func blendRowsMulti8BF16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R5AskAVX512 is blendRowsMulti8BF16 with rows = 5 and
+// next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8BF16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8BF16R6AVX512 is blendRowsMulti8BF16 with rows = 6 and next
+// empty.
+//
+//go:noescape
+func blendRowsMulti8BF16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R6AskAVX512 is blendRowsMulti8BF16 with rows = 6 and
+// next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8BF16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8BF16R7AVX512 is blendRowsMulti8BF16 with rows = 7 and next
+// empty.
+//
+//go:noescape
+func blendRowsMulti8BF16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R7AskAVX512 is blendRowsMulti8BF16 with rows = 7 and
+// next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMulti8BF16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8BF16R8AVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next empty.
+//
+//go:noescape
+func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R8AskAVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes.
+//
+//go:noescape
+func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
 
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
@@ -402,85 +726,232 @@ func narrowF16AVX2(dst []uint16, src []float32)
 //go:noescape
 func narrowBF16AVX2(dst []uint16, src []float32)
 
-// scoreRowsMultiAVX2 sets dst[r*n+j] = Σ_c k[j*stride+c]*q[r*d+c] for r <
-// rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRows for several
-// query rows, each key row read once, each score the bits scoreRows gives
-// it while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below
-// 2^32. Callers keep n·d within one call's budget.
+// scoreRowsMultiR1AVX2 is scoreRowsMulti with rows = 1.
 //
 //go:noescape
-func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, rows int)
+func scoreRowsMultiR1AVX2(dst []float32, k []float32, stride int, q []float32)
 
-// blendRowsMultiAVX2 sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
-// rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
-// rows, each value row read once, each row's sums the bits blendRows gives
-// it; 1 <= rows <= 4, len(acc) and len(w) below 2^32. Callers keep n·d
-// within one call's budget. If next is not empty, it is where the value
-// rows of the caller's next call start: the avx2 and avx512 kernels ask for
-// them in address order as they go, a line for each line of v they read, so
-// that the next call finds them in cache (an empty next asks for nothing);
-// a non-empty next holds at least n·d' elements, d' = d rounded up to a
-// multiple of 16, all that is asked for. Where a weight and a value are
-// both NaN, the avx512 kernel's sum for three rows keeps the value's
-// payload, not the weight's.
+// scoreRowsMultiR2AVX2 is scoreRowsMulti with rows = 2.
 //
 //go:noescape
-func blendRowsMultiAVX2(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
+func scoreRowsMultiR2AVX2(dst []float32, k []float32, stride int, q []float32)
 
-// scoreRowsMultiF16AVX2 sets dst[r*n+j] = Σ_c f16(k[j*stride+c])*q[r*d+c]
-// for r < rows, j < n = len(dst)/rows, c < d = len(q)/rows: scoreRowsF16
-// for several query rows, each half-precision key row read once, each score
-// the bits scoreRowsF16 gives it while n is a multiple of 8; 1 <= rows <=
-// 4, len(dst) and len(q) below 2^32. Callers keep n·d within one call's
-// budget.
+// scoreRowsMultiR3AVX2 is scoreRowsMulti with rows = 3.
 //
 //go:noescape
-func scoreRowsMultiF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+func scoreRowsMultiR3AVX2(dst []float32, k []float32, stride int, q []float32)
 
-// scoreRowsMultiBF16AVX2 sets dst[r*n+j] = Σ_c
-// bf16(k[j*stride+c])*q[r*d+c] for r < rows, j < n = len(dst)/rows, c < d =
-// len(q)/rows: scoreRowsBF16 for several query rows, each bfloat16 key row
-// read once, each score the bits scoreRowsBF16 gives it while n is a
-// multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. Callers
-// keep n·d within one call's budget.
+// scoreRowsMultiR4AVX2 is scoreRowsMulti with rows = 4 (the front's
+// default).
 //
 //go:noescape
-func scoreRowsMultiBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+func scoreRowsMultiR4AVX2(dst []float32, k []float32, stride int, q []float32)
 
-// scoreRowsMultiPairedBF16AVX2 is scoreRowsMultiBF16 with its query rows in
-// pair order (see pairOrder): in each block of sixteen columns from a row's
-// start, while sixteen remain, the even columns first, then the odd ones;
-// the columns after the last block in order. The avx2 kernel takes a
-// block's even and odd bfloat16 elements apart, and so loads the query
-// halves as they are rather than splitting every row's block at every step
-// of keys; there its scores are the bits scoreRowsMultiBF16 gives the rows
-// in order. Elsewhere it is the generic twin, within the same bounds.
+// blendRowsMultiR1AVX2 is blendRowsMulti with rows = 1 and next empty.
 //
 //go:noescape
-func scoreRowsMultiPairedBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+func blendRowsMultiR1AVX2(acc []float32, w []float32, v []float32, stride int)
 
-// blendRowsMultiF16AVX2 sets acc[r*d+c] += Σ_j w[r*n+j]*f16(v[j*stride+c])
-// for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsF16
-// for several rows, each half-precision value row read once, each row's
-// sums the bits blendRowsF16 gives it; 1 <= rows <= 4, len(acc) and len(w)
-// below 2^32. Callers keep n·d within one call's budget. If next is not
-// empty, the avx2 kernel asks for its lines as blendRowsMulti's does (the
-// avx512 one streams V itself and asks for nothing). Where a weight and a
-// value are both NaN, the avx512 kernel's sums keep the value's payload,
-// not the weight's.
+// blendRowsMultiR1AskAVX2 is blendRowsMulti with rows = 1 and next not
+// empty: it asks for the lines of next as it goes.
 //
 //go:noescape
-func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+func blendRowsMultiR1AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
 
-// blendRowsMultiBF16AVX2 sets acc[r*d+c] += Σ_j
-// w[r*n+j]*bf16(v[j*stride+c]) for r < rows, c < d = len(acc)/rows, j < n =
-// len(w)/rows: blendRowsBF16 for several rows, each bfloat16 value row read
-// once, each row's sums the bits blendRowsBF16 gives it; 1 <= rows <= 4,
-// len(acc) and len(w) below 2^32. Callers keep n·d within one call's
-// budget. next and NaN payloads as blendRowsMultiF16's.
+// blendRowsMultiR2AVX2 is blendRowsMulti with rows = 2 and next empty.
 //
 //go:noescape
-func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+func blendRowsMultiR2AVX2(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMultiR2AskAVX2 is blendRowsMulti with rows = 2 and next not
+// empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiR2AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMultiR3AVX2 is blendRowsMulti with rows = 3 and next empty.
+//
+//go:noescape
+func blendRowsMultiR3AVX2(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMultiR3AskAVX2 is blendRowsMulti with rows = 3 and next not
+// empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiR3AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMultiR4AVX2 is blendRowsMulti with rows = 4 (the front's
+// default) and next empty.
+//
+//go:noescape
+func blendRowsMultiR4AVX2(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMultiR4AskAVX2 is blendRowsMulti with rows = 4 (the front's
+// default) and next not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiR4AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// scoreRowsMultiF16R1AVX2 is scoreRowsMultiF16 with rows = 1.
+//
+//go:noescape
+func scoreRowsMultiF16R1AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiF16R2AVX2 is scoreRowsMultiF16 with rows = 2.
+//
+//go:noescape
+func scoreRowsMultiF16R2AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiF16R3AVX2 is scoreRowsMultiF16 with rows = 3.
+//
+//go:noescape
+func scoreRowsMultiF16R3AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiF16R4AVX2 is scoreRowsMultiF16 with rows = 4 (the front's
+// default).
+//
+//go:noescape
+func scoreRowsMultiF16R4AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R1AVX2 is scoreRowsMultiBF16 with rows = 1.
+//
+//go:noescape
+func scoreRowsMultiBF16R1AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R2AVX2 is scoreRowsMultiBF16 with rows = 2.
+//
+//go:noescape
+func scoreRowsMultiBF16R2AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R3AVX2 is scoreRowsMultiBF16 with rows = 3.
+//
+//go:noescape
+func scoreRowsMultiBF16R3AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R4AVX2 is scoreRowsMultiBF16 with rows = 4 (the front's
+// default).
+//
+//go:noescape
+func scoreRowsMultiBF16R4AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiPairedBF16R1AVX2 is scoreRowsMultiPairedBF16 with rows = 1.
+//
+//go:noescape
+func scoreRowsMultiPairedBF16R1AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiPairedBF16R2AVX2 is scoreRowsMultiPairedBF16 with rows = 2.
+//
+//go:noescape
+func scoreRowsMultiPairedBF16R2AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiPairedBF16R3AVX2 is scoreRowsMultiPairedBF16 with rows = 3.
+//
+//go:noescape
+func scoreRowsMultiPairedBF16R3AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiPairedBF16R4AVX2 is scoreRowsMultiPairedBF16 with rows = 4
+// (the front's default).
+//
+//go:noescape
+func scoreRowsMultiPairedBF16R4AVX2(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsMultiF16R1AVX2 is blendRowsMultiF16 with rows = 1 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiF16R1AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiF16R1AskAVX2 is blendRowsMultiF16 with rows = 1 and next
+// not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiF16R1AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMultiF16R2AVX2 is blendRowsMultiF16 with rows = 2 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiF16R2AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiF16R2AskAVX2 is blendRowsMultiF16 with rows = 2 and next
+// not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiF16R2AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMultiF16R3AVX2 is blendRowsMultiF16 with rows = 3 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiF16R3AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiF16R3AskAVX2 is blendRowsMultiF16 with rows = 3 and next
+// not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiF16R3AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMultiF16R4AVX2 is blendRowsMultiF16 with rows = 4 (the front's
+// default) and next empty.
+//
+//go:noescape
+func blendRowsMultiF16R4AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiF16R4AskAVX2 is blendRowsMultiF16 with rows = 4 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes.
+//
+//go:noescape
+func blendRowsMultiF16R4AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMultiBF16R1AVX2 is blendRowsMultiBF16 with rows = 1 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiBF16R1AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R1AskAVX2 is blendRowsMultiBF16 with rows = 1 and next
+// not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiBF16R1AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMultiBF16R2AVX2 is blendRowsMultiBF16 with rows = 2 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiBF16R2AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R2AskAVX2 is blendRowsMultiBF16 with rows = 2 and next
+// not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiBF16R2AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMultiBF16R3AVX2 is blendRowsMultiBF16 with rows = 3 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiBF16R3AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R3AskAVX2 is blendRowsMultiBF16 with rows = 3 and next
+// not empty: it asks for the lines of next as it goes.
+//
+//go:noescape
+func blendRowsMultiBF16R3AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMultiBF16R4AVX2 is blendRowsMultiBF16 with rows = 4 (the front's
+// default) and next empty.
+//
+//go:noescape
+func blendRowsMultiBF16R4AVX2(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R4AskAVX2 is blendRowsMultiBF16 with rows = 4 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes.
+//
+//go:noescape
+func blendRowsMultiBF16R4AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
 
 // maxAVX2 returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //

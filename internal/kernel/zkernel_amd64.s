@@ -3047,19 +3047,9 @@ DATA bf16_quiet<>+24(SB)/4, $0x00000040
 DATA bf16_quiet<>+28(SB)/4, $0x00000040
 GLOBL bf16_quiet<>(SB), RODATA|NOPTR, $32
 
-// func scoreRowsMultiAVX512(dst []float32, k []float32, stride int, q []float32, rows int)
-// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMultiAVX512(SB), NOSPLIT, $0-88
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   smultiz_1
-	CMPQ AX, $0x02
-	JE   smultiz_2
-	CMPQ AX, $0x03
-	JE   smultiz_3
-	JMP  smultiz_4
-
-smultiz_1:
+// func scoreRowsMultiR1AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiR1AVX512(SB), NOSPLIT, $0-80
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    q_base+56(FP), DX
@@ -3561,9 +3551,12 @@ smultiz1_k1_sum:
 	JMP           smultiz1_k1
 
 smultiz1_k1_next:
-	JMP smultiz_done
+	VZEROUPPER
+	RET
 
-smultiz_2:
+// func scoreRowsMultiR2AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiR2AVX512(SB), NOSPLIT, $0-80
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    q_base+56(FP), DX
@@ -4182,9 +4175,12 @@ smultiz2_k1_sum:
 	JMP           smultiz2_k1
 
 smultiz2_k1_next:
-	JMP smultiz_done
+	VZEROUPPER
+	RET
 
-smultiz_3:
+// func scoreRowsMultiR3AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiR3AVX512(SB), NOSPLIT, $0-80
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    q_base+56(FP), DX
@@ -4716,9 +4712,48 @@ smultiz3_k1_sum:
 	JMP           smultiz3_k1
 
 smultiz3_k1_next:
-	JMP smultiz_done
+	VZEROUPPER
+	RET
 
-smultiz_4:
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+4(SB)/4, $0x00000004
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+8(SB)/4, $0x00000008
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+12(SB)/4, $0x0000000c
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+16(SB)/4, $0x00000001
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+20(SB)/4, $0x00000005
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+24(SB)/4, $0x00000009
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+28(SB)/4, $0x0000000d
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+32(SB)/4, $0x00000002
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+36(SB)/4, $0x00000006
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+40(SB)/4, $0x0000000a
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+44(SB)/4, $0x0000000e
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+48(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+52(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+56(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+60(SB)/4, $0x00000000
+GLOBL permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>(SB), RODATA|NOPTR, $64
+
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+0(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+4(SB)/4, $0x00000004
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+8(SB)/4, $0x00000008
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+12(SB)/4, $0x0000000c
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+16(SB)/4, $0x00000001
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+20(SB)/4, $0x00000005
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+24(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+28(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+32(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+36(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+40(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+44(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+48(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+52(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+56(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+60(SB)/4, $0x00000000
+GLOBL permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>(SB), RODATA|NOPTR, $64
+
+// func scoreRowsMultiR4AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiR4AVX512(SB), NOSPLIT, $0-80
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    q_base+56(FP), DX
@@ -5105,62 +5140,12 @@ smultiz4_k1_sum:
 	JMP           smultiz4_k1
 
 smultiz4_k1_next:
-smultiz_done:
 	VZEROUPPER
 	RET
 
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+4(SB)/4, $0x00000004
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+8(SB)/4, $0x00000008
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+12(SB)/4, $0x0000000c
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+16(SB)/4, $0x00000001
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+20(SB)/4, $0x00000005
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+24(SB)/4, $0x00000009
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+28(SB)/4, $0x0000000d
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+32(SB)/4, $0x00000002
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+36(SB)/4, $0x00000006
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+40(SB)/4, $0x0000000a
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+44(SB)/4, $0x0000000e
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+48(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+52(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+56(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+60(SB)/4, $0x00000000
-GLOBL permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>(SB), RODATA|NOPTR, $64
-
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+0(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+4(SB)/4, $0x00000004
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+8(SB)/4, $0x00000008
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+12(SB)/4, $0x0000000c
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+16(SB)/4, $0x00000001
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+20(SB)/4, $0x00000005
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+24(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+28(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+32(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+36(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+40(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+44(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+48(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+52(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+56(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>+60(SB)/4, $0x00000000
-GLOBL permz_0_4_8_12_1_5_0_0_0_0_0_0_0_0_0_0<>(SB), RODATA|NOPTR, $64
-
-// func blendRowsMultiAVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
-// Requires: AVX, AVX512F, MMX+
-TEXT ·blendRowsMultiAVX512(SB), NOSPLIT, $0-112
-	MOVQ  next_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    bmultiz
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x01
-	JE    bmultiza_1
-	CMPQ  AX, $0x02
-	JE    bmultiza_2
-	CMPQ  AX, $0x03
-	JE    bmultiza_3
-	JMP   bmultiza_4
-
-bmultiza_1:
+// func blendRowsMultiR1AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMultiR1AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -5172,7 +5157,216 @@ bmultiza_1:
 	SHLQ         $0x02, R8
 	MOVQ         CX, R9
 	SHLQ         $0x02, R9
-	MOVQ         next_base+88(FP), R10
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmultiz1_c8:
+	CMPQ    BX, $0x80
+	JL      bmultiz1_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(DX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 192(DX), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS 256(DX), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 320(DX), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS 384(DX), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 448(DX), Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz1_c8_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz1_c8_odd
+	VBROADCASTSS (CX), Z17
+	VFMADD231PS  (R11), Z17, Z1
+	VFMADD231PS  64(R11), Z17, Z3
+	VFMADD231PS  128(R11), Z17, Z5
+	VFMADD231PS  192(R11), Z17, Z7
+	VFMADD231PS  256(R11), Z17, Z9
+	VFMADD231PS  320(R11), Z17, Z11
+	VFMADD231PS  384(R11), Z17, Z13
+	VFMADD231PS  448(R11), Z17, Z15
+	VBROADCASTSS (AX), Z17
+	VFMADD231PS  (R12), Z17, Z2
+	VFMADD231PS  64(R12), Z17, Z4
+	VFMADD231PS  128(R12), Z17, Z6
+	VFMADD231PS  192(R12), Z17, Z8
+	VFMADD231PS  256(R12), Z17, Z10
+	VFMADD231PS  320(R12), Z17, Z12
+	VFMADD231PS  384(R12), Z17, Z14
+	VFMADD231PS  448(R12), Z17, Z16
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz1_c8_pair
+
+bmultiz1_c8_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz1_c8_keys_done
+	VBROADCASTSS (AX), Z17
+	VFMADD231PS  (R12), Z17, Z2
+	VFMADD231PS  64(R12), Z17, Z4
+	VFMADD231PS  128(R12), Z17, Z6
+	VFMADD231PS  192(R12), Z17, Z8
+	VFMADD231PS  256(R12), Z17, Z10
+	VFMADD231PS  320(R12), Z17, Z12
+	VFMADD231PS  384(R12), Z17, Z14
+	VFMADD231PS  448(R12), Z17, Z16
+
+bmultiz1_c8_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(DX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(DX)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, 256(DX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 320(DX)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, 384(DX)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 448(DX)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x80, BX
+	JMP     bmultiz1_c8
+
+bmultiz1_c8_next:
+bmultiz1_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz1_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz1_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz1_c1_odd
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  (R11), Z3, Z1
+	VBROADCASTSS (AX), Z3
+	VFMADD231PS  (R12), Z3, Z2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz1_c1_pair
+
+bmultiz1_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz1_c1_keys_done
+	VBROADCASTSS (AX), Z3
+	VFMADD231PS  (R12), Z3, Z2
+
+bmultiz1_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz1_c1
+
+bmultiz1_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz1_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultiz1_tail_odd
+	VBROADCASTSS (CX), Z2
+	VFMADD231PS  (R10), Z2, K1, Z1
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (R11), Z2, K1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmultiz1_tail_pair
+
+bmultiz1_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz1_tail_keys_done
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (R11), Z2, K1, Z0
+
+bmultiz1_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+
+bmultiz_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR1AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMultiR1AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	MOVQ         next_base+80(FP), R10
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 
 bmultiza1_c8:
@@ -5402,9 +5596,14 @@ bmultiza1_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
 	VADDPS  Z0, Z1, Z1
 	VMOVUPS Z1, K1, (DX)
-	JMP     bmultiza_done
 
-bmultiza_2:
+bmultiza_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR2AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMultiR2AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -5418,7 +5617,662 @@ bmultiza_2:
 	SHLQ         $0x02, R8
 	MOVQ         CX, R9
 	SHLQ         $0x02, R9
-	MOVQ         next_base+88(FP), R10
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+	CMPQ         BX, $0x40
+	JNE          bmultiz2_split4_skip
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Z1
+	VMOVUPS      64(DX), Z2
+	VMOVUPS      128(DX), Z3
+	VMOVUPS      192(DX), Z4
+	VMOVUPS      (DX)(R8*1), Z5
+	VMOVUPS      64(DX)(R8*1), Z6
+	VMOVUPS      128(DX)(R8*1), Z7
+	VMOVUPS      192(DX)(R8*1), Z8
+	MOVQ         CX, R12
+	SHRQ         $0x01, R12
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	LEAQ         (R9)(R9*2), R13
+
+bmultiz2_split4_s0_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz2_split4_s0_keys_done
+	VMOVUPS          (R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z5
+	VMOVUPS          64(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z6
+	VMOVUPS          128(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z7
+	VMOVUPS          192(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z8
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz2_split4_s0_keys
+
+bmultiz2_split4_s0_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS Z3, 128(DX)
+	VMOVUPS Z4, 192(DX)
+	VMOVUPS Z5, (DX)(R8*1)
+	VMOVUPS Z6, 64(DX)(R8*1)
+	VMOVUPS Z7, 128(DX)(R8*1)
+	VMOVUPS Z8, 192(DX)(R8*1)
+	LEAQ    (R8)(R8*2), R10
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (AX)(R12*4), R10
+	MOVQ    R12, R13
+	IMULQ   DI, R13
+	ADDQ    R13, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz2_split4_s1_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz2_split4_s1_keys_done
+	VMOVUPS          (R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z5
+	VMOVUPS          64(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z6
+	VMOVUPS          128(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z7
+	VMOVUPS          192(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z8
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz2_split4_s1_keys
+
+bmultiz2_split4_s1_keys_done:
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz2_split4_s1_even
+	VMOVUPS          (R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z5
+	VMOVUPS          64(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z6
+	VMOVUPS          128(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z7
+	VMOVUPS          192(R11), Z9
+	VFMADD231PS.BCST (R10), Z9, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z9, Z8
+
+bmultiz2_split4_s1_even:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z9
+	VADDPS  Z1, Z9, Z9
+	VMOVUPS Z9, (DX)
+	VMOVUPS 64(DX), Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS 128(DX), Z1
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VMOVUPS 192(DX), Z1
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VMOVUPS (DX)(R8*1), Z1
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS 64(DX)(R8*1), Z1
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*1)
+	VMOVUPS 128(DX)(R8*1), Z1
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*1)
+	VMOVUPS 192(DX)(R8*1), Z1
+	VADDPS  Z8, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*1)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, BX
+
+bmultiz2_split4_skip:
+	CMPQ    BX, $0x80
+	JNE     bmultiz2_split8_skip
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 128(DX), Z3
+	VMOVUPS 192(DX), Z4
+	VMOVUPS 256(DX), Z5
+	VMOVUPS 320(DX), Z6
+	VMOVUPS 384(DX), Z7
+	VMOVUPS 448(DX), Z8
+	VMOVUPS (DX)(R8*1), Z9
+	VMOVUPS 64(DX)(R8*1), Z10
+	VMOVUPS 128(DX)(R8*1), Z11
+	VMOVUPS 192(DX)(R8*1), Z12
+	VMOVUPS 256(DX)(R8*1), Z13
+	VMOVUPS 320(DX)(R8*1), Z14
+	VMOVUPS 384(DX)(R8*1), Z15
+	VMOVUPS 448(DX)(R8*1), Z16
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz2_split8_s0_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz2_split8_s0_keys_done
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z9
+	VMOVUPS          64(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z10
+	VMOVUPS          128(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z11
+	VMOVUPS          192(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z12
+	VMOVUPS          256(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z13
+	VMOVUPS          320(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z14
+	VMOVUPS          384(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z15
+	VMOVUPS          448(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z8
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z16
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz2_split8_s0_keys
+
+bmultiz2_split8_s0_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS Z3, 128(DX)
+	VMOVUPS Z4, 192(DX)
+	VMOVUPS Z5, 256(DX)
+	VMOVUPS Z6, 320(DX)
+	VMOVUPS Z7, 384(DX)
+	VMOVUPS Z8, 448(DX)
+	VMOVUPS Z9, (DX)(R8*1)
+	VMOVUPS Z10, 64(DX)(R8*1)
+	VMOVUPS Z11, 128(DX)(R8*1)
+	VMOVUPS Z12, 192(DX)(R8*1)
+	VMOVUPS Z13, 256(DX)(R8*1)
+	VMOVUPS Z14, 320(DX)(R8*1)
+	VMOVUPS Z15, 384(DX)(R8*1)
+	VMOVUPS Z16, 448(DX)(R8*1)
+	LEAQ    (R8)(R8*2), R10
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z0, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z0, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z0, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z0, Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (AX)(R12*4), R10
+	MOVQ    R12, R13
+	IMULQ   DI, R13
+	ADDQ    R13, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz2_split8_s1_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz2_split8_s1_keys_done
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z9
+	VMOVUPS          64(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z10
+	VMOVUPS          128(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z11
+	VMOVUPS          192(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z12
+	VMOVUPS          256(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z13
+	VMOVUPS          320(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z14
+	VMOVUPS          384(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z15
+	VMOVUPS          448(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z8
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z16
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz2_split8_s1_keys
+
+bmultiz2_split8_s1_keys_done:
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz2_split8_s1_even
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z9
+	VMOVUPS          64(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z10
+	VMOVUPS          128(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z11
+	VMOVUPS          192(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z12
+	VMOVUPS          256(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z13
+	VMOVUPS          320(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z14
+	VMOVUPS          384(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z15
+	VMOVUPS          448(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z8
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z16
+
+bmultiz2_split8_s1_even:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z17
+	VADDPS  Z1, Z17, Z17
+	VMOVUPS Z17, (DX)
+	VMOVUPS 64(DX), Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS 128(DX), Z1
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VMOVUPS 192(DX), Z1
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VMOVUPS 256(DX), Z1
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z1, 256(DX)
+	VMOVUPS 320(DX), Z1
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS Z1, 320(DX)
+	VMOVUPS 384(DX), Z1
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS Z1, 384(DX)
+	VMOVUPS 448(DX), Z1
+	VADDPS  Z8, Z1, Z1
+	VMOVUPS Z1, 448(DX)
+	VMOVUPS (DX)(R8*1), Z1
+	VADDPS  Z9, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS 64(DX)(R8*1), Z1
+	VADDPS  Z10, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*1)
+	VMOVUPS 128(DX)(R8*1), Z1
+	VADDPS  Z11, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*1)
+	VMOVUPS 192(DX)(R8*1), Z1
+	VADDPS  Z12, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*1)
+	VMOVUPS 256(DX)(R8*1), Z1
+	VADDPS  Z13, Z1, Z1
+	VMOVUPS Z1, 256(DX)(R8*1)
+	VMOVUPS 320(DX)(R8*1), Z1
+	VADDPS  Z14, Z1, Z1
+	VMOVUPS Z1, 320(DX)(R8*1)
+	VMOVUPS 384(DX)(R8*1), Z1
+	VADDPS  Z15, Z1, Z1
+	VMOVUPS Z1, 384(DX)(R8*1)
+	VMOVUPS 448(DX)(R8*1), Z1
+	VADDPS  Z16, Z1, Z1
+	VMOVUPS Z1, 448(DX)(R8*1)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x80, BX
+
+bmultiz2_split8_skip:
+bmultiz2_c7:
+	CMPQ    BX, $0x70
+	JL      bmultiz2_c7_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(DX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 192(DX), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS 256(DX), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 320(DX), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS 384(DX), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS (DX)(R8*1), Z15
+	VMOVAPS Z0, Z16
+	VMOVUPS 64(DX)(R8*1), Z17
+	VMOVAPS Z0, Z18
+	VMOVUPS 128(DX)(R8*1), Z19
+	VMOVAPS Z0, Z20
+	VMOVUPS 192(DX)(R8*1), Z21
+	VMOVAPS Z0, Z22
+	VMOVUPS 256(DX)(R8*1), Z23
+	VMOVAPS Z0, Z24
+	VMOVUPS 320(DX)(R8*1), Z25
+	VMOVAPS Z0, Z26
+	VMOVUPS 384(DX)(R8*1), Z27
+	VMOVAPS Z0, Z28
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz2_c7_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz2_c7_odd
+	VBROADCASTSS (CX), Z29
+	VBROADCASTSS (CX)(R9*1), Z30
+	VMOVUPS      (R11), Z31
+	VFMADD231PS  Z31, Z29, Z1
+	VFMADD231PS  Z31, Z30, Z15
+	VMOVUPS      64(R11), Z31
+	VFMADD231PS  Z31, Z29, Z3
+	VFMADD231PS  Z31, Z30, Z17
+	VMOVUPS      128(R11), Z31
+	VFMADD231PS  Z31, Z29, Z5
+	VFMADD231PS  Z31, Z30, Z19
+	VMOVUPS      192(R11), Z31
+	VFMADD231PS  Z31, Z29, Z7
+	VFMADD231PS  Z31, Z30, Z21
+	VMOVUPS      256(R11), Z31
+	VFMADD231PS  Z31, Z29, Z9
+	VFMADD231PS  Z31, Z30, Z23
+	VMOVUPS      320(R11), Z31
+	VFMADD231PS  Z31, Z29, Z11
+	VFMADD231PS  Z31, Z30, Z25
+	VMOVUPS      384(R11), Z31
+	VFMADD231PS  Z31, Z29, Z13
+	VFMADD231PS  Z31, Z30, Z27
+	VBROADCASTSS (AX), Z29
+	VBROADCASTSS (AX)(R9*1), Z30
+	VMOVUPS      (R12), Z31
+	VFMADD231PS  Z31, Z29, Z2
+	VFMADD231PS  Z31, Z30, Z16
+	VMOVUPS      64(R12), Z31
+	VFMADD231PS  Z31, Z29, Z4
+	VFMADD231PS  Z31, Z30, Z18
+	VMOVUPS      128(R12), Z31
+	VFMADD231PS  Z31, Z29, Z6
+	VFMADD231PS  Z31, Z30, Z20
+	VMOVUPS      192(R12), Z31
+	VFMADD231PS  Z31, Z29, Z8
+	VFMADD231PS  Z31, Z30, Z22
+	VMOVUPS      256(R12), Z31
+	VFMADD231PS  Z31, Z29, Z10
+	VFMADD231PS  Z31, Z30, Z24
+	VMOVUPS      320(R12), Z31
+	VFMADD231PS  Z31, Z29, Z12
+	VFMADD231PS  Z31, Z30, Z26
+	VMOVUPS      384(R12), Z31
+	VFMADD231PS  Z31, Z29, Z14
+	VFMADD231PS  Z31, Z30, Z28
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz2_c7_pair
+
+bmultiz2_c7_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz2_c7_keys_done
+	VBROADCASTSS (AX), Z29
+	VBROADCASTSS (AX)(R9*1), Z30
+	VMOVUPS      (R12), Z31
+	VFMADD231PS  Z31, Z29, Z2
+	VFMADD231PS  Z31, Z30, Z16
+	VMOVUPS      64(R12), Z31
+	VFMADD231PS  Z31, Z29, Z4
+	VFMADD231PS  Z31, Z30, Z18
+	VMOVUPS      128(R12), Z31
+	VFMADD231PS  Z31, Z29, Z6
+	VFMADD231PS  Z31, Z30, Z20
+	VMOVUPS      192(R12), Z31
+	VFMADD231PS  Z31, Z29, Z8
+	VFMADD231PS  Z31, Z30, Z22
+	VMOVUPS      256(R12), Z31
+	VFMADD231PS  Z31, Z29, Z10
+	VFMADD231PS  Z31, Z30, Z24
+	VMOVUPS      320(R12), Z31
+	VFMADD231PS  Z31, Z29, Z12
+	VFMADD231PS  Z31, Z30, Z26
+	VMOVUPS      384(R12), Z31
+	VFMADD231PS  Z31, Z29, Z14
+	VFMADD231PS  Z31, Z30, Z28
+
+bmultiz2_c7_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(DX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(DX)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, 256(DX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 320(DX)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, 384(DX)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, (DX)(R8*1)
+	VADDPS  Z18, Z17, Z17
+	VMOVUPS Z17, 64(DX)(R8*1)
+	VADDPS  Z20, Z19, Z19
+	VMOVUPS Z19, 128(DX)(R8*1)
+	VADDPS  Z22, Z21, Z21
+	VMOVUPS Z21, 192(DX)(R8*1)
+	VADDPS  Z24, Z23, Z23
+	VMOVUPS Z23, 256(DX)(R8*1)
+	VADDPS  Z26, Z25, Z25
+	VMOVUPS Z25, 320(DX)(R8*1)
+	VADDPS  Z28, Z27, Z27
+	VMOVUPS Z27, 384(DX)(R8*1)
+	ADDQ    $0x000001c0, DX
+	ADDQ    $0x000001c0, SI
+	SUBQ    $0x70, BX
+	JMP     bmultiz2_c7
+
+bmultiz2_c7_next:
+bmultiz2_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz2_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R8*1), Z3
+	VMOVAPS Z0, Z4
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz2_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz2_c1_odd
+	VBROADCASTSS (CX), Z5
+	VBROADCASTSS (CX)(R9*1), Z6
+	VMOVUPS      (R11), Z7
+	VFMADD231PS  Z7, Z5, Z1
+	VFMADD231PS  Z7, Z6, Z3
+	VBROADCASTSS (AX), Z5
+	VBROADCASTSS (AX)(R9*1), Z6
+	VMOVUPS      (R12), Z7
+	VFMADD231PS  Z7, Z5, Z2
+	VFMADD231PS  Z7, Z6, Z4
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz2_c1_pair
+
+bmultiz2_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz2_c1_keys_done
+	VBROADCASTSS (AX), Z5
+	VBROADCASTSS (AX)(R9*1), Z6
+	VMOVUPS      (R12), Z7
+	VFMADD231PS  Z7, Z5, Z2
+	VFMADD231PS  Z7, Z6, Z4
+
+bmultiz2_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz2_c1
+
+bmultiz2_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(R8*1), K1, Z3
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz2_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultiz2_tail_odd
+	VBROADCASTSS (CX), Z4
+	VBROADCASTSS (CX)(R9*1), Z5
+	VMOVUPS.Z    (R10), K1, Z6
+	VFMADD231PS  Z6, Z4, Z1
+	VFMADD231PS  Z6, Z5, Z3
+	VBROADCASTSS (AX), Z4
+	VBROADCASTSS (AX)(R9*1), Z5
+	VMOVUPS.Z    (R11), K1, Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VFMADD231PS  Z6, Z5, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmultiz2_tail_pair
+
+bmultiz2_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz2_tail_keys_done
+	VBROADCASTSS (AX), Z4
+	VBROADCASTSS (AX)(R9*1), Z5
+	VMOVUPS.Z    (R11), K1, Z6
+	VFMADD231PS  Z6, Z4, Z2
+	VFMADD231PS  Z6, Z5, Z0
+
+bmultiz2_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z0, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(R8*1)
+
+bmultiz_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR2AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMultiR2AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	SHRQ         $0x01, CX
+	SHRQ         $0x01, BX
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	MOVQ         next_base+80(FP), R10
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 	CMPQ         BX, $0x40
 	JNE          bmultiza2_split4_skip
@@ -6131,9 +6985,14 @@ bmultiza2_tail_keys_done:
 	VMOVUPS Z1, K1, (DX)
 	VADDPS  Z0, Z3, Z3
 	VMOVUPS Z3, K1, (DX)(R8*1)
-	JMP     bmultiza_done
 
-bmultiza_3:
+bmultiza_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR3AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMultiR3AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -6151,7 +7010,890 @@ bmultiza_3:
 	SHLQ         $0x02, R8
 	MOVQ         CX, R9
 	SHLQ         $0x02, R9
-	MOVQ         next_base+88(FP), R10
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+	CMPQ         BX, $0x40
+	JNE          bmultiz3_split4_skip
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Z1
+	VMOVUPS      64(DX), Z2
+	VMOVUPS      128(DX), Z3
+	VMOVUPS      192(DX), Z4
+	VMOVUPS      (DX)(R8*1), Z5
+	VMOVUPS      64(DX)(R8*1), Z6
+	VMOVUPS      128(DX)(R8*1), Z7
+	VMOVUPS      192(DX)(R8*1), Z8
+	VMOVUPS      (DX)(R8*2), Z9
+	VMOVUPS      64(DX)(R8*2), Z10
+	VMOVUPS      128(DX)(R8*2), Z11
+	VMOVUPS      192(DX)(R8*2), Z12
+	MOVQ         CX, R12
+	SHRQ         $0x01, R12
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	LEAQ         (R9)(R9*2), R13
+
+bmultiz3_split4_s0_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz3_split4_s0_keys_done
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z9
+	VMOVUPS          64(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z10
+	VMOVUPS          128(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z11
+	VMOVUPS          192(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z12
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz3_split4_s0_keys
+
+bmultiz3_split4_s0_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS Z3, 128(DX)
+	VMOVUPS Z4, 192(DX)
+	VMOVUPS Z5, (DX)(R8*1)
+	VMOVUPS Z6, 64(DX)(R8*1)
+	VMOVUPS Z7, 128(DX)(R8*1)
+	VMOVUPS Z8, 192(DX)(R8*1)
+	VMOVUPS Z9, (DX)(R8*2)
+	VMOVUPS Z10, 64(DX)(R8*2)
+	VMOVUPS Z11, 128(DX)(R8*2)
+	VMOVUPS Z12, 192(DX)(R8*2)
+	LEAQ    (R8)(R8*2), R10
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z0, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z0, Z11
+	VMOVAPS Z0, Z12
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (AX)(R12*4), R10
+	MOVQ    R12, R13
+	IMULQ   DI, R13
+	ADDQ    R13, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_split4_s1_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz3_split4_s1_keys_done
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z9
+	VMOVUPS          64(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z10
+	VMOVUPS          128(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z11
+	VMOVUPS          192(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z12
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz3_split4_s1_keys
+
+bmultiz3_split4_s1_keys_done:
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz3_split4_s1_even
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z9
+	VMOVUPS          64(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z10
+	VMOVUPS          128(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z11
+	VMOVUPS          192(R11), Z13
+	VFMADD231PS.BCST (R10), Z13, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z13, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z13, Z12
+
+bmultiz3_split4_s1_even:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z13
+	VADDPS  Z1, Z13, Z13
+	VMOVUPS Z13, (DX)
+	VMOVUPS 64(DX), Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS 128(DX), Z1
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VMOVUPS 192(DX), Z1
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VMOVUPS (DX)(R8*1), Z1
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS 64(DX)(R8*1), Z1
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*1)
+	VMOVUPS 128(DX)(R8*1), Z1
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*1)
+	VMOVUPS 192(DX)(R8*1), Z1
+	VADDPS  Z8, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*1)
+	VMOVUPS (DX)(R8*2), Z1
+	VADDPS  Z9, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*2)
+	VMOVUPS 64(DX)(R8*2), Z1
+	VADDPS  Z10, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*2)
+	VMOVUPS 128(DX)(R8*2), Z1
+	VADDPS  Z11, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*2)
+	VMOVUPS 192(DX)(R8*2), Z1
+	VADDPS  Z12, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*2)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, BX
+
+bmultiz3_split4_skip:
+	CMPQ    BX, $0x80
+	JNE     bmultiz3_split8_skip
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 128(DX), Z3
+	VMOVUPS 192(DX), Z4
+	VMOVUPS 256(DX), Z5
+	VMOVUPS 320(DX), Z6
+	VMOVUPS 384(DX), Z7
+	VMOVUPS 448(DX), Z8
+	VMOVUPS (DX)(R8*1), Z9
+	VMOVUPS 64(DX)(R8*1), Z10
+	VMOVUPS 128(DX)(R8*1), Z11
+	VMOVUPS 192(DX)(R8*1), Z12
+	VMOVUPS 256(DX)(R8*1), Z13
+	VMOVUPS 320(DX)(R8*1), Z14
+	VMOVUPS 384(DX)(R8*1), Z15
+	VMOVUPS 448(DX)(R8*1), Z16
+	VMOVUPS (DX)(R8*2), Z17
+	VMOVUPS 64(DX)(R8*2), Z18
+	VMOVUPS 128(DX)(R8*2), Z19
+	VMOVUPS 192(DX)(R8*2), Z20
+	VMOVUPS 256(DX)(R8*2), Z21
+	VMOVUPS 320(DX)(R8*2), Z22
+	VMOVUPS 384(DX)(R8*2), Z23
+	VMOVUPS 448(DX)(R8*2), Z24
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_split8_s0_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz3_split8_s0_keys_done
+	VMOVUPS          (R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z17
+	VMOVUPS          64(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z18
+	VMOVUPS          128(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z19
+	VMOVUPS          192(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z20
+	VMOVUPS          256(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z21
+	VMOVUPS          320(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z22
+	VMOVUPS          384(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z15
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z23
+	VMOVUPS          448(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z8
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z16
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z24
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz3_split8_s0_keys
+
+bmultiz3_split8_s0_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS Z3, 128(DX)
+	VMOVUPS Z4, 192(DX)
+	VMOVUPS Z5, 256(DX)
+	VMOVUPS Z6, 320(DX)
+	VMOVUPS Z7, 384(DX)
+	VMOVUPS Z8, 448(DX)
+	VMOVUPS Z9, (DX)(R8*1)
+	VMOVUPS Z10, 64(DX)(R8*1)
+	VMOVUPS Z11, 128(DX)(R8*1)
+	VMOVUPS Z12, 192(DX)(R8*1)
+	VMOVUPS Z13, 256(DX)(R8*1)
+	VMOVUPS Z14, 320(DX)(R8*1)
+	VMOVUPS Z15, 384(DX)(R8*1)
+	VMOVUPS Z16, 448(DX)(R8*1)
+	VMOVUPS Z17, (DX)(R8*2)
+	VMOVUPS Z18, 64(DX)(R8*2)
+	VMOVUPS Z19, 128(DX)(R8*2)
+	VMOVUPS Z20, 192(DX)(R8*2)
+	VMOVUPS Z21, 256(DX)(R8*2)
+	VMOVUPS Z22, 320(DX)(R8*2)
+	VMOVUPS Z23, 384(DX)(R8*2)
+	VMOVUPS Z24, 448(DX)(R8*2)
+	LEAQ    (R8)(R8*2), R10
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z0, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z0, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z0, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z0, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z0, Z17
+	VMOVAPS Z0, Z18
+	VMOVAPS Z0, Z19
+	VMOVAPS Z0, Z20
+	VMOVAPS Z0, Z21
+	VMOVAPS Z0, Z22
+	VMOVAPS Z0, Z23
+	VMOVAPS Z0, Z24
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (AX)(R12*4), R10
+	MOVQ    R12, R13
+	IMULQ   DI, R13
+	ADDQ    R13, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_split8_s1_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz3_split8_s1_keys_done
+	VMOVUPS          (R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z17
+	VMOVUPS          64(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z18
+	VMOVUPS          128(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z19
+	VMOVUPS          192(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z20
+	VMOVUPS          256(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z21
+	VMOVUPS          320(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z22
+	VMOVUPS          384(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z15
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z23
+	VMOVUPS          448(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z8
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z16
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z24
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz3_split8_s1_keys
+
+bmultiz3_split8_s1_keys_done:
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz3_split8_s1_even
+	VMOVUPS          (R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z17
+	VMOVUPS          64(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z18
+	VMOVUPS          128(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z19
+	VMOVUPS          192(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z20
+	VMOVUPS          256(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z21
+	VMOVUPS          320(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z22
+	VMOVUPS          384(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z15
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z23
+	VMOVUPS          448(R11), Z25
+	VFMADD231PS.BCST (R10), Z25, Z8
+	VFMADD231PS.BCST (R10)(R9*1), Z25, Z16
+	VFMADD231PS.BCST (R10)(R9*2), Z25, Z24
+
+bmultiz3_split8_s1_even:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z25
+	VADDPS  Z1, Z25, Z25
+	VMOVUPS Z25, (DX)
+	VMOVUPS 64(DX), Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS 128(DX), Z1
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VMOVUPS 192(DX), Z1
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VMOVUPS 256(DX), Z1
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z1, 256(DX)
+	VMOVUPS 320(DX), Z1
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS Z1, 320(DX)
+	VMOVUPS 384(DX), Z1
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS Z1, 384(DX)
+	VMOVUPS 448(DX), Z1
+	VADDPS  Z8, Z1, Z1
+	VMOVUPS Z1, 448(DX)
+	VMOVUPS (DX)(R8*1), Z1
+	VADDPS  Z9, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS 64(DX)(R8*1), Z1
+	VADDPS  Z10, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*1)
+	VMOVUPS 128(DX)(R8*1), Z1
+	VADDPS  Z11, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*1)
+	VMOVUPS 192(DX)(R8*1), Z1
+	VADDPS  Z12, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*1)
+	VMOVUPS 256(DX)(R8*1), Z1
+	VADDPS  Z13, Z1, Z1
+	VMOVUPS Z1, 256(DX)(R8*1)
+	VMOVUPS 320(DX)(R8*1), Z1
+	VADDPS  Z14, Z1, Z1
+	VMOVUPS Z1, 320(DX)(R8*1)
+	VMOVUPS 384(DX)(R8*1), Z1
+	VADDPS  Z15, Z1, Z1
+	VMOVUPS Z1, 384(DX)(R8*1)
+	VMOVUPS 448(DX)(R8*1), Z1
+	VADDPS  Z16, Z1, Z1
+	VMOVUPS Z1, 448(DX)(R8*1)
+	VMOVUPS (DX)(R8*2), Z1
+	VADDPS  Z17, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*2)
+	VMOVUPS 64(DX)(R8*2), Z1
+	VADDPS  Z18, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*2)
+	VMOVUPS 128(DX)(R8*2), Z1
+	VADDPS  Z19, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*2)
+	VMOVUPS 192(DX)(R8*2), Z1
+	VADDPS  Z20, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*2)
+	VMOVUPS 256(DX)(R8*2), Z1
+	VADDPS  Z21, Z1, Z1
+	VMOVUPS Z1, 256(DX)(R8*2)
+	VMOVUPS 320(DX)(R8*2), Z1
+	VADDPS  Z22, Z1, Z1
+	VMOVUPS Z1, 320(DX)(R8*2)
+	VMOVUPS 384(DX)(R8*2), Z1
+	VADDPS  Z23, Z1, Z1
+	VMOVUPS Z1, 384(DX)(R8*2)
+	VMOVUPS 448(DX)(R8*2), Z1
+	VADDPS  Z24, Z1, Z1
+	VMOVUPS Z1, 448(DX)(R8*2)
+	ADDQ    $0x00000200, DX
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x80, BX
+
+bmultiz3_split8_skip:
+bmultiz3_c5:
+	CMPQ    BX, $0x50
+	JL      bmultiz3_c5_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(DX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 192(DX), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS 256(DX), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (DX)(R8*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS 64(DX)(R8*1), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 128(DX)(R8*1), Z15
+	VMOVAPS Z0, Z16
+	VMOVUPS 192(DX)(R8*1), Z17
+	VMOVAPS Z0, Z18
+	VMOVUPS 256(DX)(R8*1), Z19
+	VMOVAPS Z0, Z20
+	VMOVUPS (DX)(R8*2), Z21
+	VMOVAPS Z0, Z22
+	VMOVUPS 64(DX)(R8*2), Z23
+	VMOVAPS Z0, Z24
+	VMOVUPS 128(DX)(R8*2), Z25
+	VMOVAPS Z0, Z26
+	VMOVUPS 192(DX)(R8*2), Z27
+	VMOVAPS Z0, Z28
+	VMOVUPS 256(DX)(R8*2), Z29
+	VMOVAPS Z0, Z30
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_c5_pair:
+	TESTQ            R10, R10
+	JZ               bmultiz3_c5_odd
+	VMOVUPS          (R11), Z31
+	VFMADD231PS.BCST (CX), Z31, Z1
+	VFMADD231PS.BCST (CX)(R9*1), Z31, Z11
+	VFMADD231PS.BCST (CX)(R9*2), Z31, Z21
+	VMOVUPS          64(R11), Z31
+	VFMADD231PS.BCST (CX), Z31, Z3
+	VFMADD231PS.BCST (CX)(R9*1), Z31, Z13
+	VFMADD231PS.BCST (CX)(R9*2), Z31, Z23
+	VMOVUPS          128(R11), Z31
+	VFMADD231PS.BCST (CX), Z31, Z5
+	VFMADD231PS.BCST (CX)(R9*1), Z31, Z15
+	VFMADD231PS.BCST (CX)(R9*2), Z31, Z25
+	VMOVUPS          192(R11), Z31
+	VFMADD231PS.BCST (CX), Z31, Z7
+	VFMADD231PS.BCST (CX)(R9*1), Z31, Z17
+	VFMADD231PS.BCST (CX)(R9*2), Z31, Z27
+	VMOVUPS          256(R11), Z31
+	VFMADD231PS.BCST (CX), Z31, Z9
+	VFMADD231PS.BCST (CX)(R9*1), Z31, Z19
+	VFMADD231PS.BCST (CX)(R9*2), Z31, Z29
+	VMOVUPS          (R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z12
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z22
+	VMOVUPS          64(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z4
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z14
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z24
+	VMOVUPS          128(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z6
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z16
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z26
+	VMOVUPS          192(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z8
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z18
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z28
+	VMOVUPS          256(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z10
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z20
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z30
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, AX
+	ADDQ             DI, R11
+	ADDQ             DI, R12
+	DECQ             R10
+	JMP              bmultiz3_c5_pair
+
+bmultiz3_c5_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, R10
+	IMULQ            R10, CX
+	SHRQ             $0x21, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz3_c5_keys_done
+	VMOVUPS          (R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z12
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z22
+	VMOVUPS          64(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z4
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z14
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z24
+	VMOVUPS          128(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z6
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z16
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z26
+	VMOVUPS          192(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z8
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z18
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z28
+	VMOVUPS          256(R12), Z31
+	VFMADD231PS.BCST (AX), Z31, Z10
+	VFMADD231PS.BCST (AX)(R9*1), Z31, Z20
+	VFMADD231PS.BCST (AX)(R9*2), Z31, Z30
+
+bmultiz3_c5_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(DX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 192(DX)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, 256(DX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (DX)(R8*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, 64(DX)(R8*1)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 128(DX)(R8*1)
+	VADDPS  Z18, Z17, Z17
+	VMOVUPS Z17, 192(DX)(R8*1)
+	VADDPS  Z20, Z19, Z19
+	VMOVUPS Z19, 256(DX)(R8*1)
+	VADDPS  Z22, Z21, Z21
+	VMOVUPS Z21, (DX)(R8*2)
+	VADDPS  Z24, Z23, Z23
+	VMOVUPS Z23, 64(DX)(R8*2)
+	VADDPS  Z26, Z25, Z25
+	VMOVUPS Z25, 128(DX)(R8*2)
+	VADDPS  Z28, Z27, Z27
+	VMOVUPS Z27, 192(DX)(R8*2)
+	VADDPS  Z30, Z29, Z29
+	VMOVUPS Z29, 256(DX)(R8*2)
+	ADDQ    $0x00000140, DX
+	ADDQ    $0x00000140, SI
+	SUBQ    $0x50, BX
+	JMP     bmultiz3_c5
+
+bmultiz3_c5_next:
+bmultiz3_c3:
+	CMPQ    BX, $0x30
+	JL      bmultiz3_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(DX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R8*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS 64(DX)(R8*1), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 128(DX)(R8*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (DX)(R8*2), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 64(DX)(R8*2), Z15
+	VMOVAPS Z0, Z16
+	VMOVUPS 128(DX)(R8*2), Z17
+	VMOVAPS Z0, Z18
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_c3_pair:
+	TESTQ            R10, R10
+	JZ               bmultiz3_c3_odd
+	VMOVUPS          (R11), Z19
+	VFMADD231PS.BCST (CX), Z19, Z1
+	VFMADD231PS.BCST (CX)(R9*1), Z19, Z7
+	VFMADD231PS.BCST (CX)(R9*2), Z19, Z13
+	VMOVUPS          64(R11), Z19
+	VFMADD231PS.BCST (CX), Z19, Z3
+	VFMADD231PS.BCST (CX)(R9*1), Z19, Z9
+	VFMADD231PS.BCST (CX)(R9*2), Z19, Z15
+	VMOVUPS          128(R11), Z19
+	VFMADD231PS.BCST (CX), Z19, Z5
+	VFMADD231PS.BCST (CX)(R9*1), Z19, Z11
+	VFMADD231PS.BCST (CX)(R9*2), Z19, Z17
+	VMOVUPS          (R12), Z19
+	VFMADD231PS.BCST (AX), Z19, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z19, Z8
+	VFMADD231PS.BCST (AX)(R9*2), Z19, Z14
+	VMOVUPS          64(R12), Z19
+	VFMADD231PS.BCST (AX), Z19, Z4
+	VFMADD231PS.BCST (AX)(R9*1), Z19, Z10
+	VFMADD231PS.BCST (AX)(R9*2), Z19, Z16
+	VMOVUPS          128(R12), Z19
+	VFMADD231PS.BCST (AX), Z19, Z6
+	VFMADD231PS.BCST (AX)(R9*1), Z19, Z12
+	VFMADD231PS.BCST (AX)(R9*2), Z19, Z18
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, AX
+	ADDQ             DI, R11
+	ADDQ             DI, R12
+	DECQ             R10
+	JMP              bmultiz3_c3_pair
+
+bmultiz3_c3_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, R10
+	IMULQ            R10, CX
+	SHRQ             $0x21, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz3_c3_keys_done
+	VMOVUPS          (R12), Z19
+	VFMADD231PS.BCST (AX), Z19, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z19, Z8
+	VFMADD231PS.BCST (AX)(R9*2), Z19, Z14
+	VMOVUPS          64(R12), Z19
+	VFMADD231PS.BCST (AX), Z19, Z4
+	VFMADD231PS.BCST (AX)(R9*1), Z19, Z10
+	VFMADD231PS.BCST (AX)(R9*2), Z19, Z16
+	VMOVUPS          128(R12), Z19
+	VFMADD231PS.BCST (AX), Z19, Z6
+	VFMADD231PS.BCST (AX)(R9*1), Z19, Z12
+	VFMADD231PS.BCST (AX)(R9*2), Z19, Z18
+
+bmultiz3_c3_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(DX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R8*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, 64(DX)(R8*1)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 128(DX)(R8*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (DX)(R8*2)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 64(DX)(R8*2)
+	VADDPS  Z18, Z17, Z17
+	VMOVUPS Z17, 128(DX)(R8*2)
+	ADDQ    $0x000000c0, DX
+	ADDQ    $0x000000c0, SI
+	SUBQ    $0x30, BX
+	JMP     bmultiz3_c3
+
+bmultiz3_c3_next:
+bmultiz3_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz3_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R8*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R8*2), Z5
+	VMOVAPS Z0, Z6
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz3_c1_pair:
+	TESTQ            R10, R10
+	JZ               bmultiz3_c1_odd
+	VMOVUPS          (R11), Z7
+	VFMADD231PS.BCST (CX), Z7, Z1
+	VFMADD231PS.BCST (CX)(R9*1), Z7, Z3
+	VFMADD231PS.BCST (CX)(R9*2), Z7, Z5
+	VMOVUPS          (R12), Z7
+	VFMADD231PS.BCST (AX), Z7, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z4
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z6
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, AX
+	ADDQ             DI, R11
+	ADDQ             DI, R12
+	DECQ             R10
+	JMP              bmultiz3_c1_pair
+
+bmultiz3_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, R10
+	IMULQ            R10, CX
+	SHRQ             $0x21, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz3_c1_keys_done
+	VMOVUPS          (R12), Z7
+	VFMADD231PS.BCST (AX), Z7, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z4
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z6
+
+bmultiz3_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R8*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz3_c1
+
+bmultiz3_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(R8*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(R8*2), K1, Z5
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz3_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmultiz3_tail_odd
+	VMOVUPS.Z        (R10), K1, Z6
+	VFMADD231PS.BCST (CX), Z6, Z1
+	VFMADD231PS.BCST (CX)(R9*1), Z6, Z3
+	VFMADD231PS.BCST (CX)(R9*2), Z6, Z5
+	VMOVUPS.Z        (R11), K1, Z6
+	VFMADD231PS.BCST (AX), Z6, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z4
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, AX
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             BX
+	JMP              bmultiz3_tail_pair
+
+bmultiz3_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, BX
+	IMULQ            BX, CX
+	SHRQ             $0x21, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz3_tail_keys_done
+	VMOVUPS.Z        (R11), K1, Z6
+	VFMADD231PS.BCST (AX), Z6, Z2
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z4
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z0
+
+bmultiz3_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(R8*1)
+	VADDPS  Z0, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(R8*2)
+
+bmultiz_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR3AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMultiR3AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, CX
+	SHRQ         $0x21, CX
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, BX
+	SHRQ         $0x21, BX
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	MOVQ         next_base+80(FP), R10
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 	CMPQ         BX, $0x40
 	JNE          bmultiza3_split4_skip
@@ -7094,9 +8836,14 @@ bmultiza3_tail_keys_done:
 	VMOVUPS Z3, K1, (DX)(R8*1)
 	VADDPS  Z0, Z5, Z5
 	VMOVUPS Z5, K1, (DX)(R8*2)
-	JMP     bmultiza_done
 
-bmultiza_4:
+bmultiza_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR4AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMultiR4AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -7110,7 +8857,972 @@ bmultiza_4:
 	SHLQ         $0x02, R8
 	MOVQ         CX, R9
 	SHLQ         $0x02, R9
-	MOVQ         next_base+88(FP), R10
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+	CMPQ         BX, $0x40
+	JNE          bmultiz4_split4_skip
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Z1
+	VMOVUPS      64(DX), Z2
+	VMOVUPS      128(DX), Z3
+	VMOVUPS      192(DX), Z4
+	VMOVUPS      (DX)(R8*1), Z5
+	VMOVUPS      64(DX)(R8*1), Z6
+	VMOVUPS      128(DX)(R8*1), Z7
+	VMOVUPS      192(DX)(R8*1), Z8
+	VMOVUPS      (DX)(R8*2), Z9
+	VMOVUPS      64(DX)(R8*2), Z10
+	VMOVUPS      128(DX)(R8*2), Z11
+	VMOVUPS      192(DX)(R8*2), Z12
+	VMOVUPS      (DX)(R10*1), Z13
+	VMOVUPS      64(DX)(R10*1), Z14
+	VMOVUPS      128(DX)(R10*1), Z15
+	VMOVUPS      192(DX)(R10*1), Z16
+	MOVQ         CX, R12
+	SHRQ         $0x01, R12
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	LEAQ         (R9)(R9*2), R13
+
+bmultiz4_split4_s0_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz4_split4_s0_keys_done
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z9
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z13
+	VMOVUPS          64(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z10
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z14
+	VMOVUPS          128(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z11
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z15
+	VMOVUPS          192(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z12
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z16
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz4_split4_s0_keys
+
+bmultiz4_split4_s0_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS Z3, 128(DX)
+	VMOVUPS Z4, 192(DX)
+	VMOVUPS Z5, (DX)(R8*1)
+	VMOVUPS Z6, 64(DX)(R8*1)
+	VMOVUPS Z7, 128(DX)(R8*1)
+	VMOVUPS Z8, 192(DX)(R8*1)
+	VMOVUPS Z9, (DX)(R8*2)
+	VMOVUPS Z10, 64(DX)(R8*2)
+	VMOVUPS Z11, 128(DX)(R8*2)
+	VMOVUPS Z12, 192(DX)(R8*2)
+	VMOVUPS Z13, (DX)(R10*1)
+	VMOVUPS Z14, 64(DX)(R10*1)
+	VMOVUPS Z15, 128(DX)(R10*1)
+	VMOVUPS Z16, 192(DX)(R10*1)
+	LEAQ    (R8)(R8*2), R10
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z0, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z0, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z0, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z0, Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (AX)(R12*4), R10
+	MOVQ    R12, R13
+	IMULQ   DI, R13
+	ADDQ    R13, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_split4_s1_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz4_split4_s1_keys_done
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z9
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z13
+	VMOVUPS          64(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z10
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z14
+	VMOVUPS          128(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z11
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z15
+	VMOVUPS          192(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z12
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z16
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz4_split4_s1_keys
+
+bmultiz4_split4_s1_keys_done:
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz4_split4_s1_even
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z9
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z13
+	VMOVUPS          64(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z6
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z10
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z14
+	VMOVUPS          128(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z7
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z11
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z15
+	VMOVUPS          192(R11), Z17
+	VFMADD231PS.BCST (R10), Z17, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z17, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z17, Z12
+	VFMADD231PS.BCST (R10)(R13*1), Z17, Z16
+
+bmultiz4_split4_s1_even:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z17
+	VADDPS  Z1, Z17, Z17
+	VMOVUPS Z17, (DX)
+	VMOVUPS 64(DX), Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS 128(DX), Z1
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VMOVUPS 192(DX), Z1
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VMOVUPS (DX)(R8*1), Z1
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS 64(DX)(R8*1), Z1
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*1)
+	VMOVUPS 128(DX)(R8*1), Z1
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*1)
+	VMOVUPS 192(DX)(R8*1), Z1
+	VADDPS  Z8, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*1)
+	VMOVUPS (DX)(R8*2), Z1
+	VADDPS  Z9, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*2)
+	VMOVUPS 64(DX)(R8*2), Z1
+	VADDPS  Z10, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*2)
+	VMOVUPS 128(DX)(R8*2), Z1
+	VADDPS  Z11, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*2)
+	VMOVUPS 192(DX)(R8*2), Z1
+	VADDPS  Z12, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*2)
+	VMOVUPS (DX)(R10*1), Z1
+	VADDPS  Z13, Z1, Z1
+	VMOVUPS Z1, (DX)(R10*1)
+	VMOVUPS 64(DX)(R10*1), Z1
+	VADDPS  Z14, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R10*1)
+	VMOVUPS 128(DX)(R10*1), Z1
+	VADDPS  Z15, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R10*1)
+	VMOVUPS 192(DX)(R10*1), Z1
+	VADDPS  Z16, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R10*1)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, BX
+
+bmultiz4_split4_skip:
+	CMPQ    BX, $0x80
+	JNE     bmultiz4_split8_skip
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVUPS 64(DX), Z2
+	VMOVUPS 128(DX), Z3
+	VMOVUPS 192(DX), Z4
+	VMOVUPS 256(DX), Z5
+	VMOVUPS 320(DX), Z6
+	VMOVUPS 384(DX), Z7
+	VMOVUPS (DX)(R8*1), Z8
+	VMOVUPS 64(DX)(R8*1), Z9
+	VMOVUPS 128(DX)(R8*1), Z10
+	VMOVUPS 192(DX)(R8*1), Z11
+	VMOVUPS 256(DX)(R8*1), Z12
+	VMOVUPS 320(DX)(R8*1), Z13
+	VMOVUPS 384(DX)(R8*1), Z14
+	VMOVUPS (DX)(R8*2), Z15
+	VMOVUPS 64(DX)(R8*2), Z16
+	VMOVUPS 128(DX)(R8*2), Z17
+	VMOVUPS 192(DX)(R8*2), Z18
+	VMOVUPS 256(DX)(R8*2), Z19
+	VMOVUPS 320(DX)(R8*2), Z20
+	VMOVUPS 384(DX)(R8*2), Z21
+	VMOVUPS (DX)(R10*1), Z22
+	VMOVUPS 64(DX)(R10*1), Z23
+	VMOVUPS 128(DX)(R10*1), Z24
+	VMOVUPS 192(DX)(R10*1), Z25
+	VMOVUPS 256(DX)(R10*1), Z26
+	VMOVUPS 320(DX)(R10*1), Z27
+	VMOVUPS 384(DX)(R10*1), Z28
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_split8_s0_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz4_split8_s0_keys_done
+	VMOVUPS          (R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z15
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z22
+	VMOVUPS          64(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z16
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z23
+	VMOVUPS          128(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z17
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z24
+	VMOVUPS          192(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z18
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z25
+	VMOVUPS          256(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z19
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z26
+	VMOVUPS          320(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z20
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z27
+	VMOVUPS          384(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z21
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z28
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz4_split8_s0_keys
+
+bmultiz4_split8_s0_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Z1, (DX)
+	VMOVUPS Z2, 64(DX)
+	VMOVUPS Z3, 128(DX)
+	VMOVUPS Z4, 192(DX)
+	VMOVUPS Z5, 256(DX)
+	VMOVUPS Z6, 320(DX)
+	VMOVUPS Z7, 384(DX)
+	VMOVUPS Z8, (DX)(R8*1)
+	VMOVUPS Z9, 64(DX)(R8*1)
+	VMOVUPS Z10, 128(DX)(R8*1)
+	VMOVUPS Z11, 192(DX)(R8*1)
+	VMOVUPS Z12, 256(DX)(R8*1)
+	VMOVUPS Z13, 320(DX)(R8*1)
+	VMOVUPS Z14, 384(DX)(R8*1)
+	VMOVUPS Z15, (DX)(R8*2)
+	VMOVUPS Z16, 64(DX)(R8*2)
+	VMOVUPS Z17, 128(DX)(R8*2)
+	VMOVUPS Z18, 192(DX)(R8*2)
+	VMOVUPS Z19, 256(DX)(R8*2)
+	VMOVUPS Z20, 320(DX)(R8*2)
+	VMOVUPS Z21, 384(DX)(R8*2)
+	VMOVUPS Z22, (DX)(R10*1)
+	VMOVUPS Z23, 64(DX)(R10*1)
+	VMOVUPS Z24, 128(DX)(R10*1)
+	VMOVUPS Z25, 192(DX)(R10*1)
+	VMOVUPS Z26, 256(DX)(R10*1)
+	VMOVUPS Z27, 320(DX)(R10*1)
+	VMOVUPS Z28, 384(DX)(R10*1)
+	LEAQ    (R8)(R8*2), R10
+	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z0, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z0, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z0, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z0, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z0, Z13
+	VMOVAPS Z0, Z14
+	VMOVAPS Z0, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z0, Z17
+	VMOVAPS Z0, Z18
+	VMOVAPS Z0, Z19
+	VMOVAPS Z0, Z20
+	VMOVAPS Z0, Z21
+	VMOVAPS Z0, Z22
+	VMOVAPS Z0, Z23
+	VMOVAPS Z0, Z24
+	VMOVAPS Z0, Z25
+	VMOVAPS Z0, Z26
+	VMOVAPS Z0, Z27
+	VMOVAPS Z0, Z28
+	MOVQ    CX, R12
+	SHRQ    $0x01, R12
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	LEAQ    (AX)(R12*4), R10
+	MOVQ    R12, R13
+	IMULQ   DI, R13
+	ADDQ    R13, R11
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_split8_s1_keys:
+	TESTQ            R12, R12
+	JZ               bmultiz4_split8_s1_keys_done
+	VMOVUPS          (R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z15
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z22
+	VMOVUPS          64(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z16
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z23
+	VMOVUPS          128(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z17
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z24
+	VMOVUPS          192(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z18
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z25
+	VMOVUPS          256(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z19
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z26
+	VMOVUPS          320(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z20
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z27
+	VMOVUPS          384(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z21
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z28
+	ADDQ             $0x04, R10
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmultiz4_split8_s1_keys
+
+bmultiz4_split8_s1_keys_done:
+	TESTQ            $0x00000001, CX
+	JZ               bmultiz4_split8_s1_even
+	VMOVUPS          (R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z8
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z15
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z22
+	VMOVUPS          64(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z2
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z9
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z16
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z23
+	VMOVUPS          128(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z3
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z10
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z17
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z24
+	VMOVUPS          192(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z11
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z18
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z25
+	VMOVUPS          256(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z5
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z12
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z19
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z26
+	VMOVUPS          320(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z6
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z13
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z20
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z27
+	VMOVUPS          384(R11), Z29
+	VFMADD231PS.BCST (R10), Z29, Z7
+	VFMADD231PS.BCST (R10)(R9*1), Z29, Z14
+	VFMADD231PS.BCST (R10)(R9*2), Z29, Z21
+	VFMADD231PS.BCST (R10)(R13*1), Z29, Z28
+
+bmultiz4_split8_s1_even:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z29
+	VADDPS  Z1, Z29, Z29
+	VMOVUPS Z29, (DX)
+	VMOVUPS 64(DX), Z1
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS 128(DX), Z1
+	VADDPS  Z3, Z1, Z1
+	VMOVUPS Z1, 128(DX)
+	VMOVUPS 192(DX), Z1
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS Z1, 192(DX)
+	VMOVUPS 256(DX), Z1
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z1, 256(DX)
+	VMOVUPS 320(DX), Z1
+	VADDPS  Z6, Z1, Z1
+	VMOVUPS Z1, 320(DX)
+	VMOVUPS 384(DX), Z1
+	VADDPS  Z7, Z1, Z1
+	VMOVUPS Z1, 384(DX)
+	VMOVUPS (DX)(R8*1), Z1
+	VADDPS  Z8, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS 64(DX)(R8*1), Z1
+	VADDPS  Z9, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*1)
+	VMOVUPS 128(DX)(R8*1), Z1
+	VADDPS  Z10, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*1)
+	VMOVUPS 192(DX)(R8*1), Z1
+	VADDPS  Z11, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*1)
+	VMOVUPS 256(DX)(R8*1), Z1
+	VADDPS  Z12, Z1, Z1
+	VMOVUPS Z1, 256(DX)(R8*1)
+	VMOVUPS 320(DX)(R8*1), Z1
+	VADDPS  Z13, Z1, Z1
+	VMOVUPS Z1, 320(DX)(R8*1)
+	VMOVUPS 384(DX)(R8*1), Z1
+	VADDPS  Z14, Z1, Z1
+	VMOVUPS Z1, 384(DX)(R8*1)
+	VMOVUPS (DX)(R8*2), Z1
+	VADDPS  Z15, Z1, Z1
+	VMOVUPS Z1, (DX)(R8*2)
+	VMOVUPS 64(DX)(R8*2), Z1
+	VADDPS  Z16, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R8*2)
+	VMOVUPS 128(DX)(R8*2), Z1
+	VADDPS  Z17, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R8*2)
+	VMOVUPS 192(DX)(R8*2), Z1
+	VADDPS  Z18, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R8*2)
+	VMOVUPS 256(DX)(R8*2), Z1
+	VADDPS  Z19, Z1, Z1
+	VMOVUPS Z1, 256(DX)(R8*2)
+	VMOVUPS 320(DX)(R8*2), Z1
+	VADDPS  Z20, Z1, Z1
+	VMOVUPS Z1, 320(DX)(R8*2)
+	VMOVUPS 384(DX)(R8*2), Z1
+	VADDPS  Z21, Z1, Z1
+	VMOVUPS Z1, 384(DX)(R8*2)
+	VMOVUPS (DX)(R10*1), Z1
+	VADDPS  Z22, Z1, Z1
+	VMOVUPS Z1, (DX)(R10*1)
+	VMOVUPS 64(DX)(R10*1), Z1
+	VADDPS  Z23, Z1, Z1
+	VMOVUPS Z1, 64(DX)(R10*1)
+	VMOVUPS 128(DX)(R10*1), Z1
+	VADDPS  Z24, Z1, Z1
+	VMOVUPS Z1, 128(DX)(R10*1)
+	VMOVUPS 192(DX)(R10*1), Z1
+	VADDPS  Z25, Z1, Z1
+	VMOVUPS Z1, 192(DX)(R10*1)
+	VMOVUPS 256(DX)(R10*1), Z1
+	VADDPS  Z26, Z1, Z1
+	VMOVUPS Z1, 256(DX)(R10*1)
+	VMOVUPS 320(DX)(R10*1), Z1
+	VADDPS  Z27, Z1, Z1
+	VMOVUPS Z1, 320(DX)(R10*1)
+	VMOVUPS 384(DX)(R10*1), Z1
+	VADDPS  Z28, Z1, Z1
+	VMOVUPS Z1, 384(DX)(R10*1)
+	ADDQ    $0x000001c0, DX
+	ADDQ    $0x000001c0, SI
+	SUBQ    $0x70, BX
+
+bmultiz4_split8_skip:
+bmultiz4_c3:
+	CMPQ    BX, $0x30
+	JL      bmultiz4_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS 128(DX), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R8*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS 64(DX)(R8*1), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 128(DX)(R8*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (DX)(R8*2), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 64(DX)(R8*2), Z15
+	VMOVAPS Z0, Z16
+	VMOVUPS 128(DX)(R8*2), Z17
+	VMOVAPS Z0, Z18
+	VMOVUPS (DX)(R10*1), Z19
+	VMOVAPS Z0, Z20
+	VMOVUPS 64(DX)(R10*1), Z21
+	VMOVAPS Z0, Z22
+	VMOVUPS 128(DX)(R10*1), Z23
+	VMOVAPS Z0, Z24
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_c3_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz4_c3_odd
+	VBROADCASTSS (CX), Z25
+	VBROADCASTSS (CX)(R9*1), Z26
+	VBROADCASTSS (CX)(R9*2), Z27
+	VBROADCASTSS (CX)(R13*1), Z28
+	VMOVUPS      (R11), Z29
+	VFMADD231PS  Z29, Z25, Z1
+	VFMADD231PS  Z29, Z26, Z7
+	VFMADD231PS  Z29, Z27, Z13
+	VFMADD231PS  Z29, Z28, Z19
+	VMOVUPS      64(R11), Z29
+	VFMADD231PS  Z29, Z25, Z3
+	VFMADD231PS  Z29, Z26, Z9
+	VFMADD231PS  Z29, Z27, Z15
+	VFMADD231PS  Z29, Z28, Z21
+	VMOVUPS      128(R11), Z29
+	VFMADD231PS  Z29, Z25, Z5
+	VFMADD231PS  Z29, Z26, Z11
+	VFMADD231PS  Z29, Z27, Z17
+	VFMADD231PS  Z29, Z28, Z23
+	VBROADCASTSS (AX), Z25
+	VBROADCASTSS (AX)(R9*1), Z26
+	VBROADCASTSS (AX)(R9*2), Z27
+	VBROADCASTSS (AX)(R13*1), Z28
+	VMOVUPS      (R12), Z29
+	VFMADD231PS  Z29, Z25, Z2
+	VFMADD231PS  Z29, Z26, Z8
+	VFMADD231PS  Z29, Z27, Z14
+	VFMADD231PS  Z29, Z28, Z20
+	VMOVUPS      64(R12), Z29
+	VFMADD231PS  Z29, Z25, Z4
+	VFMADD231PS  Z29, Z26, Z10
+	VFMADD231PS  Z29, Z27, Z16
+	VFMADD231PS  Z29, Z28, Z22
+	VMOVUPS      128(R12), Z29
+	VFMADD231PS  Z29, Z25, Z6
+	VFMADD231PS  Z29, Z26, Z12
+	VFMADD231PS  Z29, Z27, Z18
+	VFMADD231PS  Z29, Z28, Z24
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz4_c3_pair
+
+bmultiz4_c3_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz4_c3_keys_done
+	VBROADCASTSS (AX), Z25
+	VBROADCASTSS (AX)(R9*1), Z26
+	VBROADCASTSS (AX)(R9*2), Z27
+	VBROADCASTSS (AX)(R13*1), Z28
+	VMOVUPS      (R12), Z29
+	VFMADD231PS  Z29, Z25, Z2
+	VFMADD231PS  Z29, Z26, Z8
+	VFMADD231PS  Z29, Z27, Z14
+	VFMADD231PS  Z29, Z28, Z20
+	VMOVUPS      64(R12), Z29
+	VFMADD231PS  Z29, Z25, Z4
+	VFMADD231PS  Z29, Z26, Z10
+	VFMADD231PS  Z29, Z27, Z16
+	VFMADD231PS  Z29, Z28, Z22
+	VMOVUPS      128(R12), Z29
+	VFMADD231PS  Z29, Z25, Z6
+	VFMADD231PS  Z29, Z26, Z12
+	VFMADD231PS  Z29, Z27, Z18
+	VFMADD231PS  Z29, Z28, Z24
+
+bmultiz4_c3_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, 128(DX)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R8*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, 64(DX)(R8*1)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 128(DX)(R8*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (DX)(R8*2)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 64(DX)(R8*2)
+	VADDPS  Z18, Z17, Z17
+	VMOVUPS Z17, 128(DX)(R8*2)
+	VADDPS  Z20, Z19, Z19
+	VMOVUPS Z19, (DX)(R10*1)
+	VADDPS  Z22, Z21, Z21
+	VMOVUPS Z21, 64(DX)(R10*1)
+	VADDPS  Z24, Z23, Z23
+	VMOVUPS Z23, 128(DX)(R10*1)
+	ADDQ    $0x000000c0, DX
+	ADDQ    $0x000000c0, SI
+	SUBQ    $0x30, BX
+	JMP     bmultiz4_c3
+
+bmultiz4_c3_next:
+bmultiz4_c2:
+	CMPQ    BX, $0x20
+	JL      bmultiz4_c2_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS 64(DX), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R8*1), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS 64(DX)(R8*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (DX)(R8*2), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS 64(DX)(R8*2), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (DX)(R10*1), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS 64(DX)(R10*1), Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_c2_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz4_c2_odd
+	VBROADCASTSS (CX), Z17
+	VBROADCASTSS (CX)(R9*1), Z18
+	VBROADCASTSS (CX)(R9*2), Z19
+	VBROADCASTSS (CX)(R13*1), Z20
+	VMOVUPS      (R11), Z21
+	VFMADD231PS  Z21, Z17, Z1
+	VFMADD231PS  Z21, Z18, Z5
+	VFMADD231PS  Z21, Z19, Z9
+	VFMADD231PS  Z21, Z20, Z13
+	VMOVUPS      64(R11), Z21
+	VFMADD231PS  Z21, Z17, Z3
+	VFMADD231PS  Z21, Z18, Z7
+	VFMADD231PS  Z21, Z19, Z11
+	VFMADD231PS  Z21, Z20, Z15
+	VBROADCASTSS (AX), Z17
+	VBROADCASTSS (AX)(R9*1), Z18
+	VBROADCASTSS (AX)(R9*2), Z19
+	VBROADCASTSS (AX)(R13*1), Z20
+	VMOVUPS      (R12), Z21
+	VFMADD231PS  Z21, Z17, Z2
+	VFMADD231PS  Z21, Z18, Z6
+	VFMADD231PS  Z21, Z19, Z10
+	VFMADD231PS  Z21, Z20, Z14
+	VMOVUPS      64(R12), Z21
+	VFMADD231PS  Z21, Z17, Z4
+	VFMADD231PS  Z21, Z18, Z8
+	VFMADD231PS  Z21, Z19, Z12
+	VFMADD231PS  Z21, Z20, Z16
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz4_c2_pair
+
+bmultiz4_c2_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz4_c2_keys_done
+	VBROADCASTSS (AX), Z17
+	VBROADCASTSS (AX)(R9*1), Z18
+	VBROADCASTSS (AX)(R9*2), Z19
+	VBROADCASTSS (AX)(R13*1), Z20
+	VMOVUPS      (R12), Z21
+	VFMADD231PS  Z21, Z17, Z2
+	VFMADD231PS  Z21, Z18, Z6
+	VFMADD231PS  Z21, Z19, Z10
+	VFMADD231PS  Z21, Z20, Z14
+	VMOVUPS      64(R12), Z21
+	VFMADD231PS  Z21, Z17, Z4
+	VFMADD231PS  Z21, Z18, Z8
+	VFMADD231PS  Z21, Z19, Z12
+	VFMADD231PS  Z21, Z20, Z16
+
+bmultiz4_c2_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, 64(DX)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R8*1)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, 64(DX)(R8*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (DX)(R8*2)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, 64(DX)(R8*2)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (DX)(R10*1)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, 64(DX)(R10*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmultiz4_c2
+
+bmultiz4_c2_next:
+bmultiz4_c1:
+	CMPQ    BX, $0x10
+	JL      bmultiz4_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R8*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R8*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmultiz4_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmultiz4_c1_odd
+	VBROADCASTSS (CX), Z9
+	VBROADCASTSS (CX)(R9*1), Z10
+	VBROADCASTSS (CX)(R9*2), Z11
+	VBROADCASTSS (CX)(R13*1), Z12
+	VMOVUPS      (R11), Z13
+	VFMADD231PS  Z13, Z9, Z1
+	VFMADD231PS  Z13, Z10, Z3
+	VFMADD231PS  Z13, Z11, Z5
+	VFMADD231PS  Z13, Z12, Z7
+	VBROADCASTSS (AX), Z9
+	VBROADCASTSS (AX)(R9*1), Z10
+	VBROADCASTSS (AX)(R9*2), Z11
+	VBROADCASTSS (AX)(R13*1), Z12
+	VMOVUPS      (R12), Z13
+	VFMADD231PS  Z13, Z9, Z2
+	VFMADD231PS  Z13, Z10, Z4
+	VFMADD231PS  Z13, Z11, Z6
+	VFMADD231PS  Z13, Z12, Z8
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmultiz4_c1_pair
+
+bmultiz4_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz4_c1_keys_done
+	VBROADCASTSS (AX), Z9
+	VBROADCASTSS (AX)(R9*1), Z10
+	VBROADCASTSS (AX)(R9*2), Z11
+	VBROADCASTSS (AX)(R13*1), Z12
+	VMOVUPS      (R12), Z13
+	VFMADD231PS  Z13, Z9, Z2
+	VFMADD231PS  Z13, Z10, Z4
+	VFMADD231PS  Z13, Z11, Z6
+	VFMADD231PS  Z13, Z12, Z8
+
+bmultiz4_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R8*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R8*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmultiz4_c1
+
+bmultiz4_c1_next:
+	TESTQ     BX, BX
+	JZ        bmultiz_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(R8*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(R8*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(BX*1), K1, Z7
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R10
+	MOVQ      BX, R11
+	IMULQ     DI, R11
+	ADDQ      SI, R11
+	LEAQ      (R9)(R9*2), SI
+
+bmultiz4_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmultiz4_tail_odd
+	VBROADCASTSS (CX), Z8
+	VBROADCASTSS (CX)(R9*1), Z9
+	VBROADCASTSS (CX)(R9*2), Z10
+	VBROADCASTSS (CX)(SI*1), Z11
+	VMOVUPS.Z    (R10), K1, Z12
+	VFMADD231PS  Z12, Z8, Z1
+	VFMADD231PS  Z12, Z9, Z3
+	VFMADD231PS  Z12, Z10, Z5
+	VFMADD231PS  Z12, Z11, Z7
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS (AX)(R9*1), Z9
+	VBROADCASTSS (AX)(R9*2), Z10
+	VBROADCASTSS (AX)(SI*1), Z11
+	VMOVUPS.Z    (R11), K1, Z12
+	VFMADD231PS  Z12, Z8, Z2
+	VFMADD231PS  Z12, Z9, Z4
+	VFMADD231PS  Z12, Z10, Z6
+	VFMADD231PS  Z12, Z11, Z0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmultiz4_tail_pair
+
+bmultiz4_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmultiz4_tail_keys_done
+	VBROADCASTSS (AX), Z8
+	VBROADCASTSS (AX)(R9*1), Z9
+	VBROADCASTSS (AX)(R9*2), Z10
+	VBROADCASTSS (AX)(SI*1), Z11
+	VMOVUPS.Z    (R11), K1, Z12
+	VFMADD231PS  Z12, Z8, Z2
+	VFMADD231PS  Z12, Z9, Z4
+	VFMADD231PS  Z12, Z10, Z6
+	VFMADD231PS  Z12, Z11, Z0
+
+bmultiz4_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), AX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(R8*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(R8*2)
+	VADDPS  Z0, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(AX*1)
+
+bmultiz_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR4AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMultiR4AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	SHRQ         $0x02, CX
+	SHRQ         $0x02, BX
+	MOVQ         BX, R8
+	SHLQ         $0x02, R8
+	MOVQ         CX, R9
+	SHLQ         $0x02, R9
+	MOVQ         next_base+80(FP), R10
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 	CMPQ         BX, $0x40
 	JNE          bmultiza4_split4_skip
@@ -8132,3973 +10844,9 @@ bmultiza_done:
 	VZEROUPPER
 	RET
 
-bmultiz:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   bmultiz_1
-	CMPQ AX, $0x02
-	JE   bmultiz_2
-	CMPQ AX, $0x03
-	JE   bmultiz_3
-	JMP  bmultiz_4
-
-bmultiz_1:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	MOVQ         BX, R8
-	SHLQ         $0x02, R8
-	MOVQ         CX, R9
-	SHLQ         $0x02, R9
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-
-bmultiz1_c8:
-	CMPQ    BX, $0x80
-	JL      bmultiz1_c8_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS 64(DX), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS 128(DX), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS 192(DX), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS 256(DX), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS 320(DX), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS 384(DX), Z13
-	VMOVAPS Z0, Z14
-	VMOVUPS 448(DX), Z15
-	VMOVAPS Z0, Z16
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz1_c8_pair:
-	TESTQ        R10, R10
-	JZ           bmultiz1_c8_odd
-	VBROADCASTSS (CX), Z17
-	VFMADD231PS  (R11), Z17, Z1
-	VFMADD231PS  64(R11), Z17, Z3
-	VFMADD231PS  128(R11), Z17, Z5
-	VFMADD231PS  192(R11), Z17, Z7
-	VFMADD231PS  256(R11), Z17, Z9
-	VFMADD231PS  320(R11), Z17, Z11
-	VFMADD231PS  384(R11), Z17, Z13
-	VFMADD231PS  448(R11), Z17, Z15
-	VBROADCASTSS (AX), Z17
-	VFMADD231PS  (R12), Z17, Z2
-	VFMADD231PS  64(R12), Z17, Z4
-	VFMADD231PS  128(R12), Z17, Z6
-	VFMADD231PS  192(R12), Z17, Z8
-	VFMADD231PS  256(R12), Z17, Z10
-	VFMADD231PS  320(R12), Z17, Z12
-	VFMADD231PS  384(R12), Z17, Z14
-	VFMADD231PS  448(R12), Z17, Z16
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmultiz1_c8_pair
-
-bmultiz1_c8_odd:
-	MOVQ         w_len+32(FP), CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz1_c8_keys_done
-	VBROADCASTSS (AX), Z17
-	VFMADD231PS  (R12), Z17, Z2
-	VFMADD231PS  64(R12), Z17, Z4
-	VFMADD231PS  128(R12), Z17, Z6
-	VFMADD231PS  192(R12), Z17, Z8
-	VFMADD231PS  256(R12), Z17, Z10
-	VFMADD231PS  320(R12), Z17, Z12
-	VFMADD231PS  384(R12), Z17, Z14
-	VFMADD231PS  448(R12), Z17, Z16
-
-bmultiz1_c8_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, 64(DX)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, 128(DX)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, 192(DX)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, 256(DX)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, 320(DX)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, 384(DX)
-	VADDPS  Z16, Z15, Z15
-	VMOVUPS Z15, 448(DX)
-	ADDQ    $0x00000200, DX
-	ADDQ    $0x00000200, SI
-	SUBQ    $0x80, BX
-	JMP     bmultiz1_c8
-
-bmultiz1_c8_next:
-bmultiz1_c1:
-	CMPQ    BX, $0x10
-	JL      bmultiz1_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz1_c1_pair:
-	TESTQ        R10, R10
-	JZ           bmultiz1_c1_odd
-	VBROADCASTSS (CX), Z3
-	VFMADD231PS  (R11), Z3, Z1
-	VBROADCASTSS (AX), Z3
-	VFMADD231PS  (R12), Z3, Z2
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmultiz1_c1_pair
-
-bmultiz1_c1_odd:
-	MOVQ         w_len+32(FP), CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz1_c1_keys_done
-	VBROADCASTSS (AX), Z3
-	VFMADD231PS  (R12), Z3, Z2
-
-bmultiz1_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmultiz1_c1
-
-bmultiz1_c1_next:
-	TESTQ     BX, BX
-	JZ        bmultiz_done
-	LEAQ      ktable<>+0(SB), R10
-	KMOVW     (R10)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R10
-	MOVQ      BX, R11
-	IMULQ     DI, R11
-	ADDQ      SI, R11
-	LEAQ      (R9)(R9*2), SI
-
-bmultiz1_tail_pair:
-	TESTQ        BX, BX
-	JZ           bmultiz1_tail_odd
-	VBROADCASTSS (CX), Z2
-	VFMADD231PS  (R10), Z2, K1, Z1
-	VBROADCASTSS (AX), Z2
-	VFMADD231PS  (R11), Z2, K1, Z0
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R10
-	ADDQ         DI, R11
-	DECQ         BX
-	JMP          bmultiz1_tail_pair
-
-bmultiz1_tail_odd:
-	MOVQ         w_len+32(FP), CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz1_tail_keys_done
-	VBROADCASTSS (AX), Z2
-	VFMADD231PS  (R11), Z2, K1, Z0
-
-bmultiz1_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), AX
-	VADDPS  Z0, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	JMP     bmultiz_done
-
-bmultiz_2:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	SHRQ         $0x01, CX
-	SHRQ         $0x01, BX
-	MOVQ         BX, R8
-	SHLQ         $0x02, R8
-	MOVQ         CX, R9
-	SHLQ         $0x02, R9
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-	CMPQ         BX, $0x40
-	JNE          bmultiz2_split4_skip
-	LEAQ         (R8)(R8*2), R10
-	VMOVUPS      (DX), Z1
-	VMOVUPS      64(DX), Z2
-	VMOVUPS      128(DX), Z3
-	VMOVUPS      192(DX), Z4
-	VMOVUPS      (DX)(R8*1), Z5
-	VMOVUPS      64(DX)(R8*1), Z6
-	VMOVUPS      128(DX)(R8*1), Z7
-	VMOVUPS      192(DX)(R8*1), Z8
-	MOVQ         CX, R12
-	SHRQ         $0x01, R12
-	MOVQ         AX, R10
-	MOVQ         SI, R11
-	LEAQ         (R9)(R9*2), R13
-
-bmultiz2_split4_s0_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz2_split4_s0_keys_done
-	VMOVUPS          (R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z5
-	VMOVUPS          64(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z6
-	VMOVUPS          128(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z7
-	VMOVUPS          192(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z8
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz2_split4_s0_keys
-
-bmultiz2_split4_s0_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Z1, (DX)
-	VMOVUPS Z2, 64(DX)
-	VMOVUPS Z3, 128(DX)
-	VMOVUPS Z4, 192(DX)
-	VMOVUPS Z5, (DX)(R8*1)
-	VMOVUPS Z6, 64(DX)(R8*1)
-	VMOVUPS Z7, 128(DX)(R8*1)
-	VMOVUPS Z8, 192(DX)(R8*1)
-	LEAQ    (R8)(R8*2), R10
-	VMOVAPS Z0, Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z0, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z0, Z7
-	VMOVAPS Z0, Z8
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (AX)(R12*4), R10
-	MOVQ    R12, R13
-	IMULQ   DI, R13
-	ADDQ    R13, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz2_split4_s1_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz2_split4_s1_keys_done
-	VMOVUPS          (R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z5
-	VMOVUPS          64(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z6
-	VMOVUPS          128(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z7
-	VMOVUPS          192(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z8
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz2_split4_s1_keys
-
-bmultiz2_split4_s1_keys_done:
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz2_split4_s1_even
-	VMOVUPS          (R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z5
-	VMOVUPS          64(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z6
-	VMOVUPS          128(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z7
-	VMOVUPS          192(R11), Z9
-	VFMADD231PS.BCST (R10), Z9, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z9, Z8
-
-bmultiz2_split4_s1_even:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z9
-	VADDPS  Z1, Z9, Z9
-	VMOVUPS Z9, (DX)
-	VMOVUPS 64(DX), Z1
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS 128(DX), Z1
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS Z1, 128(DX)
-	VMOVUPS 192(DX), Z1
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS Z1, 192(DX)
-	VMOVUPS (DX)(R8*1), Z1
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS 64(DX)(R8*1), Z1
-	VADDPS  Z6, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*1)
-	VMOVUPS 128(DX)(R8*1), Z1
-	VADDPS  Z7, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*1)
-	VMOVUPS 192(DX)(R8*1), Z1
-	VADDPS  Z8, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*1)
-	ADDQ    $0x00000100, DX
-	ADDQ    $0x00000100, SI
-	SUBQ    $0x40, BX
-
-bmultiz2_split4_skip:
-	CMPQ    BX, $0x80
-	JNE     bmultiz2_split8_skip
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVUPS 64(DX), Z2
-	VMOVUPS 128(DX), Z3
-	VMOVUPS 192(DX), Z4
-	VMOVUPS 256(DX), Z5
-	VMOVUPS 320(DX), Z6
-	VMOVUPS 384(DX), Z7
-	VMOVUPS 448(DX), Z8
-	VMOVUPS (DX)(R8*1), Z9
-	VMOVUPS 64(DX)(R8*1), Z10
-	VMOVUPS 128(DX)(R8*1), Z11
-	VMOVUPS 192(DX)(R8*1), Z12
-	VMOVUPS 256(DX)(R8*1), Z13
-	VMOVUPS 320(DX)(R8*1), Z14
-	VMOVUPS 384(DX)(R8*1), Z15
-	VMOVUPS 448(DX)(R8*1), Z16
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz2_split8_s0_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz2_split8_s0_keys_done
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z9
-	VMOVUPS          64(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z10
-	VMOVUPS          128(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z11
-	VMOVUPS          192(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z12
-	VMOVUPS          256(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z13
-	VMOVUPS          320(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z14
-	VMOVUPS          384(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z15
-	VMOVUPS          448(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z8
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z16
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz2_split8_s0_keys
-
-bmultiz2_split8_s0_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Z1, (DX)
-	VMOVUPS Z2, 64(DX)
-	VMOVUPS Z3, 128(DX)
-	VMOVUPS Z4, 192(DX)
-	VMOVUPS Z5, 256(DX)
-	VMOVUPS Z6, 320(DX)
-	VMOVUPS Z7, 384(DX)
-	VMOVUPS Z8, 448(DX)
-	VMOVUPS Z9, (DX)(R8*1)
-	VMOVUPS Z10, 64(DX)(R8*1)
-	VMOVUPS Z11, 128(DX)(R8*1)
-	VMOVUPS Z12, 192(DX)(R8*1)
-	VMOVUPS Z13, 256(DX)(R8*1)
-	VMOVUPS Z14, 320(DX)(R8*1)
-	VMOVUPS Z15, 384(DX)(R8*1)
-	VMOVUPS Z16, 448(DX)(R8*1)
-	LEAQ    (R8)(R8*2), R10
-	VMOVAPS Z0, Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z0, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z0, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z0, Z9
-	VMOVAPS Z0, Z10
-	VMOVAPS Z0, Z11
-	VMOVAPS Z0, Z12
-	VMOVAPS Z0, Z13
-	VMOVAPS Z0, Z14
-	VMOVAPS Z0, Z15
-	VMOVAPS Z0, Z16
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (AX)(R12*4), R10
-	MOVQ    R12, R13
-	IMULQ   DI, R13
-	ADDQ    R13, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz2_split8_s1_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz2_split8_s1_keys_done
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z9
-	VMOVUPS          64(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z10
-	VMOVUPS          128(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z11
-	VMOVUPS          192(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z12
-	VMOVUPS          256(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z13
-	VMOVUPS          320(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z14
-	VMOVUPS          384(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z15
-	VMOVUPS          448(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z8
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z16
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz2_split8_s1_keys
-
-bmultiz2_split8_s1_keys_done:
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz2_split8_s1_even
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z9
-	VMOVUPS          64(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z10
-	VMOVUPS          128(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z11
-	VMOVUPS          192(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z12
-	VMOVUPS          256(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z13
-	VMOVUPS          320(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z14
-	VMOVUPS          384(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z15
-	VMOVUPS          448(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z8
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z16
-
-bmultiz2_split8_s1_even:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z17
-	VADDPS  Z1, Z17, Z17
-	VMOVUPS Z17, (DX)
-	VMOVUPS 64(DX), Z1
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS 128(DX), Z1
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS Z1, 128(DX)
-	VMOVUPS 192(DX), Z1
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS Z1, 192(DX)
-	VMOVUPS 256(DX), Z1
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS Z1, 256(DX)
-	VMOVUPS 320(DX), Z1
-	VADDPS  Z6, Z1, Z1
-	VMOVUPS Z1, 320(DX)
-	VMOVUPS 384(DX), Z1
-	VADDPS  Z7, Z1, Z1
-	VMOVUPS Z1, 384(DX)
-	VMOVUPS 448(DX), Z1
-	VADDPS  Z8, Z1, Z1
-	VMOVUPS Z1, 448(DX)
-	VMOVUPS (DX)(R8*1), Z1
-	VADDPS  Z9, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS 64(DX)(R8*1), Z1
-	VADDPS  Z10, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*1)
-	VMOVUPS 128(DX)(R8*1), Z1
-	VADDPS  Z11, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*1)
-	VMOVUPS 192(DX)(R8*1), Z1
-	VADDPS  Z12, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*1)
-	VMOVUPS 256(DX)(R8*1), Z1
-	VADDPS  Z13, Z1, Z1
-	VMOVUPS Z1, 256(DX)(R8*1)
-	VMOVUPS 320(DX)(R8*1), Z1
-	VADDPS  Z14, Z1, Z1
-	VMOVUPS Z1, 320(DX)(R8*1)
-	VMOVUPS 384(DX)(R8*1), Z1
-	VADDPS  Z15, Z1, Z1
-	VMOVUPS Z1, 384(DX)(R8*1)
-	VMOVUPS 448(DX)(R8*1), Z1
-	VADDPS  Z16, Z1, Z1
-	VMOVUPS Z1, 448(DX)(R8*1)
-	ADDQ    $0x00000200, DX
-	ADDQ    $0x00000200, SI
-	SUBQ    $0x80, BX
-
-bmultiz2_split8_skip:
-bmultiz2_c7:
-	CMPQ    BX, $0x70
-	JL      bmultiz2_c7_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS 64(DX), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS 128(DX), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS 192(DX), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS 256(DX), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS 320(DX), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS 384(DX), Z13
-	VMOVAPS Z0, Z14
-	VMOVUPS (DX)(R8*1), Z15
-	VMOVAPS Z0, Z16
-	VMOVUPS 64(DX)(R8*1), Z17
-	VMOVAPS Z0, Z18
-	VMOVUPS 128(DX)(R8*1), Z19
-	VMOVAPS Z0, Z20
-	VMOVUPS 192(DX)(R8*1), Z21
-	VMOVAPS Z0, Z22
-	VMOVUPS 256(DX)(R8*1), Z23
-	VMOVAPS Z0, Z24
-	VMOVUPS 320(DX)(R8*1), Z25
-	VMOVAPS Z0, Z26
-	VMOVUPS 384(DX)(R8*1), Z27
-	VMOVAPS Z0, Z28
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz2_c7_pair:
-	TESTQ        R10, R10
-	JZ           bmultiz2_c7_odd
-	VBROADCASTSS (CX), Z29
-	VBROADCASTSS (CX)(R9*1), Z30
-	VMOVUPS      (R11), Z31
-	VFMADD231PS  Z31, Z29, Z1
-	VFMADD231PS  Z31, Z30, Z15
-	VMOVUPS      64(R11), Z31
-	VFMADD231PS  Z31, Z29, Z3
-	VFMADD231PS  Z31, Z30, Z17
-	VMOVUPS      128(R11), Z31
-	VFMADD231PS  Z31, Z29, Z5
-	VFMADD231PS  Z31, Z30, Z19
-	VMOVUPS      192(R11), Z31
-	VFMADD231PS  Z31, Z29, Z7
-	VFMADD231PS  Z31, Z30, Z21
-	VMOVUPS      256(R11), Z31
-	VFMADD231PS  Z31, Z29, Z9
-	VFMADD231PS  Z31, Z30, Z23
-	VMOVUPS      320(R11), Z31
-	VFMADD231PS  Z31, Z29, Z11
-	VFMADD231PS  Z31, Z30, Z25
-	VMOVUPS      384(R11), Z31
-	VFMADD231PS  Z31, Z29, Z13
-	VFMADD231PS  Z31, Z30, Z27
-	VBROADCASTSS (AX), Z29
-	VBROADCASTSS (AX)(R9*1), Z30
-	VMOVUPS      (R12), Z31
-	VFMADD231PS  Z31, Z29, Z2
-	VFMADD231PS  Z31, Z30, Z16
-	VMOVUPS      64(R12), Z31
-	VFMADD231PS  Z31, Z29, Z4
-	VFMADD231PS  Z31, Z30, Z18
-	VMOVUPS      128(R12), Z31
-	VFMADD231PS  Z31, Z29, Z6
-	VFMADD231PS  Z31, Z30, Z20
-	VMOVUPS      192(R12), Z31
-	VFMADD231PS  Z31, Z29, Z8
-	VFMADD231PS  Z31, Z30, Z22
-	VMOVUPS      256(R12), Z31
-	VFMADD231PS  Z31, Z29, Z10
-	VFMADD231PS  Z31, Z30, Z24
-	VMOVUPS      320(R12), Z31
-	VFMADD231PS  Z31, Z29, Z12
-	VFMADD231PS  Z31, Z30, Z26
-	VMOVUPS      384(R12), Z31
-	VFMADD231PS  Z31, Z29, Z14
-	VFMADD231PS  Z31, Z30, Z28
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmultiz2_c7_pair
-
-bmultiz2_c7_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x01, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz2_c7_keys_done
-	VBROADCASTSS (AX), Z29
-	VBROADCASTSS (AX)(R9*1), Z30
-	VMOVUPS      (R12), Z31
-	VFMADD231PS  Z31, Z29, Z2
-	VFMADD231PS  Z31, Z30, Z16
-	VMOVUPS      64(R12), Z31
-	VFMADD231PS  Z31, Z29, Z4
-	VFMADD231PS  Z31, Z30, Z18
-	VMOVUPS      128(R12), Z31
-	VFMADD231PS  Z31, Z29, Z6
-	VFMADD231PS  Z31, Z30, Z20
-	VMOVUPS      192(R12), Z31
-	VFMADD231PS  Z31, Z29, Z8
-	VFMADD231PS  Z31, Z30, Z22
-	VMOVUPS      256(R12), Z31
-	VFMADD231PS  Z31, Z29, Z10
-	VFMADD231PS  Z31, Z30, Z24
-	VMOVUPS      320(R12), Z31
-	VFMADD231PS  Z31, Z29, Z12
-	VFMADD231PS  Z31, Z30, Z26
-	VMOVUPS      384(R12), Z31
-	VFMADD231PS  Z31, Z29, Z14
-	VFMADD231PS  Z31, Z30, Z28
-
-bmultiz2_c7_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, 64(DX)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, 128(DX)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, 192(DX)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, 256(DX)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, 320(DX)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, 384(DX)
-	VADDPS  Z16, Z15, Z15
-	VMOVUPS Z15, (DX)(R8*1)
-	VADDPS  Z18, Z17, Z17
-	VMOVUPS Z17, 64(DX)(R8*1)
-	VADDPS  Z20, Z19, Z19
-	VMOVUPS Z19, 128(DX)(R8*1)
-	VADDPS  Z22, Z21, Z21
-	VMOVUPS Z21, 192(DX)(R8*1)
-	VADDPS  Z24, Z23, Z23
-	VMOVUPS Z23, 256(DX)(R8*1)
-	VADDPS  Z26, Z25, Z25
-	VMOVUPS Z25, 320(DX)(R8*1)
-	VADDPS  Z28, Z27, Z27
-	VMOVUPS Z27, 384(DX)(R8*1)
-	ADDQ    $0x000001c0, DX
-	ADDQ    $0x000001c0, SI
-	SUBQ    $0x70, BX
-	JMP     bmultiz2_c7
-
-bmultiz2_c7_next:
-bmultiz2_c1:
-	CMPQ    BX, $0x10
-	JL      bmultiz2_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS (DX)(R8*1), Z3
-	VMOVAPS Z0, Z4
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz2_c1_pair:
-	TESTQ        R10, R10
-	JZ           bmultiz2_c1_odd
-	VBROADCASTSS (CX), Z5
-	VBROADCASTSS (CX)(R9*1), Z6
-	VMOVUPS      (R11), Z7
-	VFMADD231PS  Z7, Z5, Z1
-	VFMADD231PS  Z7, Z6, Z3
-	VBROADCASTSS (AX), Z5
-	VBROADCASTSS (AX)(R9*1), Z6
-	VMOVUPS      (R12), Z7
-	VFMADD231PS  Z7, Z5, Z2
-	VFMADD231PS  Z7, Z6, Z4
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmultiz2_c1_pair
-
-bmultiz2_c1_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x01, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz2_c1_keys_done
-	VBROADCASTSS (AX), Z5
-	VBROADCASTSS (AX)(R9*1), Z6
-	VMOVUPS      (R12), Z7
-	VFMADD231PS  Z7, Z5, Z2
-	VFMADD231PS  Z7, Z6, Z4
-
-bmultiz2_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, (DX)(R8*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmultiz2_c1
-
-bmultiz2_c1_next:
-	TESTQ     BX, BX
-	JZ        bmultiz_done
-	LEAQ      ktable<>+0(SB), R10
-	KMOVW     (R10)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z2
-	VMOVUPS.Z (DX)(R8*1), K1, Z3
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R10
-	MOVQ      BX, R11
-	IMULQ     DI, R11
-	ADDQ      SI, R11
-	LEAQ      (R9)(R9*2), SI
-
-bmultiz2_tail_pair:
-	TESTQ        BX, BX
-	JZ           bmultiz2_tail_odd
-	VBROADCASTSS (CX), Z4
-	VBROADCASTSS (CX)(R9*1), Z5
-	VMOVUPS.Z    (R10), K1, Z6
-	VFMADD231PS  Z6, Z4, Z1
-	VFMADD231PS  Z6, Z5, Z3
-	VBROADCASTSS (AX), Z4
-	VBROADCASTSS (AX)(R9*1), Z5
-	VMOVUPS.Z    (R11), K1, Z6
-	VFMADD231PS  Z6, Z4, Z2
-	VFMADD231PS  Z6, Z5, Z0
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R10
-	ADDQ         DI, R11
-	DECQ         BX
-	JMP          bmultiz2_tail_pair
-
-bmultiz2_tail_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x01, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz2_tail_keys_done
-	VBROADCASTSS (AX), Z4
-	VBROADCASTSS (AX)(R9*1), Z5
-	VMOVUPS.Z    (R11), K1, Z6
-	VFMADD231PS  Z6, Z4, Z2
-	VFMADD231PS  Z6, Z5, Z0
-
-bmultiz2_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), AX
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	VADDPS  Z0, Z3, Z3
-	VMOVUPS Z3, K1, (DX)(R8*1)
-	JMP     bmultiz_done
-
-bmultiz_3:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	MOVQ         $0xaaaaaaab, R8
-	IMULQ        R8, CX
-	SHRQ         $0x21, CX
-	MOVQ         $0xaaaaaaab, R8
-	IMULQ        R8, BX
-	SHRQ         $0x21, BX
-	MOVQ         BX, R8
-	SHLQ         $0x02, R8
-	MOVQ         CX, R9
-	SHLQ         $0x02, R9
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-	CMPQ         BX, $0x40
-	JNE          bmultiz3_split4_skip
-	LEAQ         (R8)(R8*2), R10
-	VMOVUPS      (DX), Z1
-	VMOVUPS      64(DX), Z2
-	VMOVUPS      128(DX), Z3
-	VMOVUPS      192(DX), Z4
-	VMOVUPS      (DX)(R8*1), Z5
-	VMOVUPS      64(DX)(R8*1), Z6
-	VMOVUPS      128(DX)(R8*1), Z7
-	VMOVUPS      192(DX)(R8*1), Z8
-	VMOVUPS      (DX)(R8*2), Z9
-	VMOVUPS      64(DX)(R8*2), Z10
-	VMOVUPS      128(DX)(R8*2), Z11
-	VMOVUPS      192(DX)(R8*2), Z12
-	MOVQ         CX, R12
-	SHRQ         $0x01, R12
-	MOVQ         AX, R10
-	MOVQ         SI, R11
-	LEAQ         (R9)(R9*2), R13
-
-bmultiz3_split4_s0_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz3_split4_s0_keys_done
-	VMOVUPS          (R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z5
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z9
-	VMOVUPS          64(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z6
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z10
-	VMOVUPS          128(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z7
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z11
-	VMOVUPS          192(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z12
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz3_split4_s0_keys
-
-bmultiz3_split4_s0_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Z1, (DX)
-	VMOVUPS Z2, 64(DX)
-	VMOVUPS Z3, 128(DX)
-	VMOVUPS Z4, 192(DX)
-	VMOVUPS Z5, (DX)(R8*1)
-	VMOVUPS Z6, 64(DX)(R8*1)
-	VMOVUPS Z7, 128(DX)(R8*1)
-	VMOVUPS Z8, 192(DX)(R8*1)
-	VMOVUPS Z9, (DX)(R8*2)
-	VMOVUPS Z10, 64(DX)(R8*2)
-	VMOVUPS Z11, 128(DX)(R8*2)
-	VMOVUPS Z12, 192(DX)(R8*2)
-	LEAQ    (R8)(R8*2), R10
-	VMOVAPS Z0, Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z0, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z0, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z0, Z9
-	VMOVAPS Z0, Z10
-	VMOVAPS Z0, Z11
-	VMOVAPS Z0, Z12
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (AX)(R12*4), R10
-	MOVQ    R12, R13
-	IMULQ   DI, R13
-	ADDQ    R13, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz3_split4_s1_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz3_split4_s1_keys_done
-	VMOVUPS          (R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z5
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z9
-	VMOVUPS          64(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z6
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z10
-	VMOVUPS          128(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z7
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z11
-	VMOVUPS          192(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z12
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz3_split4_s1_keys
-
-bmultiz3_split4_s1_keys_done:
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz3_split4_s1_even
-	VMOVUPS          (R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z5
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z9
-	VMOVUPS          64(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z6
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z10
-	VMOVUPS          128(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z7
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z11
-	VMOVUPS          192(R11), Z13
-	VFMADD231PS.BCST (R10), Z13, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z13, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z13, Z12
-
-bmultiz3_split4_s1_even:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z13
-	VADDPS  Z1, Z13, Z13
-	VMOVUPS Z13, (DX)
-	VMOVUPS 64(DX), Z1
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS 128(DX), Z1
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS Z1, 128(DX)
-	VMOVUPS 192(DX), Z1
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS Z1, 192(DX)
-	VMOVUPS (DX)(R8*1), Z1
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS 64(DX)(R8*1), Z1
-	VADDPS  Z6, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*1)
-	VMOVUPS 128(DX)(R8*1), Z1
-	VADDPS  Z7, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*1)
-	VMOVUPS 192(DX)(R8*1), Z1
-	VADDPS  Z8, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*1)
-	VMOVUPS (DX)(R8*2), Z1
-	VADDPS  Z9, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*2)
-	VMOVUPS 64(DX)(R8*2), Z1
-	VADDPS  Z10, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*2)
-	VMOVUPS 128(DX)(R8*2), Z1
-	VADDPS  Z11, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*2)
-	VMOVUPS 192(DX)(R8*2), Z1
-	VADDPS  Z12, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*2)
-	ADDQ    $0x00000100, DX
-	ADDQ    $0x00000100, SI
-	SUBQ    $0x40, BX
-
-bmultiz3_split4_skip:
-	CMPQ    BX, $0x80
-	JNE     bmultiz3_split8_skip
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVUPS 64(DX), Z2
-	VMOVUPS 128(DX), Z3
-	VMOVUPS 192(DX), Z4
-	VMOVUPS 256(DX), Z5
-	VMOVUPS 320(DX), Z6
-	VMOVUPS 384(DX), Z7
-	VMOVUPS 448(DX), Z8
-	VMOVUPS (DX)(R8*1), Z9
-	VMOVUPS 64(DX)(R8*1), Z10
-	VMOVUPS 128(DX)(R8*1), Z11
-	VMOVUPS 192(DX)(R8*1), Z12
-	VMOVUPS 256(DX)(R8*1), Z13
-	VMOVUPS 320(DX)(R8*1), Z14
-	VMOVUPS 384(DX)(R8*1), Z15
-	VMOVUPS 448(DX)(R8*1), Z16
-	VMOVUPS (DX)(R8*2), Z17
-	VMOVUPS 64(DX)(R8*2), Z18
-	VMOVUPS 128(DX)(R8*2), Z19
-	VMOVUPS 192(DX)(R8*2), Z20
-	VMOVUPS 256(DX)(R8*2), Z21
-	VMOVUPS 320(DX)(R8*2), Z22
-	VMOVUPS 384(DX)(R8*2), Z23
-	VMOVUPS 448(DX)(R8*2), Z24
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz3_split8_s0_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz3_split8_s0_keys_done
-	VMOVUPS          (R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z9
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z17
-	VMOVUPS          64(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z10
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z18
-	VMOVUPS          128(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z11
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z19
-	VMOVUPS          192(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z12
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z20
-	VMOVUPS          256(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z13
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z21
-	VMOVUPS          320(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z14
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z22
-	VMOVUPS          384(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z15
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z23
-	VMOVUPS          448(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z8
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z16
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z24
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz3_split8_s0_keys
-
-bmultiz3_split8_s0_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Z1, (DX)
-	VMOVUPS Z2, 64(DX)
-	VMOVUPS Z3, 128(DX)
-	VMOVUPS Z4, 192(DX)
-	VMOVUPS Z5, 256(DX)
-	VMOVUPS Z6, 320(DX)
-	VMOVUPS Z7, 384(DX)
-	VMOVUPS Z8, 448(DX)
-	VMOVUPS Z9, (DX)(R8*1)
-	VMOVUPS Z10, 64(DX)(R8*1)
-	VMOVUPS Z11, 128(DX)(R8*1)
-	VMOVUPS Z12, 192(DX)(R8*1)
-	VMOVUPS Z13, 256(DX)(R8*1)
-	VMOVUPS Z14, 320(DX)(R8*1)
-	VMOVUPS Z15, 384(DX)(R8*1)
-	VMOVUPS Z16, 448(DX)(R8*1)
-	VMOVUPS Z17, (DX)(R8*2)
-	VMOVUPS Z18, 64(DX)(R8*2)
-	VMOVUPS Z19, 128(DX)(R8*2)
-	VMOVUPS Z20, 192(DX)(R8*2)
-	VMOVUPS Z21, 256(DX)(R8*2)
-	VMOVUPS Z22, 320(DX)(R8*2)
-	VMOVUPS Z23, 384(DX)(R8*2)
-	VMOVUPS Z24, 448(DX)(R8*2)
-	LEAQ    (R8)(R8*2), R10
-	VMOVAPS Z0, Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z0, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z0, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z0, Z9
-	VMOVAPS Z0, Z10
-	VMOVAPS Z0, Z11
-	VMOVAPS Z0, Z12
-	VMOVAPS Z0, Z13
-	VMOVAPS Z0, Z14
-	VMOVAPS Z0, Z15
-	VMOVAPS Z0, Z16
-	VMOVAPS Z0, Z17
-	VMOVAPS Z0, Z18
-	VMOVAPS Z0, Z19
-	VMOVAPS Z0, Z20
-	VMOVAPS Z0, Z21
-	VMOVAPS Z0, Z22
-	VMOVAPS Z0, Z23
-	VMOVAPS Z0, Z24
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (AX)(R12*4), R10
-	MOVQ    R12, R13
-	IMULQ   DI, R13
-	ADDQ    R13, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz3_split8_s1_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz3_split8_s1_keys_done
-	VMOVUPS          (R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z9
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z17
-	VMOVUPS          64(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z10
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z18
-	VMOVUPS          128(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z11
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z19
-	VMOVUPS          192(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z12
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z20
-	VMOVUPS          256(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z13
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z21
-	VMOVUPS          320(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z14
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z22
-	VMOVUPS          384(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z15
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z23
-	VMOVUPS          448(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z8
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z16
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z24
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz3_split8_s1_keys
-
-bmultiz3_split8_s1_keys_done:
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz3_split8_s1_even
-	VMOVUPS          (R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z9
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z17
-	VMOVUPS          64(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z10
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z18
-	VMOVUPS          128(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z11
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z19
-	VMOVUPS          192(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z12
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z20
-	VMOVUPS          256(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z13
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z21
-	VMOVUPS          320(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z14
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z22
-	VMOVUPS          384(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z15
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z23
-	VMOVUPS          448(R11), Z25
-	VFMADD231PS.BCST (R10), Z25, Z8
-	VFMADD231PS.BCST (R10)(R9*1), Z25, Z16
-	VFMADD231PS.BCST (R10)(R9*2), Z25, Z24
-
-bmultiz3_split8_s1_even:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z25
-	VADDPS  Z1, Z25, Z25
-	VMOVUPS Z25, (DX)
-	VMOVUPS 64(DX), Z1
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS 128(DX), Z1
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS Z1, 128(DX)
-	VMOVUPS 192(DX), Z1
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS Z1, 192(DX)
-	VMOVUPS 256(DX), Z1
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS Z1, 256(DX)
-	VMOVUPS 320(DX), Z1
-	VADDPS  Z6, Z1, Z1
-	VMOVUPS Z1, 320(DX)
-	VMOVUPS 384(DX), Z1
-	VADDPS  Z7, Z1, Z1
-	VMOVUPS Z1, 384(DX)
-	VMOVUPS 448(DX), Z1
-	VADDPS  Z8, Z1, Z1
-	VMOVUPS Z1, 448(DX)
-	VMOVUPS (DX)(R8*1), Z1
-	VADDPS  Z9, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS 64(DX)(R8*1), Z1
-	VADDPS  Z10, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*1)
-	VMOVUPS 128(DX)(R8*1), Z1
-	VADDPS  Z11, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*1)
-	VMOVUPS 192(DX)(R8*1), Z1
-	VADDPS  Z12, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*1)
-	VMOVUPS 256(DX)(R8*1), Z1
-	VADDPS  Z13, Z1, Z1
-	VMOVUPS Z1, 256(DX)(R8*1)
-	VMOVUPS 320(DX)(R8*1), Z1
-	VADDPS  Z14, Z1, Z1
-	VMOVUPS Z1, 320(DX)(R8*1)
-	VMOVUPS 384(DX)(R8*1), Z1
-	VADDPS  Z15, Z1, Z1
-	VMOVUPS Z1, 384(DX)(R8*1)
-	VMOVUPS 448(DX)(R8*1), Z1
-	VADDPS  Z16, Z1, Z1
-	VMOVUPS Z1, 448(DX)(R8*1)
-	VMOVUPS (DX)(R8*2), Z1
-	VADDPS  Z17, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*2)
-	VMOVUPS 64(DX)(R8*2), Z1
-	VADDPS  Z18, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*2)
-	VMOVUPS 128(DX)(R8*2), Z1
-	VADDPS  Z19, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*2)
-	VMOVUPS 192(DX)(R8*2), Z1
-	VADDPS  Z20, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*2)
-	VMOVUPS 256(DX)(R8*2), Z1
-	VADDPS  Z21, Z1, Z1
-	VMOVUPS Z1, 256(DX)(R8*2)
-	VMOVUPS 320(DX)(R8*2), Z1
-	VADDPS  Z22, Z1, Z1
-	VMOVUPS Z1, 320(DX)(R8*2)
-	VMOVUPS 384(DX)(R8*2), Z1
-	VADDPS  Z23, Z1, Z1
-	VMOVUPS Z1, 384(DX)(R8*2)
-	VMOVUPS 448(DX)(R8*2), Z1
-	VADDPS  Z24, Z1, Z1
-	VMOVUPS Z1, 448(DX)(R8*2)
-	ADDQ    $0x00000200, DX
-	ADDQ    $0x00000200, SI
-	SUBQ    $0x80, BX
-
-bmultiz3_split8_skip:
-bmultiz3_c5:
-	CMPQ    BX, $0x50
-	JL      bmultiz3_c5_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS 64(DX), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS 128(DX), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS 192(DX), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS 256(DX), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS (DX)(R8*1), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS 64(DX)(R8*1), Z13
-	VMOVAPS Z0, Z14
-	VMOVUPS 128(DX)(R8*1), Z15
-	VMOVAPS Z0, Z16
-	VMOVUPS 192(DX)(R8*1), Z17
-	VMOVAPS Z0, Z18
-	VMOVUPS 256(DX)(R8*1), Z19
-	VMOVAPS Z0, Z20
-	VMOVUPS (DX)(R8*2), Z21
-	VMOVAPS Z0, Z22
-	VMOVUPS 64(DX)(R8*2), Z23
-	VMOVAPS Z0, Z24
-	VMOVUPS 128(DX)(R8*2), Z25
-	VMOVAPS Z0, Z26
-	VMOVUPS 192(DX)(R8*2), Z27
-	VMOVAPS Z0, Z28
-	VMOVUPS 256(DX)(R8*2), Z29
-	VMOVAPS Z0, Z30
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz3_c5_pair:
-	TESTQ            R10, R10
-	JZ               bmultiz3_c5_odd
-	VMOVUPS          (R11), Z31
-	VFMADD231PS.BCST (CX), Z31, Z1
-	VFMADD231PS.BCST (CX)(R9*1), Z31, Z11
-	VFMADD231PS.BCST (CX)(R9*2), Z31, Z21
-	VMOVUPS          64(R11), Z31
-	VFMADD231PS.BCST (CX), Z31, Z3
-	VFMADD231PS.BCST (CX)(R9*1), Z31, Z13
-	VFMADD231PS.BCST (CX)(R9*2), Z31, Z23
-	VMOVUPS          128(R11), Z31
-	VFMADD231PS.BCST (CX), Z31, Z5
-	VFMADD231PS.BCST (CX)(R9*1), Z31, Z15
-	VFMADD231PS.BCST (CX)(R9*2), Z31, Z25
-	VMOVUPS          192(R11), Z31
-	VFMADD231PS.BCST (CX), Z31, Z7
-	VFMADD231PS.BCST (CX)(R9*1), Z31, Z17
-	VFMADD231PS.BCST (CX)(R9*2), Z31, Z27
-	VMOVUPS          256(R11), Z31
-	VFMADD231PS.BCST (CX), Z31, Z9
-	VFMADD231PS.BCST (CX)(R9*1), Z31, Z19
-	VFMADD231PS.BCST (CX)(R9*2), Z31, Z29
-	VMOVUPS          (R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z12
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z22
-	VMOVUPS          64(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z4
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z14
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z24
-	VMOVUPS          128(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z6
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z16
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z26
-	VMOVUPS          192(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z8
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z18
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z28
-	VMOVUPS          256(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z10
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z20
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z30
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, AX
-	ADDQ             DI, R11
-	ADDQ             DI, R12
-	DECQ             R10
-	JMP              bmultiz3_c5_pair
-
-bmultiz3_c5_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xaaaaaaab, R10
-	IMULQ            R10, CX
-	SHRQ             $0x21, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz3_c5_keys_done
-	VMOVUPS          (R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z12
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z22
-	VMOVUPS          64(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z4
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z14
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z24
-	VMOVUPS          128(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z6
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z16
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z26
-	VMOVUPS          192(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z8
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z18
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z28
-	VMOVUPS          256(R12), Z31
-	VFMADD231PS.BCST (AX), Z31, Z10
-	VFMADD231PS.BCST (AX)(R9*1), Z31, Z20
-	VFMADD231PS.BCST (AX)(R9*2), Z31, Z30
-
-bmultiz3_c5_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, 64(DX)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, 128(DX)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, 192(DX)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, 256(DX)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, (DX)(R8*1)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, 64(DX)(R8*1)
-	VADDPS  Z16, Z15, Z15
-	VMOVUPS Z15, 128(DX)(R8*1)
-	VADDPS  Z18, Z17, Z17
-	VMOVUPS Z17, 192(DX)(R8*1)
-	VADDPS  Z20, Z19, Z19
-	VMOVUPS Z19, 256(DX)(R8*1)
-	VADDPS  Z22, Z21, Z21
-	VMOVUPS Z21, (DX)(R8*2)
-	VADDPS  Z24, Z23, Z23
-	VMOVUPS Z23, 64(DX)(R8*2)
-	VADDPS  Z26, Z25, Z25
-	VMOVUPS Z25, 128(DX)(R8*2)
-	VADDPS  Z28, Z27, Z27
-	VMOVUPS Z27, 192(DX)(R8*2)
-	VADDPS  Z30, Z29, Z29
-	VMOVUPS Z29, 256(DX)(R8*2)
-	ADDQ    $0x00000140, DX
-	ADDQ    $0x00000140, SI
-	SUBQ    $0x50, BX
-	JMP     bmultiz3_c5
-
-bmultiz3_c5_next:
-bmultiz3_c3:
-	CMPQ    BX, $0x30
-	JL      bmultiz3_c3_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS 64(DX), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS 128(DX), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS (DX)(R8*1), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS 64(DX)(R8*1), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS 128(DX)(R8*1), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS (DX)(R8*2), Z13
-	VMOVAPS Z0, Z14
-	VMOVUPS 64(DX)(R8*2), Z15
-	VMOVAPS Z0, Z16
-	VMOVUPS 128(DX)(R8*2), Z17
-	VMOVAPS Z0, Z18
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz3_c3_pair:
-	TESTQ            R10, R10
-	JZ               bmultiz3_c3_odd
-	VMOVUPS          (R11), Z19
-	VFMADD231PS.BCST (CX), Z19, Z1
-	VFMADD231PS.BCST (CX)(R9*1), Z19, Z7
-	VFMADD231PS.BCST (CX)(R9*2), Z19, Z13
-	VMOVUPS          64(R11), Z19
-	VFMADD231PS.BCST (CX), Z19, Z3
-	VFMADD231PS.BCST (CX)(R9*1), Z19, Z9
-	VFMADD231PS.BCST (CX)(R9*2), Z19, Z15
-	VMOVUPS          128(R11), Z19
-	VFMADD231PS.BCST (CX), Z19, Z5
-	VFMADD231PS.BCST (CX)(R9*1), Z19, Z11
-	VFMADD231PS.BCST (CX)(R9*2), Z19, Z17
-	VMOVUPS          (R12), Z19
-	VFMADD231PS.BCST (AX), Z19, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z19, Z8
-	VFMADD231PS.BCST (AX)(R9*2), Z19, Z14
-	VMOVUPS          64(R12), Z19
-	VFMADD231PS.BCST (AX), Z19, Z4
-	VFMADD231PS.BCST (AX)(R9*1), Z19, Z10
-	VFMADD231PS.BCST (AX)(R9*2), Z19, Z16
-	VMOVUPS          128(R12), Z19
-	VFMADD231PS.BCST (AX), Z19, Z6
-	VFMADD231PS.BCST (AX)(R9*1), Z19, Z12
-	VFMADD231PS.BCST (AX)(R9*2), Z19, Z18
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, AX
-	ADDQ             DI, R11
-	ADDQ             DI, R12
-	DECQ             R10
-	JMP              bmultiz3_c3_pair
-
-bmultiz3_c3_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xaaaaaaab, R10
-	IMULQ            R10, CX
-	SHRQ             $0x21, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz3_c3_keys_done
-	VMOVUPS          (R12), Z19
-	VFMADD231PS.BCST (AX), Z19, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z19, Z8
-	VFMADD231PS.BCST (AX)(R9*2), Z19, Z14
-	VMOVUPS          64(R12), Z19
-	VFMADD231PS.BCST (AX), Z19, Z4
-	VFMADD231PS.BCST (AX)(R9*1), Z19, Z10
-	VFMADD231PS.BCST (AX)(R9*2), Z19, Z16
-	VMOVUPS          128(R12), Z19
-	VFMADD231PS.BCST (AX), Z19, Z6
-	VFMADD231PS.BCST (AX)(R9*1), Z19, Z12
-	VFMADD231PS.BCST (AX)(R9*2), Z19, Z18
-
-bmultiz3_c3_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, 64(DX)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, 128(DX)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, (DX)(R8*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, 64(DX)(R8*1)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, 128(DX)(R8*1)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, (DX)(R8*2)
-	VADDPS  Z16, Z15, Z15
-	VMOVUPS Z15, 64(DX)(R8*2)
-	VADDPS  Z18, Z17, Z17
-	VMOVUPS Z17, 128(DX)(R8*2)
-	ADDQ    $0x000000c0, DX
-	ADDQ    $0x000000c0, SI
-	SUBQ    $0x30, BX
-	JMP     bmultiz3_c3
-
-bmultiz3_c3_next:
-bmultiz3_c1:
-	CMPQ    BX, $0x10
-	JL      bmultiz3_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS (DX)(R8*1), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS (DX)(R8*2), Z5
-	VMOVAPS Z0, Z6
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz3_c1_pair:
-	TESTQ            R10, R10
-	JZ               bmultiz3_c1_odd
-	VMOVUPS          (R11), Z7
-	VFMADD231PS.BCST (CX), Z7, Z1
-	VFMADD231PS.BCST (CX)(R9*1), Z7, Z3
-	VFMADD231PS.BCST (CX)(R9*2), Z7, Z5
-	VMOVUPS          (R12), Z7
-	VFMADD231PS.BCST (AX), Z7, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z7, Z4
-	VFMADD231PS.BCST (AX)(R9*2), Z7, Z6
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, AX
-	ADDQ             DI, R11
-	ADDQ             DI, R12
-	DECQ             R10
-	JMP              bmultiz3_c1_pair
-
-bmultiz3_c1_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xaaaaaaab, R10
-	IMULQ            R10, CX
-	SHRQ             $0x21, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz3_c1_keys_done
-	VMOVUPS          (R12), Z7
-	VFMADD231PS.BCST (AX), Z7, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z7, Z4
-	VFMADD231PS.BCST (AX)(R9*2), Z7, Z6
-
-bmultiz3_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, (DX)(R8*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, (DX)(R8*2)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmultiz3_c1
-
-bmultiz3_c1_next:
-	TESTQ     BX, BX
-	JZ        bmultiz_done
-	LEAQ      ktable<>+0(SB), R10
-	KMOVW     (R10)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z2
-	VMOVUPS.Z (DX)(R8*1), K1, Z3
-	VMOVAPS   Z0, Z4
-	VMOVUPS.Z (DX)(R8*2), K1, Z5
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R10
-	MOVQ      BX, R11
-	IMULQ     DI, R11
-	ADDQ      SI, R11
-	LEAQ      (R9)(R9*2), SI
-
-bmultiz3_tail_pair:
-	TESTQ            BX, BX
-	JZ               bmultiz3_tail_odd
-	VMOVUPS.Z        (R10), K1, Z6
-	VFMADD231PS.BCST (CX), Z6, Z1
-	VFMADD231PS.BCST (CX)(R9*1), Z6, Z3
-	VFMADD231PS.BCST (CX)(R9*2), Z6, Z5
-	VMOVUPS.Z        (R11), K1, Z6
-	VFMADD231PS.BCST (AX), Z6, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z6, Z4
-	VFMADD231PS.BCST (AX)(R9*2), Z6, Z0
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, AX
-	ADDQ             DI, R10
-	ADDQ             DI, R11
-	DECQ             BX
-	JMP              bmultiz3_tail_pair
-
-bmultiz3_tail_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xaaaaaaab, BX
-	IMULQ            BX, CX
-	SHRQ             $0x21, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz3_tail_keys_done
-	VMOVUPS.Z        (R11), K1, Z6
-	VFMADD231PS.BCST (AX), Z6, Z2
-	VFMADD231PS.BCST (AX)(R9*1), Z6, Z4
-	VFMADD231PS.BCST (AX)(R9*2), Z6, Z0
-
-bmultiz3_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), AX
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, K1, (DX)(R8*1)
-	VADDPS  Z0, Z5, Z5
-	VMOVUPS Z5, K1, (DX)(R8*2)
-	JMP     bmultiz_done
-
-bmultiz_4:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	SHRQ         $0x02, CX
-	SHRQ         $0x02, BX
-	MOVQ         BX, R8
-	SHLQ         $0x02, R8
-	MOVQ         CX, R9
-	SHLQ         $0x02, R9
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-	CMPQ         BX, $0x40
-	JNE          bmultiz4_split4_skip
-	LEAQ         (R8)(R8*2), R10
-	VMOVUPS      (DX), Z1
-	VMOVUPS      64(DX), Z2
-	VMOVUPS      128(DX), Z3
-	VMOVUPS      192(DX), Z4
-	VMOVUPS      (DX)(R8*1), Z5
-	VMOVUPS      64(DX)(R8*1), Z6
-	VMOVUPS      128(DX)(R8*1), Z7
-	VMOVUPS      192(DX)(R8*1), Z8
-	VMOVUPS      (DX)(R8*2), Z9
-	VMOVUPS      64(DX)(R8*2), Z10
-	VMOVUPS      128(DX)(R8*2), Z11
-	VMOVUPS      192(DX)(R8*2), Z12
-	VMOVUPS      (DX)(R10*1), Z13
-	VMOVUPS      64(DX)(R10*1), Z14
-	VMOVUPS      128(DX)(R10*1), Z15
-	VMOVUPS      192(DX)(R10*1), Z16
-	MOVQ         CX, R12
-	SHRQ         $0x01, R12
-	MOVQ         AX, R10
-	MOVQ         SI, R11
-	LEAQ         (R9)(R9*2), R13
-
-bmultiz4_split4_s0_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz4_split4_s0_keys_done
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z5
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z9
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z13
-	VMOVUPS          64(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z6
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z10
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z14
-	VMOVUPS          128(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z7
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z11
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z15
-	VMOVUPS          192(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z12
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z16
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz4_split4_s0_keys
-
-bmultiz4_split4_s0_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Z1, (DX)
-	VMOVUPS Z2, 64(DX)
-	VMOVUPS Z3, 128(DX)
-	VMOVUPS Z4, 192(DX)
-	VMOVUPS Z5, (DX)(R8*1)
-	VMOVUPS Z6, 64(DX)(R8*1)
-	VMOVUPS Z7, 128(DX)(R8*1)
-	VMOVUPS Z8, 192(DX)(R8*1)
-	VMOVUPS Z9, (DX)(R8*2)
-	VMOVUPS Z10, 64(DX)(R8*2)
-	VMOVUPS Z11, 128(DX)(R8*2)
-	VMOVUPS Z12, 192(DX)(R8*2)
-	VMOVUPS Z13, (DX)(R10*1)
-	VMOVUPS Z14, 64(DX)(R10*1)
-	VMOVUPS Z15, 128(DX)(R10*1)
-	VMOVUPS Z16, 192(DX)(R10*1)
-	LEAQ    (R8)(R8*2), R10
-	VMOVAPS Z0, Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z0, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z0, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z0, Z9
-	VMOVAPS Z0, Z10
-	VMOVAPS Z0, Z11
-	VMOVAPS Z0, Z12
-	VMOVAPS Z0, Z13
-	VMOVAPS Z0, Z14
-	VMOVAPS Z0, Z15
-	VMOVAPS Z0, Z16
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (AX)(R12*4), R10
-	MOVQ    R12, R13
-	IMULQ   DI, R13
-	ADDQ    R13, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz4_split4_s1_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz4_split4_s1_keys_done
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z5
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z9
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z13
-	VMOVUPS          64(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z6
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z10
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z14
-	VMOVUPS          128(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z7
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z11
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z15
-	VMOVUPS          192(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z12
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z16
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz4_split4_s1_keys
-
-bmultiz4_split4_s1_keys_done:
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz4_split4_s1_even
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z5
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z9
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z13
-	VMOVUPS          64(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z6
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z10
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z14
-	VMOVUPS          128(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z7
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z11
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z15
-	VMOVUPS          192(R11), Z17
-	VFMADD231PS.BCST (R10), Z17, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z17, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z17, Z12
-	VFMADD231PS.BCST (R10)(R13*1), Z17, Z16
-
-bmultiz4_split4_s1_even:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z17
-	VADDPS  Z1, Z17, Z17
-	VMOVUPS Z17, (DX)
-	VMOVUPS 64(DX), Z1
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS 128(DX), Z1
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS Z1, 128(DX)
-	VMOVUPS 192(DX), Z1
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS Z1, 192(DX)
-	VMOVUPS (DX)(R8*1), Z1
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS 64(DX)(R8*1), Z1
-	VADDPS  Z6, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*1)
-	VMOVUPS 128(DX)(R8*1), Z1
-	VADDPS  Z7, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*1)
-	VMOVUPS 192(DX)(R8*1), Z1
-	VADDPS  Z8, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*1)
-	VMOVUPS (DX)(R8*2), Z1
-	VADDPS  Z9, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*2)
-	VMOVUPS 64(DX)(R8*2), Z1
-	VADDPS  Z10, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*2)
-	VMOVUPS 128(DX)(R8*2), Z1
-	VADDPS  Z11, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*2)
-	VMOVUPS 192(DX)(R8*2), Z1
-	VADDPS  Z12, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*2)
-	VMOVUPS (DX)(R10*1), Z1
-	VADDPS  Z13, Z1, Z1
-	VMOVUPS Z1, (DX)(R10*1)
-	VMOVUPS 64(DX)(R10*1), Z1
-	VADDPS  Z14, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R10*1)
-	VMOVUPS 128(DX)(R10*1), Z1
-	VADDPS  Z15, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R10*1)
-	VMOVUPS 192(DX)(R10*1), Z1
-	VADDPS  Z16, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R10*1)
-	ADDQ    $0x00000100, DX
-	ADDQ    $0x00000100, SI
-	SUBQ    $0x40, BX
-
-bmultiz4_split4_skip:
-	CMPQ    BX, $0x80
-	JNE     bmultiz4_split8_skip
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVUPS 64(DX), Z2
-	VMOVUPS 128(DX), Z3
-	VMOVUPS 192(DX), Z4
-	VMOVUPS 256(DX), Z5
-	VMOVUPS 320(DX), Z6
-	VMOVUPS 384(DX), Z7
-	VMOVUPS (DX)(R8*1), Z8
-	VMOVUPS 64(DX)(R8*1), Z9
-	VMOVUPS 128(DX)(R8*1), Z10
-	VMOVUPS 192(DX)(R8*1), Z11
-	VMOVUPS 256(DX)(R8*1), Z12
-	VMOVUPS 320(DX)(R8*1), Z13
-	VMOVUPS 384(DX)(R8*1), Z14
-	VMOVUPS (DX)(R8*2), Z15
-	VMOVUPS 64(DX)(R8*2), Z16
-	VMOVUPS 128(DX)(R8*2), Z17
-	VMOVUPS 192(DX)(R8*2), Z18
-	VMOVUPS 256(DX)(R8*2), Z19
-	VMOVUPS 320(DX)(R8*2), Z20
-	VMOVUPS 384(DX)(R8*2), Z21
-	VMOVUPS (DX)(R10*1), Z22
-	VMOVUPS 64(DX)(R10*1), Z23
-	VMOVUPS 128(DX)(R10*1), Z24
-	VMOVUPS 192(DX)(R10*1), Z25
-	VMOVUPS 256(DX)(R10*1), Z26
-	VMOVUPS 320(DX)(R10*1), Z27
-	VMOVUPS 384(DX)(R10*1), Z28
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz4_split8_s0_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz4_split8_s0_keys_done
-	VMOVUPS          (R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z15
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z22
-	VMOVUPS          64(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z9
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z16
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z23
-	VMOVUPS          128(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z10
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z17
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z24
-	VMOVUPS          192(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z11
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z18
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z25
-	VMOVUPS          256(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z12
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z19
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z26
-	VMOVUPS          320(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z13
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z20
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z27
-	VMOVUPS          384(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z14
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z21
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z28
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz4_split8_s0_keys
-
-bmultiz4_split8_s0_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Z1, (DX)
-	VMOVUPS Z2, 64(DX)
-	VMOVUPS Z3, 128(DX)
-	VMOVUPS Z4, 192(DX)
-	VMOVUPS Z5, 256(DX)
-	VMOVUPS Z6, 320(DX)
-	VMOVUPS Z7, 384(DX)
-	VMOVUPS Z8, (DX)(R8*1)
-	VMOVUPS Z9, 64(DX)(R8*1)
-	VMOVUPS Z10, 128(DX)(R8*1)
-	VMOVUPS Z11, 192(DX)(R8*1)
-	VMOVUPS Z12, 256(DX)(R8*1)
-	VMOVUPS Z13, 320(DX)(R8*1)
-	VMOVUPS Z14, 384(DX)(R8*1)
-	VMOVUPS Z15, (DX)(R8*2)
-	VMOVUPS Z16, 64(DX)(R8*2)
-	VMOVUPS Z17, 128(DX)(R8*2)
-	VMOVUPS Z18, 192(DX)(R8*2)
-	VMOVUPS Z19, 256(DX)(R8*2)
-	VMOVUPS Z20, 320(DX)(R8*2)
-	VMOVUPS Z21, 384(DX)(R8*2)
-	VMOVUPS Z22, (DX)(R10*1)
-	VMOVUPS Z23, 64(DX)(R10*1)
-	VMOVUPS Z24, 128(DX)(R10*1)
-	VMOVUPS Z25, 192(DX)(R10*1)
-	VMOVUPS Z26, 256(DX)(R10*1)
-	VMOVUPS Z27, 320(DX)(R10*1)
-	VMOVUPS Z28, 384(DX)(R10*1)
-	LEAQ    (R8)(R8*2), R10
-	VMOVAPS Z0, Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z0, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z0, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z0, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z0, Z9
-	VMOVAPS Z0, Z10
-	VMOVAPS Z0, Z11
-	VMOVAPS Z0, Z12
-	VMOVAPS Z0, Z13
-	VMOVAPS Z0, Z14
-	VMOVAPS Z0, Z15
-	VMOVAPS Z0, Z16
-	VMOVAPS Z0, Z17
-	VMOVAPS Z0, Z18
-	VMOVAPS Z0, Z19
-	VMOVAPS Z0, Z20
-	VMOVAPS Z0, Z21
-	VMOVAPS Z0, Z22
-	VMOVAPS Z0, Z23
-	VMOVAPS Z0, Z24
-	VMOVAPS Z0, Z25
-	VMOVAPS Z0, Z26
-	VMOVAPS Z0, Z27
-	VMOVAPS Z0, Z28
-	MOVQ    CX, R12
-	SHRQ    $0x01, R12
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	LEAQ    (AX)(R12*4), R10
-	MOVQ    R12, R13
-	IMULQ   DI, R13
-	ADDQ    R13, R11
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz4_split8_s1_keys:
-	TESTQ            R12, R12
-	JZ               bmultiz4_split8_s1_keys_done
-	VMOVUPS          (R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z15
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z22
-	VMOVUPS          64(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z9
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z16
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z23
-	VMOVUPS          128(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z10
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z17
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z24
-	VMOVUPS          192(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z11
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z18
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z25
-	VMOVUPS          256(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z12
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z19
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z26
-	VMOVUPS          320(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z13
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z20
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z27
-	VMOVUPS          384(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z14
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z21
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z28
-	ADDQ             $0x04, R10
-	ADDQ             DI, R11
-	DECQ             R12
-	JMP              bmultiz4_split8_s1_keys
-
-bmultiz4_split8_s1_keys_done:
-	TESTQ            $0x00000001, CX
-	JZ               bmultiz4_split8_s1_even
-	VMOVUPS          (R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z1
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z8
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z15
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z22
-	VMOVUPS          64(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z2
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z9
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z16
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z23
-	VMOVUPS          128(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z3
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z10
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z17
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z24
-	VMOVUPS          192(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z4
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z11
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z18
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z25
-	VMOVUPS          256(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z5
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z12
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z19
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z26
-	VMOVUPS          320(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z6
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z13
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z20
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z27
-	VMOVUPS          384(R11), Z29
-	VFMADD231PS.BCST (R10), Z29, Z7
-	VFMADD231PS.BCST (R10)(R9*1), Z29, Z14
-	VFMADD231PS.BCST (R10)(R9*2), Z29, Z21
-	VFMADD231PS.BCST (R10)(R13*1), Z29, Z28
-
-bmultiz4_split8_s1_even:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z29
-	VADDPS  Z1, Z29, Z29
-	VMOVUPS Z29, (DX)
-	VMOVUPS 64(DX), Z1
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS 128(DX), Z1
-	VADDPS  Z3, Z1, Z1
-	VMOVUPS Z1, 128(DX)
-	VMOVUPS 192(DX), Z1
-	VADDPS  Z4, Z1, Z1
-	VMOVUPS Z1, 192(DX)
-	VMOVUPS 256(DX), Z1
-	VADDPS  Z5, Z1, Z1
-	VMOVUPS Z1, 256(DX)
-	VMOVUPS 320(DX), Z1
-	VADDPS  Z6, Z1, Z1
-	VMOVUPS Z1, 320(DX)
-	VMOVUPS 384(DX), Z1
-	VADDPS  Z7, Z1, Z1
-	VMOVUPS Z1, 384(DX)
-	VMOVUPS (DX)(R8*1), Z1
-	VADDPS  Z8, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS 64(DX)(R8*1), Z1
-	VADDPS  Z9, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*1)
-	VMOVUPS 128(DX)(R8*1), Z1
-	VADDPS  Z10, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*1)
-	VMOVUPS 192(DX)(R8*1), Z1
-	VADDPS  Z11, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*1)
-	VMOVUPS 256(DX)(R8*1), Z1
-	VADDPS  Z12, Z1, Z1
-	VMOVUPS Z1, 256(DX)(R8*1)
-	VMOVUPS 320(DX)(R8*1), Z1
-	VADDPS  Z13, Z1, Z1
-	VMOVUPS Z1, 320(DX)(R8*1)
-	VMOVUPS 384(DX)(R8*1), Z1
-	VADDPS  Z14, Z1, Z1
-	VMOVUPS Z1, 384(DX)(R8*1)
-	VMOVUPS (DX)(R8*2), Z1
-	VADDPS  Z15, Z1, Z1
-	VMOVUPS Z1, (DX)(R8*2)
-	VMOVUPS 64(DX)(R8*2), Z1
-	VADDPS  Z16, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R8*2)
-	VMOVUPS 128(DX)(R8*2), Z1
-	VADDPS  Z17, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R8*2)
-	VMOVUPS 192(DX)(R8*2), Z1
-	VADDPS  Z18, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R8*2)
-	VMOVUPS 256(DX)(R8*2), Z1
-	VADDPS  Z19, Z1, Z1
-	VMOVUPS Z1, 256(DX)(R8*2)
-	VMOVUPS 320(DX)(R8*2), Z1
-	VADDPS  Z20, Z1, Z1
-	VMOVUPS Z1, 320(DX)(R8*2)
-	VMOVUPS 384(DX)(R8*2), Z1
-	VADDPS  Z21, Z1, Z1
-	VMOVUPS Z1, 384(DX)(R8*2)
-	VMOVUPS (DX)(R10*1), Z1
-	VADDPS  Z22, Z1, Z1
-	VMOVUPS Z1, (DX)(R10*1)
-	VMOVUPS 64(DX)(R10*1), Z1
-	VADDPS  Z23, Z1, Z1
-	VMOVUPS Z1, 64(DX)(R10*1)
-	VMOVUPS 128(DX)(R10*1), Z1
-	VADDPS  Z24, Z1, Z1
-	VMOVUPS Z1, 128(DX)(R10*1)
-	VMOVUPS 192(DX)(R10*1), Z1
-	VADDPS  Z25, Z1, Z1
-	VMOVUPS Z1, 192(DX)(R10*1)
-	VMOVUPS 256(DX)(R10*1), Z1
-	VADDPS  Z26, Z1, Z1
-	VMOVUPS Z1, 256(DX)(R10*1)
-	VMOVUPS 320(DX)(R10*1), Z1
-	VADDPS  Z27, Z1, Z1
-	VMOVUPS Z1, 320(DX)(R10*1)
-	VMOVUPS 384(DX)(R10*1), Z1
-	VADDPS  Z28, Z1, Z1
-	VMOVUPS Z1, 384(DX)(R10*1)
-	ADDQ    $0x000001c0, DX
-	ADDQ    $0x000001c0, SI
-	SUBQ    $0x70, BX
-
-bmultiz4_split8_skip:
-bmultiz4_c3:
-	CMPQ    BX, $0x30
-	JL      bmultiz4_c3_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS 64(DX), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS 128(DX), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS (DX)(R8*1), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS 64(DX)(R8*1), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS 128(DX)(R8*1), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS (DX)(R8*2), Z13
-	VMOVAPS Z0, Z14
-	VMOVUPS 64(DX)(R8*2), Z15
-	VMOVAPS Z0, Z16
-	VMOVUPS 128(DX)(R8*2), Z17
-	VMOVAPS Z0, Z18
-	VMOVUPS (DX)(R10*1), Z19
-	VMOVAPS Z0, Z20
-	VMOVUPS 64(DX)(R10*1), Z21
-	VMOVAPS Z0, Z22
-	VMOVUPS 128(DX)(R10*1), Z23
-	VMOVAPS Z0, Z24
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz4_c3_pair:
-	TESTQ        R10, R10
-	JZ           bmultiz4_c3_odd
-	VBROADCASTSS (CX), Z25
-	VBROADCASTSS (CX)(R9*1), Z26
-	VBROADCASTSS (CX)(R9*2), Z27
-	VBROADCASTSS (CX)(R13*1), Z28
-	VMOVUPS      (R11), Z29
-	VFMADD231PS  Z29, Z25, Z1
-	VFMADD231PS  Z29, Z26, Z7
-	VFMADD231PS  Z29, Z27, Z13
-	VFMADD231PS  Z29, Z28, Z19
-	VMOVUPS      64(R11), Z29
-	VFMADD231PS  Z29, Z25, Z3
-	VFMADD231PS  Z29, Z26, Z9
-	VFMADD231PS  Z29, Z27, Z15
-	VFMADD231PS  Z29, Z28, Z21
-	VMOVUPS      128(R11), Z29
-	VFMADD231PS  Z29, Z25, Z5
-	VFMADD231PS  Z29, Z26, Z11
-	VFMADD231PS  Z29, Z27, Z17
-	VFMADD231PS  Z29, Z28, Z23
-	VBROADCASTSS (AX), Z25
-	VBROADCASTSS (AX)(R9*1), Z26
-	VBROADCASTSS (AX)(R9*2), Z27
-	VBROADCASTSS (AX)(R13*1), Z28
-	VMOVUPS      (R12), Z29
-	VFMADD231PS  Z29, Z25, Z2
-	VFMADD231PS  Z29, Z26, Z8
-	VFMADD231PS  Z29, Z27, Z14
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVUPS      64(R12), Z29
-	VFMADD231PS  Z29, Z25, Z4
-	VFMADD231PS  Z29, Z26, Z10
-	VFMADD231PS  Z29, Z27, Z16
-	VFMADD231PS  Z29, Z28, Z22
-	VMOVUPS      128(R12), Z29
-	VFMADD231PS  Z29, Z25, Z6
-	VFMADD231PS  Z29, Z26, Z12
-	VFMADD231PS  Z29, Z27, Z18
-	VFMADD231PS  Z29, Z28, Z24
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmultiz4_c3_pair
-
-bmultiz4_c3_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x02, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz4_c3_keys_done
-	VBROADCASTSS (AX), Z25
-	VBROADCASTSS (AX)(R9*1), Z26
-	VBROADCASTSS (AX)(R9*2), Z27
-	VBROADCASTSS (AX)(R13*1), Z28
-	VMOVUPS      (R12), Z29
-	VFMADD231PS  Z29, Z25, Z2
-	VFMADD231PS  Z29, Z26, Z8
-	VFMADD231PS  Z29, Z27, Z14
-	VFMADD231PS  Z29, Z28, Z20
-	VMOVUPS      64(R12), Z29
-	VFMADD231PS  Z29, Z25, Z4
-	VFMADD231PS  Z29, Z26, Z10
-	VFMADD231PS  Z29, Z27, Z16
-	VFMADD231PS  Z29, Z28, Z22
-	VMOVUPS      128(R12), Z29
-	VFMADD231PS  Z29, Z25, Z6
-	VFMADD231PS  Z29, Z26, Z12
-	VFMADD231PS  Z29, Z27, Z18
-	VFMADD231PS  Z29, Z28, Z24
-
-bmultiz4_c3_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, 64(DX)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, 128(DX)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, (DX)(R8*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, 64(DX)(R8*1)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, 128(DX)(R8*1)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, (DX)(R8*2)
-	VADDPS  Z16, Z15, Z15
-	VMOVUPS Z15, 64(DX)(R8*2)
-	VADDPS  Z18, Z17, Z17
-	VMOVUPS Z17, 128(DX)(R8*2)
-	VADDPS  Z20, Z19, Z19
-	VMOVUPS Z19, (DX)(R10*1)
-	VADDPS  Z22, Z21, Z21
-	VMOVUPS Z21, 64(DX)(R10*1)
-	VADDPS  Z24, Z23, Z23
-	VMOVUPS Z23, 128(DX)(R10*1)
-	ADDQ    $0x000000c0, DX
-	ADDQ    $0x000000c0, SI
-	SUBQ    $0x30, BX
-	JMP     bmultiz4_c3
-
-bmultiz4_c3_next:
-bmultiz4_c2:
-	CMPQ    BX, $0x20
-	JL      bmultiz4_c2_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS 64(DX), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS (DX)(R8*1), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS 64(DX)(R8*1), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS (DX)(R8*2), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS 64(DX)(R8*2), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS (DX)(R10*1), Z13
-	VMOVAPS Z0, Z14
-	VMOVUPS 64(DX)(R10*1), Z15
-	VMOVAPS Z0, Z16
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz4_c2_pair:
-	TESTQ        R10, R10
-	JZ           bmultiz4_c2_odd
-	VBROADCASTSS (CX), Z17
-	VBROADCASTSS (CX)(R9*1), Z18
-	VBROADCASTSS (CX)(R9*2), Z19
-	VBROADCASTSS (CX)(R13*1), Z20
-	VMOVUPS      (R11), Z21
-	VFMADD231PS  Z21, Z17, Z1
-	VFMADD231PS  Z21, Z18, Z5
-	VFMADD231PS  Z21, Z19, Z9
-	VFMADD231PS  Z21, Z20, Z13
-	VMOVUPS      64(R11), Z21
-	VFMADD231PS  Z21, Z17, Z3
-	VFMADD231PS  Z21, Z18, Z7
-	VFMADD231PS  Z21, Z19, Z11
-	VFMADD231PS  Z21, Z20, Z15
-	VBROADCASTSS (AX), Z17
-	VBROADCASTSS (AX)(R9*1), Z18
-	VBROADCASTSS (AX)(R9*2), Z19
-	VBROADCASTSS (AX)(R13*1), Z20
-	VMOVUPS      (R12), Z21
-	VFMADD231PS  Z21, Z17, Z2
-	VFMADD231PS  Z21, Z18, Z6
-	VFMADD231PS  Z21, Z19, Z10
-	VFMADD231PS  Z21, Z20, Z14
-	VMOVUPS      64(R12), Z21
-	VFMADD231PS  Z21, Z17, Z4
-	VFMADD231PS  Z21, Z18, Z8
-	VFMADD231PS  Z21, Z19, Z12
-	VFMADD231PS  Z21, Z20, Z16
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmultiz4_c2_pair
-
-bmultiz4_c2_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x02, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz4_c2_keys_done
-	VBROADCASTSS (AX), Z17
-	VBROADCASTSS (AX)(R9*1), Z18
-	VBROADCASTSS (AX)(R9*2), Z19
-	VBROADCASTSS (AX)(R13*1), Z20
-	VMOVUPS      (R12), Z21
-	VFMADD231PS  Z21, Z17, Z2
-	VFMADD231PS  Z21, Z18, Z6
-	VFMADD231PS  Z21, Z19, Z10
-	VFMADD231PS  Z21, Z20, Z14
-	VMOVUPS      64(R12), Z21
-	VFMADD231PS  Z21, Z17, Z4
-	VFMADD231PS  Z21, Z18, Z8
-	VFMADD231PS  Z21, Z19, Z12
-	VFMADD231PS  Z21, Z20, Z16
-
-bmultiz4_c2_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, 64(DX)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, (DX)(R8*1)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, 64(DX)(R8*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, (DX)(R8*2)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, 64(DX)(R8*2)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, (DX)(R10*1)
-	VADDPS  Z16, Z15, Z15
-	VMOVUPS Z15, 64(DX)(R10*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000080, SI
-	SUBQ    $0x20, BX
-	JMP     bmultiz4_c2
-
-bmultiz4_c2_next:
-bmultiz4_c1:
-	CMPQ    BX, $0x10
-	JL      bmultiz4_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS (DX)(R8*1), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS (DX)(R8*2), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS (DX)(R10*1), Z7
-	VMOVAPS Z0, Z8
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmultiz4_c1_pair:
-	TESTQ        R10, R10
-	JZ           bmultiz4_c1_odd
-	VBROADCASTSS (CX), Z9
-	VBROADCASTSS (CX)(R9*1), Z10
-	VBROADCASTSS (CX)(R9*2), Z11
-	VBROADCASTSS (CX)(R13*1), Z12
-	VMOVUPS      (R11), Z13
-	VFMADD231PS  Z13, Z9, Z1
-	VFMADD231PS  Z13, Z10, Z3
-	VFMADD231PS  Z13, Z11, Z5
-	VFMADD231PS  Z13, Z12, Z7
-	VBROADCASTSS (AX), Z9
-	VBROADCASTSS (AX)(R9*1), Z10
-	VBROADCASTSS (AX)(R9*2), Z11
-	VBROADCASTSS (AX)(R13*1), Z12
-	VMOVUPS      (R12), Z13
-	VFMADD231PS  Z13, Z9, Z2
-	VFMADD231PS  Z13, Z10, Z4
-	VFMADD231PS  Z13, Z11, Z6
-	VFMADD231PS  Z13, Z12, Z8
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmultiz4_c1_pair
-
-bmultiz4_c1_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x02, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz4_c1_keys_done
-	VBROADCASTSS (AX), Z9
-	VBROADCASTSS (AX)(R9*1), Z10
-	VBROADCASTSS (AX)(R9*2), Z11
-	VBROADCASTSS (AX)(R13*1), Z12
-	VMOVUPS      (R12), Z13
-	VFMADD231PS  Z13, Z9, Z2
-	VFMADD231PS  Z13, Z10, Z4
-	VFMADD231PS  Z13, Z11, Z6
-	VFMADD231PS  Z13, Z12, Z8
-
-bmultiz4_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, (DX)(R8*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, (DX)(R8*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, (DX)(R10*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmultiz4_c1
-
-bmultiz4_c1_next:
-	TESTQ     BX, BX
-	JZ        bmultiz_done
-	LEAQ      ktable<>+0(SB), R10
-	KMOVW     (R10)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z2
-	VMOVUPS.Z (DX)(R8*1), K1, Z3
-	VMOVAPS   Z0, Z4
-	VMOVUPS.Z (DX)(R8*2), K1, Z5
-	VMOVAPS   Z0, Z6
-	VMOVUPS.Z (DX)(BX*1), K1, Z7
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R10
-	MOVQ      BX, R11
-	IMULQ     DI, R11
-	ADDQ      SI, R11
-	LEAQ      (R9)(R9*2), SI
-
-bmultiz4_tail_pair:
-	TESTQ        BX, BX
-	JZ           bmultiz4_tail_odd
-	VBROADCASTSS (CX), Z8
-	VBROADCASTSS (CX)(R9*1), Z9
-	VBROADCASTSS (CX)(R9*2), Z10
-	VBROADCASTSS (CX)(SI*1), Z11
-	VMOVUPS.Z    (R10), K1, Z12
-	VFMADD231PS  Z12, Z8, Z1
-	VFMADD231PS  Z12, Z9, Z3
-	VFMADD231PS  Z12, Z10, Z5
-	VFMADD231PS  Z12, Z11, Z7
-	VBROADCASTSS (AX), Z8
-	VBROADCASTSS (AX)(R9*1), Z9
-	VBROADCASTSS (AX)(R9*2), Z10
-	VBROADCASTSS (AX)(SI*1), Z11
-	VMOVUPS.Z    (R11), K1, Z12
-	VFMADD231PS  Z12, Z8, Z2
-	VFMADD231PS  Z12, Z9, Z4
-	VFMADD231PS  Z12, Z10, Z6
-	VFMADD231PS  Z12, Z11, Z0
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R10
-	ADDQ         DI, R11
-	DECQ         BX
-	JMP          bmultiz4_tail_pair
-
-bmultiz4_tail_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x02, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmultiz4_tail_keys_done
-	VBROADCASTSS (AX), Z8
-	VBROADCASTSS (AX)(R9*1), Z9
-	VBROADCASTSS (AX)(R9*2), Z10
-	VBROADCASTSS (AX)(SI*1), Z11
-	VMOVUPS.Z    (R11), K1, Z12
-	VFMADD231PS  Z12, Z8, Z2
-	VFMADD231PS  Z12, Z9, Z4
-	VFMADD231PS  Z12, Z10, Z6
-	VFMADD231PS  Z12, Z11, Z0
-
-bmultiz4_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), AX
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, K1, (DX)(R8*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, K1, (DX)(R8*2)
-	VADDPS  Z0, Z7, Z7
-	VMOVUPS Z7, K1, (DX)(AX*1)
-
-bmultiz_done:
-	VZEROUPPER
-	RET
-
-// func scoreRowsMulti8AVX512(dst []float32, k []float32, stride int, q []float32, rows int, also []float32)
+// func scoreRowsMulti8R5AVX512(dst []float32, k []float32, stride int, q []float32)
 // Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMulti8AVX512(SB), NOSPLIT, $0-112
-	MOVQ  also_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    smulti8z
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x05
-	JE    smulti8za_5
-	CMPQ  AX, $0x06
-	JE    smulti8za_6
-	CMPQ  AX, $0x07
-	JE    smulti8za_7
-	JMP   smulti8za_8
-
-smulti8za_5:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x02, DI
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
-
-smulti8za5_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8za5_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000008, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x02, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	MOVQ         BX, R15
-
-smulti8za5_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8za5_k2_tail
-	VMOVUPS     (R12), Z10
-	VMOVUPS     (R12)(R8*1), Z11
-	VMOVUPS     (R12)(R8*2), Z12
-	VMOVUPS     (R12)(R13*1), Z13
-	VMOVUPS     (R14), Z14
-	VMOVUPS     (SI), Z15
-	VFMADD231PS Z15, Z10, Z0
-	VFMADD231PS Z15, Z11, Z2
-	VFMADD231PS Z15, Z12, Z4
-	VFMADD231PS Z15, Z13, Z6
-	VFMADD231PS Z15, Z14, Z8
-	PREFETCHT1  (R11)
-	VMOVUPS     (SI)(DI*1), Z15
-	VFMADD231PS Z15, Z10, Z1
-	VFMADD231PS Z15, Z11, Z3
-	VFMADD231PS Z15, Z12, Z5
-	VFMADD231PS Z15, Z13, Z7
-	VFMADD231PS Z15, Z14, Z9
-	PREFETCHT1  64(R11)
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	ADDQ        $0x80, R10
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000080, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8za5_k2_chunk
-
-smulti8za5_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8za5_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z10
-	VMOVUPS.Z   (R12)(R8*1), K1, Z11
-	VMOVUPS.Z   (R12)(R8*2), K1, Z12
-	VMOVUPS.Z   (R12)(R13*1), K1, Z13
-	VMOVUPS.Z   (R14), K1, Z14
-	VMOVUPS.Z   (SI), K1, Z15
-	VFMADD231PS Z15, Z10, K1, Z0
-	VFMADD231PS Z15, Z11, K1, Z2
-	VFMADD231PS Z15, Z12, K1, Z4
-	VFMADD231PS Z15, Z13, K1, Z6
-	VFMADD231PS Z15, Z14, K1, Z8
-	VMOVUPS.Z   (SI)(DI*1), K1, Z15
-	VFMADD231PS Z15, Z10, K1, Z1
-	VFMADD231PS Z15, Z11, K1, Z3
-	VFMADD231PS Z15, Z12, K1, Z5
-	VFMADD231PS Z15, Z13, K1, Z7
-	VFMADD231PS Z15, Z14, K1, Z9
-
-smulti8za5_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x02, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z1, Z0, Z10
-	VSHUFF32X4    $0xee, Z1, Z0, Z0
-	VADDPS        Z0, Z10, Z10
-	VSHUFF32X4    $0x44, Z3, Z2, Z0
-	VSHUFF32X4    $0xee, Z3, Z2, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z4, Z1
-	VSHUFF32X4    $0xee, Z5, Z4, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z7, Z6, Z2
-	VSHUFF32X4    $0xee, Z7, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z9, Z8, Z3
-	VSHUFF32X4    $0xee, Z9, Z8, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x88, Z0, Z10, Z4
-	VSHUFF32X4    $0xdd, Z0, Z10, Z0
-	VADDPS        Z0, Z4, Z4
-	VSHUFF32X4    $0x88, Z2, Z1, Z0
-	VSHUFF32X4    $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z3, Z3, Z1
-	VSHUFF32X4    $0xdd, Z3, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z0, Z4, Z2
-	VSHUFPS       $0xdd, Z0, Z4, Z0
-	VADDPS        Z0, Z2, Z2
-	VSHUFPS       $0x88, Z1, Z1, Z0
-	VSHUFPS       $0xdd, Z1, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z2, Z1
-	VSHUFPS       $0xdd, Z0, Z2, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
-	VPERMPS       Z1, Z0, Z0
-	VMOVLPS       X0, (AX)
-	VMOVHPS       X0, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z0, X1
-	VMOVLPS       X1, (AX)(R9*2)
-	VMOVHPS       X1, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z0, X0
-	VMOVLPS       X0, (R12)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8za5_k2
-
-smulti8za5_k2_next:
-smulti8za5_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8za5_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	MOVQ         BX, R13
-
-smulti8za5_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8za5_k1_tail
-	VMOVUPS     (R10), Z5
-	VMOVUPS     (R10)(R8*1), Z6
-	VMOVUPS     (R10)(R8*2), Z7
-	VMOVUPS     (R10)(R11*1), Z8
-	VMOVUPS     (R12), Z9
-	VMOVUPS     (SI), Z10
-	VFMADD231PS Z10, Z5, Z0
-	VFMADD231PS Z10, Z6, Z1
-	VFMADD231PS Z10, Z7, Z2
-	VFMADD231PS Z10, Z8, Z3
-	VFMADD231PS Z10, Z9, Z4
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8za5_k1_chunk
-
-smulti8za5_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8za5_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z5
-	VMOVUPS.Z   (R10)(R8*1), K1, Z6
-	VMOVUPS.Z   (R10)(R8*2), K1, Z7
-	VMOVUPS.Z   (R10)(R11*1), K1, Z8
-	VMOVUPS.Z   (R12), K1, Z9
-	VMOVUPS.Z   (SI), K1, Z10
-	VFMADD231PS Z10, Z5, K1, Z0
-	VFMADD231PS Z10, Z6, K1, Z1
-	VFMADD231PS Z10, Z7, K1, Z2
-	VFMADD231PS Z10, Z8, K1, Z3
-	VFMADD231PS Z10, Z9, K1, Z4
-
-smulti8za5_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x02, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y5
-	VADDPS        Y5, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X5
-	VADDPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VADDPS        X5, X0, X0
-	VMOVHLPS      X0, X5, X5
-	VADDSS        X5, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8za5_k1
-
-smulti8za5_k1_next:
-	JMP smulti8za_done
-
-smulti8za_6:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x02, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
-
-smulti8za6_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8za6_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000008, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x02, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	VPXORD       Z0, Z0, Z10
-	VPXORD       Z0, Z0, Z11
-	MOVQ         BX, R15
-
-smulti8za6_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8za6_k2_tail
-	VMOVUPS     (R12), Z12
-	VMOVUPS     (R12)(R8*1), Z13
-	VMOVUPS     (R12)(R8*2), Z14
-	VMOVUPS     (R12)(R13*1), Z15
-	VMOVUPS     (R14), Z16
-	VMOVUPS     (R14)(R8*1), Z17
-	VMOVUPS     (SI), Z18
-	VFMADD231PS Z18, Z12, Z0
-	VFMADD231PS Z18, Z13, Z2
-	VFMADD231PS Z18, Z14, Z4
-	VFMADD231PS Z18, Z15, Z6
-	VFMADD231PS Z18, Z16, Z8
-	VFMADD231PS Z18, Z17, Z10
-	PREFETCHT1  (R11)
-	VMOVUPS     (SI)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z1
-	VFMADD231PS Z18, Z13, Z3
-	VFMADD231PS Z18, Z14, Z5
-	VFMADD231PS Z18, Z15, Z7
-	VFMADD231PS Z18, Z16, Z9
-	VFMADD231PS Z18, Z17, Z11
-	PREFETCHT1  64(R11)
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	ADDQ        $0x80, R10
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000080, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8za6_k2_chunk
-
-smulti8za6_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8za6_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z12
-	VMOVUPS.Z   (R12)(R8*1), K1, Z13
-	VMOVUPS.Z   (R12)(R8*2), K1, Z14
-	VMOVUPS.Z   (R12)(R13*1), K1, Z15
-	VMOVUPS.Z   (R14), K1, Z16
-	VMOVUPS.Z   (R14)(R8*1), K1, Z17
-	VMOVUPS.Z   (SI), K1, Z18
-	VFMADD231PS Z18, Z12, K1, Z0
-	VFMADD231PS Z18, Z13, K1, Z2
-	VFMADD231PS Z18, Z14, K1, Z4
-	VFMADD231PS Z18, Z15, K1, Z6
-	VFMADD231PS Z18, Z16, K1, Z8
-	VFMADD231PS Z18, Z17, K1, Z10
-	VMOVUPS.Z   (SI)(DI*1), K1, Z18
-	VFMADD231PS Z18, Z12, K1, Z1
-	VFMADD231PS Z18, Z13, K1, Z3
-	VFMADD231PS Z18, Z14, K1, Z5
-	VFMADD231PS Z18, Z15, K1, Z7
-	VFMADD231PS Z18, Z16, K1, Z9
-	VFMADD231PS Z18, Z17, K1, Z11
-
-smulti8za6_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x02, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z1, Z0, Z12
-	VSHUFF32X4    $0xee, Z1, Z0, Z0
-	VADDPS        Z0, Z12, Z12
-	VSHUFF32X4    $0x44, Z3, Z2, Z0
-	VSHUFF32X4    $0xee, Z3, Z2, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z4, Z1
-	VSHUFF32X4    $0xee, Z5, Z4, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z7, Z6, Z2
-	VSHUFF32X4    $0xee, Z7, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z9, Z8, Z3
-	VSHUFF32X4    $0xee, Z9, Z8, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x44, Z11, Z10, Z4
-	VSHUFF32X4    $0xee, Z11, Z10, Z5
-	VADDPS        Z5, Z4, Z4
-	VSHUFF32X4    $0x88, Z0, Z12, Z5
-	VSHUFF32X4    $0xdd, Z0, Z12, Z0
-	VADDPS        Z0, Z5, Z5
-	VSHUFF32X4    $0x88, Z2, Z1, Z0
-	VSHUFF32X4    $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z4, Z3, Z1
-	VSHUFF32X4    $0xdd, Z4, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z0, Z5, Z2
-	VSHUFPS       $0xdd, Z0, Z5, Z0
-	VADDPS        Z0, Z2, Z2
-	VSHUFPS       $0x88, Z1, Z1, Z0
-	VSHUFPS       $0xdd, Z1, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z2, Z1
-	VSHUFPS       $0xdd, Z0, Z2, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
-	VPERMPS       Z1, Z0, Z0
-	VMOVLPS       X0, (AX)
-	VMOVHPS       X0, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z0, X1
-	VMOVLPS       X1, (AX)(R9*2)
-	VMOVHPS       X1, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z0, X0
-	VMOVLPS       X0, (R12)
-	VMOVHPS       X0, (R12)(R9*1)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8za6_k2
-
-smulti8za6_k2_next:
-smulti8za6_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8za6_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	MOVQ         BX, R13
-
-smulti8za6_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8za6_k1_tail
-	VMOVUPS     (R10), Z6
-	VMOVUPS     (R10)(R8*1), Z7
-	VMOVUPS     (R10)(R8*2), Z8
-	VMOVUPS     (R10)(R11*1), Z9
-	VMOVUPS     (R12), Z10
-	VMOVUPS     (R12)(R8*1), Z11
-	VMOVUPS     (SI), Z12
-	VFMADD231PS Z12, Z6, Z0
-	VFMADD231PS Z12, Z7, Z1
-	VFMADD231PS Z12, Z8, Z2
-	VFMADD231PS Z12, Z9, Z3
-	VFMADD231PS Z12, Z10, Z4
-	VFMADD231PS Z12, Z11, Z5
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8za6_k1_chunk
-
-smulti8za6_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8za6_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z6
-	VMOVUPS.Z   (R10)(R8*1), K1, Z7
-	VMOVUPS.Z   (R10)(R8*2), K1, Z8
-	VMOVUPS.Z   (R10)(R11*1), K1, Z9
-	VMOVUPS.Z   (R12), K1, Z10
-	VMOVUPS.Z   (R12)(R8*1), K1, Z11
-	VMOVUPS.Z   (SI), K1, Z12
-	VFMADD231PS Z12, Z6, K1, Z0
-	VFMADD231PS Z12, Z7, K1, Z1
-	VFMADD231PS Z12, Z8, K1, Z2
-	VFMADD231PS Z12, Z9, K1, Z3
-	VFMADD231PS Z12, Z10, K1, Z4
-	VFMADD231PS Z12, Z11, K1, Z5
-
-smulti8za6_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x02, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y6
-	VADDPS        Y6, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X6
-	VADDPS        X6, X0, X0
-	VMOVSHDUP     X0, X6
-	VADDPS        X6, X0, X0
-	VMOVHLPS      X0, X6, X6
-	VADDSS        X6, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VADDPS        X0, X5, X5
-	VMOVSHDUP     X5, X0
-	VADDPS        X0, X5, X5
-	VMOVHLPS      X5, X0, X0
-	VADDSS        X0, X5, X5
-	VMOVSS        X5, (R11)(R9*1)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8za6_k1
-
-smulti8za6_k1_next:
-	JMP smulti8za_done
-
-smulti8za_7:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x02, DI
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, CX
-	SHRQ  $0x23, CX
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, BX
-	SHRQ  $0x23, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
-
-smulti8za7_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8za7_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000008, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x02, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	VPXORD       Z0, Z0, Z10
-	VPXORD       Z0, Z0, Z11
-	VPXORD       Z0, Z0, Z12
-	VPXORD       Z0, Z0, Z13
-	MOVQ         BX, R15
-
-smulti8za7_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8za7_k2_tail
-	VMOVUPS     (R12), Z14
-	VMOVUPS     (R12)(R8*1), Z15
-	VMOVUPS     (R12)(R8*2), Z16
-	VMOVUPS     (R12)(R13*1), Z17
-	VMOVUPS     (R14), Z18
-	VMOVUPS     (R14)(R8*1), Z19
-	VMOVUPS     (R14)(R8*2), Z20
-	VMOVUPS     (SI), Z21
-	VFMADD231PS Z21, Z14, Z0
-	VFMADD231PS Z21, Z15, Z2
-	VFMADD231PS Z21, Z16, Z4
-	VFMADD231PS Z21, Z17, Z6
-	VFMADD231PS Z21, Z18, Z8
-	VFMADD231PS Z21, Z19, Z10
-	VFMADD231PS Z21, Z20, Z12
-	PREFETCHT1  (R11)
-	VMOVUPS     (SI)(DI*1), Z21
-	VFMADD231PS Z21, Z14, Z1
-	VFMADD231PS Z21, Z15, Z3
-	VFMADD231PS Z21, Z16, Z5
-	VFMADD231PS Z21, Z17, Z7
-	VFMADD231PS Z21, Z18, Z9
-	VFMADD231PS Z21, Z19, Z11
-	VFMADD231PS Z21, Z20, Z13
-	PREFETCHT1  64(R11)
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	ADDQ        $0x80, R10
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000080, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8za7_k2_chunk
-
-smulti8za7_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8za7_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z14
-	VMOVUPS.Z   (R12)(R8*1), K1, Z15
-	VMOVUPS.Z   (R12)(R8*2), K1, Z16
-	VMOVUPS.Z   (R12)(R13*1), K1, Z17
-	VMOVUPS.Z   (R14), K1, Z18
-	VMOVUPS.Z   (R14)(R8*1), K1, Z19
-	VMOVUPS.Z   (R14)(R8*2), K1, Z20
-	VMOVUPS.Z   (SI), K1, Z21
-	VFMADD231PS Z21, Z14, K1, Z0
-	VFMADD231PS Z21, Z15, K1, Z2
-	VFMADD231PS Z21, Z16, K1, Z4
-	VFMADD231PS Z21, Z17, K1, Z6
-	VFMADD231PS Z21, Z18, K1, Z8
-	VFMADD231PS Z21, Z19, K1, Z10
-	VFMADD231PS Z21, Z20, K1, Z12
-	VMOVUPS.Z   (SI)(DI*1), K1, Z21
-	VFMADD231PS Z21, Z14, K1, Z1
-	VFMADD231PS Z21, Z15, K1, Z3
-	VFMADD231PS Z21, Z16, K1, Z5
-	VFMADD231PS Z21, Z17, K1, Z7
-	VFMADD231PS Z21, Z18, K1, Z9
-	VFMADD231PS Z21, Z19, K1, Z11
-	VFMADD231PS Z21, Z20, K1, Z13
-
-smulti8za7_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x02, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z1, Z0, Z14
-	VSHUFF32X4    $0xee, Z1, Z0, Z0
-	VADDPS        Z0, Z14, Z14
-	VSHUFF32X4    $0x44, Z3, Z2, Z0
-	VSHUFF32X4    $0xee, Z3, Z2, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z4, Z1
-	VSHUFF32X4    $0xee, Z5, Z4, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z7, Z6, Z2
-	VSHUFF32X4    $0xee, Z7, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z9, Z8, Z3
-	VSHUFF32X4    $0xee, Z9, Z8, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x44, Z11, Z10, Z4
-	VSHUFF32X4    $0xee, Z11, Z10, Z5
-	VADDPS        Z5, Z4, Z4
-	VSHUFF32X4    $0x44, Z13, Z12, Z5
-	VSHUFF32X4    $0xee, Z13, Z12, Z6
-	VADDPS        Z6, Z5, Z5
-	VSHUFF32X4    $0x88, Z0, Z14, Z6
-	VSHUFF32X4    $0xdd, Z0, Z14, Z0
-	VADDPS        Z0, Z6, Z6
-	VSHUFF32X4    $0x88, Z2, Z1, Z0
-	VSHUFF32X4    $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z4, Z3, Z1
-	VSHUFF32X4    $0xdd, Z4, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z5, Z5, Z2
-	VSHUFF32X4    $0xdd, Z5, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFPS       $0x88, Z0, Z6, Z3
-	VSHUFPS       $0xdd, Z0, Z6, Z0
-	VADDPS        Z0, Z3, Z3
-	VSHUFPS       $0x88, Z2, Z1, Z0
-	VSHUFPS       $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z3, Z1
-	VSHUFPS       $0xdd, Z0, Z3, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
-	VPERMPS       Z1, Z0, Z0
-	VMOVLPS       X0, (AX)
-	VMOVHPS       X0, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z0, X1
-	VMOVLPS       X1, (AX)(R9*2)
-	VMOVHPS       X1, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z0, X1
-	VMOVLPS       X1, (R12)
-	VMOVHPS       X1, (R12)(R9*1)
-	VEXTRACTF32X4 $0x03, Z0, X0
-	VMOVLPS       X0, (R12)(R9*2)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8za7_k2
-
-smulti8za7_k2_next:
-smulti8za7_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8za7_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	MOVQ         BX, R13
-
-smulti8za7_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8za7_k1_tail
-	VMOVUPS     (R10), Z7
-	VMOVUPS     (R10)(R8*1), Z8
-	VMOVUPS     (R10)(R8*2), Z9
-	VMOVUPS     (R10)(R11*1), Z10
-	VMOVUPS     (R12), Z11
-	VMOVUPS     (R12)(R8*1), Z12
-	VMOVUPS     (R12)(R8*2), Z13
-	VMOVUPS     (SI), Z14
-	VFMADD231PS Z14, Z7, Z0
-	VFMADD231PS Z14, Z8, Z1
-	VFMADD231PS Z14, Z9, Z2
-	VFMADD231PS Z14, Z10, Z3
-	VFMADD231PS Z14, Z11, Z4
-	VFMADD231PS Z14, Z12, Z5
-	VFMADD231PS Z14, Z13, Z6
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8za7_k1_chunk
-
-smulti8za7_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8za7_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z7
-	VMOVUPS.Z   (R10)(R8*1), K1, Z8
-	VMOVUPS.Z   (R10)(R8*2), K1, Z9
-	VMOVUPS.Z   (R10)(R11*1), K1, Z10
-	VMOVUPS.Z   (R12), K1, Z11
-	VMOVUPS.Z   (R12)(R8*1), K1, Z12
-	VMOVUPS.Z   (R12)(R8*2), K1, Z13
-	VMOVUPS.Z   (SI), K1, Z14
-	VFMADD231PS Z14, Z7, K1, Z0
-	VFMADD231PS Z14, Z8, K1, Z1
-	VFMADD231PS Z14, Z9, K1, Z2
-	VFMADD231PS Z14, Z10, K1, Z3
-	VFMADD231PS Z14, Z11, K1, Z4
-	VFMADD231PS Z14, Z12, K1, Z5
-	VFMADD231PS Z14, Z13, K1, Z6
-
-smulti8za7_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x02, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X7, X7
-	VADDSS        X7, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VADDPS        X0, X5, X5
-	VMOVSHDUP     X5, X0
-	VADDPS        X0, X5, X5
-	VMOVHLPS      X5, X0, X0
-	VADDSS        X0, X5, X5
-	VMOVSS        X5, (R11)(R9*1)
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPS        Y0, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X0
-	VADDPS        X0, X6, X6
-	VMOVSHDUP     X6, X0
-	VADDPS        X0, X6, X6
-	VMOVHLPS      X6, X0, X0
-	VADDSS        X0, X6, X6
-	VMOVSS        X6, (R11)(R9*2)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8za7_k1
-
-smulti8za7_k1_next:
-	JMP smulti8za_done
-
-smulti8za_8:
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+56(FP), DX
-	MOVQ q_len+64(FP), BX
-	MOVQ k_base+24(FP), SI
-	MOVQ stride+48(FP), DI
-	SHLQ $0x02, DI
-	SHRQ $0x03, CX
-	SHRQ $0x03, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ also_base+88(FP), R10
-
-smulti8za8_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8za8_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000008, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x02, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	VPXORD       Z0, Z0, Z10
-	VPXORD       Z0, Z0, Z11
-	VPXORD       Z0, Z0, Z12
-	VPXORD       Z0, Z0, Z13
-	VPXORD       Z0, Z0, Z14
-	VPXORD       Z0, Z0, Z15
-	MOVQ         BX, R15
-
-smulti8za8_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8za8_k2_tail
-	VMOVUPS     (R12), Z16
-	VMOVUPS     (R12)(R8*1), Z17
-	VMOVUPS     (R12)(R8*2), Z18
-	VMOVUPS     (R12)(R13*1), Z19
-	VMOVUPS     (R14), Z20
-	VMOVUPS     (R14)(R8*1), Z21
-	VMOVUPS     (R14)(R8*2), Z22
-	VMOVUPS     (R14)(R13*1), Z23
-	VMOVUPS     (SI), Z24
-	VFMADD231PS Z24, Z16, Z0
-	VFMADD231PS Z24, Z17, Z2
-	VFMADD231PS Z24, Z18, Z4
-	VFMADD231PS Z24, Z19, Z6
-	VFMADD231PS Z24, Z20, Z8
-	VFMADD231PS Z24, Z21, Z10
-	VFMADD231PS Z24, Z22, Z12
-	VFMADD231PS Z24, Z23, Z14
-	PREFETCHT1  (R11)
-	VMOVUPS     (SI)(DI*1), Z24
-	VFMADD231PS Z24, Z16, Z1
-	VFMADD231PS Z24, Z17, Z3
-	VFMADD231PS Z24, Z18, Z5
-	VFMADD231PS Z24, Z19, Z7
-	VFMADD231PS Z24, Z20, Z9
-	VFMADD231PS Z24, Z21, Z11
-	VFMADD231PS Z24, Z22, Z13
-	VFMADD231PS Z24, Z23, Z15
-	PREFETCHT1  64(R11)
-	PREFETCHT1  (R10)
-	PREFETCHT1  64(R10)
-	ADDQ        $0x80, R10
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000080, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8za8_k2_chunk
-
-smulti8za8_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8za8_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z16
-	VMOVUPS.Z   (R12)(R8*1), K1, Z17
-	VMOVUPS.Z   (R12)(R8*2), K1, Z18
-	VMOVUPS.Z   (R12)(R13*1), K1, Z19
-	VMOVUPS.Z   (R14), K1, Z20
-	VMOVUPS.Z   (R14)(R8*1), K1, Z21
-	VMOVUPS.Z   (R14)(R8*2), K1, Z22
-	VMOVUPS.Z   (R14)(R13*1), K1, Z23
-	VMOVUPS.Z   (SI), K1, Z24
-	VFMADD231PS Z24, Z16, K1, Z0
-	VFMADD231PS Z24, Z17, K1, Z2
-	VFMADD231PS Z24, Z18, K1, Z4
-	VFMADD231PS Z24, Z19, K1, Z6
-	VFMADD231PS Z24, Z20, K1, Z8
-	VFMADD231PS Z24, Z21, K1, Z10
-	VFMADD231PS Z24, Z22, K1, Z12
-	VFMADD231PS Z24, Z23, K1, Z14
-	VMOVUPS.Z   (SI)(DI*1), K1, Z24
-	VFMADD231PS Z24, Z16, K1, Z1
-	VFMADD231PS Z24, Z17, K1, Z3
-	VFMADD231PS Z24, Z18, K1, Z5
-	VFMADD231PS Z24, Z19, K1, Z7
-	VFMADD231PS Z24, Z20, K1, Z9
-	VFMADD231PS Z24, Z21, K1, Z11
-	VFMADD231PS Z24, Z22, K1, Z13
-	VFMADD231PS Z24, Z23, K1, Z15
-
-smulti8za8_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x02, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z4, Z0, Z16
-	VSHUFF32X4    $0xee, Z4, Z0, Z0
-	VADDPS        Z0, Z16, Z16
-	VSHUFF32X4    $0x44, Z12, Z8, Z0
-	VSHUFF32X4    $0xee, Z12, Z8, Z4
-	VADDPS        Z4, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z1, Z4
-	VSHUFF32X4    $0xee, Z5, Z1, Z1
-	VADDPS        Z1, Z4, Z4
-	VSHUFF32X4    $0x44, Z13, Z9, Z1
-	VSHUFF32X4    $0xee, Z13, Z9, Z5
-	VADDPS        Z5, Z1, Z1
-	VSHUFF32X4    $0x44, Z6, Z2, Z5
-	VSHUFF32X4    $0xee, Z6, Z2, Z2
-	VADDPS        Z2, Z5, Z5
-	VSHUFF32X4    $0x44, Z14, Z10, Z2
-	VSHUFF32X4    $0xee, Z14, Z10, Z6
-	VADDPS        Z6, Z2, Z2
-	VSHUFF32X4    $0x44, Z7, Z3, Z6
-	VSHUFF32X4    $0xee, Z7, Z3, Z3
-	VADDPS        Z3, Z6, Z6
-	VSHUFF32X4    $0x44, Z15, Z11, Z3
-	VSHUFF32X4    $0xee, Z15, Z11, Z7
-	VADDPS        Z7, Z3, Z3
-	VSHUFF32X4    $0x88, Z0, Z16, Z7
-	VSHUFF32X4    $0xdd, Z0, Z16, Z0
-	VADDPS        Z0, Z7, Z7
-	VSHUFF32X4    $0x88, Z1, Z4, Z0
-	VSHUFF32X4    $0xdd, Z1, Z4, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z2, Z5, Z1
-	VSHUFF32X4    $0xdd, Z2, Z5, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z3, Z6, Z2
-	VSHUFF32X4    $0xdd, Z3, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFPS       $0x88, Z0, Z7, Z3
-	VSHUFPS       $0xdd, Z0, Z7, Z0
-	VADDPS        Z0, Z3, Z3
-	VSHUFPS       $0x88, Z2, Z1, Z0
-	VSHUFPS       $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z3, Z1
-	VSHUFPS       $0xdd, Z0, Z3, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVLPS       X1, (AX)
-	VMOVHPS       X1, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z1, X0
-	VMOVLPS       X0, (AX)(R9*2)
-	VMOVHPS       X0, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z1, X0
-	VMOVLPS       X0, (R12)
-	VMOVHPS       X0, (R12)(R9*1)
-	VEXTRACTF32X4 $0x03, Z1, X0
-	VMOVLPS       X0, (R12)(R9*2)
-	VMOVHPS       X0, (R12)(R11*1)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8za8_k2
-
-smulti8za8_k2_next:
-smulti8za8_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8za8_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	MOVQ         BX, R13
-
-smulti8za8_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8za8_k1_tail
-	VMOVUPS     (R10), Z8
-	VMOVUPS     (R10)(R8*1), Z9
-	VMOVUPS     (R10)(R8*2), Z10
-	VMOVUPS     (R10)(R11*1), Z11
-	VMOVUPS     (R12), Z12
-	VMOVUPS     (R12)(R8*1), Z13
-	VMOVUPS     (R12)(R8*2), Z14
-	VMOVUPS     (R12)(R11*1), Z15
-	VMOVUPS     (SI), Z16
-	VFMADD231PS Z16, Z8, Z0
-	VFMADD231PS Z16, Z9, Z1
-	VFMADD231PS Z16, Z10, Z2
-	VFMADD231PS Z16, Z11, Z3
-	VFMADD231PS Z16, Z12, Z4
-	VFMADD231PS Z16, Z13, Z5
-	VFMADD231PS Z16, Z14, Z6
-	VFMADD231PS Z16, Z15, Z7
-	ADDQ        $0x40, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8za8_k1_chunk
-
-smulti8za8_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8za8_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z8
-	VMOVUPS.Z   (R10)(R8*1), K1, Z9
-	VMOVUPS.Z   (R10)(R8*2), K1, Z10
-	VMOVUPS.Z   (R10)(R11*1), K1, Z11
-	VMOVUPS.Z   (R12), K1, Z12
-	VMOVUPS.Z   (R12)(R8*1), K1, Z13
-	VMOVUPS.Z   (R12)(R8*2), K1, Z14
-	VMOVUPS.Z   (R12)(R11*1), K1, Z15
-	VMOVUPS.Z   (SI), K1, Z16
-	VFMADD231PS Z16, Z8, K1, Z0
-	VFMADD231PS Z16, Z9, K1, Z1
-	VFMADD231PS Z16, Z10, K1, Z2
-	VFMADD231PS Z16, Z11, K1, Z3
-	VFMADD231PS Z16, Z12, K1, Z4
-	VFMADD231PS Z16, Z13, K1, Z5
-	VFMADD231PS Z16, Z14, K1, Z6
-	VFMADD231PS Z16, Z15, K1, Z7
-
-smulti8za8_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x02, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y8
-	VADDPS        Y8, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X8
-	VADDPS        X8, X0, X0
-	VMOVSHDUP     X0, X8
-	VADDPS        X8, X0, X0
-	VMOVHLPS      X0, X8, X8
-	VADDSS        X8, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VADDPS        X0, X5, X5
-	VMOVSHDUP     X5, X0
-	VADDPS        X0, X5, X5
-	VMOVHLPS      X5, X0, X0
-	VADDSS        X0, X5, X5
-	VMOVSS        X5, (R11)(R9*1)
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPS        Y0, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X0
-	VADDPS        X0, X6, X6
-	VMOVSHDUP     X6, X0
-	VADDPS        X0, X6, X6
-	VMOVHLPS      X6, X0, X0
-	VADDSS        X0, X6, X6
-	VMOVSS        X6, (R11)(R9*2)
-	VEXTRACTF64X4 $0x01, Z7, Y0
-	VADDPS        Y0, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X0, X7, X7
-	VMOVSHDUP     X7, X0
-	VADDPS        X0, X7, X7
-	VMOVHLPS      X7, X0, X0
-	VADDSS        X0, X7, X7
-	VMOVSS        X7, (R11)(R10*1)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8za8_k1
-
-smulti8za8_k1_next:
-smulti8za_done:
-	VZEROUPPER
-	RET
-
-smulti8z:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x05
-	JE   smulti8z_5
-	CMPQ AX, $0x06
-	JE   smulti8z_6
-	CMPQ AX, $0x07
-	JE   smulti8z_7
-	JMP  smulti8z_8
-
-smulti8z_5:
+TEXT ·scoreRowsMulti8R5AVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -12361,9 +11109,302 @@ smulti8z5_k1_sum:
 	JMP           smulti8z5_k1
 
 smulti8z5_k1_next:
-	JMP smulti8z_done
+	VZEROUPPER
+	RET
 
-smulti8z_6:
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+4(SB)/4, $0x00000004
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+8(SB)/4, $0x00000008
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+12(SB)/4, $0x0000000c
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+16(SB)/4, $0x00000001
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+20(SB)/4, $0x00000005
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+24(SB)/4, $0x00000009
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+28(SB)/4, $0x0000000d
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+32(SB)/4, $0x00000002
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+36(SB)/4, $0x00000006
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+40(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+44(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+48(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+52(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+56(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+60(SB)/4, $0x00000000
+GLOBL permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>(SB), RODATA|NOPTR, $64
+
+// func scoreRowsMulti8R5AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8R5AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+80(FP), R10
+
+smulti8za5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8za5_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	MOVQ         BX, R15
+
+smulti8za5_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8za5_k2_tail
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VMOVUPS     (R12)(R8*2), Z12
+	VMOVUPS     (R12)(R13*1), Z13
+	VMOVUPS     (R14), Z14
+	VMOVUPS     (SI), Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	PREFETCHT1  (R11)
+	VMOVUPS     (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT1  64(R11)
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	ADDQ        $0x80, R10
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8za5_k2_chunk
+
+smulti8za5_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8za5_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVUPS.Z   (R12)(R8*2), K1, Z12
+	VMOVUPS.Z   (R12)(R13*1), K1, Z13
+	VMOVUPS.Z   (R14), K1, Z14
+	VMOVUPS.Z   (SI), K1, Z15
+	VFMADD231PS Z15, Z10, K1, Z0
+	VFMADD231PS Z15, Z11, K1, Z2
+	VFMADD231PS Z15, Z12, K1, Z4
+	VFMADD231PS Z15, Z13, K1, Z6
+	VFMADD231PS Z15, Z14, K1, Z8
+	VMOVUPS.Z   (SI)(DI*1), K1, Z15
+	VFMADD231PS Z15, Z10, K1, Z1
+	VFMADD231PS Z15, Z11, K1, Z3
+	VFMADD231PS Z15, Z12, K1, Z5
+	VFMADD231PS Z15, Z13, K1, Z7
+	VFMADD231PS Z15, Z14, K1, Z9
+
+smulti8za5_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x02, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z10
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z10, Z4
+	VSHUFF32X4    $0xdd, Z0, Z10, Z0
+	VADDPS        Z0, Z4, Z4
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z3, Z3, Z1
+	VSHUFF32X4    $0xdd, Z3, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z4, Z2
+	VSHUFPS       $0xdd, Z0, Z4, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8za5_k2
+
+smulti8za5_k2_next:
+smulti8za5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8za5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	MOVQ         BX, R13
+
+smulti8za5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8za5_k1_tail
+	VMOVUPS     (R10), Z5
+	VMOVUPS     (R10)(R8*1), Z6
+	VMOVUPS     (R10)(R8*2), Z7
+	VMOVUPS     (R10)(R11*1), Z8
+	VMOVUPS     (R12), Z9
+	VMOVUPS     (SI), Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8za5_k1_chunk
+
+smulti8za5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8za5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z5
+	VMOVUPS.Z   (R10)(R8*1), K1, Z6
+	VMOVUPS.Z   (R10)(R8*2), K1, Z7
+	VMOVUPS.Z   (R10)(R11*1), K1, Z8
+	VMOVUPS.Z   (R12), K1, Z9
+	VMOVUPS.Z   (SI), K1, Z10
+	VFMADD231PS Z10, Z5, K1, Z0
+	VFMADD231PS Z10, Z6, K1, Z1
+	VFMADD231PS Z10, Z7, K1, Z2
+	VFMADD231PS Z10, Z8, K1, Z3
+	VFMADD231PS Z10, Z9, K1, Z4
+
+smulti8za5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X5, X5
+	VADDSS        X5, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8za5_k1
+
+smulti8za5_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8R6AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8R6AVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -12652,9 +11693,310 @@ smulti8z6_k1_sum:
 	JMP           smulti8z6_k1
 
 smulti8z6_k1_next:
-	JMP smulti8z_done
+	VZEROUPPER
+	RET
 
-smulti8z_7:
+// func scoreRowsMulti8R6AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8R6AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+80(FP), R10
+
+smulti8za6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8za6_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	MOVQ         BX, R15
+
+smulti8za6_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8za6_k2_tail
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVUPS     (R12)(R13*1), Z15
+	VMOVUPS     (R14), Z16
+	VMOVUPS     (R14)(R8*1), Z17
+	VMOVUPS     (SI), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	PREFETCHT1  (R11)
+	VMOVUPS     (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT1  64(R11)
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	ADDQ        $0x80, R10
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8za6_k2_chunk
+
+smulti8za6_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8za6_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVUPS.Z   (R12)(R13*1), K1, Z15
+	VMOVUPS.Z   (R14), K1, Z16
+	VMOVUPS.Z   (R14)(R8*1), K1, Z17
+	VMOVUPS.Z   (SI), K1, Z18
+	VFMADD231PS Z18, Z12, K1, Z0
+	VFMADD231PS Z18, Z13, K1, Z2
+	VFMADD231PS Z18, Z14, K1, Z4
+	VFMADD231PS Z18, Z15, K1, Z6
+	VFMADD231PS Z18, Z16, K1, Z8
+	VFMADD231PS Z18, Z17, K1, Z10
+	VMOVUPS.Z   (SI)(DI*1), K1, Z18
+	VFMADD231PS Z18, Z12, K1, Z1
+	VFMADD231PS Z18, Z13, K1, Z3
+	VFMADD231PS Z18, Z14, K1, Z5
+	VFMADD231PS Z18, Z15, K1, Z7
+	VFMADD231PS Z18, Z16, K1, Z9
+	VFMADD231PS Z18, Z17, K1, Z11
+
+smulti8za6_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x02, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	VMOVHPS       X0, (R12)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8za6_k2
+
+smulti8za6_k2_next:
+smulti8za6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8za6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	MOVQ         BX, R13
+
+smulti8za6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8za6_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VMOVUPS     (SI), Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8za6_k1_chunk
+
+smulti8za6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8za6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z6
+	VMOVUPS.Z   (R10)(R8*1), K1, Z7
+	VMOVUPS.Z   (R10)(R8*2), K1, Z8
+	VMOVUPS.Z   (R10)(R11*1), K1, Z9
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVUPS.Z   (SI), K1, Z12
+	VFMADD231PS Z12, Z6, K1, Z0
+	VFMADD231PS Z12, Z7, K1, Z1
+	VFMADD231PS Z12, Z8, K1, Z2
+	VFMADD231PS Z12, Z9, K1, Z3
+	VFMADD231PS Z12, Z10, K1, Z4
+	VFMADD231PS Z12, Z11, K1, Z5
+
+smulti8za6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X6, X6
+	VADDSS        X6, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8za6_k1
+
+smulti8za6_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8R7AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8R7AVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -12973,9 +12315,358 @@ smulti8z7_k1_sum:
 	JMP           smulti8z7_k1
 
 smulti8z7_k1_next:
-	JMP smulti8z_done
+	VZEROUPPER
+	RET
 
-smulti8z_8:
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+4(SB)/4, $0x00000004
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+8(SB)/4, $0x00000008
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+12(SB)/4, $0x0000000c
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+16(SB)/4, $0x00000001
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+20(SB)/4, $0x00000005
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+24(SB)/4, $0x00000009
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+28(SB)/4, $0x0000000d
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+32(SB)/4, $0x00000002
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+36(SB)/4, $0x00000006
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+40(SB)/4, $0x0000000a
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+44(SB)/4, $0x0000000e
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+48(SB)/4, $0x00000003
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+52(SB)/4, $0x00000007
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+56(SB)/4, $0x00000000
+DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+60(SB)/4, $0x00000000
+GLOBL permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>(SB), RODATA|NOPTR, $64
+
+// func scoreRowsMulti8R7AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8R7AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+80(FP), R10
+
+smulti8za7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8za7_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	MOVQ         BX, R15
+
+smulti8za7_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8za7_k2_tail
+	VMOVUPS     (R12), Z14
+	VMOVUPS     (R12)(R8*1), Z15
+	VMOVUPS     (R12)(R8*2), Z16
+	VMOVUPS     (R12)(R13*1), Z17
+	VMOVUPS     (R14), Z18
+	VMOVUPS     (R14)(R8*1), Z19
+	VMOVUPS     (R14)(R8*2), Z20
+	VMOVUPS     (SI), Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	PREFETCHT1  (R11)
+	VMOVUPS     (SI)(DI*1), Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+	PREFETCHT1  64(R11)
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	ADDQ        $0x80, R10
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8za7_k2_chunk
+
+smulti8za7_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8za7_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z14
+	VMOVUPS.Z   (R12)(R8*1), K1, Z15
+	VMOVUPS.Z   (R12)(R8*2), K1, Z16
+	VMOVUPS.Z   (R12)(R13*1), K1, Z17
+	VMOVUPS.Z   (R14), K1, Z18
+	VMOVUPS.Z   (R14)(R8*1), K1, Z19
+	VMOVUPS.Z   (R14)(R8*2), K1, Z20
+	VMOVUPS.Z   (SI), K1, Z21
+	VFMADD231PS Z21, Z14, K1, Z0
+	VFMADD231PS Z21, Z15, K1, Z2
+	VFMADD231PS Z21, Z16, K1, Z4
+	VFMADD231PS Z21, Z17, K1, Z6
+	VFMADD231PS Z21, Z18, K1, Z8
+	VFMADD231PS Z21, Z19, K1, Z10
+	VFMADD231PS Z21, Z20, K1, Z12
+	VMOVUPS.Z   (SI)(DI*1), K1, Z21
+	VFMADD231PS Z21, Z14, K1, Z1
+	VFMADD231PS Z21, Z15, K1, Z3
+	VFMADD231PS Z21, Z16, K1, Z5
+	VFMADD231PS Z21, Z17, K1, Z7
+	VFMADD231PS Z21, Z18, K1, Z9
+	VFMADD231PS Z21, Z19, K1, Z11
+	VFMADD231PS Z21, Z20, K1, Z13
+
+smulti8za7_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x02, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z14
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z14, Z14
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z12, Z5
+	VSHUFF32X4    $0xee, Z13, Z12, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z0, Z14, Z6
+	VSHUFF32X4    $0xdd, Z0, Z14, Z0
+	VADDPS        Z0, Z6, Z6
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z5, Z2
+	VSHUFF32X4    $0xdd, Z5, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z6, Z3
+	VSHUFPS       $0xdd, Z0, Z6, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X1
+	VMOVLPS       X1, (R12)
+	VMOVHPS       X1, (R12)(R9*1)
+	VEXTRACTF32X4 $0x03, Z0, X0
+	VMOVLPS       X0, (R12)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8za7_k2
+
+smulti8za7_k2_next:
+smulti8za7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8za7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	MOVQ         BX, R13
+
+smulti8za7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8za7_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVUPS     (R12)(R8*2), Z13
+	VMOVUPS     (SI), Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8za7_k1_chunk
+
+smulti8za7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8za7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z7
+	VMOVUPS.Z   (R10)(R8*1), K1, Z8
+	VMOVUPS.Z   (R10)(R8*2), K1, Z9
+	VMOVUPS.Z   (R10)(R11*1), K1, Z10
+	VMOVUPS.Z   (R12), K1, Z11
+	VMOVUPS.Z   (R12)(R8*1), K1, Z12
+	VMOVUPS.Z   (R12)(R8*2), K1, Z13
+	VMOVUPS.Z   (SI), K1, Z14
+	VFMADD231PS Z14, Z7, K1, Z0
+	VFMADD231PS Z14, Z8, K1, Z1
+	VFMADD231PS Z14, Z9, K1, Z2
+	VFMADD231PS Z14, Z10, K1, Z3
+	VFMADD231PS Z14, Z11, K1, Z4
+	VFMADD231PS Z14, Z12, K1, Z5
+	VFMADD231PS Z14, Z13, K1, Z6
+
+smulti8za7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X7, X7
+	VADDSS        X7, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8za7_k1
+
+smulti8za7_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8R8AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8R8AVX512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -13314,62 +13005,360 @@ smulti8z8_k1_sum:
 	JMP           smulti8z8_k1
 
 smulti8z8_k1_next:
-smulti8z_done:
 	VZEROUPPER
 	RET
 
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+4(SB)/4, $0x00000004
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+8(SB)/4, $0x00000008
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+12(SB)/4, $0x0000000c
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+16(SB)/4, $0x00000001
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+20(SB)/4, $0x00000005
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+24(SB)/4, $0x00000009
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+28(SB)/4, $0x0000000d
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+32(SB)/4, $0x00000002
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+36(SB)/4, $0x00000006
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+40(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+44(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+48(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+52(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+56(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+60(SB)/4, $0x00000000
-GLOBL permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>(SB), RODATA|NOPTR, $64
+// func scoreRowsMulti8R8AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+// Requires: AVX, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8R8AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ also_base+80(FP), R10
 
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+4(SB)/4, $0x00000004
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+8(SB)/4, $0x00000008
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+12(SB)/4, $0x0000000c
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+16(SB)/4, $0x00000001
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+20(SB)/4, $0x00000005
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+24(SB)/4, $0x00000009
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+28(SB)/4, $0x0000000d
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+32(SB)/4, $0x00000002
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+36(SB)/4, $0x00000006
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+40(SB)/4, $0x0000000a
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+44(SB)/4, $0x0000000e
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+48(SB)/4, $0x00000003
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+52(SB)/4, $0x00000007
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+56(SB)/4, $0x00000000
-DATA permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+60(SB)/4, $0x00000000
-GLOBL permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>(SB), RODATA|NOPTR, $64
+smulti8za8_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8za8_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000008, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x02, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
+	MOVQ         BX, R15
 
-// func blendRowsMulti8AVX512(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
-// Requires: AVX, AVX512F, MMX+
-TEXT ·blendRowsMulti8AVX512(SB), NOSPLIT, $0-112
-	MOVQ  next_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    bmulti8z
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x05
-	JE    bmulti8za_5
-	CMPQ  AX, $0x06
-	JE    bmulti8za_6
-	CMPQ  AX, $0x07
-	JE    bmulti8za_7
-	JMP   bmulti8za_8
+smulti8za8_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8za8_k2_tail
+	VMOVUPS     (R12), Z16
+	VMOVUPS     (R12)(R8*1), Z17
+	VMOVUPS     (R12)(R8*2), Z18
+	VMOVUPS     (R12)(R13*1), Z19
+	VMOVUPS     (R14), Z20
+	VMOVUPS     (R14)(R8*1), Z21
+	VMOVUPS     (R14)(R8*2), Z22
+	VMOVUPS     (R14)(R13*1), Z23
+	VMOVUPS     (SI), Z24
+	VFMADD231PS Z24, Z16, Z0
+	VFMADD231PS Z24, Z17, Z2
+	VFMADD231PS Z24, Z18, Z4
+	VFMADD231PS Z24, Z19, Z6
+	VFMADD231PS Z24, Z20, Z8
+	VFMADD231PS Z24, Z21, Z10
+	VFMADD231PS Z24, Z22, Z12
+	VFMADD231PS Z24, Z23, Z14
+	PREFETCHT1  (R11)
+	VMOVUPS     (SI)(DI*1), Z24
+	VFMADD231PS Z24, Z16, Z1
+	VFMADD231PS Z24, Z17, Z3
+	VFMADD231PS Z24, Z18, Z5
+	VFMADD231PS Z24, Z19, Z7
+	VFMADD231PS Z24, Z20, Z9
+	VFMADD231PS Z24, Z21, Z11
+	VFMADD231PS Z24, Z22, Z13
+	VFMADD231PS Z24, Z23, Z15
+	PREFETCHT1  64(R11)
+	PREFETCHT1  (R10)
+	PREFETCHT1  64(R10)
+	ADDQ        $0x80, R10
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000080, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8za8_k2_chunk
 
-bmulti8za_5:
+smulti8za8_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8za8_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z16
+	VMOVUPS.Z   (R12)(R8*1), K1, Z17
+	VMOVUPS.Z   (R12)(R8*2), K1, Z18
+	VMOVUPS.Z   (R12)(R13*1), K1, Z19
+	VMOVUPS.Z   (R14), K1, Z20
+	VMOVUPS.Z   (R14)(R8*1), K1, Z21
+	VMOVUPS.Z   (R14)(R8*2), K1, Z22
+	VMOVUPS.Z   (R14)(R13*1), K1, Z23
+	VMOVUPS.Z   (SI), K1, Z24
+	VFMADD231PS Z24, Z16, K1, Z0
+	VFMADD231PS Z24, Z17, K1, Z2
+	VFMADD231PS Z24, Z18, K1, Z4
+	VFMADD231PS Z24, Z19, K1, Z6
+	VFMADD231PS Z24, Z20, K1, Z8
+	VFMADD231PS Z24, Z21, K1, Z10
+	VFMADD231PS Z24, Z22, K1, Z12
+	VFMADD231PS Z24, Z23, K1, Z14
+	VMOVUPS.Z   (SI)(DI*1), K1, Z24
+	VFMADD231PS Z24, Z16, K1, Z1
+	VFMADD231PS Z24, Z17, K1, Z3
+	VFMADD231PS Z24, Z18, K1, Z5
+	VFMADD231PS Z24, Z19, K1, Z7
+	VFMADD231PS Z24, Z20, K1, Z9
+	VFMADD231PS Z24, Z21, K1, Z11
+	VFMADD231PS Z24, Z22, K1, Z13
+	VFMADD231PS Z24, Z23, K1, Z15
+
+smulti8za8_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x02, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVLPS       X0, (AX)(R9*2)
+	VMOVHPS       X0, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVLPS       X0, (R12)
+	VMOVHPS       X0, (R12)(R9*1)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVLPS       X0, (R12)(R9*2)
+	VMOVHPS       X0, (R12)(R11*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8za8_k2
+
+smulti8za8_k2_next:
+smulti8za8_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8za8_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	MOVQ         BX, R13
+
+smulti8za8_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8za8_k1_tail
+	VMOVUPS     (R10), Z8
+	VMOVUPS     (R10)(R8*1), Z9
+	VMOVUPS     (R10)(R8*2), Z10
+	VMOVUPS     (R10)(R11*1), Z11
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVUPS     (R12)(R11*1), Z15
+	VMOVUPS     (SI), Z16
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z16, Z9, Z1
+	VFMADD231PS Z16, Z10, Z2
+	VFMADD231PS Z16, Z11, Z3
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z6
+	VFMADD231PS Z16, Z15, Z7
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8za8_k1_chunk
+
+smulti8za8_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8za8_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z8
+	VMOVUPS.Z   (R10)(R8*1), K1, Z9
+	VMOVUPS.Z   (R10)(R8*2), K1, Z10
+	VMOVUPS.Z   (R10)(R11*1), K1, Z11
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVUPS.Z   (R12)(R11*1), K1, Z15
+	VMOVUPS.Z   (SI), K1, Z16
+	VFMADD231PS Z16, Z8, K1, Z0
+	VFMADD231PS Z16, Z9, K1, Z1
+	VFMADD231PS Z16, Z10, K1, Z2
+	VFMADD231PS Z16, Z11, K1, Z3
+	VFMADD231PS Z16, Z12, K1, Z4
+	VFMADD231PS Z16, Z13, K1, Z5
+	VFMADD231PS Z16, Z14, K1, Z6
+	VFMADD231PS Z16, Z15, K1, Z7
+
+smulti8za8_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X8, X0, X0
+	VMOVSHDUP     X0, X8
+	VADDPS        X8, X0, X0
+	VMOVHLPS      X0, X8, X8
+	VADDSS        X8, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	VEXTRACTF64X4 $0x01, Z7, Y0
+	VADDPS        Y0, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X0, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (R11)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8za8_k1
+
+smulti8za8_k1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R5AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMulti8R5AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -13385,7 +13374,217 @@ bmulti8za_5:
 	SHRQ         $0x22, BX
 	MOVQ         CX, R8
 	SHLQ         $0x02, R8
-	MOVQ         next_base+88(FP), R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8z5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8z5_c1_next
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xcccccccd, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R9*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R9*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R11), Z9
+	VMOVAPS Z0, Z10
+	MOVQ    CX, R9
+	SHRQ    $0x01, R9
+	MOVQ    AX, CX
+	LEAQ    (AX)(R9*4), AX
+	MOVQ    SI, R10
+	MOVQ    R9, R11
+	IMULQ   DI, R11
+	ADDQ    SI, R11
+	LEAQ    (R8)(R8*2), R12
+	LEAQ    (CX)(R8*4), R13
+	LEAQ    (AX)(R8*4), R14
+
+bmulti8z5_c1_pair:
+	TESTQ            R9, R9
+	JZ               bmulti8z5_c1_odd
+	VMOVUPS          (R10), Z11
+	VFMADD231PS.BCST (CX), Z11, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z11, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z11, Z5
+	VFMADD231PS.BCST (CX)(R12*1), Z11, Z7
+	VFMADD231PS.BCST (R13), Z11, Z9
+	VMOVUPS          (R11), Z11
+	VFMADD231PS.BCST (AX), Z11, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z11, Z8
+	VFMADD231PS.BCST (R14), Z11, Z10
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R13
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R14
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             R9
+	JMP              bmulti8z5_c1_pair
+
+bmulti8z5_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xcccccccd, R9
+	IMULQ            R9, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z5_c1_keys_done
+	VMOVUPS          (R11), Z11
+	VFMADD231PS.BCST (AX), Z11, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z11, Z8
+	VFMADD231PS.BCST (R14), Z11, Z10
+
+bmulti8z5_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xcccccccd, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R9*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R9*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R11)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8z5_c1
+
+bmulti8z5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8z_done
+	LEAQ      ktable<>+0(SB), R9
+	KMOVW     (R9)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0xcccccccd, R9
+	IMULQ     R9, BX
+	SHRQ      $0x22, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R9
+	LEAQ      (DX)(BX*4), R10
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R9*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R10), K1, Z9
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R9
+	MOVQ      BX, R10
+	IMULQ     DI, R10
+	ADDQ      SI, R10
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R11
+	LEAQ      (AX)(R8*4), R12
+
+bmulti8z5_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8z5_tail_odd
+	VMOVUPS.Z        (R9), K1, Z10
+	VFMADD231PS.BCST (CX), Z10, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z10, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z10, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z10, Z7
+	VFMADD231PS.BCST (R11), Z10, Z9
+	VMOVUPS.Z        (R10), K1, Z10
+	VFMADD231PS.BCST (AX), Z10, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
+	VFMADD231PS.BCST (R12), Z10, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R12
+	ADDQ             DI, R9
+	ADDQ             DI, R10
+	DECQ             BX
+	JMP              bmulti8z5_tail_pair
+
+bmulti8z5_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xcccccccd, BX
+	IMULQ            BX, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z5_tail_keys_done
+	VMOVUPS.Z        (R10), K1, Z10
+	VFMADD231PS.BCST (AX), Z10, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
+	VFMADD231PS.BCST (R12), Z10, Z0
+
+bmulti8z5_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0xcccccccd, CX
+	IMULQ   CX, AX
+	SHRQ    $0x22, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z0, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+
+bmulti8z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R5AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMulti8R5AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xcccccccd, R8
+	IMULQ        R8, CX
+	SHRQ         $0x22, CX
+	MOVQ         $0xcccccccd, R8
+	IMULQ        R8, BX
+	SHRQ         $0x22, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	MOVQ         next_base+80(FP), R9
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 
 bmulti8za5_c1:
@@ -13585,9 +13784,14 @@ bmulti8za5_tail_keys_done:
 	VMOVUPS Z7, K1, (DX)(CX*1)
 	VADDPS  Z0, Z9, Z9
 	VMOVUPS Z9, K1, (BX)
-	JMP     bmulti8za_done
 
-bmulti8za_6:
+bmulti8za_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R6AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMulti8R6AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -13603,7 +13807,231 @@ bmulti8za_6:
 	SHRQ         $0x22, BX
 	MOVQ         CX, R8
 	SHLQ         $0x02, R8
-	MOVQ         next_base+88(FP), R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8z6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8z6_c1_next
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xaaaaaaab, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R9*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R9*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R11), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (R11)(R9*1), Z11
+	VMOVAPS Z0, Z12
+	MOVQ    CX, R9
+	SHRQ    $0x01, R9
+	MOVQ    AX, CX
+	LEAQ    (AX)(R9*4), AX
+	MOVQ    SI, R10
+	MOVQ    R9, R11
+	IMULQ   DI, R11
+	ADDQ    SI, R11
+	LEAQ    (R8)(R8*2), R12
+	LEAQ    (CX)(R8*4), R13
+	LEAQ    (AX)(R8*4), R14
+
+bmulti8z6_c1_pair:
+	TESTQ            R9, R9
+	JZ               bmulti8z6_c1_odd
+	VMOVUPS          (R10), Z13
+	VFMADD231PS.BCST (CX), Z13, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z13, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z13, Z5
+	VFMADD231PS.BCST (CX)(R12*1), Z13, Z7
+	VFMADD231PS.BCST (R13), Z13, Z9
+	VFMADD231PS.BCST (R13)(R8*1), Z13, Z11
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (AX), Z13, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z13, Z8
+	VFMADD231PS.BCST (R14), Z13, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z13, Z12
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R13
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R14
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             R9
+	JMP              bmulti8z6_c1_pair
+
+bmulti8z6_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, R9
+	IMULQ            R9, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z6_c1_keys_done
+	VMOVUPS          (R11), Z13
+	VFMADD231PS.BCST (AX), Z13, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z13, Z8
+	VFMADD231PS.BCST (R14), Z13, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z13, Z12
+
+bmulti8z6_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0xaaaaaaab, R10
+	IMULQ   R10, R9
+	SHRQ    $0x22, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R9*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R9*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R11)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (R11)(R9*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8z6_c1
+
+bmulti8z6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8z_done
+	LEAQ      ktable<>+0(SB), R9
+	KMOVW     (R9)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0xaaaaaaab, R9
+	IMULQ     R9, BX
+	SHRQ      $0x22, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R9
+	LEAQ      (DX)(BX*4), R10
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R9*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R10), K1, Z9
+	VMOVAPS   Z0, Z10
+	VMOVUPS.Z (R10)(BX*1), K1, Z11
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R9
+	MOVQ      BX, R10
+	IMULQ     DI, R10
+	ADDQ      SI, R10
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R11
+	LEAQ      (AX)(R8*4), R12
+
+bmulti8z6_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8z6_tail_odd
+	VMOVUPS.Z        (R9), K1, Z12
+	VFMADD231PS.BCST (CX), Z12, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z12, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z12, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z12, Z7
+	VFMADD231PS.BCST (R11), Z12, Z9
+	VFMADD231PS.BCST (R11)(R8*1), Z12, Z11
+	VMOVUPS.Z        (R10), K1, Z12
+	VFMADD231PS.BCST (AX), Z12, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
+	VFMADD231PS.BCST (R12), Z12, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R12
+	ADDQ             DI, R9
+	ADDQ             DI, R10
+	DECQ             BX
+	JMP              bmulti8z6_tail_pair
+
+bmulti8z6_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0xaaaaaaab, BX
+	IMULQ            BX, CX
+	SHRQ             $0x22, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z6_tail_keys_done
+	VMOVUPS.Z        (R10), K1, Z12
+	VFMADD231PS.BCST (AX), Z12, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
+	VFMADD231PS.BCST (R12), Z12, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z0
+
+bmulti8z6_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0xaaaaaaab, CX
+	IMULQ   CX, AX
+	SHRQ    $0x22, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	VADDPS  Z0, Z11, Z11
+	VMOVUPS Z11, K1, (BX)(AX*1)
+
+bmulti8z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R6AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMulti8R6AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, CX
+	SHRQ         $0x22, CX
+	MOVQ         $0xaaaaaaab, R8
+	IMULQ        R8, BX
+	SHRQ         $0x22, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	MOVQ         next_base+80(FP), R9
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 
 bmulti8za6_c1:
@@ -13817,9 +14245,14 @@ bmulti8za6_tail_keys_done:
 	VMOVUPS Z9, K1, (BX)
 	VADDPS  Z0, Z11, Z11
 	VMOVUPS Z11, K1, (BX)(AX*1)
-	JMP     bmulti8za_done
 
-bmulti8za_7:
+bmulti8za_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R7AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMulti8R7AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -13835,7 +14268,245 @@ bmulti8za_7:
 	SHRQ         $0x23, BX
 	MOVQ         CX, R8
 	SHLQ         $0x02, R8
-	MOVQ         next_base+88(FP), R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8z7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8z7_c1_next
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0x0000000124924925, R10
+	IMULQ   R10, R9
+	SHRQ    $0x23, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R9*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R9*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R11), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (R11)(R9*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (R11)(R9*2), Z13
+	VMOVAPS Z0, Z14
+	MOVQ    CX, R9
+	SHRQ    $0x01, R9
+	MOVQ    AX, CX
+	LEAQ    (AX)(R9*4), AX
+	MOVQ    SI, R10
+	MOVQ    R9, R11
+	IMULQ   DI, R11
+	ADDQ    SI, R11
+	LEAQ    (R8)(R8*2), R12
+	LEAQ    (CX)(R8*4), R13
+	LEAQ    (AX)(R8*4), R14
+
+bmulti8z7_c1_pair:
+	TESTQ            R9, R9
+	JZ               bmulti8z7_c1_odd
+	VMOVUPS          (R10), Z15
+	VFMADD231PS.BCST (CX), Z15, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z15, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z15, Z5
+	VFMADD231PS.BCST (CX)(R12*1), Z15, Z7
+	VFMADD231PS.BCST (R13), Z15, Z9
+	VFMADD231PS.BCST (R13)(R8*1), Z15, Z11
+	VFMADD231PS.BCST (R13)(R8*2), Z15, Z13
+	VMOVUPS          (R11), Z15
+	VFMADD231PS.BCST (AX), Z15, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z15, Z8
+	VFMADD231PS.BCST (R14), Z15, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z15, Z12
+	VFMADD231PS.BCST (R14)(R8*2), Z15, Z14
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R13
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R14
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             R9
+	JMP              bmulti8z7_c1_pair
+
+bmulti8z7_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0x0000000124924925, R9
+	IMULQ            R9, CX
+	SHRQ             $0x23, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z7_c1_keys_done
+	VMOVUPS          (R11), Z15
+	VFMADD231PS.BCST (AX), Z15, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z15, Z8
+	VFMADD231PS.BCST (R14), Z15, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z15, Z12
+	VFMADD231PS.BCST (R14)(R8*2), Z15, Z14
+
+bmulti8z7_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R9
+	MOVQ    $0x0000000124924925, R10
+	IMULQ   R10, R9
+	SHRQ    $0x23, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R9*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R9*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R11)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (R11)(R9*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (R11)(R9*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8z7_c1
+
+bmulti8z7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8z_done
+	LEAQ      ktable<>+0(SB), R9
+	KMOVW     (R9)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	MOVQ      $0x0000000124924925, R9
+	IMULQ     R9, BX
+	SHRQ      $0x23, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R9
+	LEAQ      (DX)(BX*4), R10
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R9*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R10), K1, Z9
+	VMOVAPS   Z0, Z10
+	VMOVUPS.Z (R10)(BX*1), K1, Z11
+	VMOVAPS   Z0, Z12
+	VMOVUPS.Z (R10)(BX*2), K1, Z13
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R9
+	MOVQ      BX, R10
+	IMULQ     DI, R10
+	ADDQ      SI, R10
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R11
+	LEAQ      (AX)(R8*4), R12
+
+bmulti8z7_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8z7_tail_odd
+	VMOVUPS.Z        (R9), K1, Z14
+	VFMADD231PS.BCST (CX), Z14, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z14, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z14, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z14, Z7
+	VFMADD231PS.BCST (R11), Z14, Z9
+	VFMADD231PS.BCST (R11)(R8*1), Z14, Z11
+	VFMADD231PS.BCST (R11)(R8*2), Z14, Z13
+	VMOVUPS.Z        (R10), K1, Z14
+	VFMADD231PS.BCST (AX), Z14, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
+	VFMADD231PS.BCST (R12), Z14, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z14, Z12
+	VFMADD231PS.BCST (R12)(R8*2), Z14, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R12
+	ADDQ             DI, R9
+	ADDQ             DI, R10
+	DECQ             BX
+	JMP              bmulti8z7_tail_pair
+
+bmulti8z7_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	MOVQ             $0x0000000124924925, BX
+	IMULQ            BX, CX
+	SHRQ             $0x23, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z7_tail_keys_done
+	VMOVUPS.Z        (R10), K1, Z14
+	VFMADD231PS.BCST (AX), Z14, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
+	VFMADD231PS.BCST (R12), Z14, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z14, Z12
+	VFMADD231PS.BCST (R12)(R8*2), Z14, Z0
+
+bmulti8z7_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	MOVQ    $0x0000000124924925, CX
+	IMULQ   CX, AX
+	SHRQ    $0x23, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, K1, (BX)(AX*1)
+	VADDPS  Z0, Z13, Z13
+	VMOVUPS Z13, K1, (BX)(AX*2)
+
+bmulti8z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R7AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMulti8R7AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	MOVQ         $0x0000000124924925, R8
+	IMULQ        R8, CX
+	SHRQ         $0x23, CX
+	MOVQ         $0x0000000124924925, R8
+	IMULQ        R8, BX
+	SHRQ         $0x23, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	MOVQ         next_base+80(FP), R9
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 
 bmulti8za7_c1:
@@ -14063,9 +14734,14 @@ bmulti8za7_tail_keys_done:
 	VMOVUPS Z11, K1, (BX)(AX*1)
 	VADDPS  Z0, Z13, Z13
 	VMOVUPS Z13, K1, (BX)(AX*2)
-	JMP     bmulti8za_done
 
-bmulti8za_8:
+bmulti8za_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R8AVX512(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, AVX512F
+TEXT ·blendRowsMulti8R8AVX512(SB), NOSPLIT, $0-80
 	MOVQ         w_base+24(FP), AX
 	MOVQ         w_len+32(FP), CX
 	MOVQ         acc_base+0(FP), DX
@@ -14077,7 +14753,243 @@ bmulti8za_8:
 	SHRQ         $0x03, BX
 	MOVQ         CX, R8
 	SHLQ         $0x02, R8
-	MOVQ         next_base+88(FP), R9
+	VBROADCASTSS rows_negzero<>+0(SB), Z0
+
+bmulti8z8_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8z8_c1_next
+	MOVQ    acc_len+8(FP), R9
+	SHRQ    $0x03, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VMOVUPS (DX), Z1
+	VMOVAPS Z0, Z2
+	VMOVUPS (DX)(R9*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVUPS (DX)(R9*2), Z5
+	VMOVAPS Z0, Z6
+	VMOVUPS (DX)(R10*1), Z7
+	VMOVAPS Z0, Z8
+	VMOVUPS (R11), Z9
+	VMOVAPS Z0, Z10
+	VMOVUPS (R11)(R9*1), Z11
+	VMOVAPS Z0, Z12
+	VMOVUPS (R11)(R9*2), Z13
+	VMOVAPS Z0, Z14
+	VMOVUPS (R11)(R10*1), Z15
+	VMOVAPS Z0, Z16
+	MOVQ    CX, R9
+	SHRQ    $0x01, R9
+	MOVQ    AX, CX
+	LEAQ    (AX)(R9*4), AX
+	MOVQ    SI, R10
+	MOVQ    R9, R11
+	IMULQ   DI, R11
+	ADDQ    SI, R11
+	LEAQ    (R8)(R8*2), R12
+	LEAQ    (CX)(R8*4), R13
+	LEAQ    (AX)(R8*4), R14
+
+bmulti8z8_c1_pair:
+	TESTQ            R9, R9
+	JZ               bmulti8z8_c1_odd
+	VMOVUPS          (R10), Z17
+	VFMADD231PS.BCST (CX), Z17, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z17, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z17, Z5
+	VFMADD231PS.BCST (CX)(R12*1), Z17, Z7
+	VFMADD231PS.BCST (R13), Z17, Z9
+	VFMADD231PS.BCST (R13)(R8*1), Z17, Z11
+	VFMADD231PS.BCST (R13)(R8*2), Z17, Z13
+	VFMADD231PS.BCST (R13)(R12*1), Z17, Z15
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (AX), Z17, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z17, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z17, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z17, Z8
+	VFMADD231PS.BCST (R14), Z17, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z17, Z12
+	VFMADD231PS.BCST (R14)(R8*2), Z17, Z14
+	VFMADD231PS.BCST (R14)(R12*1), Z17, Z16
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R13
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R14
+	ADDQ             DI, R10
+	ADDQ             DI, R11
+	DECQ             R9
+	JMP              bmulti8z8_c1_pair
+
+bmulti8z8_c1_odd:
+	MOVQ             w_len+32(FP), CX
+	SHRQ             $0x03, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z8_c1_keys_done
+	VMOVUPS          (R11), Z17
+	VFMADD231PS.BCST (AX), Z17, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z17, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z17, Z6
+	VFMADD231PS.BCST (AX)(R12*1), Z17, Z8
+	VFMADD231PS.BCST (R14), Z17, Z10
+	VFMADD231PS.BCST (R14)(R8*1), Z17, Z12
+	VFMADD231PS.BCST (R14)(R8*2), Z17, Z14
+	VFMADD231PS.BCST (R14)(R12*1), Z17, Z16
+
+bmulti8z8_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), R9
+	SHRQ    $0x03, R9
+	SHLQ    $0x02, R9
+	LEAQ    (R9)(R9*2), R10
+	LEAQ    (DX)(R9*4), R11
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, (DX)(R9*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, (DX)(R9*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, (DX)(R10*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, (R11)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, (R11)(R9*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, (R11)(R9*2)
+	VADDPS  Z16, Z15, Z15
+	VMOVUPS Z15, (R11)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8z8_c1
+
+bmulti8z8_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8z_done
+	LEAQ      ktable<>+0(SB), R9
+	KMOVW     (R9)(BX*2), K1
+	MOVQ      acc_len+8(FP), BX
+	SHRQ      $0x03, BX
+	SHLQ      $0x02, BX
+	LEAQ      (BX)(BX*2), R9
+	LEAQ      (DX)(BX*4), R10
+	VMOVUPS.Z (DX), K1, Z1
+	VMOVAPS   Z0, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVAPS   Z0, Z4
+	VMOVUPS.Z (DX)(BX*2), K1, Z5
+	VMOVAPS   Z0, Z6
+	VMOVUPS.Z (DX)(R9*1), K1, Z7
+	VMOVAPS   Z0, Z8
+	VMOVUPS.Z (R10), K1, Z9
+	VMOVAPS   Z0, Z10
+	VMOVUPS.Z (R10)(BX*1), K1, Z11
+	VMOVAPS   Z0, Z12
+	VMOVUPS.Z (R10)(BX*2), K1, Z13
+	VMOVAPS   Z0, Z14
+	VMOVUPS.Z (R10)(R9*1), K1, Z15
+	VMOVAPS   Z0, Z0
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	MOVQ      AX, CX
+	LEAQ      (AX)(BX*4), AX
+	MOVQ      SI, R9
+	MOVQ      BX, R10
+	IMULQ     DI, R10
+	ADDQ      SI, R10
+	LEAQ      (R8)(R8*2), SI
+	LEAQ      (CX)(R8*4), R11
+	LEAQ      (AX)(R8*4), R12
+
+bmulti8z8_tail_pair:
+	TESTQ            BX, BX
+	JZ               bmulti8z8_tail_odd
+	VMOVUPS.Z        (R9), K1, Z16
+	VFMADD231PS.BCST (CX), Z16, Z1
+	VFMADD231PS.BCST (CX)(R8*1), Z16, Z3
+	VFMADD231PS.BCST (CX)(R8*2), Z16, Z5
+	VFMADD231PS.BCST (CX)(SI*1), Z16, Z7
+	VFMADD231PS.BCST (R11), Z16, Z9
+	VFMADD231PS.BCST (R11)(R8*1), Z16, Z11
+	VFMADD231PS.BCST (R11)(R8*2), Z16, Z13
+	VFMADD231PS.BCST (R11)(SI*1), Z16, Z15
+	VMOVUPS.Z        (R10), K1, Z16
+	VFMADD231PS.BCST (AX), Z16, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z16, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z16, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z16, Z8
+	VFMADD231PS.BCST (R12), Z16, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z16, Z12
+	VFMADD231PS.BCST (R12)(R8*2), Z16, Z14
+	VFMADD231PS.BCST (R12)(SI*1), Z16, Z0
+	ADDQ             $0x04, CX
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R12
+	ADDQ             DI, R9
+	ADDQ             DI, R10
+	DECQ             BX
+	JMP              bmulti8z8_tail_pair
+
+bmulti8z8_tail_odd:
+	MOVQ             w_len+32(FP), CX
+	SHRQ             $0x03, CX
+	TESTQ            $0x00000001, CX
+	JZ               bmulti8z8_tail_keys_done
+	VMOVUPS.Z        (R10), K1, Z16
+	VFMADD231PS.BCST (AX), Z16, Z2
+	VFMADD231PS.BCST (AX)(R8*1), Z16, Z4
+	VFMADD231PS.BCST (AX)(R8*2), Z16, Z6
+	VFMADD231PS.BCST (AX)(SI*1), Z16, Z8
+	VFMADD231PS.BCST (R12), Z16, Z10
+	VFMADD231PS.BCST (R12)(R8*1), Z16, Z12
+	VFMADD231PS.BCST (R12)(R8*2), Z16, Z14
+	VFMADD231PS.BCST (R12)(SI*1), Z16, Z0
+
+bmulti8z8_tail_keys_done:
+	MOVQ    w_base+24(FP), AX
+	MOVQ    acc_len+8(FP), AX
+	SHRQ    $0x03, AX
+	SHLQ    $0x02, AX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	VADDPS  Z2, Z1, Z1
+	VMOVUPS Z1, K1, (DX)
+	VADDPS  Z4, Z3, Z3
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VADDPS  Z6, Z5, Z5
+	VMOVUPS Z5, K1, (DX)(AX*2)
+	VADDPS  Z8, Z7, Z7
+	VMOVUPS Z7, K1, (DX)(CX*1)
+	VADDPS  Z10, Z9, Z9
+	VMOVUPS Z9, K1, (BX)
+	VADDPS  Z12, Z11, Z11
+	VMOVUPS Z11, K1, (BX)(AX*1)
+	VADDPS  Z14, Z13, Z13
+	VMOVUPS Z13, K1, (BX)(AX*2)
+	VADDPS  Z0, Z15, Z15
+	VMOVUPS Z15, K1, (BX)(CX*1)
+
+bmulti8z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8R8AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·blendRowsMulti8R8AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ         w_base+24(FP), AX
+	MOVQ         w_len+32(FP), CX
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), BX
+	MOVQ         v_base+48(FP), SI
+	MOVQ         stride+72(FP), DI
+	SHLQ         $0x02, DI
+	SHRQ         $0x03, CX
+	SHRQ         $0x03, BX
+	MOVQ         CX, R8
+	SHLQ         $0x02, R8
+	MOVQ         next_base+80(FP), R9
 	VBROADCASTSS rows_negzero<>+0(SB), Z0
 
 bmulti8za8_c1:
@@ -14312,920 +15224,9 @@ bmulti8za_done:
 	VZEROUPPER
 	RET
 
-bmulti8z:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x05
-	JE   bmulti8z_5
-	CMPQ AX, $0x06
-	JE   bmulti8z_6
-	CMPQ AX, $0x07
-	JE   bmulti8z_7
-	JMP  bmulti8z_8
-
-bmulti8z_5:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	MOVQ         $0xcccccccd, R8
-	IMULQ        R8, CX
-	SHRQ         $0x22, CX
-	MOVQ         $0xcccccccd, R8
-	IMULQ        R8, BX
-	SHRQ         $0x22, BX
-	MOVQ         CX, R8
-	SHLQ         $0x02, R8
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-
-bmulti8z5_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8z5_c1_next
-	MOVQ    acc_len+8(FP), R9
-	MOVQ    $0xcccccccd, R10
-	IMULQ   R10, R9
-	SHRQ    $0x22, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS (DX)(R9*1), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS (DX)(R9*2), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS (DX)(R10*1), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS (R11), Z9
-	VMOVAPS Z0, Z10
-	MOVQ    CX, R9
-	SHRQ    $0x01, R9
-	MOVQ    AX, CX
-	LEAQ    (AX)(R9*4), AX
-	MOVQ    SI, R10
-	MOVQ    R9, R11
-	IMULQ   DI, R11
-	ADDQ    SI, R11
-	LEAQ    (R8)(R8*2), R12
-	LEAQ    (CX)(R8*4), R13
-	LEAQ    (AX)(R8*4), R14
-
-bmulti8z5_c1_pair:
-	TESTQ            R9, R9
-	JZ               bmulti8z5_c1_odd
-	VMOVUPS          (R10), Z11
-	VFMADD231PS.BCST (CX), Z11, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z11, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z11, Z5
-	VFMADD231PS.BCST (CX)(R12*1), Z11, Z7
-	VFMADD231PS.BCST (R13), Z11, Z9
-	VMOVUPS          (R11), Z11
-	VFMADD231PS.BCST (AX), Z11, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z11, Z8
-	VFMADD231PS.BCST (R14), Z11, Z10
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R13
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R14
-	ADDQ             DI, R10
-	ADDQ             DI, R11
-	DECQ             R9
-	JMP              bmulti8z5_c1_pair
-
-bmulti8z5_c1_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xcccccccd, R9
-	IMULQ            R9, CX
-	SHRQ             $0x22, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z5_c1_keys_done
-	VMOVUPS          (R11), Z11
-	VFMADD231PS.BCST (AX), Z11, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z11, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z11, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z11, Z8
-	VFMADD231PS.BCST (R14), Z11, Z10
-
-bmulti8z5_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), R9
-	MOVQ    $0xcccccccd, R10
-	IMULQ   R10, R9
-	SHRQ    $0x22, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, (DX)(R9*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, (DX)(R9*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, (DX)(R10*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, (R11)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8z5_c1
-
-bmulti8z5_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8z_done
-	LEAQ      ktable<>+0(SB), R9
-	KMOVW     (R9)(BX*2), K1
-	MOVQ      acc_len+8(FP), BX
-	MOVQ      $0xcccccccd, R9
-	IMULQ     R9, BX
-	SHRQ      $0x22, BX
-	SHLQ      $0x02, BX
-	LEAQ      (BX)(BX*2), R9
-	LEAQ      (DX)(BX*4), R10
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVAPS   Z0, Z4
-	VMOVUPS.Z (DX)(BX*2), K1, Z5
-	VMOVAPS   Z0, Z6
-	VMOVUPS.Z (DX)(R9*1), K1, Z7
-	VMOVAPS   Z0, Z8
-	VMOVUPS.Z (R10), K1, Z9
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R9
-	MOVQ      BX, R10
-	IMULQ     DI, R10
-	ADDQ      SI, R10
-	LEAQ      (R8)(R8*2), SI
-	LEAQ      (CX)(R8*4), R11
-	LEAQ      (AX)(R8*4), R12
-
-bmulti8z5_tail_pair:
-	TESTQ            BX, BX
-	JZ               bmulti8z5_tail_odd
-	VMOVUPS.Z        (R9), K1, Z10
-	VFMADD231PS.BCST (CX), Z10, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z10, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z10, Z5
-	VFMADD231PS.BCST (CX)(SI*1), Z10, Z7
-	VFMADD231PS.BCST (R11), Z10, Z9
-	VMOVUPS.Z        (R10), K1, Z10
-	VFMADD231PS.BCST (AX), Z10, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
-	VFMADD231PS.BCST (R12), Z10, Z0
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R12
-	ADDQ             DI, R9
-	ADDQ             DI, R10
-	DECQ             BX
-	JMP              bmulti8z5_tail_pair
-
-bmulti8z5_tail_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xcccccccd, BX
-	IMULQ            BX, CX
-	SHRQ             $0x22, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z5_tail_keys_done
-	VMOVUPS.Z        (R10), K1, Z10
-	VFMADD231PS.BCST (AX), Z10, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z10, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z10, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z10, Z8
-	VFMADD231PS.BCST (R12), Z10, Z0
-
-bmulti8z5_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), AX
-	MOVQ    $0xcccccccd, CX
-	IMULQ   CX, AX
-	SHRQ    $0x22, AX
-	SHLQ    $0x02, AX
-	LEAQ    (AX)(AX*2), CX
-	LEAQ    (DX)(AX*4), BX
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, K1, (DX)(AX*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, K1, (DX)(CX*1)
-	VADDPS  Z0, Z9, Z9
-	VMOVUPS Z9, K1, (BX)
-	JMP     bmulti8z_done
-
-bmulti8z_6:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	MOVQ         $0xaaaaaaab, R8
-	IMULQ        R8, CX
-	SHRQ         $0x22, CX
-	MOVQ         $0xaaaaaaab, R8
-	IMULQ        R8, BX
-	SHRQ         $0x22, BX
-	MOVQ         CX, R8
-	SHLQ         $0x02, R8
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-
-bmulti8z6_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8z6_c1_next
-	MOVQ    acc_len+8(FP), R9
-	MOVQ    $0xaaaaaaab, R10
-	IMULQ   R10, R9
-	SHRQ    $0x22, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS (DX)(R9*1), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS (DX)(R9*2), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS (DX)(R10*1), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS (R11), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS (R11)(R9*1), Z11
-	VMOVAPS Z0, Z12
-	MOVQ    CX, R9
-	SHRQ    $0x01, R9
-	MOVQ    AX, CX
-	LEAQ    (AX)(R9*4), AX
-	MOVQ    SI, R10
-	MOVQ    R9, R11
-	IMULQ   DI, R11
-	ADDQ    SI, R11
-	LEAQ    (R8)(R8*2), R12
-	LEAQ    (CX)(R8*4), R13
-	LEAQ    (AX)(R8*4), R14
-
-bmulti8z6_c1_pair:
-	TESTQ            R9, R9
-	JZ               bmulti8z6_c1_odd
-	VMOVUPS          (R10), Z13
-	VFMADD231PS.BCST (CX), Z13, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z13, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z13, Z5
-	VFMADD231PS.BCST (CX)(R12*1), Z13, Z7
-	VFMADD231PS.BCST (R13), Z13, Z9
-	VFMADD231PS.BCST (R13)(R8*1), Z13, Z11
-	VMOVUPS          (R11), Z13
-	VFMADD231PS.BCST (AX), Z13, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z13, Z8
-	VFMADD231PS.BCST (R14), Z13, Z10
-	VFMADD231PS.BCST (R14)(R8*1), Z13, Z12
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R13
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R14
-	ADDQ             DI, R10
-	ADDQ             DI, R11
-	DECQ             R9
-	JMP              bmulti8z6_c1_pair
-
-bmulti8z6_c1_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xaaaaaaab, R9
-	IMULQ            R9, CX
-	SHRQ             $0x22, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z6_c1_keys_done
-	VMOVUPS          (R11), Z13
-	VFMADD231PS.BCST (AX), Z13, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z13, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z13, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z13, Z8
-	VFMADD231PS.BCST (R14), Z13, Z10
-	VFMADD231PS.BCST (R14)(R8*1), Z13, Z12
-
-bmulti8z6_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), R9
-	MOVQ    $0xaaaaaaab, R10
-	IMULQ   R10, R9
-	SHRQ    $0x22, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, (DX)(R9*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, (DX)(R9*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, (DX)(R10*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, (R11)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, (R11)(R9*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8z6_c1
-
-bmulti8z6_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8z_done
-	LEAQ      ktable<>+0(SB), R9
-	KMOVW     (R9)(BX*2), K1
-	MOVQ      acc_len+8(FP), BX
-	MOVQ      $0xaaaaaaab, R9
-	IMULQ     R9, BX
-	SHRQ      $0x22, BX
-	SHLQ      $0x02, BX
-	LEAQ      (BX)(BX*2), R9
-	LEAQ      (DX)(BX*4), R10
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVAPS   Z0, Z4
-	VMOVUPS.Z (DX)(BX*2), K1, Z5
-	VMOVAPS   Z0, Z6
-	VMOVUPS.Z (DX)(R9*1), K1, Z7
-	VMOVAPS   Z0, Z8
-	VMOVUPS.Z (R10), K1, Z9
-	VMOVAPS   Z0, Z10
-	VMOVUPS.Z (R10)(BX*1), K1, Z11
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R9
-	MOVQ      BX, R10
-	IMULQ     DI, R10
-	ADDQ      SI, R10
-	LEAQ      (R8)(R8*2), SI
-	LEAQ      (CX)(R8*4), R11
-	LEAQ      (AX)(R8*4), R12
-
-bmulti8z6_tail_pair:
-	TESTQ            BX, BX
-	JZ               bmulti8z6_tail_odd
-	VMOVUPS.Z        (R9), K1, Z12
-	VFMADD231PS.BCST (CX), Z12, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z12, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z12, Z5
-	VFMADD231PS.BCST (CX)(SI*1), Z12, Z7
-	VFMADD231PS.BCST (R11), Z12, Z9
-	VFMADD231PS.BCST (R11)(R8*1), Z12, Z11
-	VMOVUPS.Z        (R10), K1, Z12
-	VFMADD231PS.BCST (AX), Z12, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
-	VFMADD231PS.BCST (R12), Z12, Z10
-	VFMADD231PS.BCST (R12)(R8*1), Z12, Z0
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R12
-	ADDQ             DI, R9
-	ADDQ             DI, R10
-	DECQ             BX
-	JMP              bmulti8z6_tail_pair
-
-bmulti8z6_tail_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0xaaaaaaab, BX
-	IMULQ            BX, CX
-	SHRQ             $0x22, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z6_tail_keys_done
-	VMOVUPS.Z        (R10), K1, Z12
-	VFMADD231PS.BCST (AX), Z12, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z12, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z12, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z12, Z8
-	VFMADD231PS.BCST (R12), Z12, Z10
-	VFMADD231PS.BCST (R12)(R8*1), Z12, Z0
-
-bmulti8z6_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), AX
-	MOVQ    $0xaaaaaaab, CX
-	IMULQ   CX, AX
-	SHRQ    $0x22, AX
-	SHLQ    $0x02, AX
-	LEAQ    (AX)(AX*2), CX
-	LEAQ    (DX)(AX*4), BX
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, K1, (DX)(AX*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, K1, (DX)(CX*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, K1, (BX)
-	VADDPS  Z0, Z11, Z11
-	VMOVUPS Z11, K1, (BX)(AX*1)
-	JMP     bmulti8z_done
-
-bmulti8z_7:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	MOVQ         $0x0000000124924925, R8
-	IMULQ        R8, CX
-	SHRQ         $0x23, CX
-	MOVQ         $0x0000000124924925, R8
-	IMULQ        R8, BX
-	SHRQ         $0x23, BX
-	MOVQ         CX, R8
-	SHLQ         $0x02, R8
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-
-bmulti8z7_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8z7_c1_next
-	MOVQ    acc_len+8(FP), R9
-	MOVQ    $0x0000000124924925, R10
-	IMULQ   R10, R9
-	SHRQ    $0x23, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS (DX)(R9*1), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS (DX)(R9*2), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS (DX)(R10*1), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS (R11), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS (R11)(R9*1), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS (R11)(R9*2), Z13
-	VMOVAPS Z0, Z14
-	MOVQ    CX, R9
-	SHRQ    $0x01, R9
-	MOVQ    AX, CX
-	LEAQ    (AX)(R9*4), AX
-	MOVQ    SI, R10
-	MOVQ    R9, R11
-	IMULQ   DI, R11
-	ADDQ    SI, R11
-	LEAQ    (R8)(R8*2), R12
-	LEAQ    (CX)(R8*4), R13
-	LEAQ    (AX)(R8*4), R14
-
-bmulti8z7_c1_pair:
-	TESTQ            R9, R9
-	JZ               bmulti8z7_c1_odd
-	VMOVUPS          (R10), Z15
-	VFMADD231PS.BCST (CX), Z15, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z15, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z15, Z5
-	VFMADD231PS.BCST (CX)(R12*1), Z15, Z7
-	VFMADD231PS.BCST (R13), Z15, Z9
-	VFMADD231PS.BCST (R13)(R8*1), Z15, Z11
-	VFMADD231PS.BCST (R13)(R8*2), Z15, Z13
-	VMOVUPS          (R11), Z15
-	VFMADD231PS.BCST (AX), Z15, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z15, Z8
-	VFMADD231PS.BCST (R14), Z15, Z10
-	VFMADD231PS.BCST (R14)(R8*1), Z15, Z12
-	VFMADD231PS.BCST (R14)(R8*2), Z15, Z14
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R13
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R14
-	ADDQ             DI, R10
-	ADDQ             DI, R11
-	DECQ             R9
-	JMP              bmulti8z7_c1_pair
-
-bmulti8z7_c1_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0x0000000124924925, R9
-	IMULQ            R9, CX
-	SHRQ             $0x23, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z7_c1_keys_done
-	VMOVUPS          (R11), Z15
-	VFMADD231PS.BCST (AX), Z15, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z15, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z15, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z15, Z8
-	VFMADD231PS.BCST (R14), Z15, Z10
-	VFMADD231PS.BCST (R14)(R8*1), Z15, Z12
-	VFMADD231PS.BCST (R14)(R8*2), Z15, Z14
-
-bmulti8z7_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), R9
-	MOVQ    $0x0000000124924925, R10
-	IMULQ   R10, R9
-	SHRQ    $0x23, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, (DX)(R9*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, (DX)(R9*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, (DX)(R10*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, (R11)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, (R11)(R9*1)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, (R11)(R9*2)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8z7_c1
-
-bmulti8z7_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8z_done
-	LEAQ      ktable<>+0(SB), R9
-	KMOVW     (R9)(BX*2), K1
-	MOVQ      acc_len+8(FP), BX
-	MOVQ      $0x0000000124924925, R9
-	IMULQ     R9, BX
-	SHRQ      $0x23, BX
-	SHLQ      $0x02, BX
-	LEAQ      (BX)(BX*2), R9
-	LEAQ      (DX)(BX*4), R10
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVAPS   Z0, Z4
-	VMOVUPS.Z (DX)(BX*2), K1, Z5
-	VMOVAPS   Z0, Z6
-	VMOVUPS.Z (DX)(R9*1), K1, Z7
-	VMOVAPS   Z0, Z8
-	VMOVUPS.Z (R10), K1, Z9
-	VMOVAPS   Z0, Z10
-	VMOVUPS.Z (R10)(BX*1), K1, Z11
-	VMOVAPS   Z0, Z12
-	VMOVUPS.Z (R10)(BX*2), K1, Z13
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R9
-	MOVQ      BX, R10
-	IMULQ     DI, R10
-	ADDQ      SI, R10
-	LEAQ      (R8)(R8*2), SI
-	LEAQ      (CX)(R8*4), R11
-	LEAQ      (AX)(R8*4), R12
-
-bmulti8z7_tail_pair:
-	TESTQ            BX, BX
-	JZ               bmulti8z7_tail_odd
-	VMOVUPS.Z        (R9), K1, Z14
-	VFMADD231PS.BCST (CX), Z14, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z14, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z14, Z5
-	VFMADD231PS.BCST (CX)(SI*1), Z14, Z7
-	VFMADD231PS.BCST (R11), Z14, Z9
-	VFMADD231PS.BCST (R11)(R8*1), Z14, Z11
-	VFMADD231PS.BCST (R11)(R8*2), Z14, Z13
-	VMOVUPS.Z        (R10), K1, Z14
-	VFMADD231PS.BCST (AX), Z14, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
-	VFMADD231PS.BCST (R12), Z14, Z10
-	VFMADD231PS.BCST (R12)(R8*1), Z14, Z12
-	VFMADD231PS.BCST (R12)(R8*2), Z14, Z0
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R12
-	ADDQ             DI, R9
-	ADDQ             DI, R10
-	DECQ             BX
-	JMP              bmulti8z7_tail_pair
-
-bmulti8z7_tail_odd:
-	MOVQ             w_len+32(FP), CX
-	MOVQ             $0x0000000124924925, BX
-	IMULQ            BX, CX
-	SHRQ             $0x23, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z7_tail_keys_done
-	VMOVUPS.Z        (R10), K1, Z14
-	VFMADD231PS.BCST (AX), Z14, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z14, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z14, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z14, Z8
-	VFMADD231PS.BCST (R12), Z14, Z10
-	VFMADD231PS.BCST (R12)(R8*1), Z14, Z12
-	VFMADD231PS.BCST (R12)(R8*2), Z14, Z0
-
-bmulti8z7_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), AX
-	MOVQ    $0x0000000124924925, CX
-	IMULQ   CX, AX
-	SHRQ    $0x23, AX
-	SHLQ    $0x02, AX
-	LEAQ    (AX)(AX*2), CX
-	LEAQ    (DX)(AX*4), BX
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, K1, (DX)(AX*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, K1, (DX)(CX*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, K1, (BX)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, K1, (BX)(AX*1)
-	VADDPS  Z0, Z13, Z13
-	VMOVUPS Z13, K1, (BX)(AX*2)
-	JMP     bmulti8z_done
-
-bmulti8z_8:
-	MOVQ         w_base+24(FP), AX
-	MOVQ         w_len+32(FP), CX
-	MOVQ         acc_base+0(FP), DX
-	MOVQ         acc_len+8(FP), BX
-	MOVQ         v_base+48(FP), SI
-	MOVQ         stride+72(FP), DI
-	SHLQ         $0x02, DI
-	SHRQ         $0x03, CX
-	SHRQ         $0x03, BX
-	MOVQ         CX, R8
-	SHLQ         $0x02, R8
-	VBROADCASTSS rows_negzero<>+0(SB), Z0
-
-bmulti8z8_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8z8_c1_next
-	MOVQ    acc_len+8(FP), R9
-	SHRQ    $0x03, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VMOVUPS (DX), Z1
-	VMOVAPS Z0, Z2
-	VMOVUPS (DX)(R9*1), Z3
-	VMOVAPS Z0, Z4
-	VMOVUPS (DX)(R9*2), Z5
-	VMOVAPS Z0, Z6
-	VMOVUPS (DX)(R10*1), Z7
-	VMOVAPS Z0, Z8
-	VMOVUPS (R11), Z9
-	VMOVAPS Z0, Z10
-	VMOVUPS (R11)(R9*1), Z11
-	VMOVAPS Z0, Z12
-	VMOVUPS (R11)(R9*2), Z13
-	VMOVAPS Z0, Z14
-	VMOVUPS (R11)(R10*1), Z15
-	VMOVAPS Z0, Z16
-	MOVQ    CX, R9
-	SHRQ    $0x01, R9
-	MOVQ    AX, CX
-	LEAQ    (AX)(R9*4), AX
-	MOVQ    SI, R10
-	MOVQ    R9, R11
-	IMULQ   DI, R11
-	ADDQ    SI, R11
-	LEAQ    (R8)(R8*2), R12
-	LEAQ    (CX)(R8*4), R13
-	LEAQ    (AX)(R8*4), R14
-
-bmulti8z8_c1_pair:
-	TESTQ            R9, R9
-	JZ               bmulti8z8_c1_odd
-	VMOVUPS          (R10), Z17
-	VFMADD231PS.BCST (CX), Z17, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z17, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z17, Z5
-	VFMADD231PS.BCST (CX)(R12*1), Z17, Z7
-	VFMADD231PS.BCST (R13), Z17, Z9
-	VFMADD231PS.BCST (R13)(R8*1), Z17, Z11
-	VFMADD231PS.BCST (R13)(R8*2), Z17, Z13
-	VFMADD231PS.BCST (R13)(R12*1), Z17, Z15
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (AX), Z17, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z17, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z17, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z17, Z8
-	VFMADD231PS.BCST (R14), Z17, Z10
-	VFMADD231PS.BCST (R14)(R8*1), Z17, Z12
-	VFMADD231PS.BCST (R14)(R8*2), Z17, Z14
-	VFMADD231PS.BCST (R14)(R12*1), Z17, Z16
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R13
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R14
-	ADDQ             DI, R10
-	ADDQ             DI, R11
-	DECQ             R9
-	JMP              bmulti8z8_c1_pair
-
-bmulti8z8_c1_odd:
-	MOVQ             w_len+32(FP), CX
-	SHRQ             $0x03, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z8_c1_keys_done
-	VMOVUPS          (R11), Z17
-	VFMADD231PS.BCST (AX), Z17, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z17, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z17, Z6
-	VFMADD231PS.BCST (AX)(R12*1), Z17, Z8
-	VFMADD231PS.BCST (R14), Z17, Z10
-	VFMADD231PS.BCST (R14)(R8*1), Z17, Z12
-	VFMADD231PS.BCST (R14)(R8*2), Z17, Z14
-	VFMADD231PS.BCST (R14)(R12*1), Z17, Z16
-
-bmulti8z8_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), R9
-	SHRQ    $0x03, R9
-	SHLQ    $0x02, R9
-	LEAQ    (R9)(R9*2), R10
-	LEAQ    (DX)(R9*4), R11
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, (DX)(R9*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, (DX)(R9*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, (DX)(R10*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, (R11)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, (R11)(R9*1)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, (R11)(R9*2)
-	VADDPS  Z16, Z15, Z15
-	VMOVUPS Z15, (R11)(R10*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8z8_c1
-
-bmulti8z8_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8z_done
-	LEAQ      ktable<>+0(SB), R9
-	KMOVW     (R9)(BX*2), K1
-	MOVQ      acc_len+8(FP), BX
-	SHRQ      $0x03, BX
-	SHLQ      $0x02, BX
-	LEAQ      (BX)(BX*2), R9
-	LEAQ      (DX)(BX*4), R10
-	VMOVUPS.Z (DX), K1, Z1
-	VMOVAPS   Z0, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVAPS   Z0, Z4
-	VMOVUPS.Z (DX)(BX*2), K1, Z5
-	VMOVAPS   Z0, Z6
-	VMOVUPS.Z (DX)(R9*1), K1, Z7
-	VMOVAPS   Z0, Z8
-	VMOVUPS.Z (R10), K1, Z9
-	VMOVAPS   Z0, Z10
-	VMOVUPS.Z (R10)(BX*1), K1, Z11
-	VMOVAPS   Z0, Z12
-	VMOVUPS.Z (R10)(BX*2), K1, Z13
-	VMOVAPS   Z0, Z14
-	VMOVUPS.Z (R10)(R9*1), K1, Z15
-	VMOVAPS   Z0, Z0
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	MOVQ      AX, CX
-	LEAQ      (AX)(BX*4), AX
-	MOVQ      SI, R9
-	MOVQ      BX, R10
-	IMULQ     DI, R10
-	ADDQ      SI, R10
-	LEAQ      (R8)(R8*2), SI
-	LEAQ      (CX)(R8*4), R11
-	LEAQ      (AX)(R8*4), R12
-
-bmulti8z8_tail_pair:
-	TESTQ            BX, BX
-	JZ               bmulti8z8_tail_odd
-	VMOVUPS.Z        (R9), K1, Z16
-	VFMADD231PS.BCST (CX), Z16, Z1
-	VFMADD231PS.BCST (CX)(R8*1), Z16, Z3
-	VFMADD231PS.BCST (CX)(R8*2), Z16, Z5
-	VFMADD231PS.BCST (CX)(SI*1), Z16, Z7
-	VFMADD231PS.BCST (R11), Z16, Z9
-	VFMADD231PS.BCST (R11)(R8*1), Z16, Z11
-	VFMADD231PS.BCST (R11)(R8*2), Z16, Z13
-	VFMADD231PS.BCST (R11)(SI*1), Z16, Z15
-	VMOVUPS.Z        (R10), K1, Z16
-	VFMADD231PS.BCST (AX), Z16, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z16, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z16, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z16, Z8
-	VFMADD231PS.BCST (R12), Z16, Z10
-	VFMADD231PS.BCST (R12)(R8*1), Z16, Z12
-	VFMADD231PS.BCST (R12)(R8*2), Z16, Z14
-	VFMADD231PS.BCST (R12)(SI*1), Z16, Z0
-	ADDQ             $0x04, CX
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R12
-	ADDQ             DI, R9
-	ADDQ             DI, R10
-	DECQ             BX
-	JMP              bmulti8z8_tail_pair
-
-bmulti8z8_tail_odd:
-	MOVQ             w_len+32(FP), CX
-	SHRQ             $0x03, CX
-	TESTQ            $0x00000001, CX
-	JZ               bmulti8z8_tail_keys_done
-	VMOVUPS.Z        (R10), K1, Z16
-	VFMADD231PS.BCST (AX), Z16, Z2
-	VFMADD231PS.BCST (AX)(R8*1), Z16, Z4
-	VFMADD231PS.BCST (AX)(R8*2), Z16, Z6
-	VFMADD231PS.BCST (AX)(SI*1), Z16, Z8
-	VFMADD231PS.BCST (R12), Z16, Z10
-	VFMADD231PS.BCST (R12)(R8*1), Z16, Z12
-	VFMADD231PS.BCST (R12)(R8*2), Z16, Z14
-	VFMADD231PS.BCST (R12)(SI*1), Z16, Z0
-
-bmulti8z8_tail_keys_done:
-	MOVQ    w_base+24(FP), AX
-	MOVQ    acc_len+8(FP), AX
-	SHRQ    $0x03, AX
-	SHLQ    $0x02, AX
-	LEAQ    (AX)(AX*2), CX
-	LEAQ    (DX)(AX*4), BX
-	VADDPS  Z2, Z1, Z1
-	VMOVUPS Z1, K1, (DX)
-	VADDPS  Z4, Z3, Z3
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VADDPS  Z6, Z5, Z5
-	VMOVUPS Z5, K1, (DX)(AX*2)
-	VADDPS  Z8, Z7, Z7
-	VMOVUPS Z7, K1, (DX)(CX*1)
-	VADDPS  Z10, Z9, Z9
-	VMOVUPS Z9, K1, (BX)
-	VADDPS  Z12, Z11, Z11
-	VMOVUPS Z11, K1, (BX)(AX*1)
-	VADDPS  Z14, Z13, Z13
-	VMOVUPS Z13, K1, (BX)(AX*2)
-	VADDPS  Z0, Z15, Z15
-	VMOVUPS Z15, K1, (BX)(CX*1)
-
-bmulti8z_done:
-	VZEROUPPER
-	RET
-
-// func scoreRowsMultiF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMultiF16AVX512(SB), NOSPLIT, $0-88
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   smulti16z_1
-	CMPQ AX, $0x02
-	JE   smulti16z_2
-	CMPQ AX, $0x03
-	JE   smulti16z_3
-	JMP  smulti16z_4
-
-smulti16z_1:
+// func scoreRowsMultiF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiF16R1AVX512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -15422,9 +15423,12 @@ smulti16z1_k1_sum:
 	JMP           smulti16z1_k1
 
 smulti16z1_k1_next:
-	JMP smulti16z_done
+	VZEROUPPER
+	RET
 
-smulti16z_2:
+// func scoreRowsMultiF16R2AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiF16R2AVX512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -15683,9 +15687,12 @@ smulti16z2_k1_sum:
 	JMP           smulti16z2_k1
 
 smulti16z2_k1_next:
-	JMP smulti16z_done
+	VZEROUPPER
+	RET
 
-smulti16z_3:
+// func scoreRowsMultiF16R3AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiF16R3AVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -15926,9 +15933,12 @@ smulti16z3_k1_sum:
 	JMP           smulti16z3_k1
 
 smulti16z3_k1_next:
-	JMP smulti16z_done
+	VZEROUPPER
+	RET
 
-smulti16z_4:
+// func scoreRowsMultiF16R4AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiF16R4AVX512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -16201,37 +16211,26 @@ smulti16z4_k1_sum:
 	JMP           smulti16z4_k1
 
 smulti16z4_k1_next:
-smulti16z_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMultiBF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMultiBF16AVX512(SB), NOSPLIT, $0-88
+// func scoreRowsMultiBF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiBF16R1AVX512(SB), NOSPLIT, $0-80
 	VMOVDQU64 bf16perm<>+0(SB), Z0
 	MOVL      $0xaaaaaaaa, AX
 	KMOVD     AX, K1
-	MOVQ      rows+80(FP), AX
-	CMPQ      AX, $0x01
-	JE        smulti16z_1
-	CMPQ      AX, $0x02
-	JE        smulti16z_2
-	CMPQ      AX, $0x03
-	JE        smulti16z_3
-	JMP       smulti16z_4
-
-smulti16z_1:
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+56(FP), DX
-	MOVQ q_len+64(FP), BX
-	MOVQ k_base+24(FP), SI
-	MOVQ stride+48(FP), DI
-	SHLQ $0x01, DI
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
 
 smulti16z1_k8:
 	CMPQ         CX, $0x08
@@ -16426,22 +16425,62 @@ smulti16z1_k1_sum:
 	JMP           smulti16z1_k1
 
 smulti16z1_k1_next:
-	JMP smulti16z_done
+	VZEROUPPER
+	RET
 
-smulti16z_2:
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+56(FP), DX
-	MOVQ q_len+64(FP), BX
-	MOVQ k_base+24(FP), SI
-	MOVQ stride+48(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x01, CX
-	SHRQ $0x01, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
+DATA bf16perm<>+0(SB)/2, $0x0000
+DATA bf16perm<>+2(SB)/2, $0x0000
+DATA bf16perm<>+4(SB)/2, $0x0001
+DATA bf16perm<>+6(SB)/2, $0x0001
+DATA bf16perm<>+8(SB)/2, $0x0002
+DATA bf16perm<>+10(SB)/2, $0x0002
+DATA bf16perm<>+12(SB)/2, $0x0003
+DATA bf16perm<>+14(SB)/2, $0x0003
+DATA bf16perm<>+16(SB)/2, $0x0004
+DATA bf16perm<>+18(SB)/2, $0x0004
+DATA bf16perm<>+20(SB)/2, $0x0005
+DATA bf16perm<>+22(SB)/2, $0x0005
+DATA bf16perm<>+24(SB)/2, $0x0006
+DATA bf16perm<>+26(SB)/2, $0x0006
+DATA bf16perm<>+28(SB)/2, $0x0007
+DATA bf16perm<>+30(SB)/2, $0x0007
+DATA bf16perm<>+32(SB)/2, $0x0008
+DATA bf16perm<>+34(SB)/2, $0x0008
+DATA bf16perm<>+36(SB)/2, $0x0009
+DATA bf16perm<>+38(SB)/2, $0x0009
+DATA bf16perm<>+40(SB)/2, $0x000a
+DATA bf16perm<>+42(SB)/2, $0x000a
+DATA bf16perm<>+44(SB)/2, $0x000b
+DATA bf16perm<>+46(SB)/2, $0x000b
+DATA bf16perm<>+48(SB)/2, $0x000c
+DATA bf16perm<>+50(SB)/2, $0x000c
+DATA bf16perm<>+52(SB)/2, $0x000d
+DATA bf16perm<>+54(SB)/2, $0x000d
+DATA bf16perm<>+56(SB)/2, $0x000e
+DATA bf16perm<>+58(SB)/2, $0x000e
+DATA bf16perm<>+60(SB)/2, $0x000f
+DATA bf16perm<>+62(SB)/2, $0x000f
+GLOBL bf16perm<>(SB), RODATA|NOPTR, $64
+
+// func scoreRowsMultiBF16R2AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiBF16R2AVX512(SB), NOSPLIT, $0-80
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	SHRQ      $0x01, CX
+	SHRQ      $0x01, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
 
 smulti16z2_k8:
 	CMPQ         CX, $0x08
@@ -16696,26 +16735,32 @@ smulti16z2_k1_sum:
 	JMP           smulti16z2_k1
 
 smulti16z2_k1_next:
-	JMP smulti16z_done
+	VZEROUPPER
+	RET
 
-smulti16z_3:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x21, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x21, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
+// func scoreRowsMultiBF16R3AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiBF16R3AVX512(SB), NOSPLIT, $0-80
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      $0xaaaaaaab, R8
+	IMULQ     R8, CX
+	SHRQ      $0x21, CX
+	MOVQ      $0xaaaaaaab, R8
+	IMULQ     R8, BX
+	SHRQ      $0x21, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
 
 smulti16z3_k4:
 	CMPQ         CX, $0x04
@@ -16944,22 +16989,28 @@ smulti16z3_k1_sum:
 	JMP           smulti16z3_k1
 
 smulti16z3_k1_next:
-	JMP smulti16z_done
+	VZEROUPPER
+	RET
 
-smulti16z_4:
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+56(FP), DX
-	MOVQ q_len+64(FP), BX
-	MOVQ k_base+24(FP), SI
-	MOVQ stride+48(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x02, CX
-	SHRQ $0x02, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
+// func scoreRowsMultiBF16R4AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiBF16R4AVX512(SB), NOSPLIT, $0-80
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	SHRQ      $0x02, CX
+	SHRQ      $0x02, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
 
 smulti16z4_k4:
 	CMPQ         CX, $0x04
@@ -17224,57 +17275,12 @@ smulti16z4_k1_sum:
 	JMP           smulti16z4_k1
 
 smulti16z4_k1_next:
-smulti16z_done:
 	VZEROUPPER
 	RET
 
-DATA bf16perm<>+0(SB)/2, $0x0000
-DATA bf16perm<>+2(SB)/2, $0x0000
-DATA bf16perm<>+4(SB)/2, $0x0001
-DATA bf16perm<>+6(SB)/2, $0x0001
-DATA bf16perm<>+8(SB)/2, $0x0002
-DATA bf16perm<>+10(SB)/2, $0x0002
-DATA bf16perm<>+12(SB)/2, $0x0003
-DATA bf16perm<>+14(SB)/2, $0x0003
-DATA bf16perm<>+16(SB)/2, $0x0004
-DATA bf16perm<>+18(SB)/2, $0x0004
-DATA bf16perm<>+20(SB)/2, $0x0005
-DATA bf16perm<>+22(SB)/2, $0x0005
-DATA bf16perm<>+24(SB)/2, $0x0006
-DATA bf16perm<>+26(SB)/2, $0x0006
-DATA bf16perm<>+28(SB)/2, $0x0007
-DATA bf16perm<>+30(SB)/2, $0x0007
-DATA bf16perm<>+32(SB)/2, $0x0008
-DATA bf16perm<>+34(SB)/2, $0x0008
-DATA bf16perm<>+36(SB)/2, $0x0009
-DATA bf16perm<>+38(SB)/2, $0x0009
-DATA bf16perm<>+40(SB)/2, $0x000a
-DATA bf16perm<>+42(SB)/2, $0x000a
-DATA bf16perm<>+44(SB)/2, $0x000b
-DATA bf16perm<>+46(SB)/2, $0x000b
-DATA bf16perm<>+48(SB)/2, $0x000c
-DATA bf16perm<>+50(SB)/2, $0x000c
-DATA bf16perm<>+52(SB)/2, $0x000d
-DATA bf16perm<>+54(SB)/2, $0x000d
-DATA bf16perm<>+56(SB)/2, $0x000e
-DATA bf16perm<>+58(SB)/2, $0x000e
-DATA bf16perm<>+60(SB)/2, $0x000f
-DATA bf16perm<>+62(SB)/2, $0x000f
-GLOBL bf16perm<>(SB), RODATA|NOPTR, $64
-
-// func blendRowsMultiF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+// func blendRowsMultiF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL
-TEXT ·blendRowsMultiF16AVX512(SB), NOSPLIT, $0-112
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   bmulti16z_1
-	CMPQ AX, $0x02
-	JE   bmulti16z_2
-	CMPQ AX, $0x03
-	JE   bmulti16z_3
-	JMP  bmulti16z_4
-
-bmulti16z_1:
+TEXT ·blendRowsMultiF16R1AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -17470,9 +17476,14 @@ bmulti16z1_tail_key:
 bmulti16z1_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS Z0, K1, (DX)
-	JMP     bmulti16z_done
 
-bmulti16z_2:
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R2AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiF16R2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -17718,9 +17729,14 @@ bmulti16z2_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(R8*1)
-	JMP     bmulti16z_done
 
-bmulti16z_3:
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R3AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiF16R3AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -18018,9 +18034,14 @@ bmulti16z3_tail_keys_done:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(R8*1)
 	VMOVUPS Z2, K1, (DX)(R8*2)
-	JMP     bmulti16z_done
 
-bmulti16z_4:
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R4AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiF16R4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -18341,19 +18362,9 @@ bmulti16z_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiBF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
+// func blendRowsMultiBF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL
-TEXT ·blendRowsMultiBF16AVX512(SB), NOSPLIT, $0-112
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   bmulti16z_1
-	CMPQ AX, $0x02
-	JE   bmulti16z_2
-	CMPQ AX, $0x03
-	JE   bmulti16z_3
-	JMP  bmulti16z_4
-
-bmulti16z_1:
+TEXT ·blendRowsMultiBF16R1AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -18565,9 +18576,14 @@ bmulti16z1_tail_key:
 bmulti16z1_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS Z0, K1, (DX)
-	JMP     bmulti16z_done
 
-bmulti16z_2:
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R2AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiBF16R2AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -18829,9 +18845,14 @@ bmulti16z2_tail_keys_done:
 	LEAQ    (R8)(R8*2), AX
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(R8*1)
-	JMP     bmulti16z_done
 
-bmulti16z_3:
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R3AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiBF16R3AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -19145,9 +19166,14 @@ bmulti16z3_tail_keys_done:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(R8*1)
 	VMOVUPS Z2, K1, (DX)(R8*2)
-	JMP     bmulti16z_done
 
-bmulti16z_4:
+bmulti16z_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R4AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiBF16R4AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -19482,1272 +19508,9 @@ bmulti16z_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMulti8F16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
+// func scoreRowsMulti8F16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMulti8F16AVX512(SB), NOSPLIT, $0-112
-	MOVQ  also_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    smulti8h
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x05
-	JE    smulti8ha_5
-	CMPQ  AX, $0x06
-	JE    smulti8ha_6
-	CMPQ  AX, $0x07
-	JE    smulti8ha_7
-	JMP   smulti8ha_8
-
-smulti8ha_5:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
-
-smulti8ha5_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8ha5_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000004, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x01, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	MOVQ         BX, R15
-
-smulti8ha5_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8ha5_k2_tail
-	VMOVUPS     (R12), Z10
-	VMOVUPS     (R12)(R8*1), Z11
-	VMOVUPS     (R12)(R8*2), Z12
-	VMOVUPS     (R12)(R13*1), Z13
-	VMOVUPS     (R14), Z14
-	VCVTPH2PS   (SI), Z15
-	VFMADD231PS Z15, Z10, Z0
-	VFMADD231PS Z15, Z11, Z2
-	VFMADD231PS Z15, Z12, Z4
-	VFMADD231PS Z15, Z13, Z6
-	VFMADD231PS Z15, Z14, Z8
-	VCVTPH2PS   (SI)(DI*1), Z15
-	VFMADD231PS Z15, Z10, Z1
-	VFMADD231PS Z15, Z11, Z3
-	VFMADD231PS Z15, Z12, Z5
-	VFMADD231PS Z15, Z13, Z7
-	VFMADD231PS Z15, Z14, Z9
-	PREFETCHT0  (R11)
-	PREFETCHT0  (R10)
-	ADDQ        $0x40, R10
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000040, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8ha5_k2_chunk
-
-smulti8ha5_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8ha5_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z10
-	VMOVUPS.Z   (R12)(R8*1), K1, Z11
-	VMOVUPS.Z   (R12)(R8*2), K1, Z12
-	VMOVUPS.Z   (R12)(R13*1), K1, Z13
-	VMOVUPS.Z   (R14), K1, Z14
-	VMOVDQU16.Z (SI), K1, Y15
-	VCVTPH2PS   Y15, Z15
-	VFMADD231PS Z15, Z10, Z0
-	VFMADD231PS Z15, Z11, Z2
-	VFMADD231PS Z15, Z12, Z4
-	VFMADD231PS Z15, Z13, Z6
-	VFMADD231PS Z15, Z14, Z8
-	VMOVDQU16.Z (SI)(DI*1), K1, Y15
-	VCVTPH2PS   Y15, Z15
-	VFMADD231PS Z15, Z10, Z1
-	VFMADD231PS Z15, Z11, Z3
-	VFMADD231PS Z15, Z12, Z5
-	VFMADD231PS Z15, Z13, Z7
-	VFMADD231PS Z15, Z14, Z9
-
-smulti8ha5_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x01, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z1, Z0, Z10
-	VSHUFF32X4    $0xee, Z1, Z0, Z0
-	VADDPS        Z0, Z10, Z10
-	VSHUFF32X4    $0x44, Z3, Z2, Z0
-	VSHUFF32X4    $0xee, Z3, Z2, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z4, Z1
-	VSHUFF32X4    $0xee, Z5, Z4, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z7, Z6, Z2
-	VSHUFF32X4    $0xee, Z7, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z9, Z8, Z3
-	VSHUFF32X4    $0xee, Z9, Z8, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x88, Z0, Z10, Z4
-	VSHUFF32X4    $0xdd, Z0, Z10, Z0
-	VADDPS        Z0, Z4, Z4
-	VSHUFF32X4    $0x88, Z2, Z1, Z0
-	VSHUFF32X4    $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z3, Z3, Z1
-	VSHUFF32X4    $0xdd, Z3, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z0, Z4, Z2
-	VSHUFPS       $0xdd, Z0, Z4, Z0
-	VADDPS        Z0, Z2, Z2
-	VSHUFPS       $0x88, Z1, Z1, Z0
-	VSHUFPS       $0xdd, Z1, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z2, Z1
-	VSHUFPS       $0xdd, Z0, Z2, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
-	VPERMPS       Z1, Z0, Z0
-	VMOVLPS       X0, (AX)
-	VMOVHPS       X0, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z0, X1
-	VMOVLPS       X1, (AX)(R9*2)
-	VMOVHPS       X1, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z0, X0
-	VMOVLPS       X0, (R12)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8ha5_k2
-
-smulti8ha5_k2_next:
-smulti8ha5_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8ha5_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	MOVQ         BX, R13
-
-smulti8ha5_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8ha5_k1_tail
-	VMOVUPS     (R10), Z5
-	VMOVUPS     (R10)(R8*1), Z6
-	VMOVUPS     (R10)(R8*2), Z7
-	VMOVUPS     (R10)(R11*1), Z8
-	VMOVUPS     (R12), Z9
-	VCVTPH2PS   (SI), Z10
-	VFMADD231PS Z10, Z5, Z0
-	VFMADD231PS Z10, Z6, Z1
-	VFMADD231PS Z10, Z7, Z2
-	VFMADD231PS Z10, Z8, Z3
-	VFMADD231PS Z10, Z9, Z4
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8ha5_k1_chunk
-
-smulti8ha5_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8ha5_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z5
-	VMOVUPS.Z   (R10)(R8*1), K1, Z6
-	VMOVUPS.Z   (R10)(R8*2), K1, Z7
-	VMOVUPS.Z   (R10)(R11*1), K1, Z8
-	VMOVUPS.Z   (R12), K1, Z9
-	VMOVDQU16.Z (SI), K1, Y10
-	VCVTPH2PS   Y10, Z10
-	VFMADD231PS Z10, Z5, Z0
-	VFMADD231PS Z10, Z6, Z1
-	VFMADD231PS Z10, Z7, Z2
-	VFMADD231PS Z10, Z8, Z3
-	VFMADD231PS Z10, Z9, Z4
-
-smulti8ha5_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y5
-	VADDPS        Y5, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X5
-	VADDPS        X5, X0, X0
-	VMOVSHDUP     X0, X5
-	VADDPS        X5, X0, X0
-	VMOVHLPS      X0, X5, X5
-	VADDSS        X5, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8ha5_k1
-
-smulti8ha5_k1_next:
-	JMP smulti8ha_done
-
-smulti8ha_6:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
-
-smulti8ha6_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8ha6_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000004, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x01, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	VPXORD       Z0, Z0, Z10
-	VPXORD       Z0, Z0, Z11
-	MOVQ         BX, R15
-
-smulti8ha6_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8ha6_k2_tail
-	VMOVUPS     (R12), Z12
-	VMOVUPS     (R12)(R8*1), Z13
-	VMOVUPS     (R12)(R8*2), Z14
-	VMOVUPS     (R12)(R13*1), Z15
-	VMOVUPS     (R14), Z16
-	VMOVUPS     (R14)(R8*1), Z17
-	VCVTPH2PS   (SI), Z18
-	VFMADD231PS Z18, Z12, Z0
-	VFMADD231PS Z18, Z13, Z2
-	VFMADD231PS Z18, Z14, Z4
-	VFMADD231PS Z18, Z15, Z6
-	VFMADD231PS Z18, Z16, Z8
-	VFMADD231PS Z18, Z17, Z10
-	VCVTPH2PS   (SI)(DI*1), Z18
-	VFMADD231PS Z18, Z12, Z1
-	VFMADD231PS Z18, Z13, Z3
-	VFMADD231PS Z18, Z14, Z5
-	VFMADD231PS Z18, Z15, Z7
-	VFMADD231PS Z18, Z16, Z9
-	VFMADD231PS Z18, Z17, Z11
-	PREFETCHT0  (R11)
-	PREFETCHT0  (R10)
-	ADDQ        $0x40, R10
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000040, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8ha6_k2_chunk
-
-smulti8ha6_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8ha6_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z12
-	VMOVUPS.Z   (R12)(R8*1), K1, Z13
-	VMOVUPS.Z   (R12)(R8*2), K1, Z14
-	VMOVUPS.Z   (R12)(R13*1), K1, Z15
-	VMOVUPS.Z   (R14), K1, Z16
-	VMOVUPS.Z   (R14)(R8*1), K1, Z17
-	VMOVDQU16.Z (SI), K1, Y18
-	VCVTPH2PS   Y18, Z18
-	VFMADD231PS Z18, Z12, Z0
-	VFMADD231PS Z18, Z13, Z2
-	VFMADD231PS Z18, Z14, Z4
-	VFMADD231PS Z18, Z15, Z6
-	VFMADD231PS Z18, Z16, Z8
-	VFMADD231PS Z18, Z17, Z10
-	VMOVDQU16.Z (SI)(DI*1), K1, Y18
-	VCVTPH2PS   Y18, Z18
-	VFMADD231PS Z18, Z12, Z1
-	VFMADD231PS Z18, Z13, Z3
-	VFMADD231PS Z18, Z14, Z5
-	VFMADD231PS Z18, Z15, Z7
-	VFMADD231PS Z18, Z16, Z9
-	VFMADD231PS Z18, Z17, Z11
-
-smulti8ha6_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x01, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z1, Z0, Z12
-	VSHUFF32X4    $0xee, Z1, Z0, Z0
-	VADDPS        Z0, Z12, Z12
-	VSHUFF32X4    $0x44, Z3, Z2, Z0
-	VSHUFF32X4    $0xee, Z3, Z2, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z4, Z1
-	VSHUFF32X4    $0xee, Z5, Z4, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z7, Z6, Z2
-	VSHUFF32X4    $0xee, Z7, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z9, Z8, Z3
-	VSHUFF32X4    $0xee, Z9, Z8, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x44, Z11, Z10, Z4
-	VSHUFF32X4    $0xee, Z11, Z10, Z5
-	VADDPS        Z5, Z4, Z4
-	VSHUFF32X4    $0x88, Z0, Z12, Z5
-	VSHUFF32X4    $0xdd, Z0, Z12, Z0
-	VADDPS        Z0, Z5, Z5
-	VSHUFF32X4    $0x88, Z2, Z1, Z0
-	VSHUFF32X4    $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z4, Z3, Z1
-	VSHUFF32X4    $0xdd, Z4, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z0, Z5, Z2
-	VSHUFPS       $0xdd, Z0, Z5, Z0
-	VADDPS        Z0, Z2, Z2
-	VSHUFPS       $0x88, Z1, Z1, Z0
-	VSHUFPS       $0xdd, Z1, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z2, Z1
-	VSHUFPS       $0xdd, Z0, Z2, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
-	VPERMPS       Z1, Z0, Z0
-	VMOVLPS       X0, (AX)
-	VMOVHPS       X0, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z0, X1
-	VMOVLPS       X1, (AX)(R9*2)
-	VMOVHPS       X1, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z0, X0
-	VMOVLPS       X0, (R12)
-	VMOVHPS       X0, (R12)(R9*1)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8ha6_k2
-
-smulti8ha6_k2_next:
-smulti8ha6_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8ha6_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	MOVQ         BX, R13
-
-smulti8ha6_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8ha6_k1_tail
-	VMOVUPS     (R10), Z6
-	VMOVUPS     (R10)(R8*1), Z7
-	VMOVUPS     (R10)(R8*2), Z8
-	VMOVUPS     (R10)(R11*1), Z9
-	VMOVUPS     (R12), Z10
-	VMOVUPS     (R12)(R8*1), Z11
-	VCVTPH2PS   (SI), Z12
-	VFMADD231PS Z12, Z6, Z0
-	VFMADD231PS Z12, Z7, Z1
-	VFMADD231PS Z12, Z8, Z2
-	VFMADD231PS Z12, Z9, Z3
-	VFMADD231PS Z12, Z10, Z4
-	VFMADD231PS Z12, Z11, Z5
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8ha6_k1_chunk
-
-smulti8ha6_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8ha6_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z6
-	VMOVUPS.Z   (R10)(R8*1), K1, Z7
-	VMOVUPS.Z   (R10)(R8*2), K1, Z8
-	VMOVUPS.Z   (R10)(R11*1), K1, Z9
-	VMOVUPS.Z   (R12), K1, Z10
-	VMOVUPS.Z   (R12)(R8*1), K1, Z11
-	VMOVDQU16.Z (SI), K1, Y12
-	VCVTPH2PS   Y12, Z12
-	VFMADD231PS Z12, Z6, Z0
-	VFMADD231PS Z12, Z7, Z1
-	VFMADD231PS Z12, Z8, Z2
-	VFMADD231PS Z12, Z9, Z3
-	VFMADD231PS Z12, Z10, Z4
-	VFMADD231PS Z12, Z11, Z5
-
-smulti8ha6_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y6
-	VADDPS        Y6, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X6
-	VADDPS        X6, X0, X0
-	VMOVSHDUP     X0, X6
-	VADDPS        X6, X0, X0
-	VMOVHLPS      X0, X6, X6
-	VADDSS        X6, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VADDPS        X0, X5, X5
-	VMOVSHDUP     X5, X0
-	VADDPS        X0, X5, X5
-	VMOVHLPS      X5, X0, X0
-	VADDSS        X0, X5, X5
-	VMOVSS        X5, (R11)(R9*1)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8ha6_k1
-
-smulti8ha6_k1_next:
-	JMP smulti8ha_done
-
-smulti8ha_7:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, CX
-	SHRQ  $0x23, CX
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, BX
-	SHRQ  $0x23, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
-
-smulti8ha7_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8ha7_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000004, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x01, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	VPXORD       Z0, Z0, Z10
-	VPXORD       Z0, Z0, Z11
-	VPXORD       Z0, Z0, Z12
-	VPXORD       Z0, Z0, Z13
-	MOVQ         BX, R15
-
-smulti8ha7_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8ha7_k2_tail
-	VMOVUPS     (R12), Z14
-	VMOVUPS     (R12)(R8*1), Z15
-	VMOVUPS     (R12)(R8*2), Z16
-	VMOVUPS     (R12)(R13*1), Z17
-	VMOVUPS     (R14), Z18
-	VMOVUPS     (R14)(R8*1), Z19
-	VMOVUPS     (R14)(R8*2), Z20
-	VCVTPH2PS   (SI), Z21
-	VFMADD231PS Z21, Z14, Z0
-	VFMADD231PS Z21, Z15, Z2
-	VFMADD231PS Z21, Z16, Z4
-	VFMADD231PS Z21, Z17, Z6
-	VFMADD231PS Z21, Z18, Z8
-	VFMADD231PS Z21, Z19, Z10
-	VFMADD231PS Z21, Z20, Z12
-	VCVTPH2PS   (SI)(DI*1), Z21
-	VFMADD231PS Z21, Z14, Z1
-	VFMADD231PS Z21, Z15, Z3
-	VFMADD231PS Z21, Z16, Z5
-	VFMADD231PS Z21, Z17, Z7
-	VFMADD231PS Z21, Z18, Z9
-	VFMADD231PS Z21, Z19, Z11
-	VFMADD231PS Z21, Z20, Z13
-	PREFETCHT0  (R11)
-	PREFETCHT0  (R10)
-	ADDQ        $0x40, R10
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000040, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8ha7_k2_chunk
-
-smulti8ha7_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8ha7_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z14
-	VMOVUPS.Z   (R12)(R8*1), K1, Z15
-	VMOVUPS.Z   (R12)(R8*2), K1, Z16
-	VMOVUPS.Z   (R12)(R13*1), K1, Z17
-	VMOVUPS.Z   (R14), K1, Z18
-	VMOVUPS.Z   (R14)(R8*1), K1, Z19
-	VMOVUPS.Z   (R14)(R8*2), K1, Z20
-	VMOVDQU16.Z (SI), K1, Y21
-	VCVTPH2PS   Y21, Z21
-	VFMADD231PS Z21, Z14, Z0
-	VFMADD231PS Z21, Z15, Z2
-	VFMADD231PS Z21, Z16, Z4
-	VFMADD231PS Z21, Z17, Z6
-	VFMADD231PS Z21, Z18, Z8
-	VFMADD231PS Z21, Z19, Z10
-	VFMADD231PS Z21, Z20, Z12
-	VMOVDQU16.Z (SI)(DI*1), K1, Y21
-	VCVTPH2PS   Y21, Z21
-	VFMADD231PS Z21, Z14, Z1
-	VFMADD231PS Z21, Z15, Z3
-	VFMADD231PS Z21, Z16, Z5
-	VFMADD231PS Z21, Z17, Z7
-	VFMADD231PS Z21, Z18, Z9
-	VFMADD231PS Z21, Z19, Z11
-	VFMADD231PS Z21, Z20, Z13
-
-smulti8ha7_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x01, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z1, Z0, Z14
-	VSHUFF32X4    $0xee, Z1, Z0, Z0
-	VADDPS        Z0, Z14, Z14
-	VSHUFF32X4    $0x44, Z3, Z2, Z0
-	VSHUFF32X4    $0xee, Z3, Z2, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z4, Z1
-	VSHUFF32X4    $0xee, Z5, Z4, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z7, Z6, Z2
-	VSHUFF32X4    $0xee, Z7, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z9, Z8, Z3
-	VSHUFF32X4    $0xee, Z9, Z8, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x44, Z11, Z10, Z4
-	VSHUFF32X4    $0xee, Z11, Z10, Z5
-	VADDPS        Z5, Z4, Z4
-	VSHUFF32X4    $0x44, Z13, Z12, Z5
-	VSHUFF32X4    $0xee, Z13, Z12, Z6
-	VADDPS        Z6, Z5, Z5
-	VSHUFF32X4    $0x88, Z0, Z14, Z6
-	VSHUFF32X4    $0xdd, Z0, Z14, Z0
-	VADDPS        Z0, Z6, Z6
-	VSHUFF32X4    $0x88, Z2, Z1, Z0
-	VSHUFF32X4    $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z4, Z3, Z1
-	VSHUFF32X4    $0xdd, Z4, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z5, Z5, Z2
-	VSHUFF32X4    $0xdd, Z5, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFPS       $0x88, Z0, Z6, Z3
-	VSHUFPS       $0xdd, Z0, Z6, Z0
-	VADDPS        Z0, Z3, Z3
-	VSHUFPS       $0x88, Z2, Z1, Z0
-	VSHUFPS       $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z3, Z1
-	VSHUFPS       $0xdd, Z0, Z3, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
-	VPERMPS       Z1, Z0, Z0
-	VMOVLPS       X0, (AX)
-	VMOVHPS       X0, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z0, X1
-	VMOVLPS       X1, (AX)(R9*2)
-	VMOVHPS       X1, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z0, X1
-	VMOVLPS       X1, (R12)
-	VMOVHPS       X1, (R12)(R9*1)
-	VEXTRACTF32X4 $0x03, Z0, X0
-	VMOVLPS       X0, (R12)(R9*2)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8ha7_k2
-
-smulti8ha7_k2_next:
-smulti8ha7_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8ha7_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	MOVQ         BX, R13
-
-smulti8ha7_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8ha7_k1_tail
-	VMOVUPS     (R10), Z7
-	VMOVUPS     (R10)(R8*1), Z8
-	VMOVUPS     (R10)(R8*2), Z9
-	VMOVUPS     (R10)(R11*1), Z10
-	VMOVUPS     (R12), Z11
-	VMOVUPS     (R12)(R8*1), Z12
-	VMOVUPS     (R12)(R8*2), Z13
-	VCVTPH2PS   (SI), Z14
-	VFMADD231PS Z14, Z7, Z0
-	VFMADD231PS Z14, Z8, Z1
-	VFMADD231PS Z14, Z9, Z2
-	VFMADD231PS Z14, Z10, Z3
-	VFMADD231PS Z14, Z11, Z4
-	VFMADD231PS Z14, Z12, Z5
-	VFMADD231PS Z14, Z13, Z6
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8ha7_k1_chunk
-
-smulti8ha7_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8ha7_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z7
-	VMOVUPS.Z   (R10)(R8*1), K1, Z8
-	VMOVUPS.Z   (R10)(R8*2), K1, Z9
-	VMOVUPS.Z   (R10)(R11*1), K1, Z10
-	VMOVUPS.Z   (R12), K1, Z11
-	VMOVUPS.Z   (R12)(R8*1), K1, Z12
-	VMOVUPS.Z   (R12)(R8*2), K1, Z13
-	VMOVDQU16.Z (SI), K1, Y14
-	VCVTPH2PS   Y14, Z14
-	VFMADD231PS Z14, Z7, Z0
-	VFMADD231PS Z14, Z8, Z1
-	VFMADD231PS Z14, Z9, Z2
-	VFMADD231PS Z14, Z10, Z3
-	VFMADD231PS Z14, Z11, Z4
-	VFMADD231PS Z14, Z12, Z5
-	VFMADD231PS Z14, Z13, Z6
-
-smulti8ha7_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y7
-	VADDPS        Y7, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X7
-	VADDPS        X7, X0, X0
-	VMOVSHDUP     X0, X7
-	VADDPS        X7, X0, X0
-	VMOVHLPS      X0, X7, X7
-	VADDSS        X7, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VADDPS        X0, X5, X5
-	VMOVSHDUP     X5, X0
-	VADDPS        X0, X5, X5
-	VMOVHLPS      X5, X0, X0
-	VADDSS        X0, X5, X5
-	VMOVSS        X5, (R11)(R9*1)
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPS        Y0, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X0
-	VADDPS        X0, X6, X6
-	VMOVSHDUP     X6, X0
-	VADDPS        X0, X6, X6
-	VMOVHLPS      X6, X0, X0
-	VADDSS        X0, X6, X6
-	VMOVSS        X6, (R11)(R9*2)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8ha7_k1
-
-smulti8ha7_k1_next:
-	JMP smulti8ha_done
-
-smulti8ha_8:
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+56(FP), DX
-	MOVQ q_len+64(FP), BX
-	MOVQ k_base+24(FP), SI
-	MOVQ stride+48(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x03, CX
-	SHRQ $0x03, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ also_base+88(FP), R10
-
-smulti8ha8_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8ha8_k2_next
-	LEAQ         (DI)(DI*2), R11
-	IMUL3Q       $0x00000020, DI, R11
-	ADDQ         SI, R11
-	IMUL3Q       $0x00000004, BX, R12
-	ADDQ         R11, R12
-	SUBQ         k_base+24(FP), R12
-	SHRQ         $0x01, R12
-	CMPQ         R12, k_len+32(FP)
-	CMOVQHI      SI, R11
-	MOVQ         DX, R12
-	LEAQ         (R8)(R8*2), R13
-	LEAQ         (R12)(R8*4), R14
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	VPXORD       Z0, Z0, Z8
-	VPXORD       Z0, Z0, Z9
-	VPXORD       Z0, Z0, Z10
-	VPXORD       Z0, Z0, Z11
-	VPXORD       Z0, Z0, Z12
-	VPXORD       Z0, Z0, Z13
-	VPXORD       Z0, Z0, Z14
-	VPXORD       Z0, Z0, Z15
-	MOVQ         BX, R15
-
-smulti8ha8_k2_chunk:
-	CMPQ        R15, $0x10
-	JL          smulti8ha8_k2_tail
-	VMOVUPS     (R12), Z16
-	VMOVUPS     (R12)(R8*1), Z17
-	VMOVUPS     (R12)(R8*2), Z18
-	VMOVUPS     (R12)(R13*1), Z19
-	VMOVUPS     (R14), Z20
-	VMOVUPS     (R14)(R8*1), Z21
-	VMOVUPS     (R14)(R8*2), Z22
-	VMOVUPS     (R14)(R13*1), Z23
-	VCVTPH2PS   (SI), Z24
-	VFMADD231PS Z24, Z16, Z0
-	VFMADD231PS Z24, Z17, Z2
-	VFMADD231PS Z24, Z18, Z4
-	VFMADD231PS Z24, Z19, Z6
-	VFMADD231PS Z24, Z20, Z8
-	VFMADD231PS Z24, Z21, Z10
-	VFMADD231PS Z24, Z22, Z12
-	VFMADD231PS Z24, Z23, Z14
-	VCVTPH2PS   (SI)(DI*1), Z24
-	VFMADD231PS Z24, Z16, Z1
-	VFMADD231PS Z24, Z17, Z3
-	VFMADD231PS Z24, Z18, Z5
-	VFMADD231PS Z24, Z19, Z7
-	VFMADD231PS Z24, Z20, Z9
-	VFMADD231PS Z24, Z21, Z11
-	VFMADD231PS Z24, Z22, Z13
-	VFMADD231PS Z24, Z23, Z15
-	PREFETCHT0  (R11)
-	PREFETCHT0  (R10)
-	ADDQ        $0x40, R10
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R12
-	ADDQ        $0x40, R14
-	ADDQ        $0x00000040, R11
-	SUBQ        $0x10, R15
-	JMP         smulti8ha8_k2_chunk
-
-smulti8ha8_k2_tail:
-	TESTQ       R15, R15
-	JZ          smulti8ha8_k2_sum
-	LEAQ        ktable<>+0(SB), R11
-	KMOVW       (R11)(R15*2), K1
-	VMOVUPS.Z   (R12), K1, Z16
-	VMOVUPS.Z   (R12)(R8*1), K1, Z17
-	VMOVUPS.Z   (R12)(R8*2), K1, Z18
-	VMOVUPS.Z   (R12)(R13*1), K1, Z19
-	VMOVUPS.Z   (R14), K1, Z20
-	VMOVUPS.Z   (R14)(R8*1), K1, Z21
-	VMOVUPS.Z   (R14)(R8*2), K1, Z22
-	VMOVUPS.Z   (R14)(R13*1), K1, Z23
-	VMOVDQU16.Z (SI), K1, Y24
-	VCVTPH2PS   Y24, Z24
-	VFMADD231PS Z24, Z16, Z0
-	VFMADD231PS Z24, Z17, Z2
-	VFMADD231PS Z24, Z18, Z4
-	VFMADD231PS Z24, Z19, Z6
-	VFMADD231PS Z24, Z20, Z8
-	VFMADD231PS Z24, Z21, Z10
-	VFMADD231PS Z24, Z22, Z12
-	VFMADD231PS Z24, Z23, Z14
-	VMOVDQU16.Z (SI)(DI*1), K1, Y24
-	VCVTPH2PS   Y24, Z24
-	VFMADD231PS Z24, Z16, Z1
-	VFMADD231PS Z24, Z17, Z3
-	VFMADD231PS Z24, Z18, Z5
-	VFMADD231PS Z24, Z19, Z7
-	VFMADD231PS Z24, Z20, Z9
-	VFMADD231PS Z24, Z21, Z11
-	VFMADD231PS Z24, Z22, Z13
-	VFMADD231PS Z24, Z23, Z15
-
-smulti8ha8_k2_sum:
-	MOVQ          BX, R11
-	ANDQ          $-16, R11
-	SHLQ          $0x01, R11
-	SUBQ          R11, SI
-	LEAQ          (R9)(R9*2), R11
-	LEAQ          (AX)(R9*4), R12
-	VSHUFF32X4    $0x44, Z4, Z0, Z16
-	VSHUFF32X4    $0xee, Z4, Z0, Z0
-	VADDPS        Z0, Z16, Z16
-	VSHUFF32X4    $0x44, Z12, Z8, Z0
-	VSHUFF32X4    $0xee, Z12, Z8, Z4
-	VADDPS        Z4, Z0, Z0
-	VSHUFF32X4    $0x44, Z5, Z1, Z4
-	VSHUFF32X4    $0xee, Z5, Z1, Z1
-	VADDPS        Z1, Z4, Z4
-	VSHUFF32X4    $0x44, Z13, Z9, Z1
-	VSHUFF32X4    $0xee, Z13, Z9, Z5
-	VADDPS        Z5, Z1, Z1
-	VSHUFF32X4    $0x44, Z6, Z2, Z5
-	VSHUFF32X4    $0xee, Z6, Z2, Z2
-	VADDPS        Z2, Z5, Z5
-	VSHUFF32X4    $0x44, Z14, Z10, Z2
-	VSHUFF32X4    $0xee, Z14, Z10, Z6
-	VADDPS        Z6, Z2, Z2
-	VSHUFF32X4    $0x44, Z7, Z3, Z6
-	VSHUFF32X4    $0xee, Z7, Z3, Z3
-	VADDPS        Z3, Z6, Z6
-	VSHUFF32X4    $0x44, Z15, Z11, Z3
-	VSHUFF32X4    $0xee, Z15, Z11, Z7
-	VADDPS        Z7, Z3, Z3
-	VSHUFF32X4    $0x88, Z0, Z16, Z7
-	VSHUFF32X4    $0xdd, Z0, Z16, Z0
-	VADDPS        Z0, Z7, Z7
-	VSHUFF32X4    $0x88, Z1, Z4, Z0
-	VSHUFF32X4    $0xdd, Z1, Z4, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFF32X4    $0x88, Z2, Z5, Z1
-	VSHUFF32X4    $0xdd, Z2, Z5, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z3, Z6, Z2
-	VSHUFF32X4    $0xdd, Z3, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFPS       $0x88, Z0, Z7, Z3
-	VSHUFPS       $0xdd, Z0, Z7, Z0
-	VADDPS        Z0, Z3, Z3
-	VSHUFPS       $0x88, Z2, Z1, Z0
-	VSHUFPS       $0xdd, Z2, Z1, Z1
-	VADDPS        Z1, Z0, Z0
-	VSHUFPS       $0x88, Z0, Z3, Z1
-	VSHUFPS       $0xdd, Z0, Z3, Z0
-	VADDPS        Z0, Z1, Z1
-	VMOVLPS       X1, (AX)
-	VMOVHPS       X1, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z1, X0
-	VMOVLPS       X0, (AX)(R9*2)
-	VMOVHPS       X0, (AX)(R11*1)
-	VEXTRACTF32X4 $0x02, Z1, X0
-	VMOVLPS       X0, (R12)
-	VMOVHPS       X0, (R12)(R9*1)
-	VEXTRACTF32X4 $0x03, Z1, X0
-	VMOVLPS       X0, (R12)(R9*2)
-	VMOVHPS       X0, (R12)(R11*1)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8ha8_k2
-
-smulti8ha8_k2_next:
-smulti8ha8_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8ha8_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z0
-	VPXORD       Z0, Z0, Z1
-	VPXORD       Z0, Z0, Z2
-	VPXORD       Z0, Z0, Z3
-	VPXORD       Z0, Z0, Z4
-	VPXORD       Z0, Z0, Z5
-	VPXORD       Z0, Z0, Z6
-	VPXORD       Z0, Z0, Z7
-	MOVQ         BX, R13
-
-smulti8ha8_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8ha8_k1_tail
-	VMOVUPS     (R10), Z8
-	VMOVUPS     (R10)(R8*1), Z9
-	VMOVUPS     (R10)(R8*2), Z10
-	VMOVUPS     (R10)(R11*1), Z11
-	VMOVUPS     (R12), Z12
-	VMOVUPS     (R12)(R8*1), Z13
-	VMOVUPS     (R12)(R8*2), Z14
-	VMOVUPS     (R12)(R11*1), Z15
-	VCVTPH2PS   (SI), Z16
-	VFMADD231PS Z16, Z8, Z0
-	VFMADD231PS Z16, Z9, Z1
-	VFMADD231PS Z16, Z10, Z2
-	VFMADD231PS Z16, Z11, Z3
-	VFMADD231PS Z16, Z12, Z4
-	VFMADD231PS Z16, Z13, Z5
-	VFMADD231PS Z16, Z14, Z6
-	VFMADD231PS Z16, Z15, Z7
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8ha8_k1_chunk
-
-smulti8ha8_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8ha8_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K1
-	VMOVUPS.Z   (R10), K1, Z8
-	VMOVUPS.Z   (R10)(R8*1), K1, Z9
-	VMOVUPS.Z   (R10)(R8*2), K1, Z10
-	VMOVUPS.Z   (R10)(R11*1), K1, Z11
-	VMOVUPS.Z   (R12), K1, Z12
-	VMOVUPS.Z   (R12)(R8*1), K1, Z13
-	VMOVUPS.Z   (R12)(R8*2), K1, Z14
-	VMOVUPS.Z   (R12)(R11*1), K1, Z15
-	VMOVDQU16.Z (SI), K1, Y16
-	VCVTPH2PS   Y16, Z16
-	VFMADD231PS Z16, Z8, Z0
-	VFMADD231PS Z16, Z9, Z1
-	VFMADD231PS Z16, Z10, Z2
-	VFMADD231PS Z16, Z11, Z3
-	VFMADD231PS Z16, Z12, Z4
-	VFMADD231PS Z16, Z13, Z5
-	VFMADD231PS Z16, Z14, Z6
-	VFMADD231PS Z16, Z15, Z7
-
-smulti8ha8_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z0, Y8
-	VADDPS        Y8, Y0, Y0
-	VEXTRACTF32X4 $0x01, Y0, X8
-	VADDPS        X8, X0, X0
-	VMOVSHDUP     X0, X8
-	VADDPS        X8, X0, X0
-	VMOVHLPS      X0, X8, X8
-	VADDSS        X8, X0, X0
-	VMOVSS        X0, (AX)
-	VEXTRACTF64X4 $0x01, Z1, Y0
-	VADDPS        Y0, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X0
-	VADDPS        X0, X1, X1
-	VMOVSHDUP     X1, X0
-	VADDPS        X0, X1, X1
-	VMOVHLPS      X1, X0, X0
-	VADDSS        X0, X1, X1
-	VMOVSS        X1, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z2, Y0
-	VADDPS        Y0, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X0
-	VADDPS        X0, X2, X2
-	VMOVSHDUP     X2, X0
-	VADDPS        X0, X2, X2
-	VMOVHLPS      X2, X0, X0
-	VADDSS        X0, X2, X2
-	VMOVSS        X2, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VADDPS        Y0, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X0
-	VADDPS        X0, X3, X3
-	VMOVSHDUP     X3, X0
-	VADDPS        X0, X3, X3
-	VMOVHLPS      X3, X0, X0
-	VADDSS        X0, X3, X3
-	VMOVSS        X3, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VADDPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VADDPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VADDSS        X0, X4, X4
-	VMOVSS        X4, (R11)
-	VEXTRACTF64X4 $0x01, Z5, Y0
-	VADDPS        Y0, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X0
-	VADDPS        X0, X5, X5
-	VMOVSHDUP     X5, X0
-	VADDPS        X0, X5, X5
-	VMOVHLPS      X5, X0, X0
-	VADDSS        X0, X5, X5
-	VMOVSS        X5, (R11)(R9*1)
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPS        Y0, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X0
-	VADDPS        X0, X6, X6
-	VMOVSHDUP     X6, X0
-	VADDPS        X0, X6, X6
-	VMOVHLPS      X6, X0, X0
-	VADDSS        X0, X6, X6
-	VMOVSS        X6, (R11)(R9*2)
-	VEXTRACTF64X4 $0x01, Z7, Y0
-	VADDPS        Y0, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X0
-	VADDPS        X0, X7, X7
-	VMOVSHDUP     X7, X0
-	VADDPS        X0, X7, X7
-	VMOVHLPS      X7, X0, X0
-	VADDSS        X0, X7, X7
-	VMOVSS        X7, (R11)(R10*1)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8ha8_k1
-
-smulti8ha8_k1_next:
-smulti8ha_done:
-	VZEROUPPER
-	RET
-
-smulti8h:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x05
-	JE   smulti8h_5
-	CMPQ AX, $0x06
-	JE   smulti8h_6
-	CMPQ AX, $0x07
-	JE   smulti8h_7
-	JMP  smulti8h_8
-
-smulti8h_5:
+TEXT ·scoreRowsMulti8F16R5AVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -21012,9 +19775,285 @@ smulti8h5_k1_sum:
 	JMP           smulti8h5_k1
 
 smulti8h5_k1_next:
-	JMP smulti8h_done
+	VZEROUPPER
+	RET
 
-smulti8h_6:
+// func scoreRowsMulti8F16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R5AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+80(FP), R10
+
+smulti8ha5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha5_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	MOVQ         BX, R15
+
+smulti8ha5_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha5_k2_tail
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VMOVUPS     (R12)(R8*2), Z12
+	VMOVUPS     (R12)(R13*1), Z13
+	VMOVUPS     (R14), Z14
+	VCVTPH2PS   (SI), Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	VCVTPH2PS   (SI)(DI*1), Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha5_k2_chunk
+
+smulti8ha5_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha5_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVUPS.Z   (R12)(R8*2), K1, Z12
+	VMOVUPS.Z   (R12)(R13*1), K1, Z13
+	VMOVUPS.Z   (R14), K1, Z14
+	VMOVDQU16.Z (SI), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z10, Z0
+	VFMADD231PS Z15, Z11, Z2
+	VFMADD231PS Z15, Z12, Z4
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z8
+	VMOVDQU16.Z (SI)(DI*1), K1, Y15
+	VCVTPH2PS   Y15, Z15
+	VFMADD231PS Z15, Z10, Z1
+	VFMADD231PS Z15, Z11, Z3
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z7
+	VFMADD231PS Z15, Z14, Z9
+
+smulti8ha5_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z10
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z10, Z4
+	VSHUFF32X4    $0xdd, Z0, Z10, Z0
+	VADDPS        Z0, Z4, Z4
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z3, Z3, Z1
+	VSHUFF32X4    $0xdd, Z3, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z4, Z2
+	VSHUFPS       $0xdd, Z0, Z4, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha5_k2
+
+smulti8ha5_k2_next:
+smulti8ha5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	MOVQ         BX, R13
+
+smulti8ha5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha5_k1_tail
+	VMOVUPS     (R10), Z5
+	VMOVUPS     (R10)(R8*1), Z6
+	VMOVUPS     (R10)(R8*2), Z7
+	VMOVUPS     (R10)(R11*1), Z8
+	VMOVUPS     (R12), Z9
+	VCVTPH2PS   (SI), Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha5_k1_chunk
+
+smulti8ha5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z5
+	VMOVUPS.Z   (R10)(R8*1), K1, Z6
+	VMOVUPS.Z   (R10)(R8*2), K1, Z7
+	VMOVUPS.Z   (R10)(R11*1), K1, Z8
+	VMOVUPS.Z   (R12), K1, Z9
+	VMOVDQU16.Z (SI), K1, Y10
+	VCVTPH2PS   Y10, Z10
+	VFMADD231PS Z10, Z5, Z0
+	VFMADD231PS Z10, Z6, Z1
+	VFMADD231PS Z10, Z7, Z2
+	VFMADD231PS Z10, Z8, Z3
+	VFMADD231PS Z10, Z9, Z4
+
+smulti8ha5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDPS        X5, X0, X0
+	VMOVHLPS      X0, X5, X5
+	VADDSS        X5, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha5_k1
+
+smulti8ha5_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8F16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R6AVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -21305,9 +20344,311 @@ smulti8h6_k1_sum:
 	JMP           smulti8h6_k1
 
 smulti8h6_k1_next:
-	JMP smulti8h_done
+	VZEROUPPER
+	RET
 
-smulti8h_7:
+// func scoreRowsMulti8F16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R6AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+80(FP), R10
+
+smulti8ha6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha6_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	MOVQ         BX, R15
+
+smulti8ha6_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha6_k2_tail
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVUPS     (R12)(R13*1), Z15
+	VMOVUPS     (R14), Z16
+	VMOVUPS     (R14)(R8*1), Z17
+	VCVTPH2PS   (SI), Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	VCVTPH2PS   (SI)(DI*1), Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha6_k2_chunk
+
+smulti8ha6_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha6_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVUPS.Z   (R12)(R13*1), K1, Z15
+	VMOVUPS.Z   (R14), K1, Z16
+	VMOVUPS.Z   (R14)(R8*1), K1, Z17
+	VMOVDQU16.Z (SI), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z12, Z0
+	VFMADD231PS Z18, Z13, Z2
+	VFMADD231PS Z18, Z14, Z4
+	VFMADD231PS Z18, Z15, Z6
+	VFMADD231PS Z18, Z16, Z8
+	VFMADD231PS Z18, Z17, Z10
+	VMOVDQU16.Z (SI)(DI*1), K1, Y18
+	VCVTPH2PS   Y18, Z18
+	VFMADD231PS Z18, Z12, Z1
+	VFMADD231PS Z18, Z13, Z3
+	VFMADD231PS Z18, Z14, Z5
+	VFMADD231PS Z18, Z15, Z7
+	VFMADD231PS Z18, Z16, Z9
+	VFMADD231PS Z18, Z17, Z11
+
+smulti8ha6_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z12
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z0, Z12, Z5
+	VSHUFF32X4    $0xdd, Z0, Z12, Z0
+	VADDPS        Z0, Z5, Z5
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z0, Z5, Z2
+	VSHUFPS       $0xdd, Z0, Z5, Z0
+	VADDPS        Z0, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z1, Z0
+	VSHUFPS       $0xdd, Z1, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z2, Z1
+	VSHUFPS       $0xdd, Z0, Z2, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X0
+	VMOVLPS       X0, (R12)
+	VMOVHPS       X0, (R12)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha6_k2
+
+smulti8ha6_k2_next:
+smulti8ha6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	MOVQ         BX, R13
+
+smulti8ha6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha6_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVUPS     (R12)(R8*1), Z11
+	VCVTPH2PS   (SI), Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha6_k1_chunk
+
+smulti8ha6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z6
+	VMOVUPS.Z   (R10)(R8*1), K1, Z7
+	VMOVUPS.Z   (R10)(R8*2), K1, Z8
+	VMOVUPS.Z   (R10)(R11*1), K1, Z9
+	VMOVUPS.Z   (R12), K1, Z10
+	VMOVUPS.Z   (R12)(R8*1), K1, Z11
+	VMOVDQU16.Z (SI), K1, Y12
+	VCVTPH2PS   Y12, Z12
+	VFMADD231PS Z12, Z6, Z0
+	VFMADD231PS Z12, Z7, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z12, Z9, Z3
+	VFMADD231PS Z12, Z10, Z4
+	VFMADD231PS Z12, Z11, Z5
+
+smulti8ha6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDPS        X6, X0, X0
+	VMOVHLPS      X0, X6, X6
+	VADDSS        X6, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha6_k1
+
+smulti8ha6_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8F16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R7AVX512(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -21628,9 +20969,341 @@ smulti8h7_k1_sum:
 	JMP           smulti8h7_k1
 
 smulti8h7_k1_next:
-	JMP smulti8h_done
+	VZEROUPPER
+	RET
 
-smulti8h_8:
+// func scoreRowsMulti8F16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R7AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  also_base+80(FP), R10
+
+smulti8ha7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha7_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	MOVQ         BX, R15
+
+smulti8ha7_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha7_k2_tail
+	VMOVUPS     (R12), Z14
+	VMOVUPS     (R12)(R8*1), Z15
+	VMOVUPS     (R12)(R8*2), Z16
+	VMOVUPS     (R12)(R13*1), Z17
+	VMOVUPS     (R14), Z18
+	VMOVUPS     (R14)(R8*1), Z19
+	VMOVUPS     (R14)(R8*2), Z20
+	VCVTPH2PS   (SI), Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	VCVTPH2PS   (SI)(DI*1), Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha7_k2_chunk
+
+smulti8ha7_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha7_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z14
+	VMOVUPS.Z   (R12)(R8*1), K1, Z15
+	VMOVUPS.Z   (R12)(R8*2), K1, Z16
+	VMOVUPS.Z   (R12)(R13*1), K1, Z17
+	VMOVUPS.Z   (R14), K1, Z18
+	VMOVUPS.Z   (R14)(R8*1), K1, Z19
+	VMOVUPS.Z   (R14)(R8*2), K1, Z20
+	VMOVDQU16.Z (SI), K1, Y21
+	VCVTPH2PS   Y21, Z21
+	VFMADD231PS Z21, Z14, Z0
+	VFMADD231PS Z21, Z15, Z2
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z6
+	VFMADD231PS Z21, Z18, Z8
+	VFMADD231PS Z21, Z19, Z10
+	VFMADD231PS Z21, Z20, Z12
+	VMOVDQU16.Z (SI)(DI*1), K1, Y21
+	VCVTPH2PS   Y21, Z21
+	VFMADD231PS Z21, Z14, Z1
+	VFMADD231PS Z21, Z15, Z3
+	VFMADD231PS Z21, Z16, Z5
+	VFMADD231PS Z21, Z17, Z7
+	VFMADD231PS Z21, Z18, Z9
+	VFMADD231PS Z21, Z19, Z11
+	VFMADD231PS Z21, Z20, Z13
+
+smulti8ha7_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z1, Z0, Z14
+	VSHUFF32X4    $0xee, Z1, Z0, Z0
+	VADDPS        Z0, Z14, Z14
+	VSHUFF32X4    $0x44, Z3, Z2, Z0
+	VSHUFF32X4    $0xee, Z3, Z2, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z4, Z1
+	VSHUFF32X4    $0xee, Z5, Z4, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z7, Z6, Z2
+	VSHUFF32X4    $0xee, Z7, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z9, Z8, Z3
+	VSHUFF32X4    $0xee, Z9, Z8, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z11, Z10, Z4
+	VSHUFF32X4    $0xee, Z11, Z10, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z12, Z5
+	VSHUFF32X4    $0xee, Z13, Z12, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z0, Z14, Z6
+	VSHUFF32X4    $0xdd, Z0, Z14, Z0
+	VADDPS        Z0, Z6, Z6
+	VSHUFF32X4    $0x88, Z2, Z1, Z0
+	VSHUFF32X4    $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z4, Z3, Z1
+	VSHUFF32X4    $0xdd, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z5, Z2
+	VSHUFF32X4    $0xdd, Z5, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z6, Z3
+	VSHUFPS       $0xdd, Z0, Z6, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z0
+	VPERMPS       Z1, Z0, Z0
+	VMOVLPS       X0, (AX)
+	VMOVHPS       X0, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z0, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z0, X1
+	VMOVLPS       X1, (R12)
+	VMOVHPS       X1, (R12)(R9*1)
+	VEXTRACTF32X4 $0x03, Z0, X0
+	VMOVLPS       X0, (R12)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha7_k2
+
+smulti8ha7_k2_next:
+smulti8ha7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	MOVQ         BX, R13
+
+smulti8ha7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha7_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVUPS     (R12)(R8*2), Z13
+	VCVTPH2PS   (SI), Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha7_k1_chunk
+
+smulti8ha7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z7
+	VMOVUPS.Z   (R10)(R8*1), K1, Z8
+	VMOVUPS.Z   (R10)(R8*2), K1, Z9
+	VMOVUPS.Z   (R10)(R11*1), K1, Z10
+	VMOVUPS.Z   (R12), K1, Z11
+	VMOVUPS.Z   (R12)(R8*1), K1, Z12
+	VMOVUPS.Z   (R12)(R8*2), K1, Z13
+	VMOVDQU16.Z (SI), K1, Y14
+	VCVTPH2PS   Y14, Z14
+	VFMADD231PS Z14, Z7, Z0
+	VFMADD231PS Z14, Z8, Z1
+	VFMADD231PS Z14, Z9, Z2
+	VFMADD231PS Z14, Z10, Z3
+	VFMADD231PS Z14, Z11, Z4
+	VFMADD231PS Z14, Z12, Z5
+	VFMADD231PS Z14, Z13, Z6
+
+smulti8ha7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y7
+	VADDPS        Y7, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X7
+	VADDPS        X7, X0, X0
+	VMOVSHDUP     X0, X7
+	VADDPS        X7, X0, X0
+	VMOVHLPS      X0, X7, X7
+	VADDSS        X7, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha7_k1
+
+smulti8ha7_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R8AVX512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -21971,587 +21644,18 @@ smulti8h8_k1_sum:
 	JMP           smulti8h8_k1
 
 smulti8h8_k1_next:
-smulti8h_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMulti8F16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
-TEXT ·blendRowsMulti8F16AVX512(SB), NOSPLIT, $0-112
-	MOVQ  next_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    bmulti8h
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x05
-	JE    bmulti8ha_5
-	CMPQ  AX, $0x06
-	JE    bmulti8ha_6
-	CMPQ  AX, $0x07
-	JE    bmulti8ha_7
-	JMP   bmulti8ha_8
-
-bmulti8ha_5:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti8ha5_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha5_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha5_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha5_c2_keys_done
-	VCVTPH2PS        (R12), Z10
-	VFMADD231PS.BCST (R11), Z10, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z10, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z10, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z10, Z6
-	VFMADD231PS.BCST (R15), Z10, Z8
-	VCVTPH2PS        32(R12), Z10
-	VFMADD231PS.BCST (R11), Z10, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z10, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z10, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z10, Z7
-	VFMADD231PS.BCST (R15), Z10, Z9
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha5_c2_key
-
-bmulti8ha5_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha5_c2
-
-bmulti8ha5_c2_next:
-bmulti8ha5_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha5_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha5_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha5_c1_keys_done
-	VCVTPH2PS        (R12), Z5
-	VFMADD231PS.BCST (R11), Z5, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z5, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z5, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z5, Z3
-	VFMADD231PS.BCST (R15), Z5, Z4
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha5_c1_key
-
-bmulti8ha5_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha5_c1
-
-bmulti8ha5_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
-
-bmulti8ha5_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha5_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y5
-	VCVTPH2PS        Y5, Z5
-	VFMADD231PS.BCST (AX), Z5, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
-	VFMADD231PS.BCST (R11), Z5, Z4
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha5_tail_key
-
-bmulti8ha5_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	JMP     bmulti8ha_done
-
-bmulti8ha_6:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti8ha6_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha6_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VMOVUPS (R12)(R8*1), Z10
-	VMOVUPS 64(R12)(R8*1), Z11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha6_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha6_c2_keys_done
-	VCVTPH2PS        (R12), Z12
-	VFMADD231PS.BCST (R11), Z12, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z12, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z12, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z12, Z6
-	VFMADD231PS.BCST (R15), Z12, Z8
-	VFMADD231PS.BCST (R15)(R9*1), Z12, Z10
-	VCVTPH2PS        32(R12), Z12
-	VFMADD231PS.BCST (R11), Z12, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z12, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z12, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z12, Z7
-	VFMADD231PS.BCST (R15), Z12, Z9
-	VFMADD231PS.BCST (R15)(R9*1), Z12, Z11
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha6_c2_key
-
-bmulti8ha6_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	VMOVUPS Z10, (R12)(R8*1)
-	VMOVUPS Z11, 64(R12)(R8*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha6_c2
-
-bmulti8ha6_c2_next:
-bmulti8ha6_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha6_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	VMOVUPS (R12)(R8*1), Z5
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha6_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha6_c1_keys_done
-	VCVTPH2PS        (R12), Z6
-	VFMADD231PS.BCST (R11), Z6, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z6, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z6, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z6, Z3
-	VFMADD231PS.BCST (R15), Z6, Z4
-	VFMADD231PS.BCST (R15)(R9*1), Z6, Z5
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha6_c1_key
-
-bmulti8ha6_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	VMOVUPS Z5, (R12)(R8*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha6_c1
-
-bmulti8ha6_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	VMOVUPS.Z (R11)(R8*1), K1, Z5
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
-
-bmulti8ha6_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha6_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y6
-	VCVTPH2PS        Y6, Z6
-	VFMADD231PS.BCST (AX), Z6, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
-	VFMADD231PS.BCST (R11), Z6, Z4
-	VFMADD231PS.BCST (R11)(R9*1), Z6, Z5
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha6_tail_key
-
-bmulti8ha6_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	VMOVUPS Z5, K1, (CX)(R8*1)
-	JMP     bmulti8ha_done
-
-bmulti8ha_7:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, CX
-	SHRQ  $0x23, CX
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, BX
-	SHRQ  $0x23, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti8ha7_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha7_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VMOVUPS (R12)(R8*1), Z10
-	VMOVUPS 64(R12)(R8*1), Z11
-	VMOVUPS (R12)(R8*2), Z12
-	VMOVUPS 64(R12)(R8*2), Z13
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha7_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha7_c2_keys_done
-	VCVTPH2PS        (R12), Z14
-	VFMADD231PS.BCST (R11), Z14, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z14, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z14, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z14, Z6
-	VFMADD231PS.BCST (R15), Z14, Z8
-	VFMADD231PS.BCST (R15)(R9*1), Z14, Z10
-	VFMADD231PS.BCST (R15)(R9*2), Z14, Z12
-	VCVTPH2PS        32(R12), Z14
-	VFMADD231PS.BCST (R11), Z14, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z14, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z14, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z14, Z7
-	VFMADD231PS.BCST (R15), Z14, Z9
-	VFMADD231PS.BCST (R15)(R9*1), Z14, Z11
-	VFMADD231PS.BCST (R15)(R9*2), Z14, Z13
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha7_c2_key
-
-bmulti8ha7_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	VMOVUPS Z10, (R12)(R8*1)
-	VMOVUPS Z11, 64(R12)(R8*1)
-	VMOVUPS Z12, (R12)(R8*2)
-	VMOVUPS Z13, 64(R12)(R8*2)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha7_c2
-
-bmulti8ha7_c2_next:
-bmulti8ha7_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha7_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	VMOVUPS (R12)(R8*1), Z5
-	VMOVUPS (R12)(R8*2), Z6
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha7_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha7_c1_keys_done
-	VCVTPH2PS        (R12), Z7
-	VFMADD231PS.BCST (R11), Z7, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z7, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z7, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z7, Z3
-	VFMADD231PS.BCST (R15), Z7, Z4
-	VFMADD231PS.BCST (R15)(R9*1), Z7, Z5
-	VFMADD231PS.BCST (R15)(R9*2), Z7, Z6
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha7_c1_key
-
-bmulti8ha7_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	VMOVUPS Z5, (R12)(R8*1)
-	VMOVUPS Z6, (R12)(R8*2)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha7_c1
-
-bmulti8ha7_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	VMOVUPS.Z (R11)(R8*1), K1, Z5
-	VMOVUPS.Z (R11)(R8*2), K1, Z6
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
-
-bmulti8ha7_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha7_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y7
-	VCVTPH2PS        Y7, Z7
-	VFMADD231PS.BCST (AX), Z7, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
-	VFMADD231PS.BCST (R11), Z7, Z4
-	VFMADD231PS.BCST (R11)(R9*1), Z7, Z5
-	VFMADD231PS.BCST (R11)(R9*2), Z7, Z6
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha7_tail_key
-
-bmulti8ha7_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	VMOVUPS Z5, K1, (CX)(R8*1)
-	VMOVUPS Z6, K1, (CX)(R8*2)
-	JMP     bmulti8ha_done
-
-bmulti8ha_8:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
+// func scoreRowsMulti8F16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R8AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
 	SHLQ $0x01, DI
 	SHRQ $0x03, CX
 	SHRQ $0x03, BX
@@ -22559,211 +21663,342 @@ bmulti8ha_8:
 	SHLQ $0x02, R8
 	MOVQ CX, R9
 	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
+	MOVQ also_base+80(FP), R10
 
-bmulti8ha8_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha8_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VMOVUPS (R12)(R8*1), Z10
-	VMOVUPS 64(R12)(R8*1), Z11
-	VMOVUPS (R12)(R8*2), Z12
-	VMOVUPS 64(R12)(R8*2), Z13
-	VMOVUPS (R12)(R11*1), Z14
-	VMOVUPS 64(R12)(R11*1), Z15
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
+smulti8ha8_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8ha8_k2_next
+	LEAQ         (DI)(DI*2), R11
+	IMUL3Q       $0x00000020, DI, R11
+	ADDQ         SI, R11
+	IMUL3Q       $0x00000004, BX, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	SHRQ         $0x01, R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      SI, R11
+	MOVQ         DX, R12
+	LEAQ         (R8)(R8*2), R13
+	LEAQ         (R12)(R8*4), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
+	MOVQ         BX, R15
 
-bmulti8ha8_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha8_c2_keys_done
-	VCVTPH2PS        (R12), Z16
-	VFMADD231PS.BCST (R11), Z16, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z16, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z16, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z16, Z6
-	VFMADD231PS.BCST (R15), Z16, Z8
-	VFMADD231PS.BCST (R15)(R9*1), Z16, Z10
-	VFMADD231PS.BCST (R15)(R9*2), Z16, Z12
-	VFMADD231PS.BCST (R15)(R14*1), Z16, Z14
-	VCVTPH2PS        32(R12), Z16
-	VFMADD231PS.BCST (R11), Z16, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z16, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z16, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z16, Z7
-	VFMADD231PS.BCST (R15), Z16, Z9
-	VFMADD231PS.BCST (R15)(R9*1), Z16, Z11
-	VFMADD231PS.BCST (R15)(R9*2), Z16, Z13
-	VFMADD231PS.BCST (R15)(R14*1), Z16, Z15
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha8_c2_key
+smulti8ha8_k2_chunk:
+	CMPQ        R15, $0x10
+	JL          smulti8ha8_k2_tail
+	VMOVUPS     (R12), Z16
+	VMOVUPS     (R12)(R8*1), Z17
+	VMOVUPS     (R12)(R8*2), Z18
+	VMOVUPS     (R12)(R13*1), Z19
+	VMOVUPS     (R14), Z20
+	VMOVUPS     (R14)(R8*1), Z21
+	VMOVUPS     (R14)(R8*2), Z22
+	VMOVUPS     (R14)(R13*1), Z23
+	VCVTPH2PS   (SI), Z24
+	VFMADD231PS Z24, Z16, Z0
+	VFMADD231PS Z24, Z17, Z2
+	VFMADD231PS Z24, Z18, Z4
+	VFMADD231PS Z24, Z19, Z6
+	VFMADD231PS Z24, Z20, Z8
+	VFMADD231PS Z24, Z21, Z10
+	VFMADD231PS Z24, Z22, Z12
+	VFMADD231PS Z24, Z23, Z14
+	VCVTPH2PS   (SI)(DI*1), Z24
+	VFMADD231PS Z24, Z16, Z1
+	VFMADD231PS Z24, Z17, Z3
+	VFMADD231PS Z24, Z18, Z5
+	VFMADD231PS Z24, Z19, Z7
+	VFMADD231PS Z24, Z20, Z9
+	VFMADD231PS Z24, Z21, Z11
+	VFMADD231PS Z24, Z22, Z13
+	VFMADD231PS Z24, Z23, Z15
+	PREFETCHT0  (R11)
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R12
+	ADDQ        $0x40, R14
+	ADDQ        $0x00000040, R11
+	SUBQ        $0x10, R15
+	JMP         smulti8ha8_k2_chunk
 
-bmulti8ha8_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	VMOVUPS Z10, (R12)(R8*1)
-	VMOVUPS Z11, 64(R12)(R8*1)
-	VMOVUPS Z12, (R12)(R8*2)
-	VMOVUPS Z13, 64(R12)(R8*2)
-	VMOVUPS Z14, (R12)(R11*1)
-	VMOVUPS Z15, 64(R12)(R11*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha8_c2
+smulti8ha8_k2_tail:
+	TESTQ       R15, R15
+	JZ          smulti8ha8_k2_sum
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R15*2), K1
+	VMOVUPS.Z   (R12), K1, Z16
+	VMOVUPS.Z   (R12)(R8*1), K1, Z17
+	VMOVUPS.Z   (R12)(R8*2), K1, Z18
+	VMOVUPS.Z   (R12)(R13*1), K1, Z19
+	VMOVUPS.Z   (R14), K1, Z20
+	VMOVUPS.Z   (R14)(R8*1), K1, Z21
+	VMOVUPS.Z   (R14)(R8*2), K1, Z22
+	VMOVUPS.Z   (R14)(R13*1), K1, Z23
+	VMOVDQU16.Z (SI), K1, Y24
+	VCVTPH2PS   Y24, Z24
+	VFMADD231PS Z24, Z16, Z0
+	VFMADD231PS Z24, Z17, Z2
+	VFMADD231PS Z24, Z18, Z4
+	VFMADD231PS Z24, Z19, Z6
+	VFMADD231PS Z24, Z20, Z8
+	VFMADD231PS Z24, Z21, Z10
+	VFMADD231PS Z24, Z22, Z12
+	VFMADD231PS Z24, Z23, Z14
+	VMOVDQU16.Z (SI)(DI*1), K1, Y24
+	VCVTPH2PS   Y24, Z24
+	VFMADD231PS Z24, Z16, Z1
+	VFMADD231PS Z24, Z17, Z3
+	VFMADD231PS Z24, Z18, Z5
+	VFMADD231PS Z24, Z19, Z7
+	VFMADD231PS Z24, Z20, Z9
+	VFMADD231PS Z24, Z21, Z11
+	VFMADD231PS Z24, Z22, Z13
+	VFMADD231PS Z24, Z23, Z15
 
-bmulti8ha8_c2_next:
-bmulti8ha8_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha8_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	VMOVUPS (R12)(R8*1), Z5
-	VMOVUPS (R12)(R8*2), Z6
-	VMOVUPS (R12)(R11*1), Z7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
+smulti8ha8_k2_sum:
+	MOVQ          BX, R11
+	ANDQ          $-16, R11
+	SHLQ          $0x01, R11
+	SUBQ          R11, SI
+	LEAQ          (R9)(R9*2), R11
+	LEAQ          (AX)(R9*4), R12
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVLPS       X0, (AX)(R9*2)
+	VMOVHPS       X0, (AX)(R11*1)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVLPS       X0, (R12)
+	VMOVHPS       X0, (R12)(R9*1)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVLPS       X0, (R12)(R9*2)
+	VMOVHPS       X0, (R12)(R11*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8ha8_k2
 
-bmulti8ha8_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha8_c1_keys_done
-	VCVTPH2PS        (R12), Z8
-	VFMADD231PS.BCST (R11), Z8, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z8, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z8, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z8, Z3
-	VFMADD231PS.BCST (R15), Z8, Z4
-	VFMADD231PS.BCST (R15)(R9*1), Z8, Z5
-	VFMADD231PS.BCST (R15)(R9*2), Z8, Z6
-	VFMADD231PS.BCST (R15)(R14*1), Z8, Z7
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha8_c1_key
+smulti8ha8_k2_next:
+smulti8ha8_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8ha8_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	MOVQ         BX, R13
 
-bmulti8ha8_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	VMOVUPS Z5, (R12)(R8*1)
-	VMOVUPS Z6, (R12)(R8*2)
-	VMOVUPS Z7, (R12)(R11*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha8_c1
+smulti8ha8_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8ha8_k1_tail
+	VMOVUPS     (R10), Z8
+	VMOVUPS     (R10)(R8*1), Z9
+	VMOVUPS     (R10)(R8*2), Z10
+	VMOVUPS     (R10)(R11*1), Z11
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVUPS     (R12)(R11*1), Z15
+	VCVTPH2PS   (SI), Z16
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z16, Z9, Z1
+	VFMADD231PS Z16, Z10, Z2
+	VFMADD231PS Z16, Z11, Z3
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z6
+	VFMADD231PS Z16, Z15, Z7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8ha8_k1_chunk
 
-bmulti8ha8_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	VMOVUPS.Z (R11)(R8*1), K1, Z5
-	VMOVUPS.Z (R11)(R8*2), K1, Z6
-	VMOVUPS.Z (R11)(BX*1), K1, Z7
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
+smulti8ha8_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8ha8_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z8
+	VMOVUPS.Z   (R10)(R8*1), K1, Z9
+	VMOVUPS.Z   (R10)(R8*2), K1, Z10
+	VMOVUPS.Z   (R10)(R11*1), K1, Z11
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVUPS.Z   (R12)(R11*1), K1, Z15
+	VMOVDQU16.Z (SI), K1, Y16
+	VCVTPH2PS   Y16, Z16
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z16, Z9, Z1
+	VFMADD231PS Z16, Z10, Z2
+	VFMADD231PS Z16, Z11, Z3
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z6
+	VFMADD231PS Z16, Z15, Z7
 
-bmulti8ha8_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha8_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y8
-	VCVTPH2PS        Y8, Z8
-	VFMADD231PS.BCST (AX), Z8, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
-	VFMADD231PS.BCST (R11), Z8, Z4
-	VFMADD231PS.BCST (R11)(R9*1), Z8, Z5
-	VFMADD231PS.BCST (R11)(R9*2), Z8, Z6
-	VFMADD231PS.BCST (R11)(SI*1), Z8, Z7
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha8_tail_key
+smulti8ha8_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X8, X0, X0
+	VMOVSHDUP     X0, X8
+	VADDPS        X8, X0, X0
+	VMOVHLPS      X0, X8, X8
+	VADDSS        X8, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	VEXTRACTF64X4 $0x01, Z7, Y0
+	VADDPS        Y0, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X0, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (R11)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8ha8_k1
 
-bmulti8ha8_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	VMOVUPS Z5, K1, (CX)(R8*1)
-	VMOVUPS Z6, K1, (CX)(R8*2)
-	VMOVUPS Z7, K1, (CX)(AX*1)
-
-bmulti8ha_done:
+smulti8ha8_k1_next:
 	VZEROUPPER
 	RET
 
-bmulti8h:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x05
-	JE   bmulti8h_5
-	CMPQ AX, $0x06
-	JE   bmulti8h_6
-	CMPQ AX, $0x07
-	JE   bmulti8h_7
-	JMP  bmulti8h_8
-
-bmulti8h_5:
+// func blendRowsMulti8F16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8F16R5AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -22927,9 +22162,192 @@ bmulti8h5_tail_keys_done:
 	VMOVUPS Z2, K1, (DX)(R8*2)
 	VMOVUPS Z3, K1, (DX)(AX*1)
 	VMOVUPS Z4, K1, (CX)
-	JMP     bmulti8h_done
 
-bmulti8h_6:
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8F16R5AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti8ha5_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha5_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c2_keys_done
+	VCVTPH2PS        (R12), Z10
+	VFMADD231PS.BCST (R11), Z10, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z6
+	VFMADD231PS.BCST (R15), Z10, Z8
+	VCVTPH2PS        32(R12), Z10
+	VFMADD231PS.BCST (R11), Z10, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z7
+	VFMADD231PS.BCST (R15), Z10, Z9
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c2_key
+
+bmulti8ha5_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha5_c2
+
+bmulti8ha5_c2_next:
+bmulti8ha5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha5_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c1_keys_done
+	VCVTPH2PS        (R12), Z5
+	VFMADD231PS.BCST (R11), Z5, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z5, Z3
+	VFMADD231PS.BCST (R15), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c1_key
+
+bmulti8ha5_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha5_c1
+
+bmulti8ha5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha5_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha5_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y5
+	VCVTPH2PS        Y5, Z5
+	VFMADD231PS.BCST (AX), Z5, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
+	VFMADD231PS.BCST (R11), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha5_tail_key
+
+bmulti8ha5_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8F16R6AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -23105,9 +22523,204 @@ bmulti8h6_tail_keys_done:
 	VMOVUPS Z3, K1, (DX)(AX*1)
 	VMOVUPS Z4, K1, (CX)
 	VMOVUPS Z5, K1, (CX)(R8*1)
-	JMP     bmulti8h_done
 
-bmulti8h_7:
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8F16R6AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti8ha6_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha6_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c2_keys_done
+	VCVTPH2PS        (R12), Z12
+	VFMADD231PS.BCST (R11), Z12, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z6
+	VFMADD231PS.BCST (R15), Z12, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z10
+	VCVTPH2PS        32(R12), Z12
+	VFMADD231PS.BCST (R11), Z12, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z7
+	VFMADD231PS.BCST (R15), Z12, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z11
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c2_key
+
+bmulti8ha6_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha6_c2
+
+bmulti8ha6_c2_next:
+bmulti8ha6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha6_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c1_keys_done
+	VCVTPH2PS        (R12), Z6
+	VFMADD231PS.BCST (R11), Z6, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z6, Z3
+	VFMADD231PS.BCST (R15), Z6, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c1_key
+
+bmulti8ha6_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha6_c1
+
+bmulti8ha6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha6_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha6_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y6
+	VCVTPH2PS        Y6, Z6
+	VFMADD231PS.BCST (AX), Z6, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
+	VFMADD231PS.BCST (R11), Z6, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha6_tail_key
+
+bmulti8ha6_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8F16R7AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -23295,9 +22908,216 @@ bmulti8h7_tail_keys_done:
 	VMOVUPS Z4, K1, (CX)
 	VMOVUPS Z5, K1, (CX)(R8*1)
 	VMOVUPS Z6, K1, (CX)(R8*2)
-	JMP     bmulti8h_done
 
-bmulti8h_8:
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8F16R7AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti8ha7_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha7_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c2_keys_done
+	VCVTPH2PS        (R12), Z14
+	VFMADD231PS.BCST (R11), Z14, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z6
+	VFMADD231PS.BCST (R15), Z14, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z12
+	VCVTPH2PS        32(R12), Z14
+	VFMADD231PS.BCST (R11), Z14, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z7
+	VFMADD231PS.BCST (R15), Z14, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z13
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c2_key
+
+bmulti8ha7_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha7_c2
+
+bmulti8ha7_c2_next:
+bmulti8ha7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha7_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c1_keys_done
+	VCVTPH2PS        (R12), Z7
+	VFMADD231PS.BCST (R11), Z7, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z7, Z3
+	VFMADD231PS.BCST (R15), Z7, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c1_key
+
+bmulti8ha7_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha7_c1
+
+bmulti8ha7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha7_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha7_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y7
+	VCVTPH2PS        Y7, Z7
+	VFMADD231PS.BCST (AX), Z7, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
+	VFMADD231PS.BCST (R11), Z7, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha7_tail_key
+
+bmulti8ha7_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8F16R8AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -23498,43 +23318,516 @@ bmulti8h_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMulti8BF16AVX512(dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16)
+// func blendRowsMulti8F16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8F16R8AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti8ha8_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha8_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	VMOVUPS (R12)(R11*1), Z14
+	VMOVUPS 64(R12)(R11*1), Z15
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c2_keys_done
+	VCVTPH2PS        (R12), Z16
+	VFMADD231PS.BCST (R11), Z16, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z6
+	VFMADD231PS.BCST (R15), Z16, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z12
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z14
+	VCVTPH2PS        32(R12), Z16
+	VFMADD231PS.BCST (R11), Z16, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z7
+	VFMADD231PS.BCST (R15), Z16, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z13
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z15
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c2_key
+
+bmulti8ha8_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	VMOVUPS Z14, (R12)(R11*1)
+	VMOVUPS Z15, 64(R12)(R11*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha8_c2
+
+bmulti8ha8_c2_next:
+bmulti8ha8_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha8_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	VMOVUPS (R12)(R11*1), Z7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c1_keys_done
+	VCVTPH2PS        (R12), Z8
+	VFMADD231PS.BCST (R11), Z8, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z8, Z3
+	VFMADD231PS.BCST (R15), Z8, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R15)(R14*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c1_key
+
+bmulti8ha8_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	VMOVUPS Z7, (R12)(R11*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha8_c1
+
+bmulti8ha8_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	VMOVUPS.Z (R11)(BX*1), K1, Z7
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha8_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha8_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y8
+	VCVTPH2PS        Y8, Z8
+	VFMADD231PS.BCST (AX), Z8, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
+	VFMADD231PS.BCST (R11), Z8, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R11)(SI*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha8_tail_key
+
+bmulti8ha8_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	VMOVUPS Z7, K1, (CX)(AX*1)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8BF16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
-TEXT ·scoreRowsMulti8BF16AVX512(SB), NOSPLIT, $0-112
+TEXT ·scoreRowsMulti8BF16R5AVX512(SB), NOSPLIT, $0-80
 	VMOVDQU64 bf16perm<>+0(SB), Z0
 	MOVL      $0xaaaaaaaa, AX
 	KMOVD     AX, K1
-	MOVQ      also_len+96(FP), AX
-	TESTQ     AX, AX
-	JZ        smulti8h
-	MOVQ      rows+80(FP), AX
-	CMPQ      AX, $0x05
-	JE        smulti8ha_5
-	CMPQ      AX, $0x06
-	JE        smulti8ha_6
-	CMPQ      AX, $0x07
-	JE        smulti8ha_7
-	JMP       smulti8ha_8
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      $0xcccccccd, R8
+	IMULQ     R8, CX
+	SHRQ      $0x22, CX
+	MOVQ      $0xcccccccd, R8
+	IMULQ     R8, BX
+	SHRQ      $0x22, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
 
-smulti8ha_5:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
+smulti8h5_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h5_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	MOVQ         BX, R14
+
+smulti8h5_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h5_k2_tail
+	VMOVUPS     (R11), Z11
+	VMOVUPS     (R11)(R8*1), Z12
+	VMOVUPS     (R11)(R8*2), Z13
+	VMOVUPS     (R11)(R12*1), Z14
+	VMOVUPS     (R13), Z15
+	VMOVDQU32   (SI), Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z1
+	VFMADD231PS Z16, Z12, Z3
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z7
+	VFMADD231PS Z16, Z15, Z9
+	VMOVDQU32   (SI)(DI*1), Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z2
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z6
+	VFMADD231PS Z16, Z14, Z8
+	VFMADD231PS Z16, Z15, Z10
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h5_k2_chunk
+
+smulti8h5_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h5_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z11
+	VMOVUPS.Z   (R11)(R8*1), K2, Z12
+	VMOVUPS.Z   (R11)(R8*2), K2, Z13
+	VMOVUPS.Z   (R11)(R12*1), K2, Z14
+	VMOVUPS.Z   (R13), K2, Z15
+	VMOVDQU16.Z (SI), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z1
+	VFMADD231PS Z16, Z12, Z3
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z7
+	VFMADD231PS Z16, Z15, Z9
+	VMOVDQU16.Z (SI)(DI*1), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z16
+	VFMADD231PS Z16, Z11, Z2
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z6
+	VFMADD231PS Z16, Z14, Z8
+	VFMADD231PS Z16, Z15, Z10
+
+smulti8h5_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z2, Z1, Z11
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z11, Z11
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x88, Z1, Z11, Z5
+	VSHUFF32X4    $0xdd, Z1, Z11, Z1
+	VADDPS        Z1, Z5, Z5
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z4, Z4, Z2
+	VSHUFF32X4    $0xdd, Z4, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z5, Z3
+	VSHUFPS       $0xdd, Z1, Z5, Z1
+	VADDPS        Z1, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z2, Z1
+	VSHUFPS       $0xdd, Z2, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z3, Z2
+	VSHUFPS       $0xdd, Z1, Z3, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z1, X1
+	VMOVLPS       X1, (R11)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h5_k2
+
+smulti8h5_k2_next:
+smulti8h5_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h5_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	MOVQ         BX, R13
+
+smulti8h5_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h5_k1_tail
+	VMOVUPS     (R10), Z6
+	VMOVUPS     (R10)(R8*1), Z7
+	VMOVUPS     (R10)(R8*2), Z8
+	VMOVUPS     (R10)(R11*1), Z9
+	VMOVUPS     (R12), Z10
+	VMOVDQU32   (SI), Y17
+	VPERMW.Z    Z17, Z0, K1, Z11
+	VFMADD231PS Z11, Z6, Z1
+	VFMADD231PS Z11, Z7, Z2
+	VFMADD231PS Z11, Z8, Z3
+	VFMADD231PS Z11, Z9, Z4
+	VFMADD231PS Z11, Z10, Z5
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h5_k1_chunk
+
+smulti8h5_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h5_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z6
+	VMOVUPS.Z   (R10)(R8*1), K2, Z7
+	VMOVUPS.Z   (R10)(R8*2), K2, Z8
+	VMOVUPS.Z   (R10)(R11*1), K2, Z9
+	VMOVUPS.Z   (R12), K2, Z10
+	VMOVDQU16.Z (SI), K2, Y17
+	VPERMW.Z    Z17, Z0, K1, Z11
+	VFMADD231PS Z11, Z6, Z1
+	VFMADD231PS Z11, Z7, Z2
+	VFMADD231PS Z11, Z8, Z3
+	VFMADD231PS Z11, Z9, Z4
+	VFMADD231PS Z11, Z10, Z5
+
+smulti8h5_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y6
+	VADDPS        Y6, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X6
+	VADDPS        X6, X1, X1
+	VMOVSHDUP     X1, X6
+	VADDPS        X6, X1, X1
+	VMOVHLPS      X1, X6, X6
+	VADDSS        X6, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h5_k1
+
+smulti8h5_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8BF16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R5AskAVX512(SB), NOSPLIT, $0-104
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      $0xcccccccd, R8
+	IMULQ     R8, CX
+	SHRQ      $0x22, CX
+	MOVQ      $0xcccccccd, R8
+	IMULQ     R8, BX
+	SHRQ      $0x22, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+	MOVQ      also_base+80(FP), R10
 
 smulti8ha5_k2:
 	CMPQ         CX, $0x02
@@ -23787,27 +24080,335 @@ smulti8ha5_k1_sum:
 	JMP           smulti8ha5_k1
 
 smulti8ha5_k1_next:
-	JMP smulti8ha_done
+	VZEROUPPER
+	RET
 
-smulti8ha_6:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
+// func scoreRowsMulti8BF16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R6AVX512(SB), NOSPLIT, $0-80
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      $0xaaaaaaab, R8
+	IMULQ     R8, CX
+	SHRQ      $0x22, CX
+	MOVQ      $0xaaaaaaab, R8
+	IMULQ     R8, BX
+	SHRQ      $0x22, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+
+smulti8h6_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h6_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	MOVQ         BX, R14
+
+smulti8h6_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h6_k2_tail
+	VMOVUPS     (R11), Z13
+	VMOVUPS     (R11)(R8*1), Z14
+	VMOVUPS     (R11)(R8*2), Z15
+	VMOVUPS     (R11)(R12*1), Z16
+	VMOVUPS     (R13), Z17
+	VMOVUPS     (R13)(R8*1), Z18
+	VMOVDQU32   (SI), Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z5
+	VFMADD231PS Z19, Z16, Z7
+	VFMADD231PS Z19, Z17, Z9
+	VFMADD231PS Z19, Z18, Z11
+	VMOVDQU32   (SI)(DI*1), Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z2
+	VFMADD231PS Z19, Z14, Z4
+	VFMADD231PS Z19, Z15, Z6
+	VFMADD231PS Z19, Z16, Z8
+	VFMADD231PS Z19, Z17, Z10
+	VFMADD231PS Z19, Z18, Z12
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h6_k2_chunk
+
+smulti8h6_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h6_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z13
+	VMOVUPS.Z   (R11)(R8*1), K2, Z14
+	VMOVUPS.Z   (R11)(R8*2), K2, Z15
+	VMOVUPS.Z   (R11)(R12*1), K2, Z16
+	VMOVUPS.Z   (R13), K2, Z17
+	VMOVUPS.Z   (R13)(R8*1), K2, Z18
+	VMOVDQU16.Z (SI), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z1
+	VFMADD231PS Z19, Z14, Z3
+	VFMADD231PS Z19, Z15, Z5
+	VFMADD231PS Z19, Z16, Z7
+	VFMADD231PS Z19, Z17, Z9
+	VFMADD231PS Z19, Z18, Z11
+	VMOVDQU16.Z (SI)(DI*1), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z19
+	VFMADD231PS Z19, Z13, Z2
+	VFMADD231PS Z19, Z14, Z4
+	VFMADD231PS Z19, Z15, Z6
+	VFMADD231PS Z19, Z16, Z8
+	VFMADD231PS Z19, Z17, Z10
+	VFMADD231PS Z19, Z18, Z12
+
+smulti8h6_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z2, Z1, Z13
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z13, Z13
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z12, Z11, Z5
+	VSHUFF32X4    $0xee, Z12, Z11, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x88, Z1, Z13, Z6
+	VSHUFF32X4    $0xdd, Z1, Z13, Z1
+	VADDPS        Z1, Z6, Z6
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z4, Z2
+	VSHUFF32X4    $0xdd, Z5, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z1, Z6, Z3
+	VSHUFPS       $0xdd, Z1, Z6, Z1
+	VADDPS        Z1, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z2, Z1
+	VSHUFPS       $0xdd, Z2, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z3, Z2
+	VSHUFPS       $0xdd, Z1, Z3, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z1, X1
+	VMOVLPS       X1, (R11)
+	VMOVHPS       X1, (R11)(R9*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h6_k2
+
+smulti8h6_k2_next:
+smulti8h6_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h6_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	MOVQ         BX, R13
+
+smulti8h6_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h6_k1_tail
+	VMOVUPS     (R10), Z7
+	VMOVUPS     (R10)(R8*1), Z8
+	VMOVUPS     (R10)(R8*2), Z9
+	VMOVUPS     (R10)(R11*1), Z10
+	VMOVUPS     (R12), Z11
+	VMOVUPS     (R12)(R8*1), Z12
+	VMOVDQU32   (SI), Y20
+	VPERMW.Z    Z20, Z0, K1, Z13
+	VFMADD231PS Z13, Z7, Z1
+	VFMADD231PS Z13, Z8, Z2
+	VFMADD231PS Z13, Z9, Z3
+	VFMADD231PS Z13, Z10, Z4
+	VFMADD231PS Z13, Z11, Z5
+	VFMADD231PS Z13, Z12, Z6
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h6_k1_chunk
+
+smulti8h6_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h6_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z7
+	VMOVUPS.Z   (R10)(R8*1), K2, Z8
+	VMOVUPS.Z   (R10)(R8*2), K2, Z9
+	VMOVUPS.Z   (R10)(R11*1), K2, Z10
+	VMOVUPS.Z   (R12), K2, Z11
+	VMOVUPS.Z   (R12)(R8*1), K2, Z12
+	VMOVDQU16.Z (SI), K2, Y20
+	VPERMW.Z    Z20, Z0, K1, Z13
+	VFMADD231PS Z13, Z7, Z1
+	VFMADD231PS Z13, Z8, Z2
+	VFMADD231PS Z13, Z9, Z3
+	VFMADD231PS Z13, Z10, Z4
+	VFMADD231PS Z13, Z11, Z5
+	VFMADD231PS Z13, Z12, Z6
+
+smulti8h6_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y7
+	VADDPS        Y7, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X7
+	VADDPS        X7, X1, X1
+	VMOVSHDUP     X1, X7
+	VADDPS        X7, X1, X1
+	VMOVHLPS      X1, X7, X7
+	VADDSS        X7, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h6_k1
+
+smulti8h6_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8BF16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R6AskAVX512(SB), NOSPLIT, $0-104
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      $0xaaaaaaab, R8
+	IMULQ     R8, CX
+	SHRQ      $0x22, CX
+	MOVQ      $0xaaaaaaab, R8
+	IMULQ     R8, BX
+	SHRQ      $0x22, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+	MOVQ      also_base+80(FP), R10
 
 smulti8ha6_k2:
 	CMPQ         CX, $0x02
@@ -24086,27 +24687,365 @@ smulti8ha6_k1_sum:
 	JMP           smulti8ha6_k1
 
 smulti8ha6_k1_next:
-	JMP smulti8ha_done
+	VZEROUPPER
+	RET
 
-smulti8ha_7:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, CX
-	SHRQ  $0x23, CX
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, BX
-	SHRQ  $0x23, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  also_base+88(FP), R10
+// func scoreRowsMulti8BF16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R7AVX512(SB), NOSPLIT, $0-80
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      $0x0000000124924925, R8
+	IMULQ     R8, CX
+	SHRQ      $0x23, CX
+	MOVQ      $0x0000000124924925, R8
+	IMULQ     R8, BX
+	SHRQ      $0x23, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+
+smulti8h7_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h7_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	VPXORD       Z1, Z1, Z13
+	VPXORD       Z1, Z1, Z14
+	MOVQ         BX, R14
+
+smulti8h7_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h7_k2_tail
+	VMOVUPS     (R11), Z15
+	VMOVUPS     (R11)(R8*1), Z16
+	VMOVUPS     (R11)(R8*2), Z17
+	VMOVUPS     (R11)(R12*1), Z18
+	VMOVUPS     (R13), Z19
+	VMOVUPS     (R13)(R8*1), Z20
+	VMOVUPS     (R13)(R8*2), Z21
+	VMOVDQU32   (SI), Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z1
+	VFMADD231PS Z22, Z16, Z3
+	VFMADD231PS Z22, Z17, Z5
+	VFMADD231PS Z22, Z18, Z7
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z13
+	VMOVDQU32   (SI)(DI*1), Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z2
+	VFMADD231PS Z22, Z16, Z4
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z22, Z18, Z8
+	VFMADD231PS Z22, Z19, Z10
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z14
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h7_k2_chunk
+
+smulti8h7_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h7_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z15
+	VMOVUPS.Z   (R11)(R8*1), K2, Z16
+	VMOVUPS.Z   (R11)(R8*2), K2, Z17
+	VMOVUPS.Z   (R11)(R12*1), K2, Z18
+	VMOVUPS.Z   (R13), K2, Z19
+	VMOVUPS.Z   (R13)(R8*1), K2, Z20
+	VMOVUPS.Z   (R13)(R8*2), K2, Z21
+	VMOVDQU16.Z (SI), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z1
+	VFMADD231PS Z22, Z16, Z3
+	VFMADD231PS Z22, Z17, Z5
+	VFMADD231PS Z22, Z18, Z7
+	VFMADD231PS Z22, Z19, Z9
+	VFMADD231PS Z22, Z20, Z11
+	VFMADD231PS Z22, Z21, Z13
+	VMOVDQU16.Z (SI)(DI*1), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z22
+	VFMADD231PS Z22, Z15, Z2
+	VFMADD231PS Z22, Z16, Z4
+	VFMADD231PS Z22, Z17, Z6
+	VFMADD231PS Z22, Z18, Z8
+	VFMADD231PS Z22, Z19, Z10
+	VFMADD231PS Z22, Z20, Z12
+	VFMADD231PS Z22, Z21, Z14
+
+smulti8h7_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z2, Z1, Z15
+	VSHUFF32X4    $0xee, Z2, Z1, Z1
+	VADDPS        Z1, Z15, Z15
+	VSHUFF32X4    $0x44, Z4, Z3, Z1
+	VSHUFF32X4    $0xee, Z4, Z3, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z5, Z2
+	VSHUFF32X4    $0xee, Z6, Z5, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x44, Z8, Z7, Z3
+	VSHUFF32X4    $0xee, Z8, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFF32X4    $0x44, Z10, Z9, Z4
+	VSHUFF32X4    $0xee, Z10, Z9, Z5
+	VADDPS        Z5, Z4, Z4
+	VSHUFF32X4    $0x44, Z12, Z11, Z5
+	VSHUFF32X4    $0xee, Z12, Z11, Z6
+	VADDPS        Z6, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z13, Z6
+	VSHUFF32X4    $0xee, Z14, Z13, Z7
+	VADDPS        Z7, Z6, Z6
+	VSHUFF32X4    $0x88, Z1, Z15, Z7
+	VSHUFF32X4    $0xdd, Z1, Z15, Z1
+	VADDPS        Z1, Z7, Z7
+	VSHUFF32X4    $0x88, Z3, Z2, Z1
+	VSHUFF32X4    $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z5, Z4, Z2
+	VSHUFF32X4    $0xdd, Z5, Z4, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x88, Z6, Z6, Z3
+	VSHUFF32X4    $0xdd, Z6, Z6, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFPS       $0x88, Z1, Z7, Z4
+	VSHUFPS       $0xdd, Z1, Z7, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFPS       $0x88, Z3, Z2, Z1
+	VSHUFPS       $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z4, Z2
+	VSHUFPS       $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z1
+	VPERMPS       Z2, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X2
+	VMOVLPS       X2, (AX)(R9*2)
+	VMOVHPS       X2, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z1, X2
+	VMOVLPS       X2, (R11)
+	VMOVHPS       X2, (R11)(R9*1)
+	VEXTRACTF32X4 $0x03, Z1, X1
+	VMOVLPS       X1, (R11)(R9*2)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h7_k2
+
+smulti8h7_k2_next:
+smulti8h7_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h7_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	MOVQ         BX, R13
+
+smulti8h7_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h7_k1_tail
+	VMOVUPS     (R10), Z8
+	VMOVUPS     (R10)(R8*1), Z9
+	VMOVUPS     (R10)(R8*2), Z10
+	VMOVUPS     (R10)(R11*1), Z11
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVDQU32   (SI), Y23
+	VPERMW.Z    Z23, Z0, K1, Z15
+	VFMADD231PS Z15, Z8, Z1
+	VFMADD231PS Z15, Z9, Z2
+	VFMADD231PS Z15, Z10, Z3
+	VFMADD231PS Z15, Z11, Z4
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h7_k1_chunk
+
+smulti8h7_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h7_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z8
+	VMOVUPS.Z   (R10)(R8*1), K2, Z9
+	VMOVUPS.Z   (R10)(R8*2), K2, Z10
+	VMOVUPS.Z   (R10)(R11*1), K2, Z11
+	VMOVUPS.Z   (R12), K2, Z12
+	VMOVUPS.Z   (R12)(R8*1), K2, Z13
+	VMOVUPS.Z   (R12)(R8*2), K2, Z14
+	VMOVDQU16.Z (SI), K2, Y23
+	VPERMW.Z    Z23, Z0, K1, Z15
+	VFMADD231PS Z15, Z8, Z1
+	VFMADD231PS Z15, Z9, Z2
+	VFMADD231PS Z15, Z10, Z3
+	VFMADD231PS Z15, Z11, Z4
+	VFMADD231PS Z15, Z12, Z5
+	VFMADD231PS Z15, Z13, Z6
+	VFMADD231PS Z15, Z14, Z7
+
+smulti8h7_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y8
+	VADDPS        Y8, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X8
+	VADDPS        X8, X1, X1
+	VMOVSHDUP     X1, X8
+	VADDPS        X8, X1, X1
+	VMOVHLPS      X1, X8, X8
+	VADDSS        X8, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z7, Y1
+	VADDPS        Y1, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X1
+	VADDPS        X1, X7, X7
+	VMOVSHDUP     X7, X1
+	VADDPS        X1, X7, X7
+	VMOVHLPS      X7, X1, X1
+	VADDSS        X1, X7, X7
+	VMOVSS        X7, (R11)(R9*2)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h7_k1
+
+smulti8h7_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8BF16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R7AskAVX512(SB), NOSPLIT, $0-104
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	MOVQ      $0x0000000124924925, R8
+	IMULQ     R8, CX
+	SHRQ      $0x23, CX
+	MOVQ      $0x0000000124924925, R8
+	IMULQ     R8, BX
+	SHRQ      $0x23, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+	MOVQ      also_base+80(FP), R10
 
 smulti8ha7_k2:
 	CMPQ         CX, $0x02
@@ -24415,23 +25354,381 @@ smulti8ha7_k1_sum:
 	JMP           smulti8ha7_k1
 
 smulti8ha7_k1_next:
-	JMP smulti8ha_done
+	VZEROUPPER
+	RET
 
-smulti8ha_8:
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+56(FP), DX
-	MOVQ q_len+64(FP), BX
-	MOVQ k_base+24(FP), SI
-	MOVQ stride+48(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x03, CX
-	SHRQ $0x03, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ also_base+88(FP), R10
+// func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R8AVX512(SB), NOSPLIT, $0-80
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	SHRQ      $0x03, CX
+	SHRQ      $0x03, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+
+smulti8h8_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h8_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	VPXORD       Z1, Z1, Z13
+	VPXORD       Z1, Z1, Z14
+	VPXORD       Z1, Z1, Z15
+	VPXORD       Z1, Z1, Z16
+	MOVQ         BX, R14
+
+smulti8h8_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h8_k2_tail
+	VMOVUPS     (R11), Z17
+	VMOVUPS     (R11)(R8*1), Z18
+	VMOVUPS     (R11)(R8*2), Z19
+	VMOVUPS     (R11)(R12*1), Z20
+	VMOVUPS     (R13), Z21
+	VMOVUPS     (R13)(R8*1), Z22
+	VMOVUPS     (R13)(R8*2), Z23
+	VMOVUPS     (R13)(R12*1), Z24
+	VMOVDQU32   (SI), Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z1
+	VFMADD231PS Z25, Z18, Z3
+	VFMADD231PS Z25, Z19, Z5
+	VFMADD231PS Z25, Z20, Z7
+	VFMADD231PS Z25, Z21, Z9
+	VFMADD231PS Z25, Z22, Z11
+	VFMADD231PS Z25, Z23, Z13
+	VFMADD231PS Z25, Z24, Z15
+	VMOVDQU32   (SI)(DI*1), Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z2
+	VFMADD231PS Z25, Z18, Z4
+	VFMADD231PS Z25, Z19, Z6
+	VFMADD231PS Z25, Z20, Z8
+	VFMADD231PS Z25, Z21, Z10
+	VFMADD231PS Z25, Z22, Z12
+	VFMADD231PS Z25, Z23, Z14
+	VFMADD231PS Z25, Z24, Z16
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h8_k2_chunk
+
+smulti8h8_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h8_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z17
+	VMOVUPS.Z   (R11)(R8*1), K2, Z18
+	VMOVUPS.Z   (R11)(R8*2), K2, Z19
+	VMOVUPS.Z   (R11)(R12*1), K2, Z20
+	VMOVUPS.Z   (R13), K2, Z21
+	VMOVUPS.Z   (R13)(R8*1), K2, Z22
+	VMOVUPS.Z   (R13)(R8*2), K2, Z23
+	VMOVUPS.Z   (R13)(R12*1), K2, Z24
+	VMOVDQU16.Z (SI), K2, Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z1
+	VFMADD231PS Z25, Z18, Z3
+	VFMADD231PS Z25, Z19, Z5
+	VFMADD231PS Z25, Z20, Z7
+	VFMADD231PS Z25, Z21, Z9
+	VFMADD231PS Z25, Z22, Z11
+	VFMADD231PS Z25, Z23, Z13
+	VFMADD231PS Z25, Z24, Z15
+	VMOVDQU16.Z (SI)(DI*1), K2, Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z2
+	VFMADD231PS Z25, Z18, Z4
+	VFMADD231PS Z25, Z19, Z6
+	VFMADD231PS Z25, Z20, Z8
+	VFMADD231PS Z25, Z21, Z10
+	VFMADD231PS Z25, Z22, Z12
+	VFMADD231PS Z25, Z23, Z14
+	VFMADD231PS Z25, Z24, Z16
+
+smulti8h8_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z5, Z1, Z17
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z17, Z17
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x44, Z8, Z4, Z7
+	VSHUFF32X4    $0xee, Z8, Z4, Z4
+	VADDPS        Z4, Z7, Z7
+	VSHUFF32X4    $0x44, Z16, Z12, Z4
+	VSHUFF32X4    $0xee, Z16, Z12, Z8
+	VADDPS        Z8, Z4, Z4
+	VSHUFF32X4    $0x88, Z1, Z17, Z8
+	VSHUFF32X4    $0xdd, Z1, Z17, Z1
+	VADDPS        Z1, Z8, Z8
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x88, Z4, Z7, Z3
+	VSHUFF32X4    $0xdd, Z4, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFPS       $0x88, Z1, Z8, Z4
+	VSHUFPS       $0xdd, Z1, Z8, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFPS       $0x88, Z3, Z2, Z1
+	VSHUFPS       $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z4, Z2
+	VSHUFPS       $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVLPS       X2, (AX)
+	VMOVHPS       X2, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z2, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z2, X1
+	VMOVLPS       X1, (R11)
+	VMOVHPS       X1, (R11)(R9*1)
+	VEXTRACTF32X4 $0x03, Z2, X1
+	VMOVLPS       X1, (R11)(R9*2)
+	VMOVHPS       X1, (R11)(R10*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h8_k2
+
+smulti8h8_k2_next:
+smulti8h8_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h8_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	MOVQ         BX, R13
+
+smulti8h8_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h8_k1_tail
+	VMOVUPS     (R10), Z9
+	VMOVUPS     (R10)(R8*1), Z10
+	VMOVUPS     (R10)(R8*2), Z11
+	VMOVUPS     (R10)(R11*1), Z12
+	VMOVUPS     (R12), Z13
+	VMOVUPS     (R12)(R8*1), Z14
+	VMOVUPS     (R12)(R8*2), Z15
+	VMOVUPS     (R12)(R11*1), Z16
+	VMOVDQU32   (SI), Y26
+	VPERMW.Z    Z26, Z0, K1, Z17
+	VFMADD231PS Z17, Z9, Z1
+	VFMADD231PS Z17, Z10, Z2
+	VFMADD231PS Z17, Z11, Z3
+	VFMADD231PS Z17, Z12, Z4
+	VFMADD231PS Z17, Z13, Z5
+	VFMADD231PS Z17, Z14, Z6
+	VFMADD231PS Z17, Z15, Z7
+	VFMADD231PS Z17, Z16, Z8
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h8_k1_chunk
+
+smulti8h8_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h8_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z9
+	VMOVUPS.Z   (R10)(R8*1), K2, Z10
+	VMOVUPS.Z   (R10)(R8*2), K2, Z11
+	VMOVUPS.Z   (R10)(R11*1), K2, Z12
+	VMOVUPS.Z   (R12), K2, Z13
+	VMOVUPS.Z   (R12)(R8*1), K2, Z14
+	VMOVUPS.Z   (R12)(R8*2), K2, Z15
+	VMOVUPS.Z   (R12)(R11*1), K2, Z16
+	VMOVDQU16.Z (SI), K2, Y26
+	VPERMW.Z    Z26, Z0, K1, Z17
+	VFMADD231PS Z17, Z9, Z1
+	VFMADD231PS Z17, Z10, Z2
+	VFMADD231PS Z17, Z11, Z3
+	VFMADD231PS Z17, Z12, Z4
+	VFMADD231PS Z17, Z13, Z5
+	VFMADD231PS Z17, Z14, Z6
+	VFMADD231PS Z17, Z15, Z7
+	VFMADD231PS Z17, Z16, Z8
+
+smulti8h8_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y9
+	VADDPS        Y9, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X9
+	VADDPS        X9, X1, X1
+	VMOVSHDUP     X1, X9
+	VADDPS        X9, X1, X1
+	VMOVHLPS      X1, X9, X9
+	VADDSS        X9, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z7, Y1
+	VADDPS        Y1, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X1
+	VADDPS        X1, X7, X7
+	VMOVSHDUP     X7, X1
+	VADDPS        X1, X7, X7
+	VMOVHLPS      X7, X1, X1
+	VADDSS        X1, X7, X7
+	VMOVSS        X7, (R11)(R9*2)
+	VEXTRACTF64X4 $0x01, Z8, Y1
+	VADDPS        Y1, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X1
+	VADDPS        X1, X8, X8
+	VMOVSHDUP     X8, X1
+	VADDPS        X1, X8, X8
+	VMOVHLPS      X8, X1, X1
+	VADDSS        X1, X8, X8
+	VMOVSS        X8, (R11)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h8_k1
+
+smulti8h8_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8BF16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R8AskAVX512(SB), NOSPLIT, $0-104
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	SHRQ      $0x03, CX
+	SHRQ      $0x03, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+	MOVQ      also_base+80(FP), R10
 
 smulti8ha8_k2:
 	CMPQ         CX, $0x02
@@ -24764,2065 +26061,12 @@ smulti8ha8_k1_sum:
 	JMP           smulti8ha8_k1
 
 smulti8ha8_k1_next:
-smulti8ha_done:
 	VZEROUPPER
 	RET
 
-smulti8h:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x05
-	JE   smulti8h_5
-	CMPQ AX, $0x06
-	JE   smulti8h_6
-	CMPQ AX, $0x07
-	JE   smulti8h_7
-	JMP  smulti8h_8
-
-smulti8h_5:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-
-smulti8h5_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8h5_k2_next
-	LEAQ         (DI)(DI*2), R10
-	IMUL3Q       $0x00000020, DI, R10
-	ADDQ         SI, R10
-	IMUL3Q       $0x00000004, BX, R11
-	ADDQ         R10, R11
-	SUBQ         k_base+24(FP), R11
-	SHRQ         $0x01, R11
-	CMPQ         R11, k_len+32(FP)
-	CMOVQHI      SI, R10
-	MOVQ         DX, R11
-	LEAQ         (R8)(R8*2), R12
-	LEAQ         (R11)(R8*4), R13
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	VPXORD       Z1, Z1, Z6
-	VPXORD       Z1, Z1, Z7
-	VPXORD       Z1, Z1, Z8
-	VPXORD       Z1, Z1, Z9
-	VPXORD       Z1, Z1, Z10
-	MOVQ         BX, R14
-
-smulti8h5_k2_chunk:
-	CMPQ        R14, $0x10
-	JL          smulti8h5_k2_tail
-	VMOVUPS     (R11), Z11
-	VMOVUPS     (R11)(R8*1), Z12
-	VMOVUPS     (R11)(R8*2), Z13
-	VMOVUPS     (R11)(R12*1), Z14
-	VMOVUPS     (R13), Z15
-	VMOVDQU32   (SI), Y17
-	VPERMW.Z    Z17, Z0, K1, Z16
-	VFMADD231PS Z16, Z11, Z1
-	VFMADD231PS Z16, Z12, Z3
-	VFMADD231PS Z16, Z13, Z5
-	VFMADD231PS Z16, Z14, Z7
-	VFMADD231PS Z16, Z15, Z9
-	VMOVDQU32   (SI)(DI*1), Y17
-	VPERMW.Z    Z17, Z0, K1, Z16
-	VFMADD231PS Z16, Z11, Z2
-	VFMADD231PS Z16, Z12, Z4
-	VFMADD231PS Z16, Z13, Z6
-	VFMADD231PS Z16, Z14, Z8
-	VFMADD231PS Z16, Z15, Z10
-	PREFETCHT0  (R10)
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R11
-	ADDQ        $0x40, R13
-	ADDQ        $0x00000040, R10
-	SUBQ        $0x10, R14
-	JMP         smulti8h5_k2_chunk
-
-smulti8h5_k2_tail:
-	TESTQ       R14, R14
-	JZ          smulti8h5_k2_sum
-	LEAQ        ktable<>+0(SB), R10
-	KMOVW       (R10)(R14*2), K2
-	VMOVUPS.Z   (R11), K2, Z11
-	VMOVUPS.Z   (R11)(R8*1), K2, Z12
-	VMOVUPS.Z   (R11)(R8*2), K2, Z13
-	VMOVUPS.Z   (R11)(R12*1), K2, Z14
-	VMOVUPS.Z   (R13), K2, Z15
-	VMOVDQU16.Z (SI), K2, Y17
-	VPERMW.Z    Z17, Z0, K1, Z16
-	VFMADD231PS Z16, Z11, Z1
-	VFMADD231PS Z16, Z12, Z3
-	VFMADD231PS Z16, Z13, Z5
-	VFMADD231PS Z16, Z14, Z7
-	VFMADD231PS Z16, Z15, Z9
-	VMOVDQU16.Z (SI)(DI*1), K2, Y17
-	VPERMW.Z    Z17, Z0, K1, Z16
-	VFMADD231PS Z16, Z11, Z2
-	VFMADD231PS Z16, Z12, Z4
-	VFMADD231PS Z16, Z13, Z6
-	VFMADD231PS Z16, Z14, Z8
-	VFMADD231PS Z16, Z15, Z10
-
-smulti8h5_k2_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VSHUFF32X4    $0x44, Z2, Z1, Z11
-	VSHUFF32X4    $0xee, Z2, Z1, Z1
-	VADDPS        Z1, Z11, Z11
-	VSHUFF32X4    $0x44, Z4, Z3, Z1
-	VSHUFF32X4    $0xee, Z4, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z6, Z5, Z2
-	VSHUFF32X4    $0xee, Z6, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z8, Z7, Z3
-	VSHUFF32X4    $0xee, Z8, Z7, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x44, Z10, Z9, Z4
-	VSHUFF32X4    $0xee, Z10, Z9, Z5
-	VADDPS        Z5, Z4, Z4
-	VSHUFF32X4    $0x88, Z1, Z11, Z5
-	VSHUFF32X4    $0xdd, Z1, Z11, Z1
-	VADDPS        Z1, Z5, Z5
-	VSHUFF32X4    $0x88, Z3, Z2, Z1
-	VSHUFF32X4    $0xdd, Z3, Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z4, Z4, Z2
-	VSHUFF32X4    $0xdd, Z4, Z4, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFPS       $0x88, Z1, Z5, Z3
-	VSHUFPS       $0xdd, Z1, Z5, Z1
-	VADDPS        Z1, Z3, Z3
-	VSHUFPS       $0x88, Z2, Z2, Z1
-	VSHUFPS       $0xdd, Z2, Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z1, Z3, Z2
-	VSHUFPS       $0xdd, Z1, Z3, Z1
-	VADDPS        Z1, Z2, Z2
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_0_0_0_0_0_0<>+0(SB), Z1
-	VPERMPS       Z2, Z1, Z1
-	VMOVLPS       X1, (AX)
-	VMOVHPS       X1, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z1, X2
-	VMOVLPS       X2, (AX)(R9*2)
-	VMOVHPS       X2, (AX)(R10*1)
-	VEXTRACTF32X4 $0x02, Z1, X1
-	VMOVLPS       X1, (R11)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8h5_k2
-
-smulti8h5_k2_next:
-smulti8h5_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8h5_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	MOVQ         BX, R13
-
-smulti8h5_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8h5_k1_tail
-	VMOVUPS     (R10), Z6
-	VMOVUPS     (R10)(R8*1), Z7
-	VMOVUPS     (R10)(R8*2), Z8
-	VMOVUPS     (R10)(R11*1), Z9
-	VMOVUPS     (R12), Z10
-	VMOVDQU32   (SI), Y17
-	VPERMW.Z    Z17, Z0, K1, Z11
-	VFMADD231PS Z11, Z6, Z1
-	VFMADD231PS Z11, Z7, Z2
-	VFMADD231PS Z11, Z8, Z3
-	VFMADD231PS Z11, Z9, Z4
-	VFMADD231PS Z11, Z10, Z5
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8h5_k1_chunk
-
-smulti8h5_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8h5_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K2
-	VMOVUPS.Z   (R10), K2, Z6
-	VMOVUPS.Z   (R10)(R8*1), K2, Z7
-	VMOVUPS.Z   (R10)(R8*2), K2, Z8
-	VMOVUPS.Z   (R10)(R11*1), K2, Z9
-	VMOVUPS.Z   (R12), K2, Z10
-	VMOVDQU16.Z (SI), K2, Y17
-	VPERMW.Z    Z17, Z0, K1, Z11
-	VFMADD231PS Z11, Z6, Z1
-	VFMADD231PS Z11, Z7, Z2
-	VFMADD231PS Z11, Z8, Z3
-	VFMADD231PS Z11, Z9, Z4
-	VFMADD231PS Z11, Z10, Z5
-
-smulti8h5_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z1, Y6
-	VADDPS        Y6, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X6
-	VADDPS        X6, X1, X1
-	VMOVSHDUP     X1, X6
-	VADDPS        X6, X1, X1
-	VMOVHLPS      X1, X6, X6
-	VADDSS        X6, X1, X1
-	VMOVSS        X1, (AX)
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X1
-	VADDPS        X1, X2, X2
-	VMOVSHDUP     X2, X1
-	VADDPS        X1, X2, X2
-	VMOVHLPS      X2, X1, X1
-	VADDSS        X1, X2, X2
-	VMOVSS        X2, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z3, Y1
-	VADDPS        Y1, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X1
-	VADDPS        X1, X3, X3
-	VMOVSHDUP     X3, X1
-	VADDPS        X1, X3, X3
-	VMOVHLPS      X3, X1, X1
-	VADDSS        X1, X3, X3
-	VMOVSS        X3, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z4, Y1
-	VADDPS        Y1, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X1
-	VADDPS        X1, X4, X4
-	VMOVSHDUP     X4, X1
-	VADDPS        X1, X4, X4
-	VMOVHLPS      X4, X1, X1
-	VADDSS        X1, X4, X4
-	VMOVSS        X4, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z5, Y1
-	VADDPS        Y1, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X1
-	VADDPS        X1, X5, X5
-	VMOVSHDUP     X5, X1
-	VADDPS        X1, X5, X5
-	VMOVHLPS      X5, X1, X1
-	VADDSS        X1, X5, X5
-	VMOVSS        X5, (R11)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8h5_k1
-
-smulti8h5_k1_next:
-	JMP smulti8h_done
-
-smulti8h_6:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-
-smulti8h6_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8h6_k2_next
-	LEAQ         (DI)(DI*2), R10
-	IMUL3Q       $0x00000020, DI, R10
-	ADDQ         SI, R10
-	IMUL3Q       $0x00000004, BX, R11
-	ADDQ         R10, R11
-	SUBQ         k_base+24(FP), R11
-	SHRQ         $0x01, R11
-	CMPQ         R11, k_len+32(FP)
-	CMOVQHI      SI, R10
-	MOVQ         DX, R11
-	LEAQ         (R8)(R8*2), R12
-	LEAQ         (R11)(R8*4), R13
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	VPXORD       Z1, Z1, Z6
-	VPXORD       Z1, Z1, Z7
-	VPXORD       Z1, Z1, Z8
-	VPXORD       Z1, Z1, Z9
-	VPXORD       Z1, Z1, Z10
-	VPXORD       Z1, Z1, Z11
-	VPXORD       Z1, Z1, Z12
-	MOVQ         BX, R14
-
-smulti8h6_k2_chunk:
-	CMPQ        R14, $0x10
-	JL          smulti8h6_k2_tail
-	VMOVUPS     (R11), Z13
-	VMOVUPS     (R11)(R8*1), Z14
-	VMOVUPS     (R11)(R8*2), Z15
-	VMOVUPS     (R11)(R12*1), Z16
-	VMOVUPS     (R13), Z17
-	VMOVUPS     (R13)(R8*1), Z18
-	VMOVDQU32   (SI), Y20
-	VPERMW.Z    Z20, Z0, K1, Z19
-	VFMADD231PS Z19, Z13, Z1
-	VFMADD231PS Z19, Z14, Z3
-	VFMADD231PS Z19, Z15, Z5
-	VFMADD231PS Z19, Z16, Z7
-	VFMADD231PS Z19, Z17, Z9
-	VFMADD231PS Z19, Z18, Z11
-	VMOVDQU32   (SI)(DI*1), Y20
-	VPERMW.Z    Z20, Z0, K1, Z19
-	VFMADD231PS Z19, Z13, Z2
-	VFMADD231PS Z19, Z14, Z4
-	VFMADD231PS Z19, Z15, Z6
-	VFMADD231PS Z19, Z16, Z8
-	VFMADD231PS Z19, Z17, Z10
-	VFMADD231PS Z19, Z18, Z12
-	PREFETCHT0  (R10)
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R11
-	ADDQ        $0x40, R13
-	ADDQ        $0x00000040, R10
-	SUBQ        $0x10, R14
-	JMP         smulti8h6_k2_chunk
-
-smulti8h6_k2_tail:
-	TESTQ       R14, R14
-	JZ          smulti8h6_k2_sum
-	LEAQ        ktable<>+0(SB), R10
-	KMOVW       (R10)(R14*2), K2
-	VMOVUPS.Z   (R11), K2, Z13
-	VMOVUPS.Z   (R11)(R8*1), K2, Z14
-	VMOVUPS.Z   (R11)(R8*2), K2, Z15
-	VMOVUPS.Z   (R11)(R12*1), K2, Z16
-	VMOVUPS.Z   (R13), K2, Z17
-	VMOVUPS.Z   (R13)(R8*1), K2, Z18
-	VMOVDQU16.Z (SI), K2, Y20
-	VPERMW.Z    Z20, Z0, K1, Z19
-	VFMADD231PS Z19, Z13, Z1
-	VFMADD231PS Z19, Z14, Z3
-	VFMADD231PS Z19, Z15, Z5
-	VFMADD231PS Z19, Z16, Z7
-	VFMADD231PS Z19, Z17, Z9
-	VFMADD231PS Z19, Z18, Z11
-	VMOVDQU16.Z (SI)(DI*1), K2, Y20
-	VPERMW.Z    Z20, Z0, K1, Z19
-	VFMADD231PS Z19, Z13, Z2
-	VFMADD231PS Z19, Z14, Z4
-	VFMADD231PS Z19, Z15, Z6
-	VFMADD231PS Z19, Z16, Z8
-	VFMADD231PS Z19, Z17, Z10
-	VFMADD231PS Z19, Z18, Z12
-
-smulti8h6_k2_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VSHUFF32X4    $0x44, Z2, Z1, Z13
-	VSHUFF32X4    $0xee, Z2, Z1, Z1
-	VADDPS        Z1, Z13, Z13
-	VSHUFF32X4    $0x44, Z4, Z3, Z1
-	VSHUFF32X4    $0xee, Z4, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z6, Z5, Z2
-	VSHUFF32X4    $0xee, Z6, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z8, Z7, Z3
-	VSHUFF32X4    $0xee, Z8, Z7, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x44, Z10, Z9, Z4
-	VSHUFF32X4    $0xee, Z10, Z9, Z5
-	VADDPS        Z5, Z4, Z4
-	VSHUFF32X4    $0x44, Z12, Z11, Z5
-	VSHUFF32X4    $0xee, Z12, Z11, Z6
-	VADDPS        Z6, Z5, Z5
-	VSHUFF32X4    $0x88, Z1, Z13, Z6
-	VSHUFF32X4    $0xdd, Z1, Z13, Z1
-	VADDPS        Z1, Z6, Z6
-	VSHUFF32X4    $0x88, Z3, Z2, Z1
-	VSHUFF32X4    $0xdd, Z3, Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z5, Z4, Z2
-	VSHUFF32X4    $0xdd, Z5, Z4, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFPS       $0x88, Z1, Z6, Z3
-	VSHUFPS       $0xdd, Z1, Z6, Z1
-	VADDPS        Z1, Z3, Z3
-	VSHUFPS       $0x88, Z2, Z2, Z1
-	VSHUFPS       $0xdd, Z2, Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z1, Z3, Z2
-	VSHUFPS       $0xdd, Z1, Z3, Z1
-	VADDPS        Z1, Z2, Z2
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_0_0_0_0<>+0(SB), Z1
-	VPERMPS       Z2, Z1, Z1
-	VMOVLPS       X1, (AX)
-	VMOVHPS       X1, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z1, X2
-	VMOVLPS       X2, (AX)(R9*2)
-	VMOVHPS       X2, (AX)(R10*1)
-	VEXTRACTF32X4 $0x02, Z1, X1
-	VMOVLPS       X1, (R11)
-	VMOVHPS       X1, (R11)(R9*1)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8h6_k2
-
-smulti8h6_k2_next:
-smulti8h6_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8h6_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	VPXORD       Z1, Z1, Z6
-	MOVQ         BX, R13
-
-smulti8h6_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8h6_k1_tail
-	VMOVUPS     (R10), Z7
-	VMOVUPS     (R10)(R8*1), Z8
-	VMOVUPS     (R10)(R8*2), Z9
-	VMOVUPS     (R10)(R11*1), Z10
-	VMOVUPS     (R12), Z11
-	VMOVUPS     (R12)(R8*1), Z12
-	VMOVDQU32   (SI), Y20
-	VPERMW.Z    Z20, Z0, K1, Z13
-	VFMADD231PS Z13, Z7, Z1
-	VFMADD231PS Z13, Z8, Z2
-	VFMADD231PS Z13, Z9, Z3
-	VFMADD231PS Z13, Z10, Z4
-	VFMADD231PS Z13, Z11, Z5
-	VFMADD231PS Z13, Z12, Z6
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8h6_k1_chunk
-
-smulti8h6_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8h6_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K2
-	VMOVUPS.Z   (R10), K2, Z7
-	VMOVUPS.Z   (R10)(R8*1), K2, Z8
-	VMOVUPS.Z   (R10)(R8*2), K2, Z9
-	VMOVUPS.Z   (R10)(R11*1), K2, Z10
-	VMOVUPS.Z   (R12), K2, Z11
-	VMOVUPS.Z   (R12)(R8*1), K2, Z12
-	VMOVDQU16.Z (SI), K2, Y20
-	VPERMW.Z    Z20, Z0, K1, Z13
-	VFMADD231PS Z13, Z7, Z1
-	VFMADD231PS Z13, Z8, Z2
-	VFMADD231PS Z13, Z9, Z3
-	VFMADD231PS Z13, Z10, Z4
-	VFMADD231PS Z13, Z11, Z5
-	VFMADD231PS Z13, Z12, Z6
-
-smulti8h6_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z1, Y7
-	VADDPS        Y7, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X7
-	VADDPS        X7, X1, X1
-	VMOVSHDUP     X1, X7
-	VADDPS        X7, X1, X1
-	VMOVHLPS      X1, X7, X7
-	VADDSS        X7, X1, X1
-	VMOVSS        X1, (AX)
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X1
-	VADDPS        X1, X2, X2
-	VMOVSHDUP     X2, X1
-	VADDPS        X1, X2, X2
-	VMOVHLPS      X2, X1, X1
-	VADDSS        X1, X2, X2
-	VMOVSS        X2, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z3, Y1
-	VADDPS        Y1, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X1
-	VADDPS        X1, X3, X3
-	VMOVSHDUP     X3, X1
-	VADDPS        X1, X3, X3
-	VMOVHLPS      X3, X1, X1
-	VADDSS        X1, X3, X3
-	VMOVSS        X3, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z4, Y1
-	VADDPS        Y1, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X1
-	VADDPS        X1, X4, X4
-	VMOVSHDUP     X4, X1
-	VADDPS        X1, X4, X4
-	VMOVHLPS      X4, X1, X1
-	VADDSS        X1, X4, X4
-	VMOVSS        X4, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z5, Y1
-	VADDPS        Y1, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X1
-	VADDPS        X1, X5, X5
-	VMOVSHDUP     X5, X1
-	VADDPS        X1, X5, X5
-	VMOVHLPS      X5, X1, X1
-	VADDSS        X1, X5, X5
-	VMOVSS        X5, (R11)
-	VEXTRACTF64X4 $0x01, Z6, Y1
-	VADDPS        Y1, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X1
-	VADDPS        X1, X6, X6
-	VMOVSHDUP     X6, X1
-	VADDPS        X1, X6, X6
-	VMOVHLPS      X6, X1, X1
-	VADDSS        X1, X6, X6
-	VMOVSS        X6, (R11)(R9*1)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8h6_k1
-
-smulti8h6_k1_next:
-	JMP smulti8h_done
-
-smulti8h_7:
-	MOVQ  dst_base+0(FP), AX
-	MOVQ  dst_len+8(FP), CX
-	MOVQ  q_base+56(FP), DX
-	MOVQ  q_len+64(FP), BX
-	MOVQ  k_base+24(FP), SI
-	MOVQ  stride+48(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, CX
-	SHRQ  $0x23, CX
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, BX
-	SHRQ  $0x23, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-
-smulti8h7_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8h7_k2_next
-	LEAQ         (DI)(DI*2), R10
-	IMUL3Q       $0x00000020, DI, R10
-	ADDQ         SI, R10
-	IMUL3Q       $0x00000004, BX, R11
-	ADDQ         R10, R11
-	SUBQ         k_base+24(FP), R11
-	SHRQ         $0x01, R11
-	CMPQ         R11, k_len+32(FP)
-	CMOVQHI      SI, R10
-	MOVQ         DX, R11
-	LEAQ         (R8)(R8*2), R12
-	LEAQ         (R11)(R8*4), R13
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	VPXORD       Z1, Z1, Z6
-	VPXORD       Z1, Z1, Z7
-	VPXORD       Z1, Z1, Z8
-	VPXORD       Z1, Z1, Z9
-	VPXORD       Z1, Z1, Z10
-	VPXORD       Z1, Z1, Z11
-	VPXORD       Z1, Z1, Z12
-	VPXORD       Z1, Z1, Z13
-	VPXORD       Z1, Z1, Z14
-	MOVQ         BX, R14
-
-smulti8h7_k2_chunk:
-	CMPQ        R14, $0x10
-	JL          smulti8h7_k2_tail
-	VMOVUPS     (R11), Z15
-	VMOVUPS     (R11)(R8*1), Z16
-	VMOVUPS     (R11)(R8*2), Z17
-	VMOVUPS     (R11)(R12*1), Z18
-	VMOVUPS     (R13), Z19
-	VMOVUPS     (R13)(R8*1), Z20
-	VMOVUPS     (R13)(R8*2), Z21
-	VMOVDQU32   (SI), Y23
-	VPERMW.Z    Z23, Z0, K1, Z22
-	VFMADD231PS Z22, Z15, Z1
-	VFMADD231PS Z22, Z16, Z3
-	VFMADD231PS Z22, Z17, Z5
-	VFMADD231PS Z22, Z18, Z7
-	VFMADD231PS Z22, Z19, Z9
-	VFMADD231PS Z22, Z20, Z11
-	VFMADD231PS Z22, Z21, Z13
-	VMOVDQU32   (SI)(DI*1), Y23
-	VPERMW.Z    Z23, Z0, K1, Z22
-	VFMADD231PS Z22, Z15, Z2
-	VFMADD231PS Z22, Z16, Z4
-	VFMADD231PS Z22, Z17, Z6
-	VFMADD231PS Z22, Z18, Z8
-	VFMADD231PS Z22, Z19, Z10
-	VFMADD231PS Z22, Z20, Z12
-	VFMADD231PS Z22, Z21, Z14
-	PREFETCHT0  (R10)
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R11
-	ADDQ        $0x40, R13
-	ADDQ        $0x00000040, R10
-	SUBQ        $0x10, R14
-	JMP         smulti8h7_k2_chunk
-
-smulti8h7_k2_tail:
-	TESTQ       R14, R14
-	JZ          smulti8h7_k2_sum
-	LEAQ        ktable<>+0(SB), R10
-	KMOVW       (R10)(R14*2), K2
-	VMOVUPS.Z   (R11), K2, Z15
-	VMOVUPS.Z   (R11)(R8*1), K2, Z16
-	VMOVUPS.Z   (R11)(R8*2), K2, Z17
-	VMOVUPS.Z   (R11)(R12*1), K2, Z18
-	VMOVUPS.Z   (R13), K2, Z19
-	VMOVUPS.Z   (R13)(R8*1), K2, Z20
-	VMOVUPS.Z   (R13)(R8*2), K2, Z21
-	VMOVDQU16.Z (SI), K2, Y23
-	VPERMW.Z    Z23, Z0, K1, Z22
-	VFMADD231PS Z22, Z15, Z1
-	VFMADD231PS Z22, Z16, Z3
-	VFMADD231PS Z22, Z17, Z5
-	VFMADD231PS Z22, Z18, Z7
-	VFMADD231PS Z22, Z19, Z9
-	VFMADD231PS Z22, Z20, Z11
-	VFMADD231PS Z22, Z21, Z13
-	VMOVDQU16.Z (SI)(DI*1), K2, Y23
-	VPERMW.Z    Z23, Z0, K1, Z22
-	VFMADD231PS Z22, Z15, Z2
-	VFMADD231PS Z22, Z16, Z4
-	VFMADD231PS Z22, Z17, Z6
-	VFMADD231PS Z22, Z18, Z8
-	VFMADD231PS Z22, Z19, Z10
-	VFMADD231PS Z22, Z20, Z12
-	VFMADD231PS Z22, Z21, Z14
-
-smulti8h7_k2_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VSHUFF32X4    $0x44, Z2, Z1, Z15
-	VSHUFF32X4    $0xee, Z2, Z1, Z1
-	VADDPS        Z1, Z15, Z15
-	VSHUFF32X4    $0x44, Z4, Z3, Z1
-	VSHUFF32X4    $0xee, Z4, Z3, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x44, Z6, Z5, Z2
-	VSHUFF32X4    $0xee, Z6, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x44, Z8, Z7, Z3
-	VSHUFF32X4    $0xee, Z8, Z7, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFF32X4    $0x44, Z10, Z9, Z4
-	VSHUFF32X4    $0xee, Z10, Z9, Z5
-	VADDPS        Z5, Z4, Z4
-	VSHUFF32X4    $0x44, Z12, Z11, Z5
-	VSHUFF32X4    $0xee, Z12, Z11, Z6
-	VADDPS        Z6, Z5, Z5
-	VSHUFF32X4    $0x44, Z14, Z13, Z6
-	VSHUFF32X4    $0xee, Z14, Z13, Z7
-	VADDPS        Z7, Z6, Z6
-	VSHUFF32X4    $0x88, Z1, Z15, Z7
-	VSHUFF32X4    $0xdd, Z1, Z15, Z1
-	VADDPS        Z1, Z7, Z7
-	VSHUFF32X4    $0x88, Z3, Z2, Z1
-	VSHUFF32X4    $0xdd, Z3, Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z5, Z4, Z2
-	VSHUFF32X4    $0xdd, Z5, Z4, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x88, Z6, Z6, Z3
-	VSHUFF32X4    $0xdd, Z6, Z6, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFPS       $0x88, Z1, Z7, Z4
-	VSHUFPS       $0xdd, Z1, Z7, Z1
-	VADDPS        Z1, Z4, Z4
-	VSHUFPS       $0x88, Z3, Z2, Z1
-	VSHUFPS       $0xdd, Z3, Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z1, Z4, Z2
-	VSHUFPS       $0xdd, Z1, Z4, Z1
-	VADDPS        Z1, Z2, Z2
-	VMOVUPS       permz_0_4_8_12_1_5_9_13_2_6_10_14_3_7_0_0<>+0(SB), Z1
-	VPERMPS       Z2, Z1, Z1
-	VMOVLPS       X1, (AX)
-	VMOVHPS       X1, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z1, X2
-	VMOVLPS       X2, (AX)(R9*2)
-	VMOVHPS       X2, (AX)(R10*1)
-	VEXTRACTF32X4 $0x02, Z1, X2
-	VMOVLPS       X2, (R11)
-	VMOVHPS       X2, (R11)(R9*1)
-	VEXTRACTF32X4 $0x03, Z1, X1
-	VMOVLPS       X1, (R11)(R9*2)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8h7_k2
-
-smulti8h7_k2_next:
-smulti8h7_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8h7_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	VPXORD       Z1, Z1, Z6
-	VPXORD       Z1, Z1, Z7
-	MOVQ         BX, R13
-
-smulti8h7_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8h7_k1_tail
-	VMOVUPS     (R10), Z8
-	VMOVUPS     (R10)(R8*1), Z9
-	VMOVUPS     (R10)(R8*2), Z10
-	VMOVUPS     (R10)(R11*1), Z11
-	VMOVUPS     (R12), Z12
-	VMOVUPS     (R12)(R8*1), Z13
-	VMOVUPS     (R12)(R8*2), Z14
-	VMOVDQU32   (SI), Y23
-	VPERMW.Z    Z23, Z0, K1, Z15
-	VFMADD231PS Z15, Z8, Z1
-	VFMADD231PS Z15, Z9, Z2
-	VFMADD231PS Z15, Z10, Z3
-	VFMADD231PS Z15, Z11, Z4
-	VFMADD231PS Z15, Z12, Z5
-	VFMADD231PS Z15, Z13, Z6
-	VFMADD231PS Z15, Z14, Z7
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8h7_k1_chunk
-
-smulti8h7_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8h7_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K2
-	VMOVUPS.Z   (R10), K2, Z8
-	VMOVUPS.Z   (R10)(R8*1), K2, Z9
-	VMOVUPS.Z   (R10)(R8*2), K2, Z10
-	VMOVUPS.Z   (R10)(R11*1), K2, Z11
-	VMOVUPS.Z   (R12), K2, Z12
-	VMOVUPS.Z   (R12)(R8*1), K2, Z13
-	VMOVUPS.Z   (R12)(R8*2), K2, Z14
-	VMOVDQU16.Z (SI), K2, Y23
-	VPERMW.Z    Z23, Z0, K1, Z15
-	VFMADD231PS Z15, Z8, Z1
-	VFMADD231PS Z15, Z9, Z2
-	VFMADD231PS Z15, Z10, Z3
-	VFMADD231PS Z15, Z11, Z4
-	VFMADD231PS Z15, Z12, Z5
-	VFMADD231PS Z15, Z13, Z6
-	VFMADD231PS Z15, Z14, Z7
-
-smulti8h7_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z1, Y8
-	VADDPS        Y8, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X8
-	VADDPS        X8, X1, X1
-	VMOVSHDUP     X1, X8
-	VADDPS        X8, X1, X1
-	VMOVHLPS      X1, X8, X8
-	VADDSS        X8, X1, X1
-	VMOVSS        X1, (AX)
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X1
-	VADDPS        X1, X2, X2
-	VMOVSHDUP     X2, X1
-	VADDPS        X1, X2, X2
-	VMOVHLPS      X2, X1, X1
-	VADDSS        X1, X2, X2
-	VMOVSS        X2, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z3, Y1
-	VADDPS        Y1, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X1
-	VADDPS        X1, X3, X3
-	VMOVSHDUP     X3, X1
-	VADDPS        X1, X3, X3
-	VMOVHLPS      X3, X1, X1
-	VADDSS        X1, X3, X3
-	VMOVSS        X3, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z4, Y1
-	VADDPS        Y1, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X1
-	VADDPS        X1, X4, X4
-	VMOVSHDUP     X4, X1
-	VADDPS        X1, X4, X4
-	VMOVHLPS      X4, X1, X1
-	VADDSS        X1, X4, X4
-	VMOVSS        X4, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z5, Y1
-	VADDPS        Y1, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X1
-	VADDPS        X1, X5, X5
-	VMOVSHDUP     X5, X1
-	VADDPS        X1, X5, X5
-	VMOVHLPS      X5, X1, X1
-	VADDSS        X1, X5, X5
-	VMOVSS        X5, (R11)
-	VEXTRACTF64X4 $0x01, Z6, Y1
-	VADDPS        Y1, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X1
-	VADDPS        X1, X6, X6
-	VMOVSHDUP     X6, X1
-	VADDPS        X1, X6, X6
-	VMOVHLPS      X6, X1, X1
-	VADDSS        X1, X6, X6
-	VMOVSS        X6, (R11)(R9*1)
-	VEXTRACTF64X4 $0x01, Z7, Y1
-	VADDPS        Y1, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X1
-	VADDPS        X1, X7, X7
-	VMOVSHDUP     X7, X1
-	VADDPS        X1, X7, X7
-	VMOVHLPS      X7, X1, X1
-	VADDSS        X1, X7, X7
-	VMOVSS        X7, (R11)(R9*2)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8h7_k1
-
-smulti8h7_k1_next:
-	JMP smulti8h_done
-
-smulti8h_8:
-	MOVQ dst_base+0(FP), AX
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+56(FP), DX
-	MOVQ q_len+64(FP), BX
-	MOVQ k_base+24(FP), SI
-	MOVQ stride+48(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x03, CX
-	SHRQ $0x03, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-
-smulti8h8_k2:
-	CMPQ         CX, $0x02
-	JL           smulti8h8_k2_next
-	LEAQ         (DI)(DI*2), R10
-	IMUL3Q       $0x00000020, DI, R10
-	ADDQ         SI, R10
-	IMUL3Q       $0x00000004, BX, R11
-	ADDQ         R10, R11
-	SUBQ         k_base+24(FP), R11
-	SHRQ         $0x01, R11
-	CMPQ         R11, k_len+32(FP)
-	CMOVQHI      SI, R10
-	MOVQ         DX, R11
-	LEAQ         (R8)(R8*2), R12
-	LEAQ         (R11)(R8*4), R13
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	VPXORD       Z1, Z1, Z6
-	VPXORD       Z1, Z1, Z7
-	VPXORD       Z1, Z1, Z8
-	VPXORD       Z1, Z1, Z9
-	VPXORD       Z1, Z1, Z10
-	VPXORD       Z1, Z1, Z11
-	VPXORD       Z1, Z1, Z12
-	VPXORD       Z1, Z1, Z13
-	VPXORD       Z1, Z1, Z14
-	VPXORD       Z1, Z1, Z15
-	VPXORD       Z1, Z1, Z16
-	MOVQ         BX, R14
-
-smulti8h8_k2_chunk:
-	CMPQ        R14, $0x10
-	JL          smulti8h8_k2_tail
-	VMOVUPS     (R11), Z17
-	VMOVUPS     (R11)(R8*1), Z18
-	VMOVUPS     (R11)(R8*2), Z19
-	VMOVUPS     (R11)(R12*1), Z20
-	VMOVUPS     (R13), Z21
-	VMOVUPS     (R13)(R8*1), Z22
-	VMOVUPS     (R13)(R8*2), Z23
-	VMOVUPS     (R13)(R12*1), Z24
-	VMOVDQU32   (SI), Y26
-	VPERMW.Z    Z26, Z0, K1, Z25
-	VFMADD231PS Z25, Z17, Z1
-	VFMADD231PS Z25, Z18, Z3
-	VFMADD231PS Z25, Z19, Z5
-	VFMADD231PS Z25, Z20, Z7
-	VFMADD231PS Z25, Z21, Z9
-	VFMADD231PS Z25, Z22, Z11
-	VFMADD231PS Z25, Z23, Z13
-	VFMADD231PS Z25, Z24, Z15
-	VMOVDQU32   (SI)(DI*1), Y26
-	VPERMW.Z    Z26, Z0, K1, Z25
-	VFMADD231PS Z25, Z17, Z2
-	VFMADD231PS Z25, Z18, Z4
-	VFMADD231PS Z25, Z19, Z6
-	VFMADD231PS Z25, Z20, Z8
-	VFMADD231PS Z25, Z21, Z10
-	VFMADD231PS Z25, Z22, Z12
-	VFMADD231PS Z25, Z23, Z14
-	VFMADD231PS Z25, Z24, Z16
-	PREFETCHT0  (R10)
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R11
-	ADDQ        $0x40, R13
-	ADDQ        $0x00000040, R10
-	SUBQ        $0x10, R14
-	JMP         smulti8h8_k2_chunk
-
-smulti8h8_k2_tail:
-	TESTQ       R14, R14
-	JZ          smulti8h8_k2_sum
-	LEAQ        ktable<>+0(SB), R10
-	KMOVW       (R10)(R14*2), K2
-	VMOVUPS.Z   (R11), K2, Z17
-	VMOVUPS.Z   (R11)(R8*1), K2, Z18
-	VMOVUPS.Z   (R11)(R8*2), K2, Z19
-	VMOVUPS.Z   (R11)(R12*1), K2, Z20
-	VMOVUPS.Z   (R13), K2, Z21
-	VMOVUPS.Z   (R13)(R8*1), K2, Z22
-	VMOVUPS.Z   (R13)(R8*2), K2, Z23
-	VMOVUPS.Z   (R13)(R12*1), K2, Z24
-	VMOVDQU16.Z (SI), K2, Y26
-	VPERMW.Z    Z26, Z0, K1, Z25
-	VFMADD231PS Z25, Z17, Z1
-	VFMADD231PS Z25, Z18, Z3
-	VFMADD231PS Z25, Z19, Z5
-	VFMADD231PS Z25, Z20, Z7
-	VFMADD231PS Z25, Z21, Z9
-	VFMADD231PS Z25, Z22, Z11
-	VFMADD231PS Z25, Z23, Z13
-	VFMADD231PS Z25, Z24, Z15
-	VMOVDQU16.Z (SI)(DI*1), K2, Y26
-	VPERMW.Z    Z26, Z0, K1, Z25
-	VFMADD231PS Z25, Z17, Z2
-	VFMADD231PS Z25, Z18, Z4
-	VFMADD231PS Z25, Z19, Z6
-	VFMADD231PS Z25, Z20, Z8
-	VFMADD231PS Z25, Z21, Z10
-	VFMADD231PS Z25, Z22, Z12
-	VFMADD231PS Z25, Z23, Z14
-	VFMADD231PS Z25, Z24, Z16
-
-smulti8h8_k2_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VSHUFF32X4    $0x44, Z5, Z1, Z17
-	VSHUFF32X4    $0xee, Z5, Z1, Z1
-	VADDPS        Z1, Z17, Z17
-	VSHUFF32X4    $0x44, Z13, Z9, Z1
-	VSHUFF32X4    $0xee, Z13, Z9, Z5
-	VADDPS        Z5, Z1, Z1
-	VSHUFF32X4    $0x44, Z6, Z2, Z5
-	VSHUFF32X4    $0xee, Z6, Z2, Z2
-	VADDPS        Z2, Z5, Z5
-	VSHUFF32X4    $0x44, Z14, Z10, Z2
-	VSHUFF32X4    $0xee, Z14, Z10, Z6
-	VADDPS        Z6, Z2, Z2
-	VSHUFF32X4    $0x44, Z7, Z3, Z6
-	VSHUFF32X4    $0xee, Z7, Z3, Z3
-	VADDPS        Z3, Z6, Z6
-	VSHUFF32X4    $0x44, Z15, Z11, Z3
-	VSHUFF32X4    $0xee, Z15, Z11, Z7
-	VADDPS        Z7, Z3, Z3
-	VSHUFF32X4    $0x44, Z8, Z4, Z7
-	VSHUFF32X4    $0xee, Z8, Z4, Z4
-	VADDPS        Z4, Z7, Z7
-	VSHUFF32X4    $0x44, Z16, Z12, Z4
-	VSHUFF32X4    $0xee, Z16, Z12, Z8
-	VADDPS        Z8, Z4, Z4
-	VSHUFF32X4    $0x88, Z1, Z17, Z8
-	VSHUFF32X4    $0xdd, Z1, Z17, Z1
-	VADDPS        Z1, Z8, Z8
-	VSHUFF32X4    $0x88, Z2, Z5, Z1
-	VSHUFF32X4    $0xdd, Z2, Z5, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFF32X4    $0x88, Z3, Z6, Z2
-	VSHUFF32X4    $0xdd, Z3, Z6, Z3
-	VADDPS        Z3, Z2, Z2
-	VSHUFF32X4    $0x88, Z4, Z7, Z3
-	VSHUFF32X4    $0xdd, Z4, Z7, Z4
-	VADDPS        Z4, Z3, Z3
-	VSHUFPS       $0x88, Z1, Z8, Z4
-	VSHUFPS       $0xdd, Z1, Z8, Z1
-	VADDPS        Z1, Z4, Z4
-	VSHUFPS       $0x88, Z3, Z2, Z1
-	VSHUFPS       $0xdd, Z3, Z2, Z2
-	VADDPS        Z2, Z1, Z1
-	VSHUFPS       $0x88, Z1, Z4, Z2
-	VSHUFPS       $0xdd, Z1, Z4, Z1
-	VADDPS        Z1, Z2, Z2
-	VMOVLPS       X2, (AX)
-	VMOVHPS       X2, (AX)(R9*1)
-	VEXTRACTF32X4 $0x01, Z2, X1
-	VMOVLPS       X1, (AX)(R9*2)
-	VMOVHPS       X1, (AX)(R10*1)
-	VEXTRACTF32X4 $0x02, Z2, X1
-	VMOVLPS       X1, (R11)
-	VMOVHPS       X1, (R11)(R9*1)
-	VEXTRACTF32X4 $0x03, Z2, X1
-	VMOVLPS       X1, (R11)(R9*2)
-	VMOVHPS       X1, (R11)(R10*1)
-	ADDQ          $0x08, AX
-	ADDQ          DI, SI
-	ADDQ          DI, SI
-	SUBQ          $0x02, CX
-	JMP           smulti8h8_k2
-
-smulti8h8_k2_next:
-smulti8h8_k1:
-	CMPQ         CX, $0x01
-	JL           smulti8h8_k1_next
-	LEAQ         (DI)(DI*2), R10
-	MOVQ         DX, R10
-	LEAQ         (R8)(R8*2), R11
-	LEAQ         (R10)(R8*4), R12
-	VBROADCASTSS zero<>+0(SB), Z1
-	VPXORD       Z1, Z1, Z2
-	VPXORD       Z1, Z1, Z3
-	VPXORD       Z1, Z1, Z4
-	VPXORD       Z1, Z1, Z5
-	VPXORD       Z1, Z1, Z6
-	VPXORD       Z1, Z1, Z7
-	VPXORD       Z1, Z1, Z8
-	MOVQ         BX, R13
-
-smulti8h8_k1_chunk:
-	CMPQ        R13, $0x10
-	JL          smulti8h8_k1_tail
-	VMOVUPS     (R10), Z9
-	VMOVUPS     (R10)(R8*1), Z10
-	VMOVUPS     (R10)(R8*2), Z11
-	VMOVUPS     (R10)(R11*1), Z12
-	VMOVUPS     (R12), Z13
-	VMOVUPS     (R12)(R8*1), Z14
-	VMOVUPS     (R12)(R8*2), Z15
-	VMOVUPS     (R12)(R11*1), Z16
-	VMOVDQU32   (SI), Y26
-	VPERMW.Z    Z26, Z0, K1, Z17
-	VFMADD231PS Z17, Z9, Z1
-	VFMADD231PS Z17, Z10, Z2
-	VFMADD231PS Z17, Z11, Z3
-	VFMADD231PS Z17, Z12, Z4
-	VFMADD231PS Z17, Z13, Z5
-	VFMADD231PS Z17, Z14, Z6
-	VFMADD231PS Z17, Z15, Z7
-	VFMADD231PS Z17, Z16, Z8
-	ADDQ        $0x20, SI
-	ADDQ        $0x40, R10
-	ADDQ        $0x40, R12
-	SUBQ        $0x10, R13
-	JMP         smulti8h8_k1_chunk
-
-smulti8h8_k1_tail:
-	TESTQ       R13, R13
-	JZ          smulti8h8_k1_sum
-	LEAQ        ktable<>+0(SB), R14
-	KMOVW       (R14)(R13*2), K2
-	VMOVUPS.Z   (R10), K2, Z9
-	VMOVUPS.Z   (R10)(R8*1), K2, Z10
-	VMOVUPS.Z   (R10)(R8*2), K2, Z11
-	VMOVUPS.Z   (R10)(R11*1), K2, Z12
-	VMOVUPS.Z   (R12), K2, Z13
-	VMOVUPS.Z   (R12)(R8*1), K2, Z14
-	VMOVUPS.Z   (R12)(R8*2), K2, Z15
-	VMOVUPS.Z   (R12)(R11*1), K2, Z16
-	VMOVDQU16.Z (SI), K2, Y26
-	VPERMW.Z    Z26, Z0, K1, Z17
-	VFMADD231PS Z17, Z9, Z1
-	VFMADD231PS Z17, Z10, Z2
-	VFMADD231PS Z17, Z11, Z3
-	VFMADD231PS Z17, Z12, Z4
-	VFMADD231PS Z17, Z13, Z5
-	VFMADD231PS Z17, Z14, Z6
-	VFMADD231PS Z17, Z15, Z7
-	VFMADD231PS Z17, Z16, Z8
-
-smulti8h8_k1_sum:
-	MOVQ          BX, R10
-	ANDQ          $-16, R10
-	SHLQ          $0x01, R10
-	SUBQ          R10, SI
-	LEAQ          (R9)(R9*2), R10
-	LEAQ          (AX)(R9*4), R11
-	VEXTRACTF64X4 $0x01, Z1, Y9
-	VADDPS        Y9, Y1, Y1
-	VEXTRACTF32X4 $0x01, Y1, X9
-	VADDPS        X9, X1, X1
-	VMOVSHDUP     X1, X9
-	VADDPS        X9, X1, X1
-	VMOVHLPS      X1, X9, X9
-	VADDSS        X9, X1, X1
-	VMOVSS        X1, (AX)
-	VEXTRACTF64X4 $0x01, Z2, Y1
-	VADDPS        Y1, Y2, Y2
-	VEXTRACTF32X4 $0x01, Y2, X1
-	VADDPS        X1, X2, X2
-	VMOVSHDUP     X2, X1
-	VADDPS        X1, X2, X2
-	VMOVHLPS      X2, X1, X1
-	VADDSS        X1, X2, X2
-	VMOVSS        X2, (AX)(R9*1)
-	VEXTRACTF64X4 $0x01, Z3, Y1
-	VADDPS        Y1, Y3, Y3
-	VEXTRACTF32X4 $0x01, Y3, X1
-	VADDPS        X1, X3, X3
-	VMOVSHDUP     X3, X1
-	VADDPS        X1, X3, X3
-	VMOVHLPS      X3, X1, X1
-	VADDSS        X1, X3, X3
-	VMOVSS        X3, (AX)(R9*2)
-	VEXTRACTF64X4 $0x01, Z4, Y1
-	VADDPS        Y1, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X1
-	VADDPS        X1, X4, X4
-	VMOVSHDUP     X4, X1
-	VADDPS        X1, X4, X4
-	VMOVHLPS      X4, X1, X1
-	VADDSS        X1, X4, X4
-	VMOVSS        X4, (AX)(R10*1)
-	VEXTRACTF64X4 $0x01, Z5, Y1
-	VADDPS        Y1, Y5, Y5
-	VEXTRACTF32X4 $0x01, Y5, X1
-	VADDPS        X1, X5, X5
-	VMOVSHDUP     X5, X1
-	VADDPS        X1, X5, X5
-	VMOVHLPS      X5, X1, X1
-	VADDSS        X1, X5, X5
-	VMOVSS        X5, (R11)
-	VEXTRACTF64X4 $0x01, Z6, Y1
-	VADDPS        Y1, Y6, Y6
-	VEXTRACTF32X4 $0x01, Y6, X1
-	VADDPS        X1, X6, X6
-	VMOVSHDUP     X6, X1
-	VADDPS        X1, X6, X6
-	VMOVHLPS      X6, X1, X1
-	VADDSS        X1, X6, X6
-	VMOVSS        X6, (R11)(R9*1)
-	VEXTRACTF64X4 $0x01, Z7, Y1
-	VADDPS        Y1, Y7, Y7
-	VEXTRACTF32X4 $0x01, Y7, X1
-	VADDPS        X1, X7, X7
-	VMOVSHDUP     X7, X1
-	VADDPS        X1, X7, X7
-	VMOVHLPS      X7, X1, X1
-	VADDSS        X1, X7, X7
-	VMOVSS        X7, (R11)(R9*2)
-	VEXTRACTF64X4 $0x01, Z8, Y1
-	VADDPS        Y1, Y8, Y8
-	VEXTRACTF32X4 $0x01, Y8, X1
-	VADDPS        X1, X8, X8
-	VMOVSHDUP     X8, X1
-	VADDPS        X1, X8, X8
-	VMOVHLPS      X8, X1, X1
-	VADDSS        X1, X8, X8
-	VMOVSS        X8, (R11)(R10*1)
-	ADDQ          $0x04, AX
-	ADDQ          DI, SI
-	SUBQ          $0x01, CX
-	JMP           smulti8h8_k1
-
-smulti8h8_k1_next:
-smulti8h_done:
-	VZEROUPPER
-	RET
-
-// func blendRowsMulti8BF16AVX512(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
-TEXT ·blendRowsMulti8BF16AVX512(SB), NOSPLIT, $0-112
-	MOVQ  next_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    bmulti8h
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x05
-	JE    bmulti8ha_5
-	CMPQ  AX, $0x06
-	JE    bmulti8ha_6
-	CMPQ  AX, $0x07
-	JE    bmulti8ha_7
-	JMP   bmulti8ha_8
-
-bmulti8ha_5:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xcccccccd, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti8ha5_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha5_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha5_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha5_c2_keys_done
-	VPMOVZXWD        (R12), Z10
-	VPSLLD           $0x10, Z10, Z10
-	VFMADD231PS.BCST (R11), Z10, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z10, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z10, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z10, Z6
-	VFMADD231PS.BCST (R15), Z10, Z8
-	VPMOVZXWD        32(R12), Z10
-	VPSLLD           $0x10, Z10, Z10
-	VFMADD231PS.BCST (R11), Z10, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z10, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z10, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z10, Z7
-	VFMADD231PS.BCST (R15), Z10, Z9
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha5_c2_key
-
-bmulti8ha5_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha5_c2
-
-bmulti8ha5_c2_next:
-bmulti8ha5_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha5_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha5_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha5_c1_keys_done
-	VPMOVZXWD        (R12), Z5
-	VPSLLD           $0x10, Z5, Z5
-	VFMADD231PS.BCST (R11), Z5, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z5, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z5, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z5, Z3
-	VFMADD231PS.BCST (R15), Z5, Z4
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha5_c1_key
-
-bmulti8ha5_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha5_c1
-
-bmulti8ha5_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
-
-bmulti8ha5_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha5_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y5
-	VPMOVZXWD        Y5, Z5
-	VPSLLD           $0x10, Z5, Z5
-	VFMADD231PS.BCST (AX), Z5, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
-	VFMADD231PS.BCST (R11), Z5, Z4
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha5_tail_key
-
-bmulti8ha5_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	JMP     bmulti8ha_done
-
-bmulti8ha_6:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x22, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x22, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti8ha6_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha6_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VMOVUPS (R12)(R8*1), Z10
-	VMOVUPS 64(R12)(R8*1), Z11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha6_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha6_c2_keys_done
-	VPMOVZXWD        (R12), Z12
-	VPSLLD           $0x10, Z12, Z12
-	VFMADD231PS.BCST (R11), Z12, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z12, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z12, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z12, Z6
-	VFMADD231PS.BCST (R15), Z12, Z8
-	VFMADD231PS.BCST (R15)(R9*1), Z12, Z10
-	VPMOVZXWD        32(R12), Z12
-	VPSLLD           $0x10, Z12, Z12
-	VFMADD231PS.BCST (R11), Z12, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z12, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z12, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z12, Z7
-	VFMADD231PS.BCST (R15), Z12, Z9
-	VFMADD231PS.BCST (R15)(R9*1), Z12, Z11
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha6_c2_key
-
-bmulti8ha6_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	VMOVUPS Z10, (R12)(R8*1)
-	VMOVUPS Z11, 64(R12)(R8*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha6_c2
-
-bmulti8ha6_c2_next:
-bmulti8ha6_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha6_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	VMOVUPS (R12)(R8*1), Z5
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha6_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha6_c1_keys_done
-	VPMOVZXWD        (R12), Z6
-	VPSLLD           $0x10, Z6, Z6
-	VFMADD231PS.BCST (R11), Z6, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z6, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z6, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z6, Z3
-	VFMADD231PS.BCST (R15), Z6, Z4
-	VFMADD231PS.BCST (R15)(R9*1), Z6, Z5
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha6_c1_key
-
-bmulti8ha6_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	VMOVUPS Z5, (R12)(R8*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha6_c1
-
-bmulti8ha6_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	VMOVUPS.Z (R11)(R8*1), K1, Z5
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
-
-bmulti8ha6_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha6_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y6
-	VPMOVZXWD        Y6, Z6
-	VPSLLD           $0x10, Z6, Z6
-	VFMADD231PS.BCST (AX), Z6, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
-	VFMADD231PS.BCST (R11), Z6, Z4
-	VFMADD231PS.BCST (R11)(R9*1), Z6, Z5
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha6_tail_key
-
-bmulti8ha6_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	VMOVUPS Z5, K1, (CX)(R8*1)
-	JMP     bmulti8ha_done
-
-bmulti8ha_7:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, CX
-	SHRQ  $0x23, CX
-	MOVQ  $0x0000000124924925, R8
-	IMULQ R8, BX
-	SHRQ  $0x23, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti8ha7_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha7_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VMOVUPS (R12)(R8*1), Z10
-	VMOVUPS 64(R12)(R8*1), Z11
-	VMOVUPS (R12)(R8*2), Z12
-	VMOVUPS 64(R12)(R8*2), Z13
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha7_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha7_c2_keys_done
-	VPMOVZXWD        (R12), Z14
-	VPSLLD           $0x10, Z14, Z14
-	VFMADD231PS.BCST (R11), Z14, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z14, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z14, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z14, Z6
-	VFMADD231PS.BCST (R15), Z14, Z8
-	VFMADD231PS.BCST (R15)(R9*1), Z14, Z10
-	VFMADD231PS.BCST (R15)(R9*2), Z14, Z12
-	VPMOVZXWD        32(R12), Z14
-	VPSLLD           $0x10, Z14, Z14
-	VFMADD231PS.BCST (R11), Z14, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z14, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z14, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z14, Z7
-	VFMADD231PS.BCST (R15), Z14, Z9
-	VFMADD231PS.BCST (R15)(R9*1), Z14, Z11
-	VFMADD231PS.BCST (R15)(R9*2), Z14, Z13
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha7_c2_key
-
-bmulti8ha7_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	VMOVUPS Z10, (R12)(R8*1)
-	VMOVUPS Z11, 64(R12)(R8*1)
-	VMOVUPS Z12, (R12)(R8*2)
-	VMOVUPS Z13, 64(R12)(R8*2)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha7_c2
-
-bmulti8ha7_c2_next:
-bmulti8ha7_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha7_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	VMOVUPS (R12)(R8*1), Z5
-	VMOVUPS (R12)(R8*2), Z6
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha7_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha7_c1_keys_done
-	VPMOVZXWD        (R12), Z7
-	VPSLLD           $0x10, Z7, Z7
-	VFMADD231PS.BCST (R11), Z7, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z7, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z7, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z7, Z3
-	VFMADD231PS.BCST (R15), Z7, Z4
-	VFMADD231PS.BCST (R15)(R9*1), Z7, Z5
-	VFMADD231PS.BCST (R15)(R9*2), Z7, Z6
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha7_c1_key
-
-bmulti8ha7_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	VMOVUPS Z5, (R12)(R8*1)
-	VMOVUPS Z6, (R12)(R8*2)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha7_c1
-
-bmulti8ha7_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	VMOVUPS.Z (R11)(R8*1), K1, Z5
-	VMOVUPS.Z (R11)(R8*2), K1, Z6
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
-
-bmulti8ha7_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha7_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y7
-	VPMOVZXWD        Y7, Z7
-	VPSLLD           $0x10, Z7, Z7
-	VFMADD231PS.BCST (AX), Z7, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
-	VFMADD231PS.BCST (R11), Z7, Z4
-	VFMADD231PS.BCST (R11)(R9*1), Z7, Z5
-	VFMADD231PS.BCST (R11)(R9*2), Z7, Z6
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha7_tail_key
-
-bmulti8ha7_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	VMOVUPS Z5, K1, (CX)(R8*1)
-	VMOVUPS Z6, K1, (CX)(R8*2)
-	JMP     bmulti8ha_done
-
-bmulti8ha_8:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x03, CX
-	SHRQ $0x03, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
-
-bmulti8ha8_c2:
-	CMPQ    BX, $0x20
-	JL      bmulti8ha8_c2_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS 64(DX), Z1
-	VMOVUPS (DX)(R8*1), Z2
-	VMOVUPS 64(DX)(R8*1), Z3
-	VMOVUPS (DX)(R8*2), Z4
-	VMOVUPS 64(DX)(R8*2), Z5
-	VMOVUPS (DX)(R11*1), Z6
-	VMOVUPS 64(DX)(R11*1), Z7
-	VMOVUPS (R12), Z8
-	VMOVUPS 64(R12), Z9
-	VMOVUPS (R12)(R8*1), Z10
-	VMOVUPS 64(R12)(R8*1), Z11
-	VMOVUPS (R12)(R8*2), Z12
-	VMOVUPS 64(R12)(R8*2), Z13
-	VMOVUPS (R12)(R11*1), Z14
-	VMOVUPS 64(R12)(R11*1), Z15
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha8_c2_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha8_c2_keys_done
-	VPMOVZXWD        (R12), Z16
-	VPSLLD           $0x10, Z16, Z16
-	VFMADD231PS.BCST (R11), Z16, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z16, Z2
-	VFMADD231PS.BCST (R11)(R9*2), Z16, Z4
-	VFMADD231PS.BCST (R11)(R14*1), Z16, Z6
-	VFMADD231PS.BCST (R15), Z16, Z8
-	VFMADD231PS.BCST (R15)(R9*1), Z16, Z10
-	VFMADD231PS.BCST (R15)(R9*2), Z16, Z12
-	VFMADD231PS.BCST (R15)(R14*1), Z16, Z14
-	VPMOVZXWD        32(R12), Z16
-	VPSLLD           $0x10, Z16, Z16
-	VFMADD231PS.BCST (R11), Z16, Z1
-	VFMADD231PS.BCST (R11)(R9*1), Z16, Z3
-	VFMADD231PS.BCST (R11)(R9*2), Z16, Z5
-	VFMADD231PS.BCST (R11)(R14*1), Z16, Z7
-	VFMADD231PS.BCST (R15), Z16, Z9
-	VFMADD231PS.BCST (R15)(R9*1), Z16, Z11
-	VFMADD231PS.BCST (R15)(R9*2), Z16, Z13
-	VFMADD231PS.BCST (R15)(R14*1), Z16, Z15
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000040, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha8_c2_key
-
-bmulti8ha8_c2_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	VMOVUPS Z2, (DX)(R8*1)
-	VMOVUPS Z3, 64(DX)(R8*1)
-	VMOVUPS Z4, (DX)(R8*2)
-	VMOVUPS Z5, 64(DX)(R8*2)
-	VMOVUPS Z6, (DX)(R11*1)
-	VMOVUPS Z7, 64(DX)(R11*1)
-	VMOVUPS Z8, (R12)
-	VMOVUPS Z9, 64(R12)
-	VMOVUPS Z10, (R12)(R8*1)
-	VMOVUPS Z11, 64(R12)(R8*1)
-	VMOVUPS Z12, (R12)(R8*2)
-	VMOVUPS Z13, 64(R12)(R8*2)
-	VMOVUPS Z14, (R12)(R11*1)
-	VMOVUPS Z15, 64(R12)(R11*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti8ha8_c2
-
-bmulti8ha8_c2_next:
-bmulti8ha8_c1:
-	CMPQ    BX, $0x10
-	JL      bmulti8ha8_c1_next
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS (DX), Z0
-	VMOVUPS (DX)(R8*1), Z1
-	VMOVUPS (DX)(R8*2), Z2
-	VMOVUPS (DX)(R11*1), Z3
-	VMOVUPS (R12), Z4
-	VMOVUPS (R12)(R8*1), Z5
-	VMOVUPS (R12)(R8*2), Z6
-	VMOVUPS (R12)(R11*1), Z7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-	LEAQ    (R11)(R9*4), R15
-
-bmulti8ha8_c1_key:
-	TESTQ            R13, R13
-	JZ               bmulti8ha8_c1_keys_done
-	VPMOVZXWD        (R12), Z8
-	VPSLLD           $0x10, Z8, Z8
-	VFMADD231PS.BCST (R11), Z8, Z0
-	VFMADD231PS.BCST (R11)(R9*1), Z8, Z1
-	VFMADD231PS.BCST (R11)(R9*2), Z8, Z2
-	VFMADD231PS.BCST (R11)(R14*1), Z8, Z3
-	VFMADD231PS.BCST (R15), Z8, Z4
-	VFMADD231PS.BCST (R15)(R9*1), Z8, Z5
-	VFMADD231PS.BCST (R15)(R9*2), Z8, Z6
-	VFMADD231PS.BCST (R15)(R14*1), Z8, Z7
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, R11
-	ADDQ             $0x04, R15
-	ADDQ             DI, R12
-	DECQ             R13
-	JMP              bmulti8ha8_c1_key
-
-bmulti8ha8_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	LEAQ    (DX)(R8*4), R12
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R8*1)
-	VMOVUPS Z2, (DX)(R8*2)
-	VMOVUPS Z3, (DX)(R11*1)
-	VMOVUPS Z4, (R12)
-	VMOVUPS Z5, (R12)(R8*1)
-	VMOVUPS Z6, (R12)(R8*2)
-	VMOVUPS Z7, (R12)(R11*1)
-	ADDQ    $0x00000040, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x10, BX
-	JMP     bmulti8ha8_c1
-
-bmulti8ha8_c1_next:
-	TESTQ     BX, BX
-	JZ        bmulti8ha_done
-	LEAQ      ktable<>+0(SB), R11
-	KMOVW     (R11)(BX*2), K1
-	LEAQ      (R8)(R8*2), BX
-	LEAQ      (DX)(R8*4), R11
-	VMOVUPS.Z (DX), K1, Z0
-	VMOVUPS.Z (DX)(R8*1), K1, Z1
-	VMOVUPS.Z (DX)(R8*2), K1, Z2
-	VMOVUPS.Z (DX)(BX*1), K1, Z3
-	VMOVUPS.Z (R11), K1, Z4
-	VMOVUPS.Z (R11)(R8*1), K1, Z5
-	VMOVUPS.Z (R11)(R8*2), K1, Z6
-	VMOVUPS.Z (R11)(BX*1), K1, Z7
-	MOVQ      SI, BX
-	LEAQ      (R9)(R9*2), SI
-	LEAQ      (AX)(R9*4), R11
-
-bmulti8ha8_tail_key:
-	TESTQ            CX, CX
-	JZ               bmulti8ha8_tail_keys_done
-	VMOVDQU16.Z      (BX), K1, Y8
-	VPMOVZXWD        Y8, Z8
-	VPSLLD           $0x10, Z8, Z8
-	VFMADD231PS.BCST (AX), Z8, Z0
-	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
-	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
-	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
-	VFMADD231PS.BCST (R11), Z8, Z4
-	VFMADD231PS.BCST (R11)(R9*1), Z8, Z5
-	VFMADD231PS.BCST (R11)(R9*2), Z8, Z6
-	VFMADD231PS.BCST (R11)(SI*1), Z8, Z7
-	PREFETCHT1       (R10)
-	ADDQ             $0x00000020, R10
-	ADDQ             $0x04, AX
-	ADDQ             $0x04, R11
-	ADDQ             DI, BX
-	DECQ             CX
-	JMP              bmulti8ha8_tail_key
-
-bmulti8ha8_tail_keys_done:
-	LEAQ    (R8)(R8*2), AX
-	LEAQ    (DX)(R8*4), CX
-	VMOVUPS Z0, K1, (DX)
-	VMOVUPS Z1, K1, (DX)(R8*1)
-	VMOVUPS Z2, K1, (DX)(R8*2)
-	VMOVUPS Z3, K1, (DX)(AX*1)
-	VMOVUPS Z4, K1, (CX)
-	VMOVUPS Z5, K1, (CX)(R8*1)
-	VMOVUPS Z6, K1, (CX)(R8*2)
-	VMOVUPS Z7, K1, (CX)(AX*1)
-
-bmulti8ha_done:
-	VZEROUPPER
-	RET
-
-bmulti8h:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x05
-	JE   bmulti8h_5
-	CMPQ AX, $0x06
-	JE   bmulti8h_6
-	CMPQ AX, $0x07
-	JE   bmulti8h_7
-	JMP  bmulti8h_8
-
-bmulti8h_5:
+// func blendRowsMulti8BF16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8BF16R5AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -26990,9 +26234,196 @@ bmulti8h5_tail_keys_done:
 	VMOVUPS Z2, K1, (DX)(R8*2)
 	VMOVUPS Z3, K1, (DX)(AX*1)
 	VMOVUPS Z4, K1, (CX)
-	JMP     bmulti8h_done
 
-bmulti8h_6:
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8BF16R5AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xcccccccd, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti8ha5_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha5_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c2_keys_done
+	VPMOVZXWD        (R12), Z10
+	VPSLLD           $0x10, Z10, Z10
+	VFMADD231PS.BCST (R11), Z10, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z6
+	VFMADD231PS.BCST (R15), Z10, Z8
+	VPMOVZXWD        32(R12), Z10
+	VPSLLD           $0x10, Z10, Z10
+	VFMADD231PS.BCST (R11), Z10, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z10, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z10, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z10, Z7
+	VFMADD231PS.BCST (R15), Z10, Z9
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c2_key
+
+bmulti8ha5_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha5_c2
+
+bmulti8ha5_c2_next:
+bmulti8ha5_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha5_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha5_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha5_c1_keys_done
+	VPMOVZXWD        (R12), Z5
+	VPSLLD           $0x10, Z5, Z5
+	VFMADD231PS.BCST (R11), Z5, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z5, Z3
+	VFMADD231PS.BCST (R15), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha5_c1_key
+
+bmulti8ha5_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha5_c1
+
+bmulti8ha5_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha5_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha5_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y5
+	VPMOVZXWD        Y5, Z5
+	VPSLLD           $0x10, Z5, Z5
+	VFMADD231PS.BCST (AX), Z5, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z5, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z5, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z5, Z3
+	VFMADD231PS.BCST (R11), Z5, Z4
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha5_tail_key
+
+bmulti8ha5_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8BF16R6AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -27172,9 +26603,208 @@ bmulti8h6_tail_keys_done:
 	VMOVUPS Z3, K1, (DX)(AX*1)
 	VMOVUPS Z4, K1, (CX)
 	VMOVUPS Z5, K1, (CX)(R8*1)
-	JMP     bmulti8h_done
 
-bmulti8h_7:
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8BF16R6AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x22, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x22, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti8ha6_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha6_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c2_keys_done
+	VPMOVZXWD        (R12), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R11), Z12, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z6
+	VFMADD231PS.BCST (R15), Z12, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z10
+	VPMOVZXWD        32(R12), Z12
+	VPSLLD           $0x10, Z12, Z12
+	VFMADD231PS.BCST (R11), Z12, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z12, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z12, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z12, Z7
+	VFMADD231PS.BCST (R15), Z12, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z12, Z11
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c2_key
+
+bmulti8ha6_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha6_c2
+
+bmulti8ha6_c2_next:
+bmulti8ha6_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha6_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha6_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha6_c1_keys_done
+	VPMOVZXWD        (R12), Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (R11), Z6, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z6, Z3
+	VFMADD231PS.BCST (R15), Z6, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha6_c1_key
+
+bmulti8ha6_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha6_c1
+
+bmulti8ha6_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha6_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha6_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y6
+	VPMOVZXWD        Y6, Z6
+	VPSLLD           $0x10, Z6, Z6
+	VFMADD231PS.BCST (AX), Z6, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z6, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z6, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z6, Z3
+	VFMADD231PS.BCST (R11), Z6, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z6, Z5
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha6_tail_key
+
+bmulti8ha6_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8BF16R7AVX512(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -27366,9 +26996,220 @@ bmulti8h7_tail_keys_done:
 	VMOVUPS Z4, K1, (CX)
 	VMOVUPS Z5, K1, (CX)(R8*1)
 	VMOVUPS Z6, K1, (CX)(R8*2)
-	JMP     bmulti8h_done
 
-bmulti8h_8:
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8BF16R7AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, CX
+	SHRQ  $0x23, CX
+	MOVQ  $0x0000000124924925, R8
+	IMULQ R8, BX
+	SHRQ  $0x23, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti8ha7_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha7_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c2_keys_done
+	VPMOVZXWD        (R12), Z14
+	VPSLLD           $0x10, Z14, Z14
+	VFMADD231PS.BCST (R11), Z14, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z6
+	VFMADD231PS.BCST (R15), Z14, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z12
+	VPMOVZXWD        32(R12), Z14
+	VPSLLD           $0x10, Z14, Z14
+	VFMADD231PS.BCST (R11), Z14, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z14, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z14, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z14, Z7
+	VFMADD231PS.BCST (R15), Z14, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z14, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z14, Z13
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c2_key
+
+bmulti8ha7_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha7_c2
+
+bmulti8ha7_c2_next:
+bmulti8ha7_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha7_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha7_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha7_c1_keys_done
+	VPMOVZXWD        (R12), Z7
+	VPSLLD           $0x10, Z7, Z7
+	VFMADD231PS.BCST (R11), Z7, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z7, Z3
+	VFMADD231PS.BCST (R15), Z7, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha7_c1_key
+
+bmulti8ha7_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha7_c1
+
+bmulti8ha7_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha7_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha7_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y7
+	VPMOVZXWD        Y7, Z7
+	VPSLLD           $0x10, Z7, Z7
+	VFMADD231PS.BCST (AX), Z7, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z7, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z7, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z7, Z3
+	VFMADD231PS.BCST (R11), Z7, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z7, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z7, Z6
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha7_tail_key
+
+bmulti8ha7_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8BF16R8AVX512(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -27570,6 +27411,220 @@ bmulti8h8_tail_keys_done:
 	VMOVUPS Z7, K1, (CX)(AX*1)
 
 bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8BF16R8AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti8ha8_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha8_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	VMOVUPS (R12)(R11*1), Z14
+	VMOVUPS 64(R12)(R11*1), Z15
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c2_keys_done
+	VPMOVZXWD        (R12), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R11), Z16, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z6
+	VFMADD231PS.BCST (R15), Z16, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z12
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z14
+	VPMOVZXWD        32(R12), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R11), Z16, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z7
+	VFMADD231PS.BCST (R15), Z16, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z13
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z15
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c2_key
+
+bmulti8ha8_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	VMOVUPS Z14, (R12)(R11*1)
+	VMOVUPS Z15, 64(R12)(R11*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha8_c2
+
+bmulti8ha8_c2_next:
+bmulti8ha8_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha8_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	VMOVUPS (R12)(R11*1), Z7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c1_keys_done
+	VPMOVZXWD        (R12), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R11), Z8, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z8, Z3
+	VFMADD231PS.BCST (R15), Z8, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R15)(R14*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c1_key
+
+bmulti8ha8_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	VMOVUPS Z7, (R12)(R11*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha8_c1
+
+bmulti8ha8_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	VMOVUPS.Z (R11)(BX*1), K1, Z7
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha8_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha8_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y8
+	VPMOVZXWD        Y8, Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (AX), Z8, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
+	VFMADD231PS.BCST (R11), Z8, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R11)(SI*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha8_tail_key
+
+bmulti8ha8_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	VMOVUPS Z7, K1, (CX)(AX*1)
+
+bmulti8ha_done:
 	VZEROUPPER
 	RET
 
@@ -38391,19 +38446,9 @@ narrowBF16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMultiAVX2(dst []float32, k []float32, stride int, q []float32, rows int)
+// func scoreRowsMultiR1AVX2(dst []float32, k []float32, stride int, q []float32)
 // Requires: AVX, CMOV, FMA3, MMX+
-TEXT ·scoreRowsMultiAVX2(SB), NOSPLIT, $0-88
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   smulti_1
-	CMPQ AX, $0x02
-	JE   smulti_2
-	CMPQ AX, $0x03
-	JE   smulti_3
-	JMP  smulti_4
-
-smulti_1:
+TEXT ·scoreRowsMultiR1AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -38568,9 +38613,12 @@ smulti1_k1_sum:
 	JMP          smulti1_k1
 
 smulti1_k1_next:
-	JMP smulti_done
+	VZEROUPPER
+	RET
 
-smulti_2:
+// func scoreRowsMultiR2AVX2(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiR2AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -38745,9 +38793,12 @@ smulti2_k1_sum:
 	JMP          smulti2_k1
 
 smulti2_k1_next:
-	JMP smulti_done
+	VZEROUPPER
+	RET
 
-smulti_3:
+// func scoreRowsMultiR3AVX2(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiR3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -38930,9 +38981,12 @@ smulti3_k1_sum:
 	JMP          smulti3_k1
 
 smulti3_k1_next:
-	JMP smulti_done
+	VZEROUPPER
+	RET
 
-smulti_4:
+// func scoreRowsMultiR4AVX2(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiR4AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -39257,26 +39311,12 @@ smulti4_k1_sum:
 	JMP        smulti4_k1
 
 smulti4_k1_next:
-smulti_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiAVX2(acc []float32, w []float32, v []float32, stride int, rows int, next []float32)
-// Requires: AVX, FMA3, MMX+
-TEXT ·blendRowsMultiAVX2(SB), NOSPLIT, $0-112
-	MOVQ  next_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    bmulti
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x01
-	JE    bmultia_1
-	CMPQ  AX, $0x02
-	JE    bmultia_2
-	CMPQ  AX, $0x03
-	JE    bmultia_3
-	JMP   bmultia_4
-
-bmultia_1:
+// func blendRowsMultiR1AVX2(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, FMA3
+TEXT ·blendRowsMultiR1AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -39288,7 +39328,200 @@ bmultia_1:
 	SHLQ $0x02, R8
 	MOVQ CX, R9
 	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
+
+bmulti1_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti1_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti1_c8_pair:
+	TESTQ        R10, R10
+	JZ           bmulti1_c8_odd
+	VBROADCASTSS (CX), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y1
+	VFMADD231PS  64(R11), Y8, Y2
+	VFMADD231PS  96(R11), Y8, Y3
+	VFMADD231PS  128(R11), Y8, Y4
+	VFMADD231PS  160(R11), Y8, Y5
+	VFMADD231PS  192(R11), Y8, Y6
+	VFMADD231PS  224(R11), Y8, Y7
+	VBROADCASTSS (AX), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti1_c8_pair
+
+bmulti1_c8_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti1_c8_keys_done
+	VBROADCASTSS (AX), Y8
+	VFMADD231PS  (R12), Y8, Y0
+	VFMADD231PS  32(R12), Y8, Y1
+	VFMADD231PS  64(R12), Y8, Y2
+	VFMADD231PS  96(R12), Y8, Y3
+	VFMADD231PS  128(R12), Y8, Y4
+	VFMADD231PS  160(R12), Y8, Y5
+	VFMADD231PS  192(R12), Y8, Y6
+	VFMADD231PS  224(R12), Y8, Y7
+
+bmulti1_c8_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti1_c8
+
+bmulti1_c8_next:
+bmulti1_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti1_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti1_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti1_c1_odd
+	VBROADCASTSS (CX), Y1
+	VFMADD231PS  (R11), Y1, Y0
+	VBROADCASTSS (AX), Y1
+	VFMADD231PS  (R12), Y1, Y0
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti1_c1_pair
+
+bmulti1_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti1_c1_keys_done
+	VBROADCASTSS (AX), Y1
+	VFMADD231PS  (R12), Y1, Y0
+
+bmulti1_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti1_c1
+
+bmulti1_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
+	LEAQ       (R9)(R9*2), SI
+
+bmulti1_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti1_tail_odd
+	VBROADCASTSS (CX), Y2
+	VMASKMOVPS   (R10), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	VBROADCASTSS (AX), Y2
+	VMASKMOVPS   (R11), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti1_tail_pair
+
+bmulti1_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti1_tail_keys_done
+	VBROADCASTSS (AX), Y2
+	VMASKMOVPS   (R11), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+
+bmulti1_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+
+bmulti_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR1AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·blendRowsMultiR1AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
 
 bmultia1_c8:
 	CMPQ    BX, $0x40
@@ -39490,9 +39723,14 @@ bmultia1_tail_keys_done:
 	MOVQ       w_base+24(FP), AX
 	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
-	JMP        bmultia_done
 
-bmultia_2:
+bmultia_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR2AVX2(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, FMA3
+TEXT ·blendRowsMultiR2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -39506,7 +39744,239 @@ bmultia_2:
 	SHLQ $0x02, R8
 	MOVQ CX, R9
 	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
+
+bmulti2_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti2_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti2_c4_pair:
+	TESTQ        R10, R10
+	JZ           bmulti2_c4_odd
+	VBROADCASTSS (CX), Y8
+	VBROADCASTSS (CX)(R9*1), Y9
+	VMOVUPS      (R11), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R11), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R11), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R11), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VMOVUPS      (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R12), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti2_c4_pair
+
+bmulti2_c4_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti2_c4_keys_done
+	VBROADCASTSS (AX), Y8
+	VBROADCASTSS (AX)(R9*1), Y9
+	VMOVUPS      (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VMOVUPS      32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VMOVUPS      64(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VMOVUPS      96(R12), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+
+bmulti2_c4_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti2_c4
+
+bmulti2_c4_next:
+bmulti2_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti2_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti2_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti2_c1_odd
+	VBROADCASTSS (CX), Y2
+	VBROADCASTSS (CX)(R9*1), Y3
+	VMOVUPS      (R11), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	VBROADCASTSS (AX), Y2
+	VBROADCASTSS (AX)(R9*1), Y3
+	VMOVUPS      (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti2_c1_pair
+
+bmulti2_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti2_c1_keys_done
+	VBROADCASTSS (AX), Y2
+	VBROADCASTSS (AX)(R9*1), Y3
+	VMOVUPS      (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+
+bmulti2_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti2_c1
+
+bmulti2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
+	LEAQ       (R9)(R9*2), SI
+
+bmulti2_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti2_tail_odd
+	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (CX)(R9*1), Y4
+	VMASKMOVPS   (R10), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VMASKMOVPS   (R11), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti2_tail_pair
+
+bmulti2_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x01, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti2_tail_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VMASKMOVPS   (R11), Y0, Y5
+	VFMADD231PS  Y5, Y3, Y1
+	VFMADD231PS  Y5, Y4, Y2
+
+bmulti2_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+
+bmulti_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR2AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·blendRowsMultiR2AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
 
 bmultia2_c4:
 	CMPQ    BX, $0x20
@@ -39739,9 +40209,14 @@ bmultia2_tail_keys_done:
 	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	JMP        bmultia_done
 
-bmultia_3:
+bmultia_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR3AVX2(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, FMA3
+TEXT ·blendRowsMultiR3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -39759,7 +40234,288 @@ bmultia_3:
 	SHLQ  $0x02, R8
 	MOVQ  CX, R9
 	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
+
+bmulti3_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti3_c4_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	VMOVUPS (DX)(R8*2), Y8
+	VMOVUPS 32(DX)(R8*2), Y9
+	VMOVUPS 64(DX)(R8*2), Y10
+	VMOVUPS 96(DX)(R8*2), Y11
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti3_c4_pair:
+	TESTQ        R10, R10
+	JZ           bmulti3_c4_odd
+	VBROADCASTSS (CX), Y12
+	VBROADCASTSS (CX)(R9*1), Y13
+	VBROADCASTSS (CX)(R9*2), Y14
+	VMOVUPS      (R11), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VMOVUPS      32(R11), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VMOVUPS      64(R11), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VMOVUPS      96(R11), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	VBROADCASTSS (AX), Y12
+	VBROADCASTSS (AX)(R9*1), Y13
+	VBROADCASTSS (AX)(R9*2), Y14
+	VMOVUPS      (R12), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VMOVUPS      32(R12), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VMOVUPS      64(R12), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VMOVUPS      96(R12), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti3_c4_pair
+
+bmulti3_c4_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R10
+	IMULQ        R10, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti3_c4_keys_done
+	VBROADCASTSS (AX), Y12
+	VBROADCASTSS (AX)(R9*1), Y13
+	VBROADCASTSS (AX)(R9*2), Y14
+	VMOVUPS      (R12), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VMOVUPS      32(R12), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VMOVUPS      64(R12), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VMOVUPS      96(R12), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+
+bmulti3_c4_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	VMOVUPS Y8, (DX)(R8*2)
+	VMOVUPS Y9, 32(DX)(R8*2)
+	VMOVUPS Y10, 64(DX)(R8*2)
+	VMOVUPS Y11, 96(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti3_c4
+
+bmulti3_c4_next:
+bmulti3_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti3_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti3_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti3_c1_odd
+	VBROADCASTSS (CX), Y3
+	VBROADCASTSS (CX)(R9*1), Y4
+	VBROADCASTSS (CX)(R9*2), Y5
+	VMOVUPS      (R11), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VBROADCASTSS (AX)(R9*2), Y5
+	VMOVUPS      (R12), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti3_c1_pair
+
+bmulti3_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, R10
+	IMULQ        R10, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti3_c1_keys_done
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VBROADCASTSS (AX)(R9*2), Y5
+	VMOVUPS      (R12), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+
+bmulti3_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti3_c1
+
+bmulti3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
+	LEAQ       (R9)(R9*2), SI
+
+bmulti3_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti3_tail_odd
+	VBROADCASTSS (CX), Y4
+	VBROADCASTSS (CX)(R9*1), Y5
+	VBROADCASTSS (CX)(R9*2), Y6
+	VMASKMOVPS   (R10), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VMASKMOVPS   (R11), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti3_tail_pair
+
+bmulti3_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	MOVQ         $0xaaaaaaab, BX
+	IMULQ        BX, CX
+	SHRQ         $0x21, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti3_tail_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VMASKMOVPS   (R11), Y0, Y7
+	VFMADD231PS  Y7, Y4, Y1
+	VFMADD231PS  Y7, Y5, Y2
+	VFMADD231PS  Y7, Y6, Y3
+
+bmulti3_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+
+bmulti_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR3AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·blendRowsMultiR3AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x02, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
 
 bmultia3_c4:
 	CMPQ    BX, $0x20
@@ -40037,9 +40793,14 @@ bmultia3_tail_keys_done:
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
 	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	JMP        bmultia_done
 
-bmultia_4:
+bmultia_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR4AVX2(acc []float32, w []float32, v []float32, stride int)
+// Requires: AVX, FMA3
+TEXT ·blendRowsMultiR4AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -40053,7 +40814,294 @@ bmultia_4:
 	SHLQ $0x02, R8
 	MOVQ CX, R9
 	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
+
+bmulti4_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti4_c3_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	VMOVUPS (DX)(R10*1), Y9
+	VMOVUPS 32(DX)(R10*1), Y10
+	VMOVUPS 64(DX)(R10*1), Y11
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti4_c3_pair:
+	TESTQ        R10, R10
+	JZ           bmulti4_c3_odd
+	VMOVUPS      (R11), Y12
+	VMOVUPS      32(R11), Y13
+	VMOVUPS      64(R11), Y14
+	VBROADCASTSS (CX), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (CX)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (CX)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (CX)(R13*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	VMOVUPS      (R12), Y12
+	VMOVUPS      32(R12), Y13
+	VMOVUPS      64(R12), Y14
+	VBROADCASTSS (AX), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (AX)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (AX)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (AX)(R13*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti4_c3_pair
+
+bmulti4_c3_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti4_c3_keys_done
+	VMOVUPS      (R12), Y12
+	VMOVUPS      32(R12), Y13
+	VMOVUPS      64(R12), Y14
+	VBROADCASTSS (AX), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (AX)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (AX)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (AX)(R13*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+
+bmulti4_c3_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	VMOVUPS Y9, (DX)(R10*1)
+	VMOVUPS Y10, 32(DX)(R10*1)
+	VMOVUPS Y11, 64(DX)(R10*1)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000060, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti4_c3
+
+bmulti4_c3_next:
+bmulti4_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti4_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R10*1), Y3
+	MOVQ    CX, R10
+	SHRQ    $0x01, R10
+	MOVQ    AX, CX
+	LEAQ    (AX)(R10*4), AX
+	MOVQ    SI, R11
+	MOVQ    R10, R12
+	IMULQ   DI, R12
+	ADDQ    SI, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti4_c1_pair:
+	TESTQ        R10, R10
+	JZ           bmulti4_c1_odd
+	VBROADCASTSS (CX), Y4
+	VBROADCASTSS (CX)(R9*1), Y5
+	VBROADCASTSS (CX)(R9*2), Y6
+	VBROADCASTSS (CX)(R13*1), Y7
+	VMOVUPS      (R11), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VBROADCASTSS (AX)(R13*1), Y7
+	VMOVUPS      (R12), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R11
+	ADDQ         DI, R12
+	DECQ         R10
+	JMP          bmulti4_c1_pair
+
+bmulti4_c1_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti4_c1_keys_done
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VBROADCASTSS (AX)(R13*1), Y7
+	VMOVUPS      (R12), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+
+bmulti4_c1_keys_done:
+	MOVQ    w_base+24(FP), AX
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R10*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti4_c1
+
+bmulti4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), BX
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(BX*1), Y0, Y4
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	MOVQ       AX, CX
+	LEAQ       (AX)(BX*4), AX
+	MOVQ       SI, R10
+	MOVQ       BX, R11
+	IMULQ      DI, R11
+	ADDQ       SI, R11
+	LEAQ       (R9)(R9*2), SI
+
+bmulti4_tail_pair:
+	TESTQ        BX, BX
+	JZ           bmulti4_tail_odd
+	VBROADCASTSS (CX), Y5
+	VBROADCASTSS (CX)(R9*1), Y6
+	VBROADCASTSS (CX)(R9*2), Y7
+	VBROADCASTSS (CX)(SI*1), Y8
+	VMASKMOVPS   (R10), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(SI*1), Y8
+	VMASKMOVPS   (R11), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+	ADDQ         $0x04, CX
+	ADDQ         $0x04, AX
+	ADDQ         DI, R10
+	ADDQ         DI, R11
+	DECQ         BX
+	JMP          bmulti4_tail_pair
+
+bmulti4_tail_odd:
+	MOVQ         w_len+32(FP), CX
+	SHRQ         $0x02, CX
+	TESTQ        $0x00000001, CX
+	JZ           bmulti4_tail_keys_done
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(SI*1), Y8
+	VMASKMOVPS   (R11), Y0, Y9
+	VFMADD231PS  Y9, Y5, Y1
+	VFMADD231PS  Y9, Y6, Y2
+	VFMADD231PS  Y9, Y7, Y3
+	VFMADD231PS  Y9, Y8, Y4
+
+bmulti4_tail_keys_done:
+	MOVQ       w_base+24(FP), AX
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiR4AskAVX2(acc []float32, w []float32, v []float32, stride int, next []float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·blendRowsMultiR4AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x02, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
 
 bmultia4_c3:
 	CMPQ    BX, $0x18
@@ -40346,1005 +41394,9 @@ bmultia_done:
 	VZEROUPPER
 	RET
 
-bmulti:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   bmulti_1
-	CMPQ AX, $0x02
-	JE   bmulti_2
-	CMPQ AX, $0x03
-	JE   bmulti_3
-	JMP  bmulti_4
-
-bmulti_1:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x02, DI
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-
-bmulti1_c8:
-	CMPQ    BX, $0x40
-	JL      bmulti1_c8_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	VMOVUPS 192(DX), Y6
-	VMOVUPS 224(DX), Y7
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti1_c8_pair:
-	TESTQ        R10, R10
-	JZ           bmulti1_c8_odd
-	VBROADCASTSS (CX), Y8
-	VFMADD231PS  (R11), Y8, Y0
-	VFMADD231PS  32(R11), Y8, Y1
-	VFMADD231PS  64(R11), Y8, Y2
-	VFMADD231PS  96(R11), Y8, Y3
-	VFMADD231PS  128(R11), Y8, Y4
-	VFMADD231PS  160(R11), Y8, Y5
-	VFMADD231PS  192(R11), Y8, Y6
-	VFMADD231PS  224(R11), Y8, Y7
-	VBROADCASTSS (AX), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y1
-	VFMADD231PS  64(R12), Y8, Y2
-	VFMADD231PS  96(R12), Y8, Y3
-	VFMADD231PS  128(R12), Y8, Y4
-	VFMADD231PS  160(R12), Y8, Y5
-	VFMADD231PS  192(R12), Y8, Y6
-	VFMADD231PS  224(R12), Y8, Y7
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti1_c8_pair
-
-bmulti1_c8_odd:
-	MOVQ         w_len+32(FP), CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti1_c8_keys_done
-	VBROADCASTSS (AX), Y8
-	VFMADD231PS  (R12), Y8, Y0
-	VFMADD231PS  32(R12), Y8, Y1
-	VFMADD231PS  64(R12), Y8, Y2
-	VFMADD231PS  96(R12), Y8, Y3
-	VFMADD231PS  128(R12), Y8, Y4
-	VFMADD231PS  160(R12), Y8, Y5
-	VFMADD231PS  192(R12), Y8, Y6
-	VFMADD231PS  224(R12), Y8, Y7
-
-bmulti1_c8_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
-	ADDQ    $0x00000100, DX
-	ADDQ    $0x00000100, SI
-	SUBQ    $0x40, BX
-	JMP     bmulti1_c8
-
-bmulti1_c8_next:
-bmulti1_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti1_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti1_c1_pair:
-	TESTQ        R10, R10
-	JZ           bmulti1_c1_odd
-	VBROADCASTSS (CX), Y1
-	VFMADD231PS  (R11), Y1, Y0
-	VBROADCASTSS (AX), Y1
-	VFMADD231PS  (R12), Y1, Y0
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti1_c1_pair
-
-bmulti1_c1_odd:
-	MOVQ         w_len+32(FP), CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti1_c1_keys_done
-	VBROADCASTSS (AX), Y1
-	VFMADD231PS  (R12), Y1, Y0
-
-bmulti1_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti1_c1
-
-bmulti1_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti_done
-	LEAQ       masktable<>+0(SB), R10
-	MOVQ       $0x00000008, R11
-	SUBQ       BX, R11
-	VMOVDQU    (R10)(R11*4), Y0
-	LEAQ       (R8)(R8*2), BX
-	VMASKMOVPS (DX), Y0, Y1
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	MOVQ       AX, CX
-	LEAQ       (AX)(BX*4), AX
-	MOVQ       SI, R10
-	MOVQ       BX, R11
-	IMULQ      DI, R11
-	ADDQ       SI, R11
-	LEAQ       (R9)(R9*2), SI
-
-bmulti1_tail_pair:
-	TESTQ        BX, BX
-	JZ           bmulti1_tail_odd
-	VBROADCASTSS (CX), Y2
-	VMASKMOVPS   (R10), Y0, Y3
-	VFMADD231PS  Y3, Y2, Y1
-	VBROADCASTSS (AX), Y2
-	VMASKMOVPS   (R11), Y0, Y3
-	VFMADD231PS  Y3, Y2, Y1
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R10
-	ADDQ         DI, R11
-	DECQ         BX
-	JMP          bmulti1_tail_pair
-
-bmulti1_tail_odd:
-	MOVQ         w_len+32(FP), CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti1_tail_keys_done
-	VBROADCASTSS (AX), Y2
-	VMASKMOVPS   (R11), Y0, Y3
-	VFMADD231PS  Y3, Y2, Y1
-
-bmulti1_tail_keys_done:
-	MOVQ       w_base+24(FP), AX
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	JMP        bmulti_done
-
-bmulti_2:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x02, DI
-	SHRQ $0x01, CX
-	SHRQ $0x01, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-
-bmulti2_c4:
-	CMPQ    BX, $0x20
-	JL      bmulti2_c4_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R8*1), Y4
-	VMOVUPS 32(DX)(R8*1), Y5
-	VMOVUPS 64(DX)(R8*1), Y6
-	VMOVUPS 96(DX)(R8*1), Y7
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti2_c4_pair:
-	TESTQ        R10, R10
-	JZ           bmulti2_c4_odd
-	VBROADCASTSS (CX), Y8
-	VBROADCASTSS (CX)(R9*1), Y9
-	VMOVUPS      (R11), Y10
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VMOVUPS      32(R11), Y10
-	VFMADD231PS  Y10, Y8, Y1
-	VFMADD231PS  Y10, Y9, Y5
-	VMOVUPS      64(R11), Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VFMADD231PS  Y10, Y9, Y6
-	VMOVUPS      96(R11), Y10
-	VFMADD231PS  Y10, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y7
-	VBROADCASTSS (AX), Y8
-	VBROADCASTSS (AX)(R9*1), Y9
-	VMOVUPS      (R12), Y10
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VMOVUPS      32(R12), Y10
-	VFMADD231PS  Y10, Y8, Y1
-	VFMADD231PS  Y10, Y9, Y5
-	VMOVUPS      64(R12), Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VFMADD231PS  Y10, Y9, Y6
-	VMOVUPS      96(R12), Y10
-	VFMADD231PS  Y10, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti2_c4_pair
-
-bmulti2_c4_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x01, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti2_c4_keys_done
-	VBROADCASTSS (AX), Y8
-	VBROADCASTSS (AX)(R9*1), Y9
-	VMOVUPS      (R12), Y10
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VMOVUPS      32(R12), Y10
-	VFMADD231PS  Y10, Y8, Y1
-	VFMADD231PS  Y10, Y9, Y5
-	VMOVUPS      64(R12), Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VFMADD231PS  Y10, Y9, Y6
-	VMOVUPS      96(R12), Y10
-	VFMADD231PS  Y10, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y7
-
-bmulti2_c4_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R8*1)
-	VMOVUPS Y5, 32(DX)(R8*1)
-	VMOVUPS Y6, 64(DX)(R8*1)
-	VMOVUPS Y7, 96(DX)(R8*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000080, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti2_c4
-
-bmulti2_c4_next:
-bmulti2_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti2_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti2_c1_pair:
-	TESTQ        R10, R10
-	JZ           bmulti2_c1_odd
-	VBROADCASTSS (CX), Y2
-	VBROADCASTSS (CX)(R9*1), Y3
-	VMOVUPS      (R11), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VFMADD231PS  Y4, Y3, Y1
-	VBROADCASTSS (AX), Y2
-	VBROADCASTSS (AX)(R9*1), Y3
-	VMOVUPS      (R12), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti2_c1_pair
-
-bmulti2_c1_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x01, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti2_c1_keys_done
-	VBROADCASTSS (AX), Y2
-	VBROADCASTSS (AX)(R9*1), Y3
-	VMOVUPS      (R12), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VFMADD231PS  Y4, Y3, Y1
-
-bmulti2_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti2_c1
-
-bmulti2_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti_done
-	LEAQ       masktable<>+0(SB), R10
-	MOVQ       $0x00000008, R11
-	SUBQ       BX, R11
-	VMOVDQU    (R10)(R11*4), Y0
-	LEAQ       (R8)(R8*2), BX
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	MOVQ       AX, CX
-	LEAQ       (AX)(BX*4), AX
-	MOVQ       SI, R10
-	MOVQ       BX, R11
-	IMULQ      DI, R11
-	ADDQ       SI, R11
-	LEAQ       (R9)(R9*2), SI
-
-bmulti2_tail_pair:
-	TESTQ        BX, BX
-	JZ           bmulti2_tail_odd
-	VBROADCASTSS (CX), Y3
-	VBROADCASTSS (CX)(R9*1), Y4
-	VMASKMOVPS   (R10), Y0, Y5
-	VFMADD231PS  Y5, Y3, Y1
-	VFMADD231PS  Y5, Y4, Y2
-	VBROADCASTSS (AX), Y3
-	VBROADCASTSS (AX)(R9*1), Y4
-	VMASKMOVPS   (R11), Y0, Y5
-	VFMADD231PS  Y5, Y3, Y1
-	VFMADD231PS  Y5, Y4, Y2
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R10
-	ADDQ         DI, R11
-	DECQ         BX
-	JMP          bmulti2_tail_pair
-
-bmulti2_tail_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x01, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti2_tail_keys_done
-	VBROADCASTSS (AX), Y3
-	VBROADCASTSS (AX)(R9*1), Y4
-	VMASKMOVPS   (R11), Y0, Y5
-	VFMADD231PS  Y5, Y3, Y1
-	VFMADD231PS  Y5, Y4, Y2
-
-bmulti2_tail_keys_done:
-	MOVQ       w_base+24(FP), AX
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	JMP        bmulti_done
-
-bmulti_3:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x02, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x21, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x21, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-
-bmulti3_c4:
-	CMPQ    BX, $0x20
-	JL      bmulti3_c4_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R8*1), Y4
-	VMOVUPS 32(DX)(R8*1), Y5
-	VMOVUPS 64(DX)(R8*1), Y6
-	VMOVUPS 96(DX)(R8*1), Y7
-	VMOVUPS (DX)(R8*2), Y8
-	VMOVUPS 32(DX)(R8*2), Y9
-	VMOVUPS 64(DX)(R8*2), Y10
-	VMOVUPS 96(DX)(R8*2), Y11
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti3_c4_pair:
-	TESTQ        R10, R10
-	JZ           bmulti3_c4_odd
-	VBROADCASTSS (CX), Y12
-	VBROADCASTSS (CX)(R9*1), Y13
-	VBROADCASTSS (CX)(R9*2), Y14
-	VMOVUPS      (R11), Y15
-	VFMADD231PS  Y15, Y12, Y0
-	VFMADD231PS  Y15, Y13, Y4
-	VFMADD231PS  Y15, Y14, Y8
-	VMOVUPS      32(R11), Y15
-	VFMADD231PS  Y15, Y12, Y1
-	VFMADD231PS  Y15, Y13, Y5
-	VFMADD231PS  Y15, Y14, Y9
-	VMOVUPS      64(R11), Y15
-	VFMADD231PS  Y15, Y12, Y2
-	VFMADD231PS  Y15, Y13, Y6
-	VFMADD231PS  Y15, Y14, Y10
-	VMOVUPS      96(R11), Y15
-	VFMADD231PS  Y15, Y12, Y3
-	VFMADD231PS  Y15, Y13, Y7
-	VFMADD231PS  Y15, Y14, Y11
-	VBROADCASTSS (AX), Y12
-	VBROADCASTSS (AX)(R9*1), Y13
-	VBROADCASTSS (AX)(R9*2), Y14
-	VMOVUPS      (R12), Y15
-	VFMADD231PS  Y15, Y12, Y0
-	VFMADD231PS  Y15, Y13, Y4
-	VFMADD231PS  Y15, Y14, Y8
-	VMOVUPS      32(R12), Y15
-	VFMADD231PS  Y15, Y12, Y1
-	VFMADD231PS  Y15, Y13, Y5
-	VFMADD231PS  Y15, Y14, Y9
-	VMOVUPS      64(R12), Y15
-	VFMADD231PS  Y15, Y12, Y2
-	VFMADD231PS  Y15, Y13, Y6
-	VFMADD231PS  Y15, Y14, Y10
-	VMOVUPS      96(R12), Y15
-	VFMADD231PS  Y15, Y12, Y3
-	VFMADD231PS  Y15, Y13, Y7
-	VFMADD231PS  Y15, Y14, Y11
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti3_c4_pair
-
-bmulti3_c4_odd:
-	MOVQ         w_len+32(FP), CX
-	MOVQ         $0xaaaaaaab, R10
-	IMULQ        R10, CX
-	SHRQ         $0x21, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti3_c4_keys_done
-	VBROADCASTSS (AX), Y12
-	VBROADCASTSS (AX)(R9*1), Y13
-	VBROADCASTSS (AX)(R9*2), Y14
-	VMOVUPS      (R12), Y15
-	VFMADD231PS  Y15, Y12, Y0
-	VFMADD231PS  Y15, Y13, Y4
-	VFMADD231PS  Y15, Y14, Y8
-	VMOVUPS      32(R12), Y15
-	VFMADD231PS  Y15, Y12, Y1
-	VFMADD231PS  Y15, Y13, Y5
-	VFMADD231PS  Y15, Y14, Y9
-	VMOVUPS      64(R12), Y15
-	VFMADD231PS  Y15, Y12, Y2
-	VFMADD231PS  Y15, Y13, Y6
-	VFMADD231PS  Y15, Y14, Y10
-	VMOVUPS      96(R12), Y15
-	VFMADD231PS  Y15, Y12, Y3
-	VFMADD231PS  Y15, Y13, Y7
-	VFMADD231PS  Y15, Y14, Y11
-
-bmulti3_c4_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R8*1)
-	VMOVUPS Y5, 32(DX)(R8*1)
-	VMOVUPS Y6, 64(DX)(R8*1)
-	VMOVUPS Y7, 96(DX)(R8*1)
-	VMOVUPS Y8, (DX)(R8*2)
-	VMOVUPS Y9, 32(DX)(R8*2)
-	VMOVUPS Y10, 64(DX)(R8*2)
-	VMOVUPS Y11, 96(DX)(R8*2)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000080, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti3_c4
-
-bmulti3_c4_next:
-bmulti3_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti3_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	VMOVUPS (DX)(R8*2), Y2
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti3_c1_pair:
-	TESTQ        R10, R10
-	JZ           bmulti3_c1_odd
-	VBROADCASTSS (CX), Y3
-	VBROADCASTSS (CX)(R9*1), Y4
-	VBROADCASTSS (CX)(R9*2), Y5
-	VMOVUPS      (R11), Y6
-	VFMADD231PS  Y6, Y3, Y0
-	VFMADD231PS  Y6, Y4, Y1
-	VFMADD231PS  Y6, Y5, Y2
-	VBROADCASTSS (AX), Y3
-	VBROADCASTSS (AX)(R9*1), Y4
-	VBROADCASTSS (AX)(R9*2), Y5
-	VMOVUPS      (R12), Y6
-	VFMADD231PS  Y6, Y3, Y0
-	VFMADD231PS  Y6, Y4, Y1
-	VFMADD231PS  Y6, Y5, Y2
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti3_c1_pair
-
-bmulti3_c1_odd:
-	MOVQ         w_len+32(FP), CX
-	MOVQ         $0xaaaaaaab, R10
-	IMULQ        R10, CX
-	SHRQ         $0x21, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti3_c1_keys_done
-	VBROADCASTSS (AX), Y3
-	VBROADCASTSS (AX)(R9*1), Y4
-	VBROADCASTSS (AX)(R9*2), Y5
-	VMOVUPS      (R12), Y6
-	VFMADD231PS  Y6, Y3, Y0
-	VFMADD231PS  Y6, Y4, Y1
-	VFMADD231PS  Y6, Y5, Y2
-
-bmulti3_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	VMOVUPS Y2, (DX)(R8*2)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti3_c1
-
-bmulti3_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti_done
-	LEAQ       masktable<>+0(SB), R10
-	MOVQ       $0x00000008, R11
-	SUBQ       BX, R11
-	VMOVDQU    (R10)(R11*4), Y0
-	LEAQ       (R8)(R8*2), BX
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	VMASKMOVPS (DX)(R8*2), Y0, Y3
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	MOVQ       AX, CX
-	LEAQ       (AX)(BX*4), AX
-	MOVQ       SI, R10
-	MOVQ       BX, R11
-	IMULQ      DI, R11
-	ADDQ       SI, R11
-	LEAQ       (R9)(R9*2), SI
-
-bmulti3_tail_pair:
-	TESTQ        BX, BX
-	JZ           bmulti3_tail_odd
-	VBROADCASTSS (CX), Y4
-	VBROADCASTSS (CX)(R9*1), Y5
-	VBROADCASTSS (CX)(R9*2), Y6
-	VMASKMOVPS   (R10), Y0, Y7
-	VFMADD231PS  Y7, Y4, Y1
-	VFMADD231PS  Y7, Y5, Y2
-	VFMADD231PS  Y7, Y6, Y3
-	VBROADCASTSS (AX), Y4
-	VBROADCASTSS (AX)(R9*1), Y5
-	VBROADCASTSS (AX)(R9*2), Y6
-	VMASKMOVPS   (R11), Y0, Y7
-	VFMADD231PS  Y7, Y4, Y1
-	VFMADD231PS  Y7, Y5, Y2
-	VFMADD231PS  Y7, Y6, Y3
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R10
-	ADDQ         DI, R11
-	DECQ         BX
-	JMP          bmulti3_tail_pair
-
-bmulti3_tail_odd:
-	MOVQ         w_len+32(FP), CX
-	MOVQ         $0xaaaaaaab, BX
-	IMULQ        BX, CX
-	SHRQ         $0x21, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti3_tail_keys_done
-	VBROADCASTSS (AX), Y4
-	VBROADCASTSS (AX)(R9*1), Y5
-	VBROADCASTSS (AX)(R9*2), Y6
-	VMASKMOVPS   (R11), Y0, Y7
-	VFMADD231PS  Y7, Y4, Y1
-	VFMADD231PS  Y7, Y5, Y2
-	VFMADD231PS  Y7, Y6, Y3
-
-bmulti3_tail_keys_done:
-	MOVQ       w_base+24(FP), AX
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	JMP        bmulti_done
-
-bmulti_4:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x02, DI
-	SHRQ $0x02, CX
-	SHRQ $0x02, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-
-bmulti4_c3:
-	CMPQ    BX, $0x18
-	JL      bmulti4_c3_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS (DX)(R8*1), Y3
-	VMOVUPS 32(DX)(R8*1), Y4
-	VMOVUPS 64(DX)(R8*1), Y5
-	VMOVUPS (DX)(R8*2), Y6
-	VMOVUPS 32(DX)(R8*2), Y7
-	VMOVUPS 64(DX)(R8*2), Y8
-	VMOVUPS (DX)(R10*1), Y9
-	VMOVUPS 32(DX)(R10*1), Y10
-	VMOVUPS 64(DX)(R10*1), Y11
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti4_c3_pair:
-	TESTQ        R10, R10
-	JZ           bmulti4_c3_odd
-	VMOVUPS      (R11), Y12
-	VMOVUPS      32(R11), Y13
-	VMOVUPS      64(R11), Y14
-	VBROADCASTSS (CX), Y15
-	VFMADD231PS  Y12, Y15, Y0
-	VFMADD231PS  Y13, Y15, Y1
-	VFMADD231PS  Y14, Y15, Y2
-	VBROADCASTSS (CX)(R9*1), Y15
-	VFMADD231PS  Y12, Y15, Y3
-	VFMADD231PS  Y13, Y15, Y4
-	VFMADD231PS  Y14, Y15, Y5
-	VBROADCASTSS (CX)(R9*2), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VFMADD231PS  Y14, Y15, Y8
-	VBROADCASTSS (CX)(R13*1), Y15
-	VFMADD231PS  Y12, Y15, Y9
-	VFMADD231PS  Y13, Y15, Y10
-	VFMADD231PS  Y14, Y15, Y11
-	VMOVUPS      (R12), Y12
-	VMOVUPS      32(R12), Y13
-	VMOVUPS      64(R12), Y14
-	VBROADCASTSS (AX), Y15
-	VFMADD231PS  Y12, Y15, Y0
-	VFMADD231PS  Y13, Y15, Y1
-	VFMADD231PS  Y14, Y15, Y2
-	VBROADCASTSS (AX)(R9*1), Y15
-	VFMADD231PS  Y12, Y15, Y3
-	VFMADD231PS  Y13, Y15, Y4
-	VFMADD231PS  Y14, Y15, Y5
-	VBROADCASTSS (AX)(R9*2), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VFMADD231PS  Y14, Y15, Y8
-	VBROADCASTSS (AX)(R13*1), Y15
-	VFMADD231PS  Y12, Y15, Y9
-	VFMADD231PS  Y13, Y15, Y10
-	VFMADD231PS  Y14, Y15, Y11
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti4_c3_pair
-
-bmulti4_c3_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x02, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti4_c3_keys_done
-	VMOVUPS      (R12), Y12
-	VMOVUPS      32(R12), Y13
-	VMOVUPS      64(R12), Y14
-	VBROADCASTSS (AX), Y15
-	VFMADD231PS  Y12, Y15, Y0
-	VFMADD231PS  Y13, Y15, Y1
-	VFMADD231PS  Y14, Y15, Y2
-	VBROADCASTSS (AX)(R9*1), Y15
-	VFMADD231PS  Y12, Y15, Y3
-	VFMADD231PS  Y13, Y15, Y4
-	VFMADD231PS  Y14, Y15, Y5
-	VBROADCASTSS (AX)(R9*2), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VFMADD231PS  Y14, Y15, Y8
-	VBROADCASTSS (AX)(R13*1), Y15
-	VFMADD231PS  Y12, Y15, Y9
-	VFMADD231PS  Y13, Y15, Y10
-	VFMADD231PS  Y14, Y15, Y11
-
-bmulti4_c3_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, (DX)(R8*1)
-	VMOVUPS Y4, 32(DX)(R8*1)
-	VMOVUPS Y5, 64(DX)(R8*1)
-	VMOVUPS Y6, (DX)(R8*2)
-	VMOVUPS Y7, 32(DX)(R8*2)
-	VMOVUPS Y8, 64(DX)(R8*2)
-	VMOVUPS Y9, (DX)(R10*1)
-	VMOVUPS Y10, 32(DX)(R10*1)
-	VMOVUPS Y11, 64(DX)(R10*1)
-	ADDQ    $0x00000060, DX
-	ADDQ    $0x00000060, SI
-	SUBQ    $0x18, BX
-	JMP     bmulti4_c3
-
-bmulti4_c3_next:
-bmulti4_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti4_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	VMOVUPS (DX)(R8*2), Y2
-	VMOVUPS (DX)(R10*1), Y3
-	MOVQ    CX, R10
-	SHRQ    $0x01, R10
-	MOVQ    AX, CX
-	LEAQ    (AX)(R10*4), AX
-	MOVQ    SI, R11
-	MOVQ    R10, R12
-	IMULQ   DI, R12
-	ADDQ    SI, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti4_c1_pair:
-	TESTQ        R10, R10
-	JZ           bmulti4_c1_odd
-	VBROADCASTSS (CX), Y4
-	VBROADCASTSS (CX)(R9*1), Y5
-	VBROADCASTSS (CX)(R9*2), Y6
-	VBROADCASTSS (CX)(R13*1), Y7
-	VMOVUPS      (R11), Y8
-	VFMADD231PS  Y8, Y4, Y0
-	VFMADD231PS  Y8, Y5, Y1
-	VFMADD231PS  Y8, Y6, Y2
-	VFMADD231PS  Y8, Y7, Y3
-	VBROADCASTSS (AX), Y4
-	VBROADCASTSS (AX)(R9*1), Y5
-	VBROADCASTSS (AX)(R9*2), Y6
-	VBROADCASTSS (AX)(R13*1), Y7
-	VMOVUPS      (R12), Y8
-	VFMADD231PS  Y8, Y4, Y0
-	VFMADD231PS  Y8, Y5, Y1
-	VFMADD231PS  Y8, Y6, Y2
-	VFMADD231PS  Y8, Y7, Y3
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R11
-	ADDQ         DI, R12
-	DECQ         R10
-	JMP          bmulti4_c1_pair
-
-bmulti4_c1_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x02, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti4_c1_keys_done
-	VBROADCASTSS (AX), Y4
-	VBROADCASTSS (AX)(R9*1), Y5
-	VBROADCASTSS (AX)(R9*2), Y6
-	VBROADCASTSS (AX)(R13*1), Y7
-	VMOVUPS      (R12), Y8
-	VFMADD231PS  Y8, Y4, Y0
-	VFMADD231PS  Y8, Y5, Y1
-	VFMADD231PS  Y8, Y6, Y2
-	VFMADD231PS  Y8, Y7, Y3
-
-bmulti4_c1_keys_done:
-	MOVQ    w_base+24(FP), AX
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	VMOVUPS Y2, (DX)(R8*2)
-	VMOVUPS Y3, (DX)(R10*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti4_c1
-
-bmulti4_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti_done
-	LEAQ       masktable<>+0(SB), R10
-	MOVQ       $0x00000008, R11
-	SUBQ       BX, R11
-	VMOVDQU    (R10)(R11*4), Y0
-	LEAQ       (R8)(R8*2), BX
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	VMASKMOVPS (DX)(R8*2), Y0, Y3
-	VMASKMOVPS (DX)(BX*1), Y0, Y4
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	MOVQ       AX, CX
-	LEAQ       (AX)(BX*4), AX
-	MOVQ       SI, R10
-	MOVQ       BX, R11
-	IMULQ      DI, R11
-	ADDQ       SI, R11
-	LEAQ       (R9)(R9*2), SI
-
-bmulti4_tail_pair:
-	TESTQ        BX, BX
-	JZ           bmulti4_tail_odd
-	VBROADCASTSS (CX), Y5
-	VBROADCASTSS (CX)(R9*1), Y6
-	VBROADCASTSS (CX)(R9*2), Y7
-	VBROADCASTSS (CX)(SI*1), Y8
-	VMASKMOVPS   (R10), Y0, Y9
-	VFMADD231PS  Y9, Y5, Y1
-	VFMADD231PS  Y9, Y6, Y2
-	VFMADD231PS  Y9, Y7, Y3
-	VFMADD231PS  Y9, Y8, Y4
-	VBROADCASTSS (AX), Y5
-	VBROADCASTSS (AX)(R9*1), Y6
-	VBROADCASTSS (AX)(R9*2), Y7
-	VBROADCASTSS (AX)(SI*1), Y8
-	VMASKMOVPS   (R11), Y0, Y9
-	VFMADD231PS  Y9, Y5, Y1
-	VFMADD231PS  Y9, Y6, Y2
-	VFMADD231PS  Y9, Y7, Y3
-	VFMADD231PS  Y9, Y8, Y4
-	ADDQ         $0x04, CX
-	ADDQ         $0x04, AX
-	ADDQ         DI, R10
-	ADDQ         DI, R11
-	DECQ         BX
-	JMP          bmulti4_tail_pair
-
-bmulti4_tail_odd:
-	MOVQ         w_len+32(FP), CX
-	SHRQ         $0x02, CX
-	TESTQ        $0x00000001, CX
-	JZ           bmulti4_tail_keys_done
-	VBROADCASTSS (AX), Y5
-	VBROADCASTSS (AX)(R9*1), Y6
-	VBROADCASTSS (AX)(R9*2), Y7
-	VBROADCASTSS (AX)(SI*1), Y8
-	VMASKMOVPS   (R11), Y0, Y9
-	VFMADD231PS  Y9, Y5, Y1
-	VFMADD231PS  Y9, Y6, Y2
-	VFMADD231PS  Y9, Y7, Y3
-	VFMADD231PS  Y9, Y8, Y4
-
-bmulti4_tail_keys_done:
-	MOVQ       w_base+24(FP), AX
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	VMASKMOVPS Y4, Y0, (DX)(AX*1)
-
-bmulti_done:
-	VZEROUPPER
-	RET
-
-// func scoreRowsMultiF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// func scoreRowsMultiF16R1AVX2(dst []float32, k []uint16, stride int, q []float32)
 // Requires: AVX, CMOV, F16C, FMA3, MMX+
-TEXT ·scoreRowsMultiF16AVX2(SB), NOSPLIT, $0-88
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   smulti16_1
-	CMPQ AX, $0x02
-	JE   smulti16_2
-	CMPQ AX, $0x03
-	JE   smulti16_3
-	JMP  smulti16_4
-
-smulti16_1:
+TEXT ·scoreRowsMultiF16R1AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -41423,248 +41475,248 @@ smulti161_k8_tail:
 	MOVWLZX    (SI), R12
 	VPINSRW    $0x00, R12, X9, X9
 	CMPQ       R14, $0x01
-	JBE        scoreRowsMultiF16AVX2_part1
+	JBE        scoreRowsMultiF16R1AVX2_part1
 	MOVWLZX    2(SI), R12
 	VPINSRW    $0x01, R12, X9, X9
 	CMPQ       R14, $0x02
-	JBE        scoreRowsMultiF16AVX2_part1
+	JBE        scoreRowsMultiF16R1AVX2_part1
 	MOVWLZX    4(SI), R12
 	VPINSRW    $0x02, R12, X9, X9
 	CMPQ       R14, $0x03
-	JBE        scoreRowsMultiF16AVX2_part1
+	JBE        scoreRowsMultiF16R1AVX2_part1
 	MOVWLZX    6(SI), R12
 	VPINSRW    $0x03, R12, X9, X9
 	CMPQ       R14, $0x04
-	JBE        scoreRowsMultiF16AVX2_part1
+	JBE        scoreRowsMultiF16R1AVX2_part1
 	MOVWLZX    8(SI), R12
 	VPINSRW    $0x04, R12, X9, X9
 	CMPQ       R14, $0x05
-	JBE        scoreRowsMultiF16AVX2_part1
+	JBE        scoreRowsMultiF16R1AVX2_part1
 	MOVWLZX    10(SI), R12
 	VPINSRW    $0x05, R12, X9, X9
 	CMPQ       R14, $0x06
-	JBE        scoreRowsMultiF16AVX2_part1
+	JBE        scoreRowsMultiF16R1AVX2_part1
 	MOVWLZX    12(SI), R12
 	VPINSRW    $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part1:
+scoreRowsMultiF16R1AVX2_part1:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y0
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiF16AVX2_part2
+	JBE         scoreRowsMultiF16R1AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiF16AVX2_part2
+	JBE         scoreRowsMultiF16R1AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiF16AVX2_part2
+	JBE         scoreRowsMultiF16R1AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiF16AVX2_part2
+	JBE         scoreRowsMultiF16R1AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiF16AVX2_part2
+	JBE         scoreRowsMultiF16R1AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiF16AVX2_part2
+	JBE         scoreRowsMultiF16R1AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part2:
+scoreRowsMultiF16R1AVX2_part2:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y1
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiF16AVX2_part3
+	JBE         scoreRowsMultiF16R1AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiF16AVX2_part3
+	JBE         scoreRowsMultiF16R1AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiF16AVX2_part3
+	JBE         scoreRowsMultiF16R1AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiF16AVX2_part3
+	JBE         scoreRowsMultiF16R1AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiF16AVX2_part3
+	JBE         scoreRowsMultiF16R1AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiF16AVX2_part3
+	JBE         scoreRowsMultiF16R1AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part3:
+scoreRowsMultiF16R1AVX2_part3:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y2
 	VXORPS      X9, X9, X9
 	MOVWLZX     (SI)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiF16AVX2_part4
+	JBE         scoreRowsMultiF16R1AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiF16AVX2_part4
+	JBE         scoreRowsMultiF16R1AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiF16AVX2_part4
+	JBE         scoreRowsMultiF16R1AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiF16AVX2_part4
+	JBE         scoreRowsMultiF16R1AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiF16AVX2_part4
+	JBE         scoreRowsMultiF16R1AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiF16AVX2_part4
+	JBE         scoreRowsMultiF16R1AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part4:
+scoreRowsMultiF16R1AVX2_part4:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y3
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiF16AVX2_part5
+	JBE         scoreRowsMultiF16R1AVX2_part5
 	MOVWLZX     2(R11), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiF16AVX2_part5
+	JBE         scoreRowsMultiF16R1AVX2_part5
 	MOVWLZX     4(R11), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiF16AVX2_part5
+	JBE         scoreRowsMultiF16R1AVX2_part5
 	MOVWLZX     6(R11), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiF16AVX2_part5
+	JBE         scoreRowsMultiF16R1AVX2_part5
 	MOVWLZX     8(R11), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiF16AVX2_part5
+	JBE         scoreRowsMultiF16R1AVX2_part5
 	MOVWLZX     10(R11), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiF16AVX2_part5
+	JBE         scoreRowsMultiF16R1AVX2_part5
 	MOVWLZX     12(R11), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part5:
+scoreRowsMultiF16R1AVX2_part5:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y4
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiF16AVX2_part6
+	JBE         scoreRowsMultiF16R1AVX2_part6
 	MOVWLZX     2(R11)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiF16AVX2_part6
+	JBE         scoreRowsMultiF16R1AVX2_part6
 	MOVWLZX     4(R11)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiF16AVX2_part6
+	JBE         scoreRowsMultiF16R1AVX2_part6
 	MOVWLZX     6(R11)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiF16AVX2_part6
+	JBE         scoreRowsMultiF16R1AVX2_part6
 	MOVWLZX     8(R11)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiF16AVX2_part6
+	JBE         scoreRowsMultiF16R1AVX2_part6
 	MOVWLZX     10(R11)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiF16AVX2_part6
+	JBE         scoreRowsMultiF16R1AVX2_part6
 	MOVWLZX     12(R11)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part6:
+scoreRowsMultiF16R1AVX2_part6:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y5
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiF16AVX2_part7
+	JBE         scoreRowsMultiF16R1AVX2_part7
 	MOVWLZX     2(R11)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiF16AVX2_part7
+	JBE         scoreRowsMultiF16R1AVX2_part7
 	MOVWLZX     4(R11)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiF16AVX2_part7
+	JBE         scoreRowsMultiF16R1AVX2_part7
 	MOVWLZX     6(R11)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiF16AVX2_part7
+	JBE         scoreRowsMultiF16R1AVX2_part7
 	MOVWLZX     8(R11)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiF16AVX2_part7
+	JBE         scoreRowsMultiF16R1AVX2_part7
 	MOVWLZX     10(R11)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiF16AVX2_part7
+	JBE         scoreRowsMultiF16R1AVX2_part7
 	MOVWLZX     12(R11)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part7:
+scoreRowsMultiF16R1AVX2_part7:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y6
 	VXORPS      X9, X9, X9
 	MOVWLZX     (R11)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiF16AVX2_part8
+	JBE         scoreRowsMultiF16R1AVX2_part8
 	MOVWLZX     2(R11)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiF16AVX2_part8
+	JBE         scoreRowsMultiF16R1AVX2_part8
 	MOVWLZX     4(R11)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiF16AVX2_part8
+	JBE         scoreRowsMultiF16R1AVX2_part8
 	MOVWLZX     6(R11)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiF16AVX2_part8
+	JBE         scoreRowsMultiF16R1AVX2_part8
 	MOVWLZX     8(R11)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiF16AVX2_part8
+	JBE         scoreRowsMultiF16R1AVX2_part8
 	MOVWLZX     10(R11)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiF16AVX2_part8
+	JBE         scoreRowsMultiF16R1AVX2_part8
 	MOVWLZX     12(R11)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiF16AVX2_part8:
+scoreRowsMultiF16R1AVX2_part8:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y7
 
@@ -41730,31 +41782,31 @@ smulti161_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X2, X2
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiF16AVX2_part9
+	JBE        scoreRowsMultiF16R1AVX2_part9
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X2, X2
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiF16AVX2_part9
+	JBE        scoreRowsMultiF16R1AVX2_part9
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X2, X2
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiF16AVX2_part9
+	JBE        scoreRowsMultiF16R1AVX2_part9
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X2, X2
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiF16AVX2_part9
+	JBE        scoreRowsMultiF16R1AVX2_part9
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X2, X2
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiF16AVX2_part9
+	JBE        scoreRowsMultiF16R1AVX2_part9
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X2, X2
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiF16AVX2_part9
+	JBE        scoreRowsMultiF16R1AVX2_part9
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X2, X2
 
-scoreRowsMultiF16AVX2_part9:
+scoreRowsMultiF16R1AVX2_part9:
 	VCVTPH2PS   X2, Y2
 	VFMADD231PS Y2, Y1, Y0
 
@@ -41777,9 +41829,12 @@ smulti161_k1_sum:
 	JMP          smulti161_k1
 
 smulti161_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_2:
+// func scoreRowsMultiF16R2AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
+TEXT ·scoreRowsMultiF16R2AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -41855,31 +41910,31 @@ smulti162_k4_tail:
 	MOVWLZX    (SI), R11
 	VPINSRW    $0x00, R11, X10, X10
 	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiF16AVX2_part10
+	JBE        scoreRowsMultiF16R2AVX2_part1
 	MOVWLZX    2(SI), R11
 	VPINSRW    $0x01, R11, X10, X10
 	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiF16AVX2_part10
+	JBE        scoreRowsMultiF16R2AVX2_part1
 	MOVWLZX    4(SI), R11
 	VPINSRW    $0x02, R11, X10, X10
 	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiF16AVX2_part10
+	JBE        scoreRowsMultiF16R2AVX2_part1
 	MOVWLZX    6(SI), R11
 	VPINSRW    $0x03, R11, X10, X10
 	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiF16AVX2_part10
+	JBE        scoreRowsMultiF16R2AVX2_part1
 	MOVWLZX    8(SI), R11
 	VPINSRW    $0x04, R11, X10, X10
 	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiF16AVX2_part10
+	JBE        scoreRowsMultiF16R2AVX2_part1
 	MOVWLZX    10(SI), R11
 	VPINSRW    $0x05, R11, X10, X10
 	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiF16AVX2_part10
+	JBE        scoreRowsMultiF16R2AVX2_part1
 	MOVWLZX    12(SI), R11
 	VPINSRW    $0x06, R11, X10, X10
 
-scoreRowsMultiF16AVX2_part10:
+scoreRowsMultiF16R2AVX2_part1:
 	VCVTPH2PS   X10, Y10
 	VFMADD231PS Y10, Y9, Y0
 	VFMADD231PS Y10, Y8, Y4
@@ -41887,31 +41942,31 @@ scoreRowsMultiF16AVX2_part10:
 	MOVWLZX     (SI)(DI*1), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiF16AVX2_part11
+	JBE         scoreRowsMultiF16R2AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiF16AVX2_part11
+	JBE         scoreRowsMultiF16R2AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiF16AVX2_part11
+	JBE         scoreRowsMultiF16R2AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiF16AVX2_part11
+	JBE         scoreRowsMultiF16R2AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiF16AVX2_part11
+	JBE         scoreRowsMultiF16R2AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiF16AVX2_part11
+	JBE         scoreRowsMultiF16R2AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiF16AVX2_part11:
+scoreRowsMultiF16R2AVX2_part2:
 	VCVTPH2PS   X10, Y10
 	VFMADD231PS Y10, Y9, Y1
 	VFMADD231PS Y10, Y8, Y5
@@ -41919,31 +41974,31 @@ scoreRowsMultiF16AVX2_part11:
 	MOVWLZX     (SI)(DI*2), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiF16AVX2_part12
+	JBE         scoreRowsMultiF16R2AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiF16AVX2_part12
+	JBE         scoreRowsMultiF16R2AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiF16AVX2_part12
+	JBE         scoreRowsMultiF16R2AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiF16AVX2_part12
+	JBE         scoreRowsMultiF16R2AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiF16AVX2_part12
+	JBE         scoreRowsMultiF16R2AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiF16AVX2_part12
+	JBE         scoreRowsMultiF16R2AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiF16AVX2_part12:
+scoreRowsMultiF16R2AVX2_part3:
 	VCVTPH2PS   X10, Y10
 	VFMADD231PS Y10, Y9, Y2
 	VFMADD231PS Y10, Y8, Y6
@@ -41951,31 +42006,31 @@ scoreRowsMultiF16AVX2_part12:
 	MOVWLZX     (SI)(R10*1), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiF16AVX2_part13
+	JBE         scoreRowsMultiF16R2AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiF16AVX2_part13
+	JBE         scoreRowsMultiF16R2AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiF16AVX2_part13
+	JBE         scoreRowsMultiF16R2AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiF16AVX2_part13
+	JBE         scoreRowsMultiF16R2AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiF16AVX2_part13
+	JBE         scoreRowsMultiF16R2AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiF16AVX2_part13
+	JBE         scoreRowsMultiF16R2AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiF16AVX2_part13:
+scoreRowsMultiF16R2AVX2_part4:
 	VCVTPH2PS   X10, Y10
 	VFMADD231PS Y10, Y9, Y3
 	VFMADD231PS Y10, Y8, Y7
@@ -42043,31 +42098,31 @@ smulti162_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X4, X4
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiF16AVX2_part14
+	JBE        scoreRowsMultiF16R2AVX2_part5
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X4, X4
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiF16AVX2_part14
+	JBE        scoreRowsMultiF16R2AVX2_part5
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X4, X4
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiF16AVX2_part14
+	JBE        scoreRowsMultiF16R2AVX2_part5
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X4, X4
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiF16AVX2_part14
+	JBE        scoreRowsMultiF16R2AVX2_part5
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X4, X4
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiF16AVX2_part14
+	JBE        scoreRowsMultiF16R2AVX2_part5
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X4, X4
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiF16AVX2_part14
+	JBE        scoreRowsMultiF16R2AVX2_part5
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X4, X4
 
-scoreRowsMultiF16AVX2_part14:
+scoreRowsMultiF16R2AVX2_part5:
 	VCVTPH2PS   X4, Y4
 	VFMADD231PS Y4, Y3, Y0
 	VFMADD231PS Y4, Y2, Y1
@@ -42098,9 +42153,12 @@ smulti162_k1_sum:
 	JMP          smulti162_k1
 
 smulti162_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_3:
+// func scoreRowsMultiF16R3AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
+TEXT ·scoreRowsMultiF16R3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -42176,31 +42234,31 @@ smulti163_k2_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X9, X9
 	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiF16AVX2_part15
+	JBE        scoreRowsMultiF16R3AVX2_part1
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X9, X9
 	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiF16AVX2_part15
+	JBE        scoreRowsMultiF16R3AVX2_part1
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X9, X9
 	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiF16AVX2_part15
+	JBE        scoreRowsMultiF16R3AVX2_part1
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X9, X9
 	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiF16AVX2_part15
+	JBE        scoreRowsMultiF16R3AVX2_part1
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X9, X9
 	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiF16AVX2_part15
+	JBE        scoreRowsMultiF16R3AVX2_part1
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X9, X9
 	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiF16AVX2_part15
+	JBE        scoreRowsMultiF16R3AVX2_part1
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X9, X9
 
-scoreRowsMultiF16AVX2_part15:
+scoreRowsMultiF16R3AVX2_part1:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y7, Y0
 	VFMADD231PS Y9, Y8, Y2
@@ -42209,31 +42267,31 @@ scoreRowsMultiF16AVX2_part15:
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X9, X9
 	CMPQ        R12, $0x01
-	JBE         scoreRowsMultiF16AVX2_part16
+	JBE         scoreRowsMultiF16R3AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X9, X9
 	CMPQ        R12, $0x02
-	JBE         scoreRowsMultiF16AVX2_part16
+	JBE         scoreRowsMultiF16R3AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X9, X9
 	CMPQ        R12, $0x03
-	JBE         scoreRowsMultiF16AVX2_part16
+	JBE         scoreRowsMultiF16R3AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X9, X9
 	CMPQ        R12, $0x04
-	JBE         scoreRowsMultiF16AVX2_part16
+	JBE         scoreRowsMultiF16R3AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X9, X9
 	CMPQ        R12, $0x05
-	JBE         scoreRowsMultiF16AVX2_part16
+	JBE         scoreRowsMultiF16R3AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X9, X9
 	CMPQ        R12, $0x06
-	JBE         scoreRowsMultiF16AVX2_part16
+	JBE         scoreRowsMultiF16R3AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X9, X9
 
-scoreRowsMultiF16AVX2_part16:
+scoreRowsMultiF16R3AVX2_part2:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y7, Y1
 	VFMADD231PS Y9, Y8, Y3
@@ -42307,31 +42365,31 @@ smulti163_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X6, X6
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiF16AVX2_part17
+	JBE        scoreRowsMultiF16R3AVX2_part3
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X6, X6
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiF16AVX2_part17
+	JBE        scoreRowsMultiF16R3AVX2_part3
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X6, X6
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiF16AVX2_part17
+	JBE        scoreRowsMultiF16R3AVX2_part3
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X6, X6
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiF16AVX2_part17
+	JBE        scoreRowsMultiF16R3AVX2_part3
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X6, X6
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiF16AVX2_part17
+	JBE        scoreRowsMultiF16R3AVX2_part3
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X6, X6
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiF16AVX2_part17
+	JBE        scoreRowsMultiF16R3AVX2_part3
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X6, X6
 
-scoreRowsMultiF16AVX2_part17:
+scoreRowsMultiF16R3AVX2_part3:
 	VCVTPH2PS   X6, Y6
 	VFMADD231PS Y6, Y4, Y0
 	VFMADD231PS Y6, Y5, Y1
@@ -42370,9 +42428,12 @@ smulti163_k1_sum:
 	JMP          smulti163_k1
 
 smulti163_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_4:
+// func scoreRowsMultiF16R4AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
+TEXT ·scoreRowsMultiF16R4AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -42455,31 +42516,31 @@ smulti164_k3_tail:
 	MOVWLZX (SI), R10
 	VPINSRW $0x00, R10, X13, X13
 	CMPQ    R13, $0x01
-	JBE     scoreRowsMultiF16AVX2_part18
+	JBE     scoreRowsMultiF16R4AVX2_part1
 	MOVWLZX 2(SI), R10
 	VPINSRW $0x01, R10, X13, X13
 	CMPQ    R13, $0x02
-	JBE     scoreRowsMultiF16AVX2_part18
+	JBE     scoreRowsMultiF16R4AVX2_part1
 	MOVWLZX 4(SI), R10
 	VPINSRW $0x02, R10, X13, X13
 	CMPQ    R13, $0x03
-	JBE     scoreRowsMultiF16AVX2_part18
+	JBE     scoreRowsMultiF16R4AVX2_part1
 	MOVWLZX 6(SI), R10
 	VPINSRW $0x03, R10, X13, X13
 	CMPQ    R13, $0x04
-	JBE     scoreRowsMultiF16AVX2_part18
+	JBE     scoreRowsMultiF16R4AVX2_part1
 	MOVWLZX 8(SI), R10
 	VPINSRW $0x04, R10, X13, X13
 	CMPQ    R13, $0x05
-	JBE     scoreRowsMultiF16AVX2_part18
+	JBE     scoreRowsMultiF16R4AVX2_part1
 	MOVWLZX 10(SI), R10
 	VPINSRW $0x05, R10, X13, X13
 	CMPQ    R13, $0x06
-	JBE     scoreRowsMultiF16AVX2_part18
+	JBE     scoreRowsMultiF16R4AVX2_part1
 	MOVWLZX 12(SI), R10
 	VPINSRW $0x06, R10, X13, X13
 
-scoreRowsMultiF16AVX2_part18:
+scoreRowsMultiF16R4AVX2_part1:
 	VCVTPH2PS   X13, Y13
 	VMASKMOVPS  (R11), Y12, Y14
 	VFMADD231PS Y13, Y14, Y0
@@ -42493,31 +42554,31 @@ scoreRowsMultiF16AVX2_part18:
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X13, X13
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiF16AVX2_part19
+	JBE         scoreRowsMultiF16R4AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X13, X13
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiF16AVX2_part19
+	JBE         scoreRowsMultiF16R4AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X13, X13
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiF16AVX2_part19
+	JBE         scoreRowsMultiF16R4AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X13, X13
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiF16AVX2_part19
+	JBE         scoreRowsMultiF16R4AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X13, X13
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiF16AVX2_part19
+	JBE         scoreRowsMultiF16R4AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X13, X13
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiF16AVX2_part19
+	JBE         scoreRowsMultiF16R4AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X13, X13
 
-scoreRowsMultiF16AVX2_part19:
+scoreRowsMultiF16R4AVX2_part2:
 	VCVTPH2PS   X13, Y13
 	VMASKMOVPS  (R11), Y12, Y14
 	VFMADD231PS Y13, Y14, Y1
@@ -42531,31 +42592,31 @@ scoreRowsMultiF16AVX2_part19:
 	MOVWLZX     (SI)(DI*2), R10
 	VPINSRW     $0x00, R10, X13, X13
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiF16AVX2_part20
+	JBE         scoreRowsMultiF16R4AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R10
 	VPINSRW     $0x01, R10, X13, X13
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiF16AVX2_part20
+	JBE         scoreRowsMultiF16R4AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R10
 	VPINSRW     $0x02, R10, X13, X13
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiF16AVX2_part20
+	JBE         scoreRowsMultiF16R4AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R10
 	VPINSRW     $0x03, R10, X13, X13
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiF16AVX2_part20
+	JBE         scoreRowsMultiF16R4AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R10
 	VPINSRW     $0x04, R10, X13, X13
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiF16AVX2_part20
+	JBE         scoreRowsMultiF16R4AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R10
 	VPINSRW     $0x05, R10, X13, X13
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiF16AVX2_part20
+	JBE         scoreRowsMultiF16R4AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R10
 	VPINSRW     $0x06, R10, X13, X13
 
-scoreRowsMultiF16AVX2_part20:
+scoreRowsMultiF16R4AVX2_part3:
 	VCVTPH2PS   X13, Y13
 	VMASKMOVPS  (R11), Y12, Y14
 	VFMADD231PS Y13, Y14, Y2
@@ -42674,31 +42735,31 @@ smulti164_k2_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X12, X12
 	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiF16AVX2_part21
+	JBE        scoreRowsMultiF16R4AVX2_part4
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X12, X12
 	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiF16AVX2_part21
+	JBE        scoreRowsMultiF16R4AVX2_part4
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X12, X12
 	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiF16AVX2_part21
+	JBE        scoreRowsMultiF16R4AVX2_part4
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X12, X12
 	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiF16AVX2_part21
+	JBE        scoreRowsMultiF16R4AVX2_part4
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X12, X12
 	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiF16AVX2_part21
+	JBE        scoreRowsMultiF16R4AVX2_part4
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X12, X12
 	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiF16AVX2_part21
+	JBE        scoreRowsMultiF16R4AVX2_part4
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X12, X12
 
-scoreRowsMultiF16AVX2_part21:
+scoreRowsMultiF16R4AVX2_part4:
 	VCVTPH2PS   X12, Y12
 	VFMADD231PS Y12, Y9, Y0
 	VFMADD231PS Y12, Y10, Y2
@@ -42708,31 +42769,31 @@ scoreRowsMultiF16AVX2_part21:
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X12, X12
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiF16AVX2_part22
+	JBE         scoreRowsMultiF16R4AVX2_part5
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X12, X12
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiF16AVX2_part22
+	JBE         scoreRowsMultiF16R4AVX2_part5
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X12, X12
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiF16AVX2_part22
+	JBE         scoreRowsMultiF16R4AVX2_part5
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X12, X12
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiF16AVX2_part22
+	JBE         scoreRowsMultiF16R4AVX2_part5
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X12, X12
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiF16AVX2_part22
+	JBE         scoreRowsMultiF16R4AVX2_part5
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X12, X12
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiF16AVX2_part22
+	JBE         scoreRowsMultiF16R4AVX2_part5
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X12, X12
 
-scoreRowsMultiF16AVX2_part22:
+scoreRowsMultiF16R4AVX2_part5:
 	VCVTPH2PS   X12, Y12
 	VFMADD231PS Y12, Y9, Y1
 	VFMADD231PS Y12, Y10, Y3
@@ -42810,31 +42871,31 @@ smulti164_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X8, X8
 	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiF16AVX2_part23
+	JBE        scoreRowsMultiF16R4AVX2_part6
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X8, X8
 	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiF16AVX2_part23
+	JBE        scoreRowsMultiF16R4AVX2_part6
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X8, X8
 	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiF16AVX2_part23
+	JBE        scoreRowsMultiF16R4AVX2_part6
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X8, X8
 	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiF16AVX2_part23
+	JBE        scoreRowsMultiF16R4AVX2_part6
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X8, X8
 	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiF16AVX2_part23
+	JBE        scoreRowsMultiF16R4AVX2_part6
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X8, X8
 	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiF16AVX2_part23
+	JBE        scoreRowsMultiF16R4AVX2_part6
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X8, X8
 
-scoreRowsMultiF16AVX2_part23:
+scoreRowsMultiF16R4AVX2_part6:
 	VCVTPH2PS   X8, Y8
 	VFMADD231PS Y8, Y5, Y0
 	VFMADD231PS Y8, Y6, Y1
@@ -42870,23 +42931,12 @@ smulti164_k1_sum:
 	JMP        smulti164_k1
 
 smulti164_k1_next:
-smulti16_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMultiBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// func scoreRowsMultiBF16R1AVX2(dst []float32, k []uint16, stride int, q []float32)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·scoreRowsMultiBF16AVX2(SB), NOSPLIT, $0-88
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   smulti16_1
-	CMPQ AX, $0x02
-	JE   smulti16_2
-	CMPQ AX, $0x03
-	JE   smulti16_3
-	JMP  smulti16_4
-
-smulti16_1:
+TEXT ·scoreRowsMultiBF16R1AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -43032,31 +43082,31 @@ smulti161_k8_tail:
 	MOVWLZX    (SI), R12
 	VPINSRW    $0x00, R12, X9, X9
 	CMPQ       R14, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part1
+	JBE        scoreRowsMultiBF16R1AVX2_part1
 	MOVWLZX    2(SI), R12
 	VPINSRW    $0x01, R12, X9, X9
 	CMPQ       R14, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part1
+	JBE        scoreRowsMultiBF16R1AVX2_part1
 	MOVWLZX    4(SI), R12
 	VPINSRW    $0x02, R12, X9, X9
 	CMPQ       R14, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part1
+	JBE        scoreRowsMultiBF16R1AVX2_part1
 	MOVWLZX    6(SI), R12
 	VPINSRW    $0x03, R12, X9, X9
 	CMPQ       R14, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part1
+	JBE        scoreRowsMultiBF16R1AVX2_part1
 	MOVWLZX    8(SI), R12
 	VPINSRW    $0x04, R12, X9, X9
 	CMPQ       R14, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part1
+	JBE        scoreRowsMultiBF16R1AVX2_part1
 	MOVWLZX    10(SI), R12
 	VPINSRW    $0x05, R12, X9, X9
 	CMPQ       R14, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part1
+	JBE        scoreRowsMultiBF16R1AVX2_part1
 	MOVWLZX    12(SI), R12
 	VPINSRW    $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part1:
+scoreRowsMultiBF16R1AVX2_part1:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
@@ -43064,31 +43114,31 @@ scoreRowsMultiBF16AVX2_part1:
 	MOVWLZX     (SI)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part2
+	JBE         scoreRowsMultiBF16R1AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part2
+	JBE         scoreRowsMultiBF16R1AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part2
+	JBE         scoreRowsMultiBF16R1AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part2
+	JBE         scoreRowsMultiBF16R1AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part2
+	JBE         scoreRowsMultiBF16R1AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part2
+	JBE         scoreRowsMultiBF16R1AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part2:
+scoreRowsMultiBF16R1AVX2_part2:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y1
@@ -43096,31 +43146,31 @@ scoreRowsMultiBF16AVX2_part2:
 	MOVWLZX     (SI)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part3
+	JBE         scoreRowsMultiBF16R1AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part3
+	JBE         scoreRowsMultiBF16R1AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part3
+	JBE         scoreRowsMultiBF16R1AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part3
+	JBE         scoreRowsMultiBF16R1AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part3
+	JBE         scoreRowsMultiBF16R1AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part3
+	JBE         scoreRowsMultiBF16R1AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part3:
+scoreRowsMultiBF16R1AVX2_part3:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
@@ -43128,31 +43178,31 @@ scoreRowsMultiBF16AVX2_part3:
 	MOVWLZX     (SI)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part4
+	JBE         scoreRowsMultiBF16R1AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part4
+	JBE         scoreRowsMultiBF16R1AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part4
+	JBE         scoreRowsMultiBF16R1AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part4
+	JBE         scoreRowsMultiBF16R1AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part4
+	JBE         scoreRowsMultiBF16R1AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part4
+	JBE         scoreRowsMultiBF16R1AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part4:
+scoreRowsMultiBF16R1AVX2_part4:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
@@ -43160,31 +43210,31 @@ scoreRowsMultiBF16AVX2_part4:
 	MOVWLZX     (R11), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part5
+	JBE         scoreRowsMultiBF16R1AVX2_part5
 	MOVWLZX     2(R11), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part5
+	JBE         scoreRowsMultiBF16R1AVX2_part5
 	MOVWLZX     4(R11), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part5
+	JBE         scoreRowsMultiBF16R1AVX2_part5
 	MOVWLZX     6(R11), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part5
+	JBE         scoreRowsMultiBF16R1AVX2_part5
 	MOVWLZX     8(R11), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part5
+	JBE         scoreRowsMultiBF16R1AVX2_part5
 	MOVWLZX     10(R11), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part5
+	JBE         scoreRowsMultiBF16R1AVX2_part5
 	MOVWLZX     12(R11), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part5:
+scoreRowsMultiBF16R1AVX2_part5:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
@@ -43192,31 +43242,31 @@ scoreRowsMultiBF16AVX2_part5:
 	MOVWLZX     (R11)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part6
+	JBE         scoreRowsMultiBF16R1AVX2_part6
 	MOVWLZX     2(R11)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part6
+	JBE         scoreRowsMultiBF16R1AVX2_part6
 	MOVWLZX     4(R11)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part6
+	JBE         scoreRowsMultiBF16R1AVX2_part6
 	MOVWLZX     6(R11)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part6
+	JBE         scoreRowsMultiBF16R1AVX2_part6
 	MOVWLZX     8(R11)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part6
+	JBE         scoreRowsMultiBF16R1AVX2_part6
 	MOVWLZX     10(R11)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part6
+	JBE         scoreRowsMultiBF16R1AVX2_part6
 	MOVWLZX     12(R11)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part6:
+scoreRowsMultiBF16R1AVX2_part6:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
@@ -43224,31 +43274,31 @@ scoreRowsMultiBF16AVX2_part6:
 	MOVWLZX     (R11)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part7
+	JBE         scoreRowsMultiBF16R1AVX2_part7
 	MOVWLZX     2(R11)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part7
+	JBE         scoreRowsMultiBF16R1AVX2_part7
 	MOVWLZX     4(R11)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part7
+	JBE         scoreRowsMultiBF16R1AVX2_part7
 	MOVWLZX     6(R11)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part7
+	JBE         scoreRowsMultiBF16R1AVX2_part7
 	MOVWLZX     8(R11)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part7
+	JBE         scoreRowsMultiBF16R1AVX2_part7
 	MOVWLZX     10(R11)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part7
+	JBE         scoreRowsMultiBF16R1AVX2_part7
 	MOVWLZX     12(R11)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part7:
+scoreRowsMultiBF16R1AVX2_part7:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
@@ -43256,31 +43306,31 @@ scoreRowsMultiBF16AVX2_part7:
 	MOVWLZX     (R11)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part8
+	JBE         scoreRowsMultiBF16R1AVX2_part8
 	MOVWLZX     2(R11)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part8
+	JBE         scoreRowsMultiBF16R1AVX2_part8
 	MOVWLZX     4(R11)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part8
+	JBE         scoreRowsMultiBF16R1AVX2_part8
 	MOVWLZX     6(R11)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part8
+	JBE         scoreRowsMultiBF16R1AVX2_part8
 	MOVWLZX     8(R11)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part8
+	JBE         scoreRowsMultiBF16R1AVX2_part8
 	MOVWLZX     10(R11)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part8
+	JBE         scoreRowsMultiBF16R1AVX2_part8
 	MOVWLZX     12(R11)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiBF16AVX2_part8:
+scoreRowsMultiBF16R1AVX2_part8:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
@@ -43366,31 +43416,31 @@ smulti161_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X2, X2
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part9
+	JBE        scoreRowsMultiBF16R1AVX2_part9
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X2, X2
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part9
+	JBE        scoreRowsMultiBF16R1AVX2_part9
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X2, X2
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part9
+	JBE        scoreRowsMultiBF16R1AVX2_part9
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X2, X2
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part9
+	JBE        scoreRowsMultiBF16R1AVX2_part9
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X2, X2
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part9
+	JBE        scoreRowsMultiBF16R1AVX2_part9
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X2, X2
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part9
+	JBE        scoreRowsMultiBF16R1AVX2_part9
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X2, X2
 
-scoreRowsMultiBF16AVX2_part9:
+scoreRowsMultiBF16R1AVX2_part9:
 	VPMOVZXWD   X2, Y2
 	VPSLLD      $0x10, Y2, Y2
 	VFMADD231PS Y2, Y1, Y0
@@ -43414,9 +43464,12 @@ smulti161_k1_sum:
 	JMP          smulti161_k1
 
 smulti161_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_2:
+// func scoreRowsMultiBF16R2AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiBF16R2AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -43545,31 +43598,31 @@ smulti162_k4_tail:
 	MOVWLZX    (SI), R11
 	VPINSRW    $0x00, R11, X10, X10
 	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part10
+	JBE        scoreRowsMultiBF16R2AVX2_part1
 	MOVWLZX    2(SI), R11
 	VPINSRW    $0x01, R11, X10, X10
 	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part10
+	JBE        scoreRowsMultiBF16R2AVX2_part1
 	MOVWLZX    4(SI), R11
 	VPINSRW    $0x02, R11, X10, X10
 	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part10
+	JBE        scoreRowsMultiBF16R2AVX2_part1
 	MOVWLZX    6(SI), R11
 	VPINSRW    $0x03, R11, X10, X10
 	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part10
+	JBE        scoreRowsMultiBF16R2AVX2_part1
 	MOVWLZX    8(SI), R11
 	VPINSRW    $0x04, R11, X10, X10
 	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part10
+	JBE        scoreRowsMultiBF16R2AVX2_part1
 	MOVWLZX    10(SI), R11
 	VPINSRW    $0x05, R11, X10, X10
 	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part10
+	JBE        scoreRowsMultiBF16R2AVX2_part1
 	MOVWLZX    12(SI), R11
 	VPINSRW    $0x06, R11, X10, X10
 
-scoreRowsMultiBF16AVX2_part10:
+scoreRowsMultiBF16R2AVX2_part1:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y0
@@ -43578,31 +43631,31 @@ scoreRowsMultiBF16AVX2_part10:
 	MOVWLZX     (SI)(DI*1), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part11
+	JBE         scoreRowsMultiBF16R2AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part11
+	JBE         scoreRowsMultiBF16R2AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part11
+	JBE         scoreRowsMultiBF16R2AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part11
+	JBE         scoreRowsMultiBF16R2AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part11
+	JBE         scoreRowsMultiBF16R2AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part11
+	JBE         scoreRowsMultiBF16R2AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiBF16AVX2_part11:
+scoreRowsMultiBF16R2AVX2_part2:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y1
@@ -43611,31 +43664,31 @@ scoreRowsMultiBF16AVX2_part11:
 	MOVWLZX     (SI)(DI*2), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part12
+	JBE         scoreRowsMultiBF16R2AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part12
+	JBE         scoreRowsMultiBF16R2AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part12
+	JBE         scoreRowsMultiBF16R2AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part12
+	JBE         scoreRowsMultiBF16R2AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part12
+	JBE         scoreRowsMultiBF16R2AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part12
+	JBE         scoreRowsMultiBF16R2AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiBF16AVX2_part12:
+scoreRowsMultiBF16R2AVX2_part3:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y2
@@ -43644,31 +43697,31 @@ scoreRowsMultiBF16AVX2_part12:
 	MOVWLZX     (SI)(R10*1), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part13
+	JBE         scoreRowsMultiBF16R2AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part13
+	JBE         scoreRowsMultiBF16R2AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part13
+	JBE         scoreRowsMultiBF16R2AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part13
+	JBE         scoreRowsMultiBF16R2AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part13
+	JBE         scoreRowsMultiBF16R2AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part13
+	JBE         scoreRowsMultiBF16R2AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiBF16AVX2_part13:
+scoreRowsMultiBF16R2AVX2_part4:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y3
@@ -43763,31 +43816,31 @@ smulti162_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X4, X4
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part14
+	JBE        scoreRowsMultiBF16R2AVX2_part5
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X4, X4
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part14
+	JBE        scoreRowsMultiBF16R2AVX2_part5
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X4, X4
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part14
+	JBE        scoreRowsMultiBF16R2AVX2_part5
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X4, X4
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part14
+	JBE        scoreRowsMultiBF16R2AVX2_part5
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X4, X4
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part14
+	JBE        scoreRowsMultiBF16R2AVX2_part5
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X4, X4
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part14
+	JBE        scoreRowsMultiBF16R2AVX2_part5
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X4, X4
 
-scoreRowsMultiBF16AVX2_part14:
+scoreRowsMultiBF16R2AVX2_part5:
 	VPMOVZXWD   X4, Y4
 	VPSLLD      $0x10, Y4, Y4
 	VFMADD231PS Y4, Y3, Y0
@@ -43819,9 +43872,12 @@ smulti162_k1_sum:
 	JMP          smulti162_k1
 
 smulti162_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_3:
+// func scoreRowsMultiBF16R3AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiBF16R3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -43942,31 +43998,31 @@ smulti163_k2_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X9, X9
 	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part15
+	JBE        scoreRowsMultiBF16R3AVX2_part1
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X9, X9
 	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part15
+	JBE        scoreRowsMultiBF16R3AVX2_part1
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X9, X9
 	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part15
+	JBE        scoreRowsMultiBF16R3AVX2_part1
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X9, X9
 	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part15
+	JBE        scoreRowsMultiBF16R3AVX2_part1
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X9, X9
 	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part15
+	JBE        scoreRowsMultiBF16R3AVX2_part1
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X9, X9
 	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part15
+	JBE        scoreRowsMultiBF16R3AVX2_part1
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X9, X9
 
-scoreRowsMultiBF16AVX2_part15:
+scoreRowsMultiBF16R3AVX2_part1:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y7, Y0
@@ -43976,31 +44032,31 @@ scoreRowsMultiBF16AVX2_part15:
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X9, X9
 	CMPQ        R12, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part16
+	JBE         scoreRowsMultiBF16R3AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X9, X9
 	CMPQ        R12, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part16
+	JBE         scoreRowsMultiBF16R3AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X9, X9
 	CMPQ        R12, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part16
+	JBE         scoreRowsMultiBF16R3AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X9, X9
 	CMPQ        R12, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part16
+	JBE         scoreRowsMultiBF16R3AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X9, X9
 	CMPQ        R12, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part16
+	JBE         scoreRowsMultiBF16R3AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X9, X9
 	CMPQ        R12, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part16
+	JBE         scoreRowsMultiBF16R3AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X9, X9
 
-scoreRowsMultiBF16AVX2_part16:
+scoreRowsMultiBF16R3AVX2_part2:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y7, Y1
@@ -44108,31 +44164,31 @@ smulti163_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X6, X6
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part17
+	JBE        scoreRowsMultiBF16R3AVX2_part3
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X6, X6
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part17
+	JBE        scoreRowsMultiBF16R3AVX2_part3
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X6, X6
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part17
+	JBE        scoreRowsMultiBF16R3AVX2_part3
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X6, X6
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part17
+	JBE        scoreRowsMultiBF16R3AVX2_part3
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X6, X6
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part17
+	JBE        scoreRowsMultiBF16R3AVX2_part3
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X6, X6
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part17
+	JBE        scoreRowsMultiBF16R3AVX2_part3
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X6, X6
 
-scoreRowsMultiBF16AVX2_part17:
+scoreRowsMultiBF16R3AVX2_part3:
 	VPMOVZXWD   X6, Y6
 	VPSLLD      $0x10, Y6, Y6
 	VFMADD231PS Y6, Y4, Y0
@@ -44172,9 +44228,12 @@ smulti163_k1_sum:
 	JMP          smulti163_k1
 
 smulti163_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_4:
+// func scoreRowsMultiBF16R4AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiBF16R4AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -44306,31 +44365,31 @@ smulti164_k2_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X12, X12
 	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part18
+	JBE        scoreRowsMultiBF16R4AVX2_part1
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X12, X12
 	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part18
+	JBE        scoreRowsMultiBF16R4AVX2_part1
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X12, X12
 	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part18
+	JBE        scoreRowsMultiBF16R4AVX2_part1
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X12, X12
 	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part18
+	JBE        scoreRowsMultiBF16R4AVX2_part1
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X12, X12
 	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part18
+	JBE        scoreRowsMultiBF16R4AVX2_part1
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X12, X12
 	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part18
+	JBE        scoreRowsMultiBF16R4AVX2_part1
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X12, X12
 
-scoreRowsMultiBF16AVX2_part18:
+scoreRowsMultiBF16R4AVX2_part1:
 	VPMOVZXWD   X12, Y12
 	VPSLLD      $0x10, Y12, Y12
 	VFMADD231PS Y12, Y9, Y0
@@ -44341,31 +44400,31 @@ scoreRowsMultiBF16AVX2_part18:
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X12, X12
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiBF16AVX2_part19
+	JBE         scoreRowsMultiBF16R4AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X12, X12
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiBF16AVX2_part19
+	JBE         scoreRowsMultiBF16R4AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X12, X12
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiBF16AVX2_part19
+	JBE         scoreRowsMultiBF16R4AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X12, X12
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiBF16AVX2_part19
+	JBE         scoreRowsMultiBF16R4AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X12, X12
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiBF16AVX2_part19
+	JBE         scoreRowsMultiBF16R4AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X12, X12
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiBF16AVX2_part19
+	JBE         scoreRowsMultiBF16R4AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X12, X12
 
-scoreRowsMultiBF16AVX2_part19:
+scoreRowsMultiBF16R4AVX2_part2:
 	VPMOVZXWD   X12, Y12
 	VPSLLD      $0x10, Y12, Y12
 	VFMADD231PS Y12, Y9, Y1
@@ -44484,31 +44543,31 @@ smulti164_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X8, X8
 	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiBF16AVX2_part20
+	JBE        scoreRowsMultiBF16R4AVX2_part3
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X8, X8
 	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiBF16AVX2_part20
+	JBE        scoreRowsMultiBF16R4AVX2_part3
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X8, X8
 	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiBF16AVX2_part20
+	JBE        scoreRowsMultiBF16R4AVX2_part3
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X8, X8
 	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiBF16AVX2_part20
+	JBE        scoreRowsMultiBF16R4AVX2_part3
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X8, X8
 	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiBF16AVX2_part20
+	JBE        scoreRowsMultiBF16R4AVX2_part3
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X8, X8
 	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiBF16AVX2_part20
+	JBE        scoreRowsMultiBF16R4AVX2_part3
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X8, X8
 
-scoreRowsMultiBF16AVX2_part20:
+scoreRowsMultiBF16R4AVX2_part3:
 	VPMOVZXWD   X8, Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS Y8, Y5, Y0
@@ -44545,23 +44604,12 @@ smulti164_k1_sum:
 	JMP        smulti164_k1
 
 smulti164_k1_next:
-smulti16_done:
 	VZEROUPPER
 	RET
 
-// func scoreRowsMultiPairedBF16AVX2(dst []float32, k []uint16, stride int, q []float32, rows int)
+// func scoreRowsMultiPairedBF16R1AVX2(dst []float32, k []uint16, stride int, q []float32)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·scoreRowsMultiPairedBF16AVX2(SB), NOSPLIT, $0-88
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   smulti16_1
-	CMPQ AX, $0x02
-	JE   smulti16_2
-	CMPQ AX, $0x03
-	JE   smulti16_3
-	JMP  smulti16_4
-
-smulti16_1:
+TEXT ·scoreRowsMultiPairedBF16R1AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -44704,31 +44752,31 @@ smulti161_k8_tail:
 	MOVWLZX    (SI), R12
 	VPINSRW    $0x00, R12, X9, X9
 	CMPQ       R14, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part1
 	MOVWLZX    2(SI), R12
 	VPINSRW    $0x01, R12, X9, X9
 	CMPQ       R14, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part1
 	MOVWLZX    4(SI), R12
 	VPINSRW    $0x02, R12, X9, X9
 	CMPQ       R14, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part1
 	MOVWLZX    6(SI), R12
 	VPINSRW    $0x03, R12, X9, X9
 	CMPQ       R14, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part1
 	MOVWLZX    8(SI), R12
 	VPINSRW    $0x04, R12, X9, X9
 	CMPQ       R14, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part1
 	MOVWLZX    10(SI), R12
 	VPINSRW    $0x05, R12, X9, X9
 	CMPQ       R14, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part1
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part1
 	MOVWLZX    12(SI), R12
 	VPINSRW    $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part1:
+scoreRowsMultiPairedBF16R1AVX2_part1:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
@@ -44736,31 +44784,31 @@ scoreRowsMultiPairedBF16AVX2_part1:
 	MOVWLZX     (SI)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part2
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part2:
+scoreRowsMultiPairedBF16R1AVX2_part2:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y1
@@ -44768,31 +44816,31 @@ scoreRowsMultiPairedBF16AVX2_part2:
 	MOVWLZX     (SI)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part3
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part3:
+scoreRowsMultiPairedBF16R1AVX2_part3:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
@@ -44800,31 +44848,31 @@ scoreRowsMultiPairedBF16AVX2_part3:
 	MOVWLZX     (SI)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part4
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part4:
+scoreRowsMultiPairedBF16R1AVX2_part4:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
@@ -44832,31 +44880,31 @@ scoreRowsMultiPairedBF16AVX2_part4:
 	MOVWLZX     (R11), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part5
 	MOVWLZX     2(R11), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part5
 	MOVWLZX     4(R11), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part5
 	MOVWLZX     6(R11), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part5
 	MOVWLZX     8(R11), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part5
 	MOVWLZX     10(R11), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part5
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part5
 	MOVWLZX     12(R11), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part5:
+scoreRowsMultiPairedBF16R1AVX2_part5:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
@@ -44864,31 +44912,31 @@ scoreRowsMultiPairedBF16AVX2_part5:
 	MOVWLZX     (R11)(DI*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part6
 	MOVWLZX     2(R11)(DI*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part6
 	MOVWLZX     4(R11)(DI*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part6
 	MOVWLZX     6(R11)(DI*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part6
 	MOVWLZX     8(R11)(DI*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part6
 	MOVWLZX     10(R11)(DI*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part6
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part6
 	MOVWLZX     12(R11)(DI*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part6:
+scoreRowsMultiPairedBF16R1AVX2_part6:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
@@ -44896,31 +44944,31 @@ scoreRowsMultiPairedBF16AVX2_part6:
 	MOVWLZX     (R11)(DI*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part7
 	MOVWLZX     2(R11)(DI*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part7
 	MOVWLZX     4(R11)(DI*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part7
 	MOVWLZX     6(R11)(DI*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part7
 	MOVWLZX     8(R11)(DI*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part7
 	MOVWLZX     10(R11)(DI*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part7
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part7
 	MOVWLZX     12(R11)(DI*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part7:
+scoreRowsMultiPairedBF16R1AVX2_part7:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
@@ -44928,31 +44976,31 @@ scoreRowsMultiPairedBF16AVX2_part7:
 	MOVWLZX     (R11)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part8
 	MOVWLZX     2(R11)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part8
 	MOVWLZX     4(R11)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part8
 	MOVWLZX     6(R11)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part8
 	MOVWLZX     8(R11)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part8
 	MOVWLZX     10(R11)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part8
+	JBE         scoreRowsMultiPairedBF16R1AVX2_part8
 	MOVWLZX     12(R11)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part8:
+scoreRowsMultiPairedBF16R1AVX2_part8:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
@@ -45035,31 +45083,31 @@ smulti161_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X2, X2
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part9
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X2, X2
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part9
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X2, X2
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part9
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X2, X2
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part9
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X2, X2
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part9
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X2, X2
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part9
+	JBE        scoreRowsMultiPairedBF16R1AVX2_part9
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X2, X2
 
-scoreRowsMultiPairedBF16AVX2_part9:
+scoreRowsMultiPairedBF16R1AVX2_part9:
 	VPMOVZXWD   X2, Y2
 	VPSLLD      $0x10, Y2, Y2
 	VFMADD231PS Y2, Y1, Y0
@@ -45083,9 +45131,12 @@ smulti161_k1_sum:
 	JMP          smulti161_k1
 
 smulti161_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_2:
+// func scoreRowsMultiPairedBF16R2AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiPairedBF16R2AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -45208,31 +45259,31 @@ smulti162_k4_tail:
 	MOVWLZX    (SI), R11
 	VPINSRW    $0x00, R11, X10, X10
 	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part1
 	MOVWLZX    2(SI), R11
 	VPINSRW    $0x01, R11, X10, X10
 	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part1
 	MOVWLZX    4(SI), R11
 	VPINSRW    $0x02, R11, X10, X10
 	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part1
 	MOVWLZX    6(SI), R11
 	VPINSRW    $0x03, R11, X10, X10
 	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part1
 	MOVWLZX    8(SI), R11
 	VPINSRW    $0x04, R11, X10, X10
 	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part1
 	MOVWLZX    10(SI), R11
 	VPINSRW    $0x05, R11, X10, X10
 	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part10
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part1
 	MOVWLZX    12(SI), R11
 	VPINSRW    $0x06, R11, X10, X10
 
-scoreRowsMultiPairedBF16AVX2_part10:
+scoreRowsMultiPairedBF16R2AVX2_part1:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y0
@@ -45241,31 +45292,31 @@ scoreRowsMultiPairedBF16AVX2_part10:
 	MOVWLZX     (SI)(DI*1), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part11
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiPairedBF16AVX2_part11:
+scoreRowsMultiPairedBF16R2AVX2_part2:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y1
@@ -45274,31 +45325,31 @@ scoreRowsMultiPairedBF16AVX2_part11:
 	MOVWLZX     (SI)(DI*2), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part3
 	MOVWLZX     2(SI)(DI*2), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part3
 	MOVWLZX     4(SI)(DI*2), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part3
 	MOVWLZX     6(SI)(DI*2), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part3
 	MOVWLZX     8(SI)(DI*2), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part3
 	MOVWLZX     10(SI)(DI*2), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part12
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part3
 	MOVWLZX     12(SI)(DI*2), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiPairedBF16AVX2_part12:
+scoreRowsMultiPairedBF16R2AVX2_part3:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y2
@@ -45307,31 +45358,31 @@ scoreRowsMultiPairedBF16AVX2_part12:
 	MOVWLZX     (SI)(R10*1), R11
 	VPINSRW     $0x00, R11, X10, X10
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part4
 	MOVWLZX     2(SI)(R10*1), R11
 	VPINSRW     $0x01, R11, X10, X10
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part4
 	MOVWLZX     4(SI)(R10*1), R11
 	VPINSRW     $0x02, R11, X10, X10
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part4
 	MOVWLZX     6(SI)(R10*1), R11
 	VPINSRW     $0x03, R11, X10, X10
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part4
 	MOVWLZX     8(SI)(R10*1), R11
 	VPINSRW     $0x04, R11, X10, X10
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part4
 	MOVWLZX     10(SI)(R10*1), R11
 	VPINSRW     $0x05, R11, X10, X10
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part13
+	JBE         scoreRowsMultiPairedBF16R2AVX2_part4
 	MOVWLZX     12(SI)(R10*1), R11
 	VPINSRW     $0x06, R11, X10, X10
 
-scoreRowsMultiPairedBF16AVX2_part13:
+scoreRowsMultiPairedBF16R2AVX2_part4:
 	VPMOVZXWD   X10, Y10
 	VPSLLD      $0x10, Y10, Y10
 	VFMADD231PS Y10, Y9, Y3
@@ -45420,31 +45471,31 @@ smulti162_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X4, X4
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part5
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X4, X4
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part5
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X4, X4
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part5
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X4, X4
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part5
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X4, X4
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part5
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X4, X4
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part14
+	JBE        scoreRowsMultiPairedBF16R2AVX2_part5
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X4, X4
 
-scoreRowsMultiPairedBF16AVX2_part14:
+scoreRowsMultiPairedBF16R2AVX2_part5:
 	VPMOVZXWD   X4, Y4
 	VPSLLD      $0x10, Y4, Y4
 	VFMADD231PS Y4, Y3, Y0
@@ -45476,9 +45527,12 @@ smulti162_k1_sum:
 	JMP          smulti162_k1
 
 smulti162_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_3:
+// func scoreRowsMultiPairedBF16R3AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiPairedBF16R3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  dst_base+0(FP), AX
 	MOVQ  dst_len+8(FP), CX
 	MOVQ  q_base+56(FP), DX
@@ -45590,31 +45644,31 @@ smulti163_k2_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X9, X9
 	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part1
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X9, X9
 	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part1
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X9, X9
 	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part1
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X9, X9
 	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part1
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X9, X9
 	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part1
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X9, X9
 	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part15
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part1
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part15:
+scoreRowsMultiPairedBF16R3AVX2_part1:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y7, Y0
@@ -45624,31 +45678,31 @@ scoreRowsMultiPairedBF16AVX2_part15:
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X9, X9
 	CMPQ        R12, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	JBE         scoreRowsMultiPairedBF16R3AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X9, X9
 	CMPQ        R12, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	JBE         scoreRowsMultiPairedBF16R3AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X9, X9
 	CMPQ        R12, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	JBE         scoreRowsMultiPairedBF16R3AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X9, X9
 	CMPQ        R12, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	JBE         scoreRowsMultiPairedBF16R3AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X9, X9
 	CMPQ        R12, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	JBE         scoreRowsMultiPairedBF16R3AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X9, X9
 	CMPQ        R12, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part16
+	JBE         scoreRowsMultiPairedBF16R3AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X9, X9
 
-scoreRowsMultiPairedBF16AVX2_part16:
+scoreRowsMultiPairedBF16R3AVX2_part2:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y7, Y1
@@ -45747,31 +45801,31 @@ smulti163_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X6, X6
 	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part3
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X6, X6
 	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part3
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X6, X6
 	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part3
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X6, X6
 	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part3
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X6, X6
 	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part3
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X6, X6
 	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part17
+	JBE        scoreRowsMultiPairedBF16R3AVX2_part3
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X6, X6
 
-scoreRowsMultiPairedBF16AVX2_part17:
+scoreRowsMultiPairedBF16R3AVX2_part3:
 	VPMOVZXWD   X6, Y6
 	VPSLLD      $0x10, Y6, Y6
 	VFMADD231PS Y6, Y4, Y0
@@ -45811,9 +45865,12 @@ smulti163_k1_sum:
 	JMP          smulti163_k1
 
 smulti163_k1_next:
-	JMP smulti16_done
+	VZEROUPPER
+	RET
 
-smulti16_4:
+// func scoreRowsMultiPairedBF16R4AVX2(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·scoreRowsMultiPairedBF16R4AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+56(FP), DX
@@ -45933,31 +45990,31 @@ smulti164_k2_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X12, X12
 	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part1
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X12, X12
 	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part1
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X12, X12
 	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part1
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X12, X12
 	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part1
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X12, X12
 	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part1
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X12, X12
 	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part18
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part1
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X12, X12
 
-scoreRowsMultiPairedBF16AVX2_part18:
+scoreRowsMultiPairedBF16R4AVX2_part1:
 	VPMOVZXWD   X12, Y12
 	VPSLLD      $0x10, Y12, Y12
 	VFMADD231PS Y12, Y9, Y0
@@ -45968,31 +46025,31 @@ scoreRowsMultiPairedBF16AVX2_part18:
 	MOVWLZX     (SI)(DI*1), R10
 	VPINSRW     $0x00, R10, X12, X12
 	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	JBE         scoreRowsMultiPairedBF16R4AVX2_part2
 	MOVWLZX     2(SI)(DI*1), R10
 	VPINSRW     $0x01, R10, X12, X12
 	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	JBE         scoreRowsMultiPairedBF16R4AVX2_part2
 	MOVWLZX     4(SI)(DI*1), R10
 	VPINSRW     $0x02, R10, X12, X12
 	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	JBE         scoreRowsMultiPairedBF16R4AVX2_part2
 	MOVWLZX     6(SI)(DI*1), R10
 	VPINSRW     $0x03, R10, X12, X12
 	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	JBE         scoreRowsMultiPairedBF16R4AVX2_part2
 	MOVWLZX     8(SI)(DI*1), R10
 	VPINSRW     $0x04, R10, X12, X12
 	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	JBE         scoreRowsMultiPairedBF16R4AVX2_part2
 	MOVWLZX     10(SI)(DI*1), R10
 	VPINSRW     $0x05, R10, X12, X12
 	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiPairedBF16AVX2_part19
+	JBE         scoreRowsMultiPairedBF16R4AVX2_part2
 	MOVWLZX     12(SI)(DI*1), R10
 	VPINSRW     $0x06, R10, X12, X12
 
-scoreRowsMultiPairedBF16AVX2_part19:
+scoreRowsMultiPairedBF16R4AVX2_part2:
 	VPMOVZXWD   X12, Y12
 	VPSLLD      $0x10, Y12, Y12
 	VFMADD231PS Y12, Y9, Y1
@@ -46099,31 +46156,31 @@ smulti164_k1_tail:
 	MOVWLZX    (SI), R10
 	VPINSRW    $0x00, R10, X8, X8
 	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part3
 	MOVWLZX    2(SI), R10
 	VPINSRW    $0x01, R10, X8, X8
 	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part3
 	MOVWLZX    4(SI), R10
 	VPINSRW    $0x02, R10, X8, X8
 	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part3
 	MOVWLZX    6(SI), R10
 	VPINSRW    $0x03, R10, X8, X8
 	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part3
 	MOVWLZX    8(SI), R10
 	VPINSRW    $0x04, R10, X8, X8
 	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part3
 	MOVWLZX    10(SI), R10
 	VPINSRW    $0x05, R10, X8, X8
 	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiPairedBF16AVX2_part20
+	JBE        scoreRowsMultiPairedBF16R4AVX2_part3
 	MOVWLZX    12(SI), R10
 	VPINSRW    $0x06, R10, X8, X8
 
-scoreRowsMultiPairedBF16AVX2_part20:
+scoreRowsMultiPairedBF16R4AVX2_part3:
 	VPMOVZXWD   X8, Y8
 	VPSLLD      $0x10, Y8, Y8
 	VFMADD231PS Y8, Y5, Y0
@@ -46160,771 +46217,12 @@ smulti164_k1_sum:
 	JMP        smulti164_k1
 
 smulti164_k1_next:
-smulti16_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
-// Requires: AVX, F16C, FMA3, MMX+
-TEXT ·blendRowsMultiF16AVX2(SB), NOSPLIT, $0-112
-	MOVQ  next_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    bmulti16
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x01
-	JE    bmulti16a_1
-	CMPQ  AX, $0x02
-	JE    bmulti16a_2
-	CMPQ  AX, $0x03
-	JE    bmulti16a_3
-	JMP   bmulti16a_4
-
-bmulti16a_1:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
-
-bmulti16a1_c8:
-	CMPQ    BX, $0x40
-	JL      bmulti16a1_c8_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	VMOVUPS 192(DX), Y6
-	VMOVUPS 224(DX), Y7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a1_c8_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a1_c8_keys_done
-	PREFETCHT1   (R10)
-	PREFETCHT1   64(R10)
-	ADDQ         $0x00000080, R10
-	VBROADCASTSS (R11), Y8
-	VCVTPH2PS    (R12), Y9
-	VFMADD231PS  Y9, Y8, Y0
-	VCVTPH2PS    16(R12), Y9
-	VFMADD231PS  Y9, Y8, Y1
-	VCVTPH2PS    32(R12), Y9
-	VFMADD231PS  Y9, Y8, Y2
-	VCVTPH2PS    48(R12), Y9
-	VFMADD231PS  Y9, Y8, Y3
-	VCVTPH2PS    64(R12), Y9
-	VFMADD231PS  Y9, Y8, Y4
-	VCVTPH2PS    80(R12), Y9
-	VFMADD231PS  Y9, Y8, Y5
-	VCVTPH2PS    96(R12), Y9
-	VFMADD231PS  Y9, Y8, Y6
-	VCVTPH2PS    112(R12), Y9
-	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a1_c8_key
-
-bmulti16a1_c8_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
-	ADDQ    $0x00000100, DX
-	ADDQ    $0x00000080, SI
-	SUBQ    $0x40, BX
-	JMP     bmulti16a1_c8
-
-bmulti16a1_c8_next:
-bmulti16a1_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti16a1_c1_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a1_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a1_c1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (R11), Y1
-	VCVTPH2PS    (R12), Y2
-	VFMADD231PS  Y2, Y1, Y0
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a1_c1_key
-
-bmulti16a1_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti16a1_c1
-
-bmulti16a1_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16a_done
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
-	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R8)(R8*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R9
-
-bmulti16a1_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16a1_tail_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (AX), Y2
-	VXORPS       X3, X3, X3
-	MOVWLZX      (SI), R9
-	VPINSRW      $0x00, R9, X3, X3
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part1
-	MOVWLZX      2(SI), R9
-	VPINSRW      $0x01, R9, X3, X3
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part1
-	MOVWLZX      4(SI), R9
-	VPINSRW      $0x02, R9, X3, X3
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part1
-	MOVWLZX      6(SI), R9
-	VPINSRW      $0x03, R9, X3, X3
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part1
-	MOVWLZX      8(SI), R9
-	VPINSRW      $0x04, R9, X3, X3
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part1
-	MOVWLZX      10(SI), R9
-	VPINSRW      $0x05, R9, X3, X3
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part1
-	MOVWLZX      12(SI), R9
-	VPINSRW      $0x06, R9, X3, X3
-
-blendRowsMultiF16AVX2_part1:
-	VCVTPH2PS   X3, Y3
-	VFMADD231PS Y3, Y2, Y1
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti16a1_tail_key
-
-bmulti16a1_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	JMP        bmulti16a_done
-
-bmulti16a_2:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x01, CX
-	SHRQ $0x01, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
-
-bmulti16a2_c4:
-	CMPQ    BX, $0x20
-	JL      bmulti16a2_c4_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R8*1), Y4
-	VMOVUPS 32(DX)(R8*1), Y5
-	VMOVUPS 64(DX)(R8*1), Y6
-	VMOVUPS 96(DX)(R8*1), Y7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a2_c4_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a2_c4_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000040, R10
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS (R11)(R9*1), Y9
-	VCVTPH2PS    (R12), Y10
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VCVTPH2PS    16(R12), Y10
-	VFMADD231PS  Y10, Y8, Y1
-	VFMADD231PS  Y10, Y9, Y5
-	VCVTPH2PS    32(R12), Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VFMADD231PS  Y10, Y9, Y6
-	VCVTPH2PS    48(R12), Y10
-	VFMADD231PS  Y10, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a2_c4_key
-
-bmulti16a2_c4_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R8*1)
-	VMOVUPS Y5, 32(DX)(R8*1)
-	VMOVUPS Y6, 64(DX)(R8*1)
-	VMOVUPS Y7, 96(DX)(R8*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti16a2_c4
-
-bmulti16a2_c4_next:
-bmulti16a2_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti16a2_c1_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a2_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a2_c1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS (R11)(R9*1), Y3
-	VCVTPH2PS    (R12), Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a2_c1_key
-
-bmulti16a2_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti16a2_c1
-
-bmulti16a2_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16a_done
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
-	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R8)(R8*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R11
-
-bmulti16a2_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16a2_tail_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (AX), Y3
-	VBROADCASTSS (AX)(R9*1), Y4
-	VXORPS       X5, X5, X5
-	MOVWLZX      (SI), R11
-	VPINSRW      $0x00, R11, X5, X5
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part2
-	MOVWLZX      2(SI), R11
-	VPINSRW      $0x01, R11, X5, X5
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part2
-	MOVWLZX      4(SI), R11
-	VPINSRW      $0x02, R11, X5, X5
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part2
-	MOVWLZX      6(SI), R11
-	VPINSRW      $0x03, R11, X5, X5
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part2
-	MOVWLZX      8(SI), R11
-	VPINSRW      $0x04, R11, X5, X5
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part2
-	MOVWLZX      10(SI), R11
-	VPINSRW      $0x05, R11, X5, X5
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part2
-	MOVWLZX      12(SI), R11
-	VPINSRW      $0x06, R11, X5, X5
-
-blendRowsMultiF16AVX2_part2:
-	VCVTPH2PS   X5, Y5
-	VFMADD231PS Y5, Y3, Y1
-	VFMADD231PS Y5, Y4, Y2
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti16a2_tail_key
-
-bmulti16a2_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	JMP        bmulti16a_done
-
-bmulti16a_3:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x21, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x21, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti16a3_c4:
-	CMPQ    BX, $0x20
-	JL      bmulti16a3_c4_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R8*1), Y4
-	VMOVUPS 32(DX)(R8*1), Y5
-	VMOVUPS 64(DX)(R8*1), Y6
-	VMOVUPS 96(DX)(R8*1), Y7
-	VMOVUPS (DX)(R8*2), Y8
-	VMOVUPS 32(DX)(R8*2), Y9
-	VMOVUPS 64(DX)(R8*2), Y10
-	VMOVUPS 96(DX)(R8*2), Y11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a3_c4_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a3_c4_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000040, R10
-	VBROADCASTSS (R11), Y12
-	VBROADCASTSS (R11)(R9*1), Y13
-	VBROADCASTSS (R11)(R9*2), Y14
-	VCVTPH2PS    (R12), Y15
-	VFMADD231PS  Y15, Y12, Y0
-	VFMADD231PS  Y15, Y13, Y4
-	VFMADD231PS  Y15, Y14, Y8
-	VCVTPH2PS    16(R12), Y15
-	VFMADD231PS  Y15, Y12, Y1
-	VFMADD231PS  Y15, Y13, Y5
-	VFMADD231PS  Y15, Y14, Y9
-	VCVTPH2PS    32(R12), Y15
-	VFMADD231PS  Y15, Y12, Y2
-	VFMADD231PS  Y15, Y13, Y6
-	VFMADD231PS  Y15, Y14, Y10
-	VCVTPH2PS    48(R12), Y15
-	VFMADD231PS  Y15, Y12, Y3
-	VFMADD231PS  Y15, Y13, Y7
-	VFMADD231PS  Y15, Y14, Y11
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a3_c4_key
-
-bmulti16a3_c4_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R8*1)
-	VMOVUPS Y5, 32(DX)(R8*1)
-	VMOVUPS Y6, 64(DX)(R8*1)
-	VMOVUPS Y7, 96(DX)(R8*1)
-	VMOVUPS Y8, (DX)(R8*2)
-	VMOVUPS Y9, 32(DX)(R8*2)
-	VMOVUPS Y10, 64(DX)(R8*2)
-	VMOVUPS Y11, 96(DX)(R8*2)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti16a3_c4
-
-bmulti16a3_c4_next:
-bmulti16a3_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti16a3_c1_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	VMOVUPS (DX)(R8*2), Y2
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a3_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a3_c1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (R11), Y3
-	VBROADCASTSS (R11)(R9*1), Y4
-	VBROADCASTSS (R11)(R9*2), Y5
-	VCVTPH2PS    (R12), Y6
-	VFMADD231PS  Y6, Y3, Y0
-	VFMADD231PS  Y6, Y4, Y1
-	VFMADD231PS  Y6, Y5, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a3_c1_key
-
-bmulti16a3_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	VMOVUPS Y2, (DX)(R8*2)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti16a3_c1
-
-bmulti16a3_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16a_done
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
-	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R8)(R8*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	VMASKMOVPS (DX)(R8*2), Y0, Y3
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R11
-
-bmulti16a3_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16a3_tail_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (AX), Y4
-	VBROADCASTSS (AX)(R9*1), Y5
-	VBROADCASTSS (AX)(R9*2), Y6
-	VXORPS       X7, X7, X7
-	MOVWLZX      (SI), R11
-	VPINSRW      $0x00, R11, X7, X7
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part3
-	MOVWLZX      2(SI), R11
-	VPINSRW      $0x01, R11, X7, X7
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part3
-	MOVWLZX      4(SI), R11
-	VPINSRW      $0x02, R11, X7, X7
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part3
-	MOVWLZX      6(SI), R11
-	VPINSRW      $0x03, R11, X7, X7
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part3
-	MOVWLZX      8(SI), R11
-	VPINSRW      $0x04, R11, X7, X7
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part3
-	MOVWLZX      10(SI), R11
-	VPINSRW      $0x05, R11, X7, X7
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part3
-	MOVWLZX      12(SI), R11
-	VPINSRW      $0x06, R11, X7, X7
-
-blendRowsMultiF16AVX2_part3:
-	VCVTPH2PS   X7, Y7
-	VFMADD231PS Y7, Y4, Y1
-	VFMADD231PS Y7, Y5, Y2
-	VFMADD231PS Y7, Y6, Y3
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti16a3_tail_key
-
-bmulti16a3_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	JMP        bmulti16a_done
-
-bmulti16a_4:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x02, CX
-	SHRQ $0x02, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
-
-bmulti16a4_c3:
-	CMPQ    BX, $0x18
-	JL      bmulti16a4_c3_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS (DX)(R8*1), Y3
-	VMOVUPS 32(DX)(R8*1), Y4
-	VMOVUPS 64(DX)(R8*1), Y5
-	VMOVUPS (DX)(R8*2), Y6
-	VMOVUPS 32(DX)(R8*2), Y7
-	VMOVUPS 64(DX)(R8*2), Y8
-	VMOVUPS (DX)(R11*1), Y9
-	VMOVUPS 32(DX)(R11*1), Y10
-	VMOVUPS 64(DX)(R11*1), Y11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a4_c3_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a4_c3_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000030, R10
-	VCVTPH2PS    (R12), Y12
-	VCVTPH2PS    16(R12), Y13
-	VCVTPH2PS    32(R12), Y14
-	VBROADCASTSS (R11), Y15
-	VFMADD231PS  Y12, Y15, Y0
-	VFMADD231PS  Y13, Y15, Y1
-	VFMADD231PS  Y14, Y15, Y2
-	VBROADCASTSS (R11)(R9*1), Y15
-	VFMADD231PS  Y12, Y15, Y3
-	VFMADD231PS  Y13, Y15, Y4
-	VFMADD231PS  Y14, Y15, Y5
-	VBROADCASTSS (R11)(R9*2), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VFMADD231PS  Y14, Y15, Y8
-	VBROADCASTSS (R11)(R14*1), Y15
-	VFMADD231PS  Y12, Y15, Y9
-	VFMADD231PS  Y13, Y15, Y10
-	VFMADD231PS  Y14, Y15, Y11
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a4_c3_key
-
-bmulti16a4_c3_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, (DX)(R8*1)
-	VMOVUPS Y4, 32(DX)(R8*1)
-	VMOVUPS Y5, 64(DX)(R8*1)
-	VMOVUPS Y6, (DX)(R8*2)
-	VMOVUPS Y7, 32(DX)(R8*2)
-	VMOVUPS Y8, 64(DX)(R8*2)
-	VMOVUPS Y9, (DX)(R11*1)
-	VMOVUPS Y10, 32(DX)(R11*1)
-	VMOVUPS Y11, 64(DX)(R11*1)
-	ADDQ    $0x00000060, DX
-	ADDQ    $0x00000030, SI
-	SUBQ    $0x18, BX
-	JMP     bmulti16a4_c3
-
-bmulti16a4_c3_next:
-bmulti16a4_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti16a4_c1_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	VMOVUPS (DX)(R8*2), Y2
-	VMOVUPS (DX)(R11*1), Y3
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a4_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a4_c1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS (R11)(R9*1), Y5
-	VBROADCASTSS (R11)(R9*2), Y6
-	VBROADCASTSS (R11)(R14*1), Y7
-	VCVTPH2PS    (R12), Y8
-	VFMADD231PS  Y8, Y4, Y0
-	VFMADD231PS  Y8, Y5, Y1
-	VFMADD231PS  Y8, Y6, Y2
-	VFMADD231PS  Y8, Y7, Y3
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a4_c1_key
-
-bmulti16a4_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	VMOVUPS Y2, (DX)(R8*2)
-	VMOVUPS Y3, (DX)(R11*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti16a4_c1
-
-bmulti16a4_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16a_done
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
-	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R8)(R8*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	VMASKMOVPS (DX)(R8*2), Y0, Y3
-	VMASKMOVPS (DX)(R11*1), Y0, Y4
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R11
-
-bmulti16a4_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16a4_tail_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (AX), Y5
-	VBROADCASTSS (AX)(R9*1), Y6
-	VBROADCASTSS (AX)(R9*2), Y7
-	VBROADCASTSS (AX)(R11*1), Y8
-	VXORPS       X9, X9, X9
-	MOVWLZX      (SI), R12
-	VPINSRW      $0x00, R12, X9, X9
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part4
-	MOVWLZX      2(SI), R12
-	VPINSRW      $0x01, R12, X9, X9
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part4
-	MOVWLZX      4(SI), R12
-	VPINSRW      $0x02, R12, X9, X9
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part4
-	MOVWLZX      6(SI), R12
-	VPINSRW      $0x03, R12, X9, X9
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part4
-	MOVWLZX      8(SI), R12
-	VPINSRW      $0x04, R12, X9, X9
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part4
-	MOVWLZX      10(SI), R12
-	VPINSRW      $0x05, R12, X9, X9
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part4
-	MOVWLZX      12(SI), R12
-	VPINSRW      $0x06, R12, X9, X9
-
-blendRowsMultiF16AVX2_part4:
-	VCVTPH2PS   X9, Y9
-	VFMADD231PS Y9, Y5, Y1
-	VFMADD231PS Y9, Y6, Y2
-	VFMADD231PS Y9, Y7, Y3
-	VFMADD231PS Y9, Y8, Y4
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti16a4_tail_key
-
-bmulti16a4_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	VMASKMOVPS Y4, Y0, (DX)(AX*1)
-
-bmulti16a_done:
-	VZEROUPPER
-	RET
-
-bmulti16:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   bmulti16_1
-	CMPQ AX, $0x02
-	JE   bmulti16_2
-	CMPQ AX, $0x03
-	JE   bmulti16_3
-	JMP  bmulti16_4
-
-bmulti16_1:
+// func blendRowsMultiF16R1AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsMultiF16R1AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -47044,31 +46342,31 @@ bmulti161_tail_key:
 	MOVWLZX      (SI), R9
 	VPINSRW      $0x00, R9, X3, X3
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part5
+	JBE          blendRowsMultiF16R1AVX2_part1
 	MOVWLZX      2(SI), R9
 	VPINSRW      $0x01, R9, X3, X3
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part5
+	JBE          blendRowsMultiF16R1AVX2_part1
 	MOVWLZX      4(SI), R9
 	VPINSRW      $0x02, R9, X3, X3
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part5
+	JBE          blendRowsMultiF16R1AVX2_part1
 	MOVWLZX      6(SI), R9
 	VPINSRW      $0x03, R9, X3, X3
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part5
+	JBE          blendRowsMultiF16R1AVX2_part1
 	MOVWLZX      8(SI), R9
 	VPINSRW      $0x04, R9, X3, X3
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part5
+	JBE          blendRowsMultiF16R1AVX2_part1
 	MOVWLZX      10(SI), R9
 	VPINSRW      $0x05, R9, X3, X3
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part5
+	JBE          blendRowsMultiF16R1AVX2_part1
 	MOVWLZX      12(SI), R9
 	VPINSRW      $0x06, R9, X3, X3
 
-blendRowsMultiF16AVX2_part5:
+blendRowsMultiF16R1AVX2_part1:
 	VCVTPH2PS   X3, Y3
 	VFMADD231PS Y3, Y2, Y1
 	ADDQ        $0x04, AX
@@ -47079,9 +46377,184 @@ blendRowsMultiF16AVX2_part5:
 bmulti161_tail_keys_done:
 	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
-	JMP        bmulti16_done
 
-bmulti16_2:
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R1AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, F16C, FMA3, MMX+
+TEXT ·blendRowsMultiF16R1AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti16a1_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti16a1_c8_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a1_c8_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_c8_keys_done
+	PREFETCHT1   (R10)
+	PREFETCHT1   64(R10)
+	ADDQ         $0x00000080, R10
+	VBROADCASTSS (R11), Y8
+	VCVTPH2PS    (R12), Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VCVTPH2PS    16(R12), Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VCVTPH2PS    32(R12), Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VCVTPH2PS    48(R12), Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VCVTPH2PS    64(R12), Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VCVTPH2PS    80(R12), Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VCVTPH2PS    96(R12), Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VCVTPH2PS    112(R12), Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_c8_key
+
+bmulti16a1_c8_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti16a1_c8
+
+bmulti16a1_c8_next:
+bmulti16a1_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a1_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a1_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a1_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y1
+	VCVTPH2PS    (R12), Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a1_c1_key
+
+bmulti16a1_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a1_c1
+
+bmulti16a1_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti16a1_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a1_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16R1AskAVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16R1AskAVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16R1AskAVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16R1AskAVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16R1AskAVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16R1AskAVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiF16R1AskAVX2_part1:
+	VCVTPH2PS   X3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a1_tail_key
+
+bmulti16a1_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R2AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsMultiF16R2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -47206,31 +46679,31 @@ bmulti162_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X5, X5
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part6
+	JBE          blendRowsMultiF16R2AVX2_part1
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X5, X5
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part6
+	JBE          blendRowsMultiF16R2AVX2_part1
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X5, X5
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part6
+	JBE          blendRowsMultiF16R2AVX2_part1
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X5, X5
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part6
+	JBE          blendRowsMultiF16R2AVX2_part1
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X5, X5
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part6
+	JBE          blendRowsMultiF16R2AVX2_part1
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X5, X5
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part6
+	JBE          blendRowsMultiF16R2AVX2_part1
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X5, X5
 
-blendRowsMultiF16AVX2_part6:
+blendRowsMultiF16R2AVX2_part1:
 	VCVTPH2PS   X5, Y5
 	VFMADD231PS Y5, Y3, Y1
 	VFMADD231PS Y5, Y4, Y2
@@ -47243,9 +46716,190 @@ bmulti162_tail_keys_done:
 	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	JMP        bmulti16_done
 
-bmulti16_3:
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R2AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, F16C, FMA3, MMX+
+TEXT ·blendRowsMultiF16R2AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti16a2_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a2_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS (R11)(R9*1), Y9
+	VCVTPH2PS    (R12), Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VCVTPH2PS    16(R12), Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VCVTPH2PS    32(R12), Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VCVTPH2PS    48(R12), Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c4_key
+
+bmulti16a2_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a2_c4
+
+bmulti16a2_c4_next:
+bmulti16a2_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a2_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS (R11)(R9*1), Y3
+	VCVTPH2PS    (R12), Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c1_key
+
+bmulti16a2_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a2_c1
+
+bmulti16a2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a2_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16R2AskAVX2_part1
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16R2AskAVX2_part1
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16R2AskAVX2_part1
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16R2AskAVX2_part1
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16R2AskAVX2_part1
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16R2AskAVX2_part1
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X5, X5
+
+blendRowsMultiF16R2AskAVX2_part1:
+	VCVTPH2PS   X5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a2_tail_key
+
+bmulti16a2_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R3AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsMultiF16R3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -47393,31 +47047,31 @@ bmulti163_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X7, X7
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part7
+	JBE          blendRowsMultiF16R3AVX2_part1
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X7, X7
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part7
+	JBE          blendRowsMultiF16R3AVX2_part1
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X7, X7
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part7
+	JBE          blendRowsMultiF16R3AVX2_part1
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X7, X7
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part7
+	JBE          blendRowsMultiF16R3AVX2_part1
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X7, X7
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part7
+	JBE          blendRowsMultiF16R3AVX2_part1
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X7, X7
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part7
+	JBE          blendRowsMultiF16R3AVX2_part1
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X7, X7
 
-blendRowsMultiF16AVX2_part7:
+blendRowsMultiF16R3AVX2_part1:
 	VCVTPH2PS   X7, Y7
 	VFMADD231PS Y7, Y4, Y1
 	VFMADD231PS Y7, Y5, Y2
@@ -47432,9 +47086,215 @@ bmulti163_tail_keys_done:
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
 	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	JMP        bmulti16_done
 
-bmulti16_4:
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R3AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, F16C, FMA3, MMX+
+TEXT ·blendRowsMultiF16R3AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti16a3_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a3_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	VMOVUPS (DX)(R8*2), Y8
+	VMOVUPS 32(DX)(R8*2), Y9
+	VMOVUPS 64(DX)(R8*2), Y10
+	VMOVUPS 96(DX)(R8*2), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y12
+	VBROADCASTSS (R11)(R9*1), Y13
+	VBROADCASTSS (R11)(R9*2), Y14
+	VCVTPH2PS    (R12), Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VCVTPH2PS    16(R12), Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VCVTPH2PS    32(R12), Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VCVTPH2PS    48(R12), Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c4_key
+
+bmulti16a3_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	VMOVUPS Y8, (DX)(R8*2)
+	VMOVUPS Y9, 32(DX)(R8*2)
+	VMOVUPS Y10, 64(DX)(R8*2)
+	VMOVUPS Y11, 96(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a3_c4
+
+bmulti16a3_c4_next:
+bmulti16a3_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a3_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y3
+	VBROADCASTSS (R11)(R9*1), Y4
+	VBROADCASTSS (R11)(R9*2), Y5
+	VCVTPH2PS    (R12), Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c1_key
+
+bmulti16a3_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a3_c1
+
+bmulti16a3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a3_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16R3AskAVX2_part1
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16R3AskAVX2_part1
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16R3AskAVX2_part1
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16R3AskAVX2_part1
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16R3AskAVX2_part1
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16R3AskAVX2_part1
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X7, X7
+
+blendRowsMultiF16R3AskAVX2_part1:
+	VCVTPH2PS   X7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a3_tail_key
+
+bmulti16a3_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiF16R4AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, F16C, FMA3
+TEXT ·blendRowsMultiF16R4AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -47584,31 +47444,31 @@ bmulti164_tail_key:
 	MOVWLZX      (SI), R11
 	VPINSRW      $0x00, R11, X9, X9
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiF16AVX2_part8
+	JBE          blendRowsMultiF16R4AVX2_part1
 	MOVWLZX      2(SI), R11
 	VPINSRW      $0x01, R11, X9, X9
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiF16AVX2_part8
+	JBE          blendRowsMultiF16R4AVX2_part1
 	MOVWLZX      4(SI), R11
 	VPINSRW      $0x02, R11, X9, X9
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiF16AVX2_part8
+	JBE          blendRowsMultiF16R4AVX2_part1
 	MOVWLZX      6(SI), R11
 	VPINSRW      $0x03, R11, X9, X9
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiF16AVX2_part8
+	JBE          blendRowsMultiF16R4AVX2_part1
 	MOVWLZX      8(SI), R11
 	VPINSRW      $0x04, R11, X9, X9
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiF16AVX2_part8
+	JBE          blendRowsMultiF16R4AVX2_part1
 	MOVWLZX      10(SI), R11
 	VPINSRW      $0x05, R11, X9, X9
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiF16AVX2_part8
+	JBE          blendRowsMultiF16R4AVX2_part1
 	MOVWLZX      12(SI), R11
 	VPINSRW      $0x06, R11, X9, X9
 
-blendRowsMultiF16AVX2_part8:
+blendRowsMultiF16R4AVX2_part1:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y5, Y1
 	VFMADD231PS Y9, Y6, Y2
@@ -47630,22 +47490,214 @@ bmulti16_done:
 	VZEROUPPER
 	RET
 
-// func blendRowsMultiBF16AVX2(acc []float32, w []float32, v []uint16, stride int, rows int, next []uint16)
-// Requires: AVX, AVX2, FMA3, MMX+
-TEXT ·blendRowsMultiBF16AVX2(SB), NOSPLIT, $0-112
-	MOVQ  next_len+96(FP), AX
-	TESTQ AX, AX
-	JZ    bmulti16
-	MOVQ  rows+80(FP), AX
-	CMPQ  AX, $0x01
-	JE    bmulti16a_1
-	CMPQ  AX, $0x02
-	JE    bmulti16a_2
-	CMPQ  AX, $0x03
-	JE    bmulti16a_3
-	JMP   bmulti16a_4
+// func blendRowsMultiF16R4AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, F16C, FMA3, MMX+
+TEXT ·blendRowsMultiF16R4AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
 
-bmulti16a_1:
+bmulti16a4_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti16a4_c3_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	VMOVUPS (DX)(R11*1), Y9
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMOVUPS 64(DX)(R11*1), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c3_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c3_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000030, R10
+	VCVTPH2PS    (R12), Y12
+	VCVTPH2PS    16(R12), Y13
+	VCVTPH2PS    32(R12), Y14
+	VBROADCASTSS (R11), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (R11)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (R11)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (R11)(R14*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c3_key
+
+bmulti16a4_c3_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	VMOVUPS Y9, (DX)(R11*1)
+	VMOVUPS Y10, 32(DX)(R11*1)
+	VMOVUPS Y11, 64(DX)(R11*1)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti16a4_c3
+
+bmulti16a4_c3_next:
+bmulti16a4_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a4_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R11*1), Y3
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS (R11)(R9*1), Y5
+	VBROADCASTSS (R11)(R9*2), Y6
+	VBROADCASTSS (R11)(R14*1), Y7
+	VCVTPH2PS    (R12), Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c1_key
+
+bmulti16a4_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R11*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a4_c1
+
+bmulti16a4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R11*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a4_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R11*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R12
+	VPINSRW      $0x00, R12, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiF16R4AskAVX2_part1
+	MOVWLZX      2(SI), R12
+	VPINSRW      $0x01, R12, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiF16R4AskAVX2_part1
+	MOVWLZX      4(SI), R12
+	VPINSRW      $0x02, R12, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiF16R4AskAVX2_part1
+	MOVWLZX      6(SI), R12
+	VPINSRW      $0x03, R12, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiF16R4AskAVX2_part1
+	MOVWLZX      8(SI), R12
+	VPINSRW      $0x04, R12, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiF16R4AskAVX2_part1
+	MOVWLZX      10(SI), R12
+	VPINSRW      $0x05, R12, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiF16R4AskAVX2_part1
+	MOVWLZX      12(SI), R12
+	VPINSRW      $0x06, R12, X9, X9
+
+blendRowsMultiF16R4AskAVX2_part1:
+	VCVTPH2PS   X9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a4_tail_key
+
+bmulti16a4_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R1AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsMultiBF16R1AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -47657,7 +47709,359 @@ bmulti16a_1:
 	SHLQ $0x02, R8
 	MOVQ CX, R9
 	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
+
+bmulti161_p3:
+	CMPQ         BX, $0x30
+	JL           bmulti161_p3_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      128(DX), Y4
+	VMOVUPS      160(DX), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti161_p3_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_p3_keys_done
+	VMOVDQU      (R11), Y6
+	VPSLLD       $0x10, Y6, Y8
+	VPAND        Y0, Y6, Y6
+	VMOVDQU      32(R11), Y9
+	VPSLLD       $0x10, Y9, Y10
+	VPAND        Y0, Y9, Y9
+	VMOVDQU      64(R11), Y11
+	VPSLLD       $0x10, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VBROADCASTSS (R10), Y13
+	VFMADD231PS  Y8, Y13, Y3
+	VFMADD231PS  Y6, Y13, Y1
+	VFMADD231PS  Y10, Y13, Y5
+	VFMADD231PS  Y9, Y13, Y2
+	VFMADD231PS  Y12, Y13, Y7
+	VFMADD231PS  Y11, Y13, Y4
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_p3_key
+
+bmulti161_p3_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, 128(DX)
+	VMOVUPS   Y1, 160(DX)
+	ADDQ      $0x000000c0, DX
+	ADDQ      $0x00000060, SI
+	SUBQ      $0x30, BX
+	JMP       bmulti161_p3
+
+bmulti161_p3_next:
+bmulti161_p2:
+	CMPQ         BX, $0x20
+	JL           bmulti161_p2_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti161_p2_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_p2_keys_done
+	VMOVDQU      (R11), Y4
+	VPSLLD       $0x10, Y4, Y6
+	VPAND        Y0, Y4, Y4
+	VMOVDQU      32(R11), Y7
+	VPSLLD       $0x10, Y7, Y8
+	VPAND        Y0, Y7, Y7
+	VBROADCASTSS (R10), Y9
+	VFMADD231PS  Y6, Y9, Y3
+	VFMADD231PS  Y4, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y5
+	VFMADD231PS  Y7, Y9, Y2
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_p2_key
+
+bmulti161_p2_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x20, BX
+	JMP       bmulti161_p2
+
+bmulti161_p2_next:
+bmulti161_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti161_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R10
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	MOVQ         AX, R10
+	MOVQ         SI, R11
+	MOVQ         CX, R12
+	LEAQ         (R9)(R9*2), R13
+
+bmulti161_p1_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_p1_keys_done
+	VMOVDQU      (R11), Y2
+	VPSLLD       $0x10, Y2, Y4
+	VPAND        Y0, Y2, Y2
+	VBROADCASTSS (R10), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	VFMADD231PS  Y2, Y5, Y1
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_p1_key
+
+bmulti161_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti161_p1
+
+bmulti161_p1_next:
+bmulti161_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti161_c8_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c8_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c8_keys_done
+	VBROADCASTSS (R10), Y8
+	VPMOVZXWD    (R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVZXWD    16(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVZXWD    32(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVZXWD    48(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVZXWD    64(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVZXWD    80(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVZXWD    96(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVZXWD    112(R11), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c8_key
+
+bmulti161_c8_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x40, BX
+	JMP     bmulti161_c8
+
+bmulti161_c8_next:
+bmulti161_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti161_c1_next
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+
+bmulti161_c1_key:
+	TESTQ        R12, R12
+	JZ           bmulti161_c1_keys_done
+	VBROADCASTSS (R10), Y1
+	VPMOVZXWD    (R11), Y2
+	VPSLLD       $0x10, Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R10
+	ADDQ         DI, R11
+	DECQ         R12
+	JMP          bmulti161_c1_key
+
+bmulti161_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti161_c1
+
+bmulti161_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16_done
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       BX, R11
+	VMOVDQU    (R10)(R11*4), Y0
+	LEAQ       (R8)(R8*2), R10
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R9
+
+bmulti161_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti161_tail_keys_done
+	VBROADCASTSS (AX), Y2
+	VXORPS       X3, X3, X3
+	MOVWLZX      (SI), R9
+	VPINSRW      $0x00, R9, X3, X3
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16R1AVX2_part1
+	MOVWLZX      2(SI), R9
+	VPINSRW      $0x01, R9, X3, X3
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16R1AVX2_part1
+	MOVWLZX      4(SI), R9
+	VPINSRW      $0x02, R9, X3, X3
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16R1AVX2_part1
+	MOVWLZX      6(SI), R9
+	VPINSRW      $0x03, R9, X3, X3
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16R1AVX2_part1
+	MOVWLZX      8(SI), R9
+	VPINSRW      $0x04, R9, X3, X3
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16R1AVX2_part1
+	MOVWLZX      10(SI), R9
+	VPINSRW      $0x05, R9, X3, X3
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16R1AVX2_part1
+	MOVWLZX      12(SI), R9
+	VPINSRW      $0x06, R9, X3, X3
+
+blendRowsMultiBF16R1AVX2_part1:
+	VPMOVZXWD   X3, Y3
+	VPSLLD      $0x10, Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti161_tail_key
+
+bmulti161_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R1AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·blendRowsMultiBF16R1AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
 
 bmulti16a1_p3:
 	CMPQ         BX, $0x30
@@ -47969,31 +48373,31 @@ bmulti16a1_tail_key:
 	MOVWLZX      (SI), R9
 	VPINSRW      $0x00, R9, X3, X3
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16R1AskAVX2_part1
 	MOVWLZX      2(SI), R9
 	VPINSRW      $0x01, R9, X3, X3
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16R1AskAVX2_part1
 	MOVWLZX      4(SI), R9
 	VPINSRW      $0x02, R9, X3, X3
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16R1AskAVX2_part1
 	MOVWLZX      6(SI), R9
 	VPINSRW      $0x03, R9, X3, X3
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16R1AskAVX2_part1
 	MOVWLZX      8(SI), R9
 	VPINSRW      $0x04, R9, X3, X3
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16R1AskAVX2_part1
 	MOVWLZX      10(SI), R9
 	VPINSRW      $0x05, R9, X3, X3
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part1
+	JBE          blendRowsMultiBF16R1AskAVX2_part1
 	MOVWLZX      12(SI), R9
 	VPINSRW      $0x06, R9, X3, X3
 
-blendRowsMultiBF16AVX2_part1:
+blendRowsMultiBF16R1AskAVX2_part1:
 	VPMOVZXWD   X3, Y3
 	VPSLLD      $0x10, Y3, Y3
 	VFMADD231PS Y3, Y2, Y1
@@ -48005,1269 +48409,14 @@ blendRowsMultiBF16AVX2_part1:
 bmulti16a1_tail_keys_done:
 	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
-	JMP        bmulti16a_done
-
-bmulti16a_2:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x01, CX
-	SHRQ $0x01, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
-
-bmulti16a2_p2:
-	CMPQ         BX, $0x20
-	JL           bmulti16a2_p2_next
-	VBROADCASTSS bf16_hi<>+0(SB), Y0
-	LEAQ         (R8)(R8*2), R11
-	VMOVUPS      (DX), Y1
-	VMOVUPS      32(DX), Y2
-	VSHUFPS      $0x88, Y2, Y1, Y3
-	VPERMPD      $0xd8, Y3, Y3
-	VSHUFPS      $0xdd, Y2, Y1, Y1
-	VPERMPD      $0xd8, Y1, Y1
-	VMOVUPS      64(DX), Y2
-	VMOVUPS      96(DX), Y4
-	VSHUFPS      $0x88, Y4, Y2, Y5
-	VPERMPD      $0xd8, Y5, Y5
-	VSHUFPS      $0xdd, Y4, Y2, Y2
-	VPERMPD      $0xd8, Y2, Y2
-	VMOVUPS      (DX)(R8*1), Y4
-	VMOVUPS      32(DX)(R8*1), Y6
-	VSHUFPS      $0x88, Y6, Y4, Y7
-	VPERMPD      $0xd8, Y7, Y7
-	VSHUFPS      $0xdd, Y6, Y4, Y4
-	VPERMPD      $0xd8, Y4, Y4
-	VMOVUPS      64(DX)(R8*1), Y6
-	VMOVUPS      96(DX)(R8*1), Y8
-	VSHUFPS      $0x88, Y8, Y6, Y9
-	VPERMPD      $0xd8, Y9, Y9
-	VSHUFPS      $0xdd, Y8, Y6, Y6
-	VPERMPD      $0xd8, Y6, Y6
-	MOVQ         AX, R11
-	MOVQ         SI, R12
-	MOVQ         CX, R13
-	LEAQ         (R9)(R9*2), R14
-
-bmulti16a2_p2_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a2_p2_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000040, R10
-	VMOVDQU      (R12), Y8
-	VPSLLD       $0x10, Y8, Y10
-	VPAND        Y0, Y8, Y8
-	VMOVDQU      32(R12), Y11
-	VPSLLD       $0x10, Y11, Y12
-	VPAND        Y0, Y11, Y11
-	VBROADCASTSS (R11), Y13
-	VFMADD231PS  Y10, Y13, Y3
-	VFMADD231PS  Y8, Y13, Y1
-	VFMADD231PS  Y12, Y13, Y5
-	VFMADD231PS  Y11, Y13, Y2
-	VBROADCASTSS (R11)(R9*1), Y13
-	VFMADD231PS  Y10, Y13, Y7
-	VFMADD231PS  Y8, Y13, Y4
-	VFMADD231PS  Y12, Y13, Y9
-	VFMADD231PS  Y11, Y13, Y6
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a2_p2_key
-
-bmulti16a2_p2_keys_done:
-	VPERMPD   $0xd8, Y3, Y3
-	VPERMPD   $0xd8, Y1, Y1
-	VUNPCKLPS Y1, Y3, Y0
-	VUNPCKHPS Y1, Y3, Y1
-	VMOVUPS   Y0, (DX)
-	VMOVUPS   Y1, 32(DX)
-	VPERMPD   $0xd8, Y5, Y5
-	VPERMPD   $0xd8, Y2, Y2
-	VUNPCKLPS Y2, Y5, Y0
-	VUNPCKHPS Y2, Y5, Y1
-	VMOVUPS   Y0, 64(DX)
-	VMOVUPS   Y1, 96(DX)
-	VPERMPD   $0xd8, Y7, Y7
-	VPERMPD   $0xd8, Y4, Y4
-	VUNPCKLPS Y4, Y7, Y0
-	VUNPCKHPS Y4, Y7, Y1
-	VMOVUPS   Y0, (DX)(R8*1)
-	VMOVUPS   Y1, 32(DX)(R8*1)
-	VPERMPD   $0xd8, Y9, Y9
-	VPERMPD   $0xd8, Y6, Y6
-	VUNPCKLPS Y6, Y9, Y0
-	VUNPCKHPS Y6, Y9, Y1
-	VMOVUPS   Y0, 64(DX)(R8*1)
-	VMOVUPS   Y1, 96(DX)(R8*1)
-	ADDQ      $0x00000080, DX
-	ADDQ      $0x00000040, SI
-	SUBQ      $0x20, BX
-	JMP       bmulti16a2_p2
-
-bmulti16a2_p2_next:
-bmulti16a2_p1:
-	CMPQ         BX, $0x10
-	JL           bmulti16a2_p1_next
-	VBROADCASTSS bf16_hi<>+0(SB), Y0
-	LEAQ         (R8)(R8*2), R11
-	VMOVUPS      (DX), Y1
-	VMOVUPS      32(DX), Y2
-	VSHUFPS      $0x88, Y2, Y1, Y3
-	VPERMPD      $0xd8, Y3, Y3
-	VSHUFPS      $0xdd, Y2, Y1, Y1
-	VPERMPD      $0xd8, Y1, Y1
-	VMOVUPS      (DX)(R8*1), Y2
-	VMOVUPS      32(DX)(R8*1), Y4
-	VSHUFPS      $0x88, Y4, Y2, Y5
-	VPERMPD      $0xd8, Y5, Y5
-	VSHUFPS      $0xdd, Y4, Y2, Y2
-	VPERMPD      $0xd8, Y2, Y2
-	MOVQ         AX, R11
-	MOVQ         SI, R12
-	MOVQ         CX, R13
-	LEAQ         (R9)(R9*2), R14
-
-bmulti16a2_p1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a2_p1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000020, R10
-	VMOVDQU      (R12), Y4
-	VPSLLD       $0x10, Y4, Y6
-	VPAND        Y0, Y4, Y4
-	VBROADCASTSS (R11), Y7
-	VFMADD231PS  Y6, Y7, Y3
-	VFMADD231PS  Y4, Y7, Y1
-	VBROADCASTSS (R11)(R9*1), Y7
-	VFMADD231PS  Y6, Y7, Y5
-	VFMADD231PS  Y4, Y7, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a2_p1_key
-
-bmulti16a2_p1_keys_done:
-	VPERMPD   $0xd8, Y3, Y3
-	VPERMPD   $0xd8, Y1, Y1
-	VUNPCKLPS Y1, Y3, Y0
-	VUNPCKHPS Y1, Y3, Y1
-	VMOVUPS   Y0, (DX)
-	VMOVUPS   Y1, 32(DX)
-	VPERMPD   $0xd8, Y5, Y5
-	VPERMPD   $0xd8, Y2, Y2
-	VUNPCKLPS Y2, Y5, Y0
-	VUNPCKHPS Y2, Y5, Y1
-	VMOVUPS   Y0, (DX)(R8*1)
-	VMOVUPS   Y1, 32(DX)(R8*1)
-	ADDQ      $0x00000040, DX
-	ADDQ      $0x00000020, SI
-	SUBQ      $0x10, BX
-	JMP       bmulti16a2_p1
-
-bmulti16a2_p1_next:
-bmulti16a2_c4:
-	CMPQ    BX, $0x20
-	JL      bmulti16a2_c4_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R8*1), Y4
-	VMOVUPS 32(DX)(R8*1), Y5
-	VMOVUPS 64(DX)(R8*1), Y6
-	VMOVUPS 96(DX)(R8*1), Y7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a2_c4_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a2_c4_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000040, R10
-	VBROADCASTSS (R11), Y8
-	VBROADCASTSS (R11)(R9*1), Y9
-	VPMOVZXWD    (R12), Y10
-	VPSLLD       $0x10, Y10, Y10
-	VFMADD231PS  Y10, Y8, Y0
-	VFMADD231PS  Y10, Y9, Y4
-	VPMOVZXWD    16(R12), Y10
-	VPSLLD       $0x10, Y10, Y10
-	VFMADD231PS  Y10, Y8, Y1
-	VFMADD231PS  Y10, Y9, Y5
-	VPMOVZXWD    32(R12), Y10
-	VPSLLD       $0x10, Y10, Y10
-	VFMADD231PS  Y10, Y8, Y2
-	VFMADD231PS  Y10, Y9, Y6
-	VPMOVZXWD    48(R12), Y10
-	VPSLLD       $0x10, Y10, Y10
-	VFMADD231PS  Y10, Y8, Y3
-	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a2_c4_key
-
-bmulti16a2_c4_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R8*1)
-	VMOVUPS Y5, 32(DX)(R8*1)
-	VMOVUPS Y6, 64(DX)(R8*1)
-	VMOVUPS Y7, 96(DX)(R8*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti16a2_c4
-
-bmulti16a2_c4_next:
-bmulti16a2_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti16a2_c1_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a2_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a2_c1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (R11), Y2
-	VBROADCASTSS (R11)(R9*1), Y3
-	VPMOVZXWD    (R12), Y4
-	VPSLLD       $0x10, Y4, Y4
-	VFMADD231PS  Y4, Y2, Y0
-	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a2_c1_key
-
-bmulti16a2_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti16a2_c1
-
-bmulti16a2_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16a_done
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
-	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R8)(R8*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R11
-
-bmulti16a2_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16a2_tail_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (AX), Y3
-	VBROADCASTSS (AX)(R9*1), Y4
-	VXORPS       X5, X5, X5
-	MOVWLZX      (SI), R11
-	VPINSRW      $0x00, R11, X5, X5
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part2
-	MOVWLZX      2(SI), R11
-	VPINSRW      $0x01, R11, X5, X5
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part2
-	MOVWLZX      4(SI), R11
-	VPINSRW      $0x02, R11, X5, X5
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part2
-	MOVWLZX      6(SI), R11
-	VPINSRW      $0x03, R11, X5, X5
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part2
-	MOVWLZX      8(SI), R11
-	VPINSRW      $0x04, R11, X5, X5
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part2
-	MOVWLZX      10(SI), R11
-	VPINSRW      $0x05, R11, X5, X5
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part2
-	MOVWLZX      12(SI), R11
-	VPINSRW      $0x06, R11, X5, X5
-
-blendRowsMultiBF16AVX2_part2:
-	VPMOVZXWD   X5, Y5
-	VPSLLD      $0x10, Y5, Y5
-	VFMADD231PS Y5, Y3, Y1
-	VFMADD231PS Y5, Y4, Y2
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti16a2_tail_key
-
-bmulti16a2_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	JMP        bmulti16a_done
-
-bmulti16a_3:
-	MOVQ  w_base+24(FP), AX
-	MOVQ  w_len+32(FP), CX
-	MOVQ  acc_base+0(FP), DX
-	MOVQ  acc_len+8(FP), BX
-	MOVQ  v_base+48(FP), SI
-	MOVQ  stride+72(FP), DI
-	SHLQ  $0x01, DI
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, CX
-	SHRQ  $0x21, CX
-	MOVQ  $0xaaaaaaab, R8
-	IMULQ R8, BX
-	SHRQ  $0x21, BX
-	MOVQ  BX, R8
-	SHLQ  $0x02, R8
-	MOVQ  CX, R9
-	SHLQ  $0x02, R9
-	MOVQ  next_base+88(FP), R10
-
-bmulti16a3_p1:
-	CMPQ         BX, $0x10
-	JL           bmulti16a3_p1_next
-	VBROADCASTSS bf16_hi<>+0(SB), Y0
-	LEAQ         (R8)(R8*2), R11
-	VMOVUPS      (DX), Y1
-	VMOVUPS      32(DX), Y2
-	VSHUFPS      $0x88, Y2, Y1, Y3
-	VPERMPD      $0xd8, Y3, Y3
-	VSHUFPS      $0xdd, Y2, Y1, Y1
-	VPERMPD      $0xd8, Y1, Y1
-	VMOVUPS      (DX)(R8*1), Y2
-	VMOVUPS      32(DX)(R8*1), Y4
-	VSHUFPS      $0x88, Y4, Y2, Y5
-	VPERMPD      $0xd8, Y5, Y5
-	VSHUFPS      $0xdd, Y4, Y2, Y2
-	VPERMPD      $0xd8, Y2, Y2
-	VMOVUPS      (DX)(R8*2), Y4
-	VMOVUPS      32(DX)(R8*2), Y6
-	VSHUFPS      $0x88, Y6, Y4, Y7
-	VPERMPD      $0xd8, Y7, Y7
-	VSHUFPS      $0xdd, Y6, Y4, Y4
-	VPERMPD      $0xd8, Y4, Y4
-	MOVQ         AX, R11
-	MOVQ         SI, R12
-	MOVQ         CX, R13
-	LEAQ         (R9)(R9*2), R14
-
-bmulti16a3_p1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a3_p1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000020, R10
-	VMOVDQU      (R12), Y6
-	VPSLLD       $0x10, Y6, Y8
-	VPAND        Y0, Y6, Y6
-	VBROADCASTSS (R11), Y9
-	VFMADD231PS  Y8, Y9, Y3
-	VFMADD231PS  Y6, Y9, Y1
-	VBROADCASTSS (R11)(R9*1), Y9
-	VFMADD231PS  Y8, Y9, Y5
-	VFMADD231PS  Y6, Y9, Y2
-	VBROADCASTSS (R11)(R9*2), Y9
-	VFMADD231PS  Y8, Y9, Y7
-	VFMADD231PS  Y6, Y9, Y4
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a3_p1_key
-
-bmulti16a3_p1_keys_done:
-	VPERMPD   $0xd8, Y3, Y3
-	VPERMPD   $0xd8, Y1, Y1
-	VUNPCKLPS Y1, Y3, Y0
-	VUNPCKHPS Y1, Y3, Y1
-	VMOVUPS   Y0, (DX)
-	VMOVUPS   Y1, 32(DX)
-	VPERMPD   $0xd8, Y5, Y5
-	VPERMPD   $0xd8, Y2, Y2
-	VUNPCKLPS Y2, Y5, Y0
-	VUNPCKHPS Y2, Y5, Y1
-	VMOVUPS   Y0, (DX)(R8*1)
-	VMOVUPS   Y1, 32(DX)(R8*1)
-	VPERMPD   $0xd8, Y7, Y7
-	VPERMPD   $0xd8, Y4, Y4
-	VUNPCKLPS Y4, Y7, Y0
-	VUNPCKHPS Y4, Y7, Y1
-	VMOVUPS   Y0, (DX)(R8*2)
-	VMOVUPS   Y1, 32(DX)(R8*2)
-	ADDQ      $0x00000040, DX
-	ADDQ      $0x00000020, SI
-	SUBQ      $0x10, BX
-	JMP       bmulti16a3_p1
-
-bmulti16a3_p1_next:
-bmulti16a3_c4:
-	CMPQ    BX, $0x20
-	JL      bmulti16a3_c4_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R8*1), Y4
-	VMOVUPS 32(DX)(R8*1), Y5
-	VMOVUPS 64(DX)(R8*1), Y6
-	VMOVUPS 96(DX)(R8*1), Y7
-	VMOVUPS (DX)(R8*2), Y8
-	VMOVUPS 32(DX)(R8*2), Y9
-	VMOVUPS 64(DX)(R8*2), Y10
-	VMOVUPS 96(DX)(R8*2), Y11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a3_c4_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a3_c4_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000040, R10
-	VBROADCASTSS (R11), Y12
-	VBROADCASTSS (R11)(R9*1), Y13
-	VBROADCASTSS (R11)(R9*2), Y14
-	VPMOVZXWD    (R12), Y15
-	VPSLLD       $0x10, Y15, Y15
-	VFMADD231PS  Y15, Y12, Y0
-	VFMADD231PS  Y15, Y13, Y4
-	VFMADD231PS  Y15, Y14, Y8
-	VPMOVZXWD    16(R12), Y15
-	VPSLLD       $0x10, Y15, Y15
-	VFMADD231PS  Y15, Y12, Y1
-	VFMADD231PS  Y15, Y13, Y5
-	VFMADD231PS  Y15, Y14, Y9
-	VPMOVZXWD    32(R12), Y15
-	VPSLLD       $0x10, Y15, Y15
-	VFMADD231PS  Y15, Y12, Y2
-	VFMADD231PS  Y15, Y13, Y6
-	VFMADD231PS  Y15, Y14, Y10
-	VPMOVZXWD    48(R12), Y15
-	VPSLLD       $0x10, Y15, Y15
-	VFMADD231PS  Y15, Y12, Y3
-	VFMADD231PS  Y15, Y13, Y7
-	VFMADD231PS  Y15, Y14, Y11
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a3_c4_key
-
-bmulti16a3_c4_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R8*1)
-	VMOVUPS Y5, 32(DX)(R8*1)
-	VMOVUPS Y6, 64(DX)(R8*1)
-	VMOVUPS Y7, 96(DX)(R8*1)
-	VMOVUPS Y8, (DX)(R8*2)
-	VMOVUPS Y9, 32(DX)(R8*2)
-	VMOVUPS Y10, 64(DX)(R8*2)
-	VMOVUPS Y11, 96(DX)(R8*2)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x20, BX
-	JMP     bmulti16a3_c4
-
-bmulti16a3_c4_next:
-bmulti16a3_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti16a3_c1_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	VMOVUPS (DX)(R8*2), Y2
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a3_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a3_c1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (R11), Y3
-	VBROADCASTSS (R11)(R9*1), Y4
-	VBROADCASTSS (R11)(R9*2), Y5
-	VPMOVZXWD    (R12), Y6
-	VPSLLD       $0x10, Y6, Y6
-	VFMADD231PS  Y6, Y3, Y0
-	VFMADD231PS  Y6, Y4, Y1
-	VFMADD231PS  Y6, Y5, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a3_c1_key
-
-bmulti16a3_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	VMOVUPS Y2, (DX)(R8*2)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti16a3_c1
-
-bmulti16a3_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16a_done
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
-	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R8)(R8*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	VMASKMOVPS (DX)(R8*2), Y0, Y3
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R11
-
-bmulti16a3_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16a3_tail_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (AX), Y4
-	VBROADCASTSS (AX)(R9*1), Y5
-	VBROADCASTSS (AX)(R9*2), Y6
-	VXORPS       X7, X7, X7
-	MOVWLZX      (SI), R11
-	VPINSRW      $0x00, R11, X7, X7
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part3
-	MOVWLZX      2(SI), R11
-	VPINSRW      $0x01, R11, X7, X7
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part3
-	MOVWLZX      4(SI), R11
-	VPINSRW      $0x02, R11, X7, X7
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part3
-	MOVWLZX      6(SI), R11
-	VPINSRW      $0x03, R11, X7, X7
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part3
-	MOVWLZX      8(SI), R11
-	VPINSRW      $0x04, R11, X7, X7
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part3
-	MOVWLZX      10(SI), R11
-	VPINSRW      $0x05, R11, X7, X7
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part3
-	MOVWLZX      12(SI), R11
-	VPINSRW      $0x06, R11, X7, X7
-
-blendRowsMultiBF16AVX2_part3:
-	VPMOVZXWD   X7, Y7
-	VPSLLD      $0x10, Y7, Y7
-	VFMADD231PS Y7, Y4, Y1
-	VFMADD231PS Y7, Y5, Y2
-	VFMADD231PS Y7, Y6, Y3
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti16a3_tail_key
-
-bmulti16a3_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	JMP        bmulti16a_done
-
-bmulti16a_4:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
-	SHRQ $0x02, CX
-	SHRQ $0x02, BX
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-	MOVQ next_base+88(FP), R10
-
-bmulti16a4_p1:
-	CMPQ         BX, $0x10
-	JL           bmulti16a4_p1_next
-	VBROADCASTSS bf16_hi<>+0(SB), Y0
-	LEAQ         (R8)(R8*2), R11
-	VMOVUPS      (DX), Y1
-	VMOVUPS      32(DX), Y2
-	VSHUFPS      $0x88, Y2, Y1, Y3
-	VPERMPD      $0xd8, Y3, Y3
-	VSHUFPS      $0xdd, Y2, Y1, Y1
-	VPERMPD      $0xd8, Y1, Y1
-	VMOVUPS      (DX)(R8*1), Y2
-	VMOVUPS      32(DX)(R8*1), Y4
-	VSHUFPS      $0x88, Y4, Y2, Y5
-	VPERMPD      $0xd8, Y5, Y5
-	VSHUFPS      $0xdd, Y4, Y2, Y2
-	VPERMPD      $0xd8, Y2, Y2
-	VMOVUPS      (DX)(R8*2), Y4
-	VMOVUPS      32(DX)(R8*2), Y6
-	VSHUFPS      $0x88, Y6, Y4, Y7
-	VPERMPD      $0xd8, Y7, Y7
-	VSHUFPS      $0xdd, Y6, Y4, Y4
-	VPERMPD      $0xd8, Y4, Y4
-	VMOVUPS      (DX)(R11*1), Y6
-	VMOVUPS      32(DX)(R11*1), Y8
-	VSHUFPS      $0x88, Y8, Y6, Y9
-	VPERMPD      $0xd8, Y9, Y9
-	VSHUFPS      $0xdd, Y8, Y6, Y6
-	VPERMPD      $0xd8, Y6, Y6
-	MOVQ         AX, R12
-	MOVQ         SI, R13
-	MOVQ         CX, R14
-	LEAQ         (R9)(R9*2), R15
-
-bmulti16a4_p1_key:
-	TESTQ        R14, R14
-	JZ           bmulti16a4_p1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000020, R10
-	VMOVDQU      (R13), Y8
-	VPSLLD       $0x10, Y8, Y10
-	VPAND        Y0, Y8, Y8
-	VBROADCASTSS (R12), Y11
-	VFMADD231PS  Y10, Y11, Y3
-	VFMADD231PS  Y8, Y11, Y1
-	VBROADCASTSS (R12)(R9*1), Y11
-	VFMADD231PS  Y10, Y11, Y5
-	VFMADD231PS  Y8, Y11, Y2
-	VBROADCASTSS (R12)(R9*2), Y11
-	VFMADD231PS  Y10, Y11, Y7
-	VFMADD231PS  Y8, Y11, Y4
-	VBROADCASTSS (R12)(R15*1), Y11
-	VFMADD231PS  Y10, Y11, Y9
-	VFMADD231PS  Y8, Y11, Y6
-	ADDQ         $0x04, R12
-	ADDQ         DI, R13
-	DECQ         R14
-	JMP          bmulti16a4_p1_key
-
-bmulti16a4_p1_keys_done:
-	VPERMPD   $0xd8, Y3, Y3
-	VPERMPD   $0xd8, Y1, Y1
-	VUNPCKLPS Y1, Y3, Y0
-	VUNPCKHPS Y1, Y3, Y1
-	VMOVUPS   Y0, (DX)
-	VMOVUPS   Y1, 32(DX)
-	VPERMPD   $0xd8, Y5, Y5
-	VPERMPD   $0xd8, Y2, Y2
-	VUNPCKLPS Y2, Y5, Y0
-	VUNPCKHPS Y2, Y5, Y1
-	VMOVUPS   Y0, (DX)(R8*1)
-	VMOVUPS   Y1, 32(DX)(R8*1)
-	VPERMPD   $0xd8, Y7, Y7
-	VPERMPD   $0xd8, Y4, Y4
-	VUNPCKLPS Y4, Y7, Y0
-	VUNPCKHPS Y4, Y7, Y1
-	VMOVUPS   Y0, (DX)(R8*2)
-	VMOVUPS   Y1, 32(DX)(R8*2)
-	VPERMPD   $0xd8, Y9, Y9
-	VPERMPD   $0xd8, Y6, Y6
-	VUNPCKLPS Y6, Y9, Y0
-	VUNPCKHPS Y6, Y9, Y1
-	VMOVUPS   Y0, (DX)(R11*1)
-	VMOVUPS   Y1, 32(DX)(R11*1)
-	ADDQ      $0x00000040, DX
-	ADDQ      $0x00000020, SI
-	SUBQ      $0x10, BX
-	JMP       bmulti16a4_p1
-
-bmulti16a4_p1_next:
-bmulti16a4_c3:
-	CMPQ    BX, $0x18
-	JL      bmulti16a4_c3_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS (DX)(R8*1), Y3
-	VMOVUPS 32(DX)(R8*1), Y4
-	VMOVUPS 64(DX)(R8*1), Y5
-	VMOVUPS (DX)(R8*2), Y6
-	VMOVUPS 32(DX)(R8*2), Y7
-	VMOVUPS 64(DX)(R8*2), Y8
-	VMOVUPS (DX)(R11*1), Y9
-	VMOVUPS 32(DX)(R11*1), Y10
-	VMOVUPS 64(DX)(R11*1), Y11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a4_c3_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a4_c3_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000030, R10
-	VPMOVZXWD    (R12), Y12
-	VPSLLD       $0x10, Y12, Y12
-	VPMOVZXWD    16(R12), Y13
-	VPSLLD       $0x10, Y13, Y13
-	VPMOVZXWD    32(R12), Y14
-	VPSLLD       $0x10, Y14, Y14
-	VBROADCASTSS (R11), Y15
-	VFMADD231PS  Y12, Y15, Y0
-	VFMADD231PS  Y13, Y15, Y1
-	VFMADD231PS  Y14, Y15, Y2
-	VBROADCASTSS (R11)(R9*1), Y15
-	VFMADD231PS  Y12, Y15, Y3
-	VFMADD231PS  Y13, Y15, Y4
-	VFMADD231PS  Y14, Y15, Y5
-	VBROADCASTSS (R11)(R9*2), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VFMADD231PS  Y14, Y15, Y8
-	VBROADCASTSS (R11)(R14*1), Y15
-	VFMADD231PS  Y12, Y15, Y9
-	VFMADD231PS  Y13, Y15, Y10
-	VFMADD231PS  Y14, Y15, Y11
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a4_c3_key
-
-bmulti16a4_c3_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, (DX)(R8*1)
-	VMOVUPS Y4, 32(DX)(R8*1)
-	VMOVUPS Y5, 64(DX)(R8*1)
-	VMOVUPS Y6, (DX)(R8*2)
-	VMOVUPS Y7, 32(DX)(R8*2)
-	VMOVUPS Y8, 64(DX)(R8*2)
-	VMOVUPS Y9, (DX)(R11*1)
-	VMOVUPS Y10, 32(DX)(R11*1)
-	VMOVUPS Y11, 64(DX)(R11*1)
-	ADDQ    $0x00000060, DX
-	ADDQ    $0x00000030, SI
-	SUBQ    $0x18, BX
-	JMP     bmulti16a4_c3
-
-bmulti16a4_c3_next:
-bmulti16a4_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti16a4_c1_next
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R8*1), Y1
-	VMOVUPS (DX)(R8*2), Y2
-	VMOVUPS (DX)(R11*1), Y3
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R9)(R9*2), R14
-
-bmulti16a4_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti16a4_c1_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (R11), Y4
-	VBROADCASTSS (R11)(R9*1), Y5
-	VBROADCASTSS (R11)(R9*2), Y6
-	VBROADCASTSS (R11)(R14*1), Y7
-	VPMOVZXWD    (R12), Y8
-	VPSLLD       $0x10, Y8, Y8
-	VFMADD231PS  Y8, Y4, Y0
-	VFMADD231PS  Y8, Y5, Y1
-	VFMADD231PS  Y8, Y6, Y2
-	VFMADD231PS  Y8, Y7, Y3
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti16a4_c1_key
-
-bmulti16a4_c1_keys_done:
-	LEAQ    (R8)(R8*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R8*1)
-	VMOVUPS Y2, (DX)(R8*2)
-	VMOVUPS Y3, (DX)(R11*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti16a4_c1
-
-bmulti16a4_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16a_done
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
-	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R8)(R8*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R8*1), Y0, Y2
-	VMASKMOVPS (DX)(R8*2), Y0, Y3
-	VMASKMOVPS (DX)(R11*1), Y0, Y4
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R11
-
-bmulti16a4_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti16a4_tail_keys_done
-	PREFETCHT1   (R10)
-	ADDQ         $0x00000010, R10
-	VBROADCASTSS (AX), Y5
-	VBROADCASTSS (AX)(R9*1), Y6
-	VBROADCASTSS (AX)(R9*2), Y7
-	VBROADCASTSS (AX)(R11*1), Y8
-	VXORPS       X9, X9, X9
-	MOVWLZX      (SI), R12
-	VPINSRW      $0x00, R12, X9, X9
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part4
-	MOVWLZX      2(SI), R12
-	VPINSRW      $0x01, R12, X9, X9
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part4
-	MOVWLZX      4(SI), R12
-	VPINSRW      $0x02, R12, X9, X9
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part4
-	MOVWLZX      6(SI), R12
-	VPINSRW      $0x03, R12, X9, X9
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part4
-	MOVWLZX      8(SI), R12
-	VPINSRW      $0x04, R12, X9, X9
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part4
-	MOVWLZX      10(SI), R12
-	VPINSRW      $0x05, R12, X9, X9
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part4
-	MOVWLZX      12(SI), R12
-	VPINSRW      $0x06, R12, X9, X9
-
-blendRowsMultiBF16AVX2_part4:
-	VPMOVZXWD   X9, Y9
-	VPSLLD      $0x10, Y9, Y9
-	VFMADD231PS Y9, Y5, Y1
-	VFMADD231PS Y9, Y6, Y2
-	VFMADD231PS Y9, Y7, Y3
-	VFMADD231PS Y9, Y8, Y4
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti16a4_tail_key
-
-bmulti16a4_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	VMASKMOVPS Y4, Y0, (DX)(AX*1)
 
 bmulti16a_done:
 	VZEROUPPER
 	RET
 
-bmulti16:
-	MOVQ rows+80(FP), AX
-	CMPQ AX, $0x01
-	JE   bmulti16_1
-	CMPQ AX, $0x02
-	JE   bmulti16_2
-	CMPQ AX, $0x03
-	JE   bmulti16_3
-	JMP  bmulti16_4
-
-bmulti16_1:
-	MOVQ w_base+24(FP), AX
-	MOVQ w_len+32(FP), CX
-	MOVQ acc_base+0(FP), DX
-	MOVQ acc_len+8(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
-	MOVQ BX, R8
-	SHLQ $0x02, R8
-	MOVQ CX, R9
-	SHLQ $0x02, R9
-
-bmulti161_p3:
-	CMPQ         BX, $0x30
-	JL           bmulti161_p3_next
-	VBROADCASTSS bf16_hi<>+0(SB), Y0
-	LEAQ         (R8)(R8*2), R10
-	VMOVUPS      (DX), Y1
-	VMOVUPS      32(DX), Y2
-	VSHUFPS      $0x88, Y2, Y1, Y3
-	VPERMPD      $0xd8, Y3, Y3
-	VSHUFPS      $0xdd, Y2, Y1, Y1
-	VPERMPD      $0xd8, Y1, Y1
-	VMOVUPS      64(DX), Y2
-	VMOVUPS      96(DX), Y4
-	VSHUFPS      $0x88, Y4, Y2, Y5
-	VPERMPD      $0xd8, Y5, Y5
-	VSHUFPS      $0xdd, Y4, Y2, Y2
-	VPERMPD      $0xd8, Y2, Y2
-	VMOVUPS      128(DX), Y4
-	VMOVUPS      160(DX), Y6
-	VSHUFPS      $0x88, Y6, Y4, Y7
-	VPERMPD      $0xd8, Y7, Y7
-	VSHUFPS      $0xdd, Y6, Y4, Y4
-	VPERMPD      $0xd8, Y4, Y4
-	MOVQ         AX, R10
-	MOVQ         SI, R11
-	MOVQ         CX, R12
-	LEAQ         (R9)(R9*2), R13
-
-bmulti161_p3_key:
-	TESTQ        R12, R12
-	JZ           bmulti161_p3_keys_done
-	VMOVDQU      (R11), Y6
-	VPSLLD       $0x10, Y6, Y8
-	VPAND        Y0, Y6, Y6
-	VMOVDQU      32(R11), Y9
-	VPSLLD       $0x10, Y9, Y10
-	VPAND        Y0, Y9, Y9
-	VMOVDQU      64(R11), Y11
-	VPSLLD       $0x10, Y11, Y12
-	VPAND        Y0, Y11, Y11
-	VBROADCASTSS (R10), Y13
-	VFMADD231PS  Y8, Y13, Y3
-	VFMADD231PS  Y6, Y13, Y1
-	VFMADD231PS  Y10, Y13, Y5
-	VFMADD231PS  Y9, Y13, Y2
-	VFMADD231PS  Y12, Y13, Y7
-	VFMADD231PS  Y11, Y13, Y4
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti161_p3_key
-
-bmulti161_p3_keys_done:
-	VPERMPD   $0xd8, Y3, Y3
-	VPERMPD   $0xd8, Y1, Y1
-	VUNPCKLPS Y1, Y3, Y0
-	VUNPCKHPS Y1, Y3, Y1
-	VMOVUPS   Y0, (DX)
-	VMOVUPS   Y1, 32(DX)
-	VPERMPD   $0xd8, Y5, Y5
-	VPERMPD   $0xd8, Y2, Y2
-	VUNPCKLPS Y2, Y5, Y0
-	VUNPCKHPS Y2, Y5, Y1
-	VMOVUPS   Y0, 64(DX)
-	VMOVUPS   Y1, 96(DX)
-	VPERMPD   $0xd8, Y7, Y7
-	VPERMPD   $0xd8, Y4, Y4
-	VUNPCKLPS Y4, Y7, Y0
-	VUNPCKHPS Y4, Y7, Y1
-	VMOVUPS   Y0, 128(DX)
-	VMOVUPS   Y1, 160(DX)
-	ADDQ      $0x000000c0, DX
-	ADDQ      $0x00000060, SI
-	SUBQ      $0x30, BX
-	JMP       bmulti161_p3
-
-bmulti161_p3_next:
-bmulti161_p2:
-	CMPQ         BX, $0x20
-	JL           bmulti161_p2_next
-	VBROADCASTSS bf16_hi<>+0(SB), Y0
-	LEAQ         (R8)(R8*2), R10
-	VMOVUPS      (DX), Y1
-	VMOVUPS      32(DX), Y2
-	VSHUFPS      $0x88, Y2, Y1, Y3
-	VPERMPD      $0xd8, Y3, Y3
-	VSHUFPS      $0xdd, Y2, Y1, Y1
-	VPERMPD      $0xd8, Y1, Y1
-	VMOVUPS      64(DX), Y2
-	VMOVUPS      96(DX), Y4
-	VSHUFPS      $0x88, Y4, Y2, Y5
-	VPERMPD      $0xd8, Y5, Y5
-	VSHUFPS      $0xdd, Y4, Y2, Y2
-	VPERMPD      $0xd8, Y2, Y2
-	MOVQ         AX, R10
-	MOVQ         SI, R11
-	MOVQ         CX, R12
-	LEAQ         (R9)(R9*2), R13
-
-bmulti161_p2_key:
-	TESTQ        R12, R12
-	JZ           bmulti161_p2_keys_done
-	VMOVDQU      (R11), Y4
-	VPSLLD       $0x10, Y4, Y6
-	VPAND        Y0, Y4, Y4
-	VMOVDQU      32(R11), Y7
-	VPSLLD       $0x10, Y7, Y8
-	VPAND        Y0, Y7, Y7
-	VBROADCASTSS (R10), Y9
-	VFMADD231PS  Y6, Y9, Y3
-	VFMADD231PS  Y4, Y9, Y1
-	VFMADD231PS  Y8, Y9, Y5
-	VFMADD231PS  Y7, Y9, Y2
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti161_p2_key
-
-bmulti161_p2_keys_done:
-	VPERMPD   $0xd8, Y3, Y3
-	VPERMPD   $0xd8, Y1, Y1
-	VUNPCKLPS Y1, Y3, Y0
-	VUNPCKHPS Y1, Y3, Y1
-	VMOVUPS   Y0, (DX)
-	VMOVUPS   Y1, 32(DX)
-	VPERMPD   $0xd8, Y5, Y5
-	VPERMPD   $0xd8, Y2, Y2
-	VUNPCKLPS Y2, Y5, Y0
-	VUNPCKHPS Y2, Y5, Y1
-	VMOVUPS   Y0, 64(DX)
-	VMOVUPS   Y1, 96(DX)
-	ADDQ      $0x00000080, DX
-	ADDQ      $0x00000040, SI
-	SUBQ      $0x20, BX
-	JMP       bmulti161_p2
-
-bmulti161_p2_next:
-bmulti161_p1:
-	CMPQ         BX, $0x10
-	JL           bmulti161_p1_next
-	VBROADCASTSS bf16_hi<>+0(SB), Y0
-	LEAQ         (R8)(R8*2), R10
-	VMOVUPS      (DX), Y1
-	VMOVUPS      32(DX), Y2
-	VSHUFPS      $0x88, Y2, Y1, Y3
-	VPERMPD      $0xd8, Y3, Y3
-	VSHUFPS      $0xdd, Y2, Y1, Y1
-	VPERMPD      $0xd8, Y1, Y1
-	MOVQ         AX, R10
-	MOVQ         SI, R11
-	MOVQ         CX, R12
-	LEAQ         (R9)(R9*2), R13
-
-bmulti161_p1_key:
-	TESTQ        R12, R12
-	JZ           bmulti161_p1_keys_done
-	VMOVDQU      (R11), Y2
-	VPSLLD       $0x10, Y2, Y4
-	VPAND        Y0, Y2, Y2
-	VBROADCASTSS (R10), Y5
-	VFMADD231PS  Y4, Y5, Y3
-	VFMADD231PS  Y2, Y5, Y1
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti161_p1_key
-
-bmulti161_p1_keys_done:
-	VPERMPD   $0xd8, Y3, Y3
-	VPERMPD   $0xd8, Y1, Y1
-	VUNPCKLPS Y1, Y3, Y0
-	VUNPCKHPS Y1, Y3, Y1
-	VMOVUPS   Y0, (DX)
-	VMOVUPS   Y1, 32(DX)
-	ADDQ      $0x00000040, DX
-	ADDQ      $0x00000020, SI
-	SUBQ      $0x10, BX
-	JMP       bmulti161_p1
-
-bmulti161_p1_next:
-bmulti161_c8:
-	CMPQ    BX, $0x40
-	JL      bmulti161_c8_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	VMOVUPS 192(DX), Y6
-	VMOVUPS 224(DX), Y7
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	MOVQ    CX, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti161_c8_key:
-	TESTQ        R12, R12
-	JZ           bmulti161_c8_keys_done
-	VBROADCASTSS (R10), Y8
-	VPMOVZXWD    (R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y0
-	VPMOVZXWD    16(R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y1
-	VPMOVZXWD    32(R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y2
-	VPMOVZXWD    48(R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y3
-	VPMOVZXWD    64(R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y4
-	VPMOVZXWD    80(R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y5
-	VPMOVZXWD    96(R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y6
-	VPMOVZXWD    112(R11), Y9
-	VPSLLD       $0x10, Y9, Y9
-	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti161_c8_key
-
-bmulti161_c8_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
-	ADDQ    $0x00000100, DX
-	ADDQ    $0x00000080, SI
-	SUBQ    $0x40, BX
-	JMP     bmulti161_c8
-
-bmulti161_c8_next:
-bmulti161_c1:
-	CMPQ    BX, $0x08
-	JL      bmulti161_c1_next
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS (DX), Y0
-	MOVQ    AX, R10
-	MOVQ    SI, R11
-	MOVQ    CX, R12
-	LEAQ    (R9)(R9*2), R13
-
-bmulti161_c1_key:
-	TESTQ        R12, R12
-	JZ           bmulti161_c1_keys_done
-	VBROADCASTSS (R10), Y1
-	VPMOVZXWD    (R11), Y2
-	VPSLLD       $0x10, Y2, Y2
-	VFMADD231PS  Y2, Y1, Y0
-	ADDQ         $0x04, R10
-	ADDQ         DI, R11
-	DECQ         R12
-	JMP          bmulti161_c1_key
-
-bmulti161_c1_keys_done:
-	LEAQ    (R8)(R8*2), R10
-	VMOVUPS Y0, (DX)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000010, SI
-	SUBQ    $0x08, BX
-	JMP     bmulti161_c1
-
-bmulti161_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti16_done
-	LEAQ       masktable<>+0(SB), R10
-	MOVQ       $0x00000008, R11
-	SUBQ       BX, R11
-	VMOVDQU    (R10)(R11*4), Y0
-	LEAQ       (R8)(R8*2), R10
-	VMASKMOVPS (DX), Y0, Y1
-	MOVQ       SI, SI
-	LEAQ       (R9)(R9*2), R9
-
-bmulti161_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti161_tail_keys_done
-	VBROADCASTSS (AX), Y2
-	VXORPS       X3, X3, X3
-	MOVWLZX      (SI), R9
-	VPINSRW      $0x00, R9, X3, X3
-	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part5
-	MOVWLZX      2(SI), R9
-	VPINSRW      $0x01, R9, X3, X3
-	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part5
-	MOVWLZX      4(SI), R9
-	VPINSRW      $0x02, R9, X3, X3
-	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part5
-	MOVWLZX      6(SI), R9
-	VPINSRW      $0x03, R9, X3, X3
-	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part5
-	MOVWLZX      8(SI), R9
-	VPINSRW      $0x04, R9, X3, X3
-	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part5
-	MOVWLZX      10(SI), R9
-	VPINSRW      $0x05, R9, X3, X3
-	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part5
-	MOVWLZX      12(SI), R9
-	VPINSRW      $0x06, R9, X3, X3
-
-blendRowsMultiBF16AVX2_part5:
-	VPMOVZXWD   X3, Y3
-	VPSLLD      $0x10, Y3, Y3
-	VFMADD231PS Y3, Y2, Y1
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti161_tail_key
-
-bmulti161_tail_keys_done:
-	LEAQ       (R8)(R8*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	JMP        bmulti16_done
-
-bmulti16_2:
+// func blendRowsMultiBF16R2AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsMultiBF16R2AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -49544,31 +48693,31 @@ bmulti162_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X5, X5
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part6
+	JBE          blendRowsMultiBF16R2AVX2_part1
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X5, X5
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part6
+	JBE          blendRowsMultiBF16R2AVX2_part1
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X5, X5
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part6
+	JBE          blendRowsMultiBF16R2AVX2_part1
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X5, X5
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part6
+	JBE          blendRowsMultiBF16R2AVX2_part1
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X5, X5
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part6
+	JBE          blendRowsMultiBF16R2AVX2_part1
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X5, X5
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part6
+	JBE          blendRowsMultiBF16R2AVX2_part1
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X5, X5
 
-blendRowsMultiBF16AVX2_part6:
+blendRowsMultiBF16R2AVX2_part1:
 	VPMOVZXWD   X5, Y5
 	VPSLLD      $0x10, Y5, Y5
 	VFMADD231PS Y5, Y3, Y1
@@ -49582,9 +48731,347 @@ bmulti162_tail_keys_done:
 	LEAQ       (R8)(R8*2), AX
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
-	JMP        bmulti16_done
 
-bmulti16_3:
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R2AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·blendRowsMultiBF16R2AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti16a2_p2:
+	CMPQ         BX, $0x20
+	JL           bmulti16a2_p2_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      64(DX), Y2
+	VMOVUPS      96(DX), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*1), Y4
+	VMOVUPS      32(DX)(R8*1), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	VMOVUPS      64(DX)(R8*1), Y6
+	VMOVUPS      96(DX)(R8*1), Y8
+	VSHUFPS      $0x88, Y8, Y6, Y9
+	VPERMPD      $0xd8, Y9, Y9
+	VSHUFPS      $0xdd, Y8, Y6, Y6
+	VPERMPD      $0xd8, Y6, Y6
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a2_p2_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_p2_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VMOVDQU      (R12), Y8
+	VPSLLD       $0x10, Y8, Y10
+	VPAND        Y0, Y8, Y8
+	VMOVDQU      32(R12), Y11
+	VPSLLD       $0x10, Y11, Y12
+	VPAND        Y0, Y11, Y11
+	VBROADCASTSS (R11), Y13
+	VFMADD231PS  Y10, Y13, Y3
+	VFMADD231PS  Y8, Y13, Y1
+	VFMADD231PS  Y12, Y13, Y5
+	VFMADD231PS  Y11, Y13, Y2
+	VBROADCASTSS (R11)(R9*1), Y13
+	VFMADD231PS  Y10, Y13, Y7
+	VFMADD231PS  Y8, Y13, Y4
+	VFMADD231PS  Y12, Y13, Y9
+	VFMADD231PS  Y11, Y13, Y6
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_p2_key
+
+bmulti16a2_p2_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, 64(DX)
+	VMOVUPS   Y1, 96(DX)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y0
+	VUNPCKHPS Y6, Y9, Y1
+	VMOVUPS   Y0, 64(DX)(R8*1)
+	VMOVUPS   Y1, 96(DX)(R8*1)
+	ADDQ      $0x00000080, DX
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x20, BX
+	JMP       bmulti16a2_p2
+
+bmulti16a2_p2_next:
+bmulti16a2_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti16a2_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a2_p1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_p1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VMOVDQU      (R12), Y4
+	VPSLLD       $0x10, Y4, Y6
+	VPAND        Y0, Y4, Y4
+	VBROADCASTSS (R11), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VFMADD231PS  Y4, Y7, Y1
+	VBROADCASTSS (R11)(R9*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VFMADD231PS  Y4, Y7, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_p1_key
+
+bmulti16a2_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti16a2_p1
+
+bmulti16a2_p1_next:
+bmulti16a2_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a2_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y8
+	VBROADCASTSS (R11)(R9*1), Y9
+	VPMOVZXWD    (R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VPMOVZXWD    16(R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VPMOVZXWD    32(R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VPMOVZXWD    48(R12), Y10
+	VPSLLD       $0x10, Y10, Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c4_key
+
+bmulti16a2_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a2_c4
+
+bmulti16a2_c4_next:
+bmulti16a2_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a2_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a2_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a2_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y2
+	VBROADCASTSS (R11)(R9*1), Y3
+	VPMOVZXWD    (R12), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a2_c1_key
+
+bmulti16a2_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a2_c1
+
+bmulti16a2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a2_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y3
+	VBROADCASTSS (AX)(R9*1), Y4
+	VXORPS       X5, X5, X5
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X5, X5
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16R2AskAVX2_part1
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X5, X5
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16R2AskAVX2_part1
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X5, X5
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16R2AskAVX2_part1
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X5, X5
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16R2AskAVX2_part1
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X5, X5
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16R2AskAVX2_part1
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X5, X5
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16R2AskAVX2_part1
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X5, X5
+
+blendRowsMultiBF16R2AskAVX2_part1:
+	VPMOVZXWD   X5, Y5
+	VPSLLD      $0x10, Y5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a2_tail_key
+
+bmulti16a2_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R3AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsMultiBF16R3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
@@ -49810,31 +49297,31 @@ bmulti163_tail_key:
 	MOVWLZX      (SI), R10
 	VPINSRW      $0x00, R10, X7, X7
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part7
+	JBE          blendRowsMultiBF16R3AVX2_part1
 	MOVWLZX      2(SI), R10
 	VPINSRW      $0x01, R10, X7, X7
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part7
+	JBE          blendRowsMultiBF16R3AVX2_part1
 	MOVWLZX      4(SI), R10
 	VPINSRW      $0x02, R10, X7, X7
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part7
+	JBE          blendRowsMultiBF16R3AVX2_part1
 	MOVWLZX      6(SI), R10
 	VPINSRW      $0x03, R10, X7, X7
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part7
+	JBE          blendRowsMultiBF16R3AVX2_part1
 	MOVWLZX      8(SI), R10
 	VPINSRW      $0x04, R10, X7, X7
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part7
+	JBE          blendRowsMultiBF16R3AVX2_part1
 	MOVWLZX      10(SI), R10
 	VPINSRW      $0x05, R10, X7, X7
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part7
+	JBE          blendRowsMultiBF16R3AVX2_part1
 	MOVWLZX      12(SI), R10
 	VPINSRW      $0x06, R10, X7, X7
 
-blendRowsMultiBF16AVX2_part7:
+blendRowsMultiBF16R3AVX2_part1:
 	VPMOVZXWD   X7, Y7
 	VPSLLD      $0x10, Y7, Y7
 	VFMADD231PS Y7, Y4, Y1
@@ -49850,9 +49337,296 @@ bmulti163_tail_keys_done:
 	VMASKMOVPS Y1, Y0, (DX)
 	VMASKMOVPS Y2, Y0, (DX)(R8*1)
 	VMASKMOVPS Y3, Y0, (DX)(R8*2)
-	JMP        bmulti16_done
 
-bmulti16_4:
+bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R3AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·blendRowsMultiBF16R3AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x01, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+	MOVQ  next_base+80(FP), R10
+
+bmulti16a3_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti16a3_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*2), Y4
+	VMOVUPS      32(DX)(R8*2), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	MOVQ         AX, R11
+	MOVQ         SI, R12
+	MOVQ         CX, R13
+	LEAQ         (R9)(R9*2), R14
+
+bmulti16a3_p1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_p1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VMOVDQU      (R12), Y6
+	VPSLLD       $0x10, Y6, Y8
+	VPAND        Y0, Y6, Y6
+	VBROADCASTSS (R11), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VFMADD231PS  Y6, Y9, Y1
+	VBROADCASTSS (R11)(R9*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VFMADD231PS  Y6, Y9, Y2
+	VBROADCASTSS (R11)(R9*2), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	VFMADD231PS  Y6, Y9, Y4
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_p1_key
+
+bmulti16a3_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*2)
+	VMOVUPS   Y1, 32(DX)(R8*2)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti16a3_p1
+
+bmulti16a3_p1_next:
+bmulti16a3_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti16a3_c4_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R8*1), Y4
+	VMOVUPS 32(DX)(R8*1), Y5
+	VMOVUPS 64(DX)(R8*1), Y6
+	VMOVUPS 96(DX)(R8*1), Y7
+	VMOVUPS (DX)(R8*2), Y8
+	VMOVUPS 32(DX)(R8*2), Y9
+	VMOVUPS 64(DX)(R8*2), Y10
+	VMOVUPS 96(DX)(R8*2), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c4_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000040, R10
+	VBROADCASTSS (R11), Y12
+	VBROADCASTSS (R11)(R9*1), Y13
+	VBROADCASTSS (R11)(R9*2), Y14
+	VPMOVZXWD    (R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VPMOVZXWD    16(R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VPMOVZXWD    32(R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VPMOVZXWD    48(R12), Y15
+	VPSLLD       $0x10, Y15, Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c4_key
+
+bmulti16a3_c4_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R8*1)
+	VMOVUPS Y5, 32(DX)(R8*1)
+	VMOVUPS Y6, 64(DX)(R8*1)
+	VMOVUPS Y7, 96(DX)(R8*1)
+	VMOVUPS Y8, (DX)(R8*2)
+	VMOVUPS Y9, 32(DX)(R8*2)
+	VMOVUPS Y10, 64(DX)(R8*2)
+	VMOVUPS Y11, 96(DX)(R8*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti16a3_c4
+
+bmulti16a3_c4_next:
+bmulti16a3_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a3_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a3_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a3_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y3
+	VBROADCASTSS (R11)(R9*1), Y4
+	VBROADCASTSS (R11)(R9*2), Y5
+	VPMOVZXWD    (R12), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a3_c1_key
+
+bmulti16a3_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a3_c1
+
+bmulti16a3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a3_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y4
+	VBROADCASTSS (AX)(R9*1), Y5
+	VBROADCASTSS (AX)(R9*2), Y6
+	VXORPS       X7, X7, X7
+	MOVWLZX      (SI), R11
+	VPINSRW      $0x00, R11, X7, X7
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16R3AskAVX2_part1
+	MOVWLZX      2(SI), R11
+	VPINSRW      $0x01, R11, X7, X7
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16R3AskAVX2_part1
+	MOVWLZX      4(SI), R11
+	VPINSRW      $0x02, R11, X7, X7
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16R3AskAVX2_part1
+	MOVWLZX      6(SI), R11
+	VPINSRW      $0x03, R11, X7, X7
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16R3AskAVX2_part1
+	MOVWLZX      8(SI), R11
+	VPINSRW      $0x04, R11, X7, X7
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16R3AskAVX2_part1
+	MOVWLZX      10(SI), R11
+	VPINSRW      $0x05, R11, X7, X7
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16R3AskAVX2_part1
+	MOVWLZX      12(SI), R11
+	VPINSRW      $0x06, R11, X7, X7
+
+blendRowsMultiBF16R3AskAVX2_part1:
+	VPMOVZXWD   X7, Y7
+	VPSLLD      $0x10, Y7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a3_tail_key
+
+bmulti16a3_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+
+bmulti16a_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R4AVX2(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsMultiBF16R4AVX2(SB), NOSPLIT, $0-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
@@ -50094,31 +49868,31 @@ bmulti164_tail_key:
 	MOVWLZX      (SI), R11
 	VPINSRW      $0x00, R11, X9, X9
 	CMPQ         BX, $0x01
-	JBE          blendRowsMultiBF16AVX2_part8
+	JBE          blendRowsMultiBF16R4AVX2_part1
 	MOVWLZX      2(SI), R11
 	VPINSRW      $0x01, R11, X9, X9
 	CMPQ         BX, $0x02
-	JBE          blendRowsMultiBF16AVX2_part8
+	JBE          blendRowsMultiBF16R4AVX2_part1
 	MOVWLZX      4(SI), R11
 	VPINSRW      $0x02, R11, X9, X9
 	CMPQ         BX, $0x03
-	JBE          blendRowsMultiBF16AVX2_part8
+	JBE          blendRowsMultiBF16R4AVX2_part1
 	MOVWLZX      6(SI), R11
 	VPINSRW      $0x03, R11, X9, X9
 	CMPQ         BX, $0x04
-	JBE          blendRowsMultiBF16AVX2_part8
+	JBE          blendRowsMultiBF16R4AVX2_part1
 	MOVWLZX      8(SI), R11
 	VPINSRW      $0x04, R11, X9, X9
 	CMPQ         BX, $0x05
-	JBE          blendRowsMultiBF16AVX2_part8
+	JBE          blendRowsMultiBF16R4AVX2_part1
 	MOVWLZX      10(SI), R11
 	VPINSRW      $0x05, R11, X9, X9
 	CMPQ         BX, $0x06
-	JBE          blendRowsMultiBF16AVX2_part8
+	JBE          blendRowsMultiBF16R4AVX2_part1
 	MOVWLZX      12(SI), R11
 	VPINSRW      $0x06, R11, X9, X9
 
-blendRowsMultiBF16AVX2_part8:
+blendRowsMultiBF16R4AVX2_part1:
 	VPMOVZXWD   X9, Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y5, Y1
@@ -50138,6 +49912,306 @@ bmulti164_tail_keys_done:
 	VMASKMOVPS Y4, Y0, (DX)(AX*1)
 
 bmulti16_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiBF16R4AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·blendRowsMultiBF16R4AskAVX2(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti16a4_p1:
+	CMPQ         BX, $0x10
+	JL           bmulti16a4_p1_next
+	VBROADCASTSS bf16_hi<>+0(SB), Y0
+	LEAQ         (R8)(R8*2), R11
+	VMOVUPS      (DX), Y1
+	VMOVUPS      32(DX), Y2
+	VSHUFPS      $0x88, Y2, Y1, Y3
+	VPERMPD      $0xd8, Y3, Y3
+	VSHUFPS      $0xdd, Y2, Y1, Y1
+	VPERMPD      $0xd8, Y1, Y1
+	VMOVUPS      (DX)(R8*1), Y2
+	VMOVUPS      32(DX)(R8*1), Y4
+	VSHUFPS      $0x88, Y4, Y2, Y5
+	VPERMPD      $0xd8, Y5, Y5
+	VSHUFPS      $0xdd, Y4, Y2, Y2
+	VPERMPD      $0xd8, Y2, Y2
+	VMOVUPS      (DX)(R8*2), Y4
+	VMOVUPS      32(DX)(R8*2), Y6
+	VSHUFPS      $0x88, Y6, Y4, Y7
+	VPERMPD      $0xd8, Y7, Y7
+	VSHUFPS      $0xdd, Y6, Y4, Y4
+	VPERMPD      $0xd8, Y4, Y4
+	VMOVUPS      (DX)(R11*1), Y6
+	VMOVUPS      32(DX)(R11*1), Y8
+	VSHUFPS      $0x88, Y8, Y6, Y9
+	VPERMPD      $0xd8, Y9, Y9
+	VSHUFPS      $0xdd, Y8, Y6, Y6
+	VPERMPD      $0xd8, Y6, Y6
+	MOVQ         AX, R12
+	MOVQ         SI, R13
+	MOVQ         CX, R14
+	LEAQ         (R9)(R9*2), R15
+
+bmulti16a4_p1_key:
+	TESTQ        R14, R14
+	JZ           bmulti16a4_p1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000020, R10
+	VMOVDQU      (R13), Y8
+	VPSLLD       $0x10, Y8, Y10
+	VPAND        Y0, Y8, Y8
+	VBROADCASTSS (R12), Y11
+	VFMADD231PS  Y10, Y11, Y3
+	VFMADD231PS  Y8, Y11, Y1
+	VBROADCASTSS (R12)(R9*1), Y11
+	VFMADD231PS  Y10, Y11, Y5
+	VFMADD231PS  Y8, Y11, Y2
+	VBROADCASTSS (R12)(R9*2), Y11
+	VFMADD231PS  Y10, Y11, Y7
+	VFMADD231PS  Y8, Y11, Y4
+	VBROADCASTSS (R12)(R15*1), Y11
+	VFMADD231PS  Y10, Y11, Y9
+	VFMADD231PS  Y8, Y11, Y6
+	ADDQ         $0x04, R12
+	ADDQ         DI, R13
+	DECQ         R14
+	JMP          bmulti16a4_p1_key
+
+bmulti16a4_p1_keys_done:
+	VPERMPD   $0xd8, Y3, Y3
+	VPERMPD   $0xd8, Y1, Y1
+	VUNPCKLPS Y1, Y3, Y0
+	VUNPCKHPS Y1, Y3, Y1
+	VMOVUPS   Y0, (DX)
+	VMOVUPS   Y1, 32(DX)
+	VPERMPD   $0xd8, Y5, Y5
+	VPERMPD   $0xd8, Y2, Y2
+	VUNPCKLPS Y2, Y5, Y0
+	VUNPCKHPS Y2, Y5, Y1
+	VMOVUPS   Y0, (DX)(R8*1)
+	VMOVUPS   Y1, 32(DX)(R8*1)
+	VPERMPD   $0xd8, Y7, Y7
+	VPERMPD   $0xd8, Y4, Y4
+	VUNPCKLPS Y4, Y7, Y0
+	VUNPCKHPS Y4, Y7, Y1
+	VMOVUPS   Y0, (DX)(R8*2)
+	VMOVUPS   Y1, 32(DX)(R8*2)
+	VPERMPD   $0xd8, Y9, Y9
+	VPERMPD   $0xd8, Y6, Y6
+	VUNPCKLPS Y6, Y9, Y0
+	VUNPCKHPS Y6, Y9, Y1
+	VMOVUPS   Y0, (DX)(R11*1)
+	VMOVUPS   Y1, 32(DX)(R11*1)
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x10, BX
+	JMP       bmulti16a4_p1
+
+bmulti16a4_p1_next:
+bmulti16a4_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti16a4_c3_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R8*1), Y3
+	VMOVUPS 32(DX)(R8*1), Y4
+	VMOVUPS 64(DX)(R8*1), Y5
+	VMOVUPS (DX)(R8*2), Y6
+	VMOVUPS 32(DX)(R8*2), Y7
+	VMOVUPS 64(DX)(R8*2), Y8
+	VMOVUPS (DX)(R11*1), Y9
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMOVUPS 64(DX)(R11*1), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c3_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c3_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000030, R10
+	VPMOVZXWD    (R12), Y12
+	VPSLLD       $0x10, Y12, Y12
+	VPMOVZXWD    16(R12), Y13
+	VPSLLD       $0x10, Y13, Y13
+	VPMOVZXWD    32(R12), Y14
+	VPSLLD       $0x10, Y14, Y14
+	VBROADCASTSS (R11), Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VBROADCASTSS (R11)(R9*1), Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VBROADCASTSS (R11)(R9*2), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VBROADCASTSS (R11)(R14*1), Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c3_key
+
+bmulti16a4_c3_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R8*1)
+	VMOVUPS Y4, 32(DX)(R8*1)
+	VMOVUPS Y5, 64(DX)(R8*1)
+	VMOVUPS Y6, (DX)(R8*2)
+	VMOVUPS Y7, 32(DX)(R8*2)
+	VMOVUPS Y8, 64(DX)(R8*2)
+	VMOVUPS Y9, (DX)(R11*1)
+	VMOVUPS Y10, 32(DX)(R11*1)
+	VMOVUPS Y11, 64(DX)(R11*1)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000030, SI
+	SUBQ    $0x18, BX
+	JMP     bmulti16a4_c3
+
+bmulti16a4_c3_next:
+bmulti16a4_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti16a4_c1_next
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R8*1), Y1
+	VMOVUPS (DX)(R8*2), Y2
+	VMOVUPS (DX)(R11*1), Y3
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+
+bmulti16a4_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti16a4_c1_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS (R11)(R9*1), Y5
+	VBROADCASTSS (R11)(R9*2), Y6
+	VBROADCASTSS (R11)(R14*1), Y7
+	VPMOVZXWD    (R12), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti16a4_c1_key
+
+bmulti16a4_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R8*1)
+	VMOVUPS Y2, (DX)(R8*2)
+	VMOVUPS Y3, (DX)(R11*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x08, BX
+	JMP     bmulti16a4_c1
+
+bmulti16a4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti16a_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R8*1), Y0, Y2
+	VMASKMOVPS (DX)(R8*2), Y0, Y3
+	VMASKMOVPS (DX)(R11*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R9)(R9*2), R11
+
+bmulti16a4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti16a4_tail_keys_done
+	PREFETCHT1   (R10)
+	ADDQ         $0x00000010, R10
+	VBROADCASTSS (AX), Y5
+	VBROADCASTSS (AX)(R9*1), Y6
+	VBROADCASTSS (AX)(R9*2), Y7
+	VBROADCASTSS (AX)(R11*1), Y8
+	VXORPS       X9, X9, X9
+	MOVWLZX      (SI), R12
+	VPINSRW      $0x00, R12, X9, X9
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiBF16R4AskAVX2_part1
+	MOVWLZX      2(SI), R12
+	VPINSRW      $0x01, R12, X9, X9
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiBF16R4AskAVX2_part1
+	MOVWLZX      4(SI), R12
+	VPINSRW      $0x02, R12, X9, X9
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiBF16R4AskAVX2_part1
+	MOVWLZX      6(SI), R12
+	VPINSRW      $0x03, R12, X9, X9
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiBF16R4AskAVX2_part1
+	MOVWLZX      8(SI), R12
+	VPINSRW      $0x04, R12, X9, X9
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiBF16R4AskAVX2_part1
+	MOVWLZX      10(SI), R12
+	VPINSRW      $0x05, R12, X9, X9
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiBF16R4AskAVX2_part1
+	MOVWLZX      12(SI), R12
+	VPINSRW      $0x06, R12, X9, X9
+
+blendRowsMultiBF16R4AskAVX2_part1:
+	VPMOVZXWD   X9, Y9
+	VPSLLD      $0x10, Y9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti16a4_tail_key
+
+bmulti16a4_tail_keys_done:
+	LEAQ       (R8)(R8*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R8*1)
+	VMASKMOVPS Y3, Y0, (DX)(R8*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti16a_done:
 	VZEROUPPER
 	RET
 

@@ -83,6 +83,14 @@ type Kernel struct {
 	// Pkgs says which packages the generators emit the kernel into;
 	// zero means Engine only.
 	Pkgs Pkg
+
+	// Rows, for a kernel with a function per row count, gives them.
+	Rows *ByRows
+	// Tiers gives, for a kernel that is a variant of another (its Doc
+	// says of which), by implementation with code of its own, the
+	// kernel's tier there and the gain that earns it; with Rows, an
+	// Experimental kernel makes each of its functions Experimental.
+	Tiers map[string]Tiered
 }
 
 // Pkg is a set of the packages the generators emit kernels into.
@@ -164,40 +172,6 @@ func (k Kernel) Stem() string {
 		return k.Base
 	}
 	return k.Name
-}
-
-// Func is one generated assembly function of a kernel, before the
-// implementation's suffix is added to its Stem.
-type Func struct {
-	Stem, Params, Results, Doc string
-}
-
-// Sig returns the function's signature as avo and the stubs spell it.
-func (f Func) Sig() string {
-	s := "func(" + f.Params + ")"
-	if f.Results != "" {
-		s += " " + f.Results
-	}
-	return s
-}
-
-// Funcs returns the assembly functions an implementation that uses u for
-// k provides.
-func (k Kernel) Funcs(u Use) []Func {
-	switch u {
-	case Asm:
-		return []Func{{k.Stem(), k.Params, k.Results, k.Doc}}
-	case Pair:
-		res := "int"
-		if k.Results != "" {
-			res = "(sum " + k.Results + ", done int)"
-		}
-		return []Func{
-			{k.Stem() + "Fast", k.Params, res, k.Pair.Fast},
-			{k.Stem() + "Special", k.Params, res, k.Pair.Special},
-		}
-	}
-	return nil
 }
 
 // Impl is an implementation of the kernels for one architecture.

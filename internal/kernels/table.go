@@ -94,6 +94,7 @@ var All = []Kernel{
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
+		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiVariants},
 	},
 	{
 		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int, next []float32",
@@ -109,6 +110,7 @@ var All = []Kernel{
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
+		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMultiVariants},
 	},
 	{
 		Name: "scoreRowsMulti8", Params: "dst, k []float32, stride int, q []float32, rows int, also []float32",
@@ -117,6 +119,8 @@ var All = []Kernel{
 			"Only avx512 has it in assembly, its lanes holding two keys of each row; " +
 			"elsewhere it is scoreRowsMulti on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "also", Variants: scoreRowsMulti8Variants},
+		Tiers: tiers{"avx512": prod(wide8)},
 	},
 	{
 		Name: "blendRowsMulti8", Params: "acc, w, v []float32, stride int, rows int, next []float32",
@@ -124,6 +128,8 @@ var All = []Kernel{
 			"elsewhere it is blendRowsMulti on the first four rows and on the rest. " +
 			"Where a weight and a value are both NaN, the avx512 kernel's sum keeps the value's payload, not the weight's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMulti8Variants},
+		Tiers: tiers{"avx512": prod(wide8)},
 	},
 	{
 		Name: "scoreRowsMultiF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int",
@@ -133,6 +139,7 @@ var All = []Kernel{
 			"Callers keep n·d within one call's budget.",
 		// NEON runs the twin, scoreRowsF16 row by row, as for scoreRowsMulti.
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiF16Variants},
 	},
 	{
 		Name: "scoreRowsMultiBF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int",
@@ -141,6 +148,7 @@ var All = []Kernel{
 			"while n is a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. " +
 			"Callers keep n·d within one call's budget.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiBF16Variants},
 	},
 	{
 		Name: "scoreRowsMultiPairedBF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int",
@@ -150,6 +158,8 @@ var All = []Kernel{
 			"query halves as they are rather than splitting every row's block at every step of keys; there its scores are " +
 			"the bits scoreRowsMultiBF16 gives the rows in order. Elsewhere it is the generic twin, within the same bounds.",
 		Impls: map[string]Use{"avx512": Generic, "avx2": Asm, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiPairedVariants},
+		Tiers: tiers{"avx2": prod(pairedBF16)},
 	},
 	{
 		Name: "blendRowsMultiF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
@@ -160,6 +170,7 @@ var All = []Kernel{
 			"(the avx512 one streams V itself and asks for nothing). Where a weight and a value are both NaN, the avx512 kernel's sums " +
 			"keep the value's payload, not the weight's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMultiF16Variants},
 	},
 	{
 		Name: "blendRowsMultiBF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
@@ -168,28 +179,37 @@ var All = []Kernel{
 			"1 <= rows <= 4, len(acc) and len(w) below 2^32. " +
 			"Callers keep n·d within one call's budget. next and NaN payloads as blendRowsMultiF16's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMultiBF16Variants},
 	},
 	{
 		Name: "scoreRowsMulti8F16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16",
 		Doc:   "is scoreRowsMultiF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "also", Variants: scoreRowsMulti8F16Variants},
+		Tiers: tiers{"avx512": prod(wideF16)},
 	},
 	{
 		Name: "blendRowsMulti8F16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
 		Doc: "is blendRowsMultiF16 for 5 <= rows <= 8, lengths as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiF16 on the first four rows and on the rest. " +
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMulti8F16Variants},
+		Tiers: tiers{"avx512": prod(wideF16)},
 	},
 	{
 		Name: "scoreRowsMulti8BF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16",
 		Doc:   "is scoreRowsMultiBF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiBF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "also", Variants: scoreRowsMulti8BF16Variants},
+		Tiers: tiers{"avx512": prod(wideBF16)},
 	},
 	{
 		Name: "blendRowsMulti8BF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
 		Doc: "is blendRowsMultiBF16 for 5 <= rows <= 8, lengths as blendRowsMulti8's, next as blendRowsMulti's. Only avx512 has it in assembly; elsewhere it is blendRowsMultiBF16 on the first four rows and on the rest. " +
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMulti8BF16Variants},
+		Tiers: tiers{"avx512": prod(wideBF16)},
 	},
 	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
@@ -240,16 +260,19 @@ var All = []Kernel{
 		Doc: "is blockScores, bit for bit, and asks for the first 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
 			"len(ask) >= (len(st)/16)·(len(qt)/16). NEON has no such form; there it is blockScores.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Tiers: tiers{"avx512": prod(blockAskZ), "avx2": prod(blockAsk2)},
 	},
 	{
 		Name: "blockScores2", Params: "st0, st1, qt0, qt1, k []float32, stride int",
 		Doc:   "is blockScores(st0, qt0, k, stride) and blockScores(st1, qt1, k, stride), bit for bit; st1 and qt1 are as long as st0 and qt0. Only avx512 has it in assembly (two FMAs per broadcast key element); elsewhere it is the two calls.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Tiers: tiers{"avx512": prod(pairedBlocks)},
 	},
 	{
 		Name: "blockScores2Max", Params: "st0, st1, qt0, qt1, k []float32, stride int, mx []float32",
 		Doc:   "is blockScores2, and folds each block's scores, key by key, into its running max in lanes mx[b*16:(b+1)*16] as blockMaxGeneric does (a score replaces the max only if greater: NaN never does, nor an equal value). Only avx512 has it in assembly; elsewhere it is blockScores2 and the fold.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Tiers: tiers{"avx512": prod(pairedMax)},
 	},
 	{
 		Name: "blockMax", Params: "st, ml []float32",
@@ -276,11 +299,13 @@ var All = []Kernel{
 		Doc: "is blockBlend, bit for bit, and asks for the first 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
 			"len(ask) >= (len(st)/16)·(len(ot)/16). NEON has no such form; there it is blockBlend.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Tiers: tiers{"avx512": prod(blockAskZ), "avx2": prod(blockAsk2)},
 	},
 	{
 		Name: "blockBlend2", Params: "ot0, ot1, st0, st1, v []float32, stride int, c0, c1 []float32",
 		Doc:   "is blockBlend(ot0, st0, v, stride, c0) and blockBlend(ot1, st1, v, stride, c1), bit for bit; ot1, st1 and c1 are as long as ot0, st0 and c0. Only avx512 has it in assembly (two FMAs per broadcast value element); elsewhere it is the two calls.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Tiers: tiers{"avx512": prod(pairedBlocks)},
 	},
 	{
 		Name: "blockIn", Params: "qt, q []float32, stride, rows int",
