@@ -280,10 +280,17 @@ func absDot(x, y []float32) float64 {
 // scoreMultiCase is scoreRowsMulti's case for rows query rows of d
 // columns against n keys.
 func scoreMultiCase(rows, d int) kernelCase {
+	return scoreMultiCaseOf(rows, d, func(dst, k []float32, stride int, q []float32) {
+		scoreMultiOf(dst, k, stride, q, rows)
+	})
+}
+
+// scoreMultiCaseOf is scoreMultiCase with the kernel called by score.
+func scoreMultiCaseOf(rows, d int, score func(dst, k []float32, stride int, q []float32)) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		stride := d + 3
 		k, q, dst := a.floats(rowsLen(n, stride, d), 2), a.floats(rows*d, 2), a.floats(rows*n, 1)
-		scoreMultiOf(dst, k, stride, q, rows)
+		score(dst, k, stride, q)
 		bound := make([]float64, len(dst))
 		for r := range rows {
 			for j := range n {
@@ -295,10 +302,15 @@ func scoreMultiCase(rows, d int) kernelCase {
 }
 
 // scoreMultiOf is scoreRowsMulti, or scoreRowsMulti8 for five to eight
-// rows.
+// rows, asking for the second half of k when the count of keys is odd
+// (which changes no bit).
 func scoreMultiOf(dst, k []float32, stride int, q []float32, rows int) {
 	if rows > 4 {
-		ScoreRowsMulti8(dst, k, stride, q, rows, k[len(k)/2:])
+		var also []float32
+		if len(dst)/rows%2 == 1 {
+			also = k[len(k)/2:]
+		}
+		ScoreRowsMulti8(dst, k, stride, q, rows, also)
 		return
 	}
 	ScoreRowsMulti(dst, k, stride, q, rows)
@@ -320,6 +332,18 @@ var multiRowCounts = []int{1, 2, 3, 4, 5, 6, 7, 8}
 // blendMultiCase is blendRowsMulti's case for rows rows of d columns over n
 // keys.
 func blendMultiCase(rows, d int) kernelCase {
+	return blendMultiCaseOf(rows, d, func(acc, w, v []float32, stride, n int) {
+		// The next call's rows asked for: v's own second half, or none.
+		var next []float32
+		if n%2 == 1 {
+			next = v[len(v)/2:]
+		}
+		blendMultiOf(acc, w, v, stride, rows, next)
+	})
+}
+
+// blendMultiCaseOf is blendMultiCase with the kernel called by blend.
+func blendMultiCaseOf(rows, d int, blend func(acc, w, v []float32, stride, n int)) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		stride := d + 2
 		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), a.floats(rowsLen(n, stride, d), 3)
@@ -333,12 +357,7 @@ func blendMultiCase(rows, d int) kernelCase {
 				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
 			}
 		}
-		// The next call's rows asked for: v's own second half, or none.
-		var next []float32
-		if n%2 == 1 {
-			next = v[len(v)/2:]
-		}
-		blendMultiOf(acc, w, v, stride, rows, next)
+		blend(acc, w, v, stride, n)
 		return []result{{"acc", acc, bound}}
 	}
 }

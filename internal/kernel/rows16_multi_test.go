@@ -73,10 +73,17 @@ func (f format16) blendRowsOf(acc, w []float32, v []uint16, stride int, rows int
 // scoreMulti16Case is scoreMultiCase over 16-bit key rows of an odd
 // stride, specials among them.
 func scoreMulti16Case(f format16, rows, d int) kernelCase {
+	return scoreMulti16CaseOf(f, rows, d, func(dst []float32, k []uint16, stride int, q []float32) {
+		f.scoreRows(dst, k, stride, q, rows)
+	})
+}
+
+// scoreMulti16CaseOf is scoreMulti16Case with the kernel called by score.
+func scoreMulti16CaseOf(f format16, rows, d int, score func(dst []float32, k []uint16, stride int, q []float32)) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		stride := d + 3
 		k, q, dst := f.gen(a, rowsLen(n, stride, d)), a.floats(rows*d, 2), a.floats(rows*n, 1)
-		f.scoreRows(dst, k, stride, q, rows)
+		score(dst, k, stride, q)
 		kf := widen(k, f.widen)
 		bound := make([]float64, len(dst))
 		for r := range rows {
@@ -90,6 +97,13 @@ func scoreMulti16Case(f format16, rows, d int) kernelCase {
 
 // blendMulti16Case is blendMultiCase over 16-bit value rows.
 func blendMulti16Case(f format16, rows, d int) kernelCase {
+	return blendMulti16CaseOf(f, rows, d, func(acc, w []float32, v []uint16, stride, n int) {
+		f.blendRowsOf(acc, w, v, stride, rows)
+	})
+}
+
+// blendMulti16CaseOf is blendMulti16Case with the kernel called by blend.
+func blendMulti16CaseOf(f format16, rows, d int, blend func(acc, w []float32, v []uint16, stride, n int)) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		stride := d + 1
 		acc, w, v := a.floats(rows*d, 2), a.floats(rows*n, 1), f.gen(a, rowsLen(n, stride, d))
@@ -104,7 +118,7 @@ func blendMulti16Case(f format16, rows, d int) kernelCase {
 				bound[r*d+c] = reference.Gamma(n+1)*abs + float64(n+1)*0x1p-149
 			}
 		}
-		f.blendRowsOf(acc, w, v, stride, rows)
+		blend(acc, w, v, stride, n)
 		return []result{{"acc", acc, bound}}
 	}
 }
