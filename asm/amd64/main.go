@@ -84,7 +84,11 @@ func generate(im kernels.Impl, gens map[string]func(), pkg kernels.Pkg) {
 			fn = f.Stem + im.Suffix
 			TEXT(fn, NOSPLIT, f.Sig())
 			Pragma("noescape")
-			Doc(doc.Lines(fn + " " + f.Doc)...)
+			d := fn + " " + f.Doc
+			if f.Tier == kernels.Experimental {
+				d += " Experimental: assembled only with the " + kernels.ExperimentalTag + " tag (see zfallback_amd64.go)."
+			}
+			Doc(doc.Lines(d)...)
 			body()
 		}
 	}
