@@ -12,7 +12,9 @@
 // Names follow from the table: a kernel's front is Name (exported in
 // internal/kernel), its generic twin
 // Base+"Generic" (written by hand beside the other generic kernels) and an
-// implementation's function Base+Impl.Suffix.
+// implementation's function Base+Impl.Suffix, or for a kernel with a
+// function per row count Base+"R3"+Impl.Suffix and its asking copy
+// Base+"R3Ask"+Impl.Suffix (see variants.go, and gains.go for the tiers).
 package kernels
 
 import (
