@@ -153,6 +153,11 @@ var decodeShapes = []decodeShape{
 	// FMAs a byte than four. K+V 32 MiB.
 	{name: "gqa2-4k", heads: 16, kvHeads: 8, Tq: 1, Tk: 4096},
 	{name: "gqa3-4k", heads: 24, kvHeads: 8, Tq: 1, Tk: 4096},
+	// Five and six query heads a group (40 on 8 as in Qwen 2.5 14B and
+	// 32B, 12 on 2 as in Qwen 2.5 1.5B): the wide row kernels' five- and
+	// six-row forms. K+V 32 and 16 MiB.
+	{name: "gqa5-4k", heads: 40, kvHeads: 8, Tq: 1, Tk: 4096},
+	{name: "gqa6-8k", heads: 12, kvHeads: 2, Tq: 1, Tk: 8192},
 	// Head width 64 (32 query heads on 8, as in Llama 3.2 1B): the
 	// multi-row kernels' d = 64 forms. K+V 16 MiB.
 	{name: "gqa-4k-d64", heads: 32, kvHeads: 8, Tq: 1, Tk: 4096, d: 64},
@@ -392,6 +397,7 @@ var cacheDecodeShapes = []decodeShape{
 	{name: "verify-4k", heads: 32, kvHeads: 8, Tq: 4, Tk: 4096, causal: true},
 	{name: "mqa-32k", heads: 8, kvHeads: 1, Tq: 1, Tk: 32768}, // eight query heads a group; f32 K+V 32 MiB
 	{name: "gqa2-4k", heads: 16, kvHeads: 8, Tq: 1, Tk: 4096}, // two query heads a group (Gemma 2)
+	{name: "gqa3-4k", heads: 24, kvHeads: 8, Tq: 1, Tk: 4096}, // three (Llama 3.2 3B)
 	{name: "gqa7-8k", heads: 28, kvHeads: 4, Tq: 1, Tk: 8192}, // seven query heads a group (Qwen 2.5 7B): the wide row kernels
 }
 

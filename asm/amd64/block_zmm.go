@@ -353,32 +353,8 @@ func scoresLinesZ(acc []VecVirtual, row func(w int) Mem, qp, cnt, stride, s3, k,
 	} else {
 		pa = ap
 	}
-	// Packed rows of 64 or 128 floats (a [T][d] tensor, a KV cache's
-	// head) are addressed from the group's first row with the offset in
-	// the instruction: an FMA whose broadcast operand has an index
-	// register is two uops from rename on, one with a base alone stays one
-	// (measured:
-	// docs/performance/intel-xeon.md#base-registers-for-the-one-block-kernels-from-code-comments).
-	done := "scoresz_lines_done"
-	for _, b := range packedStrides {
-		CMPQ(stride, U32(b))
-		JE(LabelRef(fmt.Sprintf("scoresz_lines%d", b)))
-	}
 	scoresLinesLoopZ("scoresz_lines", acc, row, qp, cnt, stride, s3, pa, pw, advance)
-	JMP(LabelRef(done))
-	for _, b := range packedStrides {
-		name := fmt.Sprintf("scoresz_lines%d", b)
-		Label(name)
-		base := row(0).Base
-		scoresLinesLoopZ(name, acc, func(w int) Mem { return Mem{Base: base, Disp: b * w} }, qp, cnt, stride, s3, pa, pw, advance)
-		JMP(LabelRef(done))
-	}
-	Label(done)
 }
-
-// packedStrides are the row strides in bytes that scoresLinesZ addresses
-// with constant offsets: rows of 128 and 64 floats.
-var packedStrides = []int{512, 256}
 
 // scoresLinesLoopZ emits one of scoresLinesZ's loops over the lines of
 // the group's rows, row(w) addressing row w's current line; pa is the

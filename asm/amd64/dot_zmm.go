@@ -111,7 +111,7 @@ func genScoreRowsZ() {
 	XORQ(stream, stream)
 	Label("scorez_setup")
 
-	for _, nc := range []int{4, 8} {
+	for _, nc := range chunksOf("scoreRows") {
 		next := fmt.Sprintf("scorezrm%d_skip", nc)
 		CMPQ(full, U32(64*nc))
 		JNE(LabelRef(next))

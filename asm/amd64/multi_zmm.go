@@ -523,7 +523,7 @@ func accBytes(db Register, R int) Register {
 // step.
 func scoreRowMajorMultiZ(R int, m multiShape, db, nb Register, name string) {
 	end := name + "_rm_end"
-	for _, nc := range []int{4, 8} {
+	for _, nc := range chunksOf("scoreRowsMulti") {
 		P := rowMajorKeys(R, nc)
 		if P == 0 {
 			continue
@@ -604,7 +604,7 @@ func scoreRowMajorBlocksZ(R, nc, P int, m multiShape, db, nb Register, name stri
 // docs/performance/amd-epyc-zen4.md#the-float32-blend-a-key-stream-at-a-time-from-code-comments).
 // Other d keep the blocks of both streams.
 func blendSplitZ(R int, m multiShape, db, nb, pf Register, nz VecVirtual, name string) {
-	for _, nc := range []int{4, 8} {
+	for _, nc := range chunksOf("blendRowsMulti") {
 		P := min(nc, 28/R)
 		skip := fmt.Sprintf("%s_split%d_skip", name, nc)
 		CMPQ(m.d, U8(16*nc))

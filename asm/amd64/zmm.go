@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/glancelab/attention/internal/kernels"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -136,4 +138,14 @@ func streamZ(name string, n Register, ptrs []Register, body func(u int, mask Op)
 	JZ(LabelRef(name + "_done"))
 	body(0, tailK(n))
 	Label(name + "_done")
+}
+
+// chunksOf returns the widths the kernel table gives avx512's functions of
+// kernel name sections for, in vectors of sixteen floats.
+func chunksOf(name string) []int {
+	var nc []int
+	for _, cols := range kernels.WidthsOf(name, "avx512") {
+		nc = append(nc, cols/16)
+	}
+	return nc
 }

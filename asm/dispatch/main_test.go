@@ -120,9 +120,20 @@ func TestCheckRefusesBadVariants(t *testing.T) {
 			g.Ratio = ""
 			k.Rows.Variants[0].Impls = map[string]kernels.Tiered{"avx2": {Gain: &g}}
 		},
-		"bad note": func(k *kernels.Kernel) {
+		"under 5%": func(k *kernels.Kernel) {
 			g := *gain
-			g.Note = "later"
+			g.Ratio = "0.97"
+			k.Rows.Variants[0].Impls = map[string]kernels.Tiered{"avx2": {Gain: &g}}
+		},
+		"width without gain": func(k *kernels.Kernel) {
+			k.Widths = map[string][]kernels.Width{"avx2": {{Cols: 64}}}
+		},
+		"width not of vectors": func(k *kernels.Kernel) {
+			k.Widths = map[string][]kernels.Width{"avx2": {{Cols: 72, Gain: gain}}}
+		},
+		"unsettled": func(k *kernels.Kernel) {
+			g := *gain
+			g.Note = "re-measure: later"
 			k.Rows.Variants[0].Impls = map[string]kernels.Tiered{"avx2": {Gain: &g}}
 		},
 		"kernel tier without gain": func(k *kernels.Kernel) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"fmt"
 	"log"
 	"reflect"
@@ -164,6 +165,9 @@ func checkTraits(impls []kernels.Impl, all []kernels.Kernel) error {
 			if err := distinctWidths(im.Name, "MultiBlendSplits", s.Widths); err != nil {
 				return err
 			}
+			if err := sectionsFor(im.Name, "MultiBlendSplits", byName["blendRowsMulti"], s.Widths); err != nil {
+				return err
+			}
 		}
 		var cols []int
 		for _, g := range tr.MultiScoreRowMajor {
@@ -174,6 +178,20 @@ func checkTraits(impls []kernels.Impl, all []kernels.Kernel) error {
 		}
 		if err := distinctWidths(im.Name, "MultiScoreRowMajor", cols); err != nil {
 			return err
+		}
+		if err := sectionsFor(im.Name, "MultiScoreRowMajor", byName["scoreRowsMulti"], cols); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sectionsFor refuses a trait that tells the engine k has a section for a
+// width the table gives implementation impl none for (kernels.Width).
+func sectionsFor(impl, trait string, k kernels.Kernel, widths []int) error {
+	for _, w := range widths {
+		if !slices.Contains(kernels.WidthsOf(k.Name, impl), w) {
+			return fmt.Errorf("dispatch: %s's %s plans by a width-%d section of %s, which the table's Widths do not give it", impl, trait, w, k.Name)
 		}
 	}
 	return nil

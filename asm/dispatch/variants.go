@@ -81,6 +81,9 @@ func fallbacks(arch string) string {
 // (all is the table, for the range of row counts of the kernel k's Doc
 // says it is a form of).
 func checkVariants(k kernels.Kernel, all []kernels.Kernel) error {
+	if err := checkWidths(k); err != nil {
+		return err
+	}
 	for name, t := range k.Tiers {
 		if err := checkTier(k, name, t); err != nil {
 			return fmt.Errorf("tier: %v", err)
@@ -192,8 +195,47 @@ func checkTier(k kernels.Kernel, name string, t kernels.Tiered) error {
 		return fmt.Errorf("%s: a gain needs its shape, CPU, ratio and source: %+v", name, *g)
 	case !date.MatchString(g.Date):
 		return fmt.Errorf("%s: a gain's date is yyyy-mm-dd, not %q", name, g.Date)
-	case g.Note != "" && !strings.HasPrefix(g.Note, "re-measure:"):
-		return fmt.Errorf("%s: a gain's note begins \"re-measure:\", not %q", name, g.Note)
+	case strings.HasPrefix(g.Note, "re-measure:"):
+		return fmt.Errorf("%s: a production gain is settled, not %q", name, g.Note)
+	}
+	if r, ok := firstRatio(g.Ratio); !ok || r > maxRatio {
+		return fmt.Errorf("%s: a production gain's ratio (time with the variant over time without) is at most %.2f, not %q", name, maxRatio, g.Ratio)
+	}
+	return nil
+}
+
+// maxRatio is the most a production variant's time may be of the time
+// without it: a gain of at least 5% on a production shape.
+const maxRatio = 0.95
+
+var ratio = regexp.MustCompile(`\d+\.\d+`)
+
+// firstRatio returns the first decimal figure of a gain's Ratio, the
+// median it is judged by.
+func firstRatio(s string) (float64, bool) {
+	m := ratio.FindString(s)
+	if m == "" {
+		return 0, false
+	}
+	r, err := strconv.ParseFloat(m, 64)
+	return r, err == nil
+}
+
+// checkWidths checks the width sections the table gives k: each for an
+// implementation with code of its own, a positive multiple of 16 columns
+// once, and earned by a production gain.
+func checkWidths(k kernels.Kernel) error {
+	for name, ws := range k.Widths {
+		seen := map[int]bool{}
+		for _, w := range ws {
+			if w.Cols <= 0 || w.Cols%16 != 0 || seen[w.Cols] {
+				return fmt.Errorf("%s: %s's width %d is not a new positive multiple of 16", k.Name, name, w.Cols)
+			}
+			seen[w.Cols] = true
+			if err := checkTier(k, name, kernels.Tiered{Tier: kernels.Production, Gain: w.Gain}); err != nil {
+				return fmt.Errorf("%s width %d: %w", k.Name, w.Cols, err)
+			}
+		}
 	}
 	return nil
 }

@@ -7,3 +7,364 @@ package kernel
 // Without the attention_experimental tag the functions the kernel table makes
 // experimental are not assembled: each of their names runs its
 // production fallback, which the table names.
+
+// scoreRowsMultiR1AVX512 is scoreRowsMulti with rows = 1. Experimental:
+// without the attention_experimental tag it runs scoreRowsMultiGeneric(dst,
+// k, stride, q, 1).
+func scoreRowsMultiR1AVX512(dst, k []float32, stride int, q []float32) {
+	scoreRowsMultiGeneric(dst, k, stride, q, 1)
+}
+
+// blendRowsMultiR1AVX512 is blendRowsMulti with rows = 1 and next empty.
+// Experimental: without the attention_experimental tag it runs
+// blendRowsMultiGeneric(acc, w, v, stride, 1, nil).
+func blendRowsMultiR1AVX512(acc, w, v []float32, stride int) {
+	blendRowsMultiGeneric(acc, w, v, stride, 1, nil)
+}
+
+// blendRowsMultiR1AskAVX512 is blendRowsMulti with rows = 1 and next not
+// empty: it asks for the lines of next as it goes. Experimental: without
+// the attention_experimental tag it runs blendRowsMultiR1AVX512(acc, w, v,
+// stride).
+func blendRowsMultiR1AskAVX512(acc, w, v []float32, stride int, next []float32) {
+	blendRowsMultiR1AVX512(acc, w, v, stride)
+}
+
+// blendRowsMultiR2AskAVX512 is blendRowsMulti with rows = 2 and next not
+// empty: it asks for the lines of next as it goes. Experimental: without
+// the attention_experimental tag it runs blendRowsMultiR2AVX512(acc, w, v,
+// stride).
+func blendRowsMultiR2AskAVX512(acc, w, v []float32, stride int, next []float32) {
+	blendRowsMultiR2AVX512(acc, w, v, stride)
+}
+
+// blendRowsMultiR3AskAVX512 is blendRowsMulti with rows = 3 and next not
+// empty: it asks for the lines of next as it goes. Experimental: without
+// the attention_experimental tag it runs blendRowsMultiR3AVX512(acc, w, v,
+// stride).
+func blendRowsMultiR3AskAVX512(acc, w, v []float32, stride int, next []float32) {
+	blendRowsMultiR3AVX512(acc, w, v, stride)
+}
+
+// blendRowsMultiR4AskAVX512 is blendRowsMulti with rows = 4 (the front's
+// default) and next not empty: it asks for the lines of next as it goes.
+// Experimental: without the attention_experimental tag it runs
+// blendRowsMultiR4AVX512(acc, w, v, stride).
+func blendRowsMultiR4AskAVX512(acc, w, v []float32, stride int, next []float32) {
+	blendRowsMultiR4AVX512(acc, w, v, stride)
+}
+
+// scoreRowsMulti8R5AskAVX512 is scoreRowsMulti8 with rows = 5 and also not
+// empty: it asks for the lines of also as it goes. Experimental: without
+// the attention_experimental tag it runs scoreRowsMulti8R5AVX512(dst, k,
+// stride, q).
+func scoreRowsMulti8R5AskAVX512(dst, k []float32, stride int, q []float32, also []float32) {
+	scoreRowsMulti8R5AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8R6AskAVX512 is scoreRowsMulti8 with rows = 6 and also not
+// empty: it asks for the lines of also as it goes. Experimental: without
+// the attention_experimental tag it runs scoreRowsMulti8R6AVX512(dst, k,
+// stride, q).
+func scoreRowsMulti8R6AskAVX512(dst, k []float32, stride int, q []float32, also []float32) {
+	scoreRowsMulti8R6AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8R7AskAVX512 is scoreRowsMulti8 with rows = 7 and also not
+// empty: it asks for the lines of also as it goes. Experimental: without
+// the attention_experimental tag it runs scoreRowsMulti8R7AVX512(dst, k,
+// stride, q).
+func scoreRowsMulti8R7AskAVX512(dst, k []float32, stride int, q []float32, also []float32) {
+	scoreRowsMulti8R7AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8R8AskAVX512 is scoreRowsMulti8 with rows = 8 (the front's
+// default) and also not empty: it asks for the lines of also as it goes.
+// Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8R8AVX512(dst, k, stride, q).
+func scoreRowsMulti8R8AskAVX512(dst, k []float32, stride int, q []float32, also []float32) {
+	scoreRowsMulti8R8AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMultiF16R1AVX512 is scoreRowsMultiF16 with rows = 1.
+// Experimental: without the attention_experimental tag it runs
+// scoreRowsMultiF16Generic(dst, k, stride, q, 1).
+func scoreRowsMultiF16R1AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMultiF16Generic(dst, k, stride, q, 1)
+}
+
+// scoreRowsMultiBF16R1AVX512 is scoreRowsMultiBF16 with rows = 1.
+// Experimental: without the attention_experimental tag it runs
+// scoreRowsMultiBF16Generic(dst, k, stride, q, 1).
+func scoreRowsMultiBF16R1AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMultiBF16Generic(dst, k, stride, q, 1)
+}
+
+// blendRowsMultiF16R1AVX512 is blendRowsMultiF16 with rows = 1 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMultiF16Generic(acc, w, v, stride, 1, nil).
+func blendRowsMultiF16R1AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMultiF16Generic(acc, w, v, stride, 1, nil)
+}
+
+// blendRowsMultiBF16R1AVX512 is blendRowsMultiBF16 with rows = 1 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMultiBF16Generic(acc, w, v, stride, 1, nil).
+func blendRowsMultiBF16R1AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMultiBF16Generic(acc, w, v, stride, 1, nil)
+}
+
+// scoreRowsMulti8F16R5AVX512 is scoreRowsMulti8F16 with rows = 5 and also
+// empty. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8F16Generic(dst, k, stride, q, 5, nil).
+func scoreRowsMulti8F16R5AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8F16Generic(dst, k, stride, q, 5, nil)
+}
+
+// scoreRowsMulti8F16R5AskAVX512 is scoreRowsMulti8F16 with rows = 5 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// without the attention_experimental tag it runs
+// scoreRowsMulti8F16R5AVX512(dst, k, stride, q).
+func scoreRowsMulti8F16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8F16R5AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8F16R6AVX512 is scoreRowsMulti8F16 with rows = 6 and also
+// empty. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8F16Generic(dst, k, stride, q, 6, nil).
+func scoreRowsMulti8F16R6AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8F16Generic(dst, k, stride, q, 6, nil)
+}
+
+// scoreRowsMulti8F16R6AskAVX512 is scoreRowsMulti8F16 with rows = 6 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// without the attention_experimental tag it runs
+// scoreRowsMulti8F16R6AVX512(dst, k, stride, q).
+func scoreRowsMulti8F16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8F16R6AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8F16R7AVX512 is scoreRowsMulti8F16 with rows = 7 and also
+// empty. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8F16Generic(dst, k, stride, q, 7, nil).
+func scoreRowsMulti8F16R7AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8F16Generic(dst, k, stride, q, 7, nil)
+}
+
+// scoreRowsMulti8F16R7AskAVX512 is scoreRowsMulti8F16 with rows = 7 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// without the attention_experimental tag it runs
+// scoreRowsMulti8F16R7AVX512(dst, k, stride, q).
+func scoreRowsMulti8F16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8F16R7AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8F16R8AVX512 is scoreRowsMulti8F16 with rows = 8 (the
+// front's default) and also empty. Experimental: without the
+// attention_experimental tag it runs scoreRowsMulti8F16Generic(dst, k,
+// stride, q, 8, nil).
+func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8F16Generic(dst, k, stride, q, 8, nil)
+}
+
+// scoreRowsMulti8F16R8AskAVX512 is scoreRowsMulti8F16 with rows = 8 (the
+// front's default) and also not empty: it asks for the lines of also as it
+// goes. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8F16R8AVX512(dst, k, stride, q).
+func scoreRowsMulti8F16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8F16R8AVX512(dst, k, stride, q)
+}
+
+// blendRowsMulti8F16R5AVX512 is blendRowsMulti8F16 with rows = 5 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8F16Generic(acc, w, v, stride, 5, nil).
+func blendRowsMulti8F16R5AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8F16Generic(acc, w, v, stride, 5, nil)
+}
+
+// blendRowsMulti8F16R5AskAVX512 is blendRowsMulti8F16 with rows = 5 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// without the attention_experimental tag it runs
+// blendRowsMulti8F16R5AVX512(acc, w, v, stride).
+func blendRowsMulti8F16R5AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8F16R5AVX512(acc, w, v, stride)
+}
+
+// blendRowsMulti8F16R6AVX512 is blendRowsMulti8F16 with rows = 6 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8F16Generic(acc, w, v, stride, 6, nil).
+func blendRowsMulti8F16R6AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8F16Generic(acc, w, v, stride, 6, nil)
+}
+
+// blendRowsMulti8F16R6AskAVX512 is blendRowsMulti8F16 with rows = 6 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// without the attention_experimental tag it runs
+// blendRowsMulti8F16R6AVX512(acc, w, v, stride).
+func blendRowsMulti8F16R6AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8F16R6AVX512(acc, w, v, stride)
+}
+
+// blendRowsMulti8F16R7AVX512 is blendRowsMulti8F16 with rows = 7 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8F16Generic(acc, w, v, stride, 7, nil).
+func blendRowsMulti8F16R7AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8F16Generic(acc, w, v, stride, 7, nil)
+}
+
+// blendRowsMulti8F16R7AskAVX512 is blendRowsMulti8F16 with rows = 7 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// without the attention_experimental tag it runs
+// blendRowsMulti8F16R7AVX512(acc, w, v, stride).
+func blendRowsMulti8F16R7AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8F16R7AVX512(acc, w, v, stride)
+}
+
+// blendRowsMulti8F16R8AVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next empty. Experimental: without the
+// attention_experimental tag it runs blendRowsMulti8F16Generic(acc, w, v,
+// stride, 8, nil).
+func blendRowsMulti8F16R8AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8F16Generic(acc, w, v, stride, 8, nil)
+}
+
+// blendRowsMulti8F16R8AskAVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8F16R8AVX512(acc, w, v, stride).
+func blendRowsMulti8F16R8AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8F16R8AVX512(acc, w, v, stride)
+}
+
+// scoreRowsMulti8BF16R5AVX512 is scoreRowsMulti8BF16 with rows = 5 and also
+// empty. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8BF16Generic(dst, k, stride, q, 5, nil).
+func scoreRowsMulti8BF16R5AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8BF16Generic(dst, k, stride, q, 5, nil)
+}
+
+// scoreRowsMulti8BF16R5AskAVX512 is scoreRowsMulti8BF16 with rows = 5 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// without the attention_experimental tag it runs
+// scoreRowsMulti8BF16R5AVX512(dst, k, stride, q).
+func scoreRowsMulti8BF16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8BF16R5AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8BF16R6AVX512 is scoreRowsMulti8BF16 with rows = 6 and also
+// empty. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8BF16Generic(dst, k, stride, q, 6, nil).
+func scoreRowsMulti8BF16R6AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8BF16Generic(dst, k, stride, q, 6, nil)
+}
+
+// scoreRowsMulti8BF16R6AskAVX512 is scoreRowsMulti8BF16 with rows = 6 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// without the attention_experimental tag it runs
+// scoreRowsMulti8BF16R6AVX512(dst, k, stride, q).
+func scoreRowsMulti8BF16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8BF16R6AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8BF16R7AVX512 is scoreRowsMulti8BF16 with rows = 7 and also
+// empty. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8BF16Generic(dst, k, stride, q, 7, nil).
+func scoreRowsMulti8BF16R7AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8BF16Generic(dst, k, stride, q, 7, nil)
+}
+
+// scoreRowsMulti8BF16R7AskAVX512 is scoreRowsMulti8BF16 with rows = 7 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// without the attention_experimental tag it runs
+// scoreRowsMulti8BF16R7AVX512(dst, k, stride, q).
+func scoreRowsMulti8BF16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8BF16R7AVX512(dst, k, stride, q)
+}
+
+// scoreRowsMulti8BF16R8AVX512 is scoreRowsMulti8BF16 with rows = 8 (the
+// front's default) and also empty. Experimental: without the
+// attention_experimental tag it runs scoreRowsMulti8BF16Generic(dst, k,
+// stride, q, 8, nil).
+func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32) {
+	scoreRowsMulti8BF16Generic(dst, k, stride, q, 8, nil)
+}
+
+// scoreRowsMulti8BF16R8AskAVX512 is scoreRowsMulti8BF16 with rows = 8 (the
+// front's default) and also not empty: it asks for the lines of also as it
+// goes. Experimental: without the attention_experimental tag it runs
+// scoreRowsMulti8BF16R8AVX512(dst, k, stride, q).
+func scoreRowsMulti8BF16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
+	scoreRowsMulti8BF16R8AVX512(dst, k, stride, q)
+}
+
+// blendRowsMulti8BF16R5AVX512 is blendRowsMulti8BF16 with rows = 5 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8BF16Generic(acc, w, v, stride, 5, nil).
+func blendRowsMulti8BF16R5AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8BF16Generic(acc, w, v, stride, 5, nil)
+}
+
+// blendRowsMulti8BF16R5AskAVX512 is blendRowsMulti8BF16 with rows = 5 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// without the attention_experimental tag it runs
+// blendRowsMulti8BF16R5AVX512(acc, w, v, stride).
+func blendRowsMulti8BF16R5AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8BF16R5AVX512(acc, w, v, stride)
+}
+
+// blendRowsMulti8BF16R6AVX512 is blendRowsMulti8BF16 with rows = 6 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8BF16Generic(acc, w, v, stride, 6, nil).
+func blendRowsMulti8BF16R6AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8BF16Generic(acc, w, v, stride, 6, nil)
+}
+
+// blendRowsMulti8BF16R6AskAVX512 is blendRowsMulti8BF16 with rows = 6 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// without the attention_experimental tag it runs
+// blendRowsMulti8BF16R6AVX512(acc, w, v, stride).
+func blendRowsMulti8BF16R6AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8BF16R6AVX512(acc, w, v, stride)
+}
+
+// blendRowsMulti8BF16R7AVX512 is blendRowsMulti8BF16 with rows = 7 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8BF16Generic(acc, w, v, stride, 7, nil).
+func blendRowsMulti8BF16R7AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8BF16Generic(acc, w, v, stride, 7, nil)
+}
+
+// blendRowsMulti8BF16R7AskAVX512 is blendRowsMulti8BF16 with rows = 7 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// without the attention_experimental tag it runs
+// blendRowsMulti8BF16R7AVX512(acc, w, v, stride).
+func blendRowsMulti8BF16R7AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8BF16R7AVX512(acc, w, v, stride)
+}
+
+// blendRowsMulti8BF16R8AVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next empty. Experimental: without the
+// attention_experimental tag it runs blendRowsMulti8BF16Generic(acc, w, v,
+// stride, 8, nil).
+func blendRowsMulti8BF16R8AVX512(acc, w []float32, v []uint16, stride int) {
+	blendRowsMulti8BF16Generic(acc, w, v, stride, 8, nil)
+}
+
+// blendRowsMulti8BF16R8AskAVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes. Experimental: without the attention_experimental tag it runs
+// blendRowsMulti8BF16R8AVX512(acc, w, v, stride).
+func blendRowsMulti8BF16R8AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
+	blendRowsMulti8BF16R8AVX512(acc, w, v, stride)
+}
+
+// blockScores2MaxAVX512 is blockScores2, and folds each block's scores, key
+// by key, into its running max in lanes mx[b*16:(b+1)*16] as
+// blockMaxGeneric does (a score replaces the max only if greater: NaN never
+// does, nor an equal value). Only avx512 has it in assembly; elsewhere it
+// is blockScores2 and the fold. Experimental: without the
+// attention_experimental tag it runs blockScores2MaxGeneric(st0, st1, qt0,
+// qt1, k, stride, mx).
+func blockScores2MaxAVX512(st0, st1, qt0, qt1, k []float32, stride int, mx []float32) {
+	blockScores2MaxGeneric(st0, st1, qt0, qt1, k, stride, mx)
+}

@@ -81,11 +81,6 @@ func narrowF16AVX512(dst []uint16, src []float32)
 //go:noescape
 func narrowBF16AVX512(dst []uint16, src []float32)
 
-// scoreRowsMultiR1AVX512 is scoreRowsMulti with rows = 1.
-//
-//go:noescape
-func scoreRowsMultiR1AVX512(dst []float32, k []float32, stride int, q []float32)
-
 // scoreRowsMultiR2AVX512 is scoreRowsMulti with rows = 2.
 //
 //go:noescape
@@ -102,38 +97,15 @@ func scoreRowsMultiR3AVX512(dst []float32, k []float32, stride int, q []float32)
 //go:noescape
 func scoreRowsMultiR4AVX512(dst []float32, k []float32, stride int, q []float32)
 
-// blendRowsMultiR1AVX512 is blendRowsMulti with rows = 1 and next empty.
-//
-//go:noescape
-func blendRowsMultiR1AVX512(acc []float32, w []float32, v []float32, stride int)
-
-// blendRowsMultiR1AskAVX512 is blendRowsMulti with rows = 1 and next not
-// empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMultiR1AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
-
 // blendRowsMultiR2AVX512 is blendRowsMulti with rows = 2 and next empty.
 //
 //go:noescape
 func blendRowsMultiR2AVX512(acc []float32, w []float32, v []float32, stride int)
 
-// blendRowsMultiR2AskAVX512 is blendRowsMulti with rows = 2 and next not
-// empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMultiR2AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
-
 // blendRowsMultiR3AVX512 is blendRowsMulti with rows = 3 and next empty.
 //
 //go:noescape
 func blendRowsMultiR3AVX512(acc []float32, w []float32, v []float32, stride int)
-
-// blendRowsMultiR3AskAVX512 is blendRowsMulti with rows = 3 and next not
-// empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMultiR3AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
 
 // blendRowsMultiR4AVX512 is blendRowsMulti with rows = 4 (the front's
 // default) and next empty.
@@ -141,56 +113,26 @@ func blendRowsMultiR3AskAVX512(acc []float32, w []float32, v []float32, stride i
 //go:noescape
 func blendRowsMultiR4AVX512(acc []float32, w []float32, v []float32, stride int)
 
-// blendRowsMultiR4AskAVX512 is blendRowsMulti with rows = 4 (the front's
-// default) and next not empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMultiR4AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
-
 // scoreRowsMulti8R5AVX512 is scoreRowsMulti8 with rows = 5 and also empty.
 //
 //go:noescape
 func scoreRowsMulti8R5AVX512(dst []float32, k []float32, stride int, q []float32)
-
-// scoreRowsMulti8R5AskAVX512 is scoreRowsMulti8 with rows = 5 and also not
-// empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8R5AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
 
 // scoreRowsMulti8R6AVX512 is scoreRowsMulti8 with rows = 6 and also empty.
 //
 //go:noescape
 func scoreRowsMulti8R6AVX512(dst []float32, k []float32, stride int, q []float32)
 
-// scoreRowsMulti8R6AskAVX512 is scoreRowsMulti8 with rows = 6 and also not
-// empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8R6AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
-
 // scoreRowsMulti8R7AVX512 is scoreRowsMulti8 with rows = 7 and also empty.
 //
 //go:noescape
 func scoreRowsMulti8R7AVX512(dst []float32, k []float32, stride int, q []float32)
-
-// scoreRowsMulti8R7AskAVX512 is scoreRowsMulti8 with rows = 7 and also not
-// empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8R7AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
 
 // scoreRowsMulti8R8AVX512 is scoreRowsMulti8 with rows = 8 (the front's
 // default) and also empty.
 //
 //go:noescape
 func scoreRowsMulti8R8AVX512(dst []float32, k []float32, stride int, q []float32)
-
-// scoreRowsMulti8R8AskAVX512 is scoreRowsMulti8 with rows = 8 (the front's
-// default) and also not empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8R8AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
 
 // blendRowsMulti8R5AVX512 is blendRowsMulti8 with rows = 5 and next empty.
 //
@@ -237,11 +179,6 @@ func blendRowsMulti8R8AVX512(acc []float32, w []float32, v []float32, stride int
 //go:noescape
 func blendRowsMulti8R8AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
 
-// scoreRowsMultiF16R1AVX512 is scoreRowsMultiF16 with rows = 1.
-//
-//go:noescape
-func scoreRowsMultiF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
-
 // scoreRowsMultiF16R2AVX512 is scoreRowsMultiF16 with rows = 2.
 //
 //go:noescape
@@ -258,11 +195,6 @@ func scoreRowsMultiF16R3AVX512(dst []float32, k []uint16, stride int, q []float3
 //go:noescape
 func scoreRowsMultiF16R4AVX512(dst []float32, k []uint16, stride int, q []float32)
 
-// scoreRowsMultiBF16R1AVX512 is scoreRowsMultiBF16 with rows = 1.
-//
-//go:noescape
-func scoreRowsMultiBF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
-
 // scoreRowsMultiBF16R2AVX512 is scoreRowsMultiBF16 with rows = 2.
 //
 //go:noescape
@@ -278,12 +210,6 @@ func scoreRowsMultiBF16R3AVX512(dst []float32, k []uint16, stride int, q []float
 //
 //go:noescape
 func scoreRowsMultiBF16R4AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// blendRowsMultiF16R1AVX512 is blendRowsMultiF16 with rows = 1 and next
-// empty.
-//
-//go:noescape
-func blendRowsMultiF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
 
 // blendRowsMultiF16R2AVX512 is blendRowsMultiF16 with rows = 2 and next
 // empty.
@@ -303,12 +229,6 @@ func blendRowsMultiF16R3AVX512(acc []float32, w []float32, v []uint16, stride in
 //go:noescape
 func blendRowsMultiF16R4AVX512(acc []float32, w []float32, v []uint16, stride int)
 
-// blendRowsMultiBF16R1AVX512 is blendRowsMultiBF16 with rows = 1 and next
-// empty.
-//
-//go:noescape
-func blendRowsMultiBF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
-
 // blendRowsMultiBF16R2AVX512 is blendRowsMultiBF16 with rows = 2 and next
 // empty.
 //
@@ -326,202 +246,6 @@ func blendRowsMultiBF16R3AVX512(acc []float32, w []float32, v []uint16, stride i
 //
 //go:noescape
 func blendRowsMultiBF16R4AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// scoreRowsMulti8F16R5AVX512 is scoreRowsMulti8F16 with rows = 5 and also
-// empty.
-//
-//go:noescape
-func scoreRowsMulti8F16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8F16R5AskAVX512 is scoreRowsMulti8F16 with rows = 5 and
-// also not empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8F16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// scoreRowsMulti8F16R6AVX512 is scoreRowsMulti8F16 with rows = 6 and also
-// empty.
-//
-//go:noescape
-func scoreRowsMulti8F16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8F16R6AskAVX512 is scoreRowsMulti8F16 with rows = 6 and
-// also not empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8F16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// scoreRowsMulti8F16R7AVX512 is scoreRowsMulti8F16 with rows = 7 and also
-// empty.
-//
-//go:noescape
-func scoreRowsMulti8F16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8F16R7AskAVX512 is scoreRowsMulti8F16 with rows = 7 and
-// also not empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8F16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// scoreRowsMulti8F16R8AVX512 is scoreRowsMulti8F16 with rows = 8 (the
-// front's default) and also empty.
-//
-//go:noescape
-func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8F16R8AskAVX512 is scoreRowsMulti8F16 with rows = 8 (the
-// front's default) and also not empty: it asks for the lines of also as it
-// goes.
-//
-//go:noescape
-func scoreRowsMulti8F16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// blendRowsMulti8F16R5AVX512 is blendRowsMulti8F16 with rows = 5 and next
-// empty.
-//
-//go:noescape
-func blendRowsMulti8F16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8F16R5AskAVX512 is blendRowsMulti8F16 with rows = 5 and
-// next not empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMulti8F16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blendRowsMulti8F16R6AVX512 is blendRowsMulti8F16 with rows = 6 and next
-// empty.
-//
-//go:noescape
-func blendRowsMulti8F16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8F16R6AskAVX512 is blendRowsMulti8F16 with rows = 6 and
-// next not empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMulti8F16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blendRowsMulti8F16R7AVX512 is blendRowsMulti8F16 with rows = 7 and next
-// empty.
-//
-//go:noescape
-func blendRowsMulti8F16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8F16R7AskAVX512 is blendRowsMulti8F16 with rows = 7 and
-// next not empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMulti8F16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blendRowsMulti8F16R8AVX512 is blendRowsMulti8F16 with rows = 8 (the
-// front's default) and next empty.
-//
-//go:noescape
-func blendRowsMulti8F16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8F16R8AskAVX512 is blendRowsMulti8F16 with rows = 8 (the
-// front's default) and next not empty: it asks for the lines of next as it
-// goes.
-//
-//go:noescape
-func blendRowsMulti8F16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// scoreRowsMulti8BF16R5AVX512 is scoreRowsMulti8BF16 with rows = 5 and also
-// empty.
-//
-//go:noescape
-func scoreRowsMulti8BF16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8BF16R5AskAVX512 is scoreRowsMulti8BF16 with rows = 5 and
-// also not empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8BF16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// scoreRowsMulti8BF16R6AVX512 is scoreRowsMulti8BF16 with rows = 6 and also
-// empty.
-//
-//go:noescape
-func scoreRowsMulti8BF16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8BF16R6AskAVX512 is scoreRowsMulti8BF16 with rows = 6 and
-// also not empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8BF16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// scoreRowsMulti8BF16R7AVX512 is scoreRowsMulti8BF16 with rows = 7 and also
-// empty.
-//
-//go:noescape
-func scoreRowsMulti8BF16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8BF16R7AskAVX512 is scoreRowsMulti8BF16 with rows = 7 and
-// also not empty: it asks for the lines of also as it goes.
-//
-//go:noescape
-func scoreRowsMulti8BF16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// scoreRowsMulti8BF16R8AVX512 is scoreRowsMulti8BF16 with rows = 8 (the
-// front's default) and also empty.
-//
-//go:noescape
-func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
-
-// scoreRowsMulti8BF16R8AskAVX512 is scoreRowsMulti8BF16 with rows = 8 (the
-// front's default) and also not empty: it asks for the lines of also as it
-// goes.
-//
-//go:noescape
-func scoreRowsMulti8BF16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// blendRowsMulti8BF16R5AVX512 is blendRowsMulti8BF16 with rows = 5 and next
-// empty.
-//
-//go:noescape
-func blendRowsMulti8BF16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8BF16R5AskAVX512 is blendRowsMulti8BF16 with rows = 5 and
-// next not empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMulti8BF16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blendRowsMulti8BF16R6AVX512 is blendRowsMulti8BF16 with rows = 6 and next
-// empty.
-//
-//go:noescape
-func blendRowsMulti8BF16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8BF16R6AskAVX512 is blendRowsMulti8BF16 with rows = 6 and
-// next not empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMulti8BF16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blendRowsMulti8BF16R7AVX512 is blendRowsMulti8BF16 with rows = 7 and next
-// empty.
-//
-//go:noescape
-func blendRowsMulti8BF16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8BF16R7AskAVX512 is blendRowsMulti8BF16 with rows = 7 and
-// next not empty: it asks for the lines of next as it goes.
-//
-//go:noescape
-func blendRowsMulti8BF16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blendRowsMulti8BF16R8AVX512 is blendRowsMulti8BF16 with rows = 8 (the
-// front's default) and next empty.
-//
-//go:noescape
-func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8BF16R8AskAVX512 is blendRowsMulti8BF16 with rows = 8 (the
-// front's default) and next not empty: it asks for the lines of next as it
-// goes.
-//
-//go:noescape
-func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
 
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
@@ -568,15 +292,6 @@ func blockScoresAskAVX512(st []float32, qt []float32, k []float32, stride int, a
 //
 //go:noescape
 func blockScores2AVX512(st0 []float32, st1 []float32, qt0 []float32, qt1 []float32, k []float32, stride int)
-
-// blockScores2MaxAVX512 is blockScores2, and folds each block's scores, key
-// by key, into its running max in lanes mx[b*16:(b+1)*16] as
-// blockMaxGeneric does (a score replaces the max only if greater: NaN never
-// does, nor an equal value). Only avx512 has it in assembly; elsewhere it
-// is blockScores2 and the fold.
-//
-//go:noescape
-func blockScores2MaxAVX512(st0 []float32, st1 []float32, qt0 []float32, qt1 []float32, k []float32, stride int, mx []float32)
 
 // blockMaxAVX512 starts a tile of the online softmax as blockMaxGeneric
 // does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *=

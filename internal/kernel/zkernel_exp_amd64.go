@@ -3,3 +3,353 @@
 //go:build !purego && attention_experimental
 
 package kernel
+
+// scoreRowsMultiR1AVX512 is scoreRowsMulti with rows = 1. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMultiR1AVX512(dst []float32, k []float32, stride int, q []float32)
+
+// blendRowsMultiR1AVX512 is blendRowsMulti with rows = 1 and next empty.
+// Experimental: assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiR1AVX512(acc []float32, w []float32, v []float32, stride int)
+
+// blendRowsMultiR1AskAVX512 is blendRowsMulti with rows = 1 and next not
+// empty: it asks for the lines of next as it goes. Experimental: assembled
+// only with the attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiR1AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMultiR2AskAVX512 is blendRowsMulti with rows = 2 and next not
+// empty: it asks for the lines of next as it goes. Experimental: assembled
+// only with the attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiR2AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMultiR3AskAVX512 is blendRowsMulti with rows = 3 and next not
+// empty: it asks for the lines of next as it goes. Experimental: assembled
+// only with the attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiR3AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// blendRowsMultiR4AskAVX512 is blendRowsMulti with rows = 4 (the front's
+// default) and next not empty: it asks for the lines of next as it goes.
+// Experimental: assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiR4AskAVX512(acc []float32, w []float32, v []float32, stride int, next []float32)
+
+// scoreRowsMulti8R5AskAVX512 is scoreRowsMulti8 with rows = 5 and also not
+// empty: it asks for the lines of also as it goes. Experimental: assembled
+// only with the attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8R5AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// scoreRowsMulti8R6AskAVX512 is scoreRowsMulti8 with rows = 6 and also not
+// empty: it asks for the lines of also as it goes. Experimental: assembled
+// only with the attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8R6AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// scoreRowsMulti8R7AskAVX512 is scoreRowsMulti8 with rows = 7 and also not
+// empty: it asks for the lines of also as it goes. Experimental: assembled
+// only with the attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8R7AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// scoreRowsMulti8R8AskAVX512 is scoreRowsMulti8 with rows = 8 (the front's
+// default) and also not empty: it asks for the lines of also as it goes.
+// Experimental: assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8R8AskAVX512(dst []float32, k []float32, stride int, q []float32, also []float32)
+
+// scoreRowsMultiF16R1AVX512 is scoreRowsMultiF16 with rows = 1.
+// Experimental: assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMultiF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMultiBF16R1AVX512 is scoreRowsMultiBF16 with rows = 1.
+// Experimental: assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMultiBF16R1AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsMultiF16R1AVX512 is blendRowsMultiF16 with rows = 1 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMultiBF16R1AVX512 is blendRowsMultiBF16 with rows = 1 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiBF16R1AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// scoreRowsMulti8F16R5AVX512 is scoreRowsMulti8F16 with rows = 5 and also
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R5AskAVX512 is scoreRowsMulti8F16 with rows = 5 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8F16R6AVX512 is scoreRowsMulti8F16 with rows = 6 and also
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R6AskAVX512 is scoreRowsMulti8F16 with rows = 6 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8F16R7AVX512 is scoreRowsMulti8F16 with rows = 7 and also
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R7AskAVX512 is scoreRowsMulti8F16 with rows = 7 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8F16R8AVX512 is scoreRowsMulti8F16 with rows = 8 (the
+// front's default) and also empty. Experimental: assembled only with the
+// attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8F16R8AskAVX512 is scoreRowsMulti8F16 with rows = 8 (the
+// front's default) and also not empty: it asks for the lines of also as it
+// goes. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8F16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// blendRowsMulti8F16R5AVX512 is blendRowsMulti8F16 with rows = 5 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R5AskAVX512 is blendRowsMulti8F16 with rows = 5 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8F16R6AVX512 is blendRowsMulti8F16 with rows = 6 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R6AskAVX512 is blendRowsMulti8F16 with rows = 6 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8F16R7AVX512 is blendRowsMulti8F16 with rows = 7 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R7AskAVX512 is blendRowsMulti8F16 with rows = 7 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8F16R8AVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next empty. Experimental: assembled only with the
+// attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R8AskAVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8F16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// scoreRowsMulti8BF16R5AVX512 is scoreRowsMulti8BF16 with rows = 5 and also
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R5AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R5AskAVX512 is scoreRowsMulti8BF16 with rows = 5 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R5AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8BF16R6AVX512 is scoreRowsMulti8BF16 with rows = 6 and also
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R6AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R6AskAVX512 is scoreRowsMulti8BF16 with rows = 6 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R6AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8BF16R7AVX512 is scoreRowsMulti8BF16 with rows = 7 and also
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R7AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R7AskAVX512 is scoreRowsMulti8BF16 with rows = 7 and
+// also not empty: it asks for the lines of also as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// scoreRowsMulti8BF16R8AVX512 is scoreRowsMulti8BF16 with rows = 8 (the
+// front's default) and also empty. Experimental: assembled only with the
+// attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// scoreRowsMulti8BF16R8AskAVX512 is scoreRowsMulti8BF16 with rows = 8 (the
+// front's default) and also not empty: it asks for the lines of also as it
+// goes. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMulti8BF16R8AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
+
+// blendRowsMulti8BF16R5AVX512 is blendRowsMulti8BF16 with rows = 5 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R5AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R5AskAVX512 is blendRowsMulti8BF16 with rows = 5 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R5AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8BF16R6AVX512 is blendRowsMulti8BF16 with rows = 6 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R6AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R6AskAVX512 is blendRowsMulti8BF16 with rows = 6 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R6AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8BF16R7AVX512 is blendRowsMulti8BF16 with rows = 7 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R7AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R7AskAVX512 is blendRowsMulti8BF16 with rows = 7 and
+// next not empty: it asks for the lines of next as it goes. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blendRowsMulti8BF16R8AVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next empty. Experimental: assembled only with the
+// attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R8AskAVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// blockScores2MaxAVX512 is blockScores2, and folds each block's scores, key
+// by key, into its running max in lanes mx[b*16:(b+1)*16] as
+// blockMaxGeneric does (a score replaces the max only if greater: NaN never
+// does, nor an equal value). Only avx512 has it in assembly; elsewhere it
+// is blockScores2 and the fold. Experimental: assembled only with the
+// attention_experimental tag (see zfallback_amd64.go).
+//
+//go:noescape
+func blockScores2MaxAVX512(st0 []float32, st1 []float32, qt0 []float32, qt1 []float32, k []float32, stride int, mx []float32)

@@ -93,6 +93,9 @@ type Kernel struct {
 	// kernel's tier there and the gain that earns it; with Rows, an
 	// Experimental kernel makes each of its functions Experimental.
 	Tiers map[string]Tiered
+	// Widths gives, by implementation, the row widths its functions have
+	// a section of their own for (see Width).
+	Widths map[string][]Width
 }
 
 // Pkg is a set of the packages the generators emit kernels into.

@@ -18,9 +18,10 @@ var All = []Kernel{
 	},
 	{
 		Name: "scoreRows", Params: "dst, k []float32, stride int, q []float32",
-		Doc:   "sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).",
-		Split: &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
+		Doc:    "sets dst[i] = Σ_j k[i*stride+j]*q[j] for i < len(dst), j < len(q).",
+		Split:  &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
+		Impls:  map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
+		Widths: scoreRowsWidths,
 	},
 	{
 		Name: "axpy", Params: "alpha float32, x, y []float32",
@@ -93,8 +94,9 @@ var All = []Kernel{
 			"Callers keep n·d within one call's budget.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
-		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiVariants},
+		Impls:  map[string]Use{"avx512": Asm, "avx2": Asm},
+		Rows:   &ByRows{Param: "rows", Variants: scoreRowsMultiVariants},
+		Widths: multiWidths,
 	},
 	{
 		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int, next []float32",
@@ -109,8 +111,9 @@ var All = []Kernel{
 			"Where a weight and a value are both NaN, the avx512 kernel's sum for three rows keeps the value's payload, not the weight's.",
 		// NEON runs the twin, the one-row kernels row by row: a NEON
 		// multi-row kernel would have to add in their order (see Doc).
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm},
-		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMultiVariants},
+		Impls:  map[string]Use{"avx512": Asm, "avx2": Asm},
+		Rows:   &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMultiVariants},
+		Widths: multiWidths,
 	},
 	{
 		Name: "scoreRowsMulti8", Params: "dst, k []float32, stride int, q []float32, rows int, also []float32",
@@ -159,7 +162,7 @@ var All = []Kernel{
 			"the bits scoreRowsMultiBF16 gives the rows in order. Elsewhere it is the generic twin, within the same bounds.",
 		Impls: map[string]Use{"avx512": Generic, "avx2": Asm, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiPairedVariants},
-		Tiers: tiers{"avx2": prod(pairedBF16)},
+		Tiers: tiers{"avx2": prod(pairedX)},
 	},
 	{
 		Name: "blendRowsMultiF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
@@ -186,7 +189,7 @@ var All = []Kernel{
 		Doc:   "is scoreRowsMultiF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "also", Variants: scoreRowsMulti8F16Variants},
-		Tiers: tiers{"avx512": prod(wideF16)},
+		Tiers: tiers{"avx512": wide16},
 	},
 	{
 		Name: "blendRowsMulti8F16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
@@ -194,14 +197,14 @@ var All = []Kernel{
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMulti8F16Variants},
-		Tiers: tiers{"avx512": prod(wideF16)},
+		Tiers: tiers{"avx512": wide16},
 	},
 	{
 		Name: "scoreRowsMulti8BF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16",
 		Doc:   "is scoreRowsMultiBF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiBF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "also", Variants: scoreRowsMulti8BF16Variants},
-		Tiers: tiers{"avx512": prod(wideBF16)},
+		Tiers: tiers{"avx512": wide16},
 	},
 	{
 		Name: "blendRowsMulti8BF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
@@ -209,7 +212,7 @@ var All = []Kernel{
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMulti8BF16Variants},
-		Tiers: tiers{"avx512": prod(wideBF16)},
+		Tiers: tiers{"avx512": wide16},
 	},
 	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
@@ -260,7 +263,7 @@ var All = []Kernel{
 		Doc: "is blockScores, bit for bit, and asks for the first 2·(len(st)/16)·(len(qt)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
 			"len(ask) >= (len(st)/16)·(len(qt)/16). NEON has no such form; there it is blockScores.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
-		Tiers: tiers{"avx512": prod(blockAskZ), "avx2": prod(blockAsk2)},
+		Tiers: tiers{"avx512": prod(blockAskZ), "avx2": prod(blockAskX)},
 	},
 	{
 		Name: "blockScores2", Params: "st0, st1, qt0, qt1, k []float32, stride int",
@@ -272,7 +275,7 @@ var All = []Kernel{
 		Name: "blockScores2Max", Params: "st0, st1, qt0, qt1, k []float32, stride int, mx []float32",
 		Doc:   "is blockScores2, and folds each block's scores, key by key, into its running max in lanes mx[b*16:(b+1)*16] as blockMaxGeneric does (a score replaces the max only if greater: NaN never does, nor an equal value). Only avx512 has it in assembly; elsewhere it is blockScores2 and the fold.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
-		Tiers: tiers{"avx512": prod(pairedMax)},
+		Tiers: tiers{"avx512": pairedMax},
 	},
 	{
 		Name: "blockMax", Params: "st, ml []float32",
@@ -299,7 +302,7 @@ var All = []Kernel{
 		Doc: "is blockBlend, bit for bit, and asks for the first 2·(len(st)/16)·(len(ot)/16) bytes of ask (the 16-bit rows the caller widens next), spread over its FMAs, in place of fetching its own rows ahead; " +
 			"len(ask) >= (len(st)/16)·(len(ot)/16). NEON has no such form; there it is blockBlend.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
-		Tiers: tiers{"avx512": prod(blockAskZ), "avx2": prod(blockAsk2)},
+		Tiers: tiers{"avx512": prod(blockAskZ), "avx2": prod(blockAskX)},
 	},
 	{
 		Name: "blockBlend2", Params: "ot0, ot1, st0, st1, v []float32, stride int, c0, c1 []float32",

@@ -92,6 +92,33 @@ type Variant struct {
 	Impls map[string]Tiered
 }
 
+// Width is a section of a kernel's functions for rows of Cols columns
+// (Cols/16 full vectors, and any tail of fewer than 16): code that runs
+// in place of the general loop for that width, kept because it was
+// measured faster. A section lives inside its function, so it has no
+// experimental tier: a width that does not earn its lines is deleted.
+type Width struct {
+	Cols int
+	Gain *Gain
+}
+
+// WidthsOf returns the widths, in columns, that implementation im's
+// functions of kernel name have sections for, in the table's order; it
+// panics on a kernel the table lacks, so a generator cannot ask for a
+// misspelt one.
+func WidthsOf(name, im string) []int {
+	for _, k := range All {
+		if k.Name == name {
+			var c []int
+			for _, w := range k.Widths[im] {
+				c = append(c, w.Cols)
+			}
+			return c
+		}
+	}
+	panic("kernels: no kernel " + name)
+}
+
 // Suffix is what the variant adds to its kernel's stem: "R3", "R3Ask".
 func (v Variant) Suffix() string {
 	s := "R" + strconv.Itoa(v.Rows)
