@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The generated code's budget (see docs/kernel-variants.md §4). Each
+// The generated code's budget (see docs/kernel-variants.md). Each
 // implementation's production assembly (what a default build assembles)
 // may not grow past its line count of 2026-12-07 after the variants were
 // re-measured (avx512 down from 35,518 to 19,188), rounded up a little; a

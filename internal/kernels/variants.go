@@ -48,9 +48,8 @@ type Gain struct {
 	Date   string // of the record, yyyy-mm-dd
 	Ratio  string // the median time with the variant over the time without it
 	Source string // the commit, and the doc, that record the figure
-	// Note, if not empty, begins "re-measure:" and says why the figure
-	// does not settle the tier yet (docs/kernel-variants.md §2, class K
-	// or X).
+	// Note says what the figure leaves open, if anything; a production
+	// gain may not be one still to be measured again ("re-measure:").
 	Note string
 }
 
