@@ -1,8 +1,6 @@
 package attention
 
 import (
-	"math"
-
 	"github.com/glancelab/attention/internal/kernel"
 )
 
@@ -169,21 +167,7 @@ func (p blockPair) runBlockPair(tks [2]*batchTask, direct bool) {
 	for j0 := tk0.lo; j0 < max(tk0.last, tk1.last); j0 += p.tile {
 		n := p.pairTile(tks, j0)
 		both := min(n[0], n[1])
-		if n[0] == n[1] && both > 0 && p.plainTile(tk0, j0, both) && p.plainTile(tk1, j0, both) {
-			// Nothing to adjust or mask: the score kernel folds the
-			// lanes' maxima as it goes, and blockMax takes them as a
-			// tile of one key (the same fold, in two steps).
-			mx := [2 * kernel.BlockRows]float32{}
-			fillWith(mx[:], float32(math.Inf(-1)))
-			p.blockKeysPair(tk0, j0, both, mx[:])
-			for i, sc := range p.sc {
-				kernel.BlockMax(mx[i*kernel.BlockRows:(i+1)*kernel.BlockRows], sc.ml)
-				kernel.BlockExpSum(sc.st[:kernel.BlockRows*both], sc.ml)
-			}
-			p.blockValuesPair(tks, n, both, j0)
-			continue
-		}
-		p.blockKeysPair(tk0, j0, both, nil)
+		p.blockKeysPair(tk0, j0, both)
 		for i, tk := range tks {
 			if n[i] == 0 {
 				continue
@@ -223,18 +207,12 @@ func (p *batchPlan) pairTile(tks [2]*batchTask, j0 int) (n [2]int) {
 
 // blockKeysPair is blockKeys for both tasks of a pair (one batch entry and
 // key/value head): the scores of the same both keys from j0, into sc0.st
-// and sc1.st. 16-bit rows are widened once for both, into sc0.kw. With mx,
-// each block's scores are also folded into its lanes of mx (see
-// blockScores2Max).
-func (p blockPair) blockKeysPair(tk *batchTask, j0, both int, mx []float32) {
+// and sc1.st. 16-bit rows are widened once for both, into sc0.kw.
+func (p blockPair) blockKeysPair(tk *batchTask, j0, both int) {
 	sc0, sc1 := p.sc[0], p.sc[1]
 	s0, s1 := sc0.st[:kernel.BlockRows*both], sc1.st[:kernel.BlockRows*both]
 	scores := func(s0, s1 []float32, k []float32, stride int) {
-		if mx != nil {
-			kernel.BlockScores2Max(s0, s1, sc0.qt, sc1.qt, k, stride, mx)
-		} else {
-			kernel.BlockScores2(s0, s1, sc0.qt, sc1.qt, k, stride)
-		}
+		kernel.BlockScores2(s0, s1, sc0.qt, sc1.qt, k, stride)
 	}
 	if kw, _, ok := p.path(0).wideRows(tk.b, tk.kh); ok {
 		dk := p.k.cols
@@ -301,12 +279,4 @@ func (p blockPair) blockValuesPair(tks [2]*batchTask, n [2]int, both, j0 int) {
 			bp.blockValues(bp.sc.ot, bp.sc.st[both*kernel.BlockRows:n[i]*kernel.BlockRows], tk, j0+both, cs[i])
 		}
 	}
-}
-
-// plainTile reports whether the tile of n keys from j0 leaves task tk's
-// block scores as the kernels make them: no softcap, bias or ALiBi, and
-// every row attends every key of it (no end or window start inside; a
-// pair has no keep-mask).
-func (p *batchPlan) plainTile(tk *batchTask, j0, n int) bool {
-	return !p.adjust && tk.first >= j0+n && tk.late <= j0
 }

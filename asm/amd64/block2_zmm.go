@@ -18,8 +18,7 @@ import (
 // docs/performance/amd-epyc-zen5.md#two-blocks-per-broadcast-from-code-comments).
 
 func init() {
-	avx512["blockScores2"] = func() { genBlockScores2Z(false) }
-	avx512["blockScores2Max"] = func() { genBlockScores2Z(true) }
+	avx512["blockScores2"] = genBlockScores2Z
 	avx512["blockBlend2"] = genBlockBlend2Z
 }
 
@@ -27,16 +26,10 @@ func init() {
 // registers), the two row vectors and the broadcast fill 27 of 32.
 const blockGroup2Z = 12
 
-// genBlockScores2Z emits blockScores2, or with max blockScores2Max: each
-// block's lanes also fold their scores, in key order, into a running max
-// (mx, 16 lanes a block) as blockMaxGeneric folds them, VMAXPS keeping the
-// max when a score is not greater (NaN, an equal value), so that
-// blockMax's pass over the scores is left for one key of maxima.
-func genBlockScores2Z(withMax bool) {
+// genBlockScores2Z emits blockScores2: two blocks' scores of one pass over
+// the keys, two FMAs per broadcast key element.
+func genBlockScores2Z() {
 	prefix := "scores2z"
-	if withMax {
-		prefix = "scores2mz"
-	}
 	st := Load(Param("st0").Base(), GP64())
 	sh := Load(Param("st1").Base(), GP64()) // from block 0's scores to block 1's
 	SUBQ(st, sh)
@@ -51,14 +44,6 @@ func genBlockScores2Z(withMax bool) {
 	s3 := GP64()
 	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
 
-	var mx Register
-	var m0, m1 VecVirtual
-	if withMax {
-		mx = Load(Param("mx").Base(), GP64())
-		m0, m1 = ZMM(), ZMM()
-		VMOVUPS(Mem{Base: mx}, m0)
-		VMOVUPS(Mem{Base: mx, Disp: 64}, m1)
-	}
 	keyGroupsZ(prefix, blockGroup2Z, n, k, qt, stride, s3, "qt0", func(W int, row func(int) Mem, qp, cnt Register, advance func(U int)) {
 		acc0, acc1 := zerosZ(W), zerosZ(W)
 		// step(u) emits dimension u of a block of dimensions at the
@@ -82,17 +67,9 @@ func genBlockScores2Z(withMax bool) {
 		for w := range W {
 			VMOVUPS(acc0[w], Mem{Base: st, Disp: 64 * w})
 			VMOVUPS(acc1[w], Mem{Base: st, Index: sh, Scale: 1, Disp: 64 * w})
-			if withMax {
-				VMAXPS(m0, acc0[w], m0) // s > m ? s : m
-				VMAXPS(m1, acc1[w], m1)
-			}
 		}
 		ADDQ(U32(64*W), st)
 	})
-	if withMax {
-		VMOVUPS(m0, Mem{Base: mx})
-		VMOVUPS(m1, Mem{Base: mx, Disp: 64})
-	}
 	VZEROUPPER()
 	RET()
 }

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"slices"
 	"fmt"
 	"log"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"

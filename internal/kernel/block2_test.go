@@ -49,27 +49,6 @@ func TestBlockScores2(t *testing.T) {
 						what := fmt.Sprintf("n=%d d=%d stride=%d special=%v: block %%d's scores", n, d, stride, sp)
 						sameLanes(t, fmt.Sprintf(what, 0), st0, want0)
 						sameLanes(t, fmt.Sprintf(what, 1), st1, want1)
-
-						// blockScores2Max: the same scores, and each lane's
-						// maximum folded from where mx starts (-Inf, ±0 or a
-						// number), as blockMaxGeneric folds them.
-						mx, mw := testutil.Offset(2*BlockRows, 1)
-						for r := range mx {
-							mx[r] = []float32{float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 0.5}[r%4]
-						}
-						wantMx := append([]float32(nil), mx...)
-						foldMax(wantMx[:BlockRows], want0)
-						foldMax(wantMx[BlockRows:], want1)
-						clear(st0)
-						clear(st1)
-						BlockScores2Max(st0, st1, qt0, qt1, k, stride, mx)
-						testutil.CheckGuards(t, mw, 1, len(mx))
-						testutil.CheckGuards(t, sw0, 5, len(st0))
-						testutil.CheckGuards(t, sw1, 2, len(st1))
-						what = fmt.Sprintf("n=%d d=%d stride=%d special=%v: blockScores2Max's %%s", n, d, stride, sp)
-						sameLanes(t, fmt.Sprintf(what, "block 0 scores"), st0, want0)
-						sameLanes(t, fmt.Sprintf(what, "block 1 scores"), st1, want1)
-						sameLanes(t, fmt.Sprintf(what, "maxima"), mx, wantMx)
 					}
 				}
 			}
@@ -122,7 +101,7 @@ func TestBlockBlend2(t *testing.T) {
 	})
 }
 
-// blockScores2, blockScores2Max and blockBlend2 read and write nothing outside their
+// blockScores2 and blockBlend2 read and write nothing outside their
 // slices: each against a page it may not touch, after its end or before
 // its start.
 func TestBlock2StaysInBounds(t *testing.T) {
@@ -140,7 +119,6 @@ func TestBlock2StaysInBounds(t *testing.T) {
 						qt0, qt1, st0, st1 := g(BlockRows*d), g(BlockRows*d), g(BlockRows*n), g(BlockRows*n)
 						ot0, ot1, c0, c1 := g(BlockRows*d), g(BlockRows*d), g(BlockRows), g(BlockRows)
 						BlockScores2(st0, st1, qt0, qt1, k, stride)
-						BlockScores2Max(st0, st1, qt0, qt1, k, stride, g(2*BlockRows))
 						BlockBlend2(ot0, ot1, st0, st1, k, stride, c0, c1)
 						BlockBlend2(ot0, ot1, st0, st1, k, stride, nil, nil)
 					})

@@ -46,28 +46,6 @@ func blockScores2Generic(st0, st1, qt0, qt1, k []float32, stride int) {
 	BlockScores(st1, qt1, k, stride)
 }
 
-// blockScores2MaxGeneric is blockScores2Max as blockScores2 (the
-// selected implementation's) and the fold of each block's scores into its
-// lanes of mx, key by key.
-func blockScores2MaxGeneric(st0, st1, qt0, qt1, k []float32, stride int, mx []float32) {
-	BlockScores2(st0, st1, qt0, qt1, k, stride)
-	foldMax(mx[:BlockRows], st0)
-	foldMax(mx[BlockRows:2*BlockRows], st1)
-}
-
-// foldMax raises each lane r of m to the scores st[j*16+r] greater than
-// it, in key order, as blockMaxGeneric does.
-func foldMax(m, st []float32) {
-	m = m[:BlockRows]
-	for j := 0; j+BlockRows <= len(st); j += BlockRows {
-		for r, s := range st[j : j+BlockRows] {
-			if s > m[r] {
-				m[r] = s
-			}
-		}
-	}
-}
-
 // blockMaxGeneric starts a tile of the online softmax: per lane it raises
 // m to the largest score of st, sets mu to that max (0 while it is -Inf, so
 // that exp(-Inf - mu) is 0 rather than NaN), c = e^(m_old - mu), and l *= c.

@@ -514,14 +514,6 @@ var kernelCases = map[string]kernelCase{
 		bound, _ := blockScores2Bounds(qt, k, n)
 		return []result{{"st", st, bound}}
 	},
-	"blockScores2Max": func(a *kernelArgs, n int) []result {
-		qt, k, st := a.floats(2*BlockRows*blockD, 2), a.floats(rowsLen(n, blockStride, blockD), 2), a.floats(2*BlockRows*n, 1)
-		mx := a.salted(2*BlockRows, 30, finiteOrNegInf)
-		h, hq := BlockRows*n, BlockRows*blockD
-		BlockScores2Max(st[:h], st[h:], qt[:hq], qt[hq:], k, blockStride, mx)
-		bound, mxBound := blockScores2Bounds(qt, k, n)
-		return []result{{"st", st, bound}, {"mx", mx, mxBound}}
-	},
 	"blockMax": func(a *kernelArgs, n int) []result {
 		st, ml := softmaxTile(a, n), a.salted(4*BlockRows, 30, finiteOrNegInf)
 		for r := range BlockRows {

@@ -227,15 +227,6 @@ func BlockScores2(st0, st1, qt0, qt1, k []float32, stride int) {
 	blockScores2Generic(st0, st1, qt0, qt1, k, stride)
 }
 
-// BlockScores2Max is blockScores2, and folds each block's scores, key by
-// key, into its running max in lanes mx[b*16:(b+1)*16] as blockMaxGeneric
-// does (a score replaces the max only if greater: NaN never does, nor an
-// equal value). Only avx512 has it in assembly; elsewhere it is
-// blockScores2 and the fold.
-func BlockScores2Max(st0, st1, qt0, qt1, k []float32, stride int, mx []float32) {
-	blockScores2MaxGeneric(st0, st1, qt0, qt1, k, stride, mx)
-}
-
 // BlockMax starts a tile of the online softmax as blockMaxGeneric does: m =
 // max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.
 func BlockMax(st, ml []float32) { blockMaxGeneric(st, ml) }

@@ -357,14 +357,3 @@ func blendRowsMulti8BF16R8AVX512(acc, w []float32, v []uint16, stride int) {
 func blendRowsMulti8BF16R8AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
 	blendRowsMulti8BF16R8AVX512(acc, w, v, stride)
 }
-
-// blockScores2MaxAVX512 is blockScores2, and folds each block's scores, key
-// by key, into its running max in lanes mx[b*16:(b+1)*16] as
-// blockMaxGeneric does (a score replaces the max only if greater: NaN never
-// does, nor an equal value). Only avx512 has it in assembly; elsewhere it
-// is blockScores2 and the fold. Experimental: without the
-// attention_experimental tag it runs blockScores2MaxGeneric(st0, st1, qt0,
-// qt1, k, stride, mx).
-func blockScores2MaxAVX512(st0, st1, qt0, qt1, k []float32, stride int, mx []float32) {
-	blockScores2MaxGeneric(st0, st1, qt0, qt1, k, stride, mx)
-}

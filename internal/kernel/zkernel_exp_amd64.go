@@ -343,13 +343,3 @@ func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride 
 //
 //go:noescape
 func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blockScores2MaxAVX512 is blockScores2, and folds each block's scores, key
-// by key, into its running max in lanes mx[b*16:(b+1)*16] as
-// blockMaxGeneric does (a score replaces the max only if greater: NaN never
-// does, nor an equal value). Only avx512 has it in assembly; elsewhere it
-// is blockScores2 and the fold. Experimental: assembled only with the
-// attention_experimental tag (see zfallback_amd64.go).
-//
-//go:noescape
-func blockScores2MaxAVX512(st0 []float32, st1 []float32, qt0 []float32, qt1 []float32, k []float32, stride int, mx []float32)

@@ -85,7 +85,6 @@ var (
 	blockAskZ    = gain("verify-4k over 16-bit caches, the block kernels asking for the rows widened next", "f16 0.78, bf16 0.79")
 	blockAskX    = gain("verify-4k over 16-bit caches, avx2, the block kernels asking for the rows widened next", "f16 0.89, bf16 0.89")
 	pairedBlocks = gain("Batched prefill 8×512×512×64, paired block tasks; causal 0.92, chunked 0.91, prefill over caches 0.88–0.93", "0.89")
-	pairedMax    = exp(gain("Batched prefill, prefill-causal and chunked, and prefill over caches: the fold of the maxima in the score kernel against blockMax", "0.96–1.00"))
 )
 
 // Each kernel's variants, in the order of their row counts.

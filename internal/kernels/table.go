@@ -272,12 +272,6 @@ var All = []Kernel{
 		Tiers: tiers{"avx512": prod(pairedBlocks)},
 	},
 	{
-		Name: "blockScores2Max", Params: "st0, st1, qt0, qt1, k []float32, stride int, mx []float32",
-		Doc:   "is blockScores2, and folds each block's scores, key by key, into its running max in lanes mx[b*16:(b+1)*16] as blockMaxGeneric does (a score replaces the max only if greater: NaN never does, nor an equal value). Only avx512 has it in assembly; elsewhere it is blockScores2 and the fold.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
-		Tiers: tiers{"avx512": pairedMax},
-	},
-	{
 		Name: "blockMax", Params: "st, ml []float32",
 		Doc:   "starts a tile of the online softmax as blockMaxGeneric does: m = max(m, st rows), mu = m or 0 where -Inf, c = e^(m_old-mu), l *= c.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
