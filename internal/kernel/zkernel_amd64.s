@@ -13288,6 +13288,1538 @@ bmulti16z_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8F16R8AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti8h8_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h8_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
+	MOVQ         BX, R14
+
+smulti8h8_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h8_k2_tail
+	VMOVUPS     (R11), Z16
+	VMOVUPS     (R11)(R8*1), Z17
+	VMOVUPS     (R11)(R8*2), Z18
+	VMOVUPS     (R11)(R12*1), Z19
+	VMOVUPS     (R13), Z20
+	VMOVUPS     (R13)(R8*1), Z21
+	VMOVUPS     (R13)(R8*2), Z22
+	VMOVUPS     (R13)(R12*1), Z23
+	VCVTPH2PS   (SI), Z24
+	VFMADD231PS Z24, Z16, Z0
+	VFMADD231PS Z24, Z17, Z2
+	VFMADD231PS Z24, Z18, Z4
+	VFMADD231PS Z24, Z19, Z6
+	VFMADD231PS Z24, Z20, Z8
+	VFMADD231PS Z24, Z21, Z10
+	VFMADD231PS Z24, Z22, Z12
+	VFMADD231PS Z24, Z23, Z14
+	VCVTPH2PS   (SI)(DI*1), Z24
+	VFMADD231PS Z24, Z16, Z1
+	VFMADD231PS Z24, Z17, Z3
+	VFMADD231PS Z24, Z18, Z5
+	VFMADD231PS Z24, Z19, Z7
+	VFMADD231PS Z24, Z20, Z9
+	VFMADD231PS Z24, Z21, Z11
+	VFMADD231PS Z24, Z22, Z13
+	VFMADD231PS Z24, Z23, Z15
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h8_k2_chunk
+
+smulti8h8_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h8_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K1
+	VMOVUPS.Z   (R11), K1, Z16
+	VMOVUPS.Z   (R11)(R8*1), K1, Z17
+	VMOVUPS.Z   (R11)(R8*2), K1, Z18
+	VMOVUPS.Z   (R11)(R12*1), K1, Z19
+	VMOVUPS.Z   (R13), K1, Z20
+	VMOVUPS.Z   (R13)(R8*1), K1, Z21
+	VMOVUPS.Z   (R13)(R8*2), K1, Z22
+	VMOVUPS.Z   (R13)(R12*1), K1, Z23
+	VMOVDQU16.Z (SI), K1, Y24
+	VCVTPH2PS   Y24, Z24
+	VFMADD231PS Z24, Z16, Z0
+	VFMADD231PS Z24, Z17, Z2
+	VFMADD231PS Z24, Z18, Z4
+	VFMADD231PS Z24, Z19, Z6
+	VFMADD231PS Z24, Z20, Z8
+	VFMADD231PS Z24, Z21, Z10
+	VFMADD231PS Z24, Z22, Z12
+	VFMADD231PS Z24, Z23, Z14
+	VMOVDQU16.Z (SI)(DI*1), K1, Y24
+	VCVTPH2PS   Y24, Z24
+	VFMADD231PS Z24, Z16, Z1
+	VFMADD231PS Z24, Z17, Z3
+	VFMADD231PS Z24, Z18, Z5
+	VFMADD231PS Z24, Z19, Z7
+	VFMADD231PS Z24, Z20, Z9
+	VFMADD231PS Z24, Z21, Z11
+	VFMADD231PS Z24, Z22, Z13
+	VFMADD231PS Z24, Z23, Z15
+
+smulti8h8_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVLPS       X1, (AX)
+	VMOVHPS       X1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z1, X0
+	VMOVLPS       X0, (AX)(R9*2)
+	VMOVHPS       X0, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z1, X0
+	VMOVLPS       X0, (R11)
+	VMOVHPS       X0, (R11)(R9*1)
+	VEXTRACTF32X4 $0x03, Z1, X0
+	VMOVLPS       X0, (R11)(R9*2)
+	VMOVHPS       X0, (R11)(R10*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h8_k2
+
+smulti8h8_k2_next:
+smulti8h8_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h8_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	MOVQ         BX, R13
+
+smulti8h8_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h8_k1_tail
+	VMOVUPS     (R10), Z8
+	VMOVUPS     (R10)(R8*1), Z9
+	VMOVUPS     (R10)(R8*2), Z10
+	VMOVUPS     (R10)(R11*1), Z11
+	VMOVUPS     (R12), Z12
+	VMOVUPS     (R12)(R8*1), Z13
+	VMOVUPS     (R12)(R8*2), Z14
+	VMOVUPS     (R12)(R11*1), Z15
+	VCVTPH2PS   (SI), Z16
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z16, Z9, Z1
+	VFMADD231PS Z16, Z10, Z2
+	VFMADD231PS Z16, Z11, Z3
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z6
+	VFMADD231PS Z16, Z15, Z7
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h8_k1_chunk
+
+smulti8h8_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h8_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R10), K1, Z8
+	VMOVUPS.Z   (R10)(R8*1), K1, Z9
+	VMOVUPS.Z   (R10)(R8*2), K1, Z10
+	VMOVUPS.Z   (R10)(R11*1), K1, Z11
+	VMOVUPS.Z   (R12), K1, Z12
+	VMOVUPS.Z   (R12)(R8*1), K1, Z13
+	VMOVUPS.Z   (R12)(R8*2), K1, Z14
+	VMOVUPS.Z   (R12)(R11*1), K1, Z15
+	VMOVDQU16.Z (SI), K1, Y16
+	VCVTPH2PS   Y16, Z16
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z16, Z9, Z1
+	VFMADD231PS Z16, Z10, Z2
+	VFMADD231PS Z16, Z11, Z3
+	VFMADD231PS Z16, Z12, Z4
+	VFMADD231PS Z16, Z13, Z5
+	VFMADD231PS Z16, Z14, Z6
+	VFMADD231PS Z16, Z15, Z7
+
+smulti8h8_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z0, Y8
+	VADDPS        Y8, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X8
+	VADDPS        X8, X0, X0
+	VMOVSHDUP     X0, X8
+	VADDPS        X8, X0, X0
+	VMOVHLPS      X0, X8, X8
+	VADDSS        X8, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VADDPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VADDSS        X0, X4, X4
+	VMOVSS        X4, (R11)
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VADDPS        Y0, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X5
+	VMOVSHDUP     X5, X0
+	VADDPS        X0, X5, X5
+	VMOVHLPS      X5, X0, X0
+	VADDSS        X0, X5, X5
+	VMOVSS        X5, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X6
+	VMOVSHDUP     X6, X0
+	VADDPS        X0, X6, X6
+	VMOVHLPS      X6, X0, X0
+	VADDSS        X0, X6, X6
+	VMOVSS        X6, (R11)(R9*2)
+	VEXTRACTF64X4 $0x01, Z7, Y0
+	VADDPS        Y0, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X0
+	VADDPS        X0, X7, X7
+	VMOVSHDUP     X7, X0
+	VADDPS        X0, X7, X7
+	VMOVHLPS      X7, X0, X0
+	VADDSS        X0, X7, X7
+	VMOVSS        X7, (R11)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h8_k1
+
+smulti8h8_k1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8F16R8AVX512(SB), NOSPLIT, $0-80
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti8h8_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h8_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	VMOVUPS (R11)(R8*1), Z10
+	VMOVUPS 64(R11)(R8*1), Z11
+	VMOVUPS (R11)(R8*2), Z12
+	VMOVUPS 64(R11)(R8*2), Z13
+	VMOVUPS (R11)(R10*1), Z14
+	VMOVUPS 64(R11)(R10*1), Z15
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h8_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h8_c2_keys_done
+	VCVTPH2PS        (R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z16, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z16, Z6
+	VFMADD231PS.BCST (R14), Z16, Z8
+	VFMADD231PS.BCST (R14)(R9*1), Z16, Z10
+	VFMADD231PS.BCST (R14)(R9*2), Z16, Z12
+	VFMADD231PS.BCST (R14)(R13*1), Z16, Z14
+	VCVTPH2PS        32(R11), Z16
+	VFMADD231PS.BCST (R10), Z16, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z16, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z16, Z7
+	VFMADD231PS.BCST (R14), Z16, Z9
+	VFMADD231PS.BCST (R14)(R9*1), Z16, Z11
+	VFMADD231PS.BCST (R14)(R9*2), Z16, Z13
+	VFMADD231PS.BCST (R14)(R13*1), Z16, Z15
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h8_c2_key
+
+bmulti8h8_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	VMOVUPS Z10, (R11)(R8*1)
+	VMOVUPS Z11, 64(R11)(R8*1)
+	VMOVUPS Z12, (R11)(R8*2)
+	VMOVUPS Z13, 64(R11)(R8*2)
+	VMOVUPS Z14, (R11)(R10*1)
+	VMOVUPS Z15, 64(R11)(R10*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h8_c2
+
+bmulti8h8_c2_next:
+bmulti8h8_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h8_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	VMOVUPS (R11)(R8*1), Z5
+	VMOVUPS (R11)(R8*2), Z6
+	VMOVUPS (R11)(R10*1), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h8_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h8_c1_keys_done
+	VCVTPH2PS        (R11), Z8
+	VFMADD231PS.BCST (R10), Z8, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z8, Z3
+	VFMADD231PS.BCST (R14), Z8, Z4
+	VFMADD231PS.BCST (R14)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R14)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R14)(R13*1), Z8, Z7
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h8_c1_key
+
+bmulti8h8_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	VMOVUPS Z5, (R11)(R8*1)
+	VMOVUPS Z6, (R11)(R8*2)
+	VMOVUPS Z7, (R11)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h8_c1
+
+bmulti8h8_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	VMOVUPS.Z (R10)(R8*1), K1, Z5
+	VMOVUPS.Z (R10)(R8*2), K1, Z6
+	VMOVUPS.Z (R10)(BX*1), K1, Z7
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h8_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h8_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y8
+	VCVTPH2PS        Y8, Z8
+	VFMADD231PS.BCST (AX), Z8, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
+	VFMADD231PS.BCST (R10), Z8, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R10)(SI*1), Z8, Z7
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h8_tail_key
+
+bmulti8h8_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	VMOVUPS Z7, K1, (CX)(AX*1)
+
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8F16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8F16R8AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti8ha8_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha8_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	VMOVUPS (R12)(R11*1), Z14
+	VMOVUPS 64(R12)(R11*1), Z15
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c2_keys_done
+	VCVTPH2PS        (R12), Z16
+	VFMADD231PS.BCST (R11), Z16, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z6
+	VFMADD231PS.BCST (R15), Z16, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z12
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z14
+	VCVTPH2PS        32(R12), Z16
+	VFMADD231PS.BCST (R11), Z16, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z7
+	VFMADD231PS.BCST (R15), Z16, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z13
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z15
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c2_key
+
+bmulti8ha8_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	VMOVUPS Z14, (R12)(R11*1)
+	VMOVUPS Z15, 64(R12)(R11*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha8_c2
+
+bmulti8ha8_c2_next:
+bmulti8ha8_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha8_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	VMOVUPS (R12)(R11*1), Z7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c1_keys_done
+	VCVTPH2PS        (R12), Z8
+	VFMADD231PS.BCST (R11), Z8, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z8, Z3
+	VFMADD231PS.BCST (R15), Z8, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R15)(R14*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c1_key
+
+bmulti8ha8_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	VMOVUPS Z7, (R12)(R11*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha8_c1
+
+bmulti8ha8_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	VMOVUPS.Z (R11)(BX*1), K1, Z7
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha8_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha8_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y8
+	VCVTPH2PS        Y8, Z8
+	VFMADD231PS.BCST (AX), Z8, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
+	VFMADD231PS.BCST (R11), Z8, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R11)(SI*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha8_tail_key
+
+bmulti8ha8_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	VMOVUPS Z7, K1, (CX)(AX*1)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMulti8BF16R8AVX512(SB), NOSPLIT, $0-80
+	VMOVDQU64 bf16perm<>+0(SB), Z0
+	MOVL      $0xaaaaaaaa, AX
+	KMOVD     AX, K1
+	MOVQ      dst_base+0(FP), AX
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      q_base+56(FP), DX
+	MOVQ      q_len+64(FP), BX
+	MOVQ      k_base+24(FP), SI
+	MOVQ      stride+48(FP), DI
+	SHLQ      $0x01, DI
+	SHRQ      $0x03, CX
+	SHRQ      $0x03, BX
+	MOVQ      BX, R8
+	SHLQ      $0x02, R8
+	MOVQ      CX, R9
+	SHLQ      $0x02, R9
+
+smulti8h8_k2:
+	CMPQ         CX, $0x02
+	JL           smulti8h8_k2_next
+	LEAQ         (DI)(DI*2), R10
+	IMUL3Q       $0x00000020, DI, R10
+	ADDQ         SI, R10
+	IMUL3Q       $0x00000004, BX, R11
+	ADDQ         R10, R11
+	SUBQ         k_base+24(FP), R11
+	SHRQ         $0x01, R11
+	CMPQ         R11, k_len+32(FP)
+	CMOVQHI      SI, R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	LEAQ         (R11)(R8*4), R13
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	VPXORD       Z1, Z1, Z9
+	VPXORD       Z1, Z1, Z10
+	VPXORD       Z1, Z1, Z11
+	VPXORD       Z1, Z1, Z12
+	VPXORD       Z1, Z1, Z13
+	VPXORD       Z1, Z1, Z14
+	VPXORD       Z1, Z1, Z15
+	VPXORD       Z1, Z1, Z16
+	MOVQ         BX, R14
+
+smulti8h8_k2_chunk:
+	CMPQ        R14, $0x10
+	JL          smulti8h8_k2_tail
+	VMOVUPS     (R11), Z17
+	VMOVUPS     (R11)(R8*1), Z18
+	VMOVUPS     (R11)(R8*2), Z19
+	VMOVUPS     (R11)(R12*1), Z20
+	VMOVUPS     (R13), Z21
+	VMOVUPS     (R13)(R8*1), Z22
+	VMOVUPS     (R13)(R8*2), Z23
+	VMOVUPS     (R13)(R12*1), Z24
+	VMOVDQU32   (SI), Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z1
+	VFMADD231PS Z25, Z18, Z3
+	VFMADD231PS Z25, Z19, Z5
+	VFMADD231PS Z25, Z20, Z7
+	VFMADD231PS Z25, Z21, Z9
+	VFMADD231PS Z25, Z22, Z11
+	VFMADD231PS Z25, Z23, Z13
+	VFMADD231PS Z25, Z24, Z15
+	VMOVDQU32   (SI)(DI*1), Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z2
+	VFMADD231PS Z25, Z18, Z4
+	VFMADD231PS Z25, Z19, Z6
+	VFMADD231PS Z25, Z20, Z8
+	VFMADD231PS Z25, Z21, Z10
+	VFMADD231PS Z25, Z22, Z12
+	VFMADD231PS Z25, Z23, Z14
+	VFMADD231PS Z25, Z24, Z16
+	PREFETCHT0  (R10)
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R11
+	ADDQ        $0x40, R13
+	ADDQ        $0x00000040, R10
+	SUBQ        $0x10, R14
+	JMP         smulti8h8_k2_chunk
+
+smulti8h8_k2_tail:
+	TESTQ       R14, R14
+	JZ          smulti8h8_k2_sum
+	LEAQ        ktable<>+0(SB), R10
+	KMOVW       (R10)(R14*2), K2
+	VMOVUPS.Z   (R11), K2, Z17
+	VMOVUPS.Z   (R11)(R8*1), K2, Z18
+	VMOVUPS.Z   (R11)(R8*2), K2, Z19
+	VMOVUPS.Z   (R11)(R12*1), K2, Z20
+	VMOVUPS.Z   (R13), K2, Z21
+	VMOVUPS.Z   (R13)(R8*1), K2, Z22
+	VMOVUPS.Z   (R13)(R8*2), K2, Z23
+	VMOVUPS.Z   (R13)(R12*1), K2, Z24
+	VMOVDQU16.Z (SI), K2, Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z1
+	VFMADD231PS Z25, Z18, Z3
+	VFMADD231PS Z25, Z19, Z5
+	VFMADD231PS Z25, Z20, Z7
+	VFMADD231PS Z25, Z21, Z9
+	VFMADD231PS Z25, Z22, Z11
+	VFMADD231PS Z25, Z23, Z13
+	VFMADD231PS Z25, Z24, Z15
+	VMOVDQU16.Z (SI)(DI*1), K2, Y26
+	VPERMW.Z    Z26, Z0, K1, Z25
+	VFMADD231PS Z25, Z17, Z2
+	VFMADD231PS Z25, Z18, Z4
+	VFMADD231PS Z25, Z19, Z6
+	VFMADD231PS Z25, Z20, Z8
+	VFMADD231PS Z25, Z21, Z10
+	VFMADD231PS Z25, Z22, Z12
+	VFMADD231PS Z25, Z23, Z14
+	VFMADD231PS Z25, Z24, Z16
+
+smulti8h8_k2_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VSHUFF32X4    $0x44, Z5, Z1, Z17
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z17, Z17
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x44, Z8, Z4, Z7
+	VSHUFF32X4    $0xee, Z8, Z4, Z4
+	VADDPS        Z4, Z7, Z7
+	VSHUFF32X4    $0x44, Z16, Z12, Z4
+	VSHUFF32X4    $0xee, Z16, Z12, Z8
+	VADDPS        Z8, Z4, Z4
+	VSHUFF32X4    $0x88, Z1, Z17, Z8
+	VSHUFF32X4    $0xdd, Z1, Z17, Z1
+	VADDPS        Z1, Z8, Z8
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFF32X4    $0x88, Z4, Z7, Z3
+	VSHUFF32X4    $0xdd, Z4, Z7, Z4
+	VADDPS        Z4, Z3, Z3
+	VSHUFPS       $0x88, Z1, Z8, Z4
+	VSHUFPS       $0xdd, Z1, Z8, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFPS       $0x88, Z3, Z2, Z1
+	VSHUFPS       $0xdd, Z3, Z2, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFPS       $0x88, Z1, Z4, Z2
+	VSHUFPS       $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z2, Z2
+	VMOVLPS       X2, (AX)
+	VMOVHPS       X2, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z2, X1
+	VMOVLPS       X1, (AX)(R9*2)
+	VMOVHPS       X1, (AX)(R10*1)
+	VEXTRACTF32X4 $0x02, Z2, X1
+	VMOVLPS       X1, (R11)
+	VMOVHPS       X1, (R11)(R9*1)
+	VEXTRACTF32X4 $0x03, Z2, X1
+	VMOVLPS       X1, (R11)(R9*2)
+	VMOVHPS       X1, (R11)(R10*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smulti8h8_k2
+
+smulti8h8_k2_next:
+smulti8h8_k1:
+	CMPQ         CX, $0x01
+	JL           smulti8h8_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	LEAQ         (R10)(R8*4), R12
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	VPXORD       Z1, Z1, Z3
+	VPXORD       Z1, Z1, Z4
+	VPXORD       Z1, Z1, Z5
+	VPXORD       Z1, Z1, Z6
+	VPXORD       Z1, Z1, Z7
+	VPXORD       Z1, Z1, Z8
+	MOVQ         BX, R13
+
+smulti8h8_k1_chunk:
+	CMPQ        R13, $0x10
+	JL          smulti8h8_k1_tail
+	VMOVUPS     (R10), Z9
+	VMOVUPS     (R10)(R8*1), Z10
+	VMOVUPS     (R10)(R8*2), Z11
+	VMOVUPS     (R10)(R11*1), Z12
+	VMOVUPS     (R12), Z13
+	VMOVUPS     (R12)(R8*1), Z14
+	VMOVUPS     (R12)(R8*2), Z15
+	VMOVUPS     (R12)(R11*1), Z16
+	VMOVDQU32   (SI), Y26
+	VPERMW.Z    Z26, Z0, K1, Z17
+	VFMADD231PS Z17, Z9, Z1
+	VFMADD231PS Z17, Z10, Z2
+	VFMADD231PS Z17, Z11, Z3
+	VFMADD231PS Z17, Z12, Z4
+	VFMADD231PS Z17, Z13, Z5
+	VFMADD231PS Z17, Z14, Z6
+	VFMADD231PS Z17, Z15, Z7
+	VFMADD231PS Z17, Z16, Z8
+	ADDQ        $0x20, SI
+	ADDQ        $0x40, R10
+	ADDQ        $0x40, R12
+	SUBQ        $0x10, R13
+	JMP         smulti8h8_k1_chunk
+
+smulti8h8_k1_tail:
+	TESTQ       R13, R13
+	JZ          smulti8h8_k1_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K2
+	VMOVUPS.Z   (R10), K2, Z9
+	VMOVUPS.Z   (R10)(R8*1), K2, Z10
+	VMOVUPS.Z   (R10)(R8*2), K2, Z11
+	VMOVUPS.Z   (R10)(R11*1), K2, Z12
+	VMOVUPS.Z   (R12), K2, Z13
+	VMOVUPS.Z   (R12)(R8*1), K2, Z14
+	VMOVUPS.Z   (R12)(R8*2), K2, Z15
+	VMOVUPS.Z   (R12)(R11*1), K2, Z16
+	VMOVDQU16.Z (SI), K2, Y26
+	VPERMW.Z    Z26, Z0, K1, Z17
+	VFMADD231PS Z17, Z9, Z1
+	VFMADD231PS Z17, Z10, Z2
+	VFMADD231PS Z17, Z11, Z3
+	VFMADD231PS Z17, Z12, Z4
+	VFMADD231PS Z17, Z13, Z5
+	VFMADD231PS Z17, Z14, Z6
+	VFMADD231PS Z17, Z15, Z7
+	VFMADD231PS Z17, Z16, Z8
+
+smulti8h8_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x01, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	LEAQ          (AX)(R9*4), R11
+	VEXTRACTF64X4 $0x01, Z1, Y9
+	VADDPS        Y9, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X9
+	VADDPS        X9, X1, X1
+	VMOVSHDUP     X1, X9
+	VADDPS        X9, X1, X1
+	VMOVHLPS      X1, X9, X9
+	VADDSS        X9, X1, X1
+	VMOVSS        X1, (AX)
+	VEXTRACTF64X4 $0x01, Z2, Y1
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X1, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z3, Y1
+	VADDPS        Y1, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X1
+	VADDPS        X1, X3, X3
+	VMOVSHDUP     X3, X1
+	VADDPS        X1, X3, X3
+	VMOVHLPS      X3, X1, X1
+	VADDSS        X1, X3, X3
+	VMOVSS        X3, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z4, Y1
+	VADDPS        Y1, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X1
+	VADDPS        X1, X4, X4
+	VMOVSHDUP     X4, X1
+	VADDPS        X1, X4, X4
+	VMOVHLPS      X4, X1, X1
+	VADDSS        X1, X4, X4
+	VMOVSS        X4, (AX)(R10*1)
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF32X4 $0x01, Y5, X1
+	VADDPS        X1, X5, X5
+	VMOVSHDUP     X5, X1
+	VADDPS        X1, X5, X5
+	VMOVHLPS      X5, X1, X1
+	VADDSS        X1, X5, X5
+	VMOVSS        X5, (R11)
+	VEXTRACTF64X4 $0x01, Z6, Y1
+	VADDPS        Y1, Y6, Y6
+	VEXTRACTF32X4 $0x01, Y6, X1
+	VADDPS        X1, X6, X6
+	VMOVSHDUP     X6, X1
+	VADDPS        X1, X6, X6
+	VMOVHLPS      X6, X1, X1
+	VADDSS        X1, X6, X6
+	VMOVSS        X6, (R11)(R9*1)
+	VEXTRACTF64X4 $0x01, Z7, Y1
+	VADDPS        Y1, Y7, Y7
+	VEXTRACTF32X4 $0x01, Y7, X1
+	VADDPS        X1, X7, X7
+	VMOVSHDUP     X7, X1
+	VADDPS        X1, X7, X7
+	VMOVHLPS      X7, X1, X1
+	VADDSS        X1, X7, X7
+	VMOVSS        X7, (R11)(R9*2)
+	VEXTRACTF64X4 $0x01, Z8, Y1
+	VADDPS        Y1, Y8, Y8
+	VEXTRACTF32X4 $0x01, Y8, X1
+	VADDPS        X1, X8, X8
+	VMOVSHDUP     X8, X1
+	VADDPS        X1, X8, X8
+	VMOVHLPS      X8, X1, X1
+	VADDSS        X1, X8, X8
+	VMOVSS        X8, (R11)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smulti8h8_k1
+
+smulti8h8_k1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMulti8BF16R8AVX512(SB), NOSPLIT, $0-80
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+bmulti8h8_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8h8_c2_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R10*1), Z6
+	VMOVUPS 64(DX)(R10*1), Z7
+	VMOVUPS (R11), Z8
+	VMOVUPS 64(R11), Z9
+	VMOVUPS (R11)(R8*1), Z10
+	VMOVUPS 64(R11)(R8*1), Z11
+	VMOVUPS (R11)(R8*2), Z12
+	VMOVUPS 64(R11)(R8*2), Z13
+	VMOVUPS (R11)(R10*1), Z14
+	VMOVUPS 64(R11)(R10*1), Z15
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h8_c2_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h8_c2_keys_done
+	VPMOVZXWD        (R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z2
+	VFMADD231PS.BCST (R10)(R9*2), Z16, Z4
+	VFMADD231PS.BCST (R10)(R13*1), Z16, Z6
+	VFMADD231PS.BCST (R14), Z16, Z8
+	VFMADD231PS.BCST (R14)(R9*1), Z16, Z10
+	VFMADD231PS.BCST (R14)(R9*2), Z16, Z12
+	VFMADD231PS.BCST (R14)(R13*1), Z16, Z14
+	VPMOVZXWD        32(R11), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R10), Z16, Z1
+	VFMADD231PS.BCST (R10)(R9*1), Z16, Z3
+	VFMADD231PS.BCST (R10)(R9*2), Z16, Z5
+	VFMADD231PS.BCST (R10)(R13*1), Z16, Z7
+	VFMADD231PS.BCST (R14), Z16, Z9
+	VFMADD231PS.BCST (R14)(R9*1), Z16, Z11
+	VFMADD231PS.BCST (R14)(R9*2), Z16, Z13
+	VFMADD231PS.BCST (R14)(R13*1), Z16, Z15
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h8_c2_key
+
+bmulti8h8_c2_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R10*1)
+	VMOVUPS Z7, 64(DX)(R10*1)
+	VMOVUPS Z8, (R11)
+	VMOVUPS Z9, 64(R11)
+	VMOVUPS Z10, (R11)(R8*1)
+	VMOVUPS Z11, 64(R11)(R8*1)
+	VMOVUPS Z12, (R11)(R8*2)
+	VMOVUPS Z13, 64(R11)(R8*2)
+	VMOVUPS Z14, (R11)(R10*1)
+	VMOVUPS Z15, 64(R11)(R10*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8h8_c2
+
+bmulti8h8_c2_next:
+bmulti8h8_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8h8_c1_next
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R10*1), Z3
+	VMOVUPS (R11), Z4
+	VMOVUPS (R11)(R8*1), Z5
+	VMOVUPS (R11)(R8*2), Z6
+	VMOVUPS (R11)(R10*1), Z7
+	MOVQ    AX, R10
+	MOVQ    SI, R11
+	MOVQ    CX, R12
+	LEAQ    (R9)(R9*2), R13
+	LEAQ    (R10)(R9*4), R14
+
+bmulti8h8_c1_key:
+	TESTQ            R12, R12
+	JZ               bmulti8h8_c1_keys_done
+	VPMOVZXWD        (R11), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R10), Z8, Z0
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (R10)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (R10)(R13*1), Z8, Z3
+	VFMADD231PS.BCST (R14), Z8, Z4
+	VFMADD231PS.BCST (R14)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R14)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R14)(R13*1), Z8, Z7
+	ADDQ             $0x04, R10
+	ADDQ             $0x04, R14
+	ADDQ             DI, R11
+	DECQ             R12
+	JMP              bmulti8h8_c1_key
+
+bmulti8h8_c1_keys_done:
+	LEAQ    (R8)(R8*2), R10
+	LEAQ    (DX)(R8*4), R11
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R10*1)
+	VMOVUPS Z4, (R11)
+	VMOVUPS Z5, (R11)(R8*1)
+	VMOVUPS Z6, (R11)(R8*2)
+	VMOVUPS Z7, (R11)(R10*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8h8_c1
+
+bmulti8h8_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8h_done
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R10
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R10), K1, Z4
+	VMOVUPS.Z (R10)(R8*1), K1, Z5
+	VMOVUPS.Z (R10)(R8*2), K1, Z6
+	VMOVUPS.Z (R10)(BX*1), K1, Z7
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R10
+
+bmulti8h8_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8h8_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y8
+	VPMOVZXWD        Y8, Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (AX), Z8, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
+	VFMADD231PS.BCST (R10), Z8, Z4
+	VFMADD231PS.BCST (R10)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R10)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R10)(SI*1), Z8, Z7
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R10
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8h8_tail_key
+
+bmulti8h8_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	VMOVUPS Z7, K1, (CX)(AX*1)
+
+bmulti8h_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsMulti8BF16R8AskAVX512(SB), NOSPLIT, $0-104
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x01, DI
+	SHRQ $0x03, CX
+	SHRQ $0x03, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+	MOVQ next_base+80(FP), R10
+
+bmulti8ha8_c2:
+	CMPQ    BX, $0x20
+	JL      bmulti8ha8_c2_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS 64(DX), Z1
+	VMOVUPS (DX)(R8*1), Z2
+	VMOVUPS 64(DX)(R8*1), Z3
+	VMOVUPS (DX)(R8*2), Z4
+	VMOVUPS 64(DX)(R8*2), Z5
+	VMOVUPS (DX)(R11*1), Z6
+	VMOVUPS 64(DX)(R11*1), Z7
+	VMOVUPS (R12), Z8
+	VMOVUPS 64(R12), Z9
+	VMOVUPS (R12)(R8*1), Z10
+	VMOVUPS 64(R12)(R8*1), Z11
+	VMOVUPS (R12)(R8*2), Z12
+	VMOVUPS 64(R12)(R8*2), Z13
+	VMOVUPS (R12)(R11*1), Z14
+	VMOVUPS 64(R12)(R11*1), Z15
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c2_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c2_keys_done
+	VPMOVZXWD        (R12), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R11), Z16, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z2
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z4
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z6
+	VFMADD231PS.BCST (R15), Z16, Z8
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z10
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z12
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z14
+	VPMOVZXWD        32(R12), Z16
+	VPSLLD           $0x10, Z16, Z16
+	VFMADD231PS.BCST (R11), Z16, Z1
+	VFMADD231PS.BCST (R11)(R9*1), Z16, Z3
+	VFMADD231PS.BCST (R11)(R9*2), Z16, Z5
+	VFMADD231PS.BCST (R11)(R14*1), Z16, Z7
+	VFMADD231PS.BCST (R15), Z16, Z9
+	VFMADD231PS.BCST (R15)(R9*1), Z16, Z11
+	VFMADD231PS.BCST (R15)(R9*2), Z16, Z13
+	VFMADD231PS.BCST (R15)(R14*1), Z16, Z15
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000040, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c2_key
+
+bmulti8ha8_c2_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, (DX)(R8*1)
+	VMOVUPS Z3, 64(DX)(R8*1)
+	VMOVUPS Z4, (DX)(R8*2)
+	VMOVUPS Z5, 64(DX)(R8*2)
+	VMOVUPS Z6, (DX)(R11*1)
+	VMOVUPS Z7, 64(DX)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, (R12)(R8*1)
+	VMOVUPS Z11, 64(R12)(R8*1)
+	VMOVUPS Z12, (R12)(R8*2)
+	VMOVUPS Z13, 64(R12)(R8*2)
+	VMOVUPS Z14, (R12)(R11*1)
+	VMOVUPS Z15, 64(R12)(R11*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x20, BX
+	JMP     bmulti8ha8_c2
+
+bmulti8ha8_c2_next:
+bmulti8ha8_c1:
+	CMPQ    BX, $0x10
+	JL      bmulti8ha8_c1_next
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS (DX), Z0
+	VMOVUPS (DX)(R8*1), Z1
+	VMOVUPS (DX)(R8*2), Z2
+	VMOVUPS (DX)(R11*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	VMOVUPS (R12)(R11*1), Z7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R9)(R9*2), R14
+	LEAQ    (R11)(R9*4), R15
+
+bmulti8ha8_c1_key:
+	TESTQ            R13, R13
+	JZ               bmulti8ha8_c1_keys_done
+	VPMOVZXWD        (R12), Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (R11), Z8, Z0
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (R11)(R14*1), Z8, Z3
+	VFMADD231PS.BCST (R15), Z8, Z4
+	VFMADD231PS.BCST (R15)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R15)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R15)(R14*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, R11
+	ADDQ             $0x04, R15
+	ADDQ             DI, R12
+	DECQ             R13
+	JMP              bmulti8ha8_c1_key
+
+bmulti8ha8_c1_keys_done:
+	LEAQ    (R8)(R8*2), R11
+	LEAQ    (DX)(R8*4), R12
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R8*1)
+	VMOVUPS Z2, (DX)(R8*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R12)
+	VMOVUPS Z5, (R12)(R8*1)
+	VMOVUPS Z6, (R12)(R8*2)
+	VMOVUPS Z7, (R12)(R11*1)
+	ADDQ    $0x00000040, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x10, BX
+	JMP     bmulti8ha8_c1
+
+bmulti8ha8_c1_next:
+	TESTQ     BX, BX
+	JZ        bmulti8ha_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(BX*2), K1
+	LEAQ      (R8)(R8*2), BX
+	LEAQ      (DX)(R8*4), R11
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z (DX)(R8*1), K1, Z1
+	VMOVUPS.Z (DX)(R8*2), K1, Z2
+	VMOVUPS.Z (DX)(BX*1), K1, Z3
+	VMOVUPS.Z (R11), K1, Z4
+	VMOVUPS.Z (R11)(R8*1), K1, Z5
+	VMOVUPS.Z (R11)(R8*2), K1, Z6
+	VMOVUPS.Z (R11)(BX*1), K1, Z7
+	MOVQ      SI, BX
+	LEAQ      (R9)(R9*2), SI
+	LEAQ      (AX)(R9*4), R11
+
+bmulti8ha8_tail_key:
+	TESTQ            CX, CX
+	JZ               bmulti8ha8_tail_keys_done
+	VMOVDQU16.Z      (BX), K1, Y8
+	VPMOVZXWD        Y8, Z8
+	VPSLLD           $0x10, Z8, Z8
+	VFMADD231PS.BCST (AX), Z8, Z0
+	VFMADD231PS.BCST (AX)(R9*1), Z8, Z1
+	VFMADD231PS.BCST (AX)(R9*2), Z8, Z2
+	VFMADD231PS.BCST (AX)(SI*1), Z8, Z3
+	VFMADD231PS.BCST (R11), Z8, Z4
+	VFMADD231PS.BCST (R11)(R9*1), Z8, Z5
+	VFMADD231PS.BCST (R11)(R9*2), Z8, Z6
+	VFMADD231PS.BCST (R11)(SI*1), Z8, Z7
+	PREFETCHT1       (R10)
+	ADDQ             $0x00000020, R10
+	ADDQ             $0x04, AX
+	ADDQ             $0x04, R11
+	ADDQ             DI, BX
+	DECQ             CX
+	JMP              bmulti8ha8_tail_key
+
+bmulti8ha8_tail_keys_done:
+	LEAQ    (R8)(R8*2), AX
+	LEAQ    (DX)(R8*4), CX
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(R8*1)
+	VMOVUPS Z2, K1, (DX)(R8*2)
+	VMOVUPS Z3, K1, (DX)(AX*1)
+	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z5, K1, (CX)(R8*1)
+	VMOVUPS Z6, K1, (CX)(R8*2)
+	VMOVUPS Z7, K1, (CX)(AX*1)
+
+bmulti8ha_done:
+	VZEROUPPER
+	RET
+
 // func maxAVX512(x []float32) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·maxAVX512(SB), NOSPLIT, $0-28

@@ -149,13 +149,6 @@ func scoreRowsMulti8F16R7AVX512(dst []float32, k []uint16, stride int, q []float
 //go:noescape
 func scoreRowsMulti8F16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
 
-// scoreRowsMulti8F16R8AVX512 is scoreRowsMulti8F16 with rows = 8 (the
-// front's default) and also empty. Experimental: assembled only with the
-// attention_experimental tag (see zfallback_amd64.go).
-//
-//go:noescape
-func scoreRowsMulti8F16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
-
 // scoreRowsMulti8F16R8AskAVX512 is scoreRowsMulti8F16 with rows = 8 (the
 // front's default) and also not empty: it asks for the lines of also as it
 // goes. Experimental: assembled only with the attention_experimental tag
@@ -209,21 +202,6 @@ func blendRowsMulti8F16R7AVX512(acc []float32, w []float32, v []uint16, stride i
 //go:noescape
 func blendRowsMulti8F16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
 
-// blendRowsMulti8F16R8AVX512 is blendRowsMulti8F16 with rows = 8 (the
-// front's default) and next empty. Experimental: assembled only with the
-// attention_experimental tag (see zfallback_amd64.go).
-//
-//go:noescape
-func blendRowsMulti8F16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8F16R8AskAVX512 is blendRowsMulti8F16 with rows = 8 (the
-// front's default) and next not empty: it asks for the lines of next as it
-// goes. Experimental: assembled only with the attention_experimental tag
-// (see zfallback_amd64.go).
-//
-//go:noescape
-func blendRowsMulti8F16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
 // scoreRowsMulti8BF16R5AVX512 is scoreRowsMulti8BF16 with rows = 5 and also
 // empty. Experimental: assembled only with the attention_experimental tag
 // (see zfallback_amd64.go).
@@ -268,13 +246,6 @@ func scoreRowsMulti8BF16R7AVX512(dst []float32, k []uint16, stride int, q []floa
 //
 //go:noescape
 func scoreRowsMulti8BF16R7AskAVX512(dst []float32, k []uint16, stride int, q []float32, also []uint16)
-
-// scoreRowsMulti8BF16R8AVX512 is scoreRowsMulti8BF16 with rows = 8 (the
-// front's default) and also empty. Experimental: assembled only with the
-// attention_experimental tag (see zfallback_amd64.go).
-//
-//go:noescape
-func scoreRowsMulti8BF16R8AVX512(dst []float32, k []uint16, stride int, q []float32)
 
 // scoreRowsMulti8BF16R8AskAVX512 is scoreRowsMulti8BF16 with rows = 8 (the
 // front's default) and also not empty: it asks for the lines of also as it
@@ -328,18 +299,3 @@ func blendRowsMulti8BF16R7AVX512(acc []float32, w []float32, v []uint16, stride 
 //
 //go:noescape
 func blendRowsMulti8BF16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
-
-// blendRowsMulti8BF16R8AVX512 is blendRowsMulti8BF16 with rows = 8 (the
-// front's default) and next empty. Experimental: assembled only with the
-// attention_experimental tag (see zfallback_amd64.go).
-//
-//go:noescape
-func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride int)
-
-// blendRowsMulti8BF16R8AskAVX512 is blendRowsMulti8BF16 with rows = 8 (the
-// front's default) and next not empty: it asks for the lines of next as it
-// goes. Experimental: assembled only with the attention_experimental tag
-// (see zfallback_amd64.go).
-//
-//go:noescape
-func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)

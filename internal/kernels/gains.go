@@ -74,9 +74,17 @@ var (
 	wideAlso = exp(gain("decode gqa7-8k and mqa-32k, f32 tensors and f32, f16, bf16 caches: also against nil", "0.95–1.05"))
 	// Over 16-bit caches the wide kernels gain nothing on four rows and
 	// the rest.
-	// Pooled over two runs of 5 and 7 rounds: gqa7-8k f16 0.96, bf16 0.97;
-	// mqa-32k f16 0.95 (each run alone 0.97 and 0.93), bf16 0.99.
-	wide16 = exp(gain("decode gqa7-8k and mqa-32k over f16 and bf16 caches, the wide kernels against four rows and the rest (12 rounds)", "0.95–0.99"))
+	// Over 16-bit caches five to seven rows gain nothing on four rows and
+	// the rest (two runs of 5 and 7 rounds, pooled: gqa7-8k f16 0.96, bf16
+	// 0.97); eight rows do, by the step before and after they were made
+	// experimental (mqa-32k, 6 rounds; the pooled toggle runs gave 0.95 and
+	// 0.99).
+	wide16   = exp(gain("decode gqa7-8k over f16 and bf16 caches, the wide kernels of seven rows against four rows and three (12 rounds)", "0.96–0.97"))
+	wide16R8 = gain("decode mqa-32k (8 heads a group) over 16-bit caches, the eight-row kernels against four rows and four", "f16 0.92, bf16 0.93")
+	// The 16-bit eight-row blend asking for the next tile's V; the score's
+	// copy that asks for V gains nothing (also_off: 0.98–1.02).
+	wide16Ask  = gain("decode mqa-32k over 16-bit caches, the eight-row blend asking for the next tile's V, next against nil", "f16 0.84, bf16 0.84")
+	wide16Also = exp(gain("decode mqa-32k and gqa7-8k over f16 and bf16 caches: also against nil", "0.96–1.02"))
 )
 
 // The block kernels' variants against the one-block kernels or the plain
@@ -118,11 +126,11 @@ var (
 
 	scoreRowsMulti8Variants = wideVariants(prod, wideAlso)
 	blendRowsMulti8Variants = wideVariants(prod, prod(wideAsk))
-	// The 16-bit wide kernels are experimental whole (the kernels' Tiers).
-	scoreRowsMulti8F16Variants  = wideVariants(func(*Gain) Tiered { return wide16 }, wide16)
+	// Over 16-bit caches only eight rows earn their lines.
+	scoreRowsMulti8F16Variants  = wide16Variants(wide16Also)
 	scoreRowsMulti8BF16Variants = scoreRowsMulti8F16Variants
-	blendRowsMulti8F16Variants  = scoreRowsMulti8F16Variants
-	blendRowsMulti8BF16Variants = scoreRowsMulti8F16Variants
+	blendRowsMulti8F16Variants  = wide16Variants(prod(wide16Ask))
+	blendRowsMulti8BF16Variants = blendRowsMulti8F16Variants
 
 	// The width sections of avx512's scoreRows, scoreRowsMulti and
 	// blendRowsMulti.
@@ -150,6 +158,23 @@ func blendMulti16Variants() []Variant {
 		v = append(v,
 			Variant{Rows: R, Impls: tiers{"avx512": z[R-1], "avx2": prod(x[R-1])}},
 			Variant{Rows: R, Asks: true, Impls: tiers{"avx2": prod(askX)}})
+	}
+	return v
+}
+
+// wide16Variants are a 16-bit wide kernel's (avx512): eight rows
+// production, its asking copy tiered by ask, five to seven rows
+// experimental.
+func wide16Variants(ask Tiered) []Variant {
+	var v []Variant
+	for R := 5; R <= 8; R++ {
+		plain, asks := wide16, wide16
+		if R == 8 {
+			plain, asks = prod(wide16R8), ask
+		}
+		v = append(v,
+			Variant{Rows: R, Impls: tiers{"avx512": plain}},
+			Variant{Rows: R, Asks: true, Impls: tiers{"avx512": asks}})
 	}
 	return v
 }

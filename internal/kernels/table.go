@@ -189,7 +189,7 @@ var All = []Kernel{
 		Doc:   "is scoreRowsMultiF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "also", Variants: scoreRowsMulti8F16Variants},
-		Tiers: tiers{"avx512": wide16},
+		Tiers: tiers{"avx512": prod(wide16R8)},
 	},
 	{
 		Name: "blendRowsMulti8F16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
@@ -197,14 +197,14 @@ var All = []Kernel{
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMulti8F16Variants},
-		Tiers: tiers{"avx512": wide16},
+		Tiers: tiers{"avx512": prod(wide16R8)},
 	},
 	{
 		Name: "scoreRowsMulti8BF16", Params: "dst []float32, k []uint16, stride int, q []float32, rows int, also []uint16",
 		Doc:   "is scoreRowsMultiBF16 for 5 <= rows <= 8, lengths and also as scoreRowsMulti8's. Only avx512 has it in assembly; elsewhere it is scoreRowsMultiBF16 on the first four rows and on the rest.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "also", Variants: scoreRowsMulti8BF16Variants},
-		Tiers: tiers{"avx512": wide16},
+		Tiers: tiers{"avx512": prod(wide16R8)},
 	},
 	{
 		Name: "blendRowsMulti8BF16", Params: "acc, w []float32, v []uint16, stride int, rows int, next []uint16",
@@ -212,7 +212,7 @@ var All = []Kernel{
 			"NaN payloads as blendRowsMulti8's.",
 		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMulti8BF16Variants},
-		Tiers: tiers{"avx512": wide16},
+		Tiers: tiers{"avx512": prod(wide16R8)},
 	},
 	{
 		Name: "maxf", Base: "max", Params: "x []float32", Results: "float32",
