@@ -28,9 +28,16 @@ type Batched struct {
 	nudged  atomic.Int64  // nudges the workers took, for the tests
 	next    atomic.Int64  // the next task to take
 	tasks   int64         // tasks in the call in progress
-	wg      sync.WaitGroup
-	pending atomic.Int64 // helpers of the call in progress not done yet
+	// gate counts the helpers inside the call in progress, and holds
+	// gateClosed from when its caller has taken its last task until the
+	// next call: a helper woken late finds it closed and skips the call, so
+	// the caller waits for helpers at work, never for one still waking.
+	gate atomic.Int64
 	spin    atomic.Int64 // nanoseconds to poll before parking, see SetIdleSpin
+	spinSet atomic.Bool  // SetIdleSpin was called: no adapting
+	adapted atomic.Int64 // the idle spin adapted to the gaps between calls, see adaptSpin
+	epoch   time.Time    // for monotonic times of the calls
+	lastEnd time.Duration
 	stop    atomic.Bool  // set by Close, for workers polling for a call
 	job     batchJob     // the call in progress, read-only while workers run
 	parts   []float32    // the chunks' partials of a call split across workers
@@ -46,6 +53,8 @@ func NewBatched(workers int) *Batched {
 	}
 	e := &Batched{workers: workers, scratch: make([]workerScratch, workers)}
 	e.spin.Store(int64(DefaultIdleSpin))
+	e.gate.Store(gateClosed)
+	e.epoch = time.Now()
 	if workers > 1 {
 		e.wake = make(chan struct{}, workers-1)
 		e.alert = make(chan struct{}, workers-1)
@@ -78,14 +87,55 @@ func (e *Batched) Close() {
 // docs/performance/intel-xeon.md#the-idle-spin-from-code-comments).
 // Polling for about as long as a wake-up costs keeps back-to-back calls'
 // helpers awake and, when no call comes, wastes at most that long again:
-// never more than twice the better of the two choices.
+// never more than twice the better of the two choices. Until SetIdleSpin
+// is called, a Batched polls longer where its calls come often: for 1¼
+// times the gap before the last call that used its helpers, where that gap
+// is under 5 ms (a model's loop: a call every layer, its other work
+// between), so that the helpers are awake when the next call comes. Its
+// cost: while calls come that often, each helper keeps a core busy polling
+// through the gaps (yielding to any other goroutine).
 const DefaultIdleSpin = 100 * time.Microsecond
 
-// SetIdleSpin sets how long idle workers, and a call waiting for its
-// helpers to finish, poll (yielding to other goroutines) before they park.
+// SetIdleSpin sets how long idle workers poll (yielding to other
+// goroutines) before they park; a call waits only for helpers at work, by
+// polling.
 // 0 parks at once: the least CPU spent between calls, and each call that
 // needs helpers pays their wake-up. It may be called at any time.
-func (e *Batched) SetIdleSpin(d time.Duration) { e.spin.Store(int64(max(0, d))) }
+func (e *Batched) SetIdleSpin(d time.Duration) {
+	e.spin.Store(int64(max(0, d)))
+	e.spinSet.Store(true)
+}
+
+// maxAdaptiveSpin bounds the idle spin a Batched adapts to its calls (see
+// DefaultIdleSpin): until SetIdleSpin is called, idle workers poll for 1¼ times the gap between the
+// last two calls that used them (at least DefaultIdleSpin), where that gap
+// is under maxAdaptiveSpin, so that in a model's loop (a call every layer,
+// its other work between) the helpers are awake when the next call comes.
+// The cost: while calls come that often, each helper keeps a core busy
+// polling (yielding to any other goroutine) through the gaps.
+const maxAdaptiveSpin = 5 * time.Millisecond
+
+// adaptSpin sets the adapted spin from the gap before a call that uses its
+// helpers.
+func (e *Batched) adaptSpin(now time.Duration) {
+	if e.lastEnd == 0 {
+		return
+	}
+	spin := DefaultIdleSpin
+	if gap := now - e.lastEnd; gap < maxAdaptiveSpin {
+		spin = max(spin, gap+gap/4)
+	}
+	e.adapted.Store(int64(spin))
+}
+
+// idleSpin is how long an idle worker polls before it parks.
+func (e *Batched) idleSpin() time.Duration {
+	spin := e.spin.Load()
+	if !e.spinSet.Load() {
+		spin = max(spin, e.adapted.Load())
+	}
+	return time.Duration(spin)
+}
 
 // WakeSpin is how long workers nudged by Wake poll for the next call
 // before they park again.
@@ -118,7 +168,7 @@ func (e *Batched) Wake() {
 func (e *Batched) work(w int) {
 	woken := false // by Wake: poll for WakeSpin at least
 	for {
-		spin := time.Duration(e.spin.Load())
+		spin := e.idleSpin()
 		if woken {
 			spin = max(spin, WakeSpin)
 		}
@@ -129,12 +179,31 @@ func (e *Batched) work(w int) {
 			if !ok {
 				return
 			}
-			e.take(w)
-			e.wg.Done()
-			e.pending.Add(-1) // after Done, so that a caller seeing 0 need not park
+			if e.enter() {
+				e.take(w)
+				e.gate.Add(-1)
+			}
 		case <-e.alert:
 			e.nudged.Add(1)
 			woken = true
+		}
+	}
+}
+
+// gateClosed marks the gate of a call whose tasks are all taken (or of no
+// call).
+const gateClosed = 1 << 62
+
+// enter reports whether a woken helper joins the call in progress, and if
+// so counts it in: a call is open until its caller has taken every task.
+func (e *Batched) enter() bool {
+	for {
+		g := e.gate.Load()
+		if g&gateClosed != 0 {
+			return false
+		}
+		if e.gate.CompareAndSwap(g, g+1) {
+			return true
 		}
 	}
 }
@@ -269,6 +338,7 @@ func (e *Batched) attend(job batchJob) error {
 
 // runItems hands the call's items out to the workers and waits for them.
 func (e *Batched) runItems(job batchJob, items int) {
+	e.adaptSpin(time.Since(e.epoch))
 	e.job, e.tasks = job, int64(items)
 	e.next.Store(0)
 	// Nudges from Wake that no parked worker took are spent: this call
@@ -279,14 +349,20 @@ func (e *Batched) runItems(job batchJob, items int) {
 		default:
 		}
 	}
-	helpers := min(e.workers, items) - 1
-	e.wg.Add(helpers)
-	e.pending.Store(int64(helpers))
-	for range helpers {
-		e.wake <- struct{}{}
+	e.gate.Store(0)
+	for range min(e.workers, items) - 1 {
+		select {
+		case e.wake <- struct{}{}:
+		default: // a helper still waking from an earlier call joins this one
+		}
 	}
 	e.take(0)
-	e.poll(time.Duration(e.spin.Load()), func() bool { return e.pending.Load() == 0 })
-	e.wg.Wait()
+	// Helpers that have not joined by now will not: the caller waits only
+	// for those at work, each on its last task.
+	e.gate.Or(gateClosed)
+	for e.gate.Load() != gateClosed {
+		runtime.Gosched()
+	}
 	e.job = batchJob{}
+	e.lastEnd = time.Since(e.epoch)
 }

@@ -120,3 +120,31 @@ func workersGone(t *testing.T, before int, what string) {
 		t.Fatalf("%s: %d goroutines 5 s after Close, %d before the engine", what, n, before)
 	}
 }
+
+// The idle spin follows the gap before a call that used the helpers: 1¼
+// of it under 5 ms, DefaultIdleSpin otherwise or at least; SetIdleSpin
+// fixes it.
+func TestIdleSpinAdapts(t *testing.T) {
+	e := NewBatched(2)
+	defer e.Close()
+	if got := e.idleSpin(); got != DefaultIdleSpin {
+		t.Fatalf("a new engine polls for %v, want %v", got, DefaultIdleSpin)
+	}
+	for _, c := range []struct{ gap, want time.Duration }{
+		{time.Millisecond, 1250 * time.Microsecond},
+		{10 * time.Microsecond, DefaultIdleSpin},
+		{4 * time.Millisecond, 5 * time.Millisecond},
+		{20 * time.Millisecond, DefaultIdleSpin},
+	} {
+		e.lastEnd = time.Second
+		e.adaptSpin(time.Second + c.gap)
+		if got := e.idleSpin(); got != c.want {
+			t.Errorf("after a gap of %v the workers poll for %v, want %v", c.gap, got, c.want)
+		}
+	}
+	e.SetIdleSpin(0)
+	e.adaptSpin(e.lastEnd + time.Millisecond)
+	if got := e.idleSpin(); got != 0 {
+		t.Errorf("after SetIdleSpin(0) the workers poll for %v", got)
+	}
+}
