@@ -32,15 +32,15 @@ type Batched struct {
 	// gateClosed from when its caller has taken its last task until the
 	// next call: a helper woken late finds it closed and skips the call, so
 	// the caller waits for helpers at work, never for one still waking.
-	gate atomic.Int64
+	gate    atomic.Int64
 	spin    atomic.Int64 // nanoseconds to poll before parking, see SetIdleSpin
 	spinSet atomic.Bool  // SetIdleSpin was called: no adapting
 	adapted atomic.Int64 // the idle spin adapted to the gaps between calls, see adaptSpin
 	epoch   time.Time    // for monotonic times of the calls
 	lastEnd time.Duration
-	stop    atomic.Bool  // set by Close, for workers polling for a call
-	job     batchJob     // the call in progress, read-only while workers run
-	parts   []float32    // the chunks' partials of a call split across workers
+	stop    atomic.Bool // set by Close, for workers polling for a call
+	job     batchJob    // the call in progress, read-only while workers run
+	parts   []float32   // the chunks' partials of a call split across workers
 	closed  bool
 }
 
