@@ -158,12 +158,20 @@ func scoreMulti(R int) {
 	SHLQ(U8(2), db)
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
-	for _, P := range multiScoreKeys[R] {
+	keyBlocks(name, multiScoreKeys[R], m, func(P int, loop string) { scoreKeys(R, P, m, db, nb, loop) })
+}
+
+// keyBlocks emits a multi-row score's loops over its keys, blocks of P
+// keys for each P of blocks in turn: body(P, loop) scores the block at the
+// current pointers (loop is the loop's label, a prefix for the body's),
+// then the output and the key rows move on by P.
+func keyBlocks(name string, blocks []int, m multiShape, body func(P int, loop string)) {
+	for _, P := range blocks {
 		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
 		Label(loop)
 		CMPQ(m.n, U8(P))
 		JL(LabelRef(next))
-		scoreKeys(R, P, m, db, nb, fmt.Sprintf("%s_k%d", name, P))
+		body(P, loop)
 		ADDQ(U8(4*P), m.o)
 		for range P {
 			ADDQ(m.stride, m.kv)

@@ -62,20 +62,7 @@ func scoreMulti16(R int, w widen16, pairs bool) {
 		// docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
 		keys = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {2, 1}, 4: {2, 1}}[R]
 	}
-	for _, P := range keys {
-		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
-		Label(loop)
-		CMPQ(m.n, U8(P))
-		JL(LabelRef(next))
-		scoreKeys16(R, P, m, db, nb, loop, w, pairs)
-		ADDQ(U8(4*P), m.o)
-		for range P {
-			ADDQ(m.stride, m.kv)
-		}
-		SUBQ(U8(P), m.n)
-		JMP(LabelRef(loop))
-		Label(next)
-	}
+	keyBlocks(name, keys, m, func(P int, loop string) { scoreKeys16(R, P, m, db, nb, loop, w, pairs) })
 }
 
 // scoreKeys16 emits the scores of P keys from m.kv against the R query

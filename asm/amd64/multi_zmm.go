@@ -70,23 +70,12 @@ func scoreMultiZ(R int, prefix string, w widen16, ask bool) {
 	if w == nil {
 		scoreRowMajorMultiZ(R, m, db, nb, name)
 	}
-	for _, P := range []int{KP, 1} {
-		loop, next := fmt.Sprintf("%s_k%d", name, P), fmt.Sprintf("%s_k%d_next", name, P)
-		Label(loop)
-		CMPQ(m.n, U8(P))
-		JL(LabelRef(next))
+	keyBlocks(name, []int{KP, 1}, m, func(P int, loop string) {
 		if P == 1 {
 			also = nil
 		}
 		scoreKeysZ(R, P, m, db, nb, loop, shift, w, also)
-		ADDQ(U8(4*P), m.o)
-		for range P {
-			ADDQ(m.stride, m.kv)
-		}
-		SUBQ(U8(P), m.n)
-		JMP(LabelRef(loop))
-		Label(next)
-	}
+	})
 }
 
 // scoreKeysZ emits the scores of P keys from m.kv (elements of 1<<shift

@@ -97,39 +97,23 @@ var (
 
 // Each kernel's variants, in the order of their row counts.
 var (
-	scoreRowsMultiVariants = []Variant{
-		{Rows: 1, Impls: tiers{"avx512": oneRowZ, "avx2": prod(multiX1)}},
-		{Rows: 2, Impls: tiers{"avx512": prod(multiZ2), "avx2": prod(multiX2)}},
-		{Rows: 3, Impls: tiers{"avx512": prod(multiZ3), "avx2": prod(multiX3)}},
-		{Rows: 4, Impls: tiers{"avx512": prod(multiZ4), "avx2": prod(multiX4)}},
-	}
-	blendRowsMultiVariants = []Variant{
-		{Rows: 1, Impls: tiers{"avx512": oneRowZ, "avx2": prod(multiX1)}},
-		{Rows: 1, Asks: true, Impls: tiers{"avx512": askZ, "avx2": prod(askX)}},
-		{Rows: 2, Impls: tiers{"avx512": prod(multiZ2), "avx2": prod(multiX2)}},
-		{Rows: 2, Asks: true, Impls: tiers{"avx512": askZ, "avx2": prod(askX)}},
-		{Rows: 3, Impls: tiers{"avx512": prod(multiZ3), "avx2": prod(multiX3)}},
-		{Rows: 3, Asks: true, Impls: tiers{"avx512": askZ, "avx2": prod(askX)}},
-		{Rows: 4, Impls: tiers{"avx512": prod(multiZ4), "avx2": prod(multiX4)}},
-		{Rows: 4, Asks: true, Impls: tiers{"avx512": askZ, "avx2": prod(askX)}},
-	}
-	scoreRowsMultiF16Variants    = scoreMulti16Variants()
-	scoreRowsMultiBF16Variants   = scoreMulti16Variants()
-	scoreRowsMultiPairedVariants = []Variant{
-		{Rows: 1, Impls: tiers{"avx2": prod(pairedX)}},
-		{Rows: 2, Impls: tiers{"avx2": prod(pairedX)}},
-		{Rows: 3, Impls: tiers{"avx2": prod(pairedX)}},
-		{Rows: 4, Impls: tiers{"avx2": prod(pairedX)}},
-	}
-	blendRowsMultiF16Variants  = blendMulti16Variants()
-	blendRowsMultiBF16Variants = blendMulti16Variants()
+	scoreRowsMultiVariants = byRows(1, 4, multi(multiZ, multiX), nil)
+	blendRowsMultiVariants = byRows(1, 4, multi(multiZ, multiX),
+		func(int) tiers { return tiers{"avx512": askZ, "avx2": prod(askX)} })
+	scoreRowsMultiF16Variants    = byRows(1, 4, multi(multi16Z, multi16X), nil)
+	scoreRowsMultiBF16Variants   = scoreRowsMultiF16Variants
+	scoreRowsMultiPairedVariants = byRows(1, 4, func(int) tiers { return tiers{"avx2": prod(pairedX)} }, nil)
+	// avx512's 16-bit blends have no asking copy: they stream V themselves.
+	blendRowsMultiF16Variants = byRows(1, 4, multi(multi16Z, multi16X),
+		func(int) tiers { return tiers{"avx2": prod(askX)} })
+	blendRowsMultiBF16Variants = blendRowsMultiF16Variants
 
-	scoreRowsMulti8Variants = wideVariants(prod, wideAlso)
-	blendRowsMulti8Variants = wideVariants(prod, prod(wideAsk))
+	scoreRowsMulti8Variants = byRows(5, 8, wide, func(int) tiers { return tiers{"avx512": wideAlso} })
+	blendRowsMulti8Variants = byRows(5, 8, wide, func(int) tiers { return tiers{"avx512": prod(wideAsk)} })
 	// Over 16-bit caches only eight rows earn their lines.
-	scoreRowsMulti8F16Variants  = wide16Variants(wide16Also)
+	scoreRowsMulti8F16Variants  = byRows(5, 8, wide16Of(prod(wide16R8)), wide16Of(wide16Also))
 	scoreRowsMulti8BF16Variants = scoreRowsMulti8F16Variants
-	blendRowsMulti8F16Variants  = wide16Variants(prod(wide16Ask))
+	blendRowsMulti8F16Variants  = byRows(5, 8, wide16Of(prod(wide16R8)), wide16Of(prod(wide16Ask)))
 	blendRowsMulti8BF16Variants = blendRowsMulti8F16Variants
 
 	// The width sections of avx512's scoreRows, scoreRowsMulti and
@@ -138,58 +122,47 @@ var (
 	multiWidths     = map[string][]Width{"avx512": {{Cols: 64, Gain: multi64}, {Cols: 128, Gain: multi128}}}
 )
 
-// scoreMulti16Variants are a 16-bit multi-row score's.
-func scoreMulti16Variants() []Variant {
-	return []Variant{
-		{Rows: 1, Impls: tiers{"avx512": oneRowZ, "avx2": prod(multi16X1)}},
-		{Rows: 2, Impls: tiers{"avx512": prod(multi16Z2), "avx2": prod(multi16X2)}},
-		{Rows: 3, Impls: tiers{"avx512": prod(multi16Z3), "avx2": prod(multi16X3)}},
-		{Rows: 4, Impls: tiers{"avx512": prod(multi16Z4), "avx2": prod(multi16X4)}},
-	}
-}
-
-// blendMulti16Variants are a 16-bit multi-row blend's: avx512 has no
-// asking copy (it streams V itself).
-func blendMulti16Variants() []Variant {
-	z := []Tiered{oneRowZ, prod(multi16Z2), prod(multi16Z3), prod(multi16Z4)}
-	x := []*Gain{multi16X1, multi16X2, multi16X3, multi16X4}
-	var v []Variant
-	for R := 1; R <= 4; R++ {
-		v = append(v,
-			Variant{Rows: R, Impls: tiers{"avx512": z[R-1], "avx2": prod(x[R-1])}},
-			Variant{Rows: R, Asks: true, Impls: tiers{"avx2": prod(askX)}})
-	}
-	return v
-}
-
-// wide16Variants are a 16-bit wide kernel's (avx512): eight rows
-// production, its asking copy tiered by ask, five to seven rows
+// The multi-row kernels' tiers by row count: avx512's one-row bodies are
 // experimental.
-func wide16Variants(ask Tiered) []Variant {
+var (
+	multiZ   = map[int]Tiered{1: oneRowZ, 2: prod(multiZ2), 3: prod(multiZ3), 4: prod(multiZ4)}
+	multiX   = map[int]*Gain{1: multiX1, 2: multiX2, 3: multiX3, 4: multiX4}
+	multi16Z = map[int]Tiered{1: oneRowZ, 2: prod(multi16Z2), 3: prod(multi16Z3), 4: prod(multi16Z4)}
+	multi16X = map[int]*Gain{1: multi16X1, 2: multi16X2, 3: multi16X3, 4: multi16X4}
+)
+
+// byRows returns the variants of a kernel of rows lo to hi: for each row
+// count its plain function, tiered by implementation as plain says, and,
+// where ask is not nil, its asking copy as ask says.
+func byRows(lo, hi int, plain, ask func(R int) tiers) []Variant {
 	var v []Variant
-	for R := 5; R <= 8; R++ {
-		plain, asks := wide16, wide16
-		if R == 8 {
-			plain, asks = prod(wide16R8), ask
+	for R := lo; R <= hi; R++ {
+		v = append(v, Variant{Rows: R, Impls: plain(R)})
+		if ask != nil {
+			v = append(v, Variant{Rows: R, Asks: true, Impls: ask(R)})
 		}
-		v = append(v,
-			Variant{Rows: R, Impls: tiers{"avx512": plain}},
-			Variant{Rows: R, Asks: true, Impls: tiers{"avx512": asks}})
 	}
 	return v
 }
 
-// wideVariants are a wide kernel's (avx512): plain copies of each row
-// count tiered by tier, asking copies by ask.
-func wideVariants(tier func(*Gain) Tiered, ask Tiered) []Variant {
-	var v []Variant
-	for _, rg := range []struct {
-		R int
-		g *Gain
-	}{{5, wide5}, {6, wide6}, {7, wide7}, {8, wide8}} {
-		v = append(v,
-			Variant{Rows: rg.R, Impls: tiers{"avx512": tier(rg.g)}},
-			Variant{Rows: rg.R, Asks: true, Impls: tiers{"avx512": ask}})
+// multi tiers a row count of a rows 1–4 kernel: avx512 by z, avx2 by the
+// gain in x.
+func multi(z map[int]Tiered, x map[int]*Gain) func(int) tiers {
+	return func(R int) tiers { return tiers{"avx512": z[R], "avx2": prod(x[R])} }
+}
+
+// wide tiers a row count of the float32 wide kernels (avx512).
+func wide(R int) tiers {
+	return tiers{"avx512": prod(map[int]*Gain{5: wide5, 6: wide6, 7: wide7, 8: wide8}[R])}
+}
+
+// wide16Of tiers a row count of a 16-bit wide kernel (avx512): eight rows
+// as eight says, five to seven experimental.
+func wide16Of(eight Tiered) func(int) tiers {
+	return func(R int) tiers {
+		if R == 8 {
+			return tiers{"avx512": eight}
+		}
+		return tiers{"avx512": wide16}
 	}
-	return v
 }
