@@ -140,6 +140,10 @@ var decodeShapes = []decodeShape{
 	{name: "gqa-512", heads: 32, kvHeads: 8, Tq: 1, Tk: 512}, // 4 MiB: a short context
 	{name: "gqa-1", heads: 32, kvHeads: 8, Tq: 1, Tk: 1},     // 8 KiB: the cost of a call
 	{name: "mha-4k", heads: 8, kvHeads: 8, Tq: 1, Tk: 4096},  // 32 MiB, no grouping
+	// No grouping over 64 MiB: each head's one row streams its K and V
+	// from DRAM, a read with a quarter of a group's FMAs a byte.
+	{name: "mha-16k", heads: 8, kvHeads: 8, Tq: 1, Tk: 16384},
+	{name: "gqa-32k", heads: 32, kvHeads: 8, Tq: 1, Tk: 32768}, // 256 MiB: from DRAM
 	// A sliding window of 1024 keys over a cache of 32768 (256 MiB), set
 	// against the same step over 1024 keys: the keys outside the window
 	// are never read.
@@ -396,6 +400,7 @@ var cacheDecodeShapes = []decodeShape{
 	{name: "gqa-32k", heads: 32, kvHeads: 8, Tq: 1, Tk: 32768}, // 256 MiB
 	{name: "verify-4k", heads: 32, kvHeads: 8, Tq: 4, Tk: 4096, causal: true},
 	{name: "mqa-32k", heads: 8, kvHeads: 1, Tq: 1, Tk: 32768}, // eight query heads a group; f32 K+V 32 MiB
+	{name: "mha-16k", heads: 8, kvHeads: 8, Tq: 1, Tk: 16384}, // no grouping; f32 K+V 128 MiB, from DRAM
 	{name: "gqa2-4k", heads: 16, kvHeads: 8, Tq: 1, Tk: 4096}, // two query heads a group (Gemma 2)
 	{name: "gqa3-4k", heads: 24, kvHeads: 8, Tq: 1, Tk: 4096}, // three (Llama 3.2 3B)
 	{name: "gqa7-8k", heads: 28, kvHeads: 4, Tq: 1, Tk: 8192}, // seven query heads a group (Qwen 2.5 7B): the wide row kernels

@@ -140,6 +140,7 @@ func genScoreRows16(l lanes16, w widen16) {
 			LEAQ(Mem{Base: k, Index: stride, Scale: 4}, k4)
 		}
 		row := func(r int) Mem { return rowAddr(k, k4, stride, s3, r) }
+		ahead := scoreAhead16(l, R, d, k, stride)
 		acc := l.zeros(R)
 		c := GP64() // bytes of k's row done; q is twice as far along
 		XORQ(c, c)
@@ -161,6 +162,7 @@ func genScoreRows16(l lanes16, w widen16) {
 			VFMADD231PS(t, qv, acc[r])
 		}
 		step := 2 * l.lanes
+		ahead(step)
 		ADDQ(U8(step), c)
 		ADDQ(U8(step), k)
 		if R == 8 {
@@ -196,6 +198,29 @@ func genScoreRows16(l lanes16, w widen16) {
 	RET()
 }
 
+// scoreAhead16 returns what a step of an R-row block of genScoreRows16
+// that reads step bytes of each row calls to prefetch, in address order,
+// as many bytes multiAhead rows on (nothing for the avx2 kernels and the
+// single rows). Without it the blocks, which read eight rows side by side,
+// streamed K from memory at the rate of one stream; from memory the
+// prefetches ask for more lines at once, as scoreRowsMulti's do (measured:
+// docs/performance/amd-epyc-zen5.md#the-decode-step-against-its-roofline-2026-12-07).
+func scoreAhead16(l lanes16, R int, d, k, stride Register) func(step int) {
+	if l.lanes != 16 || R == 1 {
+		return func(int) {}
+	}
+	next := GP64()
+	IMUL3Q(U32(multiAhead), stride, next)
+	ADDQ(k, next)
+	reachRows("k", 1, R, d, next, k)
+	return func(step int) {
+		for j := range R * step / 64 {
+			PREFETCHT0(Mem{Base: next, Disp: 64 * j})
+		}
+		ADDQ(U32(R*step), next)
+	}
+}
+
 // genBlendRows16: acc[j] += Σ_i w[i]*widen(v[i*stride+j]), over column
 // chunks of up to eight vectors held in registers while the rows stream
 // past, each row's FMAs in row order (the generic twin's order, with
@@ -209,6 +234,7 @@ func genBlendRows16(l lanes16, wd widen16) {
 	stride := Load(Param("stride"), GP64())
 	SHLQ(U8(1), stride) // bytes
 
+	ahead := blendAhead16(l, stride)
 	// over emits the loop over the rows: add(wb, row) for each.
 	over := func(name string, add func(wb VecVirtual, row Register)) {
 		wp, vp, r := GP64(), GP64(), GP64()
@@ -246,6 +272,7 @@ func genBlendRows16(l lanes16, wd widen16) {
 				wd(Mem{Base: row, Disp: 2 * l.lanes * j}, t)
 				VFMADD231PS(t, wb, a[j])
 			}
+			ahead(row, 2*l.lanes*C)
 		})
 		for j := range a {
 			l.store(a[j], Mem{Base: acc, Disp: 4 * l.lanes * j}, nil)
@@ -268,6 +295,25 @@ func genBlendRows16(l lanes16, wd widen16) {
 	VZEROUPPER()
 	RET()
 }
+
+// blendAhead16 returns what genBlendRows16's loop over the rows calls
+// with each row and the bytes of it a pass reads, to prefetch those bytes
+// of the row blendAhead rows on (nothing for the avx2 kernels).
+func blendAhead16(l lanes16, stride Register) func(row Register, bytes int) {
+	if l.lanes != 16 {
+		return func(Register, int) {}
+	}
+	far := GP64()
+	IMUL3Q(U32(blendAhead), stride, far)
+	return func(row Register, bytes int) {
+		for j := range max(1, bytes/64) {
+			PREFETCHT0(Mem{Base: row, Index: far, Scale: 1, Disp: 64 * j})
+		}
+	}
+}
+
+// blendAhead is how many rows ahead the zmm 16-bit blend prefetches.
+const blendAhead = 32
 
 // scorePairsBF16 emits the avx2 bfloat16 score loop over sixteen elements
 // of each row a step, while that many remain before full: the eight

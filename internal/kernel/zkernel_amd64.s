@@ -1577,7 +1577,7 @@ DATA rows_negzero<>+28(SB)/4, $0x80000000
 GLOBL rows_negzero<>(SB), RODATA|NOPTR, $32
 
 // func scoreRowsF16AVX512(dst []float32, k []uint16, stride int, q []float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsF16AVX512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
@@ -1588,14 +1588,23 @@ TEXT ·scoreRowsF16AVX512(SB), NOSPLIT, $0-80
 	SHLQ $0x01, BX
 	MOVQ DI, R8
 	ANDQ $0x0000000f, R8
-	ANDQ $-16, DI
-	SHLQ $0x01, DI
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	SHLQ $0x01, R9
 
 scoreRowsF16AVX512_rows8:
 	CMPQ         CX, $0x08
 	JL           scoreRowsF16AVX512_rows8_next
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (DX)(BX*4), R10
+	LEAQ         (BX)(BX*2), R10
+	LEAQ         (DX)(BX*4), R11
+	IMUL3Q       $0x00000020, BX, R12
+	ADDQ         DX, R12
+	IMUL3Q       $0x00000010, DI, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x01, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      DX, R12
 	VBROADCASTSS zero<>+0(SB), Z0
 	VPXORD       Z0, Z0, Z1
 	VPXORD       Z0, Z0, Z2
@@ -1604,31 +1613,36 @@ scoreRowsF16AVX512_rows8:
 	VPXORD       Z0, Z0, Z5
 	VPXORD       Z0, Z0, Z6
 	VPXORD       Z0, Z0, Z7
-	XORQ         R11, R11
+	XORQ         R13, R13
 
 scoreRowsF16AVX512_rows8_chunk:
-	CMPQ        R11, DI
+	CMPQ        R13, R9
 	JAE         scoreRowsF16AVX512_rows8_tail
-	VMOVUPS     (SI)(R11*2), Z8
+	VMOVUPS     (SI)(R13*2), Z8
 	VCVTPH2PS   (DX), Z9
 	VFMADD231PS Z9, Z8, Z0
 	VCVTPH2PS   (DX)(BX*1), Z9
 	VFMADD231PS Z9, Z8, Z1
 	VCVTPH2PS   (DX)(BX*2), Z9
 	VFMADD231PS Z9, Z8, Z2
-	VCVTPH2PS   (DX)(R9*1), Z9
+	VCVTPH2PS   (DX)(R10*1), Z9
 	VFMADD231PS Z9, Z8, Z3
-	VCVTPH2PS   (R10), Z9
+	VCVTPH2PS   (R11), Z9
 	VFMADD231PS Z9, Z8, Z4
-	VCVTPH2PS   (R10)(BX*1), Z9
+	VCVTPH2PS   (R11)(BX*1), Z9
 	VFMADD231PS Z9, Z8, Z5
-	VCVTPH2PS   (R10)(BX*2), Z9
+	VCVTPH2PS   (R11)(BX*2), Z9
 	VFMADD231PS Z9, Z8, Z6
-	VCVTPH2PS   (R10)(R9*1), Z9
+	VCVTPH2PS   (R11)(R10*1), Z9
 	VFMADD231PS Z9, Z8, Z7
-	ADDQ        $0x20, R11
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	ADDQ        $0x00000100, R12
+	ADDQ        $0x20, R13
 	ADDQ        $0x20, DX
-	ADDQ        $0x20, R10
+	ADDQ        $0x20, R11
 	JMP         scoreRowsF16AVX512_rows8_chunk
 
 scoreRowsF16AVX512_rows8_tail:
@@ -1636,7 +1650,7 @@ scoreRowsF16AVX512_rows8_tail:
 	JZ          scoreRowsF16AVX512_rows8_reduce
 	LEAQ        ktable<>+0(SB), R12
 	KMOVW       (R12)(R8*2), K1
-	VMOVUPS.Z   (SI)(R11*2), K1, Z8
+	VMOVUPS.Z   (SI)(R13*2), K1, Z8
 	VMOVDQU16.Z (DX), K1, Y9
 	VCVTPH2PS   Y9, Z9
 	VFMADD231PS Z9, Z8, Z0
@@ -1646,19 +1660,19 @@ scoreRowsF16AVX512_rows8_tail:
 	VMOVDQU16.Z (DX)(BX*2), K1, Y9
 	VCVTPH2PS   Y9, Z9
 	VFMADD231PS Z9, Z8, Z2
-	VMOVDQU16.Z (DX)(R9*1), K1, Y9
+	VMOVDQU16.Z (DX)(R10*1), K1, Y9
 	VCVTPH2PS   Y9, Z9
 	VFMADD231PS Z9, Z8, Z3
-	VMOVDQU16.Z (R10), K1, Y9
+	VMOVDQU16.Z (R11), K1, Y9
 	VCVTPH2PS   Y9, Z9
 	VFMADD231PS Z9, Z8, Z4
-	VMOVDQU16.Z (R10)(BX*1), K1, Y9
+	VMOVDQU16.Z (R11)(BX*1), K1, Y9
 	VCVTPH2PS   Y9, Z9
 	VFMADD231PS Z9, Z8, Z5
-	VMOVDQU16.Z (R10)(BX*2), K1, Y9
+	VMOVDQU16.Z (R11)(BX*2), K1, Y9
 	VCVTPH2PS   Y9, Z9
 	VFMADD231PS Z9, Z8, Z6
-	VMOVDQU16.Z (R10)(R9*1), K1, Y9
+	VMOVDQU16.Z (R11)(R10*1), K1, Y9
 	VCVTPH2PS   Y9, Z9
 	VFMADD231PS Z9, Z8, Z7
 
@@ -1690,10 +1704,10 @@ scoreRowsF16AVX512_rows8_reduce:
 	VMOVUPS    permz_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
 	VPERMPS    Z0, Z1, Z0
 	VMOVUPS    Y0, (AX)
-	SUBQ       R11, DX
-	MOVQ       BX, R9
-	IMUL3Q     $0x08, R9, R9
-	ADDQ       R9, DX
+	SUBQ       R13, DX
+	MOVQ       BX, R10
+	IMUL3Q     $0x08, R10, R10
+	ADDQ       R10, DX
 	ADDQ       $0x20, AX
 	SUBQ       $0x08, CX
 	JMP        scoreRowsF16AVX512_rows8
@@ -1702,17 +1716,17 @@ scoreRowsF16AVX512_rows8_next:
 scoreRowsF16AVX512_rows1:
 	CMPQ         CX, $0x01
 	JL           scoreRowsF16AVX512_rows1_next
-	LEAQ         (BX)(BX*2), R9
+	LEAQ         (BX)(BX*2), DI
 	VBROADCASTSS zero<>+0(SB), Z0
-	XORQ         R9, R9
+	XORQ         DI, DI
 
 scoreRowsF16AVX512_rows1_chunk:
-	CMPQ        R9, DI
+	CMPQ        DI, R9
 	JAE         scoreRowsF16AVX512_rows1_tail
-	VMOVUPS     (SI)(R9*2), Z1
+	VMOVUPS     (SI)(DI*2), Z1
 	VCVTPH2PS   (DX), Z2
 	VFMADD231PS Z2, Z1, Z0
-	ADDQ        $0x20, R9
+	ADDQ        $0x20, DI
 	ADDQ        $0x20, DX
 	JMP         scoreRowsF16AVX512_rows1_chunk
 
@@ -1721,7 +1735,7 @@ scoreRowsF16AVX512_rows1_tail:
 	JZ          scoreRowsF16AVX512_rows1_reduce
 	LEAQ        ktable<>+0(SB), R10
 	KMOVW       (R10)(R8*2), K1
-	VMOVUPS.Z   (SI)(R9*2), K1, Z1
+	VMOVUPS.Z   (SI)(DI*2), K1, Z1
 	VMOVDQU16.Z (DX), K1, Y2
 	VCVTPH2PS   Y2, Z2
 	VFMADD231PS Z2, Z1, Z0
@@ -1736,9 +1750,9 @@ scoreRowsF16AVX512_rows1_reduce:
 	VMOVHLPS      X0, X1, X1
 	VADDSS        X1, X0, X0
 	VMOVSS        X0, (AX)
-	SUBQ          R9, DX
-	MOVQ          BX, R9
-	ADDQ          R9, DX
+	SUBQ          DI, DX
+	MOVQ          BX, DI
+	ADDQ          DI, DX
 	ADDQ          $0x04, AX
 	SUBQ          $0x01, CX
 	JMP           scoreRowsF16AVX512_rows1
@@ -1748,15 +1762,16 @@ scoreRowsF16AVX512_rows1_next:
 	RET
 
 // func blendRowsF16AVX512(acc []float32, w []float32, v []uint16, stride int)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
 TEXT ·blendRowsF16AVX512(SB), NOSPLIT, $0-80
-	MOVQ acc_base+0(FP), AX
-	MOVQ acc_len+8(FP), CX
-	MOVQ w_base+24(FP), DX
-	MOVQ w_len+32(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
+	MOVQ   acc_base+0(FP), AX
+	MOVQ   acc_len+8(FP), CX
+	MOVQ   w_base+24(FP), DX
+	MOVQ   w_len+32(FP), BX
+	MOVQ   v_base+48(FP), SI
+	MOVQ   stride+72(FP), DI
+	SHLQ   $0x01, DI
+	IMUL3Q $0x00000020, DI, R8
 
 blendRowsF16AVX512_cols8:
 	CMPQ    CX, $0x00000080
@@ -1769,33 +1784,37 @@ blendRowsF16AVX512_cols8:
 	VMOVUPS 320(AX), Z5
 	VMOVUPS 384(AX), Z6
 	VMOVUPS 448(AX), Z7
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsF16AVX512_cols8_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsF16AVX512_cols8_end
-	VBROADCASTSS (R8), Z8
-	VCVTPH2PS    (R9), Z9
+	VBROADCASTSS (R9), Z8
+	VCVTPH2PS    (R10), Z9
 	VFMADD231PS  Z9, Z8, Z0
-	VCVTPH2PS    32(R9), Z9
+	VCVTPH2PS    32(R10), Z9
 	VFMADD231PS  Z9, Z8, Z1
-	VCVTPH2PS    64(R9), Z9
+	VCVTPH2PS    64(R10), Z9
 	VFMADD231PS  Z9, Z8, Z2
-	VCVTPH2PS    96(R9), Z9
+	VCVTPH2PS    96(R10), Z9
 	VFMADD231PS  Z9, Z8, Z3
-	VCVTPH2PS    128(R9), Z9
+	VCVTPH2PS    128(R10), Z9
 	VFMADD231PS  Z9, Z8, Z4
-	VCVTPH2PS    160(R9), Z9
+	VCVTPH2PS    160(R10), Z9
 	VFMADD231PS  Z9, Z8, Z5
-	VCVTPH2PS    192(R9), Z9
+	VCVTPH2PS    192(R10), Z9
 	VFMADD231PS  Z9, Z8, Z6
-	VCVTPH2PS    224(R9), Z9
+	VCVTPH2PS    224(R10), Z9
 	VFMADD231PS  Z9, Z8, Z7
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	PREFETCHT0   64(R10)(R8*1)
+	PREFETCHT0   128(R10)(R8*1)
+	PREFETCHT0   192(R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsF16AVX512_cols8_row
 
 blendRowsF16AVX512_cols8_end:
@@ -1820,25 +1839,27 @@ blendRowsF16AVX512_cols4:
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
 	VMOVUPS 192(AX), Z3
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsF16AVX512_cols4_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsF16AVX512_cols4_end
-	VBROADCASTSS (R8), Z4
-	VCVTPH2PS    (R9), Z5
+	VBROADCASTSS (R9), Z4
+	VCVTPH2PS    (R10), Z5
 	VFMADD231PS  Z5, Z4, Z0
-	VCVTPH2PS    32(R9), Z5
+	VCVTPH2PS    32(R10), Z5
 	VFMADD231PS  Z5, Z4, Z1
-	VCVTPH2PS    64(R9), Z5
+	VCVTPH2PS    64(R10), Z5
 	VFMADD231PS  Z5, Z4, Z2
-	VCVTPH2PS    96(R9), Z5
+	VCVTPH2PS    96(R10), Z5
 	VFMADD231PS  Z5, Z4, Z3
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	PREFETCHT0   64(R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsF16AVX512_cols4_row
 
 blendRowsF16AVX512_cols4_end:
@@ -1857,21 +1878,22 @@ blendRowsF16AVX512_cols2:
 	JL      blendRowsF16AVX512_cols2_next
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsF16AVX512_cols2_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsF16AVX512_cols2_end
-	VBROADCASTSS (R8), Z2
-	VCVTPH2PS    (R9), Z3
+	VBROADCASTSS (R9), Z2
+	VCVTPH2PS    (R10), Z3
 	VFMADD231PS  Z3, Z2, Z0
-	VCVTPH2PS    32(R9), Z3
+	VCVTPH2PS    32(R10), Z3
 	VFMADD231PS  Z3, Z2, Z1
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsF16AVX512_cols2_row
 
 blendRowsF16AVX512_cols2_end:
@@ -1887,19 +1909,20 @@ blendRowsF16AVX512_cols1:
 	CMPQ    CX, $0x00000010
 	JL      blendRowsF16AVX512_cols1_next
 	VMOVUPS (AX), Z0
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsF16AVX512_cols1_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsF16AVX512_cols1_end
-	VBROADCASTSS (R8), Z1
-	VCVTPH2PS    (R9), Z2
+	VBROADCASTSS (R9), Z1
+	VCVTPH2PS    (R10), Z2
 	VFMADD231PS  Z2, Z1, Z0
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsF16AVX512_cols1_row
 
 blendRowsF16AVX512_cols1_end:
@@ -1938,7 +1961,7 @@ blendRowsF16AVX512_done:
 	RET
 
 // func scoreRowsBF16AVX512(dst []float32, k []uint16, stride int, q []float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
 TEXT ·scoreRowsBF16AVX512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
@@ -1949,14 +1972,23 @@ TEXT ·scoreRowsBF16AVX512(SB), NOSPLIT, $0-80
 	SHLQ $0x01, BX
 	MOVQ DI, R8
 	ANDQ $0x0000000f, R8
-	ANDQ $-16, DI
-	SHLQ $0x01, DI
+	MOVQ DI, R9
+	ANDQ $-16, R9
+	SHLQ $0x01, R9
 
 scoreRowsBF16AVX512_rows8:
 	CMPQ         CX, $0x08
 	JL           scoreRowsBF16AVX512_rows8_next
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (DX)(BX*4), R10
+	LEAQ         (BX)(BX*2), R10
+	LEAQ         (DX)(BX*4), R11
+	IMUL3Q       $0x00000020, BX, R12
+	ADDQ         DX, R12
+	IMUL3Q       $0x00000010, DI, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x01, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      DX, R12
 	VBROADCASTSS zero<>+0(SB), Z0
 	VPXORD       Z0, Z0, Z1
 	VPXORD       Z0, Z0, Z2
@@ -1965,12 +1997,12 @@ scoreRowsBF16AVX512_rows8:
 	VPXORD       Z0, Z0, Z5
 	VPXORD       Z0, Z0, Z6
 	VPXORD       Z0, Z0, Z7
-	XORQ         R11, R11
+	XORQ         R13, R13
 
 scoreRowsBF16AVX512_rows8_chunk:
-	CMPQ        R11, DI
+	CMPQ        R13, R9
 	JAE         scoreRowsBF16AVX512_rows8_tail
-	VMOVUPS     (SI)(R11*2), Z8
+	VMOVUPS     (SI)(R13*2), Z8
 	VPMOVZXWD   (DX), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z0
@@ -1980,24 +2012,29 @@ scoreRowsBF16AVX512_rows8_chunk:
 	VPMOVZXWD   (DX)(BX*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z2
-	VPMOVZXWD   (DX)(R9*1), Z9
+	VPMOVZXWD   (DX)(R10*1), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z3
-	VPMOVZXWD   (R10), Z9
+	VPMOVZXWD   (R11), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z4
-	VPMOVZXWD   (R10)(BX*1), Z9
+	VPMOVZXWD   (R11)(BX*1), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z5
-	VPMOVZXWD   (R10)(BX*2), Z9
+	VPMOVZXWD   (R11)(BX*2), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z6
-	VPMOVZXWD   (R10)(R9*1), Z9
+	VPMOVZXWD   (R11)(R10*1), Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z7
-	ADDQ        $0x20, R11
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	ADDQ        $0x00000100, R12
+	ADDQ        $0x20, R13
 	ADDQ        $0x20, DX
-	ADDQ        $0x20, R10
+	ADDQ        $0x20, R11
 	JMP         scoreRowsBF16AVX512_rows8_chunk
 
 scoreRowsBF16AVX512_rows8_tail:
@@ -2005,7 +2042,7 @@ scoreRowsBF16AVX512_rows8_tail:
 	JZ          scoreRowsBF16AVX512_rows8_reduce
 	LEAQ        ktable<>+0(SB), R12
 	KMOVW       (R12)(R8*2), K1
-	VMOVUPS.Z   (SI)(R11*2), K1, Z8
+	VMOVUPS.Z   (SI)(R13*2), K1, Z8
 	VMOVDQU16.Z (DX), K1, Y9
 	VPMOVZXWD   Y9, Z9
 	VPSLLD      $0x10, Z9, Z9
@@ -2018,23 +2055,23 @@ scoreRowsBF16AVX512_rows8_tail:
 	VPMOVZXWD   Y9, Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z2
-	VMOVDQU16.Z (DX)(R9*1), K1, Y9
+	VMOVDQU16.Z (DX)(R10*1), K1, Y9
 	VPMOVZXWD   Y9, Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z3
-	VMOVDQU16.Z (R10), K1, Y9
+	VMOVDQU16.Z (R11), K1, Y9
 	VPMOVZXWD   Y9, Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z4
-	VMOVDQU16.Z (R10)(BX*1), K1, Y9
+	VMOVDQU16.Z (R11)(BX*1), K1, Y9
 	VPMOVZXWD   Y9, Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z5
-	VMOVDQU16.Z (R10)(BX*2), K1, Y9
+	VMOVDQU16.Z (R11)(BX*2), K1, Y9
 	VPMOVZXWD   Y9, Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z6
-	VMOVDQU16.Z (R10)(R9*1), K1, Y9
+	VMOVDQU16.Z (R11)(R10*1), K1, Y9
 	VPMOVZXWD   Y9, Z9
 	VPSLLD      $0x10, Z9, Z9
 	VFMADD231PS Z9, Z8, Z7
@@ -2067,10 +2104,10 @@ scoreRowsBF16AVX512_rows8_reduce:
 	VMOVUPS    permz_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
 	VPERMPS    Z0, Z1, Z0
 	VMOVUPS    Y0, (AX)
-	SUBQ       R11, DX
-	MOVQ       BX, R9
-	IMUL3Q     $0x08, R9, R9
-	ADDQ       R9, DX
+	SUBQ       R13, DX
+	MOVQ       BX, R10
+	IMUL3Q     $0x08, R10, R10
+	ADDQ       R10, DX
 	ADDQ       $0x20, AX
 	SUBQ       $0x08, CX
 	JMP        scoreRowsBF16AVX512_rows8
@@ -2079,18 +2116,18 @@ scoreRowsBF16AVX512_rows8_next:
 scoreRowsBF16AVX512_rows1:
 	CMPQ         CX, $0x01
 	JL           scoreRowsBF16AVX512_rows1_next
-	LEAQ         (BX)(BX*2), R9
+	LEAQ         (BX)(BX*2), DI
 	VBROADCASTSS zero<>+0(SB), Z0
-	XORQ         R9, R9
+	XORQ         DI, DI
 
 scoreRowsBF16AVX512_rows1_chunk:
-	CMPQ        R9, DI
+	CMPQ        DI, R9
 	JAE         scoreRowsBF16AVX512_rows1_tail
-	VMOVUPS     (SI)(R9*2), Z1
+	VMOVUPS     (SI)(DI*2), Z1
 	VPMOVZXWD   (DX), Z2
 	VPSLLD      $0x10, Z2, Z2
 	VFMADD231PS Z2, Z1, Z0
-	ADDQ        $0x20, R9
+	ADDQ        $0x20, DI
 	ADDQ        $0x20, DX
 	JMP         scoreRowsBF16AVX512_rows1_chunk
 
@@ -2099,7 +2136,7 @@ scoreRowsBF16AVX512_rows1_tail:
 	JZ          scoreRowsBF16AVX512_rows1_reduce
 	LEAQ        ktable<>+0(SB), R10
 	KMOVW       (R10)(R8*2), K1
-	VMOVUPS.Z   (SI)(R9*2), K1, Z1
+	VMOVUPS.Z   (SI)(DI*2), K1, Z1
 	VMOVDQU16.Z (DX), K1, Y2
 	VPMOVZXWD   Y2, Z2
 	VPSLLD      $0x10, Z2, Z2
@@ -2115,9 +2152,9 @@ scoreRowsBF16AVX512_rows1_reduce:
 	VMOVHLPS      X0, X1, X1
 	VADDSS        X1, X0, X0
 	VMOVSS        X0, (AX)
-	SUBQ          R9, DX
-	MOVQ          BX, R9
-	ADDQ          R9, DX
+	SUBQ          DI, DX
+	MOVQ          BX, DI
+	ADDQ          DI, DX
 	ADDQ          $0x04, AX
 	SUBQ          $0x01, CX
 	JMP           scoreRowsBF16AVX512_rows1
@@ -2127,15 +2164,16 @@ scoreRowsBF16AVX512_rows1_next:
 	RET
 
 // func blendRowsBF16AVX512(acc []float32, w []float32, v []uint16, stride int)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
 TEXT ·blendRowsBF16AVX512(SB), NOSPLIT, $0-80
-	MOVQ acc_base+0(FP), AX
-	MOVQ acc_len+8(FP), CX
-	MOVQ w_base+24(FP), DX
-	MOVQ w_len+32(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
+	MOVQ   acc_base+0(FP), AX
+	MOVQ   acc_len+8(FP), CX
+	MOVQ   w_base+24(FP), DX
+	MOVQ   w_len+32(FP), BX
+	MOVQ   v_base+48(FP), SI
+	MOVQ   stride+72(FP), DI
+	SHLQ   $0x01, DI
+	IMUL3Q $0x00000020, DI, R8
 
 blendRowsBF16AVX512_cols8:
 	CMPQ    CX, $0x00000080
@@ -2148,41 +2186,45 @@ blendRowsBF16AVX512_cols8:
 	VMOVUPS 320(AX), Z5
 	VMOVUPS 384(AX), Z6
 	VMOVUPS 448(AX), Z7
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsBF16AVX512_cols8_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsBF16AVX512_cols8_end
-	VBROADCASTSS (R8), Z8
-	VPMOVZXWD    (R9), Z9
+	VBROADCASTSS (R9), Z8
+	VPMOVZXWD    (R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z0
-	VPMOVZXWD    32(R9), Z9
+	VPMOVZXWD    32(R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z1
-	VPMOVZXWD    64(R9), Z9
+	VPMOVZXWD    64(R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z2
-	VPMOVZXWD    96(R9), Z9
+	VPMOVZXWD    96(R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z3
-	VPMOVZXWD    128(R9), Z9
+	VPMOVZXWD    128(R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z4
-	VPMOVZXWD    160(R9), Z9
+	VPMOVZXWD    160(R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z5
-	VPMOVZXWD    192(R9), Z9
+	VPMOVZXWD    192(R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z6
-	VPMOVZXWD    224(R9), Z9
+	VPMOVZXWD    224(R10), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z7
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	PREFETCHT0   64(R10)(R8*1)
+	PREFETCHT0   128(R10)(R8*1)
+	PREFETCHT0   192(R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsBF16AVX512_cols8_row
 
 blendRowsBF16AVX512_cols8_end:
@@ -2207,29 +2249,31 @@ blendRowsBF16AVX512_cols4:
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
 	VMOVUPS 192(AX), Z3
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsBF16AVX512_cols4_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsBF16AVX512_cols4_end
-	VBROADCASTSS (R8), Z4
-	VPMOVZXWD    (R9), Z5
+	VBROADCASTSS (R9), Z4
+	VPMOVZXWD    (R10), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z0
-	VPMOVZXWD    32(R9), Z5
+	VPMOVZXWD    32(R10), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z1
-	VPMOVZXWD    64(R9), Z5
+	VPMOVZXWD    64(R10), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z2
-	VPMOVZXWD    96(R9), Z5
+	VPMOVZXWD    96(R10), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z3
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	PREFETCHT0   64(R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsBF16AVX512_cols4_row
 
 blendRowsBF16AVX512_cols4_end:
@@ -2248,23 +2292,24 @@ blendRowsBF16AVX512_cols2:
 	JL      blendRowsBF16AVX512_cols2_next
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsBF16AVX512_cols2_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsBF16AVX512_cols2_end
-	VBROADCASTSS (R8), Z2
-	VPMOVZXWD    (R9), Z3
+	VBROADCASTSS (R9), Z2
+	VPMOVZXWD    (R10), Z3
 	VPSLLD       $0x10, Z3, Z3
 	VFMADD231PS  Z3, Z2, Z0
-	VPMOVZXWD    32(R9), Z3
+	VPMOVZXWD    32(R10), Z3
 	VPSLLD       $0x10, Z3, Z3
 	VFMADD231PS  Z3, Z2, Z1
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsBF16AVX512_cols2_row
 
 blendRowsBF16AVX512_cols2_end:
@@ -2280,20 +2325,21 @@ blendRowsBF16AVX512_cols1:
 	CMPQ    CX, $0x00000010
 	JL      blendRowsBF16AVX512_cols1_next
 	VMOVUPS (AX), Z0
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
 
 blendRowsBF16AVX512_cols1_row:
-	TESTQ        R10, R10
+	TESTQ        R11, R11
 	JZ           blendRowsBF16AVX512_cols1_end
-	VBROADCASTSS (R8), Z1
-	VPMOVZXWD    (R9), Z2
+	VBROADCASTSS (R9), Z1
+	VPMOVZXWD    (R10), Z2
 	VPSLLD       $0x10, Z2, Z2
 	VFMADD231PS  Z2, Z1, Z0
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
+	PREFETCHT0   (R10)(R8*1)
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
 	JMP          blendRowsBF16AVX512_cols1_row
 
 blendRowsBF16AVX512_cols1_end:
