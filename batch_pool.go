@@ -14,10 +14,11 @@ import (
 // copies.
 //
 // A Batched owns a pool of worker goroutines and their scratch memory, so
-// steady-state calls allocate nothing. Attend may be called from several
-// goroutines; calls on one Batched run one at a time. Close stops the
-// workers. The zero Batched is a valid engine with one worker (the
-// caller's goroutine).
+// steady-state calls allocate nothing; one made by NewBatchedRunner runs
+// its calls' work on the host's goroutines instead. Attend may be called
+// from several goroutines; calls on one Batched run one at a time. Close
+// stops the workers. The zero Batched is a valid engine with one worker
+// (the caller's goroutine).
 type Batched struct {
 	mu      sync.Mutex
 	workers int
@@ -39,9 +40,14 @@ type Batched struct {
 	epoch   time.Time    // for monotonic times of the calls
 	lastEnd time.Duration
 	stop    atomic.Bool // set by Close, for workers polling for a call
-	job     batchJob    // the call in progress, read-only while workers run
-	parts   []float32   // the chunks' partials of a call split across workers
-	closed  bool
+	// run is the host's runner (NewBatchedRunner), which runs a call's
+	// tasks instead of the pool's goroutines, and task the function it is
+	// given, made once (see runTask); both nil for NewBatched.
+	run    TaskRunner
+	task   func(int)
+	job    batchJob  // the call in progress, read-only while workers run
+	parts  []float32 // the chunks' partials of a call split across workers
+	closed bool
 }
 
 // NewBatched starts a Batched with the given number of workers (0 or less:
@@ -68,8 +74,9 @@ func NewBatched(workers int) *Batched {
 // Workers returns the number of workers.
 func (e *Batched) Workers() int { return max(1, e.workers) }
 
-// Close stops the workers. Attend returns ErrClosed afterwards; Close may
-// be called more than once.
+// Close stops the workers (one made by NewBatchedRunner has none of its
+// own to stop). Attend returns ErrClosed afterwards; Close may be called
+// more than once.
 func (e *Batched) Close() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -100,7 +107,9 @@ const DefaultIdleSpin = 100 * time.Microsecond
 // goroutines) before they park; a call waits only for helpers at work, by
 // polling.
 // 0 parks at once: the least CPU spent between calls, and each call that
-// needs helpers pays their wake-up. It may be called at any time.
+// needs helpers pays their wake-up. It may be called at any time. It has
+// no effect on a Batched made by NewBatchedRunner, which has no idle
+// workers of its own.
 func (e *Batched) SetIdleSpin(d time.Duration) {
 	e.spin.Store(int64(max(0, d)))
 	e.spinSet.Store(true)
@@ -150,8 +159,9 @@ const WakeSpin = 2 * time.Millisecond
 // ran no faster on two workers than on one unless they were woken as the
 // gap began (BenchmarkDecodeGap in this package's tests; measured:
 // docs/performance/amd-epyc-zen4.md#waking-parked-workers-from-code-comments).
-// Wake never blocks; it does nothing on an engine with one worker or after
-// Close, and may be called from any goroutine at any time.
+// Wake never blocks; it does nothing on an engine with one worker, on one
+// made by NewBatchedRunner (the host's goroutines are the host's to wake)
+// or after Close, and may be called from any goroutine at any time.
 func (e *Batched) Wake() {
 	if e.alert == nil || e.stop.Load() {
 		return
@@ -297,7 +307,8 @@ func (e *Batched) attend(job batchJob) error {
 	if e.closed {
 		return ErrClosed
 	}
-	if job.pair && e.wake != nil && job.units() < e.workers {
+	split := e.splits()
+	if job.pair && split && job.units() < e.workers {
 		// Pairs would leave workers idle (a few heads of a short
 		// prefill): the tasks go alone, with the same bits.
 		job.pair = false
@@ -311,7 +322,7 @@ func (e *Batched) attend(job batchJob) error {
 	if e.scratch == nil {
 		e.scratch = make([]workerScratch, 1) // the zero Batched: one worker
 	}
-	if e.wake == nil || n == 1 && job.chunks == 1 || job.small() {
+	if !split || n == 1 && job.chunks == 1 || job.small() {
 		for u := range n {
 			job.runUnit(u, &e.scratch[0])
 		}
@@ -336,8 +347,18 @@ func (e *Batched) attend(job batchJob) error {
 	return nil
 }
 
-// runItems hands the call's items out to the workers and waits for them.
+// splits reports whether a call may share its work out: between the
+// pool's goroutines, or the tasks of the host's runner. An engine of one
+// worker runs every call on the caller's goroutine.
+func (e *Batched) splits() bool { return e.wake != nil || e.run != nil && e.workers > 1 }
+
+// runItems hands the call's items out to the workers, or to the host's
+// runner (see runOnHost), and waits for them.
 func (e *Batched) runItems(job batchJob, items int) {
+	if e.run != nil {
+		e.runOnHost(job, items)
+		return
+	}
 	e.adaptSpin(time.Since(e.epoch))
 	e.job, e.tasks = job, int64(items)
 	e.next.Store(0)

@@ -3,6 +3,7 @@ package attention_test
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/glancelab/attention"
 )
@@ -257,6 +258,60 @@ func ExampleBatched_Wake() {
 	// layer 1: context 3.15
 	// layer 2: context 6.30
 	// layer 3: context 9.45
+}
+
+// A framework that keeps worker goroutines of its own runs a Batched
+// call's work on them: here a pool of two goroutines fed by a channel, and
+// a runner that sends it the tasks and waits for them all. One query head
+// reads 39999 keys repeating the seed example's [2, 1, 0], cut into
+// chunks that the runner's two tasks share (a call of less work runs on
+// the caller alone, without the runner); the context is the seed
+// example's 3.15, and the bits are those of one worker.
+func ExampleNewBatchedRunner() {
+	work := make(chan func())
+	for range 2 {
+		go func() {
+			for f := range work {
+				f()
+			}
+		}()
+	}
+	defer close(work)
+	asked := 0
+	run := func(n int, task func(i int)) {
+		asked = n
+		var wg sync.WaitGroup
+		wg.Add(n)
+		for i := range n {
+			work <- func() { defer wg.Done(); task(i) }
+		}
+		wg.Wait() // every task has returned
+	}
+
+	const T = 39999
+	kData, vData := make([]float32, T), make([]float32, T)
+	for j := range T {
+		kData[j] = float32(2 - j%3)     // 2, 1, 0, 2, 1, 0, ...
+		vData[j] = float32(4 - 2*(j%3)) // 4, 2, 0, ...
+	}
+	q, _ := attention.NewTensor(1, 1, 1, 1, []float32{1})
+	k, _ := attention.NewTensor(1, 1, T, 1, kData)
+	v, _ := attention.NewTensor(1, 1, T, 1, vData)
+	attend := func(e *attention.Batched) float32 {
+		defer e.Close()
+		outData := make([]float32, 1)
+		out, _ := attention.NewTensor(1, 1, 1, 1, outData)
+		if err := e.Attend(attention.BatchOutputs{Out: out}, q, k, v, &attention.BatchOptions{Scale: 1}); err != nil {
+			panic(err)
+		}
+		return outData[0]
+	}
+	got := attend(attention.NewBatchedRunner(2, run))
+	fmt.Printf("context: %.2f, tasks asked: %d\n", got, asked)
+	fmt.Println("same bits as one worker:", math.Float32bits(got) == math.Float32bits(attend(attention.NewBatched(1))))
+	// Output:
+	// context: 3.15, tasks asked: 2
+	// same bits as one worker: true
 }
 
 // The seed example's keys [2, 1, 0] attended in two chunks, [2] and
