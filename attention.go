@@ -19,9 +19,10 @@
 //
 // [Batched] is for many queries at once: prompt prefill, encoders,
 // batched requests. [Batched.Attend] computes scaled dot-product attention
-// over [batch][heads][T][d] [Tensor] views on a pool of worker goroutines,
-// with grouped-query heads and the options of [BatchOptions]: causal,
-// padding and sliding-window masks, bias, softcap, ALiBi and sinks.
+// over [batch][heads][T][d] [Tensor] views on a pool of worker goroutines
+// (or, made by [NewBatchedRunner], on the host's own), with grouped-query
+// heads and the options of [BatchOptions]: causal, padding and
+// sliding-window masks, bias, softcap, ALiBi and sinks.
 //
 // [KVCache] is for LLM decoding: it holds the keys and values of past
 // tokens, as float32 or as 16-bit floats that halve the bytes a step
