@@ -37,9 +37,15 @@ type Batched struct {
 	spin    atomic.Int64 // nanoseconds to poll before parking, see SetIdleSpin
 	spinSet atomic.Bool  // SetIdleSpin was called: no adapting
 	adapted atomic.Int64 // the idle spin adapted to the gaps between calls, see adaptSpin
-	epoch   time.Time    // for monotonic times of the calls
-	lastEnd time.Duration
-	stop    atomic.Bool // set by Close, for workers polling for a call
+	// nextCall is when the next call that uses the helpers is expected
+	// (nanoseconds since epoch), 0 for never: a call as long after the
+	// last one as that one was after the one before. See prewakeAt.
+	nextCall  atomic.Int64
+	period    atomic.Int64 // nanoseconds between the starts of the last two such calls
+	epoch     time.Time    // for monotonic times of the calls
+	lastEnd   time.Duration
+	lastStart time.Duration
+	stop      atomic.Bool // set by Close, for workers polling for a call
 	// run is the host's runner (NewBatchedRunner), which runs a call's
 	// tasks instead of the pool's goroutines, and task the function it is
 	// given, made once (see runTask); both nil for NewBatched.
@@ -98,13 +104,17 @@ func (e *Batched) Close() {
 // is called, a Batched polls longer where its calls come often: for 1¼
 // times the gap before the last call that used its helpers, where that gap
 // is under 5 ms (a model's loop: a call every layer, its other work
-// between), so that the helpers are awake when the next call comes. Its
-// cost: while calls come that often, each helper keeps a core busy polling
-// through the gaps (yielding to any other goroutine).
+// between), so that the helpers are awake when the next call comes, and
+// where calls come at a longer steady period (under a second) a parked
+// worker wakes ahead of the next one (see prewakeAt). Its cost: while
+// calls come every 5 ms or faster, each helper keeps a core busy polling
+// through the gaps (yielding to any other goroutine); at longer periods,
+// at most a quarter of the period and 400 µs of each.
 const DefaultIdleSpin = 100 * time.Microsecond
 
 // SetIdleSpin sets how long idle workers poll (yielding to other
-// goroutines) before they park; a call waits only for helpers at work, by
+// goroutines) before they park, and stops them adapting it to the calls
+// or waking ahead of a call; a call waits only for helpers at work, by
 // polling.
 // 0 parks at once: the least CPU spent between calls, and each call that
 // needs helpers pays their wake-up. It may be called at any time. It has
@@ -125,8 +135,15 @@ func (e *Batched) SetIdleSpin(d time.Duration) {
 const maxAdaptiveSpin = 5 * time.Millisecond
 
 // adaptSpin sets the adapted spin from the gap before a call that uses its
-// helpers.
+// helpers, and when the next such call is expected.
 func (e *Batched) adaptSpin(now time.Duration) {
+	if period := now - e.lastStart; e.lastStart > 0 && period < maxPrewake {
+		e.period.Store(int64(period))
+		e.nextCall.Store(int64(now + period))
+	} else {
+		e.nextCall.Store(0)
+	}
+	e.lastStart = now
 	if e.lastEnd == 0 {
 		return
 	}
@@ -135,6 +152,33 @@ func (e *Batched) adaptSpin(now time.Duration) {
 		spin = max(spin, gap+gap/4)
 	}
 	e.adapted.Store(int64(spin))
+}
+
+// maxPrewake bounds the period of calls for which parked workers wake
+// ahead of the next call (see prewakeAt).
+const maxPrewake = time.Second
+
+// prewakeAt returns how long a worker that is about to park should sleep
+// before it wakes to poll for the next call, and for how long it should
+// then poll; 0 to sleep until a call wakes it. Where calls come at a
+// steady period too long to poll through (a model's layers with more
+// than maxAdaptiveSpin of other work between their calls), a parked
+// worker wakes a lead before the next call is due, the lead an eighth of
+// the period and 200 µs for the thread's own wake-up, and polls for twice
+// the lead: the call then finds it awake, as a parked worker takes about
+// as long to wake as a short call runs. Its cost is that polling, at most
+// a quarter of the period and 400 µs, and none once calls stop: a worker
+// wakes ahead only of the call after the last one that came.
+func (e *Batched) prewakeAt(now time.Duration) (sleep, poll time.Duration) {
+	next := time.Duration(e.nextCall.Load())
+	if next == 0 || e.spinSet.Load() {
+		return 0, 0
+	}
+	lead := 200*time.Microsecond + time.Duration(e.period.Load())/8
+	if sleep = next - lead - now; sleep <= 0 {
+		return 0, 0
+	}
+	return sleep, 2 * lead
 }
 
 // idleSpin is how long an idle worker polls before it parks.
@@ -176,14 +220,17 @@ func (e *Batched) Wake() {
 }
 
 func (e *Batched) work(w int) {
-	woken := false // by Wake: poll for WakeSpin at least
+	ready := func() bool { return len(e.wake) > 0 || e.stop.Load() }
+	ahead := time.NewTimer(time.Hour) // wakes a parked worker ahead of a call
+	ahead.Stop()
+	var woken time.Duration // by Wake or ahead of a call: poll that long at least
 	for {
-		spin := e.idleSpin()
-		if woken {
-			spin = max(spin, WakeSpin)
+		e.poll(max(e.idleSpin(), woken), ready)
+		woken = 0
+		sleep, poll := e.prewakeAt(time.Since(e.epoch))
+		if sleep > 0 {
+			ahead.Reset(sleep)
 		}
-		e.poll(spin, func() bool { return len(e.wake) > 0 || e.stop.Load() })
-		woken = false
 		select {
 		case _, ok := <-e.wake:
 			if !ok {
@@ -195,8 +242,11 @@ func (e *Batched) work(w int) {
 			}
 		case <-e.alert:
 			e.nudged.Add(1)
-			woken = true
+			woken = WakeSpin
+		case <-ahead.C:
+			woken = poll
 		}
+		ahead.Stop()
 	}
 }
 

@@ -148,3 +148,40 @@ func TestIdleSpinAdapts(t *testing.T) {
 		t.Errorf("after SetIdleSpin(0) the workers poll for %v", got)
 	}
 }
+
+// TestPrewake checks when a parked worker wakes ahead of the next call:
+// a lead of 200 µs and an eighth of the period before it is due, polling
+// for twice the lead; never for a period of maxPrewake or more, once the
+// call is overdue, or after SetIdleSpin.
+func TestPrewake(t *testing.T) {
+	e := NewBatched(2)
+	defer e.Close()
+	if sleep, poll := e.prewakeAt(time.Second); sleep != 0 || poll != 0 {
+		t.Fatalf("a new engine's workers wake ahead after %v (poll %v)", sleep, poll)
+	}
+	const start = time.Second
+	for _, c := range []struct {
+		period, now, sleep, poll time.Duration
+	}{
+		// Next call due at start+2·period; the lead is 200 µs + period/8.
+		{8 * time.Millisecond, start + 9*time.Millisecond, 5800 * time.Microsecond, 2400 * time.Microsecond},
+		{80 * time.Millisecond, start + 90*time.Millisecond, 59800 * time.Microsecond, 20400 * time.Microsecond},
+		{8 * time.Millisecond, start + 15*time.Millisecond, 0, 0}, // within the lead
+		{8 * time.Millisecond, start + 20*time.Millisecond, 0, 0}, // overdue
+		{maxPrewake, start + maxPrewake + time.Millisecond, 0, 0},
+	} {
+		e.lastStart = 0
+		e.adaptSpin(start)
+		e.adaptSpin(start + c.period)
+		if sleep, poll := e.prewakeAt(c.now); sleep != c.sleep || poll != c.poll {
+			t.Errorf("period %v, at %v: sleep %v and poll %v, want %v and %v", c.period, c.now-start, sleep, poll, c.sleep, c.poll)
+		}
+	}
+	e.lastStart = 0
+	e.adaptSpin(start)
+	e.adaptSpin(start + 8*time.Millisecond)
+	e.SetIdleSpin(DefaultIdleSpin)
+	if sleep, _ := e.prewakeAt(start + 9*time.Millisecond); sleep != 0 {
+		t.Errorf("after SetIdleSpin the workers wake ahead after %v", sleep)
+	}
+}
