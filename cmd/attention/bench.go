@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,18 +22,21 @@ working sets sized for L1, L2, L3 and DRAM and at every case's own working
 set, with generated calibration kernels of each register width: zmm, ymm,
 NEON, scalar Go), then times the exported kernels, one decoder step of
 attention (T = 128, 1024, 8192; d = 64, 128), batched attention (8 heads × 512
-queries × 512 keys × d 64, causal and not, 1 and all workers) and language
+queries × 512 keys × d 64, causal and not, 1 and all workers), language
 model decode steps on batched attention (grouped-query and multi-query KV
-caches of 512 to 32768 keys, d 128, and a causal 4-row verify) with every
-implementation this CPU supports. Each figure is the median of several runs,
-shown as GFLOP/s or GB/s, as a fraction of the limit for its working set
-(the roofline: the lower of the FMA peak and the read bandwidth at that
-working set times its FLOPs per byte; for the decode steps, the bandwidth
-of a read of their own K and V) measured with the kernels of the
-implementation's register width and with the machine's widest, as the
-median fraction of the first re-measured right after each run ("paired",
-which on a shared machine compares like with like) and as a speedup over
-the generic implementation.
+caches of 512 to 32768 keys, d 128, and a causal 4-row verify) and the
+grouped-query step inside a model's loop (group loop: a bf16 KVCache of 1024
+and 4096 keys, each call after 0, 0.3 or 2 ms of other work, matrix-vector
+rows over 64 MiB of weights, left out of the timing; the median call; 0.3 ms
+alone with --quick) with every implementation this CPU supports. Each figure
+is the median of several runs, shown as GFLOP/s or GB/s, as a fraction of
+the limit for its working set (the roofline: the lower of the FMA peak and
+the read bandwidth at that working set times its FLOPs per byte; for the
+decode steps, the bandwidth of a read of their own K and V) measured with
+the kernels of the implementation's register width and with the machine's
+widest, as the median fraction of the first re-measured right after each
+run ("paired", which on a shared machine compares like with like), as a
+speedup over the generic implementation and, on all workers, over one.
 Progress goes to stderr.`
 
 type benchConfig struct {
@@ -46,23 +50,12 @@ type benchConfig struct {
 }
 
 func runBench(stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("bench", "[--quick] [--json] [--svg FILE] [--runs N]", benchDescription)
+	fs := newFlagSet("bench", "[--quick] [--json] [--svg FILE] [--runs N] [--group GROUP,...]", benchDescription)
 	jsonOut := fs.Bool("json", false, "print the results as JSON instead of a table")
 	svgFile := fs.String("svg", "", "also write a plot of attention throughput against T to `FILE` (SVG)")
-	quick := fs.Bool("quick", false, "fewer and shorter runs: a few seconds in all, for a first look")
-	runs := fs.Int("runs", 0, "runs per figure, the median is reported (default 7, 3 with --quick)")
-	if err := parseFlags(fs, args, stdout); err != nil {
+	cfg, err := benchFlags(fs, args, stdout, svgFile)
+	if err != nil {
 		return err
-	}
-	cfg := benchConfig{quick: *quick, runs: 7, runTime: 20 * time.Millisecond, workers: runtime.GOMAXPROCS(0)}
-	if cfg.quick {
-		cfg.runs, cfg.runTime = 3, 2*time.Millisecond
-	}
-	if *runs < 0 {
-		return &usageError{msg: fmt.Sprintf("--runs %d: want a positive count", *runs), usage: usageOf(fs)}
-	}
-	if *runs > 0 {
-		cfg.runs = *runs
 	}
 
 	// The plot's file is created first, so a bad path fails at once rather
@@ -102,9 +95,45 @@ func runBench(stdout, stderr io.Writer, args []string) error {
 	return p.err
 }
 
+// benchFlags adds the flags that choose what runs and how long to fs,
+// parses args and returns the configuration they make. The plot (svgFile)
+// is of the attend group, which a --group must then include.
+func benchFlags(fs *flag.FlagSet, args []string, stdout io.Writer, svgFile *string) (benchConfig, error) {
+	quick := fs.Bool("quick", false, "fewer and shorter runs: a few seconds in all, for a first look")
+	runs := fs.Int("runs", 0, "runs per figure, the median is reported (default 7, 3 with --quick)")
+	group := fs.String("group", "", "the `GROUP,...` of cases to run, comma-separated: "+strings.Join(benchGroups, ", ")+" (default all)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return benchConfig{}, err
+	}
+	cfg := benchConfig{quick: *quick, runs: 7, runTime: 20 * time.Millisecond, workers: runtime.GOMAXPROCS(0)}
+	if cfg.quick {
+		cfg.runs, cfg.runTime = 3, 2*time.Millisecond
+	}
+	if *runs < 0 {
+		return cfg, &usageError{msg: fmt.Sprintf("--runs %d: want a positive count", *runs), usage: usageOf(fs)}
+	}
+	if *runs > 0 {
+		cfg.runs = *runs
+	}
+	if *group == "" {
+		return cfg, nil
+	}
+	groups := strings.Split(*group, ",")
+	for _, g := range groups {
+		if !slices.Contains(benchGroups, g) {
+			return cfg, &usageError{msg: fmt.Sprintf("--group %s: no group %q (want %s)", *group, g, strings.Join(benchGroups, ", ")), usage: usageOf(fs)}
+		}
+	}
+	if *svgFile != "" && !slices.Contains(groups, "attend") {
+		return cfg, &usageError{msg: fmt.Sprintf("--svg plots the attend group, which --group %s leaves out", *group), usage: usageOf(fs)}
+	}
+	cfg.keep = func(c benchCase) bool { return slices.Contains(groups, c.group) }
+	return cfg, nil
+}
+
 // benchCase is one timed operation, run once per implementation.
 type benchCase struct {
-	group   string // kernel, attend, batched, decode
+	group   string // kernel, attend, batched, decode, loop (benchGroups)
 	name    string // what runs: Dot, Attend, Batched, …
 	shape   string
 	n, t, d int
@@ -121,6 +150,11 @@ type benchCase struct {
 	// roofline is the lower (see bound.withRead).
 	ownRead bool
 	reads   func() [][][]float32
+	// gap, if set, runs before each call of the operation, outside the
+	// timing, and the time per operation is then the median of the calls
+	// timed one by one (the loop cases: a model's other work between two
+	// attention calls; a gap that does nothing times the calls alone).
+	gap func()
 	// setup builds the operation with the selected implementation; close
 	// (maybe nil) releases what it holds.
 	setup func() (op func() error, close func(), err error)
@@ -211,8 +245,13 @@ func benchCases(cfg benchConfig) []benchCase {
 		}
 	}
 	cs = append(cs, decodeCases(workers, fill)...)
-	return append(cs, cacheCases(fill)...)
+	cs = append(cs, cacheCases(fill)...)
+	return append(cs, loopCases(workers, cfg.quick, fill)...)
 }
+
+// benchGroups are the groups of benchCases, in their order, as --group
+// names them.
+var benchGroups = []string{"kernel", "attend", "batched", "decode", "loop"}
 
 // cacheCases are the grouped-query decode step of decodeCases (gqa-4k, one
 // worker) over a KVCache of each element type, by AttendCache: a 16-bit
@@ -437,16 +476,27 @@ func bench(cfg benchConfig, prog *progress) (*benchReport, error) {
 		rep.Results = append(rep.Results, r)
 	}
 	impl.Reset()
-	// Speedups over generic, now that every implementation has run.
-	for i := range rep.Results {
-		r := &rep.Results[i]
-		for _, g := range rep.Results {
+	setSpeedups(rep.Results) // now that every implementation has run
+	return rep, nil
+}
+
+// setSpeedups sets each result's speedup over the generic implementation
+// and, for a case on several workers, over the same case on one: the
+// result of the same name and implementation whose shape is the same but
+// for workers=1 (the loop cases at the same gap).
+func setSpeedups(results []resultJSON) {
+	for i := range results {
+		r := &results[i]
+		one := strings.Replace(r.Shape, fmt.Sprintf("workers=%d", r.Workers), "workers=1", 1)
+		for _, g := range results {
 			if g.Impl == impl.Generic && g.Name == r.Name && g.Shape == r.Shape {
 				r.SpeedupVsGeneric = g.MedianNs / r.MedianNs
 			}
+			if r.Workers > 1 && g.Workers == 1 && g.Impl == r.Impl && g.Name == r.Name && g.Shape == one {
+				r.SpeedupVsOneWorker = g.MedianNs / r.MedianNs
+			}
 		}
 	}
-	return rep, nil
 }
 
 // widthKernels returns the calibration kernels of an implementation's
@@ -476,10 +526,11 @@ func readSizes(cases []benchCase, threads int) []int {
 // it is the median of, and the median over the runs of the operation's
 // fraction of its limit re-measured by a probe run right after that run
 // (see roofline). The number of operations per run is first doubled until
-// a run lasts cfg.runTime. An operation that alone takes longer than all
-// the runs together should (4·runs·runTime: generic batched attention in
-// --quick mode, or anything on a slow or emulated CPU) is timed once, by
-// the call that warms the caches, and paired with one probe run.
+// a run lasts cfg.runTime (its gaps included). An operation that alone
+// takes longer than all the runs together should (4·runs·runTime: generic
+// batched attention in --quick mode, or anything on a slow or emulated
+// CPU) is timed once, by the call that warms the caches (after its gap,
+// if it has one), and paired with one probe run.
 func timeCase(c benchCase, cfg benchConfig, rf bound, probe func(time.Duration) float64) (time.Duration, int, float64, error) {
 	op, closeFn, err := c.setup()
 	if err != nil {
@@ -489,6 +540,9 @@ func timeCase(c benchCase, cfg benchConfig, rf bound, probe func(time.Duration) 
 		defer closeFn()
 	}
 	probeTime := cfg.runTime / 2
+	if c.gap != nil {
+		c.gap() // before the first call too, which may be the one timed
+	}
 	start := time.Now()
 	if err := op(); err != nil { // warm the caches, check the shapes
 		return 0, 0, 0, err
@@ -496,18 +550,9 @@ func timeCase(c benchCase, cfg benchConfig, rf bound, probe func(time.Duration) 
 	if first := time.Since(start); first > 4*time.Duration(cfg.runs)*cfg.runTime {
 		return first, 1, rf.fraction(c, first, probe(probeTime)), nil
 	}
-	timeRun := func(k int) (time.Duration, error) {
-		start := time.Now()
-		for range k {
-			if err := op(); err != nil {
-				return 0, err
-			}
-		}
-		return time.Since(start), nil
-	}
 	k := 1
 	for {
-		d, err := timeRun(k)
+		_, d, err := timeRun(c, op, k)
 		if err != nil {
 			return 0, 0, 0, err
 		}
@@ -520,16 +565,44 @@ func timeCase(c benchCase, cfg benchConfig, rf bound, probe func(time.Duration) 
 	per := make([]time.Duration, cfg.runs)
 	fr := make([]float64, cfg.runs)
 	for i := range per {
-		d, err := timeRun(k)
-		if err != nil {
+		if per[i], _, err = timeRun(c, op, k); err != nil {
 			return 0, 0, 0, err
 		}
-		per[i] = d / time.Duration(k)
 		fr[i] = rf.fraction(c, per[i], probe(probeTime))
 	}
 	slices.Sort(per)
 	slices.Sort(fr)
 	return per[len(per)/2], len(per), fr[len(fr)/2], nil
+}
+
+// timeRun runs op k times and returns the time per operation and the
+// run's length. Without a gap the time per operation is the run's mean;
+// with one (c.gap), the gap runs before each call, outside the timing,
+// and the time per operation is the median of the calls, each timed
+// alone, while the run's length counts the gaps too.
+func timeRun(c benchCase, op func() error, k int) (per, run time.Duration, err error) {
+	start := time.Now()
+	if c.gap == nil {
+		for range k {
+			if err := op(); err != nil {
+				return 0, 0, err
+			}
+		}
+		run = time.Since(start)
+		return run / time.Duration(k), run, nil
+	}
+	calls := make([]time.Duration, k)
+	for i := range calls {
+		c.gap()
+		t0 := time.Now()
+		if err := op(); err != nil {
+			return 0, 0, err
+		}
+		calls[i] = time.Since(t0)
+	}
+	run = time.Since(start)
+	slices.Sort(calls)
+	return calls[k/2], run, nil
 }
 
 // machine describes where the benchmark ran.

@@ -78,7 +78,7 @@ func (s limitsSet) calibLimits() calib.Limits {
 }
 
 type resultJSON struct {
-	Group           string  `json:"group"` // kernel, attend, batched, decode
+	Group           string  `json:"group"` // kernel, attend, batched, decode, loop
 	Name            string  `json:"name"`
 	Shape           string  `json:"shape"`
 	Impl            string  `json:"impl"`
@@ -115,6 +115,10 @@ type resultJSON struct {
 	MachineKernels   string  `json:"machine_kernels"`
 	MachineFraction  float64 `json:"machine_fraction"`
 	SpeedupVsGeneric float64 `json:"speedup_vs_generic"`
+	// The same case on one worker (at the same gap, for the loop group)
+	// over this one: 0 for a case on one worker or without a one-worker
+	// twin.
+	SpeedupVsOneWorker float64 `json:"speedup_vs_one_worker"`
 }
 
 // bound is the roofline of a case's working set for one set of
@@ -258,15 +262,18 @@ func writeBenchTable(p *printer, rep *benchReport) {
 		machine = ": " + rep.Results[0].MachineKernels
 	}
 	header := []string{"what", "shape", "impl", "working set", "median", "GFLOP/s", "read GB/s",
-		"limit (its width)", "of limit", "paired", "limit (machine" + machine + ")", "of limit", "vs generic"}
+		"limit (its width)", "of limit", "paired", "limit (machine" + machine + ")", "of limit", "vs generic", "vs 1 worker"}
 	rows := [][]string{header}
 	limit := func(bound string, limit float64, unit string) string {
 		return fmt.Sprintf("%s %.1f %s", bound, limit, unit)
 	}
 	for _, r := range rep.Results {
-		gflops := "-"
+		gflops, vsOne := "-", "-"
 		if r.GFLOPS > 0 {
 			gflops = fmt.Sprintf("%.1f", r.GFLOPS)
+		}
+		if r.SpeedupVsOneWorker > 0 {
+			vsOne = fmt.Sprintf("%.2f×", r.SpeedupVsOneWorker)
 		}
 		rows = append(rows, []string{
 			r.Name, r.Shape, r.Impl,
@@ -277,10 +284,15 @@ func writeBenchTable(p *printer, rep *benchReport) {
 			fmt.Sprintf("%.0f%%", 100*r.PairedFraction),
 			limit(r.MachineBound, r.MachineLimit, r.MachineLimitUnit),
 			fmt.Sprintf("%.0f%%", 100*r.MachineFraction),
-			fmt.Sprintf("%.1f×", r.SpeedupVsGeneric),
+			fmt.Sprintf("%.1f×", r.SpeedupVsGeneric), vsOne,
 		})
 	}
-	writeColumns(p, rows, map[int]bool{4: true, 5: true, 6: true, 8: true, 9: true, 11: true, 12: true})
+	writeColumns(p, rows, map[int]bool{4: true, 5: true, 6: true, 8: true, 9: true, 11: true, 12: true, 13: true})
+	writeBenchNotes(p)
+}
+
+// writeBenchNotes prints how to read the table under it.
+func writeBenchNotes(p *printer) {
 	p.printf("\nread GB/s: the bytes the operation must read (its inputs, once) per second.\n" +
 		"limit: the roofline for the working set, the lower of the FMA peak and the read\n" +
 		"bandwidth measured at that working set (\"8 MiB read\") times the FLOPs per byte\n" +
@@ -295,7 +307,11 @@ func writeBenchTable(p *printer, rep *benchReport) {
 		"of limit: the median against the best run of the limit's kernels, in the\n" +
 		"calibration or paired with a case (the stricter figure).\n" +
 		"paired: the median over the runs of each run against its width's limit re-measured\n" +
-		"right after it, so both meet the same load from the rest of the machine.\n")
+		"right after it, so both meet the same load from the rest of the machine.\n" +
+		"vs 1 worker: the same case's median on one worker over this one's.\n" +
+		"decode loop: each call after gap of other work (matrix-vector rows over 64 MiB\n" +
+		"of weights, not timed), the median call; against the plain step's limit, a read\n" +
+		"of the cache's bytes kept in the caches, which the gap's weights push out.\n")
 }
 
 // writeLimitsTable prints the limits: a column per set of calibration

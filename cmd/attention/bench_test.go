@@ -48,7 +48,8 @@ func TestBenchQuickJSON(t *testing.T) {
 	if testing.Short() {
 		cfg := benchConfig{quick: true, runs: 1, runTime: 100e3, workers: 2,
 			keep: func(c benchCase) bool {
-				return c.group == "attend" || (c.name == "Dot" && c.n < 4096) || (c.group == "decode" && c.t == 512)
+				return c.group == "attend" || (c.name == "Dot" && c.n < 4096) || (c.group == "decode" && c.t == 512) ||
+					(c.group == "loop" && c.t == 1024)
 			}}
 		rep, err := bench(cfg, newProgress(&stderr))
 		if err != nil {
@@ -114,9 +115,9 @@ func TestBenchQuickJSON(t *testing.T) {
 		}
 	}
 	results, _ := rep["results"].([]any)
-	want := len(benchCases(benchConfig{workers: runtime.GOMAXPROCS(0)})) * len(impls)
+	want := len(benchCases(benchConfig{quick: true, workers: runtime.GOMAXPROCS(0)})) * len(impls)
 	if testing.Short() {
-		want = 8 * len(impls)
+		want = 10 * len(impls) // the loop's 1024 keys at 0.3 ms, on 1 and 2 workers
 	}
 	if len(results) != want {
 		t.Errorf("%d results, want %d", len(results), want)
@@ -162,6 +163,10 @@ func TestBenchQuickJSON(t *testing.T) {
 		}
 		if res.Impl == "generic" && res.SpeedupVsGeneric != 1 {
 			t.Errorf("%s: speedup over itself %v", what, res.SpeedupVsGeneric)
+		}
+		// Every case on several workers has a twin on one.
+		if (res.Workers > 1) != (res.SpeedupVsOneWorker > 0) {
+			t.Errorf("%s: speedup over one worker %v", what, res.SpeedupVsOneWorker)
 		}
 		if res.Level == "" || res.Bound == "" || res.Runs < 1 {
 			t.Errorf("%s: level %q, bound %q, runs %d", what, res.Level, res.Bound, res.Runs)
@@ -298,7 +303,8 @@ func TestBenchTable(t *testing.T) {
 		"  FP32 FMA peak        200.0 GFLOP/s   100.0 GFLOP/s",
 		"  read 256 KiB (L2)       200.0 GB/s      100.0 GB/s",
 		"  read 512 KiB (L2)       200.0 GB/s      100.0 GB/s",
-		"limit (its width)          of limit  paired  limit (machine: wide)       of limit  vs generic",
+		"limit (its width)          of limit  paired  limit (machine: wide)       of limit  vs generic  vs 1 worker",
+		"vs 1 worker: the same case's median on one worker over this one's.",
 		"Attend  T=1024 d=64  fast     512 KiB (L2)    5 µs     52.4      104.9  512 KiB read 50.0 GFLOP/s      105%    131%  512 KiB read 100.0 GFLOP/s       52%       10.0×",
 		"Attend  T=1024 d=64  generic  512 KiB (L2)   50 µs      5.2       10.5  512 KiB read 50.0 GFLOP/s       10%     13%  512 KiB read 100.0 GFLOP/s        5%        1.0×",
 	} {
@@ -346,7 +352,7 @@ func TestBenchFlags(t *testing.T) {
 	if code := run([]string{"bench", "--help"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("bench --help = %d", code)
 	}
-	for _, f := range []string{"-json", "-svg", "-quick", "-runs"} {
+	for _, f := range []string{"-json", "-svg", "-quick", "-runs", "-group", strings.Join(benchGroups, ", ")} {
 		if !strings.Contains(stdout.String(), f) {
 			t.Errorf("bench --help lacks %s:\n%s", f, stdout.String())
 		}
@@ -356,7 +362,11 @@ func TestBenchFlags(t *testing.T) {
 	if code := run([]string{"bench", "--svg", filepath.Join(t.TempDir(), "no", "such", "dir.svg")}, io.Discard, &stderr); code != 1 || strings.Contains(stderr.String(), "measuring") {
 		t.Errorf("bench --svg into a missing directory: %d, %q", code, stderr.String())
 	}
-	for _, args := range [][]string{{"bench", "--frob"}, {"bench", "--runs", "-1"}, {"bench", "extra"}} {
+	// A group that does not exist, or a plot of a group left out, fails
+	// before any measuring too.
+	noPlot := filepath.Join(t.TempDir(), "loop.svg")
+	for _, args := range [][]string{{"bench", "--frob"}, {"bench", "--runs", "-1"}, {"bench", "extra"},
+		{"bench", "--group", "loop,frob"}, {"bench", "--group", "loop", "--svg", noPlot}} {
 		stdout.Reset()
 		stderr.Reset()
 		if code := run(args, &stdout, &stderr); code != 2 {
@@ -364,6 +374,150 @@ func TestBenchFlags(t *testing.T) {
 		}
 		if !strings.Contains(stderr.String(), "usage: attention bench") {
 			t.Errorf("run(%q) stderr lacks the bench usage: %q", args, stderr.String())
+		}
+	}
+	if _, err := os.Stat(noPlot); err == nil {
+		t.Errorf("--group loop --svg %s created the plot", noPlot)
+	}
+}
+
+// --group runs the cases of the groups it names, each group alone too.
+func TestBenchGroupFlag(t *testing.T) {
+	all := benchCases(benchConfig{workers: 2})
+	var groups []string
+	for _, c := range all {
+		if !slices.Contains(groups, c.group) {
+			groups = append(groups, c.group)
+		}
+	}
+	if !slices.Equal(groups, benchGroups) {
+		t.Errorf("the cases' groups %q, --group lists %q", groups, benchGroups)
+	}
+	for _, arg := range append(slices.Clone(benchGroups), "loop,decode") {
+		fs := newFlagSet("bench", "", "")
+		svg := ""
+		cfg, err := benchFlags(fs, []string{"--group", arg}, io.Discard, &svg)
+		if err != nil || cfg.keep == nil {
+			t.Fatalf("--group %s: %v", arg, err)
+		}
+		n := 0
+		for _, c := range all {
+			if cfg.keep(c) != slices.Contains(strings.Split(arg, ","), c.group) {
+				t.Errorf("--group %s: keep(%s %s) = %v", arg, c.group, c.shape, cfg.keep(c))
+			}
+			if cfg.keep(c) {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("--group %s keeps no case", arg)
+		}
+	}
+	fs := newFlagSet("bench", "", "")
+	if cfg, err := benchFlags(fs, nil, io.Discard, new(string)); err != nil || cfg.keep != nil {
+		t.Errorf("no --group: %v, keep set %v", err, cfg.keep != nil)
+	}
+}
+
+// The loop cases: the bf16 step of 1024 and 4096 keys at each gap on 1
+// and all workers, listed without building anything, their limit a read
+// of the cache's bytes split between the workers.
+func TestBenchLoopCases(t *testing.T) {
+	floats := 0
+	fill := func(n int) []float32 { floats += n; return make([]float32, n) }
+	cs := loopCases([]int{1, 2}, false, fill)
+	if len(cs) != 2*3*2 || floats != 0 {
+		t.Fatalf("%d loop cases, %d floats filled to list them; want 12, none", len(cs), floats)
+	}
+	if q := loopCases([]int{1, 2}, true, fill); len(q) != 4 || !strings.Contains(q[0].shape, " gap=300µs ") {
+		t.Errorf("--quick: %d loop cases, the first %q; want 4, all at 0.3 ms", len(q), q[0].shape)
+	}
+	want := []string{
+		"decode loop gqa-1k bf16 cache 32/8×1×1024×128 gap=0s workers=1",
+		"decode loop gqa-1k bf16 cache 32/8×1×1024×128 gap=0s workers=2",
+		"decode loop gqa-1k bf16 cache 32/8×1×1024×128 gap=300µs workers=1",
+		"decode loop gqa-4k bf16 cache 32/8×1×4096×128 gap=2ms workers=2",
+	}
+	for _, c := range cs {
+		kvBytes := 2 * 2 * 8 * c.t * 128
+		if c.group != "loop" || c.name != "AttendCache" || c.gap == nil || !c.ownRead || c.bytes != float64(kvBytes) ||
+			c.ws != kvBytes/c.workers || c.flops != 4*32*float64(c.t)*128 {
+			t.Errorf("%s: %+v", c.shape, c)
+		}
+		want = slices.DeleteFunc(want, func(s string) bool { return s == c.shape })
+		sets, n := c.reads(), 0
+		for _, set := range sets {
+			for _, x := range set {
+				n += 4 * len(x)
+			}
+		}
+		if len(sets) != c.workers || n != kvBytes {
+			t.Errorf("%s: the limit reads %d bytes on %d threads", c.shape, n, len(sets))
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no cases %q", want)
+	}
+	op, closeFn, err := cs[len(cs)-1].setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if floats < loopRows*loopCols {
+		t.Errorf("setup filled %d floats, not the layer's %d", floats, loopRows*loopCols)
+	}
+	start := time.Now()
+	cs[len(cs)-1].gap()
+	if d := time.Since(start); d < 2*time.Millisecond {
+		t.Errorf("a gap of 2 ms took %v", d)
+	}
+	if err := op(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// timeCase times a case with a gap call by call, the gap left out, and
+// counts the gaps in a run's length.
+func TestBenchTimeGap(t *testing.T) {
+	spin := func(d time.Duration) {
+		for t0 := time.Now(); time.Since(t0) < d; {
+		}
+	}
+	gaps, calls := 0, 0
+	c := benchCase{workers: 1, bytes: 1e6, ownRead: true,
+		gap: func() { gaps++; spin(time.Millisecond) },
+		setup: func() (func() error, func(), error) {
+			return func() error { calls++; spin(20 * time.Microsecond); return nil }, nil, nil
+		}}
+	rf := bound{limit: 1, unit: "GB/s"}
+	med, runs, paired, err := timeCase(c, benchConfig{runs: 3, runTime: 5 * time.Millisecond}, rf, func(time.Duration) float64 { return 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 3 || med < 20*time.Microsecond || med > 500*time.Microsecond || !(paired > 0) {
+		t.Errorf("median %v of %d runs, paired %v; want about 20 µs of 3", med, runs, paired)
+	}
+	// Timed alone, 5 ms runs of 20 µs calls would be hundreds of calls.
+	if gaps != calls || calls > 100 {
+		t.Errorf("%d gaps, %d calls; want one before each call, a run of about 5 ms counting them", gaps, calls)
+	}
+}
+
+// A case on several workers is set against its twin on one: the same
+// name, implementation and shape but for workers=1.
+func TestBenchSpeedups(t *testing.T) {
+	res := func(impl, shape string, workers int, ns float64) resultJSON {
+		return resultJSON{Name: "AttendCache", Impl: impl, Shape: shape, Workers: workers, MedianNs: ns}
+	}
+	rs := []resultJSON{
+		res("fast", "loop gap=2ms workers=1", 1, 100), res("fast", "loop gap=2ms workers=2", 2, 80),
+		res("generic", "loop gap=2ms workers=1", 1, 1000), res("generic", "loop gap=2ms workers=2", 2, 500),
+		res("fast", "loop gap=0s workers=2", 2, 50), res("fast", "plain workers=1", 1, 10),
+	}
+	setSpeedups(rs)
+	for i, want := range [][2]float64{{10, 0}, {6.25, 1.25}, {1, 0}, {1, 2}, {0, 0}, {0, 0}} {
+		if rs[i].SpeedupVsGeneric != want[0] || rs[i].SpeedupVsOneWorker != want[1] {
+			t.Errorf("%s %s: speedups %v over generic, %v over one worker; want %v", rs[i].Impl, rs[i].Shape, rs[i].SpeedupVsGeneric, rs[i].SpeedupVsOneWorker, want)
 		}
 	}
 }
