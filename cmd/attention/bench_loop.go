@@ -95,13 +95,15 @@ func loopGaps(quick bool) []time.Duration {
 // layer's other work on the calling goroutine (loopLayer; gap=0s calls
 // back to back). timeCase times attention's calls alone, one by one, the
 // gap outside the timing, and takes the median call, as
-// BenchmarkDecodeLoop does. The limit is the plain decode step's, a read
-// of the cache's bytes (buffers of that size made for the case, split
-// between the workers): read over and over, those bytes stay in the
-// caches, where the layer's 64 MiB of weights push the cache's own out
-// between two calls, so the fraction falls with the gap by what the other
-// work costs the step. Set workers=all against workers=1 at the same gap
-// (speedup_vs_one_worker): the default engine should never be the slower.
+// BenchmarkDecodeLoop does. The limit is the plain decode step's
+// (cacheCases): a read of the cache's bytes (buffers of that size made for
+// the case, split between the workers), or the FMA peak where the step's
+// FLOPs at that read's bandwidth would pass it. Read over and over, those
+// bytes stay in the caches, where the layer's 64 MiB of weights push the
+// cache's own out between two calls, so the fraction falls with the gap by
+// what the other work costs the step. Set workers=all against workers=1 at
+// the same gap (speedup_vs_one_worker): the default engine should never be
+// the slower.
 func loopCases(workers []int, quick bool, fill func(int) []float32) []benchCase {
 	st := &loopState{fill: fill, decodes: map[int]*loopDecode{}, bufs: map[int][2][]float32{}}
 	var cs []benchCase

@@ -310,8 +310,8 @@ func writeBenchNotes(p *printer) {
 		"right after it, so both meet the same load from the rest of the machine.\n" +
 		"vs 1 worker: the same case's median on one worker over this one's.\n" +
 		"decode loop: each call after gap of other work (matrix-vector rows over 64 MiB\n" +
-		"of weights, not timed), the median call; against the plain step's limit, a read\n" +
-		"of the cache's bytes kept in the caches, which the gap's weights push out.\n")
+		"of weights, not timed), the median call; against the plain step's limit (a read\n" +
+		"of the cache's bytes, kept in the caches where the gap's weights push them out).\n")
 }
 
 // writeLimitsTable prints the limits: a column per set of calibration
