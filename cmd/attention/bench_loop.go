@@ -86,7 +86,7 @@ func loopGaps(quick bool) []time.Duration {
 	if quick {
 		return []time.Duration{300 * time.Microsecond}
 	}
-	return []time.Duration{0, 300 * time.Microsecond, 2 * time.Millisecond}
+	return []time.Duration{0, 300 * time.Microsecond, 2 * time.Millisecond, 10 * time.Millisecond}
 }
 
 // loopCases are the grouped-query decode step of cacheCases (32 query

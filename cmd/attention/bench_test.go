@@ -426,8 +426,8 @@ func TestBenchLoopCases(t *testing.T) {
 	floats := 0
 	fill := func(n int) []float32 { floats += n; return make([]float32, n) }
 	cs := loopCases([]int{1, 2}, false, fill)
-	if len(cs) != 2*3*2 || floats != 0 {
-		t.Fatalf("%d loop cases, %d floats filled to list them; want 12, none", len(cs), floats)
+	if len(cs) != 2*4*2 || floats != 0 {
+		t.Fatalf("%d loop cases, %d floats filled to list them; want 16, none", len(cs), floats)
 	}
 	if q := loopCases([]int{1, 2}, true, fill); len(q) != 4 || !strings.Contains(q[0].shape, " gap=300µs ") {
 		t.Errorf("--quick: %d loop cases, the first %q; want 4, all at 0.3 ms", len(q), q[0].shape)
