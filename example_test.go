@@ -205,11 +205,11 @@ func ExampleBatched_Attend() {
 // of polling for the next call (DefaultIdleSpin): for a service that would
 // rather give the cores back between steps than have the next step wait
 // for its helpers to wake. The results are the same bits either way. Here
-// one query head reads the seed example's keys [2, 1, 0] over 3000 tokens,
+// one query head reads the seed example's keys [2, 1, 0] over 39999 tokens,
 // cut into chunks the two workers share; the keys repeat, so the weights
 // do too, and the context is the seed example's 3.15.
 func ExampleBatched_SetIdleSpin() {
-	const T = 3000
+	const T = 39999
 	kData, vData := make([]float32, T), make([]float32, T)
 	for j := range T {
 		kData[j] = float32(2 - j%3)     // 2, 1, 0, 2, 1, 0, ...
