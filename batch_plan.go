@@ -74,6 +74,7 @@ type batchPlan struct {
 	chunkWork bool // the chunks are work items of their own (see batchJob.item)
 	multi     bool // the row path takes a task's rows through the multi-row kernels (see tileRows)
 	wide      bool // and five to eight at a time where a task has them (see multiWide)
+	near      bool // the call's K and V fit nearBytes: four rows are scored by scoreRowsMultiNear
 	pair      bool // the block path takes tasks two at a time (see batch_pair.go)
 	tile      int  // keys per tile of the online softmax
 	block     bool
@@ -157,9 +158,19 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, src keySourc
 		p.tile *= 2
 	}
 	p.wide = p.multi && kernel.MultiWide()
+	p.near = p.multi && float64(k.batch)*float64(k.heads)*float64(k.rows)*float64(dk+v.cols)*4 <= nearBytes
 	p.pair = p.pairable()
 	return batchJob{batchPlan: p}
 }
+
+// nearBytes is the most float32 K and V a call reads for its four-row
+// scores to ask for no K ahead (scoreRowsMultiNear): from the L3 the
+// prefetches that stream K from memory only cost time (gqa-512, 4 MiB:
+// 0.90 of the time without them, gqa-1k, 8 MiB: 0.93-0.96), and from
+// memory they are what streams it (gqa-4k, 32 MiB: 1.39 times as long
+// without; measured:
+// docs/performance/amd-epyc-zen5.md#the-decode-step-against-its-roofline-2026-12-07).
+const nearBytes = 8 << 20
 
 // smallWork is the work (multiply-adds) below which a call runs on the
 // caller's goroutine alone: waking a worker and waiting for it costs more

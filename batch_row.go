@@ -152,6 +152,9 @@ type rowKernels[E float32 | uint16] struct {
 	// splits reports whether blendMulti streams V itself for rows rows of
 	// dv columns (see multiBlendSplits); nil for never.
 	splits func(rows, dv int) bool
+	// scoreNear is scoreMulti for four rows where the call's K and V are
+	// in cache (batchPlan.near); nil for none.
+	scoreNear func(dst []float32, k []E, stride int, q []float32, rows int)
 }
 
 // multiGroup returns how many of R rows (R > 0) one call of the row
@@ -170,9 +173,9 @@ func (p *batchPlan) multiGroup(R int) int {
 const multiWideRows = 8
 
 var (
-	rowKernels32   = rowKernels[float32]{kernel.ScoreRows, kernel.BlendRows, kernel.ScoreRowsMulti, kernel.BlendRowsMulti, false, true, kernel.ScoreRowsMulti8, kernel.BlendRowsMulti8, nil, kernel.MultiBlendSplits}
-	rowKernelsF16  = rowKernels[uint16]{kernel.ScoreRowsF16, kernel.BlendRowsF16Runs, kernel.ScoreRowsMultiF16, kernel.BlendRowsMultiF16, true, true, kernel.ScoreRowsMulti8F16, kernel.BlendRowsMulti8F16, nil, nil}
-	rowKernelsBF16 = rowKernels[uint16]{kernel.ScoreRowsBF16, kernel.BlendRowsBF16Runs, kernel.ScoreRowsMultiBF16, kernel.BlendRowsMultiBF16, true, true, kernel.ScoreRowsMulti8BF16, kernel.BlendRowsMulti8BF16, kernel.ScoreRowsMultiPairedBF16, nil}
+	rowKernels32   = rowKernels[float32]{kernel.ScoreRows, kernel.BlendRows, kernel.ScoreRowsMulti, kernel.BlendRowsMulti, false, true, kernel.ScoreRowsMulti8, kernel.BlendRowsMulti8, nil, kernel.MultiBlendSplits, kernel.ScoreRowsMultiNear}
+	rowKernelsF16  = rowKernels[uint16]{kernel.ScoreRowsF16, kernel.BlendRowsF16Runs, kernel.ScoreRowsMultiF16, kernel.BlendRowsMultiF16, true, true, kernel.ScoreRowsMulti8F16, kernel.BlendRowsMulti8F16, nil, nil, nil}
+	rowKernelsBF16 = rowKernels[uint16]{kernel.ScoreRowsBF16, kernel.BlendRowsBF16Runs, kernel.ScoreRowsMultiBF16, kernel.BlendRowsMultiBF16, true, true, kernel.ScoreRowsMulti8BF16, kernel.BlendRowsMulti8BF16, kernel.ScoreRowsMultiPairedBF16, nil, nil}
 )
 
 // tileRows is what tileRowsOf works on: the key and value rows from the
@@ -239,6 +242,8 @@ func tileRowsOf[E float32 | uint16](p rowPath, tk *batchTask, j0, n int, t tileR
 			ks.scoreMulti8(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g, also)
 		} else if ks.scorePaired != nil && sc.qp != nil {
 			ks.scorePaired(s, k, p.k.rs, sc.qp[g0*dk:(g0+g)*dk], g)
+		} else if g == 4 && p.near && ks.scoreNear != nil {
+			ks.scoreNear(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
 		} else {
 			ks.scoreMulti(s, k, p.k.rs, sc.qs[g0*dk:(g0+g)*dk], g)
 		}

@@ -18,6 +18,12 @@ func init() {
 		scoreMultiZ(R, "smultiz", nil, false)
 		epilogue("smultiz")
 	})
+	rowFuncs(avx512, "scoreRowsMultiNear", 4, 4, false, func(R int, ask bool) {
+		scoreNear = true
+		defer func() { scoreNear = false }()
+		scoreMultiZ(R, "smultinz", nil, false)
+		epilogue("smultinz")
+	})
 	rowFuncs(avx512, "blendRowsMulti", 1, 4, true, func(R int, ask bool) {
 		blendMultiZ(R, askPrefix("bmultiz", ask), ask)
 		epilogue(askPrefix("bmultiz", ask))
@@ -94,7 +100,7 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 	// a block's steps cover P rows of d elements (rows of K side by side;
 	// the blocks of single keys prefetch nothing).
 	var next Register
-	if P > 1 {
+	if P > 1 && !scoreNear {
 		next = GP64()
 		IMUL3Q(U32(multiAhead), m.stride, next)
 		ADDQ(m.kv, next)
@@ -452,6 +458,14 @@ func prefetchAhead(w widen16, m Mem) {
 // rows streamed K the fastest (measured:
 // docs/performance/amd-epyc-zen5.md#multi-row-scores-stream-k-from-code-comments).
 const multiAhead = 32
+
+// scoreNear is set while scoreRowsMultiNear is generated: its blocks ask
+// for no row ahead. Where a step's K and V fit the L3 the prefetches only
+// cost time: without them the four-row score took gqa-512 (4 MiB) 0.90
+// of the time, and took steps from memory up to 1.7 times as long
+// (measured:
+// docs/performance/amd-epyc-zen5.md#the-decode-step-against-its-roofline-2026-12-07).
+var scoreNear bool
 
 // multiBlendBlocks lists, by row count, the blocks of column vectors the
 // multi-row blend takes, widest first: as wide as the accumulators (two

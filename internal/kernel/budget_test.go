@@ -19,7 +19,7 @@ import (
 // attention_experimental tag) have a cap of their own, so that moving a
 // variant there does not hide growth.
 var (
-	productionBudget   = map[string]int{"AVX512": 21000, "AVX2": 20000, "NEON": 3300}
+	productionBudget   = map[string]int{"AVX512": 21200, "AVX2": 20000, "NEON": 3300}
 	experimentalBudget = map[string]int{"AVX512": 13000, "AVX2": 0, "NEON": 0}
 )
 

@@ -59,6 +59,12 @@ func blendRowsMultiGeneric(acc, w, v []float32, stride int, rows int, next []flo
 	}
 }
 
+// scoreRowsMultiNearGeneric is scoreRowsMulti, through its front: the
+// kernels differ only in what they ask for ahead.
+func scoreRowsMultiNearGeneric(dst, k []float32, stride int, q []float32, rows int) {
+	ScoreRowsMulti(dst, k, stride, q, rows)
+}
+
 // scoreRowsMulti8Generic is scoreRowsMulti on the first four rows and on
 // the rest, through its front, so that an implementation without the wide
 // kernel runs its four-row one.

@@ -468,6 +468,11 @@ var kernelCases = map[string]kernelCase{
 	"scoreRowsMulti8": func(a *kernelArgs, n int) []result {
 		return scoreMultiCase(5+n%4, 13+n%20)(a, n)
 	},
+	"scoreRowsMultiNear": func(a *kernelArgs, n int) []result {
+		return scoreMultiCaseOf(4, 13+n%20, func(dst, k []float32, stride int, q []float32) {
+			ScoreRowsMultiNear(dst, k, stride, q, 4)
+		})(a, n)
+	},
 	"blendRowsMulti8": func(a *kernelArgs, n int) []result {
 		return blendMultiCase(5+n%4, 1+(n*29)%150)(a, n)
 	},

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/glancelab/attention/internal/impl"
@@ -75,6 +76,11 @@ var variantCases = map[string]func(rows, d int, ask bool) kernelCase{
 			ScoreRowsMulti(dst, k, stride, q, rows)
 		})
 	},
+	"scoreRowsMultiNear": func(rows, d int, ask bool) kernelCase {
+		return scoreMultiCaseOf(rows, d, func(dst, k []float32, stride int, q []float32) {
+			ScoreRowsMultiNear(dst, k, stride, q, rows)
+		})
+	},
 	"scoreRowsMulti8": func(rows, d int, ask bool) kernelCase {
 		return scoreMultiCaseOf(rows, d, func(dst, k []float32, stride int, q []float32) {
 			ScoreRowsMulti8(dst, k, stride, q, rows, asked(k, len(k), ask))
@@ -132,3 +138,33 @@ func asked[E float32 | uint16](like []E, n int, ask bool) []E {
 // nextLen is what a blend's next must hold: n·d', d' = d rounded up to a
 // multiple of 16.
 func nextLen(n, d int) int { return n * ((d + 15) &^ 15) }
+
+// TestScoreRowsMultiNearBits checks that the four-row score that asks for
+// no K ahead gives scoreRowsMulti's bits, on every implementation, over
+// key counts with and without blocks' remainders and widths with and
+// without the width sections and tails.
+func TestScoreRowsMultiNearBits(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(41)
+		for _, d := range []int{1, 15, 16, 63, 64, 65, 127, 128, 129, 200} {
+			for _, n := range []int{0, 1, 3, 4, 7, 8, 9, 33, 256, 301} {
+				stride := d + n%3
+				k := testutil.Floats(r, max(0, (n-1)*stride+d), 2)
+				for i := range k {
+					if i%97 == 5 {
+						k[i] = testutil.Specials[i%len(testutil.Specials)]
+					}
+				}
+				q := testutil.Floats(r, 4*d, 2)
+				want, got := make([]float32, 4*n), make([]float32, 4*n)
+				ScoreRowsMulti(want, k, stride, q, 4)
+				ScoreRowsMultiNear(got, k, stride, q, 4)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("d %d, n %d: score %d is %v (%#x), scoreRowsMulti gives %v (%#x)", d, n, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					}
+				}
+			}
+		}
+	})
+}

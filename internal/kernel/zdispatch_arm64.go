@@ -357,6 +357,14 @@ func ScoreRowsMulti(dst, k []float32, stride int, q []float32, rows int) {
 	scoreRowsMultiGeneric(dst, k, stride, q, rows)
 }
 
+// ScoreRowsMultiNear is scoreRowsMulti for 4 <= rows <= 4, with the same
+// bits, for K in cache: the avx512 kernel asks for no row ahead, where
+// scoreRowsMulti asks for K 32 rows on, which streams it from memory and
+// costs time when the step's K and V are in the L3.
+func ScoreRowsMultiNear(dst, k []float32, stride int, q []float32, rows int) {
+	scoreRowsMultiNearGeneric(dst, k, stride, q, rows)
+}
+
 // BlendRowsMulti sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r <
 // rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRows for several
 // rows, each value row read once, each row's sums the bits blendRows gives

@@ -97,6 +97,12 @@ func scoreRowsMultiR3AVX512(dst []float32, k []float32, stride int, q []float32)
 //go:noescape
 func scoreRowsMultiR4AVX512(dst []float32, k []float32, stride int, q []float32)
 
+// scoreRowsMultiNearR4AVX512 is scoreRowsMultiNear with rows = 4 (the
+// front's default).
+//
+//go:noescape
+func scoreRowsMultiNearR4AVX512(dst []float32, k []float32, stride int, q []float32)
+
 // blendRowsMultiR2AVX512 is blendRowsMulti with rows = 2 and next empty.
 //
 //go:noescape

@@ -1772,6 +1772,9 @@ TEXT ·blendRowsF16AVX512(SB), NOSPLIT, $0-80
 	MOVQ   stride+72(FP), DI
 	SHLQ   $0x01, DI
 	IMUL3Q $0x00000020, DI, R8
+	MOVQ   v_len+56(FP), R9
+	LEAQ   -256(SI)(R9*2), R9
+	SUBQ   R8, R9
 
 blendRowsF16AVX512_cols8:
 	CMPQ    CX, $0x00000080
@@ -1784,38 +1787,42 @@ blendRowsF16AVX512_cols8:
 	VMOVUPS 320(AX), Z5
 	VMOVUPS 384(AX), Z6
 	VMOVUPS 448(AX), Z7
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX512_cols8_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX512_cols8_end
-	VBROADCASTSS (R9), Z8
-	VCVTPH2PS    (R10), Z9
+	VBROADCASTSS (R10), Z8
+	VCVTPH2PS    (R11), Z9
 	VFMADD231PS  Z9, Z8, Z0
-	VCVTPH2PS    32(R10), Z9
+	VCVTPH2PS    32(R11), Z9
 	VFMADD231PS  Z9, Z8, Z1
-	VCVTPH2PS    64(R10), Z9
+	VCVTPH2PS    64(R11), Z9
 	VFMADD231PS  Z9, Z8, Z2
-	VCVTPH2PS    96(R10), Z9
+	VCVTPH2PS    96(R11), Z9
 	VFMADD231PS  Z9, Z8, Z3
-	VCVTPH2PS    128(R10), Z9
+	VCVTPH2PS    128(R11), Z9
 	VFMADD231PS  Z9, Z8, Z4
-	VCVTPH2PS    160(R10), Z9
+	VCVTPH2PS    160(R11), Z9
 	VFMADD231PS  Z9, Z8, Z5
-	VCVTPH2PS    192(R10), Z9
+	VCVTPH2PS    192(R11), Z9
 	VFMADD231PS  Z9, Z8, Z6
-	VCVTPH2PS    224(R10), Z9
+	VCVTPH2PS    224(R11), Z9
 	VFMADD231PS  Z9, Z8, Z7
-	PREFETCHT0   (R10)(R8*1)
-	PREFETCHT0   64(R10)(R8*1)
-	PREFETCHT0   128(R10)(R8*1)
-	PREFETCHT0   192(R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsF16AVX512_cols8_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX512_ahead1
+	PREFETCHT0   (R11)(R8*1)
+	PREFETCHT0   64(R11)(R8*1)
+	PREFETCHT0   128(R11)(R8*1)
+	PREFETCHT0   192(R11)(R8*1)
+
+blendRowsF16AVX512_ahead1:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX512_cols8_row
 
 blendRowsF16AVX512_cols8_end:
 	VMOVUPS Z0, (AX)
@@ -1839,28 +1846,32 @@ blendRowsF16AVX512_cols4:
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
 	VMOVUPS 192(AX), Z3
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX512_cols4_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX512_cols4_end
-	VBROADCASTSS (R9), Z4
-	VCVTPH2PS    (R10), Z5
+	VBROADCASTSS (R10), Z4
+	VCVTPH2PS    (R11), Z5
 	VFMADD231PS  Z5, Z4, Z0
-	VCVTPH2PS    32(R10), Z5
+	VCVTPH2PS    32(R11), Z5
 	VFMADD231PS  Z5, Z4, Z1
-	VCVTPH2PS    64(R10), Z5
+	VCVTPH2PS    64(R11), Z5
 	VFMADD231PS  Z5, Z4, Z2
-	VCVTPH2PS    96(R10), Z5
+	VCVTPH2PS    96(R11), Z5
 	VFMADD231PS  Z5, Z4, Z3
-	PREFETCHT0   (R10)(R8*1)
-	PREFETCHT0   64(R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsF16AVX512_cols4_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX512_ahead2
+	PREFETCHT0   (R11)(R8*1)
+	PREFETCHT0   64(R11)(R8*1)
+
+blendRowsF16AVX512_ahead2:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX512_cols4_row
 
 blendRowsF16AVX512_cols4_end:
 	VMOVUPS Z0, (AX)
@@ -1878,23 +1889,27 @@ blendRowsF16AVX512_cols2:
 	JL      blendRowsF16AVX512_cols2_next
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX512_cols2_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX512_cols2_end
-	VBROADCASTSS (R9), Z2
-	VCVTPH2PS    (R10), Z3
+	VBROADCASTSS (R10), Z2
+	VCVTPH2PS    (R11), Z3
 	VFMADD231PS  Z3, Z2, Z0
-	VCVTPH2PS    32(R10), Z3
+	VCVTPH2PS    32(R11), Z3
 	VFMADD231PS  Z3, Z2, Z1
-	PREFETCHT0   (R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsF16AVX512_cols2_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX512_ahead3
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsF16AVX512_ahead3:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX512_cols2_row
 
 blendRowsF16AVX512_cols2_end:
 	VMOVUPS Z0, (AX)
@@ -1909,21 +1924,25 @@ blendRowsF16AVX512_cols1:
 	CMPQ    CX, $0x00000010
 	JL      blendRowsF16AVX512_cols1_next
 	VMOVUPS (AX), Z0
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX512_cols1_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX512_cols1_end
-	VBROADCASTSS (R9), Z1
-	VCVTPH2PS    (R10), Z2
+	VBROADCASTSS (R10), Z1
+	VCVTPH2PS    (R11), Z2
 	VFMADD231PS  Z2, Z1, Z0
-	PREFETCHT0   (R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsF16AVX512_cols1_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX512_ahead4
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsF16AVX512_ahead4:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX512_cols1_row
 
 blendRowsF16AVX512_cols1_end:
 	VMOVUPS Z0, (AX)
@@ -2174,6 +2193,9 @@ TEXT ·blendRowsBF16AVX512(SB), NOSPLIT, $0-80
 	MOVQ   stride+72(FP), DI
 	SHLQ   $0x01, DI
 	IMUL3Q $0x00000020, DI, R8
+	MOVQ   v_len+56(FP), R9
+	LEAQ   -256(SI)(R9*2), R9
+	SUBQ   R8, R9
 
 blendRowsBF16AVX512_cols8:
 	CMPQ    CX, $0x00000080
@@ -2186,46 +2208,50 @@ blendRowsBF16AVX512_cols8:
 	VMOVUPS 320(AX), Z5
 	VMOVUPS 384(AX), Z6
 	VMOVUPS 448(AX), Z7
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX512_cols8_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX512_cols8_end
-	VBROADCASTSS (R9), Z8
-	VPMOVZXWD    (R10), Z9
+	VBROADCASTSS (R10), Z8
+	VPMOVZXWD    (R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z0
-	VPMOVZXWD    32(R10), Z9
+	VPMOVZXWD    32(R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z1
-	VPMOVZXWD    64(R10), Z9
+	VPMOVZXWD    64(R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z2
-	VPMOVZXWD    96(R10), Z9
+	VPMOVZXWD    96(R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z3
-	VPMOVZXWD    128(R10), Z9
+	VPMOVZXWD    128(R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z4
-	VPMOVZXWD    160(R10), Z9
+	VPMOVZXWD    160(R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z5
-	VPMOVZXWD    192(R10), Z9
+	VPMOVZXWD    192(R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z6
-	VPMOVZXWD    224(R10), Z9
+	VPMOVZXWD    224(R11), Z9
 	VPSLLD       $0x10, Z9, Z9
 	VFMADD231PS  Z9, Z8, Z7
-	PREFETCHT0   (R10)(R8*1)
-	PREFETCHT0   64(R10)(R8*1)
-	PREFETCHT0   128(R10)(R8*1)
-	PREFETCHT0   192(R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsBF16AVX512_cols8_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX512_ahead1
+	PREFETCHT0   (R11)(R8*1)
+	PREFETCHT0   64(R11)(R8*1)
+	PREFETCHT0   128(R11)(R8*1)
+	PREFETCHT0   192(R11)(R8*1)
+
+blendRowsBF16AVX512_ahead1:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX512_cols8_row
 
 blendRowsBF16AVX512_cols8_end:
 	VMOVUPS Z0, (AX)
@@ -2249,32 +2275,36 @@ blendRowsBF16AVX512_cols4:
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
 	VMOVUPS 192(AX), Z3
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX512_cols4_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX512_cols4_end
-	VBROADCASTSS (R9), Z4
-	VPMOVZXWD    (R10), Z5
+	VBROADCASTSS (R10), Z4
+	VPMOVZXWD    (R11), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z0
-	VPMOVZXWD    32(R10), Z5
+	VPMOVZXWD    32(R11), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z1
-	VPMOVZXWD    64(R10), Z5
+	VPMOVZXWD    64(R11), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z2
-	VPMOVZXWD    96(R10), Z5
+	VPMOVZXWD    96(R11), Z5
 	VPSLLD       $0x10, Z5, Z5
 	VFMADD231PS  Z5, Z4, Z3
-	PREFETCHT0   (R10)(R8*1)
-	PREFETCHT0   64(R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsBF16AVX512_cols4_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX512_ahead2
+	PREFETCHT0   (R11)(R8*1)
+	PREFETCHT0   64(R11)(R8*1)
+
+blendRowsBF16AVX512_ahead2:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX512_cols4_row
 
 blendRowsBF16AVX512_cols4_end:
 	VMOVUPS Z0, (AX)
@@ -2292,25 +2322,29 @@ blendRowsBF16AVX512_cols2:
 	JL      blendRowsBF16AVX512_cols2_next
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX512_cols2_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX512_cols2_end
-	VBROADCASTSS (R9), Z2
-	VPMOVZXWD    (R10), Z3
+	VBROADCASTSS (R10), Z2
+	VPMOVZXWD    (R11), Z3
 	VPSLLD       $0x10, Z3, Z3
 	VFMADD231PS  Z3, Z2, Z0
-	VPMOVZXWD    32(R10), Z3
+	VPMOVZXWD    32(R11), Z3
 	VPSLLD       $0x10, Z3, Z3
 	VFMADD231PS  Z3, Z2, Z1
-	PREFETCHT0   (R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsBF16AVX512_cols2_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX512_ahead3
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsBF16AVX512_ahead3:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX512_cols2_row
 
 blendRowsBF16AVX512_cols2_end:
 	VMOVUPS Z0, (AX)
@@ -2325,22 +2359,26 @@ blendRowsBF16AVX512_cols1:
 	CMPQ    CX, $0x00000010
 	JL      blendRowsBF16AVX512_cols1_next
 	VMOVUPS (AX), Z0
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX512_cols1_row:
-	TESTQ        R11, R11
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX512_cols1_end
-	VBROADCASTSS (R9), Z1
-	VPMOVZXWD    (R10), Z2
+	VBROADCASTSS (R10), Z1
+	VPMOVZXWD    (R11), Z2
 	VPSLLD       $0x10, Z2, Z2
 	VFMADD231PS  Z2, Z1, Z0
-	PREFETCHT0   (R10)(R8*1)
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsBF16AVX512_cols1_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX512_ahead4
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsBF16AVX512_ahead4:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX512_cols1_row
 
 blendRowsBF16AVX512_cols1_end:
 	VMOVUPS Z0, (AX)
@@ -4248,6 +4286,385 @@ smultiz4_k1_sum:
 	JMP           smultiz4_k1
 
 smultiz4_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiNearR4AVX512(dst []float32, k []float32, stride int, q []float32)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·scoreRowsMultiNearR4AVX512(SB), NOSPLIT, $0-80
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    q_base+56(FP), DX
+	MOVQ    q_len+64(FP), BX
+	MOVQ    k_base+24(FP), SI
+	MOVQ    stride+48(FP), DI
+	SHLQ    $0x02, DI
+	SHRQ    $0x02, CX
+	SHRQ    $0x02, BX
+	MOVQ    BX, R8
+	SHLQ    $0x02, R8
+	MOVQ    CX, R9
+	SHLQ    $0x02, R9
+	CMPQ    BX, $0x40
+	JNE     smultinz4_rm4_next
+	MOVQ    DX, R10
+	VMOVUPS (R10), Z0
+	VMOVUPS 64(R10), Z1
+	VMOVUPS 128(R10), Z2
+	VMOVUPS 192(R10), Z3
+	ADDQ    R8, R10
+	VMOVUPS (R10), Z4
+	VMOVUPS 64(R10), Z5
+	VMOVUPS 128(R10), Z6
+	VMOVUPS 192(R10), Z7
+	ADDQ    R8, R10
+	VMOVUPS (R10), Z8
+	VMOVUPS 64(R10), Z9
+	VMOVUPS 128(R10), Z10
+	VMOVUPS 192(R10), Z11
+	ADDQ    R8, R10
+	VMOVUPS (R10), Z12
+	VMOVUPS 64(R10), Z13
+	VMOVUPS 128(R10), Z14
+	VMOVUPS 192(R10), Z15
+
+smultinz4_rm4:
+	CMPQ          CX, $0x02
+	JL            smultinz4_rm4_done
+	LEAQ          (DI)(DI*2), R10
+	VBROADCASTSS  zero<>+0(SB), Z16
+	VPXORD        Z16, Z16, Z17
+	VPXORD        Z16, Z16, Z18
+	VPXORD        Z16, Z16, Z19
+	VPXORD        Z16, Z16, Z20
+	VPXORD        Z16, Z16, Z21
+	VPXORD        Z16, Z16, Z22
+	VPXORD        Z16, Z16, Z23
+	VMOVUPS       (SI), Z24
+	VFMADD231PS   Z24, Z0, Z16
+	VFMADD231PS   Z24, Z4, Z18
+	VFMADD231PS   Z24, Z8, Z20
+	VFMADD231PS   Z24, Z12, Z22
+	VMOVUPS       64(SI), Z24
+	VFMADD231PS   Z24, Z1, Z16
+	VFMADD231PS   Z24, Z5, Z18
+	VFMADD231PS   Z24, Z9, Z20
+	VFMADD231PS   Z24, Z13, Z22
+	VMOVUPS       128(SI), Z24
+	VFMADD231PS   Z24, Z2, Z16
+	VFMADD231PS   Z24, Z6, Z18
+	VFMADD231PS   Z24, Z10, Z20
+	VFMADD231PS   Z24, Z14, Z22
+	VMOVUPS       192(SI), Z24
+	VFMADD231PS   Z24, Z3, Z16
+	VFMADD231PS   Z24, Z7, Z18
+	VFMADD231PS   Z24, Z11, Z20
+	VFMADD231PS   Z24, Z15, Z22
+	VMOVUPS       (SI)(DI*1), Z24
+	VFMADD231PS   Z24, Z0, Z17
+	VFMADD231PS   Z24, Z4, Z19
+	VFMADD231PS   Z24, Z8, Z21
+	VFMADD231PS   Z24, Z12, Z23
+	VMOVUPS       64(SI)(DI*1), Z24
+	VFMADD231PS   Z24, Z1, Z17
+	VFMADD231PS   Z24, Z5, Z19
+	VFMADD231PS   Z24, Z9, Z21
+	VFMADD231PS   Z24, Z13, Z23
+	VMOVUPS       128(SI)(DI*1), Z24
+	VFMADD231PS   Z24, Z2, Z17
+	VFMADD231PS   Z24, Z6, Z19
+	VFMADD231PS   Z24, Z10, Z21
+	VFMADD231PS   Z24, Z14, Z23
+	VMOVUPS       192(SI)(DI*1), Z24
+	VFMADD231PS   Z24, Z3, Z17
+	VFMADD231PS   Z24, Z7, Z19
+	VFMADD231PS   Z24, Z11, Z21
+	VFMADD231PS   Z24, Z15, Z23
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z17, Z16, Z24
+	VSHUFF32X4    $0xee, Z17, Z16, Z16
+	VADDPS        Z16, Z24, Z24
+	VSHUFF32X4    $0x44, Z19, Z18, Z16
+	VSHUFF32X4    $0xee, Z19, Z18, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFF32X4    $0x44, Z21, Z20, Z17
+	VSHUFF32X4    $0xee, Z21, Z20, Z18
+	VADDPS        Z18, Z17, Z17
+	VSHUFF32X4    $0x44, Z23, Z22, Z18
+	VSHUFF32X4    $0xee, Z23, Z22, Z19
+	VADDPS        Z19, Z18, Z18
+	VSHUFF32X4    $0x88, Z16, Z24, Z19
+	VSHUFF32X4    $0xdd, Z16, Z24, Z16
+	VADDPS        Z16, Z19, Z19
+	VSHUFF32X4    $0x88, Z18, Z17, Z16
+	VSHUFF32X4    $0xdd, Z18, Z17, Z17
+	VADDPS        Z17, Z16, Z16
+	VSHUFPS       $0x88, Z16, Z19, Z17
+	VSHUFPS       $0xdd, Z16, Z19, Z16
+	VADDPS        Z16, Z17, Z17
+	VSHUFPS       $0x88, Z17, Z17, Z16
+	VSHUFPS       $0xdd, Z17, Z17, Z17
+	VADDPS        Z17, Z16, Z16
+	VMOVUPS       permz_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z17
+	VPERMPS       Z16, Z17, Z16
+	VMOVLPS       X16, (AX)
+	VMOVHPS       X16, (AX)(R9*1)
+	VEXTRACTF32X4 $0x01, Z16, X16
+	VMOVLPS       X16, (AX)(R9*2)
+	VMOVHPS       X16, (AX)(R10*1)
+	ADDQ          $0x08, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x02, CX
+	JMP           smultinz4_rm4
+
+smultinz4_rm4_done:
+	JMP smultinz4_rm_end
+
+smultinz4_rm4_next:
+smultinz4_rm_end:
+smultinz4_k4:
+	CMPQ         CX, $0x04
+	JL           smultinz4_k4_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R11
+	LEAQ         (R8)(R8*2), R12
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	VPXORD       Z0, Z0, Z8
+	VPXORD       Z0, Z0, Z9
+	VPXORD       Z0, Z0, Z10
+	VPXORD       Z0, Z0, Z11
+	VPXORD       Z0, Z0, Z12
+	VPXORD       Z0, Z0, Z13
+	VPXORD       Z0, Z0, Z14
+	VPXORD       Z0, Z0, Z15
+	MOVQ         BX, R13
+
+smultinz4_k4_chunk:
+	CMPQ        R13, $0x10
+	JL          smultinz4_k4_tail
+	VMOVUPS     (R11), Z16
+	VMOVUPS     (R11)(R8*1), Z17
+	VMOVUPS     (R11)(R8*2), Z18
+	VMOVUPS     (R11)(R12*1), Z19
+	VMOVUPS     (SI), Z20
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z20, Z17, Z4
+	VFMADD231PS Z20, Z18, Z8
+	VFMADD231PS Z20, Z19, Z12
+	VMOVUPS     (SI)(DI*1), Z20
+	VFMADD231PS Z20, Z16, Z1
+	VFMADD231PS Z20, Z17, Z5
+	VFMADD231PS Z20, Z18, Z9
+	VFMADD231PS Z20, Z19, Z13
+	VMOVUPS     (SI)(DI*2), Z20
+	VFMADD231PS Z20, Z16, Z2
+	VFMADD231PS Z20, Z17, Z6
+	VFMADD231PS Z20, Z18, Z10
+	VFMADD231PS Z20, Z19, Z14
+	VMOVUPS     (SI)(R10*1), Z20
+	VFMADD231PS Z20, Z16, Z3
+	VFMADD231PS Z20, Z17, Z7
+	VFMADD231PS Z20, Z18, Z11
+	VFMADD231PS Z20, Z19, Z15
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R11
+	SUBQ        $0x10, R13
+	JMP         smultinz4_k4_chunk
+
+smultinz4_k4_tail:
+	TESTQ       R13, R13
+	JZ          smultinz4_k4_sum
+	LEAQ        ktable<>+0(SB), R14
+	KMOVW       (R14)(R13*2), K1
+	VMOVUPS.Z   (R11), K1, Z16
+	VMOVUPS.Z   (R11)(R8*1), K1, Z17
+	VMOVUPS.Z   (R11)(R8*2), K1, Z18
+	VMOVUPS.Z   (R11)(R12*1), K1, Z19
+	VMOVUPS.Z   (SI), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z0
+	VFMADD231PS Z20, Z17, K1, Z4
+	VFMADD231PS Z20, Z18, K1, Z8
+	VFMADD231PS Z20, Z19, K1, Z12
+	VMOVUPS.Z   (SI)(DI*1), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z1
+	VFMADD231PS Z20, Z17, K1, Z5
+	VFMADD231PS Z20, Z18, K1, Z9
+	VFMADD231PS Z20, Z19, K1, Z13
+	VMOVUPS.Z   (SI)(DI*2), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z2
+	VFMADD231PS Z20, Z17, K1, Z6
+	VFMADD231PS Z20, Z18, K1, Z10
+	VFMADD231PS Z20, Z19, K1, Z14
+	VMOVUPS.Z   (SI)(R10*1), K1, Z20
+	VFMADD231PS Z20, Z16, K1, Z3
+	VFMADD231PS Z20, Z17, K1, Z7
+	VFMADD231PS Z20, Z18, K1, Z11
+	VFMADD231PS Z20, Z19, K1, Z15
+
+smultinz4_k4_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VSHUFF32X4    $0x44, Z4, Z0, Z16
+	VSHUFF32X4    $0xee, Z4, Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VSHUFF32X4    $0x44, Z12, Z8, Z0
+	VSHUFF32X4    $0xee, Z12, Z8, Z4
+	VADDPS        Z4, Z0, Z0
+	VSHUFF32X4    $0x44, Z5, Z1, Z4
+	VSHUFF32X4    $0xee, Z5, Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VSHUFF32X4    $0x44, Z13, Z9, Z1
+	VSHUFF32X4    $0xee, Z13, Z9, Z5
+	VADDPS        Z5, Z1, Z1
+	VSHUFF32X4    $0x44, Z6, Z2, Z5
+	VSHUFF32X4    $0xee, Z6, Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VSHUFF32X4    $0x44, Z14, Z10, Z2
+	VSHUFF32X4    $0xee, Z14, Z10, Z6
+	VADDPS        Z6, Z2, Z2
+	VSHUFF32X4    $0x44, Z7, Z3, Z6
+	VSHUFF32X4    $0xee, Z7, Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VSHUFF32X4    $0x44, Z15, Z11, Z3
+	VSHUFF32X4    $0xee, Z15, Z11, Z7
+	VADDPS        Z7, Z3, Z3
+	VSHUFF32X4    $0x88, Z0, Z16, Z7
+	VSHUFF32X4    $0xdd, Z0, Z16, Z0
+	VADDPS        Z0, Z7, Z7
+	VSHUFF32X4    $0x88, Z1, Z4, Z0
+	VSHUFF32X4    $0xdd, Z1, Z4, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFF32X4    $0x88, Z2, Z5, Z1
+	VSHUFF32X4    $0xdd, Z2, Z5, Z2
+	VADDPS        Z2, Z1, Z1
+	VSHUFF32X4    $0x88, Z3, Z6, Z2
+	VSHUFF32X4    $0xdd, Z3, Z6, Z3
+	VADDPS        Z3, Z2, Z2
+	VSHUFPS       $0x88, Z0, Z7, Z3
+	VSHUFPS       $0xdd, Z0, Z7, Z0
+	VADDPS        Z0, Z3, Z3
+	VSHUFPS       $0x88, Z2, Z1, Z0
+	VSHUFPS       $0xdd, Z2, Z1, Z1
+	VADDPS        Z1, Z0, Z0
+	VSHUFPS       $0x88, Z0, Z3, Z1
+	VSHUFPS       $0xdd, Z0, Z3, Z0
+	VADDPS        Z0, Z1, Z1
+	VMOVUPS       X1, (AX)
+	VEXTRACTF32X4 $0x01, Z1, (AX)(R9*1)
+	VEXTRACTF32X4 $0x02, Z1, (AX)(R9*2)
+	VEXTRACTF32X4 $0x03, Z1, (AX)(R10*1)
+	ADDQ          $0x10, AX
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	ADDQ          DI, SI
+	SUBQ          $0x04, CX
+	JMP           smultinz4_k4
+
+smultinz4_k4_next:
+smultinz4_k1:
+	CMPQ         CX, $0x01
+	JL           smultinz4_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	MOVQ         BX, R12
+
+smultinz4_k1_chunk:
+	CMPQ        R12, $0x10
+	JL          smultinz4_k1_tail
+	VMOVUPS     (R10), Z4
+	VMOVUPS     (R10)(R8*1), Z5
+	VMOVUPS     (R10)(R8*2), Z6
+	VMOVUPS     (R10)(R11*1), Z7
+	VMOVUPS     (SI), Z8
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z8, Z5, Z1
+	VFMADD231PS Z8, Z6, Z2
+	VFMADD231PS Z8, Z7, Z3
+	ADDQ        $0x40, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R12
+	JMP         smultinz4_k1_chunk
+
+smultinz4_k1_tail:
+	TESTQ       R12, R12
+	JZ          smultinz4_k1_sum
+	LEAQ        ktable<>+0(SB), R13
+	KMOVW       (R13)(R12*2), K1
+	VMOVUPS.Z   (R10), K1, Z4
+	VMOVUPS.Z   (R10)(R8*1), K1, Z5
+	VMOVUPS.Z   (R10)(R8*2), K1, Z6
+	VMOVUPS.Z   (R10)(R11*1), K1, Z7
+	VMOVUPS.Z   (SI), K1, Z8
+	VFMADD231PS Z8, Z4, K1, Z0
+	VFMADD231PS Z8, Z5, K1, Z1
+	VFMADD231PS Z8, Z6, K1, Z2
+	VFMADD231PS Z8, Z7, K1, Z3
+
+smultinz4_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x02, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDPS        X4, X0, X0
+	VMOVHLPS      X0, X4, X4
+	VADDSS        X4, X0, X0
+	VMOVSS        X0, (AX)
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X0, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (AX)(R9*1)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVSHDUP     X2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X0, X0
+	VADDSS        X0, X2, X2
+	VMOVSS        X2, (AX)(R9*2)
+	VEXTRACTF64X4 $0x01, Z3, Y0
+	VADDPS        Y0, Y3, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X3
+	VMOVSHDUP     X3, X0
+	VADDPS        X0, X3, X3
+	VMOVHLPS      X3, X0, X0
+	VADDSS        X0, X3, X3
+	VMOVSS        X3, (AX)(R10*1)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smultinz4_k1
+
+smultinz4_k1_next:
 	VZEROUPPER
 	RET
 

@@ -32,6 +32,11 @@ var (
 	multiZ2 = gain("AttendMany, 2 beams, T 8192, against its fallback (the one-row kernels); T 65536 0.95, decode gqa2-4k over an f32 cache 0.90, over f32 tensors 0.99", "0.74")
 	multiZ3 = gain("decode gqa3-4k (3 heads a group), f32", "0.73")
 	multiZ4 = gain("decode gqa-4k (4 heads a group), f32", "0.71")
+	// scoreRowsMultiNear against scoreRowsMulti, measured on 2026-12-07 as
+	// the build without the multi-row scores' prefetches (see the
+	// roofline section of the Zen 5 record).
+	nearZ = &Gain{Shape: "decode gqa-512 (4 MiB of K and V, from the L3), f32; gqa-1k 0.93-0.96", CPU: zen5, Date: "2026-12-07",
+		Ratio: "0.90-0.92", Source: "docs/performance/amd-epyc-zen5.md#the-decode-step-against-its-roofline-2026-12-07"}
 	// One row: no step reaches an avx512 multi-row body of one row but
 	// the float32 blend's, and that only where the step's first row went
 	// through the one-row blend before (a group of two on a cold tile at
@@ -98,7 +103,10 @@ var (
 // Each kernel's variants, in the order of their row counts.
 var (
 	scoreRowsMultiVariants = byRows(1, 4, multi(multiZ, multiX), nil)
-	blendRowsMultiVariants = byRows(1, 4, multi(multiZ, multiX),
+	// The four-row score that asks for no K ahead, chosen where a step's
+	// K and V fit the L3.
+	scoreRowsMultiNearVariants = byRows(4, 4, func(int) tiers { return tiers{"avx512": prod(nearZ)} }, nil)
+	blendRowsMultiVariants     = byRows(1, 4, multi(multiZ, multiX),
 		func(int) tiers { return tiers{"avx512": askZ, "avx2": prod(askX)} })
 	scoreRowsMultiF16Variants    = byRows(1, 4, multi(multi16Z, multi16X), nil)
 	scoreRowsMultiBF16Variants   = scoreRowsMultiF16Variants

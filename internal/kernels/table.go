@@ -99,6 +99,16 @@ var All = []Kernel{
 		Widths: multiWidths,
 	},
 	{
+		Name: "scoreRowsMultiNear", Params: "dst, k []float32, stride int, q []float32, rows int",
+		Doc: "is scoreRowsMulti for 4 <= rows <= 4, with the same bits, for K in cache: " +
+			"the avx512 kernel asks for no row ahead, where scoreRowsMulti asks for K 32 rows on, which streams it from memory " +
+			"and costs time when the step's K and V are in the L3.",
+		// Only avx512 has it; elsewhere the twin calls scoreRowsMulti.
+		Impls:  map[string]Use{"avx512": Asm},
+		Rows:   &ByRows{Param: "rows", Variants: scoreRowsMultiNearVariants},
+		Widths: multiWidths,
+	},
+	{
 		Name: "blendRowsMulti", Params: "acc, w, v []float32, stride int, rows int, next []float32",
 		Doc: "sets acc[r*d+c] += Σ_j w[r*n+j]*v[j*stride+c] for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: " +
 			"blendRows for several rows, each value row read once, each row's sums the bits blendRows gives it; " +
