@@ -71,7 +71,10 @@ func NewBatched(workers int) *Batched {
 		e.wake = make(chan struct{}, workers-1)
 		e.alert = make(chan struct{}, workers-1)
 		for w := 1; w < workers; w++ {
-			go e.work(w)
+			// Made here, so that a starting worker is polling at once.
+			ahead := time.NewTimer(time.Hour) // wakes a parked worker ahead of a call
+			ahead.Stop()
+			go e.work(w, ahead)
 		}
 	}
 	return e
@@ -219,10 +222,8 @@ func (e *Batched) Wake() {
 	}
 }
 
-func (e *Batched) work(w int) {
+func (e *Batched) work(w int, ahead *time.Timer) {
 	ready := func() bool { return len(e.wake) > 0 || e.stop.Load() }
-	ahead := time.NewTimer(time.Hour) // wakes a parked worker ahead of a call
-	ahead.Stop()
 	var woken time.Duration // by Wake or ahead of a call: poll that long at least
 	for {
 		e.poll(max(e.idleSpin(), woken), ready)
