@@ -74,7 +74,7 @@ type batchPlan struct {
 	chunkWork bool // the chunks are work items of their own (see batchJob.item)
 	multi     bool // the row path takes a task's rows through the multi-row kernels (see tileRows)
 	wide      bool // and five to eight at a time where a task has them (see multiWide)
-	near      bool // the call's K and V fit nearBytes: four rows are scored by scoreRowsMultiNear
+	near      bool // the call's K and V fit nearBytes: float32 rows' groups of four are scored by scoreRowsMultiNear
 	pair      bool // the block path takes tasks two at a time (see batch_pair.go)
 	tile      int  // keys per tile of the online softmax
 	block     bool

@@ -3,7 +3,6 @@ package attention
 import (
 	"fmt"
 	"runtime"
-	"time"
 )
 
 // TaskRunner runs task(0), …, task(n-1) each once, on any goroutines, in
@@ -70,9 +69,6 @@ func NewBatchedRunner(workers int, run TaskRunner) *Batched {
 	}
 	e := &Batched{workers: workers, scratch: make([]workerScratch, workers), run: run}
 	e.task = e.runTask
-	e.spin.Store(int64(DefaultIdleSpin))
-	e.gate.Store(gateClosed)
-	e.epoch = time.Now()
 	return e
 }
 

@@ -56,8 +56,8 @@ var loopGaps = []time.Duration{0, 300 * time.Microsecond, 2 * time.Millisecond, 
 // never be slower than one worker, whatever the gap.
 //
 // Every other iteration reads the step's K and V instead, after the same
-// gap, on as many threads as workers (loopReader: its second thread never
-// sleeps), and read-µs is the median of those reads: what the other work
+// gap, on as many threads as workers (loopReader: its second thread is
+// woken before the gap and polls through it), and read-µs is the median of those reads: what the other work
 // leaves of the cache in L2 and L3 sets what a step can reach, and
 // read-fraction (read-µs over attn-µs) says how near it comes. roof-µs is
 // the longer of that read and the step's FLOPs at the FMA peak on as many

@@ -297,19 +297,20 @@ func genBlendRows16(l lanes16, wd widen16) {
 }
 
 // blendAhead16 returns what genBlendRows16's loop over the rows calls
-// with each row and the bytes of it a pass reads (at most 256), to
-// prefetch those bytes of the row blendAhead rows on where they lie inside
-// v (nothing for the avx2 kernels): a prefetch stays inside its kernel's
-// slice (see keepInside). A compare and a branch per row, where clamping
-// the address (two LEAQs and a CMOV) took 5-7% more time from the L3.
+// with each row and the bytes of it a pass reads, to prefetch those bytes
+// of the row multiAhead rows on where they lie inside v (nothing for the
+// avx2 kernels): a prefetch stays inside its kernel's slice (see
+// keepInside). A compare and a branch per row, where clamping the address
+// (two LEAQs and a CMOV) took 5-7% more time from the L3.
 func blendAhead16(l lanes16, v, stride Register) func(row Register, bytes int) {
 	if l.lanes != 16 {
 		return func(Register, int) {}
 	}
+	widest := 2 * l.lanes * 8 // the bytes of the widest pass, eight vectors
 	far, limit := GP64(), GP64()
-	IMUL3Q(U32(blendAhead), stride, far)
+	IMUL3Q(U32(multiAhead), stride, far)
 	MOVQ(argAddr(Param("v").Len()), limit)
-	LEAQ(Mem{Base: v, Index: limit, Scale: 2, Disp: -256}, limit)
+	LEAQ(Mem{Base: v, Index: limit, Scale: 2, Disp: -widest}, limit)
 	SUBQ(far, limit) // the last row whose prefetch stays inside v
 	n := 0
 	return func(row Register, bytes int) {
@@ -323,9 +324,6 @@ func blendAhead16(l lanes16, v, stride Register) func(row Register, bytes int) {
 		Label(skip)
 	}
 }
-
-// blendAhead is how many rows ahead the zmm 16-bit blend prefetches.
-const blendAhead = 32
 
 // scorePairsBF16 emits the avx2 bfloat16 score loop over sixteen elements
 // of each row a step, while that many remain before full: the eight
