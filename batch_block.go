@@ -56,6 +56,10 @@ func (p blockPath) startLanes(tk *batchTask, direct bool) {
 	if direct {
 		kernel.BlockIn(sc.qt, p.q.rowsFrom(tk.b, tk.h, tk.i0), p.q.rs, tk.R)
 		scale(p.scale, sc.qt)
+		if p.rotQ {
+			// The lanes hold column c of every row at qt[c·BlockRows:].
+			kernel.Hadamard(sc.qt, p.q.cols, kernel.BlockRows)
+		}
 	} else {
 		kernel.BlockIn(sc.qt, sc.qs, p.q.cols, tk.R)
 	}
@@ -259,7 +263,7 @@ func (p blockPath) blockKeys(s []float32, tk *batchTask, j0 int) {
 			// Every chunk but a task's first was asked for by the kernels
 			// before it.
 			ahead := j0+k0 == tk.lo
-			p.widenRows(kw, keySpan{tk.b, j0 + k0, n}, dk, ahead, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+			p.widenRows(kw, keySpan{tk.b, j0 + k0, n}, tk.kh, dk, ahead, false)
 			// The keys' scores ask for the rows widened next: the next
 			// keys', or the tile's first values'.
 			ask := p.asks16(tk, j0+k0+n, false, n*dk)
@@ -312,7 +316,7 @@ func (p blockPath) blockValues(ot, s []float32, tk *batchTask, j0 int, c []float
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			vw := sc.vw[:n*dv]
-			p.widenRows(vw, keySpan{tk.b, j0 + k0, n}, dv, false, func(r int) []uint16 { return p.values16(tk.b, tk.kh, r) })
+			p.widenRows(vw, keySpan{tk.b, j0 + k0, n}, tk.kh, dv, false, true)
 			// The blend asks for the next values' rows, or the next
 			// tile's first keys'.
 			ask := p.asks16(tk, j0+k0+n, true, n*dv)
@@ -336,12 +340,12 @@ func (p blockPath) blockValues(ot, s []float32, tk *batchTask, j0 int, c []float
 	}
 }
 
-// asks16 returns the stored 16-bit rows of task tk's head from key j on,
+// asks16 returns the stored 16-bit rows (nil for an I8 cache) of task tk's head from key j on,
 // its keys' or with values its values', for an Ask kernel that asks for
 // their first need elements (see askStep); nil where the task attends no
 // key j or fewer elements are stored from there.
 func (p *keyRows) asks16(tk *batchTask, j int, values bool, need int) []uint16 {
-	if j >= tk.last {
+	if j >= tk.last || p.kt == I8 {
 		return nil
 	}
 	r, _ := p.keyRun(tk.b, j)
@@ -360,21 +364,31 @@ func (p *keyRows) asks16(tk *batchTask, j int, values bool, need int) []uint16 {
 // keySpan is keys [j0, j0+n) of batch entry b.
 type keySpan struct{ b, j0, n int }
 
-// widenRows widens the 16-bit rows (d elements each) of the keys kr into
-// dst, packed; rows(r) returns the stored rows from row r. With ahead the
-// widening also fetches the rows after them, as it goes; without, the
-// rows were asked for before (see askStep), and fetching more in the
-// widening's burst would only add to it.
-func (p *keyRows) widenRows(dst []float32, kr keySpan, d int, ahead bool, rows func(r int) []uint16) {
+// widenRows widens the 16-bit or int8 rows (d elements each) of the keys
+// kr of key/value head kh, its key rows or with values its value rows,
+// into dst, packed. With ahead the widening also fetches the rows after
+// them, as it goes; without, the rows were asked for before (see askStep),
+// and fetching more in the widening's burst would only add to it.
+func (p *keyRows) widenRows(dst []float32, kr keySpan, kh, d int, ahead, values bool) {
 	b, j0, n := kr.b, kr.j0, kr.n
 	for n > 0 {
 		r, run := p.keyRun(b, j0)
 		m := min(n, run)
-		src := rows(r)
-		if !ahead {
-			src = src[:m*d]
+		switch {
+		case p.kt == I8 && values:
+			kernel.WidenRowsI8(dst[:m*d], p.values8(b, kh, r), p.v.rs, d)
+		case p.kt == I8:
+			kernel.WidenRowsI8(dst[:m*d], p.keys8(b, kh, r), p.k.rs, d)
+		default:
+			src := p.keys16(b, kh, r)
+			if values {
+				src = p.values16(b, kh, r)
+			}
+			if !ahead {
+				src = src[:m*d]
+			}
+			widen16(dst[:m*d], src, p.kt)
 		}
-		widen16(dst[:m*d], src, p.kt)
 		dst, j0, n = dst[m*d:], j0+m, n-m
 	}
 }

@@ -68,13 +68,14 @@ func (c *KVCache) checkQuery(op string, out, q Tensor) error {
 
 // shapes returns views of the shapes of the keys and values a call of
 // AttendCache reads: B entries of Hkv heads of Tk = the largest Len rows,
-// packed, without data (the engine reads the rows from the cache).
+// packed, without data (the engine reads the rows from the cache); their
+// row strides are the stored rows' (an I8 row holds its scale too).
 func (c *KVCache) shapes() (k, v Tensor) {
 	Tk := 0
 	for _, n := range c.n {
 		Tk = max(Tk, n)
 	}
-	k = Tensor{batch: c.batch, heads: c.heads, rows: Tk, cols: c.dk, bs: c.entryK, hs: c.headK, rs: c.dk}
-	v = Tensor{batch: c.batch, heads: c.heads, rows: Tk, cols: c.dv, bs: c.entryV, hs: c.headV, rs: c.dv}
+	k = Tensor{batch: c.batch, heads: c.heads, rows: Tk, cols: c.dk, bs: c.entryK, hs: c.headK, rs: c.rk}
+	v = Tensor{batch: c.batch, heads: c.heads, rows: Tk, cols: c.dv, bs: c.entryV, hs: c.headV, rs: c.rv}
 	return k, v
 }

@@ -166,7 +166,7 @@ func TestAttendCacheRandomShapes(t *testing.T) {
 				causal: r.IntN(2) == 0, shift: r.IntN(5) - 2, keep: r.IntN(4) == 0, window: []int{0, 0, 5, 40}[r.IntN(4)],
 				weights: r.IntN(4) == 0, softcap: []float32{0, 0, 1, 30}[r.IntN(4)], bias: biasKind(r.IntN(5)), logit: r.IntN(4) == 0,
 				sinks: r.IntN(3) == 0, alibi: r.IntN(3) == 0, lse: r.IntN(2) == 0,
-			}, kvTypes[r.IntN(3)], r.IntN(2) == 0}
+			}, kvTypes[r.IntN(len(kvTypes))], r.IntN(2) == 0}
 			p := newCacheProblem(t, r, c)
 			if err := e.AttendCache(p.outputs(), p.q, p.cache, &p.opt); err != nil {
 				t.Fatalf("%v: %v", c, err)
@@ -327,7 +327,7 @@ func TestAttendCacheRoundingBound(t *testing.T) {
 		r := testutil.Rand(65)
 		e := NewBatched(1)
 		defer e.Close()
-		for _, typ := range []KVType{F16, BF16} {
+		for _, typ := range []KVType{F16, BF16, I8} {
 			u := 0x1p-11
 			if typ == BF16 {
 				u = 0x1p-8

@@ -67,6 +67,16 @@ func (p *keyRows) values16(b, kh, r int) []uint16 {
 	return p.kv.heldValues16(b, kh)[r*p.kv.dv:]
 }
 
+// keys8 and values8 return the int8 rows of a cache (each its scale and its
+// elements), from stored row r.
+func (p *keyRows) keys8(b, kh, r int) []int8 {
+	return p.kv.heldKeys8(b, kh)[r*p.kv.rk:]
+}
+
+func (p *keyRows) values8(b, kh, r int) []int8 {
+	return p.kv.heldValues8(b, kh)[r*p.kv.rv:]
+}
+
 // scoreKeys sets s[n] to the dot of q with key j0+n of (b, kh), for
 // n < len(s): scoreRows over the keys' rows.
 func (p *keyRows) scoreKeys(s []float32, b, kh, j0 int, q []float32) {
@@ -97,7 +107,7 @@ func blendKept(acc, w, v []float32, stride int, keep []bool) {
 }
 
 // blendKeptWith is blendKept over value rows of E, blended by kernel.
-func blendKeptWith[E float32 | uint16](acc, w []float32, v []E, stride int, keep []bool, kernel func(acc, w []float32, v []E, stride int)) {
+func blendKeptWith[E float32 | uint16 | int8](acc, w []float32, v []E, stride int, keep []bool, kernel func(acc, w []float32, v []E, stride int)) {
 	if len(acc) == 0 {
 		return
 	}
@@ -129,14 +139,21 @@ func (p *keyRows) finiteValues(b, kh, j0, j1 int) bool {
 	for j0 < j1 {
 		r, run := p.keyRun(b, j0)
 		n := min(j1-j0, run)
-		if p.kt != F32 {
+		switch p.kt {
+		case F32:
+			if !finite32(p.values32(b, kh, r), n, dv, rs) {
+				return false
+			}
+		case I8:
+			if !finite8(p.values8(b, kh, r), n, rs) {
+				return false
+			}
+		default:
 			// The cache's rows are packed (rs = dv): one run of n·dv
 			// elements.
 			if !finite16(p.values16(b, kh, r)[:n*dv], p.kt) {
 				return false
 			}
-		} else if !finite32(p.values32(b, kh, r), n, dv, rs) {
-			return false
 		}
 		j0 += n
 	}
@@ -155,6 +172,18 @@ func finite32(v []float32, n, d, stride int) bool {
 	for i := range n {
 		x := v[i*stride : i*stride+d]
 		if s := dot(x, x); s-s != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// finite8 reports whether the n int8 rows of v (stride elements apart)
+// are finite: whether their scales are (a row that was not is stored
+// with the scale NaN, and a finite scale is at most max float32 / 127).
+func finite8(v []int8, n, stride int) bool {
+	for i := range n {
+		if s := kernel.RowScaleI8(v[i*stride:]); s-s != 0 {
 			return false
 		}
 	}

@@ -225,7 +225,7 @@ func (p blockPair) blockKeysPair(tk *batchTask, j0, both int) {
 		for k0 := 0; k0 < nk; k0 += step {
 			n := min(step, nk-k0)
 			kw := sc0.kw[:n*dk]
-			p.widenRows(kw, keySpan{tk.b, j0 + k0, n}, dk, true, func(r int) []uint16 { return p.keys16(tk.b, tk.kh, r) })
+			p.widenRows(kw, keySpan{tk.b, j0 + k0, n}, tk.kh, dk, true, false)
 			scores(s0[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], s1[k0*kernel.BlockRows:(k0+n)*kernel.BlockRows], kw, dk)
 		}
 		return
@@ -259,7 +259,7 @@ func (p blockPair) blockValuesPair(tks [2]*batchTask, n [2]int, both, j0 int) {
 		for k0 := 0; k0 < both; k0 += step {
 			m := min(step, both-k0)
 			vw := scs[0].vw[:m*dv]
-			p.widenRows(vw, keySpan{b, j0 + k0, m}, dv, true, func(r int) []uint16 { return p.values16(b, kh, r) })
+			p.widenRows(vw, keySpan{b, j0 + k0, m}, kh, dv, true, true)
 			kernel.BlockBlend2(scs[0].ot, scs[1].ot, st0[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], st1[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], vw, dv, c0, c1)
 			c0, c1 = nil, nil
 		}

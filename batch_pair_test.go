@@ -63,7 +63,7 @@ func TestBatchedPairsChangeNoBits(t *testing.T) {
 					kt, _ := NewTensor(B, H, Tk, d, k)
 					vt, _ := NewTensor(B, H, Tk, d, v)
 					caches := map[string]*KVCache{"tensors": nil}
-					for _, typ := range []KVType{F32, F16, BF16} {
+					for _, typ := range []KVType{F32, F16, BF16, I8} {
 						c, err := NewKVCache(B, H, Tk, d, d, typ)
 						if err != nil {
 							t.Fatal(err)

@@ -76,6 +76,7 @@ type batchPlan struct {
 	wide      bool // and five to eight at a time where a task has them (see multiWide)
 	near      bool // the call's K and V fit nearBytes: float32 rows' groups of four are scored by scoreRowsMultiNear
 	pair      bool // the block path takes tasks two at a time (see batch_pair.go)
+	rotQ      bool // the cache's keys are rotated (an I8 cache, see KVCache): so are the queries, once a task
 	tile      int  // keys per tile of the online softmax
 	block     bool
 	// The keys' valid lengths (ValidLen, or a cache's Len) and whether
@@ -157,7 +158,9 @@ func planBatch(dst BatchOutputs, q, k, v Tensor, opt *BatchOptions, src keySourc
 		// stay in L2 for the rows' second reads.
 		p.tile *= 2
 	}
-	p.wide = p.multi && kernel.MultiWide()
+	// An int8 cache has no wide kernels (of five to eight rows) yet.
+	p.wide = p.multi && kernel.MultiWide() && p.kt != I8
+	p.rotQ = kv != nil && kv.rotate
 	p.near = p.multi && float64(k.batch)*float64(k.heads)*float64(k.rows)*float64(dk+v.cols)*4 <= nearBytes
 	p.pair = p.pairable()
 	return batchJob{batchPlan: p}

@@ -112,6 +112,14 @@ func (p rowPath) tileRows(tk *batchTask, j0, n int) {
 			ks = &rowKernelsBF16
 		}
 		tileRowsOf(p, tk, j0, n, tileRows[uint16]{p.keys16(tk.b, tk.kh, r0), p.values16(tk.b, tk.kh, r0), next, cold, ks})
+	case I8:
+		var next []int8
+		if t >= 0 {
+			next = p.values8(b, kh, r)
+		}
+		next, t = asksFit(next, n, p.v.rs, t)
+		sc.ahead.mark(p.call, t, j)
+		tileRowsOf(p, tk, j0, n, tileRows[int8]{p.keys8(tk.b, tk.kh, r0), p.values8(tk.b, tk.kh, r0), next, cold, &rowKernelsI8})
 	}
 }
 
@@ -120,7 +128,7 @@ func (p rowPath) tileRows(tk *batchTask, j0, n int) {
 // (as many as they read of each value row of dv, in vectors of up to 16,
 // per key; see blendRowsMulti): next ends where the rows its entry holds
 // end (see keys32), and its tile is shorter than this one.
-func asksFit[E float32 | uint16](next []E, n, dv, t int) ([]E, int) {
+func asksFit[E float32 | uint16 | int8](next []E, n, dv, t int) ([]E, int) {
 	if len(next) < n*((dv+15)&^15) {
 		return nil, -1
 	}
@@ -128,7 +136,7 @@ func asksFit[E float32 | uint16](next []E, n, dv, t int) ([]E, int) {
 }
 
 // rowKernels are the row path's kernels over K and V rows of E.
-type rowKernels[E float32 | uint16] struct {
+type rowKernels[E float32 | uint16 | int8] struct {
 	score      func(dst []float32, k []E, stride int, q []float32)
 	blend      func(acc, w []float32, v []E, stride int)
 	scoreMulti func(dst []float32, k []E, stride int, q []float32, rows int)
@@ -176,6 +184,7 @@ var (
 	rowKernels32   = rowKernels[float32]{kernel.ScoreRows, kernel.BlendRows, kernel.ScoreRowsMulti, kernel.BlendRowsMulti, false, true, kernel.ScoreRowsMulti8, kernel.BlendRowsMulti8, nil, kernel.MultiBlendSplits, kernel.ScoreRowsMultiNear}
 	rowKernelsF16  = rowKernels[uint16]{kernel.ScoreRowsF16, kernel.BlendRowsF16Runs, kernel.ScoreRowsMultiF16, kernel.BlendRowsMultiF16, true, true, kernel.ScoreRowsMulti8F16, kernel.BlendRowsMulti8F16, nil, nil, nil}
 	rowKernelsBF16 = rowKernels[uint16]{kernel.ScoreRowsBF16, kernel.BlendRowsBF16Runs, kernel.ScoreRowsMultiBF16, kernel.BlendRowsMultiBF16, true, true, kernel.ScoreRowsMulti8BF16, kernel.BlendRowsMulti8BF16, kernel.ScoreRowsMultiPairedBF16, nil, nil}
+	rowKernelsI8   = rowKernels[int8]{kernel.ScoreRowsI8, kernel.BlendRowsI8, kernel.ScoreRowsMultiI8, kernel.BlendRowsMultiI8, true, true, nil, nil, nil, nil, nil}
 )
 
 // tileRows is what tileRowsOf works on: the key and value rows from the
@@ -183,7 +192,7 @@ var (
 // next start, for the multi-row blends to ask for (nil for none), cold,
 // whether this tile's V was not asked for so (see batch_ahead.go), and the
 // row kernels of the rows' type.
-type tileRows[E float32 | uint16] struct {
+type tileRows[E float32 | uint16 | int8] struct {
 	k, v, next []E
 	cold       bool
 	ks         *rowKernels[E]
@@ -216,7 +225,7 @@ type tileRows[E float32 | uint16] struct {
 // row 0 goes through it too.
 //
 // t holds the tile's rows and the kernels of their type.
-func tileRowsOf[E float32 | uint16](p rowPath, tk *batchTask, j0, n int, t tileRows[E]) {
+func tileRowsOf[E float32 | uint16 | int8](p rowPath, tk *batchTask, j0, n int, t tileRows[E]) {
 	sc := p.sc
 	k, v, next, cold, ks := t.k, t.v, t.next, t.cold, t.ks
 	dk, dv := p.q.cols, p.v.cols

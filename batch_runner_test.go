@@ -260,7 +260,7 @@ func TestRunnerAllocatesNothing(t *testing.T) {
 				t.Errorf("runner %s, %v: %v allocations per Attend, want 0", name, c, n)
 			}
 		}
-		for _, typ := range []KVType{F16, BF16} {
+		for _, typ := range []KVType{F16, BF16, I8} {
 			// A decode step over 3000 held rows of two heads: two tasks.
 			cache := fullCache(t, r, typ, 3000)
 			q, out := tensor(t, r, 1, 8, 1, 32, false, 2), tensor(t, r, 1, 8, 1, 32, false, 1)

@@ -272,6 +272,9 @@ func (p rowPath) scaledQueries(tk *batchTask) {
 		copy(sc.qs[r*dk:(r+1)*dk], p.q.Row(tk.b, tk.hs[r], tk.is[r]))
 	}
 	scale(p.scale, sc.qs)
+	if p.rotQ {
+		kernel.Hadamard(sc.qs[:tk.R*dk], dk, 1)
+	}
 	if sc.qp != nil {
 		kernel.PairOrder(sc.qp[:tk.R*dk], sc.qs[:tk.R*dk], dk)
 	}

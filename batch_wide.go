@@ -59,8 +59,8 @@ func (p blockPath) wideRows(b, kh int) (k, v []float32, ok bool) {
 			w.store = make([]float32, need)
 		}
 		w.k, w.v = w.store[:n*dk], w.store[n*dk:n*(dk+dv)]
-		p.widenRows(w.k, keySpan{b, 0, n}, dk, true, func(r int) []uint16 { return p.keys16(b, kh, r) })
-		p.widenRows(w.v, keySpan{b, 0, n}, dv, true, func(r int) []uint16 { return p.values16(b, kh, r) })
+		p.widenRows(w.k, keySpan{b, 0, n}, kh, dk, true, false)
+		p.widenRows(w.v, keySpan{b, 0, n}, kh, dv, true, true)
 		w.held, w.call, w.b, w.kh, w.n = true, p.call, b, kh, n
 	}
 	return w.k, w.v, true

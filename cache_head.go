@@ -13,6 +13,9 @@ type cacheHead struct {
 	dk, dv          int
 	k32, v32        []float32 // F32: the head's rows up to KVCache.heldRows
 	k16, v16        []uint16  // F16 and BF16: the stored bits
+	k8, v8          []int8    // I8: rows of rk and rv elements, each its scale and its elements
+	rk, rv          int       // I8: the stored rows' strides
+	rot             bool      // I8: the key rows are rotated (see KVCache)
 }
 
 // run returns the stored row of key j and how many rows from it on are
@@ -26,14 +29,22 @@ func (c *cacheHead) run(j int) (r, n int) {
 }
 
 // key returns key j as float32: the stored row of a float32 cache, or the
-// 16-bit row widened into buf (dk floats).
+// 16-bit or int8 row widened into buf (dk floats), an int8 row rotated
+// back if it was rotated.
 func (c *cacheHead) key(buf []float32, j int) []float32 {
 	r, _ := c.run(j)
 	d := c.dk
-	if c.kt == F32 {
+	switch c.kt {
+	case F32:
 		return c.k32[r*d : (r+1)*d]
+	case I8:
+		kernel.WidenRowsI8(buf[:d], c.k8[r*c.rk:], c.rk, d)
+		if c.rot {
+			kernel.Hadamard(buf[:d], d, 1)
+		}
+	default:
+		widen16(buf, c.k16[r*d:(r+1)*d], c.kt)
 	}
-	widen16(buf, c.k16[r*d:(r+1)*d], c.kt)
 	return buf
 }
 
@@ -50,6 +61,8 @@ func (c *cacheHead) scoreKeys(dst []float32, j int, q []float32) {
 			kernel.ScoreRowsF16(dst[:n], c.k16[r*d:], d, q)
 		case BF16:
 			kernel.ScoreRowsBF16(dst[:n], c.k16[r*d:], d, q)
+		case I8:
+			kernel.ScoreRowsI8(dst[:n], c.k8[r*c.rk:], c.rk, q)
 		}
 		dst, j = dst[n:], j+n
 	}
@@ -70,6 +83,8 @@ func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
 			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, kernel.BlendRowsF16Runs)
 		case BF16:
 			blendKeptWith(acc, w[:n], c.v16[r*d:], d, kn, kernel.BlendRowsBF16Runs)
+		case I8:
+			blendKeptWith(acc, w[:n], c.v8[r*c.rv:], c.rv, kn, kernel.BlendRowsI8)
 		}
 		w, j = w[n:], j+n
 		if keep != nil {
@@ -80,10 +95,13 @@ func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
 
 // head returns the rows entry b, head h holds.
 func (c *KVCache) head(b, h int) cacheHead {
-	x := cacheHead{kt: c.typ, start: c.Start(b), capacity: c.capacity, dk: c.dk, dv: c.dv}
-	if c.typ == F32 {
+	x := cacheHead{kt: c.typ, start: c.Start(b), capacity: c.capacity, dk: c.dk, dv: c.dv, rk: c.rk, rv: c.rv, rot: c.rotate}
+	switch c.typ {
+	case F32:
 		x.k32, x.v32 = c.heldKeys32(b, h), c.heldValues32(b, h)
-	} else {
+	case I8:
+		x.k8, x.v8 = c.heldKeys8(b, h), c.heldValues8(b, h)
+	default:
 		x.k16, x.v16 = c.heldKeys16(b, h), c.heldValues16(b, h)
 	}
 	return x

@@ -600,7 +600,7 @@ func FuzzKVCache(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, cfg, sizes uint8, ops []byte) {
-		typ, ring := kvTypes[int(cfg)%3], cfg&4 != 0
+		typ, ring := kvTypes[int(cfg)%len(kvTypes)], cfg&4 != 0
 		batch, heads := 1+int(cfg>>3)%2, int(cfg>>4)%3
 		capacity, dk, dv := int(sizes&7)%6, int(sizes>>3)&3, int(sizes>>5)%3
 		// wide: a model's heads, 64 or 128 columns (sizes bit 5), room

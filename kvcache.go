@@ -9,9 +9,10 @@ const (
 	F32  KVType = iota // float32: rows stored as given
 	F16                // IEEE 754 binary16, rounded to nearest even; overflow to ±Inf
 	BF16               // bfloat16, rounded to nearest even
+	I8                 // int8 with a float32 scale per row, see KVCache
 )
 
-// String returns "f32", "f16" or "bf16".
+// String returns "f32", "f16", "bf16" or "i8".
 func (t KVType) String() string {
 	switch t {
 	case F32:
@@ -20,17 +21,31 @@ func (t KVType) String() string {
 		return "f16"
 	case BF16:
 		return "bf16"
+	case I8:
+		return "i8"
 	}
 	return fmt.Sprintf("KVType(%d)", uint8(t))
 }
 
-// Size returns the bytes an element takes, 0 for an unknown type.
+// Size returns the bytes an element takes, 0 for an unknown type. An I8
+// row takes 4 bytes more, its scale.
 func (t KVType) Size() int {
 	switch t {
 	case F32:
 		return 4
 	case F16, BF16:
 		return 2
+	case I8:
+		return 1
+	}
+	return 0
+}
+
+// rowExtra is the elements a stored row takes beyond its d: an I8 row's
+// scale.
+func (t KVType) rowExtra() int {
+	if t == I8 {
+		return 4
 	}
 	return 0
 }
@@ -38,7 +53,7 @@ func (t KVType) Size() int {
 // A KVCacheOption configures NewKVCache; WithRing makes one. The zero
 // KVCacheOption changes nothing.
 type KVCacheOption struct {
-	ring bool
+	ring, plain bool
 }
 
 // WithRing makes the cache a ring of capacity rows per entry, for models
@@ -46,11 +61,30 @@ type KVCacheOption struct {
 // overwrites the oldest rows instead of failing.
 func WithRing() KVCacheOption { return KVCacheOption{ring: true} }
 
+// WithoutRotation stores an I8 cache's key rows as given, not rotated (see
+// KVCache); it changes nothing for the other types. Without the rotation
+// a key row's few large channels (the outliers many models' keys have)
+// set its scale, and the rest of the row keeps fewer bits: use it only
+// for keys without such channels, or to read rows quantised elsewhere
+// exactly as they were.
+func WithoutRotation() KVCacheOption { return KVCacheOption{plain: true} }
+
 // KVCache holds the keys and values of past tokens for incremental
 // decoding: per batch entry and KV head, up to a capacity of key rows (dk
 // elements) and value rows (dv elements), stored as float32, binary16 or
-// bfloat16 (converted on Append, to nearest even): 16-bit rows halve the
-// bytes a decode step reads.
+// bfloat16 (converted on Append, to nearest even), or int8: 16-bit rows
+// halve the bytes a decode step reads, int8 rows quarter them.
+//
+// An I8 row is its elements' largest magnitude m over 127 (its scale s,
+// a float32), then each element x as the integer nearest 127·x/m (ties
+// to even): an element is stored within s/2 = m/254 of x. A key row is
+// rotated first, by the orthonormal Walsh–Hadamard transform in blocks of
+// the largest power of two dividing dk (none for an odd dk; WithoutRotation
+// turns it off): that spreads a few large channels over the block, so
+// that they no longer set the scale of the whole row; the engine rotates
+// the queries the same way, and the scores are the dot products of the
+// rows as given, up to rounding. Key returns the row rotated back. A row
+// with a NaN or an infinity is stored as NaN.
 //
 // Each entry b has a position Pos(b), the number of rows ever appended
 // minus those truncated: the absolute position of its next row, as masks
@@ -67,11 +101,14 @@ func WithRing() KVCacheOption { return KVCacheOption{ring: true} }
 // goroutines.
 type KVCache struct {
 	typ                          KVType
-	ring                         bool
+	ring, rotate                 bool
 	batch, heads, capacity       int
 	dk, dv                       int
+	rk, rv                       int       // stored elements a row: dk and dv, and an I8 row's scale
 	k32, v32                     []float32 // typ F32
 	k16, v16                     []uint16  // typ F16 or BF16
+	k8, v8                       []int8    // typ I8
+	rot                          []float32 // typ I8 with rotate: dk floats of each entry's, for Append
 	pos, n                       []int     // per entry: Pos and Len
 	headK, headV, entryK, entryV int       // strides in elements
 }
@@ -92,27 +129,36 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 	var o KVCacheOption
 	for _, opt := range opts {
 		o.ring = o.ring || opt.ring
+		o.plain = o.plain || opt.plain
 	}
 	if o.ring && capacity == 0 {
 		return nil, argErr(op, "a ring needs a capacity of at least 1 row")
 	}
+	rk, rv := dk+typ.rowExtra(), dv+typ.rowExtra()
 	rows, ok := kvElems(batch, kvHeads, capacity)
-	nk, okK := kvElems(rows, dk, 1)
-	nv, okV := kvElems(rows, dv, 1)
+	nk, okK := kvElems(rows, rk, 1)
+	nv, okV := kvElems(rows, rv, 1)
 	// Each entry also keeps a position and a length: 2·batch ints, as
 	// many bytes as 4·batch floats.
 	if !ok || !okK || !okV || nk > maxFloats-nv || batch > (maxFloats-nk-nv)/4 {
 		return nil, argErr(op, "%d×%d×%d rows of %d+%d elements are too many to allocate", batch, kvHeads, capacity, dk, dv)
 	}
 	c := &KVCache{
-		typ: typ, ring: o.ring, batch: batch, heads: kvHeads, capacity: capacity, dk: dk, dv: dv,
+		typ: typ, ring: o.ring, batch: batch, heads: kvHeads, capacity: capacity, dk: dk, dv: dv, rk: rk, rv: rv,
 		pos: make([]int, batch), n: make([]int, batch),
-		headK: capacity * dk, headV: capacity * dv,
-		entryK: kvHeads * capacity * dk, entryV: kvHeads * capacity * dv,
+		headK: capacity * rk, headV: capacity * rv,
+		entryK: kvHeads * capacity * rk, entryV: kvHeads * capacity * rv,
 	}
-	if typ == F32 {
+	switch typ {
+	case F32:
 		c.k32, c.v32 = make([]float32, nk), make([]float32, nv)
-	} else {
+	case I8:
+		c.k8, c.v8 = make([]int8, nk), make([]int8, nv)
+		c.rotate = !o.plain && dk&-dk > 1
+		if c.rotate {
+			c.rot = make([]float32, batch*dk)
+		}
+	default:
 		c.k16, c.v16 = make([]uint16, nk), make([]uint16, nv)
 	}
 	return c, nil
@@ -130,6 +176,10 @@ func kvElems(a, b, c int) (int, bool) {
 
 // Type returns the element type the rows are stored in.
 func (c *KVCache) Type() KVType { return c.typ }
+
+// Rotated reports whether an I8 cache stores its key rows rotated (see
+// KVCache): false for the other types and WithoutRotation.
+func (c *KVCache) Rotated() bool { return c.rotate }
 
 // Ring reports whether the cache was made WithRing.
 func (c *KVCache) Ring() bool { return c.ring }

@@ -93,13 +93,13 @@ func (c *KVCache) appendViews(op string, b int, k, v Tensor, rows int) error {
 		}
 		for i, slot := first, start; i < rows; slot = 0 {
 			n := min(rows-i, c.capacity-slot)
-			ko := b*c.entryK + h*c.headK + slot*c.dk
-			vo := b*c.entryV + h*c.headV + slot*c.dv
+			ko := b*c.entryK + h*c.headK + slot*c.rk
+			vo := b*c.entryV + h*c.headV + slot*c.rv
 			if whole {
-				c.putRows(ko, vo, k.rowsFrom(0, h, i)[:n*c.dk], v.rowsFrom(0, h, i)[:n*c.dv])
+				c.putRows(b, ko, vo, k.rowsFrom(0, h, i)[:n*c.dk], v.rowsFrom(0, h, i)[:n*c.dv])
 			} else {
 				for r := range n {
-					c.putRows(ko+r*c.dk, vo+r*c.dv, k.Row(0, h, i+r), v.Row(0, h, i+r))
+					c.putRows(b, ko+r*c.rk, vo+r*c.rv, k.Row(0, h, i+r), v.Row(0, h, i+r))
 				}
 			}
 			i += n
@@ -117,11 +117,13 @@ func packedRows(t Tensor, d int) bool {
 	return rs == d
 }
 
-// putRows stores key and value elements, whole rows of one head, from
-// physical element ko of the K store and vo of the V store on, converted
-// to the cache's type.
-func (c *KVCache) putRows(ko, vo int, k, v []float32) {
+// putRows stores key and value elements, whole rows of one head of entry
+// b, from physical element ko of the K store and vo of the V store on,
+// converted to the cache's type.
+func (c *KVCache) putRows(b, ko, vo int, k, v []float32) {
 	switch c.typ {
+	case I8:
+		c.putRows8(b, ko, vo, k, v)
 	case F32:
 		copy(c.k32[ko:ko+len(k)], k)
 		copy(c.v32[vo:vo+len(v)], v)
@@ -152,4 +154,23 @@ func (c *KVCache) Truncate(b, n int) error {
 	c.n[b] -= c.pos[b] - n
 	c.pos[b] = n
 	return nil
+}
+
+// putRows8 is putRows for an I8 cache: each key row rotated (in entry b's
+// scratch) if the cache rotates, then each row quantised. A row of no
+// elements keeps the scale 0 its store was made with.
+func (c *KVCache) putRows8(b, ko, vo int, k, v []float32) {
+	for i := range len(k) / max(c.dk, 1) {
+		row := k[i*c.dk : (i+1)*c.dk]
+		if c.rotate {
+			r := c.rot[b*c.dk : (b+1)*c.dk]
+			copy(r, row)
+			kernel.Hadamard(r, c.dk, 1)
+			row = r
+		}
+		kernel.NarrowI8(c.k8[ko+i*c.rk:], row)
+	}
+	for i := range len(v) / max(c.dv, 1) {
+		kernel.NarrowI8(c.v8[vo+i*c.rv:], v[i*c.dv:(i+1)*c.dv])
+	}
 }

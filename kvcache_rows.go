@@ -10,24 +10,34 @@ import (
 // b holds i-th, oldest first: the row of position Pos(b)−Len(b)+i. It
 // panics if an index is out of range or len(dst) is not dk, as Tensor.Row
 // does: for tests, oracles and inspection, not for the engine, which reads
-// rows in place.
+// rows in place. An I8 cache's key comes dequantised and, if the cache
+// rotates its keys, rotated back.
 func (c *KVCache) Key(dst []float32, b, h, i int) {
 	r := c.physRow("Key", b, h, i, len(dst), c.dk)
-	if c.typ == F32 {
+	switch c.typ {
+	case F32:
 		copy(dst, c.keys32(b, h)[r*c.dk:])
-		return
+	case I8:
+		kernel.WidenRowsI8(dst, c.keys8(b, h)[r*c.rk:], c.rk, c.dk)
+		if c.rotate {
+			kernel.Hadamard(dst, c.dk, 1)
+		}
+	default:
+		c.widen(dst, c.keys16(b, h)[r*c.dk:(r+1)*c.dk])
 	}
-	c.widen(dst, c.keys16(b, h)[r*c.dk:(r+1)*c.dk])
 }
 
 // Value is Key for the value rows (len(dst) = dv).
 func (c *KVCache) Value(dst []float32, b, h, i int) {
 	r := c.physRow("Value", b, h, i, len(dst), c.dv)
-	if c.typ == F32 {
+	switch c.typ {
+	case F32:
 		copy(dst, c.values32(b, h)[r*c.dv:])
-		return
+	case I8:
+		kernel.WidenRowsI8(dst, c.values8(b, h)[r*c.rv:], c.rv, c.dv)
+	default:
+		c.widen(dst, c.values16(b, h)[r*c.dv:(r+1)*c.dv])
 	}
-	c.widen(dst, c.values16(b, h)[r*c.dv:(r+1)*c.dv])
 }
 
 // physRow returns the physical row of (b, h)'s i-th held row, and panics
@@ -89,6 +99,21 @@ func (c *KVCache) values16(b, h int) []uint16 {
 	return c.v16[o : o+c.headV : o+c.headV]
 }
 
+// keys8 is keys32 for an I8 cache: its rows of rk elements, each the
+// row's scale and its dk elements.
+func (c *KVCache) keys8(b, h int) []int8 {
+	c.mustType("keys8", I8, b, h)
+	o := b*c.entryK + h*c.headK
+	return c.k8[o : o+c.headK : o+c.headK]
+}
+
+// values8 is keys8 for the values (rows of rv elements).
+func (c *KVCache) values8(b, h int) []int8 {
+	c.mustType("values8", I8, b, h)
+	o := b*c.entryV + h*c.headV
+	return c.v8[o : o+c.headV : o+c.headV]
+}
+
 // heldRows returns how many of entry b's physical rows, from row 0, the
 // engine's kernels may be given: up to the end of the held rows, or all of
 // a ring's once they wrap. The rows past them were never written, or hold
@@ -103,14 +128,24 @@ func (c *KVCache) heldKeys32(b, h int) []float32   { return c.keys32(b, h)[:c.he
 func (c *KVCache) heldValues32(b, h int) []float32 { return c.values32(b, h)[:c.heldRows(b)*c.dv] }
 func (c *KVCache) heldKeys16(b, h int) []uint16    { return c.keys16(b, h)[:c.heldRows(b)*c.dk] }
 func (c *KVCache) heldValues16(b, h int) []uint16  { return c.values16(b, h)[:c.heldRows(b)*c.dv] }
+func (c *KVCache) heldKeys8(b, h int) []int8       { return c.keys8(b, h)[:c.heldRows(b)*c.rk] }
+func (c *KVCache) heldValues8(b, h int) []int8     { return c.values8(b, h)[:c.heldRows(b)*c.rv] }
 
 // mustType panics unless the cache's storage is that of want (F16 and
 // BF16 share theirs) and (b, h) is in range.
 func (c *KVCache) mustType(op string, want KVType, b, h int) {
-	if (c.typ == F32) != (want == F32) {
+	if storage(c.typ) != storage(want) {
 		panic(fmt.Sprintf("attention: KVCache.%s on a %v cache", op, c.typ))
 	}
 	if b < 0 || b >= c.batch || h < 0 || h >= c.heads {
 		panic(fmt.Sprintf("attention: KVCache.%s: index (%d, %d) out of range (%d, %d)", op, b, h, c.batch, c.heads))
 	}
+}
+
+// storage names the store a type's rows live in: F16 and BF16 share one.
+func storage(t KVType) KVType {
+	if t == BF16 {
+		return F16
+	}
+	return t
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/glancelab/attention/internal/half"
+	"github.com/glancelab/attention/internal/kernel"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -51,8 +52,8 @@ func (m *kvModel) append(b int, k, v []float32, rows int) error {
 	for i := range rows {
 		r := kvModelRow{k: make([][]float32, m.heads), v: make([][]float32, m.heads)}
 		for h := range m.heads {
-			r.k[h] = m.roundRow(k[(h*rows+i)*m.dk:][:m.dk])
-			r.v[h] = m.roundRow(v[(h*rows+i)*m.dv:][:m.dv])
+			r.k[h] = m.roundRow(k[(h*rows+i)*m.dk:][:m.dk], true)
+			r.v[h] = m.roundRow(v[(h*rows+i)*m.dv:][:m.dv], false)
 		}
 		m.rows[b] = append(m.rows[b], r)
 	}
@@ -63,8 +64,24 @@ func (m *kvModel) append(b int, k, v []float32, rows int) error {
 	return nil
 }
 
-func (m *kvModel) roundRow(x []float32) []float32 {
+func (m *kvModel) roundRow(x []float32, key bool) []float32 {
 	r := make([]float32, len(x))
+	if m.typ == I8 {
+		// The row as the cache stores and returns it: the model checks
+		// where rows go, TestKVCacheI8Error how near they come.
+		rot := key && len(x)&-len(x) > 1
+		copy(r, x)
+		if rot {
+			kernel.Hadamard(r, len(r), 1)
+		}
+		q := make([]int8, 4+len(x))
+		kernel.NarrowI8(q, r)
+		kernel.WidenRowsI8(r, q, len(q), len(r))
+		if rot {
+			kernel.Hadamard(r, len(r), 1)
+		}
+		return r
+	}
 	for i := range x {
 		r[i] = m.round(x[i])
 	}
@@ -128,6 +145,17 @@ func (c *KVCache) storedRow(key bool, b, h, slot int) []float32 {
 		d = c.dk
 	}
 	out := make([]float32, d)
+	if c.typ == I8 {
+		src, rs := c.values8(b, h), c.rv
+		if key {
+			src, rs = c.keys8(b, h), c.rk
+		}
+		kernel.WidenRowsI8(out, src[slot*rs:], rs, d)
+		if key && c.rotate {
+			kernel.Hadamard(out, d, 1)
+		}
+		return out
+	}
 	if c.typ == F32 {
 		src := c.values32(b, h)
 		if key {
@@ -163,6 +191,11 @@ func kvSnapshot(c *KVCache) string {
 			b = binary.LittleEndian.AppendUint16(b, v)
 		}
 	}
+	for _, x := range [][]int8{c.k8, c.v8} {
+		for _, v := range x {
+			b = append(b, byte(v))
+		}
+	}
 	for _, x := range [][]int{c.pos, c.n} {
 		for _, v := range x {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
@@ -190,7 +223,7 @@ func kvRows(n int, seed int) []float32 {
 	return x
 }
 
-var kvTypes = []KVType{F32, F16, BF16}
+var kvTypes = []KVType{F32, F16, BF16, I8}
 
 // interleaveHeads returns rows laid out [heads][rows][d] in x as a view of
 // a copy laid out [rows][heads][d].
@@ -304,7 +337,7 @@ func TestNewKVCacheErrors(t *testing.T) {
 		ring                           bool
 	}{
 		{-1, 1, 1, 1, 1, F32, false}, {1, -1, 1, 1, 1, F16, false}, {1, 1, -1, 1, 1, F16, false},
-		{1, 1, 1, -1, 1, F16, false}, {1, 1, 1, 1, -1, BF16, false}, {1, 1, 1, 1, 1, KVType(3), false},
+		{1, 1, 1, -1, 1, F16, false}, {1, 1, 1, 1, -1, BF16, false}, {1, 1, 1, 1, 1, KVType(4), false},
 		{1, 1, 0, 1, 1, F32, true},
 		{huge, 2, 1, 1, 1, F16, false}, {1 << 16, 1 << 16, 1 << 16, 1, 0, BF16, false},
 		{1, 1, 1 << 30, 1 << 16, 1, F32, false}, {1, 1, 1 << 23, 1 << 23, 1 << 23, F32, false},

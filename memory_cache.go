@@ -75,6 +75,8 @@ func (c *cacheHead) scoreRun(p *tiledPass, T, lo, hi int) {
 			scoreGroups(p, rowSpan[uint16]{c.k16[r*d:], d, d, lo, e, T}, true, kernel.ScoreRowsF16, kernel.ScoreRowsMultiF16)
 		case BF16:
 			scoreGroups(p, rowSpan[uint16]{c.k16[r*d:], d, d, lo, e, T}, true, kernel.ScoreRowsBF16, kernel.ScoreRowsMultiBF16)
+		case I8:
+			scoreGroups(p, rowSpan[int8]{c.k8[r*c.rk:], c.rk, d, lo, e, T}, true, kernel.ScoreRowsI8, kernel.ScoreRowsMultiI8)
 		}
 		lo = e
 	}
@@ -82,7 +84,7 @@ func (c *cacheHead) scoreRun(p *tiledPass, T, lo, hi int) {
 
 // rowSpan is keys [lo, hi) of a pass whose score and weight rows are T
 // wide, their rows (d elements, stride apart) starting at rows.
-type rowSpan[E float32 | uint16] struct {
+type rowSpan[E float32 | uint16 | int8] struct {
 	rows                 []E
 	stride, d, lo, hi, T int
 }
@@ -91,7 +93,7 @@ type rowSpan[E float32 | uint16] struct {
 // with oneFirst the first query through one, the others (or all) in groups
 // of up to four through multi, their last (hi-lo)%8 keys through one row
 // by row.
-func scoreGroups[E float32 | uint16](p *tiledPass, sp rowSpan[E], oneFirst bool,
+func scoreGroups[E float32 | uint16 | int8](p *tiledPass, sp rowSpan[E], oneFirst bool,
 	one func(dst []float32, k []E, stride int, q []float32),
 	multi func(dst []float32, k []E, stride int, q []float32, rows int)) {
 	k, stride, d, lo, hi, T := sp.rows, sp.stride, sp.d, sp.lo, sp.hi, sp.T
@@ -135,6 +137,8 @@ func (c *cacheHead) blendRun(p *tiledPass, live []bool, T, lo, hi int) {
 			blendGroups(p, live, rowSpan[uint16]{c.v16[r*d:], d, d, lo, e, T}, false, kernel.BlendRowsF16, blendRowsMultiF16Now)
 		case BF16:
 			blendGroups(p, live, rowSpan[uint16]{c.v16[r*d:], d, d, lo, e, T}, false, kernel.BlendRowsBF16, blendRowsMultiBF16Now)
+		case I8:
+			blendGroups(p, live, rowSpan[int8]{c.v8[r*c.rv:], c.rv, d, lo, e, T}, false, kernel.BlendRowsI8, blendRowsMultiI8Now)
 		}
 		lo = e
 	}
@@ -167,7 +171,7 @@ func (c *cacheHead) blockScores(p *blockPass, s, qt []float32, lo, hi int) {
 			for k0 := 0; k0 < n; k0 += step {
 				m := min(step, n-k0)
 				kw := p.kw[:m*d]
-				widen16(kw, c.k16[(r+k0)*d:], c.kt)
+				c.widenKeys(kw, r+k0)
 				kernel.BlockScores(s[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], qt, kw, d)
 			}
 		}
@@ -191,11 +195,30 @@ func (c *cacheHead) blockBlend(p *blockPass, ot, s []float32, lo, hi int, sc []f
 			for k0 := 0; k0 < n; k0 += step {
 				m := min(step, n-k0)
 				vw := p.kw[:m*d]
-				widen16(vw, c.v16[(r+k0)*d:], c.kt)
+				c.widenValues(vw, r+k0)
 				kernel.BlockBlend(ot, s[k0*kernel.BlockRows:(k0+m)*kernel.BlockRows], vw, d, sc)
 				sc = nil
 			}
 		}
 		s, lo = s[n*kernel.BlockRows:], lo+n
 	}
+}
+
+// widenKeys sets dst to the key rows from stored row r on, widened (a
+// 16-bit or an int8 cache's), len(dst)/dk of them.
+func (c *cacheHead) widenKeys(dst []float32, r int) {
+	if c.kt == I8 {
+		kernel.WidenRowsI8(dst, c.k8[r*c.rk:], c.rk, c.dk)
+		return
+	}
+	widen16(dst, c.k16[r*c.dk:], c.kt)
+}
+
+// widenValues is widenKeys for the value rows.
+func (c *cacheHead) widenValues(dst []float32, r int) {
+	if c.kt == I8 {
+		kernel.WidenRowsI8(dst, c.v8[r*c.rv:], c.rv, c.dv)
+		return
+	}
+	widen16(dst, c.v16[r*c.dv:], c.kt)
 }

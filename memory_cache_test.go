@@ -321,7 +321,7 @@ func TestMemoryCacheNeverReadsPastValid(t *testing.T) {
 	const T, valid, dk, dv = 70, 61, 9, 13
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		r := testutil.Rand(63)
-		for _, typ := range []KVType{F32, F16, BF16} {
+		for _, typ := range []KVType{F32, F16, BF16, I8} {
 			for _, kind := range kinds {
 				c := newManyCase(t, r, kind, 17, T, 6, dk, dv, 5)
 				c.p.withValid(valid)
@@ -364,8 +364,26 @@ func guardPast(t *testing.T, c *KVCache, n int) {
 		c.v32 = guardTail(t, c.v32, len(c.v32)-c.headV+n*c.dv)
 		return
 	}
+	if c.typ == I8 {
+		c.k8 = guardTail8(t, c.k8, len(c.k8)-c.headK+n*c.rk)
+		c.v8 = guardTail8(t, c.v8, len(c.v8)-c.headV+n*c.rv)
+		return
+	}
 	c.k16 = guardTail16(t, c.k16, len(c.k16)-c.headK+n*c.dk)
 	c.v16 = guardTail16(t, c.v16, len(c.v16)-c.headV+n*c.dv)
+}
+
+// guardTail8 is guardTail for int8 elements.
+func guardTail8(t *testing.T, x []int8, keep int) []int8 {
+	t.Helper()
+	if len(x)-keep > os.Getpagesize() || keep == 0 {
+		t.Fatalf("%d hidden elements after %d do not fit a guard page", len(x)-keep, keep)
+	}
+	n := (keep + 3) / 4
+	g := testutil.Guarded(t, n, true)
+	u := unsafe.Slice((*int8)(unsafe.Pointer(&g[0])), 4*n)[4*n-keep:]
+	copy(u, x[:keep])
+	return unsafe.Slice(&u[0], len(x))
 }
 
 // guardTail returns a copy of x[:keep] that ends at an inaccessible

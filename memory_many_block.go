@@ -98,6 +98,9 @@ func (m *Memory) blockRun(p *blockPass, q Matrix, i0 int) {
 		if p.f != 1 {
 			scale(p.f, qt)
 		}
+		if m.rotated() {
+			kernel.Hadamard(qt, p.d, kernel.BlockRows)
+		}
 		resetLanes(ot, ml)
 	}
 	for j0 := 0; j0 < m.valid; j0 += p.tile {

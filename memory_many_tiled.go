@@ -293,13 +293,17 @@ func blendRowsMultiBF16Now(acc, w []float32, v []uint16, stride int, rows int) {
 	kernel.BlendRowsMultiBF16(acc, w, v, stride, rows, nil)
 }
 
+func blendRowsMultiI8Now(acc, w []float32, v []int8, stride int, rows int) {
+	kernel.BlendRowsMultiI8(acc, w, v, stride, rows, nil)
+}
+
 // blendGroups is Memory.blendRun for sp's keys, sp.rows their value rows.
 // With oneFirst the first live query
 // goes through one, as on the float32 path where the multi-row blend does
 // not stream V itself (see oneFirst32); the 16-bit multi-row blend
 // streams V itself (one stream of keys) and widens each element once for
 // the group, so there every group takes it (see tileRowsOf).
-func blendGroups[E float32 | uint16](p *tiledPass, live []bool, sp rowSpan[E], oneFirst bool,
+func blendGroups[E float32 | uint16 | int8](p *tiledPass, live []bool, sp rowSpan[E], oneFirst bool,
 	one func(acc, w []float32, v []E, stride int),
 	multi func(acc, w []float32, v []E, stride int, rows int)) {
 	v, stride, d, lo, hi, T := sp.rows, sp.stride, sp.d, sp.lo, sp.hi, sp.T

@@ -75,15 +75,17 @@ func (s dotScorer) factor(d int) float32 {
 }
 
 func (s dotScorer) scratch(m *Memory) int {
-	if s.factor(m.keys.cols) == 1 {
+	if s.factor(m.keys.cols) == 1 && !m.rotated() {
 		return 0
 	}
 	return m.keys.cols
 }
 
+// prepare scales the query, and rotates it where the keys are (an I8
+// cache's, see KVCache).
 func (s dotScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 	f := s.factor(m.keys.cols)
-	if f == 1 {
+	if f == 1 && !m.rotated() {
 		return q, tmp
 	}
 	// Scaling the query (d products) instead of the scores (T products)
@@ -92,7 +94,18 @@ func (s dotScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 	for j, v := range q {
 		sq[j] = f * v
 	}
+	if m.rotated() {
+		kernel.Hadamard(sq, len(sq), 1)
+	}
 	return sq, tmp[len(q):]
+}
+
+// rotated reports whether the Memory's dot products are with an I8
+// cache's rotated key rows, which take rotated queries (the scorers that
+// project the keys read them rotated back, see cacheHead.key).
+func (m *Memory) rotated() bool {
+	_, dot := m.scorer.(dotScorer)
+	return dot && m.kv != nil && m.kv.rot && m.keys.cols > 0
 }
 
 func (s dotScorer) prepared(m *Memory) int { return m.keys.cols }

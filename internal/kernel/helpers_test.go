@@ -68,3 +68,8 @@ var peakProbe = sync.OnceValue(func() *calib.Probe { return calib.FMAProbe(1) })
 // blockTile is the keys of one tile of package attention's block path
 // (its blockTile), the size the small kernels' benchmarks take.
 const blockTile = 128
+
+// unsafeInt8s views bytes as int8s.
+func unsafeInt8s(b []byte) []int8 {
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
+}

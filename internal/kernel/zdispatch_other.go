@@ -200,6 +200,59 @@ func BlendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, rows int, nex
 	blendRowsMulti8BF16Generic(acc, w, v, stride, rows, next)
 }
 
+// ScoreRowsI8 sets dst[i] = s_i·Σ_j k[i*stride+4+j]*q[j] for i <
+// len(dst), j < len(q), where s_i is the float32 whose little-endian bytes
+// are k[i*stride:i*stride+4] (a row of an int8 cache: its scale, then its
+// elements): scoreRows over int8 key rows, each element exact in float32,
+// the scale applied once to each row's sum.
+func ScoreRowsI8(dst []float32, k []int8, stride int, q []float32) {
+	scoreRowsI8Generic(dst, k, stride, q)
+}
+
+// BlendRowsI8 sets acc[j] += Σ_i (w[i]·s_i)*v[i*stride+4+j] for i <
+// len(w), j < len(acc), s_i row i's scale as in scoreRowsI8: blendRows over
+// int8 value rows, each weight multiplied by its row's scale once.
+func BlendRowsI8(acc, w []float32, v []int8, stride int) { blendRowsI8Generic(acc, w, v, stride) }
+
+// ScoreRowsMultiI8 sets dst[r*n+j] for r < rows, j < n = len(dst)/rows to
+// scoreRowsI8's score of key row j against query row r (q[r*d:(r+1)*d], d =
+// len(q)/rows), each row's scores the bits scoreRowsI8 gives it; 1 <= rows
+// <= 4. Callers keep n·d within one call's budget.
+func ScoreRowsMultiI8(dst []float32, k []int8, stride int, q []float32, rows int) {
+	scoreRowsMultiI8Generic(dst, k, stride, q, rows)
+}
+
+// BlendRowsMultiI8 sets acc[r*d+c] += Σ_j (w[r*n+j]·s_j)*v[j*stride+4+c]
+// for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsI8 for
+// several rows, each row's sums the bits blendRowsI8 gives it; 1 <= rows <=
+// 4. Callers keep n·d within one call's budget. next, the value rows of
+// the tile after, may be asked for.
+func BlendRowsMultiI8(acc, w []float32, v []int8, stride int, rows int, next []int8) {
+	blendRowsMultiI8Generic(acc, w, v, stride, rows, next)
+}
+
+// WidenRowsI8 sets dst[i*d+j] = s_i·src[i*stride+4+j] for i < len(dst)/d,
+// j < d, s_i row i's scale as in scoreRowsI8: the int8 rows dequantised,
+// packed.
+func WidenRowsI8(dst []float32, src []int8, stride int, d int) {
+	widenRowsI8Generic(dst, src, stride, d)
+}
+
+// NarrowI8 stores src as one int8 row at dst[:4+len(src)]: its scale s =
+// m/127 in float32, m = max |src[j]|, as four little-endian bytes, then
+// each src[j] as round-half-even(127·src[j]/m), computed in float64 (at
+// most 127 in magnitude). A row of zeros stores s = 0 and zeros; a row with
+// a NaN or an infinity stores s = NaN and zeros.
+func NarrowI8(dst []int8, src []float32) { narrowI8Generic(dst, src) }
+
+// Hadamard applies the orthonormal Walsh–Hadamard rotation in blocks of b
+// = d&-d (the largest power of two dividing d) to each of the
+// len(x)/(d·lanes) matrices of d rows of lanes floats in x, along its
+// rows: each block of b rows is multiplied by H_b/√b, H_b the Sylvester
+// Hadamard matrix (butterflies in order of increasing span, the factor
+// applied last). It is its own inverse up to rounding. d > 0, lanes > 0.
+func Hadamard(x []float32, d, lanes int) { hadamardGeneric(x, d, lanes) }
+
 // Maxf returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 func Maxf(x []float32) float32 { return maxGeneric(x) }
 
