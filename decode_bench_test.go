@@ -441,11 +441,14 @@ func newCacheDecode(b *testing.B, s decodeShape, typ KVType) *cacheDecode {
 	p.q = mk(testutil.Floats(r, s.heads*s.Tq*d, 1))
 	p.out = mk(make([]float32, s.heads*s.Tq*d))
 	for h := range s.kvHeads {
-		if typ == F32 {
+		switch typ {
+		case F32:
 			p.kv = append(p.kv, c.keys32(0, h), c.values32(0, h))
-			continue
+		case I8:
+			p.kv = append(p.kv, asFloats8(c.keys8(0, h)), asFloats8(c.values8(0, h)))
+		default:
+			p.kv = append(p.kv, asFloats(c.keys16(0, h)), asFloats(c.values16(0, h)))
 		}
-		p.kv = append(p.kv, asFloats(c.keys16(0, h)), asFloats(c.values16(0, h)))
 	}
 	for _, x := range p.kv {
 		p.bytes += 4 * len(x)
@@ -459,6 +462,12 @@ func asFloats(x []uint16) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
 }
 
+// asFloats8 is asFloats for int8 rows (their scales counted among the
+// bytes; a whole number of floats when d is a multiple of 4).
+func asFloats8(x []int8) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/4)
+}
+
 // BenchmarkPrefillCache times a prefill (8 heads × 512 query rows × 512
 // keys × d = 64, one key/value head per query head) over a cache of each
 // type, beside the same call of Attend over float32 tensors: the block
@@ -468,7 +477,7 @@ func BenchmarkPrefillCache(b *testing.B) {
 	const heads, T, d = 8, 512, 64
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, causal := range []bool{false, true} {
-			for _, typ := range append([]KVType{F32, F16, BF16}, kvTensors) {
+			for _, typ := range append(slices.Clone(kvTypes), kvTensors) {
 				name := fmt.Sprintf("causal=%v/type=%v", causal, typ)
 				if typ == kvTensors {
 					name = fmt.Sprintf("causal=%v/type=tensors", causal)

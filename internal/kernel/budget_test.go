@@ -17,9 +17,11 @@ import (
 // the budget is then raised in the same change, with the figure in its
 // commit. The experimental functions (built only with the
 // attention_experimental tag) have a cap of their own, so that moving a
-// variant there does not hide growth.
+// variant there does not hide growth. A new cache type's kernels are no
+// variant: avx512's one-row int8 score and blend raised it by their 492
+// lines (21,138 used before them).
 var (
-	productionBudget   = map[string]int{"AVX512": 21200, "AVX2": 20000, "NEON": 3300}
+	productionBudget   = map[string]int{"AVX512": 21700, "AVX2": 20000, "NEON": 3300}
 	experimentalBudget = map[string]int{"AVX512": 13000, "AVX2": 0, "NEON": 0}
 )
 

@@ -291,6 +291,22 @@ func blendRowsMulti8BF16R8AVX512(acc []float32, w []float32, v []uint16, stride 
 //go:noescape
 func blendRowsMulti8BF16R8AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
 
+// scoreRowsI8AVX512 sets dst[i] = s_i·Σ_j k[i*stride+4+j]*q[j] for i <
+// len(dst), j < len(q), where s_i is the float32 whose little-endian bytes
+// are k[i*stride:i*stride+4] (a row of an int8 cache: its scale, then its
+// elements): scoreRows over int8 key rows, each element exact in float32,
+// the scale applied once to each row's sum.
+//
+//go:noescape
+func scoreRowsI8AVX512(dst []float32, k []int8, stride int, q []float32)
+
+// blendRowsI8AVX512 sets acc[j] += Σ_i (w[i]·s_i)*v[i*stride+4+j] for i <
+// len(w), j < len(acc), s_i row i's scale as in scoreRowsI8: blendRows over
+// int8 value rows, each weight multiplied by its row's scale once.
+//
+//go:noescape
+func blendRowsI8AVX512(acc []float32, w []float32, v []int8, stride int)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //

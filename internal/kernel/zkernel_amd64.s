@@ -15283,6 +15283,462 @@ bmulti8ha_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsI8AVX512(dst []float32, k []int8, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsI8AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	MOVQ DI, R8
+	ANDQ $-16, R8
+
+scoreRowsI8AVX512_rows8:
+	CMPQ         CX, $0x08
+	JL           scoreRowsI8AVX512_rows8_next
+	LEAQ         (BX)(BX*2), R9
+	LEAQ         (DX)(BX*4), R10
+	IMUL3Q       $0x00000020, BX, R11
+	ADDQ         DX, R11
+	MOVQ         BX, R12
+	SHLQ         $0x03, R12
+	ADDQ         R11, R12
+	SUBQ         k_base+24(FP), R12
+	CMPQ         R12, k_len+32(FP)
+	CMOVQHI      DX, R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	XORQ         R12, R12
+
+scoreRowsI8AVX512_rows8_chunk:
+	CMPQ        R12, R8
+	JAE         scoreRowsI8AVX512_rows8_tail
+	VMOVUPS     (SI)(R12*4), Z8
+	VPMOVSXBD   4(DX), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VPMOVSXBD   4(DX)(BX*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VPMOVSXBD   4(DX)(BX*2), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VPMOVSXBD   4(DX)(R9*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VPMOVSXBD   4(R10), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VPMOVSXBD   4(R10)(BX*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VPMOVSXBD   4(R10)(BX*2), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VPMOVSXBD   4(R10)(R9*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+	PREFETCHT0  (R11)
+	PREFETCHT0  64(R11)
+	ADDQ        $0x80, R11
+	ADDQ        $0x10, R12
+	ADDQ        $0x10, DX
+	ADDQ        $0x10, R10
+	JMP         scoreRowsI8AVX512_rows8_chunk
+
+scoreRowsI8AVX512_rows8_tail:
+	MOVQ        DI, R11
+	ANDQ        $0x0f, R11
+	JZ          scoreRowsI8AVX512_rows8_reduce
+	LEAQ        ktable<>+0(SB), R13
+	KMOVW       (R13)(R11*2), K1
+	VMOVUPS.Z   (SI)(R12*4), K1, Z8
+	VMOVDQU8.Z  4(DX), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU8.Z  4(DX)(BX*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU8.Z  4(DX)(BX*2), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU8.Z  4(DX)(R9*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU8.Z  4(R10), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU8.Z  4(R10)(BX*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU8.Z  4(R10)(BX*2), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU8.Z  4(R10)(R9*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+scoreRowsI8AVX512_rows8_reduce:
+	SUBQ        R12, DX
+	SUBQ        R12, R10
+	VSHUFF32X4  $0x44, Z1, Z0, Z8
+	VSHUFF32X4  $0xee, Z1, Z0, Z0
+	VADDPS      Z0, Z8, Z8
+	VSHUFF32X4  $0x44, Z3, Z2, Z0
+	VSHUFF32X4  $0xee, Z3, Z2, Z1
+	VADDPS      Z1, Z0, Z0
+	VSHUFF32X4  $0x44, Z5, Z4, Z1
+	VSHUFF32X4  $0xee, Z5, Z4, Z2
+	VADDPS      Z2, Z1, Z1
+	VSHUFF32X4  $0x44, Z7, Z6, Z2
+	VSHUFF32X4  $0xee, Z7, Z6, Z3
+	VADDPS      Z3, Z2, Z2
+	VSHUFF32X4  $0x88, Z0, Z8, Z3
+	VSHUFF32X4  $0xdd, Z0, Z8, Z0
+	VADDPS      Z0, Z3, Z3
+	VSHUFF32X4  $0x88, Z2, Z1, Z0
+	VSHUFF32X4  $0xdd, Z2, Z1, Z1
+	VADDPS      Z1, Z0, Z0
+	VSHUFPS     $0x88, Z0, Z3, Z1
+	VSHUFPS     $0xdd, Z0, Z3, Z0
+	VADDPS      Z0, Z1, Z1
+	VSHUFPS     $0x88, Z1, Z1, Z0
+	VSHUFPS     $0xdd, Z1, Z1, Z1
+	VADDPS      Z1, Z0, Z0
+	VMOVUPS     permz_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS     Z0, Z1, Z0
+	VMOVSS      (DX), X10
+	VMOVSS      (R10), X1
+	VINSERTPS   $0x10, (DX)(BX*1), X10, X10
+	VINSERTPS   $0x10, (R10)(BX*1), X1, X1
+	VINSERTPS   $0x20, (DX)(BX*2), X10, X10
+	VINSERTPS   $0x20, (R10)(BX*2), X1, X1
+	VINSERTPS   $0x30, (DX)(R9*1), X10, X10
+	VINSERTPS   $0x30, (R10)(R9*1), X1, X1
+	VINSERTF128 $0x01, X1, Y10, Y1
+	VMULPS      Y1, Y0, Y0
+	VMOVUPS     Y0, (AX)
+	MOVQ        BX, R9
+	SHLQ        $0x03, R9
+	ADDQ        R9, DX
+	ADDQ        $0x20, AX
+	SUBQ        $0x08, CX
+	JMP         scoreRowsI8AVX512_rows8
+
+scoreRowsI8AVX512_rows8_next:
+scoreRowsI8AVX512_rows1:
+	CMPQ         CX, $0x01
+	JL           scoreRowsI8AVX512_rows1_next
+	LEAQ         (BX)(BX*2), R9
+	VBROADCASTSS zero<>+0(SB), Z0
+	XORQ         R9, R9
+
+scoreRowsI8AVX512_rows1_chunk:
+	CMPQ        R9, R8
+	JAE         scoreRowsI8AVX512_rows1_tail
+	VMOVUPS     (SI)(R9*4), Z1
+	VPMOVSXBD   4(DX), Z2
+	VCVTDQ2PS   Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x10, R9
+	ADDQ        $0x10, DX
+	JMP         scoreRowsI8AVX512_rows1_chunk
+
+scoreRowsI8AVX512_rows1_tail:
+	MOVQ        DI, R10
+	ANDQ        $0x0f, R10
+	JZ          scoreRowsI8AVX512_rows1_reduce
+	LEAQ        ktable<>+0(SB), R11
+	KMOVW       (R11)(R10*2), K1
+	VMOVUPS.Z   (SI)(R9*4), K1, Z1
+	VMOVDQU8.Z  4(DX), K1, X2
+	VPMOVSXBD   X2, Z2
+	VCVTDQ2PS   Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+scoreRowsI8AVX512_rows1_reduce:
+	SUBQ          R9, DX
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMULSS        (DX), X0, X0
+	VMOVSS        X0, (AX)
+	MOVQ          BX, R9
+	ADDQ          R9, DX
+	ADDQ          $0x04, AX
+	SUBQ          $0x01, CX
+	JMP           scoreRowsI8AVX512_rows1
+
+scoreRowsI8AVX512_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsI8AVX512(acc []float32, w []float32, v []int8, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, MMX+
+TEXT ·blendRowsI8AVX512(SB), NOSPLIT, $0-80
+	MOVQ   acc_base+0(FP), AX
+	MOVQ   acc_len+8(FP), CX
+	MOVQ   w_base+24(FP), DX
+	MOVQ   w_len+32(FP), BX
+	MOVQ   v_base+48(FP), SI
+	MOVQ   stride+72(FP), DI
+	IMUL3Q $0x00000020, DI, R8
+	MOVQ   v_len+56(FP), R9
+	LEAQ   -132(SI)(R9*1), R9
+	SUBQ   R8, R9
+	XORQ   R10, R10
+
+blendRowsI8AVX512_cols8:
+	CMPQ    CX, $0x00000080
+	JL      blendRowsI8AVX512_cols8_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
+
+blendRowsI8AVX512_cols8_row:
+	TESTQ        R13, R13
+	JZ           blendRowsI8AVX512_cols8_end
+	VMOVSS       (R11), X8
+	VMULSS       (R12)(R10*1), X8, X8
+	VBROADCASTSS X8, Z8
+	VPMOVSXBD    4(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VPMOVSXBD    20(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VPMOVSXBD    36(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VPMOVSXBD    52(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VPMOVSXBD    68(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VPMOVSXBD    84(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVSXBD    100(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VPMOVSXBD    116(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	CMPQ         R12, R9
+	JA           blendRowsI8AVX512_ahead1
+	PREFETCHT0   (R12)(R8*1)
+	PREFETCHT0   64(R12)(R8*1)
+
+blendRowsI8AVX512_ahead1:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX512_cols8_row
+
+blendRowsI8AVX512_cols8_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	ADDQ    $0x00000200, AX
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000080, R10
+	SUBQ    $0x00000080, CX
+	JMP     blendRowsI8AVX512_cols8
+
+blendRowsI8AVX512_cols8_next:
+blendRowsI8AVX512_cols4:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsI8AVX512_cols4_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
+
+blendRowsI8AVX512_cols4_row:
+	TESTQ        R13, R13
+	JZ           blendRowsI8AVX512_cols4_end
+	VMOVSS       (R11), X4
+	VMULSS       (R12)(R10*1), X4, X4
+	VBROADCASTSS X4, Z4
+	VPMOVSXBD    4(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VPMOVSXBD    20(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVSXBD    36(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VPMOVSXBD    52(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	CMPQ         R12, R9
+	JA           blendRowsI8AVX512_ahead2
+	PREFETCHT0   (R12)(R8*1)
+
+blendRowsI8AVX512_ahead2:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX512_cols4_row
+
+blendRowsI8AVX512_cols4_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000040, R10
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsI8AVX512_cols4
+
+blendRowsI8AVX512_cols4_next:
+blendRowsI8AVX512_cols2:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsI8AVX512_cols2_next
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
+
+blendRowsI8AVX512_cols2_row:
+	TESTQ        R13, R13
+	JZ           blendRowsI8AVX512_cols2_end
+	VMOVSS       (R11), X2
+	VMULSS       (R12)(R10*1), X2, X2
+	VBROADCASTSS X2, Z2
+	VPMOVSXBD    4(R12), Z3
+	VCVTDQ2PS    Z3, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VPMOVSXBD    20(R12), Z3
+	VCVTDQ2PS    Z3, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	CMPQ         R12, R9
+	JA           blendRowsI8AVX512_ahead3
+	PREFETCHT0   (R12)(R8*1)
+
+blendRowsI8AVX512_ahead3:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX512_cols2_row
+
+blendRowsI8AVX512_cols2_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000020, R10
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsI8AVX512_cols2
+
+blendRowsI8AVX512_cols2_next:
+blendRowsI8AVX512_cols1:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsI8AVX512_cols1_next
+	VMOVUPS (AX), Z0
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
+
+blendRowsI8AVX512_cols1_row:
+	TESTQ        R13, R13
+	JZ           blendRowsI8AVX512_cols1_end
+	VMOVSS       (R11), X1
+	VMULSS       (R12)(R10*1), X1, X1
+	VBROADCASTSS X1, Z1
+	VPMOVSXBD    4(R12), Z2
+	VCVTDQ2PS    Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	CMPQ         R12, R9
+	JA           blendRowsI8AVX512_ahead4
+	PREFETCHT0   (R12)(R8*1)
+
+blendRowsI8AVX512_ahead4:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX512_cols1_row
+
+blendRowsI8AVX512_cols1_end:
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x00000010, R10
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsI8AVX512_cols1
+
+blendRowsI8AVX512_cols1_next:
+	TESTQ     CX, CX
+	JZ        blendRowsI8AVX512_done
+	LEAQ      ktable<>+0(SB), R8
+	KMOVW     (R8)(CX*2), K1
+	VMOVUPS.Z (AX), K1, Z0
+	MOVQ      DX, CX
+	MOVQ      SI, DX
+
+blendRowsI8AVX512_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsI8AVX512_part_end
+	VMOVSS       (CX), X1
+	VMULSS       (DX)(R10*1), X1, X1
+	VBROADCASTSS X1, Z1
+	VMOVDQU8.Z   4(DX), K1, X2
+	VPMOVSXBD    X2, Z2
+	VCVTDQ2PS    Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         DI, DX
+	DECQ         BX
+	JMP          blendRowsI8AVX512_part_row
+
+blendRowsI8AVX512_part_end:
+	VMOVUPS Z0, K1, (AX)
+
+blendRowsI8AVX512_done:
+	VZEROUPPER
+	RET
+
 // func maxAVX512(x []float32) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·maxAVX512(SB), NOSPLIT, $0-28
