@@ -18,6 +18,20 @@ import (
 // does (one stream, where the float32 blend has two).
 
 func init() {
+	// The int8 kernels of one to four rows: the 16-bit ones' blocks over
+	// rows that start with their scale (see rowsI8).
+	rowFuncs(avx512, "scoreRowsMultiI8", 1, 4, false, func(R int, ask bool) {
+		rowsI8 = true
+		defer func() { rowsI8 = false }()
+		scoreMultiZ(R, "smultib", widenI8, false)
+		epilogue("smultib")
+	})
+	rowFuncs(avx512, "blendRowsMultiI8", 1, 4, false, func(R int, ask bool) {
+		rowsI8 = true
+		defer func() { rowsI8 = false }()
+		blendMulti16Z(R, widenI8, "bmultib", false)
+		epilogue("bmultib")
+	})
 	for _, f := range []struct {
 		name  string
 		score func() widen16 // the widening of the scores, made at their entry
@@ -66,12 +80,27 @@ func scoreChunk16Z(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirt
 	for r := range R {
 		qv[r] = loadZ(q.at(r), mask)
 	}
+	// A line holds the chunks of two keys' 16-bit rows, of four int8 ones.
+	perLine := 2
+	if rowsI8 {
+		perLine = 4
+	}
 	for j := range P {
 		key := rowAddr(keys.p, k4, keys.s, keys.s3, j)
 		t := ZMM()
-		if mask == nil {
+		switch {
+		case rowsI8:
+			key.Disp += 4 // the row's scale
+			if mask == nil {
+				w(key, t)
+			} else {
+				x := XMM()
+				VMOVDQU8_Z(key, mask, x)
+				w(x, t)
+			}
+		case mask == nil:
 			w(key, t)
-		} else {
+		default:
 			y := YMM()
 			VMOVDQU16_Z(key, mask, y)
 			w(y, t)
@@ -79,8 +108,8 @@ func scoreChunk16Z(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirt
 		for r := range R {
 			VFMADD231PS(t, qv[r], acc[r*P+j])
 		}
-		if next != nil && j%2 == 1 {
-			PREFETCHT0(Mem{Base: next, Disp: 64 * (j / 2)})
+		if next != nil && j%perLine == perLine-1 {
+			PREFETCHT0(Mem{Base: next, Disp: 64 * (j / perLine)})
 		}
 	}
 }
@@ -93,7 +122,16 @@ func scoreChunk16Z(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirt
 // named from prefix; it asks for the lines of next as it goes if ask is
 // set, and ends at prefix+"_done".
 func blendMulti16Z(R int, wd widen16, prefix string, ask bool) {
-	m := loadMultiOf(R, "w", "acc", "v", 1)
+	shift, elems := uint8(1), 32 // an element's shift, a vector's bytes
+	if rowsI8 {
+		shift, elems = 0, 16
+		// Minus the bytes v has moved past the rows' starts, where their
+		// scales are.
+		i8Back = GP64()
+		XORQ(i8Back, i8Back)
+		defer func() { i8Back = nil }()
+	}
+	m := loadMultiOf(R, "w", "acc", "v", shift)
 	// Here m.n is the keys, m.d the columns, m.in the accumulators and m.o
 	// the weights.
 	name, done := fmt.Sprintf("%s%d", prefix, R), prefix+"_done"
@@ -113,7 +151,10 @@ func blendMulti16Z(R int, wd widen16, prefix string, ask bool) {
 		JL(LabelRef(next))
 		blendColumns16Z(R, P, m, db, nb, pf, loop, nil, wd)
 		ADDQ(U32(64*P), m.in)
-		ADDQ(U32(32*P), m.kv)
+		ADDQ(U32(elems*P), m.kv)
+		if i8Back != nil {
+			SUBQ(U32(elems*P), i8Back)
+		}
 		SUBQ(U8(16*P), m.d)
 		JMP(LabelRef(loop))
 		Label(next)
@@ -150,19 +191,46 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 	JZ(LabelRef(name + "_keys_done"))
 	// Every row takes its weight as the FMAs' broadcast operand (see
 	// weightOperand), which costs a load of each weight per vector of
-	// columns.
+	// columns. An int8 row's weights are multiplied by its scale first,
+	// once a key, as genBlendRowsI8's are.
+	var wb []VecVirtual
+	if i8Back != nil {
+		for r := range R {
+			x, b := XMM(), ZMM()
+			VMOVSS(ws.at(r), x)
+			VMULSS(Mem{Base: vp, Index: i8Back, Scale: 1}, x, x)
+			VBROADCASTSS(x, b)
+			wb = append(wb, b)
+		}
+	}
 	for c := range P {
 		at := Mem{Base: vp, Disp: 32 * c}
+		if wb != nil {
+			at.Disp = 4 + 16*c
+		}
 		t := ZMM()
-		if mask == nil {
+		switch {
+		case wb != nil:
+			if mask == nil {
+				wd(at, t)
+			} else {
+				x := XMM()
+				VMOVDQU8_Z(at, mask, x)
+				wd(x, t)
+			}
+		case mask == nil:
 			wd(at, t)
-		} else {
+		default:
 			y := YMM()
 			VMOVDQU16_Z(at, mask, y)
 			wd(y, t)
 		}
 		for r := range R {
-			VFMADD231PS_BCST(ws.at(r), t, a[r*P+c])
+			if wb != nil {
+				VFMADD231PS(t, wb[r], a[r*P+c])
+			} else {
+				VFMADD231PS_BCST(ws.at(r), t, a[r*P+c])
+			}
 		}
 	}
 	if pf != nil {
@@ -184,6 +252,10 @@ func blendColumns16Z(R, P int, m multiShape, db, nb, pf Register, name string, m
 		}
 	}
 }
+
+// i8Back is set while an int8 multi-row blend is generated: the register
+// holding minus the bytes its passes have moved v past the rows' starts.
+var i8Back Register
 
 // multi16BlendBlocks lists, by row count, the blocks of column vectors
 // the 16-bit multi-row blend takes, widest first: R·P accumulators and a

@@ -59,6 +59,9 @@ func scoreMultiZ(R int, prefix string, w widen16, ask bool) {
 	if w != nil {
 		shift = 1
 	}
+	if rowsI8 {
+		shift = 0
+	}
 	m := loadMultiOf(R, "dst", "q", "k", shift)
 	name := fmt.Sprintf("%s%d", prefix, R)
 	db, nb := GP64(), GP64() // bytes of a query row and of an output row
@@ -153,7 +156,11 @@ func scoreKeysZ(R, P int, m multiShape, db, nb Register, name string, shift uint
 	ANDQ(I32(-16), back)
 	SHLQ(U8(shift), back)
 	SUBQ(back, m.kv)
+	if rowsI8 {
+		i8Keys = &keys
+	}
 	storeMultiZ(R, P, acc, rowsOf(R, m.o, nb))
+	i8Keys = nil
 }
 
 // rowsOf is newRows, or newRows8 for more than four rows.
@@ -209,11 +216,18 @@ func scoreChunkZ(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtua
 func storeMultiZ(R, P int, acc []VecVirtual, out rowRegs) {
 	if P == 1 {
 		for r := range R {
-			VMOVSS(hsumZ(acc[r]), out.at(r))
+			x := hsumZ(acc[r])
+			if i8Keys != nil {
+				VMULSS(i8Keys.at(0), x, x)
+			}
+			VMOVSS(x, out.at(r))
 		}
 		return
 	}
 	s := rowsSums(acc)
+	if i8Keys != nil {
+		mulKeyScales(s, P, *i8Keys)
+	}
 	for r := range R {
 		switch {
 		case P == 8 && r == 0:
@@ -705,4 +719,43 @@ func blendStreamZ(R, P int, m multiShape, db, nb, pf Register, nz VecVirtual, na
 			}
 		}
 	}
+}
+
+// rowsI8 is set while the int8 multi-row kernels are generated: their key
+// and value rows are a float32 scale and then int8 elements (see
+// genScoreRowsI8), each chunk of which is widened by widenI8. i8Keys is
+// set while such a block of keys' sums are stored: the rows it starts at,
+// whose scales multiply their scores.
+var (
+	rowsI8 bool
+	i8Keys *rowRegs
+)
+
+// mulKeyScales multiplies the sums s of a block of P keys (row r's key j
+// in lane r·P+j) by the keys' scales, at the starts of the key rows.
+func mulKeyScales(s VecVirtual, P int, keys rowRegs) {
+	gather := func(base Register) VecVirtual {
+		x := XMM()
+		VMOVSS(rowAddr(base, nil, keys.s, keys.s3, 0), x)
+		for j := 1; j < 4; j++ {
+			VINSERTPS(U8(j<<4), rowAddr(base, nil, keys.s, keys.s3, j), x, x)
+		}
+		return x
+	}
+	z := ZMM()
+	switch P {
+	case 4:
+		x := gather(keys.p).AsZ()
+		VSHUFF32X4(U8(0), x, x, z)
+	case 8:
+		k4 := GP64()
+		LEAQ(Mem{Base: keys.p, Index: keys.s, Scale: 4}, k4)
+		lo, hi := gather(keys.p), gather(k4)
+		y := lo.AsY().(VecVirtual)
+		VINSERTF32X4(U8(1), hi, y, y)
+		VSHUFF64X2(U8(0x44), y.AsZ(), y.AsZ(), z)
+	default:
+		panic("mulKeyScales: unsupported block")
+	}
+	VMULPS(z, s, s)
 }

@@ -117,7 +117,7 @@ func genScoreRowsI8() {
 				VINSERTPS(U8(r<<4), rowAddr(k, k4, stride, s3, 4+r), hi, hi)
 			}
 			scales := YMM()
-			VINSERTF128(U8(1), hi, lo.AsY(), scales)
+			VINSERTF32X4(U8(1), hi, lo.AsY(), scales)
 			VMULPS(scales, s, s)
 			VMOVUPS(s, Mem{Base: dst})
 		} else {

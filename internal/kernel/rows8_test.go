@@ -280,3 +280,51 @@ func TestRows8Oracle(t *testing.T) {
 		}
 	}
 }
+
+func init() {
+	variantCases["scoreRowsMultiI8"] = func(rows, d int, ask bool) kernelCase { return scoreMultiI8Case(rows, d) }
+	variantCases["blendRowsMultiI8"] = func(rows, d int, ask bool) kernelCase { return blendMultiI8Case(rows, d) }
+}
+
+// TestRowsMultiI8Bits checks that the int8 multi-row kernels give each row
+// the bits the one-row kernels give it: the scores while the keys are a
+// multiple of eight, the blends always.
+func TestRowsMultiI8Bits(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		for _, d := range []int{1, 13, 64, 128, 131} {
+			for _, n := range []int{8, 16, 24, 64} {
+				for rows := 1; rows <= 4; rows++ {
+					a := &kernelArgs{t: t, r: testutil.Rand(uint64(n*d + rows))}
+					stride := d + 4 + 2
+					k, q := a.i8Rows(n, stride, d), a.floats(rows*d, 2)
+					multi, one := make([]float32, rows*n), make([]float32, rows*n)
+					ScoreRowsMultiI8(multi, k, stride, q, rows)
+					for r := range rows {
+						ScoreRowsI8(one[r*n:(r+1)*n], k, stride, q[r*d:(r+1)*d])
+					}
+					if !sameRows(multi, one) {
+						t.Fatalf("d=%d n=%d rows=%d: multi-row scores %v, one-row %v", d, n, rows, multi, one)
+					}
+					w, acc := a.floats(rows*n, 1), a.floats(rows*d, 1)
+					acc1 := append([]float32(nil), acc...)
+					BlendRowsMultiI8(acc, w, k, stride, rows, nil)
+					for r := range rows {
+						BlendRowsI8(acc1[r*d:(r+1)*d], w[r*n:(r+1)*n], k, stride)
+					}
+					if !sameRows(acc, acc1) {
+						t.Fatalf("d=%d n=%d rows=%d: multi-row blend %v, one-row %v", d, n, rows, acc, acc1)
+					}
+				}
+			}
+		}
+	})
+}
+
+func sameRows(a, b []float32) bool {
+	for i := range a {
+		if !sameBits(a[i], b[i]) {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}

@@ -216,8 +216,9 @@ func BlendRowsI8(acc, w []float32, v []int8, stride int) { blendRowsI8Generic(ac
 
 // ScoreRowsMultiI8 sets dst[r*n+j] for r < rows, j < n = len(dst)/rows to
 // scoreRowsI8's score of key row j against query row r (q[r*d:(r+1)*d], d =
-// len(q)/rows), each row's scores the bits scoreRowsI8 gives it; 1 <= rows
-// <= 4. Callers keep n·d within one call's budget.
+// len(q)/rows), each row's scores the bits scoreRowsI8 gives it while n is
+// a multiple of 8; 1 <= rows <= 4, len(dst) and len(q) below 2^32. Callers
+// keep n·d within one call's budget.
 func ScoreRowsMultiI8(dst []float32, k []int8, stride int, q []float32, rows int) {
 	scoreRowsMultiI8Generic(dst, k, stride, q, rows)
 }
@@ -225,8 +226,9 @@ func ScoreRowsMultiI8(dst []float32, k []int8, stride int, q []float32, rows int
 // BlendRowsMultiI8 sets acc[r*d+c] += Σ_j (w[r*n+j]·s_j)*v[j*stride+4+c]
 // for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: blendRowsI8 for
 // several rows, each row's sums the bits blendRowsI8 gives it; 1 <= rows <=
-// 4. Callers keep n·d within one call's budget. next, the value rows of
-// the tile after, may be asked for.
+// 4. len(acc) and len(w) below 2^32. Callers keep n·d within one call's
+// budget. next, the value rows of the tile after, may be asked for (no
+// implementation does yet).
 func BlendRowsMultiI8(acc, w []float32, v []int8, stride int, rows int, next []int8) {
 	blendRowsMultiI8Generic(acc, w, v, stride, rows, next)
 }

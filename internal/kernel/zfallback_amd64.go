@@ -309,3 +309,17 @@ func blendRowsMulti8BF16R7AVX512(acc, w []float32, v []uint16, stride int) {
 func blendRowsMulti8BF16R7AskAVX512(acc, w []float32, v []uint16, stride int, next []uint16) {
 	blendRowsMulti8BF16R7AVX512(acc, w, v, stride)
 }
+
+// scoreRowsMultiI8R1AVX512 is scoreRowsMultiI8 with rows = 1. Experimental:
+// without the attention_experimental tag it runs
+// scoreRowsMultiI8Generic(dst, k, stride, q, 1).
+func scoreRowsMultiI8R1AVX512(dst []float32, k []int8, stride int, q []float32) {
+	scoreRowsMultiI8Generic(dst, k, stride, q, 1)
+}
+
+// blendRowsMultiI8R1AVX512 is blendRowsMultiI8 with rows = 1 and next
+// empty. Experimental: without the attention_experimental tag it runs
+// blendRowsMultiI8Generic(acc, w, v, stride, 1, nil).
+func blendRowsMultiI8R1AVX512(acc, w []float32, v []int8, stride int) {
+	blendRowsMultiI8Generic(acc, w, v, stride, 1, nil)
+}

@@ -307,6 +307,40 @@ func scoreRowsI8AVX512(dst []float32, k []int8, stride int, q []float32)
 //go:noescape
 func blendRowsI8AVX512(acc []float32, w []float32, v []int8, stride int)
 
+// scoreRowsMultiI8R2AVX512 is scoreRowsMultiI8 with rows = 2.
+//
+//go:noescape
+func scoreRowsMultiI8R2AVX512(dst []float32, k []int8, stride int, q []float32)
+
+// scoreRowsMultiI8R3AVX512 is scoreRowsMultiI8 with rows = 3.
+//
+//go:noescape
+func scoreRowsMultiI8R3AVX512(dst []float32, k []int8, stride int, q []float32)
+
+// scoreRowsMultiI8R4AVX512 is scoreRowsMultiI8 with rows = 4 (the front's
+// default).
+//
+//go:noescape
+func scoreRowsMultiI8R4AVX512(dst []float32, k []int8, stride int, q []float32)
+
+// blendRowsMultiI8R2AVX512 is blendRowsMultiI8 with rows = 2 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiI8R2AVX512(acc []float32, w []float32, v []int8, stride int)
+
+// blendRowsMultiI8R3AVX512 is blendRowsMultiI8 with rows = 3 and next
+// empty.
+//
+//go:noescape
+func blendRowsMultiI8R3AVX512(acc []float32, w []float32, v []int8, stride int)
+
+// blendRowsMultiI8R4AVX512 is blendRowsMultiI8 with rows = 4 (the front's
+// default) and next empty.
+//
+//go:noescape
+func blendRowsMultiI8R4AVX512(acc []float32, w []float32, v []int8, stride int)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //

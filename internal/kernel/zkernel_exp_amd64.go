@@ -299,3 +299,17 @@ func blendRowsMulti8BF16R7AVX512(acc []float32, w []float32, v []uint16, stride 
 //
 //go:noescape
 func blendRowsMulti8BF16R7AskAVX512(acc []float32, w []float32, v []uint16, stride int, next []uint16)
+
+// scoreRowsMultiI8R1AVX512 is scoreRowsMultiI8 with rows = 1. Experimental:
+// assembled only with the attention_experimental tag (see
+// zfallback_amd64.go).
+//
+//go:noescape
+func scoreRowsMultiI8R1AVX512(dst []float32, k []int8, stride int, q []float32)
+
+// blendRowsMultiI8R1AVX512 is blendRowsMultiI8 with rows = 1 and next
+// empty. Experimental: assembled only with the attention_experimental tag
+// (see zfallback_amd64.go).
+//
+//go:noescape
+func blendRowsMultiI8R1AVX512(acc []float32, w []float32, v []int8, stride int)

@@ -12524,3 +12524,472 @@ bmulti8ha7_tail_keys_done:
 bmulti8ha_done:
 	VZEROUPPER
 	RET
+
+// func scoreRowsMultiI8R1AVX512(dst []float32, k []int8, stride int, q []float32)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, CMOV, MMX+
+TEXT ·scoreRowsMultiI8R1AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x00, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smultib1_k8:
+	CMPQ         CX, $0x08
+	JL           smultib1_k8_next
+	LEAQ         (DI)(DI*2), R10
+	LEAQ         (SI)(DI*4), R11
+	IMUL3Q       $0x00000020, DI, R12
+	ADDQ         SI, R12
+	IMUL3Q       $0x00000008, BX, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      SI, R12
+	MOVQ         DX, R13
+	LEAQ         (R8)(R8*2), R14
+	VBROADCASTSS zero<>+0(SB), Z0
+	VPXORD       Z0, Z0, Z1
+	VPXORD       Z0, Z0, Z2
+	VPXORD       Z0, Z0, Z3
+	VPXORD       Z0, Z0, Z4
+	VPXORD       Z0, Z0, Z5
+	VPXORD       Z0, Z0, Z6
+	VPXORD       Z0, Z0, Z7
+	MOVQ         BX, R14
+
+smultib1_k8_chunk:
+	CMPQ        R14, $0x10
+	JL          smultib1_k8_tail
+	VMOVUPS     (R13), Z8
+	VPMOVSXBD   4(SI), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VPMOVSXBD   4(SI)(DI*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VPMOVSXBD   4(SI)(DI*2), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VPMOVSXBD   4(SI)(R10*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	PREFETCHT0  (R12)
+	VPMOVSXBD   4(R11), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VPMOVSXBD   4(R11)(DI*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VPMOVSXBD   4(R11)(DI*2), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VPMOVSXBD   4(R11)(R10*1), Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+	PREFETCHT0  64(R12)
+	ADDQ        $0x10, SI
+	ADDQ        $0x40, R13
+	ADDQ        $0x10, R11
+	ADDQ        $0x00000080, R12
+	SUBQ        $0x10, R14
+	JMP         smultib1_k8_chunk
+
+smultib1_k8_tail:
+	TESTQ       R14, R14
+	JZ          smultib1_k8_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R14*2), K1
+	VMOVUPS.Z   (R13), K1, Z8
+	VMOVDQU8.Z  4(SI), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z0
+	VMOVDQU8.Z  4(SI)(DI*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z1
+	VMOVDQU8.Z  4(SI)(DI*2), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z2
+	VMOVDQU8.Z  4(SI)(R10*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z3
+	VMOVDQU8.Z  4(R11), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z4
+	VMOVDQU8.Z  4(R11)(DI*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z5
+	VMOVDQU8.Z  4(R11)(DI*2), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z6
+	VMOVDQU8.Z  4(R11)(R10*1), K1, X9
+	VPMOVSXBD   X9, Z9
+	VCVTDQ2PS   Z9, Z9
+	VFMADD231PS Z9, Z8, Z7
+
+smultib1_k8_sum:
+	MOVQ         BX, R11
+	ANDQ         $-16, R11
+	SHLQ         $0x00, R11
+	SUBQ         R11, SI
+	LEAQ         (R9)(R9*2), R11
+	VSHUFF32X4   $0x44, Z1, Z0, Z8
+	VSHUFF32X4   $0xee, Z1, Z0, Z0
+	VADDPS       Z0, Z8, Z8
+	VSHUFF32X4   $0x44, Z3, Z2, Z0
+	VSHUFF32X4   $0xee, Z3, Z2, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFF32X4   $0x44, Z5, Z4, Z1
+	VSHUFF32X4   $0xee, Z5, Z4, Z2
+	VADDPS       Z2, Z1, Z1
+	VSHUFF32X4   $0x44, Z7, Z6, Z2
+	VSHUFF32X4   $0xee, Z7, Z6, Z3
+	VADDPS       Z3, Z2, Z2
+	VSHUFF32X4   $0x88, Z0, Z8, Z3
+	VSHUFF32X4   $0xdd, Z0, Z8, Z0
+	VADDPS       Z0, Z3, Z3
+	VSHUFF32X4   $0x88, Z2, Z1, Z0
+	VSHUFF32X4   $0xdd, Z2, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VSHUFPS      $0x88, Z0, Z3, Z1
+	VSHUFPS      $0xdd, Z0, Z3, Z0
+	VADDPS       Z0, Z1, Z1
+	VSHUFPS      $0x88, Z1, Z1, Z0
+	VSHUFPS      $0xdd, Z1, Z1, Z1
+	VADDPS       Z1, Z0, Z0
+	VMOVUPS      permz_0_4_8_12_1_5_9_13_0_0_0_0_0_0_0_0<>+0(SB), Z1
+	VPERMPS      Z0, Z1, Z0
+	LEAQ         (SI)(DI*4), R11
+	VMOVSS       (SI), X10
+	VINSERTPS    $0x10, (SI)(DI*1), X10, X10
+	VINSERTPS    $0x20, (SI)(DI*2), X10, X10
+	VINSERTPS    $0x30, (SI)(R10*1), X10, X10
+	VMOVSS       (R11), X1
+	VINSERTPS    $0x10, (R11)(DI*1), X1, X1
+	VINSERTPS    $0x20, (R11)(DI*2), X1, X1
+	VINSERTPS    $0x30, (R11)(R10*1), X1, X1
+	VINSERTF32X4 $0x01, X1, Y10, Y10
+	VSHUFF64X2   $0x44, Z10, Z10, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Y0, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smultib1_k8
+
+smultib1_k8_next:
+smultib1_k1:
+	CMPQ         CX, $0x01
+	JL           smultib1_k1_next
+	LEAQ         (DI)(DI*2), R10
+	MOVQ         DX, R10
+	LEAQ         (R8)(R8*2), R11
+	VBROADCASTSS zero<>+0(SB), Z0
+	MOVQ         BX, R11
+
+smultib1_k1_chunk:
+	CMPQ        R11, $0x10
+	JL          smultib1_k1_tail
+	VMOVUPS     (R10), Z1
+	VPMOVSXBD   4(SI), Z2
+	VCVTDQ2PS   Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+	ADDQ        $0x10, SI
+	ADDQ        $0x40, R10
+	SUBQ        $0x10, R11
+	JMP         smultib1_k1_chunk
+
+smultib1_k1_tail:
+	TESTQ       R11, R11
+	JZ          smultib1_k1_sum
+	LEAQ        ktable<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	VMOVUPS.Z   (R10), K1, Z1
+	VMOVDQU8.Z  4(SI), K1, X2
+	VPMOVSXBD   X2, Z2
+	VCVTDQ2PS   Z2, Z2
+	VFMADD231PS Z2, Z1, Z0
+
+smultib1_k1_sum:
+	MOVQ          BX, R10
+	ANDQ          $-16, R10
+	SHLQ          $0x00, R10
+	SUBQ          R10, SI
+	LEAQ          (R9)(R9*2), R10
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDSS        X1, X0, X0
+	VMULSS        (SI), X0, X0
+	VMOVSS        X0, (AX)
+	ADDQ          $0x04, AX
+	ADDQ          DI, SI
+	SUBQ          $0x01, CX
+	JMP           smultib1_k1
+
+smultib1_k1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiI8R1AVX512(acc []float32, w []float32, v []int8, stride int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·blendRowsMultiI8R1AVX512(SB), NOSPLIT, $0-80
+	XORQ AX, AX
+	MOVQ w_base+24(FP), CX
+	MOVQ w_len+32(FP), DX
+	MOVQ acc_base+0(FP), BX
+	MOVQ acc_len+8(FP), SI
+	MOVQ v_base+48(FP), DI
+	MOVQ stride+72(FP), R8
+	SHLQ $0x00, R8
+	MOVQ SI, R9
+	SHLQ $0x02, R9
+	MOVQ DX, R10
+	SHLQ $0x02, R10
+
+bmultib1_c8:
+	CMPQ    SI, $0x80
+	JL      bmultib1_c8_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVUPS 128(BX), Z2
+	VMOVUPS 192(BX), Z3
+	VMOVUPS 256(BX), Z4
+	VMOVUPS 320(BX), Z5
+	VMOVUPS 384(BX), Z6
+	VMOVUPS 448(BX), Z7
+	MOVQ    CX, R11
+	MOVQ    DI, R12
+	MOVQ    DX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmultib1_c8_key:
+	TESTQ        R13, R13
+	JZ           bmultib1_c8_keys_done
+	VMOVSS       (R11), X8
+	VMULSS       (R12)(AX*1), X8, X8
+	VBROADCASTSS X8, Z8
+	VPMOVSXBD    4(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VPMOVSXBD    20(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VPMOVSXBD    36(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VPMOVSXBD    52(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VPMOVSXBD    68(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VPMOVSXBD    84(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVSXBD    100(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VPMOVSXBD    116(R12), Z9
+	VCVTDQ2PS    Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, R11
+	ADDQ         R8, R12
+	DECQ         R13
+	JMP          bmultib1_c8_key
+
+bmultib1_c8_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z1, 64(BX)
+	VMOVUPS Z2, 128(BX)
+	VMOVUPS Z3, 192(BX)
+	VMOVUPS Z4, 256(BX)
+	VMOVUPS Z5, 320(BX)
+	VMOVUPS Z6, 384(BX)
+	VMOVUPS Z7, 448(BX)
+	ADDQ    $0x00000200, BX
+	ADDQ    $0x00000080, DI
+	SUBQ    $0x00000080, AX
+	SUBQ    $0x80, SI
+	JMP     bmultib1_c8
+
+bmultib1_c8_next:
+bmultib1_c4:
+	CMPQ    SI, $0x40
+	JL      bmultib1_c4_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVUPS 128(BX), Z2
+	VMOVUPS 192(BX), Z3
+	MOVQ    CX, R11
+	MOVQ    DI, R12
+	MOVQ    DX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmultib1_c4_key:
+	TESTQ        R13, R13
+	JZ           bmultib1_c4_keys_done
+	VMOVSS       (R11), X4
+	VMULSS       (R12)(AX*1), X4, X4
+	VBROADCASTSS X4, Z4
+	VPMOVSXBD    4(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VPMOVSXBD    20(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVSXBD    36(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VPMOVSXBD    52(R12), Z5
+	VCVTDQ2PS    Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, R11
+	ADDQ         R8, R12
+	DECQ         R13
+	JMP          bmultib1_c4_key
+
+bmultib1_c4_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z1, 64(BX)
+	VMOVUPS Z2, 128(BX)
+	VMOVUPS Z3, 192(BX)
+	ADDQ    $0x00000100, BX
+	ADDQ    $0x00000040, DI
+	SUBQ    $0x00000040, AX
+	SUBQ    $0x40, SI
+	JMP     bmultib1_c4
+
+bmultib1_c4_next:
+bmultib1_c2:
+	CMPQ    SI, $0x20
+	JL      bmultib1_c2_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	MOVQ    CX, R11
+	MOVQ    DI, R12
+	MOVQ    DX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmultib1_c2_key:
+	TESTQ        R13, R13
+	JZ           bmultib1_c2_keys_done
+	VMOVSS       (R11), X2
+	VMULSS       (R12)(AX*1), X2, X2
+	VBROADCASTSS X2, Z2
+	VPMOVSXBD    4(R12), Z3
+	VCVTDQ2PS    Z3, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VPMOVSXBD    20(R12), Z3
+	VCVTDQ2PS    Z3, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, R11
+	ADDQ         R8, R12
+	DECQ         R13
+	JMP          bmultib1_c2_key
+
+bmultib1_c2_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z1, 64(BX)
+	ADDQ    $0x00000080, BX
+	ADDQ    $0x00000020, DI
+	SUBQ    $0x00000020, AX
+	SUBQ    $0x20, SI
+	JMP     bmultib1_c2
+
+bmultib1_c2_next:
+bmultib1_c1:
+	CMPQ    SI, $0x10
+	JL      bmultib1_c1_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (BX), Z0
+	MOVQ    CX, R11
+	MOVQ    DI, R12
+	MOVQ    DX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmultib1_c1_key:
+	TESTQ        R13, R13
+	JZ           bmultib1_c1_keys_done
+	VMOVSS       (R11), X1
+	VMULSS       (R12)(AX*1), X1, X1
+	VBROADCASTSS X1, Z1
+	VPMOVSXBD    4(R12), Z2
+	VCVTDQ2PS    Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, R11
+	ADDQ         R8, R12
+	DECQ         R13
+	JMP          bmultib1_c1_key
+
+bmultib1_c1_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Z0, (BX)
+	ADDQ    $0x00000040, BX
+	ADDQ    $0x00000010, DI
+	SUBQ    $0x00000010, AX
+	SUBQ    $0x10, SI
+	JMP     bmultib1_c1
+
+bmultib1_c1_next:
+	TESTQ     SI, SI
+	JZ        bmultib_done
+	LEAQ      ktable<>+0(SB), R11
+	KMOVW     (R11)(SI*2), K1
+	LEAQ      (R9)(R9*2), SI
+	VMOVUPS.Z (BX), K1, Z0
+	MOVQ      DI, SI
+	LEAQ      (R10)(R10*2), DI
+
+bmultib1_tail_key:
+	TESTQ        DX, DX
+	JZ           bmultib1_tail_keys_done
+	VMOVSS       (CX), X1
+	VMULSS       (SI)(AX*1), X1, X1
+	VBROADCASTSS X1, Z1
+	VMOVDQU8.Z   4(SI), K1, X2
+	VPMOVSXBD    X2, Z2
+	VCVTDQ2PS    Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x04, CX
+	ADDQ         R8, SI
+	DECQ         DX
+	JMP          bmultib1_tail_key
+
+bmultib1_tail_keys_done:
+	LEAQ    (R9)(R9*2), AX
+	VMOVUPS Z0, K1, (BX)
+
+bmultib_done:
+	VZEROUPPER
+	RET

@@ -21,6 +21,12 @@ func gain(shape, ratio string) *Gain {
 	return &Gain{Shape: shape, CPU: zen5, Date: "2026-12-07", Ratio: ratio, Source: measured}
 }
 
+// gainI8 is a figure of the int8 cache's kernels against the one-row
+// kernels they replace, measured as the re-measure's were.
+func gainI8(shape, ratio string) *Gain {
+	return &Gain{Shape: shape, CPU: zen5, Date: "2026-12-07", Ratio: ratio, Source: "docs/performance/amd-epyc-zen5.md#an-int8-kv-cache-2026-12-07"}
+}
+
 func prod(g *Gain) Tiered { return Tiered{Tier: Production, Gain: g} }
 
 // exp is an experimental tier and the figure that found no gain.
@@ -46,6 +52,9 @@ var (
 	multi16Z2 = gain("decode gqa2-4k over a 16-bit cache", "f16 0.62, bf16 0.66")
 	multi16Z3 = gain("decode gqa3-4k over a 16-bit cache", "f16 0.61, bf16 0.56")
 	multi16Z4 = gain("decode gqa-4k over a 16-bit cache", "f16 0.54, bf16 0.56")
+	multiI8Z2 = gainI8("decode gqa2-4k over an int8 cache", "0.77")
+	multiI8Z3 = gainI8("decode gqa3-4k over an int8 cache", "0.72")
+	multiI8Z4 = gainI8("decode gqa-4k over an int8 cache; gqa-32k 0.71, mqa-32k (four rows and four) 0.73", "0.73")
 
 	multiX2   = gain("decode gqa2-4k (2 heads a group), avx2, f32", "0.81")
 	multiX3   = gain("decode gqa3-4k (3 heads a group), avx2, f32", "0.61")
@@ -115,6 +124,9 @@ var (
 	blendRowsMultiF16Variants = byRows(1, 4, multi(multi16Z, multi16X),
 		func(int) tiers { return tiers{"avx2": prod(askX)} })
 	blendRowsMultiBF16Variants = blendRowsMultiF16Variants
+	// The int8 multi-row kernels (avx512) have no asking copy yet.
+	scoreRowsMultiI8Variants = byRows(1, 4, func(R int) tiers { return tiers{"avx512": multiI8Z[R]} }, nil)
+	blendRowsMultiI8Variants = scoreRowsMultiI8Variants
 
 	scoreRowsMulti8Variants = byRows(5, 8, wide, func(int) tiers { return tiers{"avx512": wideAlso} })
 	blendRowsMulti8Variants = byRows(5, 8, wide, func(int) tiers { return tiers{"avx512": prod(wideAsk)} })
@@ -137,6 +149,7 @@ var (
 	multiX   = map[int]*Gain{1: multiX1, 2: multiX2, 3: multiX3, 4: multiX4}
 	multi16Z = map[int]Tiered{1: oneRowZ, 2: prod(multi16Z2), 3: prod(multi16Z3), 4: prod(multi16Z4)}
 	multi16X = map[int]*Gain{1: multi16X1, 2: multi16X2, 3: multi16X3, 4: multi16X4}
+	multiI8Z = map[int]Tiered{1: oneRowZ, 2: prod(multiI8Z2), 3: prod(multiI8Z3), 4: prod(multiI8Z4)}
 )
 
 // byRows returns the variants of a kernel of rows lo to hi: for each row

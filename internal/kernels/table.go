@@ -242,15 +242,19 @@ var All = []Kernel{
 	{
 		Name: "scoreRowsMultiI8", Params: "dst []float32, k []int8, stride int, q []float32, rows int",
 		Doc: "sets dst[r*n+j] for r < rows, j < n = len(dst)/rows to scoreRowsI8's score of key row j against query row r " +
-			"(q[r*d:(r+1)*d], d = len(q)/rows), each row's scores the bits scoreRowsI8 gives it; 1 <= rows <= 4. Callers keep n·d within one call's budget.",
-		Impls: map[string]Use{"avx512": Generic, "avx2": Generic, "neon": Generic},
+			"(q[r*d:(r+1)*d], d = len(q)/rows), each row's scores the bits scoreRowsI8 gives it while n is a multiple of 8; 1 <= rows <= 4, " +
+			"len(dst) and len(q) below 2^32. Callers keep n·d within one call's budget.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiI8Variants},
 	},
 	{
 		Name: "blendRowsMultiI8", Params: "acc, w []float32, v []int8, stride int, rows int, next []int8",
 		Doc: "sets acc[r*d+c] += Σ_j (w[r*n+j]·s_j)*v[j*stride+4+c] for r < rows, c < d = len(acc)/rows, j < n = len(w)/rows: " +
 			"blendRowsI8 for several rows, each row's sums the bits blendRowsI8 gives it; 1 <= rows <= 4. " +
-			"Callers keep n·d within one call's budget. next, the value rows of the tile after, may be asked for.",
-		Impls: map[string]Use{"avx512": Generic, "avx2": Generic, "neon": Generic},
+			"len(acc) and len(w) below 2^32. Callers keep n·d within one call's budget. next, the value rows of the tile after, " +
+			"may be asked for (no implementation does yet).",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMultiI8Variants},
 	},
 	{
 		Name: "widenRowsI8", Params: "dst []float32, src []int8, stride int, d int",
