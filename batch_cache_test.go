@@ -327,7 +327,7 @@ func TestAttendCacheRoundingBound(t *testing.T) {
 		r := testutil.Rand(65)
 		e := NewBatched(1)
 		defer e.Close()
-		for _, typ := range []KVType{F16, BF16, I8} {
+		for _, typ := range []KVType{F16, BF16} {
 			u := 0x1p-11
 			if typ == BF16 {
 				u = 0x1p-8

@@ -86,6 +86,15 @@ func WithoutRotation() KVCacheOption { return KVCacheOption{plain: true} }
 // rows as given, up to rounding. Key returns the row rotated back. A row
 // with a NaN or an infinity is stored as NaN.
 //
+// Over an I8 cache a result is within the float32 bounds for the rows as
+// stored, and the storage moves each score by at most
+// δ_j = |scale|·Σ_c |(Hq)_c|·s_j/2 (s_j key row j's scale, Hq the query
+// rotated as the keys are, q itself without the rotation) and so each
+// weight by a factor within e^(±2δ), δ = max δ_j, and the output by at
+// most (e^(2δ)−1)·Σ_j w_j·(|v_j|+t_j/2) + e^(2δ)·Σ_j w_j·t_j/2, t_j value
+// row j's scale. TestAttendCacheI8Bound checks it on every implementation,
+// on keys with and without outlier channels.
+//
 // Each entry b has a position Pos(b), the number of rows ever appended
 // minus those truncated: the absolute position of its next row, as masks
 // and ALiBi count it. It holds the last Len(b) of those rows, positions
