@@ -273,7 +273,7 @@ func (p rowPath) scaledQueries(tk *batchTask) {
 	}
 	scale(p.scale, sc.qs)
 	if p.rotQ {
-		kernel.Hadamard(sc.qs[:tk.R*dk], dk, 1)
+		kernel.RotateRows(sc.qs[:tk.R*dk], dk)
 	}
 	if sc.qp != nil {
 		kernel.PairOrder(sc.qp[:tk.R*dk], sc.qs[:tk.R*dk], dk)

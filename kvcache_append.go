@@ -165,7 +165,7 @@ func (c *KVCache) putRows8(b, ko, vo int, k, v []float32) {
 		if c.rotate {
 			r := c.rot[b*c.dk : (b+1)*c.dk]
 			copy(r, row)
-			kernel.Hadamard(r, c.dk, 1)
+			kernel.RotateRows(r, c.dk)
 			row = r
 		}
 		kernel.NarrowI8(c.k8[ko+i*c.rk:], row)

@@ -20,7 +20,7 @@ func (c *KVCache) Key(dst []float32, b, h, i int) {
 	case I8:
 		kernel.WidenRowsI8(dst, c.keys8(b, h)[r*c.rk:], c.rk, c.dk)
 		if c.rotate {
-			kernel.Hadamard(dst, c.dk, 1)
+			kernel.RotateRows(dst, c.dk)
 		}
 	default:
 		c.widen(dst, c.keys16(b, h)[r*c.dk:(r+1)*c.dk])

@@ -95,7 +95,7 @@ func (s dotScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 		sq[j] = f * v
 	}
 	if m.rotated() {
-		kernel.Hadamard(sq, len(sq), 1)
+		kernel.RotateRows(sq, len(sq))
 	}
 	return sq, tmp[len(q):]
 }

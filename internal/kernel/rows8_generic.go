@@ -112,7 +112,28 @@ func hadamardGeneric(x []float32, d, lanes int) {
 	if b < 2 {
 		return
 	}
-	f := float32(1 / math.Sqrt(float64(b)))
+	hadamardOf(x, d, lanes, float32(1/math.Sqrt(float64(b))))
+}
+
+// hadamardRowsGeneric is hadamardGeneric over rows, f given.
+func hadamardRowsGeneric(x []float32, d int, f float32) { hadamardOf(x, d, 1, f) }
+
+// RotateRows rotates each whole row of d floats of x as hadamard does,
+// through hadamardRows where the block is 16 floats or more.
+func RotateRows(x []float32, d int) {
+	b := d & -d
+	switch {
+	case b < 2:
+	case b >= 16:
+		HadamardRows(x[:len(x)/d*d], d, float32(1/math.Sqrt(float64(b))))
+	default:
+		Hadamard(x, d, 1)
+	}
+}
+
+// hadamardOf is hadamardGeneric with the factor f.
+func hadamardOf(x []float32, d, lanes int, f float32) {
+	b := d & -d
 	for m := 0; m+d*lanes <= len(x); m += d * lanes {
 		for blk := m; blk < m+d*lanes; blk += b * lanes {
 			for span := 1; span < b; span *= 2 {

@@ -152,7 +152,13 @@ func widenI8Case(a *kernelArgs, n int) []result {
 }
 
 func narrowI8Case(a *kernelArgs, n int) []result {
-	src := a.salted(n, 1e3, func(x float32) bool { return a.r.IntN(4) == 0 })
+	// Half the sizes hold a special value or two (a NaN or an infinity
+	// makes the row NaN), the others none; the magnitudes span the
+	// floats, subnormals among them.
+	src := a.floats(n, float32(math.Ldexp(1, a.r.IntN(200)-130)))
+	if n%2 == 1 {
+		src = a.salted(n, 1e3, func(x float32) bool { return a.r.IntN(16) == 0 })
+	}
 	dst := a.i8s(4 + n)
 	NarrowI8(dst, src)
 	out := make([]float32, len(dst))
@@ -328,3 +334,16 @@ func sameRows(a, b []float32) bool {
 	}
 	return len(a) == len(b)
 }
+
+// hadamardRowsCase rotates one to three rows of a width that is a multiple
+// of 16, whose block is 16 floats or more.
+func hadamardRowsCase(a *kernelArgs, n int) []result {
+	d, rows := 16*(1+n%9), 1+n%3
+	x := a.floats(rows*d, 4)
+	b := d & -d
+	f := float32(1 / math.Sqrt(float64(b)))
+	HadamardRows(x, d, f)
+	return []result{{"x", x, nil}}
+}
+
+func init() { kernelCases["hadamardRows"] = hadamardRowsCase }

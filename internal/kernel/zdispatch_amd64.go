@@ -1056,7 +1056,24 @@ func WidenRowsI8(dst []float32, src []int8, stride int, d int) {
 // most 127 in magnitude). A row of zeros stores s = 0 and zeros; a row with
 // a NaN or an infinity stores s = NaN and zeros.
 func NarrowI8(dst []int8, src []float32) {
-	narrowI8Generic(dst, src)
+	switch active {
+	case ImplAVX512:
+		narrowI8AVX512(dst, src)
+	default:
+		narrowI8Generic(dst, src)
+	}
+}
+
+// HadamardRows is hadamard(x, d, 1) for d a multiple of 16 whose block b =
+// d&-d is at least 16, f being float32(1/√b): every whole row of d floats
+// of x rotated, the same bits.
+func HadamardRows(x []float32, d int, f float32) {
+	switch active {
+	case ImplAVX512:
+		hadamardRowsAVX512(x, d, f)
+	default:
+		hadamardRowsGeneric(x, d, f)
+	}
 }
 
 // Hadamard applies the orthonormal Walsh–Hadamard rotation in blocks of b

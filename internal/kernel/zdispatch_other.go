@@ -247,6 +247,11 @@ func WidenRowsI8(dst []float32, src []int8, stride int, d int) {
 // a NaN or an infinity stores s = NaN and zeros.
 func NarrowI8(dst []int8, src []float32) { narrowI8Generic(dst, src) }
 
+// HadamardRows is hadamard(x, d, 1) for d a multiple of 16 whose block b =
+// d&-d is at least 16, f being float32(1/√b): every whole row of d floats
+// of x rotated, the same bits.
+func HadamardRows(x []float32, d int, f float32) { hadamardRowsGeneric(x, d, f) }
+
 // Hadamard applies the orthonormal Walsh–Hadamard rotation in blocks of b
 // = d&-d (the largest power of two dividing d) to each of the
 // len(x)/(d·lanes) matrices of d rows of lanes floats in x, along its

@@ -341,6 +341,22 @@ func blendRowsMultiI8R3AVX512(acc []float32, w []float32, v []int8, stride int)
 //go:noescape
 func blendRowsMultiI8R4AVX512(acc []float32, w []float32, v []int8, stride int)
 
+// narrowI8AVX512 stores src as one int8 row at dst[:4+len(src)]: its scale
+// s = m/127 in float32, m = max |src[j]|, as four little-endian bytes, then
+// each src[j] as round-half-even(127·src[j]/m), computed in float64 (at
+// most 127 in magnitude). A row of zeros stores s = 0 and zeros; a row with
+// a NaN or an infinity stores s = NaN and zeros.
+//
+//go:noescape
+func narrowI8AVX512(dst []int8, src []float32)
+
+// hadamardRowsAVX512 is hadamard(x, d, 1) for d a multiple of 16 whose
+// block b = d&-d is at least 16, f being float32(1/√b): every whole row
+// of d floats of x rotated, the same bits.
+//
+//go:noescape
+func hadamardRowsAVX512(x []float32, d int, f float32)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //

@@ -17668,6 +17668,299 @@ bmultib_done:
 	VZEROUPPER
 	RET
 
+// func narrowI8AVX512(dst []int8, src []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·narrowI8AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	VBROADCASTSS absmask<>+0(SB), Z0
+	VBROADCASTSS zero<>+0(SB), Z1
+	VPXORD       Z1, Z1, Z2
+	XORQ         BX, BX
+
+nq_max:
+	MOVQ    DX, SI
+	SUBQ    BX, SI
+	CMPQ    SI, $0x10
+	JB      nq_max_tail
+	VMOVUPS (CX)(BX*4), Z3
+	VSUBPS  Z3, Z3, Z4
+	VADDPS  Z4, Z2, Z2
+	VANDPS  Z0, Z3, Z3
+	VMAXPS  Z3, Z1, Z1
+	ADDQ    $0x10, BX
+	JMP     nq_max
+
+nq_max_tail:
+	TESTQ     SI, SI
+	JZ        nq_reduce
+	LEAQ      ktable<>+0(SB), DI
+	KMOVW     (DI)(SI*2), K1
+	VMOVUPS.Z (CX)(BX*4), K1, Z3
+	VSUBPS    Z3, Z3, Z4
+	VADDPS    Z4, Z2, Z2
+	VANDPS    Z0, Z3, Z3
+	VMAXPS    Z3, Z1, Z1
+
+nq_reduce:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VMAXPS        Y0, Y1, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VMAXPS        X0, X1, X1
+	VMOVHLPS      X1, X5, X5
+	VMAXPS        X5, X1, X1
+	VMOVSHDUP     X1, X5
+	VMAXPS        X5, X1, X1
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X0
+	VADDPS        X0, X2, X2
+	VMOVHLPS      X2, X6, X6
+	VADDPS        X6, X2, X2
+	VMOVSHDUP     X2, X6
+	VADDPS        X6, X2, X2
+	VXORPD        X0, X0, X0
+	VUCOMISS      X2, X2
+	JP            nq_nan
+	VXORPS        X2, X2, X2
+	VUCOMISS      X2, X1
+	JE            nq_scale
+	VDIVSS        f127<>+0(SB), X1, X2
+	VCVTSS2SD     X1, X7, X7
+	VMOVSD        d127<>+0(SB), X0
+	VDIVSD        X7, X0, X0
+	JMP           nq_scale
+
+nq_nan:
+	VMOVSS qnan<>+0(SB), X2
+
+nq_scale:
+	VMOVSS       X2, (AX)
+	VBROADCASTSD X0, Z0
+	XORQ         BX, BX
+
+nq_q:
+	MOVQ          DX, SI
+	SUBQ          BX, SI
+	CMPQ          SI, $0x10
+	JB            nq_q_tail
+	VMOVUPS       (CX)(BX*4), Z1
+	VCVTPS2PD     Y1, Z2
+	VEXTRACTF64X4 $0x01, Z1, Y1
+	VCVTPS2PD     Y1, Z1
+	VMULPD        Z0, Z2, Z2
+	VMULPD        Z0, Z1, Z1
+	VCVTPD2DQ     Z2, Y5
+	VCVTPD2DQ     Z1, Y1
+	VINSERTI64X4  $0x01, Y1, Z5, Z1
+	VPMOVDB       Z1, 4(AX)(BX*1)
+	ADDQ          $0x10, BX
+	JMP           nq_q
+
+nq_q_tail:
+	TESTQ         SI, SI
+	JZ            nq_done
+	LEAQ          ktable<>+0(SB), DX
+	KMOVW         (DX)(SI*2), K1
+	VMOVUPS.Z     (CX)(BX*4), K1, Z1
+	VCVTPS2PD     Y1, Z2
+	VEXTRACTF64X4 $0x01, Z1, Y1
+	VCVTPS2PD     Y1, Z1
+	VMULPD        Z0, Z2, Z2
+	VMULPD        Z0, Z1, Z1
+	VCVTPD2DQ     Z2, Y5
+	VCVTPD2DQ     Z1, Y0
+	VINSERTI64X4  $0x01, Y0, Z5, Z0
+	VPMOVDB       Z0, K1, 4(AX)(BX*1)
+
+nq_done:
+	VZEROUPPER
+	RET
+
+DATA absmask<>+0(SB)/4, $0x7fffffff
+DATA absmask<>+4(SB)/4, $0x7fffffff
+DATA absmask<>+8(SB)/4, $0x7fffffff
+DATA absmask<>+12(SB)/4, $0x7fffffff
+DATA absmask<>+16(SB)/4, $0x7fffffff
+DATA absmask<>+20(SB)/4, $0x7fffffff
+DATA absmask<>+24(SB)/4, $0x7fffffff
+DATA absmask<>+28(SB)/4, $0x7fffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $32
+
+DATA f127<>+0(SB)/4, $0x42fe0000
+DATA f127<>+4(SB)/4, $0x42fe0000
+DATA f127<>+8(SB)/4, $0x42fe0000
+DATA f127<>+12(SB)/4, $0x42fe0000
+DATA f127<>+16(SB)/4, $0x42fe0000
+DATA f127<>+20(SB)/4, $0x42fe0000
+DATA f127<>+24(SB)/4, $0x42fe0000
+DATA f127<>+28(SB)/4, $0x42fe0000
+GLOBL f127<>(SB), RODATA|NOPTR, $32
+
+DATA d127<>+0(SB)/8, $0x405fc00000000000
+GLOBL d127<>(SB), RODATA|NOPTR, $8
+
+DATA qnan<>+0(SB)/4, $0x7fc00000
+DATA qnan<>+4(SB)/4, $0x7fc00000
+DATA qnan<>+8(SB)/4, $0x7fc00000
+DATA qnan<>+12(SB)/4, $0x7fc00000
+DATA qnan<>+16(SB)/4, $0x7fc00000
+DATA qnan<>+20(SB)/4, $0x7fc00000
+DATA qnan<>+24(SB)/4, $0x7fc00000
+DATA qnan<>+28(SB)/4, $0x7fc00000
+GLOBL qnan<>(SB), RODATA|NOPTR, $32
+
+// func hadamardRowsAVX512(x []float32, d int, f float32)
+// Requires: AVX, AVX512F
+TEXT ·hadamardRowsAVX512(SB), NOSPLIT, $0-36
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         d+24(FP), DX
+	VBROADCASTSS f+32(FP), Z0
+	MOVQ         DX, BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	NEGQ         SI
+	ANDQ         DX, SI
+	SHLQ         $0x02, SI
+
+hrows_row:
+	CMPQ CX, DX
+	JB   hrows_done
+	MOVQ AX, DI
+	LEAQ (AX)(BX*1), R8
+
+hrows_inner:
+	VMOVUPS     (DI), Z1
+	VPERMILPS   $0xb1, Z1, Z2
+	VFMADD132PS hsign1<>+0(SB), Z2, Z1
+	VPERMILPS   $0x4e, Z1, Z2
+	VFMADD132PS hsign2<>+0(SB), Z2, Z1
+	VSHUFF32X4  $0xb1, Z1, Z1, Z2
+	VFMADD132PS hsign4<>+0(SB), Z2, Z1
+	VSHUFF64X2  $0x4e, Z1, Z1, Z2
+	VFMADD132PS hsign8<>+0(SB), Z2, Z1
+	VMOVUPS     Z1, (DI)
+	ADDQ        $0x40, DI
+	CMPQ        DI, R8
+	JB          hrows_inner
+	MOVQ        $0x00000040, DI
+
+hrows_span:
+	CMPQ DI, SI
+	JAE  hrows_scale
+	XORQ R9, R9
+
+hrows_pairs:
+	LEAQ (AX)(R9*1), R10
+	LEAQ (R10)(DI*1), R11
+
+hrows_pair:
+	VMOVUPS (R10), Z1
+	VMOVUPS (R10)(DI*1), Z2
+	VADDPS  Z2, Z1, Z3
+	VSUBPS  Z2, Z1, Z1
+	VMOVUPS Z3, (R10)
+	VMOVUPS Z1, (R10)(DI*1)
+	ADDQ    $0x40, R10
+	CMPQ    R10, R11
+	JB      hrows_pair
+	LEAQ    (R9)(DI*2), R9
+	CMPQ    R9, BX
+	JB      hrows_pairs
+	SHLQ    $0x01, DI
+	JMP     hrows_span
+
+hrows_scale:
+	MOVQ AX, DI
+
+hrows_mul:
+	VMULPS  (DI), Z0, Z1
+	VMOVUPS Z1, (DI)
+	ADDQ    $0x40, DI
+	CMPQ    DI, R8
+	JB      hrows_mul
+	ADDQ    BX, AX
+	SUBQ    DX, CX
+	JMP     hrows_row
+
+hrows_done:
+	VZEROUPPER
+	RET
+
+DATA hsign1<>+0(SB)/4, $0x3f800000
+DATA hsign1<>+4(SB)/4, $0xbf800000
+DATA hsign1<>+8(SB)/4, $0x3f800000
+DATA hsign1<>+12(SB)/4, $0xbf800000
+DATA hsign1<>+16(SB)/4, $0x3f800000
+DATA hsign1<>+20(SB)/4, $0xbf800000
+DATA hsign1<>+24(SB)/4, $0x3f800000
+DATA hsign1<>+28(SB)/4, $0xbf800000
+DATA hsign1<>+32(SB)/4, $0x3f800000
+DATA hsign1<>+36(SB)/4, $0xbf800000
+DATA hsign1<>+40(SB)/4, $0x3f800000
+DATA hsign1<>+44(SB)/4, $0xbf800000
+DATA hsign1<>+48(SB)/4, $0x3f800000
+DATA hsign1<>+52(SB)/4, $0xbf800000
+DATA hsign1<>+56(SB)/4, $0x3f800000
+DATA hsign1<>+60(SB)/4, $0xbf800000
+GLOBL hsign1<>(SB), RODATA|NOPTR, $64
+
+DATA hsign2<>+0(SB)/4, $0x3f800000
+DATA hsign2<>+4(SB)/4, $0x3f800000
+DATA hsign2<>+8(SB)/4, $0xbf800000
+DATA hsign2<>+12(SB)/4, $0xbf800000
+DATA hsign2<>+16(SB)/4, $0x3f800000
+DATA hsign2<>+20(SB)/4, $0x3f800000
+DATA hsign2<>+24(SB)/4, $0xbf800000
+DATA hsign2<>+28(SB)/4, $0xbf800000
+DATA hsign2<>+32(SB)/4, $0x3f800000
+DATA hsign2<>+36(SB)/4, $0x3f800000
+DATA hsign2<>+40(SB)/4, $0xbf800000
+DATA hsign2<>+44(SB)/4, $0xbf800000
+DATA hsign2<>+48(SB)/4, $0x3f800000
+DATA hsign2<>+52(SB)/4, $0x3f800000
+DATA hsign2<>+56(SB)/4, $0xbf800000
+DATA hsign2<>+60(SB)/4, $0xbf800000
+GLOBL hsign2<>(SB), RODATA|NOPTR, $64
+
+DATA hsign4<>+0(SB)/4, $0x3f800000
+DATA hsign4<>+4(SB)/4, $0x3f800000
+DATA hsign4<>+8(SB)/4, $0x3f800000
+DATA hsign4<>+12(SB)/4, $0x3f800000
+DATA hsign4<>+16(SB)/4, $0xbf800000
+DATA hsign4<>+20(SB)/4, $0xbf800000
+DATA hsign4<>+24(SB)/4, $0xbf800000
+DATA hsign4<>+28(SB)/4, $0xbf800000
+DATA hsign4<>+32(SB)/4, $0x3f800000
+DATA hsign4<>+36(SB)/4, $0x3f800000
+DATA hsign4<>+40(SB)/4, $0x3f800000
+DATA hsign4<>+44(SB)/4, $0x3f800000
+DATA hsign4<>+48(SB)/4, $0xbf800000
+DATA hsign4<>+52(SB)/4, $0xbf800000
+DATA hsign4<>+56(SB)/4, $0xbf800000
+DATA hsign4<>+60(SB)/4, $0xbf800000
+GLOBL hsign4<>(SB), RODATA|NOPTR, $64
+
+DATA hsign8<>+0(SB)/4, $0x3f800000
+DATA hsign8<>+4(SB)/4, $0x3f800000
+DATA hsign8<>+8(SB)/4, $0x3f800000
+DATA hsign8<>+12(SB)/4, $0x3f800000
+DATA hsign8<>+16(SB)/4, $0x3f800000
+DATA hsign8<>+20(SB)/4, $0x3f800000
+DATA hsign8<>+24(SB)/4, $0x3f800000
+DATA hsign8<>+28(SB)/4, $0x3f800000
+DATA hsign8<>+32(SB)/4, $0xbf800000
+DATA hsign8<>+36(SB)/4, $0xbf800000
+DATA hsign8<>+40(SB)/4, $0xbf800000
+DATA hsign8<>+44(SB)/4, $0xbf800000
+DATA hsign8<>+48(SB)/4, $0xbf800000
+DATA hsign8<>+52(SB)/4, $0xbf800000
+DATA hsign8<>+56(SB)/4, $0xbf800000
+DATA hsign8<>+60(SB)/4, $0xbf800000
+GLOBL hsign8<>(SB), RODATA|NOPTR, $64
+
 // func maxAVX512(x []float32) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·maxAVX512(SB), NOSPLIT, $0-28
@@ -17751,16 +18044,6 @@ DATA neginf<>+20(SB)/4, $0xff800000
 DATA neginf<>+24(SB)/4, $0xff800000
 DATA neginf<>+28(SB)/4, $0xff800000
 GLOBL neginf<>(SB), RODATA|NOPTR, $32
-
-DATA qnan<>+0(SB)/4, $0x7fc00000
-DATA qnan<>+4(SB)/4, $0x7fc00000
-DATA qnan<>+8(SB)/4, $0x7fc00000
-DATA qnan<>+12(SB)/4, $0x7fc00000
-DATA qnan<>+16(SB)/4, $0x7fc00000
-DATA qnan<>+20(SB)/4, $0x7fc00000
-DATA qnan<>+24(SB)/4, $0x7fc00000
-DATA qnan<>+28(SB)/4, $0x7fc00000
-GLOBL qnan<>(SB), RODATA|NOPTR, $32
 
 // func scaleAVX512(s float32, x []float32)
 // Requires: AVX, AVX512F

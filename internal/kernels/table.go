@@ -267,7 +267,13 @@ var All = []Kernel{
 		Doc: "stores src as one int8 row at dst[:4+len(src)]: its scale s = m/127 in float32, m = max |src[j]|, as four little-endian " +
 			"bytes, then each src[j] as round-half-even(127·src[j]/m), computed in float64 (at most 127 in magnitude). A row of zeros " +
 			"stores s = 0 and zeros; a row with a NaN or an infinity stores s = NaN and zeros.",
-		Impls: map[string]Use{"avx512": Generic, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+	},
+	{
+		Name: "hadamardRows", Params: "x []float32, d int, f float32",
+		Doc: "is hadamard(x, d, 1) for d a multiple of 16 whose block b = d&-d is at least 16, f being float32(1/√b): " +
+			"every whole row of d floats of x rotated, the same bits.",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
 	},
 	{
 		Name: "hadamard", Params: "x []float32, d, lanes int",
