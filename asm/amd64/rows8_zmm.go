@@ -17,6 +17,57 @@ import (
 func init() {
 	avx512["scoreRowsI8"] = genScoreRowsI8
 	avx512["blendRowsI8"] = genBlendRowsI8
+	avx512["widenRowsI8"] = genWidenRowsI8
+}
+
+// genWidenRowsI8 dequantises len(dst)/d rows of src into dst, packed: each
+// sixteen elements widened and multiplied by the row's scale (a broadcast
+// operand), the twin's one rounding; the last d%16 under a mask.
+func genWidenRowsI8() {
+	dst := Load(Param("dst").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	src := Load(Param("src").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	d := Load(Param("d"), GP64())
+	TESTQ(d, d)
+	JZ(LabelRef("wi8_done"))
+	full := GP64()
+	MOVQ(d, full)
+	ANDQ(I32(-16), full)
+	rem := GP64()
+	MOVQ(d, rem)
+	ANDQ(U8(15), rem)
+	mask := tailK(rem)
+	Label("wi8_row")
+	CMPQ(n, d)
+	JB(LabelRef("wi8_done"))
+	c := GP64()
+	XORQ(c, c)
+	Label("wi8_chunk")
+	CMPQ(c, full)
+	JAE(LabelRef("wi8_tail"))
+	t := ZMM()
+	widenI8(Mem{Base: src, Index: c, Scale: 1, Disp: 4}, t)
+	VMULPS_BCST(Mem{Base: src}, t, t)
+	VMOVUPS(t, Mem{Base: dst, Index: c, Scale: 4})
+	ADDQ(U8(16), c)
+	JMP(LabelRef("wi8_chunk"))
+	Label("wi8_tail")
+	TESTQ(rem, rem)
+	JZ(LabelRef("wi8_next"))
+	x, u := XMM(), ZMM()
+	VMOVDQU8_Z(Mem{Base: src, Index: c, Scale: 1, Disp: 4}, mask, x)
+	widenI8(x, u)
+	VMULPS_BCST(Mem{Base: src}, u, u)
+	VMOVUPS(u, mask, Mem{Base: dst, Index: c, Scale: 4})
+	Label("wi8_next")
+	LEAQ(Mem{Base: dst, Index: d, Scale: 4}, dst)
+	ADDQ(stride, src)
+	SUBQ(d, n)
+	JMP(LabelRef("wi8_row"))
+	Label("wi8_done")
+	VZEROUPPER()
+	RET()
 }
 
 // widenI8 sets dst to the floats of the sixteen int8 elements at src (a

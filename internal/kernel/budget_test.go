@@ -21,10 +21,11 @@ import (
 // variant: avx512's one-row int8 score and blend raised it by their 492
 // lines (21,138 used before them), its multi-row int8 kernels of two to
 // four rows by their 1,923 (each a recorded gain: see their table entry),
-// and the int8 row quantiser and row rotation by their 281 (an int8
-// Append of one token 21 µs in Go, 1.0 µs with them).
+// the int8 row quantiser and row rotation by their 281 (an int8 Append of
+// one token 21 µs in Go, 1.0 µs with them), and the int8 rows' widening for
+// the block path by its 50.
 var (
-	productionBudget   = map[string]int{"AVX512": 23850, "AVX2": 20000, "NEON": 3300}
+	productionBudget   = map[string]int{"AVX512": 23900, "AVX2": 20000, "NEON": 3300}
 	experimentalBudget = map[string]int{"AVX512": 13000, "AVX2": 0, "NEON": 0}
 )
 

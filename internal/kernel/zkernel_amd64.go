@@ -341,6 +341,13 @@ func blendRowsMultiI8R3AVX512(acc []float32, w []float32, v []int8, stride int)
 //go:noescape
 func blendRowsMultiI8R4AVX512(acc []float32, w []float32, v []int8, stride int)
 
+// widenRowsI8AVX512 sets dst[i*d+j] = s_i·src[i*stride+4+j] for i <
+// len(dst)/d, j < d, s_i row i's scale as in scoreRowsI8: the int8 rows
+// dequantised, packed.
+//
+//go:noescape
+func widenRowsI8AVX512(dst []float32, src []int8, stride int, d int)
+
 // narrowI8AVX512 stores src as one int8 row at dst[:4+len(src)]: its scale
 // s = m/127 in float32, m = max |src[j]|, as four little-endian bytes, then
 // each src[j] as round-half-even(127·src[j]/m), computed in float64 (at

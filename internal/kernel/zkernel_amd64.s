@@ -17668,6 +17668,57 @@ bmultib_done:
 	VZEROUPPER
 	RET
 
+// func widenRowsI8AVX512(dst []float32, src []int8, stride int, d int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL
+TEXT ·widenRowsI8AVX512(SB), NOSPLIT, $0-64
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  src_base+24(FP), DX
+	MOVQ  stride+48(FP), BX
+	MOVQ  d+56(FP), SI
+	TESTQ SI, SI
+	JZ    wi8_done
+	MOVQ  SI, DI
+	ANDQ  $-16, DI
+	MOVQ  SI, R8
+	ANDQ  $0x0f, R8
+	LEAQ  ktable<>+0(SB), R9
+	KMOVW (R9)(R8*2), K1
+
+wi8_row:
+	CMPQ CX, SI
+	JB   wi8_done
+	XORQ R9, R9
+
+wi8_chunk:
+	CMPQ        R9, DI
+	JAE         wi8_tail
+	VPMOVSXBD   4(DX)(R9*1), Z0
+	VCVTDQ2PS   Z0, Z0
+	VMULPS.BCST (DX), Z0, Z0
+	VMOVUPS     Z0, (AX)(R9*4)
+	ADDQ        $0x10, R9
+	JMP         wi8_chunk
+
+wi8_tail:
+	TESTQ       R8, R8
+	JZ          wi8_next
+	VMOVDQU8.Z  4(DX)(R9*1), K1, X0
+	VPMOVSXBD   X0, Z0
+	VCVTDQ2PS   Z0, Z0
+	VMULPS.BCST (DX), Z0, Z0
+	VMOVUPS     Z0, K1, (AX)(R9*4)
+
+wi8_next:
+	LEAQ (AX)(SI*4), AX
+	ADDQ BX, DX
+	SUBQ SI, CX
+	JMP  wi8_row
+
+wi8_done:
+	VZEROUPPER
+	RET
+
 // func narrowI8AVX512(dst []int8, src []float32)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·narrowI8AVX512(SB), NOSPLIT, $0-48
