@@ -1,8 +1,10 @@
 package attention
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/glancelab/attention/internal/kernel"
@@ -243,4 +245,57 @@ func exactRow(q []float32, k, v Tensor, kh int) []float64 {
 		}
 	}
 	return o
+}
+
+// TestCacheErrorReport prints the relative L2 error of a decode step over
+// a cache of each type against the exact attention, on the inputs of the
+// file ATTENTION_ERROR_INPUT names (int32 H, Hkv, T, d, then float32
+// q[H][d], k[Hkv][T][d], v[Hkv][T][d], little-endian): the figures the
+// performance record sets beside other libraries' on the same inputs.
+func TestCacheErrorReport(t *testing.T) {
+	path := os.Getenv("ATTENTION_ERROR_INPUT")
+	if path == "" {
+		t.Skip("ATTENTION_ERROR_INPUT names no input file: nothing to report")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := make([]int, 4)
+	for i := range hdr {
+		hdr[i] = int(int32(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	H, Hkv, T, d := hdr[0], hdr[1], hdr[2], hdr[3]
+	f := make([]float32, (len(b)-16)/4)
+	for i := range f {
+		f[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[16+4*i:]))
+	}
+	q, k, v := f[:H*d], f[H*d:H*d+Hkv*T*d], f[H*d+Hkv*T*d:H*d+2*Hkv*T*d]
+	qt, _ := NewTensor(1, H, 1, d, q)
+	kt, _ := NewTensor(1, Hkv, T, d, k)
+	vt, _ := NewTensor(1, Hkv, T, d, v)
+	e := NewBatched(1)
+	defer e.Close()
+	for _, typ := range kvTypes {
+		c, err := NewKVCache(1, Hkv, T, d, d, typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Append(0, k, v, T); err != nil {
+			t.Fatal(err)
+		}
+		out := tensor(t, testutil.Rand(1), 1, H, 1, d, false, 1)
+		if err := e.AttendCache(BatchOutputs{Out: out}, qt, c, &BatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var num, den float64
+		for h := range H {
+			want := exactRow(q[h*d:(h+1)*d], kt, vt, h/(H/Hkv))
+			for col, x := range out.Row(0, h, 0) {
+				num += (float64(x) - want[col]) * (float64(x) - want[col])
+				den += want[col] * want[col]
+			}
+		}
+		t.Logf("type=%v relerr=%.3g", typ, math.Sqrt(num/den))
+	}
 }
