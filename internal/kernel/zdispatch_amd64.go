@@ -949,6 +949,9 @@ func ScoreRowsI8(dst []float32, k []int8, stride int, q []float32) {
 		case ImplAVX512:
 			scoreRowsI8AVX512(dst, k, stride, q)
 			return
+		case ImplAVX2:
+			scoreRowsI8AVX2(dst, k, stride, q)
+			return
 		}
 	}
 	scoreRowsI8Split(dst, k, stride, q)
@@ -957,7 +960,7 @@ func ScoreRowsI8(dst []float32, k []int8, stride int, q []float32) {
 // scoreRowsI8Split is ScoreRowsI8 on the generic path, and otherwise
 // ScoreRowsI8 cut into calls within one call's budget.
 func scoreRowsI8Split(dst []float32, k []int8, stride int, q []float32) {
-	if active != ImplAVX512 {
+	if active != ImplAVX512 && active != ImplAVX2 {
 		scoreRowsI8Generic(dst, k, stride, q)
 		return
 	}
@@ -977,6 +980,9 @@ func BlendRowsI8(acc, w []float32, v []int8, stride int) {
 		case ImplAVX512:
 			blendRowsI8AVX512(acc, w, v, stride)
 			return
+		case ImplAVX2:
+			blendRowsI8AVX2(acc, w, v, stride)
+			return
 		}
 	}
 	blendRowsI8Split(acc, w, v, stride)
@@ -985,7 +991,7 @@ func BlendRowsI8(acc, w []float32, v []int8, stride int) {
 // blendRowsI8Split is BlendRowsI8 on the generic path, and otherwise
 // BlendRowsI8 cut into calls within one call's budget.
 func blendRowsI8Split(acc, w []float32, v []int8, stride int) {
-	if active != ImplAVX512 {
+	if active != ImplAVX512 && active != ImplAVX2 {
 		blendRowsI8Generic(acc, w, v, stride)
 		return
 	}
@@ -1050,6 +1056,8 @@ func WidenRowsI8(dst []float32, src []int8, stride int, d int) {
 	switch active {
 	case ImplAVX512:
 		widenRowsI8AVX512(dst, src, stride, d)
+	case ImplAVX2:
+		widenRowsI8AVX2(dst, src, stride, d)
 	default:
 		widenRowsI8Generic(dst, src, stride, d)
 	}
@@ -1064,6 +1072,8 @@ func NarrowI8(dst []int8, src []float32) {
 	switch active {
 	case ImplAVX512:
 		narrowI8AVX512(dst, src)
+	case ImplAVX2:
+		narrowI8AVX2(dst, src)
 	default:
 		narrowI8Generic(dst, src)
 	}
@@ -1076,6 +1086,8 @@ func HadamardRows(x []float32, d int, f float32) {
 	switch active {
 	case ImplAVX512:
 		hadamardRowsAVX512(x, d, f)
+	case ImplAVX2:
+		hadamardRowsAVX2(x, d, f)
 	default:
 		hadamardRowsGeneric(x, d, f)
 	}

@@ -785,6 +785,45 @@ func blendRowsMultiBF16R4AVX2(acc []float32, w []float32, v []uint16, stride int
 //go:noescape
 func blendRowsMultiBF16R4AskAVX2(acc []float32, w []float32, v []uint16, stride int, next []uint16)
 
+// scoreRowsI8AVX2 sets dst[i] = s_i·Σ_j k[i*stride+4+j]*q[j] for i <
+// len(dst), j < len(q), where s_i is the float32 whose little-endian bytes
+// are k[i*stride:i*stride+4] (a row of an int8 cache: its scale, then its
+// elements): scoreRows over int8 key rows, each element exact in float32,
+// the scale applied once to each row's sum.
+//
+//go:noescape
+func scoreRowsI8AVX2(dst []float32, k []int8, stride int, q []float32)
+
+// blendRowsI8AVX2 sets acc[j] += Σ_i (w[i]·s_i)*v[i*stride+4+j] for i <
+// len(w), j < len(acc), s_i row i's scale as in scoreRowsI8: blendRows over
+// int8 value rows, each weight multiplied by its row's scale once.
+//
+//go:noescape
+func blendRowsI8AVX2(acc []float32, w []float32, v []int8, stride int)
+
+// widenRowsI8AVX2 sets dst[i*d+j] = s_i·src[i*stride+4+j] for i <
+// len(dst)/d, j < d, s_i row i's scale as in scoreRowsI8: the int8 rows
+// dequantised, packed.
+//
+//go:noescape
+func widenRowsI8AVX2(dst []float32, src []int8, stride int, d int)
+
+// narrowI8AVX2 stores src as one int8 row at dst[:4+len(src)]: its scale s
+// = m/127 in float32, m = max |src[j]|, as four little-endian bytes, then
+// each src[j] as round-half-even(127·src[j]/m), computed in float64 (at
+// most 127 in magnitude). A row of zeros stores s = 0 and zeros; a row with
+// a NaN or an infinity stores s = NaN and zeros.
+//
+//go:noescape
+func narrowI8AVX2(dst []int8, src []float32)
+
+// hadamardRowsAVX2 is hadamard(x, d, 1) for d a multiple of 16 whose block
+// b = d&-d is at least 16, f being float32(1/√b): every whole row of d
+// floats of x rotated, the same bits.
+//
+//go:noescape
+func hadamardRowsAVX2(x []float32, d int, f float32)
+
 // maxAVX2 returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
 //go:noescape

@@ -38552,6 +38552,988 @@ bmulti16a_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsI8AVX2(dst []float32, k []int8, stride int, q []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·scoreRowsI8AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ k_base+24(FP), DX
+	MOVQ stride+48(FP), BX
+	MOVQ q_base+56(FP), SI
+	MOVQ q_len+64(FP), DI
+	MOVQ DI, R8
+	ANDQ $-8, R8
+
+scoreRowsI8AVX2_rows8:
+	CMPQ   CX, $0x08
+	JL     scoreRowsI8AVX2_rows8_next
+	LEAQ   (BX)(BX*2), R9
+	LEAQ   (DX)(BX*4), R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   R11, R11
+
+scoreRowsI8AVX2_rows8_chunk:
+	CMPQ        R11, R8
+	JAE         scoreRowsI8AVX2_rows8_tail
+	VMOVUPS     (SI)(R11*4), Y8
+	VPMOVSXBD   4(DX), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVSXBD   4(DX)(BX*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPMOVSXBD   4(DX)(BX*2), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVSXBD   4(DX)(R9*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPMOVSXBD   4(R10), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVSXBD   4(R10)(BX*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPMOVSXBD   4(R10)(BX*2), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVSXBD   4(R10)(R9*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	ADDQ        $0x08, R11
+	ADDQ        $0x08, DX
+	ADDQ        $0x08, R10
+	JMP         scoreRowsI8AVX2_rows8_chunk
+
+scoreRowsI8AVX2_rows8_tail:
+	MOVQ       DI, R12
+	ANDQ       $0x07, R12
+	JZ         scoreRowsI8AVX2_rows8_reduce
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (SI)(R11*4), Y8, Y8
+	VPXOR      X10, X10, X10
+	VPXOR      X9, X9, X9
+	MOVBLSX    4(DX), R13
+	VPINSRD    $0x00, R13, X10, X10
+	CMPQ       R12, $0x01
+	JBE        scoreRowsI8AVX2_part1
+	MOVBLSX    5(DX), R13
+	VPINSRD    $0x01, R13, X10, X10
+	CMPQ       R12, $0x02
+	JBE        scoreRowsI8AVX2_part1
+	MOVBLSX    6(DX), R13
+	VPINSRD    $0x02, R13, X10, X10
+	CMPQ       R12, $0x03
+	JBE        scoreRowsI8AVX2_part1
+	MOVBLSX    7(DX), R13
+	VPINSRD    $0x03, R13, X10, X10
+	CMPQ       R12, $0x04
+	JBE        scoreRowsI8AVX2_part1
+	MOVBLSX    8(DX), R13
+	VPINSRD    $0x00, R13, X9, X9
+	CMPQ       R12, $0x05
+	JBE        scoreRowsI8AVX2_part1
+	MOVBLSX    9(DX), R13
+	VPINSRD    $0x01, R13, X9, X9
+	CMPQ       R12, $0x06
+	JBE        scoreRowsI8AVX2_part1
+	MOVBLSX    10(DX), R13
+	VPINSRD    $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part1:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPXOR       X10, X10, X10
+	VPXOR       X9, X9, X9
+	MOVBLSX     4(DX)(BX*1), R13
+	VPINSRD     $0x00, R13, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsI8AVX2_part2
+	MOVBLSX     5(DX)(BX*1), R13
+	VPINSRD     $0x01, R13, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsI8AVX2_part2
+	MOVBLSX     6(DX)(BX*1), R13
+	VPINSRD     $0x02, R13, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsI8AVX2_part2
+	MOVBLSX     7(DX)(BX*1), R13
+	VPINSRD     $0x03, R13, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsI8AVX2_part2
+	MOVBLSX     8(DX)(BX*1), R13
+	VPINSRD     $0x00, R13, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsI8AVX2_part2
+	MOVBLSX     9(DX)(BX*1), R13
+	VPINSRD     $0x01, R13, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsI8AVX2_part2
+	MOVBLSX     10(DX)(BX*1), R13
+	VPINSRD     $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part2:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPXOR       X10, X10, X10
+	VPXOR       X9, X9, X9
+	MOVBLSX     4(DX)(BX*2), R13
+	VPINSRD     $0x00, R13, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsI8AVX2_part3
+	MOVBLSX     5(DX)(BX*2), R13
+	VPINSRD     $0x01, R13, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsI8AVX2_part3
+	MOVBLSX     6(DX)(BX*2), R13
+	VPINSRD     $0x02, R13, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsI8AVX2_part3
+	MOVBLSX     7(DX)(BX*2), R13
+	VPINSRD     $0x03, R13, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsI8AVX2_part3
+	MOVBLSX     8(DX)(BX*2), R13
+	VPINSRD     $0x00, R13, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsI8AVX2_part3
+	MOVBLSX     9(DX)(BX*2), R13
+	VPINSRD     $0x01, R13, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsI8AVX2_part3
+	MOVBLSX     10(DX)(BX*2), R13
+	VPINSRD     $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part3:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPXOR       X10, X10, X10
+	VPXOR       X9, X9, X9
+	MOVBLSX     4(DX)(R9*1), R13
+	VPINSRD     $0x00, R13, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsI8AVX2_part4
+	MOVBLSX     5(DX)(R9*1), R13
+	VPINSRD     $0x01, R13, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsI8AVX2_part4
+	MOVBLSX     6(DX)(R9*1), R13
+	VPINSRD     $0x02, R13, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsI8AVX2_part4
+	MOVBLSX     7(DX)(R9*1), R13
+	VPINSRD     $0x03, R13, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsI8AVX2_part4
+	MOVBLSX     8(DX)(R9*1), R13
+	VPINSRD     $0x00, R13, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsI8AVX2_part4
+	MOVBLSX     9(DX)(R9*1), R13
+	VPINSRD     $0x01, R13, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsI8AVX2_part4
+	MOVBLSX     10(DX)(R9*1), R13
+	VPINSRD     $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part4:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPXOR       X10, X10, X10
+	VPXOR       X9, X9, X9
+	MOVBLSX     4(R10), R13
+	VPINSRD     $0x00, R13, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsI8AVX2_part5
+	MOVBLSX     5(R10), R13
+	VPINSRD     $0x01, R13, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsI8AVX2_part5
+	MOVBLSX     6(R10), R13
+	VPINSRD     $0x02, R13, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsI8AVX2_part5
+	MOVBLSX     7(R10), R13
+	VPINSRD     $0x03, R13, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsI8AVX2_part5
+	MOVBLSX     8(R10), R13
+	VPINSRD     $0x00, R13, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsI8AVX2_part5
+	MOVBLSX     9(R10), R13
+	VPINSRD     $0x01, R13, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsI8AVX2_part5
+	MOVBLSX     10(R10), R13
+	VPINSRD     $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part5:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPXOR       X10, X10, X10
+	VPXOR       X9, X9, X9
+	MOVBLSX     4(R10)(BX*1), R13
+	VPINSRD     $0x00, R13, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsI8AVX2_part6
+	MOVBLSX     5(R10)(BX*1), R13
+	VPINSRD     $0x01, R13, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsI8AVX2_part6
+	MOVBLSX     6(R10)(BX*1), R13
+	VPINSRD     $0x02, R13, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsI8AVX2_part6
+	MOVBLSX     7(R10)(BX*1), R13
+	VPINSRD     $0x03, R13, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsI8AVX2_part6
+	MOVBLSX     8(R10)(BX*1), R13
+	VPINSRD     $0x00, R13, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsI8AVX2_part6
+	MOVBLSX     9(R10)(BX*1), R13
+	VPINSRD     $0x01, R13, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsI8AVX2_part6
+	MOVBLSX     10(R10)(BX*1), R13
+	VPINSRD     $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part6:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPXOR       X10, X10, X10
+	VPXOR       X9, X9, X9
+	MOVBLSX     4(R10)(BX*2), R13
+	VPINSRD     $0x00, R13, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsI8AVX2_part7
+	MOVBLSX     5(R10)(BX*2), R13
+	VPINSRD     $0x01, R13, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsI8AVX2_part7
+	MOVBLSX     6(R10)(BX*2), R13
+	VPINSRD     $0x02, R13, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsI8AVX2_part7
+	MOVBLSX     7(R10)(BX*2), R13
+	VPINSRD     $0x03, R13, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsI8AVX2_part7
+	MOVBLSX     8(R10)(BX*2), R13
+	VPINSRD     $0x00, R13, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsI8AVX2_part7
+	MOVBLSX     9(R10)(BX*2), R13
+	VPINSRD     $0x01, R13, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsI8AVX2_part7
+	MOVBLSX     10(R10)(BX*2), R13
+	VPINSRD     $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part7:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPXOR       X10, X10, X10
+	VPXOR       X9, X9, X9
+	MOVBLSX     4(R10)(R9*1), R13
+	VPINSRD     $0x00, R13, X10, X10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsI8AVX2_part8
+	MOVBLSX     5(R10)(R9*1), R13
+	VPINSRD     $0x01, R13, X10, X10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsI8AVX2_part8
+	MOVBLSX     6(R10)(R9*1), R13
+	VPINSRD     $0x02, R13, X10, X10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsI8AVX2_part8
+	MOVBLSX     7(R10)(R9*1), R13
+	VPINSRD     $0x03, R13, X10, X10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsI8AVX2_part8
+	MOVBLSX     8(R10)(R9*1), R13
+	VPINSRD     $0x00, R13, X9, X9
+	CMPQ        R12, $0x05
+	JBE         scoreRowsI8AVX2_part8
+	MOVBLSX     9(R10)(R9*1), R13
+	VPINSRD     $0x01, R13, X9, X9
+	CMPQ        R12, $0x06
+	JBE         scoreRowsI8AVX2_part8
+	MOVBLSX     10(R10)(R9*1), R13
+	VPINSRD     $0x02, R13, X9, X9
+
+scoreRowsI8AVX2_part8:
+	VINSERTI128 $0x01, X9, Y10, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+scoreRowsI8AVX2_rows8_reduce:
+	SUBQ        R11, DX
+	SUBQ        R11, R10
+	VHADDPS     Y1, Y0, Y0
+	VHADDPS     Y3, Y2, Y1
+	VHADDPS     Y5, Y4, Y2
+	VHADDPS     Y7, Y6, Y3
+	VHADDPS     Y1, Y0, Y0
+	VHADDPS     Y3, Y2, Y1
+	VPERM2F128  $0x20, Y1, Y0, Y2
+	VPERM2F128  $0x31, Y1, Y0, Y0
+	VADDPS      Y0, Y2, Y2
+	VMOVSS      (DX), X10
+	VMOVSS      (R10), X0
+	VINSERTPS   $0x10, (DX)(BX*1), X10, X10
+	VINSERTPS   $0x10, (R10)(BX*1), X0, X0
+	VINSERTPS   $0x20, (DX)(BX*2), X10, X10
+	VINSERTPS   $0x20, (R10)(BX*2), X0, X0
+	VINSERTPS   $0x30, (DX)(R9*1), X10, X10
+	VINSERTPS   $0x30, (R10)(R9*1), X0, X0
+	VINSERTF128 $0x01, X0, Y10, Y0
+	VMULPS      Y0, Y2, Y2
+	VMOVUPS     Y2, (AX)
+	MOVQ        BX, R9
+	SHLQ        $0x03, R9
+	ADDQ        R9, DX
+	ADDQ        $0x20, AX
+	SUBQ        $0x08, CX
+	JMP         scoreRowsI8AVX2_rows8
+
+scoreRowsI8AVX2_rows8_next:
+scoreRowsI8AVX2_rows1:
+	CMPQ   CX, $0x01
+	JL     scoreRowsI8AVX2_rows1_next
+	LEAQ   (BX)(BX*2), R9
+	VXORPS Y0, Y0, Y0
+	XORQ   R9, R9
+
+scoreRowsI8AVX2_rows1_chunk:
+	CMPQ        R9, R8
+	JAE         scoreRowsI8AVX2_rows1_tail
+	VMOVUPS     (SI)(R9*4), Y1
+	VPMOVSXBD   4(DX), Y2
+	VCVTDQ2PS   Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x08, R9
+	ADDQ        $0x08, DX
+	JMP         scoreRowsI8AVX2_rows1_chunk
+
+scoreRowsI8AVX2_rows1_tail:
+	MOVQ       DI, R10
+	ANDQ       $0x07, R10
+	JZ         scoreRowsI8AVX2_rows1_reduce
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       R10, R12
+	VMOVDQU    (R11)(R12*4), Y1
+	VMASKMOVPS (SI)(R9*4), Y1, Y1
+	VPXOR      X10, X10, X10
+	VPXOR      X2, X2, X2
+	MOVBLSX    4(DX), R11
+	VPINSRD    $0x00, R11, X10, X10
+	CMPQ       R10, $0x01
+	JBE        scoreRowsI8AVX2_part9
+	MOVBLSX    5(DX), R11
+	VPINSRD    $0x01, R11, X10, X10
+	CMPQ       R10, $0x02
+	JBE        scoreRowsI8AVX2_part9
+	MOVBLSX    6(DX), R11
+	VPINSRD    $0x02, R11, X10, X10
+	CMPQ       R10, $0x03
+	JBE        scoreRowsI8AVX2_part9
+	MOVBLSX    7(DX), R11
+	VPINSRD    $0x03, R11, X10, X10
+	CMPQ       R10, $0x04
+	JBE        scoreRowsI8AVX2_part9
+	MOVBLSX    8(DX), R11
+	VPINSRD    $0x00, R11, X2, X2
+	CMPQ       R10, $0x05
+	JBE        scoreRowsI8AVX2_part9
+	MOVBLSX    9(DX), R11
+	VPINSRD    $0x01, R11, X2, X2
+	CMPQ       R10, $0x06
+	JBE        scoreRowsI8AVX2_part9
+	MOVBLSX    10(DX), R11
+	VPINSRD    $0x02, R11, X2, X2
+
+scoreRowsI8AVX2_part9:
+	VINSERTI128 $0x01, X2, Y10, Y2
+	VCVTDQ2PS   Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+scoreRowsI8AVX2_rows1_reduce:
+	SUBQ         R9, DX
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMULSS       (DX), X0, X0
+	VMOVSS       X0, (AX)
+	MOVQ         BX, R9
+	ADDQ         R9, DX
+	ADDQ         $0x04, AX
+	SUBQ         $0x01, CX
+	JMP          scoreRowsI8AVX2_rows1
+
+scoreRowsI8AVX2_rows1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsI8AVX2(acc []float32, w []float32, v []int8, stride int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·blendRowsI8AVX2(SB), NOSPLIT, $0-80
+	MOVQ acc_base+0(FP), AX
+	MOVQ acc_len+8(FP), CX
+	MOVQ w_base+24(FP), DX
+	MOVQ w_len+32(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	XORQ R8, R8
+
+blendRowsI8AVX2_cols8:
+	CMPQ    CX, $0x00000040
+	JL      blendRowsI8AVX2_cols8_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y7
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
+
+blendRowsI8AVX2_cols8_row:
+	TESTQ        R11, R11
+	JZ           blendRowsI8AVX2_cols8_end
+	VMOVSS       (R9), X8
+	VMULSS       (R10)(R8*1), X8, X8
+	VBROADCASTSS X8, Y8
+	VPMOVSXBD    4(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVSXBD    12(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    20(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVSXBD    28(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    36(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R10), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          blendRowsI8AVX2_cols8_row
+
+blendRowsI8AVX2_cols8_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000040, R8
+	SUBQ    $0x00000040, CX
+	JMP     blendRowsI8AVX2_cols8
+
+blendRowsI8AVX2_cols8_next:
+blendRowsI8AVX2_cols4:
+	CMPQ    CX, $0x00000020
+	JL      blendRowsI8AVX2_cols4_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
+
+blendRowsI8AVX2_cols4_row:
+	TESTQ        R11, R11
+	JZ           blendRowsI8AVX2_cols4_end
+	VMOVSS       (R9), X4
+	VMULSS       (R10)(R8*1), X4, X4
+	VBROADCASTSS X4, Y4
+	VPMOVSXBD    4(R10), Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VPMOVSXBD    12(R10), Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y5, Y4, Y1
+	VPMOVSXBD    20(R10), Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y5, Y4, Y2
+	VPMOVSXBD    28(R10), Y5
+	VCVTDQ2PS    Y5, Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          blendRowsI8AVX2_cols4_row
+
+blendRowsI8AVX2_cols4_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000020, R8
+	SUBQ    $0x00000020, CX
+	JMP     blendRowsI8AVX2_cols4
+
+blendRowsI8AVX2_cols4_next:
+blendRowsI8AVX2_cols2:
+	CMPQ    CX, $0x00000010
+	JL      blendRowsI8AVX2_cols2_next
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
+
+blendRowsI8AVX2_cols2_row:
+	TESTQ        R11, R11
+	JZ           blendRowsI8AVX2_cols2_end
+	VMOVSS       (R9), X2
+	VMULSS       (R10)(R8*1), X2, X2
+	VBROADCASTSS X2, Y2
+	VPMOVSXBD    4(R10), Y3
+	VCVTDQ2PS    Y3, Y3
+	VFMADD231PS  Y3, Y2, Y0
+	VPMOVSXBD    12(R10), Y3
+	VCVTDQ2PS    Y3, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          blendRowsI8AVX2_cols2_row
+
+blendRowsI8AVX2_cols2_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000010, SI
+	SUBQ    $0x00000010, R8
+	SUBQ    $0x00000010, CX
+	JMP     blendRowsI8AVX2_cols2
+
+blendRowsI8AVX2_cols2_next:
+blendRowsI8AVX2_cols1:
+	CMPQ    CX, $0x00000008
+	JL      blendRowsI8AVX2_cols1_next
+	VMOVUPS (AX), Y0
+	MOVQ    DX, R9
+	MOVQ    SI, R10
+	MOVQ    BX, R11
+
+blendRowsI8AVX2_cols1_row:
+	TESTQ        R11, R11
+	JZ           blendRowsI8AVX2_cols1_end
+	VMOVSS       (R9), X1
+	VMULSS       (R10)(R8*1), X1, X1
+	VBROADCASTSS X1, Y1
+	VPMOVSXBD    4(R10), Y2
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R9
+	ADDQ         DI, R10
+	DECQ         R11
+	JMP          blendRowsI8AVX2_cols1_row
+
+blendRowsI8AVX2_cols1_end:
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000008, SI
+	SUBQ    $0x00000008, R8
+	SUBQ    $0x00000008, CX
+	JMP     blendRowsI8AVX2_cols1
+
+blendRowsI8AVX2_cols1_next:
+	TESTQ      CX, CX
+	JZ         blendRowsI8AVX2_done
+	LEAQ       masktable<>+0(SB), R9
+	MOVQ       $0x00000008, R10
+	SUBQ       CX, R10
+	VMOVDQU    (R9)(R10*4), Y0
+	VMASKMOVPS (AX), Y0, Y1
+	MOVQ       SI, SI
+
+blendRowsI8AVX2_part_row:
+	TESTQ        BX, BX
+	JZ           blendRowsI8AVX2_part_end
+	VMOVSS       (DX), X2
+	VMULSS       (SI)(R8*1), X2, X2
+	VBROADCASTSS X2, Y2
+	VPXOR        X10, X10, X10
+	VPXOR        X3, X3, X3
+	MOVBLSX      4(SI), R9
+	VPINSRD      $0x00, R9, X10, X10
+	CMPQ         CX, $0x01
+	JBE          blendRowsI8AVX2_part1
+	MOVBLSX      5(SI), R9
+	VPINSRD      $0x01, R9, X10, X10
+	CMPQ         CX, $0x02
+	JBE          blendRowsI8AVX2_part1
+	MOVBLSX      6(SI), R9
+	VPINSRD      $0x02, R9, X10, X10
+	CMPQ         CX, $0x03
+	JBE          blendRowsI8AVX2_part1
+	MOVBLSX      7(SI), R9
+	VPINSRD      $0x03, R9, X10, X10
+	CMPQ         CX, $0x04
+	JBE          blendRowsI8AVX2_part1
+	MOVBLSX      8(SI), R9
+	VPINSRD      $0x00, R9, X3, X3
+	CMPQ         CX, $0x05
+	JBE          blendRowsI8AVX2_part1
+	MOVBLSX      9(SI), R9
+	VPINSRD      $0x01, R9, X3, X3
+	CMPQ         CX, $0x06
+	JBE          blendRowsI8AVX2_part1
+	MOVBLSX      10(SI), R9
+	VPINSRD      $0x02, R9, X3, X3
+
+blendRowsI8AVX2_part1:
+	VINSERTI128 $0x01, X3, Y10, Y3
+	VCVTDQ2PS   Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, DX
+	ADDQ        DI, SI
+	DECQ        BX
+	JMP         blendRowsI8AVX2_part_row
+
+blendRowsI8AVX2_part_end:
+	VMASKMOVPS Y1, Y0, (AX)
+
+blendRowsI8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func widenRowsI8AVX2(dst []float32, src []int8, stride int, d int)
+// Requires: AVX, AVX2
+TEXT ·widenRowsI8AVX2(SB), NOSPLIT, $0-64
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), DX
+	MOVQ    stride+48(FP), BX
+	MOVQ    d+56(FP), SI
+	TESTQ   SI, SI
+	JZ      wi8y_done
+	MOVQ    SI, DI
+	ANDQ    $-8, DI
+	MOVQ    SI, R8
+	ANDQ    $0x07, R8
+	LEAQ    masktable<>+0(SB), R9
+	MOVQ    $0x00000008, R10
+	SUBQ    R8, R10
+	VMOVDQU (R9)(R10*4), Y0
+
+wi8y_row:
+	CMPQ         CX, SI
+	JB           wi8y_done
+	VBROADCASTSS (DX), Y1
+	XORQ         R9, R9
+
+wi8y_chunk:
+	CMPQ      R9, DI
+	JAE       wi8y_tail
+	VPMOVSXBD 4(DX)(R9*1), Y2
+	VCVTDQ2PS Y2, Y2
+	VMULPS    Y1, Y2, Y2
+	VMOVUPS   Y2, (AX)(R9*4)
+	ADDQ      $0x08, R9
+	JMP       wi8y_chunk
+
+wi8y_tail:
+	TESTQ   R8, R8
+	JZ      wi8y_next
+	VPXOR   X3, X3, X3
+	VPXOR   X2, X2, X2
+	MOVBLSX 4(DX)(R9*1), R10
+	VPINSRD $0x00, R10, X3, X3
+	CMPQ    R8, $0x01
+	JBE     widenRowsI8AVX2_part1
+	MOVBLSX 5(DX)(R9*1), R10
+	VPINSRD $0x01, R10, X3, X3
+	CMPQ    R8, $0x02
+	JBE     widenRowsI8AVX2_part1
+	MOVBLSX 6(DX)(R9*1), R10
+	VPINSRD $0x02, R10, X3, X3
+	CMPQ    R8, $0x03
+	JBE     widenRowsI8AVX2_part1
+	MOVBLSX 7(DX)(R9*1), R10
+	VPINSRD $0x03, R10, X3, X3
+	CMPQ    R8, $0x04
+	JBE     widenRowsI8AVX2_part1
+	MOVBLSX 8(DX)(R9*1), R10
+	VPINSRD $0x00, R10, X2, X2
+	CMPQ    R8, $0x05
+	JBE     widenRowsI8AVX2_part1
+	MOVBLSX 9(DX)(R9*1), R10
+	VPINSRD $0x01, R10, X2, X2
+	CMPQ    R8, $0x06
+	JBE     widenRowsI8AVX2_part1
+	MOVBLSX 10(DX)(R9*1), R10
+	VPINSRD $0x02, R10, X2, X2
+
+widenRowsI8AVX2_part1:
+	VINSERTI128 $0x01, X2, Y3, Y2
+	VCVTDQ2PS   Y2, Y2
+	VMULPS      Y1, Y2, Y2
+	VMASKMOVPS  Y2, Y0, (AX)(R9*4)
+
+wi8y_next:
+	LEAQ (AX)(SI*4), AX
+	ADDQ BX, DX
+	SUBQ SI, CX
+	JMP  wi8y_row
+
+wi8y_done:
+	VZEROUPPER
+	RET
+
+// func narrowI8AVX2(dst []int8, src []float32)
+// Requires: AVX, AVX2
+TEXT ·narrowI8AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         src_len+32(FP), DX
+	VBROADCASTSS absmask<>+0(SB), Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	XORQ         BX, BX
+
+nqy_max:
+	MOVQ    DX, SI
+	SUBQ    BX, SI
+	CMPQ    SI, $0x08
+	JB      nqy_max_tail
+	VMOVUPS (CX)(BX*4), Y3
+	VSUBPS  Y3, Y3, Y4
+	VADDPS  Y4, Y2, Y2
+	VANDPS  Y0, Y3, Y3
+	VMAXPS  Y3, Y1, Y1
+	ADDQ    $0x08, BX
+	JMP     nqy_max
+
+nqy_max_tail:
+	TESTQ      SI, SI
+	JZ         nqy_reduce
+	LEAQ       masktable<>+0(SB), DI
+	MOVQ       $0x00000008, R8
+	SUBQ       SI, R8
+	VMOVDQU    (DI)(R8*4), Y3
+	VMASKMOVPS (CX)(BX*4), Y3, Y3
+	VSUBPS     Y3, Y3, Y4
+	VADDPS     Y4, Y2, Y2
+	VANDPS     Y0, Y3, Y3
+	VMAXPS     Y3, Y1, Y1
+
+nqy_reduce:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X1
+	VMOVHLPS     X1, X5, X5
+	VMAXPS       X5, X1, X1
+	VMOVSHDUP    X1, X5
+	VMAXPS       X5, X1, X1
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X6, X6
+	VADDPS       X6, X2, X2
+	VMOVSHDUP    X2, X6
+	VADDPS       X6, X2, X2
+	VUCOMISS     X2, X2
+	JP           nqy_nan
+	VXORPS       X0, X0, X0
+	VUCOMISS     X0, X1
+	JE           nqy_zeros
+	VDIVSS       f127<>+0(SB), X1, X0
+	VMOVSS       X0, (AX)
+	VCVTSS2SD    X1, X7, X7
+	VMOVSD       d127<>+0(SB), X0
+	VDIVSD       X7, X0, X0
+	VBROADCASTSD X0, Y0
+	XORQ         BX, BX
+
+nqy_q:
+	MOVQ         DX, SI
+	SUBQ         BX, SI
+	CMPQ         SI, $0x08
+	JB           nqy_q_tail
+	VMOVUPS      (CX)(BX*4), Y1
+	VCVTPS2PD    X1, Y2
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VMULPD       Y0, Y2, Y2
+	VMULPD       Y0, Y1, Y1
+	VCVTPD2DQY   Y2, X2
+	VCVTPD2DQY   Y1, X1
+	VPACKSSDW    X1, X2, X2
+	VPACKSSWB    X2, X2, X2
+	VMOVQ        X2, 4(AX)(BX*1)
+	ADDQ         $0x08, BX
+	JMP          nqy_q
+
+nqy_q_tail:
+	TESTQ        SI, SI
+	JZ           nqy_done
+	LEAQ         masktable<>+0(SB), DX
+	MOVQ         $0x00000008, DI
+	SUBQ         SI, DI
+	VMOVDQU      (DX)(DI*4), Y1
+	VMASKMOVPS   (CX)(BX*4), Y1, Y1
+	VCVTPS2PD    X1, Y2
+	VEXTRACTF128 $0x01, Y1, X1
+	VCVTPS2PD    X1, Y1
+	VMULPD       Y0, Y2, Y2
+	VMULPD       Y0, Y1, Y1
+	VCVTPD2DQY   Y2, X0
+	VCVTPD2DQY   Y1, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKSSWB    X0, X0, X0
+	VMOVQ        X0, CX
+
+nqy_bytes:
+	MOVB CL, 4(AX)(BX*1)
+	SHRQ $0x08, CX
+	INCQ BX
+	DECQ SI
+	JNZ  nqy_bytes
+	JMP  nqy_done
+
+nqy_nan:
+	VMOVSS qnan<>+0(SB), X0
+
+nqy_zeros:
+	VMOVSS X0, (AX)
+	XORQ   BX, BX
+
+nqy_zero:
+	CMPQ BX, DX
+	JAE  nqy_done
+	MOVB $0x00, 4(AX)(BX*1)
+	INCQ BX
+	JMP  nqy_zero
+
+nqy_done:
+	VZEROUPPER
+	RET
+
+// func hadamardRowsAVX2(x []float32, d int, f float32)
+// Requires: AVX, FMA3
+TEXT ·hadamardRowsAVX2(SB), NOSPLIT, $0-36
+	MOVQ         x_base+0(FP), AX
+	MOVQ         x_len+8(FP), CX
+	MOVQ         d+24(FP), DX
+	VBROADCASTSS f+32(FP), Y0
+	MOVQ         DX, BX
+	SHLQ         $0x02, BX
+	MOVQ         DX, SI
+	NEGQ         SI
+	ANDQ         DX, SI
+	SHLQ         $0x02, SI
+
+hry_row:
+	CMPQ CX, DX
+	JB   hry_done
+	MOVQ AX, DI
+	LEAQ (AX)(BX*1), R8
+
+hry_inner:
+	VMOVUPS     (DI), Y1
+	VPERMILPS   $0xb1, Y1, Y2
+	VFMADD132PS hsign1<>+0(SB), Y2, Y1
+	VPERMILPS   $0x4e, Y1, Y2
+	VFMADD132PS hsign2<>+0(SB), Y2, Y1
+	VPERM2F128  $0x01, Y1, Y1, Y2
+	VFMADD132PS hsign4<>+0(SB), Y2, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $0x20, DI
+	CMPQ        DI, R8
+	JB          hry_inner
+	MOVQ        $0x00000020, DI
+
+hry_span:
+	CMPQ DI, SI
+	JAE  hry_scale
+	XORQ R9, R9
+
+hry_pairs:
+	LEAQ (AX)(R9*1), R10
+	LEAQ (R10)(DI*1), R11
+
+hry_pair:
+	VMOVUPS (R10), Y1
+	VMOVUPS (R10)(DI*1), Y2
+	VADDPS  Y2, Y1, Y3
+	VSUBPS  Y2, Y1, Y1
+	VMOVUPS Y3, (R10)
+	VMOVUPS Y1, (R10)(DI*1)
+	ADDQ    $0x20, R10
+	CMPQ    R10, R11
+	JB      hry_pair
+	LEAQ    (R9)(DI*2), R9
+	CMPQ    R9, BX
+	JB      hry_pairs
+	SHLQ    $0x01, DI
+	JMP     hry_span
+
+hry_scale:
+	MOVQ AX, DI
+
+hry_mul:
+	VMULPS  (DI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $0x20, DI
+	CMPQ    DI, R8
+	JB      hry_mul
+	ADDQ    BX, AX
+	SUBQ    DX, CX
+	JMP     hry_row
+
+hry_done:
+	VZEROUPPER
+	RET
+
 // func maxAVX2(x []float32) float32
 // Requires: AVX, SSE
 TEXT ·maxAVX2(SB), NOSPLIT, $0-28

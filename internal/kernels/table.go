@@ -230,14 +230,14 @@ var All = []Kernel{
 			"are k[i*stride:i*stride+4] (a row of an int8 cache: its scale, then its elements): scoreRows over int8 key rows, each element " +
 			"exact in float32, the scale applied once to each row's sum.",
 		Split: &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "blendRowsI8", Params: "acc, w []float32, v []int8, stride int",
 		Doc: "sets acc[j] += Σ_i (w[i]·s_i)*v[i*stride+4+j] for i < len(w), j < len(acc), s_i row i's scale as in scoreRowsI8: " +
 			"blendRows over int8 value rows, each weight multiplied by its row's scale once.",
 		Split: &Split{N: "len(w)", Per: "rowsPerCall(len(acc))", Args: "acc, w[lo:hi], v[lo*stride:], stride"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "scoreRowsMultiI8", Params: "dst []float32, k []int8, stride int, q []float32, rows int",
@@ -260,20 +260,20 @@ var All = []Kernel{
 		Name: "widenRowsI8", Params: "dst []float32, src []int8, stride int, d int",
 		Doc: "sets dst[i*d+j] = s_i·src[i*stride+4+j] for i < len(dst)/d, j < d, s_i row i's scale as in scoreRowsI8: " +
 			"the int8 rows dequantised, packed.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "narrowI8", Params: "dst []int8, src []float32",
 		Doc: "stores src as one int8 row at dst[:4+len(src)]: its scale s = m/127 in float32, m = max |src[j]|, as four little-endian " +
 			"bytes, then each src[j] as round-half-even(127·src[j]/m), computed in float64 (at most 127 in magnitude). A row of zeros " +
 			"stores s = 0 and zeros; a row with a NaN or an infinity stores s = NaN and zeros.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "hadamardRows", Params: "x []float32, d int, f float32",
 		Doc: "is hadamard(x, d, 1) for d a multiple of 16 whose block b = d&-d is at least 16, f being float32(1/√b): " +
 			"every whole row of d floats of x rotated, the same bits.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 	},
 	{
 		Name: "hadamard", Params: "x []float32, d, lanes int",
