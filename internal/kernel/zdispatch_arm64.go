@@ -491,14 +491,56 @@ func BlendRowsMulti8BF16(acc, w []float32, v []uint16, stride int, rows int, nex
 // elements): scoreRows over int8 key rows, each element exact in float32,
 // the scale applied once to each row's sum.
 func ScoreRowsI8(dst []float32, k []int8, stride int, q []float32) {
-	scoreRowsI8Generic(dst, k, stride, q)
+	if len(dst) <= rowsPerCall(len(q)) {
+		switch active {
+		case ImplNEON:
+			scoreRowsI8NEON(dst, k, stride, q)
+			return
+		}
+	}
+	scoreRowsI8Split(dst, k, stride, q)
+}
+
+// scoreRowsI8Split is ScoreRowsI8 on the generic path, and otherwise
+// ScoreRowsI8 cut into calls within one call's budget.
+func scoreRowsI8Split(dst []float32, k []int8, stride int, q []float32) {
+	if active != ImplNEON {
+		scoreRowsI8Generic(dst, k, stride, q)
+		return
+	}
+	n, per := len(dst), rowsPerCall(len(q))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		ScoreRowsI8(dst[lo:hi], k[lo*stride:], stride, q)
+	}
 }
 
 // BlendRowsI8 sets acc[j] += Σ_i (w[i]·s_i)*v[i*stride+4+j] for i <
 // len(w), j < len(acc), s_i row i's scale as in scoreRowsI8: blendRows over
 // int8 value rows, each weight multiplied by its row's scale once.
 func BlendRowsI8(acc, w []float32, v []int8, stride int) {
-	blendRowsI8Generic(acc, w, v, stride)
+	if len(w) <= rowsPerCall(len(acc)) {
+		switch active {
+		case ImplNEON:
+			blendRowsI8NEON(acc, w, v, stride)
+			return
+		}
+	}
+	blendRowsI8Split(acc, w, v, stride)
+}
+
+// blendRowsI8Split is BlendRowsI8 on the generic path, and otherwise
+// BlendRowsI8 cut into calls within one call's budget.
+func blendRowsI8Split(acc, w []float32, v []int8, stride int) {
+	if active != ImplNEON {
+		blendRowsI8Generic(acc, w, v, stride)
+		return
+	}
+	n, per := len(w), rowsPerCall(len(acc))
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		BlendRowsI8(acc, w[lo:hi], v[lo*stride:], stride)
+	}
 }
 
 // ScoreRowsMultiI8 sets dst[r*n+j] for r < rows, j < n = len(dst)/rows to

@@ -81,6 +81,22 @@ func narrowF16NEON(dst []uint16, src []float32)
 //go:noescape
 func narrowBF16NEON(dst []uint16, src []float32)
 
+// scoreRowsI8NEON sets dst[i] = s_i·Σ_j k[i*stride+4+j]*q[j] for i <
+// len(dst), j < len(q), where s_i is the float32 whose little-endian bytes
+// are k[i*stride:i*stride+4] (a row of an int8 cache: its scale, then its
+// elements): scoreRows over int8 key rows, each element exact in float32,
+// the scale applied once to each row's sum.
+//
+//go:noescape
+func scoreRowsI8NEON(dst []float32, k []int8, stride int, q []float32)
+
+// blendRowsI8NEON sets acc[j] += Σ_i (w[i]·s_i)*v[i*stride+4+j] for i <
+// len(w), j < len(acc), s_i row i's scale as in scoreRowsI8: blendRows over
+// int8 value rows, each weight multiplied by its row's scale once.
+//
+//go:noescape
+func blendRowsI8NEON(acc, w []float32, v []int8, stride int)
+
 // maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
 //go:noescape

@@ -1390,6 +1390,524 @@ narrowBF16NEON_sloop158:
 narrowBF16NEON_done159:
 	RET
 
+// func scoreRowsI8NEON(dst []float32, k []int8, stride int, q []float32)
+TEXT ·scoreRowsI8NEON(SB), NOSPLIT, $0-80
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD k_base+24(FP), R2
+	MOVD stride+48(FP), R3
+	MOVD q_base+56(FP), R4
+	MOVD q_len+64(FP), R5
+	AND $7, R5, R6
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	CBZ R6, scoreRowsI8NEON_noqt160
+	SUB R6, R5, R7
+	ADD R7<<2, R4, R9
+	VLD1 (R9), V18.S[0]
+	ADD $4, R9, R9
+	CMP $2, R6
+	BLT scoreRowsI8NEON_noqt160
+	VLD1 (R9), V18.S[1]
+	ADD $4, R9, R9
+	CMP $3, R6
+	BLT scoreRowsI8NEON_noqt160
+	VLD1 (R9), V18.S[2]
+	ADD $4, R9, R9
+	CMP $4, R6
+	BLT scoreRowsI8NEON_noqt160
+	VLD1 (R9), V18.S[3]
+	ADD $4, R9, R9
+	CMP $5, R6
+	BLT scoreRowsI8NEON_noqt160
+	VLD1 (R9), V19.S[0]
+	ADD $4, R9, R9
+	CMP $6, R6
+	BLT scoreRowsI8NEON_noqt160
+	VLD1 (R9), V19.S[1]
+	ADD $4, R9, R9
+	CMP $7, R6
+	BLT scoreRowsI8NEON_noqt160
+	VLD1 (R9), V19.S[2]
+	ADD $4, R9, R9
+scoreRowsI8NEON_noqt160:
+scoreRowsI8NEON_rows161:
+	CMP $4, R1
+	BLT scoreRowsI8NEON_next162
+	ADD $4, R2, R10
+	ADD R3, R10, R11
+	ADD R3, R11, R12
+	ADD R3, R12, R13
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R4, R9
+scoreRowsI8NEON_c8163:
+	LSR $3, R5, R8
+	CBZ R8, scoreRowsI8NEON_tail165
+scoreRowsI8NEON_c8loop164:
+	VLD1.P 32(R9), [V16.S4, V17.S4]
+	VLD1.P 8(R10), [V24.B8]
+	VLD1.P 8(R11), [V25.B8]
+	VLD1.P 8(R12), [V26.B8]
+	VLD1.P 8(R13), [V27.B8]
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a708 // sxtl v8.4s, v24.4h
+	WORD $0x4f10a709 // sxtl2 v9.4s, v24.8h
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
+	WORD $0x0f10a72a // sxtl v10.4s, v25.4h
+	WORD $0x4f10a72b // sxtl2 v11.4s, v25.8h
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x0f08a75a // sxtl v26.8h, v26.8b
+	WORD $0x0f10a74c // sxtl v12.4s, v26.4h
+	WORD $0x4f10a74d // sxtl2 v13.4s, v26.8h
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x0f08a77b // sxtl v27.8h, v27.8b
+	WORD $0x0f10a76e // sxtl v14.4s, v27.4h
+	WORD $0x4f10a76f // sxtl2 v15.4s, v27.8h
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	VFMLA V16.S4, V8.S4, V0.S4
+	VFMLA V17.S4, V9.S4, V1.S4
+	VFMLA V16.S4, V10.S4, V2.S4
+	VFMLA V17.S4, V11.S4, V3.S4
+	VFMLA V16.S4, V12.S4, V4.S4
+	VFMLA V17.S4, V13.S4, V5.S4
+	VFMLA V16.S4, V14.S4, V6.S4
+	VFMLA V17.S4, V15.S4, V7.S4
+	SUB $1, R8, R8
+	CBNZ R8, scoreRowsI8NEON_c8loop164
+scoreRowsI8NEON_tail165:
+	CBZ R6, scoreRowsI8NEON_reduce166
+	VEOR V24.B16, V24.B16, V24.B16
+	VLD1 (R10), V24.B[0]
+	CMP $2, R6
+	BLT scoreRowsI8NEON_p8167
+	ADD $1, R10, R7
+	VLD1 (R7), V24.B[1]
+	CMP $3, R6
+	BLT scoreRowsI8NEON_p8167
+	ADD $2, R10, R7
+	VLD1 (R7), V24.B[2]
+	CMP $4, R6
+	BLT scoreRowsI8NEON_p8167
+	ADD $3, R10, R7
+	VLD1 (R7), V24.B[3]
+	CMP $5, R6
+	BLT scoreRowsI8NEON_p8167
+	ADD $4, R10, R7
+	VLD1 (R7), V24.B[4]
+	CMP $6, R6
+	BLT scoreRowsI8NEON_p8167
+	ADD $5, R10, R7
+	VLD1 (R7), V24.B[5]
+	CMP $7, R6
+	BLT scoreRowsI8NEON_p8167
+	ADD $6, R10, R7
+	VLD1 (R7), V24.B[6]
+scoreRowsI8NEON_p8167:
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a708 // sxtl v8.4s, v24.4h
+	WORD $0x4f10a709 // sxtl2 v9.4s, v24.8h
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VFMLA V18.S4, V8.S4, V0.S4
+	VFMLA V19.S4, V9.S4, V1.S4
+	VEOR V24.B16, V24.B16, V24.B16
+	VLD1 (R11), V24.B[0]
+	CMP $2, R6
+	BLT scoreRowsI8NEON_p8168
+	ADD $1, R11, R7
+	VLD1 (R7), V24.B[1]
+	CMP $3, R6
+	BLT scoreRowsI8NEON_p8168
+	ADD $2, R11, R7
+	VLD1 (R7), V24.B[2]
+	CMP $4, R6
+	BLT scoreRowsI8NEON_p8168
+	ADD $3, R11, R7
+	VLD1 (R7), V24.B[3]
+	CMP $5, R6
+	BLT scoreRowsI8NEON_p8168
+	ADD $4, R11, R7
+	VLD1 (R7), V24.B[4]
+	CMP $6, R6
+	BLT scoreRowsI8NEON_p8168
+	ADD $5, R11, R7
+	VLD1 (R7), V24.B[5]
+	CMP $7, R6
+	BLT scoreRowsI8NEON_p8168
+	ADD $6, R11, R7
+	VLD1 (R7), V24.B[6]
+scoreRowsI8NEON_p8168:
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a708 // sxtl v8.4s, v24.4h
+	WORD $0x4f10a709 // sxtl2 v9.4s, v24.8h
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VFMLA V18.S4, V8.S4, V2.S4
+	VFMLA V19.S4, V9.S4, V3.S4
+	VEOR V24.B16, V24.B16, V24.B16
+	VLD1 (R12), V24.B[0]
+	CMP $2, R6
+	BLT scoreRowsI8NEON_p8169
+	ADD $1, R12, R7
+	VLD1 (R7), V24.B[1]
+	CMP $3, R6
+	BLT scoreRowsI8NEON_p8169
+	ADD $2, R12, R7
+	VLD1 (R7), V24.B[2]
+	CMP $4, R6
+	BLT scoreRowsI8NEON_p8169
+	ADD $3, R12, R7
+	VLD1 (R7), V24.B[3]
+	CMP $5, R6
+	BLT scoreRowsI8NEON_p8169
+	ADD $4, R12, R7
+	VLD1 (R7), V24.B[4]
+	CMP $6, R6
+	BLT scoreRowsI8NEON_p8169
+	ADD $5, R12, R7
+	VLD1 (R7), V24.B[5]
+	CMP $7, R6
+	BLT scoreRowsI8NEON_p8169
+	ADD $6, R12, R7
+	VLD1 (R7), V24.B[6]
+scoreRowsI8NEON_p8169:
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a708 // sxtl v8.4s, v24.4h
+	WORD $0x4f10a709 // sxtl2 v9.4s, v24.8h
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VFMLA V18.S4, V8.S4, V4.S4
+	VFMLA V19.S4, V9.S4, V5.S4
+	VEOR V24.B16, V24.B16, V24.B16
+	VLD1 (R13), V24.B[0]
+	CMP $2, R6
+	BLT scoreRowsI8NEON_p8170
+	ADD $1, R13, R7
+	VLD1 (R7), V24.B[1]
+	CMP $3, R6
+	BLT scoreRowsI8NEON_p8170
+	ADD $2, R13, R7
+	VLD1 (R7), V24.B[2]
+	CMP $4, R6
+	BLT scoreRowsI8NEON_p8170
+	ADD $3, R13, R7
+	VLD1 (R7), V24.B[3]
+	CMP $5, R6
+	BLT scoreRowsI8NEON_p8170
+	ADD $4, R13, R7
+	VLD1 (R7), V24.B[4]
+	CMP $6, R6
+	BLT scoreRowsI8NEON_p8170
+	ADD $5, R13, R7
+	VLD1 (R7), V24.B[5]
+	CMP $7, R6
+	BLT scoreRowsI8NEON_p8170
+	ADD $6, R13, R7
+	VLD1 (R7), V24.B[6]
+scoreRowsI8NEON_p8170:
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a708 // sxtl v8.4s, v24.4h
+	WORD $0x4f10a709 // sxtl2 v9.4s, v24.8h
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VFMLA V18.S4, V8.S4, V6.S4
+	VFMLA V19.S4, V9.S4, V7.S4
+scoreRowsI8NEON_reduce166:
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	WORD $0x4e25d484 // fadd v4.4s, v4.4s, v5.4s
+	WORD $0x4e27d4c6 // fadd v6.4s, v6.4s, v7.4s
+	WORD $0x6e22d400 // faddp v0.4s, v0.4s, v2.4s
+	WORD $0x6e26d484 // faddp v4.4s, v4.4s, v6.4s
+	WORD $0x6e24d400 // faddp v0.4s, v0.4s, v4.4s
+	MOVD R2, R7
+	VLD1 (R7), V20.S[0]
+	ADD R3, R7, R7
+	VLD1 (R7), V20.S[1]
+	ADD R3, R7, R7
+	VLD1 (R7), V20.S[2]
+	ADD R3, R7, R7
+	VLD1 (R7), V20.S[3]
+	ADD R3, R7, R7
+	WORD $0x6e34dc00 // fmul v0.4s, v0.4s, v20.4s
+	VST1.P [V0.S4], 16(R0)
+	MOVD $4, R7
+	MUL R3, R7, R7
+	ADD R7, R2, R2
+	SUB $4, R1, R1
+	B scoreRowsI8NEON_rows161
+scoreRowsI8NEON_next162:
+scoreRowsI8NEON_rows171:
+	CMP $1, R1
+	BLT scoreRowsI8NEON_next172
+	ADD $4, R2, R10
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R4, R9
+scoreRowsI8NEON_c8173:
+	LSR $3, R5, R8
+	CBZ R8, scoreRowsI8NEON_tail175
+scoreRowsI8NEON_c8loop174:
+	VLD1.P 32(R9), [V16.S4, V17.S4]
+	VLD1.P 8(R10), [V24.B8]
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a708 // sxtl v8.4s, v24.4h
+	WORD $0x4f10a709 // sxtl2 v9.4s, v24.8h
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VFMLA V16.S4, V8.S4, V0.S4
+	VFMLA V17.S4, V9.S4, V1.S4
+	SUB $1, R8, R8
+	CBNZ R8, scoreRowsI8NEON_c8loop174
+scoreRowsI8NEON_tail175:
+	CBZ R6, scoreRowsI8NEON_reduce176
+	VEOR V24.B16, V24.B16, V24.B16
+	VLD1 (R10), V24.B[0]
+	CMP $2, R6
+	BLT scoreRowsI8NEON_p8177
+	ADD $1, R10, R7
+	VLD1 (R7), V24.B[1]
+	CMP $3, R6
+	BLT scoreRowsI8NEON_p8177
+	ADD $2, R10, R7
+	VLD1 (R7), V24.B[2]
+	CMP $4, R6
+	BLT scoreRowsI8NEON_p8177
+	ADD $3, R10, R7
+	VLD1 (R7), V24.B[3]
+	CMP $5, R6
+	BLT scoreRowsI8NEON_p8177
+	ADD $4, R10, R7
+	VLD1 (R7), V24.B[4]
+	CMP $6, R6
+	BLT scoreRowsI8NEON_p8177
+	ADD $5, R10, R7
+	VLD1 (R7), V24.B[5]
+	CMP $7, R6
+	BLT scoreRowsI8NEON_p8177
+	ADD $6, R10, R7
+	VLD1 (R7), V24.B[6]
+scoreRowsI8NEON_p8177:
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a708 // sxtl v8.4s, v24.4h
+	WORD $0x4f10a709 // sxtl2 v9.4s, v24.8h
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	VFMLA V18.S4, V8.S4, V0.S4
+	VFMLA V19.S4, V9.S4, V1.S4
+scoreRowsI8NEON_reduce176:
+	WORD $0x4e21d400 // fadd v0.4s, v0.4s, v1.4s
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x7e30d800 // faddp s0, v0.2s
+	FMOVS (R2), F20
+	FMULS F20, F0, F0
+	FMOVS.P F0, 4(R0)
+	MOVD $1, R7
+	MUL R3, R7, R7
+	ADD R7, R2, R2
+	SUB $1, R1, R1
+	B scoreRowsI8NEON_rows171
+scoreRowsI8NEON_next172:
+	RET
+
+// func blendRowsI8NEON(acc, w []float32, v []int8, stride int)
+TEXT ·blendRowsI8NEON(SB), NOSPLIT, $0-80
+	MOVD acc_base+0(FP), R0
+	MOVD acc_len+8(FP), R1
+	MOVD w_base+24(FP), R2
+	MOVD w_len+32(FP), R3
+	MOVD v_base+48(FP), R4
+	MOVD stride+72(FP), R5
+	MOVD $4, R10
+blendRowsI8NEON_chunk178:
+	CMP $32, R1
+	BLT blendRowsI8NEON_next179
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	ADD $64, R0, R9
+	VLD1 (R9), [V4.S4, V5.S4, V6.S4, V7.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsI8NEON_row180:
+	CBZ R8, blendRowsI8NEON_store181
+	FMOVS.P 4(R6), F30
+	FMOVS (R7), F29
+	FMULS F29, F30, F30
+	VDUP V30.S[0], V31.S4
+	ADD R10, R7, R9
+	VLD1 (R9), [V24.B16, V25.B16]
+	WORD $0x0f08a71a // sxtl v26.8h, v24.8b
+	WORD $0x4f08a71b // sxtl2 v27.8h, v24.16b
+	WORD $0x0f10a750 // sxtl v16.4s, v26.4h
+	WORD $0x4f10a751 // sxtl2 v17.4s, v26.8h
+	WORD $0x0f10a772 // sxtl v18.4s, v27.4h
+	WORD $0x4f10a773 // sxtl2 v19.4s, v27.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x0f08a73a // sxtl v26.8h, v25.8b
+	WORD $0x4f08a73b // sxtl2 v27.8h, v25.16b
+	WORD $0x0f10a754 // sxtl v20.4s, v26.4h
+	WORD $0x4f10a755 // sxtl2 v21.4s, v26.8h
+	WORD $0x0f10a776 // sxtl v22.4s, v27.4h
+	WORD $0x4f10a777 // sxtl2 v23.4s, v27.8h
+	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
+	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
+	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
+	WORD $0x4e21daf7 // scvtf v23.4s, v23.4s
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	VFMLA V31.S4, V18.S4, V2.S4
+	VFMLA V31.S4, V19.S4, V3.S4
+	VFMLA V31.S4, V20.S4, V4.S4
+	VFMLA V31.S4, V21.S4, V5.S4
+	VFMLA V31.S4, V22.S4, V6.S4
+	VFMLA V31.S4, V23.S4, V7.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsI8NEON_row180
+blendRowsI8NEON_store181:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
+	ADD $32, R10, R10
+	SUB $32, R1, R1
+	B blendRowsI8NEON_chunk178
+blendRowsI8NEON_next179:
+blendRowsI8NEON_chunk182:
+	CMP $16, R1
+	BLT blendRowsI8NEON_next183
+	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsI8NEON_row184:
+	CBZ R8, blendRowsI8NEON_store185
+	FMOVS.P 4(R6), F30
+	FMOVS (R7), F29
+	FMULS F29, F30, F30
+	VDUP V30.S[0], V31.S4
+	ADD R10, R7, R9
+	VLD1 (R9), [V24.B16]
+	WORD $0x0f08a71a // sxtl v26.8h, v24.8b
+	WORD $0x4f08a71b // sxtl2 v27.8h, v24.16b
+	WORD $0x0f10a750 // sxtl v16.4s, v26.4h
+	WORD $0x4f10a751 // sxtl2 v17.4s, v26.8h
+	WORD $0x0f10a772 // sxtl v18.4s, v27.4h
+	WORD $0x4f10a773 // sxtl2 v19.4s, v27.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	VFMLA V31.S4, V18.S4, V2.S4
+	VFMLA V31.S4, V19.S4, V3.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsI8NEON_row184
+blendRowsI8NEON_store185:
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
+	ADD $16, R10, R10
+	SUB $16, R1, R1
+	B blendRowsI8NEON_chunk182
+blendRowsI8NEON_next183:
+blendRowsI8NEON_chunk186:
+	CMP $8, R1
+	BLT blendRowsI8NEON_next187
+	VLD1 (R0), [V0.S4, V1.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsI8NEON_row188:
+	CBZ R8, blendRowsI8NEON_store189
+	FMOVS.P 4(R6), F30
+	FMOVS (R7), F29
+	FMULS F29, F30, F30
+	VDUP V30.S[0], V31.S4
+	ADD R10, R7, R9
+	VLD1 (R9), [V24.B8]
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a710 // sxtl v16.4s, v24.4h
+	WORD $0x4f10a711 // sxtl2 v17.4s, v24.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	VFMLA V31.S4, V16.S4, V0.S4
+	VFMLA V31.S4, V17.S4, V1.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsI8NEON_row188
+blendRowsI8NEON_store189:
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	ADD $8, R10, R10
+	SUB $8, R1, R1
+	B blendRowsI8NEON_chunk186
+blendRowsI8NEON_next187:
+blendRowsI8NEON_chunk190:
+	CMP $4, R1
+	BLT blendRowsI8NEON_next191
+	VLD1 (R0), [V0.S4]
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsI8NEON_row192:
+	CBZ R8, blendRowsI8NEON_store193
+	FMOVS.P 4(R6), F30
+	FMOVS (R7), F29
+	FMULS F29, F30, F30
+	VDUP V30.S[0], V31.S4
+	ADD R10, R7, R9
+	VLD1 (R9), V24.S[0]
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a710 // sxtl v16.4s, v24.4h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	VFMLA V31.S4, V16.S4, V0.S4
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsI8NEON_row192
+blendRowsI8NEON_store193:
+	VST1.P [V0.S4], 16(R0)
+	ADD $4, R10, R10
+	SUB $4, R1, R1
+	B blendRowsI8NEON_chunk190
+blendRowsI8NEON_next191:
+blendRowsI8NEON_col194:
+	CBZ R1, blendRowsI8NEON_done197
+	FMOVS (R0), F0
+	MOVD R2, R6
+	MOVD R4, R7
+	MOVD R3, R8
+blendRowsI8NEON_colrow195:
+	CBZ R8, blendRowsI8NEON_colstore196
+	FMOVS.P 4(R6), F1
+	FMOVS (R7), F3
+	FMULS F3, F1, F1
+	MOVB (R7)(R10), R9
+	SCVTFWS R9, F2
+	FMADDS F2, F0, F1, F0
+	ADD R5, R7, R7
+	SUB $1, R8, R8
+	B blendRowsI8NEON_colrow195
+blendRowsI8NEON_colstore196:
+	FMOVS.P F0, 4(R0)
+	ADD $1, R10, R10
+	SUB $1, R1, R1
+	B blendRowsI8NEON_col194
+blendRowsI8NEON_done197:
+	RET
+
 // func maxNEON(x []float32) float32
 TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
@@ -1400,37 +1918,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec161
-maxNEON_loop160:
+	CBZ R2, maxNEON_vec199
+maxNEON_loop198:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop160
-maxNEON_vec161:
+	CBNZ R2, maxNEON_loop198
+maxNEON_vec199:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar163
-maxNEON_vloop162:
+	CBZ R2, maxNEON_scalar201
+maxNEON_vloop200:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop162
-maxNEON_scalar163:
+	CBNZ R2, maxNEON_vloop200
+maxNEON_scalar201:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done165
-maxNEON_sloop164:
+	CBZ R2, maxNEON_done203
+maxNEON_sloop202:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop164
-maxNEON_done165:
+	CBNZ R2, maxNEON_sloop202
+maxNEON_done203:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -1441,8 +1959,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec167
-scaleNEON_loop166:
+	CBZ R2, scaleNEON_vec205
+scaleNEON_loop204:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -1451,26 +1969,26 @@ scaleNEON_loop166:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop166
-scaleNEON_vec167:
+	CBNZ R2, scaleNEON_loop204
+scaleNEON_vec205:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar169
-scaleNEON_vloop168:
+	CBZ R2, scaleNEON_scalar207
+scaleNEON_vloop206:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop168
-scaleNEON_scalar169:
+	CBNZ R2, scaleNEON_vloop206
+scaleNEON_scalar207:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done171
-scaleNEON_sloop170:
+	CBZ R2, scaleNEON_done209
+scaleNEON_sloop208:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop170
-scaleNEON_done171:
+	CBNZ R2, scaleNEON_sloop208
+scaleNEON_done209:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -1492,8 +2010,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next173
-expNEON_loop172:
+	CBZ R3, expNEON_next211
+expNEON_loop210:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -1586,7 +2104,7 @@ expNEON_loop172:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok174
+	BLS expNEON_ok212
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -1759,15 +2277,15 @@ expNEON_loop172:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok174:
+expNEON_ok212:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop172
-expNEON_next173:
+	CBNZ R3, expNEON_loop210
+expNEON_next211:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next176
-expNEON_loop175:
+	CBZ R3, expNEON_next214
+expNEON_loop213:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -1794,7 +2312,7 @@ expNEON_loop175:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok177
+	BLS expNEON_ok215
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -1838,25 +2356,25 @@ expNEON_loop175:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok177:
+expNEON_ok215:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop175
-expNEON_next176:
+	CBNZ R3, expNEON_loop213
+expNEON_next214:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done178
+	CBZ R5, expNEON_done216
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll179
+	BLT expNEON_ll217
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll179
+	BLT expNEON_ll217
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll179:
+expNEON_ll217:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -1882,18 +2400,18 @@ expNEON_ll179:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok180
+	BLS expNEON_ok218
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll181
+	BLT expNEON_ll219
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll181
+	BLT expNEON_ll219
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll181:
+expNEON_ll219:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -1935,18 +2453,18 @@ expNEON_ll181:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok180:
+expNEON_ok218:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls182
+	BLT expNEON_ls220
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls182
+	BLT expNEON_ls220
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls182:
-expNEON_done178:
+expNEON_ls220:
+expNEON_done216:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -1971,8 +2489,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next184
-expSumNEON_loop183:
+	CBZ R3, expSumNEON_next222
+expSumNEON_loop221:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -2069,7 +2587,7 @@ expSumNEON_loop183:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok185
+	BLS expSumNEON_ok223
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2246,7 +2764,7 @@ expSumNEON_loop183:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok185:
+expSumNEON_ok223:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -2254,11 +2772,11 @@ expSumNEON_ok185:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop183
-expSumNEON_next184:
+	CBNZ R3, expSumNEON_loop221
+expSumNEON_next222:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next187
-expSumNEON_loop186:
+	CBZ R3, expSumNEON_next225
+expSumNEON_loop224:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -2286,7 +2804,7 @@ expSumNEON_loop186:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok188
+	BLS expSumNEON_ok226
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2331,26 +2849,26 @@ expSumNEON_loop186:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok188:
+expSumNEON_ok226:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop186
-expSumNEON_next187:
+	CBNZ R3, expSumNEON_loop224
+expSumNEON_next225:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done189
+	CBZ R5, expSumNEON_done227
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll190
+	BLT expSumNEON_ll228
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll190
+	BLT expSumNEON_ll228
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll190:
+expSumNEON_ll228:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2382,18 +2900,18 @@ expSumNEON_ll190:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok191
+	BLS expSumNEON_ok229
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll192
+	BLT expSumNEON_ll230
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll192
+	BLT expSumNEON_ll230
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll192:
+expSumNEON_ll230:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2441,24 +2959,24 @@ expSumNEON_ll192:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok191:
+expSumNEON_ok229:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls193
+	BLT expSumNEON_ls231
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls193
+	BLT expSumNEON_ls231
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls193:
+expSumNEON_ls231:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done189:
+expSumNEON_done227:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
@@ -2475,9 +2993,9 @@ TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
 	MOVD k_base+48(FP), R4
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
-blockScoresNEON_keys194:
+blockScoresNEON_keys232:
 	CMP $4, R1
-	BLT blockScoresNEON_next195
+	BLT blockScoresNEON_next233
 	MOVD R4, R8
 	ADD R5, R8, R9
 	ADD R5, R9, R10
@@ -2499,9 +3017,9 @@ blockScoresNEON_keys194:
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store197
+	CBZ R3, blockScoresNEON_store235
 	MOVD R3, R6
-blockScoresNEON_dim196:
+blockScoresNEON_dim234:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VLD1R.P 4(R9), [V21.S4]
@@ -2524,8 +3042,8 @@ blockScoresNEON_dim196:
 	VFMLA V23.S4, V18.S4, V14.S4
 	VFMLA V23.S4, V19.S4, V15.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim196
-blockScoresNEON_store197:
+	CBNZ R6, blockScoresNEON_dim234
+blockScoresNEON_store235:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
@@ -2534,20 +3052,20 @@ blockScoresNEON_store197:
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $4, R1, R1
-	B blockScoresNEON_keys194
-blockScoresNEON_next195:
-blockScoresNEON_keys198:
+	B blockScoresNEON_keys232
+blockScoresNEON_next233:
+blockScoresNEON_keys236:
 	CMP $1, R1
-	BLT blockScoresNEON_next199
+	BLT blockScoresNEON_next237
 	MOVD R4, R8
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store201
+	CBZ R3, blockScoresNEON_store239
 	MOVD R3, R6
-blockScoresNEON_dim200:
+blockScoresNEON_dim238:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -2555,15 +3073,15 @@ blockScoresNEON_dim200:
 	VFMLA V20.S4, V18.S4, V2.S4
 	VFMLA V20.S4, V19.S4, V3.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim200
-blockScoresNEON_store201:
+	CBNZ R6, blockScoresNEON_dim238
+blockScoresNEON_store239:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	MOVD $1, R12
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $1, R1, R1
-	B blockScoresNEON_keys198
-blockScoresNEON_next199:
+	B blockScoresNEON_keys236
+blockScoresNEON_next237:
 	RET
 
 // func blockMaxNEON(st, ml []float32)
@@ -2573,8 +3091,8 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	LSR $4, R1, R1
 	MOVD ml_base+24(FP), R2
 	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone203
-blockMaxNEON_max202:
+	CBZ R1, blockMaxNEON_maxdone241
+blockMaxNEON_max240:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
 	VBIT V8.B16, V4.B16, V0.B16
@@ -2585,8 +3103,8 @@ blockMaxNEON_max202:
 	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
 	VBIT V11.B16, V7.B16, V3.B16
 	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max202
-blockMaxNEON_maxdone203:
+	CBNZ R1, blockMaxNEON_max240
+blockMaxNEON_maxdone241:
 	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
 	MOVW $0xff800000, R3
@@ -2814,8 +3332,8 @@ TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done205
-blockExpSumNEON_row204:
+	CBZ R1, blockExpSumNEON_done243
+blockExpSumNEON_row242:
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
@@ -2913,7 +3431,7 @@ blockExpSumNEON_row204:
 	VMOV V31.S[0], R3
 	MOVW $0x42ad0000, R16
 	CMPW R16, R3
-	BLS blockExpSumNEON_ok206
+	BLS blockExpSumNEON_ok244
 	ADD $0, R0, R6
 	VLD1 (R6), [V0.S4]
 	ADD $0, R4, R6
@@ -3098,7 +3616,7 @@ blockExpSumNEON_row204:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok206:
+blockExpSumNEON_ok244:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
@@ -3107,8 +3625,8 @@ blockExpSumNEON_ok206:
 	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
 	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
 	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row204
-blockExpSumNEON_done205:
+	CBNZ R1, blockExpSumNEON_row242
+blockExpSumNEON_done243:
 	RET
 
 // func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
@@ -3124,19 +3642,19 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
 	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc207
+	CBZ R10, blockBlendNEON_noc245
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec208
-blockBlendNEON_noc207:
+	B blockBlendNEON_havec246
+blockBlendNEON_noc245:
 	MOVW $0x3f800000, R10
 	VDUP R10, V24.S4
 	VDUP R10, V25.S4
 	VDUP R10, V26.S4
 	VDUP R10, V27.S4
-blockBlendNEON_havec208:
-blockBlendNEON_cols209:
+blockBlendNEON_havec246:
+blockBlendNEON_cols247:
 	CMP $4, R1
-	BLT blockBlendNEON_next210
+	BLT blockBlendNEON_next248
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -3160,9 +3678,9 @@ blockBlendNEON_cols209:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store212
+	CBZ R3, blockBlendNEON_store250
 	MOVD R3, R7
-blockBlendNEON_key211:
+blockBlendNEON_key249:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -3189,19 +3707,19 @@ blockBlendNEON_key211:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key211
-blockBlendNEON_store212:
+	CBNZ R7, blockBlendNEON_key249
+blockBlendNEON_store250:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols209
-blockBlendNEON_next210:
-blockBlendNEON_cols213:
+	B blockBlendNEON_cols247
+blockBlendNEON_next248:
+blockBlendNEON_cols251:
 	CMP $1, R1
-	BLT blockBlendNEON_next214
+	BLT blockBlendNEON_next252
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -3210,9 +3728,9 @@ blockBlendNEON_cols213:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store216
+	CBZ R3, blockBlendNEON_store254
 	MOVD R3, R7
-blockBlendNEON_key215:
+blockBlendNEON_key253:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3221,11 +3739,11 @@ blockBlendNEON_key215:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key215
-blockBlendNEON_store216:
+	CBNZ R7, blockBlendNEON_key253
+blockBlendNEON_store254:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols213
-blockBlendNEON_next214:
+	B blockBlendNEON_cols251
+blockBlendNEON_next252:
 	RET

@@ -230,14 +230,14 @@ var All = []Kernel{
 			"are k[i*stride:i*stride+4] (a row of an int8 cache: its scale, then its elements): scoreRows over int8 key rows, each element " +
 			"exact in float32, the scale applied once to each row's sum.",
 		Split: &Split{N: "len(dst)", Per: "rowsPerCall(len(q))", Args: "dst[lo:hi], k[lo*stride:], stride, q"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "blendRowsI8", Params: "acc, w []float32, v []int8, stride int",
 		Doc: "sets acc[j] += Σ_i (w[i]·s_i)*v[i*stride+4+j] for i < len(w), j < len(acc), s_i row i's scale as in scoreRowsI8: " +
 			"blendRows over int8 value rows, each weight multiplied by its row's scale once.",
 		Split: &Split{N: "len(w)", Per: "rowsPerCall(len(acc))", Args: "acc, w[lo:hi], v[lo*stride:], stride"},
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "scoreRowsMultiI8", Params: "dst []float32, k []int8, stride int, q []float32, rows int",
