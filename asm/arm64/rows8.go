@@ -14,7 +14,7 @@ func init() {
 	neon["blendRowsI8"] = genBlendRowsI8
 }
 
-func (v V) B8() string    { return fmt.Sprintf("V%d.B8", v) }
+func (v V) B8() string     { return fmt.Sprintf("V%d.B8", v) }
 func (v V) gnu8b() string  { return fmt.Sprintf("v%d.8b", v) }
 func (v V) gnu16b() string { return fmt.Sprintf("v%d.16b", v) }
 
