@@ -40,7 +40,7 @@ func (c *cacheHead) key(buf []float32, j int) []float32 {
 	case I8:
 		kernel.WidenRowsI8(buf[:d], c.k8[r*c.rk:], c.rk, d)
 		if c.rot {
-			kernel.RotateRows(buf[:d], d)
+			rotateBack(buf[:d])
 		}
 	default:
 		widen16(buf, c.k16[r*d:(r+1)*d], c.kt)

@@ -83,8 +83,10 @@ func WithoutRotation() KVCacheOption { return KVCacheOption{plain: true} }
 // turns it off): that spreads a few large channels over the block, so
 // that they no longer set the scale of the whole row; the engine rotates
 // the queries the same way, and the scores are the dot products of the
-// rows as given, up to rounding. Key returns the row rotated back. A row
-// with a NaN or an infinity is stored as NaN.
+// rows as given, up to rounding. Key returns the row rotated back (in
+// float64, rounded once). A row with a NaN or an infinity is stored as NaN,
+// as is a key row whose rotation overflows float32 (elements near the
+// largest float32, which the rotation's sums may take past it).
 //
 // Over an I8 cache a result is within the float32 bounds for the rows as
 // stored, and the storage moves each score by at most

@@ -2,6 +2,7 @@ package attention
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/glancelab/attention/internal/kernel"
 )
@@ -20,7 +21,7 @@ func (c *KVCache) Key(dst []float32, b, h, i int) {
 	case I8:
 		kernel.WidenRowsI8(dst, c.keys8(b, h)[r*c.rk:], c.rk, c.dk)
 		if c.rotate {
-			kernel.RotateRows(dst, c.dk)
+			rotateBack(dst)
 		}
 	default:
 		c.widen(dst, c.keys16(b, h)[r*c.dk:(r+1)*c.dk])
@@ -139,6 +140,39 @@ func (c *KVCache) mustType(op string, want KVType, b, h int) {
 	}
 	if b < 0 || b >= c.batch || h < 0 || h >= c.heads {
 		panic(fmt.Sprintf("attention: KVCache.%s: index (%d, %d) out of range (%d, %d)", op, b, h, c.batch, c.heads))
+	}
+}
+
+// rotateBack rotates a dequantised key row back, in float64 and rounded
+// once: rotated in float32 the sums of a row near the largest float32
+// would overflow, where the row they come from did not. Blocks of up to
+// 256 elements take no allocation.
+func rotateBack(x []float32) {
+	d := len(x)
+	b := d & -d
+	if b < 2 {
+		return
+	}
+	var buf [256]float64
+	y := buf[:min(b, 256)]
+	if b > 256 {
+		y = make([]float64, b)
+	}
+	f := 1 / math.Sqrt(float64(b))
+	for blk := 0; blk < d; blk += b {
+		for i := range y {
+			y[i] = float64(x[blk+i])
+		}
+		for span := 1; span < b; span *= 2 {
+			for i := 0; i < b; i += 2 * span {
+				for r := i; r < i+span; r++ {
+					y[r], y[r+span] = y[r]+y[r+span], y[r]-y[r+span]
+				}
+			}
+		}
+		for i, v := range y {
+			x[blk+i] = float32(v * f)
+		}
 	}
 }
 

@@ -78,7 +78,7 @@ func (m *kvModel) roundRow(x []float32, key bool) []float32 {
 		kernel.NarrowI8(q, r)
 		kernel.WidenRowsI8(r, q, len(q), len(r))
 		if rot {
-			kernel.Hadamard(r, len(r), 1)
+			rotateBack(r)
 		}
 		return r
 	}
@@ -152,7 +152,7 @@ func (c *KVCache) storedRow(key bool, b, h, slot int) []float32 {
 		}
 		kernel.WidenRowsI8(out, src[slot*rs:], rs, d)
 		if key && c.rotate {
-			kernel.Hadamard(out, d, 1)
+			rotateBack(out)
 		}
 		return out
 	}
