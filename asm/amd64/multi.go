@@ -307,7 +307,7 @@ func scoreChunk(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual
 // storeMulti stores the sums of the R·P accumulators (row r's P keys
 // consecutive) at row r of out.
 func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
-	if P == 1 && R == 4 {
+	if P == 1 && R == 4 && i8Keys == nil {
 		// The lone keys of four rows: the tree of the blocks, so that
 		// their bits do not depend on where the blocks end.
 		s := sums8(append(acc[:4:4], zeros(4)...)).AsX()
@@ -319,7 +319,11 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 	}
 	if P == 1 {
 		for r := range R {
-			VMOVSS(hsum(acc[r]), out.at(r))
+			x := hsum(acc[r])
+			if i8Keys != nil {
+				VMULSS(i8Keys.at(0), x, x)
+			}
+			VMOVSS(x, out.at(r))
 		}
 		return
 	}
@@ -331,6 +335,10 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 		// the second, row r's keys at lanes 3r to 3r+2.
 		s1 := sums8(acc[:8])
 		s2 := sums8(append(acc[8:12:12], zeros(4)...))
+		if i8Keys != nil {
+			VMULPS(keyScalesY([8]int{0, 1, 2, 0, 1, 2, 0, 1}), s1, s1)
+			VMULPS(keyScalesY([8]int{2, 0, 1, 2, 0, 0, 0, 0}), s2, s2)
+		}
 		lo1, hi1, lo2 := s1.AsX(), XMM(), s2.AsX()
 		VEXTRACTF128(U8(1), s1, hi1)
 		at := func(r, j int) Mem {
@@ -349,6 +357,9 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 		return
 	}
 	s := sums8(acc)
+	if i8Keys != nil {
+		VMULPS(keyScalesY(map[int][8]int{8: {0, 1, 2, 3, 4, 5, 6, 7}, 4: {0, 1, 2, 3, 0, 1, 2, 3}, 2: {0, 1, 0, 1, 0, 1, 0, 1}}[P]), s, s)
+	}
 	lo, hi := s.AsX(), XMM()
 	VEXTRACTF128(U8(1), s, hi)
 	switch P {
@@ -562,4 +573,29 @@ func blendColumns(R, P int, m multiShape, db, nb, pf Register, name string, mask
 	Label(done)
 	Load(Param("w").Base(), m.o)
 	move(false)
+}
+
+// keyScalesY returns a ymm whose lane i holds the scale of key keys[i] of
+// the int8 block whose rows i8Keys starts at.
+func keyScalesY(keys [8]int) VecVirtual {
+	k := *i8Keys
+	var k4 Register
+	for _, j := range keys {
+		if j >= 4 && k4 == nil {
+			k4 = GP64()
+			LEAQ(Mem{Base: k.p, Index: k.s, Scale: 4}, k4)
+		}
+	}
+	half := func(js []int) VecVirtual {
+		x := XMM()
+		VMOVSS(rowAddr(k.p, k4, k.s, k.s3, js[0]), x)
+		for i := 1; i < 4; i++ {
+			VINSERTPS(U8(i<<4), rowAddr(k.p, k4, k.s, k.s3, js[i]), x, x)
+		}
+		return x
+	}
+	lo, hi := half(keys[:4]), half(keys[4:])
+	y := YMM()
+	VINSERTF128(U8(1), hi, lo.AsY(), y)
+	return y
 }

@@ -35,6 +35,20 @@ func init() {
 		blendMulti16(R, askPrefix("bmulti16", ask), ask, widenF16, false)
 		epilogue(askPrefix("bmulti16", ask))
 	})
+	// The int8 kernels: the f16 ones' blocks over rows that start with
+	// their scale (see rowsI8).
+	rowFuncs(avx2, "scoreRowsMultiI8", 1, 4, false, func(R int, ask bool) {
+		rowsI8 = true
+		defer func() { rowsI8 = false }()
+		scoreMulti16(R, widenI8YOp, false)
+		epilogue("smulti16")
+	})
+	rowFuncs(avx2, "blendRowsMultiI8", 1, 4, false, func(R int, ask bool) {
+		rowsI8 = true
+		defer func() { rowsI8 = false }()
+		blendMulti16(R, "bmulti8y", false, widenI8YOp, false)
+		epilogue("bmulti8y")
+	})
 	rowFuncs(avx2, "blendRowsMultiBF16", 1, 4, true, func(R int, ask bool) {
 		blendMulti16(R, askPrefix("bmulti16", ask), ask, widenBF16, true)
 		epilogue(askPrefix("bmulti16", ask))
@@ -46,7 +60,7 @@ func init() {
 // pairs (bfloat16) the columns go sixteen at a time first, as in
 // scorePairsBF16, which fixes which lane each product is added in.
 func scoreMulti16(R int, w widen16, pairs bool) {
-	m := loadMultiOf(R, "dst", "q", "k", 1)
+	m := loadMultiOf(R, "dst", "q", "k", elemShift())
 	name := fmt.Sprintf("smulti16%d", R)
 	db, nb := GP64(), GP64()
 	MOVQ(m.d, db)
@@ -54,6 +68,11 @@ func scoreMulti16(R int, w widen16, pairs bool) {
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	keys := multiScoreKeys[R]
+	if rowsI8 && R == 4 {
+		// Blocks of two keys, whose sums and the scales of their keys fit
+		// the sixteen registers (three keys' sums and scales would not).
+		keys = []int{2, 1}
+	}
 	if pairs {
 		// Four rows' pairs of key halves beside twelve accumulators
 		// would not fit: two keys a block. Otherwise the 16-bit
@@ -74,7 +93,17 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 		k4 = GP64()
 		LEAQ(Mem{Base: m.kv, Index: m.stride, Scale: 4}, k4)
 	}
-	key := func(j int) Mem { return rowAddr(keys.p, k4, keys.s, keys.s3, j) }
+	key := func(j int) Mem {
+		at := rowAddr(keys.p, k4, keys.s, keys.s3, j)
+		if rowsI8 {
+			at.Disp += 4 // the row's scale
+		}
+		return at
+	}
+	eb := 2 // an element's bytes
+	if rowsI8 {
+		eb = 1
+	}
 	// The rows multiAhead on, in address order, as in scoreKeysZ: a step
 	// of P keys' elems elements asks for their bytes' lines, at least one
 	// (the blocks of single keys prefetch nothing).
@@ -83,7 +112,7 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 		next = GP64()
 		IMUL3Q(U32(multiAhead), m.stride, next)
 		ADDQ(m.kv, next)
-		reachRows("k", 1, P, m.d, next, m.kv)
+		reachRows("k", elemShift(), P, m.d, next, m.kv)
 	}
 	qp := GP64()
 	MOVQ(m.in, qp)
@@ -93,15 +122,15 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 	MOVQ(m.d, cnt)
 	step := func(elems int) {
 		if next != nil {
-			for i := range max(1, 2*elems*P/64) {
+			for i := range max(1, eb*elems*P/64) {
 				PREFETCHT0(Mem{Base: next, Disp: 64 * i})
 			}
-			ADDQ(U32(2*elems*P), next)
+			ADDQ(U32(eb*elems*P), next)
 		}
-		ADDQ(U8(2*elems), m.kv)
+		ADDQ(U8(eb*elems), m.kv)
 		ADDQ(U8(4*elems), qp)
 		if k4 != nil {
-			ADDQ(U8(2*elems), k4)
+			ADDQ(U8(eb*elems), k4)
 		}
 		SUBQ(U8(elems), cnt)
 	}
@@ -158,7 +187,7 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 	if keysHeld {
 		// A key at a time, the query chunks loaded again for each.
 		for j := range P {
-			t := partYMM(key(j), cnt, mask, w)
+			t := part16or8(key(j), cnt, mask, w)
 			for r := range R {
 				x := YMM()
 				VMASKMOVPS(q.at(r), mask, x)
@@ -171,7 +200,7 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 			VMASKMOVPS(q.at(r), mask, qv[r])
 		}
 		for j := range P {
-			t := partYMM(key(j), cnt, mask, w)
+			t := part16or8(key(j), cnt, mask, w)
 			for r := range R {
 				VFMADD231PS(t, qv[r], acc[r*P+j])
 			}
@@ -182,9 +211,15 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 	back := GP64()
 	MOVQ(m.d, back)
 	ANDQ(I32(-8), back)
-	SHLQ(U8(1), back)
+	if !rowsI8 {
+		SHLQ(U8(1), back)
+	}
 	SUBQ(back, m.kv)
+	if rowsI8 {
+		i8Keys = &keys
+	}
 	storeMulti(R, P, acc, newRows(m.o, nb))
+	i8Keys = nil
 }
 
 // paired says that the query rows come in pair order
@@ -269,7 +304,14 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 //
 // Its labels are named from prefix, and it ends at prefix+"_done".
 func blendMulti16(R int, prefix string, ask bool, wd widen16, pairs bool) {
-	m := loadMultiOf(R, "w", "acc", "v", 1)
+	m := loadMultiOf(R, "w", "acc", "v", elemShift())
+	vb := 16 // a vector's bytes of V
+	if rowsI8 {
+		vb = 8
+		i8Back = GP64()
+		XORQ(i8Back, i8Back)
+		defer func() { i8Back = nil }()
+	}
 	name := fmt.Sprintf("%s%d", prefix, R)
 	done := prefix + "_done"
 	db, nb := GP64(), GP64()
@@ -302,7 +344,10 @@ func blendMulti16(R int, prefix string, ask bool, wd widen16, pairs bool) {
 		JL(LabelRef(next))
 		blendColumns16(R, P, m, db, nb, pf, loop, nil, wd)
 		ADDQ(U32(32*P), m.in)
-		ADDQ(U32(16*P), m.kv)
+		ADDQ(U32(vb*P), m.kv)
+		if i8Back != nil {
+			SUBQ(U32(vb*P), i8Back)
+		}
 		SUBQ(U8(8*P), m.d)
 		JMP(LabelRef(loop))
 		Label(next)
@@ -347,6 +392,14 @@ func blendColumns16(R, P int, m multiShape, db, nb, pf Register, name string, ma
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_keys_done"))
 	widened := func(c int) VecVirtual {
+		if i8Back != nil {
+			if mask != nil {
+				return partI8(Mem{Base: vp, Disp: 4}, m.d)
+			}
+			t := YMM()
+			wd(Mem{Base: vp, Disp: 4 + 8*c}, t)
+			return t
+		}
 		if mask != nil {
 			return partYMM(Mem{Base: vp}, m.d, mask, wd)
 		}
@@ -371,8 +424,7 @@ func blendColumns16(R, P int, m multiShape, db, nb, pf Register, name string, ma
 			t[c] = widened(c)
 		}
 		for r := range R {
-			b := YMM()
-			VBROADCASTSS(ws.at(r), b)
+			b := weightY(ws.at(r), vp)
 			for c := range P {
 				VFMADD231PS(t[c], b, a[r*P+c])
 			}
@@ -380,8 +432,7 @@ func blendColumns16(R, P int, m multiShape, db, nb, pf Register, name string, ma
 	} else {
 		b := make([]VecVirtual, R)
 		for r := range R {
-			b[r] = YMM()
-			VBROADCASTSS(ws.at(r), b[r])
+			b[r] = weightY(ws.at(r), vp)
 		}
 		for c := range P {
 			t := widened(c)
@@ -479,4 +530,44 @@ func blendPairs16(R, C int, m multiShape, db, nb, pf Register, name string) {
 			VMOVUPS(hi2, accAt(r, j, 1))
 		}
 	}
+}
+
+// elemShift is the log2 of a 16-bit or (rowsI8) an int8 element's bytes.
+func elemShift() uint8 {
+	if rowsI8 {
+		return 0
+	}
+	return 1
+}
+
+// part16or8 is partYMM, or partI8 for int8 rows (rowsI8; m already past the
+// row's scale).
+func part16or8(m Mem, n Register, mask VecVirtual, w widen16) VecVirtual {
+	if rowsI8 {
+		return partI8(m, n)
+	}
+	return partYMM(m, n, mask, w)
+}
+
+// widenI8YOp is widenI8Y as a widen16: eight int8 elements at src (an m64)
+// widened to floats.
+func widenI8YOp(src Op, dst VecVirtual) {
+	VPMOVSXBD(src, dst)
+	VCVTDQ2PS(dst, dst)
+}
+
+// weightY broadcasts the weight at w, times the scale of the int8 row vp is
+// in (at vp + i8Back) where one is being blended (i8Back set), as
+// genBlendRowsI8Y does.
+func weightY(w Mem, vp Register) VecVirtual {
+	b := YMM()
+	if i8Back == nil {
+		VBROADCASTSS(w, b)
+		return b
+	}
+	x := XMM()
+	VMOVSS(w, x)
+	VMULSS(Mem{Base: vp, Index: i8Back, Scale: 1}, x, x)
+	VBROADCASTSS(x, b)
+	return b
 }

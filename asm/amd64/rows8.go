@@ -31,13 +31,14 @@ func widenI8Y(m Mem, dst VecVirtual) {
 }
 
 // partI8 returns the floats of the n < 8 int8 elements at m, the other
-// lanes zero, reading no other byte.
+// lanes zero, reading no other byte: the bytes gathered in a general
+// register, then moved and widened, which takes a single vector register
+// (the four-row multi-row kernels' tails have no more to spare).
 func partI8(m Mem, n Register) VecVirtual {
 	parts[fn]++
 	done := fmt.Sprintf("%s_part%d", fn, parts[fn])
-	lo, hi, t := XMM(), XMM(), GP32()
-	VPXOR(lo, lo, lo)
-	VPXOR(hi, hi, hi)
+	b, t := GP64(), GP64()
+	XORQ(b, b)
 	for i := range 7 {
 		if i > 0 {
 			CMPQ(n, U8(i))
@@ -45,16 +46,16 @@ func partI8(m Mem, n Register) VecVirtual {
 		}
 		e := m
 		e.Disp += i
-		MOVBLSX(e, t)
-		x := lo
-		if i >= 4 {
-			x = hi
+		MOVBQZX(e, t)
+		if i > 0 {
+			SHLQ(U8(8*i), t)
 		}
-		VPINSRD(U8(i%4), t, x, x)
+		ORQ(t, b)
 	}
 	Label(done)
-	y := YMM()
-	VINSERTI128(U8(1), hi, lo.AsY(), y)
+	x, y := XMM(), YMM()
+	MOVQ(b, x)
+	VPMOVSXBD(x, y)
 	VCVTDQ2PS(y, y)
 	return y
 }

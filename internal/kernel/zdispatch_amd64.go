@@ -1020,6 +1020,17 @@ func ScoreRowsMultiI8(dst []float32, k []int8, stride int, q []float32, rows int
 		default:
 			scoreRowsMultiI8R4AVX512(dst, k, stride, q)
 		}
+	case ImplAVX2:
+		switch rows {
+		case 1:
+			scoreRowsMultiI8R1AVX2(dst, k, stride, q)
+		case 2:
+			scoreRowsMultiI8R2AVX2(dst, k, stride, q)
+		case 3:
+			scoreRowsMultiI8R3AVX2(dst, k, stride, q)
+		default:
+			scoreRowsMultiI8R4AVX2(dst, k, stride, q)
+		}
 	default:
 		scoreRowsMultiI8Generic(dst, k, stride, q, rows)
 	}
@@ -1043,6 +1054,17 @@ func BlendRowsMultiI8(acc, w []float32, v []int8, stride int, rows int, next []i
 			blendRowsMultiI8R3AVX512(acc, w, v, stride)
 		default:
 			blendRowsMultiI8R4AVX512(acc, w, v, stride)
+		}
+	case ImplAVX2:
+		switch rows {
+		case 1:
+			blendRowsMultiI8R1AVX2(acc, w, v, stride)
+		case 2:
+			blendRowsMultiI8R2AVX2(acc, w, v, stride)
+		case 3:
+			blendRowsMultiI8R3AVX2(acc, w, v, stride)
+		default:
+			blendRowsMultiI8R4AVX2(acc, w, v, stride)
 		}
 	default:
 		blendRowsMultiI8Generic(acc, w, v, stride, rows, next)

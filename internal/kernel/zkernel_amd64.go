@@ -801,6 +801,48 @@ func scoreRowsI8AVX2(dst []float32, k []int8, stride int, q []float32)
 //go:noescape
 func blendRowsI8AVX2(acc []float32, w []float32, v []int8, stride int)
 
+// scoreRowsMultiI8R1AVX2 is scoreRowsMultiI8 with rows = 1.
+//
+//go:noescape
+func scoreRowsMultiI8R1AVX2(dst []float32, k []int8, stride int, q []float32)
+
+// scoreRowsMultiI8R2AVX2 is scoreRowsMultiI8 with rows = 2.
+//
+//go:noescape
+func scoreRowsMultiI8R2AVX2(dst []float32, k []int8, stride int, q []float32)
+
+// scoreRowsMultiI8R3AVX2 is scoreRowsMultiI8 with rows = 3.
+//
+//go:noescape
+func scoreRowsMultiI8R3AVX2(dst []float32, k []int8, stride int, q []float32)
+
+// scoreRowsMultiI8R4AVX2 is scoreRowsMultiI8 with rows = 4 (the front's
+// default).
+//
+//go:noescape
+func scoreRowsMultiI8R4AVX2(dst []float32, k []int8, stride int, q []float32)
+
+// blendRowsMultiI8R1AVX2 is blendRowsMultiI8 with rows = 1 and next empty.
+//
+//go:noescape
+func blendRowsMultiI8R1AVX2(acc []float32, w []float32, v []int8, stride int)
+
+// blendRowsMultiI8R2AVX2 is blendRowsMultiI8 with rows = 2 and next empty.
+//
+//go:noescape
+func blendRowsMultiI8R2AVX2(acc []float32, w []float32, v []int8, stride int)
+
+// blendRowsMultiI8R3AVX2 is blendRowsMultiI8 with rows = 3 and next empty.
+//
+//go:noescape
+func blendRowsMultiI8R3AVX2(acc []float32, w []float32, v []int8, stride int)
+
+// blendRowsMultiI8R4AVX2 is blendRowsMultiI8 with rows = 4 (the front's
+// default) and next empty.
+//
+//go:noescape
+func blendRowsMultiI8R4AVX2(acc []float32, w []float32, v []int8, stride int)
+
 // widenRowsI8AVX2 sets dst[i*d+j] = s_i·src[i*stride+4+j] for i <
 // len(dst)/d, j < d, s_i row i's scale as in scoreRowsI8: the int8 rows
 // dequantised, packed.

@@ -38553,7 +38553,7 @@ bmulti16a_done:
 	RET
 
 // func scoreRowsI8AVX2(dst []float32, k []int8, stride int, q []float32)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, SSE2
 TEXT ·scoreRowsI8AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
@@ -38621,268 +38621,316 @@ scoreRowsI8AVX2_rows8_tail:
 	SUBQ       R12, R14
 	VMOVDQU    (R13)(R14*4), Y8
 	VMASKMOVPS (SI)(R11*4), Y8, Y8
-	VPXOR      X10, X10, X10
-	VPXOR      X9, X9, X9
-	MOVBLSX    4(DX), R13
-	VPINSRD    $0x00, R13, X10, X10
+	XORQ       R13, R13
+	MOVBQZX    4(DX), R14
+	ORQ        R14, R13
 	CMPQ       R12, $0x01
 	JBE        scoreRowsI8AVX2_part1
-	MOVBLSX    5(DX), R13
-	VPINSRD    $0x01, R13, X10, X10
+	MOVBQZX    5(DX), R14
+	SHLQ       $0x08, R14
+	ORQ        R14, R13
 	CMPQ       R12, $0x02
 	JBE        scoreRowsI8AVX2_part1
-	MOVBLSX    6(DX), R13
-	VPINSRD    $0x02, R13, X10, X10
+	MOVBQZX    6(DX), R14
+	SHLQ       $0x10, R14
+	ORQ        R14, R13
 	CMPQ       R12, $0x03
 	JBE        scoreRowsI8AVX2_part1
-	MOVBLSX    7(DX), R13
-	VPINSRD    $0x03, R13, X10, X10
+	MOVBQZX    7(DX), R14
+	SHLQ       $0x18, R14
+	ORQ        R14, R13
 	CMPQ       R12, $0x04
 	JBE        scoreRowsI8AVX2_part1
-	MOVBLSX    8(DX), R13
-	VPINSRD    $0x00, R13, X9, X9
+	MOVBQZX    8(DX), R14
+	SHLQ       $0x20, R14
+	ORQ        R14, R13
 	CMPQ       R12, $0x05
 	JBE        scoreRowsI8AVX2_part1
-	MOVBLSX    9(DX), R13
-	VPINSRD    $0x01, R13, X9, X9
+	MOVBQZX    9(DX), R14
+	SHLQ       $0x28, R14
+	ORQ        R14, R13
 	CMPQ       R12, $0x06
 	JBE        scoreRowsI8AVX2_part1
-	MOVBLSX    10(DX), R13
-	VPINSRD    $0x02, R13, X9, X9
+	MOVBQZX    10(DX), R14
+	SHLQ       $0x30, R14
+	ORQ        R14, R13
 
 scoreRowsI8AVX2_part1:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
-	VPXOR       X10, X10, X10
-	VPXOR       X9, X9, X9
-	MOVBLSX     4(DX)(BX*1), R13
-	VPINSRD     $0x00, R13, X10, X10
+	XORQ        R13, R13
+	MOVBQZX     4(DX)(BX*1), R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x01
 	JBE         scoreRowsI8AVX2_part2
-	MOVBLSX     5(DX)(BX*1), R13
-	VPINSRD     $0x01, R13, X10, X10
+	MOVBQZX     5(DX)(BX*1), R14
+	SHLQ        $0x08, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x02
 	JBE         scoreRowsI8AVX2_part2
-	MOVBLSX     6(DX)(BX*1), R13
-	VPINSRD     $0x02, R13, X10, X10
+	MOVBQZX     6(DX)(BX*1), R14
+	SHLQ        $0x10, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x03
 	JBE         scoreRowsI8AVX2_part2
-	MOVBLSX     7(DX)(BX*1), R13
-	VPINSRD     $0x03, R13, X10, X10
+	MOVBQZX     7(DX)(BX*1), R14
+	SHLQ        $0x18, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x04
 	JBE         scoreRowsI8AVX2_part2
-	MOVBLSX     8(DX)(BX*1), R13
-	VPINSRD     $0x00, R13, X9, X9
+	MOVBQZX     8(DX)(BX*1), R14
+	SHLQ        $0x20, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x05
 	JBE         scoreRowsI8AVX2_part2
-	MOVBLSX     9(DX)(BX*1), R13
-	VPINSRD     $0x01, R13, X9, X9
+	MOVBQZX     9(DX)(BX*1), R14
+	SHLQ        $0x28, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x06
 	JBE         scoreRowsI8AVX2_part2
-	MOVBLSX     10(DX)(BX*1), R13
-	VPINSRD     $0x02, R13, X9, X9
+	MOVBQZX     10(DX)(BX*1), R14
+	SHLQ        $0x30, R14
+	ORQ         R14, R13
 
 scoreRowsI8AVX2_part2:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y1
-	VPXOR       X10, X10, X10
-	VPXOR       X9, X9, X9
-	MOVBLSX     4(DX)(BX*2), R13
-	VPINSRD     $0x00, R13, X10, X10
+	XORQ        R13, R13
+	MOVBQZX     4(DX)(BX*2), R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x01
 	JBE         scoreRowsI8AVX2_part3
-	MOVBLSX     5(DX)(BX*2), R13
-	VPINSRD     $0x01, R13, X10, X10
+	MOVBQZX     5(DX)(BX*2), R14
+	SHLQ        $0x08, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x02
 	JBE         scoreRowsI8AVX2_part3
-	MOVBLSX     6(DX)(BX*2), R13
-	VPINSRD     $0x02, R13, X10, X10
+	MOVBQZX     6(DX)(BX*2), R14
+	SHLQ        $0x10, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x03
 	JBE         scoreRowsI8AVX2_part3
-	MOVBLSX     7(DX)(BX*2), R13
-	VPINSRD     $0x03, R13, X10, X10
+	MOVBQZX     7(DX)(BX*2), R14
+	SHLQ        $0x18, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x04
 	JBE         scoreRowsI8AVX2_part3
-	MOVBLSX     8(DX)(BX*2), R13
-	VPINSRD     $0x00, R13, X9, X9
+	MOVBQZX     8(DX)(BX*2), R14
+	SHLQ        $0x20, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x05
 	JBE         scoreRowsI8AVX2_part3
-	MOVBLSX     9(DX)(BX*2), R13
-	VPINSRD     $0x01, R13, X9, X9
+	MOVBQZX     9(DX)(BX*2), R14
+	SHLQ        $0x28, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x06
 	JBE         scoreRowsI8AVX2_part3
-	MOVBLSX     10(DX)(BX*2), R13
-	VPINSRD     $0x02, R13, X9, X9
+	MOVBQZX     10(DX)(BX*2), R14
+	SHLQ        $0x30, R14
+	ORQ         R14, R13
 
 scoreRowsI8AVX2_part3:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
-	VPXOR       X10, X10, X10
-	VPXOR       X9, X9, X9
-	MOVBLSX     4(DX)(R9*1), R13
-	VPINSRD     $0x00, R13, X10, X10
+	XORQ        R13, R13
+	MOVBQZX     4(DX)(R9*1), R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x01
 	JBE         scoreRowsI8AVX2_part4
-	MOVBLSX     5(DX)(R9*1), R13
-	VPINSRD     $0x01, R13, X10, X10
+	MOVBQZX     5(DX)(R9*1), R14
+	SHLQ        $0x08, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x02
 	JBE         scoreRowsI8AVX2_part4
-	MOVBLSX     6(DX)(R9*1), R13
-	VPINSRD     $0x02, R13, X10, X10
+	MOVBQZX     6(DX)(R9*1), R14
+	SHLQ        $0x10, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x03
 	JBE         scoreRowsI8AVX2_part4
-	MOVBLSX     7(DX)(R9*1), R13
-	VPINSRD     $0x03, R13, X10, X10
+	MOVBQZX     7(DX)(R9*1), R14
+	SHLQ        $0x18, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x04
 	JBE         scoreRowsI8AVX2_part4
-	MOVBLSX     8(DX)(R9*1), R13
-	VPINSRD     $0x00, R13, X9, X9
+	MOVBQZX     8(DX)(R9*1), R14
+	SHLQ        $0x20, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x05
 	JBE         scoreRowsI8AVX2_part4
-	MOVBLSX     9(DX)(R9*1), R13
-	VPINSRD     $0x01, R13, X9, X9
+	MOVBQZX     9(DX)(R9*1), R14
+	SHLQ        $0x28, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x06
 	JBE         scoreRowsI8AVX2_part4
-	MOVBLSX     10(DX)(R9*1), R13
-	VPINSRD     $0x02, R13, X9, X9
+	MOVBQZX     10(DX)(R9*1), R14
+	SHLQ        $0x30, R14
+	ORQ         R14, R13
 
 scoreRowsI8AVX2_part4:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
-	VPXOR       X10, X10, X10
-	VPXOR       X9, X9, X9
-	MOVBLSX     4(R10), R13
-	VPINSRD     $0x00, R13, X10, X10
+	XORQ        R13, R13
+	MOVBQZX     4(R10), R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x01
 	JBE         scoreRowsI8AVX2_part5
-	MOVBLSX     5(R10), R13
-	VPINSRD     $0x01, R13, X10, X10
+	MOVBQZX     5(R10), R14
+	SHLQ        $0x08, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x02
 	JBE         scoreRowsI8AVX2_part5
-	MOVBLSX     6(R10), R13
-	VPINSRD     $0x02, R13, X10, X10
+	MOVBQZX     6(R10), R14
+	SHLQ        $0x10, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x03
 	JBE         scoreRowsI8AVX2_part5
-	MOVBLSX     7(R10), R13
-	VPINSRD     $0x03, R13, X10, X10
+	MOVBQZX     7(R10), R14
+	SHLQ        $0x18, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x04
 	JBE         scoreRowsI8AVX2_part5
-	MOVBLSX     8(R10), R13
-	VPINSRD     $0x00, R13, X9, X9
+	MOVBQZX     8(R10), R14
+	SHLQ        $0x20, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x05
 	JBE         scoreRowsI8AVX2_part5
-	MOVBLSX     9(R10), R13
-	VPINSRD     $0x01, R13, X9, X9
+	MOVBQZX     9(R10), R14
+	SHLQ        $0x28, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x06
 	JBE         scoreRowsI8AVX2_part5
-	MOVBLSX     10(R10), R13
-	VPINSRD     $0x02, R13, X9, X9
+	MOVBQZX     10(R10), R14
+	SHLQ        $0x30, R14
+	ORQ         R14, R13
 
 scoreRowsI8AVX2_part5:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
-	VPXOR       X10, X10, X10
-	VPXOR       X9, X9, X9
-	MOVBLSX     4(R10)(BX*1), R13
-	VPINSRD     $0x00, R13, X10, X10
+	XORQ        R13, R13
+	MOVBQZX     4(R10)(BX*1), R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x01
 	JBE         scoreRowsI8AVX2_part6
-	MOVBLSX     5(R10)(BX*1), R13
-	VPINSRD     $0x01, R13, X10, X10
+	MOVBQZX     5(R10)(BX*1), R14
+	SHLQ        $0x08, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x02
 	JBE         scoreRowsI8AVX2_part6
-	MOVBLSX     6(R10)(BX*1), R13
-	VPINSRD     $0x02, R13, X10, X10
+	MOVBQZX     6(R10)(BX*1), R14
+	SHLQ        $0x10, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x03
 	JBE         scoreRowsI8AVX2_part6
-	MOVBLSX     7(R10)(BX*1), R13
-	VPINSRD     $0x03, R13, X10, X10
+	MOVBQZX     7(R10)(BX*1), R14
+	SHLQ        $0x18, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x04
 	JBE         scoreRowsI8AVX2_part6
-	MOVBLSX     8(R10)(BX*1), R13
-	VPINSRD     $0x00, R13, X9, X9
+	MOVBQZX     8(R10)(BX*1), R14
+	SHLQ        $0x20, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x05
 	JBE         scoreRowsI8AVX2_part6
-	MOVBLSX     9(R10)(BX*1), R13
-	VPINSRD     $0x01, R13, X9, X9
+	MOVBQZX     9(R10)(BX*1), R14
+	SHLQ        $0x28, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x06
 	JBE         scoreRowsI8AVX2_part6
-	MOVBLSX     10(R10)(BX*1), R13
-	VPINSRD     $0x02, R13, X9, X9
+	MOVBQZX     10(R10)(BX*1), R14
+	SHLQ        $0x30, R14
+	ORQ         R14, R13
 
 scoreRowsI8AVX2_part6:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
-	VPXOR       X10, X10, X10
-	VPXOR       X9, X9, X9
-	MOVBLSX     4(R10)(BX*2), R13
-	VPINSRD     $0x00, R13, X10, X10
+	XORQ        R13, R13
+	MOVBQZX     4(R10)(BX*2), R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x01
 	JBE         scoreRowsI8AVX2_part7
-	MOVBLSX     5(R10)(BX*2), R13
-	VPINSRD     $0x01, R13, X10, X10
+	MOVBQZX     5(R10)(BX*2), R14
+	SHLQ        $0x08, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x02
 	JBE         scoreRowsI8AVX2_part7
-	MOVBLSX     6(R10)(BX*2), R13
-	VPINSRD     $0x02, R13, X10, X10
+	MOVBQZX     6(R10)(BX*2), R14
+	SHLQ        $0x10, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x03
 	JBE         scoreRowsI8AVX2_part7
-	MOVBLSX     7(R10)(BX*2), R13
-	VPINSRD     $0x03, R13, X10, X10
+	MOVBQZX     7(R10)(BX*2), R14
+	SHLQ        $0x18, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x04
 	JBE         scoreRowsI8AVX2_part7
-	MOVBLSX     8(R10)(BX*2), R13
-	VPINSRD     $0x00, R13, X9, X9
+	MOVBQZX     8(R10)(BX*2), R14
+	SHLQ        $0x20, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x05
 	JBE         scoreRowsI8AVX2_part7
-	MOVBLSX     9(R10)(BX*2), R13
-	VPINSRD     $0x01, R13, X9, X9
+	MOVBQZX     9(R10)(BX*2), R14
+	SHLQ        $0x28, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x06
 	JBE         scoreRowsI8AVX2_part7
-	MOVBLSX     10(R10)(BX*2), R13
-	VPINSRD     $0x02, R13, X9, X9
+	MOVBQZX     10(R10)(BX*2), R14
+	SHLQ        $0x30, R14
+	ORQ         R14, R13
 
 scoreRowsI8AVX2_part7:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
-	VPXOR       X10, X10, X10
-	VPXOR       X9, X9, X9
-	MOVBLSX     4(R10)(R9*1), R13
-	VPINSRD     $0x00, R13, X10, X10
+	XORQ        R13, R13
+	MOVBQZX     4(R10)(R9*1), R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x01
 	JBE         scoreRowsI8AVX2_part8
-	MOVBLSX     5(R10)(R9*1), R13
-	VPINSRD     $0x01, R13, X10, X10
+	MOVBQZX     5(R10)(R9*1), R14
+	SHLQ        $0x08, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x02
 	JBE         scoreRowsI8AVX2_part8
-	MOVBLSX     6(R10)(R9*1), R13
-	VPINSRD     $0x02, R13, X10, X10
+	MOVBQZX     6(R10)(R9*1), R14
+	SHLQ        $0x10, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x03
 	JBE         scoreRowsI8AVX2_part8
-	MOVBLSX     7(R10)(R9*1), R13
-	VPINSRD     $0x03, R13, X10, X10
+	MOVBQZX     7(R10)(R9*1), R14
+	SHLQ        $0x18, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x04
 	JBE         scoreRowsI8AVX2_part8
-	MOVBLSX     8(R10)(R9*1), R13
-	VPINSRD     $0x00, R13, X9, X9
+	MOVBQZX     8(R10)(R9*1), R14
+	SHLQ        $0x20, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x05
 	JBE         scoreRowsI8AVX2_part8
-	MOVBLSX     9(R10)(R9*1), R13
-	VPINSRD     $0x01, R13, X9, X9
+	MOVBQZX     9(R10)(R9*1), R14
+	SHLQ        $0x28, R14
+	ORQ         R14, R13
 	CMPQ        R12, $0x06
 	JBE         scoreRowsI8AVX2_part8
-	MOVBLSX     10(R10)(R9*1), R13
-	VPINSRD     $0x02, R13, X9, X9
+	MOVBQZX     10(R10)(R9*1), R14
+	SHLQ        $0x30, R14
+	ORQ         R14, R13
 
 scoreRowsI8AVX2_part8:
-	VINSERTI128 $0x01, X9, Y10, Y9
+	MOVQ        R13, X9
+	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
 
@@ -38944,37 +38992,43 @@ scoreRowsI8AVX2_rows1_tail:
 	SUBQ       R10, R12
 	VMOVDQU    (R11)(R12*4), Y1
 	VMASKMOVPS (SI)(R9*4), Y1, Y1
-	VPXOR      X10, X10, X10
-	VPXOR      X2, X2, X2
-	MOVBLSX    4(DX), R11
-	VPINSRD    $0x00, R11, X10, X10
+	XORQ       R11, R11
+	MOVBQZX    4(DX), R12
+	ORQ        R12, R11
 	CMPQ       R10, $0x01
 	JBE        scoreRowsI8AVX2_part9
-	MOVBLSX    5(DX), R11
-	VPINSRD    $0x01, R11, X10, X10
+	MOVBQZX    5(DX), R12
+	SHLQ       $0x08, R12
+	ORQ        R12, R11
 	CMPQ       R10, $0x02
 	JBE        scoreRowsI8AVX2_part9
-	MOVBLSX    6(DX), R11
-	VPINSRD    $0x02, R11, X10, X10
+	MOVBQZX    6(DX), R12
+	SHLQ       $0x10, R12
+	ORQ        R12, R11
 	CMPQ       R10, $0x03
 	JBE        scoreRowsI8AVX2_part9
-	MOVBLSX    7(DX), R11
-	VPINSRD    $0x03, R11, X10, X10
+	MOVBQZX    7(DX), R12
+	SHLQ       $0x18, R12
+	ORQ        R12, R11
 	CMPQ       R10, $0x04
 	JBE        scoreRowsI8AVX2_part9
-	MOVBLSX    8(DX), R11
-	VPINSRD    $0x00, R11, X2, X2
+	MOVBQZX    8(DX), R12
+	SHLQ       $0x20, R12
+	ORQ        R12, R11
 	CMPQ       R10, $0x05
 	JBE        scoreRowsI8AVX2_part9
-	MOVBLSX    9(DX), R11
-	VPINSRD    $0x01, R11, X2, X2
+	MOVBQZX    9(DX), R12
+	SHLQ       $0x28, R12
+	ORQ        R12, R11
 	CMPQ       R10, $0x06
 	JBE        scoreRowsI8AVX2_part9
-	MOVBLSX    10(DX), R11
-	VPINSRD    $0x02, R11, X2, X2
+	MOVBQZX    10(DX), R12
+	SHLQ       $0x30, R12
+	ORQ        R12, R11
 
 scoreRowsI8AVX2_part9:
-	VINSERTI128 $0x01, X2, Y10, Y2
+	MOVQ        R11, X2
+	VPMOVSXBD   X2, Y2
 	VCVTDQ2PS   Y2, Y2
 	VFMADD231PS Y2, Y1, Y0
 
@@ -38999,7 +39053,7 @@ scoreRowsI8AVX2_rows1_next:
 	RET
 
 // func blendRowsI8AVX2(acc []float32, w []float32, v []int8, stride int)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, SSE2
 TEXT ·blendRowsI8AVX2(SB), NOSPLIT, $0-80
 	MOVQ acc_base+0(FP), AX
 	MOVQ acc_len+8(FP), CX
@@ -39203,37 +39257,43 @@ blendRowsI8AVX2_part_row:
 	VMOVSS       (DX), X2
 	VMULSS       (SI)(R8*1), X2, X2
 	VBROADCASTSS X2, Y2
-	VPXOR        X10, X10, X10
-	VPXOR        X3, X3, X3
-	MOVBLSX      4(SI), R9
-	VPINSRD      $0x00, R9, X10, X10
+	XORQ         R9, R9
+	MOVBQZX      4(SI), R10
+	ORQ          R10, R9
 	CMPQ         CX, $0x01
 	JBE          blendRowsI8AVX2_part1
-	MOVBLSX      5(SI), R9
-	VPINSRD      $0x01, R9, X10, X10
+	MOVBQZX      5(SI), R10
+	SHLQ         $0x08, R10
+	ORQ          R10, R9
 	CMPQ         CX, $0x02
 	JBE          blendRowsI8AVX2_part1
-	MOVBLSX      6(SI), R9
-	VPINSRD      $0x02, R9, X10, X10
+	MOVBQZX      6(SI), R10
+	SHLQ         $0x10, R10
+	ORQ          R10, R9
 	CMPQ         CX, $0x03
 	JBE          blendRowsI8AVX2_part1
-	MOVBLSX      7(SI), R9
-	VPINSRD      $0x03, R9, X10, X10
+	MOVBQZX      7(SI), R10
+	SHLQ         $0x18, R10
+	ORQ          R10, R9
 	CMPQ         CX, $0x04
 	JBE          blendRowsI8AVX2_part1
-	MOVBLSX      8(SI), R9
-	VPINSRD      $0x00, R9, X3, X3
+	MOVBQZX      8(SI), R10
+	SHLQ         $0x20, R10
+	ORQ          R10, R9
 	CMPQ         CX, $0x05
 	JBE          blendRowsI8AVX2_part1
-	MOVBLSX      9(SI), R9
-	VPINSRD      $0x01, R9, X3, X3
+	MOVBQZX      9(SI), R10
+	SHLQ         $0x28, R10
+	ORQ          R10, R9
 	CMPQ         CX, $0x06
 	JBE          blendRowsI8AVX2_part1
-	MOVBLSX      10(SI), R9
-	VPINSRD      $0x02, R9, X3, X3
+	MOVBQZX      10(SI), R10
+	SHLQ         $0x30, R10
+	ORQ          R10, R9
 
 blendRowsI8AVX2_part1:
-	VINSERTI128 $0x01, X3, Y10, Y3
+	MOVQ        R9, X3
+	VPMOVSXBD   X3, Y3
 	VCVTDQ2PS   Y3, Y3
 	VFMADD231PS Y3, Y2, Y1
 	ADDQ        $0x04, DX
@@ -39248,8 +39308,2403 @@ blendRowsI8AVX2_done:
 	VZEROUPPER
 	RET
 
+// func scoreRowsMultiI8R1AVX2(dst []float32, k []int8, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+, SSE2
+TEXT ·scoreRowsMultiI8R1AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x00, DI
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti161_k8:
+	CMPQ    CX, $0x08
+	JL      smulti161_k8_next
+	LEAQ    (DI)(DI*2), R10
+	LEAQ    (SI)(DI*4), R11
+	IMUL3Q  $0x00000020, DI, R12
+	ADDQ    SI, R12
+	IMUL3Q  $0x00000008, BX, R13
+	ADDQ    R12, R13
+	SUBQ    k_base+24(FP), R13
+	CMPQ    R13, k_len+32(FP)
+	CMOVQHI SI, R12
+	MOVQ    DX, R13
+	LEAQ    (R8)(R8*2), R14
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R14
+
+smulti161_k8_chunk:
+	CMPQ        R14, $0x08
+	JL          smulti161_k8_tail
+	VMOVUPS     (R13), Y8
+	VPMOVSXBD   4(SI), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVSXBD   4(SI)(DI*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	VPMOVSXBD   4(SI)(DI*2), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVSXBD   4(SI)(R10*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	VPMOVSXBD   4(R11), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVSXBD   4(R11)(DI*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	VPMOVSXBD   4(R11)(DI*2), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVSXBD   4(R11)(R10*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+	PREFETCHT0  (R12)
+	ADDQ        $0x00000040, R12
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R13
+	ADDQ        $0x08, R11
+	SUBQ        $0x08, R14
+	JMP         smulti161_k8_chunk
+
+smulti161_k8_tail:
+	TESTQ      R14, R14
+	JZ         smulti161_k8_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R15
+	SUBQ       R14, R15
+	VMOVDQU    (R12)(R15*4), Y8
+	VMASKMOVPS (R13), Y8, Y8
+	XORQ       R12, R12
+	MOVBQZX    4(SI), R13
+	ORQ        R13, R12
+	CMPQ       R14, $0x01
+	JBE        scoreRowsMultiI8R1AVX2_part1
+	MOVBQZX    5(SI), R13
+	SHLQ       $0x08, R13
+	ORQ        R13, R12
+	CMPQ       R14, $0x02
+	JBE        scoreRowsMultiI8R1AVX2_part1
+	MOVBQZX    6(SI), R13
+	SHLQ       $0x10, R13
+	ORQ        R13, R12
+	CMPQ       R14, $0x03
+	JBE        scoreRowsMultiI8R1AVX2_part1
+	MOVBQZX    7(SI), R13
+	SHLQ       $0x18, R13
+	ORQ        R13, R12
+	CMPQ       R14, $0x04
+	JBE        scoreRowsMultiI8R1AVX2_part1
+	MOVBQZX    8(SI), R13
+	SHLQ       $0x20, R13
+	ORQ        R13, R12
+	CMPQ       R14, $0x05
+	JBE        scoreRowsMultiI8R1AVX2_part1
+	MOVBQZX    9(SI), R13
+	SHLQ       $0x28, R13
+	ORQ        R13, R12
+	CMPQ       R14, $0x06
+	JBE        scoreRowsMultiI8R1AVX2_part1
+	MOVBQZX    10(SI), R13
+	SHLQ       $0x30, R13
+	ORQ        R13, R12
+
+scoreRowsMultiI8R1AVX2_part1:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	XORQ        R12, R12
+	MOVBQZX     4(SI)(DI*1), R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiI8R1AVX2_part2
+	MOVBQZX     5(SI)(DI*1), R13
+	SHLQ        $0x08, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiI8R1AVX2_part2
+	MOVBQZX     6(SI)(DI*1), R13
+	SHLQ        $0x10, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiI8R1AVX2_part2
+	MOVBQZX     7(SI)(DI*1), R13
+	SHLQ        $0x18, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiI8R1AVX2_part2
+	MOVBQZX     8(SI)(DI*1), R13
+	SHLQ        $0x20, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiI8R1AVX2_part2
+	MOVBQZX     9(SI)(DI*1), R13
+	SHLQ        $0x28, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiI8R1AVX2_part2
+	MOVBQZX     10(SI)(DI*1), R13
+	SHLQ        $0x30, R13
+	ORQ         R13, R12
+
+scoreRowsMultiI8R1AVX2_part2:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y1
+	XORQ        R12, R12
+	MOVBQZX     4(SI)(DI*2), R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiI8R1AVX2_part3
+	MOVBQZX     5(SI)(DI*2), R13
+	SHLQ        $0x08, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiI8R1AVX2_part3
+	MOVBQZX     6(SI)(DI*2), R13
+	SHLQ        $0x10, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiI8R1AVX2_part3
+	MOVBQZX     7(SI)(DI*2), R13
+	SHLQ        $0x18, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiI8R1AVX2_part3
+	MOVBQZX     8(SI)(DI*2), R13
+	SHLQ        $0x20, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiI8R1AVX2_part3
+	MOVBQZX     9(SI)(DI*2), R13
+	SHLQ        $0x28, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiI8R1AVX2_part3
+	MOVBQZX     10(SI)(DI*2), R13
+	SHLQ        $0x30, R13
+	ORQ         R13, R12
+
+scoreRowsMultiI8R1AVX2_part3:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	XORQ        R12, R12
+	MOVBQZX     4(SI)(R10*1), R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiI8R1AVX2_part4
+	MOVBQZX     5(SI)(R10*1), R13
+	SHLQ        $0x08, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiI8R1AVX2_part4
+	MOVBQZX     6(SI)(R10*1), R13
+	SHLQ        $0x10, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiI8R1AVX2_part4
+	MOVBQZX     7(SI)(R10*1), R13
+	SHLQ        $0x18, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiI8R1AVX2_part4
+	MOVBQZX     8(SI)(R10*1), R13
+	SHLQ        $0x20, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiI8R1AVX2_part4
+	MOVBQZX     9(SI)(R10*1), R13
+	SHLQ        $0x28, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiI8R1AVX2_part4
+	MOVBQZX     10(SI)(R10*1), R13
+	SHLQ        $0x30, R13
+	ORQ         R13, R12
+
+scoreRowsMultiI8R1AVX2_part4:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y3
+	XORQ        R12, R12
+	MOVBQZX     4(R11), R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiI8R1AVX2_part5
+	MOVBQZX     5(R11), R13
+	SHLQ        $0x08, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiI8R1AVX2_part5
+	MOVBQZX     6(R11), R13
+	SHLQ        $0x10, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiI8R1AVX2_part5
+	MOVBQZX     7(R11), R13
+	SHLQ        $0x18, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiI8R1AVX2_part5
+	MOVBQZX     8(R11), R13
+	SHLQ        $0x20, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiI8R1AVX2_part5
+	MOVBQZX     9(R11), R13
+	SHLQ        $0x28, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiI8R1AVX2_part5
+	MOVBQZX     10(R11), R13
+	SHLQ        $0x30, R13
+	ORQ         R13, R12
+
+scoreRowsMultiI8R1AVX2_part5:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	XORQ        R12, R12
+	MOVBQZX     4(R11)(DI*1), R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiI8R1AVX2_part6
+	MOVBQZX     5(R11)(DI*1), R13
+	SHLQ        $0x08, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiI8R1AVX2_part6
+	MOVBQZX     6(R11)(DI*1), R13
+	SHLQ        $0x10, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiI8R1AVX2_part6
+	MOVBQZX     7(R11)(DI*1), R13
+	SHLQ        $0x18, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiI8R1AVX2_part6
+	MOVBQZX     8(R11)(DI*1), R13
+	SHLQ        $0x20, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiI8R1AVX2_part6
+	MOVBQZX     9(R11)(DI*1), R13
+	SHLQ        $0x28, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiI8R1AVX2_part6
+	MOVBQZX     10(R11)(DI*1), R13
+	SHLQ        $0x30, R13
+	ORQ         R13, R12
+
+scoreRowsMultiI8R1AVX2_part6:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y5
+	XORQ        R12, R12
+	MOVBQZX     4(R11)(DI*2), R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiI8R1AVX2_part7
+	MOVBQZX     5(R11)(DI*2), R13
+	SHLQ        $0x08, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiI8R1AVX2_part7
+	MOVBQZX     6(R11)(DI*2), R13
+	SHLQ        $0x10, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiI8R1AVX2_part7
+	MOVBQZX     7(R11)(DI*2), R13
+	SHLQ        $0x18, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiI8R1AVX2_part7
+	MOVBQZX     8(R11)(DI*2), R13
+	SHLQ        $0x20, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiI8R1AVX2_part7
+	MOVBQZX     9(R11)(DI*2), R13
+	SHLQ        $0x28, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiI8R1AVX2_part7
+	MOVBQZX     10(R11)(DI*2), R13
+	SHLQ        $0x30, R13
+	ORQ         R13, R12
+
+scoreRowsMultiI8R1AVX2_part7:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	XORQ        R12, R12
+	MOVBQZX     4(R11)(R10*1), R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x01
+	JBE         scoreRowsMultiI8R1AVX2_part8
+	MOVBQZX     5(R11)(R10*1), R13
+	SHLQ        $0x08, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x02
+	JBE         scoreRowsMultiI8R1AVX2_part8
+	MOVBQZX     6(R11)(R10*1), R13
+	SHLQ        $0x10, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x03
+	JBE         scoreRowsMultiI8R1AVX2_part8
+	MOVBQZX     7(R11)(R10*1), R13
+	SHLQ        $0x18, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x04
+	JBE         scoreRowsMultiI8R1AVX2_part8
+	MOVBQZX     8(R11)(R10*1), R13
+	SHLQ        $0x20, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x05
+	JBE         scoreRowsMultiI8R1AVX2_part8
+	MOVBQZX     9(R11)(R10*1), R13
+	SHLQ        $0x28, R13
+	ORQ         R13, R12
+	CMPQ        R14, $0x06
+	JBE         scoreRowsMultiI8R1AVX2_part8
+	MOVBQZX     10(R11)(R10*1), R13
+	SHLQ        $0x30, R13
+	ORQ         R13, R12
+
+scoreRowsMultiI8R1AVX2_part8:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y8, Y7
+
+smulti161_k8_sum:
+	MOVQ         BX, R11
+	ANDQ         $-8, R11
+	SUBQ         R11, SI
+	LEAQ         (R9)(R9*2), R11
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	LEAQ         (SI)(DI*4), R11
+	VMOVSS       (SI), X10
+	VINSERTPS    $0x10, (SI)(DI*1), X10, X10
+	VINSERTPS    $0x20, (SI)(DI*2), X10, X10
+	VINSERTPS    $0x30, (SI)(R10*1), X10, X10
+	VMOVSS       (R11), X0
+	VINSERTPS    $0x10, (R11)(DI*1), X0, X0
+	VINSERTPS    $0x20, (R11)(DI*2), X0, X0
+	VINSERTPS    $0x30, (R11)(R10*1), X0, X0
+	VINSERTF128  $0x01, X0, Y10, Y0
+	VMULPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      Y2, (AX)
+	ADDQ         $0x20, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x08, CX
+	JMP          smulti161_k8
+
+smulti161_k8_next:
+smulti161_k1:
+	CMPQ   CX, $0x01
+	JL     smulti161_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	MOVQ   BX, R11
+
+smulti161_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti161_k1_tail
+	VMOVUPS     (R10), Y1
+	VPMOVSXBD   4(SI), Y2
+	VCVTDQ2PS   Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti161_k1_chunk
+
+smulti161_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti161_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y1
+	VMASKMOVPS (R10), Y1, Y1
+	XORQ       R10, R10
+	MOVBQZX    4(SI), R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiI8R1AVX2_part9
+	MOVBQZX    5(SI), R12
+	SHLQ       $0x08, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiI8R1AVX2_part9
+	MOVBQZX    6(SI), R12
+	SHLQ       $0x10, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiI8R1AVX2_part9
+	MOVBQZX    7(SI), R12
+	SHLQ       $0x18, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiI8R1AVX2_part9
+	MOVBQZX    8(SI), R12
+	SHLQ       $0x20, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiI8R1AVX2_part9
+	MOVBQZX    9(SI), R12
+	SHLQ       $0x28, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiI8R1AVX2_part9
+	MOVBQZX    10(SI), R12
+	SHLQ       $0x30, R12
+	ORQ        R12, R10
+
+scoreRowsMultiI8R1AVX2_part9:
+	MOVQ        R10, X2
+	VPMOVSXBD   X2, Y2
+	VCVTDQ2PS   Y2, Y2
+	VFMADD231PS Y2, Y1, Y0
+
+smulti161_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X1, X1
+	VADDSS       X1, X0, X0
+	VMULSS       (SI), X0, X0
+	VMOVSS       X0, (AX)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti161_k1
+
+smulti161_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiI8R2AVX2(dst []float32, k []int8, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+, SSE2
+TEXT ·scoreRowsMultiI8R2AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x00, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti162_k4:
+	CMPQ    CX, $0x04
+	JL      smulti162_k4_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R11
+	ADDQ    SI, R11
+	IMUL3Q  $0x00000004, BX, R12
+	ADDQ    R11, R12
+	SUBQ    k_base+24(FP), R12
+	CMPQ    R12, k_len+32(FP)
+	CMOVQHI SI, R11
+	MOVQ    DX, R12
+	LEAQ    (R8)(R8*2), R13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
+
+smulti162_k4_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti162_k4_tail
+	VMOVUPS     (R12), Y8
+	VMOVUPS     (R12)(R8*1), Y9
+	VPMOVSXBD   4(SI), Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y4
+	VPMOVSXBD   4(SI)(DI*1), Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VFMADD231PS Y10, Y9, Y5
+	VPMOVSXBD   4(SI)(DI*2), Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y6
+	VPMOVSXBD   4(SI)(R10*1), Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y8, Y3
+	VFMADD231PS Y10, Y9, Y7
+	PREFETCHT0  (R11)
+	ADDQ        $0x00000020, R11
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R12
+	SUBQ        $0x08, R13
+	JMP         smulti162_k4_chunk
+
+smulti162_k4_tail:
+	TESTQ      R13, R13
+	JZ         smulti162_k4_sum
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R14
+	SUBQ       R13, R14
+	VMOVDQU    (R11)(R14*4), Y8
+	VMASKMOVPS (R12), Y8, Y9
+	VMASKMOVPS (R12)(R8*1), Y8, Y8
+	XORQ       R11, R11
+	MOVBQZX    4(SI), R12
+	ORQ        R12, R11
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiI8R2AVX2_part1
+	MOVBQZX    5(SI), R12
+	SHLQ       $0x08, R12
+	ORQ        R12, R11
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiI8R2AVX2_part1
+	MOVBQZX    6(SI), R12
+	SHLQ       $0x10, R12
+	ORQ        R12, R11
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiI8R2AVX2_part1
+	MOVBQZX    7(SI), R12
+	SHLQ       $0x18, R12
+	ORQ        R12, R11
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiI8R2AVX2_part1
+	MOVBQZX    8(SI), R12
+	SHLQ       $0x20, R12
+	ORQ        R12, R11
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiI8R2AVX2_part1
+	MOVBQZX    9(SI), R12
+	SHLQ       $0x28, R12
+	ORQ        R12, R11
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiI8R2AVX2_part1
+	MOVBQZX    10(SI), R12
+	SHLQ       $0x30, R12
+	ORQ        R12, R11
+
+scoreRowsMultiI8R2AVX2_part1:
+	MOVQ        R11, X10
+	VPMOVSXBD   X10, Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y9, Y0
+	VFMADD231PS Y10, Y8, Y4
+	XORQ        R11, R11
+	MOVBQZX     4(SI)(DI*1), R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiI8R2AVX2_part2
+	MOVBQZX     5(SI)(DI*1), R12
+	SHLQ        $0x08, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiI8R2AVX2_part2
+	MOVBQZX     6(SI)(DI*1), R12
+	SHLQ        $0x10, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiI8R2AVX2_part2
+	MOVBQZX     7(SI)(DI*1), R12
+	SHLQ        $0x18, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiI8R2AVX2_part2
+	MOVBQZX     8(SI)(DI*1), R12
+	SHLQ        $0x20, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiI8R2AVX2_part2
+	MOVBQZX     9(SI)(DI*1), R12
+	SHLQ        $0x28, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiI8R2AVX2_part2
+	MOVBQZX     10(SI)(DI*1), R12
+	SHLQ        $0x30, R12
+	ORQ         R12, R11
+
+scoreRowsMultiI8R2AVX2_part2:
+	MOVQ        R11, X10
+	VPMOVSXBD   X10, Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y9, Y1
+	VFMADD231PS Y10, Y8, Y5
+	XORQ        R11, R11
+	MOVBQZX     4(SI)(DI*2), R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiI8R2AVX2_part3
+	MOVBQZX     5(SI)(DI*2), R12
+	SHLQ        $0x08, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiI8R2AVX2_part3
+	MOVBQZX     6(SI)(DI*2), R12
+	SHLQ        $0x10, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiI8R2AVX2_part3
+	MOVBQZX     7(SI)(DI*2), R12
+	SHLQ        $0x18, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiI8R2AVX2_part3
+	MOVBQZX     8(SI)(DI*2), R12
+	SHLQ        $0x20, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiI8R2AVX2_part3
+	MOVBQZX     9(SI)(DI*2), R12
+	SHLQ        $0x28, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiI8R2AVX2_part3
+	MOVBQZX     10(SI)(DI*2), R12
+	SHLQ        $0x30, R12
+	ORQ         R12, R11
+
+scoreRowsMultiI8R2AVX2_part3:
+	MOVQ        R11, X10
+	VPMOVSXBD   X10, Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y9, Y2
+	VFMADD231PS Y10, Y8, Y6
+	XORQ        R11, R11
+	MOVBQZX     4(SI)(R10*1), R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiI8R2AVX2_part4
+	MOVBQZX     5(SI)(R10*1), R12
+	SHLQ        $0x08, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiI8R2AVX2_part4
+	MOVBQZX     6(SI)(R10*1), R12
+	SHLQ        $0x10, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiI8R2AVX2_part4
+	MOVBQZX     7(SI)(R10*1), R12
+	SHLQ        $0x18, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiI8R2AVX2_part4
+	MOVBQZX     8(SI)(R10*1), R12
+	SHLQ        $0x20, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiI8R2AVX2_part4
+	MOVBQZX     9(SI)(R10*1), R12
+	SHLQ        $0x28, R12
+	ORQ         R12, R11
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiI8R2AVX2_part4
+	MOVBQZX     10(SI)(R10*1), R12
+	SHLQ        $0x30, R12
+	ORQ         R12, R11
+
+scoreRowsMultiI8R2AVX2_part4:
+	MOVQ        R11, X10
+	VPMOVSXBD   X10, Y10
+	VCVTDQ2PS   Y10, Y10
+	VFMADD231PS Y10, Y9, Y3
+	VFMADD231PS Y10, Y8, Y7
+
+smulti162_k4_sum:
+	MOVQ         BX, R11
+	ANDQ         $-8, R11
+	SUBQ         R11, SI
+	LEAQ         (R9)(R9*2), R11
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMOVSS       (SI), X11
+	VINSERTPS    $0x10, (SI)(DI*1), X11, X11
+	VINSERTPS    $0x20, (SI)(DI*2), X11, X11
+	VINSERTPS    $0x30, (SI)(R10*1), X11, X11
+	VMOVSS       (SI), X0
+	VINSERTPS    $0x10, (SI)(DI*1), X0, X0
+	VINSERTPS    $0x20, (SI)(DI*2), X0, X0
+	VINSERTPS    $0x30, (SI)(R10*1), X0, X0
+	VINSERTF128  $0x01, X0, Y11, Y0
+	VMULPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVUPS      X2, (AX)
+	VMOVUPS      X0, (AX)(R9*1)
+	ADDQ         $0x10, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x04, CX
+	JMP          smulti162_k4
+
+smulti162_k4_next:
+smulti162_k1:
+	CMPQ   CX, $0x01
+	JL     smulti162_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   BX, R11
+
+smulti162_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti162_k1_tail
+	VMOVUPS     (R10), Y2
+	VMOVUPS     (R10)(R8*1), Y3
+	VPMOVSXBD   4(SI), Y4
+	VCVTDQ2PS   Y4, Y4
+	VFMADD231PS Y4, Y2, Y0
+	VFMADD231PS Y4, Y3, Y1
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti162_k1_chunk
+
+smulti162_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti162_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y2
+	VMASKMOVPS (R10), Y2, Y3
+	VMASKMOVPS (R10)(R8*1), Y2, Y2
+	XORQ       R10, R10
+	MOVBQZX    4(SI), R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiI8R2AVX2_part5
+	MOVBQZX    5(SI), R12
+	SHLQ       $0x08, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiI8R2AVX2_part5
+	MOVBQZX    6(SI), R12
+	SHLQ       $0x10, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiI8R2AVX2_part5
+	MOVBQZX    7(SI), R12
+	SHLQ       $0x18, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiI8R2AVX2_part5
+	MOVBQZX    8(SI), R12
+	SHLQ       $0x20, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiI8R2AVX2_part5
+	MOVBQZX    9(SI), R12
+	SHLQ       $0x28, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiI8R2AVX2_part5
+	MOVBQZX    10(SI), R12
+	SHLQ       $0x30, R12
+	ORQ        R12, R10
+
+scoreRowsMultiI8R2AVX2_part5:
+	MOVQ        R10, X4
+	VPMOVSXBD   X4, Y4
+	VCVTDQ2PS   Y4, Y4
+	VFMADD231PS Y4, Y3, Y0
+	VFMADD231PS Y4, Y2, Y1
+
+smulti162_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X2, X2
+	VADDSS       X2, X0, X0
+	VMULSS       (SI), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMULSS       (SI), X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti162_k1
+
+smulti162_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiI8R3AVX2(dst []float32, k []int8, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+, SSE2
+TEXT ·scoreRowsMultiI8R3AVX2(SB), NOSPLIT, $0-80
+	MOVQ  dst_base+0(FP), AX
+	MOVQ  dst_len+8(FP), CX
+	MOVQ  q_base+56(FP), DX
+	MOVQ  q_len+64(FP), BX
+	MOVQ  k_base+24(FP), SI
+	MOVQ  stride+48(FP), DI
+	SHLQ  $0x00, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  CX, R9
+	SHLQ  $0x02, R9
+
+smulti163_k2:
+	CMPQ    CX, $0x02
+	JL      smulti163_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000002, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	MOVQ    BX, R12
+
+smulti163_k2_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti163_k2_tail
+	VMOVUPS     (R11), Y6
+	VMOVUPS     (R11)(R8*1), Y7
+	VMOVUPS     (R11)(R8*2), Y8
+	VPMOVSXBD   4(SI), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y6, Y0
+	VFMADD231PS Y9, Y7, Y2
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVSXBD   4(SI)(DI*1), Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y6, Y1
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y5
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000010, R10
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R12
+	JMP         smulti163_k2_chunk
+
+smulti163_k2_tail:
+	TESTQ      R12, R12
+	JZ         smulti163_k2_sum
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R13
+	SUBQ       R12, R13
+	VMOVDQU    (R10)(R13*4), Y6
+	VMASKMOVPS (R11), Y6, Y7
+	VMASKMOVPS (R11)(R8*1), Y6, Y8
+	VMASKMOVPS (R11)(R8*2), Y6, Y6
+	XORQ       R10, R10
+	MOVBQZX    4(SI), R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiI8R3AVX2_part1
+	MOVBQZX    5(SI), R11
+	SHLQ       $0x08, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiI8R3AVX2_part1
+	MOVBQZX    6(SI), R11
+	SHLQ       $0x10, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiI8R3AVX2_part1
+	MOVBQZX    7(SI), R11
+	SHLQ       $0x18, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiI8R3AVX2_part1
+	MOVBQZX    8(SI), R11
+	SHLQ       $0x20, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiI8R3AVX2_part1
+	MOVBQZX    9(SI), R11
+	SHLQ       $0x28, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiI8R3AVX2_part1
+	MOVBQZX    10(SI), R11
+	SHLQ       $0x30, R11
+	ORQ        R11, R10
+
+scoreRowsMultiI8R3AVX2_part1:
+	MOVQ        R10, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y7, Y0
+	VFMADD231PS Y9, Y8, Y2
+	VFMADD231PS Y9, Y6, Y4
+	XORQ        R10, R10
+	MOVBQZX     4(SI)(DI*1), R11
+	ORQ         R11, R10
+	CMPQ        R12, $0x01
+	JBE         scoreRowsMultiI8R3AVX2_part2
+	MOVBQZX     5(SI)(DI*1), R11
+	SHLQ        $0x08, R11
+	ORQ         R11, R10
+	CMPQ        R12, $0x02
+	JBE         scoreRowsMultiI8R3AVX2_part2
+	MOVBQZX     6(SI)(DI*1), R11
+	SHLQ        $0x10, R11
+	ORQ         R11, R10
+	CMPQ        R12, $0x03
+	JBE         scoreRowsMultiI8R3AVX2_part2
+	MOVBQZX     7(SI)(DI*1), R11
+	SHLQ        $0x18, R11
+	ORQ         R11, R10
+	CMPQ        R12, $0x04
+	JBE         scoreRowsMultiI8R3AVX2_part2
+	MOVBQZX     8(SI)(DI*1), R11
+	SHLQ        $0x20, R11
+	ORQ         R11, R10
+	CMPQ        R12, $0x05
+	JBE         scoreRowsMultiI8R3AVX2_part2
+	MOVBQZX     9(SI)(DI*1), R11
+	SHLQ        $0x28, R11
+	ORQ         R11, R10
+	CMPQ        R12, $0x06
+	JBE         scoreRowsMultiI8R3AVX2_part2
+	MOVBQZX     10(SI)(DI*1), R11
+	SHLQ        $0x30, R11
+	ORQ         R11, R10
+
+scoreRowsMultiI8R3AVX2_part2:
+	MOVQ        R10, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y7, Y1
+	VFMADD231PS Y9, Y8, Y3
+	VFMADD231PS Y9, Y6, Y5
+
+smulti163_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMOVSS       (SI), X10
+	VINSERTPS    $0x10, (SI)(DI*1), X10, X10
+	VINSERTPS    $0x20, (SI), X10, X10
+	VINSERTPS    $0x30, (SI)(DI*1), X10, X10
+	VMOVSS       (SI), X0
+	VINSERTPS    $0x10, (SI)(DI*1), X0, X0
+	VINSERTPS    $0x20, (SI), X0, X0
+	VINSERTPS    $0x30, (SI)(DI*1), X0, X0
+	VINSERTF128  $0x01, X0, Y10, Y0
+	VMULPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti163_k2
+
+smulti163_k2_next:
+smulti163_k1:
+	CMPQ   CX, $0x01
+	JL     smulti163_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   BX, R11
+
+smulti163_k1_chunk:
+	CMPQ        R11, $0x08
+	JL          smulti163_k1_tail
+	VMOVUPS     (R10), Y3
+	VMOVUPS     (R10)(R8*1), Y4
+	VMOVUPS     (R10)(R8*2), Y5
+	VPMOVSXBD   4(SI), Y6
+	VCVTDQ2PS   Y6, Y6
+	VFMADD231PS Y6, Y3, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y6, Y5, Y2
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R11
+	JMP         smulti163_k1_chunk
+
+smulti163_k1_tail:
+	TESTQ      R11, R11
+	JZ         smulti163_k1_sum
+	LEAQ       masktable<>+0(SB), R12
+	MOVQ       $0x00000008, R13
+	SUBQ       R11, R13
+	VMOVDQU    (R12)(R13*4), Y3
+	VMASKMOVPS (R10), Y3, Y4
+	VMASKMOVPS (R10)(R8*1), Y3, Y5
+	VMASKMOVPS (R10)(R8*2), Y3, Y3
+	XORQ       R10, R10
+	MOVBQZX    4(SI), R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x01
+	JBE        scoreRowsMultiI8R3AVX2_part3
+	MOVBQZX    5(SI), R12
+	SHLQ       $0x08, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x02
+	JBE        scoreRowsMultiI8R3AVX2_part3
+	MOVBQZX    6(SI), R12
+	SHLQ       $0x10, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x03
+	JBE        scoreRowsMultiI8R3AVX2_part3
+	MOVBQZX    7(SI), R12
+	SHLQ       $0x18, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x04
+	JBE        scoreRowsMultiI8R3AVX2_part3
+	MOVBQZX    8(SI), R12
+	SHLQ       $0x20, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x05
+	JBE        scoreRowsMultiI8R3AVX2_part3
+	MOVBQZX    9(SI), R12
+	SHLQ       $0x28, R12
+	ORQ        R12, R10
+	CMPQ       R11, $0x06
+	JBE        scoreRowsMultiI8R3AVX2_part3
+	MOVBQZX    10(SI), R12
+	SHLQ       $0x30, R12
+	ORQ        R12, R10
+
+scoreRowsMultiI8R3AVX2_part3:
+	MOVQ        R10, X6
+	VPMOVSXBD   X6, Y6
+	VCVTDQ2PS   Y6, Y6
+	VFMADD231PS Y6, Y4, Y0
+	VFMADD231PS Y6, Y5, Y1
+	VFMADD231PS Y6, Y3, Y2
+
+smulti163_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X3
+	VADDPS       X3, X0, X0
+	VMOVSHDUP    X0, X3
+	VADDPS       X3, X0, X0
+	VMOVHLPS     X0, X3, X3
+	VADDSS       X3, X0, X0
+	VMULSS       (SI), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMULSS       (SI), X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMULSS       (SI), X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti163_k1
+
+smulti163_k1_next:
+	VZEROUPPER
+	RET
+
+// func scoreRowsMultiI8R4AVX2(dst []float32, k []int8, stride int, q []float32)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+, SSE2
+TEXT ·scoreRowsMultiI8R4AVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+56(FP), DX
+	MOVQ q_len+64(FP), BX
+	MOVQ k_base+24(FP), SI
+	MOVQ stride+48(FP), DI
+	SHLQ $0x00, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ CX, R9
+	SHLQ $0x02, R9
+
+smulti164_k2:
+	CMPQ    CX, $0x02
+	JL      smulti164_k2_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000002, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	MOVQ    BX, R13
+
+smulti164_k2_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti164_k2_tail
+	VMOVUPS     (R11), Y8
+	VMOVUPS     (R11)(R8*1), Y9
+	VMOVUPS     (R11)(R8*2), Y10
+	VMOVUPS     (R11)(R12*1), Y11
+	VPMOVSXBD   4(SI), Y12
+	VCVTDQ2PS   Y12, Y12
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y12, Y9, Y2
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y12, Y11, Y6
+	VPMOVSXBD   4(SI)(DI*1), Y12
+	VCVTDQ2PS   Y12, Y12
+	VFMADD231PS Y12, Y8, Y1
+	VFMADD231PS Y12, Y9, Y3
+	VFMADD231PS Y12, Y10, Y5
+	VFMADD231PS Y12, Y11, Y7
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000010, R10
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R13
+	JMP         smulti164_k2_chunk
+
+smulti164_k2_tail:
+	TESTQ      R13, R13
+	JZ         smulti164_k2_sum
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R14
+	SUBQ       R13, R14
+	VMOVDQU    (R10)(R14*4), Y8
+	VMASKMOVPS (R11), Y8, Y9
+	VMASKMOVPS (R11)(R8*1), Y8, Y10
+	VMASKMOVPS (R11)(R8*2), Y8, Y11
+	VMASKMOVPS (R11)(R12*1), Y8, Y8
+	XORQ       R10, R10
+	MOVBQZX    4(SI), R11
+	ORQ        R11, R10
+	CMPQ       R13, $0x01
+	JBE        scoreRowsMultiI8R4AVX2_part1
+	MOVBQZX    5(SI), R11
+	SHLQ       $0x08, R11
+	ORQ        R11, R10
+	CMPQ       R13, $0x02
+	JBE        scoreRowsMultiI8R4AVX2_part1
+	MOVBQZX    6(SI), R11
+	SHLQ       $0x10, R11
+	ORQ        R11, R10
+	CMPQ       R13, $0x03
+	JBE        scoreRowsMultiI8R4AVX2_part1
+	MOVBQZX    7(SI), R11
+	SHLQ       $0x18, R11
+	ORQ        R11, R10
+	CMPQ       R13, $0x04
+	JBE        scoreRowsMultiI8R4AVX2_part1
+	MOVBQZX    8(SI), R11
+	SHLQ       $0x20, R11
+	ORQ        R11, R10
+	CMPQ       R13, $0x05
+	JBE        scoreRowsMultiI8R4AVX2_part1
+	MOVBQZX    9(SI), R11
+	SHLQ       $0x28, R11
+	ORQ        R11, R10
+	CMPQ       R13, $0x06
+	JBE        scoreRowsMultiI8R4AVX2_part1
+	MOVBQZX    10(SI), R11
+	SHLQ       $0x30, R11
+	ORQ        R11, R10
+
+scoreRowsMultiI8R4AVX2_part1:
+	MOVQ        R10, X12
+	VPMOVSXBD   X12, Y12
+	VCVTDQ2PS   Y12, Y12
+	VFMADD231PS Y12, Y9, Y0
+	VFMADD231PS Y12, Y10, Y2
+	VFMADD231PS Y12, Y11, Y4
+	VFMADD231PS Y12, Y8, Y6
+	XORQ        R10, R10
+	MOVBQZX     4(SI)(DI*1), R11
+	ORQ         R11, R10
+	CMPQ        R13, $0x01
+	JBE         scoreRowsMultiI8R4AVX2_part2
+	MOVBQZX     5(SI)(DI*1), R11
+	SHLQ        $0x08, R11
+	ORQ         R11, R10
+	CMPQ        R13, $0x02
+	JBE         scoreRowsMultiI8R4AVX2_part2
+	MOVBQZX     6(SI)(DI*1), R11
+	SHLQ        $0x10, R11
+	ORQ         R11, R10
+	CMPQ        R13, $0x03
+	JBE         scoreRowsMultiI8R4AVX2_part2
+	MOVBQZX     7(SI)(DI*1), R11
+	SHLQ        $0x18, R11
+	ORQ         R11, R10
+	CMPQ        R13, $0x04
+	JBE         scoreRowsMultiI8R4AVX2_part2
+	MOVBQZX     8(SI)(DI*1), R11
+	SHLQ        $0x20, R11
+	ORQ         R11, R10
+	CMPQ        R13, $0x05
+	JBE         scoreRowsMultiI8R4AVX2_part2
+	MOVBQZX     9(SI)(DI*1), R11
+	SHLQ        $0x28, R11
+	ORQ         R11, R10
+	CMPQ        R13, $0x06
+	JBE         scoreRowsMultiI8R4AVX2_part2
+	MOVBQZX     10(SI)(DI*1), R11
+	SHLQ        $0x30, R11
+	ORQ         R11, R10
+
+scoreRowsMultiI8R4AVX2_part2:
+	MOVQ        R10, X12
+	VPMOVSXBD   X12, Y12
+	VCVTDQ2PS   Y12, Y12
+	VFMADD231PS Y12, Y9, Y1
+	VFMADD231PS Y12, Y10, Y3
+	VFMADD231PS Y12, Y11, Y5
+	VFMADD231PS Y12, Y8, Y7
+
+smulti164_k2_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VMOVSS       (SI), X13
+	VINSERTPS    $0x10, (SI)(DI*1), X13, X13
+	VINSERTPS    $0x20, (SI), X13, X13
+	VINSERTPS    $0x30, (SI)(DI*1), X13, X13
+	VMOVSS       (SI), X0
+	VINSERTPS    $0x10, (SI)(DI*1), X0, X0
+	VINSERTPS    $0x20, (SI), X0, X0
+	VINSERTPS    $0x30, (SI)(DI*1), X0, X0
+	VINSERTF128  $0x01, X0, Y13, Y0
+	VMULPS       Y0, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VMOVHPS      X2, (AX)(R9*1)
+	VMOVLPS      X0, (AX)(R9*2)
+	VMOVHPS      X0, (AX)(R10*1)
+	ADDQ         $0x08, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x02, CX
+	JMP          smulti164_k2
+
+smulti164_k2_next:
+smulti164_k1:
+	CMPQ   CX, $0x01
+	JL     smulti164_k1_next
+	LEAQ   (DI)(DI*2), R10
+	MOVQ   DX, R10
+	LEAQ   (R8)(R8*2), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   BX, R12
+
+smulti164_k1_chunk:
+	CMPQ        R12, $0x08
+	JL          smulti164_k1_tail
+	VMOVUPS     (R10), Y4
+	VMOVUPS     (R10)(R8*1), Y5
+	VMOVUPS     (R10)(R8*2), Y6
+	VMOVUPS     (R10)(R11*1), Y7
+	VPMOVSXBD   4(SI), Y8
+	VCVTDQ2PS   Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y8, Y5, Y1
+	VFMADD231PS Y8, Y6, Y2
+	VFMADD231PS Y8, Y7, Y3
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R10
+	SUBQ        $0x08, R12
+	JMP         smulti164_k1_chunk
+
+smulti164_k1_tail:
+	TESTQ      R12, R12
+	JZ         smulti164_k1_sum
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y4
+	VMASKMOVPS (R10), Y4, Y5
+	VMASKMOVPS (R10)(R8*1), Y4, Y6
+	VMASKMOVPS (R10)(R8*2), Y4, Y7
+	VMASKMOVPS (R10)(R11*1), Y4, Y4
+	XORQ       R10, R10
+	MOVBQZX    4(SI), R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x01
+	JBE        scoreRowsMultiI8R4AVX2_part3
+	MOVBQZX    5(SI), R11
+	SHLQ       $0x08, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x02
+	JBE        scoreRowsMultiI8R4AVX2_part3
+	MOVBQZX    6(SI), R11
+	SHLQ       $0x10, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x03
+	JBE        scoreRowsMultiI8R4AVX2_part3
+	MOVBQZX    7(SI), R11
+	SHLQ       $0x18, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x04
+	JBE        scoreRowsMultiI8R4AVX2_part3
+	MOVBQZX    8(SI), R11
+	SHLQ       $0x20, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x05
+	JBE        scoreRowsMultiI8R4AVX2_part3
+	MOVBQZX    9(SI), R11
+	SHLQ       $0x28, R11
+	ORQ        R11, R10
+	CMPQ       R12, $0x06
+	JBE        scoreRowsMultiI8R4AVX2_part3
+	MOVBQZX    10(SI), R11
+	SHLQ       $0x30, R11
+	ORQ        R11, R10
+
+scoreRowsMultiI8R4AVX2_part3:
+	MOVQ        R10, X8
+	VPMOVSXBD   X8, Y8
+	VCVTDQ2PS   Y8, Y8
+	VFMADD231PS Y8, Y5, Y0
+	VFMADD231PS Y8, Y6, Y1
+	VFMADD231PS Y8, Y7, Y2
+	VFMADD231PS Y8, Y4, Y3
+
+smulti164_k1_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VEXTRACTF128 $0x01, Y0, X4
+	VADDPS       X4, X0, X0
+	VMOVSHDUP    X0, X4
+	VADDPS       X4, X0, X0
+	VMOVHLPS     X0, X4, X4
+	VADDSS       X4, X0, X0
+	VMULSS       (SI), X0, X0
+	VMOVSS       X0, (AX)
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X1
+	VMOVSHDUP    X1, X0
+	VADDPS       X0, X1, X1
+	VMOVHLPS     X1, X0, X0
+	VADDSS       X0, X1, X1
+	VMULSS       (SI), X1, X1
+	VMOVSS       X1, (AX)(R9*1)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X2
+	VMOVSHDUP    X2, X0
+	VADDPS       X0, X2, X2
+	VMOVHLPS     X2, X0, X0
+	VADDSS       X0, X2, X2
+	VMULSS       (SI), X2, X2
+	VMOVSS       X2, (AX)(R9*2)
+	VEXTRACTF128 $0x01, Y3, X0
+	VADDPS       X0, X3, X3
+	VMOVSHDUP    X3, X0
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X0, X0
+	VADDSS       X0, X3, X3
+	VMULSS       (SI), X3, X3
+	VMOVSS       X3, (AX)(R10*1)
+	ADDQ         $0x04, AX
+	ADDQ         DI, SI
+	SUBQ         $0x01, CX
+	JMP          smulti164_k1
+
+smulti164_k1_next:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiI8R1AVX2(acc []float32, w []float32, v []int8, stride int)
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·blendRowsMultiI8R1AVX2(SB), NOSPLIT, $0-80
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x00, DI
+	XORQ R8, R8
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+	MOVQ CX, R10
+	SHLQ $0x02, R10
+
+bmulti8y1_c8:
+	CMPQ    BX, $0x40
+	JL      bmulti8y1_c8_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y1_c8_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y1_c8_keys_done
+	VMOVSS       (R11), X8
+	VMULSS       (R12)(R8*1), X8, X8
+	VBROADCASTSS X8, Y8
+	VPMOVSXBD    4(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVSXBD    12(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVSXBD    20(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVSXBD    28(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVSXBD    36(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVSXBD    44(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVSXBD    52(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVSXBD    60(R12), Y9
+	VCVTDQ2PS    Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y1_c8_key
+
+bmulti8y1_c8_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $0x00000100, DX
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000040, R8
+	SUBQ    $0x40, BX
+	JMP     bmulti8y1_c8
+
+bmulti8y1_c8_next:
+bmulti8y1_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti8y1_c1_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y1_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y1_c1_keys_done
+	VMOVSS       (R11), X1
+	VMULSS       (R12)(R8*1), X1, X1
+	VBROADCASTSS X1, Y1
+	VPMOVSXBD    4(R12), Y2
+	VCVTDQ2PS    Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y1_c1_key
+
+bmulti8y1_c1_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000008, SI
+	SUBQ    $0x00000008, R8
+	SUBQ    $0x08, BX
+	JMP     bmulti8y1_c1
+
+bmulti8y1_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti8y_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R9)(R9*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	MOVQ       SI, SI
+	LEAQ       (R10)(R10*2), R10
+
+bmulti8y1_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti8y1_tail_keys_done
+	VMOVSS       (AX), X2
+	VMULSS       (SI)(R8*1), X2, X2
+	VBROADCASTSS X2, Y2
+	XORQ         R10, R10
+	MOVBQZX      4(SI), R11
+	ORQ          R11, R10
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiI8R1AVX2_part1
+	MOVBQZX      5(SI), R11
+	SHLQ         $0x08, R11
+	ORQ          R11, R10
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiI8R1AVX2_part1
+	MOVBQZX      6(SI), R11
+	SHLQ         $0x10, R11
+	ORQ          R11, R10
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiI8R1AVX2_part1
+	MOVBQZX      7(SI), R11
+	SHLQ         $0x18, R11
+	ORQ          R11, R10
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiI8R1AVX2_part1
+	MOVBQZX      8(SI), R11
+	SHLQ         $0x20, R11
+	ORQ          R11, R10
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiI8R1AVX2_part1
+	MOVBQZX      9(SI), R11
+	SHLQ         $0x28, R11
+	ORQ          R11, R10
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiI8R1AVX2_part1
+	MOVBQZX      10(SI), R11
+	SHLQ         $0x30, R11
+	ORQ          R11, R10
+
+blendRowsMultiI8R1AVX2_part1:
+	MOVQ        R10, X3
+	VPMOVSXBD   X3, Y3
+	VCVTDQ2PS   Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti8y1_tail_key
+
+bmulti8y1_tail_keys_done:
+	LEAQ       (R9)(R9*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+
+bmulti8y_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiI8R2AVX2(acc []float32, w []float32, v []int8, stride int)
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·blendRowsMultiI8R2AVX2(SB), NOSPLIT, $0-80
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x00, DI
+	SHRQ $0x01, CX
+	SHRQ $0x01, BX
+	XORQ R8, R8
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+	MOVQ CX, R10
+	SHLQ $0x02, R10
+
+bmulti8y2_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti8y2_c4_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R9*1), Y4
+	VMOVUPS 32(DX)(R9*1), Y5
+	VMOVUPS 64(DX)(R9*1), Y6
+	VMOVUPS 96(DX)(R9*1), Y7
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y2_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y2_c4_keys_done
+	VMOVSS       (R11), X8
+	VMULSS       (R12)(R8*1), X8, X8
+	VBROADCASTSS X8, Y8
+	VMOVSS       (R11)(R10*1), X9
+	VMULSS       (R12)(R8*1), X9, X9
+	VBROADCASTSS X9, Y9
+	VPMOVSXBD    4(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y0
+	VFMADD231PS  Y10, Y9, Y4
+	VPMOVSXBD    12(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y1
+	VFMADD231PS  Y10, Y9, Y5
+	VPMOVSXBD    20(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y2
+	VFMADD231PS  Y10, Y9, Y6
+	VPMOVSXBD    28(R12), Y10
+	VCVTDQ2PS    Y10, Y10
+	VFMADD231PS  Y10, Y8, Y3
+	VFMADD231PS  Y10, Y9, Y7
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y2_c4_key
+
+bmulti8y2_c4_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R9*1)
+	VMOVUPS Y5, 32(DX)(R9*1)
+	VMOVUPS Y6, 64(DX)(R9*1)
+	VMOVUPS Y7, 96(DX)(R9*1)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000020, R8
+	SUBQ    $0x20, BX
+	JMP     bmulti8y2_c4
+
+bmulti8y2_c4_next:
+bmulti8y2_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti8y2_c1_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R9*1), Y1
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y2_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y2_c1_keys_done
+	VMOVSS       (R11), X2
+	VMULSS       (R12)(R8*1), X2, X2
+	VBROADCASTSS X2, Y2
+	VMOVSS       (R11)(R10*1), X3
+	VMULSS       (R12)(R8*1), X3, X3
+	VBROADCASTSS X3, Y3
+	VPMOVSXBD    4(R12), Y4
+	VCVTDQ2PS    Y4, Y4
+	VFMADD231PS  Y4, Y2, Y0
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y2_c1_key
+
+bmulti8y2_c1_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R9*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000008, SI
+	SUBQ    $0x00000008, R8
+	SUBQ    $0x08, BX
+	JMP     bmulti8y2_c1
+
+bmulti8y2_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti8y_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R9)(R9*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R9*1), Y0, Y2
+	MOVQ       SI, SI
+	LEAQ       (R10)(R10*2), R11
+
+bmulti8y2_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti8y2_tail_keys_done
+	VMOVSS       (AX), X3
+	VMULSS       (SI)(R8*1), X3, X3
+	VBROADCASTSS X3, Y3
+	VMOVSS       (AX)(R10*1), X4
+	VMULSS       (SI)(R8*1), X4, X4
+	VBROADCASTSS X4, Y4
+	XORQ         R11, R11
+	MOVBQZX      4(SI), R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiI8R2AVX2_part1
+	MOVBQZX      5(SI), R12
+	SHLQ         $0x08, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiI8R2AVX2_part1
+	MOVBQZX      6(SI), R12
+	SHLQ         $0x10, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiI8R2AVX2_part1
+	MOVBQZX      7(SI), R12
+	SHLQ         $0x18, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiI8R2AVX2_part1
+	MOVBQZX      8(SI), R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiI8R2AVX2_part1
+	MOVBQZX      9(SI), R12
+	SHLQ         $0x28, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiI8R2AVX2_part1
+	MOVBQZX      10(SI), R12
+	SHLQ         $0x30, R12
+	ORQ          R12, R11
+
+blendRowsMultiI8R2AVX2_part1:
+	MOVQ        R11, X5
+	VPMOVSXBD   X5, Y5
+	VCVTDQ2PS   Y5, Y5
+	VFMADD231PS Y5, Y3, Y1
+	VFMADD231PS Y5, Y4, Y2
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti8y2_tail_key
+
+bmulti8y2_tail_keys_done:
+	LEAQ       (R9)(R9*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R9*1)
+
+bmulti8y_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiI8R3AVX2(acc []float32, w []float32, v []int8, stride int)
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·blendRowsMultiI8R3AVX2(SB), NOSPLIT, $0-80
+	MOVQ  w_base+24(FP), AX
+	MOVQ  w_len+32(FP), CX
+	MOVQ  acc_base+0(FP), DX
+	MOVQ  acc_len+8(FP), BX
+	MOVQ  v_base+48(FP), SI
+	MOVQ  stride+72(FP), DI
+	SHLQ  $0x00, DI
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, CX
+	SHRQ  $0x21, CX
+	MOVQ  $0xaaaaaaab, R8
+	IMULQ R8, BX
+	SHRQ  $0x21, BX
+	XORQ  R8, R8
+	MOVQ  BX, R9
+	SHLQ  $0x02, R9
+	MOVQ  CX, R10
+	SHLQ  $0x02, R10
+
+bmulti8y3_c4:
+	CMPQ    BX, $0x20
+	JL      bmulti8y3_c4_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS (DX)(R9*1), Y4
+	VMOVUPS 32(DX)(R9*1), Y5
+	VMOVUPS 64(DX)(R9*1), Y6
+	VMOVUPS 96(DX)(R9*1), Y7
+	VMOVUPS (DX)(R9*2), Y8
+	VMOVUPS 32(DX)(R9*2), Y9
+	VMOVUPS 64(DX)(R9*2), Y10
+	VMOVUPS 96(DX)(R9*2), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y3_c4_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y3_c4_keys_done
+	VMOVSS       (R11), X12
+	VMULSS       (R12)(R8*1), X12, X12
+	VBROADCASTSS X12, Y12
+	VMOVSS       (R11)(R10*1), X13
+	VMULSS       (R12)(R8*1), X13, X13
+	VBROADCASTSS X13, Y13
+	VMOVSS       (R11)(R10*2), X14
+	VMULSS       (R12)(R8*1), X14, X14
+	VBROADCASTSS X14, Y14
+	VPMOVSXBD    4(R12), Y15
+	VCVTDQ2PS    Y15, Y15
+	VFMADD231PS  Y15, Y12, Y0
+	VFMADD231PS  Y15, Y13, Y4
+	VFMADD231PS  Y15, Y14, Y8
+	VPMOVSXBD    12(R12), Y15
+	VCVTDQ2PS    Y15, Y15
+	VFMADD231PS  Y15, Y12, Y1
+	VFMADD231PS  Y15, Y13, Y5
+	VFMADD231PS  Y15, Y14, Y9
+	VPMOVSXBD    20(R12), Y15
+	VCVTDQ2PS    Y15, Y15
+	VFMADD231PS  Y15, Y12, Y2
+	VFMADD231PS  Y15, Y13, Y6
+	VFMADD231PS  Y15, Y14, Y10
+	VPMOVSXBD    28(R12), Y15
+	VCVTDQ2PS    Y15, Y15
+	VFMADD231PS  Y15, Y12, Y3
+	VFMADD231PS  Y15, Y13, Y7
+	VFMADD231PS  Y15, Y14, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y3_c4_key
+
+bmulti8y3_c4_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, (DX)(R9*1)
+	VMOVUPS Y5, 32(DX)(R9*1)
+	VMOVUPS Y6, 64(DX)(R9*1)
+	VMOVUPS Y7, 96(DX)(R9*1)
+	VMOVUPS Y8, (DX)(R9*2)
+	VMOVUPS Y9, 32(DX)(R9*2)
+	VMOVUPS Y10, 64(DX)(R9*2)
+	VMOVUPS Y11, 96(DX)(R9*2)
+	ADDQ    $0x00000080, DX
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000020, R8
+	SUBQ    $0x20, BX
+	JMP     bmulti8y3_c4
+
+bmulti8y3_c4_next:
+bmulti8y3_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti8y3_c1_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R9*1), Y1
+	VMOVUPS (DX)(R9*2), Y2
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y3_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y3_c1_keys_done
+	VMOVSS       (R11), X3
+	VMULSS       (R12)(R8*1), X3, X3
+	VBROADCASTSS X3, Y3
+	VMOVSS       (R11)(R10*1), X4
+	VMULSS       (R12)(R8*1), X4, X4
+	VBROADCASTSS X4, Y4
+	VMOVSS       (R11)(R10*2), X5
+	VMULSS       (R12)(R8*1), X5, X5
+	VBROADCASTSS X5, Y5
+	VPMOVSXBD    4(R12), Y6
+	VCVTDQ2PS    Y6, Y6
+	VFMADD231PS  Y6, Y3, Y0
+	VFMADD231PS  Y6, Y4, Y1
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y3_c1_key
+
+bmulti8y3_c1_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R9*1)
+	VMOVUPS Y2, (DX)(R9*2)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000008, SI
+	SUBQ    $0x00000008, R8
+	SUBQ    $0x08, BX
+	JMP     bmulti8y3_c1
+
+bmulti8y3_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti8y_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R9)(R9*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R9*1), Y0, Y2
+	VMASKMOVPS (DX)(R9*2), Y0, Y3
+	MOVQ       SI, SI
+	LEAQ       (R10)(R10*2), R11
+
+bmulti8y3_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti8y3_tail_keys_done
+	VMOVSS       (AX), X4
+	VMULSS       (SI)(R8*1), X4, X4
+	VBROADCASTSS X4, Y4
+	VMOVSS       (AX)(R10*1), X5
+	VMULSS       (SI)(R8*1), X5, X5
+	VBROADCASTSS X5, Y5
+	VMOVSS       (AX)(R10*2), X6
+	VMULSS       (SI)(R8*1), X6, X6
+	VBROADCASTSS X6, Y6
+	XORQ         R11, R11
+	MOVBQZX      4(SI), R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiI8R3AVX2_part1
+	MOVBQZX      5(SI), R12
+	SHLQ         $0x08, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiI8R3AVX2_part1
+	MOVBQZX      6(SI), R12
+	SHLQ         $0x10, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiI8R3AVX2_part1
+	MOVBQZX      7(SI), R12
+	SHLQ         $0x18, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiI8R3AVX2_part1
+	MOVBQZX      8(SI), R12
+	SHLQ         $0x20, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiI8R3AVX2_part1
+	MOVBQZX      9(SI), R12
+	SHLQ         $0x28, R12
+	ORQ          R12, R11
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiI8R3AVX2_part1
+	MOVBQZX      10(SI), R12
+	SHLQ         $0x30, R12
+	ORQ          R12, R11
+
+blendRowsMultiI8R3AVX2_part1:
+	MOVQ        R11, X7
+	VPMOVSXBD   X7, Y7
+	VCVTDQ2PS   Y7, Y7
+	VFMADD231PS Y7, Y4, Y1
+	VFMADD231PS Y7, Y5, Y2
+	VFMADD231PS Y7, Y6, Y3
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti8y3_tail_key
+
+bmulti8y3_tail_keys_done:
+	LEAQ       (R9)(R9*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R9*1)
+	VMASKMOVPS Y3, Y0, (DX)(R9*2)
+
+bmulti8y_done:
+	VZEROUPPER
+	RET
+
+// func blendRowsMultiI8R4AVX2(acc []float32, w []float32, v []int8, stride int)
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·blendRowsMultiI8R4AVX2(SB), NOSPLIT, $0-80
+	MOVQ w_base+24(FP), AX
+	MOVQ w_len+32(FP), CX
+	MOVQ acc_base+0(FP), DX
+	MOVQ acc_len+8(FP), BX
+	MOVQ v_base+48(FP), SI
+	MOVQ stride+72(FP), DI
+	SHLQ $0x00, DI
+	SHRQ $0x02, CX
+	SHRQ $0x02, BX
+	XORQ R8, R8
+	MOVQ BX, R9
+	SHLQ $0x02, R9
+	MOVQ CX, R10
+	SHLQ $0x02, R10
+
+bmulti8y4_c3:
+	CMPQ    BX, $0x18
+	JL      bmulti8y4_c3_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS (DX)(R9*1), Y3
+	VMOVUPS 32(DX)(R9*1), Y4
+	VMOVUPS 64(DX)(R9*1), Y5
+	VMOVUPS (DX)(R9*2), Y6
+	VMOVUPS 32(DX)(R9*2), Y7
+	VMOVUPS 64(DX)(R9*2), Y8
+	VMOVUPS (DX)(R11*1), Y9
+	VMOVUPS 32(DX)(R11*1), Y10
+	VMOVUPS 64(DX)(R11*1), Y11
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y4_c3_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y4_c3_keys_done
+	VPMOVSXBD    4(R12), Y12
+	VCVTDQ2PS    Y12, Y12
+	VPMOVSXBD    12(R12), Y13
+	VCVTDQ2PS    Y13, Y13
+	VPMOVSXBD    20(R12), Y14
+	VCVTDQ2PS    Y14, Y14
+	VMOVSS       (R11), X15
+	VMULSS       (R12)(R8*1), X15, X15
+	VBROADCASTSS X15, Y15
+	VFMADD231PS  Y12, Y15, Y0
+	VFMADD231PS  Y13, Y15, Y1
+	VFMADD231PS  Y14, Y15, Y2
+	VMOVSS       (R11)(R10*1), X15
+	VMULSS       (R12)(R8*1), X15, X15
+	VBROADCASTSS X15, Y15
+	VFMADD231PS  Y12, Y15, Y3
+	VFMADD231PS  Y13, Y15, Y4
+	VFMADD231PS  Y14, Y15, Y5
+	VMOVSS       (R11)(R10*2), X15
+	VMULSS       (R12)(R8*1), X15, X15
+	VBROADCASTSS X15, Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VFMADD231PS  Y14, Y15, Y8
+	VMOVSS       (R11)(R14*1), X15
+	VMULSS       (R12)(R8*1), X15, X15
+	VBROADCASTSS X15, Y15
+	VFMADD231PS  Y12, Y15, Y9
+	VFMADD231PS  Y13, Y15, Y10
+	VFMADD231PS  Y14, Y15, Y11
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y4_c3_key
+
+bmulti8y4_c3_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, (DX)(R9*1)
+	VMOVUPS Y4, 32(DX)(R9*1)
+	VMOVUPS Y5, 64(DX)(R9*1)
+	VMOVUPS Y6, (DX)(R9*2)
+	VMOVUPS Y7, 32(DX)(R9*2)
+	VMOVUPS Y8, 64(DX)(R9*2)
+	VMOVUPS Y9, (DX)(R11*1)
+	VMOVUPS Y10, 32(DX)(R11*1)
+	VMOVUPS Y11, 64(DX)(R11*1)
+	ADDQ    $0x00000060, DX
+	ADDQ    $0x00000018, SI
+	SUBQ    $0x00000018, R8
+	SUBQ    $0x18, BX
+	JMP     bmulti8y4_c3
+
+bmulti8y4_c3_next:
+bmulti8y4_c1:
+	CMPQ    BX, $0x08
+	JL      bmulti8y4_c1_next
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS (DX), Y0
+	VMOVUPS (DX)(R9*1), Y1
+	VMOVUPS (DX)(R9*2), Y2
+	VMOVUPS (DX)(R11*1), Y3
+	MOVQ    AX, R11
+	MOVQ    SI, R12
+	MOVQ    CX, R13
+	LEAQ    (R10)(R10*2), R14
+
+bmulti8y4_c1_key:
+	TESTQ        R13, R13
+	JZ           bmulti8y4_c1_keys_done
+	VMOVSS       (R11), X4
+	VMULSS       (R12)(R8*1), X4, X4
+	VBROADCASTSS X4, Y4
+	VMOVSS       (R11)(R10*1), X5
+	VMULSS       (R12)(R8*1), X5, X5
+	VBROADCASTSS X5, Y5
+	VMOVSS       (R11)(R10*2), X6
+	VMULSS       (R12)(R8*1), X6, X6
+	VBROADCASTSS X6, Y6
+	VMOVSS       (R11)(R14*1), X7
+	VMULSS       (R12)(R8*1), X7, X7
+	VBROADCASTSS X7, Y7
+	VPMOVSXBD    4(R12), Y8
+	VCVTDQ2PS    Y8, Y8
+	VFMADD231PS  Y8, Y4, Y0
+	VFMADD231PS  Y8, Y5, Y1
+	VFMADD231PS  Y8, Y6, Y2
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, R11
+	ADDQ         DI, R12
+	DECQ         R13
+	JMP          bmulti8y4_c1_key
+
+bmulti8y4_c1_keys_done:
+	LEAQ    (R9)(R9*2), R11
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, (DX)(R9*1)
+	VMOVUPS Y2, (DX)(R9*2)
+	VMOVUPS Y3, (DX)(R11*1)
+	ADDQ    $0x00000020, DX
+	ADDQ    $0x00000008, SI
+	SUBQ    $0x00000008, R8
+	SUBQ    $0x08, BX
+	JMP     bmulti8y4_c1
+
+bmulti8y4_c1_next:
+	TESTQ      BX, BX
+	JZ         bmulti8y_done
+	LEAQ       masktable<>+0(SB), R11
+	MOVQ       $0x00000008, R12
+	SUBQ       BX, R12
+	VMOVDQU    (R11)(R12*4), Y0
+	LEAQ       (R9)(R9*2), R11
+	VMASKMOVPS (DX), Y0, Y1
+	VMASKMOVPS (DX)(R9*1), Y0, Y2
+	VMASKMOVPS (DX)(R9*2), Y0, Y3
+	VMASKMOVPS (DX)(R11*1), Y0, Y4
+	MOVQ       SI, SI
+	LEAQ       (R10)(R10*2), R11
+
+bmulti8y4_tail_key:
+	TESTQ        CX, CX
+	JZ           bmulti8y4_tail_keys_done
+	VMOVSS       (AX), X5
+	VMULSS       (SI)(R8*1), X5, X5
+	VBROADCASTSS X5, Y5
+	VMOVSS       (AX)(R10*1), X6
+	VMULSS       (SI)(R8*1), X6, X6
+	VBROADCASTSS X6, Y6
+	VMOVSS       (AX)(R10*2), X7
+	VMULSS       (SI)(R8*1), X7, X7
+	VBROADCASTSS X7, Y7
+	VMOVSS       (AX)(R11*1), X8
+	VMULSS       (SI)(R8*1), X8, X8
+	VBROADCASTSS X8, Y8
+	XORQ         R12, R12
+	MOVBQZX      4(SI), R13
+	ORQ          R13, R12
+	CMPQ         BX, $0x01
+	JBE          blendRowsMultiI8R4AVX2_part1
+	MOVBQZX      5(SI), R13
+	SHLQ         $0x08, R13
+	ORQ          R13, R12
+	CMPQ         BX, $0x02
+	JBE          blendRowsMultiI8R4AVX2_part1
+	MOVBQZX      6(SI), R13
+	SHLQ         $0x10, R13
+	ORQ          R13, R12
+	CMPQ         BX, $0x03
+	JBE          blendRowsMultiI8R4AVX2_part1
+	MOVBQZX      7(SI), R13
+	SHLQ         $0x18, R13
+	ORQ          R13, R12
+	CMPQ         BX, $0x04
+	JBE          blendRowsMultiI8R4AVX2_part1
+	MOVBQZX      8(SI), R13
+	SHLQ         $0x20, R13
+	ORQ          R13, R12
+	CMPQ         BX, $0x05
+	JBE          blendRowsMultiI8R4AVX2_part1
+	MOVBQZX      9(SI), R13
+	SHLQ         $0x28, R13
+	ORQ          R13, R12
+	CMPQ         BX, $0x06
+	JBE          blendRowsMultiI8R4AVX2_part1
+	MOVBQZX      10(SI), R13
+	SHLQ         $0x30, R13
+	ORQ          R13, R12
+
+blendRowsMultiI8R4AVX2_part1:
+	MOVQ        R12, X9
+	VPMOVSXBD   X9, Y9
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y9, Y5, Y1
+	VFMADD231PS Y9, Y6, Y2
+	VFMADD231PS Y9, Y7, Y3
+	VFMADD231PS Y9, Y8, Y4
+	ADDQ        $0x04, AX
+	ADDQ        DI, SI
+	DECQ        CX
+	JMP         bmulti8y4_tail_key
+
+bmulti8y4_tail_keys_done:
+	LEAQ       (R9)(R9*2), AX
+	VMASKMOVPS Y1, Y0, (DX)
+	VMASKMOVPS Y2, Y0, (DX)(R9*1)
+	VMASKMOVPS Y3, Y0, (DX)(R9*2)
+	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+
+bmulti8y_done:
+	VZEROUPPER
+	RET
+
 // func widenRowsI8AVX2(dst []float32, src []int8, stride int, d int)
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, SSE2
 TEXT ·widenRowsI8AVX2(SB), NOSPLIT, $0-64
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    dst_len+8(FP), CX
@@ -39286,40 +41741,46 @@ wi8y_chunk:
 wi8y_tail:
 	TESTQ   R8, R8
 	JZ      wi8y_next
-	VPXOR   X3, X3, X3
-	VPXOR   X2, X2, X2
-	MOVBLSX 4(DX)(R9*1), R10
-	VPINSRD $0x00, R10, X3, X3
+	XORQ    R10, R10
+	MOVBQZX 4(DX)(R9*1), R11
+	ORQ     R11, R10
 	CMPQ    R8, $0x01
 	JBE     widenRowsI8AVX2_part1
-	MOVBLSX 5(DX)(R9*1), R10
-	VPINSRD $0x01, R10, X3, X3
+	MOVBQZX 5(DX)(R9*1), R11
+	SHLQ    $0x08, R11
+	ORQ     R11, R10
 	CMPQ    R8, $0x02
 	JBE     widenRowsI8AVX2_part1
-	MOVBLSX 6(DX)(R9*1), R10
-	VPINSRD $0x02, R10, X3, X3
+	MOVBQZX 6(DX)(R9*1), R11
+	SHLQ    $0x10, R11
+	ORQ     R11, R10
 	CMPQ    R8, $0x03
 	JBE     widenRowsI8AVX2_part1
-	MOVBLSX 7(DX)(R9*1), R10
-	VPINSRD $0x03, R10, X3, X3
+	MOVBQZX 7(DX)(R9*1), R11
+	SHLQ    $0x18, R11
+	ORQ     R11, R10
 	CMPQ    R8, $0x04
 	JBE     widenRowsI8AVX2_part1
-	MOVBLSX 8(DX)(R9*1), R10
-	VPINSRD $0x00, R10, X2, X2
+	MOVBQZX 8(DX)(R9*1), R11
+	SHLQ    $0x20, R11
+	ORQ     R11, R10
 	CMPQ    R8, $0x05
 	JBE     widenRowsI8AVX2_part1
-	MOVBLSX 9(DX)(R9*1), R10
-	VPINSRD $0x01, R10, X2, X2
+	MOVBQZX 9(DX)(R9*1), R11
+	SHLQ    $0x28, R11
+	ORQ     R11, R10
 	CMPQ    R8, $0x06
 	JBE     widenRowsI8AVX2_part1
-	MOVBLSX 10(DX)(R9*1), R10
-	VPINSRD $0x02, R10, X2, X2
+	MOVBQZX 10(DX)(R9*1), R11
+	SHLQ    $0x30, R11
+	ORQ     R11, R10
 
 widenRowsI8AVX2_part1:
-	VINSERTI128 $0x01, X2, Y3, Y2
-	VCVTDQ2PS   Y2, Y2
-	VMULPS      Y1, Y2, Y2
-	VMASKMOVPS  Y2, Y0, (AX)(R9*4)
+	MOVQ       R10, X2
+	VPMOVSXBD  X2, Y2
+	VCVTDQ2PS  Y2, Y2
+	VMULPS     Y1, Y2, Y2
+	VMASKMOVPS Y2, Y0, (AX)(R9*4)
 
 wi8y_next:
 	LEAQ (AX)(SI*4), AX

@@ -54,6 +54,10 @@ var (
 	multi16Z4 = gain("decode gqa-4k over a 16-bit cache", "f16 0.54, bf16 0.56")
 	multiI8Z2 = gainI8("decode gqa2-4k over an int8 cache", "0.77")
 	multiI8Z3 = gainI8("decode gqa3-4k over an int8 cache", "0.72")
+	multiI8X1 = gainI8("decode gqa2-4k over an int8 cache, avx2: the row count is not timed apart", "0.74")
+	multiI8X2 = gainI8("decode gqa2-4k over an int8 cache, avx2", "0.74")
+	multiI8X3 = gainI8("decode gqa3-4k over an int8 cache, avx2", "0.73")
+	multiI8X4 = gainI8("decode gqa-4k over an int8 cache, avx2", "0.69")
 	multiI8Z4 = gainI8("decode gqa-4k over an int8 cache; gqa-32k 0.71, mqa-32k (four rows and four) 0.73", "0.73")
 
 	multiX2   = gain("decode gqa2-4k (2 heads a group), avx2, f32", "0.81")
@@ -125,7 +129,7 @@ var (
 		func(int) tiers { return tiers{"avx2": prod(askX)} })
 	blendRowsMultiBF16Variants = blendRowsMultiF16Variants
 	// The int8 multi-row kernels (avx512) have no asking copy yet.
-	scoreRowsMultiI8Variants = byRows(1, 4, func(R int) tiers { return tiers{"avx512": multiI8Z[R]} }, nil)
+	scoreRowsMultiI8Variants = byRows(1, 4, func(R int) tiers { return tiers{"avx512": multiI8Z[R], "avx2": prod(multiI8X[R])} }, nil)
 	blendRowsMultiI8Variants = scoreRowsMultiI8Variants
 
 	scoreRowsMulti8Variants = byRows(5, 8, wide, func(int) tiers { return tiers{"avx512": wideAlso} })
@@ -150,6 +154,7 @@ var (
 	multi16Z = map[int]Tiered{1: oneRowZ, 2: prod(multi16Z2), 3: prod(multi16Z3), 4: prod(multi16Z4)}
 	multi16X = map[int]*Gain{1: multi16X1, 2: multi16X2, 3: multi16X3, 4: multi16X4}
 	multiI8Z = map[int]Tiered{1: oneRowZ, 2: prod(multiI8Z2), 3: prod(multiI8Z3), 4: prod(multiI8Z4)}
+	multiI8X = map[int]*Gain{1: multiI8X1, 2: multiI8X2, 3: multiI8X3, 4: multiI8X4}
 )
 
 // byRows returns the variants of a kernel of rows lo to hi: for each row

@@ -244,7 +244,7 @@ var All = []Kernel{
 		Doc: "sets dst[r*n+j] for r < rows, j < n = len(dst)/rows to scoreRowsI8's score of key row j against query row r " +
 			"(q[r*d:(r+1)*d], d = len(q)/rows), each row's scores the bits scoreRowsI8 gives it while n is a multiple of 8; 1 <= rows <= 4, " +
 			"len(dst) and len(q) below 2^32. Callers keep n·d within one call's budget.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Variants: scoreRowsMultiI8Variants},
 	},
 	{
@@ -253,7 +253,7 @@ var All = []Kernel{
 			"blendRowsI8 for several rows, each row's sums the bits blendRowsI8 gives it; 1 <= rows <= 4. " +
 			"len(acc) and len(w) below 2^32. Callers keep n·d within one call's budget. next, the value rows of the tile after, " +
 			"may be asked for (no implementation does yet).",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
 		Rows:  &ByRows{Param: "rows", Ask: "next", Variants: blendRowsMultiI8Variants},
 	},
 	{
