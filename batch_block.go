@@ -2,6 +2,7 @@ package attention
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/glancelab/attention/internal/kernel"
 )
@@ -340,19 +341,30 @@ func (p blockPath) blockValues(ot, s []float32, tk *batchTask, j0 int, c []float
 	}
 }
 
-// asks16 returns the stored 16-bit rows (nil for an I8 cache) of task tk's head from key j on,
+// asks16 returns the stored 16-bit rows of task tk's head from key j on,
 // its keys' or with values its values', for an Ask kernel that asks for
 // their first need elements (see askStep); nil where the task attends no
-// key j or fewer elements are stored from there.
+// key j or fewer elements are stored from there. An I8 cache's rows are
+// viewed as 16-bit elements, half as many as their bytes (the kernels only
+// ask for their lines): the ask then reaches about twice as many rows on,
+// which the next widening reads first. Rows of an odd length, which would
+// start at odd addresses, are asked for by nothing.
 func (p *keyRows) asks16(tk *batchTask, j int, values bool, need int) []uint16 {
-	if j >= tk.last || p.kt == I8 {
+	if j >= tk.last {
 		return nil
 	}
 	r, _ := p.keyRun(tk.b, j)
 	var x []uint16
-	if values {
+	switch {
+	case p.kt == I8 && (p.k.rs|p.v.rs)&1 != 0:
+		return nil
+	case p.kt == I8 && values:
+		x = asUint16(p.values8(tk.b, tk.kh, r))
+	case p.kt == I8:
+		x = asUint16(p.keys8(tk.b, tk.kh, r))
+	case values:
 		x = p.values16(tk.b, tk.kh, r)
-	} else {
+	default:
 		x = p.keys16(tk.b, tk.kh, r)
 	}
 	if len(x) < need {
@@ -402,4 +414,13 @@ func widen16(dst []float32, src []uint16, t KVType) {
 	} else {
 		kernel.WidenBF16(dst, src)
 	}
+}
+
+// asUint16 views x, which starts at an even address, as len(x)/2 16-bit
+// elements.
+func asUint16(x []int8) []uint16 {
+	if len(x) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
 }
