@@ -14,7 +14,8 @@ import (
 
 func init() {
 	avx512["narrowI8"] = genNarrowI8
-	avx512["hadamardRows"] = genHadamardRows
+	avx512["hadamardRows"] = func() { genHadamardRows(16, "hrows") }
+	avx2["hadamardRows"] = func() { genHadamardRows(8, "hry") }
 }
 
 // signsZ returns a vector of sixteen floats, +1 where lane&span is 0 and
@@ -38,96 +39,101 @@ func signsZ(span int) Mem {
 
 // genHadamardRows rotates each row of d floats of x (d a multiple of 16,
 // b = d&-d at least 16) by H_b/√b in blocks of b, f being 1/√b: the
-// butterflies of spans 1 to 8 inside each vector (a permutation and an FMA
-// with ±1, which rounds as the twin's sum or difference does), then those
-// of spans 16 to b/2 between vectors, in the twin's order of spans, then
-// the product with f.
-func genHadamardRows() {
+// butterflies of spans up to a vector's lanes/2 inside each vector (a
+// permutation and an FMA with ±1, which rounds as the twin's sum or
+// difference does), then those of a vector's width to b/2 between
+// vectors, in the twin's order of spans, then the product with f. lanes
+// is 16 (avx512) or 8 (avx2); prefix names the labels.
+func genHadamardRows(lanes int, prefix string) {
+	vec, vb := ZMM, 64
+	if lanes == 8 {
+		vec, vb = YMM, 32
+	}
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64())
 	d := Load(Param("d"), GP64())
-	fz := ZMM()
+	fz := vec()
 	VBROADCASTSS(argAddr(Param("f")), fz)
-	rowBytes := GP64()
+	rowBytes, blk := GP64(), GP64() // blk: b·4 bytes
 	MOVQ(d, rowBytes)
 	SHLQ(U8(2), rowBytes)
-	blk := GP64() // b·4 bytes
 	MOVQ(d, blk)
 	NEGQ(blk)
 	ANDQ(d, blk)
 	SHLQ(U8(2), blk)
 
-	Label("hrows_row")
+	Label(prefix + "_row")
 	CMPQ(n, d)
-	JB(LabelRef("hrows_done"))
-	// Spans 1, 2, 4 and 8, inside each vector.
+	JB(LabelRef(prefix + "_done"))
 	p, end := GP64(), GP64()
 	MOVQ(x, p)
 	LEAQ(Mem{Base: x, Index: rowBytes, Scale: 1}, end)
-	Label("hrows_inner")
-	z := ZMM()
+	Label(prefix + "_inner")
+	z := vec()
 	VMOVUPS(Mem{Base: p}, z)
-	for _, span := range []int{1, 2, 4, 8} {
-		y := ZMM()
-		switch span {
-		case 1:
+	for span := 1; span < lanes; span *= 2 {
+		y := vec()
+		switch {
+		case span == 1:
 			VPERMILPS(U8(0xb1), z, y)
-		case 2:
+		case span == 2:
 			VPERMILPS(U8(0x4e), z, y)
-		case 4:
+		case span == 4 && lanes == 8:
+			VPERM2F128(U8(0x01), z, z, y)
+		case span == 4:
 			VSHUFF32X4(U8(0xb1), z, z, y)
-		case 8:
+		case span == 8:
 			VSHUFF64X2(U8(0x4e), z, z, y)
 		}
 		VFMADD132PS(signsZ(span), y, z)
 	}
 	VMOVUPS(z, Mem{Base: p})
-	ADDQ(U8(64), p)
+	ADDQ(U8(vb), p)
 	CMPQ(p, end)
-	JB(LabelRef("hrows_inner"))
+	JB(LabelRef(prefix + "_inner"))
 
-	// Spans of 16 floats and up to b/2, between vectors.
+	// Spans of a vector's width and up to b/2, between vectors.
 	span := GP64()
-	MOVQ(U32(64), span)
-	Label("hrows_span")
+	MOVQ(U32(vb), span)
+	Label(prefix + "_span")
 	CMPQ(span, blk)
-	JAE(LabelRef("hrows_scale"))
+	JAE(LabelRef(prefix + "_scale"))
 	i := GP64()
 	XORQ(i, i)
-	Label("hrows_pairs")
+	Label(prefix + "_pairs")
 	r, rend := GP64(), GP64()
 	LEAQ(Mem{Base: x, Index: i, Scale: 1}, r)
 	LEAQ(Mem{Base: r, Index: span, Scale: 1}, rend)
-	Label("hrows_pair")
-	a, c, s := ZMM(), ZMM(), ZMM()
+	Label(prefix + "_pair")
+	a, c, s := vec(), vec(), vec()
 	VMOVUPS(Mem{Base: r}, a)
 	VMOVUPS(Mem{Base: r, Index: span, Scale: 1}, c)
 	VADDPS(c, a, s)
 	VSUBPS(c, a, a)
 	VMOVUPS(s, Mem{Base: r})
 	VMOVUPS(a, Mem{Base: r, Index: span, Scale: 1})
-	ADDQ(U8(64), r)
+	ADDQ(U8(vb), r)
 	CMPQ(r, rend)
-	JB(LabelRef("hrows_pair"))
+	JB(LabelRef(prefix + "_pair"))
 	LEAQ(Mem{Base: i, Index: span, Scale: 2}, i)
 	CMPQ(i, rowBytes)
-	JB(LabelRef("hrows_pairs"))
+	JB(LabelRef(prefix + "_pairs"))
 	SHLQ(U8(1), span)
-	JMP(LabelRef("hrows_span"))
+	JMP(LabelRef(prefix + "_span"))
 
-	Label("hrows_scale")
+	Label(prefix + "_scale")
 	MOVQ(x, p)
-	Label("hrows_mul")
-	z2 := ZMM()
+	Label(prefix + "_mul")
+	z2 := vec()
 	VMULPS(Mem{Base: p}, fz, z2)
 	VMOVUPS(z2, Mem{Base: p})
-	ADDQ(U8(64), p)
+	ADDQ(U8(vb), p)
 	CMPQ(p, end)
-	JB(LabelRef("hrows_mul"))
+	JB(LabelRef(prefix + "_mul"))
 	ADDQ(rowBytes, x)
 	SUBQ(d, n)
-	JMP(LabelRef("hrows_row"))
-	Label("hrows_done")
+	JMP(LabelRef(prefix + "_row"))
+	Label(prefix + "_done")
 	VZEROUPPER()
 	RET()
 }

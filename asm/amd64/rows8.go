@@ -21,7 +21,6 @@ func init() {
 	avx2["blendRowsI8"] = genBlendRowsI8Y
 	avx2["widenRowsI8"] = genWidenRowsI8Y
 	avx2["narrowI8"] = genNarrowI8Y
-	avx2["hadamardRows"] = genHadamardRowsY
 }
 
 // widenI8Y sets dst to the floats of the eight int8 elements at m.
@@ -262,90 +261,6 @@ func genWidenRowsI8Y() {
 	SUBQ(d, n)
 	JMP(LabelRef("wi8y_row"))
 	Label("wi8y_done")
-	VZEROUPPER()
-	RET()
-}
-
-// genHadamardRowsY is genHadamardRows on eight lanes: spans 1, 2 and 4
-// inside each vector, 8 and up between vectors.
-func genHadamardRowsY() {
-	x := Load(Param("x").Base(), GP64())
-	n := Load(Param("x").Len(), GP64())
-	d := Load(Param("d"), GP64())
-	fy := YMM()
-	VBROADCASTSS(argAddr(Param("f")), fy)
-	rowBytes, blk := GP64(), GP64()
-	MOVQ(d, rowBytes)
-	SHLQ(U8(2), rowBytes)
-	MOVQ(d, blk)
-	NEGQ(blk)
-	ANDQ(d, blk)
-	SHLQ(U8(2), blk)
-	Label("hry_row")
-	CMPQ(n, d)
-	JB(LabelRef("hry_done"))
-	p, end := GP64(), GP64()
-	MOVQ(x, p)
-	LEAQ(Mem{Base: x, Index: rowBytes, Scale: 1}, end)
-	Label("hry_inner")
-	z := YMM()
-	VMOVUPS(Mem{Base: p}, z)
-	for _, span := range []int{1, 2, 4} {
-		y := YMM()
-		switch span {
-		case 1:
-			VPERMILPS(U8(0xb1), z, y)
-		case 2:
-			VPERMILPS(U8(0x4e), z, y)
-		case 4:
-			VPERM2F128(U8(0x01), z, z, y)
-		}
-		VFMADD132PS(signsZ(span), y, z)
-	}
-	VMOVUPS(z, Mem{Base: p})
-	ADDQ(U8(32), p)
-	CMPQ(p, end)
-	JB(LabelRef("hry_inner"))
-	span := GP64()
-	MOVQ(U32(32), span)
-	Label("hry_span")
-	CMPQ(span, blk)
-	JAE(LabelRef("hry_scale"))
-	i := GP64()
-	XORQ(i, i)
-	Label("hry_pairs")
-	r, rend := GP64(), GP64()
-	LEAQ(Mem{Base: x, Index: i, Scale: 1}, r)
-	LEAQ(Mem{Base: r, Index: span, Scale: 1}, rend)
-	Label("hry_pair")
-	a, c, s := YMM(), YMM(), YMM()
-	VMOVUPS(Mem{Base: r}, a)
-	VMOVUPS(Mem{Base: r, Index: span, Scale: 1}, c)
-	VADDPS(c, a, s)
-	VSUBPS(c, a, a)
-	VMOVUPS(s, Mem{Base: r})
-	VMOVUPS(a, Mem{Base: r, Index: span, Scale: 1})
-	ADDQ(U8(32), r)
-	CMPQ(r, rend)
-	JB(LabelRef("hry_pair"))
-	LEAQ(Mem{Base: i, Index: span, Scale: 2}, i)
-	CMPQ(i, rowBytes)
-	JB(LabelRef("hry_pairs"))
-	SHLQ(U8(1), span)
-	JMP(LabelRef("hry_span"))
-	Label("hry_scale")
-	MOVQ(x, p)
-	Label("hry_mul")
-	z2 := YMM()
-	VMULPS(Mem{Base: p}, fy, z2)
-	VMOVUPS(z2, Mem{Base: p})
-	ADDQ(U8(32), p)
-	CMPQ(p, end)
-	JB(LabelRef("hry_mul"))
-	ADDQ(rowBytes, x)
-	SUBQ(d, n)
-	JMP(LabelRef("hry_row"))
-	Label("hry_done")
 	VZEROUPPER()
 	RET()
 }
