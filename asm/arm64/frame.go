@@ -17,6 +17,9 @@ func frame(params, results string) int {
 	}
 	ft := e.(*ast.FuncType)
 	off := fields(0, ft.Params)
+	if ft.Results == nil || len(ft.Results.List) == 0 {
+		return off // no results: the arguments' own size (asmdecl's too)
+	}
 	off = (off + 7) &^ 7
 	return fields(off, ft.Results)
 }

@@ -74,7 +74,7 @@ var neon = map[string]func(a *Asm){}
 func generate(pkg kernels.Pkg) (asm, decls string) {
 	a := &Asm{}
 	a.b.WriteString("#include \"textflag.h\"\n")
-	data(a)
+	data(a, pkg)
 	var d bytes.Buffer
 	for _, im := range kernels.For("arm64") {
 		used := map[string]bool{}
@@ -132,7 +132,7 @@ func f32(x float64) uint32 {
 	return math.Float32bits(float32(x))
 }
 
-func data(a *Asm) {
+func data(a *Asm, pkg kernels.Pkg) {
 	for i := range 8 {
 		v := uint32(0)
 		if i < 4 {
@@ -145,4 +145,24 @@ func data(a *Asm) {
 		fmt.Fprintf(&a.b, "DATA ·neonExpConsts<>+%d(SB)/4, $0x%08x // %s\n", 4*i, c.bits, c.name)
 	}
 	fmt.Fprintf(&a.b, "GLOBL ·neonExpConsts<>(SB), RODATA|NOPTR, $%d\n", 4*len(expConsts))
+	// The signs of hadamardRows' butterflies of spans 1 and 2 (rows8.go),
+	// in the package that has it.
+	if !hasKernel("hadamardRows", pkg) {
+		return
+	}
+	for i, v := range []float32{1, -1, 1, -1, 1, 1, -1, -1} {
+		fmt.Fprintf(&a.b, "DATA ·neonHadamardSigns<>+%d(SB)/4, $0x%08x\n", 4*i, math.Float32bits(v))
+	}
+	a.b.WriteString("GLOBL ·neonHadamardSigns<>(SB), RODATA|NOPTR, $32\n")
+}
+
+// hasKernel reports whether the table's kernel called name is generated
+// into pkg.
+func hasKernel(name string, pkg kernels.Pkg) bool {
+	for _, k := range kernels.All {
+		if k.Name == name {
+			return k.In(pkg)
+		}
+	}
+	return false
 }

@@ -287,3 +287,84 @@ func genBlendRowsI8(a *Asm) {
 	a.Label(done)
 	a.Op("RET")
 }
+
+func init() { neon["hadamardRows"] = genHadamardRows }
+
+// genHadamardRows rotates each row of d floats of x (d a multiple of 16, its
+// block b = d&-d at least 16) by H_b/√b in blocks of b, f being 1/√b, in the
+// twin's order of spans: spans 1 and 2 inside each vector (REV64 and EXT #8,
+// then an FMA with the signs ±1 of neonHadamardSigns, which rounds as the
+// twin's sum or difference does), spans of 4 floats to b/2 between vectors
+// (FADD, FSUB), then the product with f.
+func genHadamardRows(a *Asm) {
+	x, n, d, rowBytes, blk := R(0), R(1), R(2), R(3), R(4)
+	p, end, span, i, r, rend, q := R(5), R(6), R(7), R(8), R(9), R(10), R(11)
+	a.Op("MOVD x_base+0(FP), %s", x)
+	a.Op("MOVD x_len+8(FP), %s", n)
+	a.Op("MOVD d+24(FP), %s", d)
+	a.Op("FMOVS f+32(FP), F31")
+	a.Op("VDUP %s, %s", V(31).Lane(0), V(31).S4())
+	a.Op("MOVD $·neonHadamardSigns<>(SB), %s", p)
+	a.Op("VLD1 (%s), %s", p, list(28, 2)) // V28: span 1's signs, V29: span 2's
+	a.Op("LSL $2, %s, %s", d, rowBytes)
+	a.Op("NEG %s, %s", d, blk)
+	a.Op("AND %s, %s, %s", d, blk, blk)
+	a.Op("LSL $2, %s, %s", blk, blk)
+	row, done := a.NewLabel("row"), a.NewLabel("done")
+	a.Label(row)
+	a.Op("CMP %s, %s", d, n)
+	a.Op("BLT %s", done)
+	// Spans 1 and 2, inside each vector.
+	a.Op("MOVD %s, %s", x, p)
+	a.Op("ADD %s, %s, %s", rowBytes, x, end)
+	inner := a.NewLabel("inner")
+	a.Label(inner)
+	a.Op("VLD1 (%s), [%s]", p, V(0).S4())
+	a.Op("VREV64 %s, %s", V(0).S4(), V(1).S4())
+	a.Op("VFMLA %s, %s, %s", V(28).S4(), V(0).S4(), V(1).S4()) // V1 += V0·signs
+	a.Op("VEXT $8, %s, %s, %s", V(1).B16(), V(1).B16(), V(2).B16())
+	a.Op("VFMLA %s, %s, %s", V(29).S4(), V(1).S4(), V(2).S4())
+	a.Op("VST1.P [%s], 16(%s)", V(2).S4(), p)
+	a.Op("CMP %s, %s", end, p)
+	a.Op("BLT %s", inner)
+	// Spans of 4 floats and up to b/2, between vectors.
+	spanLoop, pairs, pair, scale := a.NewLabel("span"), a.NewLabel("pairs"), a.NewLabel("pair"), a.NewLabel("scale")
+	a.Op("MOVD $16, %s", span)
+	a.Label(spanLoop)
+	a.Op("CMP %s, %s", blk, span)
+	a.Op("BGE %s", scale)
+	a.Op("MOVD ZR, %s", i)
+	a.Label(pairs)
+	a.Op("ADD %s, %s, %s", i, x, r)
+	a.Op("ADD %s, %s, %s", span, r, rend)
+	a.Label(pair)
+	a.Op("ADD %s, %s, %s", span, r, q)
+	a.Op("VLD1 (%s), [%s]", r, V(0).S4())
+	a.Op("VLD1 (%s), [%s]", q, V(1).S4())
+	a.W(FADD(2, 0, 1))
+	a.W(FSUB(3, 0, 1))
+	a.Op("VST1.P [%s], 16(%s)", V(2).S4(), r)
+	a.Op("VST1 [%s], (%s)", V(3).S4(), q)
+	a.Op("CMP %s, %s", rend, r)
+	a.Op("BLT %s", pair)
+	a.Op("ADD %s<<1, %s, %s", span, i, i)
+	a.Op("CMP %s, %s", rowBytes, i)
+	a.Op("BLT %s", pairs)
+	a.Op("LSL $1, %s, %s", span, span)
+	a.Op("B %s", spanLoop)
+	// The product with f.
+	a.Label(scale)
+	a.Op("MOVD %s, %s", x, p)
+	mul := a.NewLabel("mul")
+	a.Label(mul)
+	a.Op("VLD1 (%s), [%s]", p, V(0).S4())
+	a.W(FMUL(0, 0, 31))
+	a.Op("VST1.P [%s], 16(%s)", V(0).S4(), p)
+	a.Op("CMP %s, %s", end, p)
+	a.Op("BLT %s", mul)
+	a.Op("ADD %s, %s, %s", rowBytes, x, x)
+	a.Op("SUB %s, %s, %s", d, n, n)
+	a.Op("B %s", row)
+	a.Label(done)
+	a.Op("RET")
+}

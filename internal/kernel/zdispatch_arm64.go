@@ -582,7 +582,12 @@ func NarrowI8(dst []int8, src []float32) {
 // d&-d is at least 16, f being float32(1/√b): every whole row of d floats
 // of x rotated, the same bits.
 func HadamardRows(x []float32, d int, f float32) {
-	hadamardRowsGeneric(x, d, f)
+	switch active {
+	case ImplNEON:
+		hadamardRowsNEON(x, d, f)
+	default:
+		hadamardRowsGeneric(x, d, f)
+	}
 }
 
 // Hadamard applies the orthonormal Walsh–Hadamard rotation in blocks of b

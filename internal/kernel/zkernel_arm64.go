@@ -97,6 +97,13 @@ func scoreRowsI8NEON(dst []float32, k []int8, stride int, q []float32)
 //go:noescape
 func blendRowsI8NEON(acc, w []float32, v []int8, stride int)
 
+// hadamardRowsNEON is hadamard(x, d, 1) for d a multiple of 16 whose block
+// b = d&-d is at least 16, f being float32(1/√b): every whole row of d
+// floats of x rotated, the same bits.
+//
+//go:noescape
+func hadamardRowsNEON(x []float32, d int, f float32)
+
 // maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
 //go:noescape

@@ -25,6 +25,15 @@ DATA ·neonExpConsts<>+36(SB)/4, $0x3efffffa // c2
 DATA ·neonExpConsts<>+40(SB)/4, $0x3f800000 // one
 DATA ·neonExpConsts<>+44(SB)/4, $0x7fffffff // absmask
 GLOBL ·neonExpConsts<>(SB), RODATA|NOPTR, $48
+DATA ·neonHadamardSigns<>+0(SB)/4, $0x3f800000
+DATA ·neonHadamardSigns<>+4(SB)/4, $0xbf800000
+DATA ·neonHadamardSigns<>+8(SB)/4, $0x3f800000
+DATA ·neonHadamardSigns<>+12(SB)/4, $0xbf800000
+DATA ·neonHadamardSigns<>+16(SB)/4, $0x3f800000
+DATA ·neonHadamardSigns<>+20(SB)/4, $0x3f800000
+DATA ·neonHadamardSigns<>+24(SB)/4, $0xbf800000
+DATA ·neonHadamardSigns<>+28(SB)/4, $0xbf800000
+GLOBL ·neonHadamardSigns<>(SB), RODATA|NOPTR, $32
 
 // func dotNEON(x, y []float32) float32
 TEXT ·dotNEON(SB), NOSPLIT, $0-52
@@ -1908,6 +1917,70 @@ blendRowsI8NEON_colstore196:
 blendRowsI8NEON_done197:
 	RET
 
+// func hadamardRowsNEON(x []float32, d int, f float32)
+TEXT ·hadamardRowsNEON(SB), NOSPLIT, $0-36
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R1
+	MOVD d+24(FP), R2
+	FMOVS f+32(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD $·neonHadamardSigns<>(SB), R5
+	VLD1 (R5), [V28.S4, V29.S4]
+	LSL $2, R2, R3
+	NEG R2, R4
+	AND R2, R4, R4
+	LSL $2, R4, R4
+hadamardRowsNEON_row198:
+	CMP R2, R1
+	BLT hadamardRowsNEON_done199
+	MOVD R0, R5
+	ADD R3, R0, R6
+hadamardRowsNEON_inner200:
+	VLD1 (R5), [V0.S4]
+	VREV64 V0.S4, V1.S4
+	VFMLA V28.S4, V0.S4, V1.S4
+	VEXT $8, V1.B16, V1.B16, V2.B16
+	VFMLA V29.S4, V1.S4, V2.S4
+	VST1.P [V2.S4], 16(R5)
+	CMP R6, R5
+	BLT hadamardRowsNEON_inner200
+	MOVD $16, R7
+hadamardRowsNEON_span201:
+	CMP R4, R7
+	BGE hadamardRowsNEON_scale204
+	MOVD ZR, R8
+hadamardRowsNEON_pairs202:
+	ADD R8, R0, R9
+	ADD R7, R9, R10
+hadamardRowsNEON_pair203:
+	ADD R7, R9, R11
+	VLD1 (R9), [V0.S4]
+	VLD1 (R11), [V1.S4]
+	WORD $0x4e21d402 // fadd v2.4s, v0.4s, v1.4s
+	WORD $0x4ea1d403 // fsub v3.4s, v0.4s, v1.4s
+	VST1.P [V2.S4], 16(R9)
+	VST1 [V3.S4], (R11)
+	CMP R10, R9
+	BLT hadamardRowsNEON_pair203
+	ADD R7<<1, R8, R8
+	CMP R3, R8
+	BLT hadamardRowsNEON_pairs202
+	LSL $1, R7, R7
+	B hadamardRowsNEON_span201
+hadamardRowsNEON_scale204:
+	MOVD R0, R5
+hadamardRowsNEON_mul205:
+	VLD1 (R5), [V0.S4]
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	VST1.P [V0.S4], 16(R5)
+	CMP R6, R5
+	BLT hadamardRowsNEON_mul205
+	ADD R3, R0, R0
+	SUB R2, R1, R1
+	B hadamardRowsNEON_row198
+hadamardRowsNEON_done199:
+	RET
+
 // func maxNEON(x []float32) float32
 TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
@@ -1918,37 +1991,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec199
-maxNEON_loop198:
+	CBZ R2, maxNEON_vec207
+maxNEON_loop206:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop198
-maxNEON_vec199:
+	CBNZ R2, maxNEON_loop206
+maxNEON_vec207:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar201
-maxNEON_vloop200:
+	CBZ R2, maxNEON_scalar209
+maxNEON_vloop208:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop200
-maxNEON_scalar201:
+	CBNZ R2, maxNEON_vloop208
+maxNEON_scalar209:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done203
-maxNEON_sloop202:
+	CBZ R2, maxNEON_done211
+maxNEON_sloop210:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop202
-maxNEON_done203:
+	CBNZ R2, maxNEON_sloop210
+maxNEON_done211:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -1959,8 +2032,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec205
-scaleNEON_loop204:
+	CBZ R2, scaleNEON_vec213
+scaleNEON_loop212:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -1969,26 +2042,26 @@ scaleNEON_loop204:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop204
-scaleNEON_vec205:
+	CBNZ R2, scaleNEON_loop212
+scaleNEON_vec213:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar207
-scaleNEON_vloop206:
+	CBZ R2, scaleNEON_scalar215
+scaleNEON_vloop214:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop206
-scaleNEON_scalar207:
+	CBNZ R2, scaleNEON_vloop214
+scaleNEON_scalar215:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done209
-scaleNEON_sloop208:
+	CBZ R2, scaleNEON_done217
+scaleNEON_sloop216:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop208
-scaleNEON_done209:
+	CBNZ R2, scaleNEON_sloop216
+scaleNEON_done217:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -2010,8 +2083,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next211
-expNEON_loop210:
+	CBZ R3, expNEON_next219
+expNEON_loop218:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -2104,7 +2177,7 @@ expNEON_loop210:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok212
+	BLS expNEON_ok220
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -2277,15 +2350,15 @@ expNEON_loop210:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok212:
+expNEON_ok220:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop210
-expNEON_next211:
+	CBNZ R3, expNEON_loop218
+expNEON_next219:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next214
-expNEON_loop213:
+	CBZ R3, expNEON_next222
+expNEON_loop221:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -2312,7 +2385,7 @@ expNEON_loop213:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok215
+	BLS expNEON_ok223
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -2356,25 +2429,25 @@ expNEON_loop213:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok215:
+expNEON_ok223:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop213
-expNEON_next214:
+	CBNZ R3, expNEON_loop221
+expNEON_next222:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done216
+	CBZ R5, expNEON_done224
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll217
+	BLT expNEON_ll225
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll217
+	BLT expNEON_ll225
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll217:
+expNEON_ll225:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -2400,18 +2473,18 @@ expNEON_ll217:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok218
+	BLS expNEON_ok226
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll219
+	BLT expNEON_ll227
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll219
+	BLT expNEON_ll227
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll219:
+expNEON_ll227:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -2453,18 +2526,18 @@ expNEON_ll219:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok218:
+expNEON_ok226:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls220
+	BLT expNEON_ls228
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls220
+	BLT expNEON_ls228
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls220:
-expNEON_done216:
+expNEON_ls228:
+expNEON_done224:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -2489,8 +2562,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next222
-expSumNEON_loop221:
+	CBZ R3, expSumNEON_next230
+expSumNEON_loop229:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -2587,7 +2660,7 @@ expSumNEON_loop221:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok223
+	BLS expSumNEON_ok231
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2764,7 +2837,7 @@ expSumNEON_loop221:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok223:
+expSumNEON_ok231:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -2772,11 +2845,11 @@ expSumNEON_ok223:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop221
-expSumNEON_next222:
+	CBNZ R3, expSumNEON_loop229
+expSumNEON_next230:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next225
-expSumNEON_loop224:
+	CBZ R3, expSumNEON_next233
+expSumNEON_loop232:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -2804,7 +2877,7 @@ expSumNEON_loop224:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok226
+	BLS expSumNEON_ok234
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2849,26 +2922,26 @@ expSumNEON_loop224:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok226:
+expSumNEON_ok234:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop224
-expSumNEON_next225:
+	CBNZ R3, expSumNEON_loop232
+expSumNEON_next233:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done227
+	CBZ R5, expSumNEON_done235
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll228
+	BLT expSumNEON_ll236
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll228
+	BLT expSumNEON_ll236
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll228:
+expSumNEON_ll236:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2900,18 +2973,18 @@ expSumNEON_ll228:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok229
+	BLS expSumNEON_ok237
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll230
+	BLT expSumNEON_ll238
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll230
+	BLT expSumNEON_ll238
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll230:
+expSumNEON_ll238:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2959,24 +3032,24 @@ expSumNEON_ll230:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok229:
+expSumNEON_ok237:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls231
+	BLT expSumNEON_ls239
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls231
+	BLT expSumNEON_ls239
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls231:
+expSumNEON_ls239:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done227:
+expSumNEON_done235:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
@@ -2993,9 +3066,9 @@ TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
 	MOVD k_base+48(FP), R4
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
-blockScoresNEON_keys232:
+blockScoresNEON_keys240:
 	CMP $4, R1
-	BLT blockScoresNEON_next233
+	BLT blockScoresNEON_next241
 	MOVD R4, R8
 	ADD R5, R8, R9
 	ADD R5, R9, R10
@@ -3017,9 +3090,9 @@ blockScoresNEON_keys232:
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store235
+	CBZ R3, blockScoresNEON_store243
 	MOVD R3, R6
-blockScoresNEON_dim234:
+blockScoresNEON_dim242:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VLD1R.P 4(R9), [V21.S4]
@@ -3042,8 +3115,8 @@ blockScoresNEON_dim234:
 	VFMLA V23.S4, V18.S4, V14.S4
 	VFMLA V23.S4, V19.S4, V15.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim234
-blockScoresNEON_store235:
+	CBNZ R6, blockScoresNEON_dim242
+blockScoresNEON_store243:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
@@ -3052,20 +3125,20 @@ blockScoresNEON_store235:
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $4, R1, R1
-	B blockScoresNEON_keys232
-blockScoresNEON_next233:
-blockScoresNEON_keys236:
+	B blockScoresNEON_keys240
+blockScoresNEON_next241:
+blockScoresNEON_keys244:
 	CMP $1, R1
-	BLT blockScoresNEON_next237
+	BLT blockScoresNEON_next245
 	MOVD R4, R8
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store239
+	CBZ R3, blockScoresNEON_store247
 	MOVD R3, R6
-blockScoresNEON_dim238:
+blockScoresNEON_dim246:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3073,15 +3146,15 @@ blockScoresNEON_dim238:
 	VFMLA V20.S4, V18.S4, V2.S4
 	VFMLA V20.S4, V19.S4, V3.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim238
-blockScoresNEON_store239:
+	CBNZ R6, blockScoresNEON_dim246
+blockScoresNEON_store247:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	MOVD $1, R12
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $1, R1, R1
-	B blockScoresNEON_keys236
-blockScoresNEON_next237:
+	B blockScoresNEON_keys244
+blockScoresNEON_next245:
 	RET
 
 // func blockMaxNEON(st, ml []float32)
@@ -3091,8 +3164,8 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	LSR $4, R1, R1
 	MOVD ml_base+24(FP), R2
 	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone241
-blockMaxNEON_max240:
+	CBZ R1, blockMaxNEON_maxdone249
+blockMaxNEON_max248:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
 	VBIT V8.B16, V4.B16, V0.B16
@@ -3103,8 +3176,8 @@ blockMaxNEON_max240:
 	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
 	VBIT V11.B16, V7.B16, V3.B16
 	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max240
-blockMaxNEON_maxdone241:
+	CBNZ R1, blockMaxNEON_max248
+blockMaxNEON_maxdone249:
 	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
 	MOVW $0xff800000, R3
@@ -3332,8 +3405,8 @@ TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done243
-blockExpSumNEON_row242:
+	CBZ R1, blockExpSumNEON_done251
+blockExpSumNEON_row250:
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
@@ -3431,7 +3504,7 @@ blockExpSumNEON_row242:
 	VMOV V31.S[0], R3
 	MOVW $0x42ad0000, R16
 	CMPW R16, R3
-	BLS blockExpSumNEON_ok244
+	BLS blockExpSumNEON_ok252
 	ADD $0, R0, R6
 	VLD1 (R6), [V0.S4]
 	ADD $0, R4, R6
@@ -3616,7 +3689,7 @@ blockExpSumNEON_row242:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok244:
+blockExpSumNEON_ok252:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
@@ -3625,8 +3698,8 @@ blockExpSumNEON_ok244:
 	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
 	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
 	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row242
-blockExpSumNEON_done243:
+	CBNZ R1, blockExpSumNEON_row250
+blockExpSumNEON_done251:
 	RET
 
 // func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
@@ -3642,19 +3715,19 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
 	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc245
+	CBZ R10, blockBlendNEON_noc253
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec246
-blockBlendNEON_noc245:
+	B blockBlendNEON_havec254
+blockBlendNEON_noc253:
 	MOVW $0x3f800000, R10
 	VDUP R10, V24.S4
 	VDUP R10, V25.S4
 	VDUP R10, V26.S4
 	VDUP R10, V27.S4
-blockBlendNEON_havec246:
-blockBlendNEON_cols247:
+blockBlendNEON_havec254:
+blockBlendNEON_cols255:
 	CMP $4, R1
-	BLT blockBlendNEON_next248
+	BLT blockBlendNEON_next256
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -3678,9 +3751,9 @@ blockBlendNEON_cols247:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store250
+	CBZ R3, blockBlendNEON_store258
 	MOVD R3, R7
-blockBlendNEON_key249:
+blockBlendNEON_key257:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -3707,19 +3780,19 @@ blockBlendNEON_key249:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key249
-blockBlendNEON_store250:
+	CBNZ R7, blockBlendNEON_key257
+blockBlendNEON_store258:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols247
-blockBlendNEON_next248:
-blockBlendNEON_cols251:
+	B blockBlendNEON_cols255
+blockBlendNEON_next256:
+blockBlendNEON_cols259:
 	CMP $1, R1
-	BLT blockBlendNEON_next252
+	BLT blockBlendNEON_next260
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -3728,9 +3801,9 @@ blockBlendNEON_cols251:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store254
+	CBZ R3, blockBlendNEON_store262
 	MOVD R3, R7
-blockBlendNEON_key253:
+blockBlendNEON_key261:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3739,11 +3812,11 @@ blockBlendNEON_key253:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key253
-blockBlendNEON_store254:
+	CBNZ R7, blockBlendNEON_key261
+blockBlendNEON_store262:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols251
-blockBlendNEON_next252:
+	B blockBlendNEON_cols259
+blockBlendNEON_next260:
 	RET

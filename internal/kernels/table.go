@@ -273,7 +273,7 @@ var All = []Kernel{
 		Name: "hadamardRows", Params: "x []float32, d int, f float32",
 		Doc: "is hadamard(x, d, 1) for d a multiple of 16 whose block b = d&-d is at least 16, f being float32(1/√b): " +
 			"every whole row of d floats of x rotated, the same bits.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "hadamard", Params: "x []float32, d, lanes int",
