@@ -368,3 +368,67 @@ func genHadamardRows(a *Asm) {
 	a.Label(done)
 	a.Op("RET")
 }
+
+func init() { neon["widenRowsI8"] = genWidenRowsI8 }
+
+// genWidenRowsI8 dequantises len(dst)/d int8 rows of src into dst, packed:
+// each row's scale broadcast into V31, its elements sixteen at a time (into
+// V24, widened through V26, V27 into V16–V19), then four at a time, then
+// one at a time, each element times the scale (the twin's one rounding).
+func genWidenRowsI8(a *Asm) {
+	dst, n, src, stride, d := R(0), R(1), R(2), R(3), R(4)
+	p, o, c, t := R(5), R(6), R(7), R(8)
+	a.Op("MOVD dst_base+0(FP), %s", dst)
+	a.Op("MOVD dst_len+8(FP), %s", n)
+	a.Op("MOVD src_base+24(FP), %s", src)
+	a.Op("MOVD stride+48(FP), %s", stride)
+	a.Op("MOVD d+56(FP), %s", d)
+	row, loop16, loop4, scalar, next, done := a.NewLabel("row"), a.NewLabel("l16"), a.NewLabel("l4"), a.NewLabel("one"), a.NewLabel("next"), a.NewLabel("done")
+	a.Op("CBZ %s, %s", d, done)
+	a.Label(row)
+	a.Op("CMP %s, %s", d, n)
+	a.Op("BLT %s", done)
+	a.Op("FMOVS (%s), F31", src)
+	a.Op("VDUP %s, %s", V(31).Lane(0), V(31).S4())
+	a.Op("ADD $4, %s, %s", src, p)
+	a.Op("MOVD %s, %s", dst, o)
+	a.Op("MOVD %s, %s", d, c)
+	a.Label(loop16)
+	a.Op("CMP $16, %s", c)
+	a.Op("BLT %s", loop4)
+	a.Op("VLD1.P 16(%s), [%s]", p, V(24).B16())
+	widen16(a, 16, 24, 26)
+	for i := range V(4) {
+		a.W(FMUL(16+i, 16+i, 31))
+	}
+	a.Op("VST1.P %s, 64(%s)", list(16, 4), o)
+	a.Op("SUB $16, %s, %s", c, c)
+	a.Op("B %s", loop16)
+	a.Label(loop4)
+	a.Op("CMP $4, %s", c)
+	a.Op("BLT %s", scalar)
+	a.Op("VLD1 (%s), %s", p, V(24).Lane(0))
+	a.Op("ADD $4, %s, %s", p, p)
+	a.W(SXTL8H(24, 24))
+	a.W(SXTL4S(16, 24))
+	a.W(SCVTF4S(16, 16))
+	a.W(FMUL(16, 16, 31))
+	a.Op("VST1.P [%s], 16(%s)", V(16).S4(), o)
+	a.Op("SUB $4, %s, %s", c, c)
+	a.Op("B %s", loop4)
+	a.Label(scalar)
+	a.Op("CBZ %s, %s", c, next)
+	a.Op("MOVB.P 1(%s), %s", p, t)
+	a.Op("SCVTFWS %s, F0", t)
+	a.Op("FMULS F31, F0, F0")
+	a.Op("FMOVS.P F0, 4(%s)", o)
+	a.Op("SUB $1, %s, %s", c, c)
+	a.Op("B %s", scalar)
+	a.Label(next)
+	a.Op("ADD %s, %s, %s", stride, src, src)
+	a.Op("ADD %s<<2, %s, %s", d, dst, dst)
+	a.Op("SUB %s, %s, %s", d, n, n)
+	a.Op("B %s", row)
+	a.Label(done)
+	a.Op("RET")
+}

@@ -566,7 +566,12 @@ func BlendRowsMultiI8(acc, w []float32, v []int8, stride int, rows int, next []i
 // j < d, s_i row i's scale as in scoreRowsI8: the int8 rows dequantised,
 // packed.
 func WidenRowsI8(dst []float32, src []int8, stride int, d int) {
-	widenRowsI8Generic(dst, src, stride, d)
+	switch active {
+	case ImplNEON:
+		widenRowsI8NEON(dst, src, stride, d)
+	default:
+		widenRowsI8Generic(dst, src, stride, d)
+	}
 }
 
 // NarrowI8 stores src as one int8 row at dst[:4+len(src)]: its scale s =

@@ -97,6 +97,13 @@ func scoreRowsI8NEON(dst []float32, k []int8, stride int, q []float32)
 //go:noescape
 func blendRowsI8NEON(acc, w []float32, v []int8, stride int)
 
+// widenRowsI8NEON sets dst[i*d+j] = s_i·src[i*stride+4+j] for i <
+// len(dst)/d, j < d, s_i row i's scale as in scoreRowsI8: the int8 rows
+// dequantised, packed.
+//
+//go:noescape
+func widenRowsI8NEON(dst []float32, src []int8, stride int, d int)
+
 // hadamardRowsNEON is hadamard(x, d, 1) for d a multiple of 16 whose block
 // b = d&-d is at least 16, f being float32(1/√b): every whole row of d
 // floats of x rotated, the same bits.

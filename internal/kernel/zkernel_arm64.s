@@ -1917,6 +1917,71 @@ blendRowsI8NEON_colstore196:
 blendRowsI8NEON_done197:
 	RET
 
+// func widenRowsI8NEON(dst []float32, src []int8, stride int, d int)
+TEXT ·widenRowsI8NEON(SB), NOSPLIT, $0-64
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD src_base+24(FP), R2
+	MOVD stride+48(FP), R3
+	MOVD d+56(FP), R4
+	CBZ R4, widenRowsI8NEON_done203
+widenRowsI8NEON_row198:
+	CMP R4, R1
+	BLT widenRowsI8NEON_done203
+	FMOVS (R2), F31
+	VDUP V31.S[0], V31.S4
+	ADD $4, R2, R5
+	MOVD R0, R6
+	MOVD R4, R7
+widenRowsI8NEON_l16199:
+	CMP $16, R7
+	BLT widenRowsI8NEON_l4200
+	VLD1.P 16(R5), [V24.B16]
+	WORD $0x0f08a71a // sxtl v26.8h, v24.8b
+	WORD $0x4f08a71b // sxtl2 v27.8h, v24.16b
+	WORD $0x0f10a750 // sxtl v16.4s, v26.4h
+	WORD $0x4f10a751 // sxtl2 v17.4s, v26.8h
+	WORD $0x0f10a772 // sxtl v18.4s, v27.4h
+	WORD $0x4f10a773 // sxtl2 v19.4s, v27.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4e21da31 // scvtf v17.4s, v17.4s
+	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
+	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
+	WORD $0x6e3fde10 // fmul v16.4s, v16.4s, v31.4s
+	WORD $0x6e3fde31 // fmul v17.4s, v17.4s, v31.4s
+	WORD $0x6e3fde52 // fmul v18.4s, v18.4s, v31.4s
+	WORD $0x6e3fde73 // fmul v19.4s, v19.4s, v31.4s
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R6)
+	SUB $16, R7, R7
+	B widenRowsI8NEON_l16199
+widenRowsI8NEON_l4200:
+	CMP $4, R7
+	BLT widenRowsI8NEON_one201
+	VLD1 (R5), V24.S[0]
+	ADD $4, R5, R5
+	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
+	WORD $0x0f10a710 // sxtl v16.4s, v24.4h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x6e3fde10 // fmul v16.4s, v16.4s, v31.4s
+	VST1.P [V16.S4], 16(R6)
+	SUB $4, R7, R7
+	B widenRowsI8NEON_l4200
+widenRowsI8NEON_one201:
+	CBZ R7, widenRowsI8NEON_next202
+	MOVB.P 1(R5), R8
+	SCVTFWS R8, F0
+	FMULS F31, F0, F0
+	FMOVS.P F0, 4(R6)
+	SUB $1, R7, R7
+	B widenRowsI8NEON_one201
+widenRowsI8NEON_next202:
+	ADD R3, R2, R2
+	ADD R4<<2, R0, R0
+	SUB R4, R1, R1
+	B widenRowsI8NEON_row198
+widenRowsI8NEON_done203:
+	RET
+
 // func hadamardRowsNEON(x []float32, d int, f float32)
 TEXT ·hadamardRowsNEON(SB), NOSPLIT, $0-36
 	MOVD x_base+0(FP), R0
@@ -1930,12 +1995,12 @@ TEXT ·hadamardRowsNEON(SB), NOSPLIT, $0-36
 	NEG R2, R4
 	AND R2, R4, R4
 	LSL $2, R4, R4
-hadamardRowsNEON_row198:
+hadamardRowsNEON_row204:
 	CMP R2, R1
-	BLT hadamardRowsNEON_done199
+	BLT hadamardRowsNEON_done205
 	MOVD R0, R5
 	ADD R3, R0, R6
-hadamardRowsNEON_inner200:
+hadamardRowsNEON_inner206:
 	VLD1 (R5), [V0.S4]
 	VREV64 V0.S4, V1.S4
 	VFMLA V28.S4, V0.S4, V1.S4
@@ -1943,16 +2008,16 @@ hadamardRowsNEON_inner200:
 	VFMLA V29.S4, V1.S4, V2.S4
 	VST1.P [V2.S4], 16(R5)
 	CMP R6, R5
-	BLT hadamardRowsNEON_inner200
+	BLT hadamardRowsNEON_inner206
 	MOVD $16, R7
-hadamardRowsNEON_span201:
+hadamardRowsNEON_span207:
 	CMP R4, R7
-	BGE hadamardRowsNEON_scale204
+	BGE hadamardRowsNEON_scale210
 	MOVD ZR, R8
-hadamardRowsNEON_pairs202:
+hadamardRowsNEON_pairs208:
 	ADD R8, R0, R9
 	ADD R7, R9, R10
-hadamardRowsNEON_pair203:
+hadamardRowsNEON_pair209:
 	ADD R7, R9, R11
 	VLD1 (R9), [V0.S4]
 	VLD1 (R11), [V1.S4]
@@ -1961,24 +2026,24 @@ hadamardRowsNEON_pair203:
 	VST1.P [V2.S4], 16(R9)
 	VST1 [V3.S4], (R11)
 	CMP R10, R9
-	BLT hadamardRowsNEON_pair203
+	BLT hadamardRowsNEON_pair209
 	ADD R7<<1, R8, R8
 	CMP R3, R8
-	BLT hadamardRowsNEON_pairs202
+	BLT hadamardRowsNEON_pairs208
 	LSL $1, R7, R7
-	B hadamardRowsNEON_span201
-hadamardRowsNEON_scale204:
+	B hadamardRowsNEON_span207
+hadamardRowsNEON_scale210:
 	MOVD R0, R5
-hadamardRowsNEON_mul205:
+hadamardRowsNEON_mul211:
 	VLD1 (R5), [V0.S4]
 	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
 	VST1.P [V0.S4], 16(R5)
 	CMP R6, R5
-	BLT hadamardRowsNEON_mul205
+	BLT hadamardRowsNEON_mul211
 	ADD R3, R0, R0
 	SUB R2, R1, R1
-	B hadamardRowsNEON_row198
-hadamardRowsNEON_done199:
+	B hadamardRowsNEON_row204
+hadamardRowsNEON_done205:
 	RET
 
 // func maxNEON(x []float32) float32
@@ -1991,37 +2056,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec207
-maxNEON_loop206:
+	CBZ R2, maxNEON_vec213
+maxNEON_loop212:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop206
-maxNEON_vec207:
+	CBNZ R2, maxNEON_loop212
+maxNEON_vec213:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar209
-maxNEON_vloop208:
+	CBZ R2, maxNEON_scalar215
+maxNEON_vloop214:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop208
-maxNEON_scalar209:
+	CBNZ R2, maxNEON_vloop214
+maxNEON_scalar215:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done211
-maxNEON_sloop210:
+	CBZ R2, maxNEON_done217
+maxNEON_sloop216:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop210
-maxNEON_done211:
+	CBNZ R2, maxNEON_sloop216
+maxNEON_done217:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -2032,8 +2097,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec213
-scaleNEON_loop212:
+	CBZ R2, scaleNEON_vec219
+scaleNEON_loop218:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -2042,26 +2107,26 @@ scaleNEON_loop212:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop212
-scaleNEON_vec213:
+	CBNZ R2, scaleNEON_loop218
+scaleNEON_vec219:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar215
-scaleNEON_vloop214:
+	CBZ R2, scaleNEON_scalar221
+scaleNEON_vloop220:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop214
-scaleNEON_scalar215:
+	CBNZ R2, scaleNEON_vloop220
+scaleNEON_scalar221:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done217
-scaleNEON_sloop216:
+	CBZ R2, scaleNEON_done223
+scaleNEON_sloop222:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop216
-scaleNEON_done217:
+	CBNZ R2, scaleNEON_sloop222
+scaleNEON_done223:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -2083,8 +2148,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next219
-expNEON_loop218:
+	CBZ R3, expNEON_next225
+expNEON_loop224:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -2177,7 +2242,7 @@ expNEON_loop218:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok220
+	BLS expNEON_ok226
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -2350,15 +2415,15 @@ expNEON_loop218:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok220:
+expNEON_ok226:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop218
-expNEON_next219:
+	CBNZ R3, expNEON_loop224
+expNEON_next225:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next222
-expNEON_loop221:
+	CBZ R3, expNEON_next228
+expNEON_loop227:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -2385,7 +2450,7 @@ expNEON_loop221:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok223
+	BLS expNEON_ok229
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -2429,25 +2494,25 @@ expNEON_loop221:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok223:
+expNEON_ok229:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop221
-expNEON_next222:
+	CBNZ R3, expNEON_loop227
+expNEON_next228:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done224
+	CBZ R5, expNEON_done230
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll225
+	BLT expNEON_ll231
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll225
+	BLT expNEON_ll231
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll225:
+expNEON_ll231:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -2473,18 +2538,18 @@ expNEON_ll225:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok226
+	BLS expNEON_ok232
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll227
+	BLT expNEON_ll233
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll227
+	BLT expNEON_ll233
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll227:
+expNEON_ll233:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -2526,18 +2591,18 @@ expNEON_ll227:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok226:
+expNEON_ok232:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls228
+	BLT expNEON_ls234
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls228
+	BLT expNEON_ls234
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls228:
-expNEON_done224:
+expNEON_ls234:
+expNEON_done230:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -2562,8 +2627,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next230
-expSumNEON_loop229:
+	CBZ R3, expSumNEON_next236
+expSumNEON_loop235:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -2660,7 +2725,7 @@ expSumNEON_loop229:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok231
+	BLS expSumNEON_ok237
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2837,7 +2902,7 @@ expSumNEON_loop229:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok231:
+expSumNEON_ok237:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -2845,11 +2910,11 @@ expSumNEON_ok231:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop229
-expSumNEON_next230:
+	CBNZ R3, expSumNEON_loop235
+expSumNEON_next236:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next233
-expSumNEON_loop232:
+	CBZ R3, expSumNEON_next239
+expSumNEON_loop238:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -2877,7 +2942,7 @@ expSumNEON_loop232:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok234
+	BLS expSumNEON_ok240
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2922,26 +2987,26 @@ expSumNEON_loop232:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok234:
+expSumNEON_ok240:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop232
-expSumNEON_next233:
+	CBNZ R3, expSumNEON_loop238
+expSumNEON_next239:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done235
+	CBZ R5, expSumNEON_done241
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll236
+	BLT expSumNEON_ll242
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll236
+	BLT expSumNEON_ll242
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll236:
+expSumNEON_ll242:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -2973,18 +3038,18 @@ expSumNEON_ll236:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok237
+	BLS expSumNEON_ok243
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll238
+	BLT expSumNEON_ll244
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll238
+	BLT expSumNEON_ll244
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll238:
+expSumNEON_ll244:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -3032,24 +3097,24 @@ expSumNEON_ll238:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok237:
+expSumNEON_ok243:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls239
+	BLT expSumNEON_ls245
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls239
+	BLT expSumNEON_ls245
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls239:
+expSumNEON_ls245:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done235:
+expSumNEON_done241:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
@@ -3066,9 +3131,9 @@ TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
 	MOVD k_base+48(FP), R4
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
-blockScoresNEON_keys240:
+blockScoresNEON_keys246:
 	CMP $4, R1
-	BLT blockScoresNEON_next241
+	BLT blockScoresNEON_next247
 	MOVD R4, R8
 	ADD R5, R8, R9
 	ADD R5, R9, R10
@@ -3090,9 +3155,9 @@ blockScoresNEON_keys240:
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store243
+	CBZ R3, blockScoresNEON_store249
 	MOVD R3, R6
-blockScoresNEON_dim242:
+blockScoresNEON_dim248:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VLD1R.P 4(R9), [V21.S4]
@@ -3115,8 +3180,8 @@ blockScoresNEON_dim242:
 	VFMLA V23.S4, V18.S4, V14.S4
 	VFMLA V23.S4, V19.S4, V15.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim242
-blockScoresNEON_store243:
+	CBNZ R6, blockScoresNEON_dim248
+blockScoresNEON_store249:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
@@ -3125,20 +3190,20 @@ blockScoresNEON_store243:
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $4, R1, R1
-	B blockScoresNEON_keys240
-blockScoresNEON_next241:
-blockScoresNEON_keys244:
+	B blockScoresNEON_keys246
+blockScoresNEON_next247:
+blockScoresNEON_keys250:
 	CMP $1, R1
-	BLT blockScoresNEON_next245
+	BLT blockScoresNEON_next251
 	MOVD R4, R8
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store247
+	CBZ R3, blockScoresNEON_store253
 	MOVD R3, R6
-blockScoresNEON_dim246:
+blockScoresNEON_dim252:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3146,15 +3211,15 @@ blockScoresNEON_dim246:
 	VFMLA V20.S4, V18.S4, V2.S4
 	VFMLA V20.S4, V19.S4, V3.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim246
-blockScoresNEON_store247:
+	CBNZ R6, blockScoresNEON_dim252
+blockScoresNEON_store253:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	MOVD $1, R12
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $1, R1, R1
-	B blockScoresNEON_keys244
-blockScoresNEON_next245:
+	B blockScoresNEON_keys250
+blockScoresNEON_next251:
 	RET
 
 // func blockMaxNEON(st, ml []float32)
@@ -3164,8 +3229,8 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	LSR $4, R1, R1
 	MOVD ml_base+24(FP), R2
 	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone249
-blockMaxNEON_max248:
+	CBZ R1, blockMaxNEON_maxdone255
+blockMaxNEON_max254:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
 	VBIT V8.B16, V4.B16, V0.B16
@@ -3176,8 +3241,8 @@ blockMaxNEON_max248:
 	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
 	VBIT V11.B16, V7.B16, V3.B16
 	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max248
-blockMaxNEON_maxdone249:
+	CBNZ R1, blockMaxNEON_max254
+blockMaxNEON_maxdone255:
 	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
 	MOVW $0xff800000, R3
@@ -3405,8 +3470,8 @@ TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done251
-blockExpSumNEON_row250:
+	CBZ R1, blockExpSumNEON_done257
+blockExpSumNEON_row256:
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
@@ -3504,7 +3569,7 @@ blockExpSumNEON_row250:
 	VMOV V31.S[0], R3
 	MOVW $0x42ad0000, R16
 	CMPW R16, R3
-	BLS blockExpSumNEON_ok252
+	BLS blockExpSumNEON_ok258
 	ADD $0, R0, R6
 	VLD1 (R6), [V0.S4]
 	ADD $0, R4, R6
@@ -3689,7 +3754,7 @@ blockExpSumNEON_row250:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok252:
+blockExpSumNEON_ok258:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
@@ -3698,8 +3763,8 @@ blockExpSumNEON_ok252:
 	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
 	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
 	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row250
-blockExpSumNEON_done251:
+	CBNZ R1, blockExpSumNEON_row256
+blockExpSumNEON_done257:
 	RET
 
 // func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
@@ -3715,19 +3780,19 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
 	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc253
+	CBZ R10, blockBlendNEON_noc259
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec254
-blockBlendNEON_noc253:
+	B blockBlendNEON_havec260
+blockBlendNEON_noc259:
 	MOVW $0x3f800000, R10
 	VDUP R10, V24.S4
 	VDUP R10, V25.S4
 	VDUP R10, V26.S4
 	VDUP R10, V27.S4
-blockBlendNEON_havec254:
-blockBlendNEON_cols255:
+blockBlendNEON_havec260:
+blockBlendNEON_cols261:
 	CMP $4, R1
-	BLT blockBlendNEON_next256
+	BLT blockBlendNEON_next262
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -3751,9 +3816,9 @@ blockBlendNEON_cols255:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store258
+	CBZ R3, blockBlendNEON_store264
 	MOVD R3, R7
-blockBlendNEON_key257:
+blockBlendNEON_key263:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -3780,19 +3845,19 @@ blockBlendNEON_key257:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key257
-blockBlendNEON_store258:
+	CBNZ R7, blockBlendNEON_key263
+blockBlendNEON_store264:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols255
-blockBlendNEON_next256:
-blockBlendNEON_cols259:
+	B blockBlendNEON_cols261
+blockBlendNEON_next262:
+blockBlendNEON_cols265:
 	CMP $1, R1
-	BLT blockBlendNEON_next260
+	BLT blockBlendNEON_next266
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -3801,9 +3866,9 @@ blockBlendNEON_cols259:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store262
+	CBZ R3, blockBlendNEON_store268
 	MOVD R3, R7
-blockBlendNEON_key261:
+blockBlendNEON_key267:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3812,11 +3877,11 @@ blockBlendNEON_key261:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key261
-blockBlendNEON_store262:
+	CBNZ R7, blockBlendNEON_key267
+blockBlendNEON_store268:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols259
-blockBlendNEON_next260:
+	B blockBlendNEON_cols265
+blockBlendNEON_next266:
 	RET

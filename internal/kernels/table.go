@@ -260,7 +260,7 @@ var All = []Kernel{
 		Name: "widenRowsI8", Params: "dst []float32, src []int8, stride int, d int",
 		Doc: "sets dst[i*d+j] = s_i·src[i*stride+4+j] for i < len(dst)/d, j < d, s_i row i's scale as in scoreRowsI8: " +
 			"the int8 rows dequantised, packed.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "narrowI8", Params: "dst []int8, src []float32",
