@@ -11,30 +11,6 @@ import (
 	"github.com/glancelab/attention/internal/testutil"
 )
 
-// hadamard64 rotates x in float64 as kernel.Hadamard does in float32:
-// blocks of d&-d elements, each multiplied by H_b/√b.
-func hadamard64(x []float64) {
-	d := len(x)
-	b := d & -d
-	if b < 2 {
-		return
-	}
-	f := 1 / math.Sqrt(float64(b))
-	for blk := 0; blk < d; blk += b {
-		y := x[blk : blk+b]
-		for span := 1; span < b; span *= 2 {
-			for i := 0; i < b; i += 2 * span {
-				for r := i; r < i+span; r++ {
-					y[r], y[r+span] = y[r]+y[r+span], y[r]-y[r+span]
-				}
-			}
-		}
-		for i := range y {
-			y[i] *= f
-		}
-	}
-}
-
 // outlierKeys scales channels 3, 40, 77 and 114 of every key row (d
 // columns) by f, as the outlier channels of many models' keys.
 func outlierKeys(k []float32, d int, f float32) {

@@ -145,24 +145,35 @@ func (c *KVCache) mustType(op string, want KVType, b, h int) {
 
 // rotateBack rotates a dequantised key row back, in float64 and rounded
 // once: rotated in float32 the sums of a row near the largest float32
-// would overflow, where the row they come from did not. Blocks of up to
-// 256 elements take no allocation.
+// would overflow, where the row they come from did not. Rows of up to 256
+// elements take no allocation.
 func rotateBack(x []float32) {
+	var buf [256]float64
+	y := buf[:0]
+	if len(x) > len(buf) {
+		y = make([]float64, 0, len(x))
+	}
+	for _, v := range x {
+		y = append(y, float64(v))
+	}
+	hadamard64(y)
+	for i, v := range y {
+		x[i] = float32(v)
+	}
+}
+
+// hadamard64 rotates x in float64 as kernel.Hadamard rotates a row in
+// float32: in blocks of b = len(x)&-len(x) elements, each multiplied by
+// H_b/√b (nothing for an odd length).
+func hadamard64(x []float64) {
 	d := len(x)
 	b := d & -d
 	if b < 2 {
 		return
 	}
-	var buf [256]float64
-	y := buf[:min(b, 256)]
-	if b > 256 {
-		y = make([]float64, b)
-	}
 	f := 1 / math.Sqrt(float64(b))
 	for blk := 0; blk < d; blk += b {
-		for i := range y {
-			y[i] = float64(x[blk+i])
-		}
+		y := x[blk : blk+b]
 		for span := 1; span < b; span *= 2 {
 			for i := 0; i < b; i += 2 * span {
 				for r := i; r < i+span; r++ {
@@ -170,8 +181,8 @@ func rotateBack(x []float32) {
 				}
 			}
 		}
-		for i, v := range y {
-			x[blk+i] = float32(v * f)
+		for i := range y {
+			y[i] *= f
 		}
 	}
 }

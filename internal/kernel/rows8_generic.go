@@ -101,6 +101,11 @@ func narrowI8Generic(dst []int8, src []float32) {
 			row[4+j] = int8(math.RoundToEven(float64(x) * inv))
 		}
 	}
+	putScaleI8(row, s)
+}
+
+// putScaleI8 stores s as the scale a row of an int8 cache starts with.
+func putScaleI8(row []int8, s float32) {
 	b := math.Float32bits(s)
 	row[0], row[1], row[2], row[3] = int8(uint8(b)), int8(uint8(b>>8)), int8(uint8(b>>16)), int8(uint8(b>>24))
 }

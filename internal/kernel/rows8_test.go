@@ -23,11 +23,7 @@ func (a *kernelArgs) i8s(n int) []int8 {
 		off := (a.pl.off + 3*a.slices) % 16
 		b = make([]byte, off+n+16)[off : off+n : off+n]
 	}
-	x := make([]int8, 0)
-	if n > 0 {
-		x = unsafeInt8s(b)
-	}
-	return x
+	return unsafeInt8s(b)
 }
 
 // i8Rows returns rows int8 rows of d elements, stride apart (stride >=
@@ -44,17 +40,12 @@ func (a *kernelArgs) i8Rows(rows, stride, d int) []int8 {
 		case 1:
 			s = float32(math.NaN())
 		}
-		putScale(row, s)
+		putScaleI8(row, s)
 		for j := range d {
 			row[4+j] = int8(a.r.IntN(255) - 127)
 		}
 	}
 	return x
-}
-
-func putScale(row []int8, s float32) {
-	b := math.Float32bits(s)
-	row[0], row[1], row[2], row[3] = int8(uint8(b)), int8(uint8(b>>8)), int8(uint8(b>>16)), int8(uint8(b>>24))
 }
 
 // dequant returns row i's elements as float32, scaled.
