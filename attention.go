@@ -339,6 +339,7 @@ func (m *Memory) Attend(ctx, weights, query []float32, ws *Workspace) error {
 	}
 	tmp, weights := ws.buffers(m.scratch, m.keys.rows, weights)
 	m.attend(ctx, weights, query, tmp)
+	m.scaleContexts(ctx)
 	return nil
 }
 

@@ -61,6 +61,11 @@ func (p blockPath) startLanes(tk *batchTask, direct bool) {
 			// The lanes hold column c of every row at qt[c·BlockRows:].
 			kernel.Hadamard(sc.qt, p.q.cols, kernel.BlockRows)
 		}
+		if p.kv != nil {
+			if ks := p.kv.channelKeys(tk.kh); ks != nil {
+				mulChannels(sc.qt, ks, kernel.BlockRows)
+			}
+		}
 	} else {
 		kernel.BlockIn(sc.qt, sc.qs, p.q.cols, tk.R)
 	}

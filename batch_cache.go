@@ -46,7 +46,11 @@ func (e *Batched) AttendCache(dst BatchOutputs, q Tensor, c *KVCache, opt *Batch
 	if err := checkBatch(op, &dst, q, k, v, opt); err != nil {
 		return err
 	}
-	return e.attend(planBatch(dst, q, k, v, opt, keySource{c.n, true, c}))
+	if err := e.attend(planBatch(dst, q, k, v, opt, keySource{c.n, true, c})); err != nil {
+		return err
+	}
+	c.scaleChannels(dst.Out)
+	return nil
 }
 
 // checkQuery matches q and out against the cache. The cache's shape is

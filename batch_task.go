@@ -275,6 +275,13 @@ func (p rowPath) scaledQueries(tk *batchTask) {
 	if p.rotQ {
 		kernel.RotateRows(sc.qs[:tk.R*dk], dk)
 	}
+	if p.kv != nil {
+		if ks := p.kv.channelKeys(tk.kh); ks != nil {
+			for r := range tk.R {
+				mulChannels(sc.qs[r*dk:(r+1)*dk], ks, 1)
+			}
+		}
+	}
 	if sc.qp != nil {
 		kernel.PairOrder(sc.qp[:tk.R*dk], sc.qs[:tk.R*dk], dk)
 	}

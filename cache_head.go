@@ -16,6 +16,7 @@ type cacheHead struct {
 	k8, v8          []int8    // I8: rows of rk and rv elements, each its scale and its elements
 	rk, rv          int       // I8: the stored rows' strides
 	rot             bool      // I8: the key rows are rotated (see KVCache)
+	ks, vs          []float32 // I8 WithScales: the head's per-channel scales, else nil
 }
 
 // run returns the stored row of key j and how many rows from it on are
@@ -41,6 +42,9 @@ func (c *cacheHead) key(buf []float32, j int) []float32 {
 		kernel.WidenRowsI8(buf[:d], c.k8[r*c.rk:], c.rk, d)
 		if c.rot {
 			rotateBack(buf[:d])
+		}
+		if c.ks != nil {
+			mulChannels(buf[:d], c.ks, 1)
 		}
 	default:
 		widen16(buf, c.k16[r*d:(r+1)*d], c.kt)
@@ -95,7 +99,8 @@ func (c *cacheHead) blendValues(acc, w []float32, j int, keep []bool) {
 
 // head returns the rows entry b, head h holds.
 func (c *KVCache) head(b, h int) cacheHead {
-	x := cacheHead{kt: c.typ, start: c.Start(b), capacity: c.capacity, dk: c.dk, dv: c.dv, rk: c.rk, rv: c.rv, rot: c.rotate}
+	x := cacheHead{kt: c.typ, start: c.Start(b), capacity: c.capacity, dk: c.dk, dv: c.dv, rk: c.rk, rv: c.rv, rot: c.rotate,
+		ks: c.channelKeys(h), vs: c.channelValues(h)}
 	switch c.typ {
 	case F32:
 		x.k32, x.v32 = c.heldKeys32(b, h), c.heldValues32(b, h)

@@ -618,11 +618,23 @@ func FuzzKVCache(f *testing.F) {
 			capacity = max(capacity, 1)
 			opts = append(opts, WithRing())
 		}
+		// Static scales (WithScales), per tensor or, with an odd
+		// capacity, per channel: an I8 cache that is not wide with cfg
+		// bit 6.
+		var ks, vs []float32
+		if typ == I8 && cfg&0xc0 == 0x40 {
+			ks, vs = []float32{1.0 / 64}, []float32{3.0 / 128}
+			if capacity%2 == 1 {
+				ks, vs = fuzzScales(heads*dk), fuzzScales(heads*dv)
+			}
+			opts = append(opts, WithScales(ks, vs))
+		}
 		c, err := NewKVCache(batch, heads, capacity, dk, dv, typ, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := newKVModel(batch, heads, capacity, dk, dv, typ, ring)
+		m.ks, m.vs = ks, vs
 		ops = ops[:min(len(ops), 128)]
 		for i := 0; i+1 < len(ops); i += 2 {
 			o, a := ops[i], ops[i+1]
@@ -674,6 +686,15 @@ func FuzzKVCache(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzScales returns n per-channel scales from 1/128 to 7/128.
+func fuzzScales(n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(1+i%7) / 128
+	}
+	return s
 }
 
 // wideAttends is how many attends an input of FuzzKVCache over a model's

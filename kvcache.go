@@ -53,7 +53,8 @@ func (t KVType) rowExtra() int {
 // A KVCacheOption configures NewKVCache; WithRing makes one. The zero
 // KVCacheOption changes nothing.
 type KVCacheOption struct {
-	ring, plain bool
+	ring, plain, scales bool
+	ks, vs              []float32
 }
 
 // WithRing makes the cache a ring of capacity rows per entry, for models
@@ -86,7 +87,8 @@ func WithoutRotation() KVCacheOption { return KVCacheOption{plain: true} }
 // rows as given, up to rounding. Key returns the row rotated back (in
 // float64, rounded once). A row with a NaN or an infinity is stored as NaN,
 // as is a key row whose rotation overflows float32 (elements near the
-// largest float32, which the rotation's sums may take past it).
+// largest float32, which the rotation's sums may take past it). WithScales
+// quantises with static scales instead, as ONNX Runtime's int8 cache does.
 //
 // Over an I8 cache a result is within the float32 bounds for the rows as
 // stored, and the storage moves each score by at most
@@ -120,6 +122,7 @@ type KVCache struct {
 	k16, v16                     []uint16  // typ F16 or BF16
 	k8, v8                       []int8    // typ I8
 	rot                          []float32 // typ I8 with rotate: dk floats of each entry's, for Append
+	ks, vs                       []float32 // typ I8 WithScales: the static scales, else nil
 	pos, n                       []int     // per entry: Pos and Len
 	headK, headV, entryK, entryV int       // strides in elements
 }
@@ -141,6 +144,14 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 	for _, opt := range opts {
 		o.ring = o.ring || opt.ring
 		o.plain = o.plain || opt.plain
+		if opt.scales {
+			o.scales, o.ks, o.vs = true, opt.ks, opt.vs
+		}
+	}
+	if o.scales {
+		if err := checkScales(op, typ, kvHeads, dk, dv, o); err != nil {
+			return nil, err
+		}
 	}
 	if o.ring && capacity == 0 {
 		return nil, argErr(op, "a ring needs a capacity of at least 1 row")
@@ -166,6 +177,11 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 	case I8:
 		c.k8, c.v8 = make([]int8, nk), make([]int8, nv)
 		c.rotate = !o.plain && dk&-dk > 1
+		if o.scales {
+			c.ks = append(make([]float32, 0, len(o.ks)), o.ks...)
+			c.vs = append(make([]float32, 0, len(o.vs)), o.vs...)
+			c.rotate = false
+		}
 		if c.rotate {
 			c.rot = make([]float32, batch*dk)
 		}

@@ -65,6 +65,25 @@ func (c *KVCache) AppendTensor(b int, k, v Tensor) error {
 // appendViews checks that entry b can take rows more rows, then writes
 // them: every check comes before the first write.
 func (c *KVCache) appendViews(op string, b int, k, v Tensor, rows int) error {
+	// The rows of a run lie back to back in k and v where Append gave
+	// them: then one call per K and V stores a run.
+	whole := rows == 1 || packedRows(k, c.dk) && packedRows(v, c.dv)
+	return c.appendRows(op, b, rows, func(h, i, ko, vo, n int) {
+		if whole {
+			c.putRows(b, ko, vo, k.rowsFrom(0, h, i)[:n*c.dk], v.rowsFrom(0, h, i)[:n*c.dv])
+			return
+		}
+		for r := range n {
+			c.putRows(b, ko+r*c.rk, vo+r*c.rv, k.Row(0, h, i+r), v.Row(0, h, i+r))
+		}
+	})
+}
+
+// appendRows checks that entry b can take rows more rows, then has put
+// store them, a run of n rows of head h from row i on at a time, at
+// physical element ko of the K store and vo of the V store, and moves the
+// entry's position: every check comes before the first write.
+func (c *KVCache) appendRows(op string, b, rows int, put func(h, i, ko, vo, n int)) error {
 	if b < 0 || b >= c.batch {
 		return argErr(op, "entry %d of %d", b, c.batch)
 	}
@@ -83,25 +102,14 @@ func (c *KVCache) appendViews(op string, b int, k, v Tensor, rows int) error {
 		start = (c.pos[b] + first) % c.capacity
 	}
 	// The rows of a head take consecutive physical rows up to the end of
-	// the ring, then go on from its start: at most two runs, each stored
-	// in one call per K and V where the rows lie back to back in k and v,
-	// as Append's do.
-	whole := rows == 1 || packedRows(k, c.dk) && packedRows(v, c.dv)
+	// the ring, then go on from its start: at most two runs.
 	for h := range c.heads {
 		if c.dk == 0 && c.dv == 0 {
 			break // rows of no element: nothing to store, however many heads
 		}
 		for i, slot := first, start; i < rows; slot = 0 {
 			n := min(rows-i, c.capacity-slot)
-			ko := b*c.entryK + h*c.headK + slot*c.rk
-			vo := b*c.entryV + h*c.headV + slot*c.rv
-			if whole {
-				c.putRows(b, ko, vo, k.rowsFrom(0, h, i)[:n*c.dk], v.rowsFrom(0, h, i)[:n*c.dv])
-			} else {
-				for r := range n {
-					c.putRows(b, ko+r*c.rk, vo+r*c.rv, k.Row(0, h, i+r), v.Row(0, h, i+r))
-				}
-			}
+			put(h, i, b*c.entryK+h*c.headK+slot*c.rk, b*c.entryV+h*c.headV+slot*c.rv, n)
 			i += n
 		}
 	}
@@ -157,9 +165,22 @@ func (c *KVCache) Truncate(b, n int) error {
 }
 
 // putRows8 is putRows for an I8 cache: each key row rotated (in entry b's
-// scratch) if the cache rotates, then each row quantised. A row of no
-// elements keeps the scale 0 its store was made with.
+// scratch) if the cache rotates, then each row quantised, against its own
+// scale or the static ones. A row of no elements keeps the scale 0 its
+// store was made with.
 func (c *KVCache) putRows8(b, ko, vo int, k, v []float32) {
+	if c.ks != nil {
+		h := (ko % c.entryK) / c.headK
+		s, ch := c.staticScales(true, h)
+		for i := range len(k) / max(c.dk, 1) {
+			kernel.NarrowI8Static(c.k8[ko+i*c.rk:], k[i*c.dk:(i+1)*c.dk], s, ch)
+		}
+		s, ch = c.staticScales(false, h)
+		for i := range len(v) / max(c.dv, 1) {
+			kernel.NarrowI8Static(c.v8[vo+i*c.rv:], v[i*c.dv:(i+1)*c.dv], s, ch)
+		}
+		return
+	}
 	for i := range len(k) / max(c.dk, 1) {
 		row := k[i*c.dk : (i+1)*c.dk]
 		if c.rotate {

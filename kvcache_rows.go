@@ -11,8 +11,9 @@ import (
 // b holds i-th, oldest first: the row of position Pos(b)−Len(b)+i. It
 // panics if an index is out of range or len(dst) is not dk, as Tensor.Row
 // does: for tests, oracles and inspection, not for the engine, which reads
-// rows in place. An I8 cache's key comes dequantised and, if the cache
-// rotates its keys, rotated back.
+// rows in place. An I8 cache's key comes dequantised (times its static
+// per-channel scales, see WithScales) and, if the cache rotates its keys,
+// rotated back.
 func (c *KVCache) Key(dst []float32, b, h, i int) {
 	r := c.physRow("Key", b, h, i, len(dst), c.dk)
 	switch c.typ {
@@ -22,6 +23,9 @@ func (c *KVCache) Key(dst []float32, b, h, i int) {
 		kernel.WidenRowsI8(dst, c.keys8(b, h)[r*c.rk:], c.rk, c.dk)
 		if c.rotate {
 			rotateBack(dst)
+		}
+		if s := c.channelKeys(h); s != nil {
+			mulChannels(dst, s, 1)
 		}
 	default:
 		c.widen(dst, c.keys16(b, h)[r*c.dk:(r+1)*c.dk])
@@ -36,6 +40,9 @@ func (c *KVCache) Value(dst []float32, b, h, i int) {
 		copy(dst, c.values32(b, h)[r*c.dv:])
 	case I8:
 		kernel.WidenRowsI8(dst, c.values8(b, h)[r*c.rv:], c.rv, c.dv)
+		if s := c.channelValues(h); s != nil {
+			mulChannels(dst, s, 1)
+		}
 	default:
 		c.widen(dst, c.values16(b, h)[r*c.dv:(r+1)*c.dv])
 	}

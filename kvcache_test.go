@@ -23,6 +23,7 @@ type kvModel struct {
 	heads, capacity, dk, dv int
 	pos                     []int
 	rows                    [][]kvModelRow
+	ks, vs                  []float32 // I8 WithScales: the static scales
 }
 
 type kvModelRow struct{ k, v [][]float32 } // [head][d]
@@ -52,8 +53,8 @@ func (m *kvModel) append(b int, k, v []float32, rows int) error {
 	for i := range rows {
 		r := kvModelRow{k: make([][]float32, m.heads), v: make([][]float32, m.heads)}
 		for h := range m.heads {
-			r.k[h] = m.roundRow(k[(h*rows+i)*m.dk:][:m.dk], true)
-			r.v[h] = m.roundRow(v[(h*rows+i)*m.dv:][:m.dv], false)
+			r.k[h] = m.roundRow(k[(h*rows+i)*m.dk:][:m.dk], true, h)
+			r.v[h] = m.roundRow(v[(h*rows+i)*m.dv:][:m.dv], false, h)
 		}
 		m.rows[b] = append(m.rows[b], r)
 	}
@@ -64,8 +65,27 @@ func (m *kvModel) append(b int, k, v []float32, rows int) error {
 	return nil
 }
 
-func (m *kvModel) roundRow(x []float32, key bool) []float32 {
+func (m *kvModel) roundRow(x []float32, key bool, h int) []float32 {
 	r := make([]float32, len(x))
+	if m.typ == I8 && m.ks != nil {
+		// ONNX Runtime's rule, element by element (see WithScales).
+		s := m.vs
+		if key {
+			s = m.ks
+		}
+		for j, e := range x {
+			sj := s[0]
+			if len(s) > 1 {
+				sj = s[h*len(x)+j]
+			}
+			if e-e != 0 {
+				return slices.Repeat([]float32{float32(math.NaN())}, len(x))
+			}
+			q := max(-128, min(127, math.RoundToEven(float64(e/sj))))
+			r[j] = float32(int8(q)) * sj
+		}
+		return r
+	}
 	if m.typ == I8 {
 		// The row as the cache stores and returns it: the model checks
 		// where rows go, TestKVCacheI8Error how near they come.
@@ -153,6 +173,13 @@ func (c *KVCache) storedRow(key bool, b, h, slot int) []float32 {
 		kernel.WidenRowsI8(out, src[slot*rs:], rs, d)
 		if key && c.rotate {
 			rotateBack(out)
+		}
+		s := c.channelValues(h)
+		if key {
+			s = c.channelKeys(h)
+		}
+		if s != nil {
+			mulChannels(out, s, 1)
 		}
 		return out
 	}

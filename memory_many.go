@@ -53,6 +53,7 @@ func (m *Memory) AttendMany(ctx, weights []float32, queries Matrix, ws *Workspac
 	default:
 		m.attendTiled(ctx, weights, queries, ws)
 	}
+	m.scaleContexts(ctx)
 	return nil
 }
 

@@ -101,6 +101,9 @@ func (m *Memory) blockRun(p *blockPass, q Matrix, i0 int) {
 		if m.rotated() {
 			kernel.Hadamard(qt, p.d, kernel.BlockRows)
 		}
+		if ks := m.channelKeys(); ks != nil {
+			mulChannels(qt, ks, kernel.BlockRows)
+		}
 		resetLanes(ot, ml)
 	}
 	for j0 := 0; j0 < m.valid; j0 += p.tile {

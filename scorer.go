@@ -75,17 +75,19 @@ func (s dotScorer) factor(d int) float32 {
 }
 
 func (s dotScorer) scratch(m *Memory) int {
-	if s.factor(m.keys.cols) == 1 && !m.rotated() {
+	if s.factor(m.keys.cols) == 1 && !m.rotated() && m.channelKeys() == nil {
 		return 0
 	}
 	return m.keys.cols
 }
 
-// prepare scales the query, and rotates it where the keys are (an I8
-// cache's, see KVCache).
+// prepare scales the query, rotates it where the keys are (an I8
+// cache's, see KVCache), and multiplies it by an I8 cache's per-channel
+// key scales (see WithScales).
 func (s dotScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 	f := s.factor(m.keys.cols)
-	if f == 1 && !m.rotated() {
+	ks := m.channelKeys()
+	if f == 1 && !m.rotated() && ks == nil {
 		return q, tmp
 	}
 	// Scaling the query (d products) instead of the scores (T products)
@@ -97,7 +99,31 @@ func (s dotScorer) prepare(m *Memory, q, tmp []float32) ([]float32, []float32) {
 	if m.rotated() {
 		kernel.RotateRows(sq, len(sq))
 	}
+	if ks != nil {
+		mulChannels(sq, ks, 1)
+	}
 	return sq, tmp[len(q):]
+}
+
+// channelKeys returns the per-channel key scales a dot scorer folds into
+// its queries (see WithScales), nil for other Memories and scorers (those
+// that project the keys read them scaled, see cacheHead.key).
+func (m *Memory) channelKeys() []float32 {
+	if _, dot := m.scorer.(dotScorer); !dot || m.kv == nil || m.keys.cols == 0 {
+		return nil
+	}
+	return m.kv.ks
+}
+
+// scaleContexts multiplies each context row of ctx by an I8 cache's
+// per-channel value scales (see WithScales), if it has them.
+func (m *Memory) scaleContexts(ctx []float32) {
+	if m.kv == nil || m.kv.vs == nil || m.values.cols == 0 {
+		return
+	}
+	for i := 0; i+m.values.cols <= len(ctx); i += m.values.cols {
+		mulChannels(ctx[i:i+m.values.cols], m.kv.vs, 1)
+	}
 }
 
 // rotated reports whether the Memory's dot products are with an I8

@@ -101,11 +101,39 @@ func narrowI8Generic(dst []int8, src []float32) {
 			row[4+j] = int8(math.RoundToEven(float64(x) * inv))
 		}
 	}
-	putScaleI8(row, s)
+	PutScaleI8(row, s)
 }
 
-// putScaleI8 stores s as the scale a row of an int8 cache starts with.
-func putScaleI8(row []int8, s float32) {
+// NarrowI8Static stores src as one int8 row quantised with static scales,
+// ONNX Runtime's rule: element j is x/s_j rounded to nearest even and
+// clamped to [−128, 127], with s_j = channels[j] if channels is not nil
+// (the row's own scale is then 1: the caller applies them), else s (the
+// row's scale). A row with a NaN or an infinity is stored as NaN, as by
+// NarrowI8. Scalar: it stores rows imported from elsewhere, not a decode
+// step's.
+func NarrowI8Static(dst []int8, src []float32, s float32, channels []float32) {
+	row := dst[:4+len(src)]
+	for j, x := range src {
+		if x-x != 0 { // NaN or ±Inf
+			clear(row[4:])
+			PutScaleI8(row, float32(math.NaN()))
+			return
+		}
+		sj := s
+		if channels != nil {
+			sj = channels[j]
+		}
+		y := math.RoundToEven(float64(x / sj))
+		row[4+j] = int8(max(-128, min(127, y)))
+	}
+	if channels != nil {
+		s = 1
+	}
+	PutScaleI8(row, s)
+}
+
+// PutScaleI8 stores s as the scale a row of an int8 cache starts with.
+func PutScaleI8(row []int8, s float32) {
 	b := math.Float32bits(s)
 	row[0], row[1], row[2], row[3] = int8(uint8(b)), int8(uint8(b>>8)), int8(uint8(b>>16)), int8(uint8(b>>24))
 }

@@ -40,7 +40,7 @@ func (a *kernelArgs) i8Rows(rows, stride, d int) []int8 {
 		case 1:
 			s = float32(math.NaN())
 		}
-		putScaleI8(row, s)
+		PutScaleI8(row, s)
 		for j := range d {
 			row[4+j] = int8(a.r.IntN(255) - 127)
 		}
