@@ -77,8 +77,9 @@ func WithoutRotation() KVCacheOption { return KVCacheOption{plain: true} }
 // halve the bytes a decode step reads, int8 rows quarter them.
 //
 // An I8 row is its elements' largest magnitude m over 127 (its scale s,
-// a float32), then each element x as the integer nearest 127·x/m (ties
-// to even): an element is stored within s/2 = m/254 of x. A key row is
+// a float32), then each element x as the integer nearest x·(127/m) in
+// float32 (ties to even): an element is stored within ŝ = s·(1/2 + 2⁻¹⁶)
+// of x, half a step and the float32 roundings. A key row is
 // rotated first, by the orthonormal Walsh–Hadamard transform in blocks of
 // the largest power of two dividing dk (none for an odd dk; WithoutRotation
 // turns it off): that spreads a few large channels over the block, so
@@ -92,11 +93,11 @@ func WithoutRotation() KVCacheOption { return KVCacheOption{plain: true} }
 //
 // Over an I8 cache a result is within the float32 bounds for the rows as
 // stored, and the storage moves each score by at most
-// δ_j = |scale|·Σ_c |(Hq)_c|·s_j/2 (s_j key row j's scale, Hq the query
-// rotated as the keys are, q itself without the rotation) and so each
-// weight by a factor within e^(±2δ), δ = max δ_j, and the output by at
-// most (e^(2δ)−1)·Σ_j w_j·(|v_j|+t_j/2) + e^(2δ)·Σ_j w_j·t_j/2, t_j value
-// row j's scale. TestAttendCacheI8Bound checks it on every implementation,
+// δ_j = |scale|·Σ_c |(Hq)_c|·ŝ_j (ŝ_j of key row j, Hq the query rotated
+// as the keys are, q itself without the rotation) and so each weight by a
+// factor within e^(±2δ), δ = max δ_j, and the output by at most
+// (e^(2δ)−1)·Σ_j w_j·(|v_j|+t̂_j) + e^(2δ)·Σ_j w_j·t̂_j, t̂_j of value row
+// j. TestAttendCacheI8Bound checks it on every implementation,
 // on keys with and without outlier channels.
 //
 // Each entry b has a position Pos(b), the number of rows ever appended

@@ -181,17 +181,35 @@ func (c *KVCache) putRows8(b, ko, vo int, k, v []float32) {
 		}
 		return
 	}
-	for i := range len(k) / max(c.dk, 1) {
-		row := k[i*c.dk : (i+1)*c.dk]
+	if fused(c.dk) {
+		var f float32
+		var tmp []float32
 		if c.rotate {
-			r := c.rot[b*c.dk : (b+1)*c.dk]
-			copy(r, row)
-			kernel.RotateRows(r, c.dk)
-			row = r
+			f, tmp = float32(1/math.Sqrt(float64(c.dk))), c.rot[b*c.dk:(b+1)*c.dk]
 		}
-		kernel.NarrowI8(c.k8[ko+i*c.rk:], row)
+		kernel.QuantRowsI8(c.k8[ko:], c.rk, k, c.dk, f, tmp)
+	} else {
+		for i := range len(k) / max(c.dk, 1) {
+			row := k[i*c.dk : (i+1)*c.dk]
+			if c.rotate {
+				r := c.rot[b*c.dk : (b+1)*c.dk]
+				copy(r, row)
+				kernel.RotateRows(r, c.dk)
+				row = r
+			}
+			kernel.NarrowI8(c.k8[ko+i*c.rk:], row)
+		}
+	}
+	if fused(c.dv) {
+		kernel.QuantRowsI8(c.v8[vo:], c.rv, v, c.dv, 0, nil)
+		return
 	}
 	for i := range len(v) / max(c.dv, 1) {
 		kernel.NarrowI8(c.v8[vo+i*c.rv:], v[i*c.dv:(i+1)*c.dv])
 	}
 }
+
+// fused reports whether rows of d elements are quantised (and rotated) by
+// kernel.QuantRowsI8, in registers: d = 128, the width of most models'
+// heads.
+func fused(d int) bool { return d == 128 }

@@ -26,12 +26,13 @@ func outlierKeys(k []float32, d int, f float32) {
 // TestAttendCacheI8Bound checks AttendCache over an I8 cache against the
 // exact attention (float64) over the float32 rows it was given, on every
 // implementation, within the bound the KVCache documentation derives:
-// with s_j a key row's scale and t_j a value row's, each score moves by at
-// most δ_j = scale·Σ_c |(Hq)_c|·s_j/2 (Hq the query rotated as the keys
-// were; q itself without rotation), each weight by a factor within
-// e^(±2δ), δ = max δ_j, and the output by at most
-// (e^(2δ)−1)·Σ_j w_j·(|v_j| + t_j/2) + Σ_j w_j·t_j/2, plus the float32
-// bounds of the two computations (taken from the oracle's).
+// with s_j a key row's scale and t_j a value row's and ŝ_j = s_j·(1/2 +
+// 2⁻¹⁶), t̂_j likewise, each score moves by at most δ_j =
+// scale·Σ_c |(Hq)_c|·ŝ_j (Hq the query rotated as the keys were; q itself
+// without rotation), each weight by a factor within e^(±2δ), δ = max δ_j,
+// and the output by at most (e^(2δ)−1)·Σ_j w_j·(|v_j| + t̂_j) +
+// Σ_j w_j·t̂_j, plus the float32 bounds of the two computations (taken
+// from the oracle's).
 func TestAttendCacheI8Bound(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		e := NewBatched(1)
@@ -127,8 +128,8 @@ func checkI8Bound(t *testing.T, e *Batched, bc batchCase, outlier float32, plain
 					x := float64(v[(kh*bc.Tk+j)*bc.dv+col])
 					tj := float64(kernel.RowScaleI8(c.values8(0, kh)[j*c.rv:]))
 					want += w * x
-					wv += w * (math.Abs(x) + tj/2)
-					wt += w * tj / 2 * (1 + 0x1p-20)
+					wv += w * (math.Abs(x) + tj*(0.5+0x1p-16))
+					wt += w * tj * (0.5 + 0x1p-16)
 				}
 				// The float32 computation's own error, generously: as the
 				// engine's bound for n keys, on the weighted magnitude.

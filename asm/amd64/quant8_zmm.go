@@ -14,6 +14,7 @@ import (
 
 func init() {
 	avx512["narrowI8"] = genNarrowI8
+	avx512["quantRowsI8"] = genQuantRowsI8
 	avx512["hadamardRows"] = func() { genHadamardRows(16, "hrows") }
 	avx2["hadamardRows"] = func() { genHadamardRows(8, "hry") }
 }
@@ -140,12 +141,12 @@ func genHadamardRows(lanes int, prefix string) {
 
 // genNarrowI8 stores src as one int8 row at dst: the largest magnitude m
 // and whether every element is finite (a sum of x−x, NaN otherwise) in one
-// pass, then the scale m/127 and, in a second pass, each element times
-// 127/m in float64 (VCVTPS2PD, VMULPD) rounded to the nearest integer, ties
-// to even (VCVTPD2DQ under the default rounding mode) and narrowed
-// (VPMOVDB): the twin's bits. A row of zeros, or one that is not finite,
-// goes through the same pass with 0 for 127/m, which makes every element 0
-// (a NaN's integer 0x80000000 narrows to 0).
+// pass, then the scale m/127 and, in a second pass, each element times sc
+// and 127/(m·sc) in float32 (see rowScaleInv) rounded to the nearest
+// integer, ties to even (VCVTPS2DQ under the default rounding mode) and
+// narrowed (VPMOVDB): the twin's bits. A row of zeros, or one that is not
+// finite, goes through the same pass with 0 for 127/m, which makes every
+// element 0 (a NaN's integer 0x80000000 narrows to 0).
 func genNarrowI8() {
 	dst := Load(Param("dst").Base(), GP64())
 	src := Load(Param("src").Base(), GP64())
@@ -195,46 +196,23 @@ func genNarrowI8() {
 		VMOVSHDUP(h.v.AsX(), t)
 		h.op(t, h.v.AsX(), h.v.AsX())
 	}
-	m, inv, s := mx.AsX(), XMM(), XMM()
-	VXORPD(inv, inv, inv) // 127/m: 0 unless m is finite and not 0
-	VUCOMISS(nz.AsX(), nz.AsX())
-	JP(LabelRef("nq_nan"))
-	VXORPS(s, s, s)
-	VUCOMISS(s, m)
-	JE(LabelRef("nq_scale")) // m = 0: s = 0
-	VDIVSS(vecF("f127", 127), m, s)
-	md := XMM()
-	VCVTSS2SD(m, md, md)
-	VMOVSD(vec64("d127", math.Float64bits(127)), inv)
-	VDIVSD(md, inv, inv)
-	JMP(LabelRef("nq_scale"))
-	Label("nq_nan")
-	VMOVSS(vec32("qnan", 0x7fc00000), s)
-	Label("nq_scale")
+	s, sc, inv := rowScaleInv("nq", mx.AsX(), nz.AsX())
 	VMOVSS(s, Mem{Base: dst})
-	invz := ZMM()
-	VBROADCASTSD(inv, invz)
+	scz, invz := ZMM(), ZMM()
+	VBROADCASTSS(sc, scz)
+	VBROADCASTSS(inv, invz)
 
 	XORQ(i, i)
 	quant := func(mask OpmaskVirtual) {
 		v := loadZ(Mem{Base: src, Index: i, Scale: 4}, maskOp(mask))
-		lo, hi := ZMM(), ZMM()
-		VCVTPS2PD(v.AsY(), lo)
-		yh := YMM()
-		VEXTRACTF64X4(U8(1), v, yh)
-		VCVTPS2PD(yh, hi)
-		VMULPD(invz, lo, lo)
-		VMULPD(invz, hi, hi)
-		il, ih := YMM(), YMM()
-		VCVTPD2DQ(lo, il)
-		VCVTPD2DQ(hi, ih)
-		q := ZMM()
-		VINSERTI64X4(U8(1), ih, il.AsZ(), q)
+		VMULPS(scz, v, v)
+		VMULPS(invz, v, v)
+		VCVTPS2DQ(v, v)
 		out := Mem{Base: dst, Index: i, Scale: 1, Disp: 4}
 		if mask == nil {
-			VPMOVDB(q, out)
+			VPMOVDB(v, out)
 		} else {
-			VPMOVDB(q, mask, out)
+			VPMOVDB(v, mask, out)
 		}
 	}
 	Label("nq_q")
@@ -254,6 +232,39 @@ func genNarrowI8() {
 	RET()
 }
 
+// rowScaleInv returns, for a row of largest magnitude m (the low lane of
+// m) whose finiteness sum is z, the row's scale s = m/127 (NaN if z is
+// NaN, 0 if m is 0), and the factors sc and inv that each element is
+// multiplied by, in that order, before it is rounded to an integer: sc =
+// 2⁶⁴ below m = 2⁻⁶⁴ (where 127/m would overflow), else 1, and inv =
+// 127/(m·sc), or 0 for a row of zeros or one that is not finite. Both
+// products are exact in sc and round once in inv, as the twin's. p
+// names the labels.
+func rowScaleInv(p string, m, z Register) (s, sc, inv VecVirtual) {
+	s, sc, inv = XMM(), XMM(), XMM()
+	VMOVSS(vecF("f1", 1), sc)
+	VXORPS(inv, inv, inv)
+	VUCOMISS(z, z)
+	JP(LabelRef(p + "_nan"))
+	VXORPS(s, s, s)
+	VUCOMISS(s, m)
+	JE(LabelRef(p + "_scaled")) // m = 0: s = 0
+	VDIVSS(vecF("f127", 127), m, s)
+	VUCOMISS(vecF("tiny64", 0x1p-64), m)
+	JAE(LabelRef(p + "_inv"))
+	VMOVSS(vecF("huge64", 0x1p64), sc)
+	Label(p + "_inv")
+	ms := XMM()
+	VMULSS(sc, m, ms)
+	VMOVSS(vecF("f127", 127), inv)
+	VDIVSS(ms, inv, inv)
+	JMP(LabelRef(p + "_scaled"))
+	Label(p + "_nan")
+	VMOVSS(vec32("qnan", 0x7fc00000), s)
+	Label(p + "_scaled")
+	return s, sc, inv
+}
+
 // maskOp is mask as an operand, nil for none.
 func maskOp(mask OpmaskVirtual) Op {
 	if mask == nil {
@@ -271,4 +282,122 @@ func vec64(name string, bits uint64) Mem {
 	DATA(0, U64(bits))
 	consts[name] = m
 	return m
+}
+
+// genQuantRowsI8 quantises rows of d = 128 floats held in eight
+// registers: rotated first unless f is 0 (the butterflies of
+// genHadamardRows, inside the vectors and then between them, and the
+// product with f), then narrowI8's arithmetic on the registers (the
+// largest magnitude and the finiteness sum as trees, which neither order
+// changes, then the float32 products rounded to nearest even): the bits
+// of hadamardRows followed by narrowI8, without a pass over memory between
+// them. The two loops (rotated or not) run whole rows, row r stored at
+// dst[r·stride:].
+func genQuantRowsI8() {
+	dst := Load(Param("dst").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	src := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	fz := ZMM()
+	VBROADCASTSS(argAddr(Param("f")), fz)
+	z := XMM()
+	VXORPS(z, z, z)
+	VUCOMISS(z, fz.AsX())
+	JE(LabelRef("qr_p8"))
+	quantRowsLoop("qr_r8", 8, true, dst, stride, src, n, fz)
+	quantRowsLoop("qr_p8", 8, false, dst, stride, src, n, fz)
+	Label("qr_done")
+	VZEROUPPER()
+	RET()
+}
+
+// quantRowsLoop emits one loop of genQuantRowsI8: rows of nv vectors.
+func quantRowsLoop(p string, nv int, rot bool, dst, stride, src, n Register, fz VecVirtual) {
+	Label(p)
+	CMPQ(n, U8(16*nv))
+	JB(LabelRef("qr_done"))
+	vs := make([]VecVirtual, nv)
+	for i := range vs {
+		vs[i] = ZMM()
+		VMOVUPS(Mem{Base: src, Disp: 64 * i}, vs[i])
+	}
+	if rot {
+		for _, x := range vs {
+			for span := 1; span < 16; span *= 2 {
+				y := ZMM()
+				switch span {
+				case 1:
+					VPERMILPS(U8(0xb1), x, y)
+				case 2:
+					VPERMILPS(U8(0x4e), x, y)
+				case 4:
+					VSHUFF32X4(U8(0xb1), x, x, y)
+				case 8:
+					VSHUFF64X2(U8(0x4e), x, x, y)
+				}
+				VFMADD132PS(signsZ(span), y, x)
+			}
+		}
+		for span := 1; span < nv; span *= 2 {
+			for i := range nv {
+				if i&span != 0 {
+					continue
+				}
+				a, c, s := vs[i], vs[i+span], ZMM()
+				VADDPS(c, a, s)
+				VSUBPS(c, a, a)
+				vs[i], vs[i+span] = s, a
+			}
+		}
+		for _, x := range vs {
+			VMULPS(fz, x, x)
+		}
+	}
+	// The largest magnitude and the sum of x−x, as trees.
+	abs := ZMM()
+	VBROADCASTSS(vec32("absmask", 0x7fffffff), abs)
+	mx, nz := make([]VecVirtual, nv), make([]VecVirtual, nv)
+	for i, x := range vs {
+		mx[i], nz[i] = ZMM(), ZMM()
+		VANDPS(abs, x, mx[i])
+		VSUBPS(x, x, nz[i])
+	}
+	for w := nv / 2; w >= 1; w /= 2 {
+		for i := range w {
+			VMAXPS(mx[i+w], mx[i], mx[i])
+			VADDPS(nz[i+w], nz[i], nz[i])
+		}
+	}
+	m0, z0 := mx[0], nz[0]
+	for _, h := range []struct {
+		v  VecVirtual
+		op func(a, b, c Op)
+	}{{m0, func(a, b, c Op) { VMAXPS(a, b, c) }}, {z0, func(a, b, c Op) { VADDPS(a, b, c) }}} {
+		y := YMM()
+		VEXTRACTF64X4(U8(1), h.v, y)
+		h.op(y, h.v.AsY(), h.v.AsY())
+		x := XMM()
+		VEXTRACTF128(U8(1), h.v.AsY(), x)
+		h.op(x, h.v.AsX(), h.v.AsX())
+		t := XMM()
+		VMOVHLPS(h.v.AsX(), t, t)
+		h.op(t, h.v.AsX(), h.v.AsX())
+		VMOVSHDUP(h.v.AsX(), t)
+		h.op(t, h.v.AsX(), h.v.AsX())
+	}
+	sv, sc, inv := rowScaleInv(p, m0.AsX(), z0.AsX())
+	VMOVSS(sv, Mem{Base: dst})
+	scz, invz := ZMM(), ZMM()
+	VBROADCASTSS(sc, scz)
+	VBROADCASTSS(inv, invz)
+	for i, x := range vs {
+		VMULPS(scz, x, x)
+		VMULPS(invz, x, x)
+		VCVTPS2DQ(x, x)
+		VPMOVDB(x, Mem{Base: dst, Disp: 4 + 16*i})
+	}
+	ADDQ(U32(64*nv), src)
+	ADDQ(stride, dst)
+	SUBQ(U8(16*nv), n)
+	JMP(LabelRef(p))
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -265,10 +264,10 @@ func genWidenRowsI8Y() {
 	RET()
 }
 
-// genNarrowI8Y is genNarrowI8 on eight lanes: the same two passes, four
-// elements at a time in float64 (VCVTPS2PD, VMULPD, VCVTPD2DQ), packed to
-// bytes with saturation (which never bites: every value is within ±127);
-// a row of zeros or one that is not finite is filled with zeros.
+// genNarrowI8Y is genNarrowI8 on eight lanes: the same two passes, eight
+// elements at a time, packed to bytes with saturation (which never
+// bites: every value is within ±127); a row that is not finite is filled
+// with zeros.
 func genNarrowI8Y() {
 	dst := Load(Param("dst").Base(), GP64())
 	src := Load(Param("src").Base(), GP64())
@@ -316,37 +315,25 @@ func genNarrowI8Y() {
 		VMOVSHDUP(h.v.AsX(), t)
 		h.op(t, h.v.AsX(), h.v.AsX())
 	}
-	m, s := mx.AsX(), XMM()
-	VUCOMISS(nz.AsX(), nz.AsX())
-	JP(LabelRef("nqy_nan"))
-	VXORPS(s, s, s)
-	VUCOMISS(s, m)
-	JE(LabelRef("nqy_zeros")) // m = 0: s = 0
-	VDIVSS(vecF("f127", 127), m, s)
+	s, sc, inv := rowScaleInv("nqy", mx.AsX(), nz.AsX())
 	VMOVSS(s, Mem{Base: dst})
-	md, inv := XMM(), XMM()
-	VCVTSS2SD(m, md, md)
-	VMOVSD(vec64("d127", math.Float64bits(127)), inv)
-	VDIVSD(md, inv, inv)
-	invy := YMM()
-	VBROADCASTSD(inv, invy)
+	VUCOMISS(s, s)
+	JP(LabelRef("nqy_zeros")) // not finite: zeros (the packs would saturate a NaN's integer to −128)
+	scy, invy := YMM(), YMM()
+	VBROADCASTSS(sc, scy)
+	VBROADCASTSS(inv, invy)
 	XORQ(i, i)
 	// quant returns the eight bytes of the eight floats v in the low
 	// quadword of an xmm.
 	quant := func(v VecVirtual) VecVirtual {
-		lo, hi := YMM(), YMM()
-		VCVTPS2PD(v.AsX(), lo)
-		xh := XMM()
-		VEXTRACTF128(U8(1), v, xh)
-		VCVTPS2PD(xh, hi)
-		VMULPD(invy, lo, lo)
-		VMULPD(invy, hi, hi)
-		il, ih := XMM(), XMM()
-		VCVTPD2DQY(lo, il)
-		VCVTPD2DQY(hi, ih)
-		VPACKSSDW(ih, il, il)
-		VPACKSSWB(il, il, il)
-		return il
+		VMULPS(scy, v, v)
+		VMULPS(invy, v, v)
+		VCVTPS2DQ(v, v)
+		hi := XMM()
+		VEXTRACTF128(U8(1), v, hi)
+		VPACKSSDW(hi, v.AsX(), hi)
+		VPACKSSWB(hi, hi, hi)
+		return hi
 	}
 	Label("nqy_q")
 	MOVQ(n, rest)
@@ -373,10 +360,7 @@ func genNarrowI8Y() {
 	JNZ(LabelRef("nqy_bytes"))
 	JMP(LabelRef("nqy_done"))
 
-	Label("nqy_nan")
-	VMOVSS(vec32("qnan", 0x7fc00000), s)
 	Label("nqy_zeros")
-	VMOVSS(s, Mem{Base: dst})
 	XORQ(i, i)
 	Label("nqy_zero")
 	CMPQ(i, n)

@@ -95,13 +95,38 @@ func narrowI8Generic(dst []int8, src []float32) {
 	case m == 0:
 		clear(row[4:])
 	default:
+		// x·(127/m) in float32, each product rounded once; below
+		// m = 2⁻⁶⁴, where 127/m would overflow, x and m scaled by 2⁶⁴
+		// first (exactly), which leaves the same real products.
 		s = m / 127
-		inv := 127 / float64(m)
+		sc := float32(1)
+		if m < 0x1p-64 {
+			sc = 0x1p64
+		}
+		inv := 127 / (m * sc)
 		for j, x := range src {
-			row[4+j] = int8(math.RoundToEven(float64(x) * inv))
+			row[4+j] = int8(math.RoundToEven(float64(x * sc * inv)))
 		}
 	}
 	PutScaleI8(row, s)
+}
+
+// quantRowsI8Generic stores each row of d floats of src as an int8 row of
+// dst, row r at r·stride: rotated first in tmp (HadamardRows with f)
+// unless f is 0, then quantised by NarrowI8. It calls the dispatched
+// kernels, whose bits are their twins': an implementation without the
+// fused kernel runs its own two.
+func quantRowsI8Generic(dst []int8, stride int, src []float32, d int, f float32, tmp []float32) {
+	for r := range len(src) / d {
+		row := src[r*d : (r+1)*d]
+		if f != 0 {
+			t := tmp[:d]
+			copy(t, row)
+			HadamardRows(t, d, f)
+			row = t
+		}
+		NarrowI8(dst[r*stride:], row)
+	}
 }
 
 // NarrowI8Static stores src as one int8 row quantised with static scales,

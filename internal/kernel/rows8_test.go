@@ -216,7 +216,7 @@ func TestRows8Oracle(t *testing.T) {
 			t.Fatalf("d=%d: scale %v, want %v", d, s, want)
 		}
 		for j, v := range x {
-			if e := math.Abs(float64(s)*float64(row[4+j]) - float64(v)); e > float64(s)/2*(1+1e-6) {
+			if e := math.Abs(float64(s)*float64(row[4+j]) - float64(v)); e > float64(s)*(0.5+0x1p-16) {
 				t.Fatalf("d=%d: element %d: %v stored as %d·%v, error %v over half a step", d, j, v, row[4+j], s, e)
 			}
 		}
@@ -338,3 +338,39 @@ func hadamardRowsCase(a *kernelArgs, n int) []result {
 }
 
 func init() { kernelCases["hadamardRows"] = hadamardRowsCase }
+
+// quantRowsI8Case quantises one to three rows of 128 floats, rotated or
+// not, at a stride of the row's bytes and up to seven more: some rows
+// zero, some with special values, some near the largest float32 (whose
+// rotation overflows), the others of magnitudes across the floats.
+func quantRowsI8Case(a *kernelArgs, n int) []result {
+	d, rows := 128, 1+n%3
+	stride := d + 4 + n%8
+	src := a.floats(rows*d, float32(math.Ldexp(1, a.r.IntN(200)-130)))
+	for r := range rows {
+		row := src[r*d : (r+1)*d]
+		switch a.r.IntN(8) {
+		case 0:
+			clear(row)
+		case 1:
+			row[a.r.IntN(d)] = []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}[a.r.IntN(3)]
+		case 2:
+			for j := range row {
+				row[j] = math.MaxFloat32 * (1 - float32(a.r.IntN(4))/8)
+			}
+		}
+	}
+	f := float32(0)
+	if n%4 < 2 {
+		f = float32(1 / math.Sqrt(float64(d)))
+	}
+	dst := a.i8s(rowsLen(rows, stride, d+4))
+	QuantRowsI8(dst, stride, src, d, f, make([]float32, d))
+	out := make([]float32, len(dst))
+	for i, v := range dst {
+		out[i] = float32(v)
+	}
+	return []result{{"dst", out, nil}}
+}
+
+func init() { kernelCases["quantRowsI8"] = quantRowsI8Case }

@@ -576,11 +576,22 @@ func WidenRowsI8(dst []float32, src []int8, stride int, d int) {
 
 // NarrowI8 stores src as one int8 row at dst[:4+len(src)]: its scale s =
 // m/127 in float32, m = max |src[j]|, as four little-endian bytes, then
-// each src[j] as round-half-even(127·src[j]/m), computed in float64 (at
-// most 127 in magnitude). A row of zeros stores s = 0 and zeros; a row with
-// a NaN or an infinity stores s = NaN and zeros.
+// each src[j] as round-half-even(src[j]·(127/m)) in float32 (127/m and the
+// product each rounded once; below m = 2⁻⁶⁴ both scaled by 2⁶⁴
+// first, so that 127/m does not overflow; at most 127 in magnitude). A row
+// of zeros stores s = 0 and zeros; a row with a NaN or an infinity stores s
+// = NaN and zeros.
 func NarrowI8(dst []int8, src []float32) {
 	narrowI8Generic(dst, src)
+}
+
+// QuantRowsI8 stores each of the len(src)/d rows of src as an int8 row of
+// dst, row r at dst[r·stride:]: rotated first unless f is 0 (hadamardRows
+// with f, in tmp, len(tmp) ≥ d), then quantised as by narrowI8: the bits
+// of those two, which it is a variant of. d is 128 (the assembly holds a
+// row in registers).
+func QuantRowsI8(dst []int8, stride int, src []float32, d int, f float32, tmp []float32) {
+	quantRowsI8Generic(dst, stride, src, d, f, tmp)
 }
 
 // HadamardRows is hadamard(x, d, 1) for d a multiple of 16 whose block b =

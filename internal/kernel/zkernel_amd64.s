@@ -17771,59 +17771,56 @@ nq_reduce:
 	VADDPS        X6, X2, X2
 	VMOVSHDUP     X2, X6
 	VADDPS        X6, X2, X2
-	VXORPD        X0, X0, X0
+	VMOVSS        f1<>+0(SB), X0
+	VXORPS        X3, X3, X3
 	VUCOMISS      X2, X2
 	JP            nq_nan
 	VXORPS        X2, X2, X2
 	VUCOMISS      X2, X1
-	JE            nq_scale
+	JE            nq_scaled
 	VDIVSS        f127<>+0(SB), X1, X2
-	VCVTSS2SD     X1, X7, X7
-	VMOVSD        d127<>+0(SB), X0
-	VDIVSD        X7, X0, X0
-	JMP           nq_scale
+	VUCOMISS      tiny64<>+0(SB), X1
+	JAE           nq_inv
+	VMOVSS        huge64<>+0(SB), X0
+
+nq_inv:
+	VMULSS X0, X1, X1
+	VMOVSS f127<>+0(SB), X3
+	VDIVSS X1, X3, X3
+	JMP    nq_scaled
 
 nq_nan:
 	VMOVSS qnan<>+0(SB), X2
 
-nq_scale:
+nq_scaled:
 	VMOVSS       X2, (AX)
-	VBROADCASTSD X0, Z0
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS X3, Z1
 	XORQ         BX, BX
 
 nq_q:
-	MOVQ          DX, SI
-	SUBQ          BX, SI
-	CMPQ          SI, $0x10
-	JB            nq_q_tail
-	VMOVUPS       (CX)(BX*4), Z1
-	VCVTPS2PD     Y1, Z2
-	VEXTRACTF64X4 $0x01, Z1, Y1
-	VCVTPS2PD     Y1, Z1
-	VMULPD        Z0, Z2, Z2
-	VMULPD        Z0, Z1, Z1
-	VCVTPD2DQ     Z2, Y5
-	VCVTPD2DQ     Z1, Y1
-	VINSERTI64X4  $0x01, Y1, Z5, Z1
-	VPMOVDB       Z1, 4(AX)(BX*1)
-	ADDQ          $0x10, BX
-	JMP           nq_q
+	MOVQ      DX, SI
+	SUBQ      BX, SI
+	CMPQ      SI, $0x10
+	JB        nq_q_tail
+	VMOVUPS   (CX)(BX*4), Z2
+	VMULPS    Z0, Z2, Z2
+	VMULPS    Z1, Z2, Z2
+	VCVTPS2DQ Z2, Z2
+	VPMOVDB   Z2, 4(AX)(BX*1)
+	ADDQ      $0x10, BX
+	JMP       nq_q
 
 nq_q_tail:
-	TESTQ         SI, SI
-	JZ            nq_done
-	LEAQ          ktable<>+0(SB), DX
-	KMOVW         (DX)(SI*2), K1
-	VMOVUPS.Z     (CX)(BX*4), K1, Z1
-	VCVTPS2PD     Y1, Z2
-	VEXTRACTF64X4 $0x01, Z1, Y1
-	VCVTPS2PD     Y1, Z1
-	VMULPD        Z0, Z2, Z2
-	VMULPD        Z0, Z1, Z1
-	VCVTPD2DQ     Z2, Y5
-	VCVTPD2DQ     Z1, Y0
-	VINSERTI64X4  $0x01, Y0, Z5, Z0
-	VPMOVDB       Z0, K1, 4(AX)(BX*1)
+	TESTQ     SI, SI
+	JZ        nq_done
+	LEAQ      ktable<>+0(SB), DX
+	KMOVW     (DX)(SI*2), K1
+	VMOVUPS.Z (CX)(BX*4), K1, Z2
+	VMULPS    Z0, Z2, Z2
+	VMULPS    Z1, Z2, Z2
+	VCVTPS2DQ Z2, Z2
+	VPMOVDB   Z2, K1, 4(AX)(BX*1)
 
 nq_done:
 	VZEROUPPER
@@ -17839,6 +17836,16 @@ DATA absmask<>+24(SB)/4, $0x7fffffff
 DATA absmask<>+28(SB)/4, $0x7fffffff
 GLOBL absmask<>(SB), RODATA|NOPTR, $32
 
+DATA f1<>+0(SB)/4, $0x3f800000
+DATA f1<>+4(SB)/4, $0x3f800000
+DATA f1<>+8(SB)/4, $0x3f800000
+DATA f1<>+12(SB)/4, $0x3f800000
+DATA f1<>+16(SB)/4, $0x3f800000
+DATA f1<>+20(SB)/4, $0x3f800000
+DATA f1<>+24(SB)/4, $0x3f800000
+DATA f1<>+28(SB)/4, $0x3f800000
+GLOBL f1<>(SB), RODATA|NOPTR, $32
+
 DATA f127<>+0(SB)/4, $0x42fe0000
 DATA f127<>+4(SB)/4, $0x42fe0000
 DATA f127<>+8(SB)/4, $0x42fe0000
@@ -17849,8 +17856,25 @@ DATA f127<>+24(SB)/4, $0x42fe0000
 DATA f127<>+28(SB)/4, $0x42fe0000
 GLOBL f127<>(SB), RODATA|NOPTR, $32
 
-DATA d127<>+0(SB)/8, $0x405fc00000000000
-GLOBL d127<>(SB), RODATA|NOPTR, $8
+DATA tiny64<>+0(SB)/4, $0x1f800000
+DATA tiny64<>+4(SB)/4, $0x1f800000
+DATA tiny64<>+8(SB)/4, $0x1f800000
+DATA tiny64<>+12(SB)/4, $0x1f800000
+DATA tiny64<>+16(SB)/4, $0x1f800000
+DATA tiny64<>+20(SB)/4, $0x1f800000
+DATA tiny64<>+24(SB)/4, $0x1f800000
+DATA tiny64<>+28(SB)/4, $0x1f800000
+GLOBL tiny64<>(SB), RODATA|NOPTR, $32
+
+DATA huge64<>+0(SB)/4, $0x5f800000
+DATA huge64<>+4(SB)/4, $0x5f800000
+DATA huge64<>+8(SB)/4, $0x5f800000
+DATA huge64<>+12(SB)/4, $0x5f800000
+DATA huge64<>+16(SB)/4, $0x5f800000
+DATA huge64<>+20(SB)/4, $0x5f800000
+DATA huge64<>+24(SB)/4, $0x5f800000
+DATA huge64<>+28(SB)/4, $0x5f800000
+GLOBL huge64<>(SB), RODATA|NOPTR, $32
 
 DATA qnan<>+0(SB)/4, $0x7fc00000
 DATA qnan<>+4(SB)/4, $0x7fc00000
@@ -17861,6 +17885,430 @@ DATA qnan<>+20(SB)/4, $0x7fc00000
 DATA qnan<>+24(SB)/4, $0x7fc00000
 DATA qnan<>+28(SB)/4, $0x7fc00000
 GLOBL qnan<>(SB), RODATA|NOPTR, $32
+
+// func quantRowsI8AVX512(dst []int8, stride int, src []float32, d int, f float32, tmp []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·quantRowsI8AVX512(SB), NOSPLIT, $0-96
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         stride+24(FP), CX
+	MOVQ         src_base+32(FP), DX
+	MOVQ         src_len+40(FP), BX
+	VBROADCASTSS f+64(FP), Z0
+	VXORPS       X1, X1, X1
+	VUCOMISS     X1, X0
+	JE           qr_p8
+
+qr_r8:
+	CMPQ          BX, $0x80
+	JB            qr_done
+	VMOVUPS       (DX), Z1
+	VMOVUPS       64(DX), Z4
+	VMOVUPS       128(DX), Z5
+	VMOVUPS       192(DX), Z6
+	VMOVUPS       256(DX), Z7
+	VMOVUPS       320(DX), Z8
+	VMOVUPS       384(DX), Z9
+	VMOVUPS       448(DX), Z10
+	VPERMILPS     $0xb1, Z1, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z1
+	VPERMILPS     $0x4e, Z1, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z1
+	VSHUFF32X4    $0xb1, Z1, Z1, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z1
+	VSHUFF64X2    $0x4e, Z1, Z1, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z1
+	VPERMILPS     $0xb1, Z4, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z4
+	VPERMILPS     $0x4e, Z4, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z4
+	VSHUFF32X4    $0xb1, Z4, Z4, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z4
+	VSHUFF64X2    $0x4e, Z4, Z4, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z4
+	VPERMILPS     $0xb1, Z5, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z5
+	VPERMILPS     $0x4e, Z5, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z5
+	VSHUFF32X4    $0xb1, Z5, Z5, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z5
+	VSHUFF64X2    $0x4e, Z5, Z5, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z5
+	VPERMILPS     $0xb1, Z6, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z6
+	VPERMILPS     $0x4e, Z6, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z6
+	VSHUFF32X4    $0xb1, Z6, Z6, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z6
+	VSHUFF64X2    $0x4e, Z6, Z6, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z6
+	VPERMILPS     $0xb1, Z7, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z7
+	VPERMILPS     $0x4e, Z7, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z7
+	VSHUFF32X4    $0xb1, Z7, Z7, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z7
+	VSHUFF64X2    $0x4e, Z7, Z7, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z7
+	VPERMILPS     $0xb1, Z8, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z8
+	VPERMILPS     $0x4e, Z8, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z8
+	VSHUFF32X4    $0xb1, Z8, Z8, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z8
+	VSHUFF64X2    $0x4e, Z8, Z8, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z8
+	VPERMILPS     $0xb1, Z9, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z9
+	VPERMILPS     $0x4e, Z9, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z9
+	VSHUFF32X4    $0xb1, Z9, Z9, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z9
+	VSHUFF64X2    $0x4e, Z9, Z9, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z9
+	VPERMILPS     $0xb1, Z10, Z11
+	VFMADD132PS   hsign1<>+0(SB), Z11, Z10
+	VPERMILPS     $0x4e, Z10, Z11
+	VFMADD132PS   hsign2<>+0(SB), Z11, Z10
+	VSHUFF32X4    $0xb1, Z10, Z10, Z11
+	VFMADD132PS   hsign4<>+0(SB), Z11, Z10
+	VSHUFF64X2    $0x4e, Z10, Z10, Z11
+	VFMADD132PS   hsign8<>+0(SB), Z11, Z10
+	VADDPS        Z4, Z1, Z11
+	VSUBPS        Z4, Z1, Z1
+	VADDPS        Z6, Z5, Z4
+	VSUBPS        Z6, Z5, Z5
+	VADDPS        Z8, Z7, Z6
+	VSUBPS        Z8, Z7, Z7
+	VADDPS        Z10, Z9, Z8
+	VSUBPS        Z10, Z9, Z9
+	VADDPS        Z4, Z11, Z10
+	VSUBPS        Z4, Z11, Z11
+	VADDPS        Z5, Z1, Z4
+	VSUBPS        Z5, Z1, Z1
+	VADDPS        Z8, Z6, Z5
+	VSUBPS        Z8, Z6, Z6
+	VADDPS        Z9, Z7, Z8
+	VSUBPS        Z9, Z7, Z7
+	VADDPS        Z5, Z10, Z9
+	VSUBPS        Z5, Z10, Z10
+	VADDPS        Z8, Z4, Z5
+	VSUBPS        Z8, Z4, Z4
+	VADDPS        Z6, Z11, Z8
+	VSUBPS        Z6, Z11, Z11
+	VADDPS        Z7, Z1, Z6
+	VSUBPS        Z7, Z1, Z1
+	VMULPS        Z0, Z9, Z9
+	VMULPS        Z0, Z5, Z5
+	VMULPS        Z0, Z8, Z8
+	VMULPS        Z0, Z6, Z6
+	VMULPS        Z0, Z10, Z10
+	VMULPS        Z0, Z4, Z4
+	VMULPS        Z0, Z11, Z11
+	VMULPS        Z0, Z1, Z1
+	VBROADCASTSS  absmask<>+0(SB), Z7
+	VANDPS        Z7, Z9, Z12
+	VSUBPS        Z9, Z9, Z13
+	VANDPS        Z7, Z5, Z14
+	VSUBPS        Z5, Z5, Z15
+	VANDPS        Z7, Z8, Z16
+	VSUBPS        Z8, Z8, Z17
+	VANDPS        Z7, Z6, Z18
+	VSUBPS        Z6, Z6, Z19
+	VANDPS        Z7, Z10, Z20
+	VSUBPS        Z10, Z10, Z21
+	VANDPS        Z7, Z4, Z22
+	VSUBPS        Z4, Z4, Z23
+	VANDPS        Z7, Z11, Z24
+	VSUBPS        Z11, Z11, Z25
+	VANDPS        Z7, Z1, Z7
+	VSUBPS        Z1, Z1, Z26
+	VMAXPS        Z20, Z12, Z12
+	VADDPS        Z21, Z13, Z13
+	VMAXPS        Z22, Z14, Z14
+	VADDPS        Z23, Z15, Z15
+	VMAXPS        Z24, Z16, Z16
+	VADDPS        Z25, Z17, Z17
+	VMAXPS        Z7, Z18, Z18
+	VADDPS        Z26, Z19, Z19
+	VMAXPS        Z16, Z12, Z12
+	VADDPS        Z17, Z13, Z13
+	VMAXPS        Z18, Z14, Z14
+	VADDPS        Z19, Z15, Z15
+	VMAXPS        Z14, Z12, Z12
+	VADDPS        Z15, Z13, Z13
+	VEXTRACTF64X4 $0x01, Z12, Y7
+	VMAXPS        Y7, Y12, Y12
+	VEXTRACTF128  $0x01, Y12, X7
+	VMAXPS        X7, X12, X12
+	VMOVHLPS      X12, X2, X2
+	VMAXPS        X2, X12, X12
+	VMOVSHDUP     X12, X2
+	VMAXPS        X2, X12, X12
+	VEXTRACTF64X4 $0x01, Z13, Y7
+	VADDPS        Y7, Y13, Y13
+	VEXTRACTF128  $0x01, Y13, X7
+	VADDPS        X7, X13, X13
+	VMOVHLPS      X13, X3, X3
+	VADDPS        X3, X13, X13
+	VMOVSHDUP     X13, X3
+	VADDPS        X3, X13, X13
+	VMOVSS        f1<>+0(SB), X7
+	VXORPS        X14, X14, X14
+	VUCOMISS      X13, X13
+	JP            qr_r8_nan
+	VXORPS        X13, X13, X13
+	VUCOMISS      X13, X12
+	JE            qr_r8_scaled
+	VDIVSS        f127<>+0(SB), X12, X13
+	VUCOMISS      tiny64<>+0(SB), X12
+	JAE           qr_r8_inv
+	VMOVSS        huge64<>+0(SB), X7
+
+qr_r8_inv:
+	VMULSS X7, X12, X12
+	VMOVSS f127<>+0(SB), X14
+	VDIVSS X12, X14, X14
+	JMP    qr_r8_scaled
+
+qr_r8_nan:
+	VMOVSS qnan<>+0(SB), X13
+
+qr_r8_scaled:
+	VMOVSS       X13, (AX)
+	VBROADCASTSS X7, Z7
+	VBROADCASTSS X14, Z12
+	VMULPS       Z7, Z9, Z9
+	VMULPS       Z12, Z9, Z9
+	VCVTPS2DQ    Z9, Z9
+	VPMOVDB      Z9, 4(AX)
+	VMULPS       Z7, Z5, Z5
+	VMULPS       Z12, Z5, Z5
+	VCVTPS2DQ    Z5, Z5
+	VPMOVDB      Z5, 20(AX)
+	VMULPS       Z7, Z8, Z8
+	VMULPS       Z12, Z8, Z8
+	VCVTPS2DQ    Z8, Z8
+	VPMOVDB      Z8, 36(AX)
+	VMULPS       Z7, Z6, Z6
+	VMULPS       Z12, Z6, Z6
+	VCVTPS2DQ    Z6, Z6
+	VPMOVDB      Z6, 52(AX)
+	VMULPS       Z7, Z10, Z10
+	VMULPS       Z12, Z10, Z10
+	VCVTPS2DQ    Z10, Z10
+	VPMOVDB      Z10, 68(AX)
+	VMULPS       Z7, Z4, Z4
+	VMULPS       Z12, Z4, Z4
+	VCVTPS2DQ    Z4, Z4
+	VPMOVDB      Z4, 84(AX)
+	VMULPS       Z7, Z11, Z11
+	VMULPS       Z12, Z11, Z11
+	VCVTPS2DQ    Z11, Z11
+	VPMOVDB      Z11, 100(AX)
+	VMULPS       Z7, Z1, Z1
+	VMULPS       Z12, Z1, Z1
+	VCVTPS2DQ    Z1, Z1
+	VPMOVDB      Z1, 116(AX)
+	ADDQ         $0x00000200, DX
+	ADDQ         CX, AX
+	SUBQ         $0x80, BX
+	JMP          qr_r8
+
+qr_p8:
+	CMPQ          BX, $0x80
+	JB            qr_done
+	VMOVUPS       (DX), Z0
+	VMOVUPS       64(DX), Z1
+	VMOVUPS       128(DX), Z4
+	VMOVUPS       192(DX), Z5
+	VMOVUPS       256(DX), Z6
+	VMOVUPS       320(DX), Z7
+	VMOVUPS       384(DX), Z8
+	VMOVUPS       448(DX), Z9
+	VBROADCASTSS  absmask<>+0(SB), Z10
+	VANDPS        Z10, Z0, Z11
+	VSUBPS        Z0, Z0, Z12
+	VANDPS        Z10, Z1, Z13
+	VSUBPS        Z1, Z1, Z14
+	VANDPS        Z10, Z4, Z15
+	VSUBPS        Z4, Z4, Z16
+	VANDPS        Z10, Z5, Z17
+	VSUBPS        Z5, Z5, Z18
+	VANDPS        Z10, Z6, Z19
+	VSUBPS        Z6, Z6, Z20
+	VANDPS        Z10, Z7, Z21
+	VSUBPS        Z7, Z7, Z22
+	VANDPS        Z10, Z8, Z23
+	VSUBPS        Z8, Z8, Z24
+	VANDPS        Z10, Z9, Z10
+	VSUBPS        Z9, Z9, Z25
+	VMAXPS        Z19, Z11, Z11
+	VADDPS        Z20, Z12, Z12
+	VMAXPS        Z21, Z13, Z13
+	VADDPS        Z22, Z14, Z14
+	VMAXPS        Z23, Z15, Z15
+	VADDPS        Z24, Z16, Z16
+	VMAXPS        Z10, Z17, Z17
+	VADDPS        Z25, Z18, Z18
+	VMAXPS        Z15, Z11, Z11
+	VADDPS        Z16, Z12, Z12
+	VMAXPS        Z17, Z13, Z13
+	VADDPS        Z18, Z14, Z14
+	VMAXPS        Z13, Z11, Z11
+	VADDPS        Z14, Z12, Z12
+	VEXTRACTF64X4 $0x01, Z11, Y10
+	VMAXPS        Y10, Y11, Y11
+	VEXTRACTF128  $0x01, Y11, X10
+	VMAXPS        X10, X11, X11
+	VMOVHLPS      X11, X2, X2
+	VMAXPS        X2, X11, X11
+	VMOVSHDUP     X11, X2
+	VMAXPS        X2, X11, X11
+	VEXTRACTF64X4 $0x01, Z12, Y10
+	VADDPS        Y10, Y12, Y12
+	VEXTRACTF128  $0x01, Y12, X10
+	VADDPS        X10, X12, X12
+	VMOVHLPS      X12, X3, X3
+	VADDPS        X3, X12, X12
+	VMOVSHDUP     X12, X3
+	VADDPS        X3, X12, X12
+	VMOVSS        f1<>+0(SB), X10
+	VXORPS        X13, X13, X13
+	VUCOMISS      X12, X12
+	JP            qr_p8_nan
+	VXORPS        X12, X12, X12
+	VUCOMISS      X12, X11
+	JE            qr_p8_scaled
+	VDIVSS        f127<>+0(SB), X11, X12
+	VUCOMISS      tiny64<>+0(SB), X11
+	JAE           qr_p8_inv
+	VMOVSS        huge64<>+0(SB), X10
+
+qr_p8_inv:
+	VMULSS X10, X11, X11
+	VMOVSS f127<>+0(SB), X13
+	VDIVSS X11, X13, X13
+	JMP    qr_p8_scaled
+
+qr_p8_nan:
+	VMOVSS qnan<>+0(SB), X12
+
+qr_p8_scaled:
+	VMOVSS       X12, (AX)
+	VBROADCASTSS X10, Z10
+	VBROADCASTSS X13, Z11
+	VMULPS       Z10, Z0, Z0
+	VMULPS       Z11, Z0, Z0
+	VCVTPS2DQ    Z0, Z0
+	VPMOVDB      Z0, 4(AX)
+	VMULPS       Z10, Z1, Z1
+	VMULPS       Z11, Z1, Z1
+	VCVTPS2DQ    Z1, Z1
+	VPMOVDB      Z1, 20(AX)
+	VMULPS       Z10, Z4, Z4
+	VMULPS       Z11, Z4, Z4
+	VCVTPS2DQ    Z4, Z4
+	VPMOVDB      Z4, 36(AX)
+	VMULPS       Z10, Z5, Z5
+	VMULPS       Z11, Z5, Z5
+	VCVTPS2DQ    Z5, Z5
+	VPMOVDB      Z5, 52(AX)
+	VMULPS       Z10, Z6, Z6
+	VMULPS       Z11, Z6, Z6
+	VCVTPS2DQ    Z6, Z6
+	VPMOVDB      Z6, 68(AX)
+	VMULPS       Z10, Z7, Z7
+	VMULPS       Z11, Z7, Z7
+	VCVTPS2DQ    Z7, Z7
+	VPMOVDB      Z7, 84(AX)
+	VMULPS       Z10, Z8, Z8
+	VMULPS       Z11, Z8, Z8
+	VCVTPS2DQ    Z8, Z8
+	VPMOVDB      Z8, 100(AX)
+	VMULPS       Z10, Z9, Z9
+	VMULPS       Z11, Z9, Z9
+	VCVTPS2DQ    Z9, Z9
+	VPMOVDB      Z9, 116(AX)
+	ADDQ         $0x00000200, DX
+	ADDQ         CX, AX
+	SUBQ         $0x80, BX
+	JMP          qr_p8
+
+qr_done:
+	VZEROUPPER
+	RET
+
+DATA hsign1<>+0(SB)/4, $0x3f800000
+DATA hsign1<>+4(SB)/4, $0xbf800000
+DATA hsign1<>+8(SB)/4, $0x3f800000
+DATA hsign1<>+12(SB)/4, $0xbf800000
+DATA hsign1<>+16(SB)/4, $0x3f800000
+DATA hsign1<>+20(SB)/4, $0xbf800000
+DATA hsign1<>+24(SB)/4, $0x3f800000
+DATA hsign1<>+28(SB)/4, $0xbf800000
+DATA hsign1<>+32(SB)/4, $0x3f800000
+DATA hsign1<>+36(SB)/4, $0xbf800000
+DATA hsign1<>+40(SB)/4, $0x3f800000
+DATA hsign1<>+44(SB)/4, $0xbf800000
+DATA hsign1<>+48(SB)/4, $0x3f800000
+DATA hsign1<>+52(SB)/4, $0xbf800000
+DATA hsign1<>+56(SB)/4, $0x3f800000
+DATA hsign1<>+60(SB)/4, $0xbf800000
+GLOBL hsign1<>(SB), RODATA|NOPTR, $64
+
+DATA hsign2<>+0(SB)/4, $0x3f800000
+DATA hsign2<>+4(SB)/4, $0x3f800000
+DATA hsign2<>+8(SB)/4, $0xbf800000
+DATA hsign2<>+12(SB)/4, $0xbf800000
+DATA hsign2<>+16(SB)/4, $0x3f800000
+DATA hsign2<>+20(SB)/4, $0x3f800000
+DATA hsign2<>+24(SB)/4, $0xbf800000
+DATA hsign2<>+28(SB)/4, $0xbf800000
+DATA hsign2<>+32(SB)/4, $0x3f800000
+DATA hsign2<>+36(SB)/4, $0x3f800000
+DATA hsign2<>+40(SB)/4, $0xbf800000
+DATA hsign2<>+44(SB)/4, $0xbf800000
+DATA hsign2<>+48(SB)/4, $0x3f800000
+DATA hsign2<>+52(SB)/4, $0x3f800000
+DATA hsign2<>+56(SB)/4, $0xbf800000
+DATA hsign2<>+60(SB)/4, $0xbf800000
+GLOBL hsign2<>(SB), RODATA|NOPTR, $64
+
+DATA hsign4<>+0(SB)/4, $0x3f800000
+DATA hsign4<>+4(SB)/4, $0x3f800000
+DATA hsign4<>+8(SB)/4, $0x3f800000
+DATA hsign4<>+12(SB)/4, $0x3f800000
+DATA hsign4<>+16(SB)/4, $0xbf800000
+DATA hsign4<>+20(SB)/4, $0xbf800000
+DATA hsign4<>+24(SB)/4, $0xbf800000
+DATA hsign4<>+28(SB)/4, $0xbf800000
+DATA hsign4<>+32(SB)/4, $0x3f800000
+DATA hsign4<>+36(SB)/4, $0x3f800000
+DATA hsign4<>+40(SB)/4, $0x3f800000
+DATA hsign4<>+44(SB)/4, $0x3f800000
+DATA hsign4<>+48(SB)/4, $0xbf800000
+DATA hsign4<>+52(SB)/4, $0xbf800000
+DATA hsign4<>+56(SB)/4, $0xbf800000
+DATA hsign4<>+60(SB)/4, $0xbf800000
+GLOBL hsign4<>(SB), RODATA|NOPTR, $64
+
+DATA hsign8<>+0(SB)/4, $0x3f800000
+DATA hsign8<>+4(SB)/4, $0x3f800000
+DATA hsign8<>+8(SB)/4, $0x3f800000
+DATA hsign8<>+12(SB)/4, $0x3f800000
+DATA hsign8<>+16(SB)/4, $0x3f800000
+DATA hsign8<>+20(SB)/4, $0x3f800000
+DATA hsign8<>+24(SB)/4, $0x3f800000
+DATA hsign8<>+28(SB)/4, $0x3f800000
+DATA hsign8<>+32(SB)/4, $0xbf800000
+DATA hsign8<>+36(SB)/4, $0xbf800000
+DATA hsign8<>+40(SB)/4, $0xbf800000
+DATA hsign8<>+44(SB)/4, $0xbf800000
+DATA hsign8<>+48(SB)/4, $0xbf800000
+DATA hsign8<>+52(SB)/4, $0xbf800000
+DATA hsign8<>+56(SB)/4, $0xbf800000
+DATA hsign8<>+60(SB)/4, $0xbf800000
+GLOBL hsign8<>(SB), RODATA|NOPTR, $64
 
 // func hadamardRowsAVX512(x []float32, d int, f float32)
 // Requires: AVX, AVX512F
@@ -17939,78 +18387,6 @@ hrows_mul:
 hrows_done:
 	VZEROUPPER
 	RET
-
-DATA hsign1<>+0(SB)/4, $0x3f800000
-DATA hsign1<>+4(SB)/4, $0xbf800000
-DATA hsign1<>+8(SB)/4, $0x3f800000
-DATA hsign1<>+12(SB)/4, $0xbf800000
-DATA hsign1<>+16(SB)/4, $0x3f800000
-DATA hsign1<>+20(SB)/4, $0xbf800000
-DATA hsign1<>+24(SB)/4, $0x3f800000
-DATA hsign1<>+28(SB)/4, $0xbf800000
-DATA hsign1<>+32(SB)/4, $0x3f800000
-DATA hsign1<>+36(SB)/4, $0xbf800000
-DATA hsign1<>+40(SB)/4, $0x3f800000
-DATA hsign1<>+44(SB)/4, $0xbf800000
-DATA hsign1<>+48(SB)/4, $0x3f800000
-DATA hsign1<>+52(SB)/4, $0xbf800000
-DATA hsign1<>+56(SB)/4, $0x3f800000
-DATA hsign1<>+60(SB)/4, $0xbf800000
-GLOBL hsign1<>(SB), RODATA|NOPTR, $64
-
-DATA hsign2<>+0(SB)/4, $0x3f800000
-DATA hsign2<>+4(SB)/4, $0x3f800000
-DATA hsign2<>+8(SB)/4, $0xbf800000
-DATA hsign2<>+12(SB)/4, $0xbf800000
-DATA hsign2<>+16(SB)/4, $0x3f800000
-DATA hsign2<>+20(SB)/4, $0x3f800000
-DATA hsign2<>+24(SB)/4, $0xbf800000
-DATA hsign2<>+28(SB)/4, $0xbf800000
-DATA hsign2<>+32(SB)/4, $0x3f800000
-DATA hsign2<>+36(SB)/4, $0x3f800000
-DATA hsign2<>+40(SB)/4, $0xbf800000
-DATA hsign2<>+44(SB)/4, $0xbf800000
-DATA hsign2<>+48(SB)/4, $0x3f800000
-DATA hsign2<>+52(SB)/4, $0x3f800000
-DATA hsign2<>+56(SB)/4, $0xbf800000
-DATA hsign2<>+60(SB)/4, $0xbf800000
-GLOBL hsign2<>(SB), RODATA|NOPTR, $64
-
-DATA hsign4<>+0(SB)/4, $0x3f800000
-DATA hsign4<>+4(SB)/4, $0x3f800000
-DATA hsign4<>+8(SB)/4, $0x3f800000
-DATA hsign4<>+12(SB)/4, $0x3f800000
-DATA hsign4<>+16(SB)/4, $0xbf800000
-DATA hsign4<>+20(SB)/4, $0xbf800000
-DATA hsign4<>+24(SB)/4, $0xbf800000
-DATA hsign4<>+28(SB)/4, $0xbf800000
-DATA hsign4<>+32(SB)/4, $0x3f800000
-DATA hsign4<>+36(SB)/4, $0x3f800000
-DATA hsign4<>+40(SB)/4, $0x3f800000
-DATA hsign4<>+44(SB)/4, $0x3f800000
-DATA hsign4<>+48(SB)/4, $0xbf800000
-DATA hsign4<>+52(SB)/4, $0xbf800000
-DATA hsign4<>+56(SB)/4, $0xbf800000
-DATA hsign4<>+60(SB)/4, $0xbf800000
-GLOBL hsign4<>(SB), RODATA|NOPTR, $64
-
-DATA hsign8<>+0(SB)/4, $0x3f800000
-DATA hsign8<>+4(SB)/4, $0x3f800000
-DATA hsign8<>+8(SB)/4, $0x3f800000
-DATA hsign8<>+12(SB)/4, $0x3f800000
-DATA hsign8<>+16(SB)/4, $0x3f800000
-DATA hsign8<>+20(SB)/4, $0x3f800000
-DATA hsign8<>+24(SB)/4, $0x3f800000
-DATA hsign8<>+28(SB)/4, $0x3f800000
-DATA hsign8<>+32(SB)/4, $0xbf800000
-DATA hsign8<>+36(SB)/4, $0xbf800000
-DATA hsign8<>+40(SB)/4, $0xbf800000
-DATA hsign8<>+44(SB)/4, $0xbf800000
-DATA hsign8<>+48(SB)/4, $0xbf800000
-DATA hsign8<>+52(SB)/4, $0xbf800000
-DATA hsign8<>+56(SB)/4, $0xbf800000
-DATA hsign8<>+60(SB)/4, $0xbf800000
-GLOBL hsign8<>(SB), RODATA|NOPTR, $64
 
 // func maxAVX512(x []float32) float32
 // Requires: AVX, AVX512F, SSE
@@ -41842,17 +42218,33 @@ nqy_reduce:
 	VADDPS       X6, X2, X2
 	VMOVSHDUP    X2, X6
 	VADDPS       X6, X2, X2
+	VMOVSS       f1<>+0(SB), X0
+	VXORPS       X3, X3, X3
 	VUCOMISS     X2, X2
 	JP           nqy_nan
-	VXORPS       X0, X0, X0
-	VUCOMISS     X0, X1
-	JE           nqy_zeros
-	VDIVSS       f127<>+0(SB), X1, X0
-	VMOVSS       X0, (AX)
-	VCVTSS2SD    X1, X7, X7
-	VMOVSD       d127<>+0(SB), X0
-	VDIVSD       X7, X0, X0
-	VBROADCASTSD X0, Y0
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X1
+	JE           nqy_scaled
+	VDIVSS       f127<>+0(SB), X1, X2
+	VUCOMISS     tiny64<>+0(SB), X1
+	JAE          nqy_inv
+	VMOVSS       huge64<>+0(SB), X0
+
+nqy_inv:
+	VMULSS X0, X1, X1
+	VMOVSS f127<>+0(SB), X3
+	VDIVSS X1, X3, X3
+	JMP    nqy_scaled
+
+nqy_nan:
+	VMOVSS qnan<>+0(SB), X2
+
+nqy_scaled:
+	VMOVSS       X2, (AX)
+	VUCOMISS     X2, X2
+	JP           nqy_zeros
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS X3, Y1
 	XORQ         BX, BX
 
 nqy_q:
@@ -41860,17 +42252,14 @@ nqy_q:
 	SUBQ         BX, SI
 	CMPQ         SI, $0x08
 	JB           nqy_q_tail
-	VMOVUPS      (CX)(BX*4), Y1
-	VCVTPS2PD    X1, Y2
-	VEXTRACTF128 $0x01, Y1, X1
-	VCVTPS2PD    X1, Y1
-	VMULPD       Y0, Y2, Y2
-	VMULPD       Y0, Y1, Y1
-	VCVTPD2DQY   Y2, X2
-	VCVTPD2DQY   Y1, X1
-	VPACKSSDW    X1, X2, X2
-	VPACKSSWB    X2, X2, X2
-	VMOVQ        X2, 4(AX)(BX*1)
+	VMOVUPS      (CX)(BX*4), Y2
+	VMULPS       Y0, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VCVTPS2DQ    Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VPACKSSDW    X3, X2, X3
+	VPACKSSWB    X3, X3, X3
+	VMOVQ        X3, 4(AX)(BX*1)
 	ADDQ         $0x08, BX
 	JMP          nqy_q
 
@@ -41880,16 +42269,13 @@ nqy_q_tail:
 	LEAQ         masktable<>+0(SB), DX
 	MOVQ         $0x00000008, DI
 	SUBQ         SI, DI
-	VMOVDQU      (DX)(DI*4), Y1
-	VMASKMOVPS   (CX)(BX*4), Y1, Y1
-	VCVTPS2PD    X1, Y2
-	VEXTRACTF128 $0x01, Y1, X1
-	VCVTPS2PD    X1, Y1
-	VMULPD       Y0, Y2, Y2
-	VMULPD       Y0, Y1, Y1
-	VCVTPD2DQY   Y2, X0
-	VCVTPD2DQY   Y1, X1
-	VPACKSSDW    X1, X0, X0
+	VMOVDQU      (DX)(DI*4), Y2
+	VMASKMOVPS   (CX)(BX*4), Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VCVTPS2DQ    Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VPACKSSDW    X0, X2, X0
 	VPACKSSWB    X0, X0, X0
 	VMOVQ        X0, CX
 
@@ -41901,12 +42287,8 @@ nqy_bytes:
 	JNZ  nqy_bytes
 	JMP  nqy_done
 
-nqy_nan:
-	VMOVSS qnan<>+0(SB), X0
-
 nqy_zeros:
-	VMOVSS X0, (AX)
-	XORQ   BX, BX
+	XORQ BX, BX
 
 nqy_zero:
 	CMPQ BX, DX
