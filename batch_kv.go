@@ -27,11 +27,17 @@ type keyRows struct {
 // keyRun returns the stored row of entry b's key j and how many rows from
 // it on are contiguous (key j+n is row r+n for n below it).
 func (p *keyRows) keyRun(b, j int) (r, run int) {
-	if p.kv == nil {
+	c := p.kv
+	if c == nil {
 		return j, math.MaxInt
 	}
-	h := p.kv.head(b, 0)
-	return h.run(j)
+	// cacheHead.run, without building the head: the block path asks for
+	// every tile of every task.
+	r = c.Start(b) + j
+	if r >= c.capacity {
+		r -= c.capacity
+	}
+	return r, c.capacity - r
 }
 
 // within returns how many of the n keys from key j of entry b are
