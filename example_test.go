@@ -381,6 +381,39 @@ func ExampleKVCache() {
 	// [0.099975586 0.19995117 0.30004883 0.39990234]
 }
 
+// An int8 cache as ONNX Runtime keeps one (GroupQueryAttention with
+// kv_cache_bit_width 8): the past rows it wrote go in as they are, with its
+// k_scale and v_scale (here per tensor; per channel is kvHeads·d scales),
+// and a new token's rows are quantised by the same rule.
+func ExampleWithScales() {
+	const kvHeads, d = 1, 4
+	cache, err := attention.NewKVCache(1, kvHeads, 8, d, d, attention.I8,
+		attention.WithScales([]float32{0.5}, []float32{0.25}))
+	if err != nil {
+		panic(err)
+	}
+	// ONNX Runtime's present_key and present_value of one batch entry,
+	// [kvHeads][rows][d] int8: two past tokens.
+	pastK := []int8{2, -4, 6, 127, 1, 0, -128, 3}
+	pastV := []int8{4, 4, -8, 0, 1, 2, 3, 4}
+	if err := cache.AppendI8(0, pastK, pastV, 2); err != nil {
+		panic(err)
+	}
+	// A new token: x/s rounded to nearest even, clamped to [−128, 127].
+	if err := cache.Append(0, []float32{0.75, -1.25, 100, 0.1}, []float32{1, 2, 3, 4}, 1); err != nil {
+		panic(err)
+	}
+	row := make([]float32, d)
+	for i := range cache.Len(0) {
+		cache.Key(row, 0, 0, i)
+		fmt.Println(row)
+	}
+	// Output:
+	// [1 -2 3 63.5]
+	// [0.5 0 -64 1.5]
+	// [1 -1 63.5 0]
+}
+
 // A decode loop over a 16-bit cache: each step appends the new token's key
 // and value rows, then its query attends every row held so far, read in
 // place. Two query heads share the one key/value head (grouped-query
