@@ -124,6 +124,7 @@ type KVCache struct {
 	k8, v8                       []int8    // typ I8
 	rot                          []float32 // typ I8 with rotate: dk floats of each entry's, for Append
 	ks, vs                       []float32 // typ I8 WithScales: the static scales, else nil
+	rope                         []float32 // dk floats of each entry's, for AppendRotary
 	pos, n                       []int     // per entry: Pos and Len
 	headK, headV, entryK, entryV int       // strides in elements
 }
@@ -161,14 +162,15 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 	rows, ok := kvElems(batch, kvHeads, capacity)
 	nk, okK := kvElems(rows, rk, 1)
 	nv, okV := kvElems(rows, rv, 1)
-	// Each entry also keeps a position and a length: 2·batch ints, as
-	// many bytes as 4·batch floats.
-	if !ok || !okK || !okV || nk > maxFloats-nv || batch > (maxFloats-nk-nv)/4 {
+	// Each entry also keeps a position and a length (2·batch ints, as
+	// many bytes as 4·batch floats) and dk floats of scratch.
+	nr, okR := kvElems(batch, dk, 1)
+	if !ok || !okK || !okV || !okR || nk > maxFloats-nv || nr > maxFloats-nk-nv || batch > (maxFloats-nk-nv-nr)/4 {
 		return nil, argErr(op, "%d×%d×%d rows of %d+%d elements are too many to allocate", batch, kvHeads, capacity, dk, dv)
 	}
 	c := &KVCache{
 		typ: typ, ring: o.ring, batch: batch, heads: kvHeads, capacity: capacity, dk: dk, dv: dv, rk: rk, rv: rv,
-		pos: make([]int, batch), n: make([]int, batch),
+		pos: make([]int, batch), n: make([]int, batch), rope: make([]float32, batch*dk),
 		headK: capacity * rk, headV: capacity * rv,
 		entryK: kvHeads * capacity * rk, entryV: kvHeads * capacity * rv,
 	}

@@ -1131,6 +1131,21 @@ func HadamardRows(x []float32, d int, f float32) {
 	}
 }
 
+// RotaryHalf rotates each of rows rows of x (row r at x[r·stride:]) in
+// place, as a rotary embedding rotates rotate-half pairs: with n = len(cos)
+// = len(sin), for i < n, x_i, x_(i+n) = c·x_i − s·x_(i+n), s·x_i +
+// c·x_(i+n) (c = cos[i], s = sin[i]), each product and each sum rounded
+// once, no fused multiply-add: ONNX RotaryEmbedding's float32 arithmetic.
+func RotaryHalf(x []float32, stride, rows int, cos, sin []float32) {
+	rotaryHalfGeneric(x, stride, rows, cos, sin)
+}
+
+// RotaryPairs is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) = c·x_2i
+// − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.
+func RotaryPairs(x []float32, stride, rows int, cos, sin []float32) {
+	rotaryPairsGeneric(x, stride, rows, cos, sin)
+}
+
 // Hadamard applies the orthonormal Walsh–Hadamard rotation in blocks of b
 // = d&-d (the largest power of two dividing d) to each of the
 // len(x)/(d·lanes) matrices of d rows of lanes floats in x, along its

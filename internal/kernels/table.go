@@ -285,6 +285,18 @@ var All = []Kernel{
 		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
+		Name: "rotaryHalf", Params: "x []float32, stride, rows int, cos, sin []float32",
+		Doc: "rotates each of rows rows of x (row r at x[r·stride:]) in place, as a rotary embedding rotates rotate-half pairs: with n = " +
+			"len(cos) = len(sin), for i < n, x_i, x_(i+n) = c·x_i − s·x_(i+n), s·x_i + c·x_(i+n) (c = cos[i], s = sin[i]), each product " +
+			"and each sum rounded once, no fused multiply-add: ONNX RotaryEmbedding's float32 arithmetic.",
+		Impls: map[string]Use{"avx512": Generic, "avx2": Generic, "neon": Generic},
+	},
+	{
+		Name: "rotaryPairs", Params: "x []float32, stride, rows int, cos, sin []float32",
+		Doc: "is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) = c·x_2i − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.",
+		Impls: map[string]Use{"avx512": Generic, "avx2": Generic, "neon": Generic},
+	},
+	{
 		Name: "hadamard", Params: "x []float32, d, lanes int",
 		Doc: "applies the orthonormal Walsh–Hadamard rotation in blocks of b = d&-d (the largest power of two dividing d) to each of " +
 			"the len(x)/(d·lanes) matrices of d rows of lanes floats in x, along its rows: each block of b rows is multiplied by " +
