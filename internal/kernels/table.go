@@ -293,7 +293,7 @@ var All = []Kernel{
 	},
 	{
 		Name: "rotaryPairs", Params: "x []float32, stride, rows int, cos, sin []float32",
-		Doc: "is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) = c·x_2i − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.",
+		Doc:   "is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) = c·x_2i − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.",
 		Impls: map[string]Use{"avx512": Generic, "avx2": Generic, "neon": Generic},
 	},
 	{
