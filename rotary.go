@@ -210,7 +210,7 @@ func (r *Rotary) checkRows(op, name string, d int, x Tensor) error {
 	if d < r.dim {
 		return shapeErr(op, name+" cols", d, r.dim, "at least the rotary width")
 	}
-	if !x.empty() && !x.distinctRows() {
+	if !x.empty() && !x.nestedRows() && !x.distinctRows() {
 		return argErr(op, "%s's rows share elements: each would be turned more than once", name)
 	}
 	return nil

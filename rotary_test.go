@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/glancelab/attention/internal/calib"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -243,6 +244,42 @@ func TestAppendRotary(t *testing.T) {
 					t.Fatalf("AppendRotary allocates %v times", n)
 				}
 			}
+		}
+	})
+}
+
+// BenchmarkRotary turns a decode step's query and key rows (32 and 8 heads
+// of 128, one token) in place: the rows' bytes a second (GB/s), and that
+// over a read of the same rows from where they are (the L1) measured in
+// the same run (read-fraction).
+func BenchmarkRotary(b *testing.B) {
+	const H, Hkv, d = 32, 8, 128
+	testutil.ForEachImplB(b, func(b *testing.B) {
+		for _, layout := range []RotaryLayout{RotateHalf, RotateInterleaved} {
+			b.Run("layout="+layout.String(), func(b *testing.B) {
+				rot, err := NewRotary(d, 4096, 500000, layout)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := testutil.Rand(1)
+				qd, kd := testutil.Floats(r, H*d, 1), testutil.Floats(r, Hkv*d, 1)
+				q, _ := NewTensor(1, H, 1, d, qd)
+				k, _ := NewTensor(1, Hkv, 1, d, kd)
+				pos := []int{4000}
+				read := calib.ReadProbeOf([][]float32{qd, kd})
+				before := read.Rate(decodeReadSample)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					_ = rot.Apply(q, pos)
+					_ = rot.Apply(k, pos)
+				}
+				b.StopTimer()
+				rate := max(before, read.Rate(decodeReadSample))
+				gbs := float64((H+Hkv)*d*4) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+				b.ReportMetric(gbs, "GB/s")
+				b.ReportMetric(gbs/rate, "read-fraction")
+			})
 		}
 	})
 }

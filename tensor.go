@@ -113,6 +113,20 @@ func (t Tensor) rowsFrom(b, h, i int) []float32 {
 // empty reports whether the view has no elements.
 func (t Tensor) empty() bool { return len(t.data) == 0 }
 
+// nestedRows reports, cheaply, whether t's rows are laid out in one of
+// the two usual nestings, which keep them apart: heads inside batch
+// entries and rows inside heads ([batch][heads][rows][cols], packed or
+// padded), or heads inside rows ([batch][rows][heads][cols], a
+// projection's output). False says nothing; distinctRows decides.
+func (t Tensor) nestedRows() bool {
+	apart := func(n, stride, extent int) bool { return n == 1 || stride >= extent }
+	c := t.cols
+	r := (t.rows-1)*t.rs + c
+	h := (t.heads-1)*t.hs + c
+	return apart(t.rows, t.rs, c) && apart(t.heads, t.hs, r) && apart(t.batch, t.bs, (t.heads-1)*t.hs+r) ||
+		apart(t.heads, t.hs, c) && apart(t.rows, t.rs, h) && apart(t.batch, t.bs, (t.rows-1)*t.rs+h)
+}
+
 // distinctRows reports whether no two elements of the view share memory:
 // ordered by stride, each dimension must step past everything the
 // dimensions inside it cover (a sufficient test, exact for the layouts of

@@ -375,6 +375,22 @@ func quantRowsI8AVX512(dst []int8, stride int, src []float32, d int, f float32, 
 //go:noescape
 func hadamardRowsAVX512(x []float32, d int, f float32)
 
+// rotaryHalfAVX512 rotates each of rows rows of x (row r at x[r·stride:])
+// in place, as a rotary embedding rotates rotate-half pairs: with n =
+// len(cos) = len(sin), for i < n, x_i, x_(i+n) = c·x_i − s·x_(i+n),
+// s·x_i + c·x_(i+n) (c = cos[i], s = sin[i]), each product and each sum
+// rounded once, no fused multiply-add: ONNX RotaryEmbedding's float32
+// arithmetic.
+//
+//go:noescape
+func rotaryHalfAVX512(x []float32, stride int, rows int, cos []float32, sin []float32)
+
+// rotaryPairsAVX512 is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) =
+// c·x_2i − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.
+//
+//go:noescape
+func rotaryPairsAVX512(x []float32, stride int, rows int, cos []float32, sin []float32)
+
 // maxAVX512 returns the largest x[i], NaN if any is NaN, -Inf if x is
 // empty.
 //
@@ -878,6 +894,21 @@ func narrowI8AVX2(dst []int8, src []float32)
 //
 //go:noescape
 func hadamardRowsAVX2(x []float32, d int, f float32)
+
+// rotaryHalfAVX2 rotates each of rows rows of x (row r at x[r·stride:]) in
+// place, as a rotary embedding rotates rotate-half pairs: with n = len(cos)
+// = len(sin), for i < n, x_i, x_(i+n) = c·x_i − s·x_(i+n), s·x_i +
+// c·x_(i+n) (c = cos[i], s = sin[i]), each product and each sum rounded
+// once, no fused multiply-add: ONNX RotaryEmbedding's float32 arithmetic.
+//
+//go:noescape
+func rotaryHalfAVX2(x []float32, stride int, rows int, cos []float32, sin []float32)
+
+// rotaryPairsAVX2 is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) =
+// c·x_2i − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.
+//
+//go:noescape
+func rotaryPairsAVX2(x []float32, stride int, rows int, cos []float32, sin []float32)
 
 // maxAVX2 returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //

@@ -18388,6 +18388,250 @@ hrows_done:
 	VZEROUPPER
 	RET
 
+// func rotaryHalfAVX512(x []float32, stride int, rows int, cos []float32, sin []float32)
+// Requires: AVX, AVX512F
+TEXT ·rotaryHalfAVX512(SB), NOSPLIT, $0-88
+	MOVQ  x_base+0(FP), AX
+	MOVQ  stride+24(FP), CX
+	SHLQ  $0x02, CX
+	MOVQ  rows+32(FP), DX
+	MOVQ  cos_base+40(FP), BX
+	MOVQ  sin_base+64(FP), SI
+	MOVQ  cos_len+48(FP), DI
+	MOVQ  DI, R8
+	ANDQ  $-16, R8
+	MOVQ  DI, R9
+	ANDQ  $0x0f, R9
+	LEAQ  ktable<>+0(SB), R10
+	KMOVW (R10)(R9*2), K1
+	XORQ  R10, R10
+
+rhz_chunk:
+	CMPQ    R10, R8
+	JAE     rhz_tail
+	VMOVUPS (BX)(R10*4), Z0
+	VMOVUPS (SI)(R10*4), Z1
+	MOVQ    AX, R11
+	LEAQ    (AX)(DI*4), R12
+	MOVQ    DX, R13
+
+rhz_rows_two:
+	CMPQ    R13, $0x02
+	JB      rhz_rows
+	VMOVUPS (R11)(R10*4), Z2
+	VMOVUPS (R12)(R10*4), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z2, Z1, Z6
+	VMULPS  Z3, Z0, Z3
+	VSUBPS  Z5, Z4, Z2
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS Z2, (R11)(R10*4)
+	VMOVUPS Z3, (R12)(R10*4)
+	LEAQ    (R11)(CX*1), R14
+	LEAQ    (R12)(CX*1), R15
+	VMOVUPS (R14)(R10*4), Z2
+	VMOVUPS (R15)(R10*4), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z2, Z1, Z6
+	VMULPS  Z3, Z0, Z3
+	VSUBPS  Z5, Z4, Z2
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS Z2, (R14)(R10*4)
+	VMOVUPS Z3, (R15)(R10*4)
+	LEAQ    (R11)(CX*2), R11
+	LEAQ    (R12)(CX*2), R12
+	SUBQ    $0x02, R13
+	JMP     rhz_rows_two
+
+rhz_rows:
+	TESTQ   R13, R13
+	JZ      rhz_rows_end
+	VMOVUPS (R11)(R10*4), Z2
+	VMOVUPS (R12)(R10*4), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z2, Z1, Z6
+	VMULPS  Z3, Z0, Z3
+	VSUBPS  Z5, Z4, Z2
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS Z2, (R11)(R10*4)
+	VMOVUPS Z3, (R12)(R10*4)
+	ADDQ    CX, R11
+	ADDQ    CX, R12
+	DECQ    R13
+	JMP     rhz_rows
+
+rhz_rows_end:
+	ADDQ $0x10, R10
+	JMP  rhz_chunk
+
+rhz_tail:
+	TESTQ     R9, R9
+	JZ        rhz_done
+	VMOVUPS.Z (BX)(R10*4), K1, Z0
+	VMOVUPS.Z (SI)(R10*4), K1, Z1
+	MOVQ      AX, BX
+	LEAQ      (AX)(DI*4), AX
+
+rhz_trows:
+	TESTQ     DX, DX
+	JZ        rhz_trows_end
+	VMOVUPS.Z (BX)(R10*4), K1, Z2
+	VMOVUPS.Z (AX)(R10*4), K1, Z3
+	VMULPS    Z2, Z0, Z4
+	VMULPS    Z3, Z1, Z5
+	VMULPS    Z2, Z1, Z6
+	VMULPS    Z3, Z0, Z3
+	VSUBPS    Z5, Z4, Z2
+	VADDPS    Z6, Z3, Z3
+	VMOVUPS   Z2, K1, (BX)(R10*4)
+	VMOVUPS   Z3, K1, (AX)(R10*4)
+	ADDQ      CX, BX
+	ADDQ      CX, AX
+	DECQ      DX
+	JMP       rhz_trows
+
+rhz_trows_end:
+rhz_done:
+	VZEROUPPER
+	RET
+
+// func rotaryPairsAVX512(x []float32, stride int, rows int, cos []float32, sin []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·rotaryPairsAVX512(SB), NOSPLIT, $0-88
+	MOVQ      x_base+0(FP), AX
+	MOVQ      stride+24(FP), CX
+	SHLQ      $0x02, CX
+	MOVQ      rows+32(FP), DX
+	MOVQ      cos_base+40(FP), BX
+	MOVQ      sin_base+64(FP), SI
+	MOVQ      cos_len+48(FP), DI
+	MOVQ      DI, R8
+	ANDQ      $-8, R8
+	ANDQ      $0x07, DI
+	VMOVDQU32 ridx<>+0(SB), Z0
+	VMOVDQU32 rsign<>+0(SB), Z1
+	LEAQ      (DI)(DI*1), R9
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(DI*2), K1
+	LEAQ      ktable<>+0(SB), R10
+	KMOVW     (R10)(R9*2), K2
+	XORQ      R9, R9
+
+rpz_chunk:
+	CMPQ    R9, R8
+	JAE     rpz_tail
+	VMOVUPS (BX)(R9*4), Y2
+	VPERMPS Z2, Z0, Z2
+	VMOVUPS (SI)(R9*4), Y3
+	VPERMPS Z3, Z0, Z3
+	VXORPS  Z1, Z3, Z3
+	MOVQ    AX, R10
+	MOVQ    DX, R11
+
+rpz_rows_two:
+	CMPQ      R11, $0x02
+	JB        rpz_rows
+	VMOVUPS   (R10)(R9*8), Z4
+	VPERMILPS $0xb1, Z4, Z5
+	VMULPS    Z4, Z2, Z4
+	VMULPS    Z5, Z3, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, (R10)(R9*8)
+	LEAQ      (R10)(CX*1), R12
+	VMOVUPS   (R12)(R9*8), Z4
+	VPERMILPS $0xb1, Z4, Z5
+	VMULPS    Z4, Z2, Z4
+	VMULPS    Z5, Z3, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, (R12)(R9*8)
+	LEAQ      (R10)(CX*2), R10
+	SUBQ      $0x02, R11
+	JMP       rpz_rows_two
+
+rpz_rows:
+	TESTQ     R11, R11
+	JZ        rpz_rows_end
+	VMOVUPS   (R10)(R9*8), Z4
+	VPERMILPS $0xb1, Z4, Z5
+	VMULPS    Z4, Z2, Z4
+	VMULPS    Z5, Z3, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, (R10)(R9*8)
+	ADDQ      CX, R10
+	DECQ      R11
+	JMP       rpz_rows
+
+rpz_rows_end:
+	ADDQ $0x08, R9
+	JMP  rpz_chunk
+
+rpz_tail:
+	TESTQ     DI, DI
+	JZ        rpz_done
+	VMOVUPS.Z (BX)(R9*4), K1, Z2
+	VPERMPS   Z2, Z0, Z2
+	VMOVUPS.Z (SI)(R9*4), K1, Z3
+	VPERMPS   Z3, Z0, Z3
+	VXORPS    Z1, Z3, Z3
+	MOVQ      DX, DX
+
+rpz_trows:
+	TESTQ     DX, DX
+	JZ        rpz_trows_end
+	VMOVUPS.Z (AX)(R9*8), K2, Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    Z0, Z2, Z0
+	VMULPS    Z1, Z3, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K2, (AX)(R9*8)
+	ADDQ      CX, AX
+	DECQ      DX
+	JMP       rpz_trows
+
+rpz_trows_end:
+rpz_done:
+	VZEROUPPER
+	RET
+
+DATA ridx<>+0(SB)/4, $0x00000000
+DATA ridx<>+4(SB)/4, $0x00000000
+DATA ridx<>+8(SB)/4, $0x00000001
+DATA ridx<>+12(SB)/4, $0x00000001
+DATA ridx<>+16(SB)/4, $0x00000002
+DATA ridx<>+20(SB)/4, $0x00000002
+DATA ridx<>+24(SB)/4, $0x00000003
+DATA ridx<>+28(SB)/4, $0x00000003
+DATA ridx<>+32(SB)/4, $0x00000004
+DATA ridx<>+36(SB)/4, $0x00000004
+DATA ridx<>+40(SB)/4, $0x00000005
+DATA ridx<>+44(SB)/4, $0x00000005
+DATA ridx<>+48(SB)/4, $0x00000006
+DATA ridx<>+52(SB)/4, $0x00000006
+DATA ridx<>+56(SB)/4, $0x00000007
+DATA ridx<>+60(SB)/4, $0x00000007
+GLOBL ridx<>(SB), RODATA|NOPTR, $64
+
+DATA rsign<>+0(SB)/4, $0x80000000
+DATA rsign<>+4(SB)/4, $0x00000000
+DATA rsign<>+8(SB)/4, $0x80000000
+DATA rsign<>+12(SB)/4, $0x00000000
+DATA rsign<>+16(SB)/4, $0x80000000
+DATA rsign<>+20(SB)/4, $0x00000000
+DATA rsign<>+24(SB)/4, $0x80000000
+DATA rsign<>+28(SB)/4, $0x00000000
+DATA rsign<>+32(SB)/4, $0x80000000
+DATA rsign<>+36(SB)/4, $0x00000000
+DATA rsign<>+40(SB)/4, $0x80000000
+DATA rsign<>+44(SB)/4, $0x00000000
+DATA rsign<>+48(SB)/4, $0x80000000
+DATA rsign<>+52(SB)/4, $0x00000000
+DATA rsign<>+56(SB)/4, $0x80000000
+DATA rsign<>+60(SB)/4, $0x00000000
+GLOBL rsign<>(SB), RODATA|NOPTR, $64
+
 // func maxAVX512(x []float32) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·maxAVX512(SB), NOSPLIT, $0-28
@@ -42374,6 +42618,228 @@ hry_mul:
 	JMP     hry_row
 
 hry_done:
+	VZEROUPPER
+	RET
+
+// func rotaryHalfAVX2(x []float32, stride int, rows int, cos []float32, sin []float32)
+// Requires: AVX
+TEXT ·rotaryHalfAVX2(SB), NOSPLIT, $0-88
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    rows+32(FP), DX
+	MOVQ    cos_base+40(FP), BX
+	MOVQ    sin_base+64(FP), SI
+	MOVQ    cos_len+48(FP), DI
+	MOVQ    DI, R8
+	ANDQ    $-8, R8
+	MOVQ    DI, R9
+	ANDQ    $0x07, R9
+	TESTQ   R9, R9
+	JZ      rhy_nomask
+	LEAQ    masktable<>+0(SB), R10
+	MOVQ    $0x00000008, R11
+	SUBQ    R9, R11
+	VMOVDQU (R10)(R11*4), Y0
+
+rhy_nomask:
+	XORQ R10, R10
+
+rhy_chunk:
+	CMPQ    R10, R8
+	JAE     rhy_tail
+	VMOVUPS (BX)(R10*4), Y1
+	VMOVUPS (SI)(R10*4), Y2
+	MOVQ    AX, R11
+	LEAQ    (AX)(DI*4), R12
+	MOVQ    DX, R13
+
+rhy_rows_two:
+	CMPQ    R13, $0x02
+	JB      rhy_rows
+	VMOVUPS (R11)(R10*4), Y3
+	VMOVUPS (R12)(R10*4), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VMULPS  Y3, Y2, Y7
+	VMULPS  Y4, Y1, Y4
+	VSUBPS  Y6, Y5, Y3
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS Y3, (R11)(R10*4)
+	VMOVUPS Y4, (R12)(R10*4)
+	LEAQ    (R11)(CX*1), R14
+	LEAQ    (R12)(CX*1), R15
+	VMOVUPS (R14)(R10*4), Y3
+	VMOVUPS (R15)(R10*4), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VMULPS  Y3, Y2, Y7
+	VMULPS  Y4, Y1, Y4
+	VSUBPS  Y6, Y5, Y3
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS Y3, (R14)(R10*4)
+	VMOVUPS Y4, (R15)(R10*4)
+	LEAQ    (R11)(CX*2), R11
+	LEAQ    (R12)(CX*2), R12
+	SUBQ    $0x02, R13
+	JMP     rhy_rows_two
+
+rhy_rows:
+	TESTQ   R13, R13
+	JZ      rhy_rows_end
+	VMOVUPS (R11)(R10*4), Y3
+	VMOVUPS (R12)(R10*4), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VMULPS  Y3, Y2, Y7
+	VMULPS  Y4, Y1, Y4
+	VSUBPS  Y6, Y5, Y3
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS Y3, (R11)(R10*4)
+	VMOVUPS Y4, (R12)(R10*4)
+	ADDQ    CX, R11
+	ADDQ    CX, R12
+	DECQ    R13
+	JMP     rhy_rows
+
+rhy_rows_end:
+	ADDQ $0x08, R10
+	JMP  rhy_chunk
+
+rhy_tail:
+	TESTQ      R9, R9
+	JZ         rhy_done
+	VMASKMOVPS (BX)(R10*4), Y0, Y1
+	VMASKMOVPS (SI)(R10*4), Y0, Y2
+	MOVQ       AX, BX
+	LEAQ       (AX)(DI*4), AX
+
+rhy_trows:
+	TESTQ      DX, DX
+	JZ         rhy_trows_end
+	VMASKMOVPS (BX)(R10*4), Y0, Y3
+	VMASKMOVPS (AX)(R10*4), Y0, Y4
+	VMULPS     Y3, Y1, Y5
+	VMULPS     Y4, Y2, Y6
+	VMULPS     Y3, Y2, Y7
+	VMULPS     Y4, Y1, Y4
+	VSUBPS     Y6, Y5, Y3
+	VADDPS     Y7, Y4, Y4
+	VMASKMOVPS Y3, Y0, (BX)(R10*4)
+	VMASKMOVPS Y4, Y0, (AX)(R10*4)
+	ADDQ       CX, BX
+	ADDQ       CX, AX
+	DECQ       DX
+	JMP        rhy_trows
+
+rhy_trows_end:
+rhy_done:
+	VZEROUPPER
+	RET
+
+// func rotaryPairsAVX2(x []float32, stride int, rows int, cos []float32, sin []float32)
+// Requires: AVX, AVX2
+TEXT ·rotaryPairsAVX2(SB), NOSPLIT, $0-88
+	MOVQ    x_base+0(FP), AX
+	MOVQ    stride+24(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    rows+32(FP), DX
+	MOVQ    cos_base+40(FP), BX
+	MOVQ    sin_base+64(FP), SI
+	MOVQ    cos_len+48(FP), DI
+	MOVQ    DI, R8
+	ANDQ    $-4, R8
+	ANDQ    $0x03, DI
+	VMOVDQU ridx<>+0(SB), Y0
+	VMOVDQU rsign<>+0(SB), Y1
+	LEAQ    (DI)(DI*1), R9
+	TESTQ   DI, DI
+	JZ      rpy_nomask
+	LEAQ    masktable<>+0(SB), R10
+	MOVQ    $0x00000008, R11
+	SUBQ    DI, R11
+	VMOVDQU (R10)(R11*4), Y2
+	LEAQ    masktable<>+0(SB), R10
+	MOVQ    $0x00000008, R11
+	SUBQ    R9, R11
+	VMOVDQU (R10)(R11*4), Y3
+
+rpy_nomask:
+	XORQ R9, R9
+
+rpy_chunk:
+	CMPQ    R9, R8
+	JAE     rpy_tail
+	VMOVUPS (BX)(R9*4), X4
+	VPERMPS Y4, Y0, Y4
+	VMOVUPS (SI)(R9*4), X5
+	VPERMPS Y5, Y0, Y5
+	VXORPS  Y1, Y5, Y5
+	MOVQ    AX, R10
+	MOVQ    DX, R11
+
+rpy_rows_two:
+	CMPQ      R11, $0x02
+	JB        rpy_rows
+	VMOVUPS   (R10)(R9*8), Y6
+	VPERMILPS $0xb1, Y6, Y7
+	VMULPS    Y6, Y4, Y6
+	VMULPS    Y7, Y5, Y7
+	VADDPS    Y7, Y6, Y6
+	VMOVUPS   Y6, (R10)(R9*8)
+	LEAQ      (R10)(CX*1), R12
+	VMOVUPS   (R12)(R9*8), Y6
+	VPERMILPS $0xb1, Y6, Y7
+	VMULPS    Y6, Y4, Y6
+	VMULPS    Y7, Y5, Y7
+	VADDPS    Y7, Y6, Y6
+	VMOVUPS   Y6, (R12)(R9*8)
+	LEAQ      (R10)(CX*2), R10
+	SUBQ      $0x02, R11
+	JMP       rpy_rows_two
+
+rpy_rows:
+	TESTQ     R11, R11
+	JZ        rpy_rows_end
+	VMOVUPS   (R10)(R9*8), Y6
+	VPERMILPS $0xb1, Y6, Y7
+	VMULPS    Y6, Y4, Y6
+	VMULPS    Y7, Y5, Y7
+	VADDPS    Y7, Y6, Y6
+	VMOVUPS   Y6, (R10)(R9*8)
+	ADDQ      CX, R10
+	DECQ      R11
+	JMP       rpy_rows
+
+rpy_rows_end:
+	ADDQ $0x04, R9
+	JMP  rpy_chunk
+
+rpy_tail:
+	TESTQ      DI, DI
+	JZ         rpy_done
+	VMASKMOVPS (BX)(R9*4), X2, X8
+	VPERMPS    Y8, Y0, Y8
+	VMASKMOVPS (SI)(R9*4), X2, X9
+	VPERMPS    Y9, Y0, Y9
+	VXORPS     Y1, Y9, Y9
+	MOVQ       DX, DX
+
+rpy_trows:
+	TESTQ      DX, DX
+	JZ         rpy_trows_end
+	VMASKMOVPS (AX)(R9*8), Y3, Y0
+	VPERMILPS  $0xb1, Y0, Y1
+	VMULPS     Y0, Y8, Y0
+	VMULPS     Y1, Y9, Y1
+	VADDPS     Y1, Y0, Y0
+	VMASKMOVPS Y0, Y3, (AX)(R9*8)
+	ADDQ       CX, AX
+	DECQ       DX
+	JMP        rpy_trows
+
+rpy_trows_end:
+rpy_done:
 	VZEROUPPER
 	RET
 

@@ -1,0 +1,320 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The rotary-embedding kernels: every product and every sum its own
+// instruction (VMULPS, then VSUBPS or VADDPS), no FMA, so that each
+// rounds once as the generic twin's and ONNX's float32 arithmetic do.
+
+func init() {
+	avx512["rotaryHalf"] = func() { genRotaryHalf(16, "rhz") }
+	avx2["rotaryHalf"] = func() { genRotaryHalf(8, "rhy") }
+	avx512["rotaryPairs"] = func() { genRotaryPairs(16, "rpz") }
+	avx2["rotaryPairs"] = func() { genRotaryPairs(8, "rpy") }
+}
+
+// dwords returns a global of the 32-bit values v, once per name.
+func dwords(name string, v []uint32) Mem {
+	if m, ok := consts[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, x := range v {
+		DATA(4*i, U32(x))
+	}
+	consts[name] = m
+	return m
+}
+
+// rotaryArgs loads the arguments the two kernels share: x, the row stride
+// in bytes, the row count, cos, sin and n = len(cos).
+func rotaryArgs() (x, stride, rows, cos, sin, n Register) {
+	x = Load(Param("x").Base(), GP64())
+	stride = Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride)
+	rows = Load(Param("rows"), GP64())
+	cos = Load(Param("cos").Base(), GP64())
+	sin = Load(Param("sin").Base(), GP64())
+	n = Load(Param("cos").Len(), GP64())
+	return
+}
+
+// turn computes, from a, b (the pair's elements), c and s, the turned
+// pair into a and b: a = c·a − s·b, b = s·a + c·b, each product and sum
+// rounded once.
+func turn(vec func() VecVirtual, a, b, c, s VecVirtual) {
+	t1, t2, t3 := vec(), vec(), vec()
+	VMULPS(a, c, t1)
+	VMULPS(b, s, t2)
+	VMULPS(a, s, t3)
+	VMULPS(b, c, b)
+	VSUBPS(t2, t1, a)
+	VADDPS(t3, b, b)
+}
+
+// genRotaryHalf turns pairs (i, i+n) of each row, lanes at a time, the
+// last n mod lanes under a mask: a chunk's cosines and sines loaded once
+// for every row (chunks outside, rows inside).
+func genRotaryHalf(lanes int, p string) {
+	vec := ZMM
+	if lanes == 8 {
+		vec = YMM
+	}
+	x, stride, rows, cos, sin, n := rotaryArgs()
+	full, rem := GP64(), GP64()
+	MOVQ(n, full)
+	ANDQ(I32(-lanes), full)
+	MOVQ(n, rem)
+	ANDQ(U8(lanes-1), rem)
+	var km OpmaskVirtual
+	var ym VecVirtual
+	if lanes == 16 {
+		km = tailK(rem)
+	} else {
+		TESTQ(rem, rem)
+		JZ(LabelRef(p + "_nomask"))
+		ym = tailMask(rem)
+		Label(p + "_nomask")
+	}
+	load := func(m Mem, v VecVirtual, masked bool) {
+		switch {
+		case !masked:
+			VMOVUPS(m, v)
+		case lanes == 16:
+			VMOVUPS_Z(m, km, v)
+		default:
+			VMASKMOVPS(m, ym, v)
+		}
+	}
+	store := func(v VecVirtual, m Mem, masked bool) {
+		switch {
+		case !masked:
+			VMOVUPS(v, m)
+		case lanes == 16:
+			VMOVUPS(v, km, m)
+		default:
+			VMASKMOVPS(v, ym, m)
+		}
+	}
+	i := GP64()
+	XORQ(i, i)
+	// chunk emits the loop over the rows of the chunk at element i.
+	chunk := func(q string, masked bool) {
+		c, s := vec(), vec()
+		load(Mem{Base: cos, Index: i, Scale: 4}, c, masked)
+		load(Mem{Base: sin, Index: i, Scale: 4}, s, masked)
+		xr, x2, r := GP64(), GP64(), GP64()
+		MOVQ(x, xr)
+		LEAQ(Mem{Base: x, Index: n, Scale: 4}, x2)
+		MOVQ(rows, r)
+		// one turns the row at xr+off (and its second half at x2+off).
+		one := func(off Register) {
+			ma := Mem{Base: xr, Index: i, Scale: 4}
+			mb := Mem{Base: x2, Index: i, Scale: 4}
+			if off != nil {
+				t, u := GP64(), GP64()
+				LEAQ(Mem{Base: xr, Index: off, Scale: 1}, t)
+				LEAQ(Mem{Base: x2, Index: off, Scale: 1}, u)
+				ma, mb = Mem{Base: t, Index: i, Scale: 4}, Mem{Base: u, Index: i, Scale: 4}
+			}
+			a, b := vec(), vec()
+			load(ma, a, masked)
+			load(mb, b, masked)
+			turn(vec, a, b, c, s)
+			store(a, ma, masked)
+			store(b, mb, masked)
+		}
+		if !masked {
+			// Two rows an iteration: half the loop's own instructions.
+			Label(q + "_two")
+			CMPQ(r, U8(2))
+			JB(LabelRef(q))
+			one(nil)
+			one(stride)
+			LEAQ(Mem{Base: xr, Index: stride, Scale: 2}, xr)
+			LEAQ(Mem{Base: x2, Index: stride, Scale: 2}, x2)
+			SUBQ(U8(2), r)
+			JMP(LabelRef(q + "_two"))
+		}
+		Label(q)
+		TESTQ(r, r)
+		JZ(LabelRef(q + "_end"))
+		one(nil)
+		ADDQ(stride, xr)
+		ADDQ(stride, x2)
+		DECQ(r)
+		JMP(LabelRef(q))
+		Label(q + "_end")
+	}
+	Label(p + "_chunk")
+	CMPQ(i, full)
+	JAE(LabelRef(p + "_tail"))
+	chunk(p+"_rows", false)
+	ADDQ(U8(lanes), i)
+	JMP(LabelRef(p + "_chunk"))
+	Label(p + "_tail")
+	TESTQ(rem, rem)
+	JZ(LabelRef(p + "_done"))
+	chunk(p+"_trows", true)
+	Label(p + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// pairIndex and pairSign are the permutation that repeats each of eight
+// cosines twice, and the sign that makes the even lanes' sum a difference.
+func pairIndex() Mem {
+	v := make([]uint32, 16)
+	for i := range v {
+		v[i] = uint32(i / 2)
+	}
+	return dwords("ridx", v)
+}
+
+func pairSign() Mem {
+	v := make([]uint32, 16)
+	for i := 0; i < 16; i += 2 {
+		v[i] = 0x80000000
+	}
+	return dwords("rsign", v)
+}
+
+// pairTurn turns the interleaved pairs of v by c2 and s2 (each cosine and
+// sine twice, the sines negated on the even lanes): v·c2 + (swapped v)·s2,
+// which is c·x_2i − s·x_(2i+1) and s·x_2i + c·x_(2i+1) with the twin's
+// roundings (a negation is exact).
+func pairTurn(vec func() VecVirtual, v, c2, s2 VecVirtual) {
+	sw, t := vec(), vec()
+	VPERMILPS(U8(0xb1), v, sw)
+	VMULPS(v, c2, t)
+	VMULPS(sw, s2, sw)
+	VADDPS(sw, t, v)
+}
+
+// genRotaryPairs turns pairs (2i, 2i+1) of each row, lanes/2 pairs a
+// vector: a chunk's cosines and sines loaded once for every row and
+// repeated by VPERMPS; the last pairs under masks.
+func genRotaryPairs(lanes int, p string) {
+	vec := ZMM
+	if lanes == 8 {
+		vec = YMM
+	}
+	pl := lanes / 2 // pairs a vector
+	x, stride, rows, cos, sin, n := rotaryArgs()
+	full, rem := GP64(), GP64()
+	MOVQ(n, full)
+	ANDQ(I32(-pl), full)
+	MOVQ(n, rem)
+	ANDQ(U8(pl-1), rem)
+	idx, sign := vec(), vec()
+	if lanes == 16 {
+		VMOVDQU32(pairIndex(), idx)
+		VMOVDQU32(pairSign(), sign)
+	} else {
+		VMOVDQU(pairIndex(), idx)
+		VMOVDQU(pairSign(), sign)
+	}
+	var kc, kx OpmaskVirtual
+	var mc, mx VecVirtual
+	rem2 := GP64()
+	LEAQ(Mem{Base: rem, Index: rem, Scale: 1}, rem2)
+	if lanes == 16 {
+		kc, kx = tailK(rem), tailK(rem2)
+	} else {
+		TESTQ(rem, rem)
+		JZ(LabelRef(p + "_nomask"))
+		mc, mx = tailMask(rem), tailMask(rem2)
+		Label(p + "_nomask")
+	}
+	half := func(v VecVirtual) Register {
+		if lanes == 16 {
+			return v.AsY()
+		}
+		return v.AsX()
+	}
+	j := GP64()
+	XORQ(j, j)
+	chunk := func(q string, masked bool) {
+		c, s := vec(), vec()
+		for _, t := range []struct {
+			v    VecVirtual
+			base Register
+		}{{c, cos}, {s, sin}} {
+			m := Mem{Base: t.base, Index: j, Scale: 4}
+			switch {
+			case !masked:
+				VMOVUPS(m, half(t.v))
+			case lanes == 16:
+				VMOVUPS_Z(m, kc, t.v)
+			default:
+				VMASKMOVPS(m, mc.AsX(), t.v.AsX())
+			}
+			VPERMPS(t.v, idx, t.v)
+		}
+		VXORPS(sign, s, s)
+		xr, r := GP64(), GP64()
+		MOVQ(x, xr)
+		MOVQ(rows, r)
+		one := func(off Register) {
+			v := vec()
+			m := Mem{Base: xr, Index: j, Scale: 8}
+			if off != nil {
+				t := GP64()
+				LEAQ(Mem{Base: xr, Index: off, Scale: 1}, t)
+				m = Mem{Base: t, Index: j, Scale: 8}
+			}
+			switch {
+			case !masked:
+				VMOVUPS(m, v)
+			case lanes == 16:
+				VMOVUPS_Z(m, kx, v)
+			default:
+				VMASKMOVPS(m, mx, v)
+			}
+			pairTurn(vec, v, c, s)
+			switch {
+			case !masked:
+				VMOVUPS(v, m)
+			case lanes == 16:
+				VMOVUPS(v, kx, m)
+			default:
+				VMASKMOVPS(v, mx, m)
+			}
+		}
+		if !masked {
+			Label(q + "_two")
+			CMPQ(r, U8(2))
+			JB(LabelRef(q))
+			one(nil)
+			one(stride)
+			LEAQ(Mem{Base: xr, Index: stride, Scale: 2}, xr)
+			SUBQ(U8(2), r)
+			JMP(LabelRef(q + "_two"))
+		}
+		Label(q)
+		TESTQ(r, r)
+		JZ(LabelRef(q + "_end"))
+		one(nil)
+		ADDQ(stride, xr)
+		DECQ(r)
+		JMP(LabelRef(q))
+		Label(q + "_end")
+	}
+	Label(p + "_chunk")
+	CMPQ(j, full)
+	JAE(LabelRef(p + "_tail"))
+	chunk(p+"_rows", false)
+	ADDQ(U8(pl), j)
+	JMP(LabelRef(p + "_chunk"))
+	Label(p + "_tail")
+	TESTQ(rem, rem)
+	JZ(LabelRef(p + "_done"))
+	chunk(p+"_trows", true)
+	Label(p + "_done")
+	VZEROUPPER()
+	RET()
+}
