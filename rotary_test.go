@@ -283,3 +283,34 @@ func BenchmarkRotary(b *testing.B) {
 		}
 	})
 }
+
+// TestNestedRows checks Apply's quick test of a view's rows against the
+// general one: whenever nestedRows says the rows are apart, distinctRows
+// agrees, over random shapes and strides (both usual nestings among them).
+func TestNestedRows(t *testing.T) {
+	r := testutil.Rand(9)
+	nested := 0
+	for range 20000 {
+		B, H, T, d := 1+r.IntN(3), 1+r.IntN(4), 1+r.IntN(4), 1+r.IntN(6)
+		st := [3]int{r.IntN(60), r.IntN(30), r.IntN(30)}
+		switch r.IntN(3) {
+		case 0: // [B][H][T][d] with padding
+			st = [3]int{H*T*d + r.IntN(3), T*d + r.IntN(3), d + r.IntN(3)}
+		case 1: // [B][T][H][d]
+			st = [3]int{T*H*d + r.IntN(3), d + r.IntN(2), H*d + r.IntN(3)}
+		}
+		x, err := NewTensorStrided(B, H, T, d, st[0], st[1], st[2], make([]float32, 4096))
+		if err != nil {
+			continue
+		}
+		if x.nestedRows() {
+			nested++
+			if !x.distinctRows() {
+				t.Fatalf("[%d %d %d %d] strides %v: nested, yet rows meet", B, H, T, d, st)
+			}
+		}
+	}
+	if nested < 5000 {
+		t.Fatalf("only %d nested views drawn", nested)
+	}
+}
