@@ -101,7 +101,7 @@ func (j jsonTensor) tensor() (*Tensor, error) {
 		}
 	}
 	if len(j.Data) == 0 {
-		t.DType = map[string]DType{"float32": Float32, "float16": Float16, "bool": Bool, "int64": Int64}[*j.DType]
+		t.DType = map[string]DType{"float32": Float32, "float16": Float16, "bool": Bool, "int64": Int64, "int32": Int32}[*j.DType]
 	}
 	return t, nil
 }

@@ -43,6 +43,8 @@ func RunTensorScatter(a ScatterAttributes, in ScatterInputs) (*Tensor, error) {
 		out.Bool = append([]bool(nil), past.Bool...)
 	case Int64:
 		out.I64 = append([]int64(nil), past.I64...)
+	case Int32:
+		out.I32 = append([]int32(nil), past.I32...)
 	}
 	if err := TensorScatterInPlace(a, out, in.Update, in.WriteIndices); err != nil {
 		return nil, err
@@ -60,7 +62,7 @@ func TensorScatterInPlace(a ScatterAttributes, cache, update, writeIndices *Tens
 	if cache == nil || update == nil {
 		return argErr("TensorScatter needs past_cache and update")
 	}
-	types := []DType{Float32, Float16, Bool, Int64}
+	types := []DType{Float32, Float16, Bool, Int64, Int32}
 	if err := checkData("past_cache", cache, types...); err != nil {
 		return err
 	}
@@ -151,6 +153,8 @@ func TensorScatterInPlace(a ScatterAttributes, cache, update, writeIndices *Tens
 					copy(cache.Bool[dst:dst+inner], update.Bool[src:src+inner])
 				case Int64:
 					copy(cache.I64[dst:dst+inner], update.I64[src:src+inner])
+				case Int32:
+					copy(cache.I32[dst:dst+inner], update.I32[src:src+inner])
 				}
 			}
 		}

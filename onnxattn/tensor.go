@@ -15,6 +15,7 @@ const (
 	Float16
 	Bool
 	Int64
+	Int32 // GroupQueryAttention's seqlens_k and total_sequence_length
 )
 
 func (d DType) String() string {
@@ -27,13 +28,16 @@ func (d DType) String() string {
 		return "bool"
 	case Int64:
 		return "int64"
+	case Int32:
+		return "int32"
 	}
 	return fmt.Sprintf("DType(%d)", int(d))
 }
 
 // Tensor is a dense ONNX tensor in row-major order. Exactly one data slice,
 // the one of its DType, is used: F32 for Float32, F16 (IEEE half-precision
-// bits, see Float16ToFloat32) for Float16, Bool for Bool, I64 for Int64.
+// bits, see Float16ToFloat32) for Float16, Bool for Bool, I64 for Int64,
+// I32 for Int32.
 type Tensor struct {
 	DType DType
 	Shape []int
@@ -41,6 +45,7 @@ type Tensor struct {
 	F16   []uint16
 	Bool  []bool
 	I64   []int64
+	I32   []int32
 }
 
 // NewFloat32 returns a float32 tensor of the given shape over data.
@@ -56,6 +61,11 @@ func NewFloat16(data []uint16, shape ...int) *Tensor {
 // NewBool returns a bool tensor of the given shape over data.
 func NewBool(data []bool, shape ...int) *Tensor {
 	return &Tensor{DType: Bool, Shape: shape, Bool: data}
+}
+
+// NewInt32 returns an int32 tensor of the given shape over data.
+func NewInt32(data []int32, shape ...int) *Tensor {
+	return &Tensor{DType: Int32, Shape: shape, I32: data}
 }
 
 // NewInt64 returns an int64 tensor of the given shape over data.
@@ -85,6 +95,8 @@ func (t *Tensor) dataLen() int {
 		return len(t.Bool)
 	case Int64:
 		return len(t.I64)
+	case Int32:
+		return len(t.I32)
 	}
 	return -1
 }

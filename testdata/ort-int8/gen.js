@@ -6,70 +6,14 @@
 //   node gen.js > cases.json
 //
 // Each case builds a one-node model (the ONNX protobuf written below by
-// hand, no other dependency), feeds it random float32 queries and new
+// hand in ../../onnxattn/testdata/ort/onnx.js, no other dependency), feeds it random float32 queries and new
 // key/value rows and a random int8 past, and records the inputs, the
 // present_key/present_value int8 rows ONNX Runtime wrote and its output.
 "use strict";
 const ort = require("onnxruntime-node");
 
-// A minimal protobuf writer: varints, length-delimited fields, fixed32.
-function varint(n) {
-  const out = [];
-  let v = BigInt.asUintN(64, BigInt(n));
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v !== 0n) b |= 0x80;
-    out.push(b);
-  } while (v !== 0n);
-  return out;
-}
-const key = (field, wire) => varint((field << 3) | wire);
-const int = (field, n) => [...key(field, 0), ...varint(n)];
-const bytes = (field, b) => [...key(field, 2), ...varint(b.length), ...b];
-const str = (field, s) => bytes(field, [...Buffer.from(s, "utf8")]);
-const msg = (field, parts) => bytes(field, parts.flat());
-function f32(field, x) {
-  const b = Buffer.alloc(4);
-  b.writeFloatLE(x);
-  return [...key(field, 5), ...b];
-}
-
-const FLOAT = 1, INT8 = 3, INT32 = 6;
-// ValueInfoProto: name, TypeProto{tensor_type{elem_type, shape{dim*}}}.
-// A dimension given as a string is symbolic (dim_param).
-function valueInfo(field, name, elem, dims) {
-  const shape = dims.map((d) => msg(1, [typeof d === "string" ? str(2, d) : int(1, d)]));
-  return msg(field, [str(1, name), msg(2, [msg(1, [int(1, elem), msg(2, shape)])])]);
-}
-// AttributeProto: name, then i (type INT 2), f (FLOAT 1) or s (STRING 3).
-const attrInt = (name, v) => msg(5, [str(1, name), int(3, v), int(20, 2)]);
-const attrFloat = (name, v) => msg(5, [str(1, name), f32(2, v), int(20, 1)]);
-const attrStr = (name, v) => msg(5, [str(1, name), str(4, v), int(20, 3)]);
-
-// mulberry32: the same stream on every run.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// f32s writes float32 values as the shortest decimals that read back as
-// the same float32.
-function f32s(xs) {
-  return [...xs].map((x) => {
-    for (let p = 1; p < 9; p++) {
-      const t = Number(x.toPrecision(p));
-      if (Math.fround(t) === x) return t;
-    }
-    return x;
-  });
-}
+const { int, str, msg, valueInfo, attrInt, attrFloat, attrStr, rng, f32s, model, FLOAT, INT8, INT32 } =
+  require("../../onnxattn/testdata/ort/onnx.js");
 
 async function run(c) {
   const { B, S, P, H, Hkv, D } = c;
@@ -118,13 +62,7 @@ async function run(c) {
     valueInfo(12, "present_key", INT8, [B, Hkv, "T", D]),
     valueInfo(12, "present_value", INT8, [B, Hkv, "T", D]),
   ];
-  const model = Uint8Array.from([
-    ...int(1, 10),
-    ...msg(8, [str(1, ""), int(2, 21)]),
-    ...msg(8, [str(1, "com.microsoft"), int(2, 1)]),
-    ...msg(7, graph),
-  ]);
-  const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: 1 });
+  const sess = await ort.InferenceSession.create(model(graph), { intraOpNumThreads: 1 });
   const feeds = {
     query: new ort.Tensor("float32", q, [B, S, H * D]),
     key: new ort.Tensor("float32", k, [B, S, Hkv * D]),

@@ -1,0 +1,207 @@
+package onnxattn
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/glancelab/attention"
+	"github.com/glancelab/attention/internal/testutil"
+)
+
+// gqaCase is one case of testdata/ort/gqa.json.gz (see gqa.js there):
+// ONNX Runtime's CPU GroupQueryAttention, its inputs and what it returned.
+type gqaCase struct {
+	Name                             string
+	B, S, H, Hkv, D, P, Total        int
+	Seqlens                          []int32
+	Packed, Rotary, Interleaved      bool
+	Scale, Softcap                   float32
+	Window                           int
+	Smooth                           bool
+	Query, Key, Value                []float32
+	PastKey, PastValue               []float32
+	Cos, Sin, HeadSink               []float32
+	RotaryDim                        int
+	PresentShape                     []int
+	Output                           []float32
+	PresentNewKeys, PresentNewValues []float32
+}
+
+func loadGQACases(t *testing.T) []gqaCase {
+	t.Helper()
+	f, err := os.Open("testdata/ort/gqa.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Cases []gqaCase }
+	if err := json.NewDecoder(z).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) != 10 {
+		t.Fatalf("%d cases, want 10", len(doc.Cases))
+	}
+	return doc.Cases
+}
+
+// inputs builds the case's inputs; the past is copied, so that a shared
+// buffer can be written.
+func (c *gqaCase) inputs() (GQAAttributes, GQAInputs) {
+	a := GQAAttributes{NumHeads: c.H, KVNumHeads: c.Hkv, Scale: c.Scale, Softcap: c.Softcap, LocalWindowSize: c.Window,
+		DoRotary: c.Rotary, RotaryInterleaved: c.Interleaved, SmoothSoftmax: c.Smooth}
+	qw := c.H * c.D
+	if c.Packed {
+		qw = (c.H + 2*c.Hkv) * c.D
+	}
+	in := GQAInputs{
+		Query:               NewFloat32(c.Query, c.B, c.S, qw),
+		SeqlensK:            NewInt32(c.Seqlens, c.B),
+		TotalSequenceLength: NewInt32([]int32{int32(c.Total)}),
+	}
+	if !c.Packed {
+		in.Key = NewFloat32(c.Key, c.B, c.S, c.Hkv*c.D)
+		in.Value = NewFloat32(c.Value, c.B, c.S, c.Hkv*c.D)
+	}
+	if c.P > 0 {
+		in.PastKey = NewFloat32(append([]float32(nil), c.PastKey...), c.B, c.Hkv, c.P, c.D)
+		in.PastValue = NewFloat32(append([]float32(nil), c.PastValue...), c.B, c.Hkv, c.P, c.D)
+	}
+	if c.Rotary {
+		in.CosCache = NewFloat32(c.Cos, len(c.Cos)/(c.RotaryDim/2), c.RotaryDim/2)
+		in.SinCache = NewFloat32(c.Sin, len(c.Sin)/(c.RotaryDim/2), c.RotaryDim/2)
+	}
+	if c.HeadSink != nil {
+		in.HeadSink = NewFloat32(c.HeadSink, c.H)
+	}
+	return a, in
+}
+
+// TestGQAAgainstORT runs the ten ONNX Runtime cases on every
+// implementation, with and without a shared buffer where the cache is
+// static: the output within ONNX's tolerance of ONNX Runtime's and the
+// float32 one (1e-5 + 1e-4·|want|), the new present rows ONNX Runtime's
+// (exactly, or close where both turned them), the past rows each entry
+// keeps copied.
+func TestGQAAgainstORT(t *testing.T) {
+	cases := loadGQACases(t)
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		e := attention.NewBatched(2)
+		defer e.Close()
+		for _, c := range cases {
+			for _, shared := range []bool{false, true} {
+				if shared && c.Total > c.P {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s/shared=%v", c.Name, shared), func(t *testing.T) {
+					a, in := c.inputs()
+					out, err := RunGroupQueryAttention(e, a, in, GQAWant{SharedBuffer: shared})
+					if err != nil {
+						t.Fatal(err)
+					}
+					compare(t, "output", out.Output, NewFloat32(c.Output, c.B, c.S, c.H*c.D), false)
+					if shared && (out.PresentKey != in.PastKey || out.PresentValue != in.PastValue) {
+						t.Fatal("a shared buffer's presents are not the past tensors")
+					}
+					if fmt.Sprint(out.PresentKey.Shape) != fmt.Sprint(c.PresentShape) {
+						t.Fatalf("present shape %v, want %v", out.PresentKey.Shape, c.PresentShape)
+					}
+					checkPresent(t, c, "present_key", out.PresentKey.F32, c.PresentNewKeys, c.PastKey)
+					checkPresent(t, c, "present_value", out.PresentValue.F32, c.PresentNewValues, c.PastValue)
+				})
+			}
+		}
+	})
+}
+
+func checkPresent(t *testing.T, c gqaCase, name string, got, fresh, past []float32) {
+	t.Helper()
+	T := c.PresentShape[2]
+	i := 0
+	for b := range c.B {
+		pb := int(c.Seqlens[b]) + 1 - c.S
+		for h := range c.Hkv {
+			for r := range pb + c.S {
+				want := fresh[i : i+c.D]
+				if r < pb {
+					want = past[((b*c.Hkv+h)*c.P+r)*c.D:][:c.D]
+				} else {
+					i += c.D
+				}
+				// A turned row: within 2⁻²² of the row's largest element
+				// (ONNX Runtime's rotation may fuse a product with the
+				// sum); any other row exactly.
+				tol := 0.0
+				if c.Rotary && r >= pb {
+					for _, w := range want {
+						tol = max(tol, math.Abs(float64(w))*0x1p-22)
+					}
+				}
+				for d, w := range want {
+					g := got[((b*c.Hkv+h)*T+r)*c.D+d]
+					if math.Abs(float64(g)-float64(w)) > tol {
+						t.Fatalf("%s (%d,%d,%d)[%d] = %v, want %v", name, b, h, r, d, g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGQAErrors checks RunGroupQueryAttention's refusals: none changes
+// the past.
+func TestGQAErrors(t *testing.T) {
+	const B, S, H, Hkv, D, P = 1, 1, 4, 2, 8, 6
+	q := NewFloat32(make([]float32, B*S*H*D), B, S, H*D)
+	k := NewFloat32(make([]float32, B*S*Hkv*D), B, S, Hkv*D)
+	past := NewFloat32(make([]float32, B*Hkv*P*D), B, Hkv, P, D)
+	seq := NewInt32([]int32{5}, 1)
+	tot := NewInt32([]int32{6})
+	ok := GQAInputs{Query: q, Key: k, Value: k, PastKey: past, PastValue: past, SeqlensK: seq, TotalSequenceLength: tot}
+	base := GQAAttributes{NumHeads: H, KVNumHeads: Hkv}
+	if _, err := RunGroupQueryAttention(nil, base, ok, GQAWant{}); err != nil {
+		t.Fatalf("the valid call: %v", err)
+	}
+	with := func(f func(*GQAInputs)) GQAInputs { in := ok; f(&in); return in }
+	for _, tc := range []struct {
+		name string
+		a    GQAAttributes
+		in   GQAInputs
+		want GQAWant
+		err  error
+	}{
+		{"heads", GQAAttributes{NumHeads: 3, KVNumHeads: 2}, ok, GQAWant{}, attention.ErrArgument},
+		{"no seqlens", base, with(func(in *GQAInputs) { in.SeqlensK = nil }), GQAWant{}, attention.ErrArgument},
+		{"key alone", base, with(func(in *GQAInputs) { in.Value = nil }), GQAWant{}, attention.ErrArgument},
+		{"query rank", base, with(func(in *GQAInputs) { in.Query = NewFloat32(make([]float32, 32), 1, 32) }), GQAWant{}, attention.ErrShape},
+		{"key width", base, with(func(in *GQAInputs) { in.Key = NewFloat32(make([]float32, 8), 1, 1, 8) }), GQAWant{}, attention.ErrShape},
+		{"total", base, with(func(in *GQAInputs) { in.TotalSequenceLength = NewInt32([]int32{9}) }), GQAWant{}, attention.ErrArgument},
+		{"seqlens past total", base, with(func(in *GQAInputs) { in.SeqlensK = NewInt32([]int32{6}, 1) }), GQAWant{}, attention.ErrArgument},
+		{"seqlens type", base, with(func(in *GQAInputs) { in.SeqlensK = NewInt64([]int64{5}, 1) }), GQAWant{}, attention.ErrArgument},
+		{"rotary without caches", GQAAttributes{NumHeads: H, KVNumHeads: Hkv, DoRotary: true}, ok, GQAWant{}, attention.ErrArgument},
+		{"rotary caches short", GQAAttributes{NumHeads: H, KVNumHeads: Hkv, DoRotary: true}, with(func(in *GQAInputs) {
+			in.CosCache, in.SinCache = NewFloat32(make([]float32, 8), 4, 2), NewFloat32(make([]float32, 8), 4, 2)
+		}), GQAWant{}, attention.ErrArgument},
+		{"shared without past", base, with(func(in *GQAInputs) {
+			in.PastKey, in.PastValue, in.TotalSequenceLength, in.SeqlensK = nil, nil, NewInt32([]int32{1}), NewInt32([]int32{0}, 1)
+		}), GQAWant{SharedBuffer: true}, attention.ErrArgument},
+		{"padded prompt", base, with(func(in *GQAInputs) {
+			in.Query, in.Key, in.Value = NewFloat32(make([]float32, 3*H*D), 1, 3, H*D), NewFloat32(make([]float32, 3*Hkv*D), 1, 3, Hkv*D), NewFloat32(make([]float32, 3*Hkv*D), 1, 3, Hkv*D)
+			in.PastKey, in.PastValue, in.TotalSequenceLength, in.SeqlensK = nil, nil, NewInt32([]int32{3}), NewInt32([]int32{1}, 1)
+		}), GQAWant{}, attention.ErrArgument},
+		{"head sink shape", base, with(func(in *GQAInputs) { in.HeadSink = NewFloat32(make([]float32, 3), 3) }), GQAWant{}, attention.ErrShape},
+		{"mixed types", base, with(func(in *GQAInputs) { in.Key = NewFloat16(make([]uint16, B*S*Hkv*D), B, S, Hkv*D) }), GQAWant{}, attention.ErrArgument},
+	} {
+		if _, err := RunGroupQueryAttention(nil, tc.a, tc.in, tc.want); !errors.Is(err, tc.err) {
+			t.Errorf("%s: err %v, want %v", tc.name, err, tc.err)
+		}
+	}
+}
