@@ -414,6 +414,45 @@ func ExampleWithScales() {
 	// [1 -1 63.5 0]
 }
 
+// A decode step with rotary position embeddings: the token's query rows
+// are turned by its position in place, its key rows turned as
+// AppendRotary stores them, and the query attends every row held: the
+// score of a key then depends on how far back it is, so the nearer rows
+// (their values 1, then 2) weigh more than the first (value 0).
+func ExampleRotary() {
+	const heads, kvHeads, d = 2, 1, 4
+	rot, err := attention.NewRotary(d, 4096, 10000, attention.RotateHalf)
+	if err != nil {
+		panic(err)
+	}
+	cache, _ := attention.NewKVCache(1, kvHeads, 4096, d, d, attention.F32)
+	e := attention.NewBatched(1)
+	defer e.Close()
+	for step := range 3 {
+		pos := cache.Pos(0)
+		q := []float32{1, 0, 0, 0, 0, 1, 0, 0} // [heads][d]
+		qt, _ := attention.NewTensor(1, heads, 1, d, q)
+		if err := rot.Apply(qt, []int{pos}); err != nil {
+			panic(err)
+		}
+		k := []float32{1, 0, 0, 0}
+		v := []float32{float32(step), 0, 0, 0}
+		if err := cache.AppendRotary(0, k, v, 1, rot); err != nil {
+			panic(err)
+		}
+		out := make([]float32, heads*d)
+		ot, _ := attention.NewTensor(1, heads, 1, d, out)
+		if err := e.AttendCache(attention.BatchOutputs{Out: ot}, qt, cache, nil); err != nil {
+			panic(err)
+		}
+		fmt.Printf("position %d: head 0 context %.3f\n", pos, out[0])
+	}
+	// Output:
+	// position 0: head 0 context 0.000
+	// position 1: head 0 context 0.557
+	// position 2: head 0 context 1.222
+}
+
 // A decode loop over a 16-bit cache: each step appends the new token's key
 // and value rows, then its query attends every row held so far, read in
 // place. Two query heads share the one key/value head (grouped-query

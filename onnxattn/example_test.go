@@ -79,3 +79,61 @@ func ExampleRunCache() {
 	// 4 rows held, Y [0.3833 0.6167]
 	// attention: invalid argument: onnxattn: past_key and past_value are given: with RunCache the past is the rows the cache holds
 }
+
+// One decoder layer's attention block as ONNX Runtime GenAI exports it:
+// GroupQueryAttention with rotary inside, over a static cache buffer that
+// the past and present share. Each step feeds the token's query, key and
+// value rows; the op turns the query and the new key by the token's
+// position, writes the new rows into the buffer after each entry's
+// seqlens_k, and attends with four query heads on two KV heads.
+func ExampleRunGroupQueryAttention() {
+	const H, Hkv, D, maxLen = 4, 2, 8, 16
+	e := attention.NewBatched(1) // long-lived in a real program
+	defer e.Close()
+	// The model's rotary caches: cos and sin of p·10000^(−2i/D).
+	rot, _ := attention.NewRotary(D, maxLen, 10000, attention.RotateHalf)
+	cos, sin := make([]float32, maxLen*D/2), make([]float32, maxLen*D/2)
+	for p := range maxLen {
+		for i := range D / 2 {
+			x := make([]float32, D)
+			x[i] = 1
+			t, _ := attention.NewTensor(1, 1, 1, D, x)
+			_ = rot.Apply(t, []int{p})
+			cos[p*D/2+i], sin[p*D/2+i] = x[i], x[i+D/2]
+		}
+	}
+	past := onnxattn.NewFloat32(make([]float32, Hkv*maxLen*D), 1, Hkv, maxLen, D)
+	pastV := onnxattn.NewFloat32(make([]float32, Hkv*maxLen*D), 1, Hkv, maxLen, D)
+	a := onnxattn.GQAAttributes{NumHeads: H, KVNumHeads: Hkv, DoRotary: true}
+	for step := range 3 {
+		token := func(n int, f float32) []float32 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = f * float32(i%D+1) / D
+			}
+			return x
+		}
+		out, err := onnxattn.RunGroupQueryAttention(e, a, onnxattn.GQAInputs{
+			Query:               onnxattn.NewFloat32(token(H*D, 1), 1, 1, H*D),
+			Key:                 onnxattn.NewFloat32(token(Hkv*D, 1), 1, 1, Hkv*D),
+			Value:               onnxattn.NewFloat32(token(Hkv*D, float32(step+1)), 1, 1, Hkv*D),
+			PastKey:             past,
+			PastValue:           pastV,
+			SeqlensK:            onnxattn.NewInt32([]int32{int32(step)}, 1), // the keys after this step, less one
+			TotalSequenceLength: onnxattn.NewInt32([]int32{maxLen}),
+			CosCache:            onnxattn.NewFloat32(cos, maxLen, D/2),
+			SinCache:            onnxattn.NewFloat32(sin, maxLen, D/2),
+		}, onnxattn.GQAWant{SharedBuffer: true})
+		if err != nil {
+			panic(err)
+		}
+		// The value rows are 1, 2, 3 times one row: the output's last
+		// element is a weighted mean of 1, 2, 3 (the newer keys, turned
+		// like the query, weigh a little more).
+		fmt.Printf("step %d: output %v, last element %.3f\n", step, out.Output.Shape, out.Output.F32[H*D-1])
+	}
+	// Output:
+	// step 0: output [1 1 32], last element 1.000
+	// step 1: output [1 1 32], last element 1.517
+	// step 2: output [1 1 32], last element 2.068
+}
