@@ -249,68 +249,47 @@ func TestAppendRotary(t *testing.T) {
 }
 
 // BenchmarkRotary turns a decode step's query and key rows (32 and 8 heads
-// of 128, one token) in place: the rows' bytes a second (GB/s), and that
-// over a read of the same rows from where they are (the L1) measured in
-// the same run (read-fraction).
+// of 128, one token) in place, through Apply on the two views (call=apply)
+// and as one kernel call over the 40 rows (call=kernel): the rows' bytes
+// a second (GB/s), and that over a read of the same rows from where they
+// are (the L1) measured in the same run (read-fraction).
 func BenchmarkRotary(b *testing.B) {
 	const H, Hkv, d = 32, 8, 128
 	testutil.ForEachImplB(b, func(b *testing.B) {
 		for _, layout := range []RotaryLayout{RotateHalf, RotateInterleaved} {
-			b.Run("layout="+layout.String(), func(b *testing.B) {
-				rot, err := NewRotary(d, 4096, 500000, layout)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r := testutil.Rand(1)
-				qd, kd := testutil.Floats(r, H*d, 1), testutil.Floats(r, Hkv*d, 1)
-				q, _ := NewTensor(1, H, 1, d, qd)
-				k, _ := NewTensor(1, Hkv, 1, d, kd)
-				pos := []int{4000}
-				read := calib.ReadProbeOf([][]float32{qd, kd})
-				before := read.Rate(decodeReadSample)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					_ = rot.Apply(q, pos)
-					_ = rot.Apply(k, pos)
-				}
-				b.StopTimer()
-				rate := max(before, read.Rate(decodeReadSample))
-				gbs := float64((H+Hkv)*d*4) * float64(b.N) / b.Elapsed().Seconds() / 1e9
-				b.ReportMetric(gbs, "GB/s")
-				b.ReportMetric(gbs/rate, "read-fraction")
-			})
-		}
-	})
-}
-
-// TestNestedRows checks Apply's quick test of a view's rows against the
-// general one: whenever nestedRows says the rows are apart, distinctRows
-// agrees, over random shapes and strides (both usual nestings among them).
-func TestNestedRows(t *testing.T) {
-	r := testutil.Rand(9)
-	nested := 0
-	for range 20000 {
-		B, H, T, d := 1+r.IntN(3), 1+r.IntN(4), 1+r.IntN(4), 1+r.IntN(6)
-		st := [3]int{r.IntN(60), r.IntN(30), r.IntN(30)}
-		switch r.IntN(3) {
-		case 0: // [B][H][T][d] with padding
-			st = [3]int{H*T*d + r.IntN(3), T*d + r.IntN(3), d + r.IntN(3)}
-		case 1: // [B][T][H][d]
-			st = [3]int{T*H*d + r.IntN(3), d + r.IntN(2), H*d + r.IntN(3)}
-		}
-		x, err := NewTensorStrided(B, H, T, d, st[0], st[1], st[2], make([]float32, 4096))
-		if err != nil {
-			continue
-		}
-		if x.nestedRows() {
-			nested++
-			if !x.distinctRows() {
-				t.Fatalf("[%d %d %d %d] strides %v: nested, yet rows meet", B, H, T, d, st)
+			for _, call := range []string{"apply", "kernel"} {
+				b.Run("layout="+layout.String()+"/call="+call, func(b *testing.B) {
+					rot, err := NewRotary(d, 4096, 500000, layout)
+					if err != nil {
+						b.Fatal(err)
+					}
+					r := testutil.Rand(1)
+					rows := testutil.Floats(r, (H+Hkv)*d, 1)
+					qd, kd := rows[:H*d], rows[H*d:]
+					q, _ := NewTensor(1, H, 1, d, qd)
+					k, _ := NewTensor(1, Hkv, 1, d, kd)
+					pos := []int{4000}
+					half := d / 2
+					cos, sin := rot.cos[pos[0]*half:(pos[0]+1)*half], rot.sin[pos[0]*half:(pos[0]+1)*half]
+					read := calib.ReadProbeOf([][]float32{rows})
+					before := read.Rate(decodeReadSample)
+					b.ReportAllocs()
+					b.ResetTimer()
+					for b.Loop() {
+						if call == "kernel" {
+							rot.kernel(rows, d, H+Hkv, cos, sin)
+							continue
+						}
+						_ = rot.Apply(q, pos)
+						_ = rot.Apply(k, pos)
+					}
+					b.StopTimer()
+					rate := max(before, read.Rate(decodeReadSample))
+					gbs := float64((H+Hkv)*d*4) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+					b.ReportMetric(gbs, "GB/s")
+					b.ReportMetric(gbs/rate, "read-fraction")
+				})
 			}
 		}
-	}
-	if nested < 5000 {
-		t.Fatalf("only %d nested views drawn", nested)
-	}
+	})
 }

@@ -111,14 +111,15 @@ func genRotaryHalf(lanes int, p string) {
 		MOVQ(x, xr)
 		LEAQ(Mem{Base: x, Index: n, Scale: 4}, x2)
 		MOVQ(rows, r)
-		// one turns the row at xr+off (and its second half at x2+off).
-		one := func(off Register) {
+		// one turns the row at xr+sc·off (and its second half at
+		// x2+sc·off).
+		one := func(off Register, sc uint8) {
 			ma := Mem{Base: xr, Index: i, Scale: 4}
 			mb := Mem{Base: x2, Index: i, Scale: 4}
 			if off != nil {
 				t, u := GP64(), GP64()
-				LEAQ(Mem{Base: xr, Index: off, Scale: 1}, t)
-				LEAQ(Mem{Base: x2, Index: off, Scale: 1}, u)
+				LEAQ(Mem{Base: xr, Index: off, Scale: sc}, t)
+				LEAQ(Mem{Base: x2, Index: off, Scale: sc}, u)
 				ma, mb = Mem{Base: t, Index: i, Scale: 4}, Mem{Base: u, Index: i, Scale: 4}
 			}
 			a, b := vec(), vec()
@@ -129,21 +130,26 @@ func genRotaryHalf(lanes int, p string) {
 			store(b, mb, masked)
 		}
 		if !masked {
-			// Two rows an iteration: half the loop's own instructions.
-			Label(q + "_two")
-			CMPQ(r, U8(2))
+			// Four rows an iteration: a quarter of the loop's own
+			// instructions.
+			s3 := GP64()
+			LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+			Label(q + "_four")
+			CMPQ(r, U8(4))
 			JB(LabelRef(q))
-			one(nil)
-			one(stride)
-			LEAQ(Mem{Base: xr, Index: stride, Scale: 2}, xr)
-			LEAQ(Mem{Base: x2, Index: stride, Scale: 2}, x2)
-			SUBQ(U8(2), r)
-			JMP(LabelRef(q + "_two"))
+			one(nil, 1)
+			one(stride, 1)
+			one(stride, 2)
+			one(s3, 1)
+			LEAQ(Mem{Base: xr, Index: stride, Scale: 4}, xr)
+			LEAQ(Mem{Base: x2, Index: stride, Scale: 4}, x2)
+			SUBQ(U8(4), r)
+			JMP(LabelRef(q + "_four"))
 		}
 		Label(q)
 		TESTQ(r, r)
 		JZ(LabelRef(q + "_end"))
-		one(nil)
+		one(nil, 1)
 		ADDQ(stride, xr)
 		ADDQ(stride, x2)
 		DECQ(r)
@@ -259,12 +265,12 @@ func genRotaryPairs(lanes int, p string) {
 		xr, r := GP64(), GP64()
 		MOVQ(x, xr)
 		MOVQ(rows, r)
-		one := func(off Register) {
+		one := func(off Register, sc uint8) {
 			v := vec()
 			m := Mem{Base: xr, Index: j, Scale: 8}
 			if off != nil {
 				t := GP64()
-				LEAQ(Mem{Base: xr, Index: off, Scale: 1}, t)
+				LEAQ(Mem{Base: xr, Index: off, Scale: sc}, t)
 				m = Mem{Base: t, Index: j, Scale: 8}
 			}
 			switch {
@@ -286,19 +292,23 @@ func genRotaryPairs(lanes int, p string) {
 			}
 		}
 		if !masked {
-			Label(q + "_two")
-			CMPQ(r, U8(2))
+			s3 := GP64()
+			LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+			Label(q + "_four")
+			CMPQ(r, U8(4))
 			JB(LabelRef(q))
-			one(nil)
-			one(stride)
-			LEAQ(Mem{Base: xr, Index: stride, Scale: 2}, xr)
-			SUBQ(U8(2), r)
-			JMP(LabelRef(q + "_two"))
+			one(nil, 1)
+			one(stride, 1)
+			one(stride, 2)
+			one(s3, 1)
+			LEAQ(Mem{Base: xr, Index: stride, Scale: 4}, xr)
+			SUBQ(U8(4), r)
+			JMP(LabelRef(q + "_four"))
 		}
 		Label(q)
 		TESTQ(r, r)
 		JZ(LabelRef(q + "_end"))
-		one(nil)
+		one(nil, 1)
 		ADDQ(stride, xr)
 		DECQ(r)
 		JMP(LabelRef(q))

@@ -18390,7 +18390,7 @@ hrows_done:
 
 // func rotaryHalfAVX512(x []float32, stride int, rows int, cos []float32, sin []float32)
 // Requires: AVX, AVX512F
-TEXT ·rotaryHalfAVX512(SB), NOSPLIT, $0-88
+TEXT ·rotaryHalfAVX512(SB), NOSPLIT, $8-88
 	MOVQ  x_base+0(FP), AX
 	MOVQ  stride+24(FP), CX
 	SHLQ  $0x02, CX
@@ -18414,9 +18414,10 @@ rhz_chunk:
 	MOVQ    AX, R11
 	LEAQ    (AX)(DI*4), R12
 	MOVQ    DX, R13
+	LEAQ    (CX)(CX*2), R14
 
-rhz_rows_two:
-	CMPQ    R13, $0x02
+rhz_rows_four:
+	CMPQ    R13, $0x04
 	JB      rhz_rows
 	VMOVUPS (R11)(R10*4), Z2
 	VMOVUPS (R12)(R10*4), Z3
@@ -18428,22 +18429,46 @@ rhz_rows_two:
 	VADDPS  Z6, Z3, Z3
 	VMOVUPS Z2, (R11)(R10*4)
 	VMOVUPS Z3, (R12)(R10*4)
-	LEAQ    (R11)(CX*1), R14
-	LEAQ    (R12)(CX*1), R15
-	VMOVUPS (R14)(R10*4), Z2
-	VMOVUPS (R15)(R10*4), Z3
+	LEAQ    (R11)(CX*1), R15
+	LEAQ    (R12)(CX*1), BP
+	VMOVUPS (R15)(R10*4), Z2
+	VMOVUPS (BP)(R10*4), Z3
 	VMULPS  Z2, Z0, Z4
 	VMULPS  Z3, Z1, Z5
 	VMULPS  Z2, Z1, Z6
 	VMULPS  Z3, Z0, Z3
 	VSUBPS  Z5, Z4, Z2
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS Z2, (R14)(R10*4)
-	VMOVUPS Z3, (R15)(R10*4)
-	LEAQ    (R11)(CX*2), R11
-	LEAQ    (R12)(CX*2), R12
-	SUBQ    $0x02, R13
-	JMP     rhz_rows_two
+	VMOVUPS Z2, (R15)(R10*4)
+	VMOVUPS Z3, (BP)(R10*4)
+	LEAQ    (R11)(CX*2), R15
+	LEAQ    (R12)(CX*2), BP
+	VMOVUPS (R15)(R10*4), Z2
+	VMOVUPS (BP)(R10*4), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z2, Z1, Z6
+	VMULPS  Z3, Z0, Z3
+	VSUBPS  Z5, Z4, Z2
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS Z2, (R15)(R10*4)
+	VMOVUPS Z3, (BP)(R10*4)
+	LEAQ    (R11)(R14*1), R15
+	LEAQ    (R12)(R14*1), BP
+	VMOVUPS (R15)(R10*4), Z2
+	VMOVUPS (BP)(R10*4), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z2, Z1, Z6
+	VMULPS  Z3, Z0, Z3
+	VSUBPS  Z5, Z4, Z2
+	VADDPS  Z6, Z3, Z3
+	VMOVUPS Z2, (R15)(R10*4)
+	VMOVUPS Z3, (BP)(R10*4)
+	LEAQ    (R11)(CX*4), R11
+	LEAQ    (R12)(CX*4), R12
+	SUBQ    $0x04, R13
+	JMP     rhz_rows_four
 
 rhz_rows:
 	TESTQ   R13, R13
@@ -18530,9 +18555,10 @@ rpz_chunk:
 	VXORPS  Z1, Z3, Z3
 	MOVQ    AX, R10
 	MOVQ    DX, R11
+	LEAQ    (CX)(CX*2), R12
 
-rpz_rows_two:
-	CMPQ      R11, $0x02
+rpz_rows_four:
+	CMPQ      R11, $0x04
 	JB        rpz_rows
 	VMOVUPS   (R10)(R9*8), Z4
 	VPERMILPS $0xb1, Z4, Z5
@@ -18540,16 +18566,30 @@ rpz_rows_two:
 	VMULPS    Z5, Z3, Z5
 	VADDPS    Z5, Z4, Z4
 	VMOVUPS   Z4, (R10)(R9*8)
-	LEAQ      (R10)(CX*1), R12
-	VMOVUPS   (R12)(R9*8), Z4
+	LEAQ      (R10)(CX*1), R13
+	VMOVUPS   (R13)(R9*8), Z4
 	VPERMILPS $0xb1, Z4, Z5
 	VMULPS    Z4, Z2, Z4
 	VMULPS    Z5, Z3, Z5
 	VADDPS    Z5, Z4, Z4
-	VMOVUPS   Z4, (R12)(R9*8)
-	LEAQ      (R10)(CX*2), R10
-	SUBQ      $0x02, R11
-	JMP       rpz_rows_two
+	VMOVUPS   Z4, (R13)(R9*8)
+	LEAQ      (R10)(CX*2), R13
+	VMOVUPS   (R13)(R9*8), Z4
+	VPERMILPS $0xb1, Z4, Z5
+	VMULPS    Z4, Z2, Z4
+	VMULPS    Z5, Z3, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, (R13)(R9*8)
+	LEAQ      (R10)(R12*1), R13
+	VMOVUPS   (R13)(R9*8), Z4
+	VPERMILPS $0xb1, Z4, Z5
+	VMULPS    Z4, Z2, Z4
+	VMULPS    Z5, Z3, Z5
+	VADDPS    Z5, Z4, Z4
+	VMOVUPS   Z4, (R13)(R9*8)
+	LEAQ      (R10)(CX*4), R10
+	SUBQ      $0x04, R11
+	JMP       rpz_rows_four
 
 rpz_rows:
 	TESTQ     R11, R11
@@ -42623,7 +42663,7 @@ hry_done:
 
 // func rotaryHalfAVX2(x []float32, stride int, rows int, cos []float32, sin []float32)
 // Requires: AVX
-TEXT ·rotaryHalfAVX2(SB), NOSPLIT, $0-88
+TEXT ·rotaryHalfAVX2(SB), NOSPLIT, $8-88
 	MOVQ    x_base+0(FP), AX
 	MOVQ    stride+24(FP), CX
 	SHLQ    $0x02, CX
@@ -42653,9 +42693,10 @@ rhy_chunk:
 	MOVQ    AX, R11
 	LEAQ    (AX)(DI*4), R12
 	MOVQ    DX, R13
+	LEAQ    (CX)(CX*2), R14
 
-rhy_rows_two:
-	CMPQ    R13, $0x02
+rhy_rows_four:
+	CMPQ    R13, $0x04
 	JB      rhy_rows
 	VMOVUPS (R11)(R10*4), Y3
 	VMOVUPS (R12)(R10*4), Y4
@@ -42667,22 +42708,46 @@ rhy_rows_two:
 	VADDPS  Y7, Y4, Y4
 	VMOVUPS Y3, (R11)(R10*4)
 	VMOVUPS Y4, (R12)(R10*4)
-	LEAQ    (R11)(CX*1), R14
-	LEAQ    (R12)(CX*1), R15
-	VMOVUPS (R14)(R10*4), Y3
-	VMOVUPS (R15)(R10*4), Y4
+	LEAQ    (R11)(CX*1), R15
+	LEAQ    (R12)(CX*1), BP
+	VMOVUPS (R15)(R10*4), Y3
+	VMOVUPS (BP)(R10*4), Y4
 	VMULPS  Y3, Y1, Y5
 	VMULPS  Y4, Y2, Y6
 	VMULPS  Y3, Y2, Y7
 	VMULPS  Y4, Y1, Y4
 	VSUBPS  Y6, Y5, Y3
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS Y3, (R14)(R10*4)
-	VMOVUPS Y4, (R15)(R10*4)
-	LEAQ    (R11)(CX*2), R11
-	LEAQ    (R12)(CX*2), R12
-	SUBQ    $0x02, R13
-	JMP     rhy_rows_two
+	VMOVUPS Y3, (R15)(R10*4)
+	VMOVUPS Y4, (BP)(R10*4)
+	LEAQ    (R11)(CX*2), R15
+	LEAQ    (R12)(CX*2), BP
+	VMOVUPS (R15)(R10*4), Y3
+	VMOVUPS (BP)(R10*4), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VMULPS  Y3, Y2, Y7
+	VMULPS  Y4, Y1, Y4
+	VSUBPS  Y6, Y5, Y3
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS Y3, (R15)(R10*4)
+	VMOVUPS Y4, (BP)(R10*4)
+	LEAQ    (R11)(R14*1), R15
+	LEAQ    (R12)(R14*1), BP
+	VMOVUPS (R15)(R10*4), Y3
+	VMOVUPS (BP)(R10*4), Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y4, Y2, Y6
+	VMULPS  Y3, Y2, Y7
+	VMULPS  Y4, Y1, Y4
+	VSUBPS  Y6, Y5, Y3
+	VADDPS  Y7, Y4, Y4
+	VMOVUPS Y3, (R15)(R10*4)
+	VMOVUPS Y4, (BP)(R10*4)
+	LEAQ    (R11)(CX*4), R11
+	LEAQ    (R12)(CX*4), R12
+	SUBQ    $0x04, R13
+	JMP     rhy_rows_four
 
 rhy_rows:
 	TESTQ   R13, R13
@@ -42777,9 +42842,10 @@ rpy_chunk:
 	VXORPS  Y1, Y5, Y5
 	MOVQ    AX, R10
 	MOVQ    DX, R11
+	LEAQ    (CX)(CX*2), R12
 
-rpy_rows_two:
-	CMPQ      R11, $0x02
+rpy_rows_four:
+	CMPQ      R11, $0x04
 	JB        rpy_rows
 	VMOVUPS   (R10)(R9*8), Y6
 	VPERMILPS $0xb1, Y6, Y7
@@ -42787,16 +42853,30 @@ rpy_rows_two:
 	VMULPS    Y7, Y5, Y7
 	VADDPS    Y7, Y6, Y6
 	VMOVUPS   Y6, (R10)(R9*8)
-	LEAQ      (R10)(CX*1), R12
-	VMOVUPS   (R12)(R9*8), Y6
+	LEAQ      (R10)(CX*1), R13
+	VMOVUPS   (R13)(R9*8), Y6
 	VPERMILPS $0xb1, Y6, Y7
 	VMULPS    Y6, Y4, Y6
 	VMULPS    Y7, Y5, Y7
 	VADDPS    Y7, Y6, Y6
-	VMOVUPS   Y6, (R12)(R9*8)
-	LEAQ      (R10)(CX*2), R10
-	SUBQ      $0x02, R11
-	JMP       rpy_rows_two
+	VMOVUPS   Y6, (R13)(R9*8)
+	LEAQ      (R10)(CX*2), R13
+	VMOVUPS   (R13)(R9*8), Y6
+	VPERMILPS $0xb1, Y6, Y7
+	VMULPS    Y6, Y4, Y6
+	VMULPS    Y7, Y5, Y7
+	VADDPS    Y7, Y6, Y6
+	VMOVUPS   Y6, (R13)(R9*8)
+	LEAQ      (R10)(R12*1), R13
+	VMOVUPS   (R13)(R9*8), Y6
+	VPERMILPS $0xb1, Y6, Y7
+	VMULPS    Y6, Y4, Y6
+	VMULPS    Y7, Y5, Y7
+	VADDPS    Y7, Y6, Y6
+	VMOVUPS   Y6, (R13)(R9*8)
+	LEAQ      (R10)(CX*4), R10
+	SUBQ      $0x04, R11
+	JMP       rpy_rows_four
 
 rpy_rows:
 	TESTQ     R11, R11
