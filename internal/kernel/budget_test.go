@@ -31,7 +31,7 @@ import (
 // rotation and quantiser of 128-wide rows raised it by its 359 lines (an
 // int8 Append of one token 0.64 of its time without it: see its table
 // entry). The rotary-embedding kernels, an operation of their own, raised
-// avx512's by their 207 lines and avx2's by their 190 (four rows an
+// avx512's by their 282 lines and avx2's by their 260 (four rows an
 // iteration where the rows are whole vectors: a decode step's interleaved
 // rotation 0.82 of its time with two on avx512, 0.65 on avx2).
 var (
