@@ -33,9 +33,10 @@ import (
 // entry). The rotary-embedding kernels, an operation of their own, raised
 // avx512's by their 282 lines and avx2's by their 260 (four rows an
 // iteration where the rows are whole vectors: a decode step's interleaved
-// rotation 0.82 of its time with two on avx512, 0.65 on avx2).
+// rotation 0.82 of its time with two on avx512, 0.65 on avx2), neon's by
+// their 130.
 var (
-	productionBudget   = map[string]int{"AVX512": 24550, "AVX2": 23280, "NEON": 3830}
+	productionBudget   = map[string]int{"AVX512": 24550, "AVX2": 23280, "NEON": 3960}
 	experimentalBudget = map[string]int{"AVX512": 13000, "AVX2": 0, "NEON": 0}
 )
 

@@ -612,13 +612,23 @@ func HadamardRows(x []float32, d int, f float32) {
 // c·x_(i+n) (c = cos[i], s = sin[i]), each product and each sum rounded
 // once, no fused multiply-add: ONNX RotaryEmbedding's float32 arithmetic.
 func RotaryHalf(x []float32, stride, rows int, cos, sin []float32) {
-	rotaryHalfGeneric(x, stride, rows, cos, sin)
+	switch active {
+	case ImplNEON:
+		rotaryHalfNEON(x, stride, rows, cos, sin)
+	default:
+		rotaryHalfGeneric(x, stride, rows, cos, sin)
+	}
 }
 
 // RotaryPairs is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) = c·x_2i
 // − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.
 func RotaryPairs(x []float32, stride, rows int, cos, sin []float32) {
-	rotaryPairsGeneric(x, stride, rows, cos, sin)
+	switch active {
+	case ImplNEON:
+		rotaryPairsNEON(x, stride, rows, cos, sin)
+	default:
+		rotaryPairsGeneric(x, stride, rows, cos, sin)
+	}
 }
 
 // Hadamard applies the orthonormal Walsh–Hadamard rotation in blocks of b

@@ -111,6 +111,21 @@ func widenRowsI8NEON(dst []float32, src []int8, stride int, d int)
 //go:noescape
 func hadamardRowsNEON(x []float32, d int, f float32)
 
+// rotaryHalfNEON rotates each of rows rows of x (row r at x[r·stride:]) in
+// place, as a rotary embedding rotates rotate-half pairs: with n = len(cos)
+// = len(sin), for i < n, x_i, x_(i+n) = c·x_i − s·x_(i+n), s·x_i +
+// c·x_(i+n) (c = cos[i], s = sin[i]), each product and each sum rounded
+// once, no fused multiply-add: ONNX RotaryEmbedding's float32 arithmetic.
+//
+//go:noescape
+func rotaryHalfNEON(x []float32, stride, rows int, cos, sin []float32)
+
+// rotaryPairsNEON is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) =
+// c·x_2i − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.
+//
+//go:noescape
+func rotaryPairsNEON(x []float32, stride, rows int, cos, sin []float32)
+
 // maxNEON returns the largest x[i], NaN if any is NaN, -Inf if x is empty.
 //
 //go:noescape

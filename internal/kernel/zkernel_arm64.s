@@ -2046,6 +2046,142 @@ hadamardRowsNEON_mul211:
 hadamardRowsNEON_done205:
 	RET
 
+// func rotaryHalfNEON(x []float32, stride, rows int, cos, sin []float32)
+TEXT ·rotaryHalfNEON(SB), NOSPLIT, $0-88
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	LSL $2, R1, R1
+	MOVD rows+32(FP), R2
+	MOVD cos_base+40(FP), R3
+	MOVD cos_len+48(FP), R5
+	MOVD sin_base+64(FP), R4
+	LSL $2, R5, R6
+	AND $~3, R5, R8
+	LSL $2, R8, R8
+	MOVD ZR, R7
+rotaryHalfNEON_chunk212:
+	CMP R8, R7
+	BGE rotaryHalfNEON_tail215
+	ADD R7, R3, R12
+	VLD1 (R12), [V6.S4]
+	ADD R7, R4, R12
+	VLD1 (R12), [V7.S4]
+	ADD R7, R0, R9
+	ADD R6, R9, R10
+	MOVD R2, R11
+rotaryHalfNEON_rows213:
+	CBZ R11, rotaryHalfNEON_next214
+	VLD1 (R9), [V0.S4]
+	VLD1 (R10), [V1.S4]
+	WORD $0x6e26dc02 // fmul v2.4s, v0.4s, v6.4s
+	WORD $0x6e27dc23 // fmul v3.4s, v1.4s, v7.4s
+	WORD $0x6e27dc04 // fmul v4.4s, v0.4s, v7.4s
+	WORD $0x6e26dc25 // fmul v5.4s, v1.4s, v6.4s
+	WORD $0x4ea3d440 // fsub v0.4s, v2.4s, v3.4s
+	WORD $0x4e25d481 // fadd v1.4s, v4.4s, v5.4s
+	VST1 [V0.S4], (R9)
+	VST1 [V1.S4], (R10)
+	ADD R1, R9, R9
+	ADD R1, R10, R10
+	SUB $1, R11, R11
+	B rotaryHalfNEON_rows213
+rotaryHalfNEON_next214:
+	ADD $16, R7, R7
+	B rotaryHalfNEON_chunk212
+rotaryHalfNEON_tail215:
+	CMP R6, R7
+	BGE rotaryHalfNEON_done218
+	FMOVS (R3)(R7), F6
+	FMOVS (R4)(R7), F7
+	ADD R7, R0, R9
+	ADD R6, R9, R10
+	MOVD R2, R11
+rotaryHalfNEON_trows216:
+	CBZ R11, rotaryHalfNEON_tnext217
+	FMOVS (R9), F0
+	FMOVS (R10), F1
+	FMULS F6, F0, F2
+	FMULS F7, F1, F3
+	FMULS F7, F0, F4
+	FMULS F6, F1, F5
+	FSUBS F3, F2, F0
+	FADDS F5, F4, F1
+	FMOVS F0, (R9)
+	FMOVS F1, (R10)
+	ADD R1, R9, R9
+	ADD R1, R10, R10
+	SUB $1, R11, R11
+	B rotaryHalfNEON_trows216
+rotaryHalfNEON_tnext217:
+	ADD $4, R7, R7
+	B rotaryHalfNEON_tail215
+rotaryHalfNEON_done218:
+	RET
+
+// func rotaryPairsNEON(x []float32, stride, rows int, cos, sin []float32)
+TEXT ·rotaryPairsNEON(SB), NOSPLIT, $0-88
+	MOVD x_base+0(FP), R0
+	MOVD stride+24(FP), R1
+	LSL $2, R1, R1
+	MOVD rows+32(FP), R2
+	MOVD cos_base+40(FP), R3
+	MOVD cos_len+48(FP), R5
+	MOVD sin_base+64(FP), R4
+	MOVD $·neonHadamardSigns<>(SB), R12
+	VLD1 (R12), [V16.S4]
+	LSL $2, R5, R6
+	AND $~1, R5, R8
+	LSL $2, R8, R8
+	MOVD ZR, R7
+rotaryPairsNEON_chunk219:
+	CMP R8, R7
+	BGE rotaryPairsNEON_tail222
+	FMOVD (R3)(R7), F6
+	FMOVD (R4)(R7), F7
+	VZIP1 V6.S4, V6.S4, V6.S4
+	VZIP1 V7.S4, V7.S4, V7.S4
+	WORD $0x6e30dce7 // fmul v7.4s, v7.4s, v16.4s
+	ADD R7<<1, R0, R9
+	MOVD R2, R11
+rotaryPairsNEON_rows220:
+	CBZ R11, rotaryPairsNEON_next221
+	VLD1 (R9), [V0.S4]
+	VREV64 V0.S4, V1.S4
+	WORD $0x6e26dc02 // fmul v2.4s, v0.4s, v6.4s
+	WORD $0x6e27dc23 // fmul v3.4s, v1.4s, v7.4s
+	WORD $0x4ea3d440 // fsub v0.4s, v2.4s, v3.4s
+	VST1 [V0.S4], (R9)
+	ADD R1, R9, R9
+	SUB $1, R11, R11
+	B rotaryPairsNEON_rows220
+rotaryPairsNEON_next221:
+	ADD $8, R7, R7
+	B rotaryPairsNEON_chunk219
+rotaryPairsNEON_tail222:
+	CMP R6, R7
+	BGE rotaryPairsNEON_done224
+	FMOVS (R3)(R7), F6
+	FMOVS (R4)(R7), F7
+	ADD R7<<1, R0, R9
+	MOVD R2, R11
+rotaryPairsNEON_trows223:
+	CBZ R11, rotaryPairsNEON_done224
+	FMOVS (R9), F0
+	FMOVS 4(R9), F1
+	FMULS F6, F0, F2
+	FMULS F7, F1, F3
+	FMULS F7, F0, F4
+	FMULS F6, F1, F5
+	FSUBS F3, F2, F0
+	FADDS F5, F4, F1
+	FMOVS F0, (R9)
+	FMOVS F1, 4(R9)
+	ADD R1, R9, R9
+	SUB $1, R11, R11
+	B rotaryPairsNEON_trows223
+rotaryPairsNEON_done224:
+	RET
+
 // func maxNEON(x []float32) float32
 TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
@@ -2056,37 +2192,37 @@ TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	VDUP R3, V2.S4
 	VDUP R3, V3.S4
 	LSR $4, R1, R2
-	CBZ R2, maxNEON_vec213
-maxNEON_loop212:
+	CBZ R2, maxNEON_vec226
+maxNEON_loop225:
 	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	WORD $0x4e31f421 // fmax v1.4s, v1.4s, v17.4s
 	WORD $0x4e32f442 // fmax v2.4s, v2.4s, v18.4s
 	WORD $0x4e33f463 // fmax v3.4s, v3.4s, v19.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_loop212
-maxNEON_vec213:
+	CBNZ R2, maxNEON_loop225
+maxNEON_vec226:
 	UBFX $2, R1, $2, R2
-	CBZ R2, maxNEON_scalar215
-maxNEON_vloop214:
+	CBZ R2, maxNEON_scalar228
+maxNEON_vloop227:
 	VLD1.P 16(R0), [V16.S4]
 	WORD $0x4e30f400 // fmax v0.4s, v0.4s, v16.4s
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_vloop214
-maxNEON_scalar215:
+	CBNZ R2, maxNEON_vloop227
+maxNEON_scalar228:
 	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
 	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
 	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
 	WORD $0x6e20f400 // fmaxp v0.4s, v0.4s, v0.4s
 	WORD $0x7e30f800 // fmaxp s0, v0.2s
 	AND $3, R1, R2
-	CBZ R2, maxNEON_done217
-maxNEON_sloop216:
+	CBZ R2, maxNEON_done230
+maxNEON_sloop229:
 	FMOVS.P 4(R0), F1
 	FMAXS F1, F0, F0
 	SUB $1, R2, R2
-	CBNZ R2, maxNEON_sloop216
-maxNEON_done217:
+	CBNZ R2, maxNEON_sloop229
+maxNEON_done230:
 	FMOVS F0, ret+24(FP)
 	RET
 
@@ -2097,8 +2233,8 @@ TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R1
 	LSR $4, R1, R2
-	CBZ R2, scaleNEON_vec219
-scaleNEON_loop218:
+	CBZ R2, scaleNEON_vec232
+scaleNEON_loop231:
 	MOVD R0, R3
 	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
@@ -2107,26 +2243,26 @@ scaleNEON_loop218:
 	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_loop218
-scaleNEON_vec219:
+	CBNZ R2, scaleNEON_loop231
+scaleNEON_vec232:
 	UBFX $2, R1, $2, R2
-	CBZ R2, scaleNEON_scalar221
-scaleNEON_vloop220:
+	CBZ R2, scaleNEON_scalar234
+scaleNEON_vloop233:
 	VLD1 (R0), [V0.S4]
 	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
 	VST1.P [V0.S4], 16(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_vloop220
-scaleNEON_scalar221:
+	CBNZ R2, scaleNEON_vloop233
+scaleNEON_scalar234:
 	AND $3, R1, R2
-	CBZ R2, scaleNEON_done223
-scaleNEON_sloop222:
+	CBZ R2, scaleNEON_done236
+scaleNEON_sloop235:
 	FMOVS (R0), F0
 	FMULS F31, F0, F0
 	FMOVS.P F0, 4(R0)
 	SUB $1, R2, R2
-	CBNZ R2, scaleNEON_sloop222
-scaleNEON_done223:
+	CBNZ R2, scaleNEON_sloop235
+scaleNEON_done236:
 	RET
 
 // func expNEON(dst, x []float32)
@@ -2148,8 +2284,8 @@ TEXT ·expNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R4), [V26.S4]
 	VLD1R.P 4(R4), [V27.S4]
 	LSR $4, R2, R3
-	CBZ R3, expNEON_next225
-expNEON_loop224:
+	CBZ R3, expNEON_next238
+expNEON_loop237:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VAND V27.B16, V1.B16, V13.B16
@@ -2242,7 +2378,7 @@ expNEON_loop224:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok226
+	BLS expNEON_ok239
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -2415,15 +2551,15 @@ expNEON_loop224:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expNEON_ok226:
+expNEON_ok239:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop224
-expNEON_next225:
+	CBNZ R3, expNEON_loop237
+expNEON_next238:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expNEON_next228
-expNEON_loop227:
+	CBZ R3, expNEON_next241
+expNEON_loop240:
 	VLD1 (R1), [V0.S4]
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
@@ -2450,7 +2586,7 @@ expNEON_loop227:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok229
+	BLS expNEON_ok242
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	VMOV V16.B16, V4.B16
@@ -2494,25 +2630,25 @@ expNEON_loop227:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok229:
+expNEON_ok242:
 	VST1.P [V4.S4], 16(R0)
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expNEON_loop227
-expNEON_next228:
+	CBNZ R3, expNEON_loop240
+expNEON_next241:
 	AND $3, R2, R5
-	CBZ R5, expNEON_done230
+	CBZ R5, expNEON_done243
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll231
+	BLT expNEON_ll244
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll231
+	BLT expNEON_ll244
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll231:
+expNEON_ll244:
 	VAND V27.B16, V0.B16, V31.B16
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
@@ -2538,18 +2674,18 @@ expNEON_ll231:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expNEON_ok232
+	BLS expNEON_ok245
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expNEON_ll233
+	BLT expNEON_ll246
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expNEON_ll233
+	BLT expNEON_ll246
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expNEON_ll233:
+expNEON_ll246:
 	VMOV V16.B16, V4.B16
 	VFMLA V17.S4, V0.S4, V4.S4
 	WORD $0x4eb0d488 // fsub v8.4s, v4.4s, v16.4s
@@ -2591,18 +2727,18 @@ expNEON_ll233:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expNEON_ok232:
+expNEON_ok245:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expNEON_ls234
+	BLT expNEON_ls247
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expNEON_ls234
+	BLT expNEON_ls247
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expNEON_ls234:
-expNEON_done230:
+expNEON_ls247:
+expNEON_done243:
 	RET
 
 // func expSumNEON(dst, x []float32, m float32) float32
@@ -2627,8 +2763,8 @@ TEXT ·expSumNEON(SB), NOSPLIT, $0-60
 	VDUP V31.S[0], V29.S4
 	VEOR V30.B16, V30.B16, V30.B16
 	LSR $4, R2, R3
-	CBZ R3, expSumNEON_next236
-expSumNEON_loop235:
+	CBZ R3, expSumNEON_next249
+expSumNEON_loop248:
 	VLD1 (R1), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	WORD $0x4ebdd421 // fsub v1.4s, v1.4s, v29.4s
@@ -2725,7 +2861,7 @@ expSumNEON_loop235:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok237
+	BLS expSumNEON_ok250
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2902,7 +3038,7 @@ expSumNEON_loop235:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-expSumNEON_ok237:
+expSumNEON_ok250:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	WORD $0x4e25d7de // fadd v30.4s, v30.4s, v5.4s
@@ -2910,11 +3046,11 @@ expSumNEON_ok237:
 	WORD $0x4e27d7de // fadd v30.4s, v30.4s, v7.4s
 	ADD $64, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop235
-expSumNEON_next236:
+	CBNZ R3, expSumNEON_loop248
+expSumNEON_next249:
 	UBFX $2, R2, $2, R3
-	CBZ R3, expSumNEON_next239
-expSumNEON_loop238:
+	CBZ R3, expSumNEON_next252
+expSumNEON_loop251:
 	VLD1 (R1), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	VAND V27.B16, V0.B16, V31.B16
@@ -2942,7 +3078,7 @@ expSumNEON_loop238:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok240
+	BLS expSumNEON_ok253
 	ADD $0, R1, R6
 	VLD1 (R6), [V0.S4]
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
@@ -2987,26 +3123,26 @@ expSumNEON_loop238:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok240:
+expSumNEON_ok253:
 	VST1.P [V4.S4], 16(R0)
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
 	ADD $16, R1, R1
 	SUB $1, R3, R3
-	CBNZ R3, expSumNEON_loop238
-expSumNEON_next239:
+	CBNZ R3, expSumNEON_loop251
+expSumNEON_next252:
 	AND $3, R2, R5
-	CBZ R5, expSumNEON_done241
+	CBZ R5, expSumNEON_done254
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll242
+	BLT expSumNEON_ll255
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll242
+	BLT expSumNEON_ll255
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll242:
+expSumNEON_ll255:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -3038,18 +3174,18 @@ expSumNEON_ll242:
 	VMOV V31.S[0], R4
 	MOVW $0x42ad0000, R16
 	CMPW R16, R4
-	BLS expSumNEON_ok243
+	BLS expSumNEON_ok256
 	VEOR V0.B16, V0.B16, V0.B16
 	VLD1 (R1), V0.S[0]
 	CMP $2, R5
-	BLT expSumNEON_ll244
+	BLT expSumNEON_ll257
 	ADD $4, R1, R6
 	VLD1 (R6), V0.S[1]
 	CMP $3, R5
-	BLT expSumNEON_ll244
+	BLT expSumNEON_ll257
 	ADD $8, R1, R6
 	VLD1 (R6), V0.S[2]
-expSumNEON_ll244:
+expSumNEON_ll257:
 	WORD $0x4ebdd400 // fsub v0.4s, v0.4s, v29.4s
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
@@ -3097,24 +3233,24 @@ expSumNEON_ll244:
 	VDUP R4, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V4.B16
-expSumNEON_ok243:
+expSumNEON_ok256:
 	VST1 V4.S[0], (R0)
 	CMP $2, R5
-	BLT expSumNEON_ls245
+	BLT expSumNEON_ls258
 	ADD $4, R0, R6
 	VST1 V4.S[1], (R6)
 	CMP $3, R5
-	BLT expSumNEON_ls245
+	BLT expSumNEON_ls258
 	ADD $8, R0, R6
 	VST1 V4.S[2], (R6)
-expSumNEON_ls245:
+expSumNEON_ls258:
 	MOVD $·neonTailMask<>(SB), R6
 	ADD $16, R6, R6
 	SUB R5<<2, R6, R6
 	VLD1 (R6), [V28.S4]
 	VAND V28.B16, V4.B16, V4.B16
 	WORD $0x4e24d7de // fadd v30.4s, v30.4s, v4.4s
-expSumNEON_done241:
+expSumNEON_done254:
 	WORD $0x6e3ed7de // faddp v30.4s, v30.4s, v30.4s
 	WORD $0x7e30dbde // faddp s30, v30.2s
 	FMOVS F30, ret+56(FP)
@@ -3131,9 +3267,9 @@ TEXT ·blockScoresNEON(SB), NOSPLIT, $0-80
 	MOVD k_base+48(FP), R4
 	MOVD stride+72(FP), R5
 	LSL $2, R5, R5
-blockScoresNEON_keys246:
+blockScoresNEON_keys259:
 	CMP $4, R1
-	BLT blockScoresNEON_next247
+	BLT blockScoresNEON_next260
 	MOVD R4, R8
 	ADD R5, R8, R9
 	ADD R5, R9, R10
@@ -3155,9 +3291,9 @@ blockScoresNEON_keys246:
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store249
+	CBZ R3, blockScoresNEON_store262
 	MOVD R3, R6
-blockScoresNEON_dim248:
+blockScoresNEON_dim261:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VLD1R.P 4(R9), [V21.S4]
@@ -3180,8 +3316,8 @@ blockScoresNEON_dim248:
 	VFMLA V23.S4, V18.S4, V14.S4
 	VFMLA V23.S4, V19.S4, V15.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim248
-blockScoresNEON_store249:
+	CBNZ R6, blockScoresNEON_dim261
+blockScoresNEON_store262:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
@@ -3190,20 +3326,20 @@ blockScoresNEON_store249:
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $4, R1, R1
-	B blockScoresNEON_keys246
-blockScoresNEON_next247:
-blockScoresNEON_keys250:
+	B blockScoresNEON_keys259
+blockScoresNEON_next260:
+blockScoresNEON_keys263:
 	CMP $1, R1
-	BLT blockScoresNEON_next251
+	BLT blockScoresNEON_next264
 	MOVD R4, R8
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	MOVD R2, R7
-	CBZ R3, blockScoresNEON_store253
+	CBZ R3, blockScoresNEON_store266
 	MOVD R3, R6
-blockScoresNEON_dim252:
+blockScoresNEON_dim265:
 	VLD1.P 64(R7), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R.P 4(R8), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3211,15 +3347,15 @@ blockScoresNEON_dim252:
 	VFMLA V20.S4, V18.S4, V2.S4
 	VFMLA V20.S4, V19.S4, V3.S4
 	SUB $1, R6, R6
-	CBNZ R6, blockScoresNEON_dim252
-blockScoresNEON_store253:
+	CBNZ R6, blockScoresNEON_dim265
+blockScoresNEON_store266:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	MOVD $1, R12
 	MUL R5, R12, R12
 	ADD R12, R4, R4
 	SUB $1, R1, R1
-	B blockScoresNEON_keys250
-blockScoresNEON_next251:
+	B blockScoresNEON_keys263
+blockScoresNEON_next264:
 	RET
 
 // func blockMaxNEON(st, ml []float32)
@@ -3229,8 +3365,8 @@ TEXT ·blockMaxNEON(SB), NOSPLIT, $0-48
 	LSR $4, R1, R1
 	MOVD ml_base+24(FP), R2
 	VLD1 (R2), [V0.S4, V1.S4, V2.S4, V3.S4]
-	CBZ R1, blockMaxNEON_maxdone255
-blockMaxNEON_max254:
+	CBZ R1, blockMaxNEON_maxdone268
+blockMaxNEON_max267:
 	VLD1.P 64(R0), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x6ea0e488 // fcmgt v8.4s, v4.4s, v0.4s
 	VBIT V8.B16, V4.B16, V0.B16
@@ -3241,8 +3377,8 @@ blockMaxNEON_max254:
 	WORD $0x6ea3e4eb // fcmgt v11.4s, v7.4s, v3.4s
 	VBIT V11.B16, V7.B16, V3.B16
 	SUB $1, R1, R1
-	CBNZ R1, blockMaxNEON_max254
-blockMaxNEON_maxdone255:
+	CBNZ R1, blockMaxNEON_max267
+blockMaxNEON_maxdone268:
 	VLD1 (R2), [V4.S4, V5.S4, V6.S4, V7.S4]
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R2)
 	MOVW $0xff800000, R3
@@ -3470,8 +3606,8 @@ TEXT ·blockExpSumNEON(SB), NOSPLIT, $0-48
 	VLD1R.P 4(R3), [V25.S4]
 	VLD1R.P 4(R3), [V26.S4]
 	VLD1R.P 4(R3), [V27.S4]
-	CBZ R1, blockExpSumNEON_done257
-blockExpSumNEON_row256:
+	CBZ R1, blockExpSumNEON_done270
+blockExpSumNEON_row269:
 	VLD1 (R0), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1 (R4), [V4.S4, V5.S4, V6.S4, V7.S4]
 	WORD $0x4ea4d400 // fsub v0.4s, v0.4s, v4.4s
@@ -3569,7 +3705,7 @@ blockExpSumNEON_row256:
 	VMOV V31.S[0], R3
 	MOVW $0x42ad0000, R16
 	CMPW R16, R3
-	BLS blockExpSumNEON_ok258
+	BLS blockExpSumNEON_ok271
 	ADD $0, R0, R6
 	VLD1 (R6), [V0.S4]
 	ADD $0, R4, R6
@@ -3754,7 +3890,7 @@ blockExpSumNEON_row256:
 	VDUP R3, V28.S4
 	WORD $0x6ebce5cc // fcmgt v12.4s, v14.4s, v28.4s
 	VBIT V12.B16, V9.B16, V7.B16
-blockExpSumNEON_ok258:
+blockExpSumNEON_ok271:
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VLD1 (R5), [V8.S4, V9.S4, V10.S4, V11.S4]
 	WORD $0x4e24d508 // fadd v8.4s, v8.4s, v4.4s
@@ -3763,8 +3899,8 @@ blockExpSumNEON_ok258:
 	WORD $0x4e27d56b // fadd v11.4s, v11.4s, v7.4s
 	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R5)
 	SUB $1, R1, R1
-	CBNZ R1, blockExpSumNEON_row256
-blockExpSumNEON_done257:
+	CBNZ R1, blockExpSumNEON_row269
+blockExpSumNEON_done270:
 	RET
 
 // func blockBlendNEON(ot, st, v []float32, stride int, c []float32)
@@ -3780,19 +3916,19 @@ TEXT ·blockBlendNEON(SB), NOSPLIT, $0-104
 	LSL $2, R5, R5
 	MOVD c_base+80(FP), R6
 	MOVD c_len+88(FP), R10
-	CBZ R10, blockBlendNEON_noc259
+	CBZ R10, blockBlendNEON_noc272
 	VLD1 (R6), [V24.S4, V25.S4, V26.S4, V27.S4]
-	B blockBlendNEON_havec260
-blockBlendNEON_noc259:
+	B blockBlendNEON_havec273
+blockBlendNEON_noc272:
 	MOVW $0x3f800000, R10
 	VDUP R10, V24.S4
 	VDUP R10, V25.S4
 	VDUP R10, V26.S4
 	VDUP R10, V27.S4
-blockBlendNEON_havec260:
-blockBlendNEON_cols261:
+blockBlendNEON_havec273:
+blockBlendNEON_cols274:
 	CMP $4, R1
-	BLT blockBlendNEON_next262
+	BLT blockBlendNEON_next275
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	VLD1.P 64(R10), [V4.S4, V5.S4, V6.S4, V7.S4]
@@ -3816,9 +3952,9 @@ blockBlendNEON_cols261:
 	WORD $0x6e3bddef // fmul v15.4s, v15.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store264
+	CBZ R3, blockBlendNEON_store277
 	MOVD R3, R7
-blockBlendNEON_key263:
+blockBlendNEON_key276:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	ADD $4, R9, R10
@@ -3845,19 +3981,19 @@ blockBlendNEON_key263:
 	VFMLA V23.S4, V19.S4, V15.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key263
-blockBlendNEON_store264:
+	CBNZ R7, blockBlendNEON_key276
+blockBlendNEON_store277:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R0)
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R0)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R0)
 	ADD $16, R4, R4
 	SUB $4, R1, R1
-	B blockBlendNEON_cols261
-blockBlendNEON_next262:
-blockBlendNEON_cols265:
+	B blockBlendNEON_cols274
+blockBlendNEON_next275:
+blockBlendNEON_cols278:
 	CMP $1, R1
-	BLT blockBlendNEON_next266
+	BLT blockBlendNEON_next279
 	MOVD R0, R10
 	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
 	WORD $0x6e38dc00 // fmul v0.4s, v0.4s, v24.4s
@@ -3866,9 +4002,9 @@ blockBlendNEON_cols265:
 	WORD $0x6e3bdc63 // fmul v3.4s, v3.4s, v27.4s
 	MOVD R2, R8
 	MOVD R4, R9
-	CBZ R3, blockBlendNEON_store268
+	CBZ R3, blockBlendNEON_store281
 	MOVD R3, R7
-blockBlendNEON_key267:
+blockBlendNEON_key280:
 	VLD1.P 64(R8), [V16.S4, V17.S4, V18.S4, V19.S4]
 	VLD1R (R9), [V20.S4]
 	VFMLA V20.S4, V16.S4, V0.S4
@@ -3877,11 +4013,11 @@ blockBlendNEON_key267:
 	VFMLA V20.S4, V19.S4, V3.S4
 	ADD R5, R9, R9
 	SUB $1, R7, R7
-	CBNZ R7, blockBlendNEON_key267
-blockBlendNEON_store268:
+	CBNZ R7, blockBlendNEON_key280
+blockBlendNEON_store281:
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R0)
 	ADD $4, R4, R4
 	SUB $1, R1, R1
-	B blockBlendNEON_cols265
-blockBlendNEON_next266:
+	B blockBlendNEON_cols278
+blockBlendNEON_next279:
 	RET

@@ -289,12 +289,12 @@ var All = []Kernel{
 		Doc: "rotates each of rows rows of x (row r at x[r·stride:]) in place, as a rotary embedding rotates rotate-half pairs: with n = " +
 			"len(cos) = len(sin), for i < n, x_i, x_(i+n) = c·x_i − s·x_(i+n), s·x_i + c·x_(i+n) (c = cos[i], s = sin[i]), each product " +
 			"and each sum rounded once, no fused multiply-add: ONNX RotaryEmbedding's float32 arithmetic.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "rotaryPairs", Params: "x []float32, stride, rows int, cos, sin []float32",
 		Doc:   "is rotaryHalf for interleaved pairs: x_2i, x_(2i+1) = c·x_2i − s·x_(2i+1), s·x_2i + c·x_(2i+1), the same roundings.",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Asm},
 	},
 	{
 		Name: "hadamard", Params: "x []float32, d, lanes int",
