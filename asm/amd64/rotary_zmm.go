@@ -107,20 +107,16 @@ func genRotaryHalf(lanes int, p string) {
 		c, s := vec(), vec()
 		load(Mem{Base: cos, Index: i, Scale: 4}, c, masked)
 		load(Mem{Base: sin, Index: i, Scale: 4}, s, masked)
+		// xr and x2: the chunk in the row's halves, from row 0 on.
 		xr, x2, r := GP64(), GP64(), GP64()
-		MOVQ(x, xr)
-		LEAQ(Mem{Base: x, Index: n, Scale: 4}, x2)
+		LEAQ(Mem{Base: x, Index: i, Scale: 4}, xr)
+		LEAQ(Mem{Base: xr, Index: n, Scale: 4}, x2)
 		MOVQ(rows, r)
-		// one turns the row at xr+sc·off (and its second half at
-		// x2+sc·off).
+		// one turns the chunk of the row sc·off past xr (and x2).
 		one := func(off Register, sc uint8) {
-			ma := Mem{Base: xr, Index: i, Scale: 4}
-			mb := Mem{Base: x2, Index: i, Scale: 4}
+			ma, mb := Mem{Base: xr}, Mem{Base: x2}
 			if off != nil {
-				t, u := GP64(), GP64()
-				LEAQ(Mem{Base: xr, Index: off, Scale: sc}, t)
-				LEAQ(Mem{Base: x2, Index: off, Scale: sc}, u)
-				ma, mb = Mem{Base: t, Index: i, Scale: 4}, Mem{Base: u, Index: i, Scale: 4}
+				ma, mb = Mem{Base: xr, Index: off, Scale: sc}, Mem{Base: x2, Index: off, Scale: sc}
 			}
 			a, b := vec(), vec()
 			load(ma, a, masked)

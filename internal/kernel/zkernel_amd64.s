@@ -18390,7 +18390,7 @@ hrows_done:
 
 // func rotaryHalfAVX512(x []float32, stride int, rows int, cos []float32, sin []float32)
 // Requires: AVX, AVX512F
-TEXT ·rotaryHalfAVX512(SB), NOSPLIT, $8-88
+TEXT ·rotaryHalfAVX512(SB), NOSPLIT, $0-88
 	MOVQ  x_base+0(FP), AX
 	MOVQ  stride+24(FP), CX
 	SHLQ  $0x02, CX
@@ -18411,60 +18411,54 @@ rhz_chunk:
 	JAE     rhz_tail
 	VMOVUPS (BX)(R10*4), Z0
 	VMOVUPS (SI)(R10*4), Z1
-	MOVQ    AX, R11
-	LEAQ    (AX)(DI*4), R12
+	LEAQ    (AX)(R10*4), R11
+	LEAQ    (R11)(DI*4), R12
 	MOVQ    DX, R13
 	LEAQ    (CX)(CX*2), R14
 
 rhz_rows_four:
 	CMPQ    R13, $0x04
 	JB      rhz_rows
-	VMOVUPS (R11)(R10*4), Z2
-	VMOVUPS (R12)(R10*4), Z3
+	VMOVUPS (R11), Z2
+	VMOVUPS (R12), Z3
 	VMULPS  Z2, Z0, Z4
 	VMULPS  Z3, Z1, Z5
 	VMULPS  Z2, Z1, Z6
 	VMULPS  Z3, Z0, Z3
 	VSUBPS  Z5, Z4, Z2
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS Z2, (R11)(R10*4)
-	VMOVUPS Z3, (R12)(R10*4)
-	LEAQ    (R11)(CX*1), R15
-	LEAQ    (R12)(CX*1), BP
-	VMOVUPS (R15)(R10*4), Z2
-	VMOVUPS (BP)(R10*4), Z3
+	VMOVUPS Z2, (R11)
+	VMOVUPS Z3, (R12)
+	VMOVUPS (R11)(CX*1), Z2
+	VMOVUPS (R12)(CX*1), Z3
 	VMULPS  Z2, Z0, Z4
 	VMULPS  Z3, Z1, Z5
 	VMULPS  Z2, Z1, Z6
 	VMULPS  Z3, Z0, Z3
 	VSUBPS  Z5, Z4, Z2
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS Z2, (R15)(R10*4)
-	VMOVUPS Z3, (BP)(R10*4)
-	LEAQ    (R11)(CX*2), R15
-	LEAQ    (R12)(CX*2), BP
-	VMOVUPS (R15)(R10*4), Z2
-	VMOVUPS (BP)(R10*4), Z3
+	VMOVUPS Z2, (R11)(CX*1)
+	VMOVUPS Z3, (R12)(CX*1)
+	VMOVUPS (R11)(CX*2), Z2
+	VMOVUPS (R12)(CX*2), Z3
 	VMULPS  Z2, Z0, Z4
 	VMULPS  Z3, Z1, Z5
 	VMULPS  Z2, Z1, Z6
 	VMULPS  Z3, Z0, Z3
 	VSUBPS  Z5, Z4, Z2
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS Z2, (R15)(R10*4)
-	VMOVUPS Z3, (BP)(R10*4)
-	LEAQ    (R11)(R14*1), R15
-	LEAQ    (R12)(R14*1), BP
-	VMOVUPS (R15)(R10*4), Z2
-	VMOVUPS (BP)(R10*4), Z3
+	VMOVUPS Z2, (R11)(CX*2)
+	VMOVUPS Z3, (R12)(CX*2)
+	VMOVUPS (R11)(R14*1), Z2
+	VMOVUPS (R12)(R14*1), Z3
 	VMULPS  Z2, Z0, Z4
 	VMULPS  Z3, Z1, Z5
 	VMULPS  Z2, Z1, Z6
 	VMULPS  Z3, Z0, Z3
 	VSUBPS  Z5, Z4, Z2
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS Z2, (R15)(R10*4)
-	VMOVUPS Z3, (BP)(R10*4)
+	VMOVUPS Z2, (R11)(R14*1)
+	VMOVUPS Z3, (R12)(R14*1)
 	LEAQ    (R11)(CX*4), R11
 	LEAQ    (R12)(CX*4), R12
 	SUBQ    $0x04, R13
@@ -18473,16 +18467,16 @@ rhz_rows_four:
 rhz_rows:
 	TESTQ   R13, R13
 	JZ      rhz_rows_end
-	VMOVUPS (R11)(R10*4), Z2
-	VMOVUPS (R12)(R10*4), Z3
+	VMOVUPS (R11), Z2
+	VMOVUPS (R12), Z3
 	VMULPS  Z2, Z0, Z4
 	VMULPS  Z3, Z1, Z5
 	VMULPS  Z2, Z1, Z6
 	VMULPS  Z3, Z0, Z3
 	VSUBPS  Z5, Z4, Z2
 	VADDPS  Z6, Z3, Z3
-	VMOVUPS Z2, (R11)(R10*4)
-	VMOVUPS Z3, (R12)(R10*4)
+	VMOVUPS Z2, (R11)
+	VMOVUPS Z3, (R12)
 	ADDQ    CX, R11
 	ADDQ    CX, R12
 	DECQ    R13
@@ -18497,24 +18491,24 @@ rhz_tail:
 	JZ        rhz_done
 	VMOVUPS.Z (BX)(R10*4), K1, Z0
 	VMOVUPS.Z (SI)(R10*4), K1, Z1
-	MOVQ      AX, BX
-	LEAQ      (AX)(DI*4), AX
+	LEAQ      (AX)(R10*4), AX
+	LEAQ      (AX)(DI*4), BX
 
 rhz_trows:
 	TESTQ     DX, DX
 	JZ        rhz_trows_end
-	VMOVUPS.Z (BX)(R10*4), K1, Z2
-	VMOVUPS.Z (AX)(R10*4), K1, Z3
+	VMOVUPS.Z (AX), K1, Z2
+	VMOVUPS.Z (BX), K1, Z3
 	VMULPS    Z2, Z0, Z4
 	VMULPS    Z3, Z1, Z5
 	VMULPS    Z2, Z1, Z6
 	VMULPS    Z3, Z0, Z3
 	VSUBPS    Z5, Z4, Z2
 	VADDPS    Z6, Z3, Z3
-	VMOVUPS   Z2, K1, (BX)(R10*4)
-	VMOVUPS   Z3, K1, (AX)(R10*4)
-	ADDQ      CX, BX
+	VMOVUPS   Z2, K1, (AX)
+	VMOVUPS   Z3, K1, (BX)
 	ADDQ      CX, AX
+	ADDQ      CX, BX
 	DECQ      DX
 	JMP       rhz_trows
 
@@ -42663,7 +42657,7 @@ hry_done:
 
 // func rotaryHalfAVX2(x []float32, stride int, rows int, cos []float32, sin []float32)
 // Requires: AVX
-TEXT ·rotaryHalfAVX2(SB), NOSPLIT, $8-88
+TEXT ·rotaryHalfAVX2(SB), NOSPLIT, $0-88
 	MOVQ    x_base+0(FP), AX
 	MOVQ    stride+24(FP), CX
 	SHLQ    $0x02, CX
@@ -42690,60 +42684,54 @@ rhy_chunk:
 	JAE     rhy_tail
 	VMOVUPS (BX)(R10*4), Y1
 	VMOVUPS (SI)(R10*4), Y2
-	MOVQ    AX, R11
-	LEAQ    (AX)(DI*4), R12
+	LEAQ    (AX)(R10*4), R11
+	LEAQ    (R11)(DI*4), R12
 	MOVQ    DX, R13
 	LEAQ    (CX)(CX*2), R14
 
 rhy_rows_four:
 	CMPQ    R13, $0x04
 	JB      rhy_rows
-	VMOVUPS (R11)(R10*4), Y3
-	VMOVUPS (R12)(R10*4), Y4
+	VMOVUPS (R11), Y3
+	VMOVUPS (R12), Y4
 	VMULPS  Y3, Y1, Y5
 	VMULPS  Y4, Y2, Y6
 	VMULPS  Y3, Y2, Y7
 	VMULPS  Y4, Y1, Y4
 	VSUBPS  Y6, Y5, Y3
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS Y3, (R11)(R10*4)
-	VMOVUPS Y4, (R12)(R10*4)
-	LEAQ    (R11)(CX*1), R15
-	LEAQ    (R12)(CX*1), BP
-	VMOVUPS (R15)(R10*4), Y3
-	VMOVUPS (BP)(R10*4), Y4
+	VMOVUPS Y3, (R11)
+	VMOVUPS Y4, (R12)
+	VMOVUPS (R11)(CX*1), Y3
+	VMOVUPS (R12)(CX*1), Y4
 	VMULPS  Y3, Y1, Y5
 	VMULPS  Y4, Y2, Y6
 	VMULPS  Y3, Y2, Y7
 	VMULPS  Y4, Y1, Y4
 	VSUBPS  Y6, Y5, Y3
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS Y3, (R15)(R10*4)
-	VMOVUPS Y4, (BP)(R10*4)
-	LEAQ    (R11)(CX*2), R15
-	LEAQ    (R12)(CX*2), BP
-	VMOVUPS (R15)(R10*4), Y3
-	VMOVUPS (BP)(R10*4), Y4
+	VMOVUPS Y3, (R11)(CX*1)
+	VMOVUPS Y4, (R12)(CX*1)
+	VMOVUPS (R11)(CX*2), Y3
+	VMOVUPS (R12)(CX*2), Y4
 	VMULPS  Y3, Y1, Y5
 	VMULPS  Y4, Y2, Y6
 	VMULPS  Y3, Y2, Y7
 	VMULPS  Y4, Y1, Y4
 	VSUBPS  Y6, Y5, Y3
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS Y3, (R15)(R10*4)
-	VMOVUPS Y4, (BP)(R10*4)
-	LEAQ    (R11)(R14*1), R15
-	LEAQ    (R12)(R14*1), BP
-	VMOVUPS (R15)(R10*4), Y3
-	VMOVUPS (BP)(R10*4), Y4
+	VMOVUPS Y3, (R11)(CX*2)
+	VMOVUPS Y4, (R12)(CX*2)
+	VMOVUPS (R11)(R14*1), Y3
+	VMOVUPS (R12)(R14*1), Y4
 	VMULPS  Y3, Y1, Y5
 	VMULPS  Y4, Y2, Y6
 	VMULPS  Y3, Y2, Y7
 	VMULPS  Y4, Y1, Y4
 	VSUBPS  Y6, Y5, Y3
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS Y3, (R15)(R10*4)
-	VMOVUPS Y4, (BP)(R10*4)
+	VMOVUPS Y3, (R11)(R14*1)
+	VMOVUPS Y4, (R12)(R14*1)
 	LEAQ    (R11)(CX*4), R11
 	LEAQ    (R12)(CX*4), R12
 	SUBQ    $0x04, R13
@@ -42752,16 +42740,16 @@ rhy_rows_four:
 rhy_rows:
 	TESTQ   R13, R13
 	JZ      rhy_rows_end
-	VMOVUPS (R11)(R10*4), Y3
-	VMOVUPS (R12)(R10*4), Y4
+	VMOVUPS (R11), Y3
+	VMOVUPS (R12), Y4
 	VMULPS  Y3, Y1, Y5
 	VMULPS  Y4, Y2, Y6
 	VMULPS  Y3, Y2, Y7
 	VMULPS  Y4, Y1, Y4
 	VSUBPS  Y6, Y5, Y3
 	VADDPS  Y7, Y4, Y4
-	VMOVUPS Y3, (R11)(R10*4)
-	VMOVUPS Y4, (R12)(R10*4)
+	VMOVUPS Y3, (R11)
+	VMOVUPS Y4, (R12)
 	ADDQ    CX, R11
 	ADDQ    CX, R12
 	DECQ    R13
@@ -42776,24 +42764,24 @@ rhy_tail:
 	JZ         rhy_done
 	VMASKMOVPS (BX)(R10*4), Y0, Y1
 	VMASKMOVPS (SI)(R10*4), Y0, Y2
-	MOVQ       AX, BX
-	LEAQ       (AX)(DI*4), AX
+	LEAQ       (AX)(R10*4), AX
+	LEAQ       (AX)(DI*4), BX
 
 rhy_trows:
 	TESTQ      DX, DX
 	JZ         rhy_trows_end
-	VMASKMOVPS (BX)(R10*4), Y0, Y3
-	VMASKMOVPS (AX)(R10*4), Y0, Y4
+	VMASKMOVPS (AX), Y0, Y3
+	VMASKMOVPS (BX), Y0, Y4
 	VMULPS     Y3, Y1, Y5
 	VMULPS     Y4, Y2, Y6
 	VMULPS     Y3, Y2, Y7
 	VMULPS     Y4, Y1, Y4
 	VSUBPS     Y6, Y5, Y3
 	VADDPS     Y7, Y4, Y4
-	VMASKMOVPS Y3, Y0, (BX)(R10*4)
-	VMASKMOVPS Y4, Y0, (AX)(R10*4)
-	ADDQ       CX, BX
+	VMASKMOVPS Y3, Y0, (AX)
+	VMASKMOVPS Y4, Y0, (BX)
 	ADDQ       CX, AX
+	ADDQ       CX, BX
 	DECQ       DX
 	JMP        rhy_trows
 
