@@ -18,20 +18,29 @@ import (
 // work.
 func (c *KVCache) Append(b int, k, v []float32, rows int) error {
 	const op = "KVCache.Append"
-	if rows < 0 {
-		return argErr(op, "rows = %d", rows)
-	}
-	hr := elems(c.heads, rows)
-	if want := elems(hr, c.dk); len(k) != want {
-		return shapeErr(op, "len(k)", len(k), want, "kvHeads·rows·dk")
-	}
-	if want := elems(hr, c.dv); len(v) != want {
-		return shapeErr(op, "len(v)", len(v), want, "kvHeads·rows·dv")
+	if err := c.checkRowsLen(op, len(k), len(v), rows); err != nil {
+		return err
 	}
 	// The lengths match, so the packed views fit their data.
 	kt, _ := NewTensor(1, c.heads, rows, c.dk, k)
 	vt, _ := NewTensor(1, c.heads, rows, c.dv, v)
 	return c.appendViews(op, b, kt, vt, rows)
+}
+
+// checkRowsLen checks the lengths of rows rows of keys and values laid out
+// [kvHeads][rows][d] for an append (rows at least 0).
+func (c *KVCache) checkRowsLen(op string, nk, nv, rows int) error {
+	if rows < 0 {
+		return argErr(op, "rows = %d", rows)
+	}
+	hr := elems(c.heads, rows)
+	if want := elems(hr, c.dk); nk != want {
+		return shapeErr(op, "len(k)", nk, want, "kvHeads·rows·dk")
+	}
+	if want := elems(hr, c.dv); nv != want {
+		return shapeErr(op, "len(v)", nv, want, "kvHeads·rows·dv")
+	}
+	return nil
 }
 
 // AppendTensor is Append with the rows as views of shape

@@ -106,15 +106,8 @@ func (c *KVCache) AppendI8(b int, k, v []int8, rows int) error {
 	if c.ks == nil {
 		return argErr(op, "the cache has no static scales (WithScales): its rows' scales are their own")
 	}
-	if rows < 0 {
-		return argErr(op, "rows = %d", rows)
-	}
-	hr := elems(c.heads, rows)
-	if want := elems(hr, c.dk); len(k) != want {
-		return shapeErr(op, "len(k)", len(k), want, "kvHeads·rows·dk")
-	}
-	if want := elems(hr, c.dv); len(v) != want {
-		return shapeErr(op, "len(v)", len(v), want, "kvHeads·rows·dv")
+	if err := c.checkRowsLen(op, len(k), len(v), rows); err != nil {
+		return err
 	}
 	return c.appendRows(op, b, rows, func(h, i, ko, vo, n int) {
 		ks, _ := c.staticScales(true, h)

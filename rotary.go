@@ -247,15 +247,8 @@ func (c *KVCache) AppendRotary(b int, k, v []float32, rows int, r *Rotary) error
 	if r == nil {
 		return argErr(op, "nil Rotary")
 	}
-	if rows < 0 {
-		return argErr(op, "rows = %d", rows)
-	}
-	hr := elems(c.heads, rows)
-	if want := elems(hr, c.dk); len(k) != want {
-		return shapeErr(op, "len(k)", len(k), want, "kvHeads·rows·dk")
-	}
-	if want := elems(hr, c.dv); len(v) != want {
-		return shapeErr(op, "len(v)", len(v), want, "kvHeads·rows·dv")
+	if err := c.checkRowsLen(op, len(k), len(v), rows); err != nil {
+		return err
 	}
 	if r.dim > c.dk {
 		return shapeErr(op, "dk", c.dk, r.dim, "at least the rotary width")

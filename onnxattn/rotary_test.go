@@ -1,56 +1,19 @@
 package onnxattn
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/glancelab/attention"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
-const rotaryDir = "testdata/onnx-rotary"
-
-// loadRotaryCases reads the 8 RotaryEmbedding vectors, each checked
-// against the sha256 its README lists.
-func loadRotaryCases(t *testing.T) []*jsonCase {
-	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(rotaryDir, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sums := regexp.MustCompile(`(?m)^([0-9a-f]{64})  (\S+\.json)$`).FindAllStringSubmatch(string(readme), -1)
-	if len(sums) != 8 {
-		t.Fatalf("README lists %d cases, want 8", len(sums))
-	}
-	var cases []*jsonCase
-	for _, s := range sums {
-		raw, err := os.ReadFile(filepath.Join(rotaryDir, s[2]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h := sha256.Sum256(raw); hex.EncodeToString(h[:]) != s[1] {
-			t.Fatalf("%s: sha256 %x, want %s", s[2], h, s[1])
-		}
-		c := new(jsonCase)
-		if err := json.Unmarshal(raw, c); err != nil {
-			t.Fatalf("%s: %v", s[2], err)
-		}
-		cases = append(cases, c)
-	}
-	return cases
-}
-
 // TestRotaryConformance runs ONNX's 8 RotaryEmbedding cases on every
 // implementation: the outputs are the expected ones bit for bit (the
 // operator's float32 arithmetic, which the vectors reproduce exactly).
 func TestRotaryConformance(t *testing.T) {
-	cases := loadRotaryCases(t)
+	cases := loadVectors(t, "testdata/onnx-rotary", 8)
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.Name, func(t *testing.T) {

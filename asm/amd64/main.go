@@ -117,6 +117,19 @@ func vec32(name string, bits uint32) Mem {
 	return m
 }
 
+// dwords returns a read-only global of the 32-bit values v, once per name.
+func dwords(name string, v []uint32) Mem {
+	if m, ok := consts[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for i, x := range v {
+		DATA(4*i, U32(x))
+	}
+	consts[name] = m
+	return m
+}
+
 // vecF returns vec32 for a float32 constant.
 func vecF(name string, f float64) Mem {
 	if float64(float32(f)) != f {

@@ -180,22 +180,7 @@ func genNarrowI8() {
 	acc(tailK(rest))
 	Label("nq_reduce")
 	// Horizontal max and sum: m and the finiteness test.
-	for _, h := range []struct {
-		v  VecVirtual
-		op func(a, b, c Op)
-	}{{mx, func(a, b, c Op) { VMAXPS(a, b, c) }}, {nz, func(a, b, c Op) { VADDPS(a, b, c) }}} {
-		y := YMM()
-		VEXTRACTF64X4(U8(1), h.v, y)
-		h.op(y, h.v.AsY(), h.v.AsY())
-		x := XMM()
-		VEXTRACTF128(U8(1), h.v.AsY(), x)
-		h.op(x, h.v.AsX(), h.v.AsX())
-		t := XMM()
-		VMOVHLPS(h.v.AsX(), t, t)
-		h.op(t, h.v.AsX(), h.v.AsX())
-		VMOVSHDUP(h.v.AsX(), t)
-		h.op(t, h.v.AsX(), h.v.AsX())
-	}
+	maxAndSum(mx, nz, true)
 	s, sc, inv := rowScaleInv("nq", mx.AsX(), nz.AsX())
 	VMOVSS(s, Mem{Base: dst})
 	scz, invz := ZMM(), ZMM()
@@ -230,6 +215,30 @@ func genNarrowI8() {
 	Label("nq_done")
 	VZEROUPPER()
 	RET()
+}
+
+// maxAndSum reduces the lanes of m to their largest in its low lane, and
+// those of z to their sum, for a row quantiser's scale and its finiteness
+// test: sixteen lanes (zmm) or eight.
+func maxAndSum(m, z VecVirtual, zmm bool) {
+	for _, h := range []struct {
+		v  VecVirtual
+		op func(a, b, c Op)
+	}{{m, func(a, b, c Op) { VMAXPS(a, b, c) }}, {z, func(a, b, c Op) { VADDPS(a, b, c) }}} {
+		if zmm {
+			y := YMM()
+			VEXTRACTF64X4(U8(1), h.v, y)
+			h.op(y, h.v.AsY(), h.v.AsY())
+		}
+		x := XMM()
+		VEXTRACTF128(U8(1), h.v.AsY(), x)
+		h.op(x, h.v.AsX(), h.v.AsX())
+		t := XMM()
+		VMOVHLPS(h.v.AsX(), t, t)
+		h.op(t, h.v.AsX(), h.v.AsX())
+		VMOVSHDUP(h.v.AsX(), t)
+		h.op(t, h.v.AsX(), h.v.AsX())
+	}
 }
 
 // rowScaleInv returns, for a row of largest magnitude m (the low lane of
@@ -369,22 +378,7 @@ func quantRowsLoop(p string, nv int, rot bool, dst, stride, src, n Register, fz 
 		}
 	}
 	m0, z0 := mx[0], nz[0]
-	for _, h := range []struct {
-		v  VecVirtual
-		op func(a, b, c Op)
-	}{{m0, func(a, b, c Op) { VMAXPS(a, b, c) }}, {z0, func(a, b, c Op) { VADDPS(a, b, c) }}} {
-		y := YMM()
-		VEXTRACTF64X4(U8(1), h.v, y)
-		h.op(y, h.v.AsY(), h.v.AsY())
-		x := XMM()
-		VEXTRACTF128(U8(1), h.v.AsY(), x)
-		h.op(x, h.v.AsX(), h.v.AsX())
-		t := XMM()
-		VMOVHLPS(h.v.AsX(), t, t)
-		h.op(t, h.v.AsX(), h.v.AsX())
-		VMOVSHDUP(h.v.AsX(), t)
-		h.op(t, h.v.AsX(), h.v.AsX())
-	}
+	maxAndSum(m0, z0, true)
 	sv, sc, inv := rowScaleInv(p, m0.AsX(), z0.AsX())
 	VMOVSS(sv, Mem{Base: dst})
 	scz, invz := ZMM(), ZMM()

@@ -17,19 +17,6 @@ func init() {
 	avx2["rotaryPairs"] = func() { genRotaryPairs(8, "rpy") }
 }
 
-// dwords returns a global of the 32-bit values v, once per name.
-func dwords(name string, v []uint32) Mem {
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for i, x := range v {
-		DATA(4*i, U32(x))
-	}
-	consts[name] = m
-	return m
-}
-
 // rotaryArgs loads the arguments the two kernels share: x, the row stride
 // in bytes, the row count, cos, sin and n = len(cos).
 func rotaryArgs() (x, stride, rows, cos, sin, n Register) {
@@ -125,32 +112,7 @@ func genRotaryHalf(lanes int, p string) {
 			store(a, ma, masked)
 			store(b, mb, masked)
 		}
-		if !masked {
-			// Four rows an iteration: a quarter of the loop's own
-			// instructions.
-			s3 := GP64()
-			LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
-			Label(q + "_four")
-			CMPQ(r, U8(4))
-			JB(LabelRef(q))
-			one(nil, 1)
-			one(stride, 1)
-			one(stride, 2)
-			one(s3, 1)
-			LEAQ(Mem{Base: xr, Index: stride, Scale: 4}, xr)
-			LEAQ(Mem{Base: x2, Index: stride, Scale: 4}, x2)
-			SUBQ(U8(4), r)
-			JMP(LabelRef(q + "_four"))
-		}
-		Label(q)
-		TESTQ(r, r)
-		JZ(LabelRef(q + "_end"))
-		one(nil, 1)
-		ADDQ(stride, xr)
-		ADDQ(stride, x2)
-		DECQ(r)
-		JMP(LabelRef(q))
-		Label(q + "_end")
+		rowLoops(q, !masked, r, stride, []Register{xr, x2}, one)
 	}
 	Label(p + "_chunk")
 	CMPQ(i, full)
@@ -165,6 +127,40 @@ func genRotaryHalf(lanes int, p string) {
 	Label(p + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// rowLoops emits the loops that run one over r rows: four rows an
+// iteration where the chunk is whole (a quarter of the loop's own
+// instructions), then one at a time; one(off, sc) addresses its row at
+// sc·off past the pointers ptrs (nil: at them), which move on stride
+// bytes a row.
+func rowLoops(q string, whole bool, r, stride Register, ptrs []Register, one func(off Register, sc uint8)) {
+	if whole {
+		s3 := GP64()
+		LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
+		Label(q + "_four")
+		CMPQ(r, U8(4))
+		JB(LabelRef(q))
+		one(nil, 1)
+		one(stride, 1)
+		one(stride, 2)
+		one(s3, 1)
+		for _, p := range ptrs {
+			LEAQ(Mem{Base: p, Index: stride, Scale: 4}, p)
+		}
+		SUBQ(U8(4), r)
+		JMP(LabelRef(q + "_four"))
+	}
+	Label(q)
+	TESTQ(r, r)
+	JZ(LabelRef(q + "_end"))
+	one(nil, 1)
+	for _, p := range ptrs {
+		ADDQ(stride, p)
+	}
+	DECQ(r)
+	JMP(LabelRef(q))
+	Label(q + "_end")
 }
 
 // pairIndex and pairSign are the permutation that repeats each of eight
@@ -259,15 +255,13 @@ func genRotaryPairs(lanes int, p string) {
 		}
 		VXORPS(sign, s, s)
 		xr, r := GP64(), GP64()
-		MOVQ(x, xr)
+		LEAQ(Mem{Base: x, Index: j, Scale: 8}, xr) // the chunk in row 0
 		MOVQ(rows, r)
 		one := func(off Register, sc uint8) {
 			v := vec()
-			m := Mem{Base: xr, Index: j, Scale: 8}
+			m := Mem{Base: xr}
 			if off != nil {
-				t := GP64()
-				LEAQ(Mem{Base: xr, Index: off, Scale: sc}, t)
-				m = Mem{Base: t, Index: j, Scale: 8}
+				m = Mem{Base: xr, Index: off, Scale: sc}
 			}
 			switch {
 			case !masked:
@@ -287,28 +281,7 @@ func genRotaryPairs(lanes int, p string) {
 				VMASKMOVPS(v, mx, m)
 			}
 		}
-		if !masked {
-			s3 := GP64()
-			LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, s3)
-			Label(q + "_four")
-			CMPQ(r, U8(4))
-			JB(LabelRef(q))
-			one(nil, 1)
-			one(stride, 1)
-			one(stride, 2)
-			one(s3, 1)
-			LEAQ(Mem{Base: xr, Index: stride, Scale: 4}, xr)
-			SUBQ(U8(4), r)
-			JMP(LabelRef(q + "_four"))
-		}
-		Label(q)
-		TESTQ(r, r)
-		JZ(LabelRef(q + "_end"))
-		one(nil, 1)
-		ADDQ(stride, xr)
-		DECQ(r)
-		JMP(LabelRef(q))
-		Label(q + "_end")
+		rowLoops(q, !masked, r, stride, []Register{xr}, one)
 	}
 	Label(p + "_chunk")
 	CMPQ(j, full)

@@ -302,19 +302,7 @@ func genNarrowI8Y() {
 	VMASKMOVPS(Mem{Base: src, Index: i, Scale: 4}, tailMask(rest), vt)
 	acc(vt)
 	Label("nqy_reduce")
-	for _, h := range []struct {
-		v  VecVirtual
-		op func(a, b, c Op)
-	}{{mx, func(a, b, c Op) { VMAXPS(a, b, c) }}, {nz, func(a, b, c Op) { VADDPS(a, b, c) }}} {
-		x := XMM()
-		VEXTRACTF128(U8(1), h.v, x)
-		h.op(x, h.v.AsX(), h.v.AsX())
-		t := XMM()
-		VMOVHLPS(h.v.AsX(), t, t)
-		h.op(t, h.v.AsX(), h.v.AsX())
-		VMOVSHDUP(h.v.AsX(), t)
-		h.op(t, h.v.AsX(), h.v.AsX())
-	}
+	maxAndSum(mx, nz, false)
 	s, sc, inv := rowScaleInv("nqy", mx.AsX(), nz.AsX())
 	VMOVSS(s, Mem{Base: dst})
 	VUCOMISS(s, s)

@@ -103,15 +103,7 @@ func permZ(idx [16]uint32) Mem {
 	for _, i := range idx {
 		name += fmt.Sprintf("_%d", i)
 	}
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := GLOBL(name, RODATA|NOPTR)
-	for i, v := range idx {
-		DATA(4*i, U32(v))
-	}
-	consts[name] = m
-	return m
+	return dwords(name, idx[:])
 }
 
 // streamZ is stream for sixteen lanes: blocks of four vectors, then single

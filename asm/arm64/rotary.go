@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+
 // The rotary-embedding kernels on NEON: each product (FMUL) and each sum
 // (FADD, FSUB) its own instruction, no fused multiply-add, so that each
 // rounds once as the generic twin's and ONNX's float32 arithmetic do. A
@@ -9,6 +11,21 @@ package main
 func init() {
 	neon["rotaryHalf"] = genRotaryHalf
 	neon["rotaryPairs"] = genRotaryPairs
+}
+
+// scalarTurn turns the one pair at memory operands ma and mb by the cosine
+// in F6 and the sine in F7, through F0–F5.
+func scalarTurn(a *Asm, ma, mb string) {
+	a.Op("FMOVS %s, F0", ma)
+	a.Op("FMOVS %s, F1", mb)
+	a.Op("FMULS F6, F0, F2")
+	a.Op("FMULS F7, F1, F3")
+	a.Op("FMULS F7, F0, F4")
+	a.Op("FMULS F6, F1, F5")
+	a.Op("FSUBS F3, F2, F0")
+	a.Op("FADDS F5, F4, F1")
+	a.Op("FMOVS F0, %s", ma)
+	a.Op("FMOVS F1, %s", mb)
 }
 
 // rotaryArgs loads x, the row stride in bytes, the row count, cos, sin and
@@ -75,16 +92,7 @@ func genRotaryHalf(a *Asm) {
 	a.Op("MOVD %s, %s", rows, r)
 	a.Label(tailRows)
 	a.Op("CBZ %s, %s", r, tailNext)
-	a.Op("FMOVS (%s), F0", xr)
-	a.Op("FMOVS (%s), F1", x2)
-	a.Op("FMULS F6, F0, F2")
-	a.Op("FMULS F7, F1, F3")
-	a.Op("FMULS F7, F0, F4")
-	a.Op("FMULS F6, F1, F5")
-	a.Op("FSUBS F3, F2, F0")
-	a.Op("FADDS F5, F4, F1")
-	a.Op("FMOVS F0, (%s)", xr)
-	a.Op("FMOVS F1, (%s)", x2)
+	scalarTurn(a, fmt.Sprintf("(%s)", xr), fmt.Sprintf("(%s)", x2))
 	a.Op("ADD %s, %s, %s", stride, xr, xr)
 	a.Op("ADD %s, %s, %s", stride, x2, x2)
 	a.Op("SUB $1, %s, %s", r, r)
@@ -146,16 +154,7 @@ func genRotaryPairs(a *Asm) {
 	a.Op("MOVD %s, %s", rows, r)
 	a.Label(tailRows)
 	a.Op("CBZ %s, %s", r, done)
-	a.Op("FMOVS (%s), F0", xr)
-	a.Op("FMOVS 4(%s), F1", xr)
-	a.Op("FMULS F6, F0, F2")
-	a.Op("FMULS F7, F1, F3")
-	a.Op("FMULS F7, F0, F4")
-	a.Op("FMULS F6, F1, F5")
-	a.Op("FSUBS F3, F2, F0")
-	a.Op("FADDS F5, F4, F1")
-	a.Op("FMOVS F0, (%s)", xr)
-	a.Op("FMOVS F1, 4(%s)", xr)
+	scalarTurn(a, fmt.Sprintf("(%s)", xr), fmt.Sprintf("4(%s)", xr))
 	a.Op("ADD %s, %s, %s", stride, xr, xr)
 	a.Op("SUB $1, %s, %s", r, r)
 	a.Op("B %s", tailRows)

@@ -18547,40 +18547,37 @@ rpz_chunk:
 	VMOVUPS (SI)(R9*4), Y3
 	VPERMPS Z3, Z0, Z3
 	VXORPS  Z1, Z3, Z3
-	MOVQ    AX, R10
+	LEAQ    (AX)(R9*8), R10
 	MOVQ    DX, R11
 	LEAQ    (CX)(CX*2), R12
 
 rpz_rows_four:
 	CMPQ      R11, $0x04
 	JB        rpz_rows
-	VMOVUPS   (R10)(R9*8), Z4
+	VMOVUPS   (R10), Z4
 	VPERMILPS $0xb1, Z4, Z5
 	VMULPS    Z4, Z2, Z4
 	VMULPS    Z5, Z3, Z5
 	VADDPS    Z5, Z4, Z4
-	VMOVUPS   Z4, (R10)(R9*8)
-	LEAQ      (R10)(CX*1), R13
-	VMOVUPS   (R13)(R9*8), Z4
+	VMOVUPS   Z4, (R10)
+	VMOVUPS   (R10)(CX*1), Z4
 	VPERMILPS $0xb1, Z4, Z5
 	VMULPS    Z4, Z2, Z4
 	VMULPS    Z5, Z3, Z5
 	VADDPS    Z5, Z4, Z4
-	VMOVUPS   Z4, (R13)(R9*8)
-	LEAQ      (R10)(CX*2), R13
-	VMOVUPS   (R13)(R9*8), Z4
+	VMOVUPS   Z4, (R10)(CX*1)
+	VMOVUPS   (R10)(CX*2), Z4
 	VPERMILPS $0xb1, Z4, Z5
 	VMULPS    Z4, Z2, Z4
 	VMULPS    Z5, Z3, Z5
 	VADDPS    Z5, Z4, Z4
-	VMOVUPS   Z4, (R13)(R9*8)
-	LEAQ      (R10)(R12*1), R13
-	VMOVUPS   (R13)(R9*8), Z4
+	VMOVUPS   Z4, (R10)(CX*2)
+	VMOVUPS   (R10)(R12*1), Z4
 	VPERMILPS $0xb1, Z4, Z5
 	VMULPS    Z4, Z2, Z4
 	VMULPS    Z5, Z3, Z5
 	VADDPS    Z5, Z4, Z4
-	VMOVUPS   Z4, (R13)(R9*8)
+	VMOVUPS   Z4, (R10)(R12*1)
 	LEAQ      (R10)(CX*4), R10
 	SUBQ      $0x04, R11
 	JMP       rpz_rows_four
@@ -18588,12 +18585,12 @@ rpz_rows_four:
 rpz_rows:
 	TESTQ     R11, R11
 	JZ        rpz_rows_end
-	VMOVUPS   (R10)(R9*8), Z4
+	VMOVUPS   (R10), Z4
 	VPERMILPS $0xb1, Z4, Z5
 	VMULPS    Z4, Z2, Z4
 	VMULPS    Z5, Z3, Z5
 	VADDPS    Z5, Z4, Z4
-	VMOVUPS   Z4, (R10)(R9*8)
+	VMOVUPS   Z4, (R10)
 	ADDQ      CX, R10
 	DECQ      R11
 	JMP       rpz_rows
@@ -18610,17 +18607,17 @@ rpz_tail:
 	VMOVUPS.Z (SI)(R9*4), K1, Z3
 	VPERMPS   Z3, Z0, Z3
 	VXORPS    Z1, Z3, Z3
-	MOVQ      DX, DX
+	LEAQ      (AX)(R9*8), AX
 
 rpz_trows:
 	TESTQ     DX, DX
 	JZ        rpz_trows_end
-	VMOVUPS.Z (AX)(R9*8), K2, Z0
+	VMOVUPS.Z (AX), K2, Z0
 	VPERMILPS $0xb1, Z0, Z1
 	VMULPS    Z0, Z2, Z0
 	VMULPS    Z1, Z3, Z1
 	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K2, (AX)(R9*8)
+	VMOVUPS   Z0, K2, (AX)
 	ADDQ      CX, AX
 	DECQ      DX
 	JMP       rpz_trows
@@ -42828,40 +42825,37 @@ rpy_chunk:
 	VMOVUPS (SI)(R9*4), X5
 	VPERMPS Y5, Y0, Y5
 	VXORPS  Y1, Y5, Y5
-	MOVQ    AX, R10
+	LEAQ    (AX)(R9*8), R10
 	MOVQ    DX, R11
 	LEAQ    (CX)(CX*2), R12
 
 rpy_rows_four:
 	CMPQ      R11, $0x04
 	JB        rpy_rows
-	VMOVUPS   (R10)(R9*8), Y6
+	VMOVUPS   (R10), Y6
 	VPERMILPS $0xb1, Y6, Y7
 	VMULPS    Y6, Y4, Y6
 	VMULPS    Y7, Y5, Y7
 	VADDPS    Y7, Y6, Y6
-	VMOVUPS   Y6, (R10)(R9*8)
-	LEAQ      (R10)(CX*1), R13
-	VMOVUPS   (R13)(R9*8), Y6
+	VMOVUPS   Y6, (R10)
+	VMOVUPS   (R10)(CX*1), Y6
 	VPERMILPS $0xb1, Y6, Y7
 	VMULPS    Y6, Y4, Y6
 	VMULPS    Y7, Y5, Y7
 	VADDPS    Y7, Y6, Y6
-	VMOVUPS   Y6, (R13)(R9*8)
-	LEAQ      (R10)(CX*2), R13
-	VMOVUPS   (R13)(R9*8), Y6
+	VMOVUPS   Y6, (R10)(CX*1)
+	VMOVUPS   (R10)(CX*2), Y6
 	VPERMILPS $0xb1, Y6, Y7
 	VMULPS    Y6, Y4, Y6
 	VMULPS    Y7, Y5, Y7
 	VADDPS    Y7, Y6, Y6
-	VMOVUPS   Y6, (R13)(R9*8)
-	LEAQ      (R10)(R12*1), R13
-	VMOVUPS   (R13)(R9*8), Y6
+	VMOVUPS   Y6, (R10)(CX*2)
+	VMOVUPS   (R10)(R12*1), Y6
 	VPERMILPS $0xb1, Y6, Y7
 	VMULPS    Y6, Y4, Y6
 	VMULPS    Y7, Y5, Y7
 	VADDPS    Y7, Y6, Y6
-	VMOVUPS   Y6, (R13)(R9*8)
+	VMOVUPS   Y6, (R10)(R12*1)
 	LEAQ      (R10)(CX*4), R10
 	SUBQ      $0x04, R11
 	JMP       rpy_rows_four
@@ -42869,12 +42863,12 @@ rpy_rows_four:
 rpy_rows:
 	TESTQ     R11, R11
 	JZ        rpy_rows_end
-	VMOVUPS   (R10)(R9*8), Y6
+	VMOVUPS   (R10), Y6
 	VPERMILPS $0xb1, Y6, Y7
 	VMULPS    Y6, Y4, Y6
 	VMULPS    Y7, Y5, Y7
 	VADDPS    Y7, Y6, Y6
-	VMOVUPS   Y6, (R10)(R9*8)
+	VMOVUPS   Y6, (R10)
 	ADDQ      CX, R10
 	DECQ      R11
 	JMP       rpy_rows
@@ -42891,17 +42885,17 @@ rpy_tail:
 	VMASKMOVPS (SI)(R9*4), X2, X9
 	VPERMPS    Y9, Y0, Y9
 	VXORPS     Y1, Y9, Y9
-	MOVQ       DX, DX
+	LEAQ       (AX)(R9*8), AX
 
 rpy_trows:
 	TESTQ      DX, DX
 	JZ         rpy_trows_end
-	VMASKMOVPS (AX)(R9*8), Y3, Y0
+	VMASKMOVPS (AX), Y3, Y0
 	VPERMILPS  $0xb1, Y0, Y1
 	VMULPS     Y0, Y8, Y0
 	VMULPS     Y1, Y9, Y1
 	VADDPS     Y1, Y0, Y0
-	VMASKMOVPS Y0, Y3, (AX)(R9*8)
+	VMASKMOVPS Y0, Y3, (AX)
 	ADDQ       CX, AX
 	DECQ       DX
 	JMP        rpy_trows
