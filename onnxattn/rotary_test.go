@@ -34,18 +34,7 @@ func TestRotaryConformance(t *testing.T) {
 						t.Fatalf("attribute %q", k)
 					}
 				}
-				var ts [4]*Tensor
-				for i, j := range c.Inputs {
-					x, err := j.tensor()
-					if err != nil {
-						t.Fatal(err)
-					}
-					ts[i] = x
-				}
-				want, err := c.Outputs[0].tensor()
-				if err != nil {
-					t.Fatal(err)
-				}
+				ts, want := c.vectors(t, 4)
 				got, err := RunRotaryEmbedding(a, RotaryInputs{X: ts[0], CosCache: ts[1], SinCache: ts[2], PositionIDs: ts[3]})
 				if err != nil {
 					t.Fatal(err)

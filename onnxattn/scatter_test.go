@@ -44,6 +44,25 @@ func loadVectors(t *testing.T, dir string, want int) []*jsonCase {
 	return cases
 }
 
+// vectors decodes a vector case's n inputs (nil where absent) and its
+// first output.
+func (c *jsonCase) vectors(t *testing.T, n int) ([]*Tensor, *Tensor) {
+	t.Helper()
+	ts := make([]*Tensor, n)
+	for i, j := range c.Inputs {
+		x, err := j.tensor()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[i] = x
+	}
+	want, err := c.Outputs[0].tensor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, want
+}
+
 // TestScatterConformance runs ONNX's 3 TensorScatter cases: the outputs
 // exactly (the operator only moves values).
 func TestScatterConformance(t *testing.T) {
@@ -64,18 +83,7 @@ func TestScatterConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var ts [3]*Tensor
-			for i, j := range c.Inputs {
-				x, err := j.tensor()
-				if err != nil {
-					t.Fatal(err)
-				}
-				ts[i] = x
-			}
-			want, err := c.Outputs[0].tensor()
-			if err != nil {
-				t.Fatal(err)
-			}
+			ts, want := c.vectors(t, 3)
 			got, err := RunTensorScatter(a, ScatterInputs{PastCache: ts[0], Update: ts[1], WriteIndices: ts[2]})
 			if err != nil {
 				t.Fatal(err)
