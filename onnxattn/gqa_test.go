@@ -205,3 +205,61 @@ func TestGQAErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGQAFloat16 runs an ONNX Runtime case with its inputs rounded to
+// float16: the output and the new present rows are those of the float32
+// call on the widened inputs, rounded once, and a shared float16 buffer
+// takes the new rows.
+func TestGQAFloat16(t *testing.T) {
+	for _, c := range loadGQACases(t) {
+		if c.Packed || c.P == 0 || c.Total > c.P {
+			continue // one static case with a past is enough: the shared buffer too
+		}
+		a, in32 := c.inputs()
+		h := func(x *Tensor) *Tensor {
+			if x == nil {
+				return nil
+			}
+			b := make([]uint16, len(x.F32))
+			for i, v := range x.F32 {
+				b[i] = Float32ToFloat16(v)
+			}
+			return NewFloat16(b, x.Shape...)
+		}
+		w := func(x *Tensor) *Tensor {
+			if x == nil {
+				return nil
+			}
+			return NewFloat32(x.Floats(), x.Shape...)
+		}
+		in16 := GQAInputs{Query: h(in32.Query), Key: h(in32.Key), Value: h(in32.Value), PastKey: h(in32.PastKey), PastValue: h(in32.PastValue),
+			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: h(in32.CosCache), SinCache: h(in32.SinCache), HeadSink: h(in32.HeadSink)}
+		inW := GQAInputs{Query: w(in16.Query), Key: w(in16.Key), Value: w(in16.Value), PastKey: w(in16.PastKey), PastValue: w(in16.PastValue),
+			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: w(in16.CosCache), SinCache: w(in16.SinCache), HeadSink: w(in16.HeadSink)}
+		want, err := RunGroupQueryAttention(nil, a, inW, GQAWant{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, shared := range []bool{false, true} {
+			got, err := RunGroupQueryAttention(nil, a, in16, GQAWant{SharedBuffer: shared})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range want.Output.F32 {
+				if got.Output.F16[i] != Float32ToFloat16(v) {
+					t.Fatalf("%s shared=%v: output %d %#04x, want %#04x", c.Name, shared, i, got.Output.F16[i], Float32ToFloat16(v))
+				}
+			}
+			for i, v := range want.PresentKey.F32 {
+				b := i / (c.Hkv * c.PresentShape[2] * c.D)
+				r := i / c.D % c.PresentShape[2]
+				if pb := int(c.Seqlens[b]) + 1 - c.S; r >= pb+c.S {
+					continue // past the entry's rows
+				}
+				if got.PresentKey.F16[i] != Float32ToFloat16(v) {
+					t.Fatalf("%s shared=%v: present_key %d %#04x, want %#04x", c.Name, shared, i, got.PresentKey.F16[i], Float32ToFloat16(v))
+				}
+			}
+		}
+	}
+}
