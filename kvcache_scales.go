@@ -22,9 +22,11 @@ import (
 // as NaN (ONNX Runtime would clamp an infinity). Rows already quantised go
 // in with AppendI8. Per-channel key scales are folded into the queries and
 // per-channel value scales into the outputs, as ONNX Runtime's own kernels
-// do: a result is within the float32 bounds for the rows as stored, and
-// the quantisation moves it within the bound KVCache states, with s_j/2
-// the largest error of an element.
+// do: a result is within the float32 bounds for the rows as stored. An
+// element whose x/s lies in [−128.5, 127.5] is stored within s/2 of x, and
+// the bound KVCache states holds with that error; one beyond is clamped,
+// as ONNX Runtime clamps it, and errs by what the clamp takes (static
+// scales are the caller's to fit the rows).
 //
 // Scales must be finite and positive, and only an I8 cache takes them: a
 // wrong count, a scale that is not, or another type is ErrArgument from
