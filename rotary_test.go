@@ -150,7 +150,7 @@ func TestRotaryErrors(t *testing.T) {
 		{"layout", 4, 10, 10000, 7, nil, true},
 		{"llama low ≥ high", 4, 10, 10000, RotateHalf, []RotaryOption{WithLlama3Scaling(8, 4, 1, 8192)}, true},
 		{"llama factor", 4, 10, 10000, RotateHalf, []RotaryOption{WithLlama3Scaling(0.5, 1, 4, 8192)}, true},
-		{"huge table", 1 << 40, 1 << 40, 10000, RotateHalf, nil, true},
+		{"huge table", 4, math.MaxInt / 2, 10000, RotateHalf, nil, true},
 	} {
 		if _, err := NewRotary(tc.dim, tc.pos, tc.theta, tc.layout, tc.opts...); !errors.Is(err, ErrArgument) {
 			t.Errorf("%s: err %v, want ErrArgument", tc.name, err)
