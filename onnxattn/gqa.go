@@ -28,13 +28,16 @@ type GQAAttributes struct {
 // nil; Key and Value [batch][seq][kv_num_heads·head_size]; the past
 // [batch][kv_num_heads][past][head_size]; SeqlensK [batch], each entry's
 // total length less one; TotalSequenceLength a scalar; the caches
-// [positions][rotary_dim/2]; HeadSink [num_heads], a logit per head added
-// to its softmax's denominator.
+// [positions][rotary_dim/2]; AttentionBias [batch or 1][num_heads or
+// 1][seq][total_sequence_length], added to the scores after softcap;
+// HeadSink [num_heads], a logit per head added to its softmax's
+// denominator.
 type GQAInputs struct {
 	Query, Key, Value             *Tensor
 	PastKey, PastValue            *Tensor
 	SeqlensK, TotalSequenceLength *Tensor
 	CosCache, SinCache            *Tensor
+	AttentionBias                 *Tensor
 	HeadSink                      *Tensor
 }
 
@@ -62,7 +65,8 @@ type GQAOutputs struct {
 // first with DoRotary, as the queries, at positions from its past length
 // on); query s attends the keys up to its own position past_b+s, the last
 // LocalWindowSize of them with a window, under a causal mask, with
-// Softcap and the sinks of SmoothSoftmax or HeadSink; groups of
+// Softcap, then AttentionBias, and the sinks of SmoothSoftmax or HeadSink
+// (the order ONNX Runtime's CPU provider applies them); groups of
 // num_heads/kv_num_heads query heads share a KV head. The cache is
 // dynamic (TotalSequenceLength = past + seq, present holds that many rows)
 // or static (TotalSequenceLength at most the past's rows, present as long
@@ -74,8 +78,8 @@ type GQAOutputs struct {
 // domain, lengths that do not fit the buffers (ONNX Runtime's rules), a
 // first prompt with padding (seqlens_k[b]+1 below seq with no past, which
 // ONNX Runtime computes over the padding rows too), or positions past the
-// rotary caches ErrArgument. attention_bias is not taken. Every check comes
-// before anything is written; inputs are not written but with
+// rotary caches ErrArgument. position_ids is not taken (positions follow
+// from seqlens_k). Every check comes before anything is written; inputs are not written but with
 // SharedBuffer, which writes only the new rows of PastKey and PastValue.
 func RunGroupQueryAttention(e *attention.Batched, a GQAAttributes, in GQAInputs, want GQAWant) (GQAOutputs, error) {
 	g, err := checkGQA(a, in, want)
@@ -100,6 +104,7 @@ type gqaCall struct {
 	T                  int   // present's rows
 	qw                 int   // a query row's width: H·D, or (H+2·Hkv)·D packed
 	pastLen, total     []int // per entry: the past rows it keeps, and its keys after the call
+	totalLen           int   // total_sequence_length: the keys a call may attend
 	rot                *attention.Rotary
 }
 
@@ -122,7 +127,7 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 		name string
 		t    *Tensor
 	}{{"key", in.Key}, {"value", in.Value}, {"past_key", in.PastKey}, {"past_value", in.PastValue},
-		{"cos_cache", in.CosCache}, {"sin_cache", in.SinCache}, {"head_sink", in.HeadSink}} {
+		{"cos_cache", in.CosCache}, {"sin_cache", in.SinCache}, {"attention_bias", in.AttentionBias}, {"head_sink", in.HeadSink}} {
 		if t.t != nil {
 			if err := checkData(t.name, t.t, g.dt); err != nil {
 				return nil, err
@@ -207,6 +212,13 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 		}
 		g.pastLen[b], g.total[b] = p, n
 	}
+	if t := in.AttentionBias; t != nil {
+		s := t.Shape
+		if len(s) != 4 || (s[0] != g.B && s[0] != 1) || (s[1] != g.H && s[1] != 1) || s[2] != g.S || s[3] != total {
+			return nil, shapeErr("attention_bias", s, "[%d or 1, %d or 1, %d, %d] ([batch heads seq total_sequence_length])", g.B, g.H, g.S, total)
+		}
+	}
+	g.totalLen = total
 	if s := in.HeadSink; s != nil && (len(s.Shape) != 1 || s.Shape[0] != g.H) {
 		return nil, shapeErr("head_sink", s.Shape, "[%d] ([num_heads])", g.H)
 	}
@@ -273,13 +285,20 @@ func (g *gqaCall) run(e *attention.Batched) (GQAOutputs, error) {
 	}
 	vv, _ := attention.NewTensorStrided(B, Hkv, S, D, S*rowW, D, rowW, v[vOff:])
 	pk, pv := g.present(kv, vv)
-	kt, _ := attention.NewTensor(B, Hkv, T, D, pk)
-	vt, _ := attention.NewTensor(B, Hkv, T, D, pv)
+	// The first total_sequence_length rows of the present, the keys the
+	// bias has columns for.
+	n := g.totalLen
+	kt, _ := attention.NewTensorStrided(B, Hkv, n, D, Hkv*T*D, T*D, D, pk)
+	vt, _ := attention.NewTensorStrided(B, Hkv, n, D, Hkv*T*D, T*D, D, pv)
 	out := make([]float32, B*S*H*D)
 	ov, _ := attention.NewTensorStrided(B, H, S, D, S*H*D, D, H*D, out)
 	opt := attention.BatchOptions{Scale: g.a.Scale, Softcap: g.a.Softcap, Causal: true, CausalToValidLen: true, ValidLen: g.total}
 	if g.a.LocalWindowSize > 0 {
 		opt.Window = g.a.LocalWindowSize
+	}
+	if t := g.in.AttentionBias; t != nil {
+		bias, _ := attention.NewTensor(t.Shape[0], t.Shape[1], t.Shape[2], t.Shape[3], t.Floats())
+		opt.Bias = &bias
 	}
 	switch {
 	case g.in.HeadSink != nil:

@@ -25,7 +25,8 @@ type gqaCase struct {
 	Smooth                           bool
 	Query, Key, Value                []float32
 	PastKey, PastValue               []float32
-	Cos, Sin, HeadSink               []float32
+	Cos, Sin, HeadSink, Bias         []float32
+	BiasShape                        []int
 	RotaryDim                        int
 	PresentShape                     []int
 	Output                           []float32
@@ -47,8 +48,8 @@ func loadGQACases(t *testing.T) []gqaCase {
 	if err := json.NewDecoder(z).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Cases) != 10 {
-		t.Fatalf("%d cases, want 10", len(doc.Cases))
+	if len(doc.Cases) != 12 {
+		t.Fatalf("%d cases, want 12", len(doc.Cases))
 	}
 	return doc.Cases
 }
@@ -82,10 +83,13 @@ func (c *gqaCase) inputs() (GQAAttributes, GQAInputs) {
 	if c.HeadSink != nil {
 		in.HeadSink = NewFloat32(c.HeadSink, c.H)
 	}
+	if c.Bias != nil {
+		in.AttentionBias = NewFloat32(c.Bias, c.BiasShape...)
+	}
 	return a, in
 }
 
-// TestGQAAgainstORT runs the ten ONNX Runtime cases on every
+// TestGQAAgainstORT runs the twelve ONNX Runtime cases on every
 // implementation, with and without a shared buffer where the cache is
 // static: the output within ONNX's tolerance of ONNX Runtime's and the
 // float32 one (1e-5 + 1e-4·|want|), the new present rows ONNX Runtime's
@@ -197,6 +201,7 @@ func TestGQAErrors(t *testing.T) {
 			in.Query, in.Key, in.Value = NewFloat32(make([]float32, 3*H*D), 1, 3, H*D), NewFloat32(make([]float32, 3*Hkv*D), 1, 3, Hkv*D), NewFloat32(make([]float32, 3*Hkv*D), 1, 3, Hkv*D)
 			in.PastKey, in.PastValue, in.TotalSequenceLength, in.SeqlensK = nil, nil, NewInt32([]int32{3}), NewInt32([]int32{1}, 1)
 		}), GQAWant{}, attention.ErrArgument},
+		{"bias shape", base, with(func(in *GQAInputs) { in.AttentionBias = NewFloat32(make([]float32, 4*5), 1, 4, 1, 5) }), GQAWant{}, attention.ErrShape},
 		{"head sink shape", base, with(func(in *GQAInputs) { in.HeadSink = NewFloat32(make([]float32, 3), 3) }), GQAWant{}, attention.ErrShape},
 		{"mixed types", base, with(func(in *GQAInputs) { in.Key = NewFloat16(make([]uint16, B*S*Hkv*D), B, S, Hkv*D) }), GQAWant{}, attention.ErrArgument},
 	} {
@@ -233,9 +238,11 @@ func TestGQAFloat16(t *testing.T) {
 			return NewFloat32(x.Floats(), x.Shape...)
 		}
 		in16 := GQAInputs{Query: h(in32.Query), Key: h(in32.Key), Value: h(in32.Value), PastKey: h(in32.PastKey), PastValue: h(in32.PastValue),
-			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: h(in32.CosCache), SinCache: h(in32.SinCache), HeadSink: h(in32.HeadSink)}
+			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: h(in32.CosCache), SinCache: h(in32.SinCache),
+			AttentionBias: h(in32.AttentionBias), HeadSink: h(in32.HeadSink)}
 		inW := GQAInputs{Query: w(in16.Query), Key: w(in16.Key), Value: w(in16.Value), PastKey: w(in16.PastKey), PastValue: w(in16.PastValue),
-			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: w(in16.CosCache), SinCache: w(in16.SinCache), HeadSink: w(in16.HeadSink)}
+			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: w(in16.CosCache), SinCache: w(in16.SinCache),
+			AttentionBias: w(in16.AttentionBias), HeadSink: w(in16.HeadSink)}
 		want, err := RunGroupQueryAttention(nil, a, inW, GQAWant{})
 		if err != nil {
 			t.Fatal(err)

@@ -41,10 +41,12 @@ async function run(c) {
     }
   }
   const sink = c.sink ? uni(H, 2) : null;
+  const biasShape = c.bias ? [c.bias[0], c.bias[1], S, total] : null;
+  const bias = c.bias ? uni(biasShape.reduce((a, b) => a * b, 1), 2) : null;
   const names = [
     "query", packed ? "" : "key", packed ? "" : "value", P ? "past_key" : "", P ? "past_value" : "",
     "seqlens_k", "total_sequence_length", c.rotary ? "cos_cache" : "", c.rotary ? "sin_cache" : "",
-    "", "", sink ? "head_sink" : "",
+    "", bias ? "attention_bias" : "", sink ? "head_sink" : "",
   ];
   while (names[names.length - 1] === "") names.pop();
   const attrs = [attrInt("num_heads", H), attrInt("kv_num_heads", Hkv)];
@@ -66,6 +68,7 @@ async function run(c) {
     valueInfo(11, "seqlens_k", INT32, [B]),
     valueInfo(11, "total_sequence_length", INT32, []),
     ...(c.rotary ? [valueInfo(11, "cos_cache", FLOAT, [c.maxPos, rd / 2]), valueInfo(11, "sin_cache", FLOAT, [c.maxPos, rd / 2])] : []),
+    ...(bias ? [valueInfo(11, "attention_bias", FLOAT, biasShape)] : []),
     ...(sink ? [valueInfo(11, "head_sink", FLOAT, [H])] : []),
     valueInfo(12, "output", FLOAT, [B, S, H * D]),
     valueInfo(12, "present_key", FLOAT, [B, Hkv, "T", D]),
@@ -90,6 +93,7 @@ async function run(c) {
     feeds.sin_cache = new ort.Tensor("float32", sin, [c.maxPos, rd / 2]);
   }
   if (sink) feeds.head_sink = new ort.Tensor("float32", sink, [H]);
+  if (bias) feeds.attention_bias = new ort.Tensor("float32", bias, biasShape);
   const res = await sess.run(feeds);
   // present_key/present_value hold the past rows each entry keeps and the
   // new rows after them (the rows after those are unspecified): the past
@@ -127,6 +131,7 @@ async function run(c) {
   if (P) Object.assign(out, { pastKey: f32s(pk), pastValue: f32s(pv) });
   if (c.rotary) Object.assign(out, { cos: f32s(cos), sin: f32s(sin), rotaryDim: rd });
   if (sink) out.headSink = f32s(sink);
+  if (bias) Object.assign(out, { bias: f32s(bias), biasShape });
   return out;
 }
 
@@ -140,6 +145,8 @@ const cases = [
   { name: "token/gqa2/d64/head-sink", B: 1, S: 1, P: 6, H: 4, Hkv: 2, D: 64, seqlens: [6], total: 7, sink: true, seed: 7 },
   { name: "token/gqa2/d64/shared-buffer", B: 2, S: 1, P: 16, H: 4, Hkv: 2, D: 64, seqlens: [3, 7], total: 8, seed: 8 },
   { name: "token/gqa2/d128/partial-rotary/scale", B: 1, S: 2, P: 10, H: 4, Hkv: 2, D: 128, seqlens: [11], total: 12, rotary: true, rd: 64, maxPos: 16, scale: 0.05, seed: 9 },
+  { name: "verify2/gqa2/d64/bias-per-head/softcap", B: 1, S: 2, P: 9, H: 4, Hkv: 2, D: 64, seqlens: [8], total: 9, bias: [1, 4], softcap: 1.5, seed: 11 },
+  { name: "token/gqa4/d64/bias-broadcast/ragged", B: 2, S: 1, P: 7, H: 8, Hkv: 2, D: 64, seqlens: [4, 6], total: 7, bias: [2, 1], seed: 12 },
   { name: "token/gqa2/d64/packed-qkv/rotary", B: 2, S: 1, P: 8, H: 4, Hkv: 2, D: 64, seqlens: [5, 7], total: 8, rotary: true, maxPos: 8, packed: true, seed: 10 },
 ];
 
