@@ -79,11 +79,11 @@ func (c *KVCache) appendViews(op string, b int, k, v Tensor, rows int) error {
 	whole := rows == 1 || packedRows(k, c.dk) && packedRows(v, c.dv)
 	return c.appendRows(op, b, rows, func(h, i, ko, vo, n int) {
 		if whole {
-			c.putRows(b, ko, vo, k.rowsFrom(0, h, i)[:n*c.dk], v.rowsFrom(0, h, i)[:n*c.dv])
+			c.putRows(b, h, ko, vo, k.rowsFrom(0, h, i)[:n*c.dk], v.rowsFrom(0, h, i)[:n*c.dv])
 			return
 		}
 		for r := range n {
-			c.putRows(b, ko+r*c.rk, vo+r*c.rv, k.Row(0, h, i+r), v.Row(0, h, i+r))
+			c.putRows(b, h, ko+r*c.rk, vo+r*c.rv, k.Row(0, h, i+r), v.Row(0, h, i+r))
 		}
 	})
 }
@@ -137,10 +137,10 @@ func packedRows(t Tensor, d int) bool {
 // putRows stores key and value elements, whole rows of one head of entry
 // b, from physical element ko of the K store and vo of the V store on,
 // converted to the cache's type.
-func (c *KVCache) putRows(b, ko, vo int, k, v []float32) {
+func (c *KVCache) putRows(b, h, ko, vo int, k, v []float32) {
 	switch c.typ {
 	case I8:
-		c.putRows8(b, ko, vo, k, v)
+		c.putRows8(b, h, ko, vo, k, v)
 	case F32:
 		copy(c.k32[ko:ko+len(k)], k)
 		copy(c.v32[vo:vo+len(v)], v)
@@ -177,9 +177,8 @@ func (c *KVCache) Truncate(b, n int) error {
 // scratch) if the cache rotates, then each row quantised, against its own
 // scale or the static ones. A row of no elements keeps the scale 0 its
 // store was made with.
-func (c *KVCache) putRows8(b, ko, vo int, k, v []float32) {
+func (c *KVCache) putRows8(b, h, ko, vo int, k, v []float32) {
 	if c.ks != nil {
-		h := (ko % c.entryK) / c.headK
 		s, ch := c.staticScales(true, h)
 		for i := range len(k) / max(c.dk, 1) {
 			kernel.NarrowI8Static(c.k8[ko+i*c.rk:], k[i*c.dk:(i+1)*c.dk], s, ch)

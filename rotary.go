@@ -219,11 +219,16 @@ func (r *Rotary) checkRows(op, name string, d int, x Tensor) error {
 // turn turns rows (b, 0..heads−1, t) of x by position p: one kernel call
 // for all heads where their rows lie a fixed stride apart.
 func (r *Rotary) turn(x Tensor, b, t, heads, p int) {
-	half := r.dim / 2
-	cos, sin := r.cos[p*half:(p+1)*half], r.sin[p*half:(p+1)*half]
+	cos, sin := r.angles(p)
 	_, hs, _ := x.Strides()
 	rows := x.data[b*x.bs+t*x.rs:]
 	r.kernel(rows, hs, heads, cos, sin)
+}
+
+// angles returns the cosines and sines of position p.
+func (r *Rotary) angles(p int) (cos, sin []float32) {
+	half := r.dim / 2
+	return r.cos[p*half : (p+1)*half], r.sin[p*half : (p+1)*half]
 }
 
 // kernel runs the layout's kernel.
@@ -260,10 +265,9 @@ func (c *KVCache) AppendRotary(b int, k, v []float32, rows int, r *Rotary) error
 		tmp := c.rope[b*c.dk : (b+1)*c.dk]
 		for j := range n {
 			copy(tmp, k[(h*rows+i+j)*c.dk:][:c.dk])
-			half := r.dim / 2
-			p := c.pos[b] + i + j
-			r.kernel(tmp, 0, 1, r.cos[p*half:(p+1)*half], r.sin[p*half:(p+1)*half])
-			c.putRows(b, ko+j*c.rk, vo+j*c.rv, tmp, v[(h*rows+i+j)*c.dv:][:c.dv])
+			cos, sin := r.angles(c.pos[b] + i + j)
+			r.kernel(tmp, 0, 1, cos, sin)
+			c.putRows(b, h, ko+j*c.rk, vo+j*c.rv, tmp, v[(h*rows+i+j)*c.dv:][:c.dv])
 		}
 	})
 }

@@ -56,12 +56,12 @@ func TestRotaryApply(t *testing.T) {
 					}
 					want := append([]float32(nil), data...)
 					wt, _ := NewTensorStrided(tc.B, tc.H, tc.T, tc.d, tc.T*tc.H*hs, hs, tc.H*hs, want)
-					half := tc.dim / 2
 					for b := range tc.B {
 						for h := range tc.H {
 							for i := range tc.T {
 								p := pos[b*tc.T+i]
-								turnRef(wt.Row(b, h, i), tc.dim, layout, rot.cos[p*half:(p+1)*half], rot.sin[p*half:(p+1)*half])
+								cos, sin := rot.angles(p)
+								turnRef(wt.Row(b, h, i), tc.dim, layout, cos, sin)
 							}
 						}
 					}
@@ -269,8 +269,7 @@ func BenchmarkRotary(b *testing.B) {
 					q, _ := NewTensor(1, H, 1, d, qd)
 					k, _ := NewTensor(1, Hkv, 1, d, kd)
 					pos := []int{4000}
-					half := d / 2
-					cos, sin := rot.cos[pos[0]*half:(pos[0]+1)*half], rot.sin[pos[0]*half:(pos[0]+1)*half]
+					cos, sin := rot.angles(pos[0])
 					read := calib.ReadProbeOf([][]float32{rows})
 					before := read.Rate(decodeReadSample)
 					b.ReportAllocs()

@@ -1,6 +1,8 @@
 package onnxattn
 
 import (
+	"slices"
+
 	"github.com/glancelab/attention"
 )
 
@@ -167,7 +169,7 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 		if len(s) != 4 || s[0] != g.B || s[1] != g.Hkv || s[3] != g.D {
 			return nil, shapeErr("past_key", s, "[%d %d past %d]", g.B, g.Hkv, g.D)
 		}
-		if !sameShape(in.PastValue.Shape, s) {
+		if !slices.Equal(in.PastValue.Shape, s) {
 			return nil, shapeErr("past_value", in.PastValue.Shape, "past_key's shape %v", s)
 		}
 		g.P = s[2]
@@ -232,7 +234,7 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 	if len(c.Shape) != 2 || c.Shape[1] == 0 || 2*c.Shape[1] > g.D {
 		return nil, shapeErr("cos_cache", c.Shape, "[positions rotary_dim/2], rotary_dim at most head_size %d", g.D)
 	}
-	if !sameShape(s.Shape, c.Shape) {
+	if !slices.Equal(s.Shape, c.Shape) {
 		return nil, shapeErr("sin_cache", s.Shape, "cos_cache's shape %v", c.Shape)
 	}
 	for b := range g.B {
@@ -245,12 +247,9 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 		layout = attention.RotateInterleaved
 	}
 	var err error
-	g.rot, err = attention.NewRotaryTable(floats32(c), floats32(s), 2*c.Shape[1], layout)
+	g.rot, err = attention.NewRotaryTable(c.Floats(), s.Floats(), 2*c.Shape[1], layout)
 	return g, err
 }
-
-// floats32 returns t's elements as float32: its data, or widened.
-func floats32(t *Tensor) []float32 { return t.Floats() }
 
 func (g *gqaCall) run(e *attention.Batched) (GQAOutputs, error) {
 	B, S, H, Hkv, D, T := g.B, g.S, g.H, g.Hkv, g.D, g.T

@@ -1,6 +1,8 @@
 package onnxattn
 
 import (
+	"slices"
+
 	"github.com/glancelab/attention"
 )
 
@@ -100,19 +102,14 @@ func RunRotaryEmbedding(a RotaryAttributes, in RotaryInputs) (*Tensor, error) {
 			pos[i] = i
 		}
 	}
-	if !sameShape(sinT.Shape, cosT.Shape) {
+	if !slices.Equal(sinT.Shape, cosT.Shape) {
 		return nil, shapeErr("sin_cache", sinT.Shape, "cos_cache's shape %v", cosT.Shape)
 	}
 	y := &Tensor{DType: x.DType, Shape: append([]int(nil), x.Shape...)}
-	data := make([]float32, x.Len())
-	cos, sin := cosT.F32, sinT.F32
-	if x.DType == Float16 {
-		widenInto(data, x.F16)
-		cos, sin = make([]float32, cosT.Len()), make([]float32, sinT.Len())
-		widenInto(cos, cosT.F16)
-		widenInto(sin, sinT.F16)
-	} else {
-		copy(data, x.F32)
+	// Y's elements as float32: X widened (a new slice) or copied.
+	data, cos, sin := x.Floats(), cosT.Floats(), sinT.Floats()
+	if x.DType == Float32 {
+		data = slices.Clone(data)
 	}
 	if len(data) > 0 && rd > 0 && len(cos) > 0 {
 		layout := attention.RotateHalf
@@ -145,23 +142,4 @@ func RunRotaryEmbedding(a RotaryAttributes, in RotaryInputs) (*Tensor, error) {
 		y.F32 = data
 	}
 	return y, nil
-}
-
-// widenInto widens float16 bits into dst.
-func widenInto(dst []float32, src []uint16) {
-	for i, h := range src {
-		dst[i] = Float16ToFloat32(h)
-	}
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -88,11 +88,7 @@ func TestRotaryFloat16(t *testing.T) {
 		}
 		return out
 	}
-	w := func(x []uint16) []float32 {
-		out := make([]float32, len(x))
-		widenInto(out, x)
-		return out
-	}
+	w := func(x []uint16) []float32 { return NewFloat16(x, len(x)).Floats() }
 	pos := NewInt64([]int64{4, 0, 1, 3, 3, 2}, 2, 3)
 	x16, c16, s16 := h(xs), h(cs), h(ss)
 	got, err := RunRotaryEmbedding(RotaryAttributes{}, RotaryInputs{X: NewFloat16(x16, 2, 2, 3, 8), CosCache: NewFloat16(c16, 5, 4), SinCache: NewFloat16(s16, 5, 4), PositionIDs: pos})

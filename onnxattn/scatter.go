@@ -1,5 +1,7 @@
 package onnxattn
 
+import "slices"
+
 // ScatterAttributes are the attributes of ONNX's TensorScatter (opset 24);
 // the zero value is the operator's defaults.
 type ScatterAttributes struct {
@@ -33,19 +35,9 @@ func RunTensorScatter(a ScatterAttributes, in ScatterInputs) (*Tensor, error) {
 	if past == nil {
 		return nil, argErr("TensorScatter needs past_cache and update")
 	}
-	out := &Tensor{DType: past.DType, Shape: append([]int(nil), past.Shape...)}
-	switch past.DType {
-	case Float32:
-		out.F32 = append([]float32(nil), past.F32...)
-	case Float16:
-		out.F16 = append([]uint16(nil), past.F16...)
-	case Bool:
-		out.Bool = append([]bool(nil), past.Bool...)
-	case Int64:
-		out.I64 = append([]int64(nil), past.I64...)
-	case Int32:
-		out.I32 = append([]int32(nil), past.I32...)
-	}
+	out := &Tensor{DType: past.DType, Shape: slices.Clone(past.Shape),
+		F32: slices.Clone(past.F32), F16: slices.Clone(past.F16), Bool: slices.Clone(past.Bool),
+		I64: slices.Clone(past.I64), I32: slices.Clone(past.I32)}
 	if err := TensorScatterInPlace(a, out, in.Update, in.WriteIndices); err != nil {
 		return nil, err
 	}
@@ -134,30 +126,45 @@ func TensorScatterInPlace(a ScatterAttributes, cache, update, writeIndices *Tens
 	for _, d := range cache.Shape[1:axis] {
 		outer *= d
 	}
-	for b := range B {
-		for p := range outer {
-			q := b*outer + p
-			for s := range seq {
-				pos := wi[b] + s
-				if circular {
-					pos %= maxSeq
+	rows := scatterRows{wi: wi, outer: outer, maxSeq: maxSeq, seq: seq, inner: inner, circular: circular}
+	switch cache.DType {
+	case Float32:
+		scatter(rows, cache.F32, update.F32)
+	case Float16:
+		scatter(rows, cache.F16, update.F16)
+	case Bool:
+		scatter(rows, cache.Bool, update.Bool)
+	case Int64:
+		scatter(rows, cache.I64, update.I64)
+	case Int32:
+		scatter(rows, cache.I32, update.I32)
+	}
+	return nil
+}
+
+// scatterRows is where a TensorScatter writes: per batch entry b its write
+// index wi[b], outer slices per entry (the dimensions between the batch and
+// the sequence axis), maxSeq positions of the cache and seq of the update,
+// inner elements a position.
+type scatterRows struct {
+	wi                        []int
+	outer, maxSeq, seq, inner int
+	circular                  bool
+}
+
+// scatter copies update's slices into cache where r says.
+func scatter[E any](r scatterRows, cache, update []E) {
+	for b, w := range r.wi {
+		for p := range r.outer {
+			q := b*r.outer + p
+			for s := range r.seq {
+				pos := w + s
+				if r.circular {
+					pos %= r.maxSeq
 				}
-				dst := (q*maxSeq + pos) * inner
-				src := (q*seq + s) * inner
-				switch cache.DType {
-				case Float32:
-					copy(cache.F32[dst:dst+inner], update.F32[src:src+inner])
-				case Float16:
-					copy(cache.F16[dst:dst+inner], update.F16[src:src+inner])
-				case Bool:
-					copy(cache.Bool[dst:dst+inner], update.Bool[src:src+inner])
-				case Int64:
-					copy(cache.I64[dst:dst+inner], update.I64[src:src+inner])
-				case Int32:
-					copy(cache.I32[dst:dst+inner], update.I32[src:src+inner])
-				}
+				dst, src := (q*r.maxSeq+pos)*r.inner, (q*r.seq+s)*r.inner
+				copy(cache[dst:dst+r.inner], update[src:src+r.inner])
 			}
 		}
 	}
-	return nil
 }

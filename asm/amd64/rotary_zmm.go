@@ -114,11 +114,19 @@ func genRotaryHalf(lanes int, p string) {
 		}
 		rowLoops(q, !masked, r, stride, []Register{xr, x2}, one)
 	}
+	chunkLoops(p, i, full, rem, lanes, chunk)
+}
+
+// chunkLoops emits a rotary kernel's loop over its chunks and its end:
+// chunk(q, false) for each whole chunk while the index i is below full
+// (i moving on step a chunk), then chunk(q, true) for the rest if rem
+// says there is one.
+func chunkLoops(p string, i, full, rem Register, step int, chunk func(q string, masked bool)) {
 	Label(p + "_chunk")
 	CMPQ(i, full)
 	JAE(LabelRef(p + "_tail"))
 	chunk(p+"_rows", false)
-	ADDQ(U8(lanes), i)
+	ADDQ(U8(step), i)
 	JMP(LabelRef(p + "_chunk"))
 	Label(p + "_tail")
 	TESTQ(rem, rem)
@@ -283,17 +291,5 @@ func genRotaryPairs(lanes int, p string) {
 		}
 		rowLoops(q, !masked, r, stride, []Register{xr}, one)
 	}
-	Label(p + "_chunk")
-	CMPQ(j, full)
-	JAE(LabelRef(p + "_tail"))
-	chunk(p+"_rows", false)
-	ADDQ(U8(pl), j)
-	JMP(LabelRef(p + "_chunk"))
-	Label(p + "_tail")
-	TESTQ(rem, rem)
-	JZ(LabelRef(p + "_done"))
-	chunk(p+"_trows", true)
-	Label(p + "_done")
-	VZEROUPPER()
-	RET()
+	chunkLoops(p, j, full, rem, pl, chunk)
 }
