@@ -181,48 +181,42 @@ func (r *Rotary) Layout() RotaryLayout { return r.layout }
 // first write. Apply does not allocate.
 func (r *Rotary) Apply(x Tensor, pos []int) error {
 	const op = "Rotary.Apply"
-	B, H, T, d := x.Shape()
-	if err := r.checkRows(op, "x", d, x); err != nil {
+	if err := r.checkRows(op, &x); err != nil {
 		return err
 	}
-	if want := elems(B, T); len(pos) != want {
+	if want := elems(x.batch, x.rows); len(pos) != want {
 		return shapeErr(op, "len(pos)", len(pos), want, "batch·T")
 	}
 	for i, p := range pos {
-		if p < 0 || p >= r.positions {
+		if uint(p) >= uint(r.positions) {
 			return argErr(op, "pos[%d] = %d outside the table's positions [0, %d)", i, p, r.positions)
 		}
 	}
 	if x.empty() {
 		return nil
 	}
-	for b := range B {
-		for t := range T {
-			r.turn(x, b, t, H, pos[b*T+t])
+	// One kernel call turns a (batch entry, position)'s rows of every head,
+	// a head stride apart.
+	for b := range x.batch {
+		for t := range x.rows {
+			cos, sin := r.angles(pos[b*x.rows+t])
+			r.kernel(x.data[b*x.bs+t*x.rs:], x.hs, x.heads, cos, sin)
 		}
 	}
 	return nil
 }
 
-// checkRows checks that rows of d elements (of view x, if it has any) can
-// be turned: d ≥ Dim and no two rows sharing an element.
-func (r *Rotary) checkRows(op, name string, d int, x Tensor) error {
-	if d < r.dim {
-		return shapeErr(op, name+" cols", d, r.dim, "at least the rotary width")
+// checkRows checks that x's rows can be turned: at least Dim columns and
+// no two rows sharing an element.
+func (r *Rotary) checkRows(op string, x *Tensor) error {
+	if x.cols < r.dim {
+		return shapeErr(op, "x cols", x.cols, r.dim, "at least the rotary width")
 	}
-	if !x.empty() && !x.nestedRows() && !x.distinctRows() {
-		return argErr(op, "%s's rows share elements: each would be turned more than once", name)
+	oneRowEach := x.batch == 1 && x.rows == 1 && (x.heads == 1 || x.hs >= x.cols) // a decode step's rows
+	if !oneRowEach && !x.empty() && !x.nestedRows() && !x.distinctRows() {
+		return argErr(op, "x's rows share elements: each would be turned more than once")
 	}
 	return nil
-}
-
-// turn turns rows (b, 0..heads−1, t) of x by position p: one kernel call
-// for all heads where their rows lie a fixed stride apart.
-func (r *Rotary) turn(x Tensor, b, t, heads, p int) {
-	cos, sin := r.angles(p)
-	_, hs, _ := x.Strides()
-	rows := x.data[b*x.bs+t*x.rs:]
-	r.kernel(rows, hs, heads, cos, sin)
 }
 
 // angles returns the cosines and sines of position p.
