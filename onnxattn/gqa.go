@@ -74,7 +74,9 @@ type GQAOutputs struct {
 // or static (TotalSequenceLength at most the past's rows, present as long
 // as the past), as ONNX Runtime requires; in present, rows past an entry's
 // length are left as they were (zero in a new buffer). Float16 inputs are
-// widened, computed in float32 and rounded once.
+// widened and computed in float32, the rows DoRotary turns rounded to
+// float16 (as ONNX Runtime holds them, and as the present keeps the keys)
+// and the output rounded once.
 //
 // Shapes that do not fit are a *ShapeError; attributes out of their
 // domain, lengths that do not fit the buffers (ONNX Runtime's rules), a
@@ -281,6 +283,14 @@ func (g *gqaCall) run(e *attention.Batched) (GQAOutputs, error) {
 		if err := g.rot.Apply(kv, pos); err != nil {
 			return GQAOutputs{}, err
 		}
+		if g.dt == Float16 {
+			// The turned rows are float16 tensors in ONNX Runtime, the
+			// keys those the present holds: rounded before attention.
+			roundFloat16(q)
+			if g.in.Key != nil {
+				roundFloat16(k)
+			}
+		}
 	}
 	vv, _ := attention.NewTensorStrided(B, Hkv, S, D, S*rowW, D, rowW, v[vOff:])
 	pk, pv := g.present(kv, vv)
@@ -356,6 +366,13 @@ func (g *gqaCall) present(k, v attention.Tensor) (pk, pv []float32) {
 		}
 	}
 	return pk, pv
+}
+
+// roundFloat16 rounds each element of x to float16's nearest.
+func roundFloat16(x []float32) {
+	for i, v := range x {
+		x[i] = Float16ToFloat32(Float32ToFloat16(v))
+	}
 }
 
 // narrowNew stores the new rows of float32 present rows x into the float16

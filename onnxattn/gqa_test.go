@@ -17,6 +17,7 @@ import (
 // ONNX Runtime's CPU GroupQueryAttention, its inputs and what it returned.
 type gqaCase struct {
 	Name                             string
+	F16                              bool // inputs float16 (each value one float16 holds), and ONNX Runtime's float16 results
 	B, S, H, Hkv, D, P, Total        int
 	Seqlens                          []int32
 	Packed, Rotary, Interleaved      bool
@@ -48,15 +49,43 @@ func loadGQACases(t *testing.T) []gqaCase {
 	if err := json.NewDecoder(z).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Cases) != 12 {
-		t.Fatalf("%d cases, want 12", len(doc.Cases))
+	if len(doc.Cases) != 15 {
+		t.Fatalf("%d cases, want 15", len(doc.Cases))
 	}
 	return doc.Cases
 }
 
-// inputs builds the case's inputs; the past is copied, so that a shared
-// buffer can be written.
+// inputs builds the case's inputs, float16 in a float16 case; the past is
+// copied, so that a shared buffer can be written.
 func (c *gqaCase) inputs() (GQAAttributes, GQAInputs) {
+	a, in := c.inputs32()
+	if c.F16 {
+		in = in.mapFloats(toFloat16)
+	}
+	return a, in
+}
+
+// toFloat16 returns a float16 tensor of x's values rounded; nil for nil.
+func toFloat16(x *Tensor) *Tensor {
+	if x == nil {
+		return nil
+	}
+	b := make([]uint16, len(x.F32))
+	for i, v := range x.F32 {
+		b[i] = Float32ToFloat16(v)
+	}
+	return NewFloat16(b, x.Shape...)
+}
+
+// mapFloats returns in with f applied to each of its float tensors.
+func (in GQAInputs) mapFloats(f func(*Tensor) *Tensor) GQAInputs {
+	return GQAInputs{Query: f(in.Query), Key: f(in.Key), Value: f(in.Value), PastKey: f(in.PastKey), PastValue: f(in.PastValue),
+		SeqlensK: in.SeqlensK, TotalSequenceLength: in.TotalSequenceLength, CosCache: f(in.CosCache), SinCache: f(in.SinCache),
+		AttentionBias: f(in.AttentionBias), HeadSink: f(in.HeadSink)}
+}
+
+// inputs32 builds the case's inputs as float32 tensors.
+func (c *gqaCase) inputs32() (GQAAttributes, GQAInputs) {
 	a := GQAAttributes{NumHeads: c.H, KVNumHeads: c.Hkv, Scale: c.Scale, Softcap: c.Softcap, LocalWindowSize: c.Window,
 		DoRotary: c.Rotary, RotaryInterleaved: c.Interleaved, SmoothSoftmax: c.Smooth}
 	qw := c.H * c.D
@@ -89,10 +118,11 @@ func (c *gqaCase) inputs() (GQAAttributes, GQAInputs) {
 	return a, in
 }
 
-// TestGQAAgainstORT runs the twelve ONNX Runtime cases on every
+// TestGQAAgainstORT runs the fifteen ONNX Runtime cases on every
 // implementation, with and without a shared buffer where the cache is
-// static: the output within ONNX's tolerance of ONNX Runtime's and the
-// float32 one (1e-5 + 1e-4·|want|), the new present rows ONNX Runtime's
+// static: the output within ONNX's tolerance of ONNX Runtime's (float16
+// cases against ONNX Runtime's float16 run), and a float32 one within
+// 1e-5 + 1e-4·|want|, the new present rows ONNX Runtime's
 // (exactly, or close where both turned them), the past rows each entry
 // keeps copied.
 func TestGQAAgainstORT(t *testing.T) {
@@ -111,15 +141,19 @@ func TestGQAAgainstORT(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					compare(t, "output", out.Output, NewFloat32(c.Output, c.B, c.S, c.H*c.D), false)
+					want := NewFloat32(c.Output, c.B, c.S, c.H*c.D)
+					if c.F16 {
+						want = toFloat16(want)
+					}
+					compare(t, "output", out.Output, want, false)
 					if shared && (out.PresentKey != in.PastKey || out.PresentValue != in.PastValue) {
 						t.Fatal("a shared buffer's presents are not the past tensors")
 					}
 					if fmt.Sprint(out.PresentKey.Shape) != fmt.Sprint(c.PresentShape) {
 						t.Fatalf("present shape %v, want %v", out.PresentKey.Shape, c.PresentShape)
 					}
-					checkPresent(t, c, "present_key", out.PresentKey.F32, c.PresentNewKeys, c.PastKey)
-					checkPresent(t, c, "present_value", out.PresentValue.F32, c.PresentNewValues, c.PastValue)
+					checkPresent(t, c, "present_key", out.PresentKey.Floats(), c.PresentNewKeys, c.PastKey)
+					checkPresent(t, c, "present_value", out.PresentValue.Floats(), c.PresentNewValues, c.PastValue)
 				})
 			}
 		}
@@ -211,39 +245,31 @@ func TestGQAErrors(t *testing.T) {
 	}
 }
 
-// TestGQAFloat16 runs an ONNX Runtime case with its inputs rounded to
-// float16: the output and the new present rows are those of the float32
-// call on the widened inputs, rounded once, and a shared float16 buffer
-// takes the new rows.
+// TestGQAFloat16 runs the ONNX Runtime cases with a past in a static cache
+// with their inputs rounded to float16: the output and the new present
+// rows are those of the float32 call on the widened inputs, rounded once,
+// where DoRotary's turned rows are rounded to float16 first (turned here,
+// and given to the float32 call with DoRotary off), and a shared float16
+// buffer takes the new rows.
 func TestGQAFloat16(t *testing.T) {
 	for _, c := range loadGQACases(t) {
 		if c.Packed || c.P == 0 || c.Total > c.P {
-			continue // one static case with a past is enough: the shared buffer too
+			continue // a static case with a past: the shared buffer too
 		}
-		a, in32 := c.inputs()
-		h := func(x *Tensor) *Tensor {
-			if x == nil {
-				return nil
-			}
-			b := make([]uint16, len(x.F32))
-			for i, v := range x.F32 {
-				b[i] = Float32ToFloat16(v)
-			}
-			return NewFloat16(b, x.Shape...)
-		}
-		w := func(x *Tensor) *Tensor {
+		a, in32 := c.inputs32()
+		in16 := in32.mapFloats(toFloat16)
+		inW := in16.mapFloats(func(x *Tensor) *Tensor {
 			if x == nil {
 				return nil
 			}
 			return NewFloat32(x.Floats(), x.Shape...)
+		})
+		aW := a
+		if a.DoRotary {
+			aW.DoRotary = false
+			turnRounded(t, c, inW)
 		}
-		in16 := GQAInputs{Query: h(in32.Query), Key: h(in32.Key), Value: h(in32.Value), PastKey: h(in32.PastKey), PastValue: h(in32.PastValue),
-			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: h(in32.CosCache), SinCache: h(in32.SinCache),
-			AttentionBias: h(in32.AttentionBias), HeadSink: h(in32.HeadSink)}
-		inW := GQAInputs{Query: w(in16.Query), Key: w(in16.Key), Value: w(in16.Value), PastKey: w(in16.PastKey), PastValue: w(in16.PastValue),
-			SeqlensK: in32.SeqlensK, TotalSequenceLength: in32.TotalSequenceLength, CosCache: w(in16.CosCache), SinCache: w(in16.SinCache),
-			AttentionBias: w(in16.AttentionBias), HeadSink: w(in16.HeadSink)}
-		want, err := RunGroupQueryAttention(nil, a, inW, GQAWant{})
+		want, err := RunGroupQueryAttention(nil, aW, inW, GQAWant{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,6 +293,43 @@ func TestGQAFloat16(t *testing.T) {
 					t.Fatalf("%s shared=%v: present_key %d %#04x, want %#04x", c.Name, shared, i, got.PresentKey.F16[i], Float32ToFloat16(v))
 				}
 			}
+		}
+	}
+}
+
+// turnRounded turns in's query and key rows (float32 tensors) as DoRotary
+// does, at each entry's positions from its past length on, and rounds them
+// to float16.
+func turnRounded(t *testing.T, c gqaCase, in GQAInputs) {
+	t.Helper()
+	layout := attention.RotateHalf
+	if c.Interleaved {
+		layout = attention.RotateInterleaved
+	}
+	rot, err := attention.NewRotaryTable(in.CosCache.F32, in.SinCache.F32, c.RotaryDim, layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := make([]int, c.B*c.S)
+	for b := range c.B {
+		for s := range c.S {
+			pos[b*c.S+s] = int(c.Seqlens[b]) + 1 - c.S + s
+		}
+	}
+	for _, x := range []struct {
+		t     *Tensor
+		heads int
+	}{{in.Query, c.H}, {in.Key, c.Hkv}} {
+		w := x.heads * c.D
+		v, err := attention.NewTensorStrided(c.B, x.heads, c.S, c.D, c.S*w, c.D, w, x.t.F32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rot.Apply(v, pos); err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range x.t.F32 {
+			x.t.F32[i] = Float16ToFloat32(Float32ToFloat16(f))
 		}
 	}
 }
