@@ -70,6 +70,13 @@ func genWidenRowsI8() {
 	RET()
 }
 
+// i8Ahead is how many rows ahead the one-row int8 kernels prefetch: a
+// row is a scale and d bytes, about half a 16-bit row, and from memory
+// they streamed the fastest asked for 128 rows on where the 16-bit
+// kernels' multiAhead (32) left the one-row step about 1.1× as long (measured:
+// docs/performance/amd-epyc-zen5.md#int8-one-row-prefetch-distance).
+const i8Ahead = 128
+
 // widenI8 sets dst to the floats of the sixteen int8 elements at src (a
 // memory operand or an xmm register).
 func widenI8(src Op, dst VecVirtual) {
@@ -80,7 +87,7 @@ func widenI8(src Op, dst VecVirtual) {
 // genScoreRowsI8: dst[i] = s_i·Σ_j k[i*stride+4+j]*q[j], genScoreRows16's
 // blocks of eight rows and then single rows, each row's sum through the
 // same tree (rowsSums, hsumZ for single rows) and then multiplied by its
-// scale. The blocks prefetch the rows multiAhead on, in address order.
+// scale. The blocks prefetch the rows i8Ahead on, in address order.
 func genScoreRowsI8() {
 	dst := Load(Param("dst").Base(), GP64())
 	rows := Load(Param("dst").Len(), GP64())
@@ -105,10 +112,10 @@ func genScoreRowsI8() {
 		row := func(r int) Mem { m := rowAddr(k, k4, stride, s3, r); m.Disp += 4; return m }
 		var next Register
 		if R == 8 {
-			// The eight rows multiAhead on, in address order, two lines
+			// The eight rows i8Ahead on, in address order, two lines
 			// a step of sixteen elements, kept inside k.
 			next = GP64()
-			IMUL3Q(U32(multiAhead), stride, next)
+			IMUL3Q(U32(i8Ahead), stride, next)
 			ADDQ(k, next)
 			reach := GP64()
 			MOVQ(stride, reach)
@@ -195,7 +202,7 @@ func genScoreRowsI8() {
 // passes over column chunks of up to eight vectors held in registers
 // while the rows stream past, each row's weight multiplied by its scale
 // once and its FMAs in row order; then the last d%16 columns under a
-// mask. Each row's columns are prefetched multiAhead rows on where they
+// mask. Each row's columns are prefetched i8Ahead rows on where they
 // lie inside v, as genBlendRows16's are.
 func genBlendRowsI8() {
 	acc := Load(Param("acc").Base(), GP64())
@@ -207,7 +214,7 @@ func genBlendRowsI8() {
 
 	widest := 4 + 16*8 // the bytes of a row the widest pass reads
 	far, limit := GP64(), GP64()
-	IMUL3Q(U32(multiAhead), stride, far)
+	IMUL3Q(U32(i8Ahead), stride, far)
 	MOVQ(argAddr(Param("v").Len()), limit)
 	LEAQ(Mem{Base: v, Index: limit, Scale: 1, Disp: -widest}, limit)
 	SUBQ(far, limit) // the last row whose prefetch stays inside v

@@ -15300,7 +15300,7 @@ scoreRowsI8AVX512_rows8:
 	JL           scoreRowsI8AVX512_rows8_next
 	LEAQ         (BX)(BX*2), R9
 	LEAQ         (DX)(BX*4), R10
-	IMUL3Q       $0x00000020, BX, R11
+	IMUL3Q       $0x00000080, BX, R11
 	ADDQ         DX, R11
 	MOVQ         BX, R12
 	SHLQ         $0x03, R12
@@ -15503,7 +15503,7 @@ TEXT ·blendRowsI8AVX512(SB), NOSPLIT, $0-80
 	MOVQ   w_len+32(FP), BX
 	MOVQ   v_base+48(FP), SI
 	MOVQ   stride+72(FP), DI
-	IMUL3Q $0x00000020, DI, R8
+	IMUL3Q $0x00000080, DI, R8
 	MOVQ   v_len+56(FP), R9
 	LEAQ   -132(SI)(R9*1), R9
 	SUBQ   R8, R9
