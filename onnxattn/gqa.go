@@ -78,11 +78,18 @@ type GQAOutputs struct {
 // float16 (as ONNX Runtime holds them, and as the present keeps the keys)
 // and the output rounded once.
 //
+// A first prompt (no past) may be padded: entry b's rows past its
+// seqlens_k[b]+1 are padding, stored in present (turned at their
+// positions) as ONNX Runtime stores them, and each padding row attends
+// the entry's keys (the last LocalWindowSize of them with a window). With
+// a window, ONNX Runtime's own padding rows differ between its code paths
+// (with attention_bias or head_sink they are these; without, the window
+// ends at the padding row's own position, zero where that leaves no key):
+// padding outputs are not meant to be read.
+//
 // Shapes that do not fit are a *ShapeError; attributes out of their
-// domain, lengths that do not fit the buffers (ONNX Runtime's rules), a
-// first prompt with padding (seqlens_k[b]+1 below seq with no past, which
-// ONNX Runtime computes over the padding rows too), or positions past the
-// rotary caches ErrArgument. position_ids is not taken (positions follow
+// domain, lengths that do not fit the buffers (ONNX Runtime's rules), or
+// positions past the rotary caches ErrArgument. position_ids is not taken (positions follow
 // from seqlens_k). Every check comes before anything is written; inputs are not written but with
 // SharedBuffer, which writes only the new rows of PastKey and PastValue.
 func RunGroupQueryAttention(e *attention.Batched, a GQAAttributes, in GQAInputs, want GQAWant) (GQAOutputs, error) {
@@ -108,6 +115,7 @@ type gqaCall struct {
 	T                  int   // present's rows
 	qw                 int   // a query row's width: H·D, or (H+2·Hkv)·D packed
 	pastLen, total     []int // per entry: the past rows it keeps, and its keys after the call
+	padded             bool  // a first prompt where some entry has fewer than S rows
 	totalLen           int   // total_sequence_length: the keys a call may attend
 	rot                *attention.Rotary
 }
@@ -209,8 +217,8 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 		switch {
 		case n > total || n < 1:
 			return nil, argErr("seqlens_k[%d] = %d: want 0 to total_sequence_length−1 = %d", b, k, total-1)
-		case p < 0 && g.P == 0:
-			return nil, argErr("seqlens_k[%d] = %d: a first prompt with padding (fewer than seq = %d rows) is not supported", b, k, g.S)
+		case p < 0 && g.P == 0: // a first prompt padded past its n rows
+			p, g.padded = 0, true
 		case p < 0 || p > g.P:
 			return nil, argErr("seqlens_k[%d] = %d: %d past rows, want 0 to the past's %d", b, k, p, g.P)
 		}
@@ -301,7 +309,9 @@ func (g *gqaCall) run(e *attention.Batched) (GQAOutputs, error) {
 	vt, _ := attention.NewTensorStrided(B, Hkv, n, D, Hkv*T*D, T*D, D, pv)
 	out := make([]float32, B*S*H*D)
 	ov, _ := attention.NewTensorStrided(B, H, S, D, S*H*D, D, H*D, out)
-	opt := attention.BatchOptions{Scale: g.a.Scale, Softcap: g.a.Softcap, Causal: true, CausalToValidLen: true, ValidLen: g.total}
+	// A first prompt's rows see keys up to their own row, of the entry's
+	// (padding rows: all of them); a later call's, up to their position.
+	opt := attention.BatchOptions{Scale: g.a.Scale, Softcap: g.a.Softcap, Causal: true, CausalToValidLen: !g.padded, ValidLen: g.total}
 	if g.a.LocalWindowSize > 0 {
 		opt.Window = g.a.LocalWindowSize
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/glancelab/attention"
@@ -49,8 +50,8 @@ func loadGQACases(t *testing.T) []gqaCase {
 	if err := json.NewDecoder(z).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Cases) != 15 {
-		t.Fatalf("%d cases, want 15", len(doc.Cases))
+	if len(doc.Cases) != 19 {
+		t.Fatalf("%d cases, want 19", len(doc.Cases))
 	}
 	return doc.Cases
 }
@@ -118,7 +119,7 @@ func (c *gqaCase) inputs32() (GQAAttributes, GQAInputs) {
 	return a, in
 }
 
-// TestGQAAgainstORT runs the fifteen ONNX Runtime cases on every
+// TestGQAAgainstORT runs the nineteen ONNX Runtime cases on every
 // implementation, with and without a shared buffer where the cache is
 // static: the output within ONNX's tolerance of ONNX Runtime's (float16
 // cases against ONNX Runtime's float16 run), and a float32 one within
@@ -145,7 +146,15 @@ func TestGQAAgainstORT(t *testing.T) {
 					if c.F16 {
 						want = toFloat16(want)
 					}
-					compare(t, "output", out.Output, want, false)
+					got := out.Output
+					if c.P == 0 && c.Window > 0 {
+						// A padded prompt's padding rows under a window:
+						// ONNX Runtime's differ between its own code
+						// paths (see RunGroupQueryAttention); the rest
+						// is compared.
+						got, want = c.withoutPadding(got), c.withoutPadding(want)
+					}
+					compare(t, "output", got, want, false)
 					if shared && (out.PresentKey != in.PastKey || out.PresentValue != in.PastValue) {
 						t.Fatal("a shared buffer's presents are not the past tensors")
 					}
@@ -160,12 +169,34 @@ func TestGQAAgainstORT(t *testing.T) {
 	})
 }
 
+// withoutPadding returns a copy of output x ([B][S][H·D]) with the rows
+// past each entry's length (a padded first prompt's padding) zero.
+func (c *gqaCase) withoutPadding(x *Tensor) *Tensor {
+	y := &Tensor{DType: x.DType, Shape: x.Shape, F32: slices.Clone(x.F32), F16: slices.Clone(x.F16)}
+	w := c.H * c.D
+	for b := range c.B {
+		for s := int(c.Seqlens[b]) + 1; s < c.S; s++ {
+			at := (b*c.S + s) * w
+			if y.F32 != nil {
+				clear(y.F32[at : at+w])
+			}
+			if y.F16 != nil {
+				clear(y.F16[at : at+w])
+			}
+		}
+	}
+	return y
+}
+
 func checkPresent(t *testing.T, c gqaCase, name string, got, fresh, past []float32) {
 	t.Helper()
 	T := c.PresentShape[2]
 	i := 0
 	for b := range c.B {
 		pb := int(c.Seqlens[b]) + 1 - c.S
+		if c.P == 0 {
+			pb = 0 // a first prompt: every row, padding too
+		}
 		for h := range c.Hkv {
 			for r := range pb + c.S {
 				want := fresh[i : i+c.D]
@@ -231,10 +262,6 @@ func TestGQAErrors(t *testing.T) {
 		{"shared without past", base, with(func(in *GQAInputs) {
 			in.PastKey, in.PastValue, in.TotalSequenceLength, in.SeqlensK = nil, nil, NewInt32([]int32{1}), NewInt32([]int32{0}, 1)
 		}), GQAWant{SharedBuffer: true}, attention.ErrArgument},
-		{"padded prompt", base, with(func(in *GQAInputs) {
-			in.Query, in.Key, in.Value = NewFloat32(make([]float32, 3*H*D), 1, 3, H*D), NewFloat32(make([]float32, 3*Hkv*D), 1, 3, Hkv*D), NewFloat32(make([]float32, 3*Hkv*D), 1, 3, Hkv*D)
-			in.PastKey, in.PastValue, in.TotalSequenceLength, in.SeqlensK = nil, nil, NewInt32([]int32{3}), NewInt32([]int32{1}, 1)
-		}), GQAWant{}, attention.ErrArgument},
 		{"bias shape", base, with(func(in *GQAInputs) { in.AttentionBias = NewFloat32(make([]float32, 4*5), 1, 4, 1, 5) }), GQAWant{}, attention.ErrShape},
 		{"head sink shape", base, with(func(in *GQAInputs) { in.HeadSink = NewFloat32(make([]float32, 3), 3) }), GQAWant{}, attention.ErrShape},
 		{"mixed types", base, with(func(in *GQAInputs) { in.Key = NewFloat16(make([]uint16, B*S*Hkv*D), B, S, Hkv*D) }), GQAWant{}, attention.ErrArgument},

@@ -138,7 +138,7 @@ async function run(c) {
   const presentNew = (pres, past, fresh) => {
     const rows = [];
     for (let b = 0; b < B; b++) {
-      const pb = seqlens[b] + 1 - S;
+      const pb = P ? seqlens[b] + 1 - S : 0; // a first prompt: every row, padding too
       for (let h = 0; h < Hkv; h++) {
         for (let t = 0; t < T; t++) {
           const row = pres.slice(((b * Hkv + h) * T + t) * D, ((b * Hkv + h) * T + t + 1) * D);
@@ -187,6 +187,10 @@ const cases = [
   { name: "f16/token/gqa4/d128/rotary-half/ragged", f16: true, B: 2, S: 1, P: 12, H: 8, Hkv: 2, D: 128, seqlens: [7, 11], total: 12, rotary: true, maxPos: 16, seed: 13 },
   { name: "f16/prompt/gqa2/d64/rotary-interleaved/softcap", f16: true, B: 1, S: 5, H: 4, Hkv: 2, D: 64, seqlens: [4], total: 5, rotary: true, interleaved: true, maxPos: 8, softcap: 2, seed: 14 },
   { name: "f16/verify3/gqa2/d80/window", f16: true, B: 1, S: 3, P: 14, H: 4, Hkv: 2, D: 80, seqlens: [13], total: 14, window: 4, seed: 15 },
+  { name: "prompt/gqa2/d64/padded/rotary", B: 3, S: 5, H: 4, Hkv: 2, D: 64, seqlens: [4, 2, 0], total: 5, rotary: true, maxPos: 8, seed: 16 },
+  { name: "prompt/gqa4/d128/padded/window/bias/softcap", B: 2, S: 6, H: 8, Hkv: 2, D: 128, seqlens: [5, 2], total: 6, window: 2, bias: [2, 1], softcap: 1.5, seed: 17 },
+  { name: "prompt/gqa2/d64/padded/window/head-sink", B: 2, S: 4, H: 4, Hkv: 2, D: 64, seqlens: [3, 0], total: 4, window: 1, sink: true, seed: 18 },
+  { name: "prompt/gqa2/d64/padded/window", B: 2, S: 6, H: 4, Hkv: 2, D: 64, seqlens: [5, 2], total: 6, window: 2, seed: 19 },
 ];
 
 (async () => {
