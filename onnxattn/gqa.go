@@ -78,8 +78,9 @@ type GQAOutputs struct {
 // float16 (as ONNX Runtime holds them, and as the present keeps the keys)
 // and the output rounded once.
 //
-// A first prompt (no past) may be padded: entry b's rows past its
-// seqlens_k[b]+1 are padding, stored in present (turned at their
+// A first prompt (total_sequence_length = seq: no past row kept, even
+// with a past buffer, as in ONNX Runtime) may be padded: entry b's rows
+// past its seqlens_k[b]+1 are padding, stored in present (turned at their
 // positions) as ONNX Runtime stores them, and each padding row attends
 // the entry's keys (the last LocalWindowSize of them with a window). With
 // a window, ONNX Runtime's own padding rows differ between its code paths
@@ -115,7 +116,7 @@ type gqaCall struct {
 	T                  int   // present's rows
 	qw                 int   // a query row's width: H·D, or (H+2·Hkv)·D packed
 	pastLen, total     []int // per entry: the past rows it keeps, and its keys after the call
-	padded             bool  // a first prompt where some entry has fewer than S rows
+	padded             bool  // a first prompt (total_sequence_length = S) where some entry has fewer than S rows
 	totalLen           int   // total_sequence_length: the keys a call may attend
 	rot                *attention.Rotary
 }
@@ -217,7 +218,7 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 		switch {
 		case n > total || n < 1:
 			return nil, argErr("seqlens_k[%d] = %d: want 0 to total_sequence_length−1 = %d", b, k, total-1)
-		case p < 0 && g.P == 0: // a first prompt padded past its n rows
+		case p < 0 && total == g.S: // a first prompt padded past its n rows
 			p, g.padded = 0, true
 		case p < 0 || p > g.P:
 			return nil, argErr("seqlens_k[%d] = %d: %d past rows, want 0 to the past's %d", b, k, p, g.P)

@@ -50,8 +50,8 @@ func loadGQACases(t *testing.T) []gqaCase {
 	if err := json.NewDecoder(z).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Cases) != 19 {
-		t.Fatalf("%d cases, want 19", len(doc.Cases))
+	if len(doc.Cases) != 20 {
+		t.Fatalf("%d cases, want 20", len(doc.Cases))
 	}
 	return doc.Cases
 }
@@ -119,7 +119,7 @@ func (c *gqaCase) inputs32() (GQAAttributes, GQAInputs) {
 	return a, in
 }
 
-// TestGQAAgainstORT runs the nineteen ONNX Runtime cases on every
+// TestGQAAgainstORT runs the twenty ONNX Runtime cases on every
 // implementation, with and without a shared buffer where the cache is
 // static: the output within ONNX's tolerance of ONNX Runtime's (float16
 // cases against ONNX Runtime's float16 run), and a float32 one within
@@ -147,7 +147,7 @@ func TestGQAAgainstORT(t *testing.T) {
 						want = toFloat16(want)
 					}
 					got := out.Output
-					if c.P == 0 && c.Window > 0 {
+					if c.Total == c.S && c.Window > 0 {
 						// A padded prompt's padding rows under a window:
 						// ONNX Runtime's differ between its own code
 						// paths (see RunGroupQueryAttention); the rest
@@ -194,7 +194,7 @@ func checkPresent(t *testing.T, c gqaCase, name string, got, fresh, past []float
 	i := 0
 	for b := range c.B {
 		pb := int(c.Seqlens[b]) + 1 - c.S
-		if c.P == 0 {
+		if c.Total == c.S {
 			pb = 0 // a first prompt: every row, padding too
 		}
 		for h := range c.Hkv {

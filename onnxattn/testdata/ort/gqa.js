@@ -138,7 +138,7 @@ async function run(c) {
   const presentNew = (pres, past, fresh) => {
     const rows = [];
     for (let b = 0; b < B; b++) {
-      const pb = P ? seqlens[b] + 1 - S : 0; // a first prompt: every row, padding too
+      const pb = total === S ? 0 : seqlens[b] + 1 - S; // a first prompt: every row, padding too
       for (let h = 0; h < Hkv; h++) {
         for (let t = 0; t < T; t++) {
           const row = pres.slice(((b * Hkv + h) * T + t) * D, ((b * Hkv + h) * T + t + 1) * D);
@@ -191,6 +191,7 @@ const cases = [
   { name: "prompt/gqa4/d128/padded/window/bias/softcap", B: 2, S: 6, H: 8, Hkv: 2, D: 128, seqlens: [5, 2], total: 6, window: 2, bias: [2, 1], softcap: 1.5, seed: 17 },
   { name: "prompt/gqa2/d64/padded/window/head-sink", B: 2, S: 4, H: 4, Hkv: 2, D: 64, seqlens: [3, 0], total: 4, window: 1, sink: true, seed: 18 },
   { name: "prompt/gqa2/d64/padded/window", B: 2, S: 6, H: 4, Hkv: 2, D: 64, seqlens: [5, 2], total: 6, window: 2, seed: 19 },
+  { name: "prompt/gqa2/d64/padded/static-buffer", B: 2, S: 4, P: 8, H: 4, Hkv: 2, D: 64, seqlens: [3, 1], total: 4, seed: 20 },
 ];
 
 (async () => {
