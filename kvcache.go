@@ -53,8 +53,9 @@ func (t KVType) rowExtra() int {
 // A KVCacheOption configures NewKVCache; WithRing makes one. The zero
 // KVCacheOption changes nothing.
 type KVCacheOption struct {
-	ring, plain, scales bool
-	ks, vs              []float32
+	ring, plain, scales, storage bool
+	ks, vs                       []float32
+	k16, v16                     []uint16 // WithStorage16's
 }
 
 // WithRing makes the cache a ring of capacity rows per entry, for models
@@ -116,6 +117,7 @@ func WithoutRotation() KVCacheOption { return KVCacheOption{plain: true} }
 type KVCache struct {
 	typ                          KVType
 	ring, rotate                 bool
+	external                     bool // rows in the caller's slices (WithStorage16)
 	batch, heads, capacity       int
 	dk, dv                       int
 	rk, rv                       int       // stored elements a row: dk and dv, and an I8 row's scale
@@ -149,6 +151,9 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 		if opt.scales {
 			o.scales, o.ks, o.vs = true, opt.ks, opt.vs
 		}
+		if opt.storage {
+			o.storage, o.k16, o.v16 = true, opt.k16, opt.v16
+		}
 	}
 	if o.scales {
 		if err := checkScales(op, typ, kvHeads, dk, dv, o); err != nil {
@@ -168,8 +173,13 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 	if !ok || !okK || !okV || !okR || nk > maxFloats-nv || nr > maxFloats-nk-nv || batch > (maxFloats-nk-nv-nr)/4 {
 		return nil, argErr(op, "%d×%d×%d rows of %d+%d elements are too many to allocate", batch, kvHeads, capacity, dk, dv)
 	}
+	if o.storage {
+		if err := checkStorage(op, typ, nk, nv, o); err != nil {
+			return nil, err
+		}
+	}
 	c := &KVCache{
-		typ: typ, ring: o.ring, batch: batch, heads: kvHeads, capacity: capacity, dk: dk, dv: dv, rk: rk, rv: rv,
+		typ: typ, ring: o.ring, external: o.storage, batch: batch, heads: kvHeads, capacity: capacity, dk: dk, dv: dv, rk: rk, rv: rv,
 		pos: make([]int, batch), n: make([]int, batch), rope: make([]float32, batch*dk),
 		headK: capacity * rk, headV: capacity * rv,
 		entryK: kvHeads * capacity * rk, entryV: kvHeads * capacity * rv,
@@ -189,7 +199,11 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 			c.rot = make([]float32, batch*dk)
 		}
 	default:
-		c.k16, c.v16 = make([]uint16, nk), make([]uint16, nv)
+		if o.storage {
+			c.k16, c.v16 = o.k16[:nk:nk], o.v16[:nv:nv]
+		} else {
+			c.k16, c.v16 = make([]uint16, nk), make([]uint16, nv)
+		}
 	}
 	return c, nil
 }

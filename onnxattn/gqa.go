@@ -1,6 +1,7 @@
 package onnxattn
 
 import (
+	"math"
 	"slices"
 
 	"github.com/glancelab/attention"
@@ -74,9 +75,11 @@ type GQAOutputs struct {
 // or static (TotalSequenceLength at most the past's rows, present as long
 // as the past), as ONNX Runtime requires; in present, rows past an entry's
 // length are left as they were (zero in a new buffer). Float16 inputs are
-// widened and computed in float32, the rows DoRotary turns rounded to
-// float16 (as ONNX Runtime holds them, and as the present keeps the keys)
-// and the output rounded once.
+// computed in float32: the new rows widened, the rows DoRotary turns
+// rounded to float16 (as ONNX Runtime holds them, and as the present keeps
+// the keys), the past read in place as float16 (an F16 KVCache over the
+// present's rows, attention.WithStorage16: never widened, so a step costs
+// no more than its float32 twin), and the output rounded once.
 //
 // A first prompt (total_sequence_length = seq: no past row kept, even
 // with a past buffer, as in ONNX Runtime) may be padded: entry b's rows
@@ -119,6 +122,7 @@ type gqaCall struct {
 	padded             bool  // a first prompt (total_sequence_length = S) where some entry has fewer than S rows
 	totalLen           int   // total_sequence_length: the keys a call may attend
 	rot                *attention.Rotary
+	posBase            int // the position of rot's first row
 }
 
 func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
@@ -257,52 +261,34 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 	if a.RotaryInterleaved {
 		layout = attention.RotateInterleaved
 	}
+	cos, sin := c.F32, s.F32
+	if g.dt == Float16 {
+		// Only the rows of the positions the call turns, widened: a
+		// table of positions posBase on.
+		half, hi := c.Shape[1], 0
+		g.posBase = math.MaxInt
+		for b := range g.B {
+			g.posBase, hi = min(g.posBase, g.pastLen[b]), max(hi, g.pastLen[b]+g.S)
+		}
+		cw, sw := &Tensor{DType: Float16, F16: c.F16[g.posBase*half : hi*half]}, &Tensor{DType: Float16, F16: s.F16[g.posBase*half : hi*half]}
+		cos, sin = cw.Floats(), sw.Floats()
+	}
 	var err error
-	g.rot, err = attention.NewRotaryTable(c.Floats(), s.Floats(), 2*c.Shape[1], layout)
+	g.rot, err = attention.NewRotaryTable(cos, sin, 2*c.Shape[1], layout)
 	return g, err
 }
 
 func (g *gqaCall) run(e *attention.Batched) (GQAOutputs, error) {
+	nr, err := g.newRows()
+	if err != nil {
+		return GQAOutputs{}, err
+	}
+	opt := g.options()
+	if g.dt == Float16 && !g.padded {
+		return g.run16(e, nr, opt)
+	}
 	B, S, H, Hkv, D, T := g.B, g.S, g.H, g.Hkv, g.D, g.T
-	// The queries, and the new key and value rows, as float32 rows: copies
-	// (the rotation turns them in place).
-	q := append([]float32(nil), g.in.Query.Floats()...)
-	var k, v []float32
-	kw := Hkv * D
-	var kOff, vOff, rowW int // where a token's key and value rows start, and a token's width
-	if g.in.Key == nil {
-		k, v, kOff, vOff, rowW = q, q, H*D, (H+Hkv)*D, g.qw
-	} else {
-		k = append([]float32(nil), g.in.Key.Floats()...)
-		v = g.in.Value.Floats()
-		rowW = kw
-	}
-	pos := make([]int, B*S)
-	for b := range B {
-		for s := range S {
-			pos[b*S+s] = g.pastLen[b] + s
-		}
-	}
-	qv, _ := attention.NewTensorStrided(B, H, S, D, S*g.qw, D, g.qw, q)
-	kv, _ := attention.NewTensorStrided(B, Hkv, S, D, S*rowW, D, rowW, k[kOff:])
-	if g.rot != nil {
-		if err := g.rot.Apply(qv, pos); err != nil {
-			return GQAOutputs{}, err
-		}
-		if err := g.rot.Apply(kv, pos); err != nil {
-			return GQAOutputs{}, err
-		}
-		if g.dt == Float16 {
-			// The turned rows are float16 tensors in ONNX Runtime, the
-			// keys those the present holds: rounded before attention.
-			roundFloat16(q)
-			if g.in.Key != nil {
-				roundFloat16(k)
-			}
-		}
-	}
-	vv, _ := attention.NewTensorStrided(B, Hkv, S, D, S*rowW, D, rowW, v[vOff:])
-	pk, pv := g.present(kv, vv)
+	pk, pv := g.present(nr.k, nr.v)
 	// The first total_sequence_length rows of the present, the keys the
 	// bias has columns for.
 	n := g.totalLen
@@ -312,21 +298,12 @@ func (g *gqaCall) run(e *attention.Batched) (GQAOutputs, error) {
 	ov, _ := attention.NewTensorStrided(B, H, S, D, S*H*D, D, H*D, out)
 	// A first prompt's rows see keys up to their own row, of the entry's
 	// (padding rows: all of them); a later call's, up to their position.
-	opt := attention.BatchOptions{Scale: g.a.Scale, Softcap: g.a.Softcap, Causal: true, CausalToValidLen: !g.padded, ValidLen: g.total}
-	if g.a.LocalWindowSize > 0 {
-		opt.Window = g.a.LocalWindowSize
-	}
+	opt.CausalToValidLen, opt.ValidLen = !g.padded, g.total
 	if t := g.in.AttentionBias; t != nil {
 		bias, _ := attention.NewTensor(t.Shape[0], t.Shape[1], t.Shape[2], t.Shape[3], t.Floats())
 		opt.Bias = &bias
 	}
-	switch {
-	case g.in.HeadSink != nil:
-		opt.Sinks = g.in.HeadSink.Floats()
-	case g.a.SmoothSoftmax:
-		opt.Sinks = make([]float32, H)
-	}
-	if err := e.Attend(attention.BatchOutputs{Out: ov}, qv, kt, vt, &opt); err != nil {
+	if err := e.Attend(attention.BatchOutputs{Out: ov}, nr.q, kt, vt, &opt); err != nil {
 		return GQAOutputs{}, err
 	}
 	res := GQAOutputs{Output: floatTensor(g.dt, out, B, S, H*D)}
@@ -339,6 +316,137 @@ func (g *gqaCall) run(e *attention.Batched) (GQAOutputs, error) {
 	} else {
 		res.PresentKey = floatTensor(g.dt, pk, B, Hkv, T, D)
 		res.PresentValue = floatTensor(g.dt, pv, B, Hkv, T, D)
+	}
+	return res, nil
+}
+
+// rows are a call's queries and new key and value rows as float32 views
+// ([B][heads][S][D]), turned by the rotary embedding.
+type rows struct{ q, k, v attention.Tensor }
+
+// newRows returns the queries and the new key and value rows as float32
+// copies (the rotation turns them in place), turned with DoRotary at each
+// entry's positions from its past length on.
+func (g *gqaCall) newRows() (rows, error) {
+	B, S, H, Hkv, D := g.B, g.S, g.H, g.Hkv, g.D
+	q := append([]float32(nil), g.in.Query.Floats()...)
+	var k, v []float32
+	var kOff, vOff, rowW int // where a token's key and value rows start, and a token's width
+	if g.in.Key == nil {
+		k, v, kOff, vOff, rowW = q, q, H*D, (H+Hkv)*D, g.qw
+	} else {
+		k = append([]float32(nil), g.in.Key.Floats()...)
+		v = g.in.Value.Floats()
+		rowW = Hkv * D
+	}
+	var r rows
+	r.q, _ = attention.NewTensorStrided(B, H, S, D, S*g.qw, D, g.qw, q)
+	r.k, _ = attention.NewTensorStrided(B, Hkv, S, D, S*rowW, D, rowW, k[kOff:])
+	r.v, _ = attention.NewTensorStrided(B, Hkv, S, D, S*rowW, D, rowW, v[vOff:])
+	if g.rot == nil {
+		return r, nil
+	}
+	pos := make([]int, B*S)
+	for b := range B {
+		for s := range S {
+			pos[b*S+s] = g.pastLen[b] + s - g.posBase
+		}
+	}
+	if err := g.rot.Apply(r.q, pos); err != nil {
+		return rows{}, err
+	}
+	if err := g.rot.Apply(r.k, pos); err != nil {
+		return rows{}, err
+	}
+	if g.dt == Float16 {
+		// The turned rows are float16 tensors in ONNX Runtime, the keys
+		// those the present holds: rounded before attention.
+		roundFloat16(q)
+		if g.in.Key != nil {
+			roundFloat16(k)
+		}
+	}
+	return r, nil
+}
+
+// options returns the attention options the attributes and the sinks
+// give, the same on both paths.
+func (g *gqaCall) options() attention.BatchOptions {
+	opt := attention.BatchOptions{Scale: g.a.Scale, Softcap: g.a.Softcap, Causal: true}
+	if g.a.LocalWindowSize > 0 {
+		opt.Window = g.a.LocalWindowSize
+	}
+	switch {
+	case g.in.HeadSink != nil:
+		opt.Sinks = g.in.HeadSink.Floats()
+	case g.a.SmoothSoftmax:
+		opt.Sinks = make([]float32, g.H)
+	}
+	return opt
+}
+
+// run16 is run for float16 inputs but a padded first prompt: the present
+// is an F16 cache over float16 rows (the past tensors themselves with
+// SharedBuffer, else a new buffer with each entry's past rows copied, as
+// ONNX Runtime copies them), so that the past is read in place as float16
+// rather than widened; the new rows are stored rounded once, and the
+// cache attended as AttendCache does (each query's frontier at its
+// position, Len(b) = seqlens_k[b]+1).
+func (g *gqaCall) run16(e *attention.Batched, nr rows, opt attention.BatchOptions) (GQAOutputs, error) {
+	B, S, H, Hkv, D, T := g.B, g.S, g.H, g.Hkv, g.D, g.T
+	var pk, pv []uint16
+	if g.want.SharedBuffer {
+		pk, pv = g.in.PastKey.F16, g.in.PastValue.F16
+	} else {
+		pk, pv = make([]uint16, B*Hkv*T*D), make([]uint16, B*Hkv*T*D)
+		for b := range B {
+			for h := range Hkv {
+				if n := g.pastLen[b] * D; n > 0 {
+					copy(pk[(b*Hkv+h)*T*D:][:n], g.in.PastKey.F16[(b*Hkv+h)*g.P*D:][:n])
+					copy(pv[(b*Hkv+h)*T*D:][:n], g.in.PastValue.F16[(b*Hkv+h)*g.P*D:][:n])
+				}
+			}
+		}
+	}
+	c, err := attention.NewKVCache(B, Hkv, T, D, D, attention.F16, attention.WithStorage16(pk, pv))
+	if err != nil {
+		return GQAOutputs{}, err
+	}
+	kr, vr := make([]float32, Hkv*S*D), make([]float32, Hkv*S*D) // an entry's new rows, [Hkv][S][D]
+	for b := range B {
+		if err := c.Hold(b, g.pastLen[b]); err != nil {
+			return GQAOutputs{}, err
+		}
+		for h := range Hkv {
+			for s := range S {
+				copy(kr[(h*S+s)*D:][:D], nr.k.Row(b, h, s))
+				copy(vr[(h*S+s)*D:][:D], nr.v.Row(b, h, s))
+			}
+		}
+		if err := c.Append(b, kr, vr, S); err != nil {
+			return GQAOutputs{}, err
+		}
+	}
+	if t := g.in.AttentionBias; t != nil {
+		// The columns of the keys the cache holds: the most any entry has.
+		tk := 0
+		for _, n := range g.total {
+			tk = max(tk, n)
+		}
+		bb, bh := t.Shape[0], t.Shape[1]
+		bias, _ := attention.NewTensorStrided(bb, bh, S, tk, bh*S*g.totalLen, S*g.totalLen, g.totalLen, t.Floats())
+		opt.Bias = &bias
+	}
+	out := make([]float32, B*S*H*D)
+	ov, _ := attention.NewTensorStrided(B, H, S, D, S*H*D, D, H*D, out)
+	if err := e.AttendCache(attention.BatchOutputs{Out: ov}, nr.q, c, &opt); err != nil {
+		return GQAOutputs{}, err
+	}
+	res := GQAOutputs{Output: floatTensor(Float16, out, B, S, H*D)}
+	if g.want.SharedBuffer {
+		res.PresentKey, res.PresentValue = g.in.PastKey, g.in.PastValue
+	} else {
+		res.PresentKey, res.PresentValue = NewFloat16(pk, B, Hkv, T, D), NewFloat16(pv, B, Hkv, T, D)
 	}
 	return res, nil
 }

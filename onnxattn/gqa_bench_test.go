@@ -54,6 +54,22 @@ func BenchmarkGQA(b *testing.B) {
 				}
 			}
 		})
+		b.Run(fmt.Sprintf("rows=gqa-float16/workers=%d", workers), func(b *testing.B) {
+			// The same call on float16 tensors: the past is widened each call.
+			in := GQAInputs{
+				Query: toFloat16(NewFloat32(q, 1, 1, H*D)), Key: toFloat16(NewFloat32(k, 1, 1, Hkv*D)), Value: toFloat16(NewFloat32(v, 1, 1, Hkv*D)),
+				PastKey: toFloat16(NewFloat32(pk, 1, Hkv, T, D)), PastValue: toFloat16(NewFloat32(pv, 1, Hkv, T, D)),
+				SeqlensK: NewInt32([]int32{past}, 1), TotalSequenceLength: NewInt32([]int32{T}),
+				CosCache: toFloat16(NewFloat32(cos, T, D/2)), SinCache: toFloat16(NewFloat32(sin, T, D/2)),
+			}
+			a := GQAAttributes{NumHeads: H, KVNumHeads: Hkv, DoRotary: true}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := RunGroupQueryAttention(e, a, in, GQAWant{SharedBuffer: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(fmt.Sprintf("rows=attendcache/workers=%d", workers), func(b *testing.B) {
 			c, err := attention.NewKVCache(1, Hkv, T, D, D, attention.F32)
 			if err != nil {

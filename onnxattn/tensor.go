@@ -3,6 +3,8 @@ package onnxattn
 import (
 	"fmt"
 	"math"
+
+	"github.com/glancelab/attention/internal/kernel"
 )
 
 // DType is the element type of a Tensor.
@@ -109,9 +111,7 @@ func (t *Tensor) Floats() []float32 {
 		return t.F32
 	case Float16:
 		x := make([]float32, len(t.F16))
-		for i, h := range t.F16 {
-			x[i] = Float16ToFloat32(h)
-		}
+		kernel.WidenF16(x, t.F16) // F16C where the CPU has it: a past is widened each call
 		return x
 	}
 	return nil
@@ -122,9 +122,7 @@ func (t *Tensor) Floats() []float32 {
 func floatTensor(d DType, x []float32, shape ...int) *Tensor {
 	if d == Float16 {
 		h := make([]uint16, len(x))
-		for i, v := range x {
-			h[i] = Float32ToFloat16(v)
-		}
+		kernel.NarrowF16(h, x)
 		return NewFloat16(h, shape...)
 	}
 	return NewFloat32(x, shape...)
