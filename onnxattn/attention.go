@@ -122,10 +122,19 @@ type Outputs struct {
 // multiply to at most 65536 (see the package documentation). The engine
 // runs only when Y or qk_matmul_output has an element to compute and
 // there is a key: without keys every row is fully masked and Y is zero.
+//
+// Float16 tensors are widened to float32, computed and rounded once,
+// except in the decode pattern TensorScatter serves (4D float16 K and V
+// with nonpad_kv_seqlen, no past_key, no attn_mask, no optional output):
+// there K and V are read in place as float16 (see runHeld16), which
+// neither widens nor copies them.
 func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, error) {
 	d, err := check(a, in, want, nil)
 	if err != nil {
 		return Outputs{}, err
+	}
+	if heldF16(in, d, want) {
+		return runHeld16(e, a, in, d)
 	}
 	c := &call{a: a, in: in, d: d}
 	if err := c.viewInputs(); err != nil {
@@ -146,6 +155,53 @@ func Run(e *attention.Batched, a Attributes, in Inputs, want Want) (Outputs, err
 		return Outputs{}, err
 	}
 	return out, nil
+}
+
+// heldF16 reports whether a call is the in-place decode pattern over
+// float16 that runHeld16 serves: 4D float16 K and V holding a cache of
+// max_sequence_length rows, nonpad_kv_seqlen the rows each entry has, no
+// past, no attn_mask and no optional output.
+func heldF16(in Inputs, d dims, want Want) bool {
+	return in.K.DType == Float16 && !d.threeD && in.NonpadKVSeqlen != nil && in.PastKey == nil &&
+		in.AttnMask == nil && !want.Present && !want.QKMatmulOutput
+}
+
+// runHeld16 is Run for heldF16's calls: K and V are read in place as
+// float16 through an F16 KVCache over their elements, entry b holding its
+// first nonpad_kv_seqlen[b] rows, so that a decode step neither widens nor
+// copies the cache. AttendCache's rules are the operator's here: keys from
+// nonpad_kv_seqlen[b] on are masked, and query i's causal frontier is key
+// nonpad_kv_seqlen[b] − q_sequence_length + i.
+func runHeld16(e *attention.Batched, a Attributes, in Inputs, d dims) (Outputs, error) {
+	kv, err := attention.NewKVCache(d.B, d.Hkv, d.Skv, d.D, d.Dv, attention.F16, attention.WithStorage16(in.K.F16, in.V.F16))
+	if err != nil {
+		return Outputs{}, err
+	}
+	for b, n := range in.NonpadKVSeqlen.I64 {
+		if err := kv.Hold(b, int(n)); err != nil {
+			return Outputs{}, err
+		}
+	}
+	q, err := view(in.Q.Floats(), false, d.B, d.Hq, d.Sq, d.D)
+	if err != nil {
+		return Outputs{}, viewErr(err, "Q", in.Q)
+	}
+	yData := make([]float32, d.nY)
+	y, err := view(yData, false, d.B, d.Hq, d.Sq, d.Dv)
+	if err != nil {
+		return Outputs{}, viewErr(err, "Q", in.Q)
+	}
+	if len(yData) > 0 {
+		if e == nil {
+			e = attention.NewBatched(1)
+			defer e.Close()
+		}
+		opt := attention.BatchOptions{Scale: a.Scale, Softcap: a.Softcap, Causal: a.IsCausal}
+		if err := engineErr(e.AttendCache(attention.BatchOutputs{Out: y}, q, kv, &opt), in); err != nil {
+			return Outputs{}, err
+		}
+	}
+	return Outputs{Y: floatTensor(in.Q.DType, yData, d.B, d.Hq, d.Sq, d.Dv)}, nil
 }
 
 // call is one checked call: its attributes, inputs and sizes, and the

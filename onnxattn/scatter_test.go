@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/glancelab/attention"
@@ -194,5 +196,86 @@ func TestScatterDecode(t *testing.T) {
 		for b := range B {
 			lens[b]++
 		}
+	}
+}
+
+// TestScatterDecodeFloat16 runs Attention-24's decode pattern over float16
+// buffers, which Run reads in place (runHeld16): on every implementation,
+// over ragged lengths, grouped heads, one to three query rows, causal or
+// not, softcap and scale, Y is within a float16 unit of Run's over the
+// same call in float32 on the widened values (the path that widens): the
+// two are within the float32 bounds of each other, and a value near a
+// float16 midpoint may round either way. With attn_mask, past_key or an
+// optional output the call takes the widening path itself.
+func TestScatterDecodeFloat16(t *testing.T) {
+	const B, Hkv, maxS, D = 3, 2, 40, 24
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		e := attention.NewBatched(2)
+		defer e.Close()
+		r := testutil.Rand(8)
+		for _, tc := range []struct {
+			H, Sq   int
+			nonpad  []int64
+			a       Attributes
+			present bool
+		}{
+			{H: 4, Sq: 1, nonpad: []int64{1, 17, 40}, a: Attributes{IsCausal: true}},
+			{H: 2, Sq: 3, nonpad: []int64{3, 9, 33}, a: Attributes{IsCausal: true, Softcap: 2}},
+			{H: 6, Sq: 2, nonpad: []int64{0, 12, 40}, a: Attributes{Scale: 0.3}},
+			{H: 4, Sq: 2, nonpad: []int64{5, 6, 7}, a: Attributes{IsCausal: true}, present: true},
+		} {
+			k32 := NewFloat32(testutil.Floats(r, B*Hkv*maxS*D, 1), B, Hkv, maxS, D)
+			v32 := NewFloat32(testutil.Floats(r, B*Hkv*maxS*D, 1), B, Hkv, maxS, D)
+			q32 := NewFloat32(testutil.Floats(r, B*tc.H*tc.Sq*D, 1), B, tc.H, tc.Sq, D)
+			in16 := Inputs{Q: toFloat16(q32), K: toFloat16(k32), V: toFloat16(v32), NonpadKVSeqlen: NewInt64(tc.nonpad, B)}
+			widen := func(x *Tensor) *Tensor { return NewFloat32(x.Floats(), x.Shape...) }
+			in32 := Inputs{Q: widen(in16.Q), K: widen(in16.K), V: widen(in16.V), NonpadKVSeqlen: in16.NonpadKVSeqlen}
+			want, err := Run(e, tc.a, in32, Want{Present: tc.present})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Run(e, tc.a, in16, Want{Present: tc.present})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range want.Y.F32 {
+				g := float64(Float16ToFloat32(got.Y.F16[i]))
+				if w := float64(x); !(math.Abs(g-w) <= 0x1p-10*math.Abs(w)+0x1p-24) {
+					t.Fatalf("%+v: Y[%d] = %v, want %v within a float16 unit", tc.a, i, g, w)
+				}
+			}
+			if tc.present && !slices.Equal(got.PresentKey.F16, in16.K.F16) {
+				t.Fatalf("%+v: present_key is not K", tc.a)
+			}
+		}
+	})
+}
+
+// BenchmarkScatterDecode times Attention-24's decode step over a cache
+// buffer of 4096 rows (32 query heads on 8 KV heads, d 128, 4091 rows
+// valid, causal) in float32 and in float16: the float16 buffers are read
+// in place, not widened (see runHeld16).
+func BenchmarkScatterDecode(b *testing.B) {
+	const H, Hkv, D, T = 32, 8, 128, 4096
+	r := testutil.Rand(1)
+	q := NewFloat32(testutil.Floats(r, H*D, 1), 1, H, 1, D)
+	k := NewFloat32(testutil.Floats(r, Hkv*T*D, 1), 1, Hkv, T, D)
+	v := NewFloat32(testutil.Floats(r, Hkv*T*D, 1), 1, Hkv, T, D)
+	e := attention.NewBatched(1)
+	defer e.Close()
+	for _, f16 := range []bool{false, true} {
+		in := Inputs{Q: q, K: k, V: v, NonpadKVSeqlen: NewInt64([]int64{T - 5}, 1)}
+		name := "float32"
+		if f16 {
+			in.Q, in.K, in.V, name = toFloat16(q), toFloat16(k), toFloat16(v), "float16"
+		}
+		b.Run("type="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Run(e, Attributes{IsCausal: true}, in, Want{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
