@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime/debug"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/glancelab/attention"
 	"github.com/glancelab/attention/internal/impl"
@@ -50,7 +48,9 @@ func FuzzGroupQueryAttention(f *testing.F) {
 		if c.nilEngine {
 			e = nil
 		}
-		out, err := runGQATimed(t, c, e)
+		var out GQAOutputs
+		var err error
+		timed(t, c, func() { out, err = RunGroupQueryAttention(e, c.a, c.in, c.want) })
 		if err != nil {
 			var se *ShapeError
 			if !(errors.As(err, &se) && errors.Is(err, attention.ErrShape)) && !errors.Is(err, attention.ErrArgument) {
@@ -260,41 +260,6 @@ func decodeGQA(data []byte) gqaFuzz {
 		}
 	}
 	return c
-}
-
-// runGQATimed runs the call in a goroutine and fails the test on a panic
-// or a call that outlives runDeadline.
-func runGQATimed(t *testing.T, c gqaFuzz, e *attention.Batched) (GQAOutputs, error) {
-	t.Helper()
-	type result struct {
-		out   GQAOutputs
-		err   error
-		panic any
-		stack []byte
-	}
-	done := make(chan result, 1)
-	timer := time.NewTimer(runDeadline)
-	defer timer.Stop()
-	go func() {
-		var r result
-		defer func() {
-			if r.panic = recover(); r.panic != nil {
-				r.stack = debug.Stack()
-			}
-			done <- r
-		}()
-		r.out, r.err = RunGroupQueryAttention(e, c.a, c.in, c.want)
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-timer.C:
-		t.Fatalf("%v: RunGroupQueryAttention did not return within %v", c, runDeadline)
-	}
-	if r.panic != nil {
-		t.Fatalf("%v: panic: %v\n%s", c, r.panic, r.stack)
-	}
-	return r.out, r.err
 }
 
 // checkGQAOutputs checks the outputs' types and shapes, and that shared
