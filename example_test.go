@@ -414,6 +414,41 @@ func ExampleWithScales() {
 	// [1 -1 63.5 0]
 }
 
+// A cache over rows another runtime keeps: ONNX Runtime's float16
+// present_key and present_value ([batch][kvHeads][capacity][d] binary16),
+// held where they are. Hold makes the cache hold the three rows written
+// there; Append stores the next in the same slices; AttendCache reads all
+// four as float16, with no copy of the past.
+func ExampleWithStorage16() {
+	const kvHeads, capacity, d = 1, 4, 2
+	// Binary16 bits: 0x3c00 is 1, 0x4000 is 2, 0x4400 is 4, 0 is 0.
+	k := make([]uint16, kvHeads*capacity*d) // keys all 0: every score the same
+	v := []uint16{0x3c00, 0x3c00, 0x4000, 0x4000, 0x4400, 0, 0, 0}
+	cache, err := attention.NewKVCache(1, kvHeads, capacity, d, d, attention.F16, attention.WithStorage16(k, v))
+	if err != nil {
+		panic(err)
+	}
+	if err := cache.Hold(0, 3); err != nil {
+		panic(err)
+	}
+	if err := cache.Append(0, []float32{0, 0}, []float32{1, 1}, 1); err != nil {
+		panic(err)
+	}
+	fmt.Printf("held %d; the new row in the caller's slice: %#04x %#04x\n", cache.Len(0), v[6], v[7])
+	q, _ := attention.NewTensor(1, 1, 1, d, []float32{0.5, -0.5})
+	out := make([]float32, d)
+	ot, _ := attention.NewTensor(1, 1, 1, d, out)
+	e := attention.NewBatched(1)
+	defer e.Close()
+	if err := e.AttendCache(attention.BatchOutputs{Out: ot}, q, cache, nil); err != nil {
+		panic(err)
+	}
+	fmt.Println(out) // the mean of the four value rows
+	// Output:
+	// held 4; the new row in the caller's slice: 0x3c00 0x3c00
+	// [2 1]
+}
+
 // A decode step with rotary position embeddings: the token's query rows
 // are turned by its position in place, its key rows turned as
 // AppendRotary stores them, and the query attends every row held: the
