@@ -28,6 +28,21 @@ func scalarTurn(a *Asm, ma, mb string) {
 	a.Op("FMOVS F1, %s", mb)
 }
 
+// rowLoop emits the loop over the rows at label l: r counts down from
+// rows, body turns the row at the pointers ptrs, which then move on stride
+// bytes; the loop leaves for end when no row is left.
+func rowLoop(a *Asm, l, end string, rows, r, stride R, ptrs []R, body func()) {
+	a.Op("MOVD %s, %s", rows, r)
+	a.Label(l)
+	a.Op("CBZ %s, %s", r, end)
+	body()
+	for _, p := range ptrs {
+		a.Op("ADD %s, %s, %s", stride, p, p)
+	}
+	a.Op("SUB $1, %s, %s", r, r)
+	a.Op("B %s", l)
+}
+
 // rotaryArgs loads x, the row stride in bytes, the row count, cos, sin and
 // n = len(cos) into R0–R5.
 func rotaryArgs(a *Asm) (x, stride, rows, cos, sin, n R) {
@@ -62,23 +77,18 @@ func genRotaryHalf(a *Asm) {
 	a.Op("VLD1 (%s), [%s]", t, V(7).S4())
 	a.Op("ADD %s, %s, %s", i, x, xr)
 	a.Op("ADD %s, %s, %s", nB, xr, x2)
-	a.Op("MOVD %s, %s", rows, r)
-	a.Label(rowsL)
-	a.Op("CBZ %s, %s", r, next)
-	a.Op("VLD1 (%s), [%s]", xr, V(0).S4())
-	a.Op("VLD1 (%s), [%s]", x2, V(1).S4())
-	a.W(FMUL(2, 0, 6)) // c·a
-	a.W(FMUL(3, 1, 7)) // s·b
-	a.W(FMUL(4, 0, 7)) // s·a
-	a.W(FMUL(5, 1, 6)) // c·b
-	a.W(FSUB(0, 2, 3))
-	a.W(FADD(1, 4, 5))
-	a.Op("VST1 [%s], (%s)", V(0).S4(), xr)
-	a.Op("VST1 [%s], (%s)", V(1).S4(), x2)
-	a.Op("ADD %s, %s, %s", stride, xr, xr)
-	a.Op("ADD %s, %s, %s", stride, x2, x2)
-	a.Op("SUB $1, %s, %s", r, r)
-	a.Op("B %s", rowsL)
+	rowLoop(a, rowsL, next, rows, r, stride, []R{xr, x2}, func() {
+		a.Op("VLD1 (%s), [%s]", xr, V(0).S4())
+		a.Op("VLD1 (%s), [%s]", x2, V(1).S4())
+		a.W(FMUL(2, 0, 6)) // c·a
+		a.W(FMUL(3, 1, 7)) // s·b
+		a.W(FMUL(4, 0, 7)) // s·a
+		a.W(FMUL(5, 1, 6)) // c·b
+		a.W(FSUB(0, 2, 3))
+		a.W(FADD(1, 4, 5))
+		a.Op("VST1 [%s], (%s)", V(0).S4(), xr)
+		a.Op("VST1 [%s], (%s)", V(1).S4(), x2)
+	})
 	a.Label(next)
 	a.Op("ADD $16, %s, %s", i, i)
 	a.Op("B %s", chunk)
@@ -89,14 +99,9 @@ func genRotaryHalf(a *Asm) {
 	a.Op("FMOVS (%s)(%s), F7", sin, i)
 	a.Op("ADD %s, %s, %s", i, x, xr)
 	a.Op("ADD %s, %s, %s", nB, xr, x2)
-	a.Op("MOVD %s, %s", rows, r)
-	a.Label(tailRows)
-	a.Op("CBZ %s, %s", r, tailNext)
-	scalarTurn(a, fmt.Sprintf("(%s)", xr), fmt.Sprintf("(%s)", x2))
-	a.Op("ADD %s, %s, %s", stride, xr, xr)
-	a.Op("ADD %s, %s, %s", stride, x2, x2)
-	a.Op("SUB $1, %s, %s", r, r)
-	a.Op("B %s", tailRows)
+	rowLoop(a, tailRows, tailNext, rows, r, stride, []R{xr, x2}, func() {
+		scalarTurn(a, fmt.Sprintf("(%s)", xr), fmt.Sprintf("(%s)", x2))
+	})
 	a.Label(tailNext)
 	a.Op("ADD $4, %s, %s", i, i)
 	a.Op("B %s", tail)
@@ -130,18 +135,14 @@ func genRotaryPairs(a *Asm) {
 	a.Op("VZIP1 %s, %s, %s", V(7).S4(), V(7).S4(), V(7).S4())
 	a.W(FMUL(7, 7, 16))
 	a.Op("ADD %s<<1, %s, %s", j, x, xr) // x's bytes are twice cos's
-	a.Op("MOVD %s, %s", rows, r)
-	a.Label(rowsL)
-	a.Op("CBZ %s, %s", r, next)
-	a.Op("VLD1 (%s), [%s]", xr, V(0).S4())
-	a.Op("VREV64 %s, %s", V(0).S4(), V(1).S4())
-	a.W(FMUL(2, 0, 6))
-	a.W(FMUL(3, 1, 7))
-	a.W(FSUB(0, 2, 3))
-	a.Op("VST1 [%s], (%s)", V(0).S4(), xr)
-	a.Op("ADD %s, %s, %s", stride, xr, xr)
-	a.Op("SUB $1, %s, %s", r, r)
-	a.Op("B %s", rowsL)
+	rowLoop(a, rowsL, next, rows, r, stride, []R{xr}, func() {
+		a.Op("VLD1 (%s), [%s]", xr, V(0).S4())
+		a.Op("VREV64 %s, %s", V(0).S4(), V(1).S4())
+		a.W(FMUL(2, 0, 6))
+		a.W(FMUL(3, 1, 7))
+		a.W(FSUB(0, 2, 3))
+		a.Op("VST1 [%s], (%s)", V(0).S4(), xr)
+	})
 	a.Label(next)
 	a.Op("ADD $8, %s, %s", j, j)
 	a.Op("B %s", chunk)
@@ -151,13 +152,9 @@ func genRotaryPairs(a *Asm) {
 	a.Op("FMOVS (%s)(%s), F6", cos, j)
 	a.Op("FMOVS (%s)(%s), F7", sin, j)
 	a.Op("ADD %s<<1, %s, %s", j, x, xr)
-	a.Op("MOVD %s, %s", rows, r)
-	a.Label(tailRows)
-	a.Op("CBZ %s, %s", r, done)
-	scalarTurn(a, fmt.Sprintf("(%s)", xr), fmt.Sprintf("4(%s)", xr))
-	a.Op("ADD %s, %s, %s", stride, xr, xr)
-	a.Op("SUB $1, %s, %s", r, r)
-	a.Op("B %s", tailRows)
+	rowLoop(a, tailRows, done, rows, r, stride, []R{xr}, func() {
+		scalarTurn(a, fmt.Sprintf("(%s)", xr), fmt.Sprintf("4(%s)", xr))
+	})
 	a.Label(done)
 	a.Op("RET")
 }
