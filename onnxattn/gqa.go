@@ -270,8 +270,7 @@ func checkGQA(a GQAAttributes, in GQAInputs, want GQAWant) (*gqaCall, error) {
 		for b := range g.B {
 			g.posBase, hi = min(g.posBase, g.pastLen[b]), max(hi, g.pastLen[b]+g.S)
 		}
-		cw, sw := &Tensor{DType: Float16, F16: c.F16[g.posBase*half : hi*half]}, &Tensor{DType: Float16, F16: s.F16[g.posBase*half : hi*half]}
-		cos, sin = cw.Floats(), sw.Floats()
+		cos, sin = widen16(c.F16[g.posBase*half:hi*half]), widen16(s.F16[g.posBase*half:hi*half])
 	}
 	var err error
 	g.rot, err = attention.NewRotaryTable(cos, sin, 2*c.Shape[1], layout)
@@ -399,13 +398,9 @@ func (g *gqaCall) run16(e *attention.Batched, nr rows, opt attention.BatchOption
 		pk, pv = g.in.PastKey.F16, g.in.PastValue.F16
 	} else {
 		pk, pv = make([]uint16, B*Hkv*T*D), make([]uint16, B*Hkv*T*D)
-		for b := range B {
-			for h := range Hkv {
-				if n := g.pastLen[b] * D; n > 0 {
-					copy(pk[(b*Hkv+h)*T*D:][:n], g.in.PastKey.F16[(b*Hkv+h)*g.P*D:][:n])
-					copy(pv[(b*Hkv+h)*T*D:][:n], g.in.PastValue.F16[(b*Hkv+h)*g.P*D:][:n])
-				}
-			}
+		if g.P > 0 {
+			keepPast(g, pk, g.in.PastKey.F16)
+			keepPast(g, pv, g.in.PastValue.F16)
 		}
 	}
 	c, err := attention.NewKVCache(B, Hkv, T, D, D, attention.F16, attention.WithStorage16(pk, pv))
@@ -465,14 +460,8 @@ func (g *gqaCall) present(k, v attention.Tensor) (pk, pv []float32) {
 	default:
 		pk, pv = make([]float32, B*Hkv*T*D), make([]float32, B*Hkv*T*D)
 		if g.P > 0 {
-			past, pastV := g.in.PastKey.Floats(), g.in.PastValue.Floats()
-			for b := range B {
-				for h := range Hkv {
-					n := g.pastLen[b] * D
-					copy(pk[(b*Hkv+h)*T*D:][:n], past[(b*Hkv+h)*g.P*D:][:n])
-					copy(pv[(b*Hkv+h)*T*D:][:n], pastV[(b*Hkv+h)*g.P*D:][:n])
-				}
-			}
+			keepPast(g, pk, g.in.PastKey.Floats())
+			keepPast(g, pv, g.in.PastValue.Floats())
 		}
 	}
 	for b := range B {
@@ -485,6 +474,17 @@ func (g *gqaCall) present(k, v attention.Tensor) (pk, pv []float32) {
 		}
 	}
 	return pk, pv
+}
+
+// keepPast copies into a present buffer dst of T rows a head the past
+// rows each entry keeps, from past (P rows a head).
+func keepPast[E float32 | uint16](g *gqaCall, dst, past []E) {
+	for b := range g.B {
+		for h := range g.Hkv {
+			n := g.pastLen[b] * g.D
+			copy(dst[(b*g.Hkv+h)*g.T*g.D:][:n], past[(b*g.Hkv+h)*g.P*g.D:][:n])
+		}
+	}
 }
 
 // roundFloat16 rounds each element of x to float16's nearest.

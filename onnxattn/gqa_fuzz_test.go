@@ -189,16 +189,7 @@ func decodeGQA(data []byte) gqaFuzz {
 		}
 		return x
 	}
-	mk := func(x []float32, shape ...int) *Tensor {
-		if c.dt == Float16 {
-			h := make([]uint16, len(x))
-			for j, v := range x {
-				h[j] = Float32ToFloat16(v)
-			}
-			return NewFloat16(h, shape...)
-		}
-		return NewFloat32(x, shape...)
-	}
+	mk := func(x []float32, shape ...int) *Tensor { return floatTensor(c.dt, x, shape...) }
 	qw := c.H * c.D
 	if c.packed {
 		qw = (c.H + 2*c.Hkv) * c.D

@@ -71,11 +71,7 @@ func toFloat16(x *Tensor) *Tensor {
 	if x == nil {
 		return nil
 	}
-	b := make([]uint16, len(x.F32))
-	for i, v := range x.F32 {
-		b[i] = Float32ToFloat16(v)
-	}
-	return NewFloat16(b, x.Shape...)
+	return floatTensor(Float16, x.F32, x.Shape...)
 }
 
 // mapFloats returns in with f applied to each of its float tensors.

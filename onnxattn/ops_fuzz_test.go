@@ -149,16 +149,11 @@ func fuzzRotary(t *testing.T, r *opsReader) {
 	positions := 1 + p%6
 	withIDs := p&64 == 0
 	vals := r.rest()
-	mk := func(x []float32, shape ...int) *Tensor {
-		if c.f16 {
-			h := make([]uint16, len(x))
-			for i, v := range x {
-				h[i] = Float32ToFloat16(v)
-			}
-			return NewFloat16(h, shape...)
-		}
-		return NewFloat32(x, shape...)
+	dt := Float32
+	if c.f16 {
+		dt = Float16
 	}
+	mk := func(x []float32, shape ...int) *Tensor { return floatTensor(dt, x, shape...) }
 	x := values(vals, c.B*c.H*c.S*c.D, 0)
 	if rank3 {
 		c.in.X = mk(x, c.B, c.S, c.H*c.D)
@@ -340,15 +335,15 @@ func fuzzScatter(t *testing.T, r *opsReader) {
 		}
 		c.wi = NewInt64(wi, shape[0])
 	}
-	past := cloneTensor(c.cache)
-	upd := cloneTensor(c.update)
+	past := c.cache.clone()
+	upd := c.update.clone()
 	var got *Tensor
 	var err error
 	timed(t, c, func() {
 		got, err = RunTensorScatter(c.a, ScatterInputs{PastCache: c.cache, Update: c.update, WriteIndices: c.wi})
 	})
 	var errIn error
-	inPlace := cloneTensor(c.cache)
+	inPlace := c.cache.clone()
 	timed(t, c, func() { errIn = TensorScatterInPlace(c.a, inPlace, c.update, c.wi) })
 	if !equalTensor(past, c.cache) || !equalTensor(upd, c.update) {
 		t.Fatalf("%v: an input written", c)
@@ -365,7 +360,7 @@ func fuzzScatter(t *testing.T, r *opsReader) {
 		return
 	}
 	// The reference: every slice of the update at its position.
-	want := cloneTensor(c.cache)
+	want := c.cache.clone()
 	maxSeq, seq := shape[axis], ushape[axis]
 	inner, outer := 1, 1
 	for _, d := range shape[axis+1:] {
@@ -394,11 +389,6 @@ func fuzzScatter(t *testing.T, r *opsReader) {
 	if !equalTensor(want, got) || !equalTensor(want, inPlace) {
 		t.Fatalf("%v: present_cache differs from the reference", c)
 	}
-}
-
-func cloneTensor(x *Tensor) *Tensor {
-	return &Tensor{DType: x.DType, Shape: slices.Clone(x.Shape), F32: slices.Clone(x.F32), F16: slices.Clone(x.F16),
-		Bool: slices.Clone(x.Bool), I64: slices.Clone(x.I64), I32: slices.Clone(x.I32)}
 }
 
 func equalTensor(a, b *Tensor) bool {

@@ -1,7 +1,5 @@
 package onnxattn
 
-import "slices"
-
 // ScatterAttributes are the attributes of ONNX's TensorScatter (opset 24);
 // the zero value is the operator's defaults.
 type ScatterAttributes struct {
@@ -35,9 +33,7 @@ func RunTensorScatter(a ScatterAttributes, in ScatterInputs) (*Tensor, error) {
 	if past == nil {
 		return nil, argErr("TensorScatter needs past_cache and update")
 	}
-	out := &Tensor{DType: past.DType, Shape: slices.Clone(past.Shape),
-		F32: slices.Clone(past.F32), F16: slices.Clone(past.F16), Bool: slices.Clone(past.Bool),
-		I64: slices.Clone(past.I64), I32: slices.Clone(past.I32)}
+	out := past.clone()
 	if err := TensorScatterInPlace(a, out, in.Update, in.WriteIndices); err != nil {
 		return nil, err
 	}

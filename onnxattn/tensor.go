@@ -3,6 +3,7 @@ package onnxattn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/glancelab/attention/internal/kernel"
 )
@@ -110,11 +111,23 @@ func (t *Tensor) Floats() []float32 {
 	case Float32:
 		return t.F32
 	case Float16:
-		x := make([]float32, len(t.F16))
-		kernel.WidenF16(x, t.F16) // F16C where the CPU has it: a past is widened each call
-		return x
+		return widen16(t.F16)
 	}
 	return nil
+}
+
+// widen16 returns float16 elements h as float32s, a new slice (with F16C
+// where the CPU has it).
+func widen16(h []uint16) []float32 {
+	x := make([]float32, len(h))
+	kernel.WidenF16(x, h)
+	return x
+}
+
+// clone returns a copy of t: its shape and its elements.
+func (t *Tensor) clone() *Tensor {
+	return &Tensor{DType: t.DType, Shape: slices.Clone(t.Shape), F32: slices.Clone(t.F32), F16: slices.Clone(t.F16),
+		Bool: slices.Clone(t.Bool), I64: slices.Clone(t.I64), I32: slices.Clone(t.I32)}
 }
 
 // floatTensor returns a tensor of type d holding x (rounded to the
