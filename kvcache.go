@@ -196,7 +196,8 @@ func NewKVCache(batch, kvHeads, capacity, dk, dv int, typ KVType, opts ...KVCach
 			c.rotate = false
 		}
 		if c.rotate {
-			c.rot = make([]float32, batch*dk)
+			// Two rows an entry: the scratch of kernel.QuantRowsI8.
+			c.rot = make([]float32, 2*batch*dk)
 		}
 	default:
 		if o.storage {

@@ -193,14 +193,14 @@ func (c *KVCache) putRows8(b, h, ko, vo int, k, v []float32) {
 		var f float32
 		var tmp []float32
 		if c.rotate {
-			f, tmp = float32(1/math.Sqrt(float64(c.dk))), c.rot[b*c.dk:(b+1)*c.dk]
+			f, tmp = float32(1/math.Sqrt(float64(c.dk))), c.rot[2*b*c.dk:2*(b+1)*c.dk]
 		}
 		kernel.QuantRowsI8(c.k8[ko:], c.rk, k, c.dk, f, tmp)
 	} else {
 		for i := range len(k) / max(c.dk, 1) {
 			row := k[i*c.dk : (i+1)*c.dk]
 			if c.rotate {
-				r := c.rot[b*c.dk : (b+1)*c.dk]
+				r := c.rot[2*b*c.dk : (2*b+1)*c.dk]
 				copy(r, row)
 				kernel.RotateRows(r, c.dk)
 				row = r

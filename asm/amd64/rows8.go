@@ -360,3 +360,247 @@ func genNarrowI8Y() {
 	VZEROUPPER()
 	RET()
 }
+
+func init() { avx2["quantRowsI8"] = genQuantRowsI8Y }
+
+// genQuantRowsI8Y is genQuantRowsI8 on eight lanes, the same bits. A row
+// of 128 floats is sixteen ymm, every register there is, so a rotated row
+// goes through tmp once: each half rotated in registers (the butterflies
+// of spans up to 32), then the span of 64 and the product with f taken
+// two vectors at a time as the largest magnitude and the finiteness test
+// gather, then narrowI8's products from tmp. Unrotated rows are read from
+// src by the last two passes. One call quantises every row, where the
+// rows one at a time through hadamardRows and narrowI8 took a call (and a
+// copy) each for each.
+func genQuantRowsI8Y() {
+	dst := Load(Param("dst").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	src := Load(Param("src").Base(), GP64())
+	n := Load(Param("src").Len(), GP64())
+	tmp := Load(Param("tmp").Base(), GP64())
+	fx, z := XMM(), XMM()
+	VMOVSS(argAddr(Param("f")), fx)
+	VXORPS(z, z, z)
+	VUCOMISS(z, fx)
+	JE(LabelRef("qry_plain"))
+
+	// Row r's last passes read tmp's half cur while row r+1's rotation
+	// writes the other, nxt: its butterflies, between row r's divisions
+	// (its scale) and its products, fill their wait.
+	cur, nxt, ap, first := GP64(), GP64(), GP64(), GP64()
+	CMPQ(n, U32(128))
+	JB(LabelRef("qry_done"))
+	MOVQ(tmp, cur)
+	LEAQ(Mem{Base: tmp, Disp: 512}, nxt)
+	MOVQ(src, ap)
+	MOVQ(U32(1), first)
+	JMP(LabelRef("qry_a"))
+
+	Label("qry_row")
+	fy, abs := YMM(), YMM()
+	VBROADCASTSS(argAddr(Param("f")), fy)
+	VBROADCASTSS(vec32("absmask", 0x7fffffff), abs)
+	mx := gathers()
+	o := GP64()
+	XORQ(o, o)
+	Label("qry_span")
+	a, c, t := YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: cur, Index: o, Scale: 1}, a)
+	VMOVUPS(Mem{Base: cur, Index: o, Scale: 1, Disp: 256}, c)
+	VADDPS(c, a, t)
+	VSUBPS(c, a, a)
+	for i, x := range []VecVirtual{t, a} {
+		VMULPS(fy, x, x)
+		VMOVUPS(x, Mem{Base: cur, Index: o, Scale: 1, Disp: 256 * i})
+		gatherRow(x, abs, mx[i])
+	}
+	ADDQ(U8(32), o)
+	CMPQ(o, U32(256))
+	JB(LabelRef("qry_span"))
+	s, sc, inv := scaleRowY("qry_r", dst, mx)
+	LEAQ(Mem{Base: src, Disp: 512}, ap)
+	CMPQ(n, U32(256))
+	JB(LabelRef("qry_c"))
+
+	Label("qry_a")
+	for h := range 2 {
+		vs := make([]VecVirtual, 8)
+		for i := range vs {
+			vs[i] = YMM()
+			VMOVUPS(Mem{Base: ap, Disp: 256*h + 32*i}, vs[i])
+		}
+		for _, x := range vs {
+			for span := 1; span < 8; span *= 2 {
+				y := YMM()
+				switch span {
+				case 1:
+					VPERMILPS(U8(0xb1), x, y)
+				case 2:
+					VPERMILPS(U8(0x4e), x, y)
+				case 4:
+					VPERM2F128(U8(0x01), x, x, y)
+				}
+				VFMADD132PS(signsZ(span), y, x)
+			}
+		}
+		for span := 1; span < 8; span *= 2 {
+			for i := range 8 {
+				if i&span != 0 {
+					continue
+				}
+				a, c, t := vs[i], vs[i+span], YMM()
+				VADDPS(c, a, t)
+				VSUBPS(c, a, a)
+				vs[i], vs[i+span] = t, a
+			}
+		}
+		for i, x := range vs {
+			VMOVUPS(x, Mem{Base: nxt, Disp: 256*h + 32*i})
+		}
+	}
+	TESTQ(first, first)
+	JNZ(LabelRef("qry_first"))
+
+	Label("qry_c")
+	writeRowY("qry_r", dst, cur, s, sc, inv)
+	ADDQ(U32(512), src)
+	ADDQ(stride, dst)
+	SUBQ(U32(128), n)
+	XCHGQ(cur, nxt)
+	CMPQ(n, U32(128))
+	JAE(LabelRef("qry_row"))
+	JMP(LabelRef("qry_done"))
+	Label("qry_first")
+	XORQ(first, first)
+	XCHGQ(cur, nxt)
+	JMP(LabelRef("qry_row"))
+
+	// Unrotated rows: the next row's largest magnitude gathered between
+	// this row's scale and its products, as above.
+	Label("qry_plain")
+	CMPQ(n, U32(128))
+	JB(LabelRef("qry_done"))
+	abs2 := YMM()
+	VBROADCASTSS(vec32("absmask", 0x7fffffff), abs2)
+	gather := func(q string, row Register) [2]VecVirtual {
+		mx := gathers()
+		o := GP64()
+		XORQ(o, o)
+		Label(q)
+		for i := range 2 {
+			x := YMM()
+			VMOVUPS(Mem{Base: row, Index: o, Scale: 1, Disp: 32 * i}, x)
+			gatherRow(x, abs2, mx[i])
+		}
+		ADDQ(U8(64), o)
+		CMPQ(o, U32(512))
+		JB(LabelRef(q))
+		return mx
+	}
+	mx2 := gather("qry_max0", src)
+	Label("qry_prow")
+	s2, sc2, inv2 := scaleRowY("qry_p", dst, mx2)
+	CMPQ(n, U32(256))
+	JB(LabelRef("qry_pc"))
+	nx := GP64()
+	LEAQ(Mem{Base: src, Disp: 512}, nx)
+	m := gather("qry_max", nx)
+	VMOVDQU(m[0], mx2[0])
+	VMOVDQU(m[1], mx2[1])
+	Label("qry_pc")
+	writeRowY("qry_p", dst, src, s2, sc2, inv2)
+	ADDQ(U32(512), src)
+	ADDQ(stride, dst)
+	SUBQ(U32(128), n)
+	CMPQ(n, U32(128))
+	JAE(LabelRef("qry_prow"))
+
+	Label("qry_done")
+	VZEROUPPER()
+	RET()
+}
+
+// gathers returns two zeroed accumulators for gatherRow: two chains,
+// half as long.
+func gathers() (mx [2]VecVirtual) {
+	for i := range 2 {
+		mx[i] = YMM()
+		VXORPS(mx[i], mx[i], mx[i])
+	}
+	return
+}
+
+// gatherRow folds x into a row quantiser's largest magnitude mx,
+// consuming x: |x| by its bits, whose unsigned order is that of the
+// magnitudes and puts the infinities and then the NaNs above every finite
+// one, so that the largest is not finite exactly where the row is not.
+func gatherRow(x, abs, mx VecVirtual) {
+	VANDPS(abs, x, x)
+	VPMAXUD(x, mx, mx)
+}
+
+// quantRowY ends a row of 128 of genQuantRowsI8Y, whose largest magnitude
+// is gathered in the pair mx: scaleRowY, then writeRowY from the row's
+// floats at from. p names the labels.
+func quantRowY(p string, dst, from Register, mx [2]VecVirtual) {
+	s, sc, inv := scaleRowY(p, dst, mx)
+	writeRowY(p, dst, from, s, sc, inv)
+}
+
+// scaleRowY reduces mx, a row's gathered largest magnitude, stores the
+// row's scale s at dst and returns it with the factors sc and inv (see
+// rowScaleInv).
+func scaleRowY(p string, dst Register, mx [2]VecVirtual) (s, sc, inv VecVirtual) {
+	m, t, z := mx[0], XMM(), XMM()
+	VPMAXUD(mx[1], m, m)
+	VEXTRACTI128(U8(1), m, t)
+	VPMAXUD(t, m.AsX(), m.AsX())
+	VPSHUFD(U8(0x4e), m.AsX(), t)
+	VPMAXUD(t, m.AsX(), m.AsX())
+	VPSHUFD(U8(0xb1), m.AsX(), t)
+	VPMAXUD(t, m.AsX(), m.AsX())
+	VSUBSS(m.AsX(), m.AsX(), z) // NaN where m is not finite, as narrowI8's sum of x−x
+	s, sc, inv = rowScaleInv(p, m.AsX(), z)
+	VMOVSS(s, Mem{Base: dst})
+	return
+}
+
+// writeRowY stores the row's sixteen vectors at from as narrowI8 does,
+// after its scale s: zeros where s is not finite (the packs would
+// saturate a NaN's integer to −128).
+func writeRowY(p string, dst, from Register, s, sc, inv VecVirtual) {
+	VUCOMISS(s, s)
+	JP(LabelRef(p + "_zeros"))
+	scy, invy := YMM(), YMM()
+	VBROADCASTSS(sc, scy)
+	VBROADCASTSS(inv, invy)
+	// Sixteen elements a step: their dwords packed to words in lane
+	// order (the in-lane pack and a quadword permutation), then to bytes.
+	b := GP64()
+	XORQ(b, b)
+	Label(p + "_q")
+	v := [2]VecVirtual{YMM(), YMM()}
+	for i, x := range v {
+		VMOVUPS(Mem{Base: from, Index: b, Scale: 4, Disp: 32 * i}, x)
+		VMULPS(scy, x, x)
+		VMULPS(invy, x, x)
+		VCVTPS2DQ(x, x)
+	}
+	hi := XMM()
+	VPACKSSDW(v[1], v[0], v[0])
+	VPERMQ(U8(0xd8), v[0], v[0])
+	VEXTRACTI128(U8(1), v[0], hi)
+	VPACKSSWB(hi, v[0].AsX(), hi)
+	VMOVDQU(hi, Mem{Base: dst, Index: b, Scale: 1, Disp: 4})
+	ADDQ(U8(16), b)
+	CMPQ(b, U32(128))
+	JB(LabelRef(p + "_q"))
+	JMP(LabelRef(p + "_next"))
+	Label(p + "_zeros")
+	zy := YMM()
+	VXORPS(zy, zy, zy)
+	for i := range 4 {
+		VMOVDQU(zy, Mem{Base: dst, Disp: 4 + 32*i})
+	}
+	Label(p + "_next")
+}

@@ -365,7 +365,7 @@ func quantRowsI8Case(a *kernelArgs, n int) []result {
 		f = float32(1 / math.Sqrt(float64(d)))
 	}
 	dst := a.i8s(rowsLen(rows, stride, d+4))
-	QuantRowsI8(dst, stride, src, d, f, make([]float32, d))
+	QuantRowsI8(dst, stride, src, d, f, make([]float32, 2*d))
 	out := make([]float32, len(dst))
 	for i, v := range dst {
 		out[i] = float32(v)

@@ -1105,13 +1105,16 @@ func NarrowI8(dst []int8, src []float32) {
 
 // QuantRowsI8 stores each of the len(src)/d rows of src as an int8 row of
 // dst, row r at dst[r·stride:]: rotated first unless f is 0 (hadamardRows
-// with f, in tmp, len(tmp) ≥ d), then quantised as by narrowI8: the bits
-// of those two, which it is a variant of. d is 128 (the assembly holds a
-// row in registers).
+// with f, in tmp, len(tmp) ≥ 2·d), then quantised as by narrowI8: the
+// bits of those two, which it is a variant of. d is 128 (the avx512
+// assembly holds a row in registers; the avx2 one half a row, a row through
+// tmp while it rotates the next).
 func QuantRowsI8(dst []int8, stride int, src []float32, d int, f float32, tmp []float32) {
 	switch active {
 	case ImplAVX512:
 		quantRowsI8AVX512(dst, stride, src, d, f, tmp)
+	case ImplAVX2:
+		quantRowsI8AVX2(dst, stride, src, d, f, tmp)
 	default:
 		quantRowsI8Generic(dst, stride, src, d, f, tmp)
 	}

@@ -361,9 +361,10 @@ func narrowI8AVX512(dst []int8, src []float32)
 
 // quantRowsI8AVX512 stores each of the len(src)/d rows of src as an int8
 // row of dst, row r at dst[r·stride:]: rotated first unless f is 0
-// (hadamardRows with f, in tmp, len(tmp) ≥ d), then quantised as by
+// (hadamardRows with f, in tmp, len(tmp) ≥ 2·d), then quantised as by
 // narrowI8: the bits of those two, which it is a variant of. d is 128 (the
-// assembly holds a row in registers).
+// avx512 assembly holds a row in registers; the avx2 one half a row, a row
+// through tmp while it rotates the next).
 //
 //go:noescape
 func quantRowsI8AVX512(dst []int8, stride int, src []float32, d int, f float32, tmp []float32)
@@ -887,6 +888,16 @@ func widenRowsI8AVX2(dst []float32, src []int8, stride int, d int)
 //
 //go:noescape
 func narrowI8AVX2(dst []int8, src []float32)
+
+// quantRowsI8AVX2 stores each of the len(src)/d rows of src as an int8 row
+// of dst, row r at dst[r·stride:]: rotated first unless f is 0
+// (hadamardRows with f, in tmp, len(tmp) ≥ 2·d), then quantised as by
+// narrowI8: the bits of those two, which it is a variant of. d is 128 (the
+// avx512 assembly holds a row in registers; the avx2 one half a row, a row
+// through tmp while it rotates the next).
+//
+//go:noescape
+func quantRowsI8AVX2(dst []int8, stride int, src []float32, d int, f float32, tmp []float32)
 
 // hadamardRowsAVX2 is hadamard(x, d, 1) for d a multiple of 16 whose block
 // b = d&-d is at least 16, f being float32(1/√b): every whole row of d

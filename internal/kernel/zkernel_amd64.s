@@ -42576,6 +42576,426 @@ nqy_done:
 	VZEROUPPER
 	RET
 
+// func quantRowsI8AVX2(dst []int8, stride int, src []float32, d int, f float32, tmp []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·quantRowsI8AVX2(SB), NOSPLIT, $0-96
+	MOVQ     dst_base+0(FP), AX
+	MOVQ     stride+24(FP), CX
+	MOVQ     src_base+32(FP), DX
+	MOVQ     src_len+40(FP), BX
+	MOVQ     tmp_base+72(FP), SI
+	VMOVSS   f+64(FP), X0
+	VXORPS   X1, X1, X1
+	VUCOMISS X1, X0
+	JE       qry_plain
+	CMPQ     BX, $0x00000080
+	JB       qry_done
+	MOVQ     SI, DI
+	LEAQ     512(SI), SI
+	MOVQ     DX, R8
+	MOVQ     $0x00000001, R9
+	JMP      qry_a
+
+qry_row:
+	VBROADCASTSS f+64(FP), Y1
+	VBROADCASTSS absmask<>+0(SB), Y2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y3, Y3, Y3
+	XORQ         R8, R8
+
+qry_span:
+	VMOVUPS      (DI)(R8*1), Y4
+	VMOVUPS      256(DI)(R8*1), Y5
+	VADDPS       Y5, Y4, Y6
+	VSUBPS       Y5, Y4, Y4
+	VMULPS       Y1, Y6, Y6
+	VMOVUPS      Y6, (DI)(R8*1)
+	VANDPS       Y2, Y6, Y6
+	VPMAXUD      Y6, Y0, Y0
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, 256(DI)(R8*1)
+	VANDPS       Y2, Y4, Y4
+	VPMAXUD      Y4, Y3, Y3
+	ADDQ         $0x20, R8
+	CMPQ         R8, $0x00000100
+	JB           qry_span
+	VPMAXUD      Y3, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPMAXUD      X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPMAXUD      X1, X0, X0
+	VSUBSS       X0, X0, X1
+	VMOVSS       f1<>+0(SB), X3
+	VXORPS       X4, X4, X4
+	VUCOMISS     X1, X1
+	JP           qry_r_nan
+	VXORPS       X2, X2, X2
+	VUCOMISS     X2, X0
+	JE           qry_r_scaled
+	VDIVSS       f127<>+0(SB), X0, X2
+	VUCOMISS     tiny64<>+0(SB), X0
+	JAE          qry_r_inv
+	VMOVSS       huge64<>+0(SB), X3
+
+qry_r_inv:
+	VMULSS X3, X0, X0
+	VMOVSS f127<>+0(SB), X4
+	VDIVSS X0, X4, X4
+	JMP    qry_r_scaled
+
+qry_r_nan:
+	VMOVSS qnan<>+0(SB), X2
+
+qry_r_scaled:
+	VMOVSS X2, (AX)
+	LEAQ   512(DX), R8
+	CMPQ   BX, $0x00000100
+	JB     qry_c
+
+qry_a:
+	VMOVUPS     (R8), Y0
+	VMOVUPS     32(R8), Y1
+	VMOVUPS     64(R8), Y5
+	VMOVUPS     96(R8), Y6
+	VMOVUPS     128(R8), Y7
+	VMOVUPS     160(R8), Y8
+	VMOVUPS     192(R8), Y9
+	VMOVUPS     224(R8), Y10
+	VPERMILPS   $0xb1, Y0, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y0
+	VPERMILPS   $0x4e, Y0, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y0
+	VPERM2F128  $0x01, Y0, Y0, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y0
+	VPERMILPS   $0xb1, Y1, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y1
+	VPERMILPS   $0x4e, Y1, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y1
+	VPERM2F128  $0x01, Y1, Y1, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y1
+	VPERMILPS   $0xb1, Y5, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y5
+	VPERMILPS   $0x4e, Y5, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y5
+	VPERM2F128  $0x01, Y5, Y5, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y5
+	VPERMILPS   $0xb1, Y6, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y6
+	VPERMILPS   $0x4e, Y6, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y6
+	VPERM2F128  $0x01, Y6, Y6, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y6
+	VPERMILPS   $0xb1, Y7, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y7
+	VPERMILPS   $0x4e, Y7, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y7
+	VPERM2F128  $0x01, Y7, Y7, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y7
+	VPERMILPS   $0xb1, Y8, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y8
+	VPERMILPS   $0x4e, Y8, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y8
+	VPERM2F128  $0x01, Y8, Y8, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y8
+	VPERMILPS   $0xb1, Y9, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y9
+	VPERMILPS   $0x4e, Y9, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y9
+	VPERM2F128  $0x01, Y9, Y9, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y9
+	VPERMILPS   $0xb1, Y10, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y10
+	VPERMILPS   $0x4e, Y10, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y10
+	VPERM2F128  $0x01, Y10, Y10, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y10
+	VADDPS      Y1, Y0, Y11
+	VSUBPS      Y1, Y0, Y0
+	VADDPS      Y6, Y5, Y1
+	VSUBPS      Y6, Y5, Y5
+	VADDPS      Y8, Y7, Y6
+	VSUBPS      Y8, Y7, Y7
+	VADDPS      Y10, Y9, Y8
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y1, Y11, Y10
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y5, Y0, Y1
+	VSUBPS      Y5, Y0, Y0
+	VADDPS      Y8, Y6, Y5
+	VSUBPS      Y8, Y6, Y6
+	VADDPS      Y9, Y7, Y8
+	VSUBPS      Y9, Y7, Y7
+	VADDPS      Y5, Y10, Y9
+	VSUBPS      Y5, Y10, Y10
+	VADDPS      Y8, Y1, Y5
+	VSUBPS      Y8, Y1, Y1
+	VADDPS      Y6, Y11, Y8
+	VSUBPS      Y6, Y11, Y11
+	VADDPS      Y7, Y0, Y6
+	VSUBPS      Y7, Y0, Y0
+	VMOVUPS     Y9, (SI)
+	VMOVUPS     Y5, 32(SI)
+	VMOVUPS     Y8, 64(SI)
+	VMOVUPS     Y6, 96(SI)
+	VMOVUPS     Y10, 128(SI)
+	VMOVUPS     Y1, 160(SI)
+	VMOVUPS     Y11, 192(SI)
+	VMOVUPS     Y0, 224(SI)
+	VMOVUPS     256(R8), Y0
+	VMOVUPS     288(R8), Y1
+	VMOVUPS     320(R8), Y5
+	VMOVUPS     352(R8), Y6
+	VMOVUPS     384(R8), Y7
+	VMOVUPS     416(R8), Y8
+	VMOVUPS     448(R8), Y9
+	VMOVUPS     480(R8), Y10
+	VPERMILPS   $0xb1, Y0, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y0
+	VPERMILPS   $0x4e, Y0, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y0
+	VPERM2F128  $0x01, Y0, Y0, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y0
+	VPERMILPS   $0xb1, Y1, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y1
+	VPERMILPS   $0x4e, Y1, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y1
+	VPERM2F128  $0x01, Y1, Y1, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y1
+	VPERMILPS   $0xb1, Y5, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y5
+	VPERMILPS   $0x4e, Y5, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y5
+	VPERM2F128  $0x01, Y5, Y5, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y5
+	VPERMILPS   $0xb1, Y6, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y6
+	VPERMILPS   $0x4e, Y6, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y6
+	VPERM2F128  $0x01, Y6, Y6, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y6
+	VPERMILPS   $0xb1, Y7, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y7
+	VPERMILPS   $0x4e, Y7, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y7
+	VPERM2F128  $0x01, Y7, Y7, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y7
+	VPERMILPS   $0xb1, Y8, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y8
+	VPERMILPS   $0x4e, Y8, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y8
+	VPERM2F128  $0x01, Y8, Y8, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y8
+	VPERMILPS   $0xb1, Y9, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y9
+	VPERMILPS   $0x4e, Y9, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y9
+	VPERM2F128  $0x01, Y9, Y9, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y9
+	VPERMILPS   $0xb1, Y10, Y11
+	VFMADD132PS hsign1<>+0(SB), Y11, Y10
+	VPERMILPS   $0x4e, Y10, Y11
+	VFMADD132PS hsign2<>+0(SB), Y11, Y10
+	VPERM2F128  $0x01, Y10, Y10, Y11
+	VFMADD132PS hsign4<>+0(SB), Y11, Y10
+	VADDPS      Y1, Y0, Y11
+	VSUBPS      Y1, Y0, Y0
+	VADDPS      Y6, Y5, Y1
+	VSUBPS      Y6, Y5, Y5
+	VADDPS      Y8, Y7, Y6
+	VSUBPS      Y8, Y7, Y7
+	VADDPS      Y10, Y9, Y8
+	VSUBPS      Y10, Y9, Y9
+	VADDPS      Y1, Y11, Y10
+	VSUBPS      Y1, Y11, Y11
+	VADDPS      Y5, Y0, Y1
+	VSUBPS      Y5, Y0, Y0
+	VADDPS      Y8, Y6, Y5
+	VSUBPS      Y8, Y6, Y6
+	VADDPS      Y9, Y7, Y8
+	VSUBPS      Y9, Y7, Y7
+	VADDPS      Y5, Y10, Y9
+	VSUBPS      Y5, Y10, Y10
+	VADDPS      Y8, Y1, Y5
+	VSUBPS      Y8, Y1, Y1
+	VADDPS      Y6, Y11, Y8
+	VSUBPS      Y6, Y11, Y11
+	VADDPS      Y7, Y0, Y6
+	VSUBPS      Y7, Y0, Y0
+	VMOVUPS     Y9, 256(SI)
+	VMOVUPS     Y5, 288(SI)
+	VMOVUPS     Y8, 320(SI)
+	VMOVUPS     Y6, 352(SI)
+	VMOVUPS     Y10, 384(SI)
+	VMOVUPS     Y1, 416(SI)
+	VMOVUPS     Y11, 448(SI)
+	VMOVUPS     Y0, 480(SI)
+	TESTQ       R9, R9
+	JNZ         qry_first
+
+qry_c:
+	VUCOMISS     X2, X2
+	JP           qry_r_zeros
+	VBROADCASTSS X3, Y0
+	VBROADCASTSS X4, Y1
+	XORQ         R8, R8
+
+qry_r_q:
+	VMOVUPS      (DI)(R8*4), Y2
+	VMULPS       Y0, Y2, Y2
+	VMULPS       Y1, Y2, Y2
+	VCVTPS2DQ    Y2, Y2
+	VMOVUPS      32(DI)(R8*4), Y3
+	VMULPS       Y0, Y3, Y3
+	VMULPS       Y1, Y3, Y3
+	VCVTPS2DQ    Y3, Y3
+	VPACKSSDW    Y3, Y2, Y2
+	VPERMQ       $0xd8, Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPACKSSWB    X3, X2, X3
+	VMOVDQU      X3, 4(AX)(R8*1)
+	ADDQ         $0x10, R8
+	CMPQ         R8, $0x00000080
+	JB           qry_r_q
+	JMP          qry_r_next
+
+qry_r_zeros:
+	VXORPS  Y0, Y0, Y0
+	VMOVDQU Y0, 4(AX)
+	VMOVDQU Y0, 36(AX)
+	VMOVDQU Y0, 68(AX)
+	VMOVDQU Y0, 100(AX)
+
+qry_r_next:
+	ADDQ  $0x00000200, DX
+	ADDQ  CX, AX
+	SUBQ  $0x00000080, BX
+	XCHGQ DI, SI
+	CMPQ  BX, $0x00000080
+	JAE   qry_row
+	JMP   qry_done
+
+qry_first:
+	XORQ  R9, R9
+	XCHGQ DI, SI
+	JMP   qry_row
+
+qry_plain:
+	CMPQ         BX, $0x00000080
+	JB           qry_done
+	VBROADCASTSS absmask<>+0(SB), Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	XORQ         SI, SI
+
+qry_max0:
+	VMOVUPS (DX)(SI*1), Y3
+	VANDPS  Y0, Y3, Y3
+	VPMAXUD Y3, Y1, Y1
+	VMOVUPS 32(DX)(SI*1), Y3
+	VANDPS  Y0, Y3, Y3
+	VPMAXUD Y3, Y2, Y2
+	ADDQ    $0x40, SI
+	CMPQ    SI, $0x00000200
+	JB      qry_max0
+
+qry_prow:
+	VPMAXUD      Y2, Y1, Y1
+	VEXTRACTI128 $0x01, Y1, X3
+	VPMAXUD      X3, X1, X1
+	VPSHUFD      $0x4e, X1, X3
+	VPMAXUD      X3, X1, X1
+	VPSHUFD      $0xb1, X1, X3
+	VPMAXUD      X3, X1, X1
+	VSUBSS       X1, X1, X3
+	VMOVSS       f1<>+0(SB), X4
+	VXORPS       X5, X5, X5
+	VUCOMISS     X3, X3
+	JP           qry_p_nan
+	VXORPS       X3, X3, X3
+	VUCOMISS     X3, X1
+	JE           qry_p_scaled
+	VDIVSS       f127<>+0(SB), X1, X3
+	VUCOMISS     tiny64<>+0(SB), X1
+	JAE          qry_p_inv
+	VMOVSS       huge64<>+0(SB), X4
+
+qry_p_inv:
+	VMULSS X4, X1, X6
+	VMOVSS f127<>+0(SB), X5
+	VDIVSS X6, X5, X5
+	JMP    qry_p_scaled
+
+qry_p_nan:
+	VMOVSS qnan<>+0(SB), X3
+
+qry_p_scaled:
+	VMOVSS X3, (AX)
+	CMPQ   BX, $0x00000100
+	JB     qry_pc
+	LEAQ   512(DX), SI
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	XORQ   DI, DI
+
+qry_max:
+	VMOVUPS (SI)(DI*1), Y6
+	VANDPS  Y0, Y6, Y6
+	VPMAXUD Y6, Y1, Y1
+	VMOVUPS 32(SI)(DI*1), Y6
+	VANDPS  Y0, Y6, Y6
+	VPMAXUD Y6, Y2, Y2
+	ADDQ    $0x40, DI
+	CMPQ    DI, $0x00000200
+	JB      qry_max
+	VMOVDQU Y1, Y1
+	VMOVDQU Y2, Y2
+
+qry_pc:
+	VUCOMISS     X3, X3
+	JP           qry_p_zeros
+	VBROADCASTSS X4, Y3
+	VBROADCASTSS X5, Y4
+	XORQ         SI, SI
+
+qry_p_q:
+	VMOVUPS      (DX)(SI*4), Y5
+	VMULPS       Y3, Y5, Y5
+	VMULPS       Y4, Y5, Y5
+	VCVTPS2DQ    Y5, Y5
+	VMOVUPS      32(DX)(SI*4), Y6
+	VMULPS       Y3, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VCVTPS2DQ    Y6, Y6
+	VPACKSSDW    Y6, Y5, Y5
+	VPERMQ       $0xd8, Y5, Y5
+	VEXTRACTI128 $0x01, Y5, X6
+	VPACKSSWB    X6, X5, X6
+	VMOVDQU      X6, 4(AX)(SI*1)
+	ADDQ         $0x10, SI
+	CMPQ         SI, $0x00000080
+	JB           qry_p_q
+	JMP          qry_p_next
+
+qry_p_zeros:
+	VXORPS  Y3, Y3, Y3
+	VMOVDQU Y3, 4(AX)
+	VMOVDQU Y3, 36(AX)
+	VMOVDQU Y3, 68(AX)
+	VMOVDQU Y3, 100(AX)
+
+qry_p_next:
+	ADDQ $0x00000200, DX
+	ADDQ CX, AX
+	SUBQ $0x00000080, BX
+	CMPQ BX, $0x00000080
+	JAE  qry_prow
+
+qry_done:
+	VZEROUPPER
+	RET
+
 // func hadamardRowsAVX2(x []float32, d int, f float32)
 // Requires: AVX, FMA3
 TEXT ·hadamardRowsAVX2(SB), NOSPLIT, $0-36

@@ -273,10 +273,10 @@ var All = []Kernel{
 	{
 		Name: "quantRowsI8", Params: "dst []int8, stride int, src []float32, d int, f float32, tmp []float32",
 		Doc: "stores each of the len(src)/d rows of src as an int8 row of dst, row r at dst[r·stride:]: rotated first unless f is 0 " +
-			"(hadamardRows with f, in tmp, len(tmp) ≥ d), then quantised as by narrowI8: the bits of those two, which it is a " +
-			"variant of. d is 128 (the assembly holds a row in registers).",
-		Impls: map[string]Use{"avx512": Asm, "avx2": Generic, "neon": Generic},
-		Tiers: tiers{"avx512": prod(quantZ)},
+			"(hadamardRows with f, in tmp, len(tmp) ≥ 2·d), then quantised as by narrowI8: the bits of those two, which it is a " +
+			"variant of. d is 128 (the avx512 assembly holds a row in registers; the avx2 one half a row, a row through tmp while it rotates the next).",
+		Impls: map[string]Use{"avx512": Asm, "avx2": Asm, "neon": Generic},
+		Tiers: tiers{"avx512": prod(quantZ), "avx2": prod(quantX)},
 	},
 	{
 		Name: "hadamardRows", Params: "x []float32, d int, f float32",
