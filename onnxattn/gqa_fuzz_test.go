@@ -239,7 +239,13 @@ func decodeGQA(data []byte) gqaFuzz {
 		case 2:
 			c.in.Query = mk(fill(c.B*c.S*qw+1, 1), c.B*c.S*qw+1)
 		case 3:
+			// Not a multiple of the KV heads; over one KV head every
+			// count is, and a packed query's width then only fixes
+			// another head size, which is no mistake.
 			c.a.NumHeads = c.Hkv*2 + 1
+			if c.Hkv == 1 {
+				c.a.NumHeads = 0
+			}
 		case 4:
 			c.in.TotalSequenceLength = NewInt64([]int64{int64(c.total)})
 		case 5:
