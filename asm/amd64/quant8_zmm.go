@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -72,22 +73,7 @@ func genHadamardRows(lanes int, prefix string) {
 	Label(prefix + "_inner")
 	z := vec()
 	VMOVUPS(Mem{Base: p}, z)
-	for span := 1; span < lanes; span *= 2 {
-		y := vec()
-		switch {
-		case span == 1:
-			VPERMILPS(U8(0xb1), z, y)
-		case span == 2:
-			VPERMILPS(U8(0x4e), z, y)
-		case span == 4 && lanes == 8:
-			VPERM2F128(U8(0x01), z, z, y)
-		case span == 4:
-			VSHUFF32X4(U8(0xb1), z, z, y)
-		case span == 8:
-			VSHUFF64X2(U8(0x4e), z, z, y)
-		}
-		VFMADD132PS(signsZ(span), y, z)
-	}
+	inVector(z, lanes, vec)
 	VMOVUPS(z, Mem{Base: p})
 	ADDQ(U8(vb), p)
 	CMPQ(p, end)
@@ -293,6 +279,47 @@ func vec64(name string, bits uint64) Mem {
 	return m
 }
 
+// inVector emits the butterflies of genHadamardRows inside the vector x
+// of lanes floats (8 or 16), spans 1 to lanes/2 in order: a permutation
+// and an FMA with ±1 each, which rounds as the twin's sum or difference.
+func inVector(x VecVirtual, lanes int, vec func() VecVirtual) {
+	for span := 1; span < lanes; span *= 2 {
+		y := vec()
+		switch {
+		case span == 1:
+			VPERMILPS(U8(0xb1), x, y)
+		case span == 2:
+			VPERMILPS(U8(0x4e), x, y)
+		case span == 4 && lanes == 8:
+			VPERM2F128(U8(0x01), x, x, y)
+		case span == 4:
+			VSHUFF32X4(U8(0xb1), x, x, y)
+		case span == 8:
+			VSHUFF64X2(U8(0x4e), x, x, y)
+		}
+		VFMADD132PS(signsZ(span), y, x)
+	}
+}
+
+// between emits the butterflies between the vectors of a row held in vs
+// (spans of one vector to len(vs)/2, in order) and returns the registers
+// that then hold the row's vectors, in order.
+func between(vs []VecVirtual, vec func() VecVirtual) []VecVirtual {
+	vs = slices.Clone(vs)
+	for span := 1; span < len(vs); span *= 2 {
+		for i := range vs {
+			if i&span != 0 {
+				continue
+			}
+			a, c, s := vs[i], vs[i+span], vec()
+			VADDPS(c, a, s)
+			VSUBPS(c, a, a)
+			vs[i], vs[i+span] = s, a
+		}
+	}
+	return vs
+}
+
 // genQuantRowsI8 quantises rows of d = 128 floats held in eight
 // registers: rotated first unless f is 0 (the butterflies of
 // genHadamardRows, inside the vectors and then between them, and the
@@ -332,32 +359,9 @@ func quantRowsLoop(p string, nv int, rot bool, dst, stride, src, n Register, fz 
 	}
 	if rot {
 		for _, x := range vs {
-			for span := 1; span < 16; span *= 2 {
-				y := ZMM()
-				switch span {
-				case 1:
-					VPERMILPS(U8(0xb1), x, y)
-				case 2:
-					VPERMILPS(U8(0x4e), x, y)
-				case 4:
-					VSHUFF32X4(U8(0xb1), x, x, y)
-				case 8:
-					VSHUFF64X2(U8(0x4e), x, x, y)
-				}
-				VFMADD132PS(signsZ(span), y, x)
-			}
+			inVector(x, 16, ZMM)
 		}
-		for span := 1; span < nv; span *= 2 {
-			for i := range nv {
-				if i&span != 0 {
-					continue
-				}
-				a, c, s := vs[i], vs[i+span], ZMM()
-				VADDPS(c, a, s)
-				VSUBPS(c, a, a)
-				vs[i], vs[i+span] = s, a
-			}
-		}
+		vs = between(vs, ZMM)
 		for _, x := range vs {
 			VMULPS(fz, x, x)
 		}

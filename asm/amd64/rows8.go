@@ -430,31 +430,9 @@ func genQuantRowsI8Y() {
 			VMOVUPS(Mem{Base: ap, Disp: 256*h + 32*i}, vs[i])
 		}
 		for _, x := range vs {
-			for span := 1; span < 8; span *= 2 {
-				y := YMM()
-				switch span {
-				case 1:
-					VPERMILPS(U8(0xb1), x, y)
-				case 2:
-					VPERMILPS(U8(0x4e), x, y)
-				case 4:
-					VPERM2F128(U8(0x01), x, x, y)
-				}
-				VFMADD132PS(signsZ(span), y, x)
-			}
+			inVector(x, 8, YMM)
 		}
-		for span := 1; span < 8; span *= 2 {
-			for i := range 8 {
-				if i&span != 0 {
-					continue
-				}
-				a, c, t := vs[i], vs[i+span], YMM()
-				VADDPS(c, a, t)
-				VSUBPS(c, a, a)
-				vs[i], vs[i+span] = t, a
-			}
-		}
-		for i, x := range vs {
+		for i, x := range between(vs, YMM) {
 			VMOVUPS(x, Mem{Base: nxt, Disp: 256*h + 32*i})
 		}
 	}
