@@ -41,8 +41,23 @@ func genWidenRowsI8() {
 	Label("wi8_row")
 	CMPQ(n, d)
 	JB(LabelRef("wi8_done"))
-	c := GP64()
+	c, e := GP64(), GP64()
 	XORQ(c, c)
+	// Two vectors a step while they fit, then one: half the loop's own
+	// instructions.
+	MOVQ(full, e)
+	SUBQ(U8(16), e)
+	Label("wi8_two")
+	CMPQ(c, e)
+	JGE(LabelRef("wi8_chunk"))
+	for u := range 2 {
+		t := ZMM()
+		widenI8(Mem{Base: src, Index: c, Scale: 1, Disp: 4 + 16*u}, t)
+		VMULPS_BCST(Mem{Base: src}, t, t)
+		VMOVUPS(t, Mem{Base: dst, Index: c, Scale: 4, Disp: 64 * u})
+	}
+	ADDQ(U8(32), c)
+	JMP(LabelRef("wi8_two"))
 	Label("wi8_chunk")
 	CMPQ(c, full)
 	JAE(LabelRef("wi8_tail"))

@@ -17689,6 +17689,22 @@ wi8_row:
 	CMPQ CX, SI
 	JB   wi8_done
 	XORQ R9, R9
+	MOVQ DI, R10
+	SUBQ $0x10, R10
+
+wi8_two:
+	CMPQ        R9, R10
+	JGE         wi8_chunk
+	VPMOVSXBD   4(DX)(R9*1), Z0
+	VCVTDQ2PS   Z0, Z0
+	VMULPS.BCST (DX), Z0, Z0
+	VMOVUPS     Z0, (AX)(R9*4)
+	VPMOVSXBD   20(DX)(R9*1), Z0
+	VCVTDQ2PS   Z0, Z0
+	VMULPS.BCST (DX), Z0, Z0
+	VMOVUPS     Z0, 64(AX)(R9*4)
+	ADDQ        $0x20, R9
+	JMP         wi8_two
 
 wi8_chunk:
 	CMPQ        R9, DI
