@@ -365,13 +365,13 @@ func init() { avx2["quantRowsI8"] = genQuantRowsI8Y }
 
 // genQuantRowsI8Y is genQuantRowsI8 on eight lanes, the same bits. A row
 // of 128 floats is sixteen ymm, every register there is, so a rotated row
-// goes through tmp once: each half rotated in registers (the butterflies
-// of spans up to 32), then the span of 64 and the product with f taken
-// two vectors at a time as the largest magnitude and the finiteness test
-// gather, then narrowI8's products from tmp. Unrotated rows are read from
-// src by the last two passes. One call quantises every row, where the
-// rows one at a time through hadamardRows and narrowI8 took a call (and a
-// copy) each for each.
+// goes through half of tmp (2·128 floats): each half of the row rotated
+// in registers (the butterflies of spans up to 32), then the span of 64
+// and the product with f two vectors at a time as the largest magnitude
+// gathers (which is also the finiteness test, see gatherRow), then
+// narrowI8's products from tmp. Unrotated rows are read from src by the
+// last two passes. One call quantises every row, where the rows one at a
+// time through hadamardRows and narrowI8 took a call (and a copy) each.
 func genQuantRowsI8Y() {
 	dst := Load(Param("dst").Base(), GP64())
 	stride := Load(Param("stride"), GP64())
