@@ -52,7 +52,7 @@ var (
 	multi16Z2 = gain("decode gqa2-4k over a 16-bit cache", "f16 0.62, bf16 0.66")
 	multi16Z3 = gain("decode gqa3-4k over a 16-bit cache", "f16 0.61, bf16 0.56")
 	multi16Z4 = gain("decode gqa-4k over a 16-bit cache", "f16 0.54, bf16 0.56")
-	quantX    = gainI8("KVCache.Append of one token over an int8 cache (8 KV heads, d 128, keys rotated), avx2, against hadamardRows and narrowI8 row by row; 16 tokens 0.45", "0.63")
+	quantX    = &Gain{Shape: "KVCache.Append of one token over an int8 cache (8 KV heads, d 128, keys rotated), avx2, against hadamardRows and narrowI8 row by row; 16 tokens 0.45", CPU: zen5, Date: "2026-12-07", Ratio: "0.63", Source: "docs/performance/amd-epyc-zen5.md#the-int8-append-on-avx2"}
 	quantZ    = gainI8("KVCache.Append of one token over an int8 cache (8 KV heads, d 128, keys rotated), against hadamardRows and narrowI8 row by row; 16 tokens 0.46", "0.64")
 	multiI8Z2 = gainI8("decode gqa2-4k over an int8 cache", "0.77")
 	multiI8Z3 = gainI8("decode gqa3-4k over an int8 cache", "0.72")
