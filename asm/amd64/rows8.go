@@ -517,17 +517,9 @@ func gatherRow(x, abs, mx VecVirtual) {
 	VPMAXUD(x, mx, mx)
 }
 
-// quantRowY ends a row of 128 of genQuantRowsI8Y, whose largest magnitude
-// is gathered in the pair mx: scaleRowY, then writeRowY from the row's
-// floats at from. p names the labels.
-func quantRowY(p string, dst, from Register, mx [2]VecVirtual) {
-	s, sc, inv := scaleRowY(p, dst, mx)
-	writeRowY(p, dst, from, s, sc, inv)
-}
-
-// scaleRowY reduces mx, a row's gathered largest magnitude, stores the
-// row's scale s at dst and returns it with the factors sc and inv (see
-// rowScaleInv).
+// scaleRowY reduces mx, a row of 128's largest magnitude as
+// genQuantRowsI8Y gathers it (p names the labels), stores the row's scale
+// s at dst and returns it with the factors sc and inv (see rowScaleInv).
 func scaleRowY(p string, dst Register, mx [2]VecVirtual) (s, sc, inv VecVirtual) {
 	m, t, z := mx[0], XMM(), XMM()
 	VPMAXUD(mx[1], m, m)
