@@ -139,7 +139,9 @@ func loadMultiOf(R int, out, in, keys string, shift uint8) multiShape {
 	m.d = Load(Param(in).Len(), GP64())
 	m.kv = Load(Param(keys).Base(), GP64())
 	m.stride = Load(Param("stride"), GP64())
-	SHLQ(U8(shift), m.stride)
+	if shift > 0 {
+		SHLQ(U8(shift), m.stride)
+	}
 	divConst(m.n, R)
 	divConst(m.d, R)
 	return m

@@ -44,9 +44,7 @@ func init() {
 		epilogue("smulti16")
 	})
 	rowFuncs(avx2, "blendRowsMultiI8", 1, 4, false, func(R int, ask bool) {
-		rowsI8 = true
-		defer func() { rowsI8 = false }()
-		blendMulti16(R, "bmulti8y", false, widenI8YOp, false)
+		blendMultiI8Y(R)
 		epilogue("bmulti8y")
 	})
 	rowFuncs(avx2, "blendRowsMultiBF16", 1, 4, true, func(R int, ask bool) {

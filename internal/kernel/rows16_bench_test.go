@@ -15,10 +15,13 @@ import (
 
 // rows16Formats are the element formats the benchmarks compare, with the
 // bytes of one element.
-var rows16Formats = []struct {
+var rows16Formats = []rows16Format{{"f32", 4}, {"f16", 2}, {"bf16", 2}}
+
+// rows16Format is an element format and its bytes.
+type rows16Format struct {
 	name  string
 	bytes int
-}{{"f32", 4}, {"f16", 2}, {"bf16", 2}}
+}
 
 // rows16Data returns T rows of d elements in every format: floats within
 // ±1, and their 16-bit counterparts in each 16-bit format.

@@ -289,7 +289,7 @@ func init() {
 func TestRowsMultiI8Bits(t *testing.T) {
 	testutil.ForEachImpl(t, func(t *testing.T) {
 		for _, d := range []int{1, 13, 64, 128, 131} {
-			for _, n := range []int{8, 16, 24, 64} {
+			for _, n := range []int{8, 16, 17, 24, 64} {
 				for rows := 1; rows <= 4; rows++ {
 					a := &kernelArgs{t: t, r: testutil.Rand(uint64(n*d + rows))}
 					stride := d + 4 + 2

@@ -15748,7 +15748,6 @@ TEXT ·scoreRowsMultiI8R2AVX512(SB), NOSPLIT, $0-80
 	MOVQ q_len+64(FP), BX
 	MOVQ k_base+24(FP), SI
 	MOVQ stride+48(FP), DI
-	SHLQ $0x00, DI
 	SHRQ $0x01, CX
 	SHRQ $0x01, BX
 	MOVQ BX, R8
@@ -16041,7 +16040,6 @@ TEXT ·scoreRowsMultiI8R3AVX512(SB), NOSPLIT, $0-80
 	MOVQ  q_len+64(FP), BX
 	MOVQ  k_base+24(FP), SI
 	MOVQ  stride+48(FP), DI
-	SHLQ  $0x00, DI
 	MOVQ  $0xaaaaaaab, R8
 	IMULQ R8, CX
 	SHRQ  $0x21, CX
@@ -16304,7 +16302,6 @@ TEXT ·scoreRowsMultiI8R4AVX512(SB), NOSPLIT, $0-80
 	MOVQ q_len+64(FP), BX
 	MOVQ k_base+24(FP), SI
 	MOVQ stride+48(FP), DI
-	SHLQ $0x00, DI
 	SHRQ $0x02, CX
 	SHRQ $0x02, BX
 	MOVQ BX, R8
@@ -16601,7 +16598,6 @@ TEXT ·blendRowsMultiI8R2AVX512(SB), NOSPLIT, $0-80
 	MOVQ acc_len+8(FP), SI
 	MOVQ v_base+48(FP), DI
 	MOVQ stride+72(FP), R8
-	SHLQ $0x00, R8
 	SHRQ $0x01, DX
 	SHRQ $0x01, SI
 	MOVQ SI, R9
@@ -16905,7 +16901,6 @@ TEXT ·blendRowsMultiI8R3AVX512(SB), NOSPLIT, $0-80
 	MOVQ  acc_len+8(FP), SI
 	MOVQ  v_base+48(FP), DI
 	MOVQ  stride+72(FP), R8
-	SHLQ  $0x00, R8
 	MOVQ  $0xaaaaaaab, R9
 	IMULQ R9, DX
 	SHRQ  $0x21, DX
@@ -17276,7 +17271,6 @@ TEXT ·blendRowsMultiI8R4AVX512(SB), NOSPLIT, $0-80
 	MOVQ acc_len+8(FP), SI
 	MOVQ v_base+48(FP), DI
 	MOVQ stride+72(FP), R8
-	SHLQ $0x00, R8
 	SHRQ $0x02, DX
 	SHRQ $0x02, SI
 	MOVQ SI, R9
@@ -39984,7 +39978,6 @@ TEXT ·scoreRowsMultiI8R1AVX2(SB), NOSPLIT, $0-80
 	MOVQ q_len+64(FP), BX
 	MOVQ k_base+24(FP), SI
 	MOVQ stride+48(FP), DI
-	SHLQ $0x00, DI
 	MOVQ BX, R8
 	SHLQ $0x02, R8
 	MOVQ CX, R9
@@ -40511,7 +40504,6 @@ TEXT ·scoreRowsMultiI8R2AVX2(SB), NOSPLIT, $0-80
 	MOVQ q_len+64(FP), BX
 	MOVQ k_base+24(FP), SI
 	MOVQ stride+48(FP), DI
-	SHLQ $0x00, DI
 	SHRQ $0x01, CX
 	SHRQ $0x01, BX
 	MOVQ BX, R8
@@ -40889,7 +40881,6 @@ TEXT ·scoreRowsMultiI8R3AVX2(SB), NOSPLIT, $0-80
 	MOVQ  q_len+64(FP), BX
 	MOVQ  k_base+24(FP), SI
 	MOVQ  stride+48(FP), DI
-	SHLQ  $0x00, DI
 	MOVQ  $0xaaaaaaab, R8
 	IMULQ R8, CX
 	SHRQ  $0x21, CX
@@ -41201,7 +41192,6 @@ TEXT ·scoreRowsMultiI8R4AVX2(SB), NOSPLIT, $0-80
 	MOVQ q_len+64(FP), BX
 	MOVQ k_base+24(FP), SI
 	MOVQ stride+48(FP), DI
-	SHLQ $0x00, DI
 	SHRQ $0x02, CX
 	SHRQ $0x02, BX
 	MOVQ BX, R8
@@ -41521,850 +41511,854 @@ smulti164_k1_next:
 	RET
 
 // func blendRowsMultiI8R1AVX2(acc []float32, w []float32, v []int8, stride int)
-// Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·blendRowsMultiI8R1AVX2(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX2, CMOV, FMA3, SSE2
+TEXT ·blendRowsMultiI8R1AVX2(SB), NOSPLIT, $88-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
 	MOVQ acc_len+8(FP), BX
 	MOVQ v_base+48(FP), SI
 	MOVQ stride+72(FP), DI
-	SHLQ $0x00, DI
-	XORQ R8, R8
-	MOVQ BX, R9
-	SHLQ $0x02, R9
-	MOVQ CX, R10
-	SHLQ $0x02, R10
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ DX, 64(SP)
+	MOVQ BX, 72(SP)
+	SHLQ $0x02, CX
+	MOVQ CX, 80(SP)
+	SHRQ $0x02, CX
+
+bmulti8y1_chunk:
+	TESTQ   CX, CX
+	JZ      bmulti8y_done
+	MOVQ    $0x00000010, DX
+	CMPQ    CX, DX
+	CMOVQLT CX, DX
+	MOVQ    80(SP), BX
+	LEAQ    (BX)(BX*2), BX
+	MOVQ    SI, BX
+	LEAQ    (SP), R9
+	MOVQ    DX, R10
+
+bmulti8y1_scale:
+	VMOVSS (BX), X0
+	VMULSS (AX), X0, X0
+	VMOVSS X0, (R9)
+	ADDQ   $0x04, AX
+	ADDQ   $0x04, R9
+	ADDQ   DI, BX
+	DECQ   R10
+	JNZ    bmulti8y1_scale
+	MOVQ   64(SP), BX
+	MOVQ   72(SP), R9
+	LEAQ   4(SI), R10
 
 bmulti8y1_c8:
-	CMPQ    BX, $0x40
+	CMPQ    R9, $0x40
 	JL      bmulti8y1_c8_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS 128(DX), Y4
-	VMOVUPS 160(DX), Y5
-	VMOVUPS 192(DX), Y6
-	VMOVUPS 224(DX), Y7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS 128(BX), Y4
+	VMOVUPS 160(BX), Y5
+	VMOVUPS 192(BX), Y6
+	VMOVUPS 224(BX), Y7
+	MOVQ    R10, R11
+	LEAQ    (SP), R12
+	MOVQ    DX, R13
 
 bmulti8y1_c8_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y1_c8_keys_done
-	VMOVSS       (R11), X8
-	VMULSS       (R12)(R8*1), X8, X8
-	VBROADCASTSS X8, Y8
-	VPMOVSXBD    4(R12), Y9
+	VBROADCASTSS (R12), Y8
+	VPMOVSXBD    (R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y0
-	VPMOVSXBD    12(R12), Y9
+	VPMOVSXBD    8(R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y1
-	VPMOVSXBD    20(R12), Y9
+	VPMOVSXBD    16(R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y2
-	VPMOVSXBD    28(R12), Y9
+	VPMOVSXBD    24(R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y3
-	VPMOVSXBD    36(R12), Y9
+	VPMOVSXBD    32(R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y4
-	VPMOVSXBD    44(R12), Y9
+	VPMOVSXBD    40(R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y5
-	VPMOVSXBD    52(R12), Y9
+	VPMOVSXBD    48(R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
-	VPMOVSXBD    60(R12), Y9
+	VPMOVSXBD    56(R11), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
+	ADDQ         $0x04, R12
+	ADDQ         DI, R11
 	DECQ         R13
-	JMP          bmulti8y1_c8_key
-
-bmulti8y1_c8_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, 128(DX)
-	VMOVUPS Y5, 160(DX)
-	VMOVUPS Y6, 192(DX)
-	VMOVUPS Y7, 224(DX)
-	ADDQ    $0x00000100, DX
-	ADDQ    $0x00000040, SI
-	SUBQ    $0x00000040, R8
-	SUBQ    $0x40, BX
-	JMP     bmulti8y1_c8
+	JNZ          bmulti8y1_c8_key
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, 32(BX)
+	VMOVUPS      Y2, 64(BX)
+	VMOVUPS      Y3, 96(BX)
+	VMOVUPS      Y4, 128(BX)
+	VMOVUPS      Y5, 160(BX)
+	VMOVUPS      Y6, 192(BX)
+	VMOVUPS      Y7, 224(BX)
+	ADDQ         $0x00000100, BX
+	ADDQ         $0x00000040, R10
+	SUBQ         $0x40, R9
+	JMP          bmulti8y1_c8
 
 bmulti8y1_c8_next:
 bmulti8y1_c1:
-	CMPQ    BX, $0x08
+	CMPQ    R9, $0x08
 	JL      bmulti8y1_c1_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	MOVQ    R10, R11
+	LEAQ    (SP), R12
+	MOVQ    DX, R13
 
 bmulti8y1_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y1_c1_keys_done
-	VMOVSS       (R11), X1
-	VMULSS       (R12)(R8*1), X1, X1
-	VBROADCASTSS X1, Y1
-	VPMOVSXBD    4(R12), Y2
+	VBROADCASTSS (R12), Y1
+	VPMOVSXBD    (R11), Y2
 	VCVTDQ2PS    Y2, Y2
 	VFMADD231PS  Y2, Y1, Y0
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
+	ADDQ         $0x04, R12
+	ADDQ         DI, R11
 	DECQ         R13
-	JMP          bmulti8y1_c1_key
-
-bmulti8y1_c1_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000008, SI
-	SUBQ    $0x00000008, R8
-	SUBQ    $0x08, BX
-	JMP     bmulti8y1_c1
+	JNZ          bmulti8y1_c1_key
+	VMOVUPS      Y0, (BX)
+	ADDQ         $0x00000020, BX
+	ADDQ         $0x00000008, R10
+	SUBQ         $0x08, R9
+	JMP          bmulti8y1_c1
 
 bmulti8y1_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti8y_done
+	TESTQ      R9, R9
+	JZ         bmulti8y1_next
 	LEAQ       masktable<>+0(SB), R11
 	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
+	SUBQ       R9, R12
 	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R9)(R9*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	MOVQ       SI, SI
-	LEAQ       (R10)(R10*2), R10
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (BX), Y0, Y1
+	LEAQ       (SP), R11
+	MOVQ       DX, R12
 
 bmulti8y1_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti8y1_tail_keys_done
-	VMOVSS       (AX), X2
-	VMULSS       (SI)(R8*1), X2, X2
-	VBROADCASTSS X2, Y2
-	XORQ         R10, R10
-	MOVBQZX      4(SI), R11
-	ORQ          R11, R10
-	CMPQ         BX, $0x01
+	VBROADCASTSS (R11), Y2
+	XORQ         R13, R13
+	MOVBQZX      (R10), R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x01
 	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      5(SI), R11
-	SHLQ         $0x08, R11
-	ORQ          R11, R10
-	CMPQ         BX, $0x02
+	MOVBQZX      1(R10), R14
+	SHLQ         $0x08, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x02
 	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      6(SI), R11
-	SHLQ         $0x10, R11
-	ORQ          R11, R10
-	CMPQ         BX, $0x03
+	MOVBQZX      2(R10), R14
+	SHLQ         $0x10, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x03
 	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      7(SI), R11
-	SHLQ         $0x18, R11
-	ORQ          R11, R10
-	CMPQ         BX, $0x04
+	MOVBQZX      3(R10), R14
+	SHLQ         $0x18, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x04
 	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      8(SI), R11
-	SHLQ         $0x20, R11
-	ORQ          R11, R10
-	CMPQ         BX, $0x05
+	MOVBQZX      4(R10), R14
+	SHLQ         $0x20, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x05
 	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      9(SI), R11
-	SHLQ         $0x28, R11
-	ORQ          R11, R10
-	CMPQ         BX, $0x06
+	MOVBQZX      5(R10), R14
+	SHLQ         $0x28, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x06
 	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      10(SI), R11
-	SHLQ         $0x30, R11
-	ORQ          R11, R10
+	MOVBQZX      6(R10), R14
+	SHLQ         $0x30, R14
+	ORQ          R14, R13
 
 blendRowsMultiI8R1AVX2_part1:
-	MOVQ        R10, X3
+	MOVQ        R13, X3
 	VPMOVSXBD   X3, Y3
 	VCVTDQ2PS   Y3, Y3
 	VFMADD231PS Y3, Y2, Y1
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti8y1_tail_key
+	ADDQ        $0x04, R11
+	ADDQ        DI, R10
+	DECQ        R12
+	JNZ         bmulti8y1_tail_key
+	VMASKMOVPS  Y1, Y0, (BX)
 
-bmulti8y1_tail_keys_done:
-	LEAQ       (R9)(R9*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
+bmulti8y1_next:
+	SUBQ  DX, CX
+	IMULQ DI, DX
+	ADDQ  DX, SI
+	JMP   bmulti8y1_chunk
 
 bmulti8y_done:
 	VZEROUPPER
 	RET
 
 // func blendRowsMultiI8R2AVX2(acc []float32, w []float32, v []int8, stride int)
-// Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·blendRowsMultiI8R2AVX2(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX2, CMOV, FMA3, SSE2
+TEXT ·blendRowsMultiI8R2AVX2(SB), NOSPLIT, $152-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
 	MOVQ acc_len+8(FP), BX
 	MOVQ v_base+48(FP), SI
 	MOVQ stride+72(FP), DI
-	SHLQ $0x00, DI
 	SHRQ $0x01, CX
 	SHRQ $0x01, BX
-	XORQ R8, R8
-	MOVQ BX, R9
-	SHLQ $0x02, R9
-	MOVQ CX, R10
-	SHLQ $0x02, R10
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ DX, 128(SP)
+	MOVQ BX, 136(SP)
+	SHLQ $0x02, CX
+	MOVQ CX, 144(SP)
+	SHRQ $0x02, CX
+
+bmulti8y2_chunk:
+	TESTQ   CX, CX
+	JZ      bmulti8y_done
+	MOVQ    $0x00000010, DX
+	CMPQ    CX, DX
+	CMOVQLT CX, DX
+	MOVQ    144(SP), BX
+	LEAQ    (BX)(BX*2), R9
+	MOVQ    SI, R9
+	LEAQ    (SP), R10
+	MOVQ    DX, R11
+
+bmulti8y2_scale:
+	VMOVSS (R9), X0
+	VMULSS (AX), X0, X1
+	VMOVSS X1, (R10)
+	VMULSS (AX)(BX*1), X0, X0
+	VMOVSS X0, 4(R10)
+	ADDQ   $0x04, AX
+	ADDQ   $0x08, R10
+	ADDQ   DI, R9
+	DECQ   R11
+	JNZ    bmulti8y2_scale
+	MOVQ   128(SP), BX
+	MOVQ   136(SP), R9
+	LEAQ   4(SI), R10
 
 bmulti8y2_c4:
-	CMPQ    BX, $0x20
+	CMPQ    R9, $0x20
 	JL      bmulti8y2_c4_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R9*1), Y4
-	VMOVUPS 32(DX)(R9*1), Y5
-	VMOVUPS 64(DX)(R9*1), Y6
-	VMOVUPS 96(DX)(R9*1), Y7
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS (BX)(R8*1), Y4
+	VMOVUPS 32(BX)(R8*1), Y5
+	VMOVUPS 64(BX)(R8*1), Y6
+	VMOVUPS 96(BX)(R8*1), Y7
+	MOVQ    R10, R11
+	LEAQ    (SP), R12
+	MOVQ    DX, R13
 
 bmulti8y2_c4_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y2_c4_keys_done
-	VMOVSS       (R11), X8
-	VMULSS       (R12)(R8*1), X8, X8
-	VBROADCASTSS X8, Y8
-	VMOVSS       (R11)(R10*1), X9
-	VMULSS       (R12)(R8*1), X9, X9
-	VBROADCASTSS X9, Y9
-	VPMOVSXBD    4(R12), Y10
+	VBROADCASTSS (R12), Y8
+	VBROADCASTSS 4(R12), Y9
+	VPMOVSXBD    (R11), Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD231PS  Y10, Y8, Y0
 	VFMADD231PS  Y10, Y9, Y4
-	VPMOVSXBD    12(R12), Y10
+	VPMOVSXBD    8(R11), Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD231PS  Y10, Y8, Y1
 	VFMADD231PS  Y10, Y9, Y5
-	VPMOVSXBD    20(R12), Y10
+	VPMOVSXBD    16(R11), Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD231PS  Y10, Y8, Y2
 	VFMADD231PS  Y10, Y9, Y6
-	VPMOVSXBD    28(R12), Y10
+	VPMOVSXBD    24(R11), Y10
 	VCVTDQ2PS    Y10, Y10
 	VFMADD231PS  Y10, Y8, Y3
 	VFMADD231PS  Y10, Y9, Y7
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
+	ADDQ         $0x08, R12
+	ADDQ         DI, R11
 	DECQ         R13
-	JMP          bmulti8y2_c4_key
-
-bmulti8y2_c4_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R9*1)
-	VMOVUPS Y5, 32(DX)(R9*1)
-	VMOVUPS Y6, 64(DX)(R9*1)
-	VMOVUPS Y7, 96(DX)(R9*1)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x00000020, R8
-	SUBQ    $0x20, BX
-	JMP     bmulti8y2_c4
+	JNZ          bmulti8y2_c4_key
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, 32(BX)
+	VMOVUPS      Y2, 64(BX)
+	VMOVUPS      Y3, 96(BX)
+	VMOVUPS      Y4, (BX)(R8*1)
+	VMOVUPS      Y5, 32(BX)(R8*1)
+	VMOVUPS      Y6, 64(BX)(R8*1)
+	VMOVUPS      Y7, 96(BX)(R8*1)
+	ADDQ         $0x00000080, BX
+	ADDQ         $0x00000020, R10
+	SUBQ         $0x20, R9
+	JMP          bmulti8y2_c4
 
 bmulti8y2_c4_next:
 bmulti8y2_c1:
-	CMPQ    BX, $0x08
+	CMPQ    R9, $0x08
 	JL      bmulti8y2_c1_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R9*1), Y1
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	VMOVUPS (BX)(R8*1), Y1
+	MOVQ    R10, R11
+	LEAQ    (SP), R12
+	MOVQ    DX, R13
 
 bmulti8y2_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y2_c1_keys_done
-	VMOVSS       (R11), X2
-	VMULSS       (R12)(R8*1), X2, X2
-	VBROADCASTSS X2, Y2
-	VMOVSS       (R11)(R10*1), X3
-	VMULSS       (R12)(R8*1), X3, X3
-	VBROADCASTSS X3, Y3
-	VPMOVSXBD    4(R12), Y4
+	VBROADCASTSS (R12), Y2
+	VBROADCASTSS 4(R12), Y3
+	VPMOVSXBD    (R11), Y4
 	VCVTDQ2PS    Y4, Y4
 	VFMADD231PS  Y4, Y2, Y0
 	VFMADD231PS  Y4, Y3, Y1
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
+	ADDQ         $0x08, R12
+	ADDQ         DI, R11
 	DECQ         R13
-	JMP          bmulti8y2_c1_key
-
-bmulti8y2_c1_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R9*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000008, SI
-	SUBQ    $0x00000008, R8
-	SUBQ    $0x08, BX
-	JMP     bmulti8y2_c1
+	JNZ          bmulti8y2_c1_key
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, (BX)(R8*1)
+	ADDQ         $0x00000020, BX
+	ADDQ         $0x00000008, R10
+	SUBQ         $0x08, R9
+	JMP          bmulti8y2_c1
 
 bmulti8y2_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti8y_done
+	TESTQ      R9, R9
+	JZ         bmulti8y2_next
 	LEAQ       masktable<>+0(SB), R11
 	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
+	SUBQ       R9, R12
 	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R9)(R9*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R9*1), Y0, Y2
-	MOVQ       SI, SI
-	LEAQ       (R10)(R10*2), R11
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (BX), Y0, Y1
+	VMASKMOVPS (BX)(R8*1), Y0, Y2
+	LEAQ       (SP), R11
+	MOVQ       DX, R12
 
 bmulti8y2_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti8y2_tail_keys_done
-	VMOVSS       (AX), X3
-	VMULSS       (SI)(R8*1), X3, X3
-	VBROADCASTSS X3, Y3
-	VMOVSS       (AX)(R10*1), X4
-	VMULSS       (SI)(R8*1), X4, X4
-	VBROADCASTSS X4, Y4
-	XORQ         R11, R11
-	MOVBQZX      4(SI), R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x01
+	VBROADCASTSS (R11), Y3
+	VBROADCASTSS 4(R11), Y4
+	XORQ         R13, R13
+	MOVBQZX      (R10), R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x01
 	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      5(SI), R12
-	SHLQ         $0x08, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x02
+	MOVBQZX      1(R10), R14
+	SHLQ         $0x08, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x02
 	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      6(SI), R12
-	SHLQ         $0x10, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x03
+	MOVBQZX      2(R10), R14
+	SHLQ         $0x10, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x03
 	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      7(SI), R12
-	SHLQ         $0x18, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x04
+	MOVBQZX      3(R10), R14
+	SHLQ         $0x18, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x04
 	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      8(SI), R12
-	SHLQ         $0x20, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x05
+	MOVBQZX      4(R10), R14
+	SHLQ         $0x20, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x05
 	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      9(SI), R12
-	SHLQ         $0x28, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x06
+	MOVBQZX      5(R10), R14
+	SHLQ         $0x28, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x06
 	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      10(SI), R12
-	SHLQ         $0x30, R12
-	ORQ          R12, R11
+	MOVBQZX      6(R10), R14
+	SHLQ         $0x30, R14
+	ORQ          R14, R13
 
 blendRowsMultiI8R2AVX2_part1:
-	MOVQ        R11, X5
+	MOVQ        R13, X5
 	VPMOVSXBD   X5, Y5
 	VCVTDQ2PS   Y5, Y5
 	VFMADD231PS Y5, Y3, Y1
 	VFMADD231PS Y5, Y4, Y2
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti8y2_tail_key
+	ADDQ        $0x08, R11
+	ADDQ        DI, R10
+	DECQ        R12
+	JNZ         bmulti8y2_tail_key
+	VMASKMOVPS  Y1, Y0, (BX)
+	VMASKMOVPS  Y2, Y0, (BX)(R8*1)
 
-bmulti8y2_tail_keys_done:
-	LEAQ       (R9)(R9*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R9*1)
+bmulti8y2_next:
+	SUBQ  DX, CX
+	IMULQ DI, DX
+	ADDQ  DX, SI
+	JMP   bmulti8y2_chunk
 
 bmulti8y_done:
 	VZEROUPPER
 	RET
 
 // func blendRowsMultiI8R3AVX2(acc []float32, w []float32, v []int8, stride int)
-// Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·blendRowsMultiI8R3AVX2(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX2, CMOV, FMA3, SSE2
+TEXT ·blendRowsMultiI8R3AVX2(SB), NOSPLIT, $216-80
 	MOVQ  w_base+24(FP), AX
 	MOVQ  w_len+32(FP), CX
 	MOVQ  acc_base+0(FP), DX
 	MOVQ  acc_len+8(FP), BX
 	MOVQ  v_base+48(FP), SI
 	MOVQ  stride+72(FP), DI
-	SHLQ  $0x00, DI
 	MOVQ  $0xaaaaaaab, R8
 	IMULQ R8, CX
 	SHRQ  $0x21, CX
 	MOVQ  $0xaaaaaaab, R8
 	IMULQ R8, BX
 	SHRQ  $0x21, BX
-	XORQ  R8, R8
-	MOVQ  BX, R9
-	SHLQ  $0x02, R9
-	MOVQ  CX, R10
-	SHLQ  $0x02, R10
+	MOVQ  BX, R8
+	SHLQ  $0x02, R8
+	MOVQ  DX, 192(SP)
+	MOVQ  BX, 200(SP)
+	SHLQ  $0x02, CX
+	MOVQ  CX, 208(SP)
+	SHRQ  $0x02, CX
+
+bmulti8y3_chunk:
+	TESTQ   CX, CX
+	JZ      bmulti8y_done
+	MOVQ    $0x00000010, DX
+	CMPQ    CX, DX
+	CMOVQLT CX, DX
+	MOVQ    208(SP), BX
+	LEAQ    (BX)(BX*2), R9
+	MOVQ    SI, R9
+	LEAQ    (SP), R10
+	MOVQ    DX, R11
+
+bmulti8y3_scale:
+	VMOVSS (R9), X0
+	VMULSS (AX), X0, X1
+	VMOVSS X1, (R10)
+	VMULSS (AX)(BX*1), X0, X1
+	VMOVSS X1, 4(R10)
+	VMULSS (AX)(BX*2), X0, X0
+	VMOVSS X0, 8(R10)
+	ADDQ   $0x04, AX
+	ADDQ   $0x0c, R10
+	ADDQ   DI, R9
+	DECQ   R11
+	JNZ    bmulti8y3_scale
+	MOVQ   192(SP), BX
+	MOVQ   200(SP), R9
+	LEAQ   4(SI), R10
 
 bmulti8y3_c4:
-	CMPQ    BX, $0x20
+	CMPQ    R9, $0x20
 	JL      bmulti8y3_c4_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS 96(DX), Y3
-	VMOVUPS (DX)(R9*1), Y4
-	VMOVUPS 32(DX)(R9*1), Y5
-	VMOVUPS 64(DX)(R9*1), Y6
-	VMOVUPS 96(DX)(R9*1), Y7
-	VMOVUPS (DX)(R9*2), Y8
-	VMOVUPS 32(DX)(R9*2), Y9
-	VMOVUPS 64(DX)(R9*2), Y10
-	VMOVUPS 96(DX)(R9*2), Y11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS 96(BX), Y3
+	VMOVUPS (BX)(R8*1), Y4
+	VMOVUPS 32(BX)(R8*1), Y5
+	VMOVUPS 64(BX)(R8*1), Y6
+	VMOVUPS 96(BX)(R8*1), Y7
+	VMOVUPS (BX)(R8*2), Y8
+	VMOVUPS 32(BX)(R8*2), Y9
+	VMOVUPS 64(BX)(R8*2), Y10
+	VMOVUPS 96(BX)(R8*2), Y11
+	MOVQ    R10, R11
+	LEAQ    (SP), R12
+	MOVQ    DX, R13
 
 bmulti8y3_c4_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y3_c4_keys_done
-	VMOVSS       (R11), X12
-	VMULSS       (R12)(R8*1), X12, X12
-	VBROADCASTSS X12, Y12
-	VMOVSS       (R11)(R10*1), X13
-	VMULSS       (R12)(R8*1), X13, X13
-	VBROADCASTSS X13, Y13
-	VMOVSS       (R11)(R10*2), X14
-	VMULSS       (R12)(R8*1), X14, X14
-	VBROADCASTSS X14, Y14
-	VPMOVSXBD    4(R12), Y15
+	VBROADCASTSS (R12), Y12
+	VBROADCASTSS 4(R12), Y13
+	VBROADCASTSS 8(R12), Y14
+	VPMOVSXBD    (R11), Y15
 	VCVTDQ2PS    Y15, Y15
 	VFMADD231PS  Y15, Y12, Y0
 	VFMADD231PS  Y15, Y13, Y4
 	VFMADD231PS  Y15, Y14, Y8
-	VPMOVSXBD    12(R12), Y15
+	VPMOVSXBD    8(R11), Y15
 	VCVTDQ2PS    Y15, Y15
 	VFMADD231PS  Y15, Y12, Y1
 	VFMADD231PS  Y15, Y13, Y5
 	VFMADD231PS  Y15, Y14, Y9
-	VPMOVSXBD    20(R12), Y15
+	VPMOVSXBD    16(R11), Y15
 	VCVTDQ2PS    Y15, Y15
 	VFMADD231PS  Y15, Y12, Y2
 	VFMADD231PS  Y15, Y13, Y6
 	VFMADD231PS  Y15, Y14, Y10
-	VPMOVSXBD    28(R12), Y15
+	VPMOVSXBD    24(R11), Y15
 	VCVTDQ2PS    Y15, Y15
 	VFMADD231PS  Y15, Y12, Y3
 	VFMADD231PS  Y15, Y13, Y7
 	VFMADD231PS  Y15, Y14, Y11
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
+	ADDQ         $0x0c, R12
+	ADDQ         DI, R11
 	DECQ         R13
-	JMP          bmulti8y3_c4_key
-
-bmulti8y3_c4_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, 96(DX)
-	VMOVUPS Y4, (DX)(R9*1)
-	VMOVUPS Y5, 32(DX)(R9*1)
-	VMOVUPS Y6, 64(DX)(R9*1)
-	VMOVUPS Y7, 96(DX)(R9*1)
-	VMOVUPS Y8, (DX)(R9*2)
-	VMOVUPS Y9, 32(DX)(R9*2)
-	VMOVUPS Y10, 64(DX)(R9*2)
-	VMOVUPS Y11, 96(DX)(R9*2)
-	ADDQ    $0x00000080, DX
-	ADDQ    $0x00000020, SI
-	SUBQ    $0x00000020, R8
-	SUBQ    $0x20, BX
-	JMP     bmulti8y3_c4
+	JNZ          bmulti8y3_c4_key
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, 32(BX)
+	VMOVUPS      Y2, 64(BX)
+	VMOVUPS      Y3, 96(BX)
+	VMOVUPS      Y4, (BX)(R8*1)
+	VMOVUPS      Y5, 32(BX)(R8*1)
+	VMOVUPS      Y6, 64(BX)(R8*1)
+	VMOVUPS      Y7, 96(BX)(R8*1)
+	VMOVUPS      Y8, (BX)(R8*2)
+	VMOVUPS      Y9, 32(BX)(R8*2)
+	VMOVUPS      Y10, 64(BX)(R8*2)
+	VMOVUPS      Y11, 96(BX)(R8*2)
+	ADDQ         $0x00000080, BX
+	ADDQ         $0x00000020, R10
+	SUBQ         $0x20, R9
+	JMP          bmulti8y3_c4
 
 bmulti8y3_c4_next:
 bmulti8y3_c1:
-	CMPQ    BX, $0x08
+	CMPQ    R9, $0x08
 	JL      bmulti8y3_c1_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R9*1), Y1
-	VMOVUPS (DX)(R9*2), Y2
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	VMOVUPS (BX)(R8*1), Y1
+	VMOVUPS (BX)(R8*2), Y2
+	MOVQ    R10, R11
+	LEAQ    (SP), R12
+	MOVQ    DX, R13
 
 bmulti8y3_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y3_c1_keys_done
-	VMOVSS       (R11), X3
-	VMULSS       (R12)(R8*1), X3, X3
-	VBROADCASTSS X3, Y3
-	VMOVSS       (R11)(R10*1), X4
-	VMULSS       (R12)(R8*1), X4, X4
-	VBROADCASTSS X4, Y4
-	VMOVSS       (R11)(R10*2), X5
-	VMULSS       (R12)(R8*1), X5, X5
-	VBROADCASTSS X5, Y5
-	VPMOVSXBD    4(R12), Y6
+	VBROADCASTSS (R12), Y3
+	VBROADCASTSS 4(R12), Y4
+	VBROADCASTSS 8(R12), Y5
+	VPMOVSXBD    (R11), Y6
 	VCVTDQ2PS    Y6, Y6
 	VFMADD231PS  Y6, Y3, Y0
 	VFMADD231PS  Y6, Y4, Y1
 	VFMADD231PS  Y6, Y5, Y2
-	ADDQ         $0x04, R11
-	ADDQ         DI, R12
+	ADDQ         $0x0c, R12
+	ADDQ         DI, R11
 	DECQ         R13
-	JMP          bmulti8y3_c1_key
-
-bmulti8y3_c1_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R9*1)
-	VMOVUPS Y2, (DX)(R9*2)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000008, SI
-	SUBQ    $0x00000008, R8
-	SUBQ    $0x08, BX
-	JMP     bmulti8y3_c1
+	JNZ          bmulti8y3_c1_key
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, (BX)(R8*1)
+	VMOVUPS      Y2, (BX)(R8*2)
+	ADDQ         $0x00000020, BX
+	ADDQ         $0x00000008, R10
+	SUBQ         $0x08, R9
+	JMP          bmulti8y3_c1
 
 bmulti8y3_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti8y_done
+	TESTQ      R9, R9
+	JZ         bmulti8y3_next
 	LEAQ       masktable<>+0(SB), R11
 	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
+	SUBQ       R9, R12
 	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R9)(R9*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R9*1), Y0, Y2
-	VMASKMOVPS (DX)(R9*2), Y0, Y3
-	MOVQ       SI, SI
-	LEAQ       (R10)(R10*2), R11
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (BX), Y0, Y1
+	VMASKMOVPS (BX)(R8*1), Y0, Y2
+	VMASKMOVPS (BX)(R8*2), Y0, Y3
+	LEAQ       (SP), R11
+	MOVQ       DX, R12
 
 bmulti8y3_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti8y3_tail_keys_done
-	VMOVSS       (AX), X4
-	VMULSS       (SI)(R8*1), X4, X4
-	VBROADCASTSS X4, Y4
-	VMOVSS       (AX)(R10*1), X5
-	VMULSS       (SI)(R8*1), X5, X5
-	VBROADCASTSS X5, Y5
-	VMOVSS       (AX)(R10*2), X6
-	VMULSS       (SI)(R8*1), X6, X6
-	VBROADCASTSS X6, Y6
-	XORQ         R11, R11
-	MOVBQZX      4(SI), R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x01
+	VBROADCASTSS (R11), Y4
+	VBROADCASTSS 4(R11), Y5
+	VBROADCASTSS 8(R11), Y6
+	XORQ         R13, R13
+	MOVBQZX      (R10), R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x01
 	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      5(SI), R12
-	SHLQ         $0x08, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x02
+	MOVBQZX      1(R10), R14
+	SHLQ         $0x08, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x02
 	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      6(SI), R12
-	SHLQ         $0x10, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x03
+	MOVBQZX      2(R10), R14
+	SHLQ         $0x10, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x03
 	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      7(SI), R12
-	SHLQ         $0x18, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x04
+	MOVBQZX      3(R10), R14
+	SHLQ         $0x18, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x04
 	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      8(SI), R12
-	SHLQ         $0x20, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x05
+	MOVBQZX      4(R10), R14
+	SHLQ         $0x20, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x05
 	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      9(SI), R12
-	SHLQ         $0x28, R12
-	ORQ          R12, R11
-	CMPQ         BX, $0x06
+	MOVBQZX      5(R10), R14
+	SHLQ         $0x28, R14
+	ORQ          R14, R13
+	CMPQ         R9, $0x06
 	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      10(SI), R12
-	SHLQ         $0x30, R12
-	ORQ          R12, R11
+	MOVBQZX      6(R10), R14
+	SHLQ         $0x30, R14
+	ORQ          R14, R13
 
 blendRowsMultiI8R3AVX2_part1:
-	MOVQ        R11, X7
+	MOVQ        R13, X7
 	VPMOVSXBD   X7, Y7
 	VCVTDQ2PS   Y7, Y7
 	VFMADD231PS Y7, Y4, Y1
 	VFMADD231PS Y7, Y5, Y2
 	VFMADD231PS Y7, Y6, Y3
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti8y3_tail_key
+	ADDQ        $0x0c, R11
+	ADDQ        DI, R10
+	DECQ        R12
+	JNZ         bmulti8y3_tail_key
+	VMASKMOVPS  Y1, Y0, (BX)
+	VMASKMOVPS  Y2, Y0, (BX)(R8*1)
+	VMASKMOVPS  Y3, Y0, (BX)(R8*2)
 
-bmulti8y3_tail_keys_done:
-	LEAQ       (R9)(R9*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R9*1)
-	VMASKMOVPS Y3, Y0, (DX)(R9*2)
+bmulti8y3_next:
+	SUBQ  DX, CX
+	IMULQ DI, DX
+	ADDQ  DX, SI
+	JMP   bmulti8y3_chunk
 
 bmulti8y_done:
 	VZEROUPPER
 	RET
 
 // func blendRowsMultiI8R4AVX2(acc []float32, w []float32, v []int8, stride int)
-// Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·blendRowsMultiI8R4AVX2(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX2, CMOV, FMA3, SSE2
+TEXT ·blendRowsMultiI8R4AVX2(SB), NOSPLIT, $280-80
 	MOVQ w_base+24(FP), AX
 	MOVQ w_len+32(FP), CX
 	MOVQ acc_base+0(FP), DX
 	MOVQ acc_len+8(FP), BX
 	MOVQ v_base+48(FP), SI
 	MOVQ stride+72(FP), DI
-	SHLQ $0x00, DI
 	SHRQ $0x02, CX
 	SHRQ $0x02, BX
-	XORQ R8, R8
-	MOVQ BX, R9
-	SHLQ $0x02, R9
-	MOVQ CX, R10
-	SHLQ $0x02, R10
+	MOVQ BX, R8
+	SHLQ $0x02, R8
+	MOVQ DX, 256(SP)
+	MOVQ BX, 264(SP)
+	SHLQ $0x02, CX
+	MOVQ CX, 272(SP)
+	SHRQ $0x02, CX
+
+bmulti8y4_chunk:
+	TESTQ   CX, CX
+	JZ      bmulti8y_done
+	MOVQ    $0x00000010, DX
+	CMPQ    CX, DX
+	CMOVQLT CX, DX
+	MOVQ    272(SP), BX
+	LEAQ    (BX)(BX*2), R9
+	MOVQ    SI, R10
+	LEAQ    (SP), R11
+	MOVQ    DX, R12
+
+bmulti8y4_scale:
+	VMOVSS (R10), X0
+	VMULSS (AX), X0, X1
+	VMOVSS X1, (R11)
+	VMULSS (AX)(BX*1), X0, X1
+	VMOVSS X1, 4(R11)
+	VMULSS (AX)(BX*2), X0, X1
+	VMOVSS X1, 8(R11)
+	VMULSS (AX)(R9*1), X0, X0
+	VMOVSS X0, 12(R11)
+	ADDQ   $0x04, AX
+	ADDQ   $0x10, R11
+	ADDQ   DI, R10
+	DECQ   R12
+	JNZ    bmulti8y4_scale
+	MOVQ   256(SP), BX
+	MOVQ   264(SP), R9
+	LEAQ   4(SI), R10
 
 bmulti8y4_c3:
-	CMPQ    BX, $0x18
+	CMPQ    R9, $0x18
 	JL      bmulti8y4_c3_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS 32(DX), Y1
-	VMOVUPS 64(DX), Y2
-	VMOVUPS (DX)(R9*1), Y3
-	VMOVUPS 32(DX)(R9*1), Y4
-	VMOVUPS 64(DX)(R9*1), Y5
-	VMOVUPS (DX)(R9*2), Y6
-	VMOVUPS 32(DX)(R9*2), Y7
-	VMOVUPS 64(DX)(R9*2), Y8
-	VMOVUPS (DX)(R11*1), Y9
-	VMOVUPS 32(DX)(R11*1), Y10
-	VMOVUPS 64(DX)(R11*1), Y11
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	VMOVUPS 64(BX), Y2
+	VMOVUPS (BX)(R8*1), Y3
+	VMOVUPS 32(BX)(R8*1), Y4
+	VMOVUPS 64(BX)(R8*1), Y5
+	VMOVUPS (BX)(R8*2), Y6
+	VMOVUPS 32(BX)(R8*2), Y7
+	VMOVUPS 64(BX)(R8*2), Y8
+	VMOVUPS (BX)(R11*1), Y9
+	VMOVUPS 32(BX)(R11*1), Y10
+	VMOVUPS 64(BX)(R11*1), Y11
+	MOVQ    R10, R12
+	LEAQ    (SP), R13
+	MOVQ    DX, R14
 
 bmulti8y4_c3_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y4_c3_keys_done
-	VPMOVSXBD    4(R12), Y12
+	VPMOVSXBD    (R12), Y12
 	VCVTDQ2PS    Y12, Y12
-	VPMOVSXBD    12(R12), Y13
+	VPMOVSXBD    8(R12), Y13
 	VCVTDQ2PS    Y13, Y13
-	VPMOVSXBD    20(R12), Y14
+	VPMOVSXBD    16(R12), Y14
 	VCVTDQ2PS    Y14, Y14
-	VMOVSS       (R11), X15
-	VMULSS       (R12)(R8*1), X15, X15
-	VBROADCASTSS X15, Y15
+	VBROADCASTSS (R13), Y15
 	VFMADD231PS  Y12, Y15, Y0
 	VFMADD231PS  Y13, Y15, Y1
 	VFMADD231PS  Y14, Y15, Y2
-	VMOVSS       (R11)(R10*1), X15
-	VMULSS       (R12)(R8*1), X15, X15
-	VBROADCASTSS X15, Y15
+	VBROADCASTSS 4(R13), Y15
 	VFMADD231PS  Y12, Y15, Y3
 	VFMADD231PS  Y13, Y15, Y4
 	VFMADD231PS  Y14, Y15, Y5
-	VMOVSS       (R11)(R10*2), X15
-	VMULSS       (R12)(R8*1), X15, X15
-	VBROADCASTSS X15, Y15
+	VBROADCASTSS 8(R13), Y15
 	VFMADD231PS  Y12, Y15, Y6
 	VFMADD231PS  Y13, Y15, Y7
 	VFMADD231PS  Y14, Y15, Y8
-	VMOVSS       (R11)(R14*1), X15
-	VMULSS       (R12)(R8*1), X15, X15
-	VBROADCASTSS X15, Y15
+	VBROADCASTSS 12(R13), Y15
 	VFMADD231PS  Y12, Y15, Y9
 	VFMADD231PS  Y13, Y15, Y10
 	VFMADD231PS  Y14, Y15, Y11
-	ADDQ         $0x04, R11
+	ADDQ         $0x10, R13
 	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti8y4_c3_key
-
-bmulti8y4_c3_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, 64(DX)
-	VMOVUPS Y3, (DX)(R9*1)
-	VMOVUPS Y4, 32(DX)(R9*1)
-	VMOVUPS Y5, 64(DX)(R9*1)
-	VMOVUPS Y6, (DX)(R9*2)
-	VMOVUPS Y7, 32(DX)(R9*2)
-	VMOVUPS Y8, 64(DX)(R9*2)
-	VMOVUPS Y9, (DX)(R11*1)
-	VMOVUPS Y10, 32(DX)(R11*1)
-	VMOVUPS Y11, 64(DX)(R11*1)
-	ADDQ    $0x00000060, DX
-	ADDQ    $0x00000018, SI
-	SUBQ    $0x00000018, R8
-	SUBQ    $0x18, BX
-	JMP     bmulti8y4_c3
+	DECQ         R14
+	JNZ          bmulti8y4_c3_key
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, 32(BX)
+	VMOVUPS      Y2, 64(BX)
+	VMOVUPS      Y3, (BX)(R8*1)
+	VMOVUPS      Y4, 32(BX)(R8*1)
+	VMOVUPS      Y5, 64(BX)(R8*1)
+	VMOVUPS      Y6, (BX)(R8*2)
+	VMOVUPS      Y7, 32(BX)(R8*2)
+	VMOVUPS      Y8, 64(BX)(R8*2)
+	VMOVUPS      Y9, (BX)(R11*1)
+	VMOVUPS      Y10, 32(BX)(R11*1)
+	VMOVUPS      Y11, 64(BX)(R11*1)
+	ADDQ         $0x00000060, BX
+	ADDQ         $0x00000018, R10
+	SUBQ         $0x18, R9
+	JMP          bmulti8y4_c3
 
 bmulti8y4_c3_next:
 bmulti8y4_c1:
-	CMPQ    BX, $0x08
+	CMPQ    R9, $0x08
 	JL      bmulti8y4_c1_next
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS (DX), Y0
-	VMOVUPS (DX)(R9*1), Y1
-	VMOVUPS (DX)(R9*2), Y2
-	VMOVUPS (DX)(R11*1), Y3
-	MOVQ    AX, R11
-	MOVQ    SI, R12
-	MOVQ    CX, R13
-	LEAQ    (R10)(R10*2), R14
+	LEAQ    (R8)(R8*2), R11
+	VMOVUPS (BX), Y0
+	VMOVUPS (BX)(R8*1), Y1
+	VMOVUPS (BX)(R8*2), Y2
+	VMOVUPS (BX)(R11*1), Y3
+	MOVQ    R10, R12
+	LEAQ    (SP), R13
+	MOVQ    DX, R14
 
 bmulti8y4_c1_key:
-	TESTQ        R13, R13
-	JZ           bmulti8y4_c1_keys_done
-	VMOVSS       (R11), X4
-	VMULSS       (R12)(R8*1), X4, X4
-	VBROADCASTSS X4, Y4
-	VMOVSS       (R11)(R10*1), X5
-	VMULSS       (R12)(R8*1), X5, X5
-	VBROADCASTSS X5, Y5
-	VMOVSS       (R11)(R10*2), X6
-	VMULSS       (R12)(R8*1), X6, X6
-	VBROADCASTSS X6, Y6
-	VMOVSS       (R11)(R14*1), X7
-	VMULSS       (R12)(R8*1), X7, X7
-	VBROADCASTSS X7, Y7
-	VPMOVSXBD    4(R12), Y8
+	VBROADCASTSS (R13), Y4
+	VBROADCASTSS 4(R13), Y5
+	VBROADCASTSS 8(R13), Y6
+	VBROADCASTSS 12(R13), Y7
+	VPMOVSXBD    (R12), Y8
 	VCVTDQ2PS    Y8, Y8
 	VFMADD231PS  Y8, Y4, Y0
 	VFMADD231PS  Y8, Y5, Y1
 	VFMADD231PS  Y8, Y6, Y2
 	VFMADD231PS  Y8, Y7, Y3
-	ADDQ         $0x04, R11
+	ADDQ         $0x10, R13
 	ADDQ         DI, R12
-	DECQ         R13
-	JMP          bmulti8y4_c1_key
-
-bmulti8y4_c1_keys_done:
-	LEAQ    (R9)(R9*2), R11
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, (DX)(R9*1)
-	VMOVUPS Y2, (DX)(R9*2)
-	VMOVUPS Y3, (DX)(R11*1)
-	ADDQ    $0x00000020, DX
-	ADDQ    $0x00000008, SI
-	SUBQ    $0x00000008, R8
-	SUBQ    $0x08, BX
-	JMP     bmulti8y4_c1
+	DECQ         R14
+	JNZ          bmulti8y4_c1_key
+	VMOVUPS      Y0, (BX)
+	VMOVUPS      Y1, (BX)(R8*1)
+	VMOVUPS      Y2, (BX)(R8*2)
+	VMOVUPS      Y3, (BX)(R11*1)
+	ADDQ         $0x00000020, BX
+	ADDQ         $0x00000008, R10
+	SUBQ         $0x08, R9
+	JMP          bmulti8y4_c1
 
 bmulti8y4_c1_next:
-	TESTQ      BX, BX
-	JZ         bmulti8y_done
+	TESTQ      R9, R9
+	JZ         bmulti8y4_next
 	LEAQ       masktable<>+0(SB), R11
 	MOVQ       $0x00000008, R12
-	SUBQ       BX, R12
+	SUBQ       R9, R12
 	VMOVDQU    (R11)(R12*4), Y0
-	LEAQ       (R9)(R9*2), R11
-	VMASKMOVPS (DX), Y0, Y1
-	VMASKMOVPS (DX)(R9*1), Y0, Y2
-	VMASKMOVPS (DX)(R9*2), Y0, Y3
-	VMASKMOVPS (DX)(R11*1), Y0, Y4
-	MOVQ       SI, SI
-	LEAQ       (R10)(R10*2), R11
+	LEAQ       (R8)(R8*2), R11
+	VMASKMOVPS (BX), Y0, Y1
+	VMASKMOVPS (BX)(R8*1), Y0, Y2
+	VMASKMOVPS (BX)(R8*2), Y0, Y3
+	VMASKMOVPS (BX)(R11*1), Y0, Y4
+	LEAQ       (SP), R12
+	MOVQ       DX, R13
 
 bmulti8y4_tail_key:
-	TESTQ        CX, CX
-	JZ           bmulti8y4_tail_keys_done
-	VMOVSS       (AX), X5
-	VMULSS       (SI)(R8*1), X5, X5
-	VBROADCASTSS X5, Y5
-	VMOVSS       (AX)(R10*1), X6
-	VMULSS       (SI)(R8*1), X6, X6
-	VBROADCASTSS X6, Y6
-	VMOVSS       (AX)(R10*2), X7
-	VMULSS       (SI)(R8*1), X7, X7
-	VBROADCASTSS X7, Y7
-	VMOVSS       (AX)(R11*1), X8
-	VMULSS       (SI)(R8*1), X8, X8
-	VBROADCASTSS X8, Y8
-	XORQ         R12, R12
-	MOVBQZX      4(SI), R13
-	ORQ          R13, R12
-	CMPQ         BX, $0x01
+	VBROADCASTSS (R12), Y5
+	VBROADCASTSS 4(R12), Y6
+	VBROADCASTSS 8(R12), Y7
+	VBROADCASTSS 12(R12), Y8
+	XORQ         R14, R14
+	MOVBQZX      (R10), R15
+	ORQ          R15, R14
+	CMPQ         R9, $0x01
 	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      5(SI), R13
-	SHLQ         $0x08, R13
-	ORQ          R13, R12
-	CMPQ         BX, $0x02
+	MOVBQZX      1(R10), R15
+	SHLQ         $0x08, R15
+	ORQ          R15, R14
+	CMPQ         R9, $0x02
 	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      6(SI), R13
-	SHLQ         $0x10, R13
-	ORQ          R13, R12
-	CMPQ         BX, $0x03
+	MOVBQZX      2(R10), R15
+	SHLQ         $0x10, R15
+	ORQ          R15, R14
+	CMPQ         R9, $0x03
 	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      7(SI), R13
-	SHLQ         $0x18, R13
-	ORQ          R13, R12
-	CMPQ         BX, $0x04
+	MOVBQZX      3(R10), R15
+	SHLQ         $0x18, R15
+	ORQ          R15, R14
+	CMPQ         R9, $0x04
 	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      8(SI), R13
-	SHLQ         $0x20, R13
-	ORQ          R13, R12
-	CMPQ         BX, $0x05
+	MOVBQZX      4(R10), R15
+	SHLQ         $0x20, R15
+	ORQ          R15, R14
+	CMPQ         R9, $0x05
 	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      9(SI), R13
-	SHLQ         $0x28, R13
-	ORQ          R13, R12
-	CMPQ         BX, $0x06
+	MOVBQZX      5(R10), R15
+	SHLQ         $0x28, R15
+	ORQ          R15, R14
+	CMPQ         R9, $0x06
 	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      10(SI), R13
-	SHLQ         $0x30, R13
-	ORQ          R13, R12
+	MOVBQZX      6(R10), R15
+	SHLQ         $0x30, R15
+	ORQ          R15, R14
 
 blendRowsMultiI8R4AVX2_part1:
-	MOVQ        R12, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y5, Y1
 	VFMADD231PS Y9, Y6, Y2
 	VFMADD231PS Y9, Y7, Y3
 	VFMADD231PS Y9, Y8, Y4
-	ADDQ        $0x04, AX
-	ADDQ        DI, SI
-	DECQ        CX
-	JMP         bmulti8y4_tail_key
+	ADDQ        $0x10, R12
+	ADDQ        DI, R10
+	DECQ        R13
+	JNZ         bmulti8y4_tail_key
+	VMASKMOVPS  Y1, Y0, (BX)
+	VMASKMOVPS  Y2, Y0, (BX)(R8*1)
+	VMASKMOVPS  Y3, Y0, (BX)(R8*2)
+	VMASKMOVPS  Y4, Y0, (BX)(R11*1)
 
-bmulti8y4_tail_keys_done:
-	LEAQ       (R9)(R9*2), AX
-	VMASKMOVPS Y1, Y0, (DX)
-	VMASKMOVPS Y2, Y0, (DX)(R9*1)
-	VMASKMOVPS Y3, Y0, (DX)(R9*2)
-	VMASKMOVPS Y4, Y0, (DX)(AX*1)
+bmulti8y4_next:
+	SUBQ  DX, CX
+	IMULQ DI, DX
+	ADDQ  DX, SI
+	JMP   bmulti8y4_chunk
 
 bmulti8y_done:
 	VZEROUPPER

@@ -12534,7 +12534,6 @@ TEXT ·scoreRowsMultiI8R1AVX512(SB), NOSPLIT, $0-80
 	MOVQ q_len+64(FP), BX
 	MOVQ k_base+24(FP), SI
 	MOVQ stride+48(FP), DI
-	SHLQ $0x00, DI
 	MOVQ BX, R8
 	SHLQ $0x02, R8
 	MOVQ CX, R9
@@ -12765,7 +12764,6 @@ TEXT ·blendRowsMultiI8R1AVX512(SB), NOSPLIT, $0-80
 	MOVQ acc_len+8(FP), SI
 	MOVQ v_base+48(FP), DI
 	MOVQ stride+72(FP), R8
-	SHLQ $0x00, R8
 	MOVQ SI, R9
 	SHLQ $0x02, R9
 	MOVQ DX, R10
