@@ -403,6 +403,14 @@ func (e *Batched) attend(job batchJob) error {
 // worker runs every call on the caller's goroutine.
 func (e *Batched) splits() bool { return e.wake != nil || e.run != nil && e.workers > 1 }
 
+// sizeScratch grows every worker's scratch for the call's tasks, before
+// any helper may take one.
+func (e *Batched) sizeScratch(p *batchPlan) {
+	for w := range e.scratch {
+		p.sizeScratch(&e.scratch[w])
+	}
+}
+
 // runItems hands the call's items out to the workers, or to the host's
 // runner (see runOnHost), and waits for them.
 func (e *Batched) runItems(job batchJob, items int) {
@@ -411,6 +419,7 @@ func (e *Batched) runItems(job batchJob, items int) {
 		return
 	}
 	e.adaptSpin(time.Since(e.epoch))
+	e.sizeScratch(&job.batchPlan)
 	e.job, e.tasks = job, int64(items)
 	e.next.Store(0)
 	// Nudges from Wake that no parked worker took are spent: this call

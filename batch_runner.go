@@ -76,6 +76,7 @@ func NewBatchedRunner(workers int, run TaskRunner) *Batched {
 // worker, each taking items from the counter with that worker's scratch,
 // then the caller takes whatever items the runner left.
 func (e *Batched) runOnHost(job batchJob, items int) {
+	e.sizeScratch(&job.batchPlan)
 	e.job, e.tasks = job, int64(items)
 	e.next.Store(0)
 	defer e.endCall() // a panicking runner leaves no job behind

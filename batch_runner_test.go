@@ -273,6 +273,61 @@ func TestRunnerAllocatesNothing(t *testing.T) {
 	}
 }
 
+// A worker whose first item comes in a later call allocates nothing
+// there: each call sizes every worker's scratch before any takes an item,
+// so a helper that first joins late in a model's loop (parked through the
+// first calls' gaps) finds its scratch grown. The first call's runner runs
+// its tasks in order, task 0 taking every item; the second's in reverse,
+// the last task taking them all.
+func TestLateWorkerAllocatesNothing(t *testing.T) {
+	r := testutil.Rand(75)
+	reverse := false
+	run := func(n int, task func(i int)) {
+		for i := range n {
+			if reverse {
+				i = n - 1 - i
+			}
+			task(i)
+		}
+	}
+	mallocs := func(f func()) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		f()
+		runtime.ReadMemStats(&m1)
+		return m1.Mallocs - m0.Mallocs
+	}
+	prefill := batchCase{B: 2, H: 4, Hkv: 2, Tq: 40, Tk: 100, dk: 32, dv: 32, causal: true}
+	decode := batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 3000, dk: 32, dv: 32, valid: true}
+	for _, c := range []batchCase{prefill, decode} {
+		p := newBatchProblem(t, r, c)
+		e := NewBatchedRunner(2, run)
+		reverse = false
+		e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
+		reverse = true
+		if n := mallocs(func() { e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt) }); n != 0 {
+			t.Errorf("%v: %d allocations in the call whose last worker took its first items, want 0", c, n)
+		}
+		e.Close()
+	}
+	// A decode step over 3000 rows, and 40 query rows over 500 (the block
+	// path, each head's rows widened once per worker).
+	for _, typ := range []KVType{F16, BF16, I8} {
+		for _, s := range []struct{ Tq, n int }{{1, 3000}, {40, 500}} {
+			cache := fullCache(t, r, typ, s.n)
+			q, out := tensor(t, r, 1, 8, s.Tq, 32, false, 2), tensor(t, r, 1, 8, s.Tq, 32, false, 1)
+			e := NewBatchedRunner(2, run)
+			reverse = false
+			e.AttendCache(BatchOutputs{Out: out}, q, cache, nil)
+			reverse = true
+			if n := mallocs(func() { e.AttendCache(BatchOutputs{Out: out}, q, cache, nil) }); n != 0 {
+				t.Errorf("%v cache, Tq %d: %d allocations in the call whose last worker took its first items, want 0", typ, s.Tq, n)
+			}
+			e.Close()
+		}
+	}
+}
+
 // fullCache returns a cache of one entry of two heads of 32 columns
 // holding n random rows.
 func fullCache(t *testing.T, r *rand.Rand, typ KVType, n int) *KVCache {

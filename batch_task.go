@@ -76,6 +76,26 @@ func (p *batchPlan) scratchFor(ws *workerScratch, R int) taskScratch {
 	return sc
 }
 
+// sizeScratch grows ws to what any task of the call may carve from it
+// (scratchFor, scratchPair, wideRows). The caller sizes every worker's
+// scratch before its helpers may enter (see Batched.sizeScratch), so that
+// a helper joining a call for the first time, late in a model's loop,
+// allocates nothing there.
+func (p *batchPlan) sizeScratch(ws *workerScratch) {
+	n := p.scratchLen(min(p.packed, batchQueryBlock))
+	if p.pair {
+		n = max(n, 2*p.scratchLen(kernel.BlockRows))
+	}
+	if cap(ws.buf) < n {
+		ws.buf = make([]float32, n)
+	}
+	if p.widensHeads() {
+		if need := p.k.rows * (p.k.cols + p.v.cols); cap(ws.wide.store) < need {
+			ws.wide.store, ws.wide.held = make([]float32, need), false
+		}
+	}
+}
+
 // scratchPair carves the worker's scratch for two tasks of sixteen rows
 // run together (see runPair), growing it first if it is too small.
 func (p *batchPlan) scratchPair(ws *workerScratch, sc0, sc1 *taskScratch) {
