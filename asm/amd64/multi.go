@@ -309,10 +309,17 @@ func scoreChunk(R, P int, keys rowRegs, k4 Register, q rowRegs, acc []VecVirtual
 // storeMulti stores the sums of the R·P accumulators (row r's P keys
 // consecutive) at row r of out.
 func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
-	if P == 1 && R == 4 && i8Keys == nil {
+	if P == 1 && R == 4 {
 		// The lone keys of four rows: the tree of the blocks, so that
 		// their bits do not depend on where the blocks end.
-		s := sums8(append(acc[:4:4], zeros(4)...)).AsX()
+		z := zeros(1)[0]
+		y := sums8(append(acc[:4:4], z, z, z, z))
+		if i8Keys != nil {
+			t := YMM()
+			VBROADCASTSS(i8Keys.at(0), t)
+			VMULPS(t, y, y)
+		}
+		s := y.AsX()
 		VMOVSS(s, out.at(0))
 		for r := 1; r < 4; r++ {
 			VEXTRACTPS(U8(r), s, out.at(r))
@@ -336,7 +343,8 @@ func storeMulti(R, P int, acc []VecVirtual, out rowRegs) {
 		// Four rows of three keys: lanes 0-7 of the first sums and 0-3 of
 		// the second, row r's keys at lanes 3r to 3r+2.
 		s1 := sums8(acc[:8])
-		s2 := sums8(append(acc[8:12:12], zeros(4)...))
+		z := zeros(1)[0] // sums8 only reads its accumulators
+		s2 := sums8(append(acc[8:12:12], z, z, z, z))
 		if i8Keys != nil {
 			VMULPS(keyScalesY([8]int{0, 1, 2, 0, 1, 2, 0, 1}), s1, s1)
 			VMULPS(keyScalesY([8]int{2, 0, 1, 2, 0, 0, 0, 0}), s2, s2)
@@ -588,16 +596,28 @@ func keyScalesY(keys [8]int) VecVirtual {
 			LEAQ(Mem{Base: k.p, Index: k.s, Scale: 4}, k4)
 		}
 	}
-	half := func(js []int) VecVirtual {
-		x := XMM()
-		VMOVSS(rowAddr(k.p, k4, k.s, k.s3, js[0]), x)
-		for i := 1; i < 4; i++ {
-			VINSERTPS(U8(i<<4), rowAddr(k.p, k4, k.s, k.s3, js[i]), x, x)
-		}
-		return x
-	}
-	lo, hi := half(keys[:4]), half(keys[4:])
+	// Each distinct key's scale broadcast and blended into its lanes: two
+	// registers, where four lanes inserted at a time into two halves took
+	// more than the sixteen beside four rows' sums of three keys.
 	y := YMM()
-	VINSERTF128(U8(1), hi, lo.AsY(), y)
+	for i, j := range keys {
+		var mask uint8
+		for l, jj := range keys {
+			if jj == j {
+				mask |= 1 << l
+			}
+		}
+		if mask&(1<<i-1) != 0 {
+			continue // its lanes are set
+		}
+		at := rowAddr(k.p, k4, k.s, k.s3, j)
+		if i == 0 {
+			VBROADCASTSS(at, y)
+			continue
+		}
+		t := YMM()
+		VBROADCASTSS(at, t)
+		VBLENDPS(U8(mask), t, y, y)
+	}
 	return y
 }

@@ -66,11 +66,6 @@ func scoreMulti16(R int, w widen16, pairs bool) {
 	MOVQ(m.n, nb)
 	SHLQ(U8(2), nb)
 	keys := multiScoreKeys[R]
-	if rowsI8 && R == 4 {
-		// Blocks of two keys, whose sums and the scales of their keys fit
-		// the sixteen registers (three keys' sums and scales would not).
-		keys = []int{2, 1}
-	}
 	if pairs {
 		// Four rows' pairs of key halves beside twelve accumulators
 		// would not fit: two keys a block. Otherwise the 16-bit

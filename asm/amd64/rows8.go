@@ -28,29 +28,25 @@ func widenI8Y(m Mem, dst VecVirtual) {
 	VCVTDQ2PS(dst, dst)
 }
 
-// partI8 returns the floats of the n < 8 int8 elements at m, the other
-// lanes zero, reading no other byte: the bytes gathered in a general
-// register, then moved and widened, which takes a single vector register
-// (the four-row multi-row kernels' tails have no more to spare).
+// partI8 returns the floats of the 1 <= n < 8 int8 elements at m, the
+// other lanes zero, reading no other byte: the bytes gathered in a general
+// register by a loop (a tail's cold path: unrolled, the gather took 26 lines
+// more at each of its 38 uses), then moved and widened, which takes a single
+// vector register (the four-row multi-row kernels' tails have no more to
+// spare).
 func partI8(m Mem, n Register) VecVirtual {
 	parts[fn]++
-	done := fmt.Sprintf("%s_part%d", fn, parts[fn])
-	b, t := GP64(), GP64()
+	loop := fmt.Sprintf("%s_part%d", fn, parts[fn])
+	// From the last element down: b = b<<8 | element i.
+	b, p, i := GP64(), GP64(), GP64()
 	XORQ(b, b)
-	for i := range 7 {
-		if i > 0 {
-			CMPQ(n, U8(i))
-			JBE(LabelRef(done))
-		}
-		e := m
-		e.Disp += i
-		MOVBQZX(e, t)
-		if i > 0 {
-			SHLQ(U8(8*i), t)
-		}
-		ORQ(t, b)
-	}
-	Label(done)
+	LEAQ(m, p)
+	MOVQ(n, i)
+	Label(loop)
+	SHLQ(U8(8), b)
+	MOVB(Mem{Base: p, Index: i, Scale: 1, Disp: -1}, b.As8())
+	DECQ(i)
+	JNZ(LabelRef(loop))
 	x, y := XMM(), YMM()
 	MOVQ(b, x)
 	VPMOVSXBD(x, y)

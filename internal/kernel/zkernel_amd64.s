@@ -28108,27 +28108,24 @@ smulti4_k3_sum:
 	VPERM2F128   $0x31, Y1, Y0, Y0
 	VADDPS       Y0, Y2, Y2
 	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y11, Y10, Y6
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y4, Y3, Y1
-	VHADDPS      Y6, Y5, Y3
-	VHADDPS      Y1, Y0, Y0
-	VPERM2F128   $0x20, Y0, Y3, Y1
-	VPERM2F128   $0x31, Y0, Y3, Y0
-	VADDPS       Y0, Y1, Y1
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y11, Y10, Y3
+	VHADDPS      Y0, Y0, Y4
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y3, Y1, Y1
+	VHADDPS      Y0, Y4, Y0
+	VPERM2F128   $0x20, Y0, Y1, Y3
+	VPERM2F128   $0x31, Y0, Y1, Y0
+	VADDPS       Y0, Y3, Y3
 	VEXTRACTF128 $0x01, Y2, X0
 	VMOVLPS      X2, (AX)
 	VEXTRACTPS   $0x02, X2, 8(AX)
 	VEXTRACTPS   $0x03, X2, (AX)(R9*1)
 	VMOVLPS      X0, 4(AX)(R9*1)
 	VMOVHPS      X0, (AX)(R9*2)
-	VMOVSS       X1, 8(AX)(R9*2)
-	VEXTRACTPS   $0x01, X1, (AX)(R10*1)
-	VMOVHPS      X1, 4(AX)(R10*1)
+	VMOVSS       X3, 8(AX)(R9*2)
+	VEXTRACTPS   $0x01, X3, (AX)(R10*1)
+	VMOVHPS      X3, 4(AX)(R10*1)
 	ADDQ         $0x0c, AX
 	ADDQ         DI, SI
 	ADDQ         DI, SI
@@ -28287,13 +28284,10 @@ smulti4_k1_sum:
 	SUBQ       R10, SI
 	LEAQ       (R9)(R9*2), R10
 	VXORPS     Y4, Y4, Y4
-	VXORPS     Y5, Y5, Y5
-	VXORPS     Y6, Y6, Y6
-	VXORPS     Y7, Y7, Y7
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
-	VHADDPS    Y5, Y4, Y2
-	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y4, Y4, Y2
+	VHADDPS    Y4, Y4, Y3
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
 	VPERM2F128 $0x20, Y1, Y0, Y2
@@ -31641,27 +31635,24 @@ smulti164_k3_sum:
 	VPERM2F128   $0x31, Y1, Y0, Y0
 	VADDPS       Y0, Y2, Y2
 	VXORPS       Y0, Y0, Y0
-	VXORPS       Y1, Y1, Y1
-	VXORPS       Y3, Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VHADDPS      Y9, Y8, Y5
-	VHADDPS      Y11, Y10, Y6
-	VHADDPS      Y1, Y0, Y0
-	VHADDPS      Y4, Y3, Y1
-	VHADDPS      Y6, Y5, Y3
-	VHADDPS      Y1, Y0, Y0
-	VPERM2F128   $0x20, Y0, Y3, Y1
-	VPERM2F128   $0x31, Y0, Y3, Y0
-	VADDPS       Y0, Y1, Y1
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y11, Y10, Y3
+	VHADDPS      Y0, Y0, Y4
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y3, Y1, Y1
+	VHADDPS      Y0, Y4, Y0
+	VPERM2F128   $0x20, Y0, Y1, Y3
+	VPERM2F128   $0x31, Y0, Y1, Y0
+	VADDPS       Y0, Y3, Y3
 	VEXTRACTF128 $0x01, Y2, X0
 	VMOVLPS      X2, (AX)
 	VEXTRACTPS   $0x02, X2, 8(AX)
 	VEXTRACTPS   $0x03, X2, (AX)(R9*1)
 	VMOVLPS      X0, 4(AX)(R9*1)
 	VMOVHPS      X0, (AX)(R9*2)
-	VMOVSS       X1, 8(AX)(R9*2)
-	VEXTRACTPS   $0x01, X1, (AX)(R10*1)
-	VMOVHPS      X1, 4(AX)(R10*1)
+	VMOVSS       X3, 8(AX)(R9*2)
+	VEXTRACTPS   $0x01, X3, (AX)(R10*1)
+	VMOVHPS      X3, 4(AX)(R10*1)
 	ADDQ         $0x0c, AX
 	ADDQ         DI, SI
 	ADDQ         DI, SI
@@ -31907,13 +31898,10 @@ smulti164_k1_sum:
 	SUBQ       R10, SI
 	LEAQ       (R9)(R9*2), R10
 	VXORPS     Y4, Y4, Y4
-	VXORPS     Y5, Y5, Y5
-	VXORPS     Y6, Y6, Y6
-	VXORPS     Y7, Y7, Y7
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
-	VHADDPS    Y5, Y4, Y2
-	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y4, Y4, Y2
+	VHADDPS    Y4, Y4, Y3
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
 	VPERM2F128 $0x20, Y1, Y0, Y2
@@ -33580,13 +33568,10 @@ smulti164_k1_sum:
 	SUBQ       R10, SI
 	LEAQ       (R9)(R9*2), R10
 	VXORPS     Y4, Y4, Y4
-	VXORPS     Y5, Y5, Y5
-	VXORPS     Y6, Y6, Y6
-	VXORPS     Y7, Y7, Y7
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
-	VHADDPS    Y5, Y4, Y2
-	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y4, Y4, Y2
+	VHADDPS    Y4, Y4, Y3
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
 	VPERM2F128 $0x20, Y1, Y0, Y2
@@ -35193,13 +35178,10 @@ smulti164_k1_sum:
 	SUBQ       R10, SI
 	LEAQ       (R9)(R9*2), R10
 	VXORPS     Y4, Y4, Y4
-	VXORPS     Y5, Y5, Y5
-	VXORPS     Y6, Y6, Y6
-	VXORPS     Y7, Y7, Y7
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
-	VHADDPS    Y5, Y4, Y2
-	VHADDPS    Y7, Y6, Y3
+	VHADDPS    Y4, Y4, Y2
+	VHADDPS    Y4, Y4, Y3
 	VHADDPS    Y1, Y0, Y0
 	VHADDPS    Y3, Y2, Y1
 	VPERM2F128 $0x20, Y1, Y0, Y2
@@ -39283,313 +39265,104 @@ scoreRowsI8AVX2_rows8_tail:
 	VMOVDQU    (R13)(R14*4), Y8
 	VMASKMOVPS (SI)(R11*4), Y8, Y8
 	XORQ       R13, R13
-	MOVBQZX    4(DX), R14
-	ORQ        R14, R13
-	CMPQ       R12, $0x01
-	JBE        scoreRowsI8AVX2_part1
-	MOVBQZX    5(DX), R14
-	SHLQ       $0x08, R14
-	ORQ        R14, R13
-	CMPQ       R12, $0x02
-	JBE        scoreRowsI8AVX2_part1
-	MOVBQZX    6(DX), R14
-	SHLQ       $0x10, R14
-	ORQ        R14, R13
-	CMPQ       R12, $0x03
-	JBE        scoreRowsI8AVX2_part1
-	MOVBQZX    7(DX), R14
-	SHLQ       $0x18, R14
-	ORQ        R14, R13
-	CMPQ       R12, $0x04
-	JBE        scoreRowsI8AVX2_part1
-	MOVBQZX    8(DX), R14
-	SHLQ       $0x20, R14
-	ORQ        R14, R13
-	CMPQ       R12, $0x05
-	JBE        scoreRowsI8AVX2_part1
-	MOVBQZX    9(DX), R14
-	SHLQ       $0x28, R14
-	ORQ        R14, R13
-	CMPQ       R12, $0x06
-	JBE        scoreRowsI8AVX2_part1
-	MOVBQZX    10(DX), R14
-	SHLQ       $0x30, R14
-	ORQ        R14, R13
+	LEAQ       4(DX), R14
+	MOVQ       R12, R15
 
 scoreRowsI8AVX2_part1:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         scoreRowsI8AVX2_part1
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
 	XORQ        R13, R13
-	MOVBQZX     4(DX)(BX*1), R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x01
-	JBE         scoreRowsI8AVX2_part2
-	MOVBQZX     5(DX)(BX*1), R14
-	SHLQ        $0x08, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x02
-	JBE         scoreRowsI8AVX2_part2
-	MOVBQZX     6(DX)(BX*1), R14
-	SHLQ        $0x10, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x03
-	JBE         scoreRowsI8AVX2_part2
-	MOVBQZX     7(DX)(BX*1), R14
-	SHLQ        $0x18, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x04
-	JBE         scoreRowsI8AVX2_part2
-	MOVBQZX     8(DX)(BX*1), R14
-	SHLQ        $0x20, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x05
-	JBE         scoreRowsI8AVX2_part2
-	MOVBQZX     9(DX)(BX*1), R14
-	SHLQ        $0x28, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x06
-	JBE         scoreRowsI8AVX2_part2
-	MOVBQZX     10(DX)(BX*1), R14
-	SHLQ        $0x30, R14
-	ORQ         R14, R13
+	LEAQ        4(DX)(BX*1), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part2:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         scoreRowsI8AVX2_part2
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y1
 	XORQ        R13, R13
-	MOVBQZX     4(DX)(BX*2), R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x01
-	JBE         scoreRowsI8AVX2_part3
-	MOVBQZX     5(DX)(BX*2), R14
-	SHLQ        $0x08, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x02
-	JBE         scoreRowsI8AVX2_part3
-	MOVBQZX     6(DX)(BX*2), R14
-	SHLQ        $0x10, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x03
-	JBE         scoreRowsI8AVX2_part3
-	MOVBQZX     7(DX)(BX*2), R14
-	SHLQ        $0x18, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x04
-	JBE         scoreRowsI8AVX2_part3
-	MOVBQZX     8(DX)(BX*2), R14
-	SHLQ        $0x20, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x05
-	JBE         scoreRowsI8AVX2_part3
-	MOVBQZX     9(DX)(BX*2), R14
-	SHLQ        $0x28, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x06
-	JBE         scoreRowsI8AVX2_part3
-	MOVBQZX     10(DX)(BX*2), R14
-	SHLQ        $0x30, R14
-	ORQ         R14, R13
+	LEAQ        4(DX)(BX*2), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part3:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         scoreRowsI8AVX2_part3
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
 	XORQ        R13, R13
-	MOVBQZX     4(DX)(R9*1), R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x01
-	JBE         scoreRowsI8AVX2_part4
-	MOVBQZX     5(DX)(R9*1), R14
-	SHLQ        $0x08, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x02
-	JBE         scoreRowsI8AVX2_part4
-	MOVBQZX     6(DX)(R9*1), R14
-	SHLQ        $0x10, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x03
-	JBE         scoreRowsI8AVX2_part4
-	MOVBQZX     7(DX)(R9*1), R14
-	SHLQ        $0x18, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x04
-	JBE         scoreRowsI8AVX2_part4
-	MOVBQZX     8(DX)(R9*1), R14
-	SHLQ        $0x20, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x05
-	JBE         scoreRowsI8AVX2_part4
-	MOVBQZX     9(DX)(R9*1), R14
-	SHLQ        $0x28, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x06
-	JBE         scoreRowsI8AVX2_part4
-	MOVBQZX     10(DX)(R9*1), R14
-	SHLQ        $0x30, R14
-	ORQ         R14, R13
+	LEAQ        4(DX)(R9*1), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part4:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         scoreRowsI8AVX2_part4
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
 	XORQ        R13, R13
-	MOVBQZX     4(R10), R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x01
-	JBE         scoreRowsI8AVX2_part5
-	MOVBQZX     5(R10), R14
-	SHLQ        $0x08, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x02
-	JBE         scoreRowsI8AVX2_part5
-	MOVBQZX     6(R10), R14
-	SHLQ        $0x10, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x03
-	JBE         scoreRowsI8AVX2_part5
-	MOVBQZX     7(R10), R14
-	SHLQ        $0x18, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x04
-	JBE         scoreRowsI8AVX2_part5
-	MOVBQZX     8(R10), R14
-	SHLQ        $0x20, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x05
-	JBE         scoreRowsI8AVX2_part5
-	MOVBQZX     9(R10), R14
-	SHLQ        $0x28, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x06
-	JBE         scoreRowsI8AVX2_part5
-	MOVBQZX     10(R10), R14
-	SHLQ        $0x30, R14
-	ORQ         R14, R13
+	LEAQ        4(R10), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part5:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         scoreRowsI8AVX2_part5
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
 	XORQ        R13, R13
-	MOVBQZX     4(R10)(BX*1), R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x01
-	JBE         scoreRowsI8AVX2_part6
-	MOVBQZX     5(R10)(BX*1), R14
-	SHLQ        $0x08, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x02
-	JBE         scoreRowsI8AVX2_part6
-	MOVBQZX     6(R10)(BX*1), R14
-	SHLQ        $0x10, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x03
-	JBE         scoreRowsI8AVX2_part6
-	MOVBQZX     7(R10)(BX*1), R14
-	SHLQ        $0x18, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x04
-	JBE         scoreRowsI8AVX2_part6
-	MOVBQZX     8(R10)(BX*1), R14
-	SHLQ        $0x20, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x05
-	JBE         scoreRowsI8AVX2_part6
-	MOVBQZX     9(R10)(BX*1), R14
-	SHLQ        $0x28, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x06
-	JBE         scoreRowsI8AVX2_part6
-	MOVBQZX     10(R10)(BX*1), R14
-	SHLQ        $0x30, R14
-	ORQ         R14, R13
+	LEAQ        4(R10)(BX*1), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part6:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         scoreRowsI8AVX2_part6
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
 	XORQ        R13, R13
-	MOVBQZX     4(R10)(BX*2), R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x01
-	JBE         scoreRowsI8AVX2_part7
-	MOVBQZX     5(R10)(BX*2), R14
-	SHLQ        $0x08, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x02
-	JBE         scoreRowsI8AVX2_part7
-	MOVBQZX     6(R10)(BX*2), R14
-	SHLQ        $0x10, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x03
-	JBE         scoreRowsI8AVX2_part7
-	MOVBQZX     7(R10)(BX*2), R14
-	SHLQ        $0x18, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x04
-	JBE         scoreRowsI8AVX2_part7
-	MOVBQZX     8(R10)(BX*2), R14
-	SHLQ        $0x20, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x05
-	JBE         scoreRowsI8AVX2_part7
-	MOVBQZX     9(R10)(BX*2), R14
-	SHLQ        $0x28, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x06
-	JBE         scoreRowsI8AVX2_part7
-	MOVBQZX     10(R10)(BX*2), R14
-	SHLQ        $0x30, R14
-	ORQ         R14, R13
+	LEAQ        4(R10)(BX*2), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part7:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         scoreRowsI8AVX2_part7
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
 	XORQ        R13, R13
-	MOVBQZX     4(R10)(R9*1), R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x01
-	JBE         scoreRowsI8AVX2_part8
-	MOVBQZX     5(R10)(R9*1), R14
-	SHLQ        $0x08, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x02
-	JBE         scoreRowsI8AVX2_part8
-	MOVBQZX     6(R10)(R9*1), R14
-	SHLQ        $0x10, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x03
-	JBE         scoreRowsI8AVX2_part8
-	MOVBQZX     7(R10)(R9*1), R14
-	SHLQ        $0x18, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x04
-	JBE         scoreRowsI8AVX2_part8
-	MOVBQZX     8(R10)(R9*1), R14
-	SHLQ        $0x20, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x05
-	JBE         scoreRowsI8AVX2_part8
-	MOVBQZX     9(R10)(R9*1), R14
-	SHLQ        $0x28, R14
-	ORQ         R14, R13
-	CMPQ        R12, $0x06
-	JBE         scoreRowsI8AVX2_part8
-	MOVBQZX     10(R10)(R9*1), R14
-	SHLQ        $0x30, R14
-	ORQ         R14, R13
+	LEAQ        4(R10)(R9*1), R14
 
 scoreRowsI8AVX2_part8:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R12*1), R13
+	DECQ        R12
+	JNZ         scoreRowsI8AVX2_part8
 	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
@@ -39654,40 +39427,13 @@ scoreRowsI8AVX2_rows1_tail:
 	VMOVDQU    (R11)(R12*4), Y1
 	VMASKMOVPS (SI)(R9*4), Y1, Y1
 	XORQ       R11, R11
-	MOVBQZX    4(DX), R12
-	ORQ        R12, R11
-	CMPQ       R10, $0x01
-	JBE        scoreRowsI8AVX2_part9
-	MOVBQZX    5(DX), R12
-	SHLQ       $0x08, R12
-	ORQ        R12, R11
-	CMPQ       R10, $0x02
-	JBE        scoreRowsI8AVX2_part9
-	MOVBQZX    6(DX), R12
-	SHLQ       $0x10, R12
-	ORQ        R12, R11
-	CMPQ       R10, $0x03
-	JBE        scoreRowsI8AVX2_part9
-	MOVBQZX    7(DX), R12
-	SHLQ       $0x18, R12
-	ORQ        R12, R11
-	CMPQ       R10, $0x04
-	JBE        scoreRowsI8AVX2_part9
-	MOVBQZX    8(DX), R12
-	SHLQ       $0x20, R12
-	ORQ        R12, R11
-	CMPQ       R10, $0x05
-	JBE        scoreRowsI8AVX2_part9
-	MOVBQZX    9(DX), R12
-	SHLQ       $0x28, R12
-	ORQ        R12, R11
-	CMPQ       R10, $0x06
-	JBE        scoreRowsI8AVX2_part9
-	MOVBQZX    10(DX), R12
-	SHLQ       $0x30, R12
-	ORQ        R12, R11
+	LEAQ       4(DX), R12
 
 scoreRowsI8AVX2_part9:
+	SHLQ        $0x08, R11
+	MOVB        -1(R12)(R10*1), R11
+	DECQ        R10
+	JNZ         scoreRowsI8AVX2_part9
 	MOVQ        R11, X2
 	VPMOVSXBD   X2, Y2
 	VCVTDQ2PS   Y2, Y2
@@ -39919,40 +39665,14 @@ blendRowsI8AVX2_part_row:
 	VMULSS       (SI)(R8*1), X2, X2
 	VBROADCASTSS X2, Y2
 	XORQ         R9, R9
-	MOVBQZX      4(SI), R10
-	ORQ          R10, R9
-	CMPQ         CX, $0x01
-	JBE          blendRowsI8AVX2_part1
-	MOVBQZX      5(SI), R10
-	SHLQ         $0x08, R10
-	ORQ          R10, R9
-	CMPQ         CX, $0x02
-	JBE          blendRowsI8AVX2_part1
-	MOVBQZX      6(SI), R10
-	SHLQ         $0x10, R10
-	ORQ          R10, R9
-	CMPQ         CX, $0x03
-	JBE          blendRowsI8AVX2_part1
-	MOVBQZX      7(SI), R10
-	SHLQ         $0x18, R10
-	ORQ          R10, R9
-	CMPQ         CX, $0x04
-	JBE          blendRowsI8AVX2_part1
-	MOVBQZX      8(SI), R10
-	SHLQ         $0x20, R10
-	ORQ          R10, R9
-	CMPQ         CX, $0x05
-	JBE          blendRowsI8AVX2_part1
-	MOVBQZX      9(SI), R10
-	SHLQ         $0x28, R10
-	ORQ          R10, R9
-	CMPQ         CX, $0x06
-	JBE          blendRowsI8AVX2_part1
-	MOVBQZX      10(SI), R10
-	SHLQ         $0x30, R10
-	ORQ          R10, R9
+	LEAQ         4(SI), R10
+	MOVQ         CX, R11
 
 blendRowsI8AVX2_part1:
+	SHLQ        $0x08, R9
+	MOVB        -1(R10)(R11*1), R9
+	DECQ        R11
+	JNZ         blendRowsI8AVX2_part1
 	MOVQ        R9, X3
 	VPMOVSXBD   X3, Y3
 	VCVTDQ2PS   Y3, Y3
@@ -40052,313 +39772,105 @@ smulti161_k8_tail:
 	VMOVDQU    (R12)(R15*4), Y8
 	VMASKMOVPS (R13), Y8, Y8
 	XORQ       R12, R12
-	MOVBQZX    4(SI), R13
-	ORQ        R13, R12
-	CMPQ       R14, $0x01
-	JBE        scoreRowsMultiI8R1AVX2_part1
-	MOVBQZX    5(SI), R13
-	SHLQ       $0x08, R13
-	ORQ        R13, R12
-	CMPQ       R14, $0x02
-	JBE        scoreRowsMultiI8R1AVX2_part1
-	MOVBQZX    6(SI), R13
-	SHLQ       $0x10, R13
-	ORQ        R13, R12
-	CMPQ       R14, $0x03
-	JBE        scoreRowsMultiI8R1AVX2_part1
-	MOVBQZX    7(SI), R13
-	SHLQ       $0x18, R13
-	ORQ        R13, R12
-	CMPQ       R14, $0x04
-	JBE        scoreRowsMultiI8R1AVX2_part1
-	MOVBQZX    8(SI), R13
-	SHLQ       $0x20, R13
-	ORQ        R13, R12
-	CMPQ       R14, $0x05
-	JBE        scoreRowsMultiI8R1AVX2_part1
-	MOVBQZX    9(SI), R13
-	SHLQ       $0x28, R13
-	ORQ        R13, R12
-	CMPQ       R14, $0x06
-	JBE        scoreRowsMultiI8R1AVX2_part1
-	MOVBQZX    10(SI), R13
-	SHLQ       $0x30, R13
-	ORQ        R13, R12
+	LEAQ       4(SI), R13
+	MOVQ       R14, R15
 
 scoreRowsMultiI8R1AVX2_part1:
+	SHLQ        $0x08, R12
+	MOVB        -1(R13)(R15*1), R12
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R1AVX2_part1
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
 	XORQ        R12, R12
-	MOVBQZX     4(SI)(DI*1), R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiI8R1AVX2_part2
-	MOVBQZX     5(SI)(DI*1), R13
-	SHLQ        $0x08, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiI8R1AVX2_part2
-	MOVBQZX     6(SI)(DI*1), R13
-	SHLQ        $0x10, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiI8R1AVX2_part2
-	MOVBQZX     7(SI)(DI*1), R13
-	SHLQ        $0x18, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiI8R1AVX2_part2
-	MOVBQZX     8(SI)(DI*1), R13
-	SHLQ        $0x20, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiI8R1AVX2_part2
-	MOVBQZX     9(SI)(DI*1), R13
-	SHLQ        $0x28, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiI8R1AVX2_part2
-	MOVBQZX     10(SI)(DI*1), R13
-	SHLQ        $0x30, R13
-	ORQ         R13, R12
+	LEAQ        4(SI)(DI*1), R13
+	MOVQ        R14, R15
 
 scoreRowsMultiI8R1AVX2_part2:
+	SHLQ        $0x08, R12
+	MOVB        -1(R13)(R15*1), R12
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R1AVX2_part2
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y1
 	XORQ        R12, R12
-	MOVBQZX     4(SI)(DI*2), R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiI8R1AVX2_part3
-	MOVBQZX     5(SI)(DI*2), R13
-	SHLQ        $0x08, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiI8R1AVX2_part3
-	MOVBQZX     6(SI)(DI*2), R13
-	SHLQ        $0x10, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiI8R1AVX2_part3
-	MOVBQZX     7(SI)(DI*2), R13
-	SHLQ        $0x18, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiI8R1AVX2_part3
-	MOVBQZX     8(SI)(DI*2), R13
-	SHLQ        $0x20, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiI8R1AVX2_part3
-	MOVBQZX     9(SI)(DI*2), R13
-	SHLQ        $0x28, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiI8R1AVX2_part3
-	MOVBQZX     10(SI)(DI*2), R13
-	SHLQ        $0x30, R13
-	ORQ         R13, R12
+	LEAQ        4(SI)(DI*2), R13
+	MOVQ        R14, R15
 
 scoreRowsMultiI8R1AVX2_part3:
+	SHLQ        $0x08, R12
+	MOVB        -1(R13)(R15*1), R12
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R1AVX2_part3
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
 	XORQ        R12, R12
-	MOVBQZX     4(SI)(R10*1), R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiI8R1AVX2_part4
-	MOVBQZX     5(SI)(R10*1), R13
-	SHLQ        $0x08, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiI8R1AVX2_part4
-	MOVBQZX     6(SI)(R10*1), R13
-	SHLQ        $0x10, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiI8R1AVX2_part4
-	MOVBQZX     7(SI)(R10*1), R13
-	SHLQ        $0x18, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiI8R1AVX2_part4
-	MOVBQZX     8(SI)(R10*1), R13
-	SHLQ        $0x20, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiI8R1AVX2_part4
-	MOVBQZX     9(SI)(R10*1), R13
-	SHLQ        $0x28, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiI8R1AVX2_part4
-	MOVBQZX     10(SI)(R10*1), R13
-	SHLQ        $0x30, R13
-	ORQ         R13, R12
+	LEAQ        4(SI)(R10*1), R13
+	MOVQ        R14, R15
 
 scoreRowsMultiI8R1AVX2_part4:
+	SHLQ        $0x08, R12
+	MOVB        -1(R13)(R15*1), R12
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R1AVX2_part4
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
 	XORQ        R12, R12
-	MOVBQZX     4(R11), R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiI8R1AVX2_part5
-	MOVBQZX     5(R11), R13
-	SHLQ        $0x08, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiI8R1AVX2_part5
-	MOVBQZX     6(R11), R13
-	SHLQ        $0x10, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiI8R1AVX2_part5
-	MOVBQZX     7(R11), R13
-	SHLQ        $0x18, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiI8R1AVX2_part5
-	MOVBQZX     8(R11), R13
-	SHLQ        $0x20, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiI8R1AVX2_part5
-	MOVBQZX     9(R11), R13
-	SHLQ        $0x28, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiI8R1AVX2_part5
-	MOVBQZX     10(R11), R13
-	SHLQ        $0x30, R13
-	ORQ         R13, R12
+	LEAQ        4(R11), R13
+	MOVQ        R14, R15
 
 scoreRowsMultiI8R1AVX2_part5:
+	SHLQ        $0x08, R12
+	MOVB        -1(R13)(R15*1), R12
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R1AVX2_part5
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
 	XORQ        R12, R12
-	MOVBQZX     4(R11)(DI*1), R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiI8R1AVX2_part6
-	MOVBQZX     5(R11)(DI*1), R13
-	SHLQ        $0x08, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiI8R1AVX2_part6
-	MOVBQZX     6(R11)(DI*1), R13
-	SHLQ        $0x10, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiI8R1AVX2_part6
-	MOVBQZX     7(R11)(DI*1), R13
-	SHLQ        $0x18, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiI8R1AVX2_part6
-	MOVBQZX     8(R11)(DI*1), R13
-	SHLQ        $0x20, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiI8R1AVX2_part6
-	MOVBQZX     9(R11)(DI*1), R13
-	SHLQ        $0x28, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiI8R1AVX2_part6
-	MOVBQZX     10(R11)(DI*1), R13
-	SHLQ        $0x30, R13
-	ORQ         R13, R12
+	LEAQ        4(R11)(DI*1), R13
+	MOVQ        R14, R15
 
 scoreRowsMultiI8R1AVX2_part6:
+	SHLQ        $0x08, R12
+	MOVB        -1(R13)(R15*1), R12
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R1AVX2_part6
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
 	XORQ        R12, R12
-	MOVBQZX     4(R11)(DI*2), R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiI8R1AVX2_part7
-	MOVBQZX     5(R11)(DI*2), R13
-	SHLQ        $0x08, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiI8R1AVX2_part7
-	MOVBQZX     6(R11)(DI*2), R13
-	SHLQ        $0x10, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiI8R1AVX2_part7
-	MOVBQZX     7(R11)(DI*2), R13
-	SHLQ        $0x18, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiI8R1AVX2_part7
-	MOVBQZX     8(R11)(DI*2), R13
-	SHLQ        $0x20, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiI8R1AVX2_part7
-	MOVBQZX     9(R11)(DI*2), R13
-	SHLQ        $0x28, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiI8R1AVX2_part7
-	MOVBQZX     10(R11)(DI*2), R13
-	SHLQ        $0x30, R13
-	ORQ         R13, R12
+	LEAQ        4(R11)(DI*2), R13
+	MOVQ        R14, R15
 
 scoreRowsMultiI8R1AVX2_part7:
+	SHLQ        $0x08, R12
+	MOVB        -1(R13)(R15*1), R12
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R1AVX2_part7
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
 	XORQ        R12, R12
-	MOVBQZX     4(R11)(R10*1), R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x01
-	JBE         scoreRowsMultiI8R1AVX2_part8
-	MOVBQZX     5(R11)(R10*1), R13
-	SHLQ        $0x08, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x02
-	JBE         scoreRowsMultiI8R1AVX2_part8
-	MOVBQZX     6(R11)(R10*1), R13
-	SHLQ        $0x10, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x03
-	JBE         scoreRowsMultiI8R1AVX2_part8
-	MOVBQZX     7(R11)(R10*1), R13
-	SHLQ        $0x18, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x04
-	JBE         scoreRowsMultiI8R1AVX2_part8
-	MOVBQZX     8(R11)(R10*1), R13
-	SHLQ        $0x20, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x05
-	JBE         scoreRowsMultiI8R1AVX2_part8
-	MOVBQZX     9(R11)(R10*1), R13
-	SHLQ        $0x28, R13
-	ORQ         R13, R12
-	CMPQ        R14, $0x06
-	JBE         scoreRowsMultiI8R1AVX2_part8
-	MOVBQZX     10(R11)(R10*1), R13
-	SHLQ        $0x30, R13
-	ORQ         R13, R12
+	LEAQ        4(R11)(R10*1), R11
+	MOVQ        R14, R13
 
 scoreRowsMultiI8R1AVX2_part8:
+	SHLQ        $0x08, R12
+	MOVB        -1(R11)(R13*1), R12
+	DECQ        R13
+	JNZ         scoreRowsMultiI8R1AVX2_part8
 	MOVQ        R12, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
@@ -40379,15 +39891,21 @@ smulti161_k8_sum:
 	VPERM2F128   $0x31, Y1, Y0, Y0
 	VADDPS       Y0, Y2, Y2
 	LEAQ         (SI)(DI*4), R11
-	VMOVSS       (SI), X10
-	VINSERTPS    $0x10, (SI)(DI*1), X10, X10
-	VINSERTPS    $0x20, (SI)(DI*2), X10, X10
-	VINSERTPS    $0x30, (SI)(R10*1), X10, X10
-	VMOVSS       (R11), X0
-	VINSERTPS    $0x10, (R11)(DI*1), X0, X0
-	VINSERTPS    $0x20, (R11)(DI*2), X0, X0
-	VINSERTPS    $0x30, (R11)(R10*1), X0, X0
-	VINSERTF128  $0x01, X0, Y10, Y0
+	VBROADCASTSS (SI), Y0
+	VBROADCASTSS (SI)(DI*1), Y1
+	VBLENDPS     $0x02, Y1, Y0, Y0
+	VBROADCASTSS (SI)(DI*2), Y1
+	VBLENDPS     $0x04, Y1, Y0, Y0
+	VBROADCASTSS (SI)(R10*1), Y1
+	VBLENDPS     $0x08, Y1, Y0, Y0
+	VBROADCASTSS (R11), Y1
+	VBLENDPS     $0x10, Y1, Y0, Y0
+	VBROADCASTSS (R11)(DI*1), Y1
+	VBLENDPS     $0x20, Y1, Y0, Y0
+	VBROADCASTSS (R11)(DI*2), Y1
+	VBLENDPS     $0x40, Y1, Y0, Y0
+	VBROADCASTSS (R11)(R10*1), Y1
+	VBLENDPS     $0x80, Y1, Y0, Y0
 	VMULPS       Y0, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VMOVUPS      Y2, (AX)
@@ -40434,40 +39952,13 @@ smulti161_k1_tail:
 	VMOVDQU    (R12)(R13*4), Y1
 	VMASKMOVPS (R10), Y1, Y1
 	XORQ       R10, R10
-	MOVBQZX    4(SI), R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiI8R1AVX2_part9
-	MOVBQZX    5(SI), R12
-	SHLQ       $0x08, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiI8R1AVX2_part9
-	MOVBQZX    6(SI), R12
-	SHLQ       $0x10, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiI8R1AVX2_part9
-	MOVBQZX    7(SI), R12
-	SHLQ       $0x18, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiI8R1AVX2_part9
-	MOVBQZX    8(SI), R12
-	SHLQ       $0x20, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiI8R1AVX2_part9
-	MOVBQZX    9(SI), R12
-	SHLQ       $0x28, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiI8R1AVX2_part9
-	MOVBQZX    10(SI), R12
-	SHLQ       $0x30, R12
-	ORQ        R12, R10
+	LEAQ       4(SI), R12
 
 scoreRowsMultiI8R1AVX2_part9:
+	SHLQ        $0x08, R10
+	MOVB        -1(R12)(R11*1), R10
+	DECQ        R11
+	JNZ         scoreRowsMultiI8R1AVX2_part9
 	MOVQ        R10, X2
 	VPMOVSXBD   X2, Y2
 	VCVTDQ2PS   Y2, Y2
@@ -40572,160 +40063,55 @@ smulti162_k4_tail:
 	VMASKMOVPS (R12), Y8, Y9
 	VMASKMOVPS (R12)(R8*1), Y8, Y8
 	XORQ       R11, R11
-	MOVBQZX    4(SI), R12
-	ORQ        R12, R11
-	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiI8R2AVX2_part1
-	MOVBQZX    5(SI), R12
-	SHLQ       $0x08, R12
-	ORQ        R12, R11
-	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiI8R2AVX2_part1
-	MOVBQZX    6(SI), R12
-	SHLQ       $0x10, R12
-	ORQ        R12, R11
-	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiI8R2AVX2_part1
-	MOVBQZX    7(SI), R12
-	SHLQ       $0x18, R12
-	ORQ        R12, R11
-	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiI8R2AVX2_part1
-	MOVBQZX    8(SI), R12
-	SHLQ       $0x20, R12
-	ORQ        R12, R11
-	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiI8R2AVX2_part1
-	MOVBQZX    9(SI), R12
-	SHLQ       $0x28, R12
-	ORQ        R12, R11
-	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiI8R2AVX2_part1
-	MOVBQZX    10(SI), R12
-	SHLQ       $0x30, R12
-	ORQ        R12, R11
+	LEAQ       4(SI), R12
+	MOVQ       R13, R14
 
 scoreRowsMultiI8R2AVX2_part1:
+	SHLQ        $0x08, R11
+	MOVB        -1(R12)(R14*1), R11
+	DECQ        R14
+	JNZ         scoreRowsMultiI8R2AVX2_part1
 	MOVQ        R11, X10
 	VPMOVSXBD   X10, Y10
 	VCVTDQ2PS   Y10, Y10
 	VFMADD231PS Y10, Y9, Y0
 	VFMADD231PS Y10, Y8, Y4
 	XORQ        R11, R11
-	MOVBQZX     4(SI)(DI*1), R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiI8R2AVX2_part2
-	MOVBQZX     5(SI)(DI*1), R12
-	SHLQ        $0x08, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiI8R2AVX2_part2
-	MOVBQZX     6(SI)(DI*1), R12
-	SHLQ        $0x10, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiI8R2AVX2_part2
-	MOVBQZX     7(SI)(DI*1), R12
-	SHLQ        $0x18, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiI8R2AVX2_part2
-	MOVBQZX     8(SI)(DI*1), R12
-	SHLQ        $0x20, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiI8R2AVX2_part2
-	MOVBQZX     9(SI)(DI*1), R12
-	SHLQ        $0x28, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiI8R2AVX2_part2
-	MOVBQZX     10(SI)(DI*1), R12
-	SHLQ        $0x30, R12
-	ORQ         R12, R11
+	LEAQ        4(SI)(DI*1), R12
+	MOVQ        R13, R14
 
 scoreRowsMultiI8R2AVX2_part2:
+	SHLQ        $0x08, R11
+	MOVB        -1(R12)(R14*1), R11
+	DECQ        R14
+	JNZ         scoreRowsMultiI8R2AVX2_part2
 	MOVQ        R11, X10
 	VPMOVSXBD   X10, Y10
 	VCVTDQ2PS   Y10, Y10
 	VFMADD231PS Y10, Y9, Y1
 	VFMADD231PS Y10, Y8, Y5
 	XORQ        R11, R11
-	MOVBQZX     4(SI)(DI*2), R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiI8R2AVX2_part3
-	MOVBQZX     5(SI)(DI*2), R12
-	SHLQ        $0x08, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiI8R2AVX2_part3
-	MOVBQZX     6(SI)(DI*2), R12
-	SHLQ        $0x10, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiI8R2AVX2_part3
-	MOVBQZX     7(SI)(DI*2), R12
-	SHLQ        $0x18, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiI8R2AVX2_part3
-	MOVBQZX     8(SI)(DI*2), R12
-	SHLQ        $0x20, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiI8R2AVX2_part3
-	MOVBQZX     9(SI)(DI*2), R12
-	SHLQ        $0x28, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiI8R2AVX2_part3
-	MOVBQZX     10(SI)(DI*2), R12
-	SHLQ        $0x30, R12
-	ORQ         R12, R11
+	LEAQ        4(SI)(DI*2), R12
+	MOVQ        R13, R14
 
 scoreRowsMultiI8R2AVX2_part3:
+	SHLQ        $0x08, R11
+	MOVB        -1(R12)(R14*1), R11
+	DECQ        R14
+	JNZ         scoreRowsMultiI8R2AVX2_part3
 	MOVQ        R11, X10
 	VPMOVSXBD   X10, Y10
 	VCVTDQ2PS   Y10, Y10
 	VFMADD231PS Y10, Y9, Y2
 	VFMADD231PS Y10, Y8, Y6
 	XORQ        R11, R11
-	MOVBQZX     4(SI)(R10*1), R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiI8R2AVX2_part4
-	MOVBQZX     5(SI)(R10*1), R12
-	SHLQ        $0x08, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiI8R2AVX2_part4
-	MOVBQZX     6(SI)(R10*1), R12
-	SHLQ        $0x10, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiI8R2AVX2_part4
-	MOVBQZX     7(SI)(R10*1), R12
-	SHLQ        $0x18, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiI8R2AVX2_part4
-	MOVBQZX     8(SI)(R10*1), R12
-	SHLQ        $0x20, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiI8R2AVX2_part4
-	MOVBQZX     9(SI)(R10*1), R12
-	SHLQ        $0x28, R12
-	ORQ         R12, R11
-	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiI8R2AVX2_part4
-	MOVBQZX     10(SI)(R10*1), R12
-	SHLQ        $0x30, R12
-	ORQ         R12, R11
+	LEAQ        4(SI)(R10*1), R12
 
 scoreRowsMultiI8R2AVX2_part4:
+	SHLQ        $0x08, R11
+	MOVB        -1(R12)(R13*1), R11
+	DECQ        R13
+	JNZ         scoreRowsMultiI8R2AVX2_part4
 	MOVQ        R11, X10
 	VPMOVSXBD   X10, Y10
 	VCVTDQ2PS   Y10, Y10
@@ -40746,15 +40132,13 @@ smulti162_k4_sum:
 	VPERM2F128   $0x20, Y1, Y0, Y2
 	VPERM2F128   $0x31, Y1, Y0, Y0
 	VADDPS       Y0, Y2, Y2
-	VMOVSS       (SI), X11
-	VINSERTPS    $0x10, (SI)(DI*1), X11, X11
-	VINSERTPS    $0x20, (SI)(DI*2), X11, X11
-	VINSERTPS    $0x30, (SI)(R10*1), X11, X11
-	VMOVSS       (SI), X0
-	VINSERTPS    $0x10, (SI)(DI*1), X0, X0
-	VINSERTPS    $0x20, (SI)(DI*2), X0, X0
-	VINSERTPS    $0x30, (SI)(R10*1), X0, X0
-	VINSERTF128  $0x01, X0, Y11, Y0
+	VBROADCASTSS (SI), Y0
+	VBROADCASTSS (SI)(DI*1), Y1
+	VBLENDPS     $0x22, Y1, Y0, Y0
+	VBROADCASTSS (SI)(DI*2), Y1
+	VBLENDPS     $0x44, Y1, Y0, Y0
+	VBROADCASTSS (SI)(R10*1), Y1
+	VBLENDPS     $0x88, Y1, Y0, Y0
 	VMULPS       Y0, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VMOVUPS      X2, (AX)
@@ -40802,40 +40186,13 @@ smulti162_k1_tail:
 	VMASKMOVPS (R10), Y2, Y3
 	VMASKMOVPS (R10)(R8*1), Y2, Y2
 	XORQ       R10, R10
-	MOVBQZX    4(SI), R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiI8R2AVX2_part5
-	MOVBQZX    5(SI), R12
-	SHLQ       $0x08, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiI8R2AVX2_part5
-	MOVBQZX    6(SI), R12
-	SHLQ       $0x10, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiI8R2AVX2_part5
-	MOVBQZX    7(SI), R12
-	SHLQ       $0x18, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiI8R2AVX2_part5
-	MOVBQZX    8(SI), R12
-	SHLQ       $0x20, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiI8R2AVX2_part5
-	MOVBQZX    9(SI), R12
-	SHLQ       $0x28, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiI8R2AVX2_part5
-	MOVBQZX    10(SI), R12
-	SHLQ       $0x30, R12
-	ORQ        R12, R10
+	LEAQ       4(SI), R12
 
 scoreRowsMultiI8R2AVX2_part5:
+	SHLQ        $0x08, R10
+	MOVB        -1(R12)(R11*1), R10
+	DECQ        R11
+	JNZ         scoreRowsMultiI8R2AVX2_part5
 	MOVQ        R10, X4
 	VPMOVSXBD   X4, Y4
 	VCVTDQ2PS   Y4, Y4
@@ -40947,40 +40304,14 @@ smulti163_k2_tail:
 	VMASKMOVPS (R11)(R8*1), Y6, Y8
 	VMASKMOVPS (R11)(R8*2), Y6, Y6
 	XORQ       R10, R10
-	MOVBQZX    4(SI), R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiI8R3AVX2_part1
-	MOVBQZX    5(SI), R11
-	SHLQ       $0x08, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiI8R3AVX2_part1
-	MOVBQZX    6(SI), R11
-	SHLQ       $0x10, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiI8R3AVX2_part1
-	MOVBQZX    7(SI), R11
-	SHLQ       $0x18, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiI8R3AVX2_part1
-	MOVBQZX    8(SI), R11
-	SHLQ       $0x20, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiI8R3AVX2_part1
-	MOVBQZX    9(SI), R11
-	SHLQ       $0x28, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiI8R3AVX2_part1
-	MOVBQZX    10(SI), R11
-	SHLQ       $0x30, R11
-	ORQ        R11, R10
+	LEAQ       4(SI), R11
+	MOVQ       R12, R13
 
 scoreRowsMultiI8R3AVX2_part1:
+	SHLQ        $0x08, R10
+	MOVB        -1(R11)(R13*1), R10
+	DECQ        R13
+	JNZ         scoreRowsMultiI8R3AVX2_part1
 	MOVQ        R10, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
@@ -40988,40 +40319,13 @@ scoreRowsMultiI8R3AVX2_part1:
 	VFMADD231PS Y9, Y8, Y2
 	VFMADD231PS Y9, Y6, Y4
 	XORQ        R10, R10
-	MOVBQZX     4(SI)(DI*1), R11
-	ORQ         R11, R10
-	CMPQ        R12, $0x01
-	JBE         scoreRowsMultiI8R3AVX2_part2
-	MOVBQZX     5(SI)(DI*1), R11
-	SHLQ        $0x08, R11
-	ORQ         R11, R10
-	CMPQ        R12, $0x02
-	JBE         scoreRowsMultiI8R3AVX2_part2
-	MOVBQZX     6(SI)(DI*1), R11
-	SHLQ        $0x10, R11
-	ORQ         R11, R10
-	CMPQ        R12, $0x03
-	JBE         scoreRowsMultiI8R3AVX2_part2
-	MOVBQZX     7(SI)(DI*1), R11
-	SHLQ        $0x18, R11
-	ORQ         R11, R10
-	CMPQ        R12, $0x04
-	JBE         scoreRowsMultiI8R3AVX2_part2
-	MOVBQZX     8(SI)(DI*1), R11
-	SHLQ        $0x20, R11
-	ORQ         R11, R10
-	CMPQ        R12, $0x05
-	JBE         scoreRowsMultiI8R3AVX2_part2
-	MOVBQZX     9(SI)(DI*1), R11
-	SHLQ        $0x28, R11
-	ORQ         R11, R10
-	CMPQ        R12, $0x06
-	JBE         scoreRowsMultiI8R3AVX2_part2
-	MOVBQZX     10(SI)(DI*1), R11
-	SHLQ        $0x30, R11
-	ORQ         R11, R10
+	LEAQ        4(SI)(DI*1), R11
 
 scoreRowsMultiI8R3AVX2_part2:
+	SHLQ        $0x08, R10
+	MOVB        -1(R11)(R12*1), R10
+	DECQ        R12
+	JNZ         scoreRowsMultiI8R3AVX2_part2
 	MOVQ        R10, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
@@ -41045,15 +40349,9 @@ smulti163_k2_sum:
 	VPERM2F128   $0x20, Y1, Y0, Y2
 	VPERM2F128   $0x31, Y1, Y0, Y0
 	VADDPS       Y0, Y2, Y2
-	VMOVSS       (SI), X10
-	VINSERTPS    $0x10, (SI)(DI*1), X10, X10
-	VINSERTPS    $0x20, (SI), X10, X10
-	VINSERTPS    $0x30, (SI)(DI*1), X10, X10
-	VMOVSS       (SI), X0
-	VINSERTPS    $0x10, (SI)(DI*1), X0, X0
-	VINSERTPS    $0x20, (SI), X0, X0
-	VINSERTPS    $0x30, (SI)(DI*1), X0, X0
-	VINSERTF128  $0x01, X0, Y10, Y0
+	VBROADCASTSS (SI), Y0
+	VBROADCASTSS (SI)(DI*1), Y1
+	VBLENDPS     $0xaa, Y1, Y0, Y0
 	VMULPS       Y0, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VMOVLPS      X2, (AX)
@@ -41104,40 +40402,13 @@ smulti163_k1_tail:
 	VMASKMOVPS (R10)(R8*1), Y3, Y5
 	VMASKMOVPS (R10)(R8*2), Y3, Y3
 	XORQ       R10, R10
-	MOVBQZX    4(SI), R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x01
-	JBE        scoreRowsMultiI8R3AVX2_part3
-	MOVBQZX    5(SI), R12
-	SHLQ       $0x08, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x02
-	JBE        scoreRowsMultiI8R3AVX2_part3
-	MOVBQZX    6(SI), R12
-	SHLQ       $0x10, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x03
-	JBE        scoreRowsMultiI8R3AVX2_part3
-	MOVBQZX    7(SI), R12
-	SHLQ       $0x18, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x04
-	JBE        scoreRowsMultiI8R3AVX2_part3
-	MOVBQZX    8(SI), R12
-	SHLQ       $0x20, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x05
-	JBE        scoreRowsMultiI8R3AVX2_part3
-	MOVBQZX    9(SI), R12
-	SHLQ       $0x28, R12
-	ORQ        R12, R10
-	CMPQ       R11, $0x06
-	JBE        scoreRowsMultiI8R3AVX2_part3
-	MOVBQZX    10(SI), R12
-	SHLQ       $0x30, R12
-	ORQ        R12, R10
+	LEAQ       4(SI), R12
 
 scoreRowsMultiI8R3AVX2_part3:
+	SHLQ        $0x08, R10
+	MOVB        -1(R12)(R11*1), R10
+	DECQ        R11
+	JNZ         scoreRowsMultiI8R3AVX2_part3
 	MOVQ        R10, X6
 	VPMOVSXBD   X6, Y6
 	VCVTDQ2PS   Y6, Y6
@@ -41199,6 +40470,185 @@ TEXT ·scoreRowsMultiI8R4AVX2(SB), NOSPLIT, $0-80
 	MOVQ CX, R9
 	SHLQ $0x02, R9
 
+smulti164_k3:
+	CMPQ    CX, $0x03
+	JL      smulti164_k3_next
+	LEAQ    (DI)(DI*2), R10
+	IMUL3Q  $0x00000020, DI, R10
+	ADDQ    SI, R10
+	IMUL3Q  $0x00000003, BX, R11
+	ADDQ    R10, R11
+	SUBQ    k_base+24(FP), R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI SI, R10
+	MOVQ    DX, R11
+	LEAQ    (R8)(R8*2), R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y8, Y8, Y8
+	VXORPS  Y9, Y9, Y9
+	VXORPS  Y10, Y10, Y10
+	VXORPS  Y11, Y11, Y11
+	MOVQ    BX, R13
+
+smulti164_k3_chunk:
+	CMPQ        R13, $0x08
+	JL          smulti164_k3_tail
+	VPMOVSXBD   4(SI), Y12
+	VCVTDQ2PS   Y12, Y12
+	VPMOVSXBD   4(SI)(DI*1), Y13
+	VCVTDQ2PS   Y13, Y13
+	VPMOVSXBD   4(SI)(DI*2), Y14
+	VCVTDQ2PS   Y14, Y14
+	VMOVUPS     (R11), Y15
+	VFMADD231PS Y12, Y15, Y0
+	VFMADD231PS Y13, Y15, Y1
+	VFMADD231PS Y14, Y15, Y2
+	VMOVUPS     (R11)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y3
+	VFMADD231PS Y13, Y15, Y4
+	VFMADD231PS Y14, Y15, Y5
+	VMOVUPS     (R11)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VFMADD231PS Y14, Y15, Y8
+	VMOVUPS     (R11)(R12*1), Y15
+	VFMADD231PS Y12, Y15, Y9
+	VFMADD231PS Y13, Y15, Y10
+	VFMADD231PS Y14, Y15, Y11
+	PREFETCHT0  (R10)
+	ADDQ        $0x00000018, R10
+	ADDQ        $0x08, SI
+	ADDQ        $0x20, R11
+	SUBQ        $0x08, R13
+	JMP         smulti164_k3_chunk
+
+smulti164_k3_tail:
+	TESTQ   R13, R13
+	JZ      smulti164_k3_sum
+	LEAQ    masktable<>+0(SB), R10
+	MOVQ    $0x00000008, R14
+	SUBQ    R13, R14
+	VMOVDQU (R10)(R14*4), Y12
+	XORQ    R10, R10
+	LEAQ    4(SI), R14
+	MOVQ    R13, R15
+
+scoreRowsMultiI8R4AVX2_part1:
+	SHLQ        $0x08, R10
+	MOVB        -1(R14)(R15*1), R10
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R4AVX2_part1
+	MOVQ        R10, X13
+	VPMOVSXBD   X13, Y13
+	VCVTDQ2PS   Y13, Y13
+	VMASKMOVPS  (R11), Y12, Y14
+	VFMADD231PS Y13, Y14, Y0
+	VMASKMOVPS  (R11)(R8*1), Y12, Y14
+	VFMADD231PS Y13, Y14, Y3
+	VMASKMOVPS  (R11)(R8*2), Y12, Y14
+	VFMADD231PS Y13, Y14, Y6
+	VMASKMOVPS  (R11)(R12*1), Y12, Y14
+	VFMADD231PS Y13, Y14, Y9
+	XORQ        R10, R10
+	LEAQ        4(SI)(DI*1), R14
+	MOVQ        R13, R15
+
+scoreRowsMultiI8R4AVX2_part2:
+	SHLQ        $0x08, R10
+	MOVB        -1(R14)(R15*1), R10
+	DECQ        R15
+	JNZ         scoreRowsMultiI8R4AVX2_part2
+	MOVQ        R10, X13
+	VPMOVSXBD   X13, Y13
+	VCVTDQ2PS   Y13, Y13
+	VMASKMOVPS  (R11), Y12, Y14
+	VFMADD231PS Y13, Y14, Y1
+	VMASKMOVPS  (R11)(R8*1), Y12, Y14
+	VFMADD231PS Y13, Y14, Y4
+	VMASKMOVPS  (R11)(R8*2), Y12, Y14
+	VFMADD231PS Y13, Y14, Y7
+	VMASKMOVPS  (R11)(R12*1), Y12, Y14
+	VFMADD231PS Y13, Y14, Y10
+	XORQ        R10, R10
+	LEAQ        4(SI)(DI*2), R14
+
+scoreRowsMultiI8R4AVX2_part3:
+	SHLQ        $0x08, R10
+	MOVB        -1(R14)(R13*1), R10
+	DECQ        R13
+	JNZ         scoreRowsMultiI8R4AVX2_part3
+	MOVQ        R10, X13
+	VPMOVSXBD   X13, Y13
+	VCVTDQ2PS   Y13, Y13
+	VMASKMOVPS  (R11), Y12, Y14
+	VFMADD231PS Y13, Y14, Y2
+	VMASKMOVPS  (R11)(R8*1), Y12, Y14
+	VFMADD231PS Y13, Y14, Y5
+	VMASKMOVPS  (R11)(R8*2), Y12, Y14
+	VFMADD231PS Y13, Y14, Y8
+	VMASKMOVPS  (R11)(R12*1), Y12, Y12
+	VFMADD231PS Y13, Y12, Y11
+
+smulti164_k3_sum:
+	MOVQ         BX, R10
+	ANDQ         $-8, R10
+	SUBQ         R10, SI
+	LEAQ         (R9)(R9*2), R10
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y5, Y4, Y2
+	VHADDPS      Y7, Y6, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VXORPS       Y0, Y0, Y0
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y11, Y10, Y3
+	VHADDPS      Y0, Y0, Y4
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y3, Y1, Y1
+	VHADDPS      Y0, Y4, Y0
+	VPERM2F128   $0x20, Y0, Y1, Y3
+	VPERM2F128   $0x31, Y0, Y1, Y0
+	VADDPS       Y0, Y3, Y3
+	VBROADCASTSS (SI), Y0
+	VBROADCASTSS (SI)(DI*1), Y1
+	VBLENDPS     $0x92, Y1, Y0, Y0
+	VBROADCASTSS (SI)(DI*2), Y1
+	VBLENDPS     $0x24, Y1, Y0, Y0
+	VMULPS       Y0, Y2, Y2
+	VBROADCASTSS (SI)(DI*2), Y0
+	VBROADCASTSS (SI), Y1
+	VBLENDPS     $0xf2, Y1, Y0, Y0
+	VBROADCASTSS (SI)(DI*1), Y1
+	VBLENDPS     $0x04, Y1, Y0, Y0
+	VMULPS       Y0, Y3, Y3
+	VEXTRACTF128 $0x01, Y2, X0
+	VMOVLPS      X2, (AX)
+	VEXTRACTPS   $0x02, X2, 8(AX)
+	VEXTRACTPS   $0x03, X2, (AX)(R9*1)
+	VMOVLPS      X0, 4(AX)(R9*1)
+	VMOVHPS      X0, (AX)(R9*2)
+	VMOVSS       X3, 8(AX)(R9*2)
+	VEXTRACTPS   $0x01, X3, (AX)(R10*1)
+	VMOVHPS      X3, 4(AX)(R10*1)
+	ADDQ         $0x0c, AX
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	ADDQ         DI, SI
+	SUBQ         $0x03, CX
+	JMP          smulti164_k3
+
+smulti164_k3_next:
 smulti164_k2:
 	CMPQ    CX, $0x02
 	JL      smulti164_k2_next
@@ -41260,40 +40710,14 @@ smulti164_k2_tail:
 	VMASKMOVPS (R11)(R8*2), Y8, Y11
 	VMASKMOVPS (R11)(R12*1), Y8, Y8
 	XORQ       R10, R10
-	MOVBQZX    4(SI), R11
-	ORQ        R11, R10
-	CMPQ       R13, $0x01
-	JBE        scoreRowsMultiI8R4AVX2_part1
-	MOVBQZX    5(SI), R11
-	SHLQ       $0x08, R11
-	ORQ        R11, R10
-	CMPQ       R13, $0x02
-	JBE        scoreRowsMultiI8R4AVX2_part1
-	MOVBQZX    6(SI), R11
-	SHLQ       $0x10, R11
-	ORQ        R11, R10
-	CMPQ       R13, $0x03
-	JBE        scoreRowsMultiI8R4AVX2_part1
-	MOVBQZX    7(SI), R11
-	SHLQ       $0x18, R11
-	ORQ        R11, R10
-	CMPQ       R13, $0x04
-	JBE        scoreRowsMultiI8R4AVX2_part1
-	MOVBQZX    8(SI), R11
-	SHLQ       $0x20, R11
-	ORQ        R11, R10
-	CMPQ       R13, $0x05
-	JBE        scoreRowsMultiI8R4AVX2_part1
-	MOVBQZX    9(SI), R11
-	SHLQ       $0x28, R11
-	ORQ        R11, R10
-	CMPQ       R13, $0x06
-	JBE        scoreRowsMultiI8R4AVX2_part1
-	MOVBQZX    10(SI), R11
-	SHLQ       $0x30, R11
-	ORQ        R11, R10
+	LEAQ       4(SI), R11
+	MOVQ       R13, R12
 
-scoreRowsMultiI8R4AVX2_part1:
+scoreRowsMultiI8R4AVX2_part4:
+	SHLQ        $0x08, R10
+	MOVB        -1(R11)(R12*1), R10
+	DECQ        R12
+	JNZ         scoreRowsMultiI8R4AVX2_part4
 	MOVQ        R10, X12
 	VPMOVSXBD   X12, Y12
 	VCVTDQ2PS   Y12, Y12
@@ -41302,40 +40726,14 @@ scoreRowsMultiI8R4AVX2_part1:
 	VFMADD231PS Y12, Y11, Y4
 	VFMADD231PS Y12, Y8, Y6
 	XORQ        R10, R10
-	MOVBQZX     4(SI)(DI*1), R11
-	ORQ         R11, R10
-	CMPQ        R13, $0x01
-	JBE         scoreRowsMultiI8R4AVX2_part2
-	MOVBQZX     5(SI)(DI*1), R11
-	SHLQ        $0x08, R11
-	ORQ         R11, R10
-	CMPQ        R13, $0x02
-	JBE         scoreRowsMultiI8R4AVX2_part2
-	MOVBQZX     6(SI)(DI*1), R11
-	SHLQ        $0x10, R11
-	ORQ         R11, R10
-	CMPQ        R13, $0x03
-	JBE         scoreRowsMultiI8R4AVX2_part2
-	MOVBQZX     7(SI)(DI*1), R11
-	SHLQ        $0x18, R11
-	ORQ         R11, R10
-	CMPQ        R13, $0x04
-	JBE         scoreRowsMultiI8R4AVX2_part2
-	MOVBQZX     8(SI)(DI*1), R11
-	SHLQ        $0x20, R11
-	ORQ         R11, R10
-	CMPQ        R13, $0x05
-	JBE         scoreRowsMultiI8R4AVX2_part2
-	MOVBQZX     9(SI)(DI*1), R11
-	SHLQ        $0x28, R11
-	ORQ         R11, R10
-	CMPQ        R13, $0x06
-	JBE         scoreRowsMultiI8R4AVX2_part2
-	MOVBQZX     10(SI)(DI*1), R11
-	SHLQ        $0x30, R11
-	ORQ         R11, R10
+	LEAQ        4(SI)(DI*1), R11
+	MOVQ        R13, R12
 
-scoreRowsMultiI8R4AVX2_part2:
+scoreRowsMultiI8R4AVX2_part5:
+	SHLQ        $0x08, R10
+	MOVB        -1(R11)(R12*1), R10
+	DECQ        R12
+	JNZ         scoreRowsMultiI8R4AVX2_part5
 	MOVQ        R10, X12
 	VPMOVSXBD   X12, Y12
 	VCVTDQ2PS   Y12, Y12
@@ -41358,15 +40756,9 @@ smulti164_k2_sum:
 	VPERM2F128   $0x20, Y1, Y0, Y2
 	VPERM2F128   $0x31, Y1, Y0, Y0
 	VADDPS       Y0, Y2, Y2
-	VMOVSS       (SI), X13
-	VINSERTPS    $0x10, (SI)(DI*1), X13, X13
-	VINSERTPS    $0x20, (SI), X13, X13
-	VINSERTPS    $0x30, (SI)(DI*1), X13, X13
-	VMOVSS       (SI), X0
-	VINSERTPS    $0x10, (SI)(DI*1), X0, X0
-	VINSERTPS    $0x20, (SI), X0, X0
-	VINSERTPS    $0x30, (SI)(DI*1), X0, X0
-	VINSERTF128  $0x01, X0, Y13, Y0
+	VBROADCASTSS (SI), Y0
+	VBROADCASTSS (SI)(DI*1), Y1
+	VBLENDPS     $0xaa, Y1, Y0, Y0
 	VMULPS       Y0, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X0
 	VMOVLPS      X2, (AX)
@@ -41422,40 +40814,13 @@ smulti164_k1_tail:
 	VMASKMOVPS (R10)(R8*2), Y4, Y7
 	VMASKMOVPS (R10)(R11*1), Y4, Y4
 	XORQ       R10, R10
-	MOVBQZX    4(SI), R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x01
-	JBE        scoreRowsMultiI8R4AVX2_part3
-	MOVBQZX    5(SI), R11
-	SHLQ       $0x08, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x02
-	JBE        scoreRowsMultiI8R4AVX2_part3
-	MOVBQZX    6(SI), R11
-	SHLQ       $0x10, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x03
-	JBE        scoreRowsMultiI8R4AVX2_part3
-	MOVBQZX    7(SI), R11
-	SHLQ       $0x18, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x04
-	JBE        scoreRowsMultiI8R4AVX2_part3
-	MOVBQZX    8(SI), R11
-	SHLQ       $0x20, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x05
-	JBE        scoreRowsMultiI8R4AVX2_part3
-	MOVBQZX    9(SI), R11
-	SHLQ       $0x28, R11
-	ORQ        R11, R10
-	CMPQ       R12, $0x06
-	JBE        scoreRowsMultiI8R4AVX2_part3
-	MOVBQZX    10(SI), R11
-	SHLQ       $0x30, R11
-	ORQ        R11, R10
+	LEAQ       4(SI), R11
 
-scoreRowsMultiI8R4AVX2_part3:
+scoreRowsMultiI8R4AVX2_part6:
+	SHLQ        $0x08, R10
+	MOVB        -1(R11)(R12*1), R10
+	DECQ        R12
+	JNZ         scoreRowsMultiI8R4AVX2_part6
 	MOVQ        R10, X8
 	VPMOVSXBD   X8, Y8
 	VCVTDQ2PS   Y8, Y8
@@ -41469,38 +40834,22 @@ smulti164_k1_sum:
 	ANDQ         $-8, R10
 	SUBQ         R10, SI
 	LEAQ         (R9)(R9*2), R10
-	VEXTRACTF128 $0x01, Y0, X4
-	VADDPS       X4, X0, X0
-	VMOVSHDUP    X0, X4
-	VADDPS       X4, X0, X0
-	VMOVHLPS     X0, X4, X4
-	VADDSS       X4, X0, X0
-	VMULSS       (SI), X0, X0
-	VMOVSS       X0, (AX)
-	VEXTRACTF128 $0x01, Y1, X0
-	VADDPS       X0, X1, X1
-	VMOVSHDUP    X1, X0
-	VADDPS       X0, X1, X1
-	VMOVHLPS     X1, X0, X0
-	VADDSS       X0, X1, X1
-	VMULSS       (SI), X1, X1
-	VMOVSS       X1, (AX)(R9*1)
-	VEXTRACTF128 $0x01, Y2, X0
-	VADDPS       X0, X2, X2
-	VMOVSHDUP    X2, X0
-	VADDPS       X0, X2, X2
-	VMOVHLPS     X2, X0, X0
-	VADDSS       X0, X2, X2
-	VMULSS       (SI), X2, X2
-	VMOVSS       X2, (AX)(R9*2)
-	VEXTRACTF128 $0x01, Y3, X0
-	VADDPS       X0, X3, X3
-	VMOVSHDUP    X3, X0
-	VADDPS       X0, X3, X3
-	VMOVHLPS     X3, X0, X0
-	VADDSS       X0, X3, X3
-	VMULSS       (SI), X3, X3
-	VMOVSS       X3, (AX)(R10*1)
+	VXORPS       Y4, Y4, Y4
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VHADDPS      Y4, Y4, Y2
+	VHADDPS      Y4, Y4, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y1
+	VPERM2F128   $0x20, Y1, Y0, Y2
+	VPERM2F128   $0x31, Y1, Y0, Y0
+	VADDPS       Y0, Y2, Y2
+	VBROADCASTSS (SI), Y0
+	VMULPS       Y0, Y2, Y2
+	VMOVSS       X2, (AX)
+	VEXTRACTPS   $0x01, X2, (AX)(R9*1)
+	VEXTRACTPS   $0x02, X2, (AX)(R9*2)
+	VEXTRACTPS   $0x03, X2, (AX)(R10*1)
 	ADDQ         $0x04, AX
 	ADDQ         DI, SI
 	SUBQ         $0x01, CX
@@ -41651,40 +41000,14 @@ bmulti8y1_c1_next:
 bmulti8y1_tail_key:
 	VBROADCASTSS (R11), Y2
 	XORQ         R13, R13
-	MOVBQZX      (R10), R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x01
-	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      1(R10), R14
-	SHLQ         $0x08, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x02
-	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      2(R10), R14
-	SHLQ         $0x10, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x03
-	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      3(R10), R14
-	SHLQ         $0x18, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x04
-	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      4(R10), R14
-	SHLQ         $0x20, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x05
-	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      5(R10), R14
-	SHLQ         $0x28, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x06
-	JBE          blendRowsMultiI8R1AVX2_part1
-	MOVBQZX      6(R10), R14
-	SHLQ         $0x30, R14
-	ORQ          R14, R13
+	LEAQ         (R10), R14
+	MOVQ         R9, R15
 
 blendRowsMultiI8R1AVX2_part1:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         blendRowsMultiI8R1AVX2_part1
 	MOVQ        R13, X3
 	VPMOVSXBD   X3, Y3
 	VCVTDQ2PS   Y3, Y3
@@ -41849,40 +41172,14 @@ bmulti8y2_tail_key:
 	VBROADCASTSS (R11), Y3
 	VBROADCASTSS 4(R11), Y4
 	XORQ         R13, R13
-	MOVBQZX      (R10), R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x01
-	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      1(R10), R14
-	SHLQ         $0x08, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x02
-	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      2(R10), R14
-	SHLQ         $0x10, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x03
-	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      3(R10), R14
-	SHLQ         $0x18, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x04
-	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      4(R10), R14
-	SHLQ         $0x20, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x05
-	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      5(R10), R14
-	SHLQ         $0x28, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x06
-	JBE          blendRowsMultiI8R2AVX2_part1
-	MOVBQZX      6(R10), R14
-	SHLQ         $0x30, R14
-	ORQ          R14, R13
+	LEAQ         (R10), R14
+	MOVQ         R9, R15
 
 blendRowsMultiI8R2AVX2_part1:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         blendRowsMultiI8R2AVX2_part1
 	MOVQ        R13, X5
 	VPMOVSXBD   X5, Y5
 	VCVTDQ2PS   Y5, Y5
@@ -42074,40 +41371,14 @@ bmulti8y3_tail_key:
 	VBROADCASTSS 4(R11), Y5
 	VBROADCASTSS 8(R11), Y6
 	XORQ         R13, R13
-	MOVBQZX      (R10), R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x01
-	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      1(R10), R14
-	SHLQ         $0x08, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x02
-	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      2(R10), R14
-	SHLQ         $0x10, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x03
-	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      3(R10), R14
-	SHLQ         $0x18, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x04
-	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      4(R10), R14
-	SHLQ         $0x20, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x05
-	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      5(R10), R14
-	SHLQ         $0x28, R14
-	ORQ          R14, R13
-	CMPQ         R9, $0x06
-	JBE          blendRowsMultiI8R3AVX2_part1
-	MOVBQZX      6(R10), R14
-	SHLQ         $0x30, R14
-	ORQ          R14, R13
+	LEAQ         (R10), R14
+	MOVQ         R9, R15
 
 blendRowsMultiI8R3AVX2_part1:
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
+	JNZ         blendRowsMultiI8R3AVX2_part1
 	MOVQ        R13, X7
 	VPMOVSXBD   X7, Y7
 	VCVTDQ2PS   Y7, Y7
@@ -42304,40 +41575,14 @@ bmulti8y4_tail_key:
 	VBROADCASTSS 8(R12), Y7
 	VBROADCASTSS 12(R12), Y8
 	XORQ         R14, R14
-	MOVBQZX      (R10), R15
-	ORQ          R15, R14
-	CMPQ         R9, $0x01
-	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      1(R10), R15
-	SHLQ         $0x08, R15
-	ORQ          R15, R14
-	CMPQ         R9, $0x02
-	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      2(R10), R15
-	SHLQ         $0x10, R15
-	ORQ          R15, R14
-	CMPQ         R9, $0x03
-	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      3(R10), R15
-	SHLQ         $0x18, R15
-	ORQ          R15, R14
-	CMPQ         R9, $0x04
-	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      4(R10), R15
-	SHLQ         $0x20, R15
-	ORQ          R15, R14
-	CMPQ         R9, $0x05
-	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      5(R10), R15
-	SHLQ         $0x28, R15
-	ORQ          R15, R14
-	CMPQ         R9, $0x06
-	JBE          blendRowsMultiI8R4AVX2_part1
-	MOVBQZX      6(R10), R15
-	SHLQ         $0x30, R15
-	ORQ          R15, R14
+	LEAQ         (R10), R15
+	MOVQ         R9, BP
 
 blendRowsMultiI8R4AVX2_part1:
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
+	JNZ         blendRowsMultiI8R4AVX2_part1
 	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
@@ -42400,43 +41645,17 @@ wi8y_chunk:
 	JMP       wi8y_chunk
 
 wi8y_tail:
-	TESTQ   R8, R8
-	JZ      wi8y_next
-	XORQ    R10, R10
-	MOVBQZX 4(DX)(R9*1), R11
-	ORQ     R11, R10
-	CMPQ    R8, $0x01
-	JBE     widenRowsI8AVX2_part1
-	MOVBQZX 5(DX)(R9*1), R11
-	SHLQ    $0x08, R11
-	ORQ     R11, R10
-	CMPQ    R8, $0x02
-	JBE     widenRowsI8AVX2_part1
-	MOVBQZX 6(DX)(R9*1), R11
-	SHLQ    $0x10, R11
-	ORQ     R11, R10
-	CMPQ    R8, $0x03
-	JBE     widenRowsI8AVX2_part1
-	MOVBQZX 7(DX)(R9*1), R11
-	SHLQ    $0x18, R11
-	ORQ     R11, R10
-	CMPQ    R8, $0x04
-	JBE     widenRowsI8AVX2_part1
-	MOVBQZX 8(DX)(R9*1), R11
-	SHLQ    $0x20, R11
-	ORQ     R11, R10
-	CMPQ    R8, $0x05
-	JBE     widenRowsI8AVX2_part1
-	MOVBQZX 9(DX)(R9*1), R11
-	SHLQ    $0x28, R11
-	ORQ     R11, R10
-	CMPQ    R8, $0x06
-	JBE     widenRowsI8AVX2_part1
-	MOVBQZX 10(DX)(R9*1), R11
-	SHLQ    $0x30, R11
-	ORQ     R11, R10
+	TESTQ R8, R8
+	JZ    wi8y_next
+	XORQ  R10, R10
+	LEAQ  4(DX)(R9*1), R11
+	MOVQ  R8, R12
 
 widenRowsI8AVX2_part1:
+	SHLQ       $0x08, R10
+	MOVB       -1(R11)(R12*1), R10
+	DECQ       R12
+	JNZ        widenRowsI8AVX2_part1
 	MOVQ       R10, X2
 	VPMOVSXBD  X2, Y2
 	VCVTDQ2PS  Y2, Y2
