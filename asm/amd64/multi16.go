@@ -297,14 +297,7 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 //
 // Its labels are named from prefix, and it ends at prefix+"_done".
 func blendMulti16(R int, prefix string, ask bool, wd widen16, pairs bool) {
-	m := loadMultiOf(R, "w", "acc", "v", elemShift())
-	vb := 16 // a vector's bytes of V
-	if rowsI8 {
-		vb = 8
-		i8Back = GP64()
-		XORQ(i8Back, i8Back)
-		defer func() { i8Back = nil }()
-	}
+	m := loadMultiOf(R, "w", "acc", "v", 1)
 	name := fmt.Sprintf("%s%d", prefix, R)
 	done := prefix + "_done"
 	db, nb := GP64(), GP64()
@@ -337,10 +330,7 @@ func blendMulti16(R int, prefix string, ask bool, wd widen16, pairs bool) {
 		JL(LabelRef(next))
 		blendColumns16(R, P, m, db, nb, pf, loop, nil, wd)
 		ADDQ(U32(32*P), m.in)
-		ADDQ(U32(vb*P), m.kv)
-		if i8Back != nil {
-			SUBQ(U32(vb*P), i8Back)
-		}
+		ADDQ(U32(16*P), m.kv)
 		SUBQ(U8(8*P), m.d)
 		JMP(LabelRef(loop))
 		Label(next)
@@ -385,14 +375,6 @@ func blendColumns16(R, P int, m multiShape, db, nb, pf Register, name string, ma
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_keys_done"))
 	widened := func(c int) VecVirtual {
-		if i8Back != nil {
-			if mask != nil {
-				return partI8(Mem{Base: vp, Disp: 4}, m.d)
-			}
-			t := YMM()
-			wd(Mem{Base: vp, Disp: 4 + 8*c}, t)
-			return t
-		}
 		if mask != nil {
 			return partYMM(Mem{Base: vp}, m.d, mask, wd)
 		}
@@ -409,31 +391,7 @@ func blendColumns16(R, P int, m multiShape, db, nb, pf Register, name string, ma
 		}
 		ADDQ(U32(16*P), pf)
 	}
-	if R*P+R+1 > 16 {
-		// As in blendColumns: the block's widened vectors of V first,
-		// then a weight at a time.
-		t := make([]VecVirtual, P)
-		for c := range P {
-			t[c] = widened(c)
-		}
-		for r := range R {
-			b := weightY(ws.at(r), vp)
-			for c := range P {
-				VFMADD231PS(t[c], b, a[r*P+c])
-			}
-		}
-	} else {
-		b := make([]VecVirtual, R)
-		for r := range R {
-			b[r] = weightY(ws.at(r), vp)
-		}
-		for c := range P {
-			t := widened(c)
-			for r := range R {
-				VFMADD231PS(t, b[r], a[r*P+c])
-			}
-		}
-	}
+	blockFMAs(R, P, a, widened, func(r int) VecVirtual { return weightY(ws.at(r)) })
 	ADDQ(U8(4), wp)
 	ADDQ(m.stride, vp)
 	DECQ(cnt)
@@ -549,18 +507,9 @@ func widenI8YOp(src Op, dst VecVirtual) {
 	VCVTDQ2PS(dst, dst)
 }
 
-// weightY broadcasts the weight at w, times the scale of the int8 row vp is
-// in (at vp + i8Back) where one is being blended (i8Back set), as
-// genBlendRowsI8Y does.
-func weightY(w Mem, vp Register) VecVirtual {
+// weightY broadcasts the weight at w.
+func weightY(w Mem) VecVirtual {
 	b := YMM()
-	if i8Back == nil {
-		VBROADCASTSS(w, b)
-		return b
-	}
-	x := XMM()
-	VMOVSS(w, x)
-	VMULSS(Mem{Base: vp, Index: i8Back, Scale: 1}, x, x)
-	VBROADCASTSS(x, b)
+	VBROADCASTSS(w, b)
 	return b
 }

@@ -130,6 +130,24 @@ func blendColumnsI8Y(R, P int, accP, db, vcol, dl Register, ws Mem, c, stride Re
 		VBROADCASTSS(Mem{Base: fp, Disp: 4 * r}, b)
 		return b
 	}
+	blockFMAs(R, P, a, widened, weight)
+	ADDQ(U8(4*R), fp)
+	ADDQ(stride, vp)
+	DECQ(k)
+	JNZ(LabelRef(name + "_key"))
+	for r := range R {
+		for j := range P {
+			ymm16.store(a[r*P+j], accAt(r, j), mask)
+		}
+	}
+}
+
+// blockFMAs emits a key's FMAs into the R·P accumulators a (row r's P
+// vectors consecutive), from the key's P widened vectors of V and the R
+// rows' weights: the weights held and each vector of V loaded in turn, or,
+// where R·P + R + 1 registers would not fit, the P vectors of V held and
+// each weight broadcast in turn.
+func blockFMAs(R, P int, a []VecVirtual, widened func(j int) VecVirtual, weight func(r int) VecVirtual) {
 	if R*P+R+1 > 16 {
 		t := make([]VecVirtual, P)
 		for j := range P {
@@ -141,25 +159,16 @@ func blendColumnsI8Y(R, P int, accP, db, vcol, dl Register, ws Mem, c, stride Re
 				VFMADD231PS(t[j], b, a[r*P+j])
 			}
 		}
-	} else {
-		b := make([]VecVirtual, R)
-		for r := range R {
-			b[r] = weight(r)
-		}
-		for j := range P {
-			t := widened(j)
-			for r := range R {
-				VFMADD231PS(t, b[r], a[r*P+j])
-			}
-		}
+		return
 	}
-	ADDQ(U8(4*R), fp)
-	ADDQ(stride, vp)
-	DECQ(k)
-	JNZ(LabelRef(name + "_key"))
+	b := make([]VecVirtual, R)
 	for r := range R {
-		for j := range P {
-			ymm16.store(a[r*P+j], accAt(r, j), mask)
+		b[r] = weight(r)
+	}
+	for j := range P {
+		t := widened(j)
+		for r := range R {
+			VFMADD231PS(t, b[r], a[r*P+j])
 		}
 	}
 }
