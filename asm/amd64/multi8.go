@@ -12,13 +12,13 @@ import (
 const i8Chunk = 16
 
 // blendMultiI8Y: acc[r*d+c] += Σ_j (w[r*n+j]·s_j)*v[j*stride+4+c] for R
-// rows, the bits of blendMulti16 over int8 rows: the keys go in chunks of
-// i8Chunk, each chunk's weights times their rows' scales formed once into
-// the frame, then blendMulti16's blocks of columns over the chunk with
-// those products broadcast from memory. Forming w·s in every block of
-// columns put a multiply and a shuffle per row and key beside its FMAs.
-// The accumulators go through memory between chunks, which leaves every
-// column's sums in key order. It ends at bmulti8y_done.
+// rows, each row the bits of the one-row kernel (genBlendRowsI8Y): the
+// keys go in chunks of i8Chunk, each chunk's weights times their rows'
+// scales formed once into the frame, then blendMulti16's blocks of columns
+// over the chunk with those products broadcast from memory. Forming w·s in
+// every block of columns put a multiply and a shuffle per row and key
+// beside its FMAs. The accumulators go through memory between chunks,
+// which leaves every column's sums in key order. It ends at bmulti8y_done.
 func blendMultiI8Y(R int) {
 	m := loadMultiOf(R, "w", "acc", "v", 0)
 	name := fmt.Sprintf("bmulti8y%d", R)
