@@ -403,11 +403,18 @@ func (e *Batched) attend(job batchJob) error {
 // worker runs every call on the caller's goroutine.
 func (e *Batched) splits() bool { return e.wake != nil || e.run != nil && e.workers > 1 }
 
-// sizeScratch grows every worker's scratch for the call's tasks, before
-// any helper may take one.
+// sizeScratch grows every worker's scratch for the call's tasks (see
+// scratchNeeds), before any helper may take one.
 func (e *Batched) sizeScratch(p *batchPlan) {
+	buf, wide := p.scratchNeeds()
 	for w := range e.scratch {
-		p.sizeScratch(&e.scratch[w])
+		ws := &e.scratch[w]
+		if cap(ws.buf) < buf {
+			ws.buf = make([]float32, buf)
+		}
+		if cap(ws.wide.store) < wide {
+			ws.wide.store, ws.wide.held = make([]float32, wide), false
+		}
 	}
 }
 

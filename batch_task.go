@@ -76,24 +76,21 @@ func (p *batchPlan) scratchFor(ws *workerScratch, R int) taskScratch {
 	return sc
 }
 
-// sizeScratch grows ws to what any task of the call may carve from it
-// (scratchFor, scratchPair, wideRows). The caller sizes every worker's
-// scratch before its helpers may enter (see Batched.sizeScratch), so that
-// a helper joining a call for the first time, late in a model's loop,
-// allocates nothing there.
-func (p *batchPlan) sizeScratch(ws *workerScratch) {
-	n := p.scratchLen(min(p.packed, batchQueryBlock))
+// scratchNeeds returns the floats any task of the call may carve from a
+// worker's scratch (scratchFor, scratchPair) and from its widened head
+// (wideRows; 0 where the call widens no head). The caller grows every
+// worker's scratch to them before its helpers may enter (see
+// Batched.sizeScratch), so that a helper joining a call for the first
+// time, late in a model's loop, allocates nothing there.
+func (p *batchPlan) scratchNeeds() (buf, wide int) {
+	buf = p.scratchLen(min(p.packed, batchQueryBlock))
 	if p.pair {
-		n = max(n, 2*p.scratchLen(kernel.BlockRows))
-	}
-	if cap(ws.buf) < n {
-		ws.buf = make([]float32, n)
+		buf = max(buf, 2*p.scratchLen(kernel.BlockRows))
 	}
 	if p.widensHeads() {
-		if need := p.k.rows * (p.k.cols + p.v.cols); cap(ws.wide.store) < need {
-			ws.wide.store, ws.wide.held = make([]float32, need), false
-		}
+		wide = p.wideLen()
 	}
+	return buf, wide
 }
 
 // scratchPair carves the worker's scratch for two tasks of sixteen rows

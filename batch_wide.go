@@ -40,6 +40,9 @@ func (p *batchPlan) widensHeads() bool {
 	return p.block && p.kt != F32 && 4*p.k.rows*(p.k.cols+p.v.cols) <= wideHeadBytes
 }
 
+// wideLen is the floats of a head's key and value rows widened.
+func (p *batchPlan) wideLen() int { return p.k.rows * (p.k.cols + p.v.cols) }
+
 // wideRows returns the widened key and value rows of entry b's head kh
 // from key 0 (dk and dv floats a row), widening them into the worker's
 // scratch first unless it holds them already; ok is false where the call
@@ -55,7 +58,7 @@ func (p blockPath) wideRows(b, kh int) (k, v []float32, ok bool) {
 		if p.valid != nil {
 			n = min(n, p.valid[b])
 		}
-		if need := p.k.rows * (dk + dv); cap(w.store) < need {
+		if need := p.wideLen(); cap(w.store) < need {
 			w.store = make([]float32, need)
 		}
 		w.k, w.v = w.store[:n*dk], w.store[n*dk:n*(dk+dv)]

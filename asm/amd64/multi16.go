@@ -35,8 +35,9 @@ func init() {
 		blendMulti16(R, askPrefix("bmulti16", ask), ask, widenF16, false)
 		epilogue(askPrefix("bmulti16", ask))
 	})
-	// The int8 kernels: the f16 ones' blocks over rows that start with
-	// their scale (see rowsI8).
+	// The int8 score: the f16 one's blocks over rows that start with
+	// their scale (see rowsI8). The int8 blend has its own generator
+	// (blendMultiI8Y, multi8.go).
 	rowFuncs(avx2, "scoreRowsMultiI8", 1, 4, false, func(R int, ask bool) {
 		rowsI8 = true
 		defer func() { rowsI8 = false }()
