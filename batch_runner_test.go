@@ -290,25 +290,38 @@ func TestLateWorkerAllocatesNothing(t *testing.T) {
 			task(i)
 		}
 	}
-	mallocs := func(f func()) uint64 {
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		f()
-		runtime.ReadMemStats(&m1)
-		return m1.Mallocs - m0.Mallocs
+	// lateAllocs builds an engine, makes its first call in order and
+	// counts the allocations of its second, in reverse. Another
+	// goroutine of the test binary may allocate during the count, so it
+	// is taken on one P and up to three times with fresh engines: an
+	// allocation of the call itself shows in every attempt.
+	lateAllocs := func(call func(e *Batched)) uint64 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		least := ^uint64(0)
+		for range 3 {
+			e := NewBatchedRunner(2, run)
+			reverse = false
+			call(e)
+			reverse = true
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			call(e)
+			runtime.ReadMemStats(&m1)
+			e.Close()
+			least = min(least, m1.Mallocs-m0.Mallocs)
+			if least == 0 {
+				break
+			}
+		}
+		return least
 	}
 	prefill := batchCase{B: 2, H: 4, Hkv: 2, Tq: 40, Tk: 100, dk: 32, dv: 32, causal: true}
 	decode := batchCase{B: 1, H: 8, Hkv: 1, Tq: 1, Tk: 3000, dk: 32, dv: 32, valid: true}
 	for _, c := range []batchCase{prefill, decode} {
 		p := newBatchProblem(t, r, c)
-		e := NewBatchedRunner(2, run)
-		reverse = false
-		e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt)
-		reverse = true
-		if n := mallocs(func() { e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt) }); n != 0 {
+		if n := lateAllocs(func(e *Batched) { e.Attend(p.outputs(), p.q, p.k, p.v, &p.opt) }); n != 0 {
 			t.Errorf("%v: %d allocations in the call whose last worker took its first items, want 0", c, n)
 		}
-		e.Close()
 	}
 	// A decode step over 3000 rows, and 40 query rows over 500 (the block
 	// path, each head's rows widened once per worker).
@@ -316,14 +329,9 @@ func TestLateWorkerAllocatesNothing(t *testing.T) {
 		for _, s := range []struct{ Tq, n int }{{1, 3000}, {40, 500}} {
 			cache := fullCache(t, r, typ, s.n)
 			q, out := tensor(t, r, 1, 8, s.Tq, 32, false, 2), tensor(t, r, 1, 8, s.Tq, 32, false, 1)
-			e := NewBatchedRunner(2, run)
-			reverse = false
-			e.AttendCache(BatchOutputs{Out: out}, q, cache, nil)
-			reverse = true
-			if n := mallocs(func() { e.AttendCache(BatchOutputs{Out: out}, q, cache, nil) }); n != 0 {
+			if n := lateAllocs(func(e *Batched) { e.AttendCache(BatchOutputs{Out: out}, q, cache, nil) }); n != 0 {
 				t.Errorf("%v cache, Tq %d: %d allocations in the call whose last worker took its first items, want 0", typ, s.Tq, n)
 			}
-			e.Close()
 		}
 	}
 }
