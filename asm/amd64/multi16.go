@@ -69,11 +69,19 @@ func scoreMulti16(R int, w widen16, pairs bool) {
 	keys := multiScoreKeys[R]
 	if pairs {
 		// Four rows' pairs of key halves beside twelve accumulators
-		// would not fit: two keys a block. Otherwise the 16-bit
-		// kernels take the float32 kernels' wider blocks, which pay
-		// over an f16 cache too (measured:
+		// would not fit: two keys a block, unless the rows come in
+		// pair order, whose halves load as they are (scorePairs16):
+		// three keys a block then, the rest alone (the two-key block
+		// took 1.14 times as long, from L1 and L2, where the step's
+		// read and other kernels leave 1.02-1.03; measured:
+		// docs/performance/amd-epyc-zen3.md#the-zen-3-on-2026-12-07-night-three-key-blocks-of-bfloat16).
+		// Otherwise the 16-bit kernels take the float32 kernels' wider
+		// blocks, which pay over an f16 cache too (measured:
 		// docs/performance/amd-epyc-zen3.md#the-avx2-multi-row-kernels-wider-blocks-from-code-comments).
 		keys = map[int][]int{1: {8, 1}, 2: {4, 1}, 3: {2, 1}, 4: {2, 1}}[R]
+		if paired && R == 4 {
+			keys = []int{3, 1}
+		}
 	}
 	keyBlocks(name, keys, m, func(P int, loop string) { scoreKeys16(R, P, m, db, nb, loop, w, pairs) })
 }
@@ -116,7 +124,7 @@ func scoreKeys16(R, P int, m multiShape, db, nb Register, name string, w widen16
 	MOVQ(m.d, cnt)
 	step := func(elems int) {
 		if next != nil {
-			for i := range max(1, eb*elems*P/64) {
+			for i := range max(1, (eb*elems*P+63)/64) {
 				PREFETCHT0(Mem{Base: next, Disp: 64 * i})
 			}
 			ADDQ(U32(eb*elems*P), next)
@@ -268,6 +276,37 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 				VFMADD231PS(x, qo[r], acc[r*P+j])
 			}
 		}
+		return
+	}
+	if 2*P+2+R*P > 16 {
+		// Four rows of three keys (in pair order): the keys' even halves,
+		// then their odd ones (the keys loaded again), each row's half
+		// loaded in turn.
+		half := func(odd bool) {
+			t := make([]VecVirtual, P)
+			for j := range P {
+				t[j] = YMM()
+				VMOVDQU(key(j), t[j])
+				if odd {
+					VPAND(hi, t[j], t[j])
+				} else {
+					VPSLLD(U8(16), t[j], t[j])
+				}
+			}
+			for r := range R {
+				at := q.at(r)
+				if odd {
+					at.Disp += 32
+				}
+				x := YMM()
+				VMOVUPS(at, x)
+				for j := range P {
+					VFMADD231PS(t[j], x, acc[r*P+j])
+				}
+			}
+		}
+		half(false)
+		half(true)
 		return
 	}
 	e, x := make([]VecVirtual, P), make([]VecVirtual, P)
