@@ -69,11 +69,9 @@ func scoreMulti16(R int, w widen16, pairs bool) {
 	keys := multiScoreKeys[R]
 	if pairs {
 		// Four rows' pairs of key halves beside twelve accumulators
-		// would not fit: two keys a block, unless the rows come in
-		// pair order, whose halves load as they are (scorePairs16):
-		// three keys a block then, the rest alone (the two-key block
-		// took 1.14 times as long, from L1 and L2, where the step's
-		// read and other kernels leave 1.02-1.03; measured:
+		// would not fit: two keys a block. In pair order one half of
+		// three keys at a time fits (scorePairs16), and three keys a
+		// block took 0.88 of the time from L1 and L2 (measured:
 		// docs/performance/amd-epyc-zen3.md#the-zen-3-on-2026-12-07-night-three-key-blocks-of-bfloat16).
 		// Otherwise the 16-bit kernels take the float32 kernels' wider
 		// blocks, which pay over an f16 cache too (measured:
