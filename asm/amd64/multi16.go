@@ -280,6 +280,9 @@ func scorePairs16(R, P int, key func(j int) Mem, q rowRegs, acc []VecVirtual) {
 		// Four rows of three keys (in pair order): the keys' even halves,
 		// then their odd ones (the keys loaded again), each row's half
 		// loaded in turn.
+		if !paired {
+			panic("scorePairs16: the rows' halves held apart need pair order")
+		}
 		half := func(odd bool) {
 			t := make([]VecVirtual, P)
 			for j := range P {
