@@ -41693,7 +41693,7 @@ bmulti8y_done:
 	RET
 
 // func widenRowsI8AVX2(dst []float32, src []int8, stride int, d int)
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2, MMX+, SSE2
 TEXT ·widenRowsI8AVX2(SB), NOSPLIT, $0-64
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    dst_len+8(FP), CX
@@ -41710,40 +41710,78 @@ TEXT ·widenRowsI8AVX2(SB), NOSPLIT, $0-64
 	MOVQ    $0x00000008, R10
 	SUBQ    R8, R10
 	VMOVDQU (R9)(R10*4), Y0
+	MOVQ    SI, R9
+	ANDQ    $-32, R9
+	MOVQ    src_len+32(FP), R10
+	ADDQ    DX, R10
+	SUBQ    BX, R10
+	SUBQ    $0x00001000, R10
 
 wi8y_row:
 	CMPQ         CX, SI
 	JB           wi8y_done
 	VBROADCASTSS (DX), Y1
-	XORQ         R9, R9
+	XORQ         R11, R11
+	CMPQ         DX, R10
+	JA           wi8y_four
 
-wi8y_chunk:
-	CMPQ      R9, DI
-	JAE       wi8y_tail
-	VPMOVSXBD 4(DX)(R9*1), Y2
+wi8y_ask:
+	PREFETCHT0 4096(DX)(R11*1)
+	ADDQ       $0x40, R11
+	CMPQ       R11, BX
+	JB         wi8y_ask
+	PREFETCHT0 4095(DX)(BX*1)
+	XORQ       R11, R11
+
+wi8y_four:
+	CMPQ      R11, R9
+	JAE       wi8y_chunk
+	VPMOVSXBD 4(DX)(R11*1), Y2
 	VCVTDQ2PS Y2, Y2
 	VMULPS    Y1, Y2, Y2
-	VMOVUPS   Y2, (AX)(R9*4)
-	ADDQ      $0x08, R9
+	VMOVUPS   Y2, (AX)(R11*4)
+	VPMOVSXBD 12(DX)(R11*1), Y2
+	VCVTDQ2PS Y2, Y2
+	VMULPS    Y1, Y2, Y2
+	VMOVUPS   Y2, 32(AX)(R11*4)
+	VPMOVSXBD 20(DX)(R11*1), Y2
+	VCVTDQ2PS Y2, Y2
+	VMULPS    Y1, Y2, Y2
+	VMOVUPS   Y2, 64(AX)(R11*4)
+	VPMOVSXBD 28(DX)(R11*1), Y2
+	VCVTDQ2PS Y2, Y2
+	VMULPS    Y1, Y2, Y2
+	VMOVUPS   Y2, 96(AX)(R11*4)
+	ADDQ      $0x20, R11
+	JMP       wi8y_four
+
+wi8y_chunk:
+	CMPQ      R11, DI
+	JAE       wi8y_tail
+	VPMOVSXBD 4(DX)(R11*1), Y2
+	VCVTDQ2PS Y2, Y2
+	VMULPS    Y1, Y2, Y2
+	VMOVUPS   Y2, (AX)(R11*4)
+	ADDQ      $0x08, R11
 	JMP       wi8y_chunk
 
 wi8y_tail:
 	TESTQ R8, R8
 	JZ    wi8y_next
-	XORQ  R10, R10
-	LEAQ  4(DX)(R9*1), R11
-	MOVQ  R8, R12
+	XORQ  R12, R12
+	LEAQ  4(DX)(R11*1), R13
+	MOVQ  R8, R14
 
 widenRowsI8AVX2_part1:
-	SHLQ       $0x08, R10
-	MOVB       -1(R11)(R12*1), R10
-	DECQ       R12
+	SHLQ       $0x08, R12
+	MOVB       -1(R13)(R14*1), R12
+	DECQ       R14
 	JNZ        widenRowsI8AVX2_part1
-	MOVQ       R10, X2
+	MOVQ       R12, X2
 	VPMOVSXBD  X2, Y2
 	VCVTDQ2PS  Y2, Y2
 	VMULPS     Y1, Y2, Y2
-	VMASKMOVPS Y2, Y0, (AX)(R9*4)
+	VMASKMOVPS Y2, Y0, (AX)(R11*4)
 
 wi8y_next:
 	LEAQ (AX)(SI*4), AX
