@@ -96,6 +96,9 @@ type GQAOutputs struct {
 // positions past the rotary caches ErrArgument. position_ids is not taken (positions follow
 // from seqlens_k). Every check comes before anything is written; inputs are not written but with
 // SharedBuffer, which writes only the new rows of PastKey and PastValue.
+// With SharedBuffer nothing a call allocates grows with the past: it
+// allocates the output and copies of the call's own rows (the queries and
+// new keys, which the rotation turns), a few KiB a token.
 func RunGroupQueryAttention(e *attention.Batched, a GQAAttributes, in GQAInputs, want GQAWant) (GQAOutputs, error) {
 	g, err := checkGQA(a, in, want)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -361,6 +362,53 @@ func turnRounded(t *testing.T, c gqaCase, in GQAInputs) {
 		}
 		for i, f := range x.t.F32 {
 			x.t.F32[i] = Float16ToFloat32(Float32ToFloat16(f))
+		}
+	}
+}
+
+// A token phase over a shared buffer allocates as many objects and about
+// as many bytes at 16 past keys as at 4096, for float32 and float16, with
+// and without rotary: nothing a call makes grows with the past, which is
+// read in place.
+func TestGQAAllocsDoNotGrowWithPast(t *testing.T) {
+	e := attention.NewBatched(1)
+	defer e.Close()
+	const H, Hkv, D = 8, 2, 64
+	for _, f := range []DType{Float32, Float16} {
+		for _, rotary := range []bool{false, true} {
+			allocs, bytes := map[int]float64{}, map[int]uint64{}
+			for _, P := range []int{16, 4096} {
+				r := testutil.Rand(uint64(P))
+				T := P + 1
+				in := GQAInputs{
+					Query: randomTensor(r, f, 1, 1, H*D), Key: randomTensor(r, f, 1, 1, Hkv*D), Value: randomTensor(r, f, 1, 1, Hkv*D),
+					PastKey: randomTensor(r, f, 1, Hkv, T, D), PastValue: randomTensor(r, f, 1, Hkv, T, D),
+					SeqlensK: NewInt32([]int32{int32(P)}, 1), TotalSequenceLength: NewInt32([]int32{int32(T)}),
+				}
+				a := GQAAttributes{NumHeads: H, KVNumHeads: Hkv}
+				if rotary {
+					a.DoRotary = true
+					in.CosCache, in.SinCache = randomTensor(r, f, T, D/2), randomTensor(r, f, T, D/2)
+				}
+				call := func() {
+					if _, err := RunGroupQueryAttention(e, a, in, GQAWant{SharedBuffer: true}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				allocs[P] = testing.AllocsPerRun(20, call)
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				for range 20 {
+					call()
+				}
+				runtime.ReadMemStats(&m1)
+				bytes[P] = (m1.TotalAlloc - m0.TotalAlloc) / 20
+			}
+			if allocs[16] != allocs[4096] || bytes[4096] > bytes[16]+1024 {
+				t.Errorf("%v, rotary %v: %v allocations and %d bytes per call at P = 16, %v and %d at P = 4096",
+					f, rotary, allocs[16], bytes[16], allocs[4096], bytes[4096])
+			}
+			t.Logf("%v, rotary %v: %v allocations and %d bytes per call", f, rotary, allocs[16], bytes[16])
 		}
 	}
 }
