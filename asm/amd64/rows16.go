@@ -146,6 +146,7 @@ func genScoreRows16(l lanes16, w widen16) {
 		XORQ(c, c)
 		if l.pairsBF16 {
 			scorePairsBF16(name, acc, q, c, full, row, func() {
+				ahead(32)
 				ADDQ(U8(32), k)
 				if R == 8 {
 					ADDQ(U8(32), k4)
@@ -200,13 +201,14 @@ func genScoreRows16(l lanes16, w widen16) {
 
 // scoreAhead16 returns what a step of an R-row block of genScoreRows16
 // that reads step bytes of each row calls to prefetch, in address order,
-// as many bytes multiAhead rows on (nothing for the avx2 kernels and the
-// single rows). Without it the blocks, which read eight rows side by side,
-// streamed K from memory at the rate of one stream; from memory the
-// prefetches ask for more lines at once, as scoreRowsMulti's do (measured:
-// docs/performance/amd-epyc-zen5.md#the-decode-step-against-its-roofline-2026-12-07).
+// as many bytes multiAhead rows on (nothing for the single rows). Without
+// it the blocks, which read eight rows side by side, streamed K from
+// memory at the rate of one stream; from memory the prefetches ask for
+// more lines at once, as scoreRowsMulti's do (measured:
+// docs/performance/amd-epyc-zen5.md#the-decode-step-against-its-roofline-2026-12-07,
+// and for avx2 docs/performance/amd-epyc-zen3.md#the-one-row-kernels-over-16-bit-and-int8-rows-ask-ahead).
 func scoreAhead16(l lanes16, R int, d, k, stride Register) func(step int) {
-	if l.lanes != 16 || R == 1 {
+	if R == 1 {
 		return func(int) {}
 	}
 	next := GP64()
@@ -255,7 +257,7 @@ func genBlendRows16(l lanes16, wd widen16) {
 	}
 
 	if l.pairsBF16 {
-		blendPairsBF16(acc, d, v, over)
+		blendPairsBF16(acc, d, v, over, ahead)
 	}
 	for _, C := range []int{8, 4, 2, 1} {
 		name := fmt.Sprintf("%s_cols%d", fn, C)
@@ -298,14 +300,11 @@ func genBlendRows16(l lanes16, wd widen16) {
 
 // blendAhead16 returns what genBlendRows16's loop over the rows calls
 // with each row and the bytes of it a pass reads, to prefetch those bytes
-// of the row multiAhead rows on where they lie inside v (nothing for the
-// avx2 kernels): a prefetch stays inside its kernel's slice (see
-// keepInside). A compare and a branch per row, where clamping the address
-// (two LEAQs and a CMOV) took 5-7% more time from the L3.
+// of the row multiAhead rows on where they lie inside v: a prefetch stays
+// inside its kernel's slice (see keepInside). A compare and a branch per
+// row, where clamping the address (two LEAQs and a CMOV) took 5-7% more
+// time from the L3.
 func blendAhead16(l lanes16, v, stride Register) func(row Register, bytes int) {
-	if l.lanes != 16 {
-		return func(Register, int) {}
-	}
 	widest := 2 * l.lanes * 8 // the bytes of the widest pass, eight vectors
 	far, limit := GP64(), GP64()
 	IMUL3Q(U32(multiAhead), stride, far)
@@ -366,7 +365,7 @@ func scorePairsBF16(name string, acc []VecVirtual, q, c, full Register, row func
 // in order as the chunk is stored. Each column still adds its rows in
 // order, so the sums are those of the plain loop. over(name, add) emits
 // the walk over the rows; acc, d and v advance past each chunk.
-func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVirtual, row Register))) {
+func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVirtual, row Register)), ahead func(row Register, bytes int)) {
 	hi := YMM()
 	VBROADCASTSS(vec32("bf16_hi", 0xffff0000), hi)
 	for _, C := range []int{4, 2, 1} {
@@ -390,6 +389,7 @@ func blendPairsBF16(acc, d, v Register, over func(name string, add func(wb VecVi
 				VFMADD231PS(e, wb, ae[j])
 				VFMADD231PS(x, wb, ao[j])
 			}
+			ahead(row, 32*C)
 		})
 		for j := range C {
 			lo, hi2 := joinPairs(ae[j], ao[j])

@@ -77,6 +77,17 @@ func genScoreRowsI8Y() {
 			LEAQ(Mem{Base: k, Index: stride, Scale: 4}, k4)
 		}
 		row := func(r int) Mem { m := rowAddr(k, k4, stride, s3, r); m.Disp += 4; return m }
+		var next Register
+		if R == 8 {
+			// As scoreAhead16: the block multiAhead rows on, in address
+			// order, a line a step; the last line at the block's end.
+			next = GP64()
+			IMUL3Q(U32(multiAhead), stride, next)
+			ADDQ(k, next)
+			reach := GP64()
+			LEAQ(Mem{Base: next, Index: stride, Scale: 8}, reach)
+			keepInside("k", 0, reach, [2]Register{k, next})
+		}
 		acc := zeros(R)
 		c := GP64()
 		XORQ(c, c)
@@ -94,6 +105,8 @@ func genScoreRowsI8Y() {
 		ADDQ(U8(8), k)
 		if R == 8 {
 			ADDQ(U8(8), k4)
+			PREFETCHT0(Mem{Base: next})
+			ADDQ(U8(64), next)
 		}
 		JMP(LabelRef(name + "_chunk"))
 		Label(name + "_tail")
@@ -109,6 +122,7 @@ func genScoreRowsI8Y() {
 		Label(name + "_reduce")
 		SUBQ(c, k)
 		if R == 8 {
+			PREFETCHT0(Mem{Base: next})
 			SUBQ(c, k4)
 			s := sums8(acc)
 			lo, hi := XMM(), XMM()
@@ -142,8 +156,9 @@ func genScoreRowsI8Y() {
 	RET()
 }
 
-// genBlendRowsI8Y is genBlendRowsI8 on eight lanes, without prefetches:
-// passes of 8, 4, 2 and 1 vectors of columns, then the last d%8 columns.
+// genBlendRowsI8Y is genBlendRowsI8 on eight lanes: passes of 8, 4, 2 and
+// 1 vectors of columns, then the last d%8 columns. Each row of a pass asks
+// for its pass's bytes multiAhead rows on, as blendAhead16 does.
 func genBlendRowsI8Y() {
 	acc := Load(Param("acc").Base(), GP64())
 	d := Load(Param("acc").Len(), GP64())
@@ -153,6 +168,21 @@ func genBlendRowsI8Y() {
 	stride := Load(Param("stride"), GP64())
 	back := GP64() // minus the bytes v has moved past the rows' starts
 	XORQ(back, back)
+	far, limit := GP64(), GP64()
+	IMUL3Q(U32(multiAhead), stride, far)
+	MOVQ(argAddr(Param("v").Len()), limit)
+	LEAQ(Mem{Base: v, Index: limit, Scale: 1, Disp: -(4 + 64)}, limit)
+	SUBQ(far, limit) // the last row whose prefetch stays inside v
+	ahead := func(row Register, bytes int) {
+		parts[fn]++
+		skip := fmt.Sprintf("%s_ahead%d", fn, parts[fn])
+		CMPQ(row, limit)
+		JA(LabelRef(skip))
+		// The pass's bytes from row+4, which need not start a line.
+		PREFETCHT0(Mem{Base: row, Index: far, Scale: 1, Disp: 4})
+		PREFETCHT0(Mem{Base: row, Index: far, Scale: 1, Disp: 4 + bytes - 1})
+		Label(skip)
+	}
 	over := func(name string, add func(wb VecVirtual, row Register)) {
 		wp, vp, r := GP64(), GP64(), GP64()
 		MOVQ(w, wp)
@@ -188,6 +218,7 @@ func genBlendRowsI8Y() {
 				widenI8Y(Mem{Base: row, Disp: 4 + 8*j}, t)
 				VFMADD231PS(t, wb, a[j])
 			}
+			ahead(row, 8*C)
 		})
 		for j := range a {
 			VMOVUPS(a[j], Mem{Base: acc, Disp: 32 * j})

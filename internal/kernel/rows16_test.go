@@ -206,6 +206,9 @@ func widen(h []uint16, f func(uint16) float32) []float32 {
 func score16Case(gen func(*kernelArgs, int) []uint16, f func(uint16) float32, kernel func([]float32, []uint16, int, []float32)) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		rows, stride := 1+n%20, n+3
+		if n%8 == 3 {
+			rows = aheadRows // past the rows the kernels ask for ahead
+		}
 		k, q, dst := gen(a, rowsLen(rows, stride, n)), a.floats(n, 2), a.floats(rows, 1)
 		kernel(dst, k, stride, q)
 		kf := widen(k, f)
@@ -222,6 +225,9 @@ func score16Case(gen func(*kernelArgs, int) []uint16, f func(uint16) float32, ke
 func blend16Case(gen func(*kernelArgs, int) []uint16, f func(uint16) float32, kernel func([]float32, []float32, []uint16, int)) kernelCase {
 	return func(a *kernelArgs, n int) []result {
 		rows, stride := 5, n+2
+		if n%8 == 3 {
+			rows = aheadRows
+		}
 		acc, w, v := a.floats(n, 2), a.floats(rows, 1), gen(a, rowsLen(rows, stride, n))
 		vf := widen(v, f)
 		bound := make([]float64, n)

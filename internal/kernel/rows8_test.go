@@ -70,8 +70,16 @@ func absDotI8(k []int8, stride, i int, q []float32) float64 {
 	return s * t
 }
 
+// aheadRows is a row count past the 32 rows on (and the block of eight
+// after them) for which the one-row kernels ask as they go: their cases
+// take it at one size in eight, so that the asks are not all clamped.
+const aheadRows = 48
+
 func scoreI8Case(a *kernelArgs, n int) []result {
 	rows, stride := 1+n%20, n+4+n%3
+	if n%8 == 3 {
+		rows = aheadRows
+	}
 	k, q, dst := a.i8Rows(rows, stride, n), a.floats(n, 2), a.floats(rows, 1)
 	ScoreRowsI8(dst, k, stride, q)
 	bound := make([]float64, rows)
@@ -83,6 +91,9 @@ func scoreI8Case(a *kernelArgs, n int) []result {
 
 func blendI8Case(a *kernelArgs, n int) []result {
 	rows, stride := 5, n+4+n%5
+	if n%8 == 3 {
+		rows = aheadRows
+	}
 	acc, w, v := a.floats(n, 2), a.floats(rows, 1), a.i8Rows(rows, stride, n)
 	bound := make([]float64, n)
 	for j := range bound {

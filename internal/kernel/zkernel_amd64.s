@@ -25486,7 +25486,7 @@ blend_done:
 	RET
 
 // func scoreRowsF16AVX2(dst []float32, k []uint16, stride int, q []float32)
-// Requires: AVX, F16C, FMA3
+// Requires: AVX, CMOV, F16C, FMA3, MMX+
 TEXT ·scoreRowsF16AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
@@ -25497,57 +25497,69 @@ TEXT ·scoreRowsF16AVX2(SB), NOSPLIT, $0-80
 	SHLQ $0x01, BX
 	MOVQ DI, R8
 	ANDQ $0x00000007, R8
-	ANDQ $-8, DI
-	SHLQ $0x01, DI
+	MOVQ DI, R9
+	ANDQ $-8, R9
+	SHLQ $0x01, R9
 
 scoreRowsF16AVX2_rows8:
-	CMPQ   CX, $0x08
-	JL     scoreRowsF16AVX2_rows8_next
-	LEAQ   (BX)(BX*2), R9
-	LEAQ   (DX)(BX*4), R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	XORQ   R11, R11
+	CMPQ    CX, $0x08
+	JL      scoreRowsF16AVX2_rows8_next
+	LEAQ    (BX)(BX*2), R10
+	LEAQ    (DX)(BX*4), R11
+	IMUL3Q  $0x00000020, BX, R12
+	ADDQ    DX, R12
+	IMUL3Q  $0x00000010, DI, R13
+	ADDQ    R12, R13
+	SUBQ    k_base+24(FP), R13
+	SHRQ    $0x01, R13
+	CMPQ    R13, k_len+32(FP)
+	CMOVQHI DX, R12
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	XORQ    R13, R13
 
 scoreRowsF16AVX2_rows8_chunk:
-	CMPQ        R11, DI
+	CMPQ        R13, R9
 	JAE         scoreRowsF16AVX2_rows8_tail
-	VMOVUPS     (SI)(R11*2), Y8
+	VMOVUPS     (SI)(R13*2), Y8
 	VCVTPH2PS   (DX), Y9
 	VFMADD231PS Y9, Y8, Y0
 	VCVTPH2PS   (DX)(BX*1), Y9
 	VFMADD231PS Y9, Y8, Y1
 	VCVTPH2PS   (DX)(BX*2), Y9
 	VFMADD231PS Y9, Y8, Y2
-	VCVTPH2PS   (DX)(R9*1), Y9
+	VCVTPH2PS   (DX)(R10*1), Y9
 	VFMADD231PS Y9, Y8, Y3
-	VCVTPH2PS   (R10), Y9
+	VCVTPH2PS   (R11), Y9
 	VFMADD231PS Y9, Y8, Y4
-	VCVTPH2PS   (R10)(BX*1), Y9
+	VCVTPH2PS   (R11)(BX*1), Y9
 	VFMADD231PS Y9, Y8, Y5
-	VCVTPH2PS   (R10)(BX*2), Y9
+	VCVTPH2PS   (R11)(BX*2), Y9
 	VFMADD231PS Y9, Y8, Y6
-	VCVTPH2PS   (R10)(R9*1), Y9
+	VCVTPH2PS   (R11)(R10*1), Y9
 	VFMADD231PS Y9, Y8, Y7
-	ADDQ        $0x10, R11
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	ADDQ        $0x00000080, R12
+	ADDQ        $0x10, R13
 	ADDQ        $0x10, DX
-	ADDQ        $0x10, R10
+	ADDQ        $0x10, R11
 	JMP         scoreRowsF16AVX2_rows8_chunk
 
 scoreRowsF16AVX2_rows8_tail:
 	TESTQ      R8, R8
 	JZ         scoreRowsF16AVX2_rows8_reduce
 	LEAQ       masktable<>+0(SB), R12
-	MOVQ       $0x00000008, R13
-	SUBQ       R8, R13
-	VMOVDQU    (R12)(R13*4), Y8
-	VMASKMOVPS (SI)(R11*2), Y8, Y8
+	MOVQ       $0x00000008, R14
+	SUBQ       R8, R14
+	VMOVDQU    (R12)(R14*4), Y8
+	VMASKMOVPS (SI)(R13*2), Y8, Y8
 	VXORPS     X9, X9, X9
 	MOVWLZX    (DX), R12
 	VPINSRW    $0x00, R12, X9, X9
@@ -25642,155 +25654,155 @@ scoreRowsF16AVX2_part3:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y2
 	VXORPS      X9, X9, X9
-	MOVWLZX     (DX)(R9*1), R12
+	MOVWLZX     (DX)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsF16AVX2_part4
-	MOVWLZX     2(DX)(R9*1), R12
+	MOVWLZX     2(DX)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsF16AVX2_part4
-	MOVWLZX     4(DX)(R9*1), R12
+	MOVWLZX     4(DX)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsF16AVX2_part4
-	MOVWLZX     6(DX)(R9*1), R12
+	MOVWLZX     6(DX)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsF16AVX2_part4
-	MOVWLZX     8(DX)(R9*1), R12
+	MOVWLZX     8(DX)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsF16AVX2_part4
-	MOVWLZX     10(DX)(R9*1), R12
+	MOVWLZX     10(DX)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsF16AVX2_part4
-	MOVWLZX     12(DX)(R9*1), R12
+	MOVWLZX     12(DX)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsF16AVX2_part4:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y3
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10), R12
+	MOVWLZX     (R11), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsF16AVX2_part5
-	MOVWLZX     2(R10), R12
+	MOVWLZX     2(R11), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsF16AVX2_part5
-	MOVWLZX     4(R10), R12
+	MOVWLZX     4(R11), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsF16AVX2_part5
-	MOVWLZX     6(R10), R12
+	MOVWLZX     6(R11), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsF16AVX2_part5
-	MOVWLZX     8(R10), R12
+	MOVWLZX     8(R11), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsF16AVX2_part5
-	MOVWLZX     10(R10), R12
+	MOVWLZX     10(R11), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsF16AVX2_part5
-	MOVWLZX     12(R10), R12
+	MOVWLZX     12(R11), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsF16AVX2_part5:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y4
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10)(BX*1), R12
+	MOVWLZX     (R11)(BX*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsF16AVX2_part6
-	MOVWLZX     2(R10)(BX*1), R12
+	MOVWLZX     2(R11)(BX*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsF16AVX2_part6
-	MOVWLZX     4(R10)(BX*1), R12
+	MOVWLZX     4(R11)(BX*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsF16AVX2_part6
-	MOVWLZX     6(R10)(BX*1), R12
+	MOVWLZX     6(R11)(BX*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsF16AVX2_part6
-	MOVWLZX     8(R10)(BX*1), R12
+	MOVWLZX     8(R11)(BX*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsF16AVX2_part6
-	MOVWLZX     10(R10)(BX*1), R12
+	MOVWLZX     10(R11)(BX*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsF16AVX2_part6
-	MOVWLZX     12(R10)(BX*1), R12
+	MOVWLZX     12(R11)(BX*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsF16AVX2_part6:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y5
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10)(BX*2), R12
+	MOVWLZX     (R11)(BX*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsF16AVX2_part7
-	MOVWLZX     2(R10)(BX*2), R12
+	MOVWLZX     2(R11)(BX*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsF16AVX2_part7
-	MOVWLZX     4(R10)(BX*2), R12
+	MOVWLZX     4(R11)(BX*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsF16AVX2_part7
-	MOVWLZX     6(R10)(BX*2), R12
+	MOVWLZX     6(R11)(BX*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsF16AVX2_part7
-	MOVWLZX     8(R10)(BX*2), R12
+	MOVWLZX     8(R11)(BX*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsF16AVX2_part7
-	MOVWLZX     10(R10)(BX*2), R12
+	MOVWLZX     10(R11)(BX*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsF16AVX2_part7
-	MOVWLZX     12(R10)(BX*2), R12
+	MOVWLZX     12(R11)(BX*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsF16AVX2_part7:
 	VCVTPH2PS   X9, Y9
 	VFMADD231PS Y9, Y8, Y6
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10)(R9*1), R12
+	MOVWLZX     (R11)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsF16AVX2_part8
-	MOVWLZX     2(R10)(R9*1), R12
+	MOVWLZX     2(R11)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsF16AVX2_part8
-	MOVWLZX     4(R10)(R9*1), R12
+	MOVWLZX     4(R11)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsF16AVX2_part8
-	MOVWLZX     6(R10)(R9*1), R12
+	MOVWLZX     6(R11)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsF16AVX2_part8
-	MOVWLZX     8(R10)(R9*1), R12
+	MOVWLZX     8(R11)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsF16AVX2_part8
-	MOVWLZX     10(R10)(R9*1), R12
+	MOVWLZX     10(R11)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsF16AVX2_part8
-	MOVWLZX     12(R10)(R9*1), R12
+	MOVWLZX     12(R11)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsF16AVX2_part8:
@@ -25808,10 +25820,10 @@ scoreRowsF16AVX2_rows8_reduce:
 	VPERM2F128 $0x31, Y1, Y0, Y0
 	VADDPS     Y0, Y2, Y2
 	VMOVUPS    Y2, (AX)
-	SUBQ       R11, DX
-	MOVQ       BX, R9
-	IMUL3Q     $0x08, R9, R9
-	ADDQ       R9, DX
+	SUBQ       R13, DX
+	MOVQ       BX, R10
+	IMUL3Q     $0x08, R10, R10
+	ADDQ       R10, DX
 	ADDQ       $0x20, AX
 	SUBQ       $0x08, CX
 	JMP        scoreRowsF16AVX2_rows8
@@ -25820,17 +25832,17 @@ scoreRowsF16AVX2_rows8_next:
 scoreRowsF16AVX2_rows1:
 	CMPQ   CX, $0x01
 	JL     scoreRowsF16AVX2_rows1_next
-	LEAQ   (BX)(BX*2), R9
+	LEAQ   (BX)(BX*2), DI
 	VXORPS Y0, Y0, Y0
-	XORQ   R9, R9
+	XORQ   DI, DI
 
 scoreRowsF16AVX2_rows1_chunk:
-	CMPQ        R9, DI
+	CMPQ        DI, R9
 	JAE         scoreRowsF16AVX2_rows1_tail
-	VMOVUPS     (SI)(R9*2), Y1
+	VMOVUPS     (SI)(DI*2), Y1
 	VCVTPH2PS   (DX), Y2
 	VFMADD231PS Y2, Y1, Y0
-	ADDQ        $0x10, R9
+	ADDQ        $0x10, DI
 	ADDQ        $0x10, DX
 	JMP         scoreRowsF16AVX2_rows1_chunk
 
@@ -25841,7 +25853,7 @@ scoreRowsF16AVX2_rows1_tail:
 	MOVQ       $0x00000008, R11
 	SUBQ       R8, R11
 	VMOVDQU    (R10)(R11*4), Y1
-	VMASKMOVPS (SI)(R9*2), Y1, Y1
+	VMASKMOVPS (SI)(DI*2), Y1, Y1
 	VXORPS     X2, X2, X2
 	MOVWLZX    (DX), R10
 	VPINSRW    $0x00, R10, X2, X2
@@ -25882,9 +25894,9 @@ scoreRowsF16AVX2_rows1_reduce:
 	VMOVHLPS     X0, X1, X1
 	VADDSS       X1, X0, X0
 	VMOVSS       X0, (AX)
-	SUBQ         R9, DX
-	MOVQ         BX, R9
-	ADDQ         R9, DX
+	SUBQ         DI, DX
+	MOVQ         BX, DI
+	ADDQ         DI, DX
 	ADDQ         $0x04, AX
 	SUBQ         $0x01, CX
 	JMP          scoreRowsF16AVX2_rows1
@@ -25894,15 +25906,19 @@ scoreRowsF16AVX2_rows1_next:
 	RET
 
 // func blendRowsF16AVX2(acc []float32, w []float32, v []uint16, stride int)
-// Requires: AVX, F16C, FMA3
+// Requires: AVX, F16C, FMA3, MMX+
 TEXT ·blendRowsF16AVX2(SB), NOSPLIT, $0-80
-	MOVQ acc_base+0(FP), AX
-	MOVQ acc_len+8(FP), CX
-	MOVQ w_base+24(FP), DX
-	MOVQ w_len+32(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	SHLQ $0x01, DI
+	MOVQ   acc_base+0(FP), AX
+	MOVQ   acc_len+8(FP), CX
+	MOVQ   w_base+24(FP), DX
+	MOVQ   w_len+32(FP), BX
+	MOVQ   v_base+48(FP), SI
+	MOVQ   stride+72(FP), DI
+	SHLQ   $0x01, DI
+	IMUL3Q $0x00000020, DI, R8
+	MOVQ   v_len+56(FP), R9
+	LEAQ   -128(SI)(R9*2), R9
+	SUBQ   R8, R9
 
 blendRowsF16AVX2_cols8:
 	CMPQ    CX, $0x00000040
@@ -25915,34 +25931,40 @@ blendRowsF16AVX2_cols8:
 	VMOVUPS 160(AX), Y5
 	VMOVUPS 192(AX), Y6
 	VMOVUPS 224(AX), Y7
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX2_cols8_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX2_cols8_end
-	VBROADCASTSS (R8), Y8
-	VCVTPH2PS    (R9), Y9
+	VBROADCASTSS (R10), Y8
+	VCVTPH2PS    (R11), Y9
 	VFMADD231PS  Y9, Y8, Y0
-	VCVTPH2PS    16(R9), Y9
+	VCVTPH2PS    16(R11), Y9
 	VFMADD231PS  Y9, Y8, Y1
-	VCVTPH2PS    32(R9), Y9
+	VCVTPH2PS    32(R11), Y9
 	VFMADD231PS  Y9, Y8, Y2
-	VCVTPH2PS    48(R9), Y9
+	VCVTPH2PS    48(R11), Y9
 	VFMADD231PS  Y9, Y8, Y3
-	VCVTPH2PS    64(R9), Y9
+	VCVTPH2PS    64(R11), Y9
 	VFMADD231PS  Y9, Y8, Y4
-	VCVTPH2PS    80(R9), Y9
+	VCVTPH2PS    80(R11), Y9
 	VFMADD231PS  Y9, Y8, Y5
-	VCVTPH2PS    96(R9), Y9
+	VCVTPH2PS    96(R11), Y9
 	VFMADD231PS  Y9, Y8, Y6
-	VCVTPH2PS    112(R9), Y9
+	VCVTPH2PS    112(R11), Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsF16AVX2_cols8_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX2_ahead1
+	PREFETCHT0   (R11)(R8*1)
+	PREFETCHT0   64(R11)(R8*1)
+
+blendRowsF16AVX2_ahead1:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX2_cols8_row
 
 blendRowsF16AVX2_cols8_end:
 	VMOVUPS Y0, (AX)
@@ -25966,26 +25988,31 @@ blendRowsF16AVX2_cols4:
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
 	VMOVUPS 96(AX), Y3
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX2_cols4_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX2_cols4_end
-	VBROADCASTSS (R8), Y4
-	VCVTPH2PS    (R9), Y5
+	VBROADCASTSS (R10), Y4
+	VCVTPH2PS    (R11), Y5
 	VFMADD231PS  Y5, Y4, Y0
-	VCVTPH2PS    16(R9), Y5
+	VCVTPH2PS    16(R11), Y5
 	VFMADD231PS  Y5, Y4, Y1
-	VCVTPH2PS    32(R9), Y5
+	VCVTPH2PS    32(R11), Y5
 	VFMADD231PS  Y5, Y4, Y2
-	VCVTPH2PS    48(R9), Y5
+	VCVTPH2PS    48(R11), Y5
 	VFMADD231PS  Y5, Y4, Y3
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsF16AVX2_cols4_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX2_ahead2
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsF16AVX2_ahead2:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX2_cols4_row
 
 blendRowsF16AVX2_cols4_end:
 	VMOVUPS Y0, (AX)
@@ -26003,22 +26030,27 @@ blendRowsF16AVX2_cols2:
 	JL      blendRowsF16AVX2_cols2_next
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX2_cols2_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX2_cols2_end
-	VBROADCASTSS (R8), Y2
-	VCVTPH2PS    (R9), Y3
+	VBROADCASTSS (R10), Y2
+	VCVTPH2PS    (R11), Y3
 	VFMADD231PS  Y3, Y2, Y0
-	VCVTPH2PS    16(R9), Y3
+	VCVTPH2PS    16(R11), Y3
 	VFMADD231PS  Y3, Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsF16AVX2_cols2_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX2_ahead3
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsF16AVX2_ahead3:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX2_cols2_row
 
 blendRowsF16AVX2_cols2_end:
 	VMOVUPS Y0, (AX)
@@ -26033,20 +26065,25 @@ blendRowsF16AVX2_cols1:
 	CMPQ    CX, $0x00000008
 	JL      blendRowsF16AVX2_cols1_next
 	VMOVUPS (AX), Y0
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsF16AVX2_cols1_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsF16AVX2_cols1_end
-	VBROADCASTSS (R8), Y1
-	VCVTPH2PS    (R9), Y2
+	VBROADCASTSS (R10), Y1
+	VCVTPH2PS    (R11), Y2
 	VFMADD231PS  Y2, Y1, Y0
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsF16AVX2_cols1_row
+	CMPQ         R11, R9
+	JA           blendRowsF16AVX2_ahead4
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsF16AVX2_ahead4:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsF16AVX2_cols1_row
 
 blendRowsF16AVX2_cols1_end:
 	VMOVUPS Y0, (AX)
@@ -26113,7 +26150,7 @@ blendRowsF16AVX2_done:
 	RET
 
 // func scoreRowsBF16AVX2(dst []float32, k []uint16, stride int, q []float32)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
 TEXT ·scoreRowsBF16AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
@@ -26124,14 +26161,23 @@ TEXT ·scoreRowsBF16AVX2(SB), NOSPLIT, $0-80
 	SHLQ $0x01, BX
 	MOVQ DI, R8
 	ANDQ $0x00000007, R8
-	ANDQ $-8, DI
-	SHLQ $0x01, DI
+	MOVQ DI, R9
+	ANDQ $-8, R9
+	SHLQ $0x01, R9
 
 scoreRowsBF16AVX2_rows8:
 	CMPQ         CX, $0x08
 	JL           scoreRowsBF16AVX2_rows8_next
-	LEAQ         (BX)(BX*2), R9
-	LEAQ         (DX)(BX*4), R10
+	LEAQ         (BX)(BX*2), R10
+	LEAQ         (DX)(BX*4), R11
+	IMUL3Q       $0x00000020, BX, R12
+	ADDQ         DX, R12
+	IMUL3Q       $0x00000010, DI, R13
+	ADDQ         R12, R13
+	SUBQ         k_base+24(FP), R13
+	SHRQ         $0x01, R13
+	CMPQ         R13, k_len+32(FP)
+	CMOVQHI      DX, R12
 	VXORPS       Y0, Y0, Y0
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
@@ -26140,15 +26186,15 @@ scoreRowsBF16AVX2_rows8:
 	VXORPS       Y5, Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VXORPS       Y7, Y7, Y7
-	XORQ         R11, R11
+	XORQ         R13, R13
 	VBROADCASTSS bf16_hi<>+0(SB), Y8
 
 scoreRowsBF16AVX2_rows8_pairs:
-	LEAQ        32(R11), R12
-	CMPQ        R12, DI
+	LEAQ        32(R13), R14
+	CMPQ        R14, R9
 	JA          scoreRowsBF16AVX2_rows8_chunk
-	VMOVUPS     (SI)(R11*2), Y9
-	VMOVUPS     32(SI)(R11*2), Y10
+	VMOVUPS     (SI)(R13*2), Y9
+	VMOVUPS     32(SI)(R13*2), Y10
 	VSHUFPS     $0x88, Y10, Y9, Y11
 	VPERMPD     $0xd8, Y11, Y11
 	VSHUFPS     $0xdd, Y10, Y9, Y9
@@ -26168,40 +26214,45 @@ scoreRowsBF16AVX2_rows8_pairs:
 	VPAND       Y8, Y10, Y10
 	VFMADD231PS Y12, Y11, Y2
 	VFMADD231PS Y10, Y9, Y2
-	VMOVDQU     (DX)(R9*1), Y10
+	VMOVDQU     (DX)(R10*1), Y10
 	VPSLLD      $0x10, Y10, Y12
 	VPAND       Y8, Y10, Y10
 	VFMADD231PS Y12, Y11, Y3
 	VFMADD231PS Y10, Y9, Y3
-	VMOVDQU     (R10), Y10
+	VMOVDQU     (R11), Y10
 	VPSLLD      $0x10, Y10, Y12
 	VPAND       Y8, Y10, Y10
 	VFMADD231PS Y12, Y11, Y4
 	VFMADD231PS Y10, Y9, Y4
-	VMOVDQU     (R10)(BX*1), Y10
+	VMOVDQU     (R11)(BX*1), Y10
 	VPSLLD      $0x10, Y10, Y12
 	VPAND       Y8, Y10, Y10
 	VFMADD231PS Y12, Y11, Y5
 	VFMADD231PS Y10, Y9, Y5
-	VMOVDQU     (R10)(BX*2), Y10
+	VMOVDQU     (R11)(BX*2), Y10
 	VPSLLD      $0x10, Y10, Y12
 	VPAND       Y8, Y10, Y10
 	VFMADD231PS Y12, Y11, Y6
 	VFMADD231PS Y10, Y9, Y6
-	VMOVDQU     (R10)(R9*1), Y10
+	VMOVDQU     (R11)(R10*1), Y10
 	VPSLLD      $0x10, Y10, Y12
 	VPAND       Y8, Y10, Y10
 	VFMADD231PS Y12, Y11, Y7
 	VFMADD231PS Y10, Y9, Y7
-	ADDQ        $0x20, R11
+	ADDQ        $0x20, R13
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	PREFETCHT0  128(R12)
+	PREFETCHT0  192(R12)
+	ADDQ        $0x00000100, R12
 	ADDQ        $0x20, DX
-	ADDQ        $0x20, R10
+	ADDQ        $0x20, R11
 	JMP         scoreRowsBF16AVX2_rows8_pairs
 
 scoreRowsBF16AVX2_rows8_chunk:
-	CMPQ        R11, DI
+	CMPQ        R13, R9
 	JAE         scoreRowsBF16AVX2_rows8_tail
-	VMOVUPS     (SI)(R11*2), Y8
+	VMOVUPS     (SI)(R13*2), Y8
 	VPMOVZXWD   (DX), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
@@ -26211,34 +26262,37 @@ scoreRowsBF16AVX2_rows8_chunk:
 	VPMOVZXWD   (DX)(BX*2), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
-	VPMOVZXWD   (DX)(R9*1), Y9
+	VPMOVZXWD   (DX)(R10*1), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
-	VPMOVZXWD   (R10), Y9
+	VPMOVZXWD   (R11), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
-	VPMOVZXWD   (R10)(BX*1), Y9
+	VPMOVZXWD   (R11)(BX*1), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
-	VPMOVZXWD   (R10)(BX*2), Y9
+	VPMOVZXWD   (R11)(BX*2), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
-	VPMOVZXWD   (R10)(R9*1), Y9
+	VPMOVZXWD   (R11)(R10*1), Y9
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
-	ADDQ        $0x10, R11
+	PREFETCHT0  (R12)
+	PREFETCHT0  64(R12)
+	ADDQ        $0x00000080, R12
+	ADDQ        $0x10, R13
 	ADDQ        $0x10, DX
-	ADDQ        $0x10, R10
+	ADDQ        $0x10, R11
 	JMP         scoreRowsBF16AVX2_rows8_chunk
 
 scoreRowsBF16AVX2_rows8_tail:
 	TESTQ      R8, R8
 	JZ         scoreRowsBF16AVX2_rows8_reduce
 	LEAQ       masktable<>+0(SB), R12
-	MOVQ       $0x00000008, R13
-	SUBQ       R8, R13
-	VMOVDQU    (R12)(R13*4), Y8
-	VMASKMOVPS (SI)(R11*2), Y8, Y8
+	MOVQ       $0x00000008, R14
+	SUBQ       R8, R14
+	VMOVDQU    (R12)(R14*4), Y8
+	VMASKMOVPS (SI)(R13*2), Y8, Y8
 	VXORPS     X9, X9, X9
 	MOVWLZX    (DX), R12
 	VPINSRW    $0x00, R12, X9, X9
@@ -26336,31 +26390,31 @@ scoreRowsBF16AVX2_part3:
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
 	VXORPS      X9, X9, X9
-	MOVWLZX     (DX)(R9*1), R12
+	MOVWLZX     (DX)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsBF16AVX2_part4
-	MOVWLZX     2(DX)(R9*1), R12
+	MOVWLZX     2(DX)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsBF16AVX2_part4
-	MOVWLZX     4(DX)(R9*1), R12
+	MOVWLZX     4(DX)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsBF16AVX2_part4
-	MOVWLZX     6(DX)(R9*1), R12
+	MOVWLZX     6(DX)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsBF16AVX2_part4
-	MOVWLZX     8(DX)(R9*1), R12
+	MOVWLZX     8(DX)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsBF16AVX2_part4
-	MOVWLZX     10(DX)(R9*1), R12
+	MOVWLZX     10(DX)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsBF16AVX2_part4
-	MOVWLZX     12(DX)(R9*1), R12
+	MOVWLZX     12(DX)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsBF16AVX2_part4:
@@ -26368,31 +26422,31 @@ scoreRowsBF16AVX2_part4:
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10), R12
+	MOVWLZX     (R11), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsBF16AVX2_part5
-	MOVWLZX     2(R10), R12
+	MOVWLZX     2(R11), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsBF16AVX2_part5
-	MOVWLZX     4(R10), R12
+	MOVWLZX     4(R11), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsBF16AVX2_part5
-	MOVWLZX     6(R10), R12
+	MOVWLZX     6(R11), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsBF16AVX2_part5
-	MOVWLZX     8(R10), R12
+	MOVWLZX     8(R11), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsBF16AVX2_part5
-	MOVWLZX     10(R10), R12
+	MOVWLZX     10(R11), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsBF16AVX2_part5
-	MOVWLZX     12(R10), R12
+	MOVWLZX     12(R11), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsBF16AVX2_part5:
@@ -26400,31 +26454,31 @@ scoreRowsBF16AVX2_part5:
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10)(BX*1), R12
+	MOVWLZX     (R11)(BX*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsBF16AVX2_part6
-	MOVWLZX     2(R10)(BX*1), R12
+	MOVWLZX     2(R11)(BX*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsBF16AVX2_part6
-	MOVWLZX     4(R10)(BX*1), R12
+	MOVWLZX     4(R11)(BX*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsBF16AVX2_part6
-	MOVWLZX     6(R10)(BX*1), R12
+	MOVWLZX     6(R11)(BX*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsBF16AVX2_part6
-	MOVWLZX     8(R10)(BX*1), R12
+	MOVWLZX     8(R11)(BX*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsBF16AVX2_part6
-	MOVWLZX     10(R10)(BX*1), R12
+	MOVWLZX     10(R11)(BX*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsBF16AVX2_part6
-	MOVWLZX     12(R10)(BX*1), R12
+	MOVWLZX     12(R11)(BX*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsBF16AVX2_part6:
@@ -26432,31 +26486,31 @@ scoreRowsBF16AVX2_part6:
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10)(BX*2), R12
+	MOVWLZX     (R11)(BX*2), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsBF16AVX2_part7
-	MOVWLZX     2(R10)(BX*2), R12
+	MOVWLZX     2(R11)(BX*2), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsBF16AVX2_part7
-	MOVWLZX     4(R10)(BX*2), R12
+	MOVWLZX     4(R11)(BX*2), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsBF16AVX2_part7
-	MOVWLZX     6(R10)(BX*2), R12
+	MOVWLZX     6(R11)(BX*2), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsBF16AVX2_part7
-	MOVWLZX     8(R10)(BX*2), R12
+	MOVWLZX     8(R11)(BX*2), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsBF16AVX2_part7
-	MOVWLZX     10(R10)(BX*2), R12
+	MOVWLZX     10(R11)(BX*2), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsBF16AVX2_part7
-	MOVWLZX     12(R10)(BX*2), R12
+	MOVWLZX     12(R11)(BX*2), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsBF16AVX2_part7:
@@ -26464,31 +26518,31 @@ scoreRowsBF16AVX2_part7:
 	VPSLLD      $0x10, Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
 	VXORPS      X9, X9, X9
-	MOVWLZX     (R10)(R9*1), R12
+	MOVWLZX     (R11)(R10*1), R12
 	VPINSRW     $0x00, R12, X9, X9
 	CMPQ        R8, $0x01
 	JBE         scoreRowsBF16AVX2_part8
-	MOVWLZX     2(R10)(R9*1), R12
+	MOVWLZX     2(R11)(R10*1), R12
 	VPINSRW     $0x01, R12, X9, X9
 	CMPQ        R8, $0x02
 	JBE         scoreRowsBF16AVX2_part8
-	MOVWLZX     4(R10)(R9*1), R12
+	MOVWLZX     4(R11)(R10*1), R12
 	VPINSRW     $0x02, R12, X9, X9
 	CMPQ        R8, $0x03
 	JBE         scoreRowsBF16AVX2_part8
-	MOVWLZX     6(R10)(R9*1), R12
+	MOVWLZX     6(R11)(R10*1), R12
 	VPINSRW     $0x03, R12, X9, X9
 	CMPQ        R8, $0x04
 	JBE         scoreRowsBF16AVX2_part8
-	MOVWLZX     8(R10)(R9*1), R12
+	MOVWLZX     8(R11)(R10*1), R12
 	VPINSRW     $0x04, R12, X9, X9
 	CMPQ        R8, $0x05
 	JBE         scoreRowsBF16AVX2_part8
-	MOVWLZX     10(R10)(R9*1), R12
+	MOVWLZX     10(R11)(R10*1), R12
 	VPINSRW     $0x05, R12, X9, X9
 	CMPQ        R8, $0x06
 	JBE         scoreRowsBF16AVX2_part8
-	MOVWLZX     12(R10)(R9*1), R12
+	MOVWLZX     12(R11)(R10*1), R12
 	VPINSRW     $0x06, R12, X9, X9
 
 scoreRowsBF16AVX2_part8:
@@ -26507,10 +26561,10 @@ scoreRowsBF16AVX2_rows8_reduce:
 	VPERM2F128 $0x31, Y1, Y0, Y0
 	VADDPS     Y0, Y2, Y2
 	VMOVUPS    Y2, (AX)
-	SUBQ       R11, DX
-	MOVQ       BX, R9
-	IMUL3Q     $0x08, R9, R9
-	ADDQ       R9, DX
+	SUBQ       R13, DX
+	MOVQ       BX, R10
+	IMUL3Q     $0x08, R10, R10
+	ADDQ       R10, DX
 	ADDQ       $0x20, AX
 	SUBQ       $0x08, CX
 	JMP        scoreRowsBF16AVX2_rows8
@@ -26519,17 +26573,17 @@ scoreRowsBF16AVX2_rows8_next:
 scoreRowsBF16AVX2_rows1:
 	CMPQ         CX, $0x01
 	JL           scoreRowsBF16AVX2_rows1_next
-	LEAQ         (BX)(BX*2), R9
+	LEAQ         (BX)(BX*2), DI
 	VXORPS       Y0, Y0, Y0
-	XORQ         R9, R9
+	XORQ         DI, DI
 	VBROADCASTSS bf16_hi<>+0(SB), Y1
 
 scoreRowsBF16AVX2_rows1_pairs:
-	LEAQ        32(R9), R10
-	CMPQ        R10, DI
+	LEAQ        32(DI), R10
+	CMPQ        R10, R9
 	JA          scoreRowsBF16AVX2_rows1_chunk
-	VMOVUPS     (SI)(R9*2), Y2
-	VMOVUPS     32(SI)(R9*2), Y3
+	VMOVUPS     (SI)(DI*2), Y2
+	VMOVUPS     32(SI)(DI*2), Y3
 	VSHUFPS     $0x88, Y3, Y2, Y4
 	VPERMPD     $0xd8, Y4, Y4
 	VSHUFPS     $0xdd, Y3, Y2, Y2
@@ -26539,18 +26593,18 @@ scoreRowsBF16AVX2_rows1_pairs:
 	VPAND       Y1, Y3, Y3
 	VFMADD231PS Y5, Y4, Y0
 	VFMADD231PS Y3, Y2, Y0
-	ADDQ        $0x20, R9
+	ADDQ        $0x20, DI
 	ADDQ        $0x20, DX
 	JMP         scoreRowsBF16AVX2_rows1_pairs
 
 scoreRowsBF16AVX2_rows1_chunk:
-	CMPQ        R9, DI
+	CMPQ        DI, R9
 	JAE         scoreRowsBF16AVX2_rows1_tail
-	VMOVUPS     (SI)(R9*2), Y1
+	VMOVUPS     (SI)(DI*2), Y1
 	VPMOVZXWD   (DX), Y2
 	VPSLLD      $0x10, Y2, Y2
 	VFMADD231PS Y2, Y1, Y0
-	ADDQ        $0x10, R9
+	ADDQ        $0x10, DI
 	ADDQ        $0x10, DX
 	JMP         scoreRowsBF16AVX2_rows1_chunk
 
@@ -26561,7 +26615,7 @@ scoreRowsBF16AVX2_rows1_tail:
 	MOVQ       $0x00000008, R11
 	SUBQ       R8, R11
 	VMOVDQU    (R10)(R11*4), Y1
-	VMASKMOVPS (SI)(R9*2), Y1, Y1
+	VMASKMOVPS (SI)(DI*2), Y1, Y1
 	VXORPS     X2, X2, X2
 	MOVWLZX    (DX), R10
 	VPINSRW    $0x00, R10, X2, X2
@@ -26603,9 +26657,9 @@ scoreRowsBF16AVX2_rows1_reduce:
 	VMOVHLPS     X0, X1, X1
 	VADDSS       X1, X0, X0
 	VMOVSS       X0, (AX)
-	SUBQ         R9, DX
-	MOVQ         BX, R9
-	ADDQ         R9, DX
+	SUBQ         DI, DX
+	MOVQ         BX, DI
+	ADDQ         DI, DX
 	ADDQ         $0x04, AX
 	SUBQ         $0x01, CX
 	JMP          scoreRowsBF16AVX2_rows1
@@ -26625,7 +26679,7 @@ DATA bf16_hi<>+28(SB)/4, $0xffff0000
 GLOBL bf16_hi<>(SB), RODATA|NOPTR, $32
 
 // func blendRowsBF16AVX2(acc []float32, w []float32, v []uint16, stride int)
-// Requires: AVX, AVX2, FMA3
+// Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·blendRowsBF16AVX2(SB), NOSPLIT, $0-80
 	MOVQ         acc_base+0(FP), AX
 	MOVQ         acc_len+8(FP), CX
@@ -26634,6 +26688,10 @@ TEXT ·blendRowsBF16AVX2(SB), NOSPLIT, $0-80
 	MOVQ         v_base+48(FP), SI
 	MOVQ         stride+72(FP), DI
 	SHLQ         $0x01, DI
+	IMUL3Q       $0x00000020, DI, R8
+	MOVQ         v_len+56(FP), R9
+	LEAQ         -128(SI)(R9*2), R9
+	SUBQ         R8, R9
 	VBROADCASTSS bf16_hi<>+0(SB), Y0
 
 blendRowsBF16AVX2_pairs4:
@@ -26663,38 +26721,44 @@ blendRowsBF16AVX2_pairs4:
 	VPERMPD $0xd8, Y9, Y9
 	VSHUFPS $0xdd, Y8, Y6, Y6
 	VPERMPD $0xd8, Y6, Y6
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX2_pairs4_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX2_pairs4_end
-	VBROADCASTSS (R8), Y8
-	VMOVDQU      (R9), Y10
+	VBROADCASTSS (R10), Y8
+	VMOVDQU      (R11), Y10
 	VPSLLD       $0x10, Y10, Y11
 	VPAND        Y0, Y10, Y10
 	VFMADD231PS  Y11, Y8, Y3
 	VFMADD231PS  Y10, Y8, Y1
-	VMOVDQU      32(R9), Y10
+	VMOVDQU      32(R11), Y10
 	VPSLLD       $0x10, Y10, Y11
 	VPAND        Y0, Y10, Y10
 	VFMADD231PS  Y11, Y8, Y5
 	VFMADD231PS  Y10, Y8, Y2
-	VMOVDQU      64(R9), Y10
+	VMOVDQU      64(R11), Y10
 	VPSLLD       $0x10, Y10, Y11
 	VPAND        Y0, Y10, Y10
 	VFMADD231PS  Y11, Y8, Y7
 	VFMADD231PS  Y10, Y8, Y4
-	VMOVDQU      96(R9), Y10
+	VMOVDQU      96(R11), Y10
 	VPSLLD       $0x10, Y10, Y11
 	VPAND        Y0, Y10, Y10
 	VFMADD231PS  Y11, Y8, Y9
 	VFMADD231PS  Y10, Y8, Y6
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsBF16AVX2_pairs4_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX2_ahead1
+	PREFETCHT0   (R11)(R8*1)
+	PREFETCHT0   64(R11)(R8*1)
+
+blendRowsBF16AVX2_ahead1:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX2_pairs4_row
 
 blendRowsBF16AVX2_pairs4_end:
 	VPERMPD   $0xd8, Y3, Y3
@@ -26742,28 +26806,33 @@ blendRowsBF16AVX2_pairs2:
 	VPERMPD $0xd8, Y5, Y5
 	VSHUFPS $0xdd, Y4, Y2, Y2
 	VPERMPD $0xd8, Y2, Y2
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX2_pairs2_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX2_pairs2_end
-	VBROADCASTSS (R8), Y4
-	VMOVDQU      (R9), Y6
+	VBROADCASTSS (R10), Y4
+	VMOVDQU      (R11), Y6
 	VPSLLD       $0x10, Y6, Y7
 	VPAND        Y0, Y6, Y6
 	VFMADD231PS  Y7, Y4, Y3
 	VFMADD231PS  Y6, Y4, Y1
-	VMOVDQU      32(R9), Y6
+	VMOVDQU      32(R11), Y6
 	VPSLLD       $0x10, Y6, Y7
 	VPAND        Y0, Y6, Y6
 	VFMADD231PS  Y7, Y4, Y5
 	VFMADD231PS  Y6, Y4, Y2
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsBF16AVX2_pairs2_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX2_ahead2
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsBF16AVX2_ahead2:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX2_pairs2_row
 
 blendRowsBF16AVX2_pairs2_end:
 	VPERMPD   $0xd8, Y3, Y3
@@ -26793,23 +26862,28 @@ blendRowsBF16AVX2_pairs1:
 	VPERMPD $0xd8, Y3, Y3
 	VSHUFPS $0xdd, Y2, Y1, Y1
 	VPERMPD $0xd8, Y1, Y1
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX2_pairs1_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX2_pairs1_end
-	VBROADCASTSS (R8), Y2
-	VMOVDQU      (R9), Y4
+	VBROADCASTSS (R10), Y2
+	VMOVDQU      (R11), Y4
 	VPSLLD       $0x10, Y4, Y5
 	VPAND        Y0, Y4, Y4
 	VFMADD231PS  Y5, Y2, Y3
 	VFMADD231PS  Y4, Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsBF16AVX2_pairs1_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX2_ahead3
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsBF16AVX2_ahead3:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX2_pairs1_row
 
 blendRowsBF16AVX2_pairs1_end:
 	VPERMPD   $0xd8, Y3, Y3
@@ -26835,42 +26909,48 @@ blendRowsBF16AVX2_cols8:
 	VMOVUPS 160(AX), Y5
 	VMOVUPS 192(AX), Y6
 	VMOVUPS 224(AX), Y7
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX2_cols8_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX2_cols8_end
-	VBROADCASTSS (R8), Y8
-	VPMOVZXWD    (R9), Y9
+	VBROADCASTSS (R10), Y8
+	VPMOVZXWD    (R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y0
-	VPMOVZXWD    16(R9), Y9
+	VPMOVZXWD    16(R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y1
-	VPMOVZXWD    32(R9), Y9
+	VPMOVZXWD    32(R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y2
-	VPMOVZXWD    48(R9), Y9
+	VPMOVZXWD    48(R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y3
-	VPMOVZXWD    64(R9), Y9
+	VPMOVZXWD    64(R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y4
-	VPMOVZXWD    80(R9), Y9
+	VPMOVZXWD    80(R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y5
-	VPMOVZXWD    96(R9), Y9
+	VPMOVZXWD    96(R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
-	VPMOVZXWD    112(R9), Y9
+	VPMOVZXWD    112(R11), Y9
 	VPSLLD       $0x10, Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsBF16AVX2_cols8_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX2_ahead4
+	PREFETCHT0   (R11)(R8*1)
+	PREFETCHT0   64(R11)(R8*1)
+
+blendRowsBF16AVX2_ahead4:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX2_cols8_row
 
 blendRowsBF16AVX2_cols8_end:
 	VMOVUPS Y0, (AX)
@@ -26894,30 +26974,35 @@ blendRowsBF16AVX2_cols4:
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
 	VMOVUPS 96(AX), Y3
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX2_cols4_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX2_cols4_end
-	VBROADCASTSS (R8), Y4
-	VPMOVZXWD    (R9), Y5
+	VBROADCASTSS (R10), Y4
+	VPMOVZXWD    (R11), Y5
 	VPSLLD       $0x10, Y5, Y5
 	VFMADD231PS  Y5, Y4, Y0
-	VPMOVZXWD    16(R9), Y5
+	VPMOVZXWD    16(R11), Y5
 	VPSLLD       $0x10, Y5, Y5
 	VFMADD231PS  Y5, Y4, Y1
-	VPMOVZXWD    32(R9), Y5
+	VPMOVZXWD    32(R11), Y5
 	VPSLLD       $0x10, Y5, Y5
 	VFMADD231PS  Y5, Y4, Y2
-	VPMOVZXWD    48(R9), Y5
+	VPMOVZXWD    48(R11), Y5
 	VPSLLD       $0x10, Y5, Y5
 	VFMADD231PS  Y5, Y4, Y3
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsBF16AVX2_cols4_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX2_ahead5
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsBF16AVX2_ahead5:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX2_cols4_row
 
 blendRowsBF16AVX2_cols4_end:
 	VMOVUPS Y0, (AX)
@@ -26935,24 +27020,29 @@ blendRowsBF16AVX2_cols2:
 	JL      blendRowsBF16AVX2_cols2_next
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX2_cols2_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX2_cols2_end
-	VBROADCASTSS (R8), Y2
-	VPMOVZXWD    (R9), Y3
+	VBROADCASTSS (R10), Y2
+	VPMOVZXWD    (R11), Y3
 	VPSLLD       $0x10, Y3, Y3
 	VFMADD231PS  Y3, Y2, Y0
-	VPMOVZXWD    16(R9), Y3
+	VPMOVZXWD    16(R11), Y3
 	VPSLLD       $0x10, Y3, Y3
 	VFMADD231PS  Y3, Y2, Y1
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsBF16AVX2_cols2_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX2_ahead6
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsBF16AVX2_ahead6:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX2_cols2_row
 
 blendRowsBF16AVX2_cols2_end:
 	VMOVUPS Y0, (AX)
@@ -26967,21 +27057,26 @@ blendRowsBF16AVX2_cols1:
 	CMPQ    CX, $0x00000008
 	JL      blendRowsBF16AVX2_cols1_next
 	VMOVUPS (AX), Y0
-	MOVQ    DX, R8
-	MOVQ    SI, R9
-	MOVQ    BX, R10
+	MOVQ    DX, R10
+	MOVQ    SI, R11
+	MOVQ    BX, R12
 
 blendRowsBF16AVX2_cols1_row:
-	TESTQ        R10, R10
+	TESTQ        R12, R12
 	JZ           blendRowsBF16AVX2_cols1_end
-	VBROADCASTSS (R8), Y1
-	VPMOVZXWD    (R9), Y2
+	VBROADCASTSS (R10), Y1
+	VPMOVZXWD    (R11), Y2
 	VPSLLD       $0x10, Y2, Y2
 	VFMADD231PS  Y2, Y1, Y0
-	ADDQ         $0x04, R8
-	ADDQ         DI, R9
-	DECQ         R10
-	JMP          blendRowsBF16AVX2_cols1_row
+	CMPQ         R11, R9
+	JA           blendRowsBF16AVX2_ahead7
+	PREFETCHT0   (R11)(R8*1)
+
+blendRowsBF16AVX2_ahead7:
+	ADDQ $0x04, R10
+	ADDQ DI, R11
+	DECQ R12
+	JMP  blendRowsBF16AVX2_cols1_row
 
 blendRowsBF16AVX2_cols1_end:
 	VMOVUPS Y0, (AX)
@@ -39279,8 +39374,8 @@ bmulti16a_done:
 	RET
 
 // func scoreRowsI8AVX2(dst []float32, k []int8, stride int, q []float32)
-// Requires: AVX, AVX2, FMA3, SSE2
-TEXT ·scoreRowsI8AVX2(SB), NOSPLIT, $0-80
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+, SSE2
+TEXT ·scoreRowsI8AVX2(SB), NOSPLIT, $8-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ k_base+24(FP), DX
@@ -39291,24 +39386,30 @@ TEXT ·scoreRowsI8AVX2(SB), NOSPLIT, $0-80
 	ANDQ $-8, R8
 
 scoreRowsI8AVX2_rows8:
-	CMPQ   CX, $0x08
-	JL     scoreRowsI8AVX2_rows8_next
-	LEAQ   (BX)(BX*2), R9
-	LEAQ   (DX)(BX*4), R10
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	XORQ   R11, R11
+	CMPQ    CX, $0x08
+	JL      scoreRowsI8AVX2_rows8_next
+	LEAQ    (BX)(BX*2), R9
+	LEAQ    (DX)(BX*4), R10
+	IMUL3Q  $0x00000020, BX, R11
+	ADDQ    DX, R11
+	LEAQ    (R11)(BX*8), R12
+	SUBQ    k_base+24(FP), R12
+	CMPQ    R12, k_len+32(FP)
+	CMOVQHI DX, R11
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	XORQ    R12, R12
 
 scoreRowsI8AVX2_rows8_chunk:
-	CMPQ        R11, R8
+	CMPQ        R12, R8
 	JAE         scoreRowsI8AVX2_rows8_tail
-	VMOVUPS     (SI)(R11*4), Y8
+	VMOVUPS     (SI)(R12*4), Y8
 	VPMOVSXBD   4(DX), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
@@ -39333,127 +39434,130 @@ scoreRowsI8AVX2_rows8_chunk:
 	VPMOVSXBD   4(R10)(R9*1), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
-	ADDQ        $0x08, R11
+	ADDQ        $0x08, R12
 	ADDQ        $0x08, DX
 	ADDQ        $0x08, R10
+	PREFETCHT0  (R11)
+	ADDQ        $0x40, R11
 	JMP         scoreRowsI8AVX2_rows8_chunk
 
 scoreRowsI8AVX2_rows8_tail:
-	MOVQ       DI, R12
-	ANDQ       $0x07, R12
+	MOVQ       DI, R13
+	ANDQ       $0x07, R13
 	JZ         scoreRowsI8AVX2_rows8_reduce
-	LEAQ       masktable<>+0(SB), R13
-	MOVQ       $0x00000008, R14
-	SUBQ       R12, R14
-	VMOVDQU    (R13)(R14*4), Y8
-	VMASKMOVPS (SI)(R11*4), Y8, Y8
-	XORQ       R13, R13
-	LEAQ       4(DX), R14
-	MOVQ       R12, R15
+	LEAQ       masktable<>+0(SB), R14
+	MOVQ       $0x00000008, R15
+	SUBQ       R13, R15
+	VMOVDQU    (R14)(R15*4), Y8
+	VMASKMOVPS (SI)(R12*4), Y8, Y8
+	XORQ       R14, R14
+	LEAQ       4(DX), R15
+	MOVQ       R13, BP
 
 scoreRowsI8AVX2_part1:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R15*1), R13
-	DECQ        R15
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
 	JNZ         scoreRowsI8AVX2_part1
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
-	XORQ        R13, R13
-	LEAQ        4(DX)(BX*1), R14
-	MOVQ        R12, R15
+	XORQ        R14, R14
+	LEAQ        4(DX)(BX*1), R15
+	MOVQ        R13, BP
 
 scoreRowsI8AVX2_part2:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R15*1), R13
-	DECQ        R15
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
 	JNZ         scoreRowsI8AVX2_part2
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y1
-	XORQ        R13, R13
-	LEAQ        4(DX)(BX*2), R14
-	MOVQ        R12, R15
+	XORQ        R14, R14
+	LEAQ        4(DX)(BX*2), R15
+	MOVQ        R13, BP
 
 scoreRowsI8AVX2_part3:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R15*1), R13
-	DECQ        R15
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
 	JNZ         scoreRowsI8AVX2_part3
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
-	XORQ        R13, R13
-	LEAQ        4(DX)(R9*1), R14
-	MOVQ        R12, R15
+	XORQ        R14, R14
+	LEAQ        4(DX)(R9*1), R15
+	MOVQ        R13, BP
 
 scoreRowsI8AVX2_part4:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R15*1), R13
-	DECQ        R15
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
 	JNZ         scoreRowsI8AVX2_part4
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
-	XORQ        R13, R13
-	LEAQ        4(R10), R14
-	MOVQ        R12, R15
+	XORQ        R14, R14
+	LEAQ        4(R10), R15
+	MOVQ        R13, BP
 
 scoreRowsI8AVX2_part5:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R15*1), R13
-	DECQ        R15
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
 	JNZ         scoreRowsI8AVX2_part5
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
-	XORQ        R13, R13
-	LEAQ        4(R10)(BX*1), R14
-	MOVQ        R12, R15
+	XORQ        R14, R14
+	LEAQ        4(R10)(BX*1), R15
+	MOVQ        R13, BP
 
 scoreRowsI8AVX2_part6:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R15*1), R13
-	DECQ        R15
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
 	JNZ         scoreRowsI8AVX2_part6
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
-	XORQ        R13, R13
-	LEAQ        4(R10)(BX*2), R14
-	MOVQ        R12, R15
+	XORQ        R14, R14
+	LEAQ        4(R10)(BX*2), R15
+	MOVQ        R13, BP
 
 scoreRowsI8AVX2_part7:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R15*1), R13
-	DECQ        R15
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(BP*1), R14
+	DECQ        BP
 	JNZ         scoreRowsI8AVX2_part7
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
-	XORQ        R13, R13
-	LEAQ        4(R10)(R9*1), R14
+	XORQ        R14, R14
+	LEAQ        4(R10)(R9*1), R15
 
 scoreRowsI8AVX2_part8:
-	SHLQ        $0x08, R13
-	MOVB        -1(R14)(R12*1), R13
-	DECQ        R12
+	SHLQ        $0x08, R14
+	MOVB        -1(R15)(R13*1), R14
+	DECQ        R13
 	JNZ         scoreRowsI8AVX2_part8
-	MOVQ        R13, X9
+	MOVQ        R14, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
 
 scoreRowsI8AVX2_rows8_reduce:
-	SUBQ        R11, DX
-	SUBQ        R11, R10
+	SUBQ        R12, DX
+	PREFETCHT0  (R11)
+	SUBQ        R12, R10
 	VHADDPS     Y1, Y0, Y0
 	VHADDPS     Y3, Y2, Y1
 	VHADDPS     Y5, Y4, Y2
@@ -39543,15 +39647,19 @@ scoreRowsI8AVX2_rows1_next:
 	RET
 
 // func blendRowsI8AVX2(acc []float32, w []float32, v []int8, stride int)
-// Requires: AVX, AVX2, FMA3, SSE2
+// Requires: AVX, AVX2, FMA3, MMX+, SSE2
 TEXT ·blendRowsI8AVX2(SB), NOSPLIT, $0-80
-	MOVQ acc_base+0(FP), AX
-	MOVQ acc_len+8(FP), CX
-	MOVQ w_base+24(FP), DX
-	MOVQ w_len+32(FP), BX
-	MOVQ v_base+48(FP), SI
-	MOVQ stride+72(FP), DI
-	XORQ R8, R8
+	MOVQ   acc_base+0(FP), AX
+	MOVQ   acc_len+8(FP), CX
+	MOVQ   w_base+24(FP), DX
+	MOVQ   w_len+32(FP), BX
+	MOVQ   v_base+48(FP), SI
+	MOVQ   stride+72(FP), DI
+	XORQ   R8, R8
+	IMUL3Q $0x00000020, DI, R9
+	MOVQ   v_len+56(FP), R10
+	LEAQ   -68(SI)(R10*1), R10
+	SUBQ   R9, R10
 
 blendRowsI8AVX2_cols8:
 	CMPQ    CX, $0x00000040
@@ -39564,44 +39672,50 @@ blendRowsI8AVX2_cols8:
 	VMOVUPS 160(AX), Y5
 	VMOVUPS 192(AX), Y6
 	VMOVUPS 224(AX), Y7
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
 
 blendRowsI8AVX2_cols8_row:
-	TESTQ        R11, R11
+	TESTQ        R13, R13
 	JZ           blendRowsI8AVX2_cols8_end
-	VMOVSS       (R9), X8
-	VMULSS       (R10)(R8*1), X8, X8
+	VMOVSS       (R11), X8
+	VMULSS       (R12)(R8*1), X8, X8
 	VBROADCASTSS X8, Y8
-	VPMOVSXBD    4(R10), Y9
+	VPMOVSXBD    4(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y0
-	VPMOVSXBD    12(R10), Y9
+	VPMOVSXBD    12(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y1
-	VPMOVSXBD    20(R10), Y9
+	VPMOVSXBD    20(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y2
-	VPMOVSXBD    28(R10), Y9
+	VPMOVSXBD    28(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y3
-	VPMOVSXBD    36(R10), Y9
+	VPMOVSXBD    36(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y4
-	VPMOVSXBD    44(R10), Y9
+	VPMOVSXBD    44(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y5
-	VPMOVSXBD    52(R10), Y9
+	VPMOVSXBD    52(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y6
-	VPMOVSXBD    60(R10), Y9
+	VPMOVSXBD    60(R12), Y9
 	VCVTDQ2PS    Y9, Y9
 	VFMADD231PS  Y9, Y8, Y7
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsI8AVX2_cols8_row
+	CMPQ         R12, R10
+	JA           blendRowsI8AVX2_ahead1
+	PREFETCHT0   4(R12)(R9*1)
+	PREFETCHT0   67(R12)(R9*1)
+
+blendRowsI8AVX2_ahead1:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX2_cols8_row
 
 blendRowsI8AVX2_cols8_end:
 	VMOVUPS Y0, (AX)
@@ -39626,32 +39740,38 @@ blendRowsI8AVX2_cols4:
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
 	VMOVUPS 96(AX), Y3
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
 
 blendRowsI8AVX2_cols4_row:
-	TESTQ        R11, R11
+	TESTQ        R13, R13
 	JZ           blendRowsI8AVX2_cols4_end
-	VMOVSS       (R9), X4
-	VMULSS       (R10)(R8*1), X4, X4
+	VMOVSS       (R11), X4
+	VMULSS       (R12)(R8*1), X4, X4
 	VBROADCASTSS X4, Y4
-	VPMOVSXBD    4(R10), Y5
+	VPMOVSXBD    4(R12), Y5
 	VCVTDQ2PS    Y5, Y5
 	VFMADD231PS  Y5, Y4, Y0
-	VPMOVSXBD    12(R10), Y5
+	VPMOVSXBD    12(R12), Y5
 	VCVTDQ2PS    Y5, Y5
 	VFMADD231PS  Y5, Y4, Y1
-	VPMOVSXBD    20(R10), Y5
+	VPMOVSXBD    20(R12), Y5
 	VCVTDQ2PS    Y5, Y5
 	VFMADD231PS  Y5, Y4, Y2
-	VPMOVSXBD    28(R10), Y5
+	VPMOVSXBD    28(R12), Y5
 	VCVTDQ2PS    Y5, Y5
 	VFMADD231PS  Y5, Y4, Y3
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsI8AVX2_cols4_row
+	CMPQ         R12, R10
+	JA           blendRowsI8AVX2_ahead2
+	PREFETCHT0   4(R12)(R9*1)
+	PREFETCHT0   35(R12)(R9*1)
+
+blendRowsI8AVX2_ahead2:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX2_cols4_row
 
 blendRowsI8AVX2_cols4_end:
 	VMOVUPS Y0, (AX)
@@ -39670,26 +39790,32 @@ blendRowsI8AVX2_cols2:
 	JL      blendRowsI8AVX2_cols2_next
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
 
 blendRowsI8AVX2_cols2_row:
-	TESTQ        R11, R11
+	TESTQ        R13, R13
 	JZ           blendRowsI8AVX2_cols2_end
-	VMOVSS       (R9), X2
-	VMULSS       (R10)(R8*1), X2, X2
+	VMOVSS       (R11), X2
+	VMULSS       (R12)(R8*1), X2, X2
 	VBROADCASTSS X2, Y2
-	VPMOVSXBD    4(R10), Y3
+	VPMOVSXBD    4(R12), Y3
 	VCVTDQ2PS    Y3, Y3
 	VFMADD231PS  Y3, Y2, Y0
-	VPMOVSXBD    12(R10), Y3
+	VPMOVSXBD    12(R12), Y3
 	VCVTDQ2PS    Y3, Y3
 	VFMADD231PS  Y3, Y2, Y1
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsI8AVX2_cols2_row
+	CMPQ         R12, R10
+	JA           blendRowsI8AVX2_ahead3
+	PREFETCHT0   4(R12)(R9*1)
+	PREFETCHT0   19(R12)(R9*1)
+
+blendRowsI8AVX2_ahead3:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX2_cols2_row
 
 blendRowsI8AVX2_cols2_end:
 	VMOVUPS Y0, (AX)
@@ -39705,23 +39831,29 @@ blendRowsI8AVX2_cols1:
 	CMPQ    CX, $0x00000008
 	JL      blendRowsI8AVX2_cols1_next
 	VMOVUPS (AX), Y0
-	MOVQ    DX, R9
-	MOVQ    SI, R10
-	MOVQ    BX, R11
+	MOVQ    DX, R11
+	MOVQ    SI, R12
+	MOVQ    BX, R13
 
 blendRowsI8AVX2_cols1_row:
-	TESTQ        R11, R11
+	TESTQ        R13, R13
 	JZ           blendRowsI8AVX2_cols1_end
-	VMOVSS       (R9), X1
-	VMULSS       (R10)(R8*1), X1, X1
+	VMOVSS       (R11), X1
+	VMULSS       (R12)(R8*1), X1, X1
 	VBROADCASTSS X1, Y1
-	VPMOVSXBD    4(R10), Y2
+	VPMOVSXBD    4(R12), Y2
 	VCVTDQ2PS    Y2, Y2
 	VFMADD231PS  Y2, Y1, Y0
-	ADDQ         $0x04, R9
-	ADDQ         DI, R10
-	DECQ         R11
-	JMP          blendRowsI8AVX2_cols1_row
+	CMPQ         R12, R10
+	JA           blendRowsI8AVX2_ahead4
+	PREFETCHT0   4(R12)(R9*1)
+	PREFETCHT0   11(R12)(R9*1)
+
+blendRowsI8AVX2_ahead4:
+	ADDQ $0x04, R11
+	ADDQ DI, R12
+	DECQ R13
+	JMP  blendRowsI8AVX2_cols1_row
 
 blendRowsI8AVX2_cols1_end:
 	VMOVUPS Y0, (AX)
@@ -39751,11 +39883,11 @@ blendRowsI8AVX2_part_row:
 	LEAQ         4(SI), R10
 	MOVQ         CX, R11
 
-blendRowsI8AVX2_part1:
+blendRowsI8AVX2_part5:
 	SHLQ        $0x08, R9
 	MOVB        -1(R10)(R11*1), R9
 	DECQ        R11
-	JNZ         blendRowsI8AVX2_part1
+	JNZ         blendRowsI8AVX2_part5
 	MOVQ        R9, X3
 	VPMOVSXBD   X3, Y3
 	VCVTDQ2PS   Y3, Y3
