@@ -94,12 +94,17 @@ func (m *Memory) blockRun(p *blockPass, q Matrix, i0 int) {
 	for g := range G {
 		qt, ot, ml := p.lanesOf(g)
 		// Scaled as Attend's prepare scales a query: the same products.
-		kernel.BlockIn(qt, q.rowsFrom(i0+g*kernel.BlockRows), q.stride, p.rows(g))
-		if p.f != 1 {
-			scale(p.f, qt)
-		}
-		if m.rotated() {
-			kernel.Hadamard(qt, p.d, kernel.BlockRows)
+		if R := p.rows(g); m.rotated() && len(p.st) >= R*p.d {
+			// Through the tile's scores, which no tile has yet.
+			rotatedLanes(qt, q.rowsFrom(i0+g*kernel.BlockRows), q.stride, R, p.d, p.f, p.st)
+		} else {
+			kernel.BlockIn(qt, q.rowsFrom(i0+g*kernel.BlockRows), q.stride, R)
+			if p.f != 1 {
+				scale(p.f, qt)
+			}
+			if m.rotated() {
+				kernel.Hadamard(qt, p.d, kernel.BlockRows)
+			}
 		}
 		if ks := m.channelKeys(); ks != nil {
 			mulChannels(qt, ks, kernel.BlockRows)

@@ -389,3 +389,29 @@ func quantRowsI8Case(a *kernelArgs, n int) []result {
 }
 
 func init() { kernelCases["quantRowsI8"] = quantRowsI8Case }
+
+// The block path turns its queries as rows (RotateRows) before they go
+// into the lanes, where it turned the lanes (Hadamard over BlockRows
+// lanes): the two agree bit for bit on every implementation, at widths
+// whose block takes the rows kernel (16 and up) and those that do not.
+func TestRotateRowsMatchesLanes(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(21)
+		for _, d := range []int{1, 2, 6, 8, 12, 16, 24, 48, 64, 80, 96, 128, 256} {
+			for _, R := range []int{1, 5, BlockRows} {
+				rows := testutil.Floats(r, R*d, 4)
+				lanes := make([]float32, BlockRows*d)
+				BlockIn(lanes, rows, d, R)
+				Hadamard(lanes, d, BlockRows)
+				RotateRows(rows, d)
+				got := make([]float32, BlockRows*d)
+				BlockIn(got, rows, d, R)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(lanes[i]) {
+						t.Fatalf("d %d, %d rows: lane %d of column %d is %v as rows, %v as lanes", d, R, i%BlockRows, i/BlockRows, got[i], lanes[i])
+					}
+				}
+			}
+		}
+	})
+}
