@@ -97,11 +97,15 @@ func blendI8Case(a *kernelArgs, n int) []result {
 	acc, w, v := a.floats(n, 2), a.floats(rows, 1), a.i8Rows(rows, stride, n)
 	bound := make([]float64, n)
 	for j := range bound {
-		abs := math.Abs(float64(acc[j]))
-		for i := range rows {
-			abs += math.Abs(float64(w[i]) * float64(dequant(v, stride, i, n)[j]))
+		bound[j] = math.Abs(float64(acc[j]))
+	}
+	for i := range rows {
+		for j, x := range dequant(v, stride, i, n) {
+			bound[j] += math.Abs(float64(w[i]) * float64(x))
 		}
-		bound[j] = reference.Gamma(rows+2)*abs + float64(rows+2)*0x1p-149
+	}
+	for j := range bound {
+		bound[j] = reference.Gamma(rows+2)*bound[j] + float64(rows+2)*0x1p-149
 	}
 	BlendRowsI8(acc, w, v, stride)
 	return []result{{"acc", acc, bound}}
