@@ -62,9 +62,9 @@ func genScoreRowsI8Y() {
 	k := Load(Param("k").Base(), GP64())
 	stride := Load(Param("stride"), GP64())
 	q := Load(Param("q").Base(), GP64())
-	d := Load(Param("q").Len(), GP64())
-	full := GP64()
-	MOVQ(d, full)
+	// d is read again where the tail needs it: the blocks' prefetch
+	// pointer takes its register.
+	full := Load(Param("q").Len(), GP64())
 	ANDQ(I32(-8), full)
 	for _, R := range []int{8, 1} {
 		name := fmt.Sprintf("%s_rows%d", fn, R)
@@ -110,8 +110,7 @@ func genScoreRowsI8Y() {
 		}
 		JMP(LabelRef(name + "_chunk"))
 		Label(name + "_tail")
-		rem := GP64()
-		MOVQ(d, rem)
+		rem := Load(Param("q").Len(), GP64())
 		ANDQ(U8(7), rem)
 		JZ(LabelRef(name + "_reduce"))
 		qt := YMM()

@@ -39375,27 +39375,26 @@ bmulti16a_done:
 
 // func scoreRowsI8AVX2(dst []float32, k []int8, stride int, q []float32)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+, SSE2
-TEXT ·scoreRowsI8AVX2(SB), NOSPLIT, $8-80
+TEXT ·scoreRowsI8AVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), AX
 	MOVQ dst_len+8(FP), CX
 	MOVQ k_base+24(FP), DX
 	MOVQ stride+48(FP), BX
 	MOVQ q_base+56(FP), SI
 	MOVQ q_len+64(FP), DI
-	MOVQ DI, R8
-	ANDQ $-8, R8
+	ANDQ $-8, DI
 
 scoreRowsI8AVX2_rows8:
 	CMPQ    CX, $0x08
 	JL      scoreRowsI8AVX2_rows8_next
-	LEAQ    (BX)(BX*2), R9
-	LEAQ    (DX)(BX*4), R10
-	IMUL3Q  $0x00000020, BX, R11
-	ADDQ    DX, R11
-	LEAQ    (R11)(BX*8), R12
-	SUBQ    k_base+24(FP), R12
-	CMPQ    R12, k_len+32(FP)
-	CMOVQHI DX, R11
+	LEAQ    (BX)(BX*2), R8
+	LEAQ    (DX)(BX*4), R9
+	IMUL3Q  $0x00000020, BX, R10
+	ADDQ    DX, R10
+	LEAQ    (R10)(BX*8), R11
+	SUBQ    k_base+24(FP), R11
+	CMPQ    R11, k_len+32(FP)
+	CMOVQHI DX, R10
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
@@ -39404,12 +39403,12 @@ scoreRowsI8AVX2_rows8:
 	VXORPS  Y5, Y5, Y5
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
-	XORQ    R12, R12
+	XORQ    R11, R11
 
 scoreRowsI8AVX2_rows8_chunk:
-	CMPQ        R12, R8
+	CMPQ        R11, DI
 	JAE         scoreRowsI8AVX2_rows8_tail
-	VMOVUPS     (SI)(R12*4), Y8
+	VMOVUPS     (SI)(R11*4), Y8
 	VPMOVSXBD   4(DX), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
@@ -39419,145 +39418,145 @@ scoreRowsI8AVX2_rows8_chunk:
 	VPMOVSXBD   4(DX)(BX*2), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
-	VPMOVSXBD   4(DX)(R9*1), Y9
+	VPMOVSXBD   4(DX)(R8*1), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
-	VPMOVSXBD   4(R10), Y9
+	VPMOVSXBD   4(R9), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
-	VPMOVSXBD   4(R10)(BX*1), Y9
+	VPMOVSXBD   4(R9)(BX*1), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
-	VPMOVSXBD   4(R10)(BX*2), Y9
+	VPMOVSXBD   4(R9)(BX*2), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
-	VPMOVSXBD   4(R10)(R9*1), Y9
+	VPMOVSXBD   4(R9)(R8*1), Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
-	ADDQ        $0x08, R12
+	ADDQ        $0x08, R11
 	ADDQ        $0x08, DX
-	ADDQ        $0x08, R10
-	PREFETCHT0  (R11)
-	ADDQ        $0x40, R11
+	ADDQ        $0x08, R9
+	PREFETCHT0  (R10)
+	ADDQ        $0x40, R10
 	JMP         scoreRowsI8AVX2_rows8_chunk
 
 scoreRowsI8AVX2_rows8_tail:
-	MOVQ       DI, R13
-	ANDQ       $0x07, R13
+	MOVQ       q_len+64(FP), R12
+	ANDQ       $0x07, R12
 	JZ         scoreRowsI8AVX2_rows8_reduce
-	LEAQ       masktable<>+0(SB), R14
-	MOVQ       $0x00000008, R15
-	SUBQ       R13, R15
-	VMOVDQU    (R14)(R15*4), Y8
-	VMASKMOVPS (SI)(R12*4), Y8, Y8
-	XORQ       R14, R14
-	LEAQ       4(DX), R15
-	MOVQ       R13, BP
+	LEAQ       masktable<>+0(SB), R13
+	MOVQ       $0x00000008, R14
+	SUBQ       R12, R14
+	VMOVDQU    (R13)(R14*4), Y8
+	VMASKMOVPS (SI)(R11*4), Y8, Y8
+	XORQ       R13, R13
+	LEAQ       4(DX), R14
+	MOVQ       R12, R15
 
 scoreRowsI8AVX2_part1:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(BP*1), R14
-	DECQ        BP
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
 	JNZ         scoreRowsI8AVX2_part1
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y0
-	XORQ        R14, R14
-	LEAQ        4(DX)(BX*1), R15
-	MOVQ        R13, BP
+	XORQ        R13, R13
+	LEAQ        4(DX)(BX*1), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part2:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(BP*1), R14
-	DECQ        BP
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
 	JNZ         scoreRowsI8AVX2_part2
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y1
-	XORQ        R14, R14
-	LEAQ        4(DX)(BX*2), R15
-	MOVQ        R13, BP
+	XORQ        R13, R13
+	LEAQ        4(DX)(BX*2), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part3:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(BP*1), R14
-	DECQ        BP
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
 	JNZ         scoreRowsI8AVX2_part3
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y2
-	XORQ        R14, R14
-	LEAQ        4(DX)(R9*1), R15
-	MOVQ        R13, BP
+	XORQ        R13, R13
+	LEAQ        4(DX)(R8*1), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part4:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(BP*1), R14
-	DECQ        BP
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
 	JNZ         scoreRowsI8AVX2_part4
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y3
-	XORQ        R14, R14
-	LEAQ        4(R10), R15
-	MOVQ        R13, BP
+	XORQ        R13, R13
+	LEAQ        4(R9), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part5:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(BP*1), R14
-	DECQ        BP
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
 	JNZ         scoreRowsI8AVX2_part5
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y4
-	XORQ        R14, R14
-	LEAQ        4(R10)(BX*1), R15
-	MOVQ        R13, BP
+	XORQ        R13, R13
+	LEAQ        4(R9)(BX*1), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part6:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(BP*1), R14
-	DECQ        BP
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
 	JNZ         scoreRowsI8AVX2_part6
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y5
-	XORQ        R14, R14
-	LEAQ        4(R10)(BX*2), R15
-	MOVQ        R13, BP
+	XORQ        R13, R13
+	LEAQ        4(R9)(BX*2), R14
+	MOVQ        R12, R15
 
 scoreRowsI8AVX2_part7:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(BP*1), R14
-	DECQ        BP
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R15*1), R13
+	DECQ        R15
 	JNZ         scoreRowsI8AVX2_part7
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y6
-	XORQ        R14, R14
-	LEAQ        4(R10)(R9*1), R15
+	XORQ        R13, R13
+	LEAQ        4(R9)(R8*1), R14
 
 scoreRowsI8AVX2_part8:
-	SHLQ        $0x08, R14
-	MOVB        -1(R15)(R13*1), R14
-	DECQ        R13
+	SHLQ        $0x08, R13
+	MOVB        -1(R14)(R12*1), R13
+	DECQ        R12
 	JNZ         scoreRowsI8AVX2_part8
-	MOVQ        R14, X9
+	MOVQ        R13, X9
 	VPMOVSXBD   X9, Y9
 	VCVTDQ2PS   Y9, Y9
 	VFMADD231PS Y9, Y8, Y7
 
 scoreRowsI8AVX2_rows8_reduce:
-	SUBQ        R12, DX
-	PREFETCHT0  (R11)
-	SUBQ        R12, R10
+	SUBQ        R11, DX
+	PREFETCHT0  (R10)
+	SUBQ        R11, R9
 	VHADDPS     Y1, Y0, Y0
 	VHADDPS     Y3, Y2, Y1
 	VHADDPS     Y5, Y4, Y2
@@ -39568,19 +39567,19 @@ scoreRowsI8AVX2_rows8_reduce:
 	VPERM2F128  $0x31, Y1, Y0, Y0
 	VADDPS      Y0, Y2, Y2
 	VMOVSS      (DX), X10
-	VMOVSS      (R10), X0
+	VMOVSS      (R9), X0
 	VINSERTPS   $0x10, (DX)(BX*1), X10, X10
-	VINSERTPS   $0x10, (R10)(BX*1), X0, X0
+	VINSERTPS   $0x10, (R9)(BX*1), X0, X0
 	VINSERTPS   $0x20, (DX)(BX*2), X10, X10
-	VINSERTPS   $0x20, (R10)(BX*2), X0, X0
-	VINSERTPS   $0x30, (DX)(R9*1), X10, X10
-	VINSERTPS   $0x30, (R10)(R9*1), X0, X0
+	VINSERTPS   $0x20, (R9)(BX*2), X0, X0
+	VINSERTPS   $0x30, (DX)(R8*1), X10, X10
+	VINSERTPS   $0x30, (R9)(R8*1), X0, X0
 	VINSERTF128 $0x01, X0, Y10, Y0
 	VMULPS      Y0, Y2, Y2
 	VMOVUPS     Y2, (AX)
-	MOVQ        BX, R9
-	SHLQ        $0x03, R9
-	ADDQ        R9, DX
+	MOVQ        BX, R8
+	SHLQ        $0x03, R8
+	ADDQ        R8, DX
 	ADDQ        $0x20, AX
 	SUBQ        $0x08, CX
 	JMP         scoreRowsI8AVX2_rows8
@@ -39589,45 +39588,45 @@ scoreRowsI8AVX2_rows8_next:
 scoreRowsI8AVX2_rows1:
 	CMPQ   CX, $0x01
 	JL     scoreRowsI8AVX2_rows1_next
-	LEAQ   (BX)(BX*2), R9
+	LEAQ   (BX)(BX*2), R8
 	VXORPS Y0, Y0, Y0
-	XORQ   R9, R9
+	XORQ   R8, R8
 
 scoreRowsI8AVX2_rows1_chunk:
-	CMPQ        R9, R8
+	CMPQ        R8, DI
 	JAE         scoreRowsI8AVX2_rows1_tail
-	VMOVUPS     (SI)(R9*4), Y1
+	VMOVUPS     (SI)(R8*4), Y1
 	VPMOVSXBD   4(DX), Y2
 	VCVTDQ2PS   Y2, Y2
 	VFMADD231PS Y2, Y1, Y0
-	ADDQ        $0x08, R9
+	ADDQ        $0x08, R8
 	ADDQ        $0x08, DX
 	JMP         scoreRowsI8AVX2_rows1_chunk
 
 scoreRowsI8AVX2_rows1_tail:
-	MOVQ       DI, R10
-	ANDQ       $0x07, R10
+	MOVQ       q_len+64(FP), R9
+	ANDQ       $0x07, R9
 	JZ         scoreRowsI8AVX2_rows1_reduce
-	LEAQ       masktable<>+0(SB), R11
-	MOVQ       $0x00000008, R12
-	SUBQ       R10, R12
-	VMOVDQU    (R11)(R12*4), Y1
-	VMASKMOVPS (SI)(R9*4), Y1, Y1
-	XORQ       R11, R11
-	LEAQ       4(DX), R12
+	LEAQ       masktable<>+0(SB), R10
+	MOVQ       $0x00000008, R11
+	SUBQ       R9, R11
+	VMOVDQU    (R10)(R11*4), Y1
+	VMASKMOVPS (SI)(R8*4), Y1, Y1
+	XORQ       R10, R10
+	LEAQ       4(DX), R11
 
 scoreRowsI8AVX2_part9:
-	SHLQ        $0x08, R11
-	MOVB        -1(R12)(R10*1), R11
-	DECQ        R10
+	SHLQ        $0x08, R10
+	MOVB        -1(R11)(R9*1), R10
+	DECQ        R9
 	JNZ         scoreRowsI8AVX2_part9
-	MOVQ        R11, X2
+	MOVQ        R10, X2
 	VPMOVSXBD   X2, Y2
 	VCVTDQ2PS   Y2, Y2
 	VFMADD231PS Y2, Y1, Y0
 
 scoreRowsI8AVX2_rows1_reduce:
-	SUBQ         R9, DX
+	SUBQ         R8, DX
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVSHDUP    X0, X1
@@ -39636,8 +39635,8 @@ scoreRowsI8AVX2_rows1_reduce:
 	VADDSS       X1, X0, X0
 	VMULSS       (DX), X0, X0
 	VMOVSS       X0, (AX)
-	MOVQ         BX, R9
-	ADDQ         R9, DX
+	MOVQ         BX, R8
+	ADDQ         R8, DX
 	ADDQ         $0x04, AX
 	SUBQ         $0x01, CX
 	JMP          scoreRowsI8AVX2_rows1
