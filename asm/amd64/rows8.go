@@ -79,14 +79,9 @@ func genScoreRowsI8Y() {
 		row := func(r int) Mem { m := rowAddr(k, k4, stride, s3, r); m.Disp += 4; return m }
 		var next Register
 		if R == 8 {
-			// As scoreAhead16: the block multiAhead rows on, in address
-			// order, a line a step; the last line at the block's end.
-			next = GP64()
-			IMUL3Q(U32(multiAhead), stride, next)
-			ADDQ(k, next)
-			reach := GP64()
-			LEAQ(Mem{Base: next, Index: stride, Scale: 8}, reach)
-			keepInside("k", 0, reach, [2]Register{k, next})
+			// As scoreAhead16: the block multiAhead rows on, a line a
+			// step; the last line at the block's end.
+			next = i8BlockAhead(k, stride, multiAhead)
 		}
 		acc := zeros(R)
 		c := GP64()

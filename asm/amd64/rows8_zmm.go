@@ -85,6 +85,21 @@ func genWidenRowsI8() {
 	RET()
 }
 
+// i8BlockAhead returns the pointer an eight-row int8 block of k (rows
+// stride bytes apart) prefetches from: the block ahead rows on, in
+// address order, kept inside k (see keepInside).
+func i8BlockAhead(k, stride Register, ahead int) Register {
+	next := GP64()
+	IMUL3Q(U32(ahead), stride, next)
+	ADDQ(k, next)
+	reach := GP64()
+	MOVQ(stride, reach)
+	SHLQ(U8(3), reach)
+	ADDQ(next, reach)
+	keepInside("k", 0, reach, [2]Register{k, next})
+	return next
+}
+
 // i8Ahead is how many rows ahead the one-row int8 kernels prefetch: a
 // row is a scale and d bytes, about half a 16-bit row, and from memory
 // they streamed the fastest asked for 128 rows on where the 16-bit
@@ -127,16 +142,9 @@ func genScoreRowsI8() {
 		row := func(r int) Mem { m := rowAddr(k, k4, stride, s3, r); m.Disp += 4; return m }
 		var next Register
 		if R == 8 {
-			// The eight rows i8Ahead on, in address order, two lines
-			// a step of sixteen elements, kept inside k.
-			next = GP64()
-			IMUL3Q(U32(i8Ahead), stride, next)
-			ADDQ(k, next)
-			reach := GP64()
-			MOVQ(stride, reach)
-			SHLQ(U8(3), reach)
-			ADDQ(next, reach)
-			keepInside("k", 0, reach, [2]Register{k, next})
+			// The eight rows i8Ahead on, two lines a step of sixteen
+			// elements.
+			next = i8BlockAhead(k, stride, i8Ahead)
 		}
 		acc := zerosZ(R)
 		c := GP64() // elements of each row done

@@ -39391,7 +39391,9 @@ scoreRowsI8AVX2_rows8:
 	LEAQ    (DX)(BX*4), R9
 	IMUL3Q  $0x00000020, BX, R10
 	ADDQ    DX, R10
-	LEAQ    (R10)(BX*8), R11
+	MOVQ    BX, R11
+	SHLQ    $0x03, R11
+	ADDQ    R10, R11
 	SUBQ    k_base+24(FP), R11
 	CMPQ    R11, k_len+32(FP)
 	CMOVQHI DX, R10
