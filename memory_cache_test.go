@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/glancelab/attention/internal/kernel"
+	"github.com/glancelab/attention/internal/reference"
 	"github.com/glancelab/attention/internal/testutil"
 )
 
@@ -422,6 +423,21 @@ func TestAttendManyWideValues(t *testing.T) {
 			c.withMasks(r, 4)
 			c.p.src = src
 			c.check(t, fmt.Sprintf("%s dv=%d", c.p.scorer, kernel.MaxCall+3))
+		}
+	})
+}
+
+// Over an I8 cache the block path turns a block's queries in its score
+// tile, which is shorter than sixteen rows where the keys are wider than
+// 512 (the tile is then fewer keys than a row has columns): AttendMany
+// over such widths still matches the oracle and Attend.
+func TestMemoryCacheWideI8Block(t *testing.T) {
+	testutil.ForEachImpl(t, func(t *testing.T) {
+		r := testutil.Rand(5)
+		for _, d := range []int{512, 640, 1024} {
+			c := newManyCase(t, r, reference.KindScaledDot, 20, 40, d, d, 48, 8)
+			c.p.src = memSource{cache: true, typ: I8}
+			c.check(t, fmt.Sprintf("d=%d", d))
 		}
 	})
 }

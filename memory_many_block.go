@@ -61,9 +61,12 @@ func (m *Memory) attendBlocks(ctx, weights []float32, queries Matrix, ws *Worksp
 	p := m.newBlockPass()
 	G := min(manyGroups, (n+kernel.BlockRows-1)/kernel.BlockRows)
 	lane := kernel.BlockRows * (p.d + dv + laneStates)
-	buf := ws.floats(G*lane + kernel.BlockRows*p.tile + m.kv.widenScratch(&p))
-	p.lanes, p.st = buf[:G*lane], buf[G*lane:G*lane+kernel.BlockRows*p.tile]
-	p.kw = buf[G*lane+kernel.BlockRows*p.tile:]
+	// The score tile also holds a block's queries while they are turned
+	// (see blockRun), before any tile is scored.
+	st := kernel.BlockRows * max(p.tile, p.d)
+	buf := ws.floats(G*lane + st + m.kv.widenScratch(&p))
+	p.lanes, p.st = buf[:G*lane], buf[G*lane:G*lane+st]
+	p.kw = buf[G*lane+st:]
 	for i0 := 0; i0 < n; i0 += G * kernel.BlockRows {
 		p.R = min(G*kernel.BlockRows, n-i0)
 		p.ctx, p.w = ctx[i0*dv:(i0+p.R)*dv], nil
@@ -94,16 +97,13 @@ func (m *Memory) blockRun(p *blockPass, q Matrix, i0 int) {
 	for g := range G {
 		qt, ot, ml := p.lanesOf(g)
 		// Scaled as Attend's prepare scales a query: the same products.
-		if R := p.rows(g); m.rotated() && len(p.st) >= R*p.d {
+		if R := p.rows(g); m.rotated() {
 			// Through the tile's scores, which no tile has yet.
 			rotatedLanes(qt, q.rowsFrom(i0+g*kernel.BlockRows), q.stride, R, p.d, p.f, p.st)
 		} else {
 			kernel.BlockIn(qt, q.rowsFrom(i0+g*kernel.BlockRows), q.stride, R)
 			if p.f != 1 {
 				scale(p.f, qt)
-			}
-			if m.rotated() {
-				kernel.Hadamard(qt, p.d, kernel.BlockRows)
 			}
 		}
 		if ks := m.channelKeys(); ks != nil {
